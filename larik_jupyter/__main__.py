@@ -1,0 +1,3 @@
+from larik_jupyter.cli import main
+
+raise SystemExit(main())

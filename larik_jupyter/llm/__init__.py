@@ -1,0 +1,1 @@
+"""Provider-neutral messages, streaming events, providers and pricing."""

@@ -1,0 +1,1 @@
+"""The append-only session store, replay into State, branches and export."""

@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# Installs everything the tests need (into .venv, plus Debian's chromium when run as root)
+# and runs ruff, mypy and the whole test suite. Extra arguments go to pytest.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PY=$(command -v python3.11 || command -v python3)
+if [ ! -x /usr/bin/chromium ] && [ "$(id -u)" = 0 ]; then
+  apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
+fi
+[ -x .venv/bin/python ] || "$PY" -m venv .venv
+.venv/bin/python -m pip install -q --upgrade pip
+.venv/bin/python -m pip install -q -e '.[test]'
+.venv/bin/ruff check larik_jupyter tests bench
+.venv/bin/mypy
+exec .venv/bin/pytest -q -p no:cacheprovider "$@"

@@ -1,0 +1,19 @@
+"""Every test gets its own data and config roots; the real home directory is never touched."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+
+@pytest.fixture(autouse=True)
+def larik_dirs(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> dict[str, Path]:
+    root = tmp_path_factory.mktemp("larik-home")
+    data = root / "data"
+    config = root / "config"
+    monkeypatch.setenv("LARIK_DATA_DIR", str(data))
+    monkeypatch.setenv("LARIK_CONFIG_DIR", str(config))
+    for var in ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "LARIK_MODEL", "ANTHROPIC_BASE_URL", "OPENAI_BASE_URL"):
+        monkeypatch.delenv(var, raising=False)
+    return {"data": data, "config": config}
