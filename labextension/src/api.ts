@@ -1,0 +1,134 @@
+/**
+ * Typed client for the `/larik/api/` endpoints of the larik_jupyter server extension.
+ */
+import { URLExt } from '@jupyterlab/coreutils';
+import { ServerConnection } from '@jupyterlab/services';
+
+export interface ISessionInfo {
+  id: string;
+  time: string;
+  first_prompt: string;
+  message_count: number;
+  fork_of: string | null;
+  fork_at: number | null;
+  size: number;
+  delete_token: string;
+}
+
+export interface ITreeNode {
+  id: string;
+  children: ITreeNode[];
+}
+
+export interface ISessionList {
+  cwd: string;
+  sessions: ISessionInfo[];
+  tree: ITreeNode[];
+}
+
+export interface IContentBlock {
+  type: string;
+  text?: string;
+  thinking?: string;
+  name?: string;
+  input?: unknown;
+  content?: string | IContentBlock[];
+  is_error?: boolean;
+}
+
+export interface IEntry {
+  id: string;
+  type: 'meta' | 'message' | 'compaction' | 'usage';
+  time: string;
+  message?: { role: 'user' | 'assistant'; content: IContentBlock[]; interrupted?: boolean };
+  summary?: string;
+  meta?: { cwd: string; model?: string; fork_of?: string; fork_at?: number };
+}
+
+export interface ITranscriptPage {
+  id: string;
+  total: number;
+  offset: number;
+  limit: number;
+  entries: IEntry[];
+}
+
+export interface ICheckpointFile {
+  path: string;
+  existed: boolean;
+  diff: string;
+}
+
+export interface ICheckpointTurn {
+  turn: number;
+  files: ICheckpointFile[];
+}
+
+export interface ICheckpoints {
+  id: string;
+  turns: ICheckpointTurn[];
+}
+
+/** An error answered by the server, carrying its one-sentence message. */
+export class LarikApiError extends Error {
+  constructor(
+    readonly status: number,
+    message: string
+  ) {
+    super(message);
+  }
+}
+
+async function request(
+  path: string,
+  query: Record<string, string | number>,
+  init: RequestInit = {}
+): Promise<Response> {
+  const settings = ServerConnection.makeSettings();
+  const params = new URLSearchParams();
+  for (const [key, value] of Object.entries(query)) {
+    params.set(key, String(value));
+  }
+  const url = URLExt.join(settings.baseUrl, 'larik', 'api', path) + '?' + params;
+  const response = await ServerConnection.makeRequest(url, init, settings);
+  if (!response.ok) {
+    let message = response.statusText;
+    try {
+      message = (await response.json()).message ?? message;
+    } catch {
+      // a non-JSON error body: keep the status text
+    }
+    throw new LarikApiError(response.status, message);
+  }
+  return response;
+}
+
+/** Sessions of `cwd` (relative to the server root) with their fork tree. */
+export async function listSessions(cwd: string): Promise<ISessionList> {
+  return (await request('sessions', { cwd })).json();
+}
+
+/** One page of a session's canonical transcript. */
+export async function transcriptPage(
+  cwd: string,
+  id: string,
+  offset: number,
+  limit: number
+): Promise<ITranscriptPage> {
+  return (await request(`sessions/${id}`, { cwd, offset, limit })).json();
+}
+
+/** The session's undoable turns, newest first, with per-file diffs. */
+export async function checkpoints(cwd: string, id: string): Promise<ICheckpoints> {
+  return (await request(`sessions/${id}/checkpoints`, { cwd })).json();
+}
+
+/** The Markdown export, byte for byte as `larik-jupyter export` writes it. */
+export async function exportMarkdown(cwd: string, id: string): Promise<Blob> {
+  return (await request(`sessions/${id}/export`, { cwd })).blob();
+}
+
+/** Delete a session, confirming with the token the listing handed out. */
+export async function deleteSession(cwd: string, id: string, token: string): Promise<void> {
+  await request(`sessions/${id}/delete`, { cwd }, { method: 'POST', body: JSON.stringify({ token }) });
+}

@@ -1,0 +1,138 @@
+/**
+ * larik-jupyter: the "Larik sessions" sidebar, its commands, and the `window.larikJupyter` hook.
+ */
+import { ILabShell, JupyterFrontEnd, JupyterFrontEndPlugin } from '@jupyterlab/application';
+import { Dialog, ICommandPalette, showDialog, showErrorMessage } from '@jupyterlab/apputils';
+import { IDefaultFileBrowser } from '@jupyterlab/filebrowser';
+import { INotebookTracker } from '@jupyterlab/notebook';
+import { IRenderMimeRegistry } from '@jupyterlab/rendermime';
+import { listIcon } from '@jupyterlab/ui-components';
+
+import * as api from './api';
+import { CommandIDs } from './commands';
+import { insertCellBelow, openInNotebook } from './notebook';
+import { SessionsPanel } from './sidebar';
+
+/** The hook other larik_jupyter front-end pieces (notebook widgets) call. */
+export interface ILarikJupyterHook {
+  insertCellBelow(code: string): boolean;
+}
+
+declare global {
+  interface Window {
+    larikJupyter?: ILarikJupyterHook;
+  }
+}
+
+function download(blob: Blob, filename: string): void {
+  const url = URL.createObjectURL(blob);
+  const anchor = document.createElement('a');
+  anchor.href = url;
+  anchor.download = filename;
+  document.body.appendChild(anchor);
+  anchor.click();
+  anchor.remove();
+  setTimeout(() => URL.revokeObjectURL(url), 1000);
+}
+
+const plugin: JupyterFrontEndPlugin<void> = {
+  id: 'larik-jupyter:sessions',
+  description: 'Browse larik_jupyter agent sessions in a sidebar.',
+  autoStart: true,
+  requires: [INotebookTracker, IRenderMimeRegistry],
+  optional: [ICommandPalette, ILabShell, IDefaultFileBrowser],
+  activate: (
+    app: JupyterFrontEnd,
+    tracker: INotebookTracker,
+    rendermime: IRenderMimeRegistry,
+    palette: ICommandPalette | null,
+    labShell: ILabShell | null,
+    browser: IDefaultFileBrowser | null
+  ) => {
+    window.larikJupyter = { insertCellBelow: (code: string) => insertCellBelow(tracker, code) };
+
+    const panel = new SessionsPanel(app.commands, rendermime);
+    panel.title.icon = listIcon;
+    app.shell.add(panel, 'left', { rank: 600 });
+    if (browser) {
+      panel.cwd = browser.model.path;
+      browser.model.pathChanged.connect((_, change) => {
+        panel.cwd = change.newValue ?? '';
+      });
+    }
+
+    const target = (args: { id?: unknown }): string | null =>
+      typeof args.id === 'string' ? args.id : panel.selected;
+    const hasTarget = (args: { id?: unknown }) => target(args) !== null;
+
+    app.commands.addCommand(CommandIDs.show, {
+      label: 'Show Larik Sessions',
+      execute: () => {
+        if (labShell) {
+          labShell.activateById(panel.id);
+        }
+      }
+    });
+    app.commands.addCommand(CommandIDs.refresh, {
+      label: 'Refresh Larik Sessions',
+      execute: () => panel.refresh()
+    });
+    app.commands.addCommand(CommandIDs.openInNotebook, {
+      label: 'Open Larik Session in Notebook',
+      isEnabled: hasTarget,
+      execute: async args => {
+        const id = target(args);
+        if (id) {
+          await openInNotebook(app, tracker, panel.cwd, id);
+        }
+      }
+    });
+    app.commands.addCommand(CommandIDs.exportSession, {
+      label: 'Export Larik Session as Markdown',
+      isEnabled: hasTarget,
+      execute: async args => {
+        const id = target(args);
+        if (!id) {
+          return;
+        }
+        try {
+          download(await api.exportMarkdown(panel.cwd, id), `${id}.md`);
+        } catch (error) {
+          await showErrorMessage('Export failed', (error as Error).message);
+        }
+      }
+    });
+    app.commands.addCommand(CommandIDs.deleteSession, {
+      label: 'Delete Larik Session…',
+      isEnabled: hasTarget,
+      execute: async args => {
+        const id = target(args);
+        const info = id ? panel.session(id) : undefined;
+        if (!id || !info) {
+          return;
+        }
+        const answer = await showDialog({
+          title: 'Delete session?',
+          body: `Delete session ${id} ("${info.first_prompt}")? Its transcript file is removed; this cannot be undone.`,
+          buttons: [Dialog.cancelButton(), Dialog.warnButton({ label: 'Delete' })]
+        });
+        if (!answer.button.accept) {
+          return;
+        }
+        try {
+          await api.deleteSession(panel.cwd, id, info.delete_token);
+        } catch (error) {
+          await showErrorMessage('Delete failed', (error as Error).message);
+        }
+        await panel.refresh();
+      }
+    });
+    if (palette) {
+      for (const command of Object.values(CommandIDs)) {
+        palette.addItem({ command, category: 'Larik' });
+      }
+    }
+  }
+};
+
+export default plugin;

@@ -1,0 +1,276 @@
+/**
+ * The "Larik sessions" sidebar: fork tree, prompt search, transcript and undoable turns.
+ */
+import { CommandRegistry } from '@lumino/commands';
+import { Poll } from '@lumino/polling';
+import { Widget } from '@lumino/widgets';
+import { IRenderMimeRegistry } from '@jupyterlab/rendermime';
+
+import * as api from './api';
+import { CommandIDs } from './commands';
+import { renderDiff, TranscriptRenderer } from './transcript';
+
+const PAGE = 100;
+const POLL_MS = 5000;
+
+function element<K extends keyof HTMLElementTagNameMap>(
+  tag: K,
+  className: string,
+  text?: string
+): HTMLElementTagNameMap[K] {
+  const node = document.createElement(tag);
+  node.className = className;
+  if (text !== undefined) {
+    node.textContent = text;
+  }
+  return node;
+}
+
+function shortTime(time: string): string {
+  const date = new Date(time);
+  return isNaN(date.getTime()) ? time : date.toLocaleString();
+}
+
+/** The sidebar widget. `cwd` is relative to the server root ('' is the root). */
+export class SessionsPanel extends Widget {
+  private _cwd = '';
+  private _list: api.ISessionList | null = null;
+  private _listKey = '';
+  private _selected: string | null = null;
+  private _loaded = 0;
+  private readonly _search: HTMLInputElement;
+  private readonly _cwdLabel: HTMLElement;
+  private readonly _tree: HTMLElement;
+  private readonly _detail: HTMLElement;
+  private readonly _error: HTMLElement;
+  private readonly _renderer: TranscriptRenderer;
+  private readonly _poll: Poll;
+
+  constructor(
+    private readonly commands: CommandRegistry,
+    rendermime: IRenderMimeRegistry
+  ) {
+    super();
+    this.id = 'larik-sessions';
+    this.addClass('jp-larik-sessions');
+    this.title.caption = 'Larik sessions';
+    this._renderer = new TranscriptRenderer(rendermime);
+
+    const header = element('div', 'jp-larik-header');
+    header.appendChild(element('h2', 'jp-larik-title', 'Larik sessions'));
+    this._cwdLabel = element('div', 'jp-larik-cwd');
+    header.appendChild(this._cwdLabel);
+    this._search = element('input', 'jp-larik-search jp-mod-styled');
+    this._search.type = 'search';
+    this._search.placeholder = 'Search prompts';
+    this._search.addEventListener('input', () => this.renderTree());
+    header.appendChild(this._search);
+    this._error = element('div', 'jp-larik-error');
+    this._tree = element('ul', 'jp-larik-tree');
+    this._detail = element('div', 'jp-larik-detail');
+    this.node.append(header, this._error, this._tree, this._detail);
+
+    this._poll = new Poll({
+      factory: () => this.refresh(),
+      frequency: { interval: POLL_MS, backoff: true, max: 60 * 1000 },
+      standby: 'when-hidden',
+      name: 'larik-jupyter:sessions'
+    });
+  }
+
+  /** The selected session id, if any. */
+  get selected(): string | null {
+    return this._selected;
+  }
+
+  get cwd(): string {
+    return this._cwd;
+  }
+
+  /** Show the sessions of another directory (relative to the server root). */
+  set cwd(value: string) {
+    if (value === this._cwd) {
+      return;
+    }
+    this._cwd = value;
+    this._selected = null;
+    this._listKey = '';
+    this._detail.replaceChildren();
+    void this._poll.refresh();
+  }
+
+  /** The listing entry of a session of the current directory. */
+  session(id: string): api.ISessionInfo | undefined {
+    return this._list?.sessions.find(s => s.id === id);
+  }
+
+  dispose(): void {
+    this._poll.dispose();
+    super.dispose();
+  }
+
+  /** Reload the listing; re-render only when something changed. */
+  async refresh(): Promise<void> {
+    let list: api.ISessionList;
+    try {
+      list = await api.listSessions(this._cwd);
+    } catch (error) {
+      this._error.textContent = String((error as Error).message ?? error);
+      return;
+    }
+    this._error.textContent = '';
+    const key = JSON.stringify(list);
+    if (key === this._listKey) {
+      return;
+    }
+    const previous = this._selected ? this.session(this._selected) : undefined;
+    this._list = list;
+    this._listKey = key;
+    this._cwdLabel.textContent = '/' + list.cwd;
+    this.renderTree();
+    if (this._selected) {
+      const now = this.session(this._selected);
+      if (!now) {
+        this._selected = null;
+        this._detail.replaceChildren();
+      } else if (!previous || previous.size !== now.size) {
+        await this.showDetail();
+      }
+    }
+  }
+
+  /** Select a session and show its transcript and turns. */
+  async select(id: string): Promise<void> {
+    this._selected = id;
+    this.renderTree();
+    await this.showDetail();
+  }
+
+  private matches(info: api.ISessionInfo | undefined, query: string): boolean {
+    return !!info && info.first_prompt.toLowerCase().includes(query);
+  }
+
+  private renderTree(): void {
+    this._tree.replaceChildren();
+    if (!this._list) {
+      return;
+    }
+    if (this._list.sessions.length === 0) {
+      this._tree.appendChild(element('li', 'jp-larik-empty', 'No sessions in this directory yet.'));
+      return;
+    }
+    const query = this._search.value.trim().toLowerCase();
+    if (query) {
+      const hits = this._list.sessions.filter(s => this.matches(s, query));
+      for (const info of hits) {
+        this._tree.appendChild(this.renderNode({ id: info.id, children: [] }));
+      }
+      if (hits.length === 0) {
+        this._tree.appendChild(element('li', 'jp-larik-empty', 'No prompt matches.'));
+      }
+      return;
+    }
+    for (const node of this._list.tree) {
+      this._tree.appendChild(this.renderNode(node));
+    }
+  }
+
+  private renderNode(node: api.ITreeNode): HTMLElement {
+    const info = this.session(node.id);
+    const item = element('li', 'jp-larik-node');
+    item.dataset.sessionId = node.id;
+    const row = element('div', 'jp-larik-row');
+    if (node.id === this._selected) {
+      row.classList.add('jp-mod-selected');
+    }
+    row.appendChild(element('span', 'jp-larik-prompt-text', info?.first_prompt || '(no prompt)'));
+    const fork = info?.fork_of ? ` · fork at ${info.fork_at}` : '';
+    row.appendChild(
+      element('span', 'jp-larik-meta', `${node.id} · ${info?.message_count ?? 0} msgs${fork}`)
+    );
+    row.title = info ? `${info.first_prompt}\n${shortTime(info.time)}` : node.id;
+    row.addEventListener('click', () => void this.select(node.id));
+    item.appendChild(row);
+    if (node.children.length) {
+      const children = element('ul', 'jp-larik-children');
+      for (const child of node.children) {
+        children.appendChild(this.renderNode(child));
+      }
+      item.appendChild(children);
+    }
+    return item;
+  }
+
+  private actionButton(label: string, command: string, id: string): HTMLButtonElement {
+    const button = element('button', 'jp-larik-action jp-mod-styled', label);
+    button.dataset.command = command;
+    button.addEventListener('click', () => void this.commands.execute(command, { id }));
+    return button;
+  }
+
+  private async showDetail(): Promise<void> {
+    const id = this._selected;
+    if (!id) {
+      return;
+    }
+    const detail = element('div', 'jp-larik-detail-body');
+    const actions = element('div', 'jp-larik-actions');
+    actions.append(
+      this.actionButton('Open in notebook', CommandIDs.openInNotebook, id),
+      this.actionButton('Export', CommandIDs.exportSession, id),
+      this.actionButton('Delete', CommandIDs.deleteSession, id)
+    );
+    detail.appendChild(actions);
+    detail.appendChild(element('h3', 'jp-larik-subtitle', 'Undoable turns'));
+    const turns = element('div', 'jp-larik-turns');
+    detail.appendChild(turns);
+    detail.appendChild(element('h3', 'jp-larik-subtitle', 'Transcript'));
+    const transcript = element('div', 'jp-larik-transcript');
+    detail.appendChild(transcript);
+    this._detail.replaceChildren(detail);
+    this._loaded = 0;
+    try {
+      await Promise.all([this.renderTurns(id, turns), this.loadMore(id, transcript)]);
+    } catch (error) {
+      this._error.textContent = String((error as Error).message ?? error);
+    }
+  }
+
+  private async renderTurns(id: string, into: HTMLElement): Promise<void> {
+    const result = await api.checkpoints(this._cwd, id);
+    if (result.turns.length === 0) {
+      into.appendChild(element('div', 'jp-larik-empty', 'No turn changed files.'));
+      return;
+    }
+    for (const turn of result.turns) {
+      const details = element('details', 'jp-larik-turn');
+      const names = turn.files.map(f => f.path).join(', ');
+      details.appendChild(element('summary', '', `Turn ${turn.turn}: ${names}`));
+      for (const file of turn.files) {
+        details.appendChild(element('div', 'jp-larik-file', file.existed ? file.path : `${file.path} (new)`));
+        details.appendChild(renderDiff(file.diff || '(no change)'));
+      }
+      into.appendChild(details);
+    }
+  }
+
+  private async loadMore(id: string, into: HTMLElement): Promise<void> {
+    const page = await api.transcriptPage(this._cwd, id, this._loaded, PAGE);
+    if (this._selected !== id) {
+      return;
+    }
+    into.querySelector('.jp-larik-more')?.remove();
+    for (const entry of page.entries) {
+      const node = await this._renderer.entry(entry);
+      if (node) {
+        into.appendChild(node);
+      }
+    }
+    this._loaded = page.offset + page.entries.length;
+    if (this._loaded < page.total) {
+      const more = element('button', 'jp-larik-more jp-mod-styled', `Load more (${page.total - this._loaded} left)`);
+      more.addEventListener('click', () => void this.loadMore(id, into));
+      into.appendChild(more);
+    }
+  }
+}

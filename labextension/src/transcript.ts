@@ -1,0 +1,135 @@
+/**
+ * Rendering a session's canonical entries: Markdown text, collapsed tool calls, coloured diffs.
+ */
+import { IRenderMimeRegistry } from '@jupyterlab/rendermime';
+
+import { IContentBlock, IEntry } from './api';
+
+function element<K extends keyof HTMLElementTagNameMap>(
+  tag: K,
+  className: string,
+  text?: string
+): HTMLElementTagNameMap[K] {
+  const node = document.createElement(tag);
+  node.className = className;
+  if (text !== undefined) {
+    node.textContent = text;
+  }
+  return node;
+}
+
+const DIFF_START = /^(--- |\+\+\+ |@@ )/m;
+
+/** Whether `text` reads as a unified diff. */
+export function looksLikeDiff(text: string): boolean {
+  return DIFF_START.test(text) && /^@@ /m.test(text);
+}
+
+/** A `<pre>` with each diff line classed as added, removed or hunk header. */
+export function renderDiff(text: string): HTMLElement {
+  const pre = element('pre', 'jp-larik-diff');
+  for (const line of text.split('\n')) {
+    let kind = 'jp-larik-diff-context';
+    if (line.startsWith('+++') || line.startsWith('---')) {
+      kind = 'jp-larik-diff-file';
+    } else if (line.startsWith('+')) {
+      kind = 'jp-larik-diff-add';
+    } else if (line.startsWith('-')) {
+      kind = 'jp-larik-diff-del';
+    } else if (line.startsWith('@@')) {
+      kind = 'jp-larik-diff-hunk';
+    }
+    pre.appendChild(element('span', kind, line + '\n'));
+  }
+  return pre;
+}
+
+function plain(text: string): HTMLElement {
+  return looksLikeDiff(text) ? renderDiff(text) : element('pre', 'jp-larik-pre', text);
+}
+
+function collapsed(summary: string, body: HTMLElement, className: string): HTMLElement {
+  const details = element('details', className);
+  details.appendChild(element('summary', '', summary));
+  details.appendChild(body);
+  return details;
+}
+
+function resultText(content: string | IContentBlock[] | undefined): string {
+  if (content === undefined) {
+    return '';
+  }
+  if (typeof content === 'string') {
+    return content;
+  }
+  return content.map(block => block.text ?? `[${block.type}]`).join('\n');
+}
+
+function toolSummary(block: IContentBlock): string {
+  const input = (block.input ?? {}) as Record<string, unknown>;
+  const hint = input.path ?? input.file_path ?? input.command ?? input.pattern ?? '';
+  return `🔧 ${block.name}${hint ? ' ' + String(hint).slice(0, 80) : ''}`;
+}
+
+/** Renders entries into DOM nodes using JupyterLab's Markdown renderer. */
+export class TranscriptRenderer {
+  constructor(private readonly rendermime: IRenderMimeRegistry) {}
+
+  private async markdown(text: string): Promise<HTMLElement> {
+    const model = this.rendermime.createModel({ data: { 'text/markdown': text } });
+    const renderer = this.rendermime.createRenderer('text/markdown');
+    await renderer.renderModel(model);
+    return renderer.node;
+  }
+
+  private async block(block: IContentBlock): Promise<HTMLElement | null> {
+    switch (block.type) {
+      case 'text':
+        return this.markdown(block.text ?? '');
+      case 'thinking':
+        return collapsed('💭 thinking', element('pre', 'jp-larik-pre', block.thinking ?? ''), 'jp-larik-thinking');
+      case 'tool_use':
+        return collapsed(
+          toolSummary(block),
+          element('pre', 'jp-larik-pre', JSON.stringify(block.input ?? {}, null, 2)),
+          'jp-larik-tool'
+        );
+      case 'tool_result':
+        return collapsed(
+          block.is_error ? '⚠ tool error' : '↳ result',
+          plain(resultText(block.content)),
+          'jp-larik-tool-result'
+        );
+      case 'image':
+        return element('div', 'jp-larik-note', '[image]');
+      default:
+        return null;
+    }
+  }
+
+  /** One entry as a node, or null for entries with nothing to show (usage, meta). */
+  async entry(entry: IEntry): Promise<HTMLElement | null> {
+    if (entry.type === 'compaction') {
+      const node = element('div', 'jp-larik-entry jp-larik-compaction');
+      node.appendChild(collapsed('⋯ context compacted', element('pre', 'jp-larik-pre', entry.summary ?? ''), ''));
+      return node;
+    }
+    if (entry.type !== 'message' || !entry.message) {
+      return null;
+    }
+    const message = entry.message;
+    const isPrompt = message.role === 'user' && message.content.some(b => b.type === 'text');
+    const node = element('div', `jp-larik-entry jp-larik-${isPrompt ? 'prompt' : message.role}`);
+    node.dataset.entryId = entry.id;
+    for (const block of message.content) {
+      const rendered = await this.block(block);
+      if (rendered) {
+        node.appendChild(rendered);
+      }
+    }
+    if (message.interrupted) {
+      node.appendChild(element('div', 'jp-larik-note', '(interrupted)'));
+    }
+    return node;
+  }
+}
