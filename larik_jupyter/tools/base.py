@@ -1,0 +1,114 @@
+"""The shape every tool has: a name, a JSON input schema, and a run that returns a result.
+
+Tools are synchronous underneath (`execute`). Callers use `run` (sync) or `await arun`
+(async); both validate the input and turn user-caused failures (`LarikError`, `OSError`)
+into an error result, so a bad call never crashes the turn loop. `arun` runs the tool in a
+worker thread so the event loop stays responsive and a kernel interrupt can land; kernel
+tools (`inline = True`) run on the caller's thread instead, because the kernel's namespace
+and display machinery belong to it. To interrupt a running tool, set `env.stop_event`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from larik_jupyter.errors import LarikError
+
+if TYPE_CHECKING:
+    from larik_jupyter.tools.env import Env
+
+
+class ToolError(LarikError):
+    """A tool call that cannot be done as asked; it goes back to the model as an error result."""
+
+
+@dataclass
+class ToolResult:
+    """What a tool call produced.
+
+    `content` is what the model reads. `diff` is a unified diff (a/ b/ paths relative to
+    the project root) of the files it changed, listed in `files_changed`. `uncaptured`
+    lists `(path, change)` pairs, change being created/changed/deleted, that a shell
+    command made outside the checkpoints (not undoable). `display` is a rich object for
+    the user.
+    """
+
+    content: str
+    is_error: bool = False
+    diff: str | None = None
+    files_changed: list[str] = field(default_factory=list)
+    uncaptured: list[tuple[str, str]] = field(default_factory=list)
+    display: object | None = None
+
+
+class Tool(ABC):
+    """One tool offered to the model."""
+
+    name: ClassVar[str]
+    description: ClassVar[str]
+    input_schema: ClassVar[dict[str, Any]]
+    inline: ClassVar[bool] = False
+
+    @abstractmethod
+    def execute(self, env: Env, args: dict[str, Any]) -> ToolResult:
+        """Do the work on validated input; raise `ToolError` for a call that cannot be done."""
+
+    def run(self, env: Env, args: dict[str, Any]) -> ToolResult:
+        """Validate `args` and execute; user-caused failures come back as an error result."""
+        try:
+            check_input(self.input_schema, args, self.name)
+            return self.execute(env, args)
+        except LarikError as exc:
+            return ToolResult(str(exc), is_error=True)
+        except OSError as exc:
+            return ToolResult(f"{self.name} failed: {os_error_text(exc)}.", is_error=True)
+
+    async def arun(self, env: Env, args: dict[str, Any]) -> ToolResult:
+        """`run` from async code: in a worker thread, or on this thread for kernel tools."""
+        if self.inline:
+            return self.run(env, args)
+        return await asyncio.to_thread(self.run, env, args)
+
+
+def os_error_text(exc: OSError) -> str:
+    """An OSError as a short phrase naming the file."""
+    reason = exc.strerror or str(exc)
+    return f"{reason}: {exc.filename}" if exc.filename else reason
+
+
+_JSON_TYPES: dict[str, tuple[type, ...]] = {
+    "string": (str,),
+    "integer": (int,),
+    "number": (int, float),
+    "boolean": (bool,),
+    "array": (list,),
+    "object": (dict,),
+}
+
+
+def check_input(schema: dict[str, Any], value: Any, where: str) -> None:
+    """Check `value` against the small JSON-schema subset our tools use; raise `ToolError`."""
+    kind = schema.get("type")
+    if kind is not None:
+        ok = isinstance(value, _JSON_TYPES[kind]) and not (
+            kind in ("integer", "number") and isinstance(value, bool)
+        )
+        if not ok:
+            raise ToolError(
+                f"{where} must be of type {kind}, got {type(value).__name__}; fix the tool input."
+            )
+    if kind == "object":
+        for key in schema.get("required", []):
+            if key not in value:
+                raise ToolError(
+                    f"{where} is missing the required input {key!r}; add it and call again."
+                )
+        for key, sub in schema.get("properties", {}).items():
+            if key in value and value[key] is not None:
+                check_input(sub, value[key], f"{where}.{key}")
+    elif kind == "array" and "items" in schema:
+        for i, item in enumerate(value):
+            check_input(schema["items"], item, f"{where}[{i}]")

@@ -1,0 +1,131 @@
+"""The bash tool: a shell command in the working directory, with what it changed outside the checkpoints."""
+
+from __future__ import annotations
+
+import glob as globmod
+import os
+from pathlib import Path
+from typing import Any
+
+from larik_jupyter.tools.base import Tool, ToolError, ToolResult
+from larik_jupyter.tools.env import Env
+from larik_jupyter.tools.process import MAX_OUTPUT, run_command
+from larik_jupyter.tools.snapshot import Snapshot, changes, take_snapshot
+
+DEFAULT_TIMEOUT = 120
+MAX_TIMEOUT = 600
+MAX_LISTED = 50
+
+
+class BashTool(Tool):
+    name = "bash"
+    description = (
+        "Run a shell command (bash -c) in the working directory; stdout and stderr come back "
+        f"together, cut to {MAX_OUTPUT} characters. The command and its children are killed "
+        f"after timeout seconds (default {DEFAULT_TIMEOUT}, at most {MAX_TIMEOUT}). Files the "
+        "command changes cannot be undone unless listed in checkpoint_paths (files, directories "
+        "or glob patterns), which are saved before it runs."
+    )
+    input_schema = {
+        "type": "object",
+        "properties": {
+            "command": {"type": "string", "description": "The shell command."},
+            "timeout": {
+                "type": "number",
+                "description": f"Seconds before it is killed (default {DEFAULT_TIMEOUT}).",
+            },
+            "checkpoint_paths": {
+                "type": "array",
+                "items": {"type": "string"},
+                "description": "Files the command will change, saved first so undo can restore them.",
+            },
+        },
+        "required": ["command"],
+    }
+
+    def execute(self, env: Env, args: dict[str, Any]) -> ToolResult:
+        command: str = args["command"]
+        if not command.strip():
+            raise ToolError("The command is empty; pass a shell command to run.")
+        timeout = args.get("timeout") or DEFAULT_TIMEOUT
+        if not 0 < timeout <= MAX_TIMEOUT:
+            raise ToolError(f"timeout must be between 0 and {MAX_TIMEOUT} seconds, got {timeout}.")
+        targets = sorted(
+            {
+                *expand_paths(env, env.checkpoint_paths, env.root),
+                *expand_paths(env, args.get("checkpoint_paths") or [], env.cwd),
+            }
+        )
+        env.capture(targets)
+        captured = {env.rel(p) for p in targets}
+        before = _snapshot(env, captured)
+        outcome = run_command(command, env.cwd, timeout, env.stop_event)
+        after = _snapshot(env, captured)
+
+        found = changes(before, after)
+        undoable = [path for path, _ in found if path in captured]
+        uncaptured = [(path, change) for path, change in found if path not in captured]
+        parts = [outcome.output.rstrip("\n")] if outcome.output.strip() else ["(no output)"]
+        if outcome.timed_out:
+            parts.append(
+                f"[timed out after {timeout:g} s; the command and its child processes were killed]"
+            )
+        elif outcome.interrupted:
+            parts.append(
+                "[interrupted by the user; the command and its child processes were killed]"
+            )
+        elif outcome.exit_code:
+            parts.append(f"[exit code {outcome.exit_code}]")
+        if outcome.lingering:
+            parts.append("[background processes kept running; their later output is not shown]")
+        if uncaptured:
+            parts.append(_uncaptured_note(uncaptured))
+        if not (before.complete and after.complete):
+            parts.append(
+                "[the project has too many files to check them all for changes; some changes may be unlisted]"
+            )
+        failed = outcome.timed_out or outcome.interrupted or bool(outcome.exit_code)
+        return ToolResult(
+            "\n".join(parts), is_error=failed, files_changed=undoable, uncaptured=uncaptured
+        )
+
+
+def expand_paths(env: Env, patterns: list[str], base: Path) -> list[Path]:
+    """The files named by checkpoint paths: plain paths (existing or not), directories and globs."""
+    found: list[Path] = []
+    for pattern in patterns:
+        if globmod.has_magic(pattern):
+            full = pattern if os.path.isabs(pattern) else str(base / pattern)
+            matches = [Path(m) for m in globmod.glob(full, recursive=True)]
+            found += [env.resolve(str(m)) for m in matches if not m.is_dir()]
+            continue
+        path = env.resolve(pattern, base=base)
+        if path.is_dir():
+            found += [env.resolve(str(f)) for f in path.rglob("*") if not f.is_dir()]
+        else:
+            found.append(path)
+    return found
+
+
+def _snapshot(env: Env, captured: set[str]) -> Snapshot:
+    """The project snapshot, plus the captured files even where git ignores them."""
+    snap = take_snapshot(env.root)
+    for rel in captured:
+        try:
+            st = os.stat(env.root / rel, follow_symlinks=False)
+        except OSError:
+            snap.files.pop(rel, None)
+            continue
+        snap.files[rel] = (st.st_size, st.st_mtime_ns, st.st_ino)
+    return snap
+
+
+def _uncaptured_note(uncaptured: list[tuple[str, str]]) -> str:
+    lines = [f"  {change}: {path}" for path, change in uncaptured[:MAX_LISTED]]
+    if len(uncaptured) > MAX_LISTED:
+        lines.append(f"  … and {len(uncaptured) - MAX_LISTED} more")
+    return (
+        "Not undoable: the command changed these files outside the checkpoints "
+        "(name them in checkpoint_paths next time to make such changes undoable):\n"
+        + "\n".join(lines)
+    )

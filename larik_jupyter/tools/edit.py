@@ -1,0 +1,153 @@
+"""The tools that change a file's text: write, edit and multi_edit."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from larik_jupyter.tools.base import Tool, ToolError, ToolResult
+from larik_jupyter.tools.diff import unified_diff
+from larik_jupyter.tools.env import Env
+from larik_jupyter.tools.textfile import read_text, write_text
+
+_EDIT_FIELDS: dict[str, Any] = {
+    "old_string": {"type": "string", "description": "Exact text to replace, including whitespace."},
+    "new_string": {"type": "string", "description": "Text to put in its place."},
+    "replace_all": {
+        "type": "boolean",
+        "description": "Replace every match (default: exactly one).",
+    },
+}
+
+
+def _commit(env: Env, path: Path, old: str | None, new: str, summary: str) -> ToolResult:
+    """Write `new` over `old` and describe the change with its diff."""
+    write_text(env, path, new)
+    rel = env.rel(path)
+    return ToolResult(summary, diff=unified_diff(rel, old, new), files_changed=[rel])
+
+
+def apply_edit(text: str, old: str, new: str, replace_all: bool, where: str) -> tuple[str, int]:
+    """Replace `old` in `text`; refuse a missing, ambiguous or no-op edit, naming `where`."""
+    if old == "":
+        raise ToolError(
+            f"{where}: old_string is empty; use write to create or overwrite a whole file."
+        )
+    if old == new:
+        raise ToolError(f"{where}: old_string and new_string are the same; nothing would change.")
+    count = text.count(old)
+    if count == 0:
+        raise ToolError(
+            f"{where}: old_string was not found; read the file and copy the exact text, including whitespace."
+        )
+    if count > 1 and not replace_all:
+        raise ToolError(
+            f"{where}: old_string matches {count} places; add surrounding lines to make it unique "
+            "or pass replace_all=true."
+        )
+    return text.replace(old, new), count
+
+
+def _plural(count: int) -> str:
+    return f"{count} occurrence" + ("" if count == 1 else "s")
+
+
+class WriteTool(Tool):
+    name = "write"
+    description = (
+        "Create a file or overwrite it with the given content. Read a file before overwriting it."
+    )
+    input_schema = {
+        "type": "object",
+        "properties": {
+            "path": {
+                "type": "string",
+                "description": "File path, relative to the working directory.",
+            },
+            "content": {"type": "string", "description": "The whole new content of the file."},
+        },
+        "required": ["path", "content"],
+    }
+
+    def execute(self, env: Env, args: dict[str, Any]) -> ToolResult:
+        path = env.resolve(args["path"])
+        old = read_text(env, path) if path.exists() else None
+        content: str = args["content"]
+        verb = "Created" if old is None else "Overwrote"
+        return _commit(
+            env, path, old, content, f"{verb} {env.rel(path)} ({len(content.encode())} bytes)."
+        )
+
+
+class EditTool(Tool):
+    name = "edit"
+    description = (
+        "Replace an exact string in a file. old_string must match exactly once "
+        "(or pass replace_all=true); the edit is refused when it matches nothing or several places."
+    )
+    input_schema = {
+        "type": "object",
+        "properties": {
+            "path": {
+                "type": "string",
+                "description": "File path, relative to the working directory.",
+            },
+            **_EDIT_FIELDS,
+        },
+        "required": ["path", "old_string", "new_string"],
+    }
+
+    def execute(self, env: Env, args: dict[str, Any]) -> ToolResult:
+        path = env.resolve(args["path"])
+        rel = env.rel(path)
+        old = read_text(env, path)
+        new, count = apply_edit(
+            old, args["old_string"], args["new_string"], bool(args.get("replace_all")), rel
+        )
+        return _commit(env, path, old, new, f"Edited {rel}: replaced {_plural(count)}.")
+
+
+class MultiEditTool(Tool):
+    name = "multi_edit"
+    description = (
+        "Apply several exact-string edits to one file in order, each seeing the result of the "
+        "previous ones. All or nothing: if any edit fails, the file is left unchanged."
+    )
+    input_schema = {
+        "type": "object",
+        "properties": {
+            "path": {
+                "type": "string",
+                "description": "File path, relative to the working directory.",
+            },
+            "edits": {
+                "type": "array",
+                "description": "The edits, applied in order.",
+                "items": {
+                    "type": "object",
+                    "properties": _EDIT_FIELDS,
+                    "required": ["old_string", "new_string"],
+                },
+            },
+        },
+        "required": ["path", "edits"],
+    }
+
+    def execute(self, env: Env, args: dict[str, Any]) -> ToolResult:
+        path = env.resolve(args["path"])
+        rel = env.rel(path)
+        edits: list[dict[str, Any]] = args["edits"]
+        if not edits:
+            raise ToolError(f"multi_edit of {rel} got no edits; pass at least one.")
+        old = read_text(env, path)
+        new = old
+        total = 0
+        for i, edit in enumerate(edits, 1):
+            where = f"{rel}, edit {i} of {len(edits)} (no edit was applied)"
+            new, count = apply_edit(
+                new, edit["old_string"], edit["new_string"], bool(edit.get("replace_all")), where
+            )
+            total += count
+        return _commit(
+            env, path, old, new, f"Edited {rel}: {len(edits)} edits, replaced {_plural(total)}."
+        )

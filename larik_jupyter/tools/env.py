@@ -1,0 +1,89 @@
+"""What a tool may touch: the working directory, the project root, checkpoint hooks, the kernel."""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from larik_jupyter.tools.base import ToolError
+
+
+@dataclass
+class Env:
+    """The world one agent's tools run in.
+
+    `before_write` is the checkpoint store's capture of one path and `capture_paths`
+    its capture of several; either raising refuses the change. Tools never call them
+    directly but through `capture_before_write` / `capture`, so a refusal becomes a
+    `ToolError` and the file stays unchanged. `allow_outside` says yes to a path
+    outside `root` that a permission rule allows; without it file tools stay inside.
+    """
+
+    cwd: Path
+    root: Path
+    before_write: Callable[[Path], None]
+    capture_paths: Callable[[list[Path]], None]
+    checkpoint_paths: list[str] = field(default_factory=list)
+    namespace: dict[str, Any] | None = None
+    display: Callable[[object], None] | None = None
+    stop_event: threading.Event = field(default_factory=threading.Event)
+    allow_outside: Callable[[Path], bool] | None = None
+
+    def __post_init__(self) -> None:
+        self.root = Path(os.path.realpath(self.root))
+        self.cwd = Path(os.path.realpath(self.cwd))
+
+    def resolve(self, path: str, *, base: Path | None = None) -> Path:
+        """The real path `path` names (relative to `base`, default cwd), refused outside the root."""
+        if not path:
+            raise ToolError(
+                "The path is empty; pass a file path relative to the working directory."
+            )
+        given = Path(path).expanduser()
+        if not given.is_absolute():
+            given = (base or self.cwd) / given
+        real = Path(os.path.realpath(given))
+        if self.inside_root(real):
+            return real
+        if self.allow_outside is not None and self.allow_outside(real):
+            return real
+        how = "through a symlink " if os.path.normpath(given) != str(real) else ""
+        raise ToolError(
+            f"{path} points {how}outside the project root {self.root}; "
+            "use a path inside the project or add a permission rule allowing it."
+        )
+
+    def inside_root(self, real: Path) -> bool:
+        """Whether a resolved path lies in the project root."""
+        return real == self.root or real.is_relative_to(self.root)
+
+    def rel(self, real: Path) -> str:
+        """How a path is shown: relative to the project root when inside it, else absolute."""
+        if self.inside_root(real) and real != self.root:
+            return real.relative_to(self.root).as_posix()
+        return str(real)
+
+    def capture_before_write(self, path: Path) -> None:
+        """Let the checkpoint store save `path` before it changes; a refusal raises `ToolError`."""
+        try:
+            self.before_write(path)
+        except Exception as exc:
+            raise ToolError(
+                f"Could not checkpoint {self.rel(path)} before writing it ({exc}); the file was left unchanged."
+            ) from exc
+
+    def capture(self, paths: list[Path]) -> None:
+        """Let the checkpoint store save `paths` before a command; a refusal raises `ToolError`."""
+        if not paths:
+            return
+        try:
+            self.capture_paths(paths)
+        except Exception as exc:
+            names = ", ".join(self.rel(p) for p in paths[:5])
+            raise ToolError(
+                f"Could not checkpoint {names} before the command ({exc}); the command was not run."
+            ) from exc

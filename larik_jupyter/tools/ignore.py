@@ -1,0 +1,119 @@
+"""Walking project files the way git sees them: .gitignore honoured, heavy directories skipped."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pathspec
+
+# Never worth searching or snapshotting, whether or not a .gitignore says so.
+HEAVY_DIRS = frozenset(
+    {
+        ".git",
+        ".hg",
+        ".svn",
+        "node_modules",
+        ".venv",
+        "venv",
+        "__pycache__",
+        ".mypy_cache",
+        ".pytest_cache",
+        ".ruff_cache",
+        ".tox",
+        ".nox",
+        ".ipynb_checkpoints",
+    }
+)
+
+
+@dataclass(frozen=True)
+class _Rules:
+    base: str  # directory of the .gitignore, relative to the root ("" for the root)
+    spec: pathspec.GitIgnoreSpec
+
+
+class GitIgnore:
+    """The .gitignore files of a project (plus .git/info/exclude), deeper files winning."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self._rules: list[_Rules] = []
+        self._loaded: set[str] = set()
+        self._load("", root / ".git" / "info" / "exclude")
+
+    def _load(self, base: str, file: Path) -> None:
+        try:
+            lines = file.read_text(encoding="utf-8", errors="replace").splitlines()
+        except OSError:
+            return
+        spec = pathspec.GitIgnoreSpec.from_lines(lines)
+        if spec.patterns:
+            self._rules.append(_Rules(base, spec))
+
+    def enter(self, rel_dir: str) -> None:
+        """Read the .gitignore of a directory (relative to the root) about to be walked."""
+        if rel_dir in self._loaded:
+            return
+        self._loaded.add(rel_dir)
+        self._load(rel_dir, self.root / rel_dir / ".gitignore")
+
+    def ignored(self, rel: str, is_dir: bool) -> bool:
+        """Whether git ignores the path `rel` (relative to the root)."""
+        verdict: bool | None = None
+        for rules in self._rules:
+            if rules.base:
+                if not rel.startswith(rules.base + "/"):
+                    continue
+                sub = rel[len(rules.base) + 1 :]
+            else:
+                sub = rel
+            result = rules.spec.check_file(sub + "/" if is_dir else sub)
+            if result.include is not None:
+                verdict = result.include
+        return bool(verdict)
+
+
+def walk_files(
+    root: Path, top: Path, *, limit: int | None = None
+) -> Iterator[tuple[str, os.DirEntry[str]]]:
+    """Yield `(path relative to root, entry)` for files under `top`, in sorted order.
+
+    Git-ignored paths and heavy directories are skipped, symlinks are not followed, and
+    `top` itself is walked even when ignored (the caller asked for it by name).
+    """
+    if not top.is_relative_to(root):
+        root = top
+    rules = GitIgnore(root)
+    top_rel = "" if top == root else top.relative_to(root).as_posix()
+    parts = top_rel.split("/") if top_rel else []
+    for depth in range(len(parts) + 1):
+        rules.enter("/".join(parts[:depth]))
+    count = 0
+    stack = [top_rel]
+    while stack:
+        rel_dir = stack.pop()
+        rules.enter(rel_dir)
+        try:
+            with os.scandir(root / rel_dir if rel_dir else root) as it:
+                entries = sorted(it, key=lambda e: e.name)
+        except OSError:
+            continue
+        subdirs = []
+        for entry in entries:
+            rel = f"{rel_dir}/{entry.name}" if rel_dir else entry.name
+            try:
+                is_dir = entry.is_dir(follow_symlinks=False)
+            except OSError:
+                continue
+            if is_dir:
+                if entry.name not in HEAVY_DIRS and not rules.ignored(rel, True):
+                    subdirs.append(rel)
+            elif not rules.ignored(rel, False):
+                yield rel, entry
+                count += 1
+                if limit is not None and count >= limit:
+                    return
+        stack.extend(reversed(subdirs))

@@ -1,0 +1,127 @@
+"""The python tool: code run in the live kernel's namespace, its output and last value returned."""
+
+from __future__ import annotations
+
+import ast
+import contextlib
+import io
+import itertools
+import linecache
+import traceback
+from typing import Any
+
+from larik_jupyter.tools.base import Tool, ToolError, ToolResult
+from larik_jupyter.tools.env import Env
+
+MAX_OUTPUT = 30_000
+MAX_TRACEBACK_FRAMES = 8
+_RICH_REPRS = (
+    "_repr_mimebundle_",
+    "_repr_html_",
+    "_repr_png_",
+    "_repr_jpeg_",
+    "_repr_svg_",
+    "_repr_markdown_",
+    "_repr_latex_",
+    "_repr_json_",
+)
+_cells = itertools.count(1)
+
+
+def is_rich(value: object) -> bool:
+    """Whether Jupyter would show `value` as more than text."""
+    return any(callable(getattr(type(value), name, None)) for name in _RICH_REPRS)
+
+
+def _cap(text: str) -> str:
+    if len(text) <= MAX_OUTPUT:
+        return text
+    half = MAX_OUTPUT // 2
+    return f"{text[:half]}\n[… {len(text) - MAX_OUTPUT} characters cut …]\n{text[-half:]}"
+
+
+def _short_traceback(exc: BaseException, filename: str) -> str:
+    """The traceback from the model's own code down, without this tool's frames."""
+    tb = traceback.TracebackException.from_exception(exc)
+    frames = list(tb.stack)
+    start = next((i for i, f in enumerate(frames) if f.filename == filename), 0)
+    kept = frames[start:]
+    if len(kept) > MAX_TRACEBACK_FRAMES:
+        kept = kept[:2] + kept[-(MAX_TRACEBACK_FRAMES - 2) :]
+    tb.stack = traceback.StackSummary.from_list(kept)
+    return "".join(tb.format()).rstrip("\n")
+
+
+class PythonTool(Tool):
+    name = "python"
+    description = (
+        "Run Python code in the user's live Jupyter kernel, sharing its variables. Returns "
+        "stdout, stderr and the repr of the last expression (or a short traceback); rich "
+        "values (plots, tables) are also shown to the user. Changes to the kernel cannot be undone."
+    )
+    input_schema = {
+        "type": "object",
+        "properties": {
+            "code": {
+                "type": "string",
+                "description": "Python code; the last expression is returned.",
+            }
+        },
+        "required": ["code"],
+    }
+    inline = True
+
+    def execute(self, env: Env, args: dict[str, Any]) -> ToolResult:
+        if env.namespace is None:
+            raise ToolError(
+                "The python tool needs a live kernel; run the agent inside Jupyter to use it."
+            )
+        code: str = args["code"]
+        filename = f"<larik-python-{next(_cells)}>"
+        try:
+            module = ast.parse(code, filename, "exec")
+        except SyntaxError as exc:
+            return ToolResult(
+                "".join(traceback.format_exception_only(exc)).rstrip("\n"), is_error=True
+            )
+        # Keep the source so tracebacks can quote the model's own lines.
+        linecache.cache[filename] = (len(code), None, code.splitlines(keepends=True), filename)
+        last: ast.expr | None = None
+        if module.body and isinstance(tail := module.body[-1], ast.Expr):
+            module.body.pop()
+            last = tail.value
+        stdout, stderr = io.StringIO(), io.StringIO()
+        value: object = None
+        error: str | None = None
+        with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
+            try:
+                exec(compile(module, filename, "exec"), env.namespace)
+                if last is not None:
+                    value = eval(compile(ast.Expression(last), filename, "eval"), env.namespace)
+            except Exception as exc:
+                error = _short_traceback(exc, filename)
+        parts = []
+        if stdout.getvalue():
+            parts.append(stdout.getvalue().rstrip("\n"))
+        if stderr.getvalue():
+            parts.append("[stderr]\n" + stderr.getvalue().rstrip("\n"))
+        shown: object | None = None
+        if error is not None:
+            parts.append(error)
+        elif value is not None:
+            if is_rich(value):
+                shown = value
+                if env.display is not None:
+                    env.display(value)
+            parts.append(_value_text(value, shown is not None and env.display is not None))
+        return ToolResult(
+            _cap("\n".join(parts)) or "(no output)", is_error=error is not None, display=shown
+        )
+
+
+def _value_text(value: object, displayed: bool) -> str:
+    try:
+        text = repr(value)
+    except Exception as exc:
+        text = f"<{type(value).__name__} whose repr failed: {exc!r}>"
+    return text + ("\n[shown to the user as rich output]" if displayed else "")

@@ -1,0 +1,83 @@
+"""The read tool: a text file with line numbers, a range of it, cut to a size the model can take."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from larik_jupyter.tools.base import Tool, ToolError, ToolResult
+from larik_jupyter.tools.env import Env
+from larik_jupyter.tools.textfile import read_text
+
+DEFAULT_LIMIT = 2000
+MAX_CHARS = 100_000
+MAX_LINE = 2000
+
+
+class ReadTool(Tool):
+    name = "read"
+    description = (
+        "Read a text file. Lines come back numbered (number, tab, text). "
+        f"At most {DEFAULT_LIMIT} lines and {MAX_CHARS} characters per call; "
+        "use offset (first line, 1-based) and limit to read further."
+    )
+    input_schema = {
+        "type": "object",
+        "properties": {
+            "path": {
+                "type": "string",
+                "description": "File path, relative to the working directory.",
+            },
+            "offset": {
+                "type": "integer",
+                "description": "First line to read, 1-based (default 1).",
+            },
+            "limit": {
+                "type": "integer",
+                "description": f"Number of lines (default {DEFAULT_LIMIT}).",
+            },
+        },
+        "required": ["path"],
+    }
+
+    def execute(self, env: Env, args: dict[str, Any]) -> ToolResult:
+        path = env.resolve(args["path"])
+        offset = args.get("offset") or 1
+        limit = args.get("limit") or DEFAULT_LIMIT
+        if offset < 1 or limit < 1:
+            raise ToolError("offset and limit must be at least 1; line numbers start at 1.")
+        lines = _lines(read_text(env, path))
+        total = len(lines)
+        if total == 0:
+            return ToolResult(f"{env.rel(path)} is empty.")
+        if offset > total:
+            raise ToolError(f"{env.rel(path)} has {total} lines; offset {offset} is past the end.")
+        out: list[str] = []
+        size = 0
+        long_lines = 0
+        last = offset - 1
+        for number in range(offset, min(total, offset - 1 + limit) + 1):
+            text = lines[number - 1]
+            if len(text) > MAX_LINE:
+                text = text[:MAX_LINE] + f" [… {len(text) - MAX_LINE} characters cut]"
+                long_lines += 1
+            row = f"{number:>6}\t{text}"
+            if out and size + len(row) + 1 > MAX_CHARS:
+                break
+            out.append(row)
+            size += len(row) + 1
+            last = number
+        notes = []
+        if offset > 1 or last < total:
+            more = f"; call again with offset={last + 1} to read more" if last < total else ""
+            notes.append(f"[showing lines {offset}-{last} of {total}{more}]")
+        if long_lines:
+            notes.append(f"[{long_lines} lines longer than {MAX_LINE} characters were cut]")
+        return ToolResult("\n".join(out + notes))
+
+
+def _lines(text: str) -> list[str]:
+    """Lines split on \\n only (as editors number them), without their line endings."""
+    lines = text.split("\n")
+    if lines[-1] == "":
+        lines.pop()
+    return [line.removesuffix("\r") for line in lines]

@@ -1,0 +1,39 @@
+"""The tools an agent gets, and their schemas for the model."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+
+from larik_jupyter.llm.provider import ToolSchema
+from larik_jupyter.tools.base import Tool
+from larik_jupyter.tools.bash import BashTool
+from larik_jupyter.tools.edit import EditTool, MultiEditTool, WriteTool
+from larik_jupyter.tools.env import Env
+from larik_jupyter.tools.kernel import PythonTool
+from larik_jupyter.tools.read import ReadTool
+from larik_jupyter.tools.search import GlobTool, GrepTool, LsTool
+from larik_jupyter.tools.variables import InspectVariablesTool
+
+_FILE_AND_SHELL: tuple[type[Tool], ...] = (
+    ReadTool,
+    WriteTool,
+    EditTool,
+    MultiEditTool,
+    GlobTool,
+    GrepTool,
+    LsTool,
+    BashTool,
+)
+_KERNEL: tuple[type[Tool], ...] = (PythonTool, InspectVariablesTool)
+
+
+def default_tools(env: Env) -> dict[str, Tool]:
+    """Every built-in tool by name; the kernel tools only when `env` has a kernel namespace."""
+    classes = _FILE_AND_SHELL + (_KERNEL if env.namespace is not None else ())
+    return {cls.name: cls() for cls in classes}
+
+
+def tool_schemas(tools: Mapping[str, Tool] | Iterable[Tool]) -> list[ToolSchema]:
+    """The schemas offered to the model, in the tools' order."""
+    values = tools.values() if isinstance(tools, Mapping) else tools
+    return [ToolSchema(t.name, t.description, t.input_schema) for t in values]
