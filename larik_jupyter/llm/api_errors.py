@@ -1,0 +1,134 @@
+"""Turns the official SDKs' exceptions into one clear sentence, or a retryable failure.
+
+The `anthropic` and `openai` SDKs share one exception hierarchy (`APIStatusError` with
+`status_code`, `APIConnectionError`, ...), so both providers translate through here.
+API keys are scrubbed from every server message before it reaches the user.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from types import ModuleType
+from typing import Any
+
+from larik_jupyter.llm.provider import ProviderError
+from larik_jupyter.llm.retry import TransientError, parse_retry_after
+
+# Errors sent inside a 200 stream (SSE `error` events) carry a type, not a status.
+_STATUS_OF_TYPE = {
+    "invalid_request_error": 400,
+    "authentication_error": 401,
+    "permission_error": 403,
+    "not_found_error": 404,
+    "request_too_large": 413,
+    "rate_limit_error": 429,
+    "api_error": 500,
+    "overloaded_error": 529,
+}
+
+
+@dataclass(frozen=True)
+class ApiTarget:
+    """Who a call went to, for error sentences: `title` is the vendor, `label` the provider spec."""
+
+    title: str
+    label: str
+    model: str
+    base_url: str
+    key_env: str | None
+    secret: str
+
+
+def _server_message(body: Any, target: ApiTarget) -> str:
+    error = body.get("error", body) if isinstance(body, dict) else body
+    message = error.get("message") if isinstance(error, dict) else error
+    text = str(message or "").strip().rstrip(".")
+    if target.secret and len(target.secret) >= 4:
+        text = text.replace(target.secret, "***")
+    return text
+
+
+def _status(exc: Any, body: Any) -> int:
+    status = int(getattr(exc, "status_code", 0) or 0)
+    if status >= 400:
+        return status
+    error = body.get("error", body) if isinstance(body, dict) else {}
+    kind = error.get("type") if isinstance(error, dict) else None
+    return _STATUS_OF_TYPE.get(str(kind), 500)
+
+
+def is_transport_error(exc: BaseException) -> bool:
+    """A network-level failure (refused, reset, cut mid-body) from the SDK's HTTP client."""
+    module = type(exc).__module__
+    return isinstance(exc, OSError) or module.startswith(("httpx", "httpcore", "h11", "anyio"))
+
+
+def translate(exc: BaseException, sdk: ModuleType, target: ApiTarget) -> Exception | None:
+    """A `TransientError` or `ProviderError` for an SDK failure; None if `exc` is not one."""
+    if isinstance(exc, sdk.APIStatusError):
+        body = getattr(exc, "body", None)
+        status = _status(exc, body)
+        detail = _server_message(body, target)
+        response = getattr(exc, "response", None)
+        headers = getattr(response, "headers", None)
+        return _for_status(status, detail, headers, target)
+    if isinstance(exc, sdk.APITimeoutError):
+        return TransientError(
+            f"no answer from {target.base_url} in time",
+            status=None,
+            retry_after=None,
+            advice=f"check that the server at {target.base_url} is reachable",
+        )
+    if isinstance(exc, sdk.APIConnectionError) or is_transport_error(exc):
+        cause = exc.__cause__ or exc
+        return TransientError(
+            f"connection to {target.base_url} failed: {cause}".rstrip(": "),
+            status=None,
+            retry_after=None,
+            advice=f"check the network and that the server at {target.base_url} is running",
+        )
+    return None
+
+
+def _for_status(status: int, detail: str, headers: Any, target: ApiTarget) -> Exception:
+    suffix = f": {detail}" if detail else ""
+    if status == 401:
+        fix = f"set {target.key_env} to a valid key" if target.key_env else "check the API key in config"
+        return ProviderError(f"{target.title} rejected the API key (401 unauthorized); {fix}.", status=401)
+    if status == 403:
+        return ProviderError(
+            f"{target.title} refused access to model '{target.model}' (403 forbidden){suffix}; "
+            "check your account's permissions.",
+            status=403,
+        )
+    if status == 404:
+        return ProviderError(
+            f"{target.title} at {target.base_url} does not know model '{target.model}' (404); "
+            f"check the model name in '{target.label}'.",
+            status=404,
+        )
+    if status == 429:
+        return TransientError(
+            f"rate limited, 429{suffix}",
+            status=429,
+            retry_after=parse_retry_after(headers),
+            advice="wait a minute or check your plan's rate limits",
+        )
+    if status >= 500:
+        return TransientError(
+            f"server error {status}{suffix}",
+            status=status,
+            retry_after=parse_retry_after(headers),
+            advice=f"{target.title} may be having trouble, try again later",
+        )
+    return ProviderError(f"{target.title} rejected the request ({status}){suffix}.", status=status)
+
+
+def closed_early(target: ApiTarget) -> TransientError:
+    """The failure of a stream that ended cleanly before sending anything."""
+    return TransientError(
+        "the connection closed before any reply",
+        status=None,
+        retry_after=None,
+        advice=f"check that the server at {target.base_url} is reachable",
+    )
