@@ -1,0 +1,66 @@
+"""`manifest.json`: the commit record of one turn's snapshot."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import orjson
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from larik_jupyter.checkpoint.durable import write_atomic
+
+MANIFEST = "manifest.json"
+FORMAT = 1
+
+
+class FileRecord(BaseModel):
+    """One captured path: its state before the turn."""
+
+    model_config = ConfigDict(extra="allow")
+
+    path: str
+    existed: bool
+    mode: int | None = None
+    size: int | None = None
+    blob: str | None = None
+    sha256: str | None = None
+
+
+class Manifest(BaseModel):
+    """Which files a turn captured, in capture order, and when the turn began."""
+
+    model_config = ConfigDict(extra="allow")
+
+    format: int = FORMAT
+    session_id: str
+    turn: int
+    time: str
+    root: str
+    files: list[FileRecord] = []
+
+
+class ManifestError(Exception):
+    """A manifest is missing or unreadable; carries a one-line reason."""
+
+
+def read_manifest(turn_dir: Path) -> Manifest:
+    """Load `turn_dir/manifest.json`, raising `ManifestError` when it is absent or malformed."""
+    path = turn_dir / MANIFEST
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        raise ManifestError(f"{path} is missing") from None
+    except OSError as exc:
+        raise ManifestError(f"{path} cannot be read: {exc.strerror}") from None
+    try:
+        return Manifest.model_validate(orjson.loads(data))
+    except (orjson.JSONDecodeError, ValidationError) as exc:
+        raise ManifestError(f"{path} is not a valid manifest: {str(exc).splitlines()[0]}") from None
+
+
+def write_manifest(turn_dir_fd: int, manifest: Manifest) -> None:
+    """Commit `manifest` atomically (temporary file, fsync, rename, directory fsync)."""
+    data = orjson.dumps(
+        manifest.model_dump(mode="json", exclude_none=True), option=orjson.OPT_INDENT_2
+    )
+    write_atomic(turn_dir_fd, MANIFEST, data + b"\n")

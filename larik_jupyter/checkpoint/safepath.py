@@ -1,0 +1,134 @@
+"""Confining paths to the project root and walking them without ever following a symlink."""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import os
+import stat
+from pathlib import Path, PurePath
+
+from larik_jupyter.checkpoint.durable import DIR_FLAGS, fsync_dir
+
+_WALK_FLAGS = DIR_FLAGS | os.O_NOFOLLOW
+_PROTECTED_FILES = {(".larik", "settings.json"), (".mcp.json",)}
+
+
+class PathRefused(Exception):
+    """A path that must not be captured or restored; carries the one-line reason."""
+
+
+class OutsideRoot(PathRefused):
+    """A path that is not inside the project root."""
+
+
+def confine(root: Path, path: str | os.PathLike[str]) -> tuple[str, ...]:
+    """The components of `path` below `root`; raises `PathRefused` for anything unsafe by name.
+
+    Relative paths are taken from `root`. Containment is decided component by component
+    (so `/proj-evil` is not inside `/proj`) against both the root as given and its real
+    path; `..` is refused outright rather than resolved lexically past a possible symlink.
+    """
+    raw = os.fspath(path)
+    if "\0" in raw:
+        raise PathRefused("contains a NUL byte")
+    given = PurePath(raw)
+    if ".." in given.parts:
+        raise PathRefused("contains '..'")
+    if not given.is_absolute():
+        given = root / given
+    for base in dict.fromkeys((root.parts, Path(os.path.realpath(root)).parts)):
+        if given.parts[: len(base)] == base:
+            parts = given.parts[len(base) :]
+            if not parts:
+                raise PathRefused("is the project root itself")
+            _refuse_protected(parts)
+            return parts
+    raise OutsideRoot(f"is outside the project root {root}")
+
+
+def _refuse_protected(parts: tuple[str, ...]) -> None:
+    folded = tuple(p.casefold() for p in parts)
+    if ".git" in folded:
+        raise PathRefused("is inside .git, which is protected")
+    if folded in _PROTECTED_FILES:
+        raise PathRefused(f"{'/'.join(parts)} is a protected project file")
+
+
+def open_parent(root_fd: int, parts: tuple[str, ...], *, create: bool) -> int | None:
+    """An fd of the directory holding `parts[-1]`, walked from `root_fd` one component at a time.
+
+    Each component is opened with O_NOFOLLOW|O_DIRECTORY relative to the previous one, so a
+    symlink, even one swapped in after any check, is refused instead of followed. Missing
+    directories are created when `create` is set, else the result is None.
+    """
+    fd = os.dup(root_fd)
+    try:
+        for depth, name in enumerate(parts[:-1]):
+            try:
+                child = os.open(name, _WALK_FLAGS, dir_fd=fd)
+            except FileNotFoundError:
+                if not create:
+                    os.close(fd)
+                    return None
+                with contextlib.suppress(FileExistsError):
+                    os.mkdir(name, 0o777, dir_fd=fd)
+                    fsync_dir(fd)
+                child = _open_component(fd, name, parts[: depth + 1])
+            except OSError as exc:
+                if exc.errno not in (errno.ELOOP, errno.ENOTDIR):
+                    raise
+                _refuse_component(fd, name, parts[: depth + 1])
+                raise
+            os.close(fd)
+            fd = child
+        return fd
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def _open_component(dir_fd: int, name: str, prefix: tuple[str, ...]) -> int:
+    try:
+        return os.open(name, _WALK_FLAGS, dir_fd=dir_fd)
+    except OSError as exc:
+        if exc.errno in (errno.ELOOP, errno.ENOTDIR):
+            _refuse_component(dir_fd, name, prefix)
+        raise
+
+
+def _refuse_component(dir_fd: int, name: str, prefix: tuple[str, ...]) -> None:
+    try:
+        st = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
+    except FileNotFoundError:
+        raise PathRefused(
+            f"its directory {'/'.join(prefix)} changed while it was checked"
+        ) from None
+    kind = "a symbolic link" if stat.S_ISLNK(st.st_mode) else "not a directory"
+    raise PathRefused(f"its directory {'/'.join(prefix)} is {kind}")
+
+
+def entry_state(dir_fd: int, name: str) -> os.stat_result | None:
+    """The entry `name` itself (never a symlink's target), or None when absent."""
+    try:
+        return os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
+    except FileNotFoundError:
+        return None
+
+
+def refuse_unsafe_entry(st: os.stat_result, *, links_ok: bool = False) -> None:
+    """Refuse an existing entry that is not a regular file, or that has other hard links.
+
+    Hard links are fine (`links_ok`) only when the entry is about to be unlinked, which
+    cannot touch the other names.
+    """
+    if stat.S_ISLNK(st.st_mode):
+        raise PathRefused("is a symbolic link")
+    if stat.S_ISDIR(st.st_mode):
+        raise PathRefused("is a directory")
+    if not stat.S_ISREG(st.st_mode):
+        raise PathRefused("is not a regular file (a FIFO, socket or device)")
+    if st.st_nlink > 1 and not links_ok:
+        raise PathRefused(
+            f"has {st.st_nlink} hard links, so changing it would change another path too"
+        )

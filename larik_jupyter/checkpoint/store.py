@@ -1,0 +1,415 @@
+"""The per-session checkpoint store: capture files before a turn changes them, undo a turn."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import stat
+import threading
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+
+from larik_jupyter import paths
+from larik_jupyter.checkpoint.blobs import BlobMismatch, blob_name, copy_hashed, read_verified
+from larik_jupyter.checkpoint.durable import (
+    DIR_FLAGS,
+    fsync_dir,
+    locked_dir,
+    make_dirs,
+    open_dir,
+    temp_name,
+)
+from larik_jupyter.checkpoint.errors import CaptureError, CheckpointError, NothingToUndoError
+from larik_jupyter.checkpoint.manifest import (
+    FileRecord,
+    Manifest,
+    ManifestError,
+    read_manifest,
+    write_manifest,
+)
+from larik_jupyter.checkpoint.prune import PruneReport, prune
+from larik_jupyter.checkpoint.restore import restore_file
+from larik_jupyter.checkpoint.safepath import (
+    OutsideRoot,
+    PathRefused,
+    confine,
+    entry_state,
+    open_parent,
+    refuse_unsafe_entry,
+)
+from larik_jupyter.checkpoint.sessiondir import clean_session, drop_turn, is_blob_name, turn_dirs
+from larik_jupyter.session.entry import now_rfc3339
+
+__all__ = [
+    "CaptureError",
+    "CheckpointError",
+    "CheckpointStore",
+    "FileInfo",
+    "NothingToUndoError",
+    "PruneReport",
+    "TurnInfo",
+    "UndoResult",
+    "prune",
+]
+
+_SESSION_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9._-]*$")
+_READ = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+_NEW = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC
+
+
+@dataclass(frozen=True)
+class FileInfo:
+    """A captured file's state before its turn; `path` is relative to the project root."""
+
+    path: str
+    existed: bool
+    mode: int | None
+    size: int | None
+
+
+@dataclass(frozen=True)
+class TurnInfo:
+    """A saved turn that changed files, with the files in capture order."""
+
+    turn: int
+    time: datetime
+    files: list[FileInfo]
+
+
+@dataclass
+class UndoResult:
+    """What an undo did: files put back (or deleted) and files refused with the reason."""
+
+    turn: int
+    restored: list[str] = field(default_factory=list)
+    refused: list[tuple[str, str]] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        """Whether every file was restored (and the snapshot dropped)."""
+        return not self.refused
+
+
+class CheckpointStore:
+    """Per-turn snapshots of one session's files under `checkpoints/<session-id>/<turn>/`.
+
+    `root` is the project root every capture and restore is confined to. Saved turns are
+    reloaded from disk, so undo works across kernel restarts; new turns are numbered after
+    the last saved one. With `enabled` off (worktree subagents) nothing is captured. One
+    store may be shared by threads; processes are serialised by a lock on the session
+    directory.
+    """
+
+    def __init__(
+        self, session_id: str, root: str | os.PathLike[str], *, enabled: bool = True
+    ) -> None:
+        if not _SESSION_NAME.match(session_id):
+            raise CheckpointError(
+                f"{session_id!r} is not a valid session id; pass an id like 20250101-120000-a1b2c3."
+            )
+        self.session_id = session_id
+        self.root = Path(os.path.abspath(root))
+        self.enabled = enabled
+        self.directory = paths.checkpoints_dir(session_id)
+        self._lock = threading.RLock()
+        self._last = self._last_saved()
+        self._turn = 0
+        self._turn_time = ""
+        self._records: list[FileRecord] = []
+        self._captured: set[tuple[str, ...]] = set()
+        if self.directory.is_dir():
+            with locked_dir(self.directory, wait=False) as fd:
+                if fd is not None:
+                    clean_session(self.directory)
+
+    def begin_turn(self) -> int:
+        """Open the next turn (at each user prompt) and return its number."""
+        with self._lock:
+            self._last = max(self._last, self._last_saved()) + 1
+            self._turn = self._last
+            self._turn_time = now_rfc3339()
+            self._records = []
+            self._captured = set()
+            return self._turn
+
+    def capture(self, path: str | os.PathLike[str]) -> None:
+        """Snapshot `path` before its first write in this turn; raises `CaptureError` to stop the write.
+
+        Paths outside the root are not captured: undo never restores outside the project.
+        """
+        self.capture_paths([path])
+
+    def capture_paths(self, paths_: Iterable[str | os.PathLike[str]]) -> None:
+        """Snapshot several paths at once (a shell command's `checkpoint_paths`), all or none."""
+        if not self.enabled:
+            return
+        wanted: dict[tuple[str, ...], str] = {}
+        for path in paths_:
+            try:
+                wanted.setdefault(confine(self.root, path), os.fspath(path))
+            except OutsideRoot:
+                continue
+            except PathRefused as exc:
+                raise CaptureError(
+                    f"{os.fspath(path)} {exc}, so it cannot be checkpointed and was left unchanged."
+                ) from None
+        with self._lock:
+            if not self._turn:
+                self.begin_turn()
+            todo = {parts: given for parts, given in wanted.items() if parts not in self._captured}
+            if todo:
+                self._capture(todo)
+
+    def turns(self) -> list[TurnInfo]:
+        """The saved turns that changed files, oldest first."""
+        result = []
+        for turn, turn_dir in turn_dirs(self.directory):
+            try:
+                manifest = read_manifest(turn_dir)
+            except ManifestError:
+                continue
+            if manifest.files:
+                files = [FileInfo(r.path, r.existed, r.mode, r.size) for r in manifest.files]
+                result.append(TurnInfo(turn, _parse_time(manifest.time), files))
+        return result
+
+    def original_bytes(self, turn: int, path: str | os.PathLike[str]) -> bytes | None:
+        """A file's bytes before `turn` (None when it did not exist), e.g. to diff against now."""
+        try:
+            rel = "/".join(confine(self.root, path))
+        except PathRefused as exc:
+            raise CheckpointError(f"{os.fspath(path)} {exc}; it has no checkpoint.") from None
+        turn_dir = self.directory / str(turn)
+        try:
+            manifest = read_manifest(turn_dir)
+        except ManifestError as exc:
+            raise CheckpointError(
+                f"Turn {turn} of session {self.session_id} has no snapshot ({exc}); list turns with `larik-jupyter checkpoints {self.session_id}`."
+            ) from None
+        for record in manifest.files:
+            if record.path == rel:
+                if not record.existed:
+                    return None
+                try:
+                    return _read_blob(turn_dir, record)
+                except (BlobMismatch, OSError) as exc:
+                    raise CheckpointError(
+                        f"The snapshot of {rel} in turn {turn} is damaged: {exc}."
+                    ) from None
+        raise CheckpointError(
+            f"{rel} was not changed in turn {turn} of session {self.session_id}; pick a file listed for that turn."
+        )
+
+    def undo(self) -> UndoResult:
+        """Restore the newest turn that changed files and drop its snapshot.
+
+        Files come back in reverse capture order; files the turn created are deleted. When
+        any file is refused the snapshot is kept so undo can be retried, and the result
+        lists what was and was not restored.
+        """
+        with self._lock:
+            if not self.directory.is_dir():
+                raise self._nothing()
+            with locked_dir(self.directory) as session_fd:
+                assert session_fd is not None
+                clean_session(self.directory)
+                turn, turn_dir, manifest = self._newest_with_files()
+                result = self._restore(turn_dir, manifest)
+                if result.ok:
+                    drop_turn(session_fd, self.directory, turn)
+                    if turn == self._turn:
+                        self._records = []
+                        self._captured = set()
+                return result
+
+    def _nothing(self) -> NothingToUndoError:
+        return NothingToUndoError(
+            f"Session {self.session_id} has no turn with file changes left to undo."
+        )
+
+    def _last_saved(self) -> int:
+        saved = turn_dirs(self.directory)
+        return saved[-1][0] if saved else 0
+
+    def _newest_with_files(self) -> tuple[int, Path, Manifest]:
+        for turn, turn_dir in reversed(turn_dirs(self.directory)):
+            try:
+                manifest = read_manifest(turn_dir)
+            except ManifestError as exc:
+                raise CheckpointError(
+                    f"Cannot undo turn {turn}: {exc}; delete {turn_dir} to discard that turn, then undo again."
+                ) from None
+            if manifest.files:
+                return turn, turn_dir, manifest
+        raise self._nothing()
+
+    def _capture(self, todo: dict[tuple[str, ...], str]) -> None:
+        new: list[FileRecord] = []
+        try:
+            make_dirs(self.directory)
+            with locked_dir(self.directory) as session_fd:
+                assert session_fd is not None
+                turn_dir = self.directory / str(self._turn)
+                with contextlib.suppress(FileExistsError):
+                    turn_dir.mkdir()
+                    fsync_dir(session_fd)
+                with open_dir(turn_dir) as turn_fd, open_dir(self.root) as root_fd:
+                    committing = False
+                    try:
+                        for parts, given in todo.items():
+                            index = len(self._records) + len(new)
+                            new.append(self._snapshot(root_fd, turn_fd, parts, given, index))
+                        fsync_dir(turn_fd)
+                        manifest = Manifest(
+                            session_id=self.session_id,
+                            turn=self._turn,
+                            time=self._turn_time,
+                            root=str(self.root),
+                            files=self._records + new,
+                        )
+                        committing = True
+                        write_manifest(turn_fd, manifest)
+                    except BaseException:
+                        if not committing:
+                            for record in new:
+                                if record.blob:
+                                    with contextlib.suppress(OSError):
+                                        os.unlink(record.blob, dir_fd=turn_fd)
+                        if not self._records:
+                            with contextlib.suppress(OSError):
+                                turn_dir.rmdir()
+                        raise
+        except OSError as exc:
+            given = next(iter(todo.values()))
+            raise CaptureError(
+                f"Could not save a checkpoint of {given} in {self.directory} ({exc.strerror}); "
+                "free disk space or fix that directory's permissions, then retry."
+            ) from None
+        self._records.extend(new)
+        self._captured.update(todo)
+
+    def _snapshot(
+        self, root_fd: int, turn_fd: int, parts: tuple[str, ...], given: str, index: int
+    ) -> FileRecord:
+        rel = "/".join(parts)
+        try:
+            src = _open_original(root_fd, parts)
+        except PathRefused as exc:
+            raise CaptureError(
+                f"{given} {exc}, so it cannot be checkpointed and was left unchanged."
+            ) from None
+        except OSError as exc:
+            raise CaptureError(
+                f"Could not read {given} to checkpoint it ({exc.strerror}); fix its permissions, then retry."
+            ) from None
+        if src is None:
+            return FileRecord(path=rel, existed=False)
+        try:
+            mode = stat.S_IMODE(os.fstat(src).st_mode)
+            tmp, blob = temp_name(), blob_name(index)
+            out = os.open(tmp, _NEW, 0o600, dir_fd=turn_fd)
+            try:
+                try:
+                    size, sha256 = copy_hashed(src, out)
+                    os.fsync(out)
+                finally:
+                    os.close(out)
+                os.rename(tmp, blob, src_dir_fd=turn_fd, dst_dir_fd=turn_fd)
+            except BaseException:
+                with contextlib.suppress(OSError):
+                    os.unlink(tmp, dir_fd=turn_fd)
+                raise
+        finally:
+            os.close(src)
+        return FileRecord(path=rel, existed=True, mode=mode, size=size, blob=blob, sha256=sha256)
+
+    def _restore(self, turn_dir: Path, manifest: Manifest) -> UndoResult:
+        result = UndoResult(manifest.turn)
+        try:
+            root_fd = os.open(self.root, DIR_FLAGS)
+        except OSError as exc:
+            raise CheckpointError(
+                f"Cannot undo into {self.root} ({exc.strerror}); check that the project directory exists."
+            ) from None
+        try:
+            with open_dir(turn_dir) as turn_fd:
+                for record in reversed(manifest.files):
+                    try:
+                        self._restore_record(root_fd, turn_fd, record)
+                    except PathRefused as exc:
+                        result.refused.append((record.path, str(exc)))
+                    except BlobMismatch as exc:
+                        result.refused.append((record.path, f"was not restored because {exc}"))
+                    except OSError as exc:
+                        result.refused.append(
+                            (record.path, f"could not be restored ({exc.strerror or exc})")
+                        )
+                    else:
+                        result.restored.append(record.path)
+        finally:
+            os.close(root_fd)
+        return result
+
+    def _restore_record(self, root_fd: int, turn_fd: int, record: FileRecord) -> None:
+        parts = confine(self.root, record.path)
+        if not record.existed:
+            restore_file(root_fd, parts, record, None)
+            return
+        _check_blob_record(record)
+        try:
+            blob_fd = os.open(record.blob or "", _READ, dir_fd=turn_fd)
+        except FileNotFoundError:
+            raise BlobMismatch(f"its snapshot blob {record.blob} is missing") from None
+        try:
+            restore_file(root_fd, parts, record, blob_fd)
+        finally:
+            os.close(blob_fd)
+
+
+def _open_original(root_fd: int, parts: tuple[str, ...]) -> int | None:
+    """An fd reading the file at `parts`, None when it does not exist; refuses unsafe entries."""
+    dir_fd = open_parent(root_fd, parts, create=False)
+    if dir_fd is None:
+        return None
+    try:
+        current = entry_state(dir_fd, parts[-1])
+        if current is None:
+            return None
+        refuse_unsafe_entry(current)
+        fd = os.open(parts[-1], _READ, dir_fd=dir_fd)
+    finally:
+        os.close(dir_fd)
+    try:
+        # What was opened, not what was checked: a swap in between must not slip through.
+        refuse_unsafe_entry(os.fstat(fd))
+        os.set_blocking(fd, True)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def _read_blob(turn_dir: Path, record: FileRecord) -> bytes:
+    _check_blob_record(record)
+    fd = os.open(turn_dir / (record.blob or ""), _READ)
+    try:
+        return read_verified(fd, record.size or 0, record.sha256 or "")
+    finally:
+        os.close(fd)
+
+
+def _check_blob_record(record: FileRecord) -> None:
+    if not (
+        record.blob and is_blob_name(record.blob) and record.size is not None and record.sha256
+    ):
+        raise BlobMismatch("its manifest record names no valid snapshot blob")
+
+
+def _parse_time(text: str) -> datetime:
+    try:
+        return datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        return datetime.fromtimestamp(0, UTC)
