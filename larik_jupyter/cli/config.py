@@ -1,0 +1,107 @@
+"""`larik-jupyter config` and `larik-jupyter approve`: the merged config and its trust gate."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from collections.abc import Iterator
+from typing import Any
+
+from larik_jupyter.cli import CliError
+from larik_jupyter.config.layers import LoadedConfig, PendingApproval, load_config
+from larik_jupyter.config.update import approve
+
+# Lists whose items come from different layers, so each item shows its own source.
+_PER_ITEM = ("permissions", "checkpoint_paths", "hooks")
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    show = sub.add_parser(
+        "config",
+        help="show the merged config, where each value comes from, and what awaits approval",
+        description="Print the effective configuration of a project with each value's source layer.",
+    )
+    show.add_argument("--cwd", default=os.getcwd(), help="working directory (default: current)")
+    show.set_defaults(func=_show)
+
+    ok = sub.add_parser(
+        "approve",
+        help="approve an MCP server, hook, allow rule or LSP server from a shared config file",
+        description=(
+            "Show the definition of a pending item from .mcp.json or .larik/settings.json and "
+            "approve it; the approval is pinned to its content, so any later change drops it."
+        ),
+    )
+    ok.add_argument("--cwd", default=os.getcwd(), help="working directory (default: current)")
+    ok.add_argument("--yes", action="store_true", help="approve without asking for confirmation")
+    ok.add_argument("name", metavar="NAME", help="the pending item's name, or KIND:NAME")
+    ok.set_defaults(func=_approve)
+
+
+def _leaves(value: Any, prefix: str = "") -> Iterator[tuple[str, Any]]:
+    """Dotted keys and leaf values; empty objects and lists are leaves."""
+    if isinstance(value, dict) and value:
+        for key, item in value.items():
+            yield from _leaves(item, f"{prefix}.{key}" if prefix else str(key))
+    elif isinstance(value, list) and value and prefix.split(".")[0] in _PER_ITEM:
+        for index, item in enumerate(value):
+            yield f"{prefix}.{index}", item
+    else:
+        yield prefix, value
+
+
+def _pending_line(item: PendingApproval) -> str:
+    return f"  {item.key}  (from {item.layer}): {json.dumps(item.definition, ensure_ascii=False)}"
+
+
+def render(loaded: LoadedConfig) -> str:
+    """The text `larik-jupyter config` prints: values with sources, errors, notices, pending."""
+    lines = [f"project root: {loaded.root}", "layers:"]
+    lines += [
+        f"  {layer.label}  ({'personal, trusted' if layer.trusted else 'shared, untrusted'}"
+        f"{'' if layer.path.exists() else ', absent'})"
+        for layer in loaded.layers
+    ]
+    lines.append("values:")
+    data = loaded.config.model_dump(mode="json", exclude_none=True)
+    for key, value in _leaves(data):
+        source = loaded.source_of(key)
+        where = f"from {source}" if source else "default"
+        lines.append(f"  {key} = {json.dumps(value, ensure_ascii=False)}  ({where})")
+    for title, items in (("errors:", loaded.errors), ("notices:", loaded.notices)):
+        if items:
+            lines.append(title)
+            lines += [f"  {item}" for item in items]
+    if loaded.pending:
+        lines.append("awaiting approval (larik-jupyter approve NAME):")
+        lines += [_pending_line(item) for item in loaded.pending]
+    return "\n".join(lines)
+
+
+def _show(args: argparse.Namespace) -> int:
+    loaded = load_config(args.cwd)
+    print(render(loaded))
+    return 0
+
+
+def _approve(args: argparse.Namespace) -> int:
+    loaded = load_config(args.cwd)
+    matches = [p for p in loaded.pending if args.name in (p.name, p.key)]
+    for item in matches:
+        print(f"{item.kind} {item.name} from {item.layer}:")
+        print(json.dumps(item.definition, indent=2, ensure_ascii=False))
+    if matches and not args.yes:
+        if not sys.stdin.isatty():
+            raise CliError(
+                f"stdin is not a terminal, so approving {args.name} cannot be confirmed; "
+                "rerun with --yes to approve it without a prompt."
+            )
+        answer = input(f"Approve {args.name}? [y/N] ").strip().lower()
+        if answer not in ("y", "yes"):
+            print("Not approved.")
+            return 1
+    chosen = approve(args.cwd, args.name)
+    print(f"Approved {chosen.key} (sha256 {chosen.hash[:12]}…) in your private project settings.")
+    return 0

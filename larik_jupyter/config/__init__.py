@@ -1,0 +1,1 @@
+"""Configuration: four layers with trust, safe JSON updates, permission rules, instruction files."""

@@ -1,0 +1,336 @@
+"""The four config layers, merged with provenance and trust.
+
+Order (later wins for scalars; permission rules and `checkpoint_paths` accumulate):
+`<config>/config.json` (personal, trusted), `<project>/.mcp.json` (shared, untrusted),
+`<project>/.larik/settings.json` (shared, untrusted), `<config>/projects/<project-id>.json`
+(personal, trusted). `.larik/settings.local.json` is never loaded.
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import ValidationError
+
+from larik_jupyter import paths
+from larik_jupyter.config.instructions import display_path, load_instructions
+from larik_jupyter.config.model import Config, HookSpec, LspServer, McpServer, flatten_hooks
+
+ApprovalKind = Literal["mcp", "hook", "allow-rule", "lsp"]
+
+# Honoured only from personal files: they affect the whole machine or what the user trusts.
+PERSONAL_ONLY = frozenset({"checkpoint_retention_days", "providers", "debug", "approvals"})
+_NAMED: dict[str, tuple[ApprovalKind, type[McpServer] | type[LspServer]]] = {
+    "mcpServers": ("mcp", McpServer),
+    "lspServers": ("lsp", LspServer),
+}
+_ACCUMULATING = ("checkpoint_paths",)
+_MAX_FIX_PASSES = 50
+
+
+@dataclass(frozen=True)
+class Layer:
+    """One config file: where it is, how it is shown, and whether its author is the user."""
+
+    path: Path
+    label: str
+    trusted: bool
+
+
+@dataclass(frozen=True)
+class PendingApproval:
+    """Something an untrusted layer declares that does nothing until the user approves it."""
+
+    name: str
+    kind: ApprovalKind
+    definition: Any
+    hash: str
+    layer: str
+
+    @property
+    def key(self) -> str:
+        """`kind:name`, unambiguous across kinds."""
+        return f"{self.kind}:{self.name}"
+
+
+@dataclass
+class LoadedConfig:
+    """The effective config of a working directory plus everything `/config` shows about it."""
+
+    config: Config
+    cwd: Path
+    root: Path
+    layers: list[Layer]
+    sources: dict[str, str] = field(default_factory=dict)
+    errors: list[str] = field(default_factory=list)
+    pending: list[PendingApproval] = field(default_factory=list)
+    notices: list[str] = field(default_factory=list)
+    instructions: str = ""
+
+    def source_of(self, key: str) -> str | None:
+        """The layer a dotted key's value came from (several joined by ", "); None for defaults."""
+        if key in self.sources:
+            return self.sources[key]
+        below = list(dict.fromkeys(v for k, v in self.sources.items() if k.startswith(key + ".")))
+        if below:
+            return ", ".join(below)
+        parent = key
+        while "." in parent:
+            parent = parent.rsplit(".", 1)[0]
+            if parent in self.sources:
+                return self.sources[parent]
+        return None
+
+
+def user_config_path() -> Path:
+    """`<config>/config.json`: personal settings for every project."""
+    return paths.config_dir() / "config.json"
+
+
+def private_settings_path(root: str | os.PathLike[str]) -> Path:
+    """`<config>/projects/<project-id>.json`: personal settings and approvals for one project."""
+    return paths.config_dir() / "projects" / f"{paths.project_id(root)}.json"
+
+
+def config_layers(root: Path) -> list[Layer]:
+    """The four layers of a project root, in merge order."""
+    user = user_config_path()
+    private = private_settings_path(root)
+    shared = [root / ".mcp.json", root / ".larik" / "settings.json"]
+    return [
+        Layer(user, display_path(user), True),
+        *(Layer(p, display_path(p, root), False) for p in shared),
+        Layer(private, display_path(private), True),
+    ]
+
+
+def definition_hash(definition: Any) -> str:
+    """SHA-256 (hex) of the canonical JSON of a definition: sorted keys, no spaces, UTF-8."""
+    canonical = json.dumps(definition, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
+
+def _read_layer(layer: Layer, errors: list[str]) -> dict[str, Any]:
+    """The layer's valid keys; each problem is reported and only the bad part is dropped."""
+    try:
+        text = layer.path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return {}
+    except (OSError, UnicodeDecodeError) as exc:
+        errors.append(f"{layer.label}: could not be read ({exc}); fix or remove the file.")
+        return {}
+    if not text.strip():
+        return {}
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        errors.append(
+            f"{layer.label}: not valid JSON ({exc.msg} at line {exc.lineno} column {exc.colno}); "
+            "the file was ignored until it is fixed."
+        )
+        return {}
+    if not isinstance(data, dict):
+        errors.append(f"{layer.label}: expected a JSON object at the top level; the file was ignored.")
+        return {}
+    if "hooks" in data:
+        data["hooks"] = flatten_hooks(data["hooks"])
+    return _drop_invalid(data, layer.label, errors)
+
+
+def _drop_path(loc: tuple[int | str, ...]) -> tuple[int | str, ...]:
+    """How much to drop for an error at `loc`: one named server, hook or rule, else the key."""
+    depth = {"mcpServers": 2, "lspServers": 2, "providers": 2, "hooks": 3, "permissions": 3}
+    return loc[: depth.get(str(loc[0]), 2 if str(loc[0]) in _ACCUMULATING else 1)]
+
+
+def _describe(error: Any) -> str:
+    msg = str(error["msg"]).removeprefix("Value error, ").rstrip(".")
+    if error["type"] == "missing":
+        return "expected this required key"
+    if error["type"] == "value_error":
+        return msg[:1].lower() + msg[1:]
+    msg = "expected " + msg.removeprefix("Input should be ")
+    got = json.dumps(error["input"], default=str)
+    return f"{msg}, got {got if len(got) <= 60 else got[:57] + '...'}"
+
+
+def _drop_invalid(data: dict[str, Any], label: str, errors: list[str]) -> dict[str, Any]:
+    for _ in range(_MAX_FIX_PASSES):
+        try:
+            Config.model_validate(data)
+            return data
+        except ValidationError as exc:
+            drops: set[tuple[int | str, ...]] = set()
+            for error in exc.errors():
+                loc = tuple(error["loc"])
+                dotted = ".".join(str(part) for part in loc)
+                errors.append(f"{label}: `{dotted}`: {_describe(error)}; that value was ignored.")
+                drops.add(_drop_path(loc))
+            # Deepest and highest list indices first so earlier deletions do not shift later ones.
+            for path in sorted(drops, key=lambda p: (len(p), p[-1] if isinstance(p[-1], int) else 0), reverse=True):
+                _delete(data, path)
+    errors.append(f"{label}: too many invalid values; the file was ignored.")
+    return {}
+
+
+def _delete(data: Any, path: tuple[int | str, ...]) -> None:
+    for part in path[:-1]:
+        try:
+            data = data[part]
+        except (KeyError, IndexError, TypeError):
+            return
+    try:
+        del data[path[-1]]
+    except (KeyError, IndexError, TypeError):
+        pass
+
+
+@dataclass
+class _Merge:
+    """Folds layers into one raw dict, remembering sources and what awaits approval."""
+
+    approvals: dict[str, dict[str, str]]
+    data: dict[str, Any] = field(default_factory=dict)
+    sources: dict[str, str] = field(default_factory=dict)
+    pending: list[PendingApproval] = field(default_factory=list)
+    notices: list[str] = field(default_factory=list)
+
+    def add(self, layer: Layer, raw: dict[str, Any]) -> None:
+        for key, value in raw.items():
+            if key in PERSONAL_ONLY and not layer.trusted:
+                self.notices.append(
+                    f"{layer.label}: `{key}` is ignored there; machine-wide settings and approvals "
+                    "are honoured only from your personal config files."
+                )
+            elif key == "permissions":
+                self._permissions(layer, value)
+            elif key in _NAMED:
+                self._named(layer, key, value)
+            elif key == "hooks":
+                self._hooks(layer, value)
+            elif key in _ACCUMULATING:
+                for item in value:
+                    self._append(key, item, layer.label)
+            else:
+                self._set(self.data, key, value, key, layer.label)
+
+    def _approved(self, kind: ApprovalKind, name: str, digest: str) -> bool:
+        return self.approvals.get(kind, {}).get(name) == digest
+
+    def _gate(self, layer: Layer, kind: ApprovalKind, name: str, definition: Any) -> bool:
+        """Whether a trust-gated item takes effect; an unapproved one is recorded as pending."""
+        digest = definition_hash(definition)
+        if layer.trusted or self._approved(kind, name, digest):
+            return True
+        self.pending.append(PendingApproval(name, kind, definition, digest, layer.label))
+        return False
+
+    def _permissions(self, layer: Layer, value: dict[str, Any]) -> None:
+        target = self.data.setdefault("permissions", {})
+        for kind, rules in value.items():
+            if kind not in ("allow", "ask", "deny"):
+                self._set(target, kind, rules, f"permissions.{kind}", layer.label)
+                continue
+            for rule in rules:
+                already = rule in target.get(kind, [])
+                if kind == "allow" and not already and not self._gate(layer, "allow-rule", rule, rule):
+                    continue
+                self._append(f"permissions.{kind}", rule, layer.label, target, kind)
+
+    def _named(self, layer: Layer, key: str, value: dict[str, Any]) -> None:
+        kind, model = _NAMED[key]
+        target = self.data.setdefault(key, {})
+        for name, raw in value.items():
+            definition = model.model_validate(raw).model_dump(mode="json", exclude_defaults=True)
+            current = target.get(name)
+            if current is not None and definition_hash(current) == definition_hash(definition):
+                continue
+            if self._gate(layer, kind, name, definition):
+                target[name] = definition
+                self._claim(f"{key}.{name}", layer.label)
+
+    def _hooks(self, layer: Layer, value: dict[str, Any]) -> None:
+        target = self.data.setdefault("hooks", {})
+        for event, entries in value.items():
+            for raw in entries:
+                hook = HookSpec.model_validate(raw).model_dump(mode="json", exclude_defaults=True)
+                definition = {"event": event, **hook}
+                name = f"{event}:{definition_hash(definition)[:8]}"
+                if hook in target.get(event, []) or not self._gate(layer, "hook", name, definition):
+                    continue
+                self._append(f"hooks.{event}", hook, layer.label, target, event)
+
+    def _append(
+        self, dotted: str, item: Any, label: str, target: dict[str, Any] | None = None, key: str | None = None
+    ) -> None:
+        target = self.data if target is None else target
+        items = target.setdefault(key or dotted, [])
+        if item not in items:
+            items.append(copy.deepcopy(item))
+            self.sources[f"{dotted}.{len(items) - 1}"] = label
+
+    def _set(self, target: dict[str, Any], key: str, value: Any, dotted: str, label: str) -> None:
+        """Later layers win; objects merge key by key so each leaf keeps its own source."""
+        if isinstance(value, dict):
+            if not isinstance(target.get(key), dict):
+                target[key] = {}
+                self._claim(dotted, None if value else label)
+            for sub, item in value.items():
+                self._set(target[key], sub, item, f"{dotted}.{sub}", label)
+        else:
+            target[key] = copy.deepcopy(value)
+            self._claim(dotted, label)
+
+    def _claim(self, dotted: str, label: str | None) -> None:
+        """Record `dotted` as set by `label`, forgetting sources of anything it replaced."""
+        for stale in [k for k in self.sources if k.startswith(dotted + ".")]:
+            del self.sources[stale]
+        if label is None:
+            self.sources.pop(dotted, None)
+        else:
+            self.sources[dotted] = label
+
+
+def _approvals(layers: list[Layer], raws: list[dict[str, Any]]) -> dict[str, dict[str, str]]:
+    merged: dict[str, dict[str, str]] = {}
+    for layer, raw in zip(layers, raws, strict=True):
+        if layer.trusted:
+            for kind, names in raw.get("approvals", {}).items():
+                merged.setdefault(kind, {}).update(names)
+    return merged
+
+
+def load_config(cwd: str | os.PathLike[str]) -> LoadedConfig:
+    """Merge the layers of `cwd`'s project, apply trust, and load the instruction files."""
+    cwd_path = Path(os.path.abspath(os.fspath(cwd)))
+    root = paths.project_root(cwd_path)
+    layers = config_layers(root)
+    errors: list[str] = []
+    raws = [_read_layer(layer, errors) for layer in layers]
+    merge = _Merge(_approvals(layers, raws))
+    for layer, raw in zip(layers, raws, strict=True):
+        merge.add(layer, raw)
+    try:
+        config = Config.model_validate(merge.data)
+    except ValidationError as exc:  # each layer was valid alone; guard the combination anyway
+        errors.append(f"The merged configuration is invalid ({exc.error_count()} problems); defaults are used.")
+        config = Config()
+    instructions = load_instructions(cwd_path)
+    return LoadedConfig(
+        config=config,
+        cwd=cwd_path,
+        root=root,
+        layers=layers,
+        sources=merge.sources,
+        errors=errors,
+        pending=merge.pending,
+        notices=merge.notices + instructions.notices,
+        instructions=instructions.render(),
+    )
+

@@ -1,0 +1,135 @@
+"""The merged configuration as pydantic models; unknown keys are kept, never rejected."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator
+
+from larik_jupyter.config.rules import RuleError, parse_rule
+
+
+def _check_rule(text: str) -> str:
+    try:
+        parse_rule(text)
+    except RuleError as exc:  # pydantic reports ValueErrors with their location
+        raise ValueError(str(exc)) from None
+    return text
+
+
+RuleText = Annotated[str, AfterValidator(_check_rule)]
+
+
+class _Open(BaseModel):
+    """A config object that keeps keys it does not know, so newer files load in older code."""
+
+    model_config = ConfigDict(extra="allow", protected_namespaces=())
+
+
+class ProviderSettings(_Open):
+    """Where a provider lives and which environment variable holds its key (never the key)."""
+
+    base_url: str | None = None
+    api_key_env: str | None = None
+
+
+class Permissions(_Open):
+    """Permission rules such as `bash(git status:*)`, `write(src/**)`, `mcp__github__*`."""
+
+    allow: list[RuleText] = Field(default_factory=list)
+    ask: list[RuleText] = Field(default_factory=list)
+    deny: list[RuleText] = Field(default_factory=list)
+
+
+class McpServer(_Open):
+    """An MCP server: a local command (stdio) or a URL (http/sse)."""
+
+    command: str | None = None
+    args: list[str] = Field(default_factory=list)
+    env: dict[str, str] = Field(default_factory=dict)
+    url: str | None = None
+    type: str | None = None
+
+
+class HookSpec(_Open):
+    """A shell command run on an agent event; `matcher` selects tool names (empty: all)."""
+
+    matcher: str = ""
+    command: str
+    timeout: float | None = None
+
+
+class LspServer(_Open):
+    """A language server started for files matching `patterns` or `languages`."""
+
+    command: str
+    args: list[str] = Field(default_factory=list)
+    env: dict[str, str] = Field(default_factory=dict)
+    patterns: list[str] = Field(default_factory=list)
+    languages: list[str] = Field(default_factory=list)
+    initializationOptions: dict[str, Any] = Field(default_factory=dict)
+
+
+class Compaction(_Open):
+    """When to compact: at `threshold` of the context window, or at `max_tokens` if set."""
+
+    enabled: bool = True
+    threshold: float = Field(default=0.8, gt=0, le=1)
+    max_tokens: int | None = Field(default=None, gt=0)
+
+
+class Config(_Open):
+    """The effective configuration after merging the layers and applying trust."""
+
+    model: str | None = None
+    providers: dict[str, ProviderSettings] = Field(default_factory=dict)
+    checkpoint_retention_days: int = Field(default=7, ge=0)
+    permissions: Permissions = Field(default_factory=Permissions)
+    checkpoint_paths: list[str] = Field(default_factory=list)
+    mcpServers: dict[str, McpServer] = Field(default_factory=dict)
+    hooks: dict[str, list[HookSpec]] = Field(default_factory=dict)
+    lspServers: dict[str, LspServer] = Field(default_factory=dict)
+    compaction: Compaction = Field(default_factory=Compaction)
+    max_steps: int = Field(default=40, gt=0)
+    max_subagents: int = Field(default=4, ge=0)
+    debug: bool = False
+    # kind ("mcp", "hook", "allow-rule", "lsp") -> name -> sha256 of the approved definition.
+    approvals: dict[str, dict[str, str]] = Field(default_factory=dict)
+
+    @field_validator("hooks", mode="before")
+    @classmethod
+    def _flatten_hooks(cls, value: Any) -> Any:
+        return flatten_hooks(value)
+
+    @property
+    def mcp_servers(self) -> dict[str, McpServer]:
+        """`mcpServers` under its Python spelling."""
+        return self.mcpServers
+
+    @property
+    def lsp_servers(self) -> dict[str, LspServer]:
+        """`lspServers` under its Python spelling."""
+        return self.lspServers
+
+
+def flatten_hooks(value: Any) -> Any:
+    """Accept Claude's nested hook form `{matcher, hooks: [{type, command, timeout}]}` too."""
+    if not isinstance(value, dict):
+        return value
+    flat: dict[str, Any] = {}
+    for event, entries in value.items():
+        if not isinstance(entries, list):
+            flat[event] = entries
+            continue
+        flat[event] = []
+        for entry in entries:
+            if isinstance(entry, dict) and isinstance(entry.get("hooks"), list):
+                for inner in entry["hooks"]:
+                    if isinstance(inner, dict):
+                        inner = {k: v for k, v in inner.items() if k != "type"}
+                        flat[event].append({"matcher": entry.get("matcher", ""), **inner})
+                    else:
+                        flat[event].append(inner)
+            else:
+                flat[event].append(entry)
+    return flat

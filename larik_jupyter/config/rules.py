@@ -1,0 +1,261 @@
+"""Permission rules: `tool` or `tool(pattern)`, and the allow/ask/deny decision for a tool call.
+
+A rule names a tool (fnmatch wildcards allowed, case-insensitive, so Claude's `Bash(...)` works)
+and optionally an argument pattern:
+
+- `bash(PATTERN)`: `PATTERN:*` allows any command starting with those words; `*` matches every
+  command; anything else is a glob over the command's words. A chain (`a && b; c | d`) is
+  covered only when every command in it is; prefix and glob patterns never cover a command
+  with `$(...)`, backticks or process substitution.
+- file tools (`read(src/**)`, `write(*.md)`, …): gitignore-style glob against the `path` input
+  relative to the project root; a pattern starting with `/` or `~/` is an absolute path.
+- `python(PATTERN)`: a glob over the code.
+- any other tool: only the tool name is matched; a pattern other than `*` never matches.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from fnmatch import fnmatchcase
+from functools import lru_cache
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+import pathspec
+
+from larik_jupyter import paths
+from larik_jupyter.errors import LarikError
+
+if TYPE_CHECKING:
+    from larik_jupyter.config.layers import LoadedConfig
+    from larik_jupyter.config.model import Config
+
+Decision = Literal["allow", "ask", "deny"]
+
+FILE_TOOLS = frozenset({"read", "write", "edit", "multi_edit", "glob", "grep", "ls", "notebook_edit"})
+_ALIASES = {"multiedit": "multi_edit", "notebookedit": "notebook_edit"}
+_PATH_KEYS = ("path", "file_path", "notebook_path")
+_RULE = re.compile(r"^([^()\s]+)(?:\((.*)\))?$", re.S)
+_SUBSTITUTION = ("$(", "`")
+# Parentheses split too, so the commands inside `$(...)`, `<(...)` and subshells are checked.
+_SEPARATOR_CHARS = frozenset(";&|\n()")
+_GLOB_CHARS = frozenset("*?[")
+
+
+class RuleError(LarikError):
+    """A permission rule that cannot be parsed."""
+
+
+def _tool_key(name: str) -> str:
+    lowered = name.strip().lower()
+    return _ALIASES.get(lowered, lowered)
+
+
+def _tokens(command: str) -> list[str]:
+    """Shell words and control operators; quotes are honoured, newlines separate commands."""
+    lexer = shlex.shlex(command, posix=True, punctuation_chars=";&|<>()\n")
+    lexer.whitespace = " \t\r"
+    lexer.whitespace_split = True
+    # A `#` mid-word is not a comment in bash; treating none as comments is the safe side.
+    lexer.commenters = ""
+    try:
+        return list(lexer)
+    except ValueError:  # unbalanced quotes: fall back to plain words
+        return command.split()
+
+
+def _is_separator(token: str) -> bool:
+    return bool(token) and set(token) <= _SEPARATOR_CHARS
+
+
+def _segments(command: str) -> list[list[str]]:
+    """The simple commands of a chain, each as its list of words."""
+    segments: list[list[str]] = [[]]
+    for token in _tokens(command):
+        if _is_separator(token):
+            segments.append([])
+        else:
+            segments[-1].append(token)
+    return [s for s in segments if s] or [[]]
+
+
+@dataclass(frozen=True)
+class _Call:
+    """A tool call reduced to what rules look at."""
+
+    tool: str
+    command: str | None = None
+    segments: tuple[tuple[str, ...], ...] = ()
+    relative: str | None = None  # path relative to the project root; None when outside it
+    absolute: str | None = None
+    code: str | None = None
+
+    @classmethod
+    def of(cls, tool_name: str, tool_input: Mapping[str, Any], root: Path, cwd: Path) -> _Call:
+        tool = _tool_key(tool_name)
+        if tool == "bash":
+            command = str(tool_input.get("command", ""))
+            return cls(tool, command=command, segments=tuple(tuple(s) for s in _segments(command)))
+        if tool == "python":
+            return cls(tool, code=str(tool_input.get("code", "")))
+        if tool in FILE_TOOLS:
+            raw = next((tool_input[k] for k in _PATH_KEYS if isinstance(tool_input.get(k), str)), ".")
+            absolute = os.path.normpath(os.path.join(cwd, os.path.expanduser(raw)))
+            try:
+                relative: str | None = Path(absolute).relative_to(root).as_posix()
+            except ValueError:
+                relative = None
+            return cls(tool, relative=relative, absolute=Path(absolute).as_posix())
+        return cls(tool)
+
+
+@dataclass(frozen=True)
+class Rule:
+    """One parsed permission rule."""
+
+    text: str
+    tool: str
+    pattern: str | None = None
+
+    def matches(
+        self,
+        tool_name: str,
+        tool_input: Mapping[str, Any],
+        *,
+        root: str | os.PathLike[str] | None = None,
+        cwd: str | os.PathLike[str] | None = None,
+    ) -> bool:
+        """Whether this rule covers the whole call (for bash: every command of a chain)."""
+        call = _call(tool_name, tool_input, root, cwd)
+        if not self._names(call):
+            return False
+        if call.tool == "bash" and self.pattern not in (None, "*"):
+            return self._whole_command(call) or all(self._segment(s) for s in call.segments)
+        return self._argument(call)
+
+    def touches(self, call: _Call) -> bool:
+        """Whether this rule applies to any part of the call; how deny and ask rules match."""
+        if not self._names(call):
+            return False
+        if call.tool == "bash" and self.pattern not in (None, "*"):
+            return self._whole_command(call) or any(self._segment(s) for s in call.segments)
+        return self._argument(call)
+
+    def _names(self, call: _Call) -> bool:
+        return fnmatchcase(call.tool, self.tool)
+
+    def _whole_command(self, call: _Call) -> bool:
+        """An exact rule for the whole command, as an "always allow" answer stores it."""
+        assert self.pattern is not None and call.command is not None
+        return not self.pattern.endswith(":*") and _tokens(self.pattern) == _tokens(call.command)
+
+    def _segment(self, words: tuple[str, ...]) -> bool:
+        assert self.pattern is not None
+        # A quoted `"$(...)"` or a backtick stays inside one word, yet the shell runs it.
+        if any(mark in word for word in words for mark in _SUBSTITUTION):
+            return False
+        joined = " ".join(words)
+        if self.pattern.endswith(":*"):
+            prefix = _tokens(self.pattern[:-2])
+            return bool(prefix) and list(words[: len(prefix)]) == prefix
+        wanted = " ".join(_tokens(self.pattern))
+        if _GLOB_CHARS.isdisjoint(self.pattern):
+            return joined == wanted
+        return fnmatchcase(joined, wanted)
+
+    def _argument(self, call: _Call) -> bool:
+        pattern = self.pattern
+        if pattern is None or pattern == "*":
+            return True
+        if call.tool in FILE_TOOLS:
+            return _path_matches(pattern, call)
+        if call.tool == "python":
+            return call.code is not None and fnmatchcase(call.code, pattern)
+        return False
+
+
+def _path_matches(pattern: str, call: _Call) -> bool:
+    if pattern == "**":
+        return True
+    if pattern.startswith(("/", "~/")):
+        absolute = os.path.expanduser(pattern).lstrip("/")
+        return call.absolute is not None and _glob(absolute, call.absolute.lstrip("/"))
+    return bool(call.relative) and call.relative != "." and _glob(pattern, call.relative or "")
+
+
+@lru_cache(maxsize=512)
+def _spec(pattern: str) -> pathspec.GitIgnoreSpec:
+    return pathspec.GitIgnoreSpec.from_lines([pattern])
+
+
+def _glob(pattern: str, path: str) -> bool:
+    return _spec(pattern).match_file(path)
+
+
+@lru_cache(maxsize=1024)
+def parse_rule(text: str) -> Rule:
+    """Parse `tool` or `tool(pattern)`; raise RuleError naming the rule when it is malformed."""
+    found = _RULE.match(text.strip()) if isinstance(text, str) else None
+    if not found or not found.group(1):
+        raise RuleError(
+            f"Permission rule {text!r} is malformed; write a tool name with an optional "
+            "argument pattern, e.g. `bash(git status:*)` or `write(src/**)`."
+        )
+    tool, pattern = found.group(1), found.group(2)
+    if pattern is not None and not pattern.strip():
+        pattern = None
+    return Rule(text=text, tool=_tool_key(tool), pattern=pattern.strip() if pattern else None)
+
+
+def _call(
+    tool_name: str,
+    tool_input: Mapping[str, Any],
+    root: str | os.PathLike[str] | None,
+    cwd: str | os.PathLike[str] | None,
+) -> _Call:
+    cwd_path = Path(os.path.abspath(cwd if cwd is not None else os.getcwd()))
+    root_path = Path(os.path.abspath(root)) if root is not None else paths.project_root(cwd_path)
+    return _Call.of(tool_name, tool_input, root_path, cwd_path)
+
+
+def _allowed(call: _Call, rules: Iterable[Rule]) -> bool:
+    """Every command of a bash chain must be covered, possibly by different allow rules."""
+    named = [r for r in rules if r._names(call)]
+    if call.tool != "bash":
+        return any(r._argument(call) for r in named)
+    if any(r.pattern in (None, "*") or r._whole_command(call) for r in named):
+        return True
+    return all(any(r._segment(s) for r in named) for s in call.segments)
+
+
+def decide(
+    config: Config | LoadedConfig,
+    tool_name: str,
+    tool_input: Mapping[str, Any],
+    *,
+    root: str | os.PathLike[str] | None = None,
+    cwd: str | os.PathLike[str] | None = None,
+) -> Decision | None:
+    """The configured decision for a call: deny beats ask beats allow; None when no rule applies.
+
+    Given a LoadedConfig, paths are resolved against its working directory and project root.
+    """
+    from larik_jupyter.config.model import Config
+
+    if not isinstance(config, Config):
+        root = config.root if root is None else root
+        cwd = config.cwd if cwd is None else cwd
+        config = config.config
+    call = _call(tool_name, tool_input, root, cwd)
+    permissions = config.permissions
+    if any(parse_rule(text).touches(call) for text in permissions.deny):
+        return "deny"
+    if any(parse_rule(text).touches(call) for text in permissions.ask):
+        return "ask"
+    if _allowed(call, (parse_rule(text) for text in permissions.allow)):
+        return "allow"
+    return None
