@@ -47,7 +47,7 @@ class BashTool(Tool):
         command: str = args["command"]
         if not command.strip():
             raise ToolError("The command is empty; pass a shell command to run.")
-        timeout = args.get("timeout") or DEFAULT_TIMEOUT
+        timeout = DEFAULT_TIMEOUT if args.get("timeout") is None else args["timeout"]
         if not 0 < timeout <= MAX_TIMEOUT:
             raise ToolError(f"timeout must be between 0 and {MAX_TIMEOUT} seconds, got {timeout}.")
         targets = sorted(

@@ -41,8 +41,8 @@ class ReadTool(Tool):
 
     def execute(self, env: Env, args: dict[str, Any]) -> ToolResult:
         path = env.resolve(args["path"])
-        offset = args.get("offset") or 1
-        limit = args.get("limit") or DEFAULT_LIMIT
+        offset = 1 if args.get("offset") is None else args["offset"]
+        limit = DEFAULT_LIMIT if args.get("limit") is None else args["limit"]
         if offset < 1 or limit < 1:
             raise ToolError("offset and limit must be at least 1; line numbers start at 1.")
         lines = _lines(read_text(env, path))

@@ -146,7 +146,7 @@ class GrepTool(Tool):
             files = [target]
         hits: list[str] = []
         more = 0
-        for path in files:
+        for path in sorted(files):
             shown = _shown(env, path)
             for number, line in _matching_lines(path, regex):
                 if len(hits) >= MAX_GREP:

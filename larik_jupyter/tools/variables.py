@@ -30,9 +30,9 @@ def user_variables(namespace: dict[str, Any]) -> list[tuple[str, Any]]:
 
 def _type_name(value: object) -> str:
     cls = type(value)
-    if cls.__module__ == "builtins":
-        return cls.__qualname__
-    return f"{cls.__module__.split('.')[0]}.{cls.__qualname__}"
+    if cls.__module__ in ("builtins", "__main__"):
+        return cls.__name__
+    return f"{cls.__module__.split('.')[0]}.{cls.__name__}"
 
 
 def describe(value: object) -> str:

@@ -1,0 +1,164 @@
+"""python and inspect_variables against a plain dict namespace, as a kernel's user namespace."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from pathlib import Path
+from typing import Any
+
+from larik_jupyter.tools import Env, ToolResult, default_tools
+from larik_jupyter.tools.kernel import PythonTool
+
+
+def kernel_env(tmp_path: Path, namespace: dict[str, Any], shown: list[object] | None = None) -> Env:
+    return Env(
+        cwd=tmp_path,
+        root=tmp_path,
+        before_write=lambda p: None,
+        capture_paths=lambda ps: None,
+        namespace=namespace,
+        display=shown.append if shown is not None else None,
+    )
+
+
+def run_python(env: Env, code: str) -> ToolResult:
+    return default_tools(env)["python"].run(env, {"code": code})
+
+
+def test_stdout_stderr_and_last_expression(tmp_path: Path) -> None:
+    ns: dict[str, Any] = {"x": 20}
+    env = kernel_env(tmp_path, ns)
+    result = run_python(
+        env, "import sys\nprint('hi')\nprint('warn', file=sys.stderr)\ny = x + 1\n{'y': y}"
+    )
+    assert result.content == "hi\n[stderr]\nwarn\n{'y': 21}"
+    assert not result.is_error and ns["y"] == 21
+    assert run_python(env, "y * 2").content == "42"
+    assert run_python(env, "z = 1").content == "(no output)"
+
+
+def test_exception_gives_a_short_traceback_of_the_models_code(tmp_path: Path) -> None:
+    env = kernel_env(tmp_path, {})
+    result = run_python(env, "def f(n):\n    return 1 / n\n\nprint('before')\nf(0)")
+    assert result.is_error
+    lines = result.content.splitlines()
+    assert lines[0] == "before"
+    assert lines[1] == "Traceback (most recent call last):"
+    assert "    return 1 / n" in lines
+    assert lines[-1] == "ZeroDivisionError: division by zero"
+    assert "kernel.py" not in result.content
+
+
+def test_syntax_error_is_an_error_result(tmp_path: Path) -> None:
+    result = run_python(kernel_env(tmp_path, {}), "x = (1,\n")
+    assert result.is_error and "SyntaxError" in result.content
+
+
+class Chart:
+    def _repr_html_(self) -> str:
+        return "<b>chart</b>"
+
+    def __repr__(self) -> str:
+        return "Chart()"
+
+
+def test_rich_results_are_shown_to_the_user(tmp_path: Path) -> None:
+    shown: list[object] = []
+    env = kernel_env(tmp_path, {"Chart": Chart}, shown)
+    result = run_python(env, "Chart()")
+    assert len(shown) == 1 and isinstance(shown[0], Chart)
+    assert result.display is shown[0]
+    assert result.content == "Chart()\n[shown to the user as rich output]"
+    assert run_python(env, "'plain'").display is None and len(shown) == 1
+
+
+def test_kernel_tools_run_on_the_calling_thread(tmp_path: Path) -> None:
+    ns: dict[str, Any] = {"threading": threading}
+    env = kernel_env(tmp_path, ns)
+    tool = default_tools(env)["python"]
+    asyncio.run(tool.arun(env, {"code": "ident = threading.get_ident()"}))
+    assert ns["ident"] == threading.get_ident()
+
+
+def test_python_without_a_kernel_is_refused(tmp_path: Path) -> None:
+    env = Env(
+        cwd=tmp_path, root=tmp_path, before_write=lambda p: None, capture_paths=lambda ps: None
+    )
+    assert "python" not in default_tools(env)
+    result = PythonTool().run(env, {"code": "1"})
+    assert result.is_error and "needs a live kernel" in result.content
+
+
+class FakeDtypes:
+    def __init__(self, pairs: list[tuple[str, str]]) -> None:
+        self.pairs = pairs
+
+    def items(self) -> list[tuple[str, str]]:
+        return self.pairs
+
+
+class FakeFrame:
+    """Looks like a pandas DataFrame: shape, columns, dtypes."""
+
+    shape = (3, 2)
+    columns = ["name", "age"]
+    dtypes = FakeDtypes([("name", "object"), ("age", "int64")])
+
+    def __len__(self) -> int:
+        return 3
+
+
+class FakeArray:
+    """Looks like a numpy ndarray: shape and dtype."""
+
+    shape = (2, 3)
+    dtype = "float64"
+
+
+def test_inspect_variables_lists_user_data_only(tmp_path: Path) -> None:
+    import json
+
+    ns: dict[str, Any] = {
+        "df": FakeFrame(),
+        "arr": FakeArray(),
+        "items": [1, 2, 3],
+        "name": "a" * 100,
+        "n": 7,
+        "json": json,
+        "helper": lambda: 1,
+        "Chart": Chart,
+        "_hidden": 1,
+        "In": [],
+        "Out": {},
+        "exit": object(),
+        "quit": object(),
+        "get_ipython": object(),
+    }
+    env = kernel_env(tmp_path, ns)
+    result = default_tools(env)["inspect_variables"].run(env, {})
+    assert result.content.splitlines() == [
+        f"arr: {__name__}.FakeArray, shape 2×3, dtype float64",
+        f"df: {__name__}.FakeFrame, shape 3×2, columns [name: object, age: int64]",
+        "items: list, len 3",
+        "n: int, = 7",
+        "name: str, = '" + "a" * 79 + "…",
+    ]
+
+
+def test_inspect_variables_survives_objects_that_raise(tmp_path: Path) -> None:
+    class Broken:
+        @property
+        def shape(self) -> tuple[int, ...]:
+            raise RuntimeError("lazy frame not loaded")
+
+    env = kernel_env(tmp_path, {"b": Broken()})
+    content = default_tools(env)["inspect_variables"].run(env, {}).content
+    assert (
+        content
+        == f"b: {__name__}.Broken (could not inspect: RuntimeError('lazy frame not loaded'))"
+    )
+    empty = kernel_env(tmp_path, {"_x": 1})
+    assert default_tools(empty)["inspect_variables"].run(empty, {}).content == (
+        "No user variables are defined in the kernel."
+    )
