@@ -1,0 +1,196 @@
+"""`larik-jupyter ls|show|export|check|fork|rewind|rm|tree`: sessions from a terminal."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+from larik_jupyter import paths
+from larik_jupyter.session import branch, catalog
+from larik_jupyter.session.export import export_markdown, render_markdown
+from larik_jupyter.session.reader import CorruptSessionError, load_entries
+from larik_jupyter.session.state import replay
+
+_ID_HELP = "a session id (YYYYMMDD-HHMMSS-xxxxxx; this directory's sessions are searched first) or the path of a session file"
+
+
+def _print_json(data: Any) -> None:
+    json.dump(data, sys.stdout, indent=2, ensure_ascii=False)
+    sys.stdout.write("\n")
+
+
+def _cmd_ls(args: argparse.Namespace) -> int:
+    items = catalog.list_sessions(args.cwd or os.getcwd())
+    if args.json:
+        _print_json([i.model_dump(mode="json") for i in items])
+        return 0
+    if not items:
+        print(f"No sessions for {os.path.abspath(args.cwd or os.getcwd())}.")
+        return 0
+    for i in items:
+        fork = f"  fork of {i.fork_of}@{i.fork_at}" if i.fork_of else ""
+        damage = "  DAMAGED (run `larik-jupyter check`)" if i.error else ""
+        cost = f"  ${i.cost:.2f}" if i.cost else ""
+        print(f"{i.id}  {i.message_count:>5} msgs  {i.size / 1024:>8.1f} KB{cost}{fork}{damage}  {i.first_prompt or ''}")
+    return 0
+
+
+def _cmd_show(args: argparse.Namespace) -> int:
+    path = catalog.resolve(args.id)
+    result = load_entries(path)
+    if args.json:
+        state = replay(result.entries)
+        _print_json(
+            {
+                "session": catalog.info(path).model_dump(mode="json"),
+                "prompt_indexes": state.prompt_indexes,
+                "entries": [result.entries.raw(i) for i in range(len(result.entries))],
+            }
+        )
+    else:
+        sys.stdout.write(render_markdown(path, result.entries))
+    return 0
+
+
+def _cmd_export(args: argparse.Namespace) -> int:
+    target = export_markdown(catalog.resolve(args.id), args.path, cwd=os.getcwd())
+    print(target)
+    return 0
+
+
+def _cmd_check(args: argparse.Namespace) -> int:
+    if args.id and args.all:
+        raise catalog.UnknownSessionError("Give either a session id or --all, not both.")
+    if args.id:
+        files = [catalog.resolve(args.id)]
+    elif args.all:
+        files = catalog.all_session_files()
+    else:
+        files = sorted(paths.sessions_dir(os.getcwd()).glob("*.jsonl"))
+    bad = 0
+    for path in files:
+        try:
+            result = load_entries(path)
+            for _ in result.entries:  # builds every model: the full schema check
+                pass
+        except CorruptSessionError as exc:
+            bad += 1
+            print(exc)
+            continue
+        torn = f", torn tail of {result.size - result.torn_tail} bytes" if result.torn_tail is not None else ""
+        print(f"ok {path} ({len(result.entries)} entries{torn})")
+    if not files:
+        print("No sessions to check.")
+    return 1 if bad else 0
+
+
+def _cmd_fork(args: argparse.Namespace) -> int:
+    src = catalog.resolve(args.id)
+    new = branch.fork(src, args.at)
+    print(f"{new.name.removesuffix('.jsonl')}\n{new}")
+    return 0
+
+
+def _cmd_rewind(args: argparse.Namespace) -> int:
+    new, prompt = branch.rewind(catalog.resolve(args.id), args.n)
+    print(f"{new.name.removesuffix('.jsonl')}\n{new}\nPrompt {args.n} was:\n{prompt}")
+    return 0
+
+
+def _cmd_rm(args: argparse.Namespace) -> int:
+    path = catalog.delete(args.id)
+    print(f"Deleted {path.name.removesuffix('.jsonl')} ({path})")
+    return 0
+
+
+def _print_tree(nodes: list[branch.TreeNode], indent: str = "") -> None:
+    for node in nodes:
+        at = f" (fork at message {node.fork_at})" if node.fork_of else ""
+        flags = "".join(
+            [" [interrupted]" if node.interrupted else "", " [damaged]" if node.error else ""]
+        )
+        print(f"{indent}{node.id}{at}{flags}")
+        for n, prompt in enumerate(node.prompts, 1):
+            print(f"{indent}  {n}. [{prompt.index}] {prompt.first_line}")
+        _print_tree(node.children, indent + "    ")
+
+
+def _cmd_tree(args: argparse.Namespace) -> int:
+    roots = branch.fork_tree(args.cwd or os.getcwd())
+    if args.json:
+        _print_json([n.model_dump(mode="json") for n in roots])
+    elif not roots:
+        print(f"No sessions for {os.path.abspath(args.cwd or os.getcwd())}.")
+    else:
+        _print_tree(roots)
+    return 0
+
+
+def _non_negative(text: str) -> int:
+    value = int(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError("must be 0 or more")
+    return value
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add the session commands to the `larik-jupyter` parser."""
+    p = sub.add_parser("ls", help="list the sessions of a working directory, newest first")
+    p.add_argument("--cwd", type=Path, help="working directory (default: the current one)")
+    p.add_argument("--json", action="store_true", help="print JSON for scripts")
+    p.set_defaults(func=_cmd_ls)
+
+    p = sub.add_parser("show", help="print a session's transcript as Markdown")
+    p.add_argument("id", metavar="ID", help=_ID_HELP)
+    p.add_argument("--json", action="store_true", help="print the summary and raw entries as JSON")
+    p.set_defaults(func=_cmd_show)
+
+    p = sub.add_parser(
+        "export",
+        help="write a session's transcript as Markdown",
+        description="Write the transcript as Markdown to PATH, or to ./.larik/exports/<id>.md. Never overwrites.",
+    )
+    p.add_argument("id", metavar="ID", help=_ID_HELP)
+    p.add_argument("path", metavar="PATH", nargs="?", help="output file (refused if it exists)")
+    p.set_defaults(func=_cmd_export)
+
+    p = sub.add_parser(
+        "check",
+        help="validate session files; exits 1 naming the line of any damage",
+        description="Validate one session, this directory's sessions (default), or all sessions (--all).",
+    )
+    p.add_argument("id", metavar="ID", nargs="?", help=_ID_HELP)
+    p.add_argument("--all", action="store_true", help="check every session of every directory")
+    p.set_defaults(func=_cmd_check)
+
+    p = sub.add_parser(
+        "fork",
+        help="branch a session into a new one; prints the new id and path",
+        description="Copy the first N messages into a new session. N must be a turn boundary: "
+        "the end, or the message index of a prompt (see `larik-jupyter tree`). The source is not touched.",
+    )
+    p.add_argument("id", metavar="ID", help=_ID_HELP)
+    p.add_argument("--at", metavar="N", type=_non_negative, help="message index to fork at (default: the end)")
+    p.set_defaults(func=_cmd_fork)
+
+    p = sub.add_parser(
+        "rewind",
+        help="branch just before prompt N and print that prompt for editing",
+        description="Branch just before prompt N (1-based, as numbered by `larik-jupyter tree`).",
+    )
+    p.add_argument("id", metavar="ID", help=_ID_HELP)
+    p.add_argument("n", metavar="N", type=int, help="prompt number, 1 for the first prompt")
+    p.set_defaults(func=_cmd_rewind)
+
+    p = sub.add_parser("rm", help="delete a session with its subagent transcripts, traces and checkpoints")
+    p.add_argument("id", metavar="ID", help=_ID_HELP)
+    p.set_defaults(func=_cmd_rm)
+
+    p = sub.add_parser("tree", help="show which session forked from which, with each session's prompts")
+    p.add_argument("--cwd", type=Path, help="working directory (default: the current one)")
+    p.add_argument("--json", action="store_true", help="print JSON for scripts")
+    p.set_defaults(func=_cmd_tree)

@@ -1,0 +1,160 @@
+"""Branches: fork a session at a turn boundary, rewind before a prompt, and the fork tree."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import orjson
+from pydantic import BaseModel, Field
+
+from larik_jupyter import paths
+from larik_jupyter.errors import LarikError
+from larik_jupyter.session.entry import Entry, Meta
+from larik_jupyter.session.reader import is_prompt_raw, load_entries, prefix_boundary, session_id_of
+from larik_jupyter.session.state import replay
+from larik_jupyter.session.store import encode, write_new_file
+
+
+class BranchError(LarikError):
+    """A fork or rewind that cannot be made where it was asked for."""
+
+
+def _boundaries(prompts: list[int], end: int | None) -> list[int]:
+    return sorted({*prompts, *(() if end is None else (end,))})
+
+
+def fork(src_path: str | os.PathLike[str], keep: int | None = None) -> Path:
+    """Copy the first `keep` messages of a session (default: all) into a new session beside it.
+
+    `keep` must be a turn boundary: the end, or the index of a prompt. Compaction entries among
+    the kept messages come along (unknown keys intact); usage does not. The source is only read.
+    A corrupt source can still be forked up to a boundary of its valid prefix.
+    """
+    src = Path(src_path)
+    result = load_entries(src, prefix=True)
+    entries = result.entries
+    if not len(entries):
+        assert result.error is not None
+        raise result.error
+    prompts: list[int] = []
+    count = 0
+    for index in range(1, len(entries)):
+        d = entries.raw(index)
+        if d["type"] == "message":
+            if is_prompt_raw(d["message"]):
+                prompts.append(count)
+            count += 1
+    end = count if result.error is None else prefix_boundary([entries.raw(i) for i in range(len(entries))])
+    boundaries = _boundaries(prompts, end)
+    if keep is None:
+        if end is None:  # pragma: no cover - a non-empty prefix always has a boundary
+            raise BranchError(f"{src} has no turn boundary to fork at.")
+        keep = end
+    if keep not in boundaries:
+        below = [b for b in boundaries if b < keep]
+        above = [b for b in boundaries if b > keep]
+        near = " or ".join(str(b) for b in (below[-1:] + above[:1]))
+        damaged = f" (the file is damaged at line {result.error.line})" if result.error else ""
+        raise BranchError(
+            f"Cannot fork {session_id_of(src)} at message {keep}: it is not a turn boundary{damaged}; "
+            f"the nearest valid boundaries are {near}."
+        )
+
+    meta_raw = entries.raw(0)["meta"]
+    meta = Meta(
+        cwd=meta_raw["cwd"],
+        provider=meta_raw.get("provider"),
+        model=meta_raw.get("model"),
+        fork_of=session_id_of(src),
+        fork_at=keep,
+    )
+    meta_data, meta_line = encode(Entry(type="meta", meta=meta))
+    chunks = [meta_line]
+    parent = meta_data["id"]
+    copied = 0
+    for index in range(1, len(entries)):
+        d = entries.raw(index)
+        kind = d["type"]
+        if kind == "message":
+            if copied == keep:
+                break
+            copied += 1
+        elif kind != "compaction":
+            continue
+        line = dict(d)
+        line["parent_id"] = parent
+        parent = line["id"]
+        chunks.append(orjson.dumps(line) + b"\n")
+    dest = src.parent / f"{paths.new_session_id()}.jsonl"
+    write_new_file(dest, b"".join(chunks))
+    return dest
+
+
+def rewind(src_path: str | os.PathLike[str], n: int) -> tuple[Path, str]:
+    """Branch just before prompt `n` (1-based); returns the new file and that prompt's text."""
+    src = Path(src_path)
+    state = replay(load_entries(src).entries)
+    prompts = state.prompt_indexes
+    if not 1 <= n <= len(prompts):
+        raise BranchError(
+            f"Session {session_id_of(src)} has {len(prompts)} prompt(s); choose a prompt number from 1 to {len(prompts)}."
+        )
+    index = prompts[n - 1]
+    return fork(src, index), state.all[index].text()
+
+
+class PromptInfo(BaseModel):
+    """One prompt of a session: its message index, first line and time."""
+
+    index: int
+    first_line: str
+    time: str | None = None
+
+
+class TreeNode(BaseModel):
+    """One session in a working directory's fork tree."""
+
+    id: str
+    path: str
+    fork_of: str | None = None
+    fork_at: int | None = None
+    prompts: list[PromptInfo] = Field(default_factory=list)
+    interrupted: str | None = None
+    compactions: list[int] = Field(default_factory=list)
+    error: str | None = None
+    children: list[TreeNode] = Field(default_factory=list)
+
+
+def first_line(text: str, limit: int = 120) -> str:
+    """The first non-empty line of `text`, cut to `limit` characters."""
+    line = next((part.strip() for part in text.splitlines() if part.strip()), "")
+    return line if len(line) <= limit else line[: limit - 1] + "…"
+
+
+def _node(path: Path) -> TreeNode:
+    result = load_entries(path, prefix=True)
+    node = TreeNode(id=session_id_of(path), path=str(path))
+    if result.error is not None:
+        node.error = str(result.error)
+    if not len(result.entries):
+        return node
+    state = replay(result.entries)
+    node.fork_of, node.fork_at = state.meta.fork_of, state.meta.fork_at
+    node.interrupted = state.interrupted
+    node.compactions = list(state.compactions)
+    for index in state.prompt_indexes:
+        raw = result.entries.raw(state.entry_indexes[index])
+        node.prompts.append(PromptInfo(index=index, first_line=first_line(state.all[index].text()), time=raw.get("time")))
+    return node
+
+
+def fork_tree(cwd: str | os.PathLike[str]) -> list[TreeNode]:
+    """The sessions of `cwd` as a forest: each branch under the session it forked from, oldest first."""
+    folder = paths.sessions_dir(cwd)
+    nodes = {n.id: n for n in (_node(p) for p in sorted(folder.glob("*.jsonl")))} if folder.is_dir() else {}
+    roots: list[TreeNode] = []
+    for node in nodes.values():
+        parent = nodes.get(node.fork_of) if node.fork_of else None
+        (parent.children if parent is not None and parent is not node else roots).append(node)
+    return roots

@@ -1,0 +1,128 @@
+"""Finding sessions: list a working directory's sessions, the latest one, resolve ids, delete."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from datetime import datetime
+from pathlib import Path
+
+from pydantic import BaseModel
+
+from larik_jupyter import paths
+from larik_jupyter.errors import LarikError
+from larik_jupyter.llm.messages import Usage
+from larik_jupyter.session.branch import first_line
+from larik_jupyter.session.reader import load_entries, session_id_of
+from larik_jupyter.session.state import replay
+from larik_jupyter.session.store import acquire_lock, lock_path
+
+
+class UnknownSessionError(LarikError):
+    """No session matches the id or path the user gave."""
+
+
+class SessionInfo(BaseModel):
+    """One line of a session listing. `error` is set when the file is damaged."""
+
+    id: str
+    path: str
+    time: str
+    first_prompt: str | None = None
+    message_count: int = 0
+    fork_of: str | None = None
+    fork_at: int | None = None
+    size: int = 0
+    usage: Usage = Usage()
+    cost: float | None = None
+    interrupted: str | None = None
+    error: str | None = None
+
+
+def _time_of(path: Path) -> str:
+    try:
+        return datetime.strptime(session_id_of(path)[:15], "%Y%m%d-%H%M%S").isoformat()
+    except ValueError:
+        return datetime.fromtimestamp(path.stat().st_mtime).isoformat(timespec="seconds")
+
+
+def info(path: str | os.PathLike[str]) -> SessionInfo:
+    """Summarize one session file (a damaged one too: what precedes the damage)."""
+    path = Path(path)
+    result = load_entries(path, prefix=True)
+    item = SessionInfo(id=session_id_of(path), path=str(path), time=_time_of(path), size=result.size)
+    if result.error is not None:
+        item.error = str(result.error)
+    if len(result.entries):
+        state = replay(result.entries)
+        item.fork_of, item.fork_at = state.meta.fork_of, state.meta.fork_at
+        item.message_count = len(state.all)
+        item.usage, item.cost, item.interrupted = state.usage, state.cost, state.interrupted
+        if state.prompt_indexes:
+            item.first_prompt = first_line(state.all[state.prompt_indexes[0]].text())
+    return item
+
+
+def _session_files(folder: Path) -> list[Path]:
+    return [p for p in folder.glob("*.jsonl") if paths.is_session_id(session_id_of(p))] if folder.is_dir() else []
+
+
+def list_sessions(cwd: str | os.PathLike[str]) -> list[SessionInfo]:
+    """The sessions of working directory `cwd`, newest first."""
+    items = [info(p) for p in _session_files(paths.sessions_dir(cwd))]
+    return sorted(items, key=lambda i: (i.time, i.id), reverse=True)
+
+
+def latest(cwd: str | os.PathLike[str]) -> SessionInfo | None:
+    """The newest session of `cwd` (what `--continue` resumes), or None."""
+    files = _session_files(paths.sessions_dir(cwd))
+    if not files:
+        return None
+    return info(max(files, key=lambda p: (_time_of(p), p.name)))
+
+
+def all_session_files() -> list[Path]:
+    """Every top-level session file of every working directory."""
+    root = paths.sessions_root()
+    if not root.is_dir():
+        return []
+    return sorted(p for folder in root.iterdir() for p in _session_files(folder))
+
+
+def resolve(id_or_path: str | os.PathLike[str], cwd: str | os.PathLike[str] | None = None) -> Path:
+    """The transcript a session id or file path names; ids are looked up in `cwd`'s folder first."""
+    text = os.fspath(id_or_path)
+    if paths.is_session_id(text):
+        here = paths.sessions_dir(cwd if cwd is not None else os.getcwd()) / f"{text}.jsonl"
+        if here.is_file():
+            return here
+        root = paths.sessions_root()
+        found = sorted(root.glob(f"*/{text}.jsonl")) if root.is_dir() else []
+        if found:
+            return found[0]
+        raise UnknownSessionError(
+            f"No session with id {text}; list this directory's sessions with `larik-jupyter ls` "
+            "(or `larik-jupyter ls --cwd DIR` for another directory)."
+        )
+    path = Path(text).expanduser()
+    if path.is_file():
+        return path
+    raise UnknownSessionError(
+        f"{text!r} is neither a session id (YYYYMMDD-HHMMSS-xxxxxx) nor an existing session file; "
+        "list sessions with `larik-jupyter ls`."
+    )
+
+
+def delete(id_or_path: str | os.PathLike[str], cwd: str | os.PathLike[str] | None = None) -> Path:
+    """Remove a session: its transcript, `-agents/`, `.trace/` and checkpoints. Refuses while it is open."""
+    path = resolve(id_or_path, cwd)
+    sid = session_id_of(path)
+    lock_fd = acquire_lock(path)
+    try:
+        for extra in (path.with_name(f"{sid}-agents"), path.with_name(f"{sid}.trace"), paths.checkpoints_dir(sid)):
+            shutil.rmtree(extra, ignore_errors=True)
+        path.unlink(missing_ok=True)
+        lock_path(path).unlink(missing_ok=True)
+    finally:
+        os.close(lock_fd)
+    return path

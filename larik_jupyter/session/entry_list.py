@@ -1,0 +1,142 @@
+"""Lazily materialized entries and message views over one decoded session file.
+
+Building pydantic models for every line dominates resume time (measured: 3-5x the cost of
+decoding the JSON itself at 100k entries), so a loaded session keeps the decoded dicts,
+which the reader has already checked structurally, and builds each `Entry` on first
+access. Replay, listing and forking work on the dicts and never pay for models.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any, overload
+
+from pydantic import ValidationError
+
+from larik_jupyter.llm.messages import Message
+from larik_jupyter.session.entry import Entry
+
+
+class EntryList(Sequence[Entry]):
+    """The entries of one session file, in file order; `Entry` models are built on first access."""
+
+    def __init__(self, raw: list[dict[str, Any]], path: Path | None = None) -> None:
+        self._raw: list[dict[str, Any] | None] = list(raw)
+        self._built: list[Entry | None] = [None] * len(raw)
+        self._path = path
+
+    @classmethod
+    def of(cls, entries: Sequence[Entry]) -> EntryList:
+        """An EntryList over already built entries (e.g. from a caller's own list)."""
+        if isinstance(entries, EntryList):
+            return entries
+        result = cls([])
+        for entry in entries:
+            result.append(entry, entry.to_json())
+        return result
+
+    def __len__(self) -> int:
+        return len(self._built)
+
+    @overload
+    def __getitem__(self, index: int) -> Entry: ...
+    @overload
+    def __getitem__(self, index: slice) -> list[Entry]: ...
+    def __getitem__(self, index: int | slice) -> Entry | list[Entry]:
+        if isinstance(index, slice):
+            return [self._entry(i) for i in range(*index.indices(len(self)))]
+        if index < 0:
+            index += len(self)
+        if not 0 <= index < len(self):
+            raise IndexError(index)
+        return self._entry(index)
+
+    def __iter__(self) -> Iterator[Entry]:
+        for i in range(len(self)):
+            yield self._entry(i)
+
+    def raw(self, index: int) -> dict[str, Any]:
+        """The JSON object of entry `index` (unknown keys included); do not mutate it."""
+        data = self._raw[index]
+        if data is None:
+            built = self._built[index]
+            assert built is not None
+            return built.to_json()
+        return data
+
+    def append(self, entry: Entry, data: dict[str, Any]) -> None:
+        """Add an entry the caller has just written as `data`."""
+        self._raw.append(data)
+        self._built.append(entry)
+
+    def _entry(self, index: int) -> Entry:
+        built = self._built[index]
+        if built is None:
+            data = self._raw[index]
+            assert data is not None
+            try:
+                built = Entry.model_validate(data)
+            except ValidationError as exc:
+                # The reader's structural check mirrors the schema, so this is a gap in it;
+                # still report it the way every other corruption is reported.
+                from larik_jupyter.session.reader import CorruptSessionError
+
+                first = exc.errors()[0]
+                where = ".".join(str(p) for p in first["loc"])
+                raise CorruptSessionError(
+                    self._path or Path("<memory>"), index + 1, f"{where}: {first['msg']}"
+                ) from None
+            self._built[index] = built
+            self._raw[index] = None
+        return built
+
+
+class MessageView(Sequence[Message]):
+    """A read-only view of some message entries of an EntryList, optionally led by one extra message.
+
+    It grows as the session appends; slicing returns a plain list.
+    """
+
+    def __init__(self, entries: EntryList, indexes: list[int], start: int = 0, lead: Message | None = None):
+        self._entries = entries
+        self._indexes = indexes
+        self._start = start
+        self._lead = lead
+
+    def __len__(self) -> int:
+        return len(self._indexes) - self._start + (self._lead is not None)
+
+    @overload
+    def __getitem__(self, index: int) -> Message: ...
+    @overload
+    def __getitem__(self, index: slice) -> list[Message]: ...
+    def __getitem__(self, index: int | slice) -> Message | list[Message]:
+        if isinstance(index, slice):
+            return [self._at(i) for i in range(*index.indices(len(self)))]
+        if index < 0:
+            index += len(self)
+        if not 0 <= index < len(self):
+            raise IndexError(index)
+        return self._at(index)
+
+    def __iter__(self) -> Iterator[Message]:
+        for i in range(len(self)):
+            yield self._at(i)
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Sequence) and not isinstance(other, str | bytes):
+            return list(self) == list(other)
+        return NotImplemented
+
+    def __repr__(self) -> str:
+        return f"MessageView({len(self)} messages)"
+
+    def _at(self, index: int) -> Message:
+        if self._lead is not None:
+            if index == 0:
+                return self._lead
+            index -= 1
+        message = self._entries[self._indexes[self._start + index]].message
+        assert message is not None
+        return message

@@ -1,0 +1,143 @@
+"""Markdown export of the canonical transcript: every message, tool call and result, compaction
+markers and interrupted turns, rendered from the entries (never from a view's projection)."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from pathlib import Path
+
+from larik_jupyter.errors import LarikError
+from larik_jupyter.llm.messages import (
+    ImageBlock,
+    Message,
+    RedactedThinkingBlock,
+    TextBlock,
+    ThinkingBlock,
+    ToolResultBlock,
+    ToolUseBlock,
+)
+from larik_jupyter.session.entry_list import EntryList
+from larik_jupyter.session.reader import load_entries, session_id_of
+from larik_jupyter.session.state import replay
+
+
+class ExportExistsError(LarikError):
+    """Export never overwrites a file."""
+
+
+def _fence(text: str, lang: str = "") -> str:
+    longest = max((len(m) for m in re.findall(r"`{3,}", text)), default=2)
+    fence = "`" * (longest + 1)
+    return f"{fence}{lang}\n{text}\n{fence}"
+
+
+def _result_text(block: ToolResultBlock) -> str:
+    if isinstance(block.content, str):
+        return block.content
+    parts = []
+    for inner in block.content:
+        if isinstance(inner, TextBlock):
+            parts.append(inner.text)
+        elif isinstance(inner, ImageBlock):
+            parts.append("[image]")
+        else:
+            parts.append(json.dumps(inner.to_json(), ensure_ascii=False))
+    return "\n".join(parts)
+
+
+def _render_message(message: Message) -> list[str]:
+    out: list[str] = []
+    for block in message.content:
+        if isinstance(block, TextBlock):
+            out.append(block.text)
+        elif isinstance(block, ThinkingBlock):
+            out.append("\n".join(["> *Thinking*", ">", *(f"> {line}" for line in block.thinking.splitlines())]))
+        elif isinstance(block, RedactedThinkingBlock):
+            out.append("> *Thinking (redacted)*")
+        elif isinstance(block, ToolUseBlock):
+            payload = json.dumps(block.input, indent=2, ensure_ascii=False)
+            out.append(f"**Tool call** `{block.name}` (`{block.id}`)\n\n{_fence(payload, 'json')}")
+        elif isinstance(block, ToolResultBlock):
+            label = "**Tool error**" if block.is_error else "**Tool result**"
+            out.append(f"{label} for `{block.tool_use_id}`\n\n{_fence(_result_text(block))}")
+        elif isinstance(block, ImageBlock):
+            out.append(f"*[image: {block.source.get('media_type', 'unknown type')}]*")
+    if message.interrupted:
+        out.append("*⚠ Interrupted: this reply was cut short.*")
+    return out
+
+
+def render_markdown(path: Path, entries: EntryList) -> str:
+    """The Markdown transcript of a session's entries."""
+    state = replay(entries)
+    meta = state.meta
+    lines = [f"# Session {session_id_of(path)}", ""]
+    lines.append(f"- Directory: `{meta.cwd}`")
+    if meta.model:
+        lines.append(f"- Model: `{':'.join(filter(None, (meta.provider, meta.model)))}`")
+    if meta.fork_of:
+        lines.append(f"- Forked from `{meta.fork_of}` at message {meta.fork_at}")
+    if entries.raw(0).get("time"):
+        lines.append(f"- Started: {entries.raw(0)['time']}")
+    usage = state.usage
+    lines.append(f"- Tokens: {usage.input_tokens} in, {usage.output_tokens} out")
+    if state.cost is not None:
+        lines.append(f"- Cost: ${state.cost:.4f}")
+    turn = 0
+    for index in range(1, len(entries)):
+        entry = entries[index]
+        if entry.type == "compaction":
+            lines += ["", "---", "", "*Context compacted; the model continued from this summary:*", ""]
+            lines += [f"> {line}" for line in (entry.summary or "").splitlines()]
+        elif entry.type == "message" and entry.message is not None:
+            message = entry.message
+            if message.is_prompt():
+                turn += 1
+                heading = f"## {turn}. User"
+            elif message.role == "user":
+                heading = "### Tool results"
+            else:
+                heading = "### Assistant"
+            when = f" · {entry.time}" if entry.time else ""
+            lines += ["", f"{heading}{when}", ""]
+            lines.append("\n\n".join(_render_message(message)))
+    if state.interrupted:
+        lines += ["", f"*⚠ The session ended in an interrupted turn: {state.interrupted}.*"]
+    return "\n".join(lines) + "\n"
+
+
+def _write_new(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "x", encoding="utf-8") as f:  # "x": never replace an existing file
+        f.write(text)
+
+
+def export_markdown(
+    path: str | os.PathLike[str], out: str | os.PathLike[str] | None = None, *, cwd: str | os.PathLike[str]
+) -> Path:
+    """Write a session's Markdown transcript and return where it went.
+
+    Default: `<cwd>/.larik/exports/<id>.md`, or `<id>-2.md`, `<id>-3.md`, … if taken. An
+    explicit `out` (relative to `cwd`) that exists is refused.
+    """
+    path = Path(path)
+    text = render_markdown(path, load_entries(path).entries)
+    if out is not None:
+        target = Path(cwd) / Path(out).expanduser()
+        try:
+            _write_new(target, text)
+        except FileExistsError:
+            raise ExportExistsError(f"{target} already exists; export never overwrites, so choose another path.") from None
+        return target
+    folder = Path(cwd) / ".larik" / "exports"
+    sid = session_id_of(path)
+    n = 1
+    while True:
+        target = folder / (f"{sid}.md" if n == 1 else f"{sid}-{n}.md")
+        try:
+            _write_new(target, text)
+            return target
+        except FileExistsError:
+            n += 1

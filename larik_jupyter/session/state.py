@@ -1,0 +1,152 @@
+"""Replay of a session's entries into State: meta, model context, full transcript, usage, cost."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from larik_jupyter.llm.messages import Message, TextBlock, ThinkingBlock, ToolResultBlock, Usage
+from larik_jupyter.llm.pricing import cost as price_cost
+from larik_jupyter.session.entry import Entry, Meta
+from larik_jupyter.session.entry_list import EntryList, MessageView
+from larik_jupyter.session.reader import is_prompt_raw
+
+INTERRUPTED_TOOL_RESULT = "The tool call was interrupted before it returned a result."
+
+
+@dataclass
+class State:
+    """What a session's entries add up to.
+
+    `messages` is the model context (after the latest compaction: its summary as a user
+    message, then every message that followed); `all` is every message, never shortened.
+    Both are read-only sequences that grow as the session appends (`context_start` is the
+    index in `all` where `messages` resumes after `summary`). `interrupted` describes
+    an interrupted turn at the end of the transcript, if any. `cost` is None when some model's
+    price is unknown. `prompt_indexes` are the indexes in `all` of the prompts.
+    """
+
+    meta: Meta
+    messages: MessageView
+    all: MessageView
+    usage: Usage = field(default_factory=Usage)
+    cost: float | None = 0.0
+    interrupted: str | None = None
+    prompt_indexes: list[int] = field(default_factory=list)
+    compactions: list[int] = field(default_factory=list)
+    entry_indexes: list[int] = field(default_factory=list)
+    context_start: int = 0
+    summary: Message | None = None
+    _entries: EntryList = field(default_factory=lambda: EntryList([]), repr=False)
+    _pending: dict[str, str] = field(default_factory=dict, repr=False)
+    _pending_at: int = field(default=-1, repr=False)
+    _orphans: dict[int, dict[str, str]] = field(default_factory=dict, repr=False)
+
+    def apply(self, index: int) -> None:
+        """Fold entry `index` of the underlying EntryList into the state."""
+        d = self._entries.raw(index)
+        kind = d["type"]
+        if kind == "message":
+            self._apply_message(index, d["message"])
+        elif kind == "compaction":
+            self.compactions.append(len(self.all))
+            self.summary = Message(role="user", content=[TextBlock(text=d["summary"])])
+            self.context_start = len(self.entry_indexes)
+            self.messages = MessageView(self._entries, self.entry_indexes, self.context_start, self.summary)
+        elif kind == "usage":
+            usage = Usage.model_validate(d["usage"])
+            self.usage = self.usage + usage
+            if self.cost is not None:
+                spent = price_cost(self._model_name(d.get("model")), usage)
+                self.cost = None if spent is None else self.cost + spent
+
+    def _model_name(self, model: str | None) -> str:
+        name = model or self.meta.model or ""
+        if ":" not in name and self.meta.provider:
+            return f"{self.meta.provider}:{name}"
+        return name
+
+    def _apply_message(self, index: int, message: dict[str, Any]) -> None:
+        position = len(self.entry_indexes)
+        self.entry_indexes.append(index)
+        content = message.get("content", ())
+        if message["role"] == "assistant":
+            if self._pending:
+                self._orphans[self._pending_at] = self._pending
+            self._pending = {b["id"]: b["name"] for b in content if b["type"] == "tool_use"}
+            self._pending_at = position
+            self.interrupted = "the last assistant reply was interrupted" if message.get("interrupted") else None
+        else:
+            if is_prompt_raw(message):
+                self.prompt_indexes.append(position)
+            for block in content:
+                if block["type"] == "tool_result":
+                    self._pending.pop(block["tool_use_id"], None)
+            if self._pending:
+                self._orphans[self._pending_at] = self._pending
+            self._pending = {}
+            self.interrupted = None
+        if self._pending and not self.interrupted:
+            calls = ", ".join(f"{name} ({tid})" for tid, name in self._pending.items())
+            self.interrupted = f"tool call {calls} never got a result"
+
+    def context_for_model(self) -> list[Message]:
+        """The messages to send next: `messages`, with every unanswered tool call answered by an
+        error result and interrupted replies cleaned of what a provider would reject."""
+        out: list[Message] = [self.summary] if self.summary is not None else []
+        start = self.context_start
+        for position in range(start, len(self.all)):
+            message = self.all[position]
+            if message.interrupted:
+                message = _clean_interrupted(message)
+                if not message.content:
+                    continue
+            calls = self._orphans.get(position - 1) if position > start else None
+            if calls and message.role == "user":
+                message = _answer(calls, message)
+            elif calls:
+                out.append(_answer(calls, None))
+            out.append(message)
+        if self._pending and self._pending_at >= start:
+            out.append(_answer(self._pending, None))
+        return out
+
+
+def _clean_interrupted(message: Message) -> Message:
+    """Drop thinking that never got its signature; providers refuse unsigned thinking."""
+    kept = [b for b in message.content if not (isinstance(b, ThinkingBlock) and not b.signature)]
+    return message.model_copy(update={"content": kept})
+
+
+def _answer(calls: dict[str, str], message: Message | None) -> Message:
+    answered = {r.tool_use_id for r in message.tool_results()} if message else set()
+    errors = [
+        ToolResultBlock(tool_use_id=tid, content=INTERRUPTED_TOOL_RESULT, is_error=True)
+        for tid in calls
+        if tid not in answered
+    ]
+    if message is None:
+        return Message(role="user", content=list(errors))
+    return message.model_copy(update={"content": [*errors, *message.content]})
+
+
+def replay(entries: Sequence[Entry]) -> State:
+    """Fold a session's entries, in file order, into State; the first entry must be meta."""
+    entry_list = EntryList.of(entries)
+    if not len(entry_list):
+        raise ValueError("a session needs a meta entry first")
+    meta = entry_list[0].meta
+    if meta is None:
+        raise ValueError("a session's first entry must be a meta entry")
+    indexes: list[int] = []
+    state = State(
+        meta=meta,
+        messages=MessageView(entry_list, indexes),
+        all=MessageView(entry_list, indexes),
+        entry_indexes=indexes,
+        _entries=entry_list,
+    )
+    for index in range(1, len(entry_list)):
+        state.apply(index)
+    return state

@@ -1,0 +1,243 @@
+"""The append-only session store: one writer per file, one whole line per write.
+
+Durability: every entry is one `os.write` of one complete line (newline included) to an
+`O_APPEND` descriptor, so it reaches the OS before `append` returns; `append(..., sync=True)`
+also fsyncs, which callers do at semantic boundaries (a prompt submitted, a tool about to
+touch the disk, a turn ended); `close` always fsyncs. A torn last line left by a crash is
+cut back to the last newline before the first new append.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+import orjson
+
+from larik_jupyter import paths
+from larik_jupyter.errors import LarikError
+from larik_jupyter.llm.messages import Message
+from larik_jupyter.session.entry import Entry, Meta
+from larik_jupyter.session.entry_list import EntryList
+from larik_jupyter.session.reader import Checker, CorruptSessionError, load_entries, session_id_of
+from larik_jupyter.session.state import State, replay
+
+
+class SessionLockedError(LarikError):
+    """Another process has the session open for writing."""
+
+
+def lock_path(path: Path) -> Path:
+    """The writer-lock sidecar of a session file: `<file>.lock`."""
+    return path.with_name(path.name + ".lock")
+
+
+def _try_lock(fd: int) -> bool:
+    if sys.platform == "win32":  # pragma: no cover - exercised only on Windows
+        import msvcrt
+
+        try:
+            msvcrt.locking(fd, msvcrt.LK_NBLCK, 1)
+        except OSError:
+            return False
+        return True
+    import fcntl
+
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return False
+    return True
+
+
+def acquire_lock(path: Path) -> int:
+    """Take the exclusive writer lock of session `path`; the OS drops it when the process dies."""
+    fd = os.open(lock_path(path), os.O_RDWR | os.O_CREAT, 0o600)
+    if _try_lock(fd):
+        return fd
+    os.close(fd)
+    sid = session_id_of(path)
+    raise SessionLockedError(
+        f"Session {sid} ({path}) is open for writing in another process; close it there, "
+        f"or fork it with `larik-jupyter fork {sid}` and continue in the copy."
+    )
+
+
+def _fsync_dir(directory: Path) -> None:
+    if os.name == "nt":  # pragma: no cover
+        return
+    fd = os.open(directory, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def write_new_file(path: Path, data: bytes) -> None:
+    """Create session file `path` holding `data` atomically: it appears whole or not at all,
+    and an existing file is never replaced."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    with open(tmp, "wb") as f:
+        f.write(data)
+        f.flush()
+        os.fsync(f.fileno())
+    try:
+        os.link(tmp, path)  # unlike rename, refuses to replace an existing file
+    finally:
+        tmp.unlink()
+    _fsync_dir(path.parent)
+
+
+def encode(entry: Entry) -> tuple[dict[str, Any], bytes]:
+    """An entry's JSON object and its line (newline included)."""
+    data = entry.to_json()
+    return data, orjson.dumps(data) + b"\n"
+
+
+class Session:
+    """An open session file with its replayed State, holding the writer lock until closed."""
+
+    def __init__(
+        self,
+        path: Path,
+        entries: EntryList,
+        checker: Checker,
+        lock_fd: int,
+        *,
+        cut_at: int | None,
+        add_newline: bool,
+    ):
+        self.path = path
+        self.id = session_id_of(path)
+        self.entries = entries
+        self.state: State = replay(entries)
+        self.cwd = Path(self.state.meta.cwd)
+        self._lock_fd: int | None = lock_fd
+        self._fd: int | None = None
+        self._cut_at = cut_at
+        self._add_newline = add_newline
+        self._checker = checker
+
+    @classmethod
+    def create(
+        cls,
+        cwd: str | os.PathLike[str],
+        provider: str | None = None,
+        model: str | None = None,
+        *,
+        fork_of: str | None = None,
+        fork_at: int | None = None,
+        directory: Path | None = None,
+    ) -> Session:
+        """Start a new session for `cwd` (in `directory`, default its sessions folder) and open it."""
+        cwd = os.path.abspath(os.fspath(cwd))
+        folder = Path(directory) if directory is not None else paths.sessions_dir(cwd)
+        folder.mkdir(parents=True, exist_ok=True)
+        path = folder / f"{paths.new_session_id()}.jsonl"
+        lock_fd = acquire_lock(path)
+        meta = Entry(type="meta", meta=Meta(cwd=cwd, provider=provider, model=model, fork_of=fork_of, fork_at=fork_at))
+        data, line = encode(meta)
+        try:
+            write_new_file(path, line)
+        except BaseException:
+            os.close(lock_fd)
+            raise
+        checker = Checker()
+        checker.check(data)
+        return cls(path, EntryList([data], path), checker, lock_fd, cut_at=None, add_newline=False)
+
+    @classmethod
+    def open(cls, path: str | os.PathLike[str]) -> Session:
+        """Open an existing session for appending; refuses a locked or corrupt file."""
+        path = Path(path)
+        if not path.is_file():
+            from larik_jupyter.session.catalog import UnknownSessionError
+
+            raise UnknownSessionError(f"No session file at {path}; list sessions with `larik-jupyter ls`.")
+        lock_fd = acquire_lock(path)
+        try:
+            result = load_entries(path)
+            if not len(result.entries):
+                raise CorruptSessionError(path, 1, "no meta entry (the file holds no complete line)")
+            return cls(
+                path,
+                result.entries,
+                result.checker,
+                lock_fd,
+                cut_at=result.torn_tail,
+                add_newline=not result.ends_with_newline,
+            )
+        except BaseException:
+            os.close(lock_fd)
+            raise
+
+    def _descriptor(self) -> int:
+        if self._fd is None:
+            if self._lock_fd is None:
+                raise ValueError(f"session {self.id} is closed")
+            fd = os.open(self.path, os.O_WRONLY | os.O_APPEND)
+            if self._cut_at is not None:
+                os.ftruncate(fd, self._cut_at)  # the torn tail is debris, not an entry
+                os.fsync(fd)
+                self._cut_at = None
+            if self._add_newline:
+                os.write(fd, b"\n")
+                self._add_newline = False
+            self._fd = fd
+        return self._fd
+
+    def append(self, entry: Entry, *, sync: bool = False) -> Entry:
+        """Write `entry` as the next line (setting its parent_id) and fold it into `state`."""
+        fd = self._descriptor()
+        entry.parent_id = self._checker.last_id
+        data, line = encode(entry)
+        problem = self._checker.check(data)
+        if problem is not None:
+            raise ValueError(f"refusing to append an entry to {self.path}: {problem}")
+        view = memoryview(line)
+        while view:  # a regular file takes the whole line at once unless the disk is full
+            view = view[os.write(fd, view) :]
+        if sync:
+            os.fsync(fd)
+        self.entries.append(entry, data)
+        self.state.apply(len(self.entries) - 1)
+        return entry
+
+    def append_message(self, message: Message, *, sync: bool = False) -> Entry:
+        """Append a message entry."""
+        return self.append(Entry(type="message", message=message), sync=sync)
+
+    def sync(self) -> None:
+        """Flush everything appended so far to stable storage."""
+        if self._fd is not None:
+            os.fsync(self._fd)
+
+    def close(self) -> None:
+        """Fsync, close the file and release the writer lock."""
+        if self._fd is not None:
+            os.fsync(self._fd)
+            os.close(self._fd)
+            self._fd = None
+        if self._lock_fd is not None:
+            os.close(self._lock_fd)
+            self._lock_fd = None
+
+    @property
+    def closed(self) -> bool:
+        return self._lock_fd is None
+
+    def __enter__(self) -> Session:
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"Session({self.id!r}, {len(self.entries)} entries)"
+
