@@ -1,0 +1,1 @@
+"""The agent: the turn loop joining session, checkpoints, config, providers and tools."""

@@ -1,0 +1,132 @@
+"""Typed events the turn loop emits; every front end (notebook, plain text) subscribes to them."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from larik_jupyter.llm.messages import Message, Usage
+
+
+@dataclass(frozen=True)
+class TurnStarted:
+    turn: int
+    prompt: str
+    model: str
+
+
+@dataclass(frozen=True)
+class ModelCall:
+    """The loop is waiting for the model (step counts model calls within the turn)."""
+
+    step: int
+
+
+@dataclass(frozen=True)
+class TextDelta:
+    text: str
+
+
+@dataclass(frozen=True)
+class ThinkingDelta:
+    thinking: str
+
+
+@dataclass(frozen=True)
+class Retrying:
+    attempt: int
+    max_attempts: int
+    wait_seconds: float
+    reason: str
+
+
+@dataclass(frozen=True)
+class AssistantMessage:
+    """The model's complete (or interrupted) reply, as stored."""
+
+    message: Message
+
+
+@dataclass(frozen=True)
+class ToolRequested:
+    id: str
+    name: str
+    input: dict[str, Any]
+    summary: str
+
+
+@dataclass(frozen=True)
+class PermissionAsked:
+    id: str
+    name: str
+    summary: str
+
+
+@dataclass(frozen=True)
+class PermissionAnswered:
+    id: str
+    decision: str
+    reason: str = ""
+
+
+@dataclass(frozen=True)
+class ToolStarted:
+    id: str
+    name: str
+    summary: str
+
+
+@dataclass(frozen=True)
+class ToolFinished:
+    id: str
+    name: str
+    summary: str
+    content: str
+    is_error: bool
+    seconds: float
+    diff: str | None = None
+    uncaptured: list[tuple[str, str]] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Notice:
+    """Something the user should see that is not part of the conversation."""
+
+    text: str
+    level: str = "info"
+
+
+@dataclass(frozen=True)
+class UsageReported:
+    turn_usage: Usage
+    turn_cost: float | None
+    session_usage: Usage
+    session_cost: float | None
+
+
+@dataclass(frozen=True)
+class TurnEnded:
+    turn: int
+    status: str  # "done", "interrupted", "error", "max_steps"
+    error: str | None = None
+
+
+AgentEvent = (
+    TurnStarted
+    | ModelCall
+    | TextDelta
+    | ThinkingDelta
+    | Retrying
+    | AssistantMessage
+    | ToolRequested
+    | PermissionAsked
+    | PermissionAnswered
+    | ToolStarted
+    | ToolFinished
+    | Notice
+    | UsageReported
+    | TurnEnded
+)
+
+Listener = Callable[[AgentEvent], None]

@@ -1,0 +1,79 @@
+"""Opening an agent: pick the model, then create, resume or continue a session."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from larik_jupyter.agent.loop import AgentLoop
+from larik_jupyter.agent.permissions import Approver
+from larik_jupyter.config.layers import load_config
+from larik_jupyter.llm.select import select_provider
+from larik_jupyter.session.catalog import latest, resolve
+from larik_jupyter.session.store import Session
+
+
+@dataclass
+class Opened:
+    """The agent and the one-line notices the front end should show before the first turn."""
+
+    agent: AgentLoop
+    notices: list[str] = field(default_factory=list)
+
+
+def open_agent(
+    cwd: str | os.PathLike[str],
+    *,
+    session: str | None = None,
+    continue_latest: bool = False,
+    model: str | None = None,
+    approver: Approver | None = None,
+    yes: bool = False,
+    namespace: dict[str, Any] | None = None,
+    display: Any = None,
+) -> Opened:
+    """Open an agent in `cwd` on a new session, a given one (id or path) or the latest one."""
+    cwd_path = Path(os.path.abspath(os.fspath(cwd)))
+    loaded = load_config(cwd_path)
+    notices = list(loaded.errors)
+    path: Path | None = None
+    if session:
+        path = resolve(session, cwd_path)
+    elif continue_latest:
+        info = latest(cwd_path)
+        path = Path(info.path) if info else None
+        if info is None:
+            notices.append("No earlier session in this directory; starting a new one.")
+    if path is not None:
+        opened = Session.open(path)
+        spec = model or _session_model(opened)
+    else:
+        spec = model
+        opened = None
+    provider, notice = select_provider(spec, loaded.config)
+    if notice:
+        notices.append(notice)
+    if opened is None:
+        prefix, _, name = provider.name.partition(":")
+        opened = Session.create(cwd_path, provider=prefix, model=name)
+    if opened.state.interrupted:
+        notices.append(f"The last turn of this session was interrupted: {opened.state.interrupted}")
+    agent = AgentLoop(
+        opened,
+        provider,
+        loaded=loaded,
+        approver=approver,
+        yes=yes,
+        namespace=namespace,
+        display=display,
+    )
+    return Opened(agent=agent, notices=notices)
+
+
+def _session_model(session: Session) -> str | None:
+    meta = session.state.meta
+    if meta.provider and meta.model:
+        return f"{meta.provider}:{meta.model}"
+    return None

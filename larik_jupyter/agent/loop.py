@@ -1,0 +1,404 @@
+"""The turn loop: prompt in, streamed reply and tool calls persisted at each semantic boundary."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from larik_jupyter.agent import events as ae
+from larik_jupyter.agent.compaction import compact_context, needs_compaction
+from larik_jupyter.agent.context import model_context
+from larik_jupyter.agent.permissions import (
+    Approver,
+    PermissionAnswer,
+    PermissionRequest,
+    always_rule,
+    default_decision,
+)
+from larik_jupyter.agent.preview import preview_change
+from larik_jupyter.agent.prompt import system_prompt
+from larik_jupyter.agent.reply import ReplyBuilder
+from larik_jupyter.agent.summary import summarize_call
+from larik_jupyter.checkpoint.store import CheckpointStore
+from larik_jupyter.config.layers import LoadedConfig, load_config
+from larik_jupyter.config.rules import decide
+from larik_jupyter.config.update import add_allow_rule
+from larik_jupyter.errors import LarikError
+from larik_jupyter.llm import events as ev
+from larik_jupyter.llm.messages import (
+    ContentBlock,
+    Message,
+    TextBlock,
+    ToolResultBlock,
+    ToolUseBlock,
+    Usage,
+)
+from larik_jupyter.llm.pricing import cost as price_usage
+from larik_jupyter.llm.provider import Provider, ProviderError
+from larik_jupyter.session.entry import Entry
+from larik_jupyter.session.store import Session
+from larik_jupyter.tools.base import Tool, ToolResult
+from larik_jupyter.tools.env import Env
+from larik_jupyter.tools.registry import default_tools, tool_schemas
+
+DEFAULT_MAX_STEPS = 40
+INTERRUPTED_RESULT = "Interrupted by the user before this tool call finished."
+
+
+@dataclass
+class TurnOutcome:
+    """How a turn ended, what it cost and the assistant's final text."""
+
+    turn: int
+    status: str
+    text: str = ""
+    error: str | None = None
+    usage: Usage = field(default_factory=Usage)
+    cost: float | None = None
+
+
+class AgentLoop:
+    """The turn loop bound to one open session; front ends drive it and subscribe to events."""
+
+    def __init__(
+        self,
+        session: Session,
+        provider: Provider,
+        *,
+        loaded: LoadedConfig | None = None,
+        approver: Approver | None = None,
+        yes: bool = False,
+        namespace: dict[str, Any] | None = None,
+        display: Any = None,
+    ) -> None:
+        self.session = session
+        self.cwd = Path(session.cwd)
+        self.loaded = loaded or load_config(self.cwd)
+        self.root = self.loaded.root
+        self.provider = provider
+        self.approver = approver
+        self.yes = yes
+        self.checkpoints = CheckpointStore(session.id, self.root)
+        self._stop = threading.Event()
+        self.env = Env(
+            cwd=self.cwd,
+            root=self.root,
+            before_write=self.checkpoints.capture,
+            capture_paths=self.checkpoints.capture_paths,
+            checkpoint_paths=list(self.loaded.config.checkpoint_paths),
+            namespace=namespace,
+            display=display,
+            stop_event=self._stop,
+        )
+        self.tools: dict[str, Tool] = default_tools(self.env)
+        self.context: list[Message] = model_context(session.state)
+        self.pending_note: str | None = None
+        self.last_call_usage: Usage | None = None
+        self._listeners: list[ae.Listener] = []
+        self._task: asyncio.Task[Any] | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+
+    # -- events ---------------------------------------------------------------------------
+
+    def subscribe(self, listener: ae.Listener) -> None:
+        """Call `listener` with every event of every later turn."""
+        self._listeners.append(listener)
+
+    def unsubscribe(self, listener: ae.Listener) -> None:
+        if listener in self._listeners:
+            self._listeners.remove(listener)
+
+    def emit(self, event: ae.AgentEvent) -> None:
+        for listener in list(self._listeners):
+            listener(event)
+
+    # -- control --------------------------------------------------------------------------
+
+    @property
+    def running(self) -> bool:
+        return self._task is not None and not self._task.done()
+
+    def stop(self) -> None:
+        """Interrupt the running turn; safe to call from any thread or a widget callback."""
+        self._stop.set()
+        task, loop = self._task, self._loop
+        if task is not None and loop is not None and not task.done():
+            loop.call_soon_threadsafe(task.cancel)
+
+    def close(self) -> None:
+        self.session.close()
+
+    # -- the turn -------------------------------------------------------------------------
+
+    async def run_turn(self, prompt: str) -> TurnOutcome:
+        """Run one user turn to its end; interruption and provider errors end it cleanly."""
+        if self.running:
+            raise LarikError("A turn is already running; stop it first with `%larik /stop`.")
+        self._stop.clear()
+        self._loop = asyncio.get_running_loop()
+        self._task = asyncio.current_task()
+        turn = self.checkpoints.begin_turn()
+        outcome = TurnOutcome(turn=turn, status="done")
+        self.emit(ae.TurnStarted(turn=turn, prompt=prompt, model=self.provider.name))
+        try:
+            await self._maybe_compact()
+            self._append(self._prompt_message(prompt), sync=True)
+            await self._steps(outcome)
+        except asyncio.CancelledError:
+            outcome.status = "interrupted"
+            task = asyncio.current_task()
+            if task is not None and self._stop.is_set():
+                task.uncancel()
+            else:
+                self._finish(outcome)
+                raise
+        except ProviderError as exc:
+            outcome.status, outcome.error = "error", str(exc)
+        self._finish(outcome)
+        return outcome
+
+    def _finish(self, outcome: TurnOutcome) -> None:
+        self._answer_unanswered(INTERRUPTED_RESULT)
+        if outcome.usage.input_tokens or outcome.usage.output_tokens:
+            self.session.append(
+                Entry(type="usage", usage=outcome.usage, model=self.provider.name), sync=True
+            )
+        else:
+            self.session.sync()
+        state = self.session.state
+        self.emit(
+            ae.UsageReported(
+                turn_usage=outcome.usage,
+                turn_cost=outcome.cost,
+                session_usage=state.usage,
+                session_cost=state.cost,
+            )
+        )
+        self.emit(ae.TurnEnded(turn=outcome.turn, status=outcome.status, error=outcome.error))
+        self._task = None
+
+    def _prompt_message(self, prompt: str) -> Message:
+        blocks: list[ContentBlock] = []
+        if self.pending_note:
+            blocks.append(TextBlock(text=self.pending_note))
+            self.pending_note = None
+        blocks.append(TextBlock(text=prompt))
+        return Message(role="user", content=blocks)
+
+    def _append(self, message: Message, *, sync: bool = False) -> None:
+        self.session.append(Entry(type="message", message=message), sync=sync)
+        self.context.append(message)
+
+    def _system(self) -> str:
+        return system_prompt(
+            self.cwd, self.root, self.loaded.instructions, in_kernel=self.env.namespace is not None
+        )
+
+    async def _steps(self, outcome: TurnOutcome) -> None:
+        max_steps = self.loaded.config.max_steps or DEFAULT_MAX_STEPS
+        for step in range(1, max_steps + 1):
+            message = await self._call_model(step, outcome)
+            outcome.text = message.text() or outcome.text
+            calls = message.tool_uses()
+            if not calls or message.interrupted:
+                return
+            results = await self._run_tools(calls)
+            self._append(Message(role="user", content=list(results)), sync=True)
+        outcome.status = "max_steps"
+        self.emit(
+            ae.Notice(
+                f"Stopped after {max_steps} model calls in one turn (max_steps); "
+                "send another prompt to continue.",
+                level="warning",
+            )
+        )
+
+    async def _call_model(self, step: int, outcome: TurnOutcome) -> Message:
+        self.emit(ae.ModelCall(step=step))
+        builder = ReplyBuilder()
+        try:
+            async for event in self.provider.stream(
+                self._system(), self.context, tool_schemas(self.tools)
+            ):
+                builder.feed(event)
+                self._forward(event)
+                if isinstance(event, ev.MessageEnd):
+                    self._add_usage(outcome, event.usage)
+                    self.last_call_usage = event.usage
+                    self._append(event.message, sync=bool(event.message.tool_uses()))
+                    self.emit(ae.AssistantMessage(event.message))
+                    if event.error:
+                        outcome.status, outcome.error = "interrupted", event.error
+                    return event.message
+        except asyncio.CancelledError:
+            partial = builder.partial()
+            self._append(partial, sync=True)
+            self.emit(ae.AssistantMessage(partial))
+            raise
+        raise ProviderError(f"The model stream from {self.provider.name} ended without a message.")
+
+    def _forward(self, event: ev.StreamEvent) -> None:
+        if isinstance(event, ev.TextDelta):
+            self.emit(ae.TextDelta(event.text))
+        elif isinstance(event, ev.ThinkingDelta) and event.thinking:
+            self.emit(ae.ThinkingDelta(event.thinking))
+        elif isinstance(event, ev.Retrying):
+            self.emit(
+                ae.Retrying(event.attempt, event.max_attempts, event.wait_seconds, event.reason)
+            )
+
+    def _add_usage(self, outcome: TurnOutcome, usage: Usage) -> None:
+        outcome.usage = outcome.usage + usage
+        outcome.cost = price_usage(self.provider.name, outcome.usage)
+
+    # -- tools ----------------------------------------------------------------------------
+
+    async def _run_tools(self, calls: list[ToolUseBlock]) -> list[ToolResultBlock]:
+        results: list[ToolResultBlock] = []
+        try:
+            for call in calls:
+                results.append(await self._run_tool(call))
+        except asyncio.CancelledError:
+            answered = {r.tool_use_id for r in results}
+            results.extend(
+                ToolResultBlock(tool_use_id=c.id, content=INTERRUPTED_RESULT, is_error=True)
+                for c in calls
+                if c.id not in answered
+            )
+            self._append(Message(role="user", content=list(results)), sync=True)
+            raise
+        return results
+
+    async def _run_tool(self, call: ToolUseBlock) -> ToolResultBlock:
+        summary = summarize_call(call.name, call.input)
+        self.emit(ae.ToolRequested(call.id, call.name, dict(call.input), summary))
+        tool = self.tools.get(call.name)
+        if tool is None:
+            return self._error_result(call, f"Unknown tool `{call.name}`; available: {', '.join(self.tools)}.")
+        denial = await self._permission(call, summary)
+        if denial is not None:
+            return self._error_result(call, denial)
+        self.emit(ae.ToolStarted(call.id, call.name, summary))
+        started = time.monotonic()
+        result: ToolResult = await tool.arun(self.env, dict(call.input))
+        seconds = time.monotonic() - started
+        self.emit(
+            ae.ToolFinished(
+                id=call.id,
+                name=call.name,
+                summary=summary,
+                content=result.content,
+                is_error=result.is_error,
+                seconds=seconds,
+                diff=result.diff,
+                uncaptured=list(result.uncaptured),
+            )
+        )
+        block = ToolResultBlock(
+            tool_use_id=call.id, content=result.content, is_error=result.is_error or None
+        )
+        if result.diff:
+            # Stored beside the content so the undo panel and export can show it; providers
+            # send only the known fields.
+            block.diff = result.diff  # type: ignore[attr-defined]
+        return block
+
+    def _error_result(self, call: ToolUseBlock, text: str) -> ToolResultBlock:
+        self.emit(
+            ae.ToolFinished(
+                id=call.id, name=call.name, summary=summarize_call(call.name, call.input),
+                content=text, is_error=True, seconds=0.0,
+            )
+        )
+        return ToolResultBlock(tool_use_id=call.id, content=text, is_error=True)
+
+    async def _permission(self, call: ToolUseBlock, summary: str) -> str | None:
+        """None when the call may run, else the denial text the model sees."""
+        decision = decide(self.loaded, call.name, call.input) or default_decision(call.name)
+        if decision == "allow":
+            return None
+        if decision == "deny":
+            self.emit(ae.PermissionAnswered(call.id, "deny", "a deny rule matched"))
+            return f"Permission denied by a configured rule for {summary}."
+        request = PermissionRequest(
+            id=call.id,
+            tool=call.name,
+            input=dict(call.input),
+            summary=summary,
+            detail=preview_change(self.env, call.name, call.input),
+        )
+        answer: PermissionAnswer | None = None
+        if self.approver is not None:
+            self.emit(ae.PermissionAsked(call.id, call.name, summary))
+            answer = await self.approver(request)
+        if answer is None:
+            if self.yes:
+                self.emit(ae.PermissionAnswered(call.id, "allow", "--yes"))
+                return None
+            text = (
+                f"Permission denied for {summary}: nobody can answer an approval in this run "
+                "(use --yes or add an allow rule to permit it)."
+            )
+            self.emit(ae.PermissionAnswered(call.id, "deny", text))
+            return text
+        self.emit(ae.PermissionAnswered(call.id, answer.decision, answer.message))
+        if answer.decision == "always":
+            add_allow_rule(self.cwd, always_rule(call.name, call.input))
+            self.loaded = load_config(self.cwd)
+        if answer.decision == "deny":
+            reason = f" The user said: {answer.message}" if answer.message else ""
+            return f"The user denied permission for {summary}.{reason}"
+        return None
+
+    def _answer_unanswered(self, text: str) -> None:
+        """Keep the transcript valid: every tool_use gets a tool_result before the next prompt."""
+        if not self.context or self.context[-1].role != "assistant":
+            return
+        calls = self.context[-1].tool_uses()
+        if calls:
+            self._append(
+                Message(
+                    role="user",
+                    content=[
+                        ToolResultBlock(tool_use_id=c.id, content=text, is_error=True) for c in calls
+                    ],
+                ),
+                sync=True,
+            )
+
+    # -- context management ---------------------------------------------------------------
+
+    async def _maybe_compact(self) -> None:
+        if needs_compaction(self.last_call_usage, self.loaded.config, self.provider.name):
+            self.emit(ae.Notice("The conversation is nearing the model's window; compacting it."))
+            await self.compact()
+
+    async def compact(self, instructions: str = "") -> str:
+        """Summarise the model context into a compaction entry; `All` keeps every message."""
+        summary = await compact_context(self.provider, self._system(), self.context, instructions)
+        self.session.append(
+            Entry(type="compaction", summary=summary, model=self.provider.name), sync=True
+        )
+        self.context = model_context(self.session.state)
+        self.last_call_usage = None
+        return summary
+
+    def clear(self) -> None:
+        """Start a fresh model context; the session file continues."""
+        self.context = []
+
+    def undo(self) -> Any:
+        """Undo the newest turn with file changes and queue a note telling the model."""
+        result = self.checkpoints.undo()
+        if result.restored:
+            files = ", ".join(result.restored)
+            self.pending_note = (
+                f"<system-note>The user reverted the file changes of turn {result.turn}; these "
+                f"files are back to their state before that turn: {files}. Re-read them before "
+                "relying on their content.</system-note>"
+            )
+        return result

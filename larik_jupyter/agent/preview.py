@@ -1,0 +1,41 @@
+"""What an approval shows: the command, the code, or the diff a file tool would make."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from larik_jupyter.errors import LarikError
+from larik_jupyter.tools.diff import unified_diff
+from larik_jupyter.tools.edit import apply_edit
+from larik_jupyter.tools.env import Env
+
+
+def preview_change(env: Env, tool: str, tool_input: dict[str, Any]) -> str:
+    """A read-only preview of the call; never touches the disk."""
+    if tool == "bash":
+        return f"$ {tool_input.get('command', '')}"
+    if tool == "python":
+        return str(tool_input.get("code", ""))
+    if tool in ("write", "edit", "multi_edit"):
+        try:
+            return _file_diff(env, tool, tool_input)
+        except (LarikError, OSError, KeyError, TypeError) as exc:
+            return f"(no preview: {exc})"
+    return json.dumps(tool_input, indent=2, ensure_ascii=False)
+
+
+def _file_diff(env: Env, tool: str, tool_input: dict[str, Any]) -> str:
+    path = env.resolve(str(tool_input["path"]))
+    rel = env.rel(path)
+    old = path.read_text(encoding="utf-8") if path.is_file() else None
+    if tool == "write":
+        new = str(tool_input["content"])
+    else:
+        edits = tool_input["edits"] if tool == "multi_edit" else [tool_input]
+        new = old or ""
+        for edit in edits:
+            new, _ = apply_edit(
+                new, edit["old_string"], edit["new_string"], bool(edit.get("replace_all")), rel
+            )
+    return unified_diff(rel, old, new) or "(no change)"

@@ -1,0 +1,189 @@
+"""The Python API: what the magics call, and what users script with.
+
+    from larik_jupyter import Agent
+    agent = Agent(model="scripted:demo", yes=True)
+    agent.run("create hello.py")
+    agent.undo()
+    agent.session.turns            # plain records; .to_dataframe() with pandas
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import threading
+from collections.abc import Coroutine
+from pathlib import Path
+from typing import Any, TypeVar
+
+from larik_jupyter.agent.events import Listener
+from larik_jupyter.agent.factory import open_agent
+from larik_jupyter.agent.loop import AgentLoop, TurnOutcome
+from larik_jupyter.agent.permissions import Approver
+from larik_jupyter.records import SessionRecords
+from larik_jupyter.session import branch
+
+T = TypeVar("T")
+
+
+def run_sync(coroutine: Coroutine[Any, Any, T]) -> T:
+    """Run a coroutine to completion, also from code already inside an event loop (a kernel)."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(coroutine)
+    result: dict[str, Any] = {}
+
+    def worker() -> None:
+        try:
+            result["value"] = asyncio.run(coroutine)
+        except BaseException as exc:  # noqa: BLE001 - re-raised below
+            result["error"] = exc
+
+    thread = threading.Thread(target=worker)
+    thread.start()
+    thread.join()
+    if "error" in result:
+        raise result["error"]
+    return result["value"]
+
+
+class Agent:
+    """A coding agent working in `cwd` on one session at a time.
+
+    Parameters: `cwd` (default: the current directory), `session` (an id or file path to
+    resume), `continue_latest` (resume the directory's latest session), `model`
+    (`provider:model`), `yes` (allow calls that would ask), `namespace` (a kernel's user
+    namespace, enabling the `python` and `inspect_variables` tools), `approver` (async
+    callback answering asks).
+    """
+
+    def __init__(
+        self,
+        cwd: str | os.PathLike[str] | None = None,
+        *,
+        session: str | None = None,
+        continue_latest: bool = False,
+        model: str | None = None,
+        yes: bool = False,
+        namespace: dict[str, Any] | None = None,
+        approver: Approver | None = None,
+        display: Any = None,
+    ) -> None:
+        self.cwd = Path(os.path.abspath(os.fspath(cwd or os.getcwd())))
+        self.yes = yes
+        self.namespace = namespace
+        self.approver = approver
+        self.display = display
+        self.notices: list[str] = []
+        self._listeners: list[Listener] = []
+        self.loop: AgentLoop = self._open(session=session, continue_latest=continue_latest, model=model)
+
+    def _open(self, *, session: str | None = None, continue_latest: bool = False,
+              model: str | None = None) -> AgentLoop:
+        opened = open_agent(
+            self.cwd,
+            session=session,
+            continue_latest=continue_latest,
+            model=model,
+            approver=self.approver,
+            yes=self.yes,
+            namespace=self.namespace,
+            display=self.display,
+        )
+        self.notices = opened.notices
+        for listener in self._listeners:
+            opened.agent.subscribe(listener)
+        return opened.agent
+
+    def _switch(self, **kwargs: Any) -> None:
+        """Open another session; the current one is closed only once the new one opened."""
+        model = kwargs.pop("model", None) or self.loop.provider.name
+        new = self._open(model=model, **kwargs)
+        self.loop.close()
+        self.loop = new
+
+    # -- session ---------------------------------------------------------------------------
+
+    @property
+    def session_id(self) -> str:
+        return self.loop.session.id
+
+    @property
+    def session_path(self) -> Path:
+        return Path(self.loop.session.path)
+
+    @property
+    def model(self) -> str:
+        return self.loop.provider.name
+
+    @property
+    def session(self) -> SessionRecords:
+        """The current session as plain records (turns, tool calls, files, tokens, cost)."""
+        return SessionRecords.from_state(self.loop.session.state, self.session_id)
+
+    def subscribe(self, listener: Listener) -> None:
+        self._listeners.append(listener)
+        self.loop.subscribe(listener)
+
+    # -- turns -----------------------------------------------------------------------------
+
+    async def arun(self, prompt: str) -> TurnOutcome:
+        return await self.loop.run_turn(prompt)
+
+    def run(self, prompt: str) -> TurnOutcome:
+        """Run one turn to its end and return how it ended."""
+        return run_sync(self.loop.run_turn(prompt))
+
+    def stop(self) -> None:
+        self.loop.stop()
+
+    def compact(self, instructions: str = "") -> str:
+        return run_sync(self.loop.compact(instructions))
+
+    def clear(self) -> None:
+        self.loop.clear()
+
+    def undo(self) -> Any:
+        """Revert the newest turn that changed files; the next prompt tells the model."""
+        return self.loop.undo()
+
+    # -- branches and sessions -------------------------------------------------------------
+
+    def new(self, model: str | None = None) -> None:
+        self._switch(model=model)
+
+    def resume(self, session: str | None = None, *, last: bool = False) -> None:
+        """Continue a session by id or path, or the directory's latest with `last=True`."""
+        if session is not None and Path(self.loop.session.path) == branch_path(session, self.cwd):
+            return
+        self._switch(session=session, continue_latest=last or session is None)
+
+    def fork(self) -> Path:
+        """Branch the session at its end and continue on the branch."""
+        self.loop.session.sync()
+        path = branch.fork(self.session_path)
+        self._switch(session=str(path))
+        return path
+
+    def rewind(self, n: int) -> str:
+        """Branch just before prompt `n` (1-based), continue there, return that prompt's text."""
+        self.loop.session.sync()
+        path, text = branch.rewind(self.session_path, n)
+        self._switch(session=str(path))
+        return text
+
+    def switch_model(self, model: str) -> None:
+        from larik_jupyter.llm.select import select_provider
+
+        provider, _ = select_provider(model, self.loop.loaded.config)
+        self.loop.provider = provider
+
+    def close(self) -> None:
+        self.loop.close()
+
+
+def branch_path(session: str, cwd: Path) -> Path:
+    from larik_jupyter.session.catalog import resolve
+
+    return Path(resolve(session, cwd))

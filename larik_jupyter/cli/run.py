@@ -1,0 +1,52 @@
+"""`larik-jupyter run`: one headless turn with the plain-text front end."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import sys
+
+from larik_jupyter.agent.factory import open_agent
+from larik_jupyter.agent.textlog import TextLog
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser(
+        "run",
+        help="run one agent turn headless",
+        description=(
+            "Run one agent turn in a terminal, in the same sessions the notebook uses. "
+            "Without --yes, tool calls that would ask for permission are denied."
+        ),
+    )
+    p.add_argument("--cwd", default=os.getcwd(), help="working directory (default: current)")
+    which = p.add_mutually_exclusive_group()
+    which.add_argument("--continue", dest="continue_latest", action="store_true",
+                       help="continue the latest session of the directory")
+    which.add_argument("--session", metavar="ID", help="continue this session (id or file path)")
+    p.add_argument("--model", metavar="M", help="PROVIDER:MODEL, e.g. anthropic:claude-sonnet-4-5")
+    p.add_argument("--yes", action="store_true", help="allow tool calls that would ask")
+    p.add_argument("prompt", nargs="+", help="the prompt")
+    p.set_defaults(func=_run)
+
+
+def _run(args: argparse.Namespace) -> int:
+    opened = open_agent(
+        args.cwd,
+        session=args.session,
+        continue_latest=args.continue_latest,
+        model=args.model,
+        yes=args.yes,
+    )
+    agent = opened.agent
+    log = TextLog(sys.stdout)
+    for notice in opened.notices:
+        print(f"! {notice}", file=sys.stderr)
+    agent.subscribe(log)
+    try:
+        outcome = asyncio.run(agent.run_turn(" ".join(args.prompt)))
+    finally:
+        agent.close()
+    print(f"session {agent.session.id} ({agent.session.path})", file=sys.stderr)
+    return 0 if outcome.status == "done" else 1

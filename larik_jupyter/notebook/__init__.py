@@ -1,0 +1,1 @@
+"""The notebook front end: `%larik` magics, the live transcript and the widgets."""

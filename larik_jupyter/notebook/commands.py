@@ -1,0 +1,244 @@
+"""The `/commands` of `%larik`; each renders into the cell's output."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from IPython.display import Markdown, display
+
+from larik_jupyter.agent.textlog import format_cost
+from larik_jupyter.errors import LarikError
+from larik_jupyter.notebook.parser import Command, help_text
+from larik_jupyter.notebook.render import parts_from_messages, render_parts
+from larik_jupyter.session import catalog
+from larik_jupyter.session.export import export_markdown
+
+if TYPE_CHECKING:
+    from larik_jupyter.notebook.magics import LarikMagics
+
+
+def _md(text: str) -> None:
+    display(Markdown(text))
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")[:80]
+
+
+def run(magics: LarikMagics, command: Command) -> None:
+    handler = _HANDLERS[command.name]
+    handler(magics, command.args)
+
+
+def _help(magics: LarikMagics, args: dict[str, Any]) -> None:
+    _md("```text\n" + help_text() + "\n```")
+
+
+def _new(magics: LarikMagics, args: dict[str, Any]) -> None:
+    agent = magics.ensure_agent(model=args.get("model"), new=True)
+    _md(f"New session `{agent.session_id}` with `{agent.model}`.")
+
+
+def _require_agent(magics: LarikMagics) -> Any:
+    if magics.agent is None:
+        raise LarikError(
+            "No session is open in this kernel yet; send a prompt or `%larik /resume --last` first."
+        )
+    return magics.agent
+
+
+def _resume(magics: LarikMagics, args: dict[str, Any]) -> None:
+    last = bool(args.get("last")) or args.get("id") is None
+    if magics.agent is None:
+        magics.replace_agent(session=args.get("id"), continue_latest=last)
+    else:
+        magics.agent.resume(args.get("id"), last=last)
+        magics.show_notices(magics.agent.notices)
+    agent = magics.agent
+    assert agent is not None
+    _md(f"Resumed session `{agent.session_id}` ({len(agent.session.turns)} turns, `{agent.model}`).")
+    _history(magics, {})
+
+
+def _fork(magics: LarikMagics, args: dict[str, Any]) -> None:
+    agent = _require_agent(magics)
+    source = agent.session_id
+    agent.fork()
+    _md(f"Forked `{source}` at its end; now on branch `{agent.session_id}`.")
+
+
+def _rewind(magics: LarikMagics, args: dict[str, Any]) -> None:
+    agent = _require_agent(magics)
+    source = agent.session_id
+    text = agent.rewind(int(args["n"]))
+    magics.set_next_cell("%%larik\n" + text)
+    _md(
+        f"Rewound `{source}` to before prompt {args['n']}; now on branch `{agent.session_id}`. "
+        "The prompt is in a new cell below: edit it and run it."
+    )
+
+
+def _undo(magics: LarikMagics, args: dict[str, Any]) -> None:
+    agent = _require_agent(magics)
+    result = agent.undo()
+    lines = [f"Undid turn {result.turn}."]
+    lines += [f"- restored `{path}`" for path in result.restored]
+    lines += [f"- **not restored** `{path}`: {reason}" for path, reason in result.refused]
+    _md("\n".join(lines))
+
+
+def _checkpoints(magics: LarikMagics, args: dict[str, Any]) -> None:
+    agent = _require_agent(magics)
+    turns = agent.loop.checkpoints.turns()
+    if not turns:
+        _md("No turn of this session changed files yet.")
+        return
+    rows = ["| turn | files |", "|---|---|"]
+    for turn in reversed(turns):
+        rows.append(f"| {turn.turn} | {', '.join(f'`{f.path}`' for f in turn.files)} |")
+    _md("\n".join(rows))
+
+
+def _tree(magics: LarikMagics, args: dict[str, Any]) -> None:
+    from larik_jupyter.session.branch import fork_tree
+
+    current = magics.agent.session_id if magics.agent else None
+    lines: list[str] = []
+
+    def walk(nodes: list[Any], depth: int) -> None:
+        for node in nodes:
+            mark = " ← current" if node.id == current else ""
+            origin = f" (fork of {node.fork_of} at {node.fork_at})" if node.fork_of else ""
+            lines.append(f"{'  ' * depth}- `{node.id}`{origin}{mark}")
+            for prompt in node.prompts:
+                lines.append(f"{'  ' * (depth + 1)}- {prompt.index}: {_cell(prompt.text)}")
+            walk(node.children, depth + 1)
+
+    walk(fork_tree(magics.cwd), 0)
+    _md("\n".join(lines) or "No sessions in this directory yet.")
+
+
+def _sessions(magics: LarikMagics, args: dict[str, Any]) -> None:
+    infos = catalog.list_sessions(magics.cwd)
+    if not infos:
+        _md("No sessions in this directory yet.")
+        return
+    rows = ["| id | time | first prompt | messages | fork of |", "|---|---|---|---|---|"]
+    for info in infos:
+        rows.append(
+            f"| `{info.id}` | {info.time} | {_cell(info.first_prompt or '')} | "
+            f"{info.message_count} | {info.fork_of or ''} |"
+        )
+    _md("\n".join(rows))
+
+
+def _history(magics: LarikMagics, args: dict[str, Any]) -> None:
+    agent = _require_agent(magics)
+    parts = parts_from_messages(agent.loop.session.state.all)
+    _md(render_parts(parts) or "This session has no messages yet.")
+
+
+def _export(magics: LarikMagics, args: dict[str, Any]) -> None:
+    agent = _require_agent(magics)
+    agent.loop.session.sync()
+    out = export_markdown(agent.session_path, args.get("path"), cwd=magics.cwd)
+    _md(f"Exported to `{out}`.")
+
+
+def _compact(magics: LarikMagics, args: dict[str, Any]) -> None:
+    agent = _require_agent(magics)
+    summary = agent.compact(str(args.get("instructions") or ""))
+    _md(f"Compacted the conversation. Summary:\n\n> {summary.replace(chr(10), chr(10) + '> ')}")
+
+
+def _clear(magics: LarikMagics, args: dict[str, Any]) -> None:
+    _require_agent(magics).clear()
+    _md("Started a fresh model context; the session file continues.")
+
+
+def _model(magics: LarikMagics, args: dict[str, Any]) -> None:
+    if args.get("model"):
+        agent = magics.ensure_agent(model=args["model"])
+        _md(f"Model is now `{agent.model}`.")
+    elif magics.agent is not None:
+        _md(f"Model: `{magics.agent.model}`.")
+    else:
+        _md("No session yet; the next prompt picks the model from the config (see `/config`).")
+
+
+def _usage(magics: LarikMagics, args: dict[str, Any]) -> None:
+    records = _require_agent(magics).session
+    u = records.usage
+    _md(
+        f"Session `{records.session_id}`: {u.input_tokens:,} input, {u.output_tokens:,} output, "
+        f"{u.cache_read_tokens:,} cache read, {u.cache_write_tokens:,} cache write tokens"
+        f"{format_cost(records.cost) or ' (price unknown)'}."
+    )
+
+
+def _config(magics: LarikMagics, args: dict[str, Any]) -> None:
+    from larik_jupyter.config.layers import load_config
+    from larik_jupyter.config.update import parse_setting_value, set_user_setting
+
+    key, value = args.get("key"), args.get("value")
+    if key and value is not None:
+        parsed = parse_setting_value(value)
+        set_user_setting(key, parsed)
+        _md(f"Set `{key}` = `{json.dumps(parsed)}` in your personal config.")
+        return
+    loaded = load_config(magics.cwd)
+    rows = [f"- `{k}` = `{json.dumps(v)}` (from {loaded.source_of(k)})" for k, v in _flat(loaded.config.model_dump(exclude_none=True, by_alias=True)).items() if not key or k == key or k.startswith(key + ".")]
+    rows += [f"- ⚠️ {error}" for error in loaded.errors]
+    rows += [f"- awaiting approval: {p.kind} `{p.name}` from {p.layer}" for p in loaded.pending]
+    _md("\n".join(rows) or f"`{key}` is not set.")
+
+
+def _flat(data: dict[str, Any], prefix: str = "") -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for k, v in data.items():
+        if isinstance(v, dict) and v:
+            out.update(_flat(v, f"{prefix}{k}."))
+        else:
+            out[f"{prefix}{k}"] = v
+    return out
+
+
+def _delete(magics: LarikMagics, args: dict[str, Any]) -> None:
+    path = catalog.resolve(str(args["id"]), magics.cwd)
+    if magics.agent is not None and Path(magics.agent.session_path) == Path(path):
+        raise LarikError("That is the open session; `%larik /new` first, then delete it.")
+    catalog.delete(str(path))
+    _md(f"Deleted session `{Path(path).stem}` with its checkpoints.")
+
+
+def _stop(magics: LarikMagics, args: dict[str, Any]) -> None:
+    if magics.agent is None or not magics.agent.loop.running:
+        _md("No turn is running.")
+        return
+    magics.agent.stop()
+    _md("Stopping the running turn.")
+
+
+_HANDLERS: dict[str, Callable[[LarikMagics, dict[str, Any]], None]] = {
+    "help": _help,
+    "new": _new,
+    "sessions": _sessions,
+    "resume": _resume,
+    "fork": _fork,
+    "rewind": _rewind,
+    "undo": _undo,
+    "checkpoints": _checkpoints,
+    "tree": _tree,
+    "history": _history,
+    "export": _export,
+    "compact": _compact,
+    "clear": _clear,
+    "model": _model,
+    "usage": _usage,
+    "config": _config,
+    "delete": _delete,
+    "stop": _stop,
+}

@@ -1,0 +1,118 @@
+"""`%larik` and `%%larik`: prompts run as live turns, `/commands` manage sessions.
+
+Configuration: traits below can be set in an IPython config (`c.LarikMagics.model = ...`).
+They win over the Larik config files for this kernel; the files apply where a trait is unset.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from IPython.core.error import UsageError
+from IPython.core.magic import Magics, line_cell_magic, magics_class, no_var_expand
+from IPython.display import Markdown, display
+from traitlets import Bool, Unicode
+
+from larik_jupyter.api import Agent
+from larik_jupyter.errors import LarikError
+from larik_jupyter.notebook import commands
+from larik_jupyter.notebook.parser import Command, Prompt, parse_magic
+from larik_jupyter.notebook.pump import MainThreadPump
+from larik_jupyter.notebook.view import TurnUI
+
+
+@magics_class
+class LarikMagics(Magics):
+    """The `%larik` magics; one agent per kernel, opened at the first prompt."""
+
+    model = Unicode(
+        None, allow_none=True, help="PROVIDER:MODEL for new sessions; wins over the config files."
+    ).tag(config=True)
+    yes = Bool(False, help="Allow tool calls that would ask, without asking.").tag(config=True)
+    interactive = Bool(
+        None,
+        allow_none=True,
+        help="Whether approvals can be answered in this notebook; unset means detect a browser.",
+    ).tag(config=True)
+
+    def __init__(self, shell: Any = None, **kwargs: Any) -> None:
+        super().__init__(shell=shell, **kwargs)
+        self.agent: Agent | None = None
+        self.pump = MainThreadPump()
+        self.cwd = Path(os.getcwd())
+
+    # -- entry point -----------------------------------------------------------------------
+
+    @no_var_expand
+    @line_cell_magic
+    def larik(self, line: str, cell: str | None = None) -> None:
+        """Talk to the agent: `%larik PROMPT`, `%%larik` with the prompt in the cell, or `/help`."""
+        try:
+            parsed = parse_magic(line, cell)
+            if isinstance(parsed, Command):
+                commands.run(self, parsed)
+            else:
+                self.prompt(parsed)
+        except LarikError as exc:
+            raise UsageError(str(exc)) from None
+
+    # -- the agent -------------------------------------------------------------------------
+
+    def ensure_agent(self, *, model: str | None = None, new: bool = False) -> Agent:
+        """The kernel's agent, opened on a new session at the first use (it continues nothing)."""
+        if self.agent is None or new:
+            self.replace_agent(model=model)
+        elif model and model != self.agent.model:
+            self.agent.switch_model(model)
+        assert self.agent is not None
+        return self.agent
+
+    def replace_agent(self, *, model: str | None = None, **kwargs: Any) -> Agent:
+        """Open a new agent (new session unless `session`/`continue_latest` say otherwise)."""
+        agent = Agent(
+            self.cwd,
+            model=model or self.model,
+            yes=self.yes,
+            namespace=self.shell.user_ns if self.shell is not None else None,
+            display=self._display_from_tool,
+            **kwargs,
+        )
+        if self.agent is not None:
+            self.agent.close()
+        self.agent = agent
+        self.show_notices(agent.notices)
+        return agent
+
+    def show_notices(self, notices: list[str]) -> None:
+        for notice in notices:
+            display(Markdown(f"> {notice}"))
+
+    def _display_from_tool(self, value: object) -> None:
+        self.pump.post(lambda: display(value))
+
+    def prompt(self, parsed: Prompt) -> None:
+        text = parsed.text
+        if parsed.expand and self.shell is not None:
+            text = self.shell.var_expand(text, depth=2)
+        agent = self.ensure_agent(model=parsed.model, new=parsed.new)
+        if parsed.yes:
+            agent.loop.yes = True
+        ui = TurnUI(self.pump, agent.stop, interactive=self.interactive)
+        ui.show()
+        agent.loop.approver = ui.approver
+        agent.loop.subscribe(ui.listener)
+        try:
+            self.pump.run(agent.arun(text), on_interrupt=agent.stop)
+        finally:
+            agent.loop.unsubscribe(ui.listener)
+            agent.loop.approver = None
+            agent.loop.yes = self.yes
+            self.pump.drain()
+            ui.finish()
+
+    def set_next_cell(self, code: str) -> None:
+        """Put `code` into a new cell below (the notebook's input box)."""
+        if self.shell is not None:
+            self.shell.set_next_input(code, replace=False)

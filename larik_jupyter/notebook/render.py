@@ -1,0 +1,151 @@
+"""Markdown rendering of turns, shared by the live view and `/history` (same picture from disk)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from larik_jupyter.agent.summary import summarize_call
+from larik_jupyter.llm.messages import (
+    Message,
+    TextBlock,
+    ThinkingBlock,
+    ToolResultBlock,
+    ToolUseBlock,
+)
+
+_OUTPUT_CAP = 4000
+
+
+@dataclass
+class ToolPart:
+    """One tool call row: summary, status, duration, output and diff."""
+
+    id: str
+    summary: str
+    status: str = "requested"  # requested, asking, running, done, error, denied, interrupted
+    seconds: float | None = None
+    output: str = ""
+    diff: str | None = None
+    uncaptured: list[tuple[str, str]] = field(default_factory=list)
+
+
+@dataclass
+class TextPart:
+    text: str
+
+
+@dataclass
+class ThinkingPart:
+    text: str
+
+
+@dataclass
+class NoticePart:
+    text: str
+
+
+@dataclass
+class PromptPart:
+    text: str
+
+
+Part = TextPart | ThinkingPart | ToolPart | NoticePart | PromptPart
+
+_MARKS = {
+    "requested": "…",
+    "asking": "❓",
+    "running": "⏳",
+    "done": "✓",
+    "error": "✗",
+    "denied": "⛔",
+    "interrupted": "⏹",
+}
+
+
+def _fence(text: str, lang: str = "") -> str:
+    ticks = "```"
+    while ticks in text:
+        ticks += "`"
+    return f"{ticks}{lang}\n{text.rstrip()}\n{ticks}"
+
+
+def _cap(text: str) -> str:
+    if len(text) <= _OUTPUT_CAP:
+        return text
+    return text[:_OUTPUT_CAP] + f"\n… ({len(text) - _OUTPUT_CAP} more characters)"
+
+
+def _escape(text: str) -> str:
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def render_tool(part: ToolPart) -> str:
+    duration = f" · {part.seconds:.1f}s" if part.seconds is not None else ""
+    head = f"{_MARKS.get(part.status, '·')} <code>{_escape(part.summary)}</code>{duration}"
+    body = _fence(_cap(part.output)) if part.output.strip() else "_(no output)_"
+    lines = [f"<details><summary>{head}</summary>\n\n{body}\n\n</details>"]
+    if part.diff:
+        lines.append(_fence(_cap(part.diff), "diff"))
+    for path, change in part.uncaptured:
+        lines.append(f"> ⚠️ `{path}` {change} by the shell — **not undoable**")
+    return "\n\n".join(lines)
+
+
+def render_parts(parts: list[Part]) -> str:
+    """The Markdown of a turn (or several)."""
+    chunks: list[str] = []
+    for part in parts:
+        if isinstance(part, PromptPart):
+            chunks.append("**You:** " + part.text.strip().replace("\n", "  \n"))
+        elif isinstance(part, TextPart):
+            if part.text.strip():
+                chunks.append(part.text)
+        elif isinstance(part, ThinkingPart):
+            if part.text.strip():
+                chunks.append(
+                    f"<details><summary>💭 thinking</summary>\n\n{_escape(part.text)}\n\n</details>"
+                )
+        elif isinstance(part, ToolPart):
+            chunks.append(render_tool(part))
+        else:
+            chunks.append(f"> {part.text}")
+    return "\n\n".join(chunks)
+
+
+def parts_from_messages(messages: list[Message], *, include_prompts: bool = True) -> list[Part]:
+    """Rebuild the parts of stored messages, pairing each tool_use with its tool_result."""
+    parts: list[Part] = []
+    tools: dict[str, ToolPart] = {}
+    for message in messages:
+        if message.role == "user":
+            for block in message.content:
+                if isinstance(block, ToolResultBlock):
+                    _apply_result(tools.get(block.tool_use_id), block)
+                elif isinstance(block, TextBlock) and include_prompts and message.is_prompt():
+                    if not block.text.startswith("<system-note>"):
+                        parts.append(PromptPart(block.text))
+            continue
+        for block in message.content:
+            if isinstance(block, TextBlock):
+                parts.append(TextPart(block.text))
+            elif isinstance(block, ThinkingBlock):
+                parts.append(ThinkingPart(block.thinking))
+            elif isinstance(block, ToolUseBlock):
+                part = ToolPart(id=block.id, summary=summarize_call(block.name, block.input))
+                tools[block.id] = part
+                parts.append(part)
+        if message.interrupted:
+            parts.append(NoticePart("⏹ interrupted"))
+    return parts
+
+
+def _apply_result(part: ToolPart | None, block: ToolResultBlock) -> None:
+    if part is None:
+        return
+    content = block.content if isinstance(block.content, str) else "\n".join(
+        b.text for b in block.content if isinstance(b, TextBlock)
+    )
+    part.output = content
+    part.status = "error" if block.is_error else "done"
+    diff = getattr(block, "diff", None)
+    part.diff = diff if isinstance(diff, str) else None

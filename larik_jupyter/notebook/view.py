@@ -1,0 +1,205 @@
+"""The live transcript of one turn in a cell's output: Markdown updated in place, throttled."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable
+from typing import Any
+
+import ipywidgets as widgets
+from IPython.display import display
+
+from larik_jupyter.agent import events as ae
+from larik_jupyter.agent.permissions import PermissionAnswer, PermissionRequest
+from larik_jupyter.agent.textlog import format_cost
+from larik_jupyter.notebook.pump import MainThreadPump
+from larik_jupyter.notebook.render import (
+    NoticePart,
+    Part,
+    TextPart,
+    ThinkingPart,
+    ToolPart,
+    render_parts,
+)
+from larik_jupyter.notebook.widgets.approval import ApprovalWidget
+from larik_jupyter.notebook.widgets.controls import TurnControls
+
+# At most this many display updates per second while text streams.
+MAX_UPDATES_PER_SECOND = 20
+# How long the first approval waits for a browser to show the controls before deciding
+# that nobody is watching (nbclient, `jupyter execute`).
+FRONTEND_GRACE_SECONDS = 3.0
+
+
+class TranscriptView:
+    """Folds agent events into parts and renders them as one Markdown output."""
+
+    def __init__(self, *, max_updates_per_second: float = MAX_UPDATES_PER_SECOND) -> None:
+        self.parts: list[Part] = []
+        self.status = ""
+        self.footer = ""
+        self.updates = 0
+        self._interval = 1.0 / max_updates_per_second
+        self._last = 0.0
+        self._dirty = False
+        self._handle: Any = None
+        self._tools: dict[str, ToolPart] = {}
+
+    def markdown(self) -> str:
+        body = render_parts(self.parts)
+        tail = [t for t in (f"*{self.status}*" if self.status else "", self.footer) if t]
+        return "\n\n".join([body, *tail]) if body else "\n\n".join(tail) or "*…*"
+
+    def _bundle(self) -> dict[str, str]:
+        text = self.markdown()
+        return {"text/markdown": text, "text/plain": text}
+
+    def show(self) -> None:
+        self._handle = display(self._bundle(), raw=True, display_id=True)
+        self.updates += 1
+
+    def flush(self, *, force: bool = False) -> None:
+        """Send the current Markdown if something changed and the throttle allows it."""
+        now = time.monotonic()
+        if not self._dirty or (not force and now - self._last < self._interval):
+            return
+        self._dirty, self._last = False, now
+        if self._handle is not None:
+            self._handle.update(self._bundle(), raw=True)
+            self.updates += 1
+
+    def _text(self, text: str, kind: type[TextPart] | type[ThinkingPart]) -> None:
+        last = self.parts[-1] if self.parts else None
+        if isinstance(last, kind):
+            last.text += text
+        else:
+            self.parts.append(kind(text))
+
+    def handle(self, event: ae.AgentEvent) -> None:
+        """Fold one event in; deltas wait for the throttle, everything else shows at once."""
+        self._dirty = True
+        if isinstance(event, ae.TextDelta):
+            self._text(event.text, TextPart)
+            self.status = "Receiving the reply…"
+            self.flush()
+            return
+        if isinstance(event, ae.ThinkingDelta):
+            self._text(event.thinking, ThinkingPart)
+            self.status = "Thinking…"
+            self.flush()
+            return
+        self._structural(event)
+        self.flush(force=True)
+
+    def _structural(self, event: ae.AgentEvent) -> None:
+        if isinstance(event, ae.TurnStarted):
+            self.status = f"Waiting for {event.model}…"
+        elif isinstance(event, ae.ModelCall):
+            self.status = "Waiting for the model…"
+        elif isinstance(event, ae.Retrying):
+            self.status = (
+                f"{event.reason}; retrying in {event.wait_seconds:.1f}s "
+                f"(attempt {event.attempt}/{event.max_attempts})"
+            )
+        elif isinstance(event, ae.ToolRequested):
+            part = ToolPart(id=event.id, summary=event.summary)
+            self._tools[event.id] = part
+            self.parts.append(part)
+        elif isinstance(event, ae.PermissionAsked):
+            self._set_tool(event.id, "asking")
+            self.status = f"Waiting for your approval of {event.summary}"
+        elif isinstance(event, ae.PermissionAnswered) and event.decision == "deny":
+            self._set_tool(event.id, "denied")
+        elif isinstance(event, ae.ToolStarted):
+            self._set_tool(event.id, "running")
+            self.status = f"Running {event.summary}"
+        elif isinstance(event, ae.ToolFinished):
+            finished = self._tools.get(event.id)
+            if finished is not None:
+                part = finished
+                if part.status != "denied":
+                    part.status = "error" if event.is_error else "done"
+                part.seconds, part.output, part.diff = event.seconds, event.content, event.diff
+                part.uncaptured = list(event.uncaptured)
+        elif isinstance(event, ae.Notice):
+            self.parts.append(NoticePart(event.text))
+        elif isinstance(event, ae.AssistantMessage) and event.message.interrupted:
+            self.parts.append(NoticePart("⏹ interrupted — the partial reply is saved"))
+        elif isinstance(event, ae.UsageReported):
+            u = event.turn_usage
+            self.footer = (
+                f"<sub>{u.input_tokens:,} in · {u.output_tokens:,} out"
+                + (f" · {u.cache_read_tokens:,} cached" if u.cache_read_tokens else "")
+                + f"{format_cost(event.turn_cost)} · session{format_cost(event.session_cost)}"
+                + f" {event.session_usage.input_tokens + event.session_usage.output_tokens:,} tokens</sub>"
+            )
+        elif isinstance(event, ae.TurnEnded):
+            self.status = {
+                "done": "",
+                "interrupted": "Interrupted.",
+                "max_steps": "Stopped at max_steps.",
+            }.get(event.status, f"Error: {event.error}")
+            if event.status == "interrupted" and event.error:
+                self.status = f"Interrupted: {event.error}"
+
+    def _set_tool(self, tool_id: str, status: str) -> None:
+        part = self._tools.get(tool_id)
+        if part is not None:
+            part.status = status
+
+
+class TurnUI:
+    """Everything one `%larik` turn shows: transcript, approval area and Stop button."""
+
+    def __init__(self, pump: MainThreadPump, on_stop: Callable[[], None], *, interactive: bool | None) -> None:
+        self.pump = pump
+        self.view = TranscriptView()
+        self.asks = widgets.VBox()
+        self.controls = TurnControls(on_stop=on_stop)
+        self.interactive = interactive
+        self.approvals: list[ApprovalWidget] = []
+
+    def show(self) -> None:
+        self.view.show()
+        display(self.asks)
+        display(self.controls)
+
+    def listener(self, event: ae.AgentEvent) -> None:
+        """Subscribed to the agent on its worker thread; hands every event to the cell's thread."""
+        self.pump.post(lambda: self.view.handle(event))
+
+    def finish(self) -> None:
+        self.view.flush(force=True)
+        self.controls.running = False
+
+    async def approver(self, request: PermissionRequest) -> PermissionAnswer | None:
+        """Show an approval card and wait for a click; None when no browser is watching."""
+        if not await self._someone_watching():
+            return None
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[PermissionAnswer] = loop.create_future()
+
+        def answered(answer: PermissionAnswer) -> None:
+            def resolve() -> None:
+                if not future.done():
+                    future.set_result(answer)
+
+            loop.call_soon_threadsafe(resolve)
+
+        def show() -> None:
+            card = ApprovalWidget(request, answered)
+            self.approvals.append(card)
+            self.asks.children = (*self.asks.children, card)
+
+        self.pump.post(show)
+        return await future
+
+    async def _someone_watching(self) -> bool:
+        if self.interactive is not None:
+            return self.interactive
+        deadline = time.monotonic() + FRONTEND_GRACE_SECONDS
+        while not self.controls.rendered and time.monotonic() < deadline:
+            await asyncio.sleep(0.05)
+        self.interactive = self.controls.rendered
+        return self.interactive

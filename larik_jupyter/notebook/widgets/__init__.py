@@ -1,0 +1,1 @@
+"""Widgets of the notebook front end: thin views over the session layer."""

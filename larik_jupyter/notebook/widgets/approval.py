@@ -1,0 +1,60 @@
+"""The approval card shown when a tool call asks: allow once, always allow, or deny with a reason."""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Callable
+from typing import Any
+
+import ipywidgets as widgets
+
+from larik_jupyter.agent.permissions import PermissionAnswer, PermissionRequest
+
+
+class ApprovalWidget(widgets.VBox):
+    """A pending ask. Parameters: `request` (what the tool would do), `on_answer` (called once).
+
+    Clicking a button (or calling its `click()`) answers; later clicks do nothing.
+    """
+
+    def __init__(
+        self, request: PermissionRequest, on_answer: Callable[[PermissionAnswer], None], **kwargs: Any
+    ) -> None:
+        self.request = request
+        self.answer: PermissionAnswer | None = None
+        self._on_answer = on_answer
+        self.header = widgets.HTML(
+            f"<b>Allow {html.escape(request.summary)}?</b>"
+            f"<pre style='max-height:20em;overflow:auto'>{html.escape(request.detail)}</pre>"
+        )
+        self.allow_button = widgets.Button(description="Allow once", button_style="success")
+        self.always_button = widgets.Button(description="Always allow", button_style="info")
+        self.deny_button = widgets.Button(description="Deny", button_style="danger")
+        self.reason = widgets.Text(placeholder="optional reason for the model (deny)")
+        self.allow_button.on_click(lambda _: self._answer("allow"))
+        self.always_button.on_click(lambda _: self._answer("always"))
+        self.deny_button.on_click(lambda _: self._answer("deny"))
+        buttons = widgets.HBox([self.allow_button, self.always_button, self.deny_button, self.reason])
+        super().__init__([self.header, buttons], **kwargs)
+        self.add_class("larik-approval")
+
+    def _answer(self, decision: str) -> None:
+        if self.answer is not None:
+            return
+        message = self.reason.value.strip() if decision == "deny" else ""
+        self.answer = PermissionAnswer(decision=decision, message=message)  # type: ignore[arg-type]
+        for button in (self.allow_button, self.always_button, self.deny_button):
+            button.disabled = True
+        self.reason.disabled = True
+        label = {"allow": "allowed once", "always": "always allowed", "deny": "denied"}[decision]
+        self.children = (
+            widgets.HTML(f"<i>{html.escape(self.request.summary)}: {label}"
+                         + (f" ({html.escape(message)})" if message else "") + "</i>"),
+        )
+        self._on_answer(self.answer)
+
+    def _repr_mimebundle_(self, **kwargs: Any) -> Any:
+        bundle = super()._repr_mimebundle_(**kwargs)
+        if isinstance(bundle, dict):
+            bundle["text/html"] = f"<p><i>Approval asked: {html.escape(self.request.summary)}</i></p>"
+        return bundle

@@ -1,0 +1,84 @@
+"""A session as plain records for scripting: turns, tool calls, files changed, tokens, cost."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from larik_jupyter.agent.summary import summarize_call
+from larik_jupyter.llm.messages import Usage
+from larik_jupyter.session.state import State
+
+_FILE_TOOLS = ("write", "edit", "multi_edit")
+
+
+@dataclass(frozen=True)
+class ToolCallRecord:
+    turn: int
+    name: str
+    summary: str
+    is_error: bool
+
+
+@dataclass
+class TurnRecord:
+    turn: int
+    prompt: str
+    reply: str = ""
+    tool_calls: int = 0
+    files_changed: list[str] = field(default_factory=list)
+    interrupted: bool = False
+
+
+@dataclass
+class SessionRecords:
+    """Everything a notebook user may want to tabulate about one session."""
+
+    session_id: str
+    turns: list[TurnRecord]
+    tool_calls: list[ToolCallRecord]
+    usage: Usage
+    cost: float | None
+
+    @property
+    def files_changed(self) -> list[str]:
+        seen: dict[str, None] = {}
+        for turn in self.turns:
+            seen.update(dict.fromkeys(turn.files_changed))
+        return list(seen)
+
+    @classmethod
+    def from_state(cls, state: State, session_id: str) -> SessionRecords:
+        turns: list[TurnRecord] = []
+        calls: list[ToolCallRecord] = []
+        errors: dict[str, bool] = {}
+        for message in state.all:
+            for result in message.tool_results():
+                errors[result.tool_use_id] = bool(result.is_error)
+        for message in state.all:
+            if message.is_prompt():
+                turns.append(TurnRecord(turn=len(turns) + 1, prompt=message.text()))
+                continue
+            if message.role != "assistant" or not turns:
+                continue
+            current = turns[-1]
+            current.reply = message.text() or current.reply
+            current.interrupted = current.interrupted or bool(message.interrupted)
+            for use in message.tool_uses():
+                current.tool_calls += 1
+                failed = errors.get(use.id, True)
+                calls.append(ToolCallRecord(current.turn, use.name, summarize_call(use.name, use.input), failed))
+                path = use.input.get("path")
+                if use.name in _FILE_TOOLS and isinstance(path, str) and not failed:
+                    if path not in current.files_changed:
+                        current.files_changed.append(path)
+        return cls(session_id, turns, calls, state.usage, state.cost)
+
+    def to_dataframe(self, what: str = "turns") -> Any:
+        """`turns` or `tool_calls` as a pandas DataFrame (needs pandas installed)."""
+        try:
+            import pandas as pd
+        except ImportError as exc:
+            raise ImportError("to_dataframe() needs pandas: pip install pandas") from exc
+        rows = self.turns if what == "turns" else self.tool_calls
+        return pd.DataFrame([asdict(r) for r in rows])
