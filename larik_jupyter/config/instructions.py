@@ -69,6 +69,16 @@ def _pick(directory: Path) -> Path | None:
     return None
 
 
+def _decode(data: bytes, cut: bool) -> tuple[str, bool]:
+    """The text and whether it decoded cleanly; a character split by the cap is dropped."""
+    try:
+        return data.decode("utf-8"), True
+    except UnicodeDecodeError as exc:
+        if cut and exc.reason == "unexpected end of data":
+            return _decode(data[: exc.start], False)
+        return data.decode("utf-8", errors="replace"), False
+
+
 def _read(path: Path, source: str, notices: list[str]) -> str | None:
     try:
         with path.open("rb") as handle:
@@ -78,10 +88,10 @@ def _read(path: Path, source: str, notices: list[str]) -> str | None:
         notices.append(f"Instruction file {path} could not be read ({exc.strerror or exc}); it was skipped.")
         return None
     cut = len(data) > MAX_BYTES
-    text = data[:MAX_BYTES].decode("utf-8", errors="replace")
+    text, clean = _decode(data[:MAX_BYTES], cut)
+    if not clean:
+        notices.append(f"Instruction file {path} is not valid UTF-8; undecodable bytes were replaced.")
     if cut:
-        # A cut can split a multi-byte character; drop its replacement tail.
-        text = text.rstrip("\ufffd")
         notices.append(
             f"Instruction file {path} is {size} bytes; only its first {MAX_BYTES} bytes are used."
         )

@@ -24,6 +24,7 @@ from larik_jupyter.config.rules import parse_rule
 from larik_jupyter.errors import LarikError
 
 _LOCK_TIMEOUT = 30.0
+_POLL_SECONDS = 0.005
 
 
 class ConfigError(LarikError):
@@ -87,7 +88,8 @@ def update_json(path: str | os.PathLike[str], mutate: Callable[[dict[str, Any]],
     """
     target = Path(os.fspath(path))
     target.parent.mkdir(parents=True, exist_ok=True)
-    with FileLock(lock_path(target), timeout=_LOCK_TIMEOUT):
+    # filelock polls; its 50 ms default makes contended writers mostly sleep.
+    with FileLock(lock_path(target), timeout=_LOCK_TIMEOUT).acquire(poll_interval=_POLL_SECONDS):
         data = _read_object(target)
         mutate(data)
         _write_atomic(target, data)
