@@ -7,15 +7,13 @@ call's prefix from Anthropic's prompt cache. The SDK is imported on first use.
 
 from __future__ import annotations
 
-import asyncio
+import functools
 import os
 from collections.abc import AsyncIterator
 from typing import Any
 
-from larik_jupyter.llm.api_errors import ApiTarget, closed_early, translate
-from larik_jupyter.llm.builder import MessageBuilder, cut_short
+from larik_jupyter.llm.api_errors import ApiTarget
 from larik_jupyter.llm.events import (
-    MessageEnd,
     StreamEvent,
     TextDelta,
     ThinkingDelta,
@@ -34,7 +32,8 @@ from larik_jupyter.llm.messages import (
     Usage,
 )
 from larik_jupyter.llm.provider import ProviderError, ToolSchema
-from larik_jupyter.llm.retry import RetryPolicy, TransientError, with_retries
+from larik_jupyter.llm.retry import RetryPolicy, with_retries
+from larik_jupyter.llm.sdk_stream import ChunkDecoder, run_attempt
 
 DEFAULT_MODEL = "claude-sonnet-4-5"
 DEFAULT_BASE_URL = "https://api.anthropic.com"
@@ -81,7 +80,9 @@ def request_messages(messages: list[Message]) -> list[dict[str, Any]]:
         if content:
             params.append({"role": message.role, "content": content})
     for param in reversed(params):
-        cacheable = [b for b in param["content"] if b["type"] not in ("thinking", "redacted_thinking")]
+        cacheable = [
+            b for b in param["content"] if b["type"] not in ("thinking", "redacted_thinking")
+        ]
         if cacheable:
             cacheable[-1]["cache_control"] = _CACHE
             break
@@ -96,7 +97,11 @@ def _usage(raw: Any, usage: Usage) -> Usage:
         "cache_read_input_tokens": "cache_read_tokens",
         "cache_creation_input_tokens": "cache_write_tokens",
     }
-    updates = {ours: getattr(raw, theirs) for theirs, ours in fields.items() if getattr(raw, theirs, None) is not None}
+    updates = {
+        ours: getattr(raw, theirs)
+        for theirs, ours in fields.items()
+        if getattr(raw, theirs, None) is not None
+    }
     return usage.model_copy(update=updates)
 
 
@@ -130,25 +135,22 @@ class AnthropicProvider:
         self._key = key
         self._base_url = base_url or os.environ.get("ANTHROPIC_BASE_URL") or DEFAULT_BASE_URL
         self._target = ApiTarget("Anthropic", self.name, model, self._base_url, key_env, key)
-        self._clients: dict[int, Any] = {}
 
     def __repr__(self) -> str:
         return f"AnthropicProvider({self.model!r}, base_url={self._base_url!r})"
 
-    def _client(self) -> Any:
-        # An httpx client's connections belong to one event loop; each loop gets its own.
-        loop_id = id(asyncio.get_running_loop())
-        if loop_id not in self._clients:
-            import anthropic
+    def _new_client(self) -> Any:
+        # A client per call: its connections belong to the event loop of that call, and
+        # callers (tests, scripts) may run each call on a fresh loop.
+        import anthropic
 
-            self._clients = {
-                loop_id: anthropic.AsyncAnthropic(
-                    api_key=self._key, base_url=self._base_url, max_retries=0, timeout=self._timeout
-                )
-            }
-        return self._clients[loop_id]
+        return anthropic.AsyncAnthropic(
+            api_key=self._key, base_url=self._base_url, max_retries=0, timeout=self._timeout
+        )
 
-    def request(self, system: str, messages: list[Message], tools: list[ToolSchema]) -> dict[str, Any]:
+    def request(
+        self, system: str, messages: list[Message], tools: list[ToolSchema]
+    ) -> dict[str, Any]:
         """The keyword arguments of `messages.create` for one call."""
         params: dict[str, Any] = {
             "model": self.model,
@@ -160,90 +162,75 @@ class AnthropicProvider:
             params["system"] = [{"type": "text", "text": system, "cache_control": _CACHE}]
         if tools:
             params["tools"] = [
-                {"name": t.name, "description": t.description, "input_schema": t.input_schema} for t in tools
+                {"name": t.name, "description": t.description, "input_schema": t.input_schema}
+                for t in tools
             ]
         if self.thinking_budget:
             params["thinking"] = {"type": "enabled", "budget_tokens": self.thinking_budget}
         return params
 
-    def stream(
+    async def stream(
         self, system: str, messages: list[Message], tools: list[ToolSchema]
     ) -> AsyncIterator[StreamEvent]:
         """Stream one call, retrying transient failures before any output."""
-        params = self.request(system, messages, tools)
-        return with_retries(self.name, self.retry, lambda: self._attempt(params))
-
-    def _failure(self, exc: BaseException) -> Exception:
         import anthropic
 
-        failure = translate(exc, anthropic, self._target)
-        if failure is None:
-            raise exc
-        return failure
+        params = self.request(system, messages, tools)
+        async with self._new_client() as client:
+            attempt = functools.partial(
+                run_attempt,
+                anthropic,
+                self._target,
+                lambda: client.messages.create(**params),
+                _Decoder,
+            )
+            async for event in with_retries(self.name, self.retry, attempt):
+                yield event
 
-    async def _attempt(self, params: dict[str, Any]) -> AsyncIterator[StreamEvent]:
-        try:
-            stream = await self._client().messages.create(**params)
-        except Exception as exc:
-            raise self._failure(exc) from None
-        builder = MessageBuilder()
-        usage = Usage()
-        stop_reason: str | None = None
-        finished = False
-        streamed = False
-        tool_ids: dict[int, str] = {}
-        try:
-            async for event in stream:
-                out: list[StreamEvent] = []
-                kind = event.type
-                if kind == "message_start":
-                    usage = _usage(event.message.usage, usage)
-                elif kind == "content_block_start":
-                    block = event.content_block
-                    if block.type == "text" and block.text:
-                        out.append(TextDelta(block.text))
-                    elif block.type == "thinking" and block.thinking:
-                        out.append(ThinkingDelta(thinking=block.thinking))
-                    elif block.type == "redacted_thinking":
-                        builder.add_redacted_thinking(block.data)
-                    elif block.type == "tool_use":
-                        tool_ids[event.index] = block.id
-                        out.append(ToolCallStart(block.id, block.name))
-                elif kind == "content_block_delta":
-                    delta = event.delta
-                    if delta.type == "text_delta":
-                        out.append(TextDelta(delta.text))
-                    elif delta.type == "thinking_delta":
-                        out.append(ThinkingDelta(thinking=delta.thinking))
-                    elif delta.type == "signature_delta":
-                        out.append(ThinkingDelta(signature=delta.signature))
-                    elif delta.type == "input_json_delta" and event.index in tool_ids:
-                        out.append(ToolCallDelta(tool_ids[event.index], delta.partial_json))
-                elif kind == "content_block_stop" and event.index in tool_ids:
-                    yield builder.end_tool(tool_ids.pop(event.index))
-                    streamed = True
-                elif kind == "message_delta":
-                    stop_reason = event.delta.stop_reason or stop_reason
-                    usage = _usage(event.usage, usage)
-                elif kind == "message_stop":
-                    finished = True
-                for item in out:
-                    builder.add(item)
-                    streamed = True
-                    yield item
-        except Exception as exc:
-            failure = self._failure(exc)
-            if not streamed:
-                raise failure from None
-            reason = failure.reason if isinstance(failure, TransientError) else str(failure)
-            yield cut_short(self.name, builder, usage, reason)
-            return
-        finally:
-            await stream.close()
-        if not finished:
-            if not streamed:
-                raise closed_early(self._target)
-            yield cut_short(self.name, builder, usage, "the connection closed before the reply was complete")
-            return
-        yield MessageEnd(builder.message(), stop_reason or "end_turn", usage)
 
+class _Decoder(ChunkDecoder):
+    """Raw Messages API stream events to our events."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._tool_ids: dict[int, str] = {}
+
+    def feed(self, chunk: Any) -> list[StreamEvent]:
+        kind = chunk.type
+        if kind == "message_start":
+            self.usage = _usage(chunk.message.usage, self.usage)
+        elif kind == "content_block_start":
+            return self._start(chunk.index, chunk.content_block)
+        elif kind == "content_block_delta":
+            return self._delta(chunk.index, chunk.delta)
+        elif kind == "content_block_stop" and chunk.index in self._tool_ids:
+            return [self.builder.end_tool(self._tool_ids.pop(chunk.index))]
+        elif kind == "message_delta":
+            self.stop_reason = chunk.delta.stop_reason or self.stop_reason
+            self.usage = _usage(chunk.usage, self.usage)
+        elif kind == "message_stop":
+            self.finished = True
+        return []
+
+    def _start(self, index: int, block: Any) -> list[StreamEvent]:
+        if block.type == "text" and block.text:
+            return self.emit(TextDelta(block.text))
+        if block.type == "thinking" and block.thinking:
+            return self.emit(ThinkingDelta(thinking=block.thinking))
+        if block.type == "redacted_thinking":
+            self.builder.add_redacted_thinking(block.data)
+        elif block.type == "tool_use":
+            self._tool_ids[index] = block.id
+            return self.emit(ToolCallStart(block.id, block.name))
+        return []
+
+    def _delta(self, index: int, delta: Any) -> list[StreamEvent]:
+        if delta.type == "text_delta":
+            return self.emit(TextDelta(delta.text))
+        if delta.type == "thinking_delta":
+            return self.emit(ThinkingDelta(thinking=delta.thinking))
+        if delta.type == "signature_delta":
+            return self.emit(ThinkingDelta(signature=delta.signature))
+        if delta.type == "input_json_delta" and index in self._tool_ids:
+            return self.emit(ToolCallDelta(self._tool_ids[index], delta.partial_json))
+        return []

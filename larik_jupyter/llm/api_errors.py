@@ -71,7 +71,7 @@ def translate(exc: BaseException, sdk: ModuleType, target: ApiTarget) -> Excepti
         detail = _server_message(body, target)
         response = getattr(exc, "response", None)
         headers = getattr(response, "headers", None)
-        return _for_status(status, detail, headers, target)
+        return status_failure(status, detail, headers, target)
     if isinstance(exc, sdk.APITimeoutError):
         return TransientError(
             f"no answer from {target.base_url} in time",
@@ -90,11 +90,18 @@ def translate(exc: BaseException, sdk: ModuleType, target: ApiTarget) -> Excepti
     return None
 
 
-def _for_status(status: int, detail: str, headers: Any, target: ApiTarget) -> Exception:
+def status_failure(status: int, detail: str, headers: Any, target: ApiTarget) -> Exception:
+    """The failure for an HTTP error `status`: retryable for 429 and 5xx, else one sentence."""
     suffix = f": {detail}" if detail else ""
     if status == 401:
-        fix = f"set {target.key_env} to a valid key" if target.key_env else "check the API key in config"
-        return ProviderError(f"{target.title} rejected the API key (401 unauthorized); {fix}.", status=401)
+        fix = (
+            f"set {target.key_env} to a valid key"
+            if target.key_env
+            else "check the API key in config"
+        )
+        return ProviderError(
+            f"{target.title} rejected the API key (401 unauthorized); {fix}.", status=401
+        )
     if status == 403:
         return ProviderError(
             f"{target.title} refused access to model '{target.model}' (403 forbidden){suffix}; "

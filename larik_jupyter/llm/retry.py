@@ -95,6 +95,9 @@ async def with_retries(
                 ) from None
             wait = policy.wait(number, failure.retry_after)
             yield Retrying(
-                attempt=number + 1, max_attempts=policy.attempts, wait_seconds=wait, reason=failure.reason
+                attempt=number + 1,
+                max_attempts=policy.attempts,
+                wait_seconds=wait,
+                reason=failure.reason,
             )
             await asyncio.sleep(wait)

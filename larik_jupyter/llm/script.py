@@ -60,7 +60,8 @@ class ScriptToolUse(_Strict):
 
 
 ScriptBlock = Annotated[
-    ScriptText | ScriptThinking | ScriptRedactedThinking | ScriptToolUse, Field(discriminator="type")
+    ScriptText | ScriptThinking | ScriptRedactedThinking | ScriptToolUse,
+    Field(discriminator="type"),
 ]
 
 
@@ -118,7 +119,9 @@ def load_script(path: Path) -> Script:
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
-        raise ScriptError(f"Script {path} does not exist; check the path after 'scripted:'.") from None
+        raise ScriptError(
+            f"Script {path} does not exist; check the path after 'scripted:'."
+        ) from None
     except (OSError, UnicodeDecodeError) as exc:
         raise ScriptError(f"Script {path} cannot be read ({exc}); check the file.") from None
     except json.JSONDecodeError as exc:

@@ -49,11 +49,15 @@ def _blocks(reply: ScriptReply) -> list[dict[str, Any]]:
         if isinstance(b, ScriptText):
             blocks.append({"type": "text", "text": b.text})
         elif isinstance(b, ScriptThinking):
-            blocks.append({"type": "thinking", "thinking": b.thinking, "signature": b.signature or ""})
+            blocks.append(
+                {"type": "thinking", "thinking": b.thinking, "signature": b.signature or ""}
+            )
         elif isinstance(b, ScriptRedactedThinking):
             blocks.append({"type": "redacted_thinking", "data": b.data})
         elif isinstance(b, ScriptToolUse):
-            blocks.append({"type": "tool_use", "id": b.id or new_tool_id(), "name": b.name, "input": b.input})
+            blocks.append(
+                {"type": "tool_use", "id": b.id or new_tool_id(), "name": b.name, "input": b.input}
+            )
     return blocks
 
 
@@ -84,17 +88,31 @@ def stream_events(reply: ScriptReply, request: dict[str, Any], fragment: int) ->
             deltas = [{"type": "text_delta", "text": p} for p in pieces(block["text"], fragment)]
         elif block["type"] == "thinking":
             start |= {"thinking": "", "signature": ""}
-            deltas = [{"type": "thinking_delta", "thinking": p} for p in pieces(block["thinking"], fragment)]
+            deltas = [
+                {"type": "thinking_delta", "thinking": p}
+                for p in pieces(block["thinking"], fragment)
+            ]
             if block["signature"]:
                 deltas.append({"type": "signature_delta", "signature": block["signature"]})
         elif block["type"] == "tool_use":
             start["input"] = {}
             raw = json.dumps(block["input"])
-            deltas = [{"type": "input_json_delta", "partial_json": p} for p in pieces(raw, fragment)]
-        chunks.append(sse({"type": "content_block_start", "index": index, "content_block": start}, "content_block_start"))
+            deltas = [
+                {"type": "input_json_delta", "partial_json": p} for p in pieces(raw, fragment)
+            ]
+        chunks.append(
+            sse(
+                {"type": "content_block_start", "index": index, "content_block": start},
+                "content_block_start",
+            )
+        )
         for d in deltas:
             chunks.append(
-                sse({"type": "content_block_delta", "index": index, "delta": d}, "content_block_delta", delta=True)
+                sse(
+                    {"type": "content_block_delta", "index": index, "delta": d},
+                    "content_block_delta",
+                    delta=True,
+                )
             )
         chunks.append(sse({"type": "content_block_stop", "index": index}, "content_block_stop"))
     chunks.append(

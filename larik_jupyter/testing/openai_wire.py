@@ -11,7 +11,13 @@ import secrets
 import time
 from typing import Any
 
-from larik_jupyter.llm.script import ScriptReply, ScriptText, ScriptThinking, ScriptToolUse, new_tool_id
+from larik_jupyter.llm.script import (
+    ScriptReply,
+    ScriptText,
+    ScriptThinking,
+    ScriptToolUse,
+    new_tool_id,
+)
 from larik_jupyter.testing.wire import Chunk, pieces, sse
 
 _FINISH = {"end_turn": "stop", "tool_use": "tool_calls", "max_tokens": "length"}
@@ -48,7 +54,11 @@ def _tool_calls(reply: ScriptReply) -> list[dict[str, Any]]:
 
 
 def _text(reply: ScriptReply, kind: type[ScriptText] | type[ScriptThinking]) -> str:
-    return "".join(b.text if isinstance(b, ScriptText) else b.thinking for b in reply.content if isinstance(b, kind))
+    return "".join(
+        b.text if isinstance(b, ScriptText) else b.thinking
+        for b in reply.content
+        if isinstance(b, kind)
+    )
 
 
 def full_response(reply: ScriptReply, request: dict[str, Any]) -> dict[str, Any]:
@@ -85,11 +95,21 @@ def stream_events(reply: ScriptReply, request: dict[str, Any], fragment: int) ->
         return sse(base | {"choices": [choice]}, delta=output)
 
     chunks = [chunk({"role": "assistant", "content": ""}, output=False)]
-    chunks += [chunk({"reasoning_content": p}) for p in pieces(_text(reply, ScriptThinking), fragment)]
+    chunks += [
+        chunk({"reasoning_content": p}) for p in pieces(_text(reply, ScriptThinking), fragment)
+    ]
     chunks += [chunk({"content": p}) for p in pieces(_text(reply, ScriptText), fragment)]
     for index, call in enumerate(_tool_calls(reply)):
         function = {"name": call["function"]["name"], "arguments": ""}
-        chunks.append(chunk({"tool_calls": [{"index": index, "id": call["id"], "type": "function", "function": function}]}))
+        chunks.append(
+            chunk(
+                {
+                    "tool_calls": [
+                        {"index": index, "id": call["id"], "type": "function", "function": function}
+                    ]
+                }
+            )
+        )
         for p in pieces(call["function"]["arguments"], fragment):
             chunks.append(chunk({"tool_calls": [{"index": index, "function": {"arguments": p}}]}))
     chunks.append(chunk({}, _finish(reply), output=False))

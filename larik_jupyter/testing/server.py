@@ -54,7 +54,9 @@ _OPENAI = _Protocol(
     openai_wire.full_response,
     openai_wire.stream_events,
     _bearer,
-    lambda key: f"Incorrect API key provided: {key}. You can find your API key in your account settings.",
+    lambda key: (
+        f"Incorrect API key provided: {key}. You can find your API key in your account settings."
+    ),
 )
 _ROUTES = {
     "/v1/messages": _ANTHROPIC,
@@ -99,7 +101,9 @@ def _handler(state: _State) -> type[BaseHTTPRequestHandler]:
                 state.requests.append(RecordedRequest("POST", path, headers, body))
             protocol = _ROUTES.get(path)
             if protocol is None:
-                self._json(404, {"error": {"type": "not_found_error", "message": f"no route {path}"}})
+                self._json(
+                    404, {"error": {"type": "not_found_error", "message": f"no route {path}"}}
+                )
                 return
             request = body if isinstance(body, dict) else {}
             key = protocol.key_of(headers)
@@ -114,7 +118,10 @@ def _handler(state: _State) -> type[BaseHTTPRequestHandler]:
                 error = step.error
                 extra = {}
                 if error.retry_after is not None:
-                    extra = {"retry-after": f"{error.retry_after:g}", "retry-after-ms": f"{error.retry_after * 1000:.0f}"}
+                    extra = {
+                        "retry-after": f"{error.retry_after:g}",
+                        "retry-after-ms": f"{error.retry_after * 1000:.0f}",
+                    }
                 message = error.message or f"scripted failure {error.status}"
                 self._json(error.status, protocol.error_body(error.status, message), extra)
             elif request.get("stream"):
@@ -122,7 +129,9 @@ def _handler(state: _State) -> type[BaseHTTPRequestHandler]:
             else:
                 self._json(200, protocol.full_response(step, request))
 
-        def _json(self, status: int, payload: dict[str, Any], extra: dict[str, str] | None = None) -> None:
+        def _json(
+            self, status: int, payload: dict[str, Any], extra: dict[str, str] | None = None
+        ) -> None:
             data = json.dumps(payload).encode()
             self.send_response(status)
             self.send_header("content-type", "application/json")
@@ -164,15 +173,25 @@ class ScriptedHTTPServer:
     """
 
     def __init__(
-        self, responses: Script | dict[str, Any] | list[Any], *, api_key: str | None = None, fragment: int = 5
+        self,
+        responses: Script | dict[str, Any] | list[Any],
+        *,
+        api_key: str | None = None,
+        fragment: int = 5,
     ) -> None:
         if isinstance(responses, list):
             responses = {"responses": responses}
-        script = responses if isinstance(responses, Script) else parse_script(responses, "given to ScriptedHTTPServer")
+        script = (
+            responses
+            if isinstance(responses, Script)
+            else parse_script(responses, "given to ScriptedHTTPServer")
+        )
         self._state = _State(list(script.responses), api_key, fragment)
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self._state))
         self._server.daemon_threads = True
-        self._thread = threading.Thread(target=self._server.serve_forever, name="scripted-http", daemon=True)
+        self._thread = threading.Thread(
+            target=self._server.serve_forever, name="scripted-http", daemon=True
+        )
 
     @property
     def url(self) -> str:
@@ -218,6 +237,9 @@ class ScriptedHTTPServer:
         return self.start()
 
     def __exit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
     ) -> None:
         self.close()

@@ -1,0 +1,261 @@
+"""`openai:<model>` and any OpenAI-compatible server, through the official `openai` SDK.
+
+Streams chat completions with tool calls. Our Anthropic-shaped messages are converted:
+tool_use blocks become assistant `tool_calls`, tool_result blocks become `tool` role
+messages. Reasoning streamed as `reasoning_content` / `reasoning` (vLLM, Ollama and
+others) becomes thinking blocks without a signature, which are not sent back. The SDK
+is imported on first use.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import os
+from collections.abc import AsyncIterator
+from typing import Any
+
+from larik_jupyter.llm.api_errors import ApiTarget
+from larik_jupyter.llm.events import (
+    StreamEvent,
+    TextDelta,
+    ThinkingDelta,
+    ToolCallDelta,
+    ToolCallStart,
+)
+from larik_jupyter.llm.messages import (
+    ImageBlock,
+    Message,
+    TextBlock,
+    ToolResultBlock,
+    ToolUseBlock,
+    Usage,
+)
+from larik_jupyter.llm.provider import ProviderError, ToolSchema
+from larik_jupyter.llm.retry import RetryPolicy, with_retries
+from larik_jupyter.llm.script import new_tool_id
+from larik_jupyter.llm.sdk_stream import ChunkDecoder, run_attempt
+
+DEFAULT_MODEL = "gpt-5"
+DEFAULT_BASE_URL = "https://api.openai.com/v1"
+_STOP_REASONS = {
+    "stop": "end_turn",
+    "tool_calls": "tool_use",
+    "function_call": "tool_use",
+    "length": "max_tokens",
+}
+# Local servers ignore the key, but the SDK refuses to run without one.
+_NO_KEY = "not-needed"
+
+
+def _image_part(block: ImageBlock) -> dict[str, Any]:
+    source = block.source
+    url = (
+        source.get("url")
+        or f"data:{source.get('media_type', 'image/png')};base64,{source.get('data', '')}"
+    )
+    return {"type": "image_url", "image_url": {"url": url}}
+
+
+def _result_text(block: ToolResultBlock) -> str:
+    if isinstance(block.content, str):
+        text = block.content
+    else:
+        # Chat completions accept only text in tool messages.
+        text = "\n".join(
+            b.text if isinstance(b, TextBlock) else f"[{b.type} omitted]" for b in block.content
+        )
+    return f"Error: {text}" if block.is_error else text
+
+
+def _user_messages(message: Message) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = [
+        {"role": "tool", "tool_call_id": b.tool_use_id, "content": _result_text(b)}
+        for b in message.tool_results()
+    ]
+    parts: list[dict[str, Any]] = []
+    for block in message.content:
+        if isinstance(block, TextBlock) and block.text:
+            parts.append({"type": "text", "text": block.text})
+        elif isinstance(block, ImageBlock):
+            parts.append(_image_part(block))
+    if parts:
+        only_text = all(p["type"] == "text" for p in parts)
+        content: Any = "".join(p["text"] for p in parts) if only_text else parts
+        out.append({"role": "user", "content": content})
+    return out
+
+
+def _assistant_message(message: Message) -> dict[str, Any] | None:
+    calls = [
+        {
+            "id": b.id,
+            "type": "function",
+            "function": {"name": b.name, "arguments": json.dumps(b.input)},
+        }
+        for b in message.content
+        if isinstance(b, ToolUseBlock)
+    ]
+    text = message.text()
+    if not text and not calls:
+        return None
+    param: dict[str, Any] = {"role": "assistant", "content": text or None}
+    if calls:
+        param["tool_calls"] = calls
+    return param
+
+
+def request_messages(system: str, messages: list[Message]) -> list[dict[str, Any]]:
+    """The conversation in chat completions form, system prompt first."""
+    out: list[dict[str, Any]] = [{"role": "system", "content": system}] if system else []
+    for message in messages:
+        if message.role == "user":
+            out.extend(_user_messages(message))
+        elif (param := _assistant_message(message)) is not None:
+            out.append(param)
+    return out
+
+
+class OpenAIProvider:
+    """Streams chat completions from OpenAI or a compatible server at `base_url`.
+
+    `prefix` and `title` name the backend in labels and errors (`ollama`, "Ollama");
+    `key_env=None` means the server needs no key.
+    """
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        prefix: str = "openai",
+        title: str = "OpenAI",
+        api_key: str | None = None,
+        key_env: str | None = "OPENAI_API_KEY",
+        base_url: str | None = None,
+        retry: RetryPolicy | None = None,
+        max_tokens: int | None = None,
+        timeout: float = 600.0,
+    ) -> None:
+        key = api_key or (os.environ.get(key_env) if key_env else _NO_KEY)
+        if not key:
+            raise ProviderError(
+                f"{key_env} is not set; set it to your {title} API key, "
+                "or choose another model with provider:model."
+            )
+        self.model = model
+        self.name = f"{prefix}:{model}"
+        self.retry = retry or RetryPolicy()
+        self.max_tokens = max_tokens
+        self._timeout = timeout
+        self._key = key
+        self._base_url = base_url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL
+        self._target = ApiTarget(title, self.name, model, self._base_url, key_env, key)
+
+    def __repr__(self) -> str:
+        return f"OpenAIProvider({self.name!r}, base_url={self._base_url!r})"
+
+    def _new_client(self) -> Any:
+        # A client per call: its connections belong to the event loop of that call, and
+        # callers (tests, scripts) may run each call on a fresh loop.
+        import openai
+
+        return openai.AsyncOpenAI(
+            api_key=self._key, base_url=self._base_url, max_retries=0, timeout=self._timeout
+        )
+
+    def request(
+        self, system: str, messages: list[Message], tools: list[ToolSchema]
+    ) -> dict[str, Any]:
+        """The keyword arguments of `chat.completions.create` for one call."""
+        params: dict[str, Any] = {
+            "model": self.model,
+            "messages": request_messages(system, messages),
+            "stream": True,
+            "stream_options": {"include_usage": True},
+        }
+        if tools:
+            params["tools"] = [
+                {
+                    "type": "function",
+                    "function": {
+                        "name": t.name,
+                        "description": t.description,
+                        "parameters": t.input_schema,
+                    },
+                }
+                for t in tools
+            ]
+        if self.max_tokens:
+            params["max_tokens"] = self.max_tokens
+        return params
+
+    async def stream(
+        self, system: str, messages: list[Message], tools: list[ToolSchema]
+    ) -> AsyncIterator[StreamEvent]:
+        """Stream one call, retrying transient failures before any output."""
+        import openai
+
+        params = self.request(system, messages, tools)
+        async with self._new_client() as client:
+            attempt = functools.partial(
+                run_attempt,
+                openai,
+                self._target,
+                lambda: client.chat.completions.create(**params),
+                _Decoder,
+            )
+            async for event in with_retries(self.name, self.retry, attempt):
+                yield event
+
+
+class _Decoder(ChunkDecoder):
+    """Chat completion chunks to our events; tool calls end when the finish reason arrives."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._tool_ids: dict[int, str] = {}
+
+    def feed(self, chunk: Any) -> list[StreamEvent]:
+        if chunk.usage is not None:
+            self.usage = _usage(chunk.usage)
+        out: list[StreamEvent] = []
+        for choice in chunk.choices[:1]:
+            delta = choice.delta
+            reasoning = getattr(delta, "reasoning_content", None) or getattr(
+                delta, "reasoning", None
+            )
+            if isinstance(reasoning, str) and reasoning:
+                out += self.emit(ThinkingDelta(thinking=reasoning))
+            if delta.content:
+                out += self.emit(TextDelta(delta.content))
+            for call in delta.tool_calls or []:
+                out += self._tool_delta(call)
+            if choice.finish_reason:
+                out += [self.builder.end_tool(tool_id) for tool_id in self.builder.open_tools()]
+                self.stop_reason = _STOP_REASONS.get(choice.finish_reason, choice.finish_reason)
+                self.finished = True
+        return out
+
+    def _tool_delta(self, call: Any) -> list[StreamEvent]:
+        out: list[StreamEvent] = []
+        function = call.function
+        if call.index not in self._tool_ids:
+            # Some compatible servers send no id; the transcript needs one to pair results.
+            self._tool_ids[call.index] = call.id or new_tool_id("call_")
+            out += self.emit(
+                ToolCallStart(self._tool_ids[call.index], (function and function.name) or "")
+            )
+        if function and function.arguments:
+            out += self.emit(ToolCallDelta(self._tool_ids[call.index], function.arguments))
+        return out
+
+
+def _usage(raw: Any) -> Usage:
+    details = getattr(raw, "prompt_tokens_details", None)
+    cached = int(getattr(details, "cached_tokens", 0) or 0)
+    # OpenAI counts cached tokens inside prompt_tokens; we count them apart, like Anthropic.
+    return Usage(
+        input_tokens=max(0, (raw.prompt_tokens or 0) - cached),
+        output_tokens=raw.completion_tokens or 0,
+        cache_read_tokens=cached,
+    )

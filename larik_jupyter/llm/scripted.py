@@ -1,0 +1,251 @@
+"""`scripted:<file.json>` and `scripted:demo`: offline models that play a script.
+
+They stream through the same interface as real providers, so the agent, the notebook
+and tests exercise the full path without a key. Scripted failures (`{"error": {"status":
+429}}`) go through the same retry logic as real ones. Everything scripted says so: the
+provider name starts with `scripted:` and the demo's text is marked "[scripted demo]".
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from larik_jupyter.llm.api_errors import ApiTarget, status_failure
+from larik_jupyter.llm.builder import MessageBuilder, cut_short
+from larik_jupyter.llm.events import (
+    MessageEnd,
+    StreamEvent,
+    TextDelta,
+    ThinkingDelta,
+    ToolCallDelta,
+    ToolCallStart,
+)
+from larik_jupyter.llm.messages import Message
+from larik_jupyter.llm.provider import ProviderError, ToolSchema
+from larik_jupyter.llm.retry import RetryPolicy, with_retries
+from larik_jupyter.llm.script import (
+    Script,
+    ScriptFailure,
+    ScriptRedactedThinking,
+    ScriptReply,
+    ScriptText,
+    ScriptThinking,
+    ScriptToolUse,
+    load_script,
+    new_tool_id,
+    parse_script,
+)
+
+# A simulated failure needs no real pause; a script's own retry_after is still honoured.
+SCRIPTED_RETRY = RetryPolicy(base_delay=0.05, max_delay=0.5)
+_WORDS = re.compile(r"\s*\S+\s*|\s+")
+_JSON_FRAGMENT = 16
+
+Step = ScriptReply | ScriptFailure
+Picker = Callable[[list[Message]], Step]
+
+
+class ScriptedProvider:
+    """Streams the responses chosen by `pick`, which sees the conversation of each call."""
+
+    def __init__(
+        self, source: str, pick: Picker, *, retry: RetryPolicy | None = None, delay: float = 0.0
+    ) -> None:
+        self.model = source
+        self.name = f"scripted:{source}"
+        self.retry = retry or SCRIPTED_RETRY
+        self.delay = delay
+        self._pick = pick
+        self._target = ApiTarget("Scripted model", self.name, source, source, None, "")
+
+    def __repr__(self) -> str:
+        return f"ScriptedProvider({self.name!r})"
+
+    def stream(
+        self, system: str, messages: list[Message], tools: list[ToolSchema]
+    ) -> AsyncIterator[StreamEvent]:
+        """Play the next response; scripted 429/5xx failures are retried like real ones."""
+        return with_retries(self.name, self.retry, lambda: self._attempt(messages))
+
+    async def _attempt(self, messages: list[Message]) -> AsyncIterator[StreamEvent]:
+        step = self._pick(messages)
+        if isinstance(step, ScriptFailure):
+            error = step.error
+            headers = (
+                {"retry-after": str(error.retry_after)} if error.retry_after is not None else None
+            )
+            raise status_failure(
+                error.status, error.message or "scripted failure", headers, self._target
+            )
+        async for event in self._play(step):
+            yield event
+
+    async def _play(self, reply: ScriptReply) -> AsyncIterator[StreamEvent]:
+        builder = MessageBuilder()
+        deltas = 0
+        for event in _events(reply):
+            if reply.drop_after is not None and deltas >= reply.drop_after and _is_delta(event):
+                reason = f"the script cuts the stream after {reply.drop_after} deltas"
+                yield cut_short(self.name, builder, reply.usage, reason)
+                return
+            deltas += _is_delta(event)
+            if isinstance(event, _EndTool):
+                yield builder.end_tool(event.id)
+            else:
+                if isinstance(event, _Redacted):
+                    builder.add_redacted_thinking(event.data)
+                    continue
+                builder.add(event)
+                yield event
+            # Yield to the event loop between deltas, as a network stream would.
+            await asyncio.sleep(self.delay)
+        yield MessageEnd(builder.message(), reply.final_stop_reason(), reply.usage)
+
+
+@dataclass(frozen=True)
+class _EndTool:
+    """Marks where a scripted tool call's input is complete."""
+
+    id: str
+
+
+@dataclass(frozen=True)
+class _Redacted:
+    """A redacted thinking block: stored, never streamed."""
+
+    data: str
+
+
+def _is_delta(event: object) -> bool:
+    return isinstance(event, TextDelta | ThinkingDelta | ToolCallDelta)
+
+
+def _events(reply: ScriptReply) -> list[StreamEvent | _EndTool | _Redacted]:
+    out: list[StreamEvent | _EndTool | _Redacted] = []
+    for block in reply.content:
+        if isinstance(block, ScriptText):
+            out += [TextDelta(w) for w in _WORDS.findall(block.text)]
+        elif isinstance(block, ScriptThinking):
+            out += [ThinkingDelta(thinking=w) for w in _WORDS.findall(block.thinking)]
+            if block.signature:
+                out.append(ThinkingDelta(signature=block.signature))
+        elif isinstance(block, ScriptRedactedThinking):
+            out.append(_Redacted(block.data))
+        elif isinstance(block, ScriptToolUse):
+            tool_id = block.id or new_tool_id()
+            raw = json.dumps(block.input)
+            out.append(ToolCallStart(tool_id, block.name))
+            out += [
+                ToolCallDelta(tool_id, raw[i : i + _JSON_FRAGMENT])
+                for i in range(0, len(raw), _JSON_FRAGMENT)
+            ]
+            out.append(_EndTool(tool_id))
+    return out
+
+
+def sequence(script: Script, source: str) -> Picker:
+    """A picker that hands out the script's responses in order, one per call."""
+    played = 0
+
+    def pick(messages: list[Message]) -> Step:
+        nonlocal played
+        if played >= len(script.responses):
+            raise ProviderError(
+                f"The script {source} has no response left for model call {played + 1} "
+                f"(it holds {len(script.responses)}); add responses to it or start a new session."
+            )
+        played += 1
+        return script.responses[played - 1]
+
+    return pick
+
+
+def file_provider(path: Path, *, retry: RetryPolicy | None = None) -> ScriptedProvider:
+    """`scripted:<path>`: plays the script file at `path` (read once, now)."""
+    return ScriptedProvider(str(path), sequence(load_script(path), str(path)), retry=retry)
+
+
+DEMO_FILE = "larik_demo.txt"
+_DEMO_TEXT = "Hello from the Larik demo.\nThis line will be edited.\n"
+_DEMO = parse_script(
+    {
+        "responses": [
+            {
+                "content": [
+                    {
+                        "type": "thinking",
+                        "thinking": "Scripted plan: write a file, edit it, run a command, answer.",
+                    },
+                    {
+                        "type": "text",
+                        "text": f"[scripted demo] I'll create a small file, {DEMO_FILE}.",
+                    },
+                    {
+                        "type": "tool_use",
+                        "name": "write",
+                        "input": {"path": DEMO_FILE, "content": _DEMO_TEXT},
+                    },
+                ]
+            },
+            {
+                "content": [
+                    {"type": "text", "text": "[scripted demo] Now I'll edit one line of it."},
+                    {
+                        "type": "tool_use",
+                        "name": "edit",
+                        "input": {
+                            "path": DEMO_FILE,
+                            "old_string": "This line will be edited.",
+                            "new_string": "This line was edited by the agent.",
+                        },
+                    },
+                ]
+            },
+            {
+                "content": [
+                    {
+                        "type": "text",
+                        "text": "[scripted demo] Let me look at the result from the shell.",
+                    },
+                    {"type": "tool_use", "name": "bash", "input": {"command": f"cat {DEMO_FILE}"}},
+                ]
+            },
+            {
+                "content": [
+                    {
+                        "type": "text",
+                        "text": (
+                            f"[scripted demo] Done: I wrote {DEMO_FILE}, edited one line and ran "
+                            f"`cat {DEMO_FILE}`. Try undo to restore the file, or fork and rewind the "
+                            "conversation. This is an offline scripted model, not a real one: set "
+                            "ANTHROPIC_API_KEY or OPENAI_API_KEY, or choose a model as provider:model, "
+                            "to work with a real model."
+                        ),
+                    }
+                ]
+            },
+        ]
+    },
+    "scripted:demo",
+)
+
+
+def demo_step(messages: list[Message]) -> Step:
+    """The demo's next response: chosen by how many replies follow the latest prompt.
+
+    Stateless, so every new prompt replays the whole demo, in any session or branch.
+    """
+    prompts = [i for i, m in enumerate(messages) if m.is_prompt()]
+    since = messages[prompts[-1] + 1 :] if prompts else messages
+    replies = sum(1 for m in since if m.role == "assistant")
+    return _DEMO.responses[min(replies, len(_DEMO.responses) - 1)]
+
+
+def demo_provider(*, retry: RetryPolicy | None = None, delay: float = 0.0) -> ScriptedProvider:
+    """`scripted:demo`: writes a file, edits it, runs a shell command and answers."""
+    return ScriptedProvider("demo", demo_step, retry=retry, delay=delay)

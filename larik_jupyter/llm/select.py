@@ -1,0 +1,105 @@
+"""Choosing the model: an explicit `provider:model`, else config, else the environment.
+
+The order is: the `spec` given, the `model` config value, `$LARIK_MODEL`, Anthropic's
+default model when `ANTHROPIC_API_KEY` is set, OpenAI's when `OPENAI_API_KEY` is set,
+and finally the offline `scripted:demo` with a notice saying how to configure a real
+model. Provider modules (and their SDKs) are imported only once chosen.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from larik_jupyter.llm.provider import Provider, ProviderError
+
+PROVIDERS = ("anthropic", "openai", "ollama", "openai-compatible", "scripted")
+OLLAMA_BASE_URL = "http://localhost:11434/v1"
+# Kept here rather than imported so choosing a model loads no provider module.
+ANTHROPIC_DEFAULT = "claude-sonnet-4-5"
+OPENAI_DEFAULT = "gpt-5"
+DEMO_NOTICE = (
+    "No model is configured, so the offline scripted demo (scripted:demo) is answering; "
+    "set ANTHROPIC_API_KEY or OPENAI_API_KEY, or choose a model as provider:model "
+    "(e.g. anthropic:claude-sonnet-4-5) or with the `model` config value."
+)
+
+
+def _settings(config: Any, provider: str) -> tuple[str | None, str | None]:
+    """The `(base_url, api_key_env)` config gives for `provider`."""
+    providers = getattr(config, "providers", None) or {}
+    entry = providers.get(provider) if isinstance(providers, dict) else None
+    return getattr(entry, "base_url", None), getattr(entry, "api_key_env", None)
+
+
+def choose_spec(spec: str | None, config: Any = None) -> tuple[str, str | None]:
+    """The `provider:model` string to use and the notice to show (only for the demo fallback)."""
+    for candidate in (spec, getattr(config, "model", None), os.environ.get("LARIK_MODEL")):
+        if candidate and candidate.strip():
+            return candidate.strip(), None
+    if os.environ.get("ANTHROPIC_API_KEY"):
+        return f"anthropic:{ANTHROPIC_DEFAULT}", None
+    if os.environ.get("OPENAI_API_KEY"):
+        return f"openai:{OPENAI_DEFAULT}", None
+    return "scripted:demo", DEMO_NOTICE
+
+
+def make_provider(spec: str, config: Any = None) -> Provider:
+    """The provider for `provider:model`; raises `ProviderError` naming what to fix."""
+    prefix, sep, model = spec.partition(":")
+    if not sep or prefix not in PROVIDERS:
+        raise ProviderError(
+            f"Unknown model '{spec}': write it as provider:model with provider one of "
+            f"{', '.join(PROVIDERS)} (e.g. anthropic:{ANTHROPIC_DEFAULT})."
+        )
+    if not model:
+        default = {"anthropic": ANTHROPIC_DEFAULT, "openai": OPENAI_DEFAULT}.get(prefix)
+        if default is None:
+            raise ProviderError(f"Model '{spec}' names no model; write it as {prefix}:<model>.")
+        model = default
+    base_url, key_env = _settings(config, prefix)
+    if prefix == "scripted":
+        from larik_jupyter.llm import scripted
+
+        return scripted.demo_provider() if model == "demo" else scripted.file_provider(Path(model))
+    if prefix == "anthropic":
+        from larik_jupyter.llm.anthropic_provider import AnthropicProvider
+
+        return AnthropicProvider(model, key_env=key_env or "ANTHROPIC_API_KEY", base_url=base_url)
+
+    from larik_jupyter.llm.openai_provider import OpenAIProvider
+
+    if prefix == "openai":
+        return OpenAIProvider(model, key_env=key_env or "OPENAI_API_KEY", base_url=base_url)
+    if prefix == "ollama":
+        return OpenAIProvider(
+            model,
+            prefix="ollama",
+            title="Ollama",
+            key_env=key_env,
+            base_url=base_url or OLLAMA_BASE_URL,
+        )
+    if not base_url:
+        raise ProviderError(
+            f'Model \'{spec}\' needs the server\'s URL: set "providers": {{"openai-compatible": '
+            '{"base_url": "http://host:port/v1"}} in your config.json.'
+        )
+    return OpenAIProvider(
+        model,
+        prefix="openai-compatible",
+        title="The OpenAI-compatible server",
+        key_env=key_env,
+        base_url=base_url,
+    )
+
+
+def select_provider(spec: str | None = None, config: Any = None) -> tuple[Provider, str | None]:
+    """The provider to use and an optional one-line notice for the user.
+
+    `config` is duck-typed: `.model` and `.providers` (name to an object with `.base_url`
+    and `.api_key_env`); None means no config. A base URL in config wins over
+    `ANTHROPIC_BASE_URL` / `OPENAI_BASE_URL`, which win over the vendors' defaults.
+    """
+    chosen, notice = choose_spec(spec, config)
+    return make_provider(chosen, config), notice
