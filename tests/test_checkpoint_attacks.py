@@ -169,7 +169,9 @@ def test_hard_link_to_outside_file_is_refused(world: tuple[Path, Path]) -> None:
     (root / "a.txt").unlink()
     os.link(outside / "secret", root / "a.txt")
     result = store.undo()
-    assert result.refused == [("a.txt", "has 2 hard links, so changing it would change another path too")]
+    assert result.refused == [
+        ("a.txt", "has 2 hard links, so changing it would change another path too")
+    ]
     assert_outside_untouched(outside)
 
 

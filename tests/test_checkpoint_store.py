@@ -164,7 +164,12 @@ def test_protected_and_dotdot_paths_are_refused_at_capture(root: Path) -> None:
     (root / ".git").mkdir()
     store = CheckpointStore(SID, root)
     store.begin_turn()
-    for bad in (root / ".git" / "config", root / ".mcp.json", root / ".larik" / "settings.json", f"{root}/x/../y"):
+    for bad in (
+        root / ".git" / "config",
+        root / ".mcp.json",
+        root / ".larik" / "settings.json",
+        f"{root}/x/../y",
+    ):
         with pytest.raises(CaptureError, match="cannot be checkpointed"):
             store.capture(bad)
     assert store.turns() == []

@@ -1,0 +1,79 @@
+"""`larik-jupyter checkpoints ID` and `larik-jupyter undo ID`: a session's undo history from a terminal."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+import orjson
+
+from larik_jupyter import paths
+from larik_jupyter.checkpoint.store import CheckpointStore
+from larik_jupyter.cli import CliError
+from larik_jupyter.session.catalog import resolve
+from larik_jupyter.session.entry import Entry
+from larik_jupyter.session.reader import session_id_of
+
+
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add the `checkpoints` and `undo` commands."""
+    listing = subparsers.add_parser(
+        "checkpoints", help="list a session's turns and the files each changed"
+    )
+    listing.add_argument("session", metavar="ID", help="session id or path to a session .jsonl")
+    listing.set_defaults(func=_list)
+    undo = subparsers.add_parser("undo", help="undo a session's newest turn that changed files")
+    undo.add_argument("session", metavar="ID", help="session id or path to a session .jsonl")
+    undo.set_defaults(func=_undo)
+
+
+def _list(args: argparse.Namespace) -> int:
+    store = _open_store(args.session)
+    turns = store.turns()
+    if not turns:
+        print(f"Session {store.session_id} has no checkpoints.")
+    for turn in turns:
+        when = turn.time.astimezone().strftime("%Y-%m-%d %H:%M:%S")
+        print(f"turn {turn.turn}  {when}  {len(turn.files)} file(s)")
+        for info in turn.files:
+            if info.existed:
+                print(f"  changed  {info.path}  ({info.size} bytes, mode {info.mode or 0:o})")
+            else:
+                print(f"  created  {info.path}")
+    return 0
+
+
+def _undo(args: argparse.Namespace) -> int:
+    store = _open_store(args.session)
+    result = store.undo()
+    print(f"Undid turn {result.turn} of session {store.session_id} in {store.root}:")
+    for path in result.restored:
+        print(f"  restored  {path}")
+    for path, reason in result.refused:
+        print(f"  refused   {path}: {reason}")
+    if not result.ok:
+        print("The snapshot was kept; fix the refused paths and run undo again.")
+        return 1
+    return 0
+
+
+def _open_store(id_or_path: str) -> CheckpointStore:
+    session_file = resolve(id_or_path)
+    cwd = _session_cwd(session_file)
+    return CheckpointStore(session_id_of(session_file), paths.project_root(cwd))
+
+
+def _session_cwd(session_file: Path) -> str:
+    try:
+        with session_file.open("rb") as f:
+            first = f.readline()
+        meta = Entry.model_validate(orjson.loads(first)).meta
+    except (OSError, ValueError) as exc:
+        raise CliError(
+            f"{session_file} line 1 is not a readable meta entry ({exc}); check the file."
+        ) from None
+    if meta is None:
+        raise CliError(
+            f"{session_file} line 1 is not a meta entry with the session's cwd; check the file."
+        )
+    return meta.cwd

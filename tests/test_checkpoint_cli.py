@@ -1,0 +1,78 @@
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from larik_jupyter import paths
+from larik_jupyter.checkpoint.store import CheckpointStore
+
+SID = "20250102-030405-c0ffee"
+
+
+def session_with_a_turn(root: Path) -> Path:
+    (root / ".git").mkdir()
+    (root / "src").mkdir()
+    (root / "src" / "a.py").write_bytes(b"print('before')\n")
+    transcript = paths.sessions_dir(root / "src") / f"{SID}.jsonl"
+    transcript.parent.mkdir(parents=True)
+    meta = {
+        "id": "0" * 16,
+        "type": "meta",
+        "time": "2025-01-02T03:04:05.000Z",
+        "meta": {"cwd": str(root / "src")},
+    }
+    transcript.write_text(json.dumps(meta) + "\n")
+    store = CheckpointStore(SID, root)
+    store.begin_turn()
+    store.capture(root / "src" / "a.py")
+    store.capture(root / "src" / "b.py")
+    (root / "src" / "a.py").write_bytes(b"print('after')\n")
+    (root / "src" / "b.py").write_bytes(b"new\n")
+    return transcript
+
+
+def cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "larik_jupyter", *args],
+        capture_output=True,
+        text=True,
+        env=os.environ.copy(),
+    )
+
+
+def test_checkpoints_lists_turns_and_undo_restores_from_a_terminal(tmp_path: Path) -> None:
+    session_with_a_turn(tmp_path)
+    listing = cli("checkpoints", SID)
+    assert listing.returncode == 0, listing.stderr
+    assert "turn 1 " in listing.stdout
+    assert "changed  src/a.py  (16 bytes, mode 644)" in listing.stdout
+    assert "created  src/b.py" in listing.stdout
+    undone = cli("undo", SID)
+    assert undone.returncode == 0, undone.stderr
+    assert "restored  src/a.py" in undone.stdout and "restored  src/b.py" in undone.stdout
+    assert (tmp_path / "src" / "a.py").read_bytes() == b"print('before')\n"
+    assert not (tmp_path / "src" / "b.py").exists()
+    again = cli("undo", SID)
+    assert again.returncode == 2
+    assert f"Session {SID} has no turn with file changes left to undo." in again.stderr
+
+
+def test_undo_by_path_reports_refusals_and_keeps_the_snapshot(tmp_path: Path) -> None:
+    transcript = session_with_a_turn(tmp_path)
+    (tmp_path / "src" / "a.py").unlink()
+    (tmp_path / "src" / "a.py").symlink_to(tmp_path / "elsewhere")
+    undone = cli("undo", str(transcript))
+    assert undone.returncode == 1
+    assert "refused   src/a.py: is a symbolic link" in undone.stdout
+    assert "restored  src/b.py" in undone.stdout
+    assert not (tmp_path / "elsewhere").exists()
+    assert "turn 1 " in cli("checkpoints", str(transcript)).stdout
+
+
+def test_unknown_session_is_one_clear_line() -> None:
+    done = cli("checkpoints", "20990101-000000-ffffff")
+    assert done.returncode == 2
+    assert done.stderr.startswith("larik-jupyter: No session with id 20990101-000000-ffffff")
