@@ -268,3 +268,20 @@ def test_claude_style_nested_hooks_are_accepted(repo: Path) -> None:
     )
     [hook] = load_config(repo).config.hooks["PreToolUse"]
     assert (hook.matcher, hook.command) == ("bash", "a")
+
+
+def test_a_bad_field_drops_only_that_field(repo: Path) -> None:
+    write(paths.config_dir() / "config.json", {"compaction": {"threshold": 0.5, "max_tokens": 1000}})
+    write(repo / ".larik" / "settings.json", {"compaction": {"threshold": 7, "max_tokens": 9000}})
+    loaded = load_config(repo)
+    assert (loaded.config.compaction.threshold, loaded.config.compaction.max_tokens) == (0.5, 9000)
+    [error] = loaded.errors
+    assert error.startswith(".larik/settings.json: `compaction.threshold`: expected less than or equal to 1")
+
+
+def test_unknown_permission_settings_from_shared_files_are_ignored(repo: Path) -> None:
+    write(repo / ".larik" / "settings.json", {"permissions": {"defaultMode": "bypassPermissions"}})
+    write(private_settings_path(repo), {"permissions": {"additionalDirectories": ["/data"]}})
+    loaded = load_config(repo)
+    assert loaded.config.permissions.model_extra == {"additionalDirectories": ["/data"]}
+    assert any("`permissions.defaultMode` is ignored" in n for n in loaded.notices)

@@ -144,9 +144,8 @@ def _read_layer(layer: Layer, errors: list[str]) -> dict[str, Any]:
 
 
 def _drop_path(loc: tuple[int | str, ...]) -> tuple[int | str, ...]:
-    """How much to drop for an error at `loc`: one named server, hook or rule, else the key."""
-    depth = {"mcpServers": 2, "lspServers": 2, "providers": 2, "hooks": 3, "permissions": 3}
-    return loc[: depth.get(str(loc[0]), 2 if str(loc[0]) in _ACCUMULATING else 1)]
+    """How much to drop for an error at `loc`: one hook or rule, else one entry of the key."""
+    return loc[: 3 if loc[0] in ("hooks", "permissions") else 2]
 
 
 def _describe(error: Any) -> str:
@@ -173,22 +172,25 @@ def _drop_invalid(data: dict[str, Any], label: str, errors: list[str]) -> dict[s
                 errors.append(f"{label}: `{dotted}`: {_describe(error)}; that value was ignored.")
                 drops.add(_drop_path(loc))
             # Deepest and highest list indices first so earlier deletions do not shift later ones.
-            for path in sorted(drops, key=lambda p: (len(p), p[-1] if isinstance(p[-1], int) else 0), reverse=True):
-                _delete(data, path)
-    errors.append(f"{label}: too many invalid values; the file was ignored.")
+            ordered = sorted(drops, key=lambda p: (len(p), p[-1] if isinstance(p[-1], int) else 0), reverse=True)
+            if not [path for path in ordered if _delete(data, path)]:
+                break
+    errors.append(f"{label}: its invalid values could not be separated from the rest; the file was ignored.")
     return {}
 
 
-def _delete(data: Any, path: tuple[int | str, ...]) -> None:
+def _delete(data: Any, path: tuple[int | str, ...]) -> bool:
+    """Remove the value at `path`; False when there was nothing to remove."""
     for part in path[:-1]:
         try:
             data = data[part]
         except (KeyError, IndexError, TypeError):
-            return
+            return False
     try:
         del data[path[-1]]
     except (KeyError, IndexError, TypeError):
-        pass
+        return False
+    return True
 
 
 @dataclass
@@ -235,7 +237,11 @@ class _Merge:
         target = self.data.setdefault("permissions", {})
         for kind, rules in value.items():
             if kind not in ("allow", "ask", "deny"):
-                self._set(target, kind, rules, f"permissions.{kind}", layer.label)
+                # Unknown permission settings (say, a default mode) could loosen prompts.
+                if layer.trusted:
+                    self._set(target, kind, rules, f"permissions.{kind}", layer.label)
+                else:
+                    self.notices.append(f"{layer.label}: `permissions.{kind}` is ignored in a shared file.")
                 continue
             for rule in rules:
                 already = rule in target.get(kind, [])

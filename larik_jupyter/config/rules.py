@@ -137,7 +137,7 @@ class Rule:
             return self._whole_command(call) or all(self._segment(s) for s in call.segments)
         return self._argument(call)
 
-    def touches(self, call: _Call) -> bool:
+    def _touches(self, call: _Call) -> bool:
         """Whether this rule applies to any part of the call; how deny and ask rules match."""
         if not self._names(call):
             return False
@@ -252,9 +252,9 @@ def decide(
         config = config.config
     call = _call(tool_name, tool_input, root, cwd)
     permissions = config.permissions
-    if any(parse_rule(text).touches(call) for text in permissions.deny):
+    if any(parse_rule(text)._touches(call) for text in permissions.deny):
         return "deny"
-    if any(parse_rule(text).touches(call) for text in permissions.ask):
+    if any(parse_rule(text)._touches(call) for text in permissions.ask):
         return "ask"
     if _allowed(call, (parse_rule(text) for text in permissions.allow)):
         return "allow"
