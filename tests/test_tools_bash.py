@@ -3,6 +3,7 @@ checkpoint_paths capture, and changes made outside the checkpoints reported as n
 
 from __future__ import annotations
 
+import _thread
 import os
 import signal
 import threading
@@ -186,3 +187,22 @@ def test_snapshot_is_bounded_and_then_compares_only_what_it_saw(root: Path) -> N
     full_before = take_snapshot(root)
     (root / "new.txt").write_text("n")
     assert changes(full_before, take_snapshot(root)) == [("new.txt", "created")]
+
+
+def test_keyboard_interrupt_kills_the_group_and_propagates(env: Env, root: Path) -> None:
+    """A kernel interrupt (SIGINT -> KeyboardInterrupt) while bash runs on the main thread."""
+
+    def interrupt_when_started() -> None:
+        deadline = time.monotonic() + 5
+        while time.monotonic() < deadline:
+            if (root / "bg.pid").exists() and (root / "bg.pid").read_text().strip():
+                _thread.interrupt_main()
+                return
+            time.sleep(0.02)
+
+    threading.Thread(target=interrupt_when_started, daemon=True).start()
+    started = time.monotonic()
+    with pytest.raises(KeyboardInterrupt):
+        call(env, command="sleep 60 & echo $! > bg.pid; sleep 60")
+    assert time.monotonic() - started < 5
+    assert gone(int((root / "bg.pid").read_text()))

@@ -271,3 +271,15 @@ def test_read_refuses_offset_zero_and_past_the_end(root: Path) -> None:
     assert zero.is_error and "at least 1" in zero.content
     past = call(make_env(root), "read", path="a.txt", offset=5)
     assert past.is_error and "a.txt has 1 lines; offset 5 is past the end" in past.content
+
+
+def test_nul_in_path_is_refused(root: Path) -> None:
+    result = call(make_env(root), "read", path="a\0b")
+    assert result.is_error and "NUL byte" in result.content
+
+
+def test_huge_files_are_refused_before_loading(root: Path) -> None:
+    with open(root / "huge.log", "wb") as f:
+        f.truncate(60 * 1024 * 1024)  # sparse: no disk used
+    result = call(make_env(root), "read", path="huge.log")
+    assert result.is_error and "huge.log is 60 MB, too large to load" in result.content

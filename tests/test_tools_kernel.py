@@ -162,3 +162,8 @@ def test_inspect_variables_survives_objects_that_raise(tmp_path: Path) -> None:
     assert default_tools(empty)["inspect_variables"].run(empty, {}).content == (
         "No user variables are defined in the kernel."
     )
+
+
+def test_exit_in_model_code_does_not_end_the_kernel(tmp_path: Path) -> None:
+    result = run_python(kernel_env(tmp_path, {}), "import sys\nsys.exit(3)")
+    assert result.is_error and result.content.splitlines()[-1] == "SystemExit: 3"

@@ -110,3 +110,8 @@ def test_ls_lists_dirs_files_and_sizes(env: Env) -> None:
     ]
     not_dir = call(env, "ls", path="README.md")
     assert not_dir.is_error and "README.md is not a directory" in not_dir.content
+
+
+def test_glob_refuses_an_absolute_pattern(env: Env) -> None:
+    result = call(env, "glob", pattern=str(env.root / "*.md"))
+    assert result.is_error and "is absolute; pass the directory as path" in result.content

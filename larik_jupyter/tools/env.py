@@ -39,9 +39,10 @@ class Env:
 
     def resolve(self, path: str, *, base: Path | None = None) -> Path:
         """The real path `path` names (relative to `base`, default cwd), refused outside the root."""
-        if not path:
+        if not path or "\0" in path:
             raise ToolError(
-                "The path is empty; pass a file path relative to the working directory."
+                f"The path {path!r} is empty or contains a NUL byte; pass a file path "
+                "relative to the working directory."
             )
         given = Path(path).expanduser()
         if not given.is_absolute():

@@ -98,7 +98,8 @@ class PythonTool(Tool):
                 exec(compile(module, filename, "exec"), env.namespace)
                 if last is not None:
                     value = eval(compile(ast.Expression(last), filename, "eval"), env.namespace)
-            except Exception as exc:
+            # SystemExit too: `exit()` in the model's code must not end the user's kernel.
+            except (Exception, SystemExit) as exc:
                 error = _short_traceback(exc, filename)
         parts = []
         if stdout.getvalue():

@@ -80,6 +80,11 @@ class GlobTool(Tool):
 
     def execute(self, env: Env, args: dict[str, Any]) -> ToolResult:
         top = _directory(env, args)
+        if Path(args["pattern"]).is_absolute():
+            raise ToolError(
+                f"The pattern {args['pattern']!r} is absolute; pass the directory as path "
+                "and a pattern relative to it."
+            )
         regex = glob_regex(args["pattern"].removeprefix("./"))
         found: list[str] = []
         for _rel, entry in walk_files(env.root, top):

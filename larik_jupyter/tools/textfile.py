@@ -8,6 +8,7 @@ from larik_jupyter.tools.base import ToolError
 from larik_jupyter.tools.env import Env
 
 _SNIFF = 8192
+MAX_TEXT_BYTES = 50 * 1024 * 1024
 
 
 def is_binary(data: bytes) -> bool:
@@ -21,6 +22,12 @@ def read_text(env: Env, path: Path) -> str:
         raise ToolError(f"{env.rel(path)} is a directory; use ls to list it.")
     if not path.exists():
         raise ToolError(f"{env.rel(path)} does not exist; check the path with ls or glob.")
+    size = path.stat().st_size
+    if size > MAX_TEXT_BYTES:
+        raise ToolError(
+            f"{env.rel(path)} is {size // (1024 * 1024)} MB, too large to load; "
+            "use grep, or bash with head, tail or sed, to look at parts of it."
+        )
     data = path.read_bytes()
     if is_binary(data):
         raise ToolError(f"{env.rel(path)} is a binary file; only text files can be read or edited.")
