@@ -55,7 +55,8 @@ def _tool_key(name: str) -> str:
     return _ALIASES.get(lowered, lowered)
 
 
-def _tokens(command: str) -> list[str]:
+@lru_cache(maxsize=2048)
+def _tokens(command: str) -> tuple[str, ...]:
     """Shell words and control operators; quotes are honoured, newlines separate commands."""
     lexer = shlex.shlex(command, posix=True, punctuation_chars=";&|<>()\n")
     lexer.whitespace = " \t\r"
@@ -63,9 +64,9 @@ def _tokens(command: str) -> list[str]:
     # A `#` mid-word is not a comment in bash; treating none as comments is the safe side.
     lexer.commenters = ""
     try:
-        return list(lexer)
+        return tuple(lexer)
     except ValueError:  # unbalanced quotes: fall back to plain words
-        return command.split()
+        return tuple(command.split())
 
 
 def _is_separator(token: str) -> bool:
@@ -161,7 +162,7 @@ class Rule:
         joined = " ".join(words)
         if self.pattern.endswith(":*"):
             prefix = _tokens(self.pattern[:-2])
-            return bool(prefix) and list(words[: len(prefix)]) == prefix
+            return bool(prefix) and words[: len(prefix)] == prefix
         wanted = " ".join(_tokens(self.pattern))
         if _GLOB_CHARS.isdisjoint(self.pattern):
             return joined == wanted
