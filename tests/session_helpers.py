@@ -5,7 +5,14 @@ from __future__ import annotations
 import hashlib
 from pathlib import Path
 
-from larik_jupyter.llm.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock, Usage, user_text
+from larik_jupyter.llm.messages import (
+    Message,
+    TextBlock,
+    ToolResultBlock,
+    ToolUseBlock,
+    Usage,
+    user_text,
+)
 from larik_jupyter.session.entry import Entry
 from larik_jupyter.session.store import Session
 

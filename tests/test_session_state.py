@@ -7,7 +7,15 @@ from pathlib import Path
 import pytest
 from session_helpers import add_turn, make_session
 
-from larik_jupyter.llm.messages import Message, TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock, Usage, user_text
+from larik_jupyter.llm.messages import (
+    Message,
+    TextBlock,
+    ThinkingBlock,
+    ToolResultBlock,
+    ToolUseBlock,
+    Usage,
+    user_text,
+)
 from larik_jupyter.llm.pricing import cost
 from larik_jupyter.session.entry import Entry
 from larik_jupyter.session.reader import load_entries
