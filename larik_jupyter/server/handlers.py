@@ -1,0 +1,198 @@
+"""Tornado handlers of `/larik/api/`: authenticated, confined to the server root, JSON errors."""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+from jupyter_server.auth.decorator import authorized
+from jupyter_server.base.handlers import APIHandler
+from jupyter_server.utils import url_path_join
+from pydantic import ValidationError
+from tornado import web
+
+from larik_jupyter.errors import LarikError
+from larik_jupyter.paths import is_session_id, sessions_dir
+from larik_jupyter.server import views
+from larik_jupyter.server.confine import MissingDirectoryError, OutsideRootError, confine
+from larik_jupyter.server.schema import DeleteRequest
+from larik_jupyter.server.tokens import DeleteTokens
+from larik_jupyter.session.catalog import UnknownSessionError, delete, resolve
+from larik_jupyter.session.reader import CorruptSessionError
+from larik_jupyter.session.store import SessionLockedError
+
+_ID = r"([^/]+)"
+_MAX_LIMIT = 1000
+_DEFAULT_LIMIT = 200
+
+
+class BadRequestError(LarikError):
+    """A request whose parameters or body cannot be used as given."""
+
+
+class StaleTokenError(LarikError):
+    """A delete confirmation for a session that changed (or was never shown) since."""
+
+
+# Most specific first: the first matching class decides the status code.
+_STATUS: tuple[tuple[type[LarikError], int], ...] = (
+    (OutsideRootError, 403),
+    (MissingDirectoryError, 404),
+    (UnknownSessionError, 404),
+    (StaleTokenError, 409),
+    (SessionLockedError, 409),
+    (CorruptSessionError, 422),
+    (LarikError, 400),
+)
+
+
+def _json_errors(
+    method: Callable[..., Awaitable[None]],
+) -> Callable[..., Awaitable[None]]:
+    """Answer a LarikError as a JSON error whose message is the error's sentence."""
+
+    @functools.wraps(method)
+    async def wrapper(self: _LarikHandler, *args: Any) -> None:
+        try:
+            await method(self, *args)
+        except LarikError as exc:
+            status = next(code for cls, code in _STATUS if isinstance(exc, cls))
+            raise web.HTTPError(status, str(exc).replace("%", "%%")) from exc
+
+    return wrapper
+
+
+class _LarikHandler(APIHandler):
+    auth_resource = "larik"
+
+    def initialize(self, root_dir: str, tokens: DeleteTokens) -> None:
+        self.root_dir = root_dir
+        self.tokens = tokens
+
+    def cwd(self) -> Path:
+        """The working directory the client asks about (`?cwd=`, default the server root)."""
+        return confine(self.root_dir, self.get_argument("cwd", ""))
+
+    def session_path(self, session_id: str) -> Path:
+        """The transcript of `session_id` among the sessions of the requested directory."""
+        if not is_session_id(session_id):
+            raise BadRequestError(
+                f"{session_id!r} is not a session id; ids look like 20260927-101500-a1b2c3."
+            )
+        cwd = self.cwd()
+        path = resolve(session_id, cwd=cwd)
+        if path.parent != sessions_dir(cwd):
+            raise UnknownSessionError(
+                f"No session {session_id} in this directory; list the sessions to see valid ids."
+            )
+        return path
+
+    def int_argument(self, name: str, default: int, low: int, high: int) -> int:
+        raw = self.get_argument(name, str(default))
+        try:
+            value = int(raw)
+        except ValueError:
+            value = low - 1
+        if not low <= value <= high:
+            raise BadRequestError(
+                f"Parameter {name}={raw!r} must be an integer from {low} to {high}."
+            )
+        return value
+
+    def write_model(self, model: Any) -> None:
+        self.finish(model.model_dump_json())
+
+
+class SessionsHandler(_LarikHandler):
+    """`GET /larik/api/sessions?cwd=`: sessions of a directory with their fork tree."""
+
+    @web.authenticated
+    @authorized
+    @_json_errors
+    async def get(self) -> None:
+        self.write_model(views.session_list(self.root_dir, self.cwd(), self.tokens))
+
+
+class SessionHandler(_LarikHandler):
+    """`GET`: one page of a transcript (`?offset=&limit=`); `DELETE`: remove the session."""
+
+    @web.authenticated
+    @authorized
+    @_json_errors
+    async def get(self, session_id: str) -> None:
+        path = self.session_path(session_id)
+        offset = self.int_argument("offset", 0, 0, 2**31)
+        limit = self.int_argument("limit", _DEFAULT_LIMIT, 1, _MAX_LIMIT)
+        self.write_model(views.transcript_page(session_id, path, offset, limit))
+
+    @web.authenticated
+    @authorized
+    @_json_errors
+    async def delete(self, session_id: str) -> None:
+        delete(self.session_path(session_id))
+        self.set_status(204)
+        self.finish()
+
+
+class ConfirmedDeleteHandler(_LarikHandler):
+    """`POST /larik/api/sessions/<id>/delete` with `{"token": …}` from the listing."""
+
+    @web.authenticated
+    @authorized
+    @_json_errors
+    async def post(self, session_id: str) -> None:
+        path = self.session_path(session_id)
+        try:
+            request = DeleteRequest.model_validate_json(self.request.body or b"{}")
+        except ValidationError as exc:
+            raise BadRequestError(
+                'The delete request needs a JSON body {"token": "…"} with the token from the session listing.'
+            ) from exc
+        if not self.tokens.matches(path, request.token):
+            raise StaleTokenError(
+                f"Session {session_id} changed since it was listed, or the token is wrong; refresh and confirm again."
+            )
+        delete(path)
+        self.set_status(204)
+        self.finish()
+
+
+class CheckpointsHandler(_LarikHandler):
+    """`GET /larik/api/sessions/<id>/checkpoints`: undoable turns with per-file diffs."""
+
+    @web.authenticated
+    @authorized
+    @_json_errors
+    async def get(self, session_id: str) -> None:
+        self.session_path(session_id)
+        self.write_model(views.checkpoints(session_id, self.cwd(), self.root_dir))
+
+
+class ExportHandler(_LarikHandler):
+    """`GET /larik/api/sessions/<id>/export`: the Markdown export as a download."""
+
+    @web.authenticated
+    @authorized
+    @_json_errors
+    async def get(self, session_id: str) -> None:
+        body = views.export_bytes(self.session_path(session_id))
+        self.set_header("Content-Disposition", f'attachment; filename="{session_id}.md"')
+        self.finish(body, set_content_type="text/markdown; charset=utf-8")
+
+
+def setup_handlers(web_app: Any, root_dir: str) -> None:
+    """Register the `/larik/api/` routes on the server's tornado application."""
+    base = url_path_join(web_app.settings["base_url"], "larik", "api", "sessions")
+    init = {"root_dir": root_dir, "tokens": DeleteTokens()}
+    web_app.add_handlers(
+        ".*$",
+        [
+            (base, SessionsHandler, init),
+            (url_path_join(base, _ID), SessionHandler, init),
+            (url_path_join(base, _ID, "delete"), ConfirmedDeleteHandler, init),
+            (url_path_join(base, _ID, "checkpoints"), CheckpointsHandler, init),
+            (url_path_join(base, _ID, "export"), ExportHandler, init),
+        ],
+    )

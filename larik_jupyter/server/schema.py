@@ -1,0 +1,82 @@
+"""The JSON shapes the `/larik/api/` endpoints answer and accept."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict
+
+from larik_jupyter.session.branch import PromptInfo
+
+
+class SessionOut(BaseModel):
+    """One session of a directory, as the sidebar lists it."""
+
+    id: str
+    time: str
+    first_prompt: str
+    message_count: int
+    fork_of: str | None = None
+    fork_at: int | None = None
+    size: int
+    error: str | None = None
+    delete_token: str
+
+
+class TreeNodeOut(BaseModel):
+    """A session, its prompts, and the branches forked from it (the notebook tree's shape)."""
+
+    id: str
+    fork_of: str | None = None
+    fork_at: int | None = None
+    prompts: list[PromptInfo] = []
+    interrupted: str | None = None
+    compactions: list[int] = []
+    error: str | None = None
+    children: list[TreeNodeOut] = []
+
+
+class SessionList(BaseModel):
+    """`GET /larik/api/sessions`: a directory's sessions and their fork tree."""
+
+    cwd: str
+    sessions: list[SessionOut]
+    tree: list[TreeNodeOut]
+
+
+class TranscriptPage(BaseModel):
+    """`GET /larik/api/sessions/<id>`: a slice of the canonical transcript's entries."""
+
+    id: str
+    total: int
+    offset: int
+    limit: int
+    entries: list[dict[str, Any]]
+
+
+class CheckpointFile(BaseModel):
+    """One file a turn changed: whether it existed before, and the turn's diff for it."""
+
+    path: str
+    existed: bool
+    diff: str
+
+
+class CheckpointTurn(BaseModel):
+    turn: int
+    files: list[CheckpointFile]
+
+
+class Checkpoints(BaseModel):
+    """`GET /larik/api/sessions/<id>/checkpoints`: undoable turns, newest first."""
+
+    id: str
+    turns: list[CheckpointTurn]
+
+
+class DeleteRequest(BaseModel):
+    """`POST /larik/api/sessions/<id>/delete`: the token from the listing confirms the deletion."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    token: str

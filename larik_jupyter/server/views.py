@@ -1,0 +1,64 @@
+"""What each endpoint answers, built from the session layer (the handlers only route)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from larik_jupyter.server.confine import relative_to_root
+from larik_jupyter.server.schema import SessionList, SessionOut, TranscriptPage, TreeNodeOut
+from larik_jupyter.server.tokens import DeleteTokens
+from larik_jupyter.server.turn_diffs import checkpoints
+from larik_jupyter.session.branch import TreeNode, fork_tree
+from larik_jupyter.session.catalog import list_sessions
+from larik_jupyter.session.export import render_markdown
+from larik_jupyter.session.reader import load_entries
+
+__all__ = ["checkpoints", "export_bytes", "session_list", "transcript_page"]
+
+
+def _tree(node: TreeNode) -> TreeNodeOut:
+    # Everything but `path`: the client never needs the data directory's location.
+    return TreeNodeOut(
+        **node.model_dump(exclude={"path", "children"}),
+        children=[_tree(child) for child in node.children],
+    )
+
+
+def session_list(root_dir: str, cwd: Path, tokens: DeleteTokens) -> SessionList:
+    """The sessions of `cwd` (newest first) with delete tokens, and their fork tree."""
+    sessions = [
+        SessionOut(
+            id=info.id,
+            time=info.time,
+            first_prompt=info.first_prompt or "",
+            message_count=info.message_count,
+            fork_of=info.fork_of,
+            fork_at=info.fork_at,
+            size=info.size,
+            error=info.error,
+            delete_token=tokens.token(Path(info.path)),
+        )
+        for info in list_sessions(cwd)
+    ]
+    return SessionList(
+        cwd=relative_to_root(root_dir, cwd),
+        sessions=sessions,
+        tree=[_tree(node) for node in fork_tree(cwd)],
+    )
+
+
+def transcript_page(session_id: str, path: Path, offset: int, limit: int) -> TranscriptPage:
+    """Entries `offset … offset+limit` of the canonical transcript at `path`."""
+    entries = load_entries(path).entries
+    return TranscriptPage(
+        id=session_id,
+        total=len(entries),
+        offset=offset,
+        limit=limit,
+        entries=[entries[i].to_json() for i in range(offset, min(offset + limit, len(entries)))],
+    )
+
+
+def export_bytes(path: Path) -> bytes:
+    """The Markdown export of `path`, byte for byte what `larik-jupyter export` writes."""
+    return render_markdown(path, load_entries(path).entries).encode("utf-8")

@@ -1,0 +1,310 @@
+"""The `/larik/api/` endpoints, driven through a real jupyter_server (pytest-jupyter fixtures)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from tornado.httpclient import HTTPClientError
+
+from larik_jupyter.checkpoint.store import CheckpointStore
+from larik_jupyter.llm.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock, user_text
+from larik_jupyter.paths import sessions_dir
+from larik_jupyter.session.branch import fork
+from larik_jupyter.session.store import Session
+
+pytest_plugins = ["pytest_jupyter.jupyter_server"]
+
+API = ("larik", "api", "sessions")
+
+
+@pytest.fixture
+def jp_server_config() -> dict[str, Any]:
+    return {"ServerApp": {"jpserver_extensions": {"larik_jupyter.server": True}}}
+
+
+@pytest.fixture
+def root(jp_root_dir: Path) -> Path:
+    return Path(os.path.realpath(jp_root_dir))
+
+
+def make_session(cwd: Path, prompts: list[str], *, tool: bool = False) -> Path:
+    """A closed session of `cwd` with one prompt/reply turn per prompt."""
+    with Session.create(cwd, "scripted", "demo") as session:
+        for n, prompt in enumerate(prompts):
+            session.append_message(user_text(prompt))
+            if tool:
+                call = ToolUseBlock(id=f"call{n}", name="read", input={"path": "a.txt"})
+                session.append_message(Message(role="assistant", content=[call]))
+                result = ToolResultBlock(tool_use_id=f"call{n}", content="hello")
+                session.append_message(Message(role="user", content=[result]))
+            session.append_message(
+                Message(role="assistant", content=[TextBlock(text=f"**done** {n}")])
+            )
+        return session.path
+
+
+async def fetch_json(jp_fetch: Any, *parts: str, **kwargs: Any) -> Any:
+    response = await jp_fetch(*API, *parts, **kwargs)
+    return json.loads(response.body)
+
+
+async def error_of(jp_fetch: Any, *parts: str, **kwargs: Any) -> tuple[int, str]:
+    with pytest.raises(HTTPClientError) as caught:
+        await jp_fetch(*API, *parts, **kwargs)
+    body = json.loads(caught.value.response.body)
+    return caught.value.code, body["message"]
+
+
+async def test_lists_sessions_of_the_server_root_with_fork_tree(jp_fetch: Any, root: Path) -> None:
+    parent = make_session(root, ["build the parser", "add tests"])
+    child = fork(parent, 2)
+    (root / "sub").mkdir()
+    make_session(root / "sub", ["elsewhere"])
+
+    listing = await fetch_json(jp_fetch)
+
+    assert listing["cwd"] == ""
+    by_id = {s["id"]: s for s in listing["sessions"]}
+    assert set(by_id) == {parent.stem, child.stem}
+    assert by_id[parent.stem]["first_prompt"] == "build the parser"
+    assert by_id[parent.stem]["message_count"] == 4
+    assert by_id[child.stem]["fork_of"] == parent.stem
+    assert by_id[child.stem]["fork_at"] == 2
+    [tree] = listing["tree"]
+    assert tree["id"] == parent.stem
+    assert [p["first_line"] for p in tree["prompts"]] == ["build the parser", "add tests"]
+    assert [c["id"] for c in tree["children"]] == [child.stem]
+    assert "path" not in tree
+
+    sub = await fetch_json(jp_fetch, params={"cwd": "sub"})
+    assert sub["cwd"] == "sub"
+    assert [s["first_prompt"] for s in sub["sessions"]] == ["elsewhere"]
+
+
+async def test_transcript_is_paged(jp_fetch: Any, root: Path) -> None:
+    path = make_session(root, [f"prompt {n}" for n in range(60)], tool=True)  # 241 entries
+
+    first = await fetch_json(jp_fetch, path.stem, params={"limit": "100"})
+    last = await fetch_json(jp_fetch, path.stem, params={"offset": "200", "limit": "100"})
+    default = await fetch_json(jp_fetch, path.stem)
+
+    assert first["total"] == last["total"] == 241
+    assert len(first["entries"]) == 100
+    assert first["entries"][0]["type"] == "meta"
+    assert first["entries"][1]["message"]["content"][0]["text"] == "prompt 0"
+    assert len(last["entries"]) == 41
+    assert last["entries"][-1]["message"]["content"][0]["text"] == "**done** 59"
+    assert len(default["entries"]) == 200
+    beyond = await fetch_json(jp_fetch, path.stem, params={"offset": "5000"})
+    assert beyond["entries"] == [] and beyond["total"] == 241
+
+
+async def test_bad_paging_parameters_are_refused(jp_fetch: Any, root: Path) -> None:
+    path = make_session(root, ["hi"])
+    for params in [{"limit": "0"}, {"limit": "1001"}, {"offset": "-1"}, {"limit": "ten"}]:
+        code, message = await error_of(jp_fetch, path.stem, params=params)
+        assert code == 400
+        assert next(iter(params)) in message
+
+
+ENDPOINTS = [
+    ("GET", ()),
+    ("GET", ("{id}",)),
+    ("GET", ("{id}", "checkpoints")),
+    ("GET", ("{id}", "export")),
+    ("DELETE", ("{id}",)),
+    ("POST", ("{id}", "delete")),
+]
+
+
+def _call(
+    method: str, parts: tuple[str, ...], sid: str, **extra: Any
+) -> tuple[list[str], dict[str, Any]]:
+    kwargs: dict[str, Any] = {"method": method, **extra}
+    if method == "POST":
+        kwargs["body"] = json.dumps({"token": "x"})
+    return [p.format(id=sid) for p in parts], kwargs
+
+
+@pytest.mark.parametrize(("method", "parts"), ENDPOINTS)
+async def test_unauthenticated_requests_are_refused(
+    jp_fetch: Any, root: Path, method: str, parts: tuple[str, ...]
+) -> None:
+    path = make_session(root, ["secret prompt"])
+    args, kwargs = _call(method, parts, path.stem, headers={"Authorization": "token wrong"})
+    code, _ = await error_of(jp_fetch, *args, **kwargs)
+    assert code == 403
+    assert path.is_file()
+
+
+@pytest.mark.parametrize(("method", "parts"), ENDPOINTS)
+async def test_paths_outside_the_root_are_refused(
+    jp_fetch: Any, root: Path, method: str, parts: tuple[str, ...]
+) -> None:
+    path = make_session(root.parent, ["outside"])
+    (root / "sub").mkdir()
+    for cwd in ["..", "../..", "/etc", "sub/../../x", str(root.parent)]:
+        args, kwargs = _call(method, parts, path.stem, params={"cwd": cwd})
+        code, message = await error_of(jp_fetch, *args, **kwargs)
+        assert code == 403, cwd
+        assert "server root" in message
+    assert path.is_file()
+
+
+async def test_a_symlink_out_of_the_root_is_refused(
+    jp_fetch: Any, root: Path, tmp_path: Path
+) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    make_session(outside, ["private"])
+    (root / "link").symlink_to(outside)
+    code, message = await error_of(jp_fetch, params={"cwd": "link"})
+    assert code == 403
+    assert "'link'" in message
+
+
+async def test_missing_directory_is_not_found(jp_fetch: Any, root: Path) -> None:
+    code, message = await error_of(jp_fetch, params={"cwd": "nope"})
+    assert code == 404
+    assert "'nope'" in message
+
+
+async def test_bad_session_ids_are_refused(jp_fetch: Any, root: Path) -> None:
+    make_session(root, ["hi"])
+    for bad in ["nope", "20260101-1200-abc", "20260101-120000-ABCDEF", "..%2F..%2Fetc%2Fpasswd"]:
+        for suffix in ((), ("export",), ("checkpoints",)):
+            code, message = await error_of(jp_fetch, bad, *suffix)
+            assert code == 400, bad
+            assert "not a session id" in message
+
+
+async def test_unknown_id_and_other_directories_sessions_are_not_found(
+    jp_fetch: Any, root: Path
+) -> None:
+    code, message = await error_of(jp_fetch, "20200101-000000-abcdef")
+    assert (code, "20200101-000000-abcdef" in message) == (404, True)
+    (root / "sub").mkdir()
+    elsewhere = make_session(root / "sub", ["in sub"])
+    code, _ = await error_of(jp_fetch, elsewhere.stem)  # asked in the root's folder
+    assert code == 404
+    page = await fetch_json(jp_fetch, elsewhere.stem, params={"cwd": "sub"})
+    assert page["total"] == 3
+
+
+async def test_corrupt_session_is_a_clear_error(jp_fetch: Any, root: Path) -> None:
+    path = make_session(root, ["one", "two"])
+    lines = path.read_bytes().splitlines(keepends=True)
+    path.write_bytes(lines[0] + b"{broken\n" + b"".join(lines[2:]))
+    code, message = await error_of(jp_fetch, path.stem)
+    assert code == 422
+    assert f"{path.name}:2" in message
+    listing = await fetch_json(jp_fetch)
+    assert "2" in listing["sessions"][0]["error"]
+
+
+async def test_export_matches_the_cli_byte_for_byte(jp_fetch: Any, root: Path) -> None:
+    path = make_session(root, ["explain `x` ünïcode", "more"], tool=True)
+    response = await jp_fetch(*API, path.stem, "export")
+
+    subprocess.run(
+        [sys.executable, "-m", "larik_jupyter", "export", path.stem, "cli.md"], cwd=root, check=True
+    )
+    assert response.body == (root / "cli.md").read_bytes()
+    assert response.headers["Content-Disposition"] == f'attachment; filename="{path.stem}.md"'
+    assert response.headers["Content-Type"].startswith("text/markdown")
+
+
+async def test_checkpoint_turns_with_diffs_newest_first(jp_fetch: Any, root: Path) -> None:
+    path = make_session(root, ["edit a", "edit a again and add b"])
+    target = root / "a.txt"
+    target.write_text("one\ntwo\n")
+    store = CheckpointStore(path.stem, root)
+    store.begin_turn()
+    store.capture(target)
+    target.write_text("one\nTWO\n")
+    store.begin_turn()
+    store.capture(target)
+    store.capture(root / "b.txt")
+    target.write_text("one\nTWO\nthree\n")
+    (root / "b.txt").write_text("new\n")
+
+    result = await fetch_json(jp_fetch, path.stem, "checkpoints")
+
+    assert [t["turn"] for t in result["turns"]] == [2, 1]
+    newest, oldest = result["turns"]
+    files = {f["path"]: f for f in newest["files"]}
+    assert "+three" in files["a.txt"]["diff"] and "-two" not in files["a.txt"]["diff"]
+    assert files["b.txt"]["existed"] is False
+    assert "--- /dev/null" in files["b.txt"]["diff"] and "+new" in files["b.txt"]["diff"]
+    [only] = oldest["files"]
+    assert "-two" in only["diff"] and "+TWO" in only["diff"] and "three" not in only["diff"]
+
+
+async def test_delete_needs_the_listed_token(jp_fetch: Any, root: Path) -> None:
+    path = make_session(root, ["delete me"])
+    [listed] = (await fetch_json(jp_fetch))["sessions"]
+
+    code, message = await error_of(
+        jp_fetch, path.stem, "delete", method="POST", body=json.dumps({"token": "0" * 32})
+    )
+    assert code == 409 and path.stem in message
+    code, message = await error_of(jp_fetch, path.stem, "delete", method="POST", body="{}")
+    assert code == 400 and "token" in message
+    with open(path, "ab") as f:  # the session moved on after it was listed
+        f.write(b"")
+    os.utime(path, ns=(0, 0))
+    code, _ = await error_of(
+        jp_fetch,
+        path.stem,
+        "delete",
+        method="POST",
+        body=json.dumps({"token": listed["delete_token"]}),
+    )
+    assert code == 409
+    assert path.is_file()
+
+    [fresh] = (await fetch_json(jp_fetch))["sessions"]
+    response = await jp_fetch(
+        *API, path.stem, "delete", method="POST", body=json.dumps({"token": fresh["delete_token"]})
+    )
+    assert response.code == 204
+    assert not path.exists()
+    assert (await fetch_json(jp_fetch))["sessions"] == []
+
+
+async def test_explicit_delete_removes_the_session_unless_it_is_open(
+    jp_fetch: Any, root: Path
+) -> None:
+    done = make_session(root, ["finished"])
+    response = await jp_fetch(*API, done.stem, method="DELETE")
+    assert response.code == 204
+    assert not done.exists()
+
+    with Session.create(root, "scripted", "demo") as live:
+        live.append_message(user_text("still running"))
+        code, message = await error_of(jp_fetch, live.id, method="DELETE")
+        assert code == 409 and live.id in message
+        assert live.path.is_file()
+
+
+async def test_reading_never_writes_session_files(jp_fetch: Any, root: Path) -> None:
+    path = make_session(root, ["look only"], tool=True)
+    with Session.open(path) as live:  # a kernel holds the writer lock meanwhile
+        before = {
+            p.name: (p.read_bytes(), p.stat().st_mtime_ns) for p in sessions_dir(root).iterdir()
+        }
+        await fetch_json(jp_fetch)
+        await fetch_json(jp_fetch, live.id)
+        await fetch_json(jp_fetch, live.id, "checkpoints")
+        await jp_fetch(*API, live.id, "export")
+        after = {
+            p.name: (p.read_bytes(), p.stat().st_mtime_ns) for p in sessions_dir(root).iterdir()
+        }
+    assert after == before
+    assert not (root / ".larik").exists()
