@@ -283,3 +283,26 @@ def test_huge_files_are_refused_before_loading(root: Path) -> None:
         f.truncate(60 * 1024 * 1024)  # sparse: no disk used
     result = call(make_env(root), "read", path="huge.log")
     assert result.is_error and "huge.log is 60 MB, too large to load" in result.content
+
+
+def test_edit_keeps_bytes_that_are_not_utf8(root: Path) -> None:
+    (root / "legacy.txt").write_bytes(b"caf\xe9\nname = old\n")
+    env = make_env(root)
+    assert call(env, "read", path="legacy.txt").content.splitlines()[0] == "     1\tcaf\ufffd"
+    result = call(env, "edit", path="legacy.txt", old_string="old", new_string="new")
+    assert (root / "legacy.txt").read_bytes() == b"caf\xe9\nname = new\n"
+    assert result.diff is not None and " caf\ufffd\n" in result.diff
+    result.diff.encode("utf-8")  # serialisable: no lone surrogates
+
+
+def test_edit_matches_newlines_in_a_crlf_file(root: Path) -> None:
+    (root / "w.txt").write_bytes(b"a\r\nb\r\nc\r\n")
+    result = call(make_env(root), "edit", path="w.txt", old_string="a\nb", new_string="x\ny")
+    assert not result.is_error
+    assert (root / "w.txt").read_bytes() == b"x\r\ny\r\nc\r\n"
+
+
+def test_lone_surrogate_in_new_text_is_refused(root: Path) -> None:
+    result = call(make_env(root), "write", path="s.txt", content="bad \ud800 char")
+    assert result.is_error and "UTF-8 cannot hold" in result.content
+    assert not (root / "s.txt").exists()

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import difflib
 
+from larik_jupyter.tools.textfile import printable
+
 
 def unified_diff(rel: str, old: str | None, new: str | None) -> str:
     """A unified diff from `old` to `new` (None: the file did not exist / was deleted)."""
@@ -16,6 +18,7 @@ def unified_diff(rel: str, old: str | None, new: str | None) -> str:
         tofile=after,
     )
     # A last line without a newline would glue onto the next diff line; git marks it instead.
-    return "".join(
+    text = "".join(
         line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in lines
     )
+    return printable(text)

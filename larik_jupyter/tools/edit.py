@@ -36,6 +36,10 @@ def apply_edit(text: str, old: str, new: str, replace_all: bool, where: str) -> 
     if old == new:
         raise ToolError(f"{where}: old_string and new_string are the same; nothing would change.")
     count = text.count(old)
+    if count == 0 and "\r\n" in text and "\n" in old and "\r\n" not in old:
+        # The model writes \n; a CRLF file's text only matches with the file's own endings.
+        old, new = old.replace("\n", "\r\n"), new.replace("\n", "\r\n")
+        count = text.count(old)
     if count == 0:
         raise ToolError(
             f"{where}: old_string was not found; read the file and copy the exact text, including whitespace."
@@ -46,6 +50,11 @@ def apply_edit(text: str, old: str, new: str, replace_all: bool, where: str) -> 
             "or pass replace_all=true."
         )
     return text.replace(old, new), count
+
+
+def _lines(text: str) -> str:
+    count = len(text.splitlines())
+    return f"{count} line" + ("" if count == 1 else "s")
 
 
 def _plural(count: int) -> str:
@@ -74,9 +83,7 @@ class WriteTool(Tool):
         old = read_text(env, path) if path.exists() else None
         content: str = args["content"]
         verb = "Created" if old is None else "Overwrote"
-        return _commit(
-            env, path, old, content, f"{verb} {env.rel(path)} ({len(content.encode())} bytes)."
-        )
+        return _commit(env, path, old, content, f"{verb} {env.rel(path)} ({_lines(content)}).")
 
 
 class EditTool(Tool):

@@ -6,7 +6,7 @@ from typing import Any
 
 from larik_jupyter.tools.base import Tool, ToolError, ToolResult
 from larik_jupyter.tools.env import Env
-from larik_jupyter.tools.textfile import read_text
+from larik_jupyter.tools.textfile import printable, read_text
 
 DEFAULT_LIMIT = 2000
 MAX_CHARS = 100_000
@@ -45,7 +45,7 @@ class ReadTool(Tool):
         limit = DEFAULT_LIMIT if args.get("limit") is None else args["limit"]
         if offset < 1 or limit < 1:
             raise ToolError("offset and limit must be at least 1; line numbers start at 1.")
-        lines = _lines(read_text(env, path))
+        lines = _lines(printable(read_text(env, path)))
         total = len(lines)
         if total == 0:
             return ToolResult(f"{env.rel(path)} is empty.")

@@ -31,15 +31,28 @@ def read_text(env: Env, path: Path) -> str:
     data = path.read_bytes()
     if is_binary(data):
         raise ToolError(f"{env.rel(path)} is a binary file; only text files can be read or edited.")
-    # newline="" semantics: keep \r\n as it is, so an edit writes the file's own line endings back.
-    return data.decode("utf-8", errors="replace")
+    # \r\n is kept as it is, and bytes that are not UTF-8 survive as surrogates, so an edit
+    # writes back exactly the bytes it did not touch. Use `printable` before showing the text.
+    return data.decode("utf-8", errors="surrogateescape")
+
+
+def printable(text: str) -> str:
+    """Text from `read_text` with undecodable bytes shown as U+FFFD, safe to serialise."""
+    return text.encode("utf-8", errors="surrogateescape").decode("utf-8", errors="replace")
 
 
 def write_text(env: Env, path: Path, text: str) -> None:
     """Write `text` to `path` after the checkpoint store has captured it."""
     if path.is_dir():
         raise ToolError(f"{env.rel(path)} is a directory; pass a file path.")
+    try:
+        data = text.encode("utf-8", errors="surrogateescape")
+    except UnicodeEncodeError as exc:
+        raise ToolError(
+            f"The new text for {env.rel(path)} has a character UTF-8 cannot hold "
+            f"({exc.reason} at position {exc.start}); the file was left unchanged."
+        ) from exc
     env.capture_before_write(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "w", encoding="utf-8", newline="") as f:
-        f.write(text)
+    with open(path, "wb") as f:
+        f.write(data)
