@@ -11,7 +11,7 @@ from typing import Any
 
 from larik_jupyter.cli import CliError
 from larik_jupyter.config.layers import LoadedConfig, PendingApproval, load_config
-from larik_jupyter.config.update import approve
+from larik_jupyter.config.update import approve, find_pending
 
 # Lists whose items come from different layers, so each item shows its own source.
 _PER_ITEM = ("permissions", "checkpoint_paths", "hooks")
@@ -87,21 +87,18 @@ def _show(args: argparse.Namespace) -> int:
 
 
 def _approve(args: argparse.Namespace) -> int:
-    loaded = load_config(args.cwd)
-    matches = [p for p in loaded.pending if args.name in (p.name, p.key)]
-    for item in matches:
-        print(f"{item.kind} {item.name} from {item.layer}:")
-        print(json.dumps(item.definition, indent=2, ensure_ascii=False))
-    if matches and not args.yes:
+    item = find_pending(load_config(args.cwd), args.name)
+    print(f"{item.kind} {item.name} from {item.layer}:")
+    print(json.dumps(item.definition, indent=2, ensure_ascii=False))
+    if not args.yes:
         if not sys.stdin.isatty():
             raise CliError(
-                f"stdin is not a terminal, so approving {args.name} cannot be confirmed; "
+                f"stdin is not a terminal, so approving {item.key} cannot be confirmed; "
                 "rerun with --yes to approve it without a prompt."
             )
-        answer = input(f"Approve {args.name}? [y/N] ").strip().lower()
-        if answer not in ("y", "yes"):
+        if input(f"Approve {item.key}? [y/N] ").strip().lower() not in ("y", "yes"):
             print("Not approved.")
             return 1
-    chosen = approve(args.cwd, args.name)
+    chosen = approve(args.cwd, item.key)
     print(f"Approved {chosen.key} (sha256 {chosen.hash[:12]}…) in your private project settings.")
     return 0

@@ -3,10 +3,10 @@
 A rule names a tool (fnmatch wildcards allowed, case-insensitive, so Claude's `Bash(...)` works)
 and optionally an argument pattern:
 
-- `bash(PATTERN)`: `PATTERN:*` allows any command starting with those words; `*` matches every
-  command; anything else is a glob over the command's words. A chain (`a && b; c | d`) is
-  covered only when every command in it is; prefix and glob patterns never cover a command
-  with `$(...)`, backticks or process substitution.
+- `bash(PATTERN)`: `PATTERN:*` covers any command starting with those words; `*` every command;
+  anything else exactly that command (`*` in it is literal, as the shell would expand it). A
+  chain (`a && b; c | d`) is covered only when every command in it is; a prefix never covers a
+  command with `$(...)` or backticks.
 - file tools (`read(src/**)`, `write(*.md)`, …): gitignore-style glob against the `path` input
   relative to the project root; a pattern starting with `/` or `~/` is an absolute path.
 - `python(PATTERN)`: a glob over the code.
@@ -43,7 +43,6 @@ _RULE = re.compile(r"^([^()\s]+)(?:\((.*)\))?$", re.S)
 _SUBSTITUTION = ("$(", "`")
 # Parentheses split too, so the commands inside `$(...)`, `<(...)` and subshells are checked.
 _SEPARATOR_CHARS = frozenset(";&|\n()")
-_GLOB_CHARS = frozenset("*?[")
 
 
 class RuleError(LarikError):
@@ -159,14 +158,11 @@ class Rule:
         # A quoted `"$(...)"` or a backtick stays inside one word, yet the shell runs it.
         if any(mark in word for word in words for mark in _SUBSTITUTION):
             return False
-        joined = " ".join(words)
         if self.pattern.endswith(":*"):
             prefix = _tokens(self.pattern[:-2])
             return bool(prefix) and words[: len(prefix)] == prefix
-        wanted = " ".join(_tokens(self.pattern))
-        if _GLOB_CHARS.isdisjoint(self.pattern):
-            return joined == wanted
-        return fnmatchcase(joined, wanted)
+        # No globbing: an "always allow" for `rm -f *.log` must not cover `rm -f anything`.
+        return words == _tokens(self.pattern)
 
     def _argument(self, call: _Call) -> bool:
         pattern = self.pattern

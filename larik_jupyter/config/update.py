@@ -14,6 +14,7 @@ from pydantic import ValidationError
 
 from larik_jupyter import paths
 from larik_jupyter.config.layers import (
+    LoadedConfig,
     PendingApproval,
     load_config,
     private_settings_path,
@@ -103,12 +104,8 @@ def _object_at(data: dict[str, Any], key: str, path: Path) -> dict[str, Any]:
     return value
 
 
-def approve(cwd: str | os.PathLike[str], name: str) -> PendingApproval:
-    """Approve the pending MCP server, hook, allow rule or LSP server called `name` (or `kind:name`).
-
-    The approval is pinned to the definition's hash in the private project file.
-    """
-    loaded = load_config(cwd)
+def find_pending(loaded: LoadedConfig, name: str) -> PendingApproval:
+    """The pending item called `name` (or `kind:name`); ConfigError when none or ambiguous."""
     matches = [p for p in loaded.pending if name in (p.name, p.key)]
     if not matches:
         waiting = ", ".join(p.key for p in loaded.pending) or "nothing"
@@ -117,7 +114,16 @@ def approve(cwd: str | os.PathLike[str], name: str) -> PendingApproval:
         choices = ", ".join(p.key for p in matches)
         raise ConfigError(f"{name!r} is ambiguous; approve one of {choices} by its full name.")
     # With the same name in two shared files, the later layer's definition is the one that applies.
-    chosen = matches[-1]
+    return matches[-1]
+
+
+def approve(cwd: str | os.PathLike[str], name: str) -> PendingApproval:
+    """Approve the pending MCP server, hook, allow rule or LSP server called `name` (or `kind:name`).
+
+    The approval is pinned to the definition's hash in the private project file.
+    """
+    loaded = load_config(cwd)
+    chosen = find_pending(loaded, name)
     path = private_settings_path(loaded.root)
 
     def pin(data: dict[str, Any]) -> None:
