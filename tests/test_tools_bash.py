@@ -134,11 +134,11 @@ def test_uncaptured_changes_are_listed_as_not_undoable(
         ("deleted.txt", "deleted"),
     ]
     assert result.files_changed == ["captured.txt", "config.txt"]
-    assert "Not undoable" in result.content
+    assert "outside the checkpoints, not undoable" in result.content
     assert (
         "  created: created.txt\n" in result.content and "  deleted: deleted.txt" in result.content
     )
-    assert "captured.txt" not in result.content.split("Not undoable")[1]
+    assert "captured.txt" not in result.content.split("not undoable")[1]
 
 
 def test_checkpoint_paths_expand_globs_and_directories(

@@ -125,7 +125,7 @@ def _uncaptured_note(uncaptured: list[tuple[str, str]]) -> str:
     if len(uncaptured) > MAX_LISTED:
         lines.append(f"  … and {len(uncaptured) - MAX_LISTED} more")
     return (
-        "Not undoable: the command changed these files outside the checkpoints "
+        "Files the command changed outside the checkpoints, not undoable "
         "(name them in checkpoint_paths next time to make such changes undoable):\n"
         + "\n".join(lines)
     )
