@@ -99,9 +99,7 @@ class GitIgnore:
         return bool(verdict)
 
 
-def walk_files(
-    root: Path, top: Path, *, limit: int | None = None
-) -> Iterator[tuple[str, os.DirEntry[str]]]:
+def walk_files(root: Path, top: Path) -> Iterator[tuple[str, os.DirEntry[str]]]:
     """Yield `(path relative to root, entry)` for files under `top`, in sorted order.
 
     Git-ignored paths and heavy directories are skipped, symlinks are not followed, and
@@ -114,7 +112,6 @@ def walk_files(
     parts = top_rel.split("/") if top_rel else []
     for depth in range(len(parts) + 1):
         rules.enter("/".join(parts[:depth]))
-    count = 0
     stack = [top_rel]
     by_name = attrgetter("name")
     while stack:
@@ -138,7 +135,4 @@ def walk_files(
                     subdirs.append(rel)
             elif not rules.ignored(rel, False):
                 yield rel, entry
-                count += 1
-                if limit is not None and count >= limit:
-                    return
         stack.extend(reversed(subdirs))

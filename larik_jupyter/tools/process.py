@@ -26,7 +26,6 @@ class Outcome:
     exit_code: int | None
     timed_out: bool = False
     interrupted: bool = False
-    cut_bytes: int = 0
     lingering: bool = False
 
 
@@ -49,16 +48,13 @@ class _Capped:
         if len(self.tail) > 2 * self.half:
             del self.tail[: len(self.tail) - self.half]
 
-    def text(self) -> tuple[str, int]:
-        tail = self.tail[-self.half :] if self.half else b""
+    def text(self) -> str:
+        tail = bytes(self.tail[-self.half :])
         cut = self.total - len(self.head) - len(tail)
         head = self.head.decode("utf-8", errors="replace")
         if cut <= 0:
-            return head + bytes(self.tail).decode("utf-8", errors="replace"), 0
-        return (
-            f"{head}\n[… {cut} bytes of output cut …]\n{bytes(tail).decode('utf-8', errors='replace')}",
-            cut,
-        )
+            return head + bytes(self.tail).decode("utf-8", errors="replace")
+        return f"{head}\n[… {cut} bytes of output cut …]\n{tail.decode('utf-8', errors='replace')}"
 
 
 def _shell() -> str:
@@ -159,5 +155,5 @@ def run_command(
         except subprocess.TimeoutExpired:
             pass
     outcome.exit_code = proc.returncode
-    outcome.output, outcome.cut_bytes = out.text()
+    outcome.output = out.text()
     return outcome
