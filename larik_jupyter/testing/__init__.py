@@ -18,11 +18,14 @@ API (`POST /v1/chat/completions`), playing a script in the format of `scripted:`
 
 Text and tool-call JSON arrive in small fragments, error responses carry the
 protocol's error body (and `retry-after` when scripted), and `"drop_after": n` on a
-response cuts the connection after n output deltas.
+response cuts the connection after n output deltas. `collect(provider, messages)`
+runs one model call to the end and returns its events; `final(events)` is its
+`MessageEnd`.
 """
 
 from __future__ import annotations
 
 from larik_jupyter.testing.server import RecordedRequest, ScriptedHTTPServer
+from larik_jupyter.testing.streams import collect, final
 
-__all__ = ["RecordedRequest", "ScriptedHTTPServer"]
+__all__ = ["RecordedRequest", "ScriptedHTTPServer", "collect", "final"]

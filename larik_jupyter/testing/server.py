@@ -190,7 +190,7 @@ class ScriptedHTTPServer:
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self._state))
         self._server.daemon_threads = True
         self._thread = threading.Thread(
-            target=self._server.serve_forever, name="scripted-http", daemon=True
+            target=self._server.serve_forever, args=(0.02,), name="scripted-http", daemon=True
         )
 
     @property
