@@ -7,7 +7,7 @@ import hashlib
 import os
 
 from larik_jupyter.checkpoint.blobs import copy_verified
-from larik_jupyter.checkpoint.durable import fsync_dir
+from larik_jupyter.checkpoint.durable import Barrier
 from larik_jupyter.checkpoint.manifest import FileRecord
 from larik_jupyter.checkpoint.safepath import entry_state, open_parent, refuse_unsafe_entry
 
@@ -21,11 +21,11 @@ def _temp_for(name: str) -> str:
 
 
 def restore_file(
-    root_fd: int, parts: tuple[str, ...], record: FileRecord, blob_fd: int | None
+    root_fd: int, parts: tuple[str, ...], record: FileRecord, blob_fd: int | None, barrier: Barrier
 ) -> None:
     """Bring `parts` (below `root_fd`) back to `record`: write the blob's bytes or delete the file.
 
-    Raises `PathRefused` for an unsafe path, `BlobMismatch` for a damaged snapshot, OSError
+    The change is durable only after `barrier.commit()`. Raises `PathRefused` for an unsafe path, `BlobMismatch` for a damaged snapshot, OSError
     otherwise; in every case the target entry is left as it was.
     """
     name = parts[-1]
@@ -38,12 +38,13 @@ def restore_file(
             if current is not None:
                 refuse_unsafe_entry(current, links_ok=True)
                 os.unlink(name, dir_fd=dir_fd)
-                fsync_dir(dir_fd)
+                barrier.add(dir_fd)
             return
         if current is not None:
             refuse_unsafe_entry(current)
         assert blob_fd is not None and record.size is not None and record.sha256 is not None
         _replace(dir_fd, name, record, blob_fd)
+        barrier.add(dir_fd)
     finally:
         os.close(dir_fd)
 
@@ -57,7 +58,6 @@ def _replace(dir_fd: int, name: str, record: FileRecord, blob_fd: int) -> None:
         try:
             copy_verified(blob_fd, fd, record.size or 0, record.sha256 or "")
             os.fchmod(fd, (record.mode if record.mode is not None else 0o644) & 0o777)
-            os.fsync(fd)
         finally:
             os.close(fd)
         # rename replaces the directory entry itself: a symlink swapped in after the check
@@ -67,4 +67,3 @@ def _replace(dir_fd: int, name: str, record: FileRecord, blob_fd: int) -> None:
         with contextlib.suppress(OSError):
             os.unlink(tmp, dir_fd=dir_fd)
         raise
-    fsync_dir(dir_fd)

@@ -16,6 +16,7 @@ from larik_jupyter import paths
 from larik_jupyter.checkpoint.blobs import BlobMismatch, blob_name, copy_hashed, read_verified
 from larik_jupyter.checkpoint.durable import (
     DIR_FLAGS,
+    Barrier,
     fsync_dir,
     locked_dir,
     make_dirs,
@@ -262,7 +263,9 @@ class CheckpointStore:
                         for parts, given in todo.items():
                             index = len(self._records) + len(new)
                             new.append(self._snapshot(root_fd, turn_fd, parts, given, index))
-                        fsync_dir(turn_fd)
+                        with Barrier() as barrier:
+                            barrier.add(turn_fd)
+                            barrier.commit()
                         manifest = Manifest(
                             session_id=self.session_id,
                             turn=self._turn,
@@ -314,7 +317,6 @@ class CheckpointStore:
             try:
                 try:
                     size, sha256 = copy_hashed(src, out)
-                    os.fsync(out)
                 finally:
                     os.close(out)
                 os.rename(tmp, blob, src_dir_fd=turn_fd, dst_dir_fd=turn_fd)
@@ -335,10 +337,10 @@ class CheckpointStore:
                 f"Cannot undo into {self.root} ({exc.strerror}); check that the project directory exists."
             ) from None
         try:
-            with open_dir(turn_dir) as turn_fd:
+            with open_dir(turn_dir) as turn_fd, Barrier() as barrier:
                 for record in reversed(manifest.files):
                     try:
-                        self._restore_record(root_fd, turn_fd, record)
+                        self._restore_record(root_fd, turn_fd, record, barrier)
                     except PathRefused as exc:
                         result.refused.append((record.path, str(exc)))
                     except BlobMismatch as exc:
@@ -349,14 +351,17 @@ class CheckpointStore:
                         )
                     else:
                         result.restored.append(record.path)
+                barrier.commit()
         finally:
             os.close(root_fd)
         return result
 
-    def _restore_record(self, root_fd: int, turn_fd: int, record: FileRecord) -> None:
+    def _restore_record(
+        self, root_fd: int, turn_fd: int, record: FileRecord, barrier: Barrier
+    ) -> None:
         parts = confine(self.root, record.path)
         if not record.existed:
-            restore_file(root_fd, parts, record, None)
+            restore_file(root_fd, parts, record, None, barrier)
             return
         _check_blob_record(record)
         try:
@@ -364,7 +369,7 @@ class CheckpointStore:
         except FileNotFoundError:
             raise BlobMismatch(f"its snapshot blob {record.blob} is missing") from None
         try:
-            restore_file(root_fd, parts, record, blob_fd)
+            restore_file(root_fd, parts, record, blob_fd, barrier)
         finally:
             os.close(blob_fd)
 
