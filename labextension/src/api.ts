@@ -12,6 +12,7 @@ export interface ISessionInfo {
   fork_of: string | null;
   fork_at: number | null;
   size: number;
+  error: string | null;
   delete_token: string;
 }
 

@@ -3,6 +3,7 @@
  */
 import { CommandRegistry } from '@lumino/commands';
 import { Poll } from '@lumino/polling';
+import { Message } from '@lumino/messaging';
 import { Widget } from '@lumino/widgets';
 import { IRenderMimeRegistry } from '@jupyterlab/rendermime';
 
@@ -104,6 +105,12 @@ export class SessionsPanel extends Widget {
     return this._list?.sessions.find(s => s.id === id);
   }
 
+  /** Opening the sidebar shows the current state at once instead of at the next tick. */
+  protected onAfterShow(msg: Message): void {
+    super.onAfterShow(msg);
+    void this._poll.refresh();
+  }
+
   dispose(): void {
     this._poll.dispose();
     super.dispose();
@@ -189,6 +196,9 @@ export class SessionsPanel extends Widget {
       element('span', 'jp-larik-meta', `${node.id} · ${info?.message_count ?? 0} msgs${fork}`)
     );
     row.title = info ? `${info.first_prompt}\n${shortTime(info.time)}` : node.id;
+    if (info?.error) {
+      row.appendChild(element('span', 'jp-larik-error', 'damaged: ' + info.error));
+    }
     row.addEventListener('click', () => void this.select(node.id));
     item.appendChild(row);
     if (node.children.length) {

@@ -68,7 +68,7 @@ function resultText(content: string | IContentBlock[] | undefined): string {
 function toolSummary(block: IContentBlock): string {
   const input = (block.input ?? {}) as Record<string, unknown>;
   const hint = input.path ?? input.file_path ?? input.command ?? input.pattern ?? '';
-  return `🔧 ${block.name}${hint ? ' ' + String(hint).slice(0, 80) : ''}`;
+  return `Tool ${block.name}${hint ? ' ' + String(hint).slice(0, 80) : ''}`;
 }
 
 /** Renders entries into DOM nodes using JupyterLab's Markdown renderer. */
@@ -87,7 +87,7 @@ export class TranscriptRenderer {
       case 'text':
         return this.markdown(block.text ?? '');
       case 'thinking':
-        return collapsed('💭 thinking', element('pre', 'jp-larik-pre', block.thinking ?? ''), 'jp-larik-thinking');
+        return collapsed('Thinking', element('pre', 'jp-larik-pre', block.thinking ?? ''), 'jp-larik-thinking');
       case 'tool_use':
         return collapsed(
           toolSummary(block),
@@ -96,7 +96,7 @@ export class TranscriptRenderer {
         );
       case 'tool_result':
         return collapsed(
-          block.is_error ? '⚠ tool error' : '↳ result',
+          block.is_error ? '↳ tool error' : '↳ result',
           plain(resultText(block.content)),
           'jp-larik-tool-result'
         );
@@ -111,7 +111,7 @@ export class TranscriptRenderer {
   async entry(entry: IEntry): Promise<HTMLElement | null> {
     if (entry.type === 'compaction') {
       const node = element('div', 'jp-larik-entry jp-larik-compaction');
-      node.appendChild(collapsed('⋯ context compacted', element('pre', 'jp-larik-pre', entry.summary ?? ''), ''));
+      node.appendChild(collapsed('Context compacted', element('pre', 'jp-larik-pre', entry.summary ?? ''), ''));
       return node;
     }
     if (entry.type !== 'message' || !entry.message) {
