@@ -44,7 +44,11 @@ def main() -> None:
     rows = []
     counter = iter(range(1_000_000))
 
-    for label, count, size in [("1,000 x 1 KB", 1000, 1024), ("100 x 1 MB", 100, 1 << 20), ("1 x 100 MB", 1, 100 << 20)]:
+    for label, count, size in [
+        ("1,000 x 1 KB", 1000, 1024),
+        ("100 x 1 MB", 100, 1 << 20),
+        ("1 x 100 MB", 1, 100 << 20),
+    ]:
         files = make_files(root / label.replace(" ", "").replace(",", ""), count, size)
 
         def reset_copies() -> None:
@@ -57,12 +61,12 @@ def main() -> None:
 
         store: list[CheckpointStore] = []
 
-        def new_store() -> None:
+        def new_store(store: list[CheckpointStore] = store) -> None:
             shutil.rmtree(work / "data", ignore_errors=True)
             store[:] = [CheckpointStore(f"bench-{next(counter)}", root)]
             store[0].begin_turn()
 
-        def capture(files: list[Path] = files) -> None:
+        def capture(files: list[Path] = files, store: list[CheckpointStore] = store) -> None:
             store[0].capture_paths(files)
 
         floor = best_of(reset_copies, plain_copy)
