@@ -37,7 +37,7 @@ def open_agent(
     """Open an agent in `cwd` on a new session, a given one (id or path) or the latest one."""
     cwd_path = Path(os.path.abspath(os.fspath(cwd)))
     loaded = load_config(cwd_path)
-    notices = list(loaded.errors)
+    notices = [*loaded.errors, *loaded.notices]
     path: Path | None = None
     if session:
         path = resolve(session, cwd_path)

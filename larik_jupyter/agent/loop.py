@@ -347,7 +347,7 @@ class AgentLoop:
             return text
         self.emit(ae.PermissionAnswered(call.id, answer.decision, answer.message))
         if answer.decision == "always":
-            add_allow_rule(self.cwd, always_rule(call.name, call.input))
+            add_allow_rule(self.cwd, always_rule(call.name, call.input, self.cwd))
             self.loaded = load_config(self.cwd)
         if answer.decision == "deny":
             reason = f" The user said: {answer.message}" if answer.message else ""

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Literal
 
 # Tools that only look: allowed by default inside the project (the tools confine paths).
@@ -40,11 +42,14 @@ def default_decision(tool: str) -> Decision:
     return "allow" if tool in READ_ONLY_TOOLS else "ask"
 
 
-def always_rule(tool: str, tool_input: dict[str, Any]) -> str:
-    """The rule an "always allow" answer stores: the exact command or path, never a wildcard."""
+def always_rule(tool: str, tool_input: dict[str, Any], cwd: Path) -> str:
+    """The rule an "always allow" answer stores: the exact command or absolute path.
+
+    A relative path pattern would match that name at any depth, so paths are stored absolute.
+    """
     if tool == "bash":
         return f"bash({tool_input.get('command', '')})"
     path = tool_input.get("path")
     if isinstance(path, str) and path:
-        return f"{tool}({path})"
+        return f"{tool}({os.path.normpath(cwd / path)})"
     return tool

@@ -6,15 +6,11 @@ import argparse
 import json
 import os
 import sys
-from collections.abc import Iterator
-from typing import Any
 
 from larik_jupyter.cli import CliError
-from larik_jupyter.config.layers import LoadedConfig, PendingApproval, load_config
+from larik_jupyter.config.layers import load_config
+from larik_jupyter.config.report import render
 from larik_jupyter.config.update import approve, find_pending
-
-# Lists whose items come from different layers, so each item shows its own source.
-_PER_ITEM = ("permissions", "checkpoint_paths", "hooks")
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -38,46 +34,6 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     ok.add_argument("--yes", action="store_true", help="approve without asking for confirmation")
     ok.add_argument("name", metavar="NAME", help="the pending item's name, or KIND:NAME")
     ok.set_defaults(func=_approve)
-
-
-def _leaves(value: Any, prefix: str = "") -> Iterator[tuple[str, Any]]:
-    """Dotted keys and leaf values; empty objects and lists are leaves."""
-    if isinstance(value, dict) and value:
-        for key, item in value.items():
-            yield from _leaves(item, f"{prefix}.{key}" if prefix else str(key))
-    elif isinstance(value, list) and value and prefix.split(".")[0] in _PER_ITEM:
-        for index, item in enumerate(value):
-            yield f"{prefix}.{index}", item
-    else:
-        yield prefix, value
-
-
-def _pending_line(item: PendingApproval) -> str:
-    return f"  {item.key}  (from {item.layer}): {json.dumps(item.definition, ensure_ascii=False)}"
-
-
-def render(loaded: LoadedConfig) -> str:
-    """The text `larik-jupyter config` prints: values with sources, errors, notices, pending."""
-    lines = [f"project root: {loaded.root}", "layers:"]
-    lines += [
-        f"  {layer.label}  ({'personal, trusted' if layer.trusted else 'shared, untrusted'}"
-        f"{'' if layer.path.exists() else ', absent'})"
-        for layer in loaded.layers
-    ]
-    lines.append("values:")
-    data = loaded.config.model_dump(mode="json", exclude_none=True)
-    for key, value in _leaves(data):
-        source = loaded.source_of(key)
-        where = f"from {source}" if source else "default"
-        lines.append(f"  {key} = {json.dumps(value, ensure_ascii=False)}  ({where})")
-    for title, items in (("errors:", loaded.errors), ("notices:", loaded.notices)):
-        if items:
-            lines.append(title)
-            lines += [f"  {item}" for item in items]
-    if loaded.pending:
-        lines.append("awaiting approval (larik-jupyter approve NAME):")
-        lines += [_pending_line(item) for item in loaded.pending]
-    return "\n".join(lines)
 
 
 def _show(args: argparse.Namespace) -> int:

@@ -83,7 +83,8 @@ class Config(_Open):
 
     model: str | None = None
     providers: dict[str, ProviderSettings] = Field(default_factory=dict)
-    checkpoint_retention_days: int = Field(default=7, ge=0)
+    # Negative keeps checkpoints forever (spec: "Retention").
+    checkpoint_retention_days: int = 7
     permissions: Permissions = Field(default_factory=Permissions)
     checkpoint_paths: list[str] = Field(default_factory=list)
     mcpServers: dict[str, McpServer] = Field(default_factory=dict)

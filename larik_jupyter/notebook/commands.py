@@ -114,7 +114,7 @@ def _tree(magics: LarikMagics, args: dict[str, Any]) -> None:
             origin = f" (fork of {node.fork_of} at {node.fork_at})" if node.fork_of else ""
             lines.append(f"{'  ' * depth}- `{node.id}`{origin}{mark}")
             for prompt in node.prompts:
-                lines.append(f"{'  ' * (depth + 1)}- {prompt.index}: {_cell(prompt.text)}")
+                lines.append(f"{'  ' * (depth + 1)}- {prompt.index}: {_cell(prompt.first_line)}")
             walk(node.children, depth + 1)
 
     walk(fork_tree(magics.cwd), 0)
@@ -181,6 +181,7 @@ def _usage(magics: LarikMagics, args: dict[str, Any]) -> None:
 
 def _config(magics: LarikMagics, args: dict[str, Any]) -> None:
     from larik_jupyter.config.layers import load_config
+    from larik_jupyter.config.report import render
     from larik_jupyter.config.update import parse_setting_value, set_user_setting
 
     key, value = args.get("key"), args.get("value")
@@ -189,21 +190,8 @@ def _config(magics: LarikMagics, args: dict[str, Any]) -> None:
         set_user_setting(key, parsed)
         _md(f"Set `{key}` = `{json.dumps(parsed)}` in your personal config.")
         return
-    loaded = load_config(magics.cwd)
-    rows = [f"- `{k}` = `{json.dumps(v)}` (from {loaded.source_of(k)})" for k, v in _flat(loaded.config.model_dump(exclude_none=True, by_alias=True)).items() if not key or k == key or k.startswith(key + ".")]
-    rows += [f"- ⚠️ {error}" for error in loaded.errors]
-    rows += [f"- awaiting approval: {p.kind} `{p.name}` from {p.layer}" for p in loaded.pending]
-    _md("\n".join(rows) or f"`{key}` is not set.")
-
-
-def _flat(data: dict[str, Any], prefix: str = "") -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for k, v in data.items():
-        if isinstance(v, dict) and v:
-            out.update(_flat(v, f"{prefix}{k}."))
-        else:
-            out[f"{prefix}{k}"] = v
-    return out
+    text = render(load_config(magics.cwd), key)
+    _md("```text\n" + text + "\n```")
 
 
 def _delete(magics: LarikMagics, args: dict[str, Any]) -> None:
