@@ -70,8 +70,8 @@ def _entry(path: Path, line_no: int) -> dict:
         (lambda d, raw: raw.replace(b"prompt", b"pr\xffompt"), "invalid UTF-8"),
         (lambda d, raw: b"\n", "an empty line"),
         (lambda d, raw: orjson.dumps({**d, "parent_id": "nope"}) + b"\n", "broken parent chain"),
-        (lambda d, raw: orjson.dumps({**d, "type": "banana"}) + b"\n", "unknown entry type"),
-        (lambda d, raw: orjson.dumps({**d, "message": {"role": "user", "content": [{"type": "text"}]}}) + b"\n", "text block without `text`"),
+        (lambda d, raw: orjson.dumps({**d, "type": "banana"}) + b"\n", "Invalid value 'banana' - at `$.type`"),
+        (lambda d, raw: orjson.dumps({**d, "message": {"role": "user", "content": [{"type": "text"}]}}) + b"\n", "missing required field `text`"),
     ],
     ids=["bad-json", "nul-run", "invalid-utf8", "empty-line", "parent-chain", "unknown-type", "malformed-block"],
 )
@@ -136,3 +136,20 @@ def test_unknown_keys_are_kept_on_read(tmp_path: Path) -> None:
     entry = load_entries(path).entries[1]
     assert entry.to_json()["future_field"] == {"x": 1}
     assert entry.to_json()["message"]["content"][0]["cache_hint"] == "yes"
+
+
+def test_a_schema_error_outside_the_outline_is_reported_with_its_line_on_use(tmp_path: Path) -> None:
+    path = make_session(tmp_path, 1)
+    prompt = _entry(path, 2)
+    prompt["message"]["content"][0]["text"] = 5  # resume skips text bodies; the model refuses it
+    _corrupt(path, 2, orjson.dumps(prompt) + b"\n")
+    entries = load_entries(path).entries
+    with pytest.raises(CorruptSessionError, match=r":2: message\.content\.0\.text.*valid string"):
+        entries[1]
+
+
+def test_non_ascii_text_loads_and_round_trips(tmp_path: Path) -> None:
+    with Session.create(tmp_path) as session:
+        session.append_message(user_text("naïve 日本語 🎉"))
+        path = session.path
+    assert load_entries(path).entries[1].message.text() == "naïve 日本語 🎉"  # type: ignore[union-attr]

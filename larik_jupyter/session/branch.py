@@ -11,7 +11,12 @@ from pydantic import BaseModel, Field
 from larik_jupyter import paths
 from larik_jupyter.errors import LarikError
 from larik_jupyter.session.entry import Entry, Meta
-from larik_jupyter.session.reader import is_prompt_raw, load_entries, prefix_boundary, session_id_of
+from larik_jupyter.session.outline import (
+    CompactionEntryOutline,
+    MessageEntryOutline,
+    MetaEntryOutline,
+)
+from larik_jupyter.session.reader import load_entries, prefix_boundary, session_id_of
 from larik_jupyter.session.state import replay
 from larik_jupyter.session.store import encode, write_new_file
 
@@ -39,13 +44,13 @@ def fork(src_path: str | os.PathLike[str], keep: int | None = None) -> Path:
         raise result.error
     prompts: list[int] = []
     count = 0
-    for index in range(1, len(entries)):
-        d = entries.raw(index)
-        if d["type"] == "message":
-            if is_prompt_raw(d["message"]):
+    outlines = [entries.outline(i) for i in range(len(entries))]
+    for o in outlines:
+        if type(o) is MessageEntryOutline:
+            if o.message.is_prompt():
                 prompts.append(count)
             count += 1
-    end = count if result.error is None else prefix_boundary([entries.raw(i) for i in range(len(entries))])
+    end = count if result.error is None else prefix_boundary(outlines)
     boundaries = _boundaries(prompts, end)
     if keep is None:
         if end is None:  # pragma: no cover - a non-empty prefix always has a boundary
@@ -61,31 +66,34 @@ def fork(src_path: str | os.PathLike[str], keep: int | None = None) -> Path:
             f"the nearest valid boundaries are {near}."
         )
 
-    meta_raw = entries.raw(0)["meta"]
-    meta = Meta(
-        cwd=meta_raw["cwd"],
-        provider=meta_raw.get("provider"),
-        model=meta_raw.get("model"),
-        fork_of=session_id_of(src),
-        fork_at=keep,
+    first = outlines[0]
+    assert type(first) is MetaEntryOutline
+    src_meta = first.meta
+    meta = Entry(
+        type="meta",
+        meta=Meta(
+            cwd=src_meta.cwd,
+            provider=src_meta.provider,
+            model=src_meta.model,
+            fork_of=session_id_of(src),
+            fork_at=keep,
+        ),
     )
-    meta_data, meta_line = encode(Entry(type="meta", meta=meta))
-    chunks = [meta_line]
-    parent = meta_data["id"]
+    chunks = [encode(meta), b"\n"]
+    parent = meta.id
     copied = 0
     for index in range(1, len(entries)):
-        d = entries.raw(index)
-        kind = d["type"]
-        if kind == "message":
+        kind = type(outlines[index])
+        if kind is MessageEntryOutline:
             if copied == keep:
                 break
             copied += 1
-        elif kind != "compaction":
+        elif kind is not CompactionEntryOutline:
             continue
-        line = dict(d)
-        line["parent_id"] = parent
-        parent = line["id"]
-        chunks.append(orjson.dumps(line) + b"\n")
+        data = entries.raw(index)  # the stored object, unknown keys and all
+        data["parent_id"] = parent
+        parent = data["id"]
+        chunks += (orjson.dumps(data), b"\n")
     dest = src.parent / f"{paths.new_session_id()}.jsonl"
     write_new_file(dest, b"".join(chunks))
     return dest
@@ -144,8 +152,8 @@ def _node(path: Path) -> TreeNode:
     node.interrupted = state.interrupted
     node.compactions = list(state.compactions)
     for index in state.prompt_indexes:
-        raw = result.entries.raw(state.entry_indexes[index])
-        node.prompts.append(PromptInfo(index=index, first_line=first_line(state.all[index].text()), time=raw.get("time")))
+        outline = result.entries.outline(state.entry_indexes[index])
+        node.prompts.append(PromptInfo(index=index, first_line=first_line(state.all[index].text()), time=outline.time))
     return node
 
 

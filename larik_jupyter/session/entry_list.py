@@ -1,9 +1,9 @@
-"""Lazily materialized entries and message views over one decoded session file.
+"""Lazily materialized entries and message views over one session file.
 
-Building pydantic models for every line dominates resume time (measured: 3-5x the cost of
-decoding the JSON itself at 100k entries), so a loaded session keeps the decoded dicts,
-which the reader has already checked structurally, and builds each `Entry` on first
-access. Replay, listing and forking work on the dicts and never pay for models.
+Building pydantic models for every line would dominate resume time (measured: 5-8x the
+cost of reading the file at 100k entries), so a loaded session keeps each line's bytes and
+its outline (outline.py), which the reader has checked, and builds each `Entry` on first
+access. Replay, listing and forking work on outlines and lines and never pay for models.
 """
 
 from __future__ import annotations
@@ -12,18 +12,21 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any, overload
 
+import orjson
 from pydantic import ValidationError
 
 from larik_jupyter.llm.messages import Message
 from larik_jupyter.session.entry import Entry
+from larik_jupyter.session.outline import EntryOutline, decode_outline
 
 
 class EntryList(Sequence[Entry]):
     """The entries of one session file, in file order; `Entry` models are built on first access."""
 
-    def __init__(self, raw: list[dict[str, Any]], path: Path | None = None) -> None:
-        self._raw: list[dict[str, Any] | None] = list(raw)
-        self._built: list[Entry | None] = [None] * len(raw)
+    def __init__(self, lines: list[bytes], outlines: list[EntryOutline], path: Path | None = None) -> None:
+        self._lines = lines
+        self._outlines = outlines
+        self._built: list[Entry | None] = [None] * len(lines)
         self._path = path
 
     @classmethod
@@ -31,9 +34,9 @@ class EntryList(Sequence[Entry]):
         """An EntryList over already built entries (e.g. from a caller's own list)."""
         if isinstance(entries, EntryList):
             return entries
-        result = cls([])
+        result = cls([], [])
         for entry in entries:
-            result.append(entry, entry.to_json())
+            result.append(entry, orjson.dumps(entry.to_json()))
         return result
 
     def __len__(self) -> int:
@@ -57,26 +60,29 @@ class EntryList(Sequence[Entry]):
             yield self._entry(i)
 
     def raw(self, index: int) -> dict[str, Any]:
-        """The JSON object of entry `index` (unknown keys included); do not mutate it."""
-        data = self._raw[index]
-        if data is None:
-            built = self._built[index]
-            assert built is not None
-            return built.to_json()
+        """A fresh JSON object of entry `index` as stored, unknown keys included."""
+        data: dict[str, Any] = orjson.loads(self._lines[index])
         return data
 
-    def append(self, entry: Entry, data: dict[str, Any]) -> None:
-        """Add an entry the caller has just written as `data`."""
-        self._raw.append(data)
+    def line(self, index: int) -> bytes:
+        """The stored line of entry `index`, without its newline."""
+        return self._lines[index]
+
+    def outline(self, index: int) -> EntryOutline:
+        """The checked outline of entry `index`."""
+        return self._outlines[index]
+
+    def append(self, entry: Entry, line: bytes) -> None:
+        """Add an entry the caller has just written as `line` (newline excluded)."""
+        self._lines.append(line)
+        self._outlines.append(decode_outline(line))
         self._built.append(entry)
 
     def _entry(self, index: int) -> Entry:
         built = self._built[index]
         if built is None:
-            data = self._raw[index]
-            assert data is not None
             try:
-                built = Entry.model_validate(data)
+                built = Entry.model_validate_json(self._lines[index])
             except ValidationError as exc:
                 # The reader's structural check mirrors the schema, so this is a gap in it;
                 # still report it the way every other corruption is reported.
@@ -88,7 +94,6 @@ class EntryList(Sequence[Entry]):
                     self._path or Path("<memory>"), index + 1, f"{where}: {first['msg']}"
                 ) from None
             self._built[index] = built
-            self._raw[index] = None
         return built
 
 

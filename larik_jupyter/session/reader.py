@@ -1,23 +1,32 @@
 """Reading a session file: decode, check every line, tolerate a torn last line.
 
-Decoding path, chosen by measurement (bench/bench_session.py): orjson per line with the
-garbage collector paused, then a hand-written structural check that mirrors the pydantic
-schema; `Entry` models are built lazily (see entry_list.py).
+Decoding path, chosen by measurement (bench/bench_session.py): each line is decoded by
+msgspec into an outline (outline.py) with the garbage collector paused, which validates the
+JSON syntax and the outline's types while skipping text bodies; a short Python pass checks
+ids, the parent chain and tool linkage. Full pydantic `Entry` models are built lazily from
+the line bytes (entry_list.py), so the schema still guards every entry that is used.
 """
 
 from __future__ import annotations
 
 import gc
 import os
-from collections.abc import Callable
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
-import orjson
+import msgspec
 
 from larik_jupyter.errors import LarikError
 from larik_jupyter.session.entry_list import EntryList
+from larik_jupyter.session.outline import (
+    EntryOutline,
+    MessageEntryOutline,
+    MetaEntryOutline,
+    ToolResultOutline,
+    ToolUseOutline,
+    decode_outline,
+)
 
 
 class CorruptSessionError(LarikError):
@@ -56,42 +65,11 @@ class LoadResult:
     error: CorruptSessionError | None = None
 
 
-_ENTRY_TYPES = frozenset({"meta", "message", "compaction", "usage"})
-_USAGE_FIELDS = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens")
-
-
-def _is_str(v: Any) -> bool:
-    return type(v) is str
-
-
-def _is_opt_str(v: Any) -> bool:
-    return v is None or type(v) is str
-
-
-def _is_opt_bool(v: Any) -> bool:
-    return v is None or type(v) is bool
-
-
-def _is_dict(v: Any) -> bool:
-    return type(v) is dict
-
-
-# Required and optional typed fields per content block type, mirroring llm/messages.py.
-_BLOCK_FIELDS: dict[str, tuple[tuple[str, Callable[[Any], bool], bool], ...]] = {
-    "text": (("text", _is_str, True),),
-    "thinking": (("thinking", _is_str, True), ("signature", _is_opt_str, False)),
-    "redacted_thinking": (("data", _is_str, True),),
-    "tool_use": (("id", _is_str, True), ("name", _is_str, True), ("input", _is_dict, False)),
-    "tool_result": (("tool_use_id", _is_str, True), ("is_error", _is_opt_bool, False)),
-    "image": (("source", _is_dict, True),),
-}
-
-
 class Checker:
-    """Checks entries in file order: shape, unique ids, parent chain, tool_result linkage.
-
-    `check` returns what is wrong with one entry, or None; the checker then remembers it.
-    """
+    """Checks entry outlines in file order: one meta first, unique ids, the parent chain, and
+    that every tool_result follows its tool_use. `check` returns what is wrong, or None, and
+    then remembers the entry; `check_all` does the same for a whole file at C speed when it
+    is sound and falls back to `check` to name the first bad line when it is not."""
 
     def __init__(self) -> None:
         self.ids: set[str] = set()
@@ -99,106 +77,70 @@ class Checker:
         self.last_id: str | None = None
         self.count = 0
 
-    def check(self, d: Any) -> str | None:
-        if type(d) is not dict:
-            return "not a JSON object"
-        eid = d.get("id")
-        if type(eid) is not str or not eid:
-            return "missing or empty `id`"
-        if eid in self.ids:
-            return f"duplicate entry id {eid!r}"
-        parent = d.get("parent_id")
-        if parent != self.last_id:
+    def check(self, o: EntryOutline) -> str | None:
+        if not o.id:
+            return "empty `id`"
+        if o.id in self.ids:
+            return f"duplicate entry id {o.id!r}"
+        if o.parent_id != self.last_id:
             expected = "no parent_id" if self.last_id is None else f"parent_id {self.last_id!r}"
-            return f"broken parent chain: parent_id is {parent!r}, expected {expected}"
-        kind = d.get("type")
-        if self.count == 0 and kind != "meta":
-            return f"the first entry must have type 'meta', not {kind!r}"
-        if kind not in _ENTRY_TYPES:
-            return f"unknown entry type {kind!r}"
-        if not _is_opt_str(d.get("time")) or not _is_opt_str(d.get("model")):
-            return "`time` and `model` must be strings"
-        problem = getattr(self, f"_check_{kind}")(d)
-        if problem is None:
-            self.ids.add(eid)
-            self.last_id = eid
-            self.count += 1
-        return problem
-
-    def _check_meta(self, d: dict[str, Any]) -> str | None:
-        if self.count:
-            return "a meta entry after the first line"
-        meta = d.get("meta")
-        if type(meta) is not dict or type(meta.get("cwd")) is not str:
-            return "meta entry without `meta.cwd`"
-        for key in ("provider", "model", "fork_of"):
-            if not _is_opt_str(meta.get(key)):
-                return f"`meta.{key}` must be a string"
-        fork_at = meta.get("fork_at")
-        if fork_at is not None and (type(fork_at) is not int or fork_at < 0):
-            return "`meta.fork_at` must be a non-negative integer"
+            return f"broken parent chain: parent_id is {o.parent_id!r}, expected {expected}"
+        is_meta = type(o) is MetaEntryOutline
+        if is_meta != (self.count == 0):
+            return "a meta entry after the first line" if self.count else "the first entry must be the meta entry"
+        if is_meta and o.meta.fork_at is not None and o.meta.fork_at < 0:  # type: ignore[union-attr]
+            return "negative `meta.fork_at`"
+        if type(o) is MessageEntryOutline:
+            tool_ids = self.tool_ids
+            new_tools = []
+            for block in o.message.content:
+                if type(block) is ToolUseOutline:
+                    new_tools.append(block.id)
+                elif type(block) is ToolResultOutline and block.tool_use_id not in tool_ids:
+                    return f"tool_result for {block.tool_use_id!r} without its tool_use"
+            tool_ids.update(new_tools)
+        self.ids.add(o.id)
+        self.last_id = o.id
+        self.count += 1
         return None
 
-    def _check_usage(self, d: dict[str, Any]) -> str | None:
-        usage = d.get("usage")
-        if type(usage) is not dict:
-            return "usage entry without a `usage` object"
-        for key in _USAGE_FIELDS:
-            if type(usage.get(key, 0)) is not int:
-                return f"`usage.{key}` must be an integer"
-        return None
-
-    def _check_compaction(self, d: dict[str, Any]) -> str | None:
-        if type(d.get("summary")) is not str:
-            return "compaction entry without a `summary` string"
-        return None
-
-    def _check_message(self, d: dict[str, Any]) -> str | None:
-        message = d.get("message")
-        if type(message) is not dict:
-            return "message entry without a `message` object"
-        if message.get("role") not in ("user", "assistant"):
-            return f"message role {message.get('role')!r} is not 'user' or 'assistant'"
-        if not _is_opt_bool(message.get("interrupted")):
-            return "`message.interrupted` must be a boolean"
-        content = message.get("content", [])
-        if type(content) is not list:
-            return "`message.content` must be a list of blocks"
-        new_tools: list[str] = []
-        problem = self._check_blocks(content, new_tools, top=True)
-        if problem is None:
-            self.tool_ids.update(new_tools)
-        return problem
-
-    def _check_blocks(self, blocks: list[Any], new_tools: list[str], top: bool) -> str | None:
-        for block in blocks:
-            if type(block) is not dict:
-                return "a content block is not a JSON object"
-            kind = block.get("type")
-            fields = _BLOCK_FIELDS.get(kind)  # type: ignore[arg-type]
-            if fields is None:
-                return f"unknown content block type {kind!r}"
-            for name, ok, required in fields:
-                if name in block:
-                    if not ok(block[name]):
-                        return f"{kind} block has a malformed `{name}`"
-                elif required:
-                    return f"{kind} block without `{name}`"
-            if kind == "tool_use":
-                new_tools.append(block["id"])
-            elif kind == "tool_result":
-                if not top:
-                    return "a tool_result nested inside a tool_result"
-                if block["tool_use_id"] not in self.tool_ids:
-                    return f"tool_result for {block['tool_use_id']!r} without its tool_use"
-                inner = block.get("content", "")
-                if type(inner) is list:
-                    problem = self._check_blocks(inner, new_tools, top=False)
-                    if problem:
-                        return problem
-                elif type(inner) is not str:
-                    return "tool_result content must be a string or a list of blocks"
-        return None
+    def check_all(self, outlines: list[EntryOutline]) -> tuple[int, str] | None:
+        """Check a fresh checker's whole file: None if sound, else (index, what) of the first problem."""
+        ids = [o.id for o in outlines]
+        parents = [o.parent_id for o in outlines]
+        id_set = set(ids)
+        sound = (
+            not outlines
+            or (
+                type(outlines[0]) is MetaEntryOutline
+                and parents[0] is None
+                and parents[1:] == ids[:-1]
+                and len(id_set) == len(ids)
+                and "" not in id_set
+                and sum(type(o) is MetaEntryOutline for o in outlines) == 1
+                and (outlines[0].meta.fork_at or 0) >= 0
+            )
+        )
+        tool_ids: set[str] = set()
+        if sound:
+            for o in outlines:
+                if type(o) is MessageEntryOutline:
+                    for block in o.message.content:
+                        kind = type(block)
+                        if kind is ToolUseOutline:
+                            tool_ids.add(block.id)  # type: ignore[union-attr]
+                        elif kind is ToolResultOutline and block.tool_use_id not in tool_ids:  # type: ignore[union-attr]
+                            sound = False
+                            break
+        if sound:
+            self.ids, self.tool_ids, self.count = id_set, tool_ids, len(ids)
+            self.last_id = ids[-1] if ids else None
+            return None
+        for index, o in enumerate(outlines):
+            problem = self.check(o)
+            if problem is not None:
+                return index, problem
+        raise AssertionError("check_all and check disagree")  # pragma: no cover
 
 
 def _describe_bad_line(line: bytes, exc: Exception) -> str:
@@ -211,36 +153,29 @@ def _describe_bad_line(line: bytes, exc: Exception) -> str:
         return f"invalid UTF-8 at byte {bad.start} of the line"
     if not line.strip():
         return "an empty line"
+    if isinstance(exc, msgspec.ValidationError):
+        return f"not a valid entry ({exc})"
     return f"bad JSON ({exc})"
 
 
-def is_prompt_raw(message: dict[str, Any]) -> bool:
-    """`Message.is_prompt` on the JSON form: a user message with text and no tool results."""
-    if message.get("role") != "user":
-        return False
-    kinds = {b.get("type") for b in message.get("content", ())}
-    return "text" in kinds and "tool_result" not in kinds
-
-
-def prefix_boundary(raw: list[dict[str, Any]]) -> int | None:
+def prefix_boundary(outlines: Sequence[EntryOutline]) -> int | None:
     """The last message index of a (valid) prefix a fork may keep: its end when no tool call is
     left open, else its last prompt; None when the prefix has no meta entry."""
-    if not raw:
+    if not outlines:
         return None
     count = 0
     last_prompt = 0
     open_calls: set[str] = set()
-    for d in raw:
-        message = d.get("message") if d.get("type") == "message" else None
-        if message is None:
+    for o in outlines:
+        if type(o) is not MessageEntryOutline:
             continue
-        if is_prompt_raw(message):
+        if o.message.is_prompt():
             last_prompt = count
-        for block in message.get("content", ()):
-            if block.get("type") == "tool_use":
-                open_calls.add(block["id"])
-            elif block.get("type") == "tool_result":
-                open_calls.discard(block["tool_use_id"])
+        for block in o.message.content:
+            if type(block) is ToolUseOutline:
+                open_calls.add(block.id)
+            elif type(block) is ToolResultOutline:
+                open_calls.discard(block.tool_use_id)
         count += 1
     return last_prompt if open_calls else count
 
@@ -262,47 +197,52 @@ def load_entries(path: str | os.PathLike[str], *, prefix: bool = False) -> LoadR
     torn_tail: int | None = None
     if tail:
         try:
-            orjson.loads(tail)
+            decode_outline(tail)
             lines.append(tail)
-        except orjson.JSONDecodeError:
+        except msgspec.DecodeError:
             torn_tail = body_end
+        except msgspec.ValidationError:
+            lines.append(tail)  # complete JSON, so not torn: judged like every other line
 
     checker = Checker()
-    check = checker.check
-    raw: list[Any] = []
-    error: CorruptSessionError | None = None
+    outlines: list[EntryOutline] = []
+    bad_index, what = len(lines), ""
     gc_was_enabled = gc.isenabled()
-    gc.disable()  # decoding allocates millions of objects the collector would rescan for nothing
+    gc.disable()  # decoding allocates many objects the collector would rescan for nothing
     try:
-        loads = orjson.loads
         try:
-            raw = [loads(line) for line in lines]
-        except orjson.JSONDecodeError:
-            raw = []
+            outlines = [decode_outline(line) for line in lines]
+        except (msgspec.DecodeError, msgspec.ValidationError):
+            outlines = []
             for line in lines:
                 try:
-                    raw.append(loads(line))
-                except orjson.JSONDecodeError as exc:
-                    bad_index, what = len(raw), _describe_bad_line(line, exc)
+                    outlines.append(decode_outline(line))
+                except (msgspec.DecodeError, msgspec.ValidationError) as exc:
+                    bad_index, what = len(outlines), _describe_bad_line(line, exc)
                     break
-        else:
-            bad_index, what = len(raw), ""
-        for index, d in enumerate(raw):
-            problem = check(d)
-            if problem is not None:
-                bad_index, what = index, problem
-                break
-        if what:
-            del raw[bad_index:]
-            error = CorruptSessionError(path, bad_index + 1, what, prefix_boundary(raw))
+        if not data.isascii():  # outlines skip text bodies, so check their UTF-8 here
+            for index, line in enumerate(lines[:bad_index]):
+                if not line.isascii():
+                    try:
+                        line.decode("utf-8")
+                    except UnicodeDecodeError as exc:
+                        bad_index, what = index, f"invalid UTF-8 at byte {exc.start} of the line"
+                        break
+        found = checker.check_all(outlines[:bad_index] if what else outlines)
+        if found is not None:
+            bad_index, what = found
     finally:
         if gc_was_enabled:
             gc.enable()
-    if error is not None and not prefix:
-        raise error
+    error: CorruptSessionError | None = None
+    if what:
+        del outlines[bad_index:], lines[bad_index:]
+        error = CorruptSessionError(path, bad_index + 1, what, prefix_boundary(outlines))
+        if not prefix:
+            raise error
     return LoadResult(
         path=path,
-        entries=EntryList(raw, path),
+        entries=EntryList(lines, outlines, path),
         torn_tail=torn_tail,
         size=len(data),
         ends_with_newline=not tail or torn_tail is not None,

@@ -2,15 +2,22 @@
 
 from __future__ import annotations
 
+import gc
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 from larik_jupyter.llm.messages import Message, TextBlock, ThinkingBlock, ToolResultBlock, Usage
 from larik_jupyter.llm.pricing import cost as price_cost
 from larik_jupyter.session.entry import Entry, Meta
 from larik_jupyter.session.entry_list import EntryList, MessageView
-from larik_jupyter.session.reader import is_prompt_raw
+from larik_jupyter.session.outline import (
+    CompactionEntryOutline,
+    MessageEntryOutline,
+    MessageOutline,
+    ToolResultOutline,
+    ToolUseOutline,
+    UsageEntryOutline,
+)
 
 INTERRUPTED_TOOL_RESULT = "The tool call was interrupted before it returned a result."
 
@@ -30,36 +37,58 @@ class State:
     meta: Meta
     messages: MessageView
     all: MessageView
-    usage: Usage = field(default_factory=Usage)
-    cost: float | None = 0.0
     interrupted: str | None = None
     prompt_indexes: list[int] = field(default_factory=list)
     compactions: list[int] = field(default_factory=list)
     entry_indexes: list[int] = field(default_factory=list)
     context_start: int = 0
     summary: Message | None = None
-    _entries: EntryList = field(default_factory=lambda: EntryList([]), repr=False)
+    _entries: EntryList = field(default_factory=lambda: EntryList([], []), repr=False)
     _pending: dict[str, str] = field(default_factory=dict, repr=False)
     _pending_at: int = field(default=-1, repr=False)
     _orphans: dict[int, dict[str, str]] = field(default_factory=dict, repr=False)
+    _tokens: dict[str, list[int]] = field(default_factory=dict, repr=False)
+
+    @property
+    def usage(self) -> Usage:
+        """Token totals of every usage entry."""
+        totals = [sum(column) for column in zip(*self._tokens.values(), strict=False)] or [0, 0, 0, 0]
+        return Usage(
+            input_tokens=totals[0], output_tokens=totals[1], cache_read_tokens=totals[2], cache_write_tokens=totals[3]
+        )
+
+    @property
+    def cost(self) -> float | None:
+        """Dollars spent, or None when some model's price is unknown."""
+        total = 0.0
+        for model, (i, o, r, w) in self._tokens.items():
+            spent = price_cost(model, Usage(input_tokens=i, output_tokens=o, cache_read_tokens=r, cache_write_tokens=w))
+            if spent is None:
+                return None
+            total += spent
+        return total
 
     def apply(self, index: int) -> None:
         """Fold entry `index` of the underlying EntryList into the state."""
-        d = self._entries.raw(index)
-        kind = d["type"]
-        if kind == "message":
-            self._apply_message(index, d["message"])
-        elif kind == "compaction":
+        o = self._entries.outline(index)
+        kind = type(o)
+        if kind is MessageEntryOutline:
+            self._apply_message(index, o.message)  # type: ignore[union-attr]
+        elif kind is CompactionEntryOutline:
             self.compactions.append(len(self.all))
-            self.summary = Message(role="user", content=[TextBlock(text=d["summary"])])
+            self.summary = Message(role="user", content=[TextBlock(text=o.summary)])  # type: ignore[union-attr]
             self.context_start = len(self.entry_indexes)
             self.messages = MessageView(self._entries, self.entry_indexes, self.context_start, self.summary)
-        elif kind == "usage":
-            usage = Usage.model_validate(d["usage"])
-            self.usage = self.usage + usage
-            if self.cost is not None:
-                spent = price_cost(self._model_name(d.get("model")), usage)
-                self.cost = None if spent is None else self.cost + spent
+        elif kind is UsageEntryOutline:
+            u = o.usage  # type: ignore[union-attr]
+            model = self._model_name(o.model)
+            tokens = self._tokens.get(model)
+            if tokens is None:
+                tokens = self._tokens[model] = [0, 0, 0, 0]
+            tokens[0] += u.input_tokens
+            tokens[1] += u.output_tokens
+            tokens[2] += u.cache_read_tokens
+            tokens[3] += u.cache_write_tokens
 
     def _model_name(self, model: str | None) -> str:
         name = model or self.meta.model or ""
@@ -67,25 +96,28 @@ class State:
             return f"{self.meta.provider}:{name}"
         return name
 
-    def _apply_message(self, index: int, message: dict[str, Any]) -> None:
+    def _apply_message(self, index: int, message: MessageOutline) -> None:
         position = len(self.entry_indexes)
         self.entry_indexes.append(index)
-        content = message.get("content", ())
-        if message["role"] == "assistant":
+        if message.role == "assistant":
             if self._pending:
                 self._orphans[self._pending_at] = self._pending
-            self._pending = {b["id"]: b["name"] for b in content if b["type"] == "tool_use"}
+                self._pending = {}
+            for block in message.content:
+                if type(block) is ToolUseOutline:
+                    self._pending[block.id] = block.name
             self._pending_at = position
-            self.interrupted = "the last assistant reply was interrupted" if message.get("interrupted") else None
+            self.interrupted = "the last assistant reply was interrupted" if message.interrupted else None
         else:
-            if is_prompt_raw(message):
+            if message.is_prompt():
                 self.prompt_indexes.append(position)
-            for block in content:
-                if block["type"] == "tool_result":
-                    self._pending.pop(block["tool_use_id"], None)
             if self._pending:
-                self._orphans[self._pending_at] = self._pending
-            self._pending = {}
+                for block in message.content:
+                    if type(block) is ToolResultOutline:
+                        self._pending.pop(block.tool_use_id, None)
+                if self._pending:
+                    self._orphans[self._pending_at] = self._pending
+                self._pending = {}
             self.interrupted = None
         if self._pending and not self.interrupted:
             calls = ", ".join(f"{name} ({tid})" for tid, name in self._pending.items())
@@ -147,6 +179,13 @@ def replay(entries: Sequence[Entry]) -> State:
         entry_indexes=indexes,
         _entries=entry_list,
     )
-    for index in range(1, len(entry_list)):
-        state.apply(index)
+    apply = state.apply
+    gc_was_enabled = gc.isenabled()
+    gc.disable()  # replay allocates only live objects; collections would rescan them for nothing
+    try:
+        for index in range(1, len(entry_list)):
+            apply(index)
+    finally:
+        if gc_was_enabled:
+            gc.enable()
     return state

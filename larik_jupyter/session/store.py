@@ -13,7 +13,6 @@ import os
 import sys
 from pathlib import Path
 from types import TracebackType
-from typing import Any
 
 import orjson
 
@@ -22,6 +21,7 @@ from larik_jupyter.errors import LarikError
 from larik_jupyter.llm.messages import Message
 from larik_jupyter.session.entry import Entry, Meta
 from larik_jupyter.session.entry_list import EntryList
+from larik_jupyter.session.outline import decode_outline
 from larik_jupyter.session.reader import Checker, CorruptSessionError, load_entries, session_id_of
 from larik_jupyter.session.state import State, replay
 
@@ -92,10 +92,9 @@ def write_new_file(path: Path, data: bytes) -> None:
     _fsync_dir(path.parent)
 
 
-def encode(entry: Entry) -> tuple[dict[str, Any], bytes]:
-    """An entry's JSON object and its line (newline included)."""
-    data = entry.to_json()
-    return data, orjson.dumps(data) + b"\n"
+def encode(entry: Entry) -> bytes:
+    """An entry's line, without its newline."""
+    return orjson.dumps(entry.to_json())
 
 
 class Session:
@@ -140,15 +139,17 @@ class Session:
         path = folder / f"{paths.new_session_id()}.jsonl"
         lock_fd = acquire_lock(path)
         meta = Entry(type="meta", meta=Meta(cwd=cwd, provider=provider, model=model, fork_of=fork_of, fork_at=fork_at))
-        data, line = encode(meta)
+        line = encode(meta)
         try:
-            write_new_file(path, line)
+            write_new_file(path, line + b"\n")
         except BaseException:
             os.close(lock_fd)
             raise
+        entries = EntryList([], [], path)
+        entries.append(meta, line)
         checker = Checker()
-        checker.check(data)
-        return cls(path, EntryList([data], path), checker, lock_fd, cut_at=None, add_newline=False)
+        checker.check(entries.outline(0))
+        return cls(path, entries, checker, lock_fd, cut_at=None, add_newline=False)
 
     @classmethod
     def open(cls, path: str | os.PathLike[str]) -> Session:
@@ -194,16 +195,16 @@ class Session:
         """Write `entry` as the next line (setting its parent_id) and fold it into `state`."""
         fd = self._descriptor()
         entry.parent_id = self._checker.last_id
-        data, line = encode(entry)
-        problem = self._checker.check(data)
+        line = encode(entry)
+        problem = self._checker.check(decode_outline(line))
         if problem is not None:
             raise ValueError(f"refusing to append an entry to {self.path}: {problem}")
-        view = memoryview(line)
+        view = memoryview(line + b"\n")
         while view:  # a regular file takes the whole line at once unless the disk is full
             view = view[os.write(fd, view) :]
         if sync:
             os.fsync(fd)
-        self.entries.append(entry, data)
+        self.entries.append(entry, line)
         self.state.apply(len(self.entries) - 1)
         return entry
 
