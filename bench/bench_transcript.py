@@ -1,0 +1,64 @@
+"""Streaming 10,000 deltas through the live transcript inside a real kernel.
+
+Runs one cell in a fresh ipykernel (via nbclient): a coroutine on the turn's worker thread
+emits 10,000 text deltas at about 2,000 per second through `TurnUI.listener`, exactly as the
+agent does, while the cell's thread pumps them into the throttled Markdown view. Reports the
+kernel's CPU seconds for the whole stream, the same stream with a listener that drops events
+(the floor: the pump and the event traffic alone), and how many display updates were sent.
+
+    .venv/bin/python bench/bench_transcript.py
+"""
+
+from __future__ import annotations
+
+import json
+
+import nbformat
+from nbclient import NotebookClient
+
+CELL = r'''
+import asyncio, json, time
+from larik_jupyter.agent import events as ae
+from larik_jupyter.notebook.pump import MainThreadPump
+from larik_jupyter.notebook.view import TurnUI
+
+N, RATE = 10_000, 2_000
+
+async def stream(listener):
+    for i in range(N):
+        listener(ae.TextDelta(f"word{i} "))
+        if i % 20 == 0:
+            await asyncio.sleep(20 / RATE)
+
+def measure(render):
+    pump = MainThreadPump()
+    ui = TurnUI(pump, lambda: None, interactive=False)
+    if render:
+        ui.show()
+    listener = ui.listener if render else (lambda event: pump.post(lambda: None))
+    cpu, wall = time.process_time(), time.perf_counter()
+    pump.run(stream(listener), on_interrupt=lambda: None)
+    ui.finish() if render else None
+    return time.process_time() - cpu, time.perf_counter() - wall, ui.view.updates
+
+floor = measure(False)
+view = measure(True)
+print("RESULT", json.dumps({"floor_cpu": floor[0], "view_cpu": view[0], "wall": view[1], "updates": view[2]}))
+'''
+
+
+def main() -> None:
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell(CELL)]
+    NotebookClient(nb, kernel_name="python3", timeout=300).execute()
+    text = "".join(o.get("text", "") for o in nb.cells[0].outputs if o.get("output_type") == "stream")
+    result = json.loads(text.split("RESULT", 1)[1])
+    print(f"10,000 deltas over {result['wall']:.1f} s of streaming")
+    print(f"kernel CPU with the view:  {result['view_cpu']:.3f} s (target < 1 s)")
+    print(f"kernel CPU, events only:   {result['floor_cpu']:.3f} s (floor)")
+    print(f"ratio to floor:            {result['view_cpu'] / max(result['floor_cpu'], 1e-9):.2f}x")
+    print(f"display updates sent:      {result['updates']} ({result['updates'] / result['wall']:.1f}/s)")
+
+
+if __name__ == "__main__":
+    main()
