@@ -127,3 +127,22 @@ def test_local_servers_need_no_key() -> None:
 def test_ollama_defaults_to_its_local_port() -> None:
     provider, _ = select_provider("ollama:llama3.2")
     assert "localhost:11434/v1" in repr(provider)
+
+
+@dataclass
+class TunedSettings(Settings):
+    max_tokens: int | None = None
+    thinking_budget: int | None = None
+
+
+def test_config_tuning_reaches_the_request(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-a")
+    with reply_ok() as server:
+        settings = TunedSettings(
+            base_url=server.anthropic_base_url, max_tokens=3000, thinking_budget=1024
+        )
+        provider, _ = select_provider("anthropic:c", Config(providers={"anthropic": settings}))
+        final(collect(provider, [user_text("hi")]))
+        body = server.requests[0].body
+    assert body["thinking"] == {"type": "enabled", "budget_tokens": 1024}
+    assert body["max_tokens"] == 5120

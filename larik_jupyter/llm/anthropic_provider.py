@@ -37,6 +37,7 @@ from larik_jupyter.llm.sdk_stream import ChunkDecoder, run_attempt
 
 DEFAULT_MODEL = "claude-sonnet-4-5"
 DEFAULT_BASE_URL = "https://api.anthropic.com"
+DEFAULT_MAX_TOKENS = 16000
 _CACHE = {"type": "ephemeral"}
 
 
@@ -116,7 +117,7 @@ class AnthropicProvider:
         key_env: str = "ANTHROPIC_API_KEY",
         base_url: str | None = None,
         retry: RetryPolicy | None = None,
-        max_tokens: int = 16000,
+        max_tokens: int | None = None,
         thinking_budget: int | None = None,
         timeout: float = 600.0,
     ) -> None:
@@ -129,7 +130,7 @@ class AnthropicProvider:
         self.model = model
         self.name = f"anthropic:{model}"
         self.retry = retry or RetryPolicy()
-        self.max_tokens = max_tokens
+        self.max_tokens = max_tokens or DEFAULT_MAX_TOKENS
         self.thinking_budget = thinking_budget
         self._timeout = timeout
         self._key = key
@@ -167,6 +168,8 @@ class AnthropicProvider:
             ]
         if self.thinking_budget:
             params["thinking"] = {"type": "enabled", "budget_tokens": self.thinking_budget}
+            # The API requires room for an answer beyond the thinking budget.
+            params["max_tokens"] = max(self.max_tokens, self.thinking_budget + 4096)
         return params
 
     async def stream(

@@ -26,6 +26,7 @@ _PRICES: dict[str, Price] = {
     "claude-3-5-sonnet": Price(3.0, 15.0, 0.3, 3.75),
     "claude-haiku-4-5": Price(1.0, 5.0, 0.1, 1.25),
     "claude-3-5-haiku": Price(0.8, 4.0, 0.08, 1.0),
+    "claude-3-haiku": Price(0.25, 1.25, 0.03, 0.3),
     "gpt-5": Price(1.25, 10.0, 0.125, 1.25),
     "gpt-5-mini": Price(0.25, 2.0, 0.025, 0.25),
     "gpt-5-nano": Price(0.05, 0.4, 0.005, 0.05),
@@ -35,6 +36,8 @@ _PRICES: dict[str, Price] = {
     "gpt-4o": Price(2.5, 10.0, 1.25, 2.5),
     "gpt-4o-mini": Price(0.15, 0.6, 0.075, 0.15),
     "o3": Price(2.0, 8.0, 0.5, 2.0),
+    "o3-mini": Price(1.1, 4.4, 0.55, 1.1),
+    "o1": Price(15.0, 60.0, 7.5, 15.0),
     "o4-mini": Price(1.1, 4.4, 0.275, 1.1),
 }
 

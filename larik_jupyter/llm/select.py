@@ -26,11 +26,16 @@ DEMO_NOTICE = (
 )
 
 
-def _settings(config: Any, provider: str) -> tuple[str | None, str | None]:
-    """The `(base_url, api_key_env)` config gives for `provider`."""
+def _settings(config: Any, provider: str) -> Any:
+    """The config entry for `provider` (`.base_url`, `.api_key_env`, optional tuning), or None."""
     providers = getattr(config, "providers", None) or {}
-    entry = providers.get(provider) if isinstance(providers, dict) else None
-    return getattr(entry, "base_url", None), getattr(entry, "api_key_env", None)
+    return providers.get(provider) if isinstance(providers, dict) else None
+
+
+def _positive_int(entry: Any, name: str) -> int | None:
+    """An optional tuning value (`max_tokens`, `thinking_budget`) from a config entry."""
+    value = getattr(entry, name, None)
+    return value if isinstance(value, int) and value > 0 else None
 
 
 def choose_spec(spec: str | None, config: Any = None) -> tuple[str, str | None]:
@@ -58,7 +63,8 @@ def make_provider(spec: str, config: Any = None) -> Provider:
         if default is None:
             raise ProviderError(f"Model '{spec}' names no model; write it as {prefix}:<model>.")
         model = default
-    base_url, key_env = _settings(config, prefix)
+    entry = _settings(config, prefix)
+    base_url, key_env = getattr(entry, "base_url", None), getattr(entry, "api_key_env", None)
     if prefix == "scripted":
         from larik_jupyter.llm import scripted
 
@@ -66,12 +72,23 @@ def make_provider(spec: str, config: Any = None) -> Provider:
     if prefix == "anthropic":
         from larik_jupyter.llm.anthropic_provider import AnthropicProvider
 
-        return AnthropicProvider(model, key_env=key_env or "ANTHROPIC_API_KEY", base_url=base_url)
+        return AnthropicProvider(
+            model,
+            key_env=key_env or "ANTHROPIC_API_KEY",
+            base_url=base_url,
+            max_tokens=_positive_int(entry, "max_tokens"),
+            thinking_budget=_positive_int(entry, "thinking_budget"),
+        )
 
     from larik_jupyter.llm.openai_provider import OpenAIProvider
 
     if prefix == "openai":
-        return OpenAIProvider(model, key_env=key_env or "OPENAI_API_KEY", base_url=base_url)
+        return OpenAIProvider(
+            model,
+            key_env=key_env or "OPENAI_API_KEY",
+            base_url=base_url,
+            max_tokens=_positive_int(entry, "max_tokens"),
+        )
     if prefix == "ollama":
         return OpenAIProvider(
             model,
@@ -79,6 +96,7 @@ def make_provider(spec: str, config: Any = None) -> Provider:
             title="Ollama",
             key_env=key_env,
             base_url=base_url or OLLAMA_BASE_URL,
+            max_tokens=_positive_int(entry, "max_tokens"),
         )
     if not base_url:
         raise ProviderError(
@@ -91,6 +109,7 @@ def make_provider(spec: str, config: Any = None) -> Provider:
         title="The OpenAI-compatible server",
         key_env=key_env,
         base_url=base_url,
+        max_tokens=_positive_int(entry, "max_tokens"),
     )
 
 
@@ -98,7 +117,8 @@ def select_provider(spec: str | None = None, config: Any = None) -> tuple[Provid
     """The provider to use and an optional one-line notice for the user.
 
     `config` is duck-typed: `.model` and `.providers` (name to an object with `.base_url`
-    and `.api_key_env`); None means no config. A base URL in config wins over
+    and `.api_key_env`, and optionally `.max_tokens` and, for anthropic,
+    `.thinking_budget`); None means no config. A base URL in config wins over
     `ANTHROPIC_BASE_URL` / `OPENAI_BASE_URL`, which win over the vendors' defaults.
     """
     chosen, notice = choose_spec(spec, config)
