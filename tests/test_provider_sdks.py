@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Iterator
 from typing import Any
 
@@ -264,3 +265,21 @@ def test_missing_key_names_the_variable_to_set(kind: str) -> None:
             AnthropicProvider("claude-test", key_env="MY_KEY_VAR")
         else:
             OpenAIProvider("gpt-test", key_env="MY_KEY_VAR")
+
+
+def test_a_consumer_can_stop_midway_and_call_again(kind: str, text_reply: dict[str, Any]) -> None:
+    async def first_delta_then_stop(provider: Provider) -> str:
+        stream = provider.stream("", [user_text("hi")], [])
+        async for event in stream:
+            if isinstance(event, TextDelta):
+                await stream.aclose()  # type: ignore[attr-defined]
+                return event.text
+        return ""
+
+    with serve(text_reply, text_reply) as server:
+        provider = make(kind, server)
+        assert asyncio.run(first_delta_then_stop(provider)) == "Hell"
+        assert (
+            final(collect(provider, [user_text("again")])).message.text()
+            == "Hello from the test server!"
+        )

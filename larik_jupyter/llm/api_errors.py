@@ -7,7 +7,7 @@ API keys are scrubbed from every server message before it reaches the user.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from types import ModuleType
 from typing import Any
 
@@ -36,7 +36,7 @@ class ApiTarget:
     model: str
     base_url: str
     key_env: str | None
-    secret: str
+    secret: str = field(repr=False)
 
 
 def _server_message(body: Any, target: ApiTarget) -> str:
