@@ -11,7 +11,8 @@
 ```
 
 Each model call takes the next response. Tool-use ids are generated unless given;
-`drop_after` cuts the stream after that many content deltas, to rehearse an interruption.
+`drop_after` cuts the stream after that many content deltas, to rehearse an interruption;
+`delay` waits that many seconds between streamed deltas.
 """
 
 from __future__ import annotations
@@ -72,6 +73,8 @@ class ScriptReply(_Strict):
     usage: Usage = Field(default_factory=Usage)
     stop_reason: str | None = None
     drop_after: int | None = Field(default=None, ge=0)
+    # Seconds to wait between streamed deltas, so a demo or a test can watch (or stop) a reply.
+    delay: float | None = Field(default=None, ge=0, le=10)
 
     def final_stop_reason(self) -> str:
         """The given stop reason, else `tool_use` when the reply calls tools, else `end_turn`."""

@@ -103,7 +103,7 @@ class ScriptedProvider:
                 builder.add(event)
                 yield event
             # Yield to the event loop between deltas, as a network stream would.
-            await asyncio.sleep(self.delay)
+            await asyncio.sleep(self.delay if reply.delay is None else reply.delay)
         yield MessageEnd(builder.message(), reply.final_stop_reason(), reply.usage)
 
 
@@ -246,6 +246,6 @@ def demo_step(messages: list[Message]) -> Step:
     return _DEMO.responses[min(replies, len(_DEMO.responses) - 1)]
 
 
-def demo_provider(*, retry: RetryPolicy | None = None, delay: float = 0.0) -> ScriptedProvider:
+def demo_provider(*, retry: RetryPolicy | None = None, delay: float = 0.01) -> ScriptedProvider:
     """`scripted:demo`: writes a file, edits it, runs a shell command and answers."""
     return ScriptedProvider("demo", demo_step, retry=retry, delay=delay)
