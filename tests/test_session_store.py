@@ -168,3 +168,20 @@ def test_random_sigkills_never_lose_an_fsynced_entry_and_leave_a_loadable_file(t
     result = load_entries(path)
     assert len(result.entries) > 200
     assert len(synced) > 50  # many kills landed while appending, not only before the first append
+
+
+def test_concurrent_appends_from_threads_keep_one_chain(tmp_path: Path) -> None:
+    import threading
+
+    with Session.create(tmp_path) as session:
+        def worker(k: int) -> None:
+            for n in range(50):
+                session.append_message(user_text(f"{k}-{n}"))
+
+        threads = [threading.Thread(target=worker, args=(k,)) for k in range(4)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        path = session.path
+    assert len(load_entries(path).entries) == 201  # loads: the parent chain is intact

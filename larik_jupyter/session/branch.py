@@ -90,10 +90,14 @@ def fork(src_path: str | os.PathLike[str], keep: int | None = None) -> Path:
             copied += 1
         elif kind is not CompactionEntryOutline:
             continue
-        data = entries.raw(index)  # the stored object, unknown keys and all
-        data["parent_id"] = parent
-        parent = data["id"]
-        chunks += (orjson.dumps(data), b"\n")
+        outline = outlines[index]
+        if outline.parent_id == parent:
+            chunks += (entries.line(index), b"\n")  # byte for byte, unknown keys and all
+        else:  # the entry before it was not copied: re-point its parent, keeping every other key
+            data = entries.raw(index)
+            data["parent_id"] = parent
+            chunks += (orjson.dumps(data), b"\n")
+        parent = outline.id
     dest = src.parent / f"{paths.new_session_id()}.jsonl"
     write_new_file(dest, b"".join(chunks))
     return dest

@@ -72,10 +72,10 @@ class EntryList(Sequence[Entry]):
         """The checked outline of entry `index`."""
         return self._outlines[index]
 
-    def append(self, entry: Entry, line: bytes) -> None:
+    def append(self, entry: Entry, line: bytes, outline: EntryOutline | None = None) -> None:
         """Add an entry the caller has just written as `line` (newline excluded)."""
         self._lines.append(line)
-        self._outlines.append(decode_outline(line))
+        self._outlines.append(outline if outline is not None else decode_outline(line))
         self._built.append(entry)
 
     def _entry(self, index: int) -> Entry:

@@ -78,6 +78,14 @@ class Checker:
         self.count = 0
 
     def check(self, o: EntryOutline) -> str | None:
+        """What is wrong with the next entry, or None after remembering it."""
+        problem = self.problem(o)
+        if problem is None:
+            self.accept(o)
+        return problem
+
+    def problem(self, o: EntryOutline) -> str | None:
+        """What is wrong with `o` as the next entry, or None; remembers nothing."""
         if not o.id:
             return "empty `id`"
         if o.id in self.ids:
@@ -92,17 +100,18 @@ class Checker:
             return "negative `meta.fork_at`"
         if type(o) is MessageEntryOutline:
             tool_ids = self.tool_ids
-            new_tools = []
             for block in o.message.content:
-                if type(block) is ToolUseOutline:
-                    new_tools.append(block.id)
-                elif type(block) is ToolResultOutline and block.tool_use_id not in tool_ids:
+                if type(block) is ToolResultOutline and block.tool_use_id not in tool_ids:
                     return f"tool_result for {block.tool_use_id!r} without its tool_use"
-            tool_ids.update(new_tools)
+        return None
+
+    def accept(self, o: EntryOutline) -> None:
+        """Remember `o` as the latest entry."""
+        if type(o) is MessageEntryOutline:
+            self.tool_ids.update(b.id for b in o.message.content if type(b) is ToolUseOutline)
         self.ids.add(o.id)
         self.last_id = o.id
         self.count += 1
-        return None
 
     def check_all(self, outlines: list[EntryOutline]) -> tuple[int, str] | None:
         """Check a fresh checker's whole file: None if sound, else (index, what) of the first problem."""

@@ -13,7 +13,7 @@ from larik_jupyter.session.entry_list import EntryList, MessageView
 from larik_jupyter.session.outline import (
     CompactionEntryOutline,
     MessageEntryOutline,
-    MessageOutline,
+    TextOutline,
     ToolResultOutline,
     ToolUseOutline,
     UsageEntryOutline,
@@ -31,13 +31,14 @@ class State:
     Both are read-only sequences that grow as the session appends (`context_start` is the
     index in `all` where `messages` resumes after `summary`). `interrupted` describes
     an interrupted turn at the end of the transcript, if any. `cost` is None when some model's
-    price is unknown. `prompt_indexes` are the indexes in `all` of the prompts.
+    price is unknown. `prompt_indexes` are the indexes in `all` of the prompts,
+    `compactions` the lengths of `all` when each compaction happened, and `entry_indexes`
+    the entry index of each message.
     """
 
     meta: Meta
     messages: MessageView
     all: MessageView
-    interrupted: str | None = None
     prompt_indexes: list[int] = field(default_factory=list)
     compactions: list[int] = field(default_factory=list)
     entry_indexes: list[int] = field(default_factory=list)
@@ -46,8 +47,19 @@ class State:
     _entries: EntryList = field(default_factory=lambda: EntryList([], []), repr=False)
     _pending: dict[str, str] = field(default_factory=dict, repr=False)
     _pending_at: int = field(default=-1, repr=False)
+    _last_interrupted: bool = field(default=False, repr=False)
     _orphans: dict[int, dict[str, str]] = field(default_factory=dict, repr=False)
     _tokens: dict[str, list[int]] = field(default_factory=dict, repr=False)
+
+    @property
+    def interrupted(self) -> str | None:
+        """Why the transcript ends in an interrupted turn, or None."""
+        if self._last_interrupted:
+            return "the last assistant reply was interrupted"
+        if self._pending:
+            calls = ", ".join(f"{name} ({tid})" for tid, name in self._pending.items())
+            return f"tool call {calls} never got a result"
+        return None
 
     @property
     def usage(self) -> Usage:
@@ -70,58 +82,67 @@ class State:
 
     def apply(self, index: int) -> None:
         """Fold entry `index` of the underlying EntryList into the state."""
-        o = self._entries.outline(index)
-        kind = type(o)
-        if kind is MessageEntryOutline:
-            self._apply_message(index, o.message)  # type: ignore[union-attr]
-        elif kind is CompactionEntryOutline:
-            self.compactions.append(len(self.all))
-            self.summary = Message(role="user", content=[TextBlock(text=o.summary)])  # type: ignore[union-attr]
-            self.context_start = len(self.entry_indexes)
-            self.messages = MessageView(self._entries, self.entry_indexes, self.context_start, self.summary)
-        elif kind is UsageEntryOutline:
-            u = o.usage  # type: ignore[union-attr]
-            model = self._model_name(o.model)
-            tokens = self._tokens.get(model)
-            if tokens is None:
-                tokens = self._tokens[model] = [0, 0, 0, 0]
-            tokens[0] += u.input_tokens
-            tokens[1] += u.output_tokens
-            tokens[2] += u.cache_read_tokens
-            tokens[3] += u.cache_write_tokens
+        self.fold(index, index + 1)
+
+    def fold(self, start: int, stop: int) -> None:
+        """Fold entries `start` to `stop` (exclusive) into the state, in one tight loop:
+        this is most of resume's Python time, hence the local names."""
+        outline = self._entries.outline
+        entry_indexes, prompts, orphans = self.entry_indexes, self.prompt_indexes, self._orphans
+        pending, pending_at, last_interrupted = self._pending, self._pending_at, self._last_interrupted
+        for index in range(start, stop):
+            o = outline(index)
+            kind = type(o)
+            if kind is MessageEntryOutline:
+                message = o.message  # type: ignore[union-attr]
+                position = len(entry_indexes)
+                entry_indexes.append(index)
+                if message.role == "assistant":
+                    if pending:
+                        orphans[pending_at] = pending
+                        pending = {}
+                    for block in message.content:
+                        if type(block) is ToolUseOutline:
+                            pending[block.id] = block.name
+                    pending_at = position
+                    last_interrupted = bool(message.interrupted)
+                    continue
+                text = answers = False
+                for block in message.content:
+                    block_kind = type(block)
+                    if block_kind is ToolResultOutline:
+                        answers = True
+                        pending.pop(block.tool_use_id, None)  # type: ignore[union-attr]
+                    elif block_kind is TextOutline:
+                        text = True
+                if text and not answers:
+                    prompts.append(position)
+                if pending:
+                    orphans[pending_at] = pending
+                    pending = {}
+                last_interrupted = False
+            elif kind is UsageEntryOutline:
+                usage = o.usage  # type: ignore[union-attr]
+                model = self._model_name(o.model)
+                tokens = self._tokens.get(model)
+                if tokens is None:
+                    tokens = self._tokens[model] = [0, 0, 0, 0]
+                tokens[0] += usage.input_tokens
+                tokens[1] += usage.output_tokens
+                tokens[2] += usage.cache_read_tokens
+                tokens[3] += usage.cache_write_tokens
+            elif kind is CompactionEntryOutline:
+                self.compactions.append(len(entry_indexes))
+                self.summary = Message(role="user", content=[TextBlock(text=o.summary)])  # type: ignore[union-attr]
+                self.context_start = len(entry_indexes)
+                self.messages = MessageView(self._entries, entry_indexes, self.context_start, self.summary)
+        self._pending, self._pending_at, self._last_interrupted = pending, pending_at, last_interrupted
 
     def _model_name(self, model: str | None) -> str:
         name = model or self.meta.model or ""
         if ":" not in name and self.meta.provider:
             return f"{self.meta.provider}:{name}"
         return name
-
-    def _apply_message(self, index: int, message: MessageOutline) -> None:
-        position = len(self.entry_indexes)
-        self.entry_indexes.append(index)
-        if message.role == "assistant":
-            if self._pending:
-                self._orphans[self._pending_at] = self._pending
-                self._pending = {}
-            for block in message.content:
-                if type(block) is ToolUseOutline:
-                    self._pending[block.id] = block.name
-            self._pending_at = position
-            self.interrupted = "the last assistant reply was interrupted" if message.interrupted else None
-        else:
-            if message.is_prompt():
-                self.prompt_indexes.append(position)
-            if self._pending:
-                for block in message.content:
-                    if type(block) is ToolResultOutline:
-                        self._pending.pop(block.tool_use_id, None)
-                if self._pending:
-                    self._orphans[self._pending_at] = self._pending
-                self._pending = {}
-            self.interrupted = None
-        if self._pending and not self.interrupted:
-            calls = ", ".join(f"{name} ({tid})" for tid, name in self._pending.items())
-            self.interrupted = f"tool call {calls} never got a result"
 
     def context_for_model(self) -> list[Message]:
         """The messages to send next: `messages`, with every unanswered tool call answered by an
@@ -179,12 +200,10 @@ def replay(entries: Sequence[Entry]) -> State:
         entry_indexes=indexes,
         _entries=entry_list,
     )
-    apply = state.apply
     gc_was_enabled = gc.isenabled()
     gc.disable()  # replay allocates only live objects; collections would rescan them for nothing
     try:
-        for index in range(1, len(entry_list)):
-            apply(index)
+        state.fold(1, len(entry_list))
     finally:
         if gc_was_enabled:
             gc.enable()

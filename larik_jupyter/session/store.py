@@ -10,7 +10,9 @@ cut back to the last newline before the first new append.
 from __future__ import annotations
 
 import os
+import secrets
 import sys
+import threading
 from pathlib import Path
 from types import TracebackType
 
@@ -80,7 +82,7 @@ def write_new_file(path: Path, data: bytes) -> None:
     """Create session file `path` holding `data` atomically: it appears whole or not at all,
     and an existing file is never replaced."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp = path.with_name(f".{path.name}.{os.getpid()}-{secrets.token_hex(4)}.tmp")
     with open(tmp, "wb") as f:
         f.write(data)
         f.flush()
@@ -120,6 +122,7 @@ class Session:
         self._cut_at = cut_at
         self._add_newline = add_newline
         self._checker = checker
+        self._mutex = threading.Lock()  # a kernel may append from a streaming thread and the main one
 
     @classmethod
     def create(
@@ -192,21 +195,32 @@ class Session:
         return self._fd
 
     def append(self, entry: Entry, *, sync: bool = False) -> Entry:
-        """Write `entry` as the next line (setting its parent_id) and fold it into `state`."""
-        fd = self._descriptor()
-        entry.parent_id = self._checker.last_id
-        line = encode(entry)
-        problem = self._checker.check(decode_outline(line))
-        if problem is not None:
-            raise ValueError(f"refusing to append an entry to {self.path}: {problem}")
-        view = memoryview(line + b"\n")
-        while view:  # a regular file takes the whole line at once unless the disk is full
-            view = view[os.write(fd, view) :]
-        if sync:
-            os.fsync(fd)
-        self.entries.append(entry, line)
-        self.state.apply(len(self.entries) - 1)
-        return entry
+        """Write `entry` as the next line (setting its parent_id) and fold it into `state`.
+
+        `sync=True` also fsyncs: use it at semantic boundaries (a prompt submitted, a tool
+        about to touch the disk, a turn ended)."""
+        with self._mutex:
+            fd = self._descriptor()
+            entry.parent_id = self._checker.last_id
+            line = encode(entry)
+            outline = decode_outline(line)
+            problem = self._checker.problem(outline)
+            if problem is not None:
+                raise ValueError(f"refusing to append an entry to {self.path}: {problem}")
+            end = os.lseek(fd, 0, os.SEEK_END)
+            try:
+                view = memoryview(line + b"\n")
+                while view:  # a regular file takes the whole line at once unless the disk is full
+                    view = view[os.write(fd, view) :]
+                if sync:
+                    os.fsync(fd)
+            except BaseException:
+                os.ftruncate(fd, end)  # leave no partial line behind a failed write
+                raise
+            self._checker.accept(outline)
+            self.entries.append(entry, line, outline)
+            self.state.apply(len(self.entries) - 1)
+            return entry
 
     def append_message(self, message: Message, *, sync: bool = False) -> Entry:
         """Append a message entry."""
