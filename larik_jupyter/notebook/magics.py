@@ -21,6 +21,7 @@ from larik_jupyter.notebook import commands
 from larik_jupyter.notebook.parser import Command, Prompt, parse_magic
 from larik_jupyter.notebook.pump import MainThreadPump
 from larik_jupyter.notebook.view import TurnUI
+from larik_jupyter.notebook.widgets.live import refresh_all
 
 
 @magics_class
@@ -57,6 +58,8 @@ class LarikMagics(Magics):
                 self.prompt(parsed)
         except LarikError as exc:
             raise UsageError(str(exc)) from None
+        finally:
+            refresh_all()  # trees and panels shown earlier follow the session
 
     # -- the agent -------------------------------------------------------------------------
 
@@ -67,6 +70,14 @@ class LarikMagics(Magics):
         elif model and model != self.agent.model:
             self.agent.switch_model(model)
         assert self.agent is not None
+        return self.agent
+
+    def resume_session(self, session: str | None, *, last: bool = False) -> Agent:
+        """Continue `session` (or the latest with `last`), opening the agent if needed."""
+        if self.agent is None:
+            return self.replace_agent(session=session, continue_latest=last)
+        self.agent.resume(session, last=last)
+        self.show_notices(self.agent.notices)
         return self.agent
 
     def replace_agent(self, *, model: str | None = None, **kwargs: Any) -> Agent:

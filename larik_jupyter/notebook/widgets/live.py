@@ -1,0 +1,106 @@
+"""What the session widgets share: the registry of live widgets, message dispatch, fallbacks.
+
+A widget keeps no truth of its own: `refresh()` recomputes its one JSON trait from the
+files. The magics call `refresh_all()` after every turn and command, so a tree or panel
+shown earlier in the notebook follows the session without its cell being re-run.
+"""
+
+from __future__ import annotations
+
+import html
+import weakref
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+import anywidget
+import traitlets
+
+from larik_jupyter.errors import LarikError
+
+if TYPE_CHECKING:
+    from larik_jupyter.notebook.magics import LarikMagics
+
+_LIVE: weakref.WeakSet[SessionWidget] = weakref.WeakSet()
+
+
+def refresh_all() -> None:
+    """Recompute every live session widget; equal inputs are computed once per call."""
+    memo: dict[tuple[Any, ...], Any] = {}
+    for widget in list(_LIVE):
+        if widget.comm is None:
+            continue
+        try:
+            widget.refresh(memo)
+        except LarikError as exc:  # a session deleted or damaged meanwhile: say so in place
+            widget.error = str(exc)
+
+
+def live_widgets() -> list[SessionWidget]:
+    """The session widgets still alive in this kernel."""
+    return list(_LIVE)
+
+
+def escape(text: object) -> str:
+    return html.escape(str(text), quote=True)
+
+
+class SessionWidget(anywidget.AnyWidget):
+    """Base of the tree, undo panel and sessions browser.
+
+    Parameters: `magics` (the kernel's `LarikMagics`: its working directory and agent).
+    Front-end messages `{"type": NAME, ...}` call the action registered for NAME; a
+    LarikError becomes the `error` trait (one sentence), success clears it.
+    """
+
+    status = traitlets.Unicode("", help="what the last action did, for the user").tag(sync=True)
+    error = traitlets.Unicode("", help="why the last action failed").tag(sync=True)
+
+    def __init__(self, magics: LarikMagics, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.magics = magics
+        self.on_msg(self._handle_msg)
+        _LIVE.add(self)
+        self.refresh()
+
+    # -- for subclasses --------------------------------------------------------------------
+
+    def actions(self) -> dict[str, Callable[[dict[str, Any]], object]]:
+        """Front-end message type -> handler taking the message."""
+        return {}
+
+    def refresh(self, memo: dict[tuple[Any, ...], Any] | None = None) -> None:
+        """Recompute the widget's data from the files (`memo` shares work between widgets)."""
+        raise NotImplementedError
+
+    def static_html(self) -> str:
+        """What a viewer without a kernel or widget manager sees."""
+        raise NotImplementedError
+
+    # -- shared ----------------------------------------------------------------------------
+
+    @property
+    def current(self) -> str | None:
+        """The id of the session the kernel's agent is on, if any."""
+        agent = self.magics.agent
+        return agent.session_id if agent is not None else None
+
+    def _handle_msg(self, _widget: Any, content: Any, _buffers: Any) -> None:
+        if not isinstance(content, dict):
+            return
+        handler = self.actions().get(str(content.get("type")))
+        if handler is None:
+            return
+        try:
+            handler(content)
+        except LarikError as exc:
+            self.error = str(exc)
+            self.send({"type": "error", "message": str(exc)})
+        else:
+            self.error = ""
+
+    def _repr_mimebundle_(self, **kwargs: Any) -> Any:
+        bundle = super()._repr_mimebundle_(**kwargs)
+        data, metadata = bundle if isinstance(bundle, tuple) else (bundle or {}, {})
+        data["text/html"] = self.static_html()
+        data["text/plain"] = ""
+        return data, metadata

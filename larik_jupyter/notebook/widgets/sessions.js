@@ -1,0 +1,141 @@
+// The sessions browser: a sortable table; resume, fork, export, and delete after confirmation.
+
+function el(tag, className, text) {
+  const node = document.createElement(tag);
+  if (className) node.className = className;
+  if (text !== undefined) node.textContent = text;
+  return node;
+}
+
+function pad(n) {
+  return n < 10 ? "0" + n : "" + n;
+}
+
+function shortTime(iso) {
+  const d = new Date(iso);
+  if (isNaN(d.getTime())) return iso || "";
+  return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())} ${pad(d.getHours())}:${pad(d.getMinutes())}`;
+}
+
+function money(cost) {
+  if (cost === null || cost === undefined) return "price unknown";
+  return cost < 0.01 && cost > 0 ? "<$0.01" : "$" + cost.toFixed(2);
+}
+
+const COLUMNS = [
+  { key: "time", label: "time", value: (r) => r.time, show: (r) => shortTime(r.time) },
+  { key: "first_prompt", label: "first prompt", value: (r) => r.first_prompt.toLowerCase(), show: (r) => r.first_prompt },
+  { key: "messages", label: "messages", value: (r) => r.messages, show: (r) => String(r.messages) },
+  {
+    key: "tokens",
+    label: "tokens (in / out)",
+    value: (r) => r.input_tokens + r.output_tokens,
+    show: (r) => `${r.input_tokens.toLocaleString()} / ${r.output_tokens.toLocaleString()}`,
+  },
+  { key: "cost", label: "cost", value: (r) => (r.cost === null ? -1 : r.cost), show: (r) => money(r.cost) },
+  { key: "fork_of", label: "fork of", value: (r) => r.fork_of || "", show: (r) => (r.fork_of ? `${r.fork_of} @${r.fork_at}` : "") },
+];
+
+function render({ model, el: host }) {
+  const root = el("div", "larik-widget larik-sessions");
+  const table = el("table", "larik-table");
+  const confirm = el("div", "larik-confirm");
+  const status = el("div", "larik-status");
+  const error = el("div", "larik-error");
+  root.append(table, confirm, status, error);
+  host.appendChild(root);
+  let sortKey = "time";
+  let descending = true;
+
+  function send(type, extra) {
+    error.textContent = "";
+    model.send(Object.assign({ type }, extra));
+  }
+
+  function button(label, cls, onClick) {
+    const b = el("button", "larik-button " + cls, label);
+    b.addEventListener("click", onClick);
+    return b;
+  }
+
+  function askDelete(id) {
+    confirm.replaceChildren(
+      el("span", "larik-confirm-text", `Delete session ${id} with its subagents, trace and checkpoints? This cannot be undone.`),
+      button("Delete", "larik-danger larik-confirm-delete", () => {
+        confirm.replaceChildren();
+        send("delete", { session: id, confirm: true });
+      }),
+      button("Cancel", "larik-confirm-cancel", () => confirm.replaceChildren()),
+    );
+  }
+
+  function draw() {
+    const data = model.get("sessions") || {};
+    const rows = (data.rows || []).slice();
+    const column = COLUMNS.find((c) => c.key === sortKey) || COLUMNS[0];
+    rows.sort((a, b) => {
+      const x = column.value(a);
+      const y = column.value(b);
+      const order = x < y ? -1 : x > y ? 1 : 0;
+      return descending ? -order : order;
+    });
+    const head = el("tr");
+    for (const c of COLUMNS) {
+      const th = el("th", "larik-sort", c.label + (c.key === sortKey ? (descending ? " ▾" : " ▴") : ""));
+      th.dataset.sort = c.key;
+      th.addEventListener("click", () => {
+        if (sortKey === c.key) descending = !descending;
+        else {
+          sortKey = c.key;
+          descending = c.key === "time";
+        }
+        draw();
+      });
+      head.appendChild(th);
+    }
+    head.appendChild(el("th", "", ""));
+    const body = el("tbody");
+    for (const r of rows) {
+      const tr = el("tr", r.id === data.current ? "larik-current" : "");
+      tr.dataset.sessionId = r.id;
+      tr.title = r.id + (r.error ? `\ndamaged: ${r.error}` : "") + (r.interrupted ? `\n${r.interrupted}` : "");
+      for (const c of COLUMNS) tr.appendChild(el("td", "larik-col-" + c.key, c.show(r)));
+      const cell = el("td", "larik-row-actions");
+      cell.append(
+        button("Resume", "larik-resume", () => send("resume", { session: r.id })),
+        button("Fork", "larik-fork", () => send("fork", { session: r.id })),
+        button("Export", "larik-export", () => send("export", { session: r.id })),
+        button("Delete", "larik-danger larik-delete", () => askDelete(r.id)),
+      );
+      if (r.id === data.current) cell.appendChild(el("span", "larik-badge larik-badge-current", "current"));
+      tr.appendChild(cell);
+      body.appendChild(tr);
+    }
+    const thead = el("thead");
+    thead.appendChild(head);
+    table.replaceChildren(thead, body);
+    if (!rows.length) table.appendChild(el("caption", "larik-empty", "No sessions in this directory yet."));
+  }
+
+  const syncStatus = () => {
+    status.textContent = model.get("status") || "";
+    error.textContent = model.get("error") || "";
+  };
+  const onMessage = (msg) => {
+    if (msg && msg.type === "error") error.textContent = msg.message;
+  };
+  model.on("change:sessions", draw);
+  model.on("change:status", syncStatus);
+  model.on("change:error", syncStatus);
+  model.on("msg:custom", onMessage);
+  draw();
+  syncStatus();
+  return () => {
+    model.off("change:sessions", draw);
+    model.off("change:status", syncStatus);
+    model.off("change:error", syncStatus);
+    model.off("msg:custom", onMessage);
+  };
+}
+
+export default { render };

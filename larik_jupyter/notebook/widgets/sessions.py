@@ -1,0 +1,111 @@
+"""The sessions browser (`%larik /sessions`): this directory's sessions as a sortable table with
+resume, fork, export and delete."""
+
+from __future__ import annotations
+
+import os
+import pathlib
+from pathlib import Path
+from typing import Any
+
+import traitlets
+
+from larik_jupyter.errors import LarikError
+from larik_jupyter.notebook.widgets import actions
+from larik_jupyter.notebook.widgets.live import SessionWidget, escape, refresh_all
+from larik_jupyter.session import catalog
+
+_HERE = pathlib.Path(__file__).parent
+
+
+def sessions_data(cwd: str | os.PathLike[str], current: str | None = None) -> dict[str, Any]:
+    """The JSON the browser renders: `rows` (newest first) and `current`."""
+    rows = []
+    for info in catalog.list_sessions(cwd):
+        u = info.usage
+        rows.append({
+            "id": info.id,
+            "time": info.time,
+            "first_prompt": info.first_prompt or "",
+            "messages": info.message_count,
+            "input_tokens": u.input_tokens + u.cache_read_tokens + u.cache_write_tokens,
+            "output_tokens": u.output_tokens,
+            "cost": info.cost,
+            "fork_of": info.fork_of,
+            "fork_at": info.fork_at,
+            "interrupted": info.interrupted,
+            "error": info.error,
+        })
+    return {"cwd": os.fspath(cwd), "current": current, "rows": rows}
+
+
+class SessionsBrowser(SessionWidget):
+    """This working directory's sessions, with resume, fork, export and a confirmed delete.
+
+    Parameters: `magics` (the kernel's `LarikMagics`). The front end sends `resume`, `fork`,
+    `export` and `delete` (the last only with `"confirm": true`, after asking the user).
+    """
+
+    _esm = _HERE / "sessions.js"
+    _css = _HERE / "widgets.css"
+
+    sessions = traitlets.Dict(help="the table as computed by `sessions_data`").tag(sync=True)
+
+    def actions(self) -> dict[str, Any]:
+        return {
+            "resume": lambda m: self.resume(str(m["session"])),
+            "fork": lambda m: self.fork(str(m["session"])),
+            "export": lambda m: self.export(str(m["session"])),
+            "delete": lambda m: self._confirmed_delete(m),
+        }
+
+    def refresh(self, memo: dict[tuple[Any, ...], Any] | None = None) -> None:
+        key = ("sessions", str(self.magics.cwd), self.current)
+        memo = {} if memo is None else memo
+        if key not in memo:
+            memo[key] = sessions_data(self.magics.cwd, self.current)
+        self.sessions = memo[key]
+
+    def static_html(self) -> str:
+        rows = self.sessions.get("rows", [])
+        if not rows:
+            return "<p>No sessions in this directory yet.</p>"
+        body = "".join(
+            f"<tr><td><code>{escape(r['id'])}</code></td><td>{escape(r['time'])}</td>"
+            f"<td>{escape(r['first_prompt'])}</td><td>{r['messages']}</td>"
+            f"<td>{escape(r['fork_of'] or '')}</td></tr>"
+            for r in rows
+        )
+        head = "<tr><th>id</th><th>time</th><th>first prompt</th><th>messages</th><th>fork of</th></tr>"
+        return f"<table class='larik-sessions-static'>{head}{body}</table>"
+
+    def resume(self, session_id: str) -> None:
+        """Continue `session_id` in this kernel, as `%larik /resume ID`."""
+        actions.resume(self.magics, session_id)
+        self.status = f"Resumed {session_id}."
+        refresh_all()
+
+    def fork(self, session_id: str) -> Path:
+        """Branch `session_id` at its end and continue there, as `/resume ID` then `/fork`."""
+        path = actions.fork(self.magics, session_id)
+        self.status = f"Forked {session_id}; now on {path.stem}."
+        refresh_all()
+        return path
+
+    def export(self, session_id: str) -> Path:
+        """Write `session_id` as Markdown under `.larik/exports/`; returns the file."""
+        out = actions.export(self.magics, session_id)
+        self.status = f"Exported {session_id} to {out}."
+        return out
+
+    def delete(self, session_id: str) -> Path:
+        """Remove `session_id` with its agents, trace and checkpoints, as `%larik /delete ID`."""
+        path = actions.delete(self.magics, session_id)
+        self.status = f"Deleted {session_id} with its checkpoints."
+        refresh_all()
+        return path
+
+    def _confirmed_delete(self, message: dict[str, Any]) -> None:
+        if message.get("confirm") is not True:
+            raise LarikError("Deleting a session needs confirmation; click Delete, then confirm.")
+        self.delete(str(message["session"]))

@@ -1,0 +1,322 @@
+// The fork tree widget: sessions with their prompts; branches hang under the prompt they share.
+// Data comes from Python as one JSON trait (`tree`); actions go back with model.send().
+
+function pad(n) {
+  return n < 10 ? "0" + n : "" + n;
+}
+
+export function shortTime(iso) {
+  if (!iso) return "";
+  const d = new Date(iso);
+  if (isNaN(d.getTime())) return "";
+  return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())} ${pad(d.getHours())}:${pad(d.getMinutes())}`;
+}
+
+export function formatCost(cost) {
+  if (cost === null || cost === undefined) return "price unknown";
+  if (cost === 0) return "";
+  return cost < 0.01 ? "<$0.01" : "$" + cost.toFixed(2);
+}
+
+function el(tag, className, text) {
+  const node = document.createElement(tag);
+  if (className) node.className = className;
+  if (text !== undefined) node.textContent = text;
+  return node;
+}
+
+// Visible rows in display order. Each row: {key, depth, kind, node, session, collapsible}.
+// With a query, only matching prompts (and sessions whose id matches) and their ancestors show.
+function flatten(tree, collapsed, query) {
+  const rows = [];
+  const q = query.trim().toLowerCase();
+  function session(node, depth) {
+    const key = "s:" + node.id;
+    const row = { key, depth, kind: "session", node, session: node, collapsible: false };
+    const start = rows.length;
+    rows.push(row);
+    let matched = q !== "" && node.id.toLowerCase().includes(q);
+    let any = false;
+    const open = q !== "" || !collapsed.has(key);
+    for (const item of node.items) {
+      any = true;
+      if (item.kind === "compaction") {
+        if (open && q === "") rows.push({ key: `c:${node.id}:${item.at}`, depth: depth + 1, kind: "compaction", node: item, session: node });
+        continue;
+      }
+      const pkey = `p:${node.id}:${item.n}`;
+      const prow = { key: pkey, depth: depth + 1, kind: "prompt", node: item, session: node, collapsible: item.children.length > 0 };
+      const pstart = rows.length;
+      if (open) rows.push(prow);
+      let hit = q !== "" && item.text.toLowerCase().includes(q);
+      const popen = open && (q !== "" || !collapsed.has(pkey));
+      if (popen) for (const child of item.children) if (session(child, depth + 2)) hit = true;
+      if (q !== "" && !hit) rows.length = pstart;
+      if (hit) matched = true;
+    }
+    for (const child of node.children) {
+      any = true;
+      if (open && session(child, depth + 1)) matched = true;
+    }
+    row.collapsible = any;
+    if (q !== "" && !matched) rows.length = start;
+    return matched;
+  }
+  for (const root of tree.roots || []) session(root, 0);
+  return rows;
+}
+
+function renderRow(row, current, collapsed, selected) {
+  const r = el("div", "larik-row larik-row-" + row.kind);
+  r.dataset.key = row.key;
+  r.setAttribute("role", "treeitem");
+  r.style.paddingLeft = 6 + row.depth * 16 + "px";
+  if (row.key === selected) r.classList.add("larik-selected");
+  const caret = el("span", "larik-caret", row.collapsible ? (collapsed.has(row.key) ? "▸" : "▾") : "");
+  r.appendChild(caret);
+  if (row.collapsible) r.setAttribute("aria-expanded", collapsed.has(row.key) ? "false" : "true");
+  const n = row.node;
+  if (row.kind === "session") {
+    r.dataset.sessionId = n.id;
+    if (n.id === current) r.classList.add("larik-current");
+    if (n.branch) r.appendChild(el("span", "larik-branch", "⑂ " + n.branch));
+    r.appendChild(el("code", "larik-id", n.id));
+    r.appendChild(el("span", "larik-meta", [shortTime(n.time), n.model || "", formatCost(n.cost)].filter(Boolean).join(" · ")));
+    if (n.id === current) r.appendChild(el("span", "larik-badge larik-badge-current", "current"));
+    if (n.interrupted) r.appendChild(el("span", "larik-badge larik-badge-interrupted", "interrupted")).title = n.interrupted;
+    if (n.error) r.appendChild(el("span", "larik-badge larik-badge-error", "damaged")).title = n.error;
+  } else if (row.kind === "prompt") {
+    r.dataset.sessionId = row.session.id;
+    r.dataset.prompt = n.n;
+    if (row.session.id === current) r.classList.add("larik-on-current");
+    r.appendChild(el("span", "larik-n", n.n + "."));
+    r.appendChild(el("span", "larik-text", n.text || "(empty prompt)"));
+    r.appendChild(el("span", "larik-meta", [shortTime(n.time), formatCost(n.cost)].filter(Boolean).join(" · ")));
+    if (n.interrupted) r.appendChild(el("span", "larik-badge larik-badge-interrupted", "interrupted"));
+  } else {
+    r.appendChild(el("span", "larik-compaction", "⇲ compacted here"));
+  }
+  return r;
+}
+
+function render({ model, el: host }) {
+  const root = el("div", "larik-widget larik-tree");
+  const bar = el("div", "larik-toolbar");
+  const search = el("input", "larik-search");
+  search.type = "search";
+  search.placeholder = "Search prompts…";
+  const expand = el("button", "larik-button", "Expand all");
+  const collapse = el("button", "larik-button", "Collapse all");
+  const count = el("span", "larik-count");
+  bar.append(search, expand, collapse, count);
+  const body = el("div", "larik-rows");
+  body.tabIndex = 0;
+  body.setAttribute("role", "tree");
+  const actions = el("div", "larik-actions");
+  const status = el("div", "larik-status");
+  const error = el("div", "larik-error");
+  const fallback = el("div", "larik-fallback");
+  root.append(bar, body, actions, status, error, fallback);
+  host.appendChild(root);
+
+  const collapsed = new Set();
+  let selected = null;
+  let rows = [];
+  let byKey = new Map();
+  let query = "";
+  let scrolled = false;
+
+  function draw() {
+    const t0 = performance.now();
+    const tree = model.get("tree") || {};
+    const current = tree.current;
+    rows = flatten(tree, collapsed, query);
+    byKey = new Map(rows.map((row) => [row.key, row]));
+    if (selected && !byKey.has(selected)) selected = null;
+    const frag = document.createDocumentFragment();
+    for (const row of rows) frag.appendChild(renderRow(row, current, collapsed, selected));
+    body.replaceChildren(frag);
+    if (!rows.length) body.appendChild(el("div", "larik-empty", query ? "No prompt matches." : "No sessions in this directory yet."));
+    count.textContent = `${tree.count || 0} nodes`;
+    drawActions();
+    if (!scrolled && current) {
+      const row = body.querySelector(`.larik-current`);
+      if (row && row.scrollIntoView) row.scrollIntoView({ block: "nearest" });
+      scrolled = true;
+    }
+    const ms = performance.now() - t0;
+    root.dataset.renderMs = ms.toFixed(1);
+  }
+
+  function send(type, extra) {
+    error.textContent = "";
+    model.send(Object.assign({ type }, extra));
+  }
+
+  function button(label, cls, onClick) {
+    const b = el("button", "larik-button " + cls, label);
+    b.addEventListener("click", onClick);
+    return b;
+  }
+
+  function drawActions() {
+    actions.replaceChildren();
+    const row = selected && byKey.get(selected);
+    if (!row || row.kind === "compaction") return;
+    const sid = row.session.id;
+    if (row.kind === "prompt") {
+      const n = row.node.n;
+      actions.append(
+        el("span", "larik-actions-label", `Prompt ${n} of ${sid}:`),
+        button("Rewind here", "larik-rewind", () => send("rewind", { session: sid, prompt: n })),
+        button("Fork here", "larik-fork", () => send("fork", { session: sid, prompt: n })),
+      );
+      actions.querySelector(".larik-rewind").title = "Branch before this prompt and put its text into a new %%larik cell below";
+      actions.querySelector(".larik-fork").title = "Branch after this prompt's turn and continue there";
+    } else {
+      actions.append(
+        el("span", "larik-actions-label", `Session ${sid}:`),
+        button("Resume", "larik-resume", () => send("resume", { session: sid })),
+      );
+    }
+  }
+
+  function select(key, focus) {
+    const old = selected && body.querySelector(`[data-key="${CSS.escape(selected)}"]`);
+    if (old) old.classList.remove("larik-selected");
+    selected = key;
+    const row = key && body.querySelector(`[data-key="${CSS.escape(key)}"]`);
+    if (row) {
+      row.classList.add("larik-selected");
+      if (focus && row.scrollIntoView) row.scrollIntoView({ block: "nearest" });
+    }
+    drawActions();
+  }
+
+  function toggle(key, open) {
+    const isOpen = !collapsed.has(key);
+    if (open === isOpen) return false;
+    if (isOpen) collapsed.add(key);
+    else collapsed.delete(key);
+    draw();
+    return true;
+  }
+
+  body.addEventListener("click", (event) => {
+    const target = event.target;
+    const rowEl = target.closest && target.closest(".larik-row");
+    if (!rowEl) return;
+    const key = rowEl.dataset.key;
+    const row = byKey.get(key);
+    if (target.classList.contains("larik-caret") && row && row.collapsible) {
+      toggle(key);
+      select(key);
+      return;
+    }
+    select(key);
+  });
+
+  body.addEventListener("keydown", (event) => {
+    if (!rows.length) return;
+    let index = selected ? rows.findIndex((r) => r.key === selected) : -1;
+    const row = index >= 0 ? rows[index] : null;
+    switch (event.key) {
+      case "ArrowDown":
+        index = Math.min(rows.length - 1, index + 1);
+        break;
+      case "ArrowUp":
+        index = Math.max(0, index - 1);
+        break;
+      case "Home":
+        index = 0;
+        break;
+      case "End":
+        index = rows.length - 1;
+        break;
+      case "ArrowRight":
+        if (row && row.collapsible) toggle(row.key, true);
+        event.preventDefault();
+        return;
+      case "ArrowLeft":
+        if (row && row.collapsible && !collapsed.has(row.key)) toggle(row.key, false);
+        else if (row) {
+          for (let i = index - 1; i >= 0; i--) {
+            if (rows[i].depth < row.depth) {
+              select(rows[i].key, true);
+              break;
+            }
+          }
+        }
+        event.preventDefault();
+        return;
+      case "Enter": {
+        const first = actions.querySelector("button");
+        if (first) first.focus();
+        event.preventDefault();
+        return;
+      }
+      default:
+        return;
+    }
+    event.preventDefault();
+    select(rows[index].key, true);
+  });
+
+  let searchTimer = null;
+  search.addEventListener("input", () => {
+    clearTimeout(searchTimer);
+    searchTimer = setTimeout(() => {
+      query = search.value;
+      draw();
+    }, 80);
+  });
+  expand.addEventListener("click", () => {
+    collapsed.clear();
+    draw();
+  });
+  collapse.addEventListener("click", () => {
+    for (const row of rows) if (row.collapsible && row.kind === "session") collapsed.add(row.key);
+    draw();
+  });
+
+  function showFallback(code) {
+    fallback.replaceChildren(
+      el("div", "larik-fallback-label", "Paste this into a new cell below and run it:"),
+      el("pre", "larik-fallback-code", code),
+      button("Copy", "larik-copy", () => {
+        if (navigator.clipboard) navigator.clipboard.writeText(code).catch(() => {});
+      }),
+    );
+  }
+
+  function onMessage(msg) {
+    if (!msg || typeof msg !== "object") return;
+    if (msg.type === "insert_cell") {
+      const hook = window.larikJupyter;
+      const inserted = hook && typeof hook.insertCellBelow === "function" && hook.insertCellBelow(msg.code);
+      if (inserted) fallback.replaceChildren();
+      else showFallback(msg.code);
+    } else if (msg.type === "error") {
+      error.textContent = msg.message;
+    }
+  }
+
+  const syncStatus = () => {
+    status.textContent = model.get("status") || "";
+    error.textContent = model.get("error") || "";
+  };
+  model.on("change:tree", draw);
+  model.on("change:status", syncStatus);
+  model.on("change:error", syncStatus);
+  model.on("msg:custom", onMessage);
+  draw();
+  syncStatus();
+  return () => {
+    model.off("change:tree", draw);
+    model.off("change:status", syncStatus);
+    model.off("change:error", syncStatus);
+    model.off("msg:custom", onMessage);
+  };
+}
+
+export default { render };

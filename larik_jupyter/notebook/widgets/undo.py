@@ -1,0 +1,126 @@
+"""The undo panel (`%larik /checkpoints`, and after `%larik /undo`): turns that changed files,
+newest first, with their diffs and an undo button on the newest."""
+
+from __future__ import annotations
+
+import pathlib
+from typing import Any
+
+import traitlets
+
+from larik_jupyter.api import Agent
+from larik_jupyter.checkpoint.errors import CheckpointError
+from larik_jupyter.checkpoint.store import UndoResult
+from larik_jupyter.notebook.widgets import actions
+from larik_jupyter.notebook.widgets.live import SessionWidget, escape, refresh_all
+from larik_jupyter.tools.diff import unified_diff
+
+_HERE = pathlib.Path(__file__).parent
+# A diff longer than this is cut: the panel shows what changed, not whole generated files.
+MAX_DIFF_CHARS = 100_000
+
+
+def _text(data: bytes | None) -> str | None:
+    if data is None:
+        return None
+    return data.decode("utf-8", errors="surrogateescape")
+
+
+def _file_diff(agent: Agent, turn: int, rel: str) -> dict[str, Any]:
+    store = agent.loop.checkpoints
+    try:
+        before = store.original_bytes(turn, rel)
+    except CheckpointError as exc:
+        return {"path": rel, "diff": "", "error": str(exc)}
+    target = store.root / rel
+    try:
+        now = target.read_bytes() if target.is_file() and not target.is_symlink() else None
+    except OSError as exc:
+        return {"path": rel, "diff": "", "error": f"{rel} cannot be read now: {exc.strerror}."}
+    if (before and b"\0" in before) or (now and b"\0" in now):
+        diff = "Binary file changed.\n" if before != now else ""
+    else:
+        diff = unified_diff(rel, _text(before), _text(now))
+    if len(diff) > MAX_DIFF_CHARS:
+        diff = diff[:MAX_DIFF_CHARS] + "\n… (diff cut; open the file to see the rest)\n"
+    return {"path": rel, "diff": diff, "error": None}
+
+
+def undo_data(agent: Agent | None) -> dict[str, Any]:
+    """The JSON the undo panel renders: the session and its turns with files, newest first.
+
+    Each file's diff runs from its snapshot before the turn to what is on disk now.
+    """
+    if agent is None:
+        return {"session": None, "turns": []}
+    saved = list(reversed(agent.loop.checkpoints.turns()))
+    turns = []
+    for position, info in enumerate(saved):
+        newest = position == 0
+        why = None if newest else (
+            f"Undo goes newest first: undo turn {saved[position - 1].turn} before this one."
+        )
+        turns.append({
+            "turn": info.turn,
+            "time": info.time.isoformat(),
+            "files": [_file_diff(agent, info.turn, f.path) for f in info.files],
+            "undoable": newest,
+            "why": why,
+        })
+    return {"session": agent.session_id, "turns": turns}
+
+
+def result_data(result: UndoResult) -> dict[str, Any]:
+    """An undo's outcome as JSON: what was restored and what was not, with reasons."""
+    return {
+        "turn": result.turn,
+        "restored": list(result.restored),
+        "refused": [{"path": path, "reason": reason} for path, reason in result.refused],
+        "ok": result.ok,
+    }
+
+
+class UndoPanel(SessionWidget):
+    """The file-changing turns of the kernel's current session, with one-click undo.
+
+    Parameters: `magics` (the kernel's `LarikMagics`), `result` (an undo just made, to show
+    what it restored). The front end sends `undo`; `undo()` is the same action.
+    """
+
+    _esm = _HERE / "undo.js"
+    _css = _HERE / "widgets.css"
+
+    panel = traitlets.Dict(help="the turns as computed by `undo_data`").tag(sync=True)
+    result = traitlets.Dict(help="the last undo's outcome (`result_data`), or empty").tag(sync=True)
+
+    def __init__(self, magics: Any, result: UndoResult | None = None, **kwargs: Any) -> None:
+        super().__init__(magics, **kwargs)
+        if result is not None:
+            self.result = result_data(result)
+
+    def actions(self) -> dict[str, Any]:
+        return {"undo": lambda m: self.undo()}
+
+    def refresh(self, memo: dict[tuple[Any, ...], Any] | None = None) -> None:
+        self.panel = undo_data(self.magics.agent)
+
+    def static_html(self) -> str:
+        turns = self.panel.get("turns", [])
+        if not turns:
+            return "<p>No turn of this session changed files.</p>"
+        rows = [
+            f"<li>Turn {t['turn']}: " + ", ".join(f"<code>{escape(f['path'])}</code>" for f in t["files"])
+            + "</li>"
+            for t in turns
+        ]
+        return f"<ul class='larik-undo-static'>{''.join(rows)}</ul>"
+
+    def undo(self) -> UndoResult:
+        """Revert the newest file-changing turn, as `%larik /undo`; the panel shows the outcome."""
+        result = actions.undo(self.magics)
+        self.result = result_data(result)
+        self.status = f"Undid turn {result.turn}." if result.ok else (
+            f"Turn {result.turn} was only partly undone; see the files not restored."
+        )
+        refresh_all()
+        return result
