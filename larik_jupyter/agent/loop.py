@@ -39,6 +39,7 @@ from larik_jupyter.llm.messages import (
 )
 from larik_jupyter.llm.pricing import cost as price_usage
 from larik_jupyter.llm.provider import Provider, ProviderError
+from larik_jupyter.lsp.manager import LspManager
 from larik_jupyter.session.entry import Entry
 from larik_jupyter.session.store import Session
 from larik_jupyter.tools.base import Tool, ToolResult
@@ -94,6 +95,9 @@ class AgentLoop:
             display=display,
             stop_event=self._stop,
         )
+        # Servers start on the first file they serve, so an agent that edits nothing pays nothing.
+        self.lsp = LspManager.from_config(self.loaded.config, self.root)
+        self.env.diagnostics = self.lsp if self.lsp.servers else None
         self.tools: dict[str, Tool] = default_tools(self.env)
         self.context: list[Message] = model_context(session.state)
         self.pending_note: str | None = None
@@ -130,6 +134,7 @@ class AgentLoop:
             loop.call_soon_threadsafe(task.cancel)
 
     def close(self) -> None:
+        self.lsp.close()
         self.session.close()
 
     # -- the turn -------------------------------------------------------------------------

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import functools
+import re
 import shutil
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 
 from larik_jupyter.config.model import Config, LspServer
 
@@ -36,11 +38,24 @@ def enabled(spec: LspServer) -> bool:
 
 
 def serves(spec: LspServer, rel: str, language: str | None) -> bool:
-    """Whether a server handles the file at project-relative `rel` (by language id or glob)."""
+    """Whether a server handles the file at project-relative `rel` (by language id or glob).
+
+    A pattern without `/` matches the file name anywhere (`*.py`); otherwise it matches the
+    whole relative path, `**/` standing for any number of folders, none included.
+    """
     if language is not None and language in spec.languages:
         return True
-    posix = PurePosixPath(rel)
-    return any(posix.match(pattern) for pattern in spec.patterns)
+    name = rel.rsplit("/", 1)[-1]
+    return any(
+        _glob(pattern).fullmatch(rel if "/" in pattern else name) for pattern in spec.patterns
+    )
+
+
+@functools.lru_cache(maxsize=256)
+def _glob(pattern: str) -> re.Pattern[str]:
+    parts = re.split(r"(\*\*/|\*\*|\*|\?)", pattern.removeprefix("./"))
+    table = {"**/": "(?:.*/)?", "**": ".*", "*": "[^/]*", "?": "[^/]"}
+    return re.compile("".join(table.get(part, re.escape(part)) for part in parts))
 
 
 def effective_servers(config: Config) -> dict[str, LspServer]:

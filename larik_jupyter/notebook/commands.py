@@ -194,6 +194,32 @@ def _config(magics: LarikMagics, args: dict[str, Any]) -> None:
     _md("```text\n" + text + "\n```")
 
 
+def _lsp(magics: LarikMagics, args: dict[str, Any]) -> None:
+    from larik_jupyter.config.layers import load_config
+    from larik_jupyter.lsp.manager import LspManager
+
+    if magics.agent is not None:
+        manager = magics.agent.loop.lsp
+    else:
+        loaded = load_config(magics.cwd)
+        manager = LspManager.from_config(loaded.config, loaded.root)
+    states = manager.states()
+    if not states:
+        _md(
+            "No language server is configured: add one under `lspServers` in the config, "
+            "or put `pylsp` or `pyright-langserver` on PATH for Python."
+        )
+        return
+    rows = ["| server | state | pid | starts | open files | command | log |", "|---|---|---|---|---|---|---|"]
+    for s in states:
+        state = s.state + (f": {_cell(s.detail)}" if s.detail else "")
+        rows.append(
+            f"| {_cell(s.name)} | {state} | {s.pid or ''} | {s.starts} | {s.open_files} "
+            f"| `{_cell(s.command)}` | `{s.log}` |"
+        )
+    _md("\n".join(rows))
+
+
 def _delete(magics: LarikMagics, args: dict[str, Any]) -> None:
     path = catalog.resolve(str(args["id"]), magics.cwd)
     if magics.agent is not None and Path(magics.agent.session_path) == Path(path):
@@ -227,6 +253,7 @@ _HANDLERS: dict[str, Callable[[LarikMagics, dict[str, Any]], None]] = {
     "model": _model,
     "usage": _usage,
     "config": _config,
+    "lsp": _lsp,
     "delete": _delete,
     "stop": _stop,
 }

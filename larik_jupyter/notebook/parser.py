@@ -51,6 +51,7 @@ COMMANDS: dict[str, CommandSpec] = {
     "model": CommandSpec("/model [PROVIDER:MODEL]", "show or switch the model"),
     "usage": CommandSpec("/usage", "tokens and cost of this session"),
     "config": CommandSpec("/config [KEY [VALUE]]", "show the merged config, or set a personal value"),
+    "lsp": CommandSpec("/lsp", "list the language servers with their state"),
     "delete": CommandSpec("/delete ID", "delete a session with its checkpoints"),
     "stop": CommandSpec("/stop", "stop the running turn"),
     "help": CommandSpec("/help", "list the commands"),

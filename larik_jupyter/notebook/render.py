@@ -12,6 +12,7 @@ from larik_jupyter.llm.messages import (
     ToolResultBlock,
     ToolUseBlock,
 )
+from larik_jupyter.lsp.diagnostic import HEADING as DIAGNOSTICS_HEADING
 
 _OUTPUT_CAP = 4000
 
@@ -82,10 +83,17 @@ def _escape(text: str) -> str:
 def render_tool(part: ToolPart) -> str:
     duration = f" · {part.seconds:.1f}s" if part.seconds is not None else ""
     head = f"{_MARKS.get(part.status, '·')} <code>{_escape(part.summary)}</code>{duration}"
-    body = _fence(_cap(part.output)) if part.output.strip() else "_(no output)_"
+    # A file tool's language-server diagnostics go under its diff, outside the fold.
+    output, diagnostics = part.output, ""
+    if part.diff:
+        output, found, rest = part.output.partition("\n\n" + DIAGNOSTICS_HEADING)
+        diagnostics = found.lstrip() + rest
+    body = _fence(_cap(output)) if output.strip() else "_(no output)_"
     lines = [f"<details><summary>{head}</summary>\n\n{body}\n\n</details>"]
     if part.diff:
         lines.append(_fence(_cap(part.diff), "diff"))
+    if diagnostics:
+        lines.append(_fence(_cap(diagnostics)))
     for path, change in part.uncaptured:
         lines.append(f"> ⚠️ `{path}` {change} by the shell — **not undoable**")
     return "\n\n".join(lines)

@@ -21,9 +21,12 @@ _EDIT_FIELDS: dict[str, Any] = {
 
 
 def _commit(env: Env, path: Path, old: str | None, new: str, summary: str) -> ToolResult:
-    """Write `new` over `old` and describe the change with its diff."""
+    """Write `new` over `old` and describe the change with its diff and diagnostics."""
     write_text(env, path, new)
     rel = env.rel(path)
+    if env.diagnostics is not None:
+        found = env.diagnostics.after_write(path, new)
+        summary += f"\n\n{found}" if found else ""
     return ToolResult(summary, diff=unified_diff(rel, old, new), files_changed=[rel])
 
 

@@ -7,9 +7,19 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from larik_jupyter.tools.base import ToolError
+
+
+class DiagnosticsSource(Protocol):
+    """Language-server diagnostics; both calls are bounded in time and never raise."""
+
+    def after_write(self, path: Path, text: str) -> str:
+        """What the servers report about `path` now holding `text` ("" if none serves it)."""
+
+    def report(self, path: Path | None) -> str:
+        """The diagnostics of `path`, or of every file checked so far."""
 
 
 @dataclass
@@ -21,6 +31,7 @@ class Env:
     directly but through `capture_before_write` / `capture`, so a refusal becomes a
     `ToolError` and the file stays unchanged. `allow_outside` says yes to a path
     outside `root` that a permission rule allows; without it file tools stay inside.
+    `diagnostics`, when set, is asked about every file a tool wrote.
     """
 
     cwd: Path
@@ -32,6 +43,7 @@ class Env:
     display: Callable[[object], None] | None = None
     stop_event: threading.Event = field(default_factory=threading.Event)
     allow_outside: Callable[[Path], bool] | None = None
+    diagnostics: DiagnosticsSource | None = None
 
     def __post_init__(self) -> None:
         self.root = Path(os.path.realpath(self.root))

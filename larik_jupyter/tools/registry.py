@@ -7,6 +7,7 @@ from collections.abc import Iterable, Mapping
 from larik_jupyter.llm.provider import ToolSchema
 from larik_jupyter.tools.base import Tool
 from larik_jupyter.tools.bash import BashTool
+from larik_jupyter.tools.diagnostics import DiagnosticsTool
 from larik_jupyter.tools.edit import EditTool, MultiEditTool, WriteTool
 from larik_jupyter.tools.env import Env
 from larik_jupyter.tools.kernel import PythonTool
@@ -28,8 +29,10 @@ _KERNEL: tuple[type[Tool], ...] = (PythonTool, InspectVariablesTool)
 
 
 def default_tools(env: Env) -> dict[str, Tool]:
-    """Every built-in tool by name; the kernel tools only when `env` has a kernel namespace."""
+    """Every built-in tool by name; the kernel tools only when `env` has a kernel namespace,
+    `diagnostics` only when it has language servers."""
     classes = _FILE_AND_SHELL + (_KERNEL if env.namespace is not None else ())
+    classes += (DiagnosticsTool,) if env.diagnostics is not None else ()
     return {cls.name: cls() for cls in classes}
 
 
