@@ -12,6 +12,8 @@ from typing import Any
 from larik_jupyter.agent import events as ae
 from larik_jupyter.agent.compaction import compact_context, needs_compaction
 from larik_jupyter.agent.context import model_context
+from larik_jupyter.agent.hooks import HookRunner
+from larik_jupyter.agent.mcp import McpManager
 from larik_jupyter.agent.permissions import (
     Approver,
     PermissionAnswer,
@@ -22,6 +24,7 @@ from larik_jupyter.agent.permissions import (
 from larik_jupyter.agent.preview import preview_change
 from larik_jupyter.agent.prompt import system_prompt
 from larik_jupyter.agent.reply import ReplyBuilder
+from larik_jupyter.agent.subagents import TASK_TOOL, TaskTool, concurrent_batches
 from larik_jupyter.agent.summary import summarize_call
 from larik_jupyter.checkpoint.store import CheckpointStore
 from larik_jupyter.config.layers import LoadedConfig, load_config
@@ -75,15 +78,21 @@ class AgentLoop:
         yes: bool = False,
         namespace: dict[str, Any] | None = None,
         display: Any = None,
+        checkpoints: CheckpointStore | None = None,
+        parent: AgentLoop | None = None,
+        mcp: McpManager | None = None,
     ) -> None:
         self.session = session
+        self.parent = parent
         self.cwd = Path(session.cwd)
         self.loaded = loaded or load_config(self.cwd)
         self.root = self.loaded.root
         self.provider = provider
         self.approver = approver
         self.yes = yes
-        self.checkpoints = CheckpointStore(session.id, self.root)
+        # A subagent gets its parent's store (or a disabled one) and never opens turns in it.
+        self._owns_turns = checkpoints is None
+        self.checkpoints = checkpoints or CheckpointStore(session.id, self.root)
         self._stop = threading.Event()
         self.env = Env(
             cwd=self.cwd,
@@ -99,6 +108,18 @@ class AgentLoop:
         self.lsp = LspManager.from_config(self.loaded.config, self.root)
         self.env.diagnostics = self.lsp if self.lsp.servers else None
         self.tools: dict[str, Tool] = default_tools(self.env)
+        self.mcp: McpManager | None = parent.mcp if parent is not None else mcp
+        if self.mcp is not None:
+            self.tools.update(self.mcp.tools())
+        if parent is None and self.loaded.config.max_subagents > 0:
+            self.tools[TASK_TOOL] = TaskTool(self)
+        self.hooks = HookRunner(
+            self.loaded.config.hooks,
+            cwd=self.cwd,
+            session_id=session.id,
+            transcript=Path(session.path),
+            emit=self.emit,
+        )
         self.context: list[Message] = model_context(session.state)
         self.pending_note: str | None = None
         self.last_call_usage: Usage | None = None
@@ -134,6 +155,8 @@ class AgentLoop:
             loop.call_soon_threadsafe(task.cancel)
 
     def close(self) -> None:
+        if self.parent is None and self.mcp is not None:
+            self.mcp.close()
         self.lsp.close()
         self.session.close()
 
@@ -146,13 +169,17 @@ class AgentLoop:
         self._stop.clear()
         self._loop = asyncio.get_running_loop()
         self._task = asyncio.current_task()
-        turn = self.checkpoints.begin_turn()
+        turn = self.checkpoints.begin_turn() if self._owns_turns else 1
         outcome = TurnOutcome(turn=turn, status="done")
         self.emit(ae.TurnStarted(turn=turn, prompt=prompt, model=self.provider.name))
         try:
-            await self._maybe_compact()
-            self._append(self._prompt_message(prompt), sync=True)
-            await self._steps(outcome)
+            blocked = await self.hooks.prompt_submitted(prompt)
+            if blocked is not None:
+                outcome.status, outcome.error = "blocked", blocked
+            else:
+                await self._maybe_compact()
+                self._append(self._prompt_message(prompt), sync=True)
+                await self._steps(outcome)
         except asyncio.CancelledError:
             outcome.status = "interrupted"
             task = asyncio.current_task()
@@ -163,6 +190,8 @@ class AgentLoop:
                 raise
         except ProviderError as exc:
             outcome.status, outcome.error = "error", str(exc)
+        if outcome.status != "interrupted":
+            await self.hooks.turn_ended(outcome.status)
         self._finish(outcome)
         return outcome
 
@@ -263,20 +292,24 @@ class AgentLoop:
     # -- tools ----------------------------------------------------------------------------
 
     async def _run_tools(self, calls: list[ToolUseBlock]) -> list[ToolResultBlock]:
-        results: list[ToolResultBlock] = []
+        done: dict[str, ToolResultBlock] = {}
+
+        async def run(call: ToolUseBlock) -> None:
+            done[call.id] = await self._run_tool(call)
+
         try:
-            for call in calls:
-                results.append(await self._run_tool(call))
+            # Neighbouring `task` calls run together; everything else one after another.
+            for batch in concurrent_batches(calls):
+                await asyncio.gather(*(run(call) for call in batch))
         except asyncio.CancelledError:
-            answered = {r.tool_use_id for r in results}
-            results.extend(
-                ToolResultBlock(tool_use_id=c.id, content=INTERRUPTED_RESULT, is_error=True)
+            interrupted = [
+                done.get(c.id)
+                or ToolResultBlock(tool_use_id=c.id, content=INTERRUPTED_RESULT, is_error=True)
                 for c in calls
-                if c.id not in answered
-            )
-            self._append(Message(role="user", content=list(results)), sync=True)
+            ]
+            self._append(Message(role="user", content=interrupted), sync=True)
             raise
-        return results
+        return [done[c.id] for c in calls]
 
     async def _run_tool(self, call: ToolUseBlock) -> ToolResultBlock:
         summary = summarize_call(call.name, call.input)
@@ -284,6 +317,9 @@ class AgentLoop:
         tool = self.tools.get(call.name)
         if tool is None:
             return self._error_result(call, f"Unknown tool `{call.name}`; available: {', '.join(self.tools)}.")
+        blocked = await self.hooks.before_tool(call.name, dict(call.input))
+        if blocked is not None:
+            return self._error_result(call, blocked)
         denial = await self._permission(call, summary)
         if denial is not None:
             return self._error_result(call, denial)
@@ -291,6 +327,7 @@ class AgentLoop:
         started = time.monotonic()
         result: ToolResult = await tool.arun(self.env, dict(call.input))
         seconds = time.monotonic() - started
+        await self.hooks.after_tool(call.name, dict(call.input), result.content, result.is_error)
         self.emit(
             ae.ToolFinished(
                 id=call.id,
@@ -310,6 +347,9 @@ class AgentLoop:
             # Stored beside the content so the undo panel and export can show it; providers
             # send only the known fields.
             block.diff = result.diff  # type: ignore[attr-defined]
+        record = getattr(result, "subagent", None)
+        if record:
+            block.subagent = record  # type: ignore[attr-defined]
         return block
 
     def _error_result(self, call: ToolUseBlock, text: str) -> ToolResultBlock:

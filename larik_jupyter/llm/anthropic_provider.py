@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import functools
 import os
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 from larik_jupyter.llm.api_errors import ApiTarget
@@ -134,6 +134,7 @@ class AnthropicProvider:
         self.thinking_budget = thinking_budget
         self._timeout = timeout
         self._key = key
+        self.http_client_factory: Callable[[], Any] | None = None
         self._base_url = base_url or os.environ.get("ANTHROPIC_BASE_URL") or DEFAULT_BASE_URL
         self._target = ApiTarget("Anthropic", self.name, model, self._base_url, key_env, key)
 
@@ -145,8 +146,10 @@ class AnthropicProvider:
         # callers (tests, scripts) may run each call on a fresh loop.
         import anthropic
 
+        # A debug trace sets `http_client_factory` to record the HTTP bodies.
+        extra = {"http_client": self.http_client_factory()} if self.http_client_factory else {}
         return anthropic.AsyncAnthropic(
-            api_key=self._key, base_url=self._base_url, max_retries=0, timeout=self._timeout
+            api_key=self._key, base_url=self._base_url, max_retries=0, timeout=self._timeout, **extra
         )
 
     def request(

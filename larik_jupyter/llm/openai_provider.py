@@ -12,7 +12,7 @@ from __future__ import annotations
 import functools
 import json
 import os
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 from larik_jupyter.llm.api_errors import ApiTarget
@@ -148,6 +148,7 @@ class OpenAIProvider:
         self.max_tokens = max_tokens
         self._timeout = timeout
         self._key = key
+        self.http_client_factory: Callable[[], Any] | None = None
         self._base_url = base_url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL
         self._target = ApiTarget(title, self.name, model, self._base_url, key_env, key)
 
@@ -159,8 +160,10 @@ class OpenAIProvider:
         # callers (tests, scripts) may run each call on a fresh loop.
         import openai
 
+        # A debug trace sets `http_client_factory` to record the HTTP bodies.
+        extra = {"http_client": self.http_client_factory()} if self.http_client_factory else {}
         return openai.AsyncOpenAI(
-            api_key=self._key, base_url=self._base_url, max_retries=0, timeout=self._timeout
+            api_key=self._key, base_url=self._base_url, max_retries=0, timeout=self._timeout, **extra
         )
 
     def request(

@@ -236,6 +236,51 @@ def _stop(magics: LarikMagics, args: dict[str, Any]) -> None:
     _md("Stopping the running turn.")
 
 
+def _mcp(magics: LarikMagics, args: dict[str, Any]) -> None:
+    from larik_jupyter.agent.mcp import McpManager, status_table
+    from larik_jupyter.config.layers import load_config
+
+    manager = magics.agent.loop.mcp if magics.agent is not None else None
+    if manager is None:  # nothing started: show what the config declares and what awaits approval
+        manager = McpManager.from_config(load_config(magics.cwd))
+    _md(status_table(manager.statuses()))
+
+
+def _agents(magics: LarikMagics, args: dict[str, Any]) -> None:
+    from larik_jupyter import paths
+    from larik_jupyter.agent.worktree import clean_worktrees, list_worktrees, remove_worktree
+
+    root = paths.project_root(magics.cwd)
+    if args.get("action") == "discard":
+        info = remove_worktree(root, str(args["name"]))
+        _md(f"Discarded worktree `{info.name}` and its branch `{info.branch}`.")
+        return
+    if args.get("action") == "clean":
+        removed = clean_worktrees(root)
+        names = ", ".join(f"`{i.name}`" for i in removed) or "none"
+        _md(f"Removed {len(removed)} merged worktree(s): {names}.")
+    rows = ["| worktree | branch | merged | changes |", "|---|---|---|---|"]
+    rows += [
+        f"| `{i.path}` | `{i.branch}` | {'yes' if i.merged else 'no'} | {_cell(i.changes)} |"
+        for i in list_worktrees(root)
+    ]
+    _md("\n".join(rows) if len(rows) > 2 else "No subagent worktrees in this project.")
+
+
+def _debug(magics: LarikMagics, args: dict[str, Any]) -> None:
+    from larik_jupyter.agent.trace import active_trace, start_trace, stop_trace
+
+    loop = _require_agent(magics).loop
+    if args.get("state") == "on":
+        _md(f"Debug trace on: writing `{start_trace(loop).directory}`.")
+    elif args.get("state") == "off":
+        stopped = stop_trace(loop)
+        _md(f"Debug trace off; it is in `{stopped.directory}`." if stopped else "No trace was on.")
+    else:
+        trace = active_trace(loop)
+        _md(f"Debug trace on: `{trace.directory}`." if trace else "Debug trace off (`/debug on`).")
+
+
 _HANDLERS: dict[str, Callable[[LarikMagics, dict[str, Any]], None]] = {
     "help": _help,
     "new": _new,
@@ -256,4 +301,7 @@ _HANDLERS: dict[str, Callable[[LarikMagics, dict[str, Any]], None]] = {
     "lsp": _lsp,
     "delete": _delete,
     "stop": _stop,
+    "mcp": _mcp,
+    "agents": _agents,
+    "debug": _debug,
 }

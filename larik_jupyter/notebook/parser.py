@@ -54,6 +54,11 @@ COMMANDS: dict[str, CommandSpec] = {
     "lsp": CommandSpec("/lsp", "list the language servers with their state"),
     "delete": CommandSpec("/delete ID", "delete a session with its checkpoints"),
     "stop": CommandSpec("/stop", "stop the running turn"),
+    "mcp": CommandSpec("/mcp", "MCP servers with their status and tools"),
+    "agents": CommandSpec(
+        "/agents [clean | discard NAME]", "subagent worktrees; clean removes merged ones"
+    ),
+    "debug": CommandSpec("/debug [on | off]", "write a debug trace of events and HTTP bodies"),
     "help": CommandSpec("/help", "list the commands"),
 }
 
@@ -146,12 +151,21 @@ def _parse_command(text: str) -> Command:
         p.add_argument("model", nargs="?")
     elif head == "delete":
         p.add_argument("id")
+    elif head == "agents":
+        p.add_argument("action", nargs="?", choices=["clean", "discard"])
+        p.add_argument("name", nargs="?")
+    elif head == "debug":
+        p.add_argument("state", nargs="?", choices=["on", "off"])
     try:
         args = vars(p.parse_args(words))
     except argparse.ArgumentError as exc:
         raise MagicUsageError(f"{exc}. Usage: {spec.usage}") from exc
     if head == "resume" and args["id"] and args["last"]:
         raise MagicUsageError(f"Give a session id or --last, not both. Usage: {spec.usage}")
+    if head == "agents" and (args["action"] == "discard") != bool(args["name"]):
+        raise MagicUsageError(
+            f"Name one worktree to discard, e.g. /agents discard task-1a2b3c. Usage: {spec.usage}"
+        )
     if head == "rewind" and args["n"] < 1:
         raise MagicUsageError(f"Prompts are numbered from 1. Usage: {spec.usage}")
     return Command(head, args)

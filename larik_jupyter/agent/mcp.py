@@ -1,0 +1,370 @@
+"""MCP servers: started through the official `mcp` SDK, their tools offered as `mcp__<server>__<tool>`.
+
+The SDK's sessions are async and long-lived, while agent turns run on short-lived event
+loops (a fresh one per turn in the notebook, `asyncio.run` elsewhere). So an `McpManager`
+owns one background thread with its own event loop that holds every server's session;
+tool calls are handed to it with `run_coroutine_threadsafe` and awaited through
+`wrap_future`. Every call has a timeout, and a server that crashes fails its calls with an
+error result instead of hanging the turn. Each server's stderr goes to
+`logs/mcp-<name>.log` in the data dir. The SDK is imported on first use.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import contextlib
+import re
+import threading
+from collections.abc import Coroutine
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, ClassVar, Literal, TypeVar
+
+from larik_jupyter import paths
+from larik_jupyter.config.layers import LoadedConfig, PendingApproval
+from larik_jupyter.config.model import McpServer
+from larik_jupyter.tools.base import Tool, ToolResult
+from larik_jupyter.tools.env import Env
+from larik_jupyter.tools.snapshot import Snapshot, changes, take_snapshot
+
+T = TypeVar("T")
+State = Literal["starting", "running", "failed", "awaiting approval", "stopped"]
+
+STARTUP_TIMEOUT = 30.0
+CALL_TIMEOUT = 120.0
+MAX_LISTED = 50
+_UNSAFE = re.compile(r"[^A-Za-z0-9_-]")
+_NAME_MAX = 64
+
+
+def tool_name(server: str, tool: str) -> str:
+    """`mcp__<server>__<tool>`, with characters the model APIs refuse squeezed to `_`."""
+    return _UNSAFE.sub("_", f"mcp__{server}__{tool}")[:_NAME_MAX]
+
+
+def log_path(server: str) -> Path:
+    """`logs/mcp-<name>.log` in the data dir: the server's stderr."""
+    return paths.logs_dir() / f"mcp-{_UNSAFE.sub('_', server)}.log"
+
+
+@dataclass(frozen=True)
+class RemoteTool:
+    """A tool a server lists: its own name, description and input schema."""
+
+    name: str
+    description: str
+    input_schema: dict[str, Any]
+
+
+@dataclass
+class ServerStatus:
+    """What `/mcp` shows about one server."""
+
+    name: str
+    state: State
+    reason: str = ""
+    tools: list[RemoteTool] = field(default_factory=list)
+    log: Path | None = None
+
+
+@dataclass
+class _Connection:
+    name: str
+    spec: McpServer
+    status: ServerStatus
+    session: Any = None
+    ready: threading.Event = field(default_factory=threading.Event)
+    closing: asyncio.Event | None = None
+
+
+class McpError(Exception):
+    """An MCP call that failed; its text is the error result the model reads."""
+
+
+class McpManager:
+    """The MCP servers of one agent, on one background event-loop thread."""
+
+    def __init__(
+        self,
+        servers: dict[str, McpServer],
+        *,
+        cwd: Path,
+        pending: list[PendingApproval] | None = None,
+        startup_timeout: float = STARTUP_TIMEOUT,
+        call_timeout: float = CALL_TIMEOUT,
+    ) -> None:
+        self.cwd = cwd
+        self.startup_timeout = startup_timeout
+        self.call_timeout = call_timeout
+        self._connections = {
+            name: _Connection(name, spec, ServerStatus(name, "starting", log=log_path(name)))
+            for name, spec in servers.items()
+        }
+        self.awaiting = [
+            ServerStatus(
+                p.name,
+                "awaiting approval",
+                f"declared in {p.layer}; run `larik-jupyter approve {p.name}` to start it",
+            )
+            for p in (pending or [])
+            if p.kind == "mcp" and p.name not in servers
+        ]
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._thread: threading.Thread | None = None
+        self._futures: list[concurrent.futures.Future[None]] = []
+
+    @classmethod
+    def from_config(cls, loaded: LoadedConfig, **kwargs: Any) -> McpManager:
+        """The manager for a loaded config's approved servers (not started yet)."""
+        return cls(dict(loaded.config.mcpServers), cwd=loaded.cwd, pending=loaded.pending, **kwargs)
+
+    # -- lifecycle ------------------------------------------------------------------------
+
+    def start(self) -> None:
+        """Start every server and wait (at most the startup timeout) until each runs or failed."""
+        if self._thread is not None or not self._connections:
+            return
+        loop = asyncio.new_event_loop()
+        self._loop = loop
+        self._thread = threading.Thread(target=loop.run_forever, name="larik-mcp", daemon=True)
+        self._thread.start()
+        for conn in self._connections.values():
+            self._futures.append(asyncio.run_coroutine_threadsafe(self._serve(conn), loop))
+        for conn in self._connections.values():
+            if not conn.ready.wait(self.startup_timeout + 5):
+                conn.status.state, conn.status.reason = "failed", "did not start in time"
+
+    def close(self) -> None:
+        """Stop every server and the background thread."""
+        loop, thread = self._loop, self._thread
+        if loop is None or thread is None:
+            return
+        for conn in self._connections.values():
+            if conn.closing is not None:
+                loop.call_soon_threadsafe(conn.closing.set)
+        for future in self._futures:
+            with contextlib.suppress(Exception):
+                future.result(timeout=10)
+        loop.call_soon_threadsafe(loop.stop)
+        thread.join(timeout=10)
+        if not thread.is_alive():
+            loop.close()
+        self._loop = self._thread = None
+
+    async def _serve(self, conn: _Connection) -> None:
+        conn.closing = asyncio.Event()
+        status = conn.status
+        try:
+            from mcp import ClientSession
+
+            log = status.log
+            assert log is not None
+            log.parent.mkdir(parents=True, exist_ok=True)
+            with open(log, "a", encoding="utf-8") as errlog:
+                async with contextlib.AsyncExitStack() as stack:
+                    streams = await stack.enter_async_context(self._transport(conn.spec, errlog))
+                    session = await stack.enter_async_context(ClientSession(streams[0], streams[1]))
+                    await asyncio.wait_for(session.initialize(), self.startup_timeout)
+                    listed = await asyncio.wait_for(session.list_tools(), self.startup_timeout)
+                    status.tools = [
+                        RemoteTool(t.name, t.description or "", dict(t.input_schema or {}))
+                        for t in listed.tools
+                    ]
+                    conn.session = session
+                    status.state = "running"
+                    conn.ready.set()
+                    await conn.closing.wait()
+                    conn.session = None
+                    if status.state == "running":
+                        status.state = "stopped"
+        except BaseException as exc:  # noqa: BLE001 - any failure is the server's status
+            conn.session = None
+            if status.state != "failed":
+                status.state = "failed"
+                status.reason = _reason(exc, "could not start")
+        finally:
+            conn.ready.set()
+
+    def _transport(self, spec: McpServer, errlog: Any) -> contextlib.AbstractAsyncContextManager[Any]:
+        if spec.url:
+            from mcp.client.streamable_http import streamable_http_client
+
+            return streamable_http_client(spec.url)
+        if not spec.command:
+            raise McpError("it has neither `command` nor `url`")
+        from mcp import StdioServerParameters, stdio_client
+
+        params = StdioServerParameters(
+            command=spec.command, args=list(spec.args), env=dict(spec.env) or None, cwd=self.cwd
+        )
+        return stdio_client(params, errlog=errlog)
+
+    # -- what it offers -------------------------------------------------------------------
+
+    def statuses(self) -> list[ServerStatus]:
+        """Every configured server (and every one awaiting approval), for `/mcp`."""
+        return [c.status for c in self._connections.values()] + list(self.awaiting)
+
+    def tools(self) -> dict[str, Tool]:
+        """The tools of every server that started, by their `mcp__<server>__<tool>` names."""
+        found: dict[str, Tool] = {}
+        for conn in self._connections.values():
+            for remote in conn.status.tools:
+                tool = make_tool(self, conn.name, remote)
+                found[tool.name] = tool
+        return found
+
+    # -- calls ----------------------------------------------------------------------------
+
+    async def acall(self, server: str, tool: str, args: dict[str, Any]) -> ToolResult:
+        """Call `tool` on `server` from any event loop; failures come back as error results."""
+        try:
+            return await asyncio.wrap_future(self._submit(self._call(server, tool, args)))
+        except McpError as exc:
+            return ToolResult(str(exc), is_error=True)
+
+    def call(self, server: str, tool: str, args: dict[str, Any]) -> ToolResult:
+        """`acall` for synchronous callers."""
+        try:
+            return self._submit(self._call(server, tool, args)).result()
+        except McpError as exc:
+            return ToolResult(str(exc), is_error=True)
+
+    def _submit(self, coroutine: Coroutine[Any, Any, T]) -> concurrent.futures.Future[T]:
+        if self._loop is None:
+            coroutine.close()
+            raise McpError("The MCP servers are not running (the agent was closed).")
+        return asyncio.run_coroutine_threadsafe(coroutine, self._loop)
+
+    async def _call(self, server: str, tool: str, args: dict[str, Any]) -> ToolResult:
+        conn = self._connections.get(server)
+        if conn is None:
+            raise McpError(f"There is no MCP server called {server!r}.")
+        if conn.session is None:
+            raise McpError(
+                f"MCP server {server!r} is not running ({conn.status.state}"
+                f"{': ' + conn.status.reason if conn.status.reason else ''}); "
+                f"its log is {conn.status.log}."
+            )
+        try:
+            result = await asyncio.wait_for(
+                conn.session.call_tool(tool, args), self.call_timeout
+            )
+        except TimeoutError:
+            raise McpError(
+                f"MCP server {server!r} did not answer {tool} within {self.call_timeout:g} s; "
+                "the call was abandoned."
+            ) from None
+        except Exception as exc:  # noqa: BLE001 - the SDK raises many kinds
+            reason = _reason(exc, "the call failed")
+            if "closed" in reason.lower():
+                conn.session = None
+                conn.status.state, conn.status.reason = "failed", f"crashed ({reason})"
+                if conn.closing is not None:
+                    conn.closing.set()
+                raise McpError(
+                    f"MCP server {server!r} crashed during {tool} ({reason}); its log is "
+                    f"{conn.status.log}."
+                ) from None
+            raise McpError(f"MCP tool {tool} on {server!r} failed: {reason}.") from None
+        return ToolResult(_result_text(result), is_error=bool(result.is_error))
+
+
+def _reason(exc: BaseException, fallback: str) -> str:
+    if isinstance(exc, BaseExceptionGroup):
+        return "; ".join(_reason(e, fallback) for e in exc.exceptions)
+    text = str(exc).strip()
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__ or fallback
+
+
+def _result_text(result: Any) -> str:
+    parts: list[str] = []
+    for block in result.content or []:
+        kind = getattr(block, "type", "")
+        if kind == "text":
+            parts.append(block.text)
+        elif kind == "resource":
+            resource = block.resource
+            parts.append(getattr(resource, "text", None) or f"[resource {resource.uri}]")
+        else:
+            parts.append(f"[{kind} content]")
+    if not parts and result.structured_content is not None:
+        import json
+
+        parts.append(json.dumps(result.structured_content))
+    return "\n".join(parts) or "(no output)"
+
+
+class McpTool(Tool):
+    """One tool of an MCP server; its input is checked by the server, not here."""
+
+    server: ClassVar[str]
+    remote: ClassVar[str]
+    manager: ClassVar[McpManager]
+
+    def execute(self, env: Env, args: dict[str, Any]) -> ToolResult:
+        return self.manager.call(self.server, self.remote, args)
+
+    def run(self, env: Env, args: dict[str, Any]) -> ToolResult:
+        before = _snapshot(env)
+        return _with_changes(self.execute(env, args), before, _snapshot(env))
+
+    async def arun(self, env: Env, args: dict[str, Any]) -> ToolResult:
+        before = await asyncio.to_thread(_snapshot, env)
+        result = await self.manager.acall(self.server, self.remote, args)
+        return _with_changes(result, before, await asyncio.to_thread(_snapshot, env))
+
+
+def make_tool(manager: McpManager, server: str, remote: RemoteTool) -> McpTool:
+    """The agent tool for one remote tool (a class per tool, as built-in tools are)."""
+    name = tool_name(server, remote.name)
+    description = (
+        f"[MCP server {server}] {remote.description}".strip()
+        + " Files it changes are not captured by checkpoints and cannot be undone."
+    )
+    schema = remote.input_schema or {"type": "object", "properties": {}}
+    cls = type(
+        f"McpTool_{name}",
+        (McpTool,),
+        {
+            "name": name,
+            "description": description,
+            "input_schema": schema,
+            "server": server,
+            "remote": remote.name,
+            "manager": manager,
+        },
+    )
+    tool: McpTool = cls()
+    return tool
+
+
+def _snapshot(env: Env) -> Snapshot:
+    return take_snapshot(env.root)
+
+
+def _with_changes(result: ToolResult, before: Snapshot, after: Snapshot) -> ToolResult:
+    """Say which project files the call changed: MCP changes are never undoable."""
+    found = changes(before, after)
+    if not found:
+        return result
+    lines = [f"  {change}: {path}" for path, change in found[:MAX_LISTED]]
+    if len(found) > MAX_LISTED:
+        lines.append(f"  … and {len(found) - MAX_LISTED} more")
+    note = "Files the MCP tool changed, not captured by checkpoints, not undoable:\n" + "\n".join(lines)
+    result.content = f"{result.content}\n{note}"
+    result.uncaptured = list(found)
+    return result
+
+
+def status_table(statuses: list[ServerStatus]) -> str:
+    """`/mcp` as Markdown: each server with its status and tools."""
+    if not statuses:
+        return "No MCP servers are configured (add them under `mcpServers` in `.mcp.json` or your config)."
+    rows = ["| server | status | tools |", "|---|---|---|"]
+    for status in statuses:
+        state = status.state + (f": {status.reason}" if status.reason else "")
+        tools = ", ".join(f"`{tool_name(status.name, t.name)}`" for t in status.tools) or "—"
+        rows.append(f"| `{status.name}` | {state.replace('|', '/')} | {tools} |")
+    return "\n".join(rows)

@@ -1,0 +1,191 @@
+"""MCP servers over stdio: a small server written here with the SDK, and the published mcp-server-time."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from larik_jupyter import Agent, paths
+from larik_jupyter.agent.mcp import McpManager, status_table
+from larik_jupyter.config.layers import load_config, user_config_path
+from larik_jupyter.config.model import McpServer
+from larik_jupyter.config.update import approve
+
+TINY = Path(__file__).parent / "mcp_servers" / "tiny_server.py"
+TINY_SERVER = {"command": sys.executable, "args": [str(TINY)]}
+
+
+def time_server() -> dict[str, Any]:
+    exe = shutil.which("mcp-server-time", path=str(Path(sys.executable).parent))
+    assert exe, "mcp-server-time is part of the test extras; pip install mcp-server-time"
+    return {"command": exe, "args": ["--local-timezone", "UTC"]}
+
+
+def tool(name: str, **kwargs: Any) -> dict[str, Any]:
+    return {"type": "tool_use", "name": name, "input": kwargs}
+
+
+def scripted(tmp_path: Path, *replies: list[dict[str, Any]]) -> str:
+    path = tmp_path / f"script-{len(list(tmp_path.glob('script-*')))}.json"
+    path.write_text(json.dumps({"responses": [{"content": r} for r in replies]}))
+    return f"scripted:{path}"
+
+
+def done(text: str = "Done.") -> list[dict[str, Any]]:
+    return [{"type": "text", "text": text}]
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    root = tmp_path / "proj"
+    root.mkdir()
+    (root / ".git").mkdir()
+    return root
+
+
+def personal(config: dict[str, Any]) -> None:
+    path = user_config_path()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(config))
+
+
+def results_of(agent: Agent) -> list[Any]:
+    return [b for m in agent.loop.session.state.all for b in m.tool_results()]
+
+
+def test_tools_are_listed_called_and_logged(project: Path, tmp_path: Path) -> None:
+    personal({"mcpServers": {"tiny": TINY_SERVER, "time": time_server()}})
+    spec = scripted(
+        tmp_path,
+        [tool("mcp__tiny__add", a=2, b=40)],
+        [tool("mcp__time__get_current_time", timezone="UTC")],
+        [tool("mcp__tiny__write_note", path="note.txt", text="hello")],
+        done(),
+    )
+    agent = Agent(project, model=spec, yes=True)
+    try:
+        assert {"mcp__tiny__add", "mcp__tiny__echo", "mcp__time__get_current_time"} <= set(agent.loop.tools)
+        schema = agent.loop.tools["mcp__time__get_current_time"].input_schema
+        assert schema["required"] == ["timezone"]
+        outcome = agent.run("use the servers")
+        assert outcome.status == "done"
+        added, now, note = results_of(agent)
+        assert added.content == "42" and not added.is_error
+        assert '"timezone": "UTC"' in now.content and not now.is_error
+        # MCP tools change files behind the checkpoints' back, and the transcript says so.
+        assert "note.txt" in note.content and "not undoable" in note.content
+        table = status_table(agent.loop.mcp.statuses())  # type: ignore[union-attr]
+        assert "| `tiny` | running |" in table and "`mcp__time__convert_time`" in table
+    finally:
+        agent.close()
+    log = paths.logs_dir() / "mcp-tiny.log"
+    assert "tiny server: starting" in log.read_text()
+
+
+def test_a_server_crashing_mid_call_gives_an_error_result_and_the_turn_goes_on(
+    project: Path, tmp_path: Path
+) -> None:
+    personal({"mcpServers": {"tiny": TINY_SERVER}})
+    spec = scripted(tmp_path, [tool("mcp__tiny__crash")], [tool("mcp__tiny__echo", text="hi")], done("Recovered."))
+    agent = Agent(project, model=spec, yes=True)
+    try:
+        started = time.monotonic()
+        outcome = agent.run("crash it")
+        assert time.monotonic() - started < 20
+        assert outcome.status == "done" and outcome.text == "Recovered."
+        crashed, after = results_of(agent)
+        assert crashed.is_error and "crashed" in crashed.content and "mcp-tiny.log" in crashed.content
+        assert after.is_error and "is not running" in after.content
+        (status,) = agent.loop.mcp.statuses()  # type: ignore[union-attr]
+        assert status.state == "failed" and "crashed" in status.reason
+    finally:
+        agent.close()
+    assert "crashing on purpose" in (paths.logs_dir() / "mcp-tiny.log").read_text()
+
+
+def test_a_hung_call_times_out_and_closing_does_not_hang(project: Path) -> None:
+    manager = McpManager({"tiny": McpServer(**TINY_SERVER)}, cwd=project, call_timeout=1.0)
+    manager.start()
+    try:
+        started = time.monotonic()
+        result = manager.call("tiny", "hang", {"seconds": 30})
+        assert result.is_error and "did not answer hang within 1 s" in result.content
+        assert time.monotonic() - started < 5
+        assert manager.call("tiny", "echo", {"text": "still here"}).content == "still here"
+    finally:
+        started = time.monotonic()
+        manager.close()
+        assert time.monotonic() - started < 15
+
+
+def test_a_server_that_cannot_start_is_reported_failed(project: Path) -> None:
+    personal({"mcpServers": {"broken": {"command": str(project / "no-such-server")}}})
+    agent = Agent(project, model="scripted:demo", yes=True)
+    try:
+        assert any("`broken` failed to start" in n for n in agent.notices)
+        (status,) = agent.loop.mcp.statuses()  # type: ignore[union-attr]
+        assert status.state == "failed"
+        assert not any(name.startswith("mcp__") for name in agent.loop.tools)
+    finally:
+        agent.close()
+
+
+def test_calls_go_through_permissions(project: Path, tmp_path: Path) -> None:
+    personal({"mcpServers": {"tiny": TINY_SERVER}})
+    spec = scripted(tmp_path, [tool("mcp__tiny__echo", text="x")], done())
+    agent = Agent(project, model=spec)
+    try:
+        agent.run("echo")
+        (denied,) = results_of(agent)
+        assert denied.is_error and "Permission denied" in denied.content
+    finally:
+        agent.close()
+    personal({"mcpServers": {"tiny": TINY_SERVER}, "permissions": {"allow": ["mcp__tiny__*"]}})
+    agent = Agent(project, model=scripted(tmp_path, [tool("mcp__tiny__echo", text="x")], done()))
+    try:
+        agent.run("echo")
+        (allowed,) = results_of(agent)
+        assert allowed.content == "x" and not allowed.is_error
+    finally:
+        agent.close()
+
+
+def test_an_untrusted_server_starts_only_once_approved_and_loses_approval_when_changed(
+    project: Path, tmp_path: Path
+) -> None:
+    (project / ".mcp.json").write_text(json.dumps({"mcpServers": {"tiny": TINY_SERVER}}))
+    agent = Agent(project, model=scripted(tmp_path, [tool("mcp__tiny__echo", text="x")], done()), yes=True)
+    try:
+        assert any("larik-jupyter approve tiny" in n for n in agent.notices)
+        assert "mcp__tiny__echo" not in agent.loop.tools
+        assert "awaiting approval" in status_table(agent.loop.mcp.statuses())  # type: ignore[union-attr]
+        agent.run("echo")
+        (refused,) = results_of(agent)
+        assert refused.is_error and "Unknown tool `mcp__tiny__echo`" in refused.content
+    finally:
+        agent.close()
+
+    approve(project, "tiny")
+    agent = Agent(project, model=scripted(tmp_path, [tool("mcp__tiny__echo", text="y")], done()), yes=True)
+    try:
+        agent.run("echo")
+        (ran,) = results_of(agent)
+        assert ran.content == "y"
+    finally:
+        agent.close()
+
+    changed = {**TINY_SERVER, "args": [str(TINY), "--verbose"]}
+    (project / ".mcp.json").write_text(json.dumps({"mcpServers": {"tiny": changed}}))
+    assert [p.name for p in load_config(project).pending] == ["tiny"]
+    agent = Agent(project, model="scripted:demo", yes=True)
+    try:
+        assert "mcp__tiny__echo" not in agent.loop.tools
+        assert any("awaits your approval" in n for n in agent.notices)
+    finally:
+        agent.close()
