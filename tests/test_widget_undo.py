@@ -1,0 +1,97 @@
+"""The undo panel: turns with diffs newest first, and its undo doing exactly what `/undo` does."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from larik_jupyter import paths
+from larik_jupyter.notebook.widgets.live import live_widgets
+from larik_jupyter.notebook.widgets.tree import ForkTreeWidget
+from larik_jupyter.notebook.widgets.undo import UndoPanel, undo_data
+from tests.widget_helpers import click, larik, script, shell_with_magics, text, tool
+
+
+def two_turns(root: Path, tmp_path: Path) -> tuple[Any, Any]:
+    """Turn 1 edits notes.txt; turn 2 edits it again and creates new.py."""
+    root.mkdir()
+    (root / "notes.txt").write_text("alpha\nbeta\n")
+    model = script(
+        tmp_path,
+        [tool("edit", path="notes.txt", old_string="beta", new_string="BETA")],
+        [text("Edited.")],
+        [tool("edit", path="notes.txt", old_string="alpha", new_string="ALPHA")],
+        [tool("write", path="new.py", content="print('hi')\n")],
+        [text("Done.")],
+    )
+    shell, magics = shell_with_magics(root, model)
+    larik(shell, "shout beta")
+    larik(shell, "shout alpha and add new.py")
+    return shell, magics
+
+
+def test_panel_lists_turns_newest_first_with_diffs_and_one_undo_button(tmp_path: Path) -> None:
+    shell, magics = two_turns(tmp_path / "p", tmp_path)
+    panel = UndoPanel(magics)
+    newest, older = panel.panel["turns"]
+    assert (newest["turn"], older["turn"]) == (2, 1)
+    assert [f["path"] for f in newest["files"]] == ["notes.txt", "new.py"]
+    notes, new = newest["files"]
+    assert "-alpha\n" in notes["diff"] and "+ALPHA\n" in notes["diff"] and "BETA" in notes["diff"]
+    assert new["diff"].startswith("--- /dev/null\n+++ b/new.py\n")
+    assert newest["undoable"] and newest["why"] is None
+    assert not older["undoable"] and older["why"] == "Undo goes newest first: undo turn 2 before this one."
+    assert "notes.txt" in panel.static_html()
+
+
+def test_undo_button_restores_files_like_the_magic_and_panels_follow(tmp_path: Path) -> None:
+    shell, magics = two_turns(tmp_path / "widget", tmp_path)
+    panel = UndoPanel(magics)
+    tree = ForkTreeWidget(magics)
+    click(panel, type="undo")
+    root = tmp_path / "widget"
+    assert (root / "notes.txt").read_text() == "alpha\nBETA\n" and not (root / "new.py").exists()
+    assert panel.result == {"turn": 2, "restored": ["new.py", "notes.txt"], "refused": [], "ok": True}
+    assert [t["turn"] for t in panel.panel["turns"]] == [1]
+    assert panel.panel["turns"][0]["undoable"] and panel.status == "Undid turn 2."
+    assert tree.tree["current"] == magics.agent.session_id
+
+    twin_shell, twin = two_turns(tmp_path / "magic", tmp_path)
+    larik(twin_shell, "/undo")
+    twin_root = tmp_path / "magic"
+    assert sorted(os.listdir(root)) == sorted(os.listdir(twin_root))
+    assert (twin_root / "notes.txt").read_bytes() == (root / "notes.txt").read_bytes()
+    for m in (magics, twin):
+        assert sorted(os.listdir(paths.checkpoints_dir(m.agent.session_id))) == ["1"]
+    # The magic shows the panel too, alive and refreshed with the session.
+    shown = [w for w in live_widgets() if isinstance(w, UndoPanel) and w.magics is twin]
+    assert shown and shown[-1].result["turn"] == 2
+
+
+def test_a_refused_file_is_reported_and_the_turn_stays(tmp_path: Path) -> None:
+    shell, magics = two_turns(tmp_path / "p", tmp_path)
+    root = tmp_path / "p"
+    (root / "notes.txt").unlink()
+    (root / "notes.txt").symlink_to(root / "elsewhere.txt")
+    panel = UndoPanel(magics)
+    click(panel, type="undo")
+    assert panel.result["ok"] is False
+    assert panel.result["restored"] == ["new.py"]
+    (refused,) = panel.result["refused"]
+    assert refused["path"] == "notes.txt" and refused["reason"]
+    assert [t["turn"] for t in panel.panel["turns"]] == [2, 1]  # kept so undo can be retried
+    assert "partly undone" in panel.status
+
+
+def test_checkpoints_shows_the_panel_and_nothing_to_undo_is_one_sentence(tmp_path: Path) -> None:
+    root = tmp_path / "p"
+    root.mkdir()
+    shell, magics = shell_with_magics(root, script(tmp_path, [text("hi")]))
+    larik(shell, "just talk")
+    larik(shell, "/checkpoints")
+    (panel,) = [w for w in live_widgets() if isinstance(w, UndoPanel) and w.magics is magics]
+    assert panel.panel == {"session": magics.agent.session_id, "turns": []}
+    click(panel, type="undo")
+    assert "has no turn with file changes left to undo" in panel.error
+    assert undo_data(None) == {"session": None, "turns": []}

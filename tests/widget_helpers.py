@@ -1,0 +1,65 @@
+"""Builders shared by the widget tests: a shell with `%larik` on scripted models in a project."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from IPython.core.interactiveshell import InteractiveShell
+
+from larik_jupyter.notebook.magics import LarikMagics
+from larik_jupyter.notebook.widgets.live import SessionWidget
+from larik_jupyter.session.reader import load_entries
+
+
+def tool(name: str, **kwargs: Any) -> dict[str, Any]:
+    return {"type": "tool_use", "name": name, "input": kwargs}
+
+
+def text(t: str) -> dict[str, Any]:
+    return {"type": "text", "text": t}
+
+
+def script(tmp_path: Path, *replies: list[dict[str, Any]]) -> str:
+    """A `scripted:` model playing `replies` in order (each a list of content blocks)."""
+    path = tmp_path / f"script-{len(list(tmp_path.glob('script-*')))}.json"
+    path.write_text(json.dumps({"responses": [{"content": r} for r in replies]}))
+    return f"scripted:{path}"
+
+
+def talkative(tmp_path: Path, n: int = 30) -> str:
+    """A model that only ever answers with text."""
+    return script(tmp_path, *([text(f"reply {i}")] for i in range(n)))
+
+
+def shell_with_magics(project: Path, model: str) -> tuple[InteractiveShell, LarikMagics]:
+    """A shell whose `%larik` works in `project` with `model`, allowing every tool call."""
+    shell = InteractiveShell.instance()
+    magics = LarikMagics(shell=shell)
+    magics.cwd = project
+    magics.model = model
+    magics.yes = True
+    shell.register_magics(magics)
+    return shell, magics
+
+
+def larik(shell: InteractiveShell, line: str) -> None:
+    """What `%larik LINE` in a cell does."""
+    shell.run_line_magic("larik", line)
+
+
+def shape(path: Path) -> list[Any]:
+    """A session file without its ids and times: what two equal branches share."""
+    out = []
+    for entry in load_entries(path).entries:
+        data = entry.to_json()
+        for key in ("id", "parent_id", "time"):
+            data.pop(key, None)
+        out.append(data)
+    return out
+
+
+def click(widget: SessionWidget, **message: Any) -> None:
+    """What the front end sends when a button is clicked."""
+    widget._handle_msg(widget, message, [])
