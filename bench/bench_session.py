@@ -14,6 +14,7 @@ import gc
 import json
 import os
 import random
+import statistics
 import sys
 import tempfile
 import time
@@ -96,15 +97,25 @@ def session_lines(n: int, seed: int = 1) -> list[bytes]:
     return out
 
 
-def best(fn: Callable[[], object], repeat: int) -> float:
-    times = []
+def timed(fn: Callable[[], object]) -> float:
+    gc.collect()
+    start = time.perf_counter()
+    result = fn()
+    spent = time.perf_counter() - start
+    del result
+    return spent
+
+
+def paired(floor_fn: Callable[[], object], fn: Callable[[], object], repeat: int) -> tuple[float, float, float]:
+    """Median floor time, median time, and median of the per-round ratios. Floor and subject
+    alternate so both see the same load on a shared machine."""
+    floors, times, ratios = [], [], []
     for _ in range(repeat):
-        gc.collect()
-        start = time.perf_counter()
-        result = fn()
-        times.append(time.perf_counter() - start)
-        del result
-    return min(times)
+        f, t = timed(floor_fn), timed(fn)
+        floors.append(f)
+        times.append(t)
+        ratios.append(t / f)
+    return statistics.median(floors), statistics.median(times), statistics.median(ratios)
 
 
 def floor(path: Path) -> list[bytes]:
@@ -180,7 +191,7 @@ def bench_appends(folder: Path, count: int) -> dict[str, float]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default="1000,10000,100000")
-    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--repeat", type=int, default=5)
     args = parser.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")]
     with tempfile.TemporaryDirectory() as tmp:
@@ -194,33 +205,29 @@ def main() -> None:
             files[n] = path
             state = replay(load_entries(path).entries)
             assert len(state.all) > 0 and state.cost is not None
-            f = best(lambda p=path: floor(p), args.repeat)
-            r = best(lambda p=path: resume(p), args.repeat)
+            f, r, ratio = paired(lambda p=path: floor(p), lambda p=path: resume(p), args.repeat)
             mem = extra_memory(path) / path.stat().st_size
-            print(f"| {n} | {path.stat().st_size / 1e6:.1f} | {f:.3f} | {r:.3f} | {n / r:,.0f} | {r / f:.2f}x | {mem:.2f}x |")
+            print(f"| {n} | {path.stat().st_size / 1e6:.1f} | {f:.3f} | {r:.3f} | {n / r:,.0f} | {ratio:.2f}x | {mem:.2f}x |")
 
         mid = sizes[len(sizes) // 2]
         print(f"\nDecoding alternatives at {mid} entries (ratio to the floor):\n")
         path = files[mid]
-        f = best(lambda: floor(path), args.repeat)
         for name, fn in [
             ("json.loads per line", alt_json_loads),
             ("orjson per line, gc paused", alt_orjson),
             ("pydantic Entry.model_validate_json per line", alt_pydantic),
             ("chosen: msgspec outlines + checks + replay (Session.open)", resume),
         ]:
-            print(f"- {name}: {best(lambda fn=fn: fn(path), args.repeat) / f:.2f}x")
+            print(f"- {name}: {paired(lambda: floor(path), lambda fn=fn: fn(path), args.repeat)[2]:.2f}x")
 
         big = files[max(sizes)]
         total = len(load_entries(big).entries)
         state = replay(load_entries(big).entries)
         keep = min(state.prompt_indexes, key=lambda i: abs(state.entry_indexes[i] - total // 2))
-        f = best(lambda: floor(big), args.repeat)
-        start = time.perf_counter()
-        new = fork(big, keep)
-        spent = time.perf_counter() - start
-        print(f"\nFork of {state.entry_indexes[keep]} of {total} entries: {spent:.3f} s ({spent / f:.2f}x the read floor of the source); "
-              f"new file {new.stat().st_size / 1e6:.1f} MB")
+        forks: list[Path] = []
+        f, spent, ratio = paired(lambda: floor(big), lambda: forks.append(fork(big, keep)), args.repeat)
+        print(f"\nFork of {state.entry_indexes[keep]} of {total} entries: {spent:.3f} s ({ratio:.2f}x the read floor of the source); "
+              f"new file {forks[0].stat().st_size / 1e6:.1f} MB")
 
         rates = bench_appends(folder / "appends", 5000)
         print(
