@@ -135,14 +135,17 @@ class LspClient:
     def wait_diagnostics(
         self, uri: str, version: int, since: float, timeout: float, quiet: float
     ) -> list[Diagnostic] | None:
-        """Diagnostics for `version` of `uri`: the first fresh publish plus any that follows
-        within `quiet` seconds; None when none came within `timeout` or the server exited."""
+        """Diagnostics for `version` of `uri`; None when none came within `timeout` or the
+        server exited. A publish tagged with that version is final; an untagged one is
+        followed for `quiet` seconds, since such servers may publish in several passes."""
         deadline = time.monotonic() + timeout
         with self._changed:
             while True:
                 now = time.monotonic()
                 pub = self._published.get(uri)
                 if pub is not None and _fresh(pub, version, since):
+                    if pub.version is not None:
+                        return pub.diagnostics
                     seen = pub.seq
                     self._changed.wait(max(0.0, min(quiet, deadline - now)))
                     latest = self._published[uri]
