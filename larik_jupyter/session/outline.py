@@ -5,6 +5,8 @@ and the outline's types, skipping text bodies without allocating them; that is w
 resume within a small multiple of reading the file (bench/bench_session.py). The full
 pydantic `Entry` is built from the line only when someone asks for it. Large fields are
 `Raw` so their presence is checked here and their type by pydantic on materialization.
+Outlines never form reference cycles, so they are not tracked by the cyclic garbage
+collector (`gc=False`): a loaded session adds little to every later collection.
 """
 
 from __future__ import annotations
@@ -15,28 +17,28 @@ import msgspec
 from msgspec import Raw, Struct
 
 
-class TextOutline(Struct, tag="text"):
+class TextOutline(Struct, tag="text", gc=False):
     text: Raw
 
 
-class ThinkingOutline(Struct, tag="thinking"):
+class ThinkingOutline(Struct, tag="thinking", gc=False):
     thinking: Raw
 
 
-class RedactedThinkingOutline(Struct, tag="redacted_thinking"):
+class RedactedThinkingOutline(Struct, tag="redacted_thinking", gc=False):
     data: Raw
 
 
-class ToolUseOutline(Struct, tag="tool_use"):
+class ToolUseOutline(Struct, tag="tool_use", gc=False):
     id: str
     name: str
 
 
-class ToolResultOutline(Struct, tag="tool_result"):
+class ToolResultOutline(Struct, tag="tool_result", gc=False):
     tool_use_id: str
 
 
-class ImageOutline(Struct, tag="image"):
+class ImageOutline(Struct, tag="image", gc=False):
     source: Raw
 
 
@@ -45,7 +47,7 @@ BlockOutline = (
 )
 
 
-class MessageOutline(Struct):
+class MessageOutline(Struct, gc=False):
     role: Literal["user", "assistant"]
     content: list[BlockOutline] = []
     interrupted: bool | None = None
@@ -63,7 +65,7 @@ class MessageOutline(Struct):
         return text
 
 
-class MetaOutline(Struct):
+class MetaOutline(Struct, gc=False):
     cwd: str
     provider: str | None = None
     model: str | None = None
@@ -71,14 +73,14 @@ class MetaOutline(Struct):
     fork_at: int | None = None
 
 
-class UsageOutline(Struct):
+class UsageOutline(Struct, gc=False):
     input_tokens: int = 0
     output_tokens: int = 0
     cache_read_tokens: int = 0
     cache_write_tokens: int = 0
 
 
-class _EntryBase(Struct, tag_field="type", kw_only=True):
+class _EntryBase(Struct, tag_field="type", kw_only=True, gc=False):
     id: str
     parent_id: str | None = None
     time: str | None = None
