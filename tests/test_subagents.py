@@ -191,3 +191,28 @@ def test_interrupting_the_parent_interrupts_its_subagents(repo: Path) -> None:
     last = [e.message for e in load_entries(transcript).entries if e.message][-1]
     (killed,) = last.tool_results()
     assert killed.is_error and "Interrupted" in str(killed.content)
+
+
+def test_the_task_itself_needs_no_approval_but_the_subagents_calls_do(repo: Path) -> None:
+    parent = [[tool("task", description="a", prompt="JOB-A: go")], [text("ok")]]
+    loaded = load_config(repo)
+    loop = AgentLoop(Session.create(repo), routed({"PARENT": parent, **JOBS}), loaded=loaded)
+    asyncio.run(loop.run_turn("PARENT"))
+    loop.close()
+    (result,) = [b for m in loop.session.state.all for b in m.tool_results()]
+    assert result.subagent["status"] == "finished"  # type: ignore[attr-defined]
+    child = [e.message for e in load_entries(Path(result.subagent["transcript"])).entries if e.message]  # type: ignore[attr-defined]
+    (denied,) = child[2].tool_results()
+    assert denied.is_error and "Permission denied" in str(denied.content)
+    assert not (repo / "a.txt").exists()
+
+
+def test_the_commands_parse() -> None:
+    from larik_jupyter.notebook.parser import MagicUsageError, parse_magic
+
+    assert parse_magic("/agents discard task-1a2b3c").args == {"action": "discard", "name": "task-1a2b3c"}  # type: ignore[union-attr]
+    assert parse_magic("/agents").args == {"action": None, "name": None}  # type: ignore[union-attr]
+    assert parse_magic("/debug on").args == {"state": "on"}  # type: ignore[union-attr]
+    assert parse_magic("/mcp").name == "mcp"  # type: ignore[union-attr]
+    with pytest.raises(MagicUsageError, match="Name one worktree"):
+        parse_magic("/agents discard")

@@ -363,7 +363,9 @@ class AgentLoop:
 
     async def _permission(self, call: ToolUseBlock, summary: str) -> str | None:
         """None when the call may run, else the denial text the model sees."""
-        decision = decide(self.loaded, call.name, call.input) or default_decision(call.name)
+        # A subagent's own tool calls ask as usual, so handing it a job needs no ask of its own.
+        fallback = "allow" if call.name == TASK_TOOL else default_decision(call.name)
+        decision = decide(self.loaded, call.name, call.input) or fallback
         if decision == "allow":
             return None
         if decision == "deny":
