@@ -10,7 +10,7 @@ from session_helpers import add_turn, digest, make_session
 
 from larik_jupyter.session.branch import BranchError, fork, fork_tree, rewind
 from larik_jupyter.session.entry import Entry
-from larik_jupyter.session.reader import load_entries
+from larik_jupyter.session.reader import CorruptSessionError, load_entries
 from larik_jupyter.session.state import replay
 from larik_jupyter.session.store import Session
 
@@ -74,6 +74,8 @@ def test_a_corrupt_session_can_be_forked_up_to_its_valid_prefix(tmp_path: Path) 
     before = digest(src)
     with pytest.raises(BranchError, match="damaged at line 9.*boundaries are 4"):
         fork(src, 8)
+    with pytest.raises(CorruptSessionError, match=r":9: bad JSON.*--at 4`"):
+        fork(src)  # no end to fork at: the error offers the prefix instead
     new = fork(src, 4)
     assert digest(src) == before
     assert len(replay(load_entries(new).entries).all) == 4

@@ -16,7 +16,12 @@ from larik_jupyter.session.outline import (
     MessageEntryOutline,
     MetaEntryOutline,
 )
-from larik_jupyter.session.reader import load_entries, prefix_boundary, session_id_of
+from larik_jupyter.session.reader import (
+    CorruptSessionError,
+    load_entries,
+    prefix_boundary,
+    session_id_of,
+)
 from larik_jupyter.session.state import replay
 from larik_jupyter.session.store import encode, write_new_file
 
@@ -34,14 +39,13 @@ def fork(src_path: str | os.PathLike[str], keep: int | None = None) -> Path:
 
     `keep` must be a turn boundary: the end, or the index of a prompt. Compaction entries among
     the kept messages come along (unknown keys intact); usage does not. The source is only read.
-    A corrupt source can still be forked up to a boundary of its valid prefix.
+    A corrupt source can still be forked at an explicit boundary of its valid prefix.
     """
     src = Path(src_path)
     result = load_entries(src, prefix=True)
     entries = result.entries
     if not len(entries):
-        assert result.error is not None
-        raise result.error
+        raise result.error or CorruptSessionError(src, 1, "no meta entry (the file holds no complete line)")
     prompts: list[int] = []
     count = 0
     outlines = [entries.outline(i) for i in range(len(entries))]
@@ -53,9 +57,9 @@ def fork(src_path: str | os.PathLike[str], keep: int | None = None) -> Path:
     end = count if result.error is None else prefix_boundary(outlines)
     boundaries = _boundaries(prompts, end)
     if keep is None:
-        if end is None:  # pragma: no cover - a non-empty prefix always has a boundary
-            raise BranchError(f"{src} has no turn boundary to fork at.")
-        keep = end
+        if result.error is not None:
+            raise result.error  # the damaged file has no end to fork at; the error names a prefix boundary
+        keep = count
     if keep not in boundaries:
         below = [b for b in boundaries if b < keep]
         above = [b for b in boundaries if b > keep]
