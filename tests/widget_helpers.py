@@ -61,5 +61,5 @@ def shape(path: Path) -> list[Any]:
 
 
 def click(widget: SessionWidget, **message: Any) -> None:
-    """What the front end sends when a button is clicked."""
-    widget._handle_msg(widget, message, [])
+    """The comm message the front end's `model.send(message)` delivers when a button is clicked."""
+    widget._handle_msg({"content": {"data": {"method": "custom", "content": message}}, "buffers": []})

@@ -58,7 +58,7 @@ class SessionWidget(anywidget.AnyWidget):
     def __init__(self, magics: LarikMagics, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.magics = magics
-        self.on_msg(self._handle_msg)
+        self.on_msg(self._on_custom_msg)
         _LIVE.add(self)
         self.refresh()
 
@@ -84,7 +84,7 @@ class SessionWidget(anywidget.AnyWidget):
         agent = self.magics.agent
         return agent.session_id if agent is not None else None
 
-    def _handle_msg(self, _widget: Any, content: Any, _buffers: Any) -> None:
+    def _on_custom_msg(self, _widget: Any, content: Any, _buffers: Any) -> None:
         if not isinstance(content, dict):
             return
         handler = self.actions().get(str(content.get("type")))

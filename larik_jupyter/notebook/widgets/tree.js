@@ -79,7 +79,7 @@ function renderRow(row, current, collapsed, selected) {
   if (row.kind === "session") {
     r.dataset.sessionId = n.id;
     if (n.id === current) r.classList.add("larik-current");
-    if (n.branch) r.appendChild(el("span", "larik-branch", "⑂ " + n.branch));
+    if (n.branch) r.appendChild(el("span", "larik-branch", "↳ " + n.branch));
     r.appendChild(el("code", "larik-id", n.id));
     r.appendChild(el("span", "larik-meta", [shortTime(n.time), n.model || "", formatCost(n.cost)].filter(Boolean).join(" · ")));
     if (n.id === current) r.appendChild(el("span", "larik-badge larik-badge-current", "current"));
