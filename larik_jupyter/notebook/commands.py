@@ -13,7 +13,6 @@ from larik_jupyter.agent.textlog import format_cost
 from larik_jupyter.errors import LarikError
 from larik_jupyter.notebook.parser import Command, help_text
 from larik_jupyter.notebook.render import parts_from_messages, render_parts
-from larik_jupyter.session import catalog
 from larik_jupyter.session.export import export_markdown
 
 if TYPE_CHECKING:
@@ -52,13 +51,7 @@ def _require_agent(magics: LarikMagics) -> Any:
 
 def _resume(magics: LarikMagics, args: dict[str, Any]) -> None:
     last = bool(args.get("last")) or args.get("id") is None
-    if magics.agent is None:
-        magics.replace_agent(session=args.get("id"), continue_latest=last)
-    else:
-        magics.agent.resume(args.get("id"), last=last)
-        magics.show_notices(magics.agent.notices)
-    agent = magics.agent
-    assert agent is not None
+    agent = magics.resume_session(args.get("id"), last=last)
     _md(f"Resumed session `{agent.session_id}` ({len(agent.session.turns)} turns, `{agent.model}`).")
     _history(magics, {})
 
@@ -82,57 +75,34 @@ def _rewind(magics: LarikMagics, args: dict[str, Any]) -> None:
 
 
 def _undo(magics: LarikMagics, args: dict[str, Any]) -> None:
-    agent = _require_agent(magics)
-    result = agent.undo()
+    from larik_jupyter.notebook.widgets import actions
+    from larik_jupyter.notebook.widgets.undo import UndoPanel
+
+    result = actions.undo(magics)
     lines = [f"Undid turn {result.turn}."]
     lines += [f"- restored `{path}`" for path in result.restored]
     lines += [f"- **not restored** `{path}`: {reason}" for path, reason in result.refused]
     _md("\n".join(lines))
+    display(UndoPanel(magics, result=result))
 
 
 def _checkpoints(magics: LarikMagics, args: dict[str, Any]) -> None:
-    agent = _require_agent(magics)
-    turns = agent.loop.checkpoints.turns()
-    if not turns:
-        _md("No turn of this session changed files yet.")
-        return
-    rows = ["| turn | files |", "|---|---|"]
-    for turn in reversed(turns):
-        rows.append(f"| {turn.turn} | {', '.join(f'`{f.path}`' for f in turn.files)} |")
-    _md("\n".join(rows))
+    from larik_jupyter.notebook.widgets.undo import UndoPanel
+
+    _require_agent(magics)
+    display(UndoPanel(magics))
 
 
 def _tree(magics: LarikMagics, args: dict[str, Any]) -> None:
-    from larik_jupyter.session.branch import fork_tree
+    from larik_jupyter.notebook.widgets.tree import ForkTreeWidget
 
-    current = magics.agent.session_id if magics.agent else None
-    lines: list[str] = []
-
-    def walk(nodes: list[Any], depth: int) -> None:
-        for node in nodes:
-            mark = " ← current" if node.id == current else ""
-            origin = f" (fork of {node.fork_of} at {node.fork_at})" if node.fork_of else ""
-            lines.append(f"{'  ' * depth}- `{node.id}`{origin}{mark}")
-            for prompt in node.prompts:
-                lines.append(f"{'  ' * (depth + 1)}- {prompt.index}: {_cell(prompt.first_line)}")
-            walk(node.children, depth + 1)
-
-    walk(fork_tree(magics.cwd), 0)
-    _md("\n".join(lines) or "No sessions in this directory yet.")
+    display(ForkTreeWidget(magics))
 
 
 def _sessions(magics: LarikMagics, args: dict[str, Any]) -> None:
-    infos = catalog.list_sessions(magics.cwd)
-    if not infos:
-        _md("No sessions in this directory yet.")
-        return
-    rows = ["| id | time | first prompt | messages | fork of |", "|---|---|---|---|---|"]
-    for info in infos:
-        rows.append(
-            f"| `{info.id}` | {info.time} | {_cell(info.first_prompt or '')} | "
-            f"{info.message_count} | {info.fork_of or ''} |"
-        )
-    _md("\n".join(rows))
+    from larik_jupyter.notebook.widgets.sessions import SessionsBrowser
+
+    display(SessionsBrowser(magics))
 
 
 def _history(magics: LarikMagics, args: dict[str, Any]) -> None:
@@ -221,10 +191,9 @@ def _lsp(magics: LarikMagics, args: dict[str, Any]) -> None:
 
 
 def _delete(magics: LarikMagics, args: dict[str, Any]) -> None:
-    path = catalog.resolve(str(args["id"]), magics.cwd)
-    if magics.agent is not None and Path(magics.agent.session_path) == Path(path):
-        raise LarikError("That is the open session; `%larik /new` first, then delete it.")
-    catalog.delete(str(path))
+    from larik_jupyter.notebook.widgets import actions
+
+    path = actions.delete(magics, str(args["id"]))
     _md(f"Deleted session `{Path(path).stem}` with its checkpoints.")
 
 
