@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import shutil
+import socket
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -189,3 +191,36 @@ def test_an_untrusted_server_starts_only_once_approved_and_loses_approval_when_c
         assert any("awaits your approval" in n for n in agent.notices)
     finally:
         agent.close()
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def test_a_server_over_streamable_http(project: Path, tmp_path: Path) -> None:
+    port = free_port()
+    log = open(tmp_path / "http-server.log", "w")  # noqa: SIM115 - closed below
+    process = subprocess.Popen([sys.executable, str(TINY), "--http", str(port)], stderr=log, stdout=log)
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            with socket.socket() as probe:
+                if probe.connect_ex(("127.0.0.1", port)) == 0:
+                    break
+            assert time.monotonic() < deadline and process.poll() is None, (tmp_path / "http-server.log").read_text()
+            time.sleep(0.1)
+        manager = McpManager({"web": McpServer(url=f"http://127.0.0.1:{port}/mcp")}, cwd=project)
+        manager.start()
+        try:
+            (status,) = manager.statuses()
+            assert status.state == "running", status.reason
+            assert "mcp__web__add" in manager.tools()
+            assert manager.call("web", "add", {"a": 20, "b": 22}).content == "42"
+        finally:
+            manager.close()
+    finally:
+        process.kill()
+        process.wait()
+        log.close()

@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import contextlib
+import importlib
 import re
 import threading
 from collections.abc import Coroutine
@@ -125,6 +126,9 @@ class McpManager:
         """Start every server and wait (at most the startup timeout) until each runs or failed."""
         if self._thread is not None or not self._connections:
             return
+        # The SDK validates structured results with jsonschema, whose first import takes
+        # seconds; doing it while the servers start keeps it off the first tool call.
+        threading.Thread(target=_preload_validator, name="larik-mcp-preload", daemon=True).start()
         loop = asyncio.new_event_loop()
         self._loop = loop
         self._thread = threading.Thread(target=loop.run_forever, name="larik-mcp", daemon=True)
@@ -269,6 +273,11 @@ class McpManager:
                 ) from None
             raise McpError(f"MCP tool {tool} on {server!r} failed: {reason}.") from None
         return ToolResult(_result_text(result), is_error=bool(result.is_error))
+
+
+def _preload_validator() -> None:
+    with contextlib.suppress(ImportError):
+        importlib.import_module("jsonschema")
 
 
 def _reason(exc: BaseException, fallback: str) -> str:

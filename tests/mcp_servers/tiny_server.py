@@ -47,4 +47,7 @@ def hang(seconds: float) -> str:
 
 if __name__ == "__main__":
     print("tiny server: starting", file=sys.stderr, flush=True)
-    server.run()
+    if len(sys.argv) == 3 and sys.argv[1] == "--http":
+        server.run("streamable-http", host="127.0.0.1", port=int(sys.argv[2]))
+    else:
+        server.run()
