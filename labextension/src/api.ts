@@ -16,8 +16,15 @@ export interface ISessionInfo {
   delete_token: string;
 }
 
+export interface IPromptInfo {
+  index: number;
+  first_line: string;
+  time: string | null;
+}
+
 export interface ITreeNode {
   id: string;
+  prompts: IPromptInfo[];
   children: ITreeNode[];
 }
 

@@ -153,8 +153,18 @@ export class SessionsPanel extends Widget {
     await this.showDetail();
   }
 
-  private matches(info: api.ISessionInfo | undefined, query: string): boolean {
-    return !!info && info.first_prompt.toLowerCase().includes(query);
+  /** Every prompt line of every session in the tree, by session id. */
+  private promptIndex(): Map<string, string[]> {
+    const index = new Map<string, string[]>();
+    const visit = (node: api.ITreeNode) => {
+      index.set(
+        node.id,
+        node.prompts.map(p => p.first_line.toLowerCase())
+      );
+      node.children.forEach(visit);
+    };
+    this._list?.tree.forEach(visit);
+    return index;
   }
 
   private renderTree(): void {
@@ -168,9 +178,14 @@ export class SessionsPanel extends Widget {
     }
     const query = this._search.value.trim().toLowerCase();
     if (query) {
-      const hits = this._list.sessions.filter(s => this.matches(s, query));
+      const prompts = this.promptIndex();
+      const hits = this._list.sessions.filter(
+        s =>
+          s.first_prompt.toLowerCase().includes(query) ||
+          (prompts.get(s.id) ?? []).some(line => line.includes(query))
+      );
       for (const info of hits) {
-        this._tree.appendChild(this.renderNode({ id: info.id, children: [] }));
+        this._tree.appendChild(this.renderNode({ id: info.id, prompts: [], children: [] }));
       }
       if (hits.length === 0) {
         this._tree.appendChild(element('li', 'jp-larik-empty', 'No prompt matches.'));

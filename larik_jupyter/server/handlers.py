@@ -59,7 +59,7 @@ def _json_errors(
             await method(self, *args)
         except LarikError as exc:
             status = next(code for cls, code in _STATUS if isinstance(exc, cls))
-            raise web.HTTPError(status, str(exc).replace("%", "%%")) from exc
+            raise web.HTTPError(status, str(exc)) from exc
 
     return wrapper
 

@@ -158,9 +158,13 @@ def lab_server(
         log.close()
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def lab_browser() -> Iterator[Browser]:
-    """Debian's chromium driven by Playwright (never a downloaded browser)."""
+    """Debian's chromium driven by Playwright (never a downloaded browser).
+
+    Module-scoped: sync Playwright keeps an asyncio loop running while it lives, which
+    would break the event loops of async (pytest-jupyter) tests collected after it.
+    """
     if not Path(CHROMIUM).exists():
         raise RuntimeError(f"{CHROMIUM} is missing; install it with `apt-get install -y chromium`.")
     with sync_playwright() as playwright:

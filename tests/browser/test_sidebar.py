@@ -65,10 +65,13 @@ def test_sidebar_lists_tree_transcript_and_acts_on_a_session(
     ).to_be_visible(timeout=20_000)
 
     # Search by prompt text.
-    page.fill(".jp-larik-search", "summarise")
-    expect(page.locator(".jp-larik-node")).to_have_count(0)
+    page.fill(".jp-larik-search", "SUMMARISE")  # a later prompt, only in the parent (fork at 4)
+    expect(page.locator(".jp-larik-node")).to_have_count(1)
+    expect(page.locator(".jp-larik-node")).to_have_attribute("data-session-id", parent.stem)
     page.fill(".jp-larik-search", "beta line")
     expect(page.locator(".jp-larik-node")).to_have_count(2)
+    page.fill(".jp-larik-search", "no such prompt")
+    expect(page.locator(".jp-larik-node")).to_have_count(0)
     page.fill(".jp-larik-search", "")
 
     # Transcript: rendered Markdown, tool calls collapsed; undoable turn with a coloured diff.
