@@ -39,7 +39,7 @@ def test_approval_has_a_static_fallback() -> None:
 def test_stop_control_calls_back_only_while_running() -> None:
     calls: list[int] = []
     controls = TurnControls(on_stop=lambda: calls.append(1))
-    controls._handle_msg(controls, {"type": "stop"}, [])
+    controls._on_custom_msg(controls, {"type": "stop"}, [])
     controls.running = False
     controls.stop()
     assert calls == [1]

@@ -6,7 +6,10 @@ They win over the Larik config files for this kernel; the files apply where a tr
 
 from __future__ import annotations
 
+import ast
+import asyncio
 import os
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -50,16 +53,27 @@ class LarikMagics(Magics):
     @line_cell_magic
     def larik(self, line: str, cell: str | None = None) -> None:
         """Talk to the agent: `%larik PROMPT`, `%%larik` with the prompt in the cell, or `/help`."""
+        self._dispatch(line, cell, prompt=self.prompt)
+
+    def _dispatch(
+        self, line: str, cell: str | None, *, prompt: Callable[[Prompt], None] | None
+    ) -> Prompt | None:
+        """Run a command, or the prompt through `prompt`; with `prompt` None, hand it back."""
+        handed_back: Prompt | None = None
         try:
             parsed = parse_magic(line, cell)
             if isinstance(parsed, Command):
                 commands.run(self, parsed)
+            elif prompt is None:
+                handed_back = parsed
             else:
-                self.prompt(parsed)
+                prompt(parsed)
         except LarikError as exc:
             raise UsageError(str(exc)) from None
         finally:
-            refresh_all()  # trees and panels shown earlier follow the session
+            if handed_back is None:
+                refresh_all()  # trees and panels shown earlier follow the session
+        return handed_back
 
     # -- the agent -------------------------------------------------------------------------
 
@@ -103,27 +117,96 @@ class LarikMagics(Magics):
     def _display_from_tool(self, value: object) -> None:
         self.pump.post(lambda: display(value))
 
-    def prompt(self, parsed: Prompt) -> None:
+    def _start_turn(self, parsed: Prompt, *, interactive: bool | None) -> tuple[Agent, TurnUI, str]:
         text = parsed.text
         if parsed.expand and self.shell is not None:
             text = self.shell.var_expand(text, depth=2)
         agent = self.ensure_agent(model=parsed.model, new=parsed.new)
         if parsed.yes:
             agent.loop.yes = True
-        ui = TurnUI(self.pump, agent.stop, interactive=self.interactive)
+        ui = TurnUI(self.pump, agent.stop, interactive=interactive)
         ui.show()
         agent.loop.approver = ui.approver
         agent.loop.subscribe(ui.listener)
+        return agent, ui, text
+
+    def _end_turn(self, agent: Agent, ui: TurnUI) -> None:
+        agent.loop.unsubscribe(ui.listener)
+        agent.loop.approver = None
+        agent.loop.yes = self.yes
+        self.pump.drain()
+        ui.finish()
+
+    def prompt(self, parsed: Prompt) -> None:
+        """The synchronous path: nobody can click while the cell's thread waits, so asks are
+        answered by rules and `--yes` only (a cell holding just `%larik` runs asynchronously)."""
+        agent, ui, text = self._start_turn(parsed, interactive=bool(self.interactive))
         try:
             self.pump.run(agent.arun(text), on_interrupt=agent.stop)
         finally:
-            agent.loop.unsubscribe(ui.listener)
-            agent.loop.approver = None
-            agent.loop.yes = self.yes
-            self.pump.drain()
-            ui.finish()
+            self._end_turn(agent, ui)
+
+    async def aprompt(self, parsed: Prompt) -> None:
+        """The asynchronous path: the turn runs on the kernel's loop, which keeps handling
+        widget messages (approvals, Stop) while the cell awaits it."""
+        agent, ui, text = self._start_turn(parsed, interactive=self.interactive)
+        try:
+            await agent.arun(text)
+        except asyncio.CancelledError:
+            # Jupyter's interrupt button cancels an async cell; the loop has already stored
+            # the partial reply as interrupted, so the cell ends quietly.
+            task = asyncio.current_task()
+            if task is not None:
+                task.uncancel()
+        finally:
+            self._end_turn(agent, ui)
+
+    async def run_async(self, line: str, cell: str | None) -> None:
+        """What a cell holding only `%larik …` / `%%larik` runs (see `async_cells`)."""
+        parsed = self._dispatch(line, cell, prompt=None)
+        if parsed is not None:
+            try:
+                await self.aprompt(parsed)
+            finally:
+                refresh_all()
 
     def set_next_cell(self, code: str) -> None:
         """Put `code` into a new cell below (the notebook's input box)."""
         if self.shell is not None:
             self.shell.set_next_input(code, replace=False)
+
+
+def _magic_call(node: ast.stmt) -> ast.Call | None:
+    """The `get_ipython().run_line_magic('larik', …)` / `run_cell_magic` call a cell became."""
+    if not isinstance(node, ast.Expr) or not isinstance(call := node.value, ast.Call):
+        return None
+    func = call.func
+    if not (
+        isinstance(func, ast.Attribute)
+        and func.attr in ("run_line_magic", "run_cell_magic")
+        and isinstance(func.value, ast.Call)
+        and isinstance(func.value.func, ast.Name)
+        and func.value.func.id == "get_ipython"
+    ):
+        return None
+    args = call.args
+    if len(args) < 2 or not (isinstance(args[0], ast.Constant) and args[0].value == "larik"):
+        return None
+    return call
+
+
+def async_cells(lines: list[str]) -> list[str]:
+    """IPython input transformer: a cell that is exactly one `%larik` / `%%larik` call is run as
+    `await magics.run_async(...)`, so the kernel keeps processing button clicks during the turn."""
+    try:
+        tree = ast.parse("".join(lines))
+    except SyntaxError:
+        return lines
+    if len(tree.body) != 1 or (call := _magic_call(tree.body[0])) is None:
+        return lines
+    line = ast.unparse(call.args[1])
+    cell = ast.unparse(call.args[2]) if len(call.args) > 2 else "None"
+    return [
+        "await get_ipython().magics_manager.registry['LarikMagics']"
+        f".run_async({line}, {cell})\n"
+    ]

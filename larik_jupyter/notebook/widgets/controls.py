@@ -24,9 +24,9 @@ class TurnControls(anywidget.AnyWidget):
     def __init__(self, on_stop: Callable[[], None], **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self._on_stop = on_stop
-        self.on_msg(self._handle_msg)
+        self.on_msg(self._on_custom_msg)
 
-    def _handle_msg(self, _widget: Any, content: Any, _buffers: Any) -> None:
+    def _on_custom_msg(self, _widget: Any, content: Any, _buffers: Any) -> None:
         if isinstance(content, dict) and content.get("type") == "stop":
             self.stop()
 

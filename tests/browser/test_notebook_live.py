@@ -1,0 +1,100 @@
+"""A real JupyterLab runs `%larik` turns: streaming, approval mid-turn, Stop mid-stream."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import nbformat
+from playwright.sync_api import Page
+
+from larik_jupyter.session.catalog import list_sessions
+from larik_jupyter.session.reader import load_entries
+
+if TYPE_CHECKING:
+    from tests.browser.conftest import LabServer
+
+ARTIFACTS = Path(__file__).resolve().parent / "artifacts"
+
+
+WORDS = " ".join(f"word{i}" for i in range(60))
+
+
+def write_notebook(root: Path, name: str, script: dict[str, Any], prompt: str) -> None:
+    (root / "script.json").write_text(json.dumps(script))
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [
+        nbformat.v4.new_code_cell("%load_ext larik_jupyter"),
+        nbformat.v4.new_code_cell(f"%larik --model scripted:script.json {prompt}"),
+    ]
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    nbformat.write(nb, root / name)
+
+
+def open_and_run(page: Page, lab: LabServer, name: str) -> None:
+    page.evaluate(f"window.jupyterapp.commands.execute('docmanager:open', {{path: '{name}'}})")
+    page.wait_for_selector(".jp-Notebook")
+    lab.wait_for_idle_kernel()
+    # Not awaited: the command's promise settles only when every cell has finished.
+    page.evaluate("() => { window.jupyterapp.commands.execute('notebook:run-all-cells'); }")
+
+
+def body_has(page: Page, text: str, timeout: float = 60_000) -> None:
+    page.wait_for_function("t => document.body.innerText.includes(t)", arg=text, timeout=timeout)
+
+
+def shot(page: Page, name: str) -> None:
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / f"{name}.png"))
+
+
+def test_transcript_streams_and_allow_lets_the_turn_continue(lab_page: Page, lab_server: LabServer) -> None:
+    script = {
+        "responses": [
+            {"content": [{"type": "text", "text": WORDS},
+                         {"type": "tool_use", "name": "write",
+                          "input": {"path": "made.txt", "content": "approved\n"}}],
+             "delay": 0.06},
+            {"content": [{"type": "text", "text": "All finished."}]},
+        ]
+    }
+    write_notebook(lab_server.root, "live.ipynb", script, "make a file")
+    open_and_run(lab_page, lab_server, "live.ipynb")
+    body_has(lab_page, "word5 ")
+    streaming = lab_page.evaluate("document.body.innerText.includes('word59')")
+    assert not streaming, "the whole reply appeared at once instead of streaming"
+    shot(lab_page, "notebook_streaming")
+    allow = lab_page.get_by_role("button", name="Allow once")
+    allow.wait_for(timeout=60_000)
+    assert not (lab_server.root / "made.txt").exists()
+    shot(lab_page, "notebook_approval")
+    allow.click()
+    body_has(lab_page, "All finished.")
+    deadline = time.monotonic() + 10
+    while not (lab_server.root / "made.txt").exists() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert (lab_server.root / "made.txt").read_text() == "approved\n"
+    shot(lab_page, "notebook_allowed")
+
+
+def test_stop_mid_stream_leaves_an_interrupted_turn_and_an_idle_kernel(
+    lab_page: Page, lab_server: LabServer
+) -> None:
+    long_text = " ".join(f"token{i}" for i in range(400))
+    script = {"responses": [{"content": [{"type": "text", "text": long_text}], "delay": 0.05}]}
+    write_notebook(lab_server.root, "stop.ipynb", script, "talk a lot")
+    open_and_run(lab_page, lab_server, "stop.ipynb")
+    body_has(lab_page, "token10 ")
+    shot(lab_page, "notebook_before_stop")
+    lab_page.locator("button.larik-stop").click()
+    body_has(lab_page, "Interrupted")
+    session = lab_server.wait_for_idle_kernel()
+    assert session["kernel"]["execution_state"] == "idle"
+    assert not lab_page.evaluate("document.body.innerText.includes('token399')")
+    (info,) = list_sessions(lab_server.root)
+    messages = [e.message for e in load_entries(info.path).entries if e.message is not None]
+    assert messages[-1].role == "assistant" and messages[-1].interrupted
+    assert "token10" in messages[-1].text()
+    shot(lab_page, "notebook_stopped")
