@@ -64,7 +64,7 @@ def test_turn_writes_edits_runs_bash_and_undo_restores(project: Path, tmp_path: 
     results = results_of(agent)
     assert not any(r.is_error for r in results)
     assert "hello" in results[3].content
-    assert getattr(results[1], "diff", "").startswith("--- a/new.py")
+    assert (results[1].diff or "").startswith("--- a/new.py")
 
     undone = agent.undo()
     assert sorted(undone.restored) == ["keep.txt", "new.py"]
@@ -200,4 +200,26 @@ def test_stop_mid_tool_leaves_valid_resumable_session(project: Path, tmp_path: P
     assert result.is_error
     resumed = Agent(project, session=str(path), model=spec)
     assert resumed.run("next").status == "done"
+    resumed.close()
+
+
+def test_stop_mid_stream_keeps_the_partial_reply_marked_interrupted(project: Path, tmp_path: Path) -> None:
+    words = " ".join(f"w{i}" for i in range(200))
+    path = tmp_path / "slow.json"
+    path.write_text(json.dumps({"responses": [{"content": [text(words)], "delay": 0.02}]}))
+    agent = Agent(project, model=f"scripted:{path}")
+    streamed = threading.Event()
+    agent.subscribe(lambda e: streamed.set() if isinstance(e, ae.TextDelta) and "w10" in e.text else None)
+    threading.Timer(0, lambda: (streamed.wait(10), agent.stop())).start()
+    outcome = agent.run("talk")
+    assert outcome.status == "interrupted"
+    session_path = agent.session_path
+    agent.close()
+    state = replay(load_entries(session_path).entries)
+    last = state.all[-1]
+    assert last.role == "assistant" and last.interrupted
+    assert "w10" in last.text() and "w199" not in last.text()
+    assert state.interrupted
+    resumed = Agent(project, session=str(session_path), model=scripted(tmp_path, [text("next")]))
+    assert resumed.run("go on").status == "done"
     resumed.close()

@@ -95,7 +95,7 @@ def test_a_server_that_exits_at_once_leaves_the_edit_standing(
         agent.close()
     assert not result.is_error
     assert result.content.startswith("Created a.py (1 line).\n\nDiagnostics (bad): unavailable — the server exited with code 2")
-    assert getattr(result, "diff", "").endswith("+++ b/a.py\n@@ -0,0 +1 @@\n+x = 1\n")
+    assert (result.diff or "").endswith("+++ b/a.py\n@@ -0,0 +1 @@\n+x = 1\n")
     assert (project / "a.py").read_text() == "x = 1\n"
 
 

@@ -340,17 +340,14 @@ class AgentLoop:
                 uncaptured=list(result.uncaptured),
             )
         )
-        block = ToolResultBlock(
-            tool_use_id=call.id, content=result.content, is_error=result.is_error or None
+        return ToolResultBlock(
+            tool_use_id=call.id,
+            content=result.content,
+            is_error=result.is_error or None,
+            diff=result.diff or None,
+            duration=round(seconds, 3),
+            subagent=getattr(result, "subagent", None) or None,
         )
-        if result.diff:
-            # Stored beside the content so the undo panel and export can show it; providers
-            # send only the known fields.
-            block.diff = result.diff  # type: ignore[attr-defined]
-        record = getattr(result, "subagent", None)
-        if record:
-            block.subagent = record  # type: ignore[attr-defined]
-        return block
 
     def _error_result(self, call: ToolUseBlock, text: str) -> ToolResultBlock:
         self.emit(

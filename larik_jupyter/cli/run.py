@@ -25,7 +25,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     which.add_argument("--continue", dest="continue_latest", action="store_true",
                        help="continue the latest session of the directory")
     which.add_argument("--session", metavar="ID", help="continue this session (id or file path)")
-    p.add_argument("--model", metavar="M", help="PROVIDER:MODEL, e.g. anthropic:claude-sonnet-4-5")
+    p.add_argument("--model", metavar="M", help="PROVIDER:MODEL, e.g. anthropic:claude-sonnet-4-6")
     p.add_argument("--yes", action="store_true", help="allow tool calls that would ask")
     p.add_argument("prompt", nargs="+", help="the prompt")
     p.set_defaults(func=_run)

@@ -35,7 +35,7 @@ from larik_jupyter.llm.provider import ProviderError, ToolSchema
 from larik_jupyter.llm.retry import RetryPolicy, with_retries
 from larik_jupyter.llm.sdk_stream import ChunkDecoder, run_attempt
 
-DEFAULT_MODEL = "claude-sonnet-4-5"
+DEFAULT_MODEL = "claude-sonnet-4-6"
 DEFAULT_BASE_URL = "https://api.anthropic.com"
 DEFAULT_MAX_TOKENS = 16000
 _CACHE = {"type": "ephemeral"}

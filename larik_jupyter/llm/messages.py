@@ -48,10 +48,16 @@ class ImageBlock(_Model):
 
 
 class ToolResultBlock(_Model):
+    """A tool's answer. `diff`, `duration` and `subagent` are ours: stored for the transcript
+    views (undo panel, history, export) and never sent to a provider."""
+
     type: Literal["tool_result"] = "tool_result"
     tool_use_id: str
     content: str | list[ContentBlock] = ""
     is_error: bool | None = None
+    diff: str | None = None
+    duration: float | None = None
+    subagent: dict[str, Any] | None = None
 
 
 ContentBlock = Annotated[

@@ -17,12 +17,12 @@ from larik_jupyter.llm.provider import Provider, ProviderError
 PROVIDERS = ("anthropic", "openai", "ollama", "openai-compatible", "scripted")
 OLLAMA_BASE_URL = "http://localhost:11434/v1"
 # Kept here rather than imported so choosing a model loads no provider module.
-ANTHROPIC_DEFAULT = "claude-sonnet-4-5"
+ANTHROPIC_DEFAULT = "claude-sonnet-4-6"
 OPENAI_DEFAULT = "gpt-5"
 DEMO_NOTICE = (
     "No model is configured, so the offline scripted demo (scripted:demo) is answering; "
     "set ANTHROPIC_API_KEY or OPENAI_API_KEY, or choose a model as provider:model "
-    "(e.g. anthropic:claude-sonnet-4-5) or with the `model` config value."
+    "(e.g. anthropic:claude-sonnet-4-6) or with the `model` config value."
 )
 
 

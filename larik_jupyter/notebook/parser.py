@@ -98,7 +98,7 @@ def _leading_options(line: str) -> tuple[list[str], str]:
         if word == "--model":
             value, _, after = after.lstrip().partition(" ")
             if not value:
-                raise MagicUsageError("--model needs a value such as anthropic:claude-sonnet-4-5.")
+                raise MagicUsageError("--model needs a value such as anthropic:claude-sonnet-4-6.")
             options.append(value)
         rest = after.lstrip()
     return options, rest

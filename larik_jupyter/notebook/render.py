@@ -155,5 +155,5 @@ def _apply_result(part: ToolPart | None, block: ToolResultBlock) -> None:
     )
     part.output = content
     part.status = "error" if block.is_error else "done"
-    diff = getattr(block, "diff", None)
-    part.diff = diff if isinstance(diff, str) else None
+    part.diff = block.diff
+    part.seconds = block.duration

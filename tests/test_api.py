@@ -1,0 +1,46 @@
+"""The Python API: session records and the DataFrame view."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from larik_jupyter import Agent
+
+
+def test_session_records_and_dataframe(tmp_path: Path) -> None:
+    script = tmp_path / "s.json"
+    script.write_text(json.dumps({"responses": [
+        {"content": [{"type": "tool_use", "name": "write", "input": {"path": "a.txt", "content": "a"}}],
+         "usage": {"input_tokens": 10, "output_tokens": 2}},
+        {"content": [{"type": "text", "text": "ok"}], "usage": {"input_tokens": 12, "output_tokens": 1}},
+        {"content": [{"type": "tool_use", "name": "edit",
+                      "input": {"path": "a.txt", "old_string": "zz", "new_string": "b"}}]},
+        {"content": [{"type": "text", "text": "could not"}]},
+    ]}))
+    agent = Agent(tmp_path, model=f"scripted:{script}", yes=True)
+    agent.run("one")
+    agent.run("two")
+    records = agent.session
+    assert [t.prompt for t in records.turns] == ["one", "two"]
+    assert records.turns[0].files_changed == ["a.txt"] and records.turns[1].files_changed == []
+    assert [(c.name, c.is_error) for c in records.tool_calls] == [("write", False), ("edit", True)]
+    assert records.usage.input_tokens == 22
+    frame = records.to_dataframe("tool_calls")
+    assert list(frame["name"]) == ["write", "edit"]
+    agent.close()
+
+
+def test_rewind_returns_the_prompt_and_switches_session(tmp_path: Path) -> None:
+    agent = Agent(tmp_path, model="scripted:demo", yes=True)
+    agent.run("first")
+    agent.run("second")
+    source = agent.session_id
+    assert agent.rewind(2) == "second"
+    assert agent.session_id != source
+    assert len(agent.session.turns) == 1
+    with pytest.raises(Exception, match="prompt"):
+        agent.rewind(5)
+    agent.close()

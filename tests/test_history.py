@@ -1,0 +1,36 @@
+"""`/history` renders the stored transcript with the live view's renderer: the same picture."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from larik_jupyter import Agent
+from larik_jupyter.notebook.render import parts_from_messages, render_parts
+from larik_jupyter.notebook.view import TranscriptView
+from larik_jupyter.session.reader import load_entries
+from larik_jupyter.session.state import replay
+
+
+def test_history_from_disk_matches_the_live_transcript(tmp_path: Path) -> None:
+    (tmp_path / "a.py").write_text("x = 1\n")
+    script = tmp_path / "s.json"
+    script.write_text(json.dumps({"responses": [
+        {"content": [{"type": "thinking", "thinking": "plan it", "signature": "sig"},
+                     {"type": "text", "text": "Editing **a.py**."},
+                     {"type": "tool_use", "name": "edit",
+                      "input": {"path": "a.py", "old_string": "1", "new_string": "2"}}]},
+        {"content": [{"type": "tool_use", "name": "bash", "input": {"command": "false"}}]},
+        {"content": [{"type": "text", "text": "Done."}]},
+    ]}))
+    agent = Agent(tmp_path, model=f"scripted:{script}", yes=True)
+    view = TranscriptView()
+    agent.subscribe(view.handle)
+    agent.run("edit a.py")
+    path = agent.session_path
+    agent.close()
+    stored = replay(load_entries(path).entries).all
+    live = render_parts(view.parts)
+    assert render_parts(parts_from_messages(list(stored), include_prompts=False)) == live
+    assert "```diff" in live and "-x = 1" in live and "+x = 2" in live
+    assert "💭 thinking" in live and "✗ <code>bash: false</code>" in live
