@@ -15,6 +15,7 @@ from larik_jupyter.agent.context import model_context
 from larik_jupyter.agent.hooks import HookRunner
 from larik_jupyter.agent.mcp import McpManager
 from larik_jupyter.agent.permissions import (
+    READ_ONLY_TOOLS,
     Approver,
     PermissionAnswer,
     PermissionRequest,
@@ -241,7 +242,8 @@ class AgentLoop:
             if not calls or message.interrupted:
                 return
             results = await self._run_tools(calls)
-            self._append(Message(role="user", content=list(results)), sync=True)
+            # Written and flushed at once (tool completion); fsynced with the next boundary.
+            self._append(Message(role="user", content=list(results)))
         outcome.status = "max_steps"
         self.emit(
             ae.Notice(
@@ -263,7 +265,8 @@ class AgentLoop:
                 if isinstance(event, ev.MessageEnd):
                     self._add_usage(outcome, event.usage)
                     self.last_call_usage = event.usage
-                    self._append(event.message, sync=bool(event.message.tool_uses()))
+                    # A tool about to touch the disk is a durability boundary; reads are not.
+                    self._append(event.message, sync=self._touches_disk(event.message))
                     self.emit(ae.AssistantMessage(event.message))
                     if event.error:
                         outcome.status, outcome.error = "interrupted", event.error
@@ -274,6 +277,9 @@ class AgentLoop:
             self.emit(ae.AssistantMessage(partial))
             raise
         raise ProviderError(f"The model stream from {self.provider.name} ended without a message.")
+
+    def _touches_disk(self, message: Message) -> bool:
+        return any(call.name not in READ_ONLY_TOOLS for call in message.tool_uses())
 
     def _forward(self, event: ev.StreamEvent) -> None:
         if isinstance(event, ev.TextDelta):
