@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import hashlib
+import json
 import os
 import stat
 import subprocess
@@ -202,3 +204,27 @@ def test_manifest_is_json_with_documented_fields(root: Path) -> None:
     assert (turn_dir / "0.bin").read_bytes() == b"hello"
     assert (turn_dir / "0.bin").stat().st_nlink == 1
     assert sorted(os.listdir(turn_dir)) == ["0.bin", "manifest.json"]
+
+
+def test_large_files_round_trip_with_the_hash_of_their_bytes(root: Path) -> None:
+    # Sizes around the kernel-copy threshold and its 8 MB chunks, with unaligned tails.
+    originals = {
+        root / "small.bin": os.urandom((1 << 20) - 1),
+        root / "one.bin": os.urandom(1 << 20),
+        root / "big.bin": os.urandom((17 << 20) + 12345),
+    }
+    for path, data in originals.items():
+        path.write_bytes(data)
+    store = CheckpointStore(SID, root)
+    store.begin_turn()
+    store.capture_paths(list(originals))
+    for path in originals:
+        path.write_bytes(b"edited")
+    manifest = json.loads((paths.checkpoints_dir(SID) / "1" / "manifest.json").read_text())
+    assert {r["path"]: r["sha256"] for r in manifest["files"]} == {
+        p.name: hashlib.sha256(d).hexdigest() for p, d in originals.items()
+    }
+    assert store.original_bytes(1, root / "big.bin") == originals[root / "big.bin"]
+    assert store.undo().ok
+    for path, data in originals.items():
+        assert path.read_bytes() == data

@@ -13,7 +13,13 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from larik_jupyter import paths
-from larik_jupyter.checkpoint.blobs import BlobMismatch, blob_name, copy_hashed, read_verified
+from larik_jupyter.checkpoint.blobs import (
+    BlobMismatch,
+    Digest,
+    blob_name,
+    copy_hashed,
+    read_verified,
+)
 from larik_jupyter.checkpoint.durable import (
     DIR_FLAGS,
     Barrier,
@@ -58,7 +64,7 @@ __all__ = [
 
 _SESSION_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9._-]*$")
 _READ = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
-_NEW = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC
+_NEW = os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC
 
 
 @dataclass(frozen=True)
@@ -248,6 +254,7 @@ class CheckpointStore:
         raise self._nothing()
 
     def _capture(self, todo: dict[tuple[str, ...], str]) -> None:
+        snaps: list[_Snapshot] = []
         new: list[FileRecord] = []
         try:
             make_dirs(self.directory)
@@ -261,8 +268,9 @@ class CheckpointStore:
                     committing = False
                     try:
                         for parts, given in todo.items():
-                            index = len(self._records) + len(new)
-                            new.append(self._snapshot(root_fd, turn_fd, parts, given, index))
+                            index = len(self._records) + len(snaps)
+                            snaps.append(self._snapshot(root_fd, turn_fd, parts, given, index))
+                        new = [snap.record() for snap in snaps]
                         with Barrier() as barrier:
                             barrier.add(turn_fd)
                             barrier.commit()
@@ -277,10 +285,10 @@ class CheckpointStore:
                         write_manifest(turn_fd, manifest)
                     except BaseException:
                         if not committing:
-                            for record in new:
-                                if record.blob:
+                            for snap in snaps:
+                                if snap.blob:
                                     with contextlib.suppress(OSError):
-                                        os.unlink(record.blob, dir_fd=turn_fd)
+                                        os.unlink(snap.blob, dir_fd=turn_fd)
                         if not self._records:
                             with contextlib.suppress(OSError):
                                 turn_dir.rmdir()
@@ -296,7 +304,7 @@ class CheckpointStore:
 
     def _snapshot(
         self, root_fd: int, turn_fd: int, parts: tuple[str, ...], given: str, index: int
-    ) -> FileRecord:
+    ) -> _Snapshot:
         rel = "/".join(parts)
         try:
             src = _open_original(root_fd, parts)
@@ -309,14 +317,14 @@ class CheckpointStore:
                 f"Could not read {given} to checkpoint it ({exc.strerror}); fix its permissions, then retry."
             ) from None
         if src is None:
-            return FileRecord(path=rel, existed=False)
+            return _Snapshot(rel)
         try:
             mode = stat.S_IMODE(os.fstat(src).st_mode)
             tmp, blob = temp_name(), blob_name(index)
             out = os.open(tmp, _NEW, 0o600, dir_fd=turn_fd)
             try:
                 try:
-                    size, sha256 = copy_hashed(src, out)
+                    digest = copy_hashed(src, out)
                 finally:
                     os.close(out)
                 os.rename(tmp, blob, src_dir_fd=turn_fd, dst_dir_fd=turn_fd)
@@ -326,7 +334,7 @@ class CheckpointStore:
                 raise
         finally:
             os.close(src)
-        return FileRecord(path=rel, existed=True, mode=mode, size=size, blob=blob, sha256=sha256)
+        return _Snapshot(rel, mode, blob, digest)
 
     def _restore(self, turn_dir: Path, manifest: Manifest) -> UndoResult:
         result = UndoResult(manifest.turn)
@@ -372,6 +380,29 @@ class CheckpointStore:
             restore_file(root_fd, parts, record, blob_fd, barrier)
         finally:
             os.close(blob_fd)
+
+
+@dataclass
+class _Snapshot:
+    """One path copied into the turn directory, its hash possibly still being computed."""
+
+    path: str
+    mode: int | None = None
+    blob: str | None = None
+    digest: Digest | None = None
+
+    def record(self) -> FileRecord:
+        """The manifest record, once the blob's hash is known."""
+        if self.digest is None:
+            return FileRecord(path=self.path, existed=False)
+        return FileRecord(
+            path=self.path,
+            existed=True,
+            mode=self.mode,
+            size=self.digest.size,
+            blob=self.blob,
+            sha256=self.digest.sha256(),
+        )
 
 
 def _open_original(root_fd: int, parts: tuple[str, ...]) -> int | None:
