@@ -63,17 +63,20 @@ def copy_hashed(src_fd: int, dst_fd: int) -> Digest:
     thread, so the hash describes exactly the stored bytes and overlaps the next copy;
     `dst_fd` must be open for reading too and may be closed before `Digest.sha256`.
     """
-    if os.fstat(src_fd).st_size >= _KERNEL_COPY_FROM:
+    expected = os.fstat(src_fd).st_size
+    if expected >= _KERNEL_COPY_FROM:
         copied = _copy_in_kernel(src_fd, dst_fd)
         if copied is not None:
             return copied
-    return _copy_through_buffer(src_fd, dst_fd)
+    return _copy_through_buffer(src_fd, dst_fd, expected)
 
 
-def _copy_through_buffer(src_fd: int, dst_fd: int) -> Digest:
+def _copy_through_buffer(src_fd: int, dst_fd: int, expected: int) -> Digest:
     digest = hashlib.sha256()
     size = 0
-    buffer = bytearray(_CHUNK)
+    # Sized to the file (one read and one short read at the end): zeroing a 1 MB buffer
+    # would cost more than copying a small file.
+    buffer = bytearray(min(_CHUNK, max(expected + 1, 1 << 16)))
     view = memoryview(buffer)
     while True:
         n = os.readv(src_fd, [buffer])
@@ -131,7 +134,7 @@ def _hash_pages(digest: hashlib._Hash, pages: mmap.mmap, skip: int) -> None:
 
 def copy_verified(src_fd: int, dst_fd: int, size: int, sha256: str) -> None:
     """Copy a blob and raise `BlobMismatch` when it is not the `size` bytes hashing to `sha256`."""
-    copied = _copy_through_buffer(src_fd, dst_fd)
+    copied = _copy_through_buffer(src_fd, dst_fd, size)
     got_size, got_hash = copied.size, copied.sha256()
     if got_size != size:
         raise BlobMismatch(

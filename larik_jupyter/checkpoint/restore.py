@@ -9,7 +9,7 @@ import os
 from larik_jupyter.checkpoint.blobs import copy_verified
 from larik_jupyter.checkpoint.durable import Barrier
 from larik_jupyter.checkpoint.manifest import FileRecord
-from larik_jupyter.checkpoint.safepath import entry_state, open_parent, refuse_unsafe_entry
+from larik_jupyter.checkpoint.safepath import DirWalk, entry_state, refuse_unsafe_entry
 
 _CREATE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
 
@@ -21,39 +21,39 @@ def _temp_for(name: str) -> str:
 
 
 def restore_file(
-    root_fd: int, parts: tuple[str, ...], record: FileRecord, blob_fd: int | None, barrier: Barrier
+    walk: DirWalk, parts: tuple[str, ...], record: FileRecord, blob_fd: int | None, barrier: Barrier
 ) -> None:
-    """Bring `parts` (below `root_fd`) back to `record`: write the blob's bytes or delete the file.
+    """Bring `parts` (below the walk's root) back to `record`: write the blob's bytes or delete the file.
 
-    The change is durable only after `barrier.commit()`. Raises `PathRefused` for an unsafe path, `BlobMismatch` for a damaged snapshot, OSError
-    otherwise; in every case the target entry is left as it was.
+    The change is durable only after `barrier.commit()`. Raises `PathRefused` for an unsafe
+    path, `BlobMismatch` for a damaged snapshot, OSError otherwise; in every case the target
+    entry is left as it was.
     """
     name = parts[-1]
-    dir_fd = open_parent(root_fd, parts, create=record.existed)
+    dir_fd = walk.parent(parts, create=record.existed)
     if dir_fd is None:
         return
-    try:
-        current = entry_state(dir_fd, name)
-        if not record.existed:
-            if current is not None:
-                refuse_unsafe_entry(current, links_ok=True)
-                os.unlink(name, dir_fd=dir_fd)
-                barrier.add(dir_fd)
-            return
+    current = entry_state(dir_fd, name)
+    if not record.existed:
         if current is not None:
-            refuse_unsafe_entry(current)
-        assert blob_fd is not None and record.size is not None and record.sha256 is not None
-        _replace(dir_fd, name, record, blob_fd)
-        barrier.add(dir_fd)
-    finally:
-        os.close(dir_fd)
+            refuse_unsafe_entry(current, links_ok=True)
+            os.unlink(name, dir_fd=dir_fd)
+            barrier.add(dir_fd)
+        return
+    if current is not None:
+        refuse_unsafe_entry(current)
+    assert blob_fd is not None and record.size is not None and record.sha256 is not None
+    _replace(dir_fd, name, record, blob_fd)
+    barrier.add(dir_fd)
 
 
 def _replace(dir_fd: int, name: str, record: FileRecord, blob_fd: int) -> None:
     tmp = _temp_for(name)
-    with contextlib.suppress(FileNotFoundError):
+    try:
+        fd = os.open(tmp, _CREATE, 0o600, dir_fd=dir_fd)
+    except FileExistsError:  # a crashed undo's leftover
         os.unlink(tmp, dir_fd=dir_fd)
-    fd = os.open(tmp, _CREATE, 0o600, dir_fd=dir_fd)
+        fd = os.open(tmp, _CREATE, 0o600, dir_fd=dir_fd)
     try:
         try:
             copy_verified(blob_fd, fd, record.size or 0, record.sha256 or "")

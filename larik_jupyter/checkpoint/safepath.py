@@ -6,11 +6,14 @@ import contextlib
 import errno
 import os
 import stat
+from collections.abc import Iterator
 from pathlib import Path, PurePath
 
 from larik_jupyter.checkpoint.durable import DIR_FLAGS, fsync_dir
 
 _WALK_FLAGS = DIR_FLAGS | os.O_NOFOLLOW
+# Directory fds one walk keeps open at most, well below the usual 1024-descriptor limit.
+_MAX_OPEN = 128
 _PROTECTED_FILES = {(".larik", "settings.json"), (".mcp.json",)}
 
 
@@ -37,7 +40,7 @@ def confine(root: Path, path: str | os.PathLike[str]) -> tuple[str, ...]:
         raise PathRefused("contains '..'")
     if not given.is_absolute():
         given = root / given
-    for base in dict.fromkeys((root.parts, Path(os.path.realpath(root)).parts)):
+    for base in _root_forms(root):
         if given.parts[: len(base)] == base:
             parts = given.parts[len(base) :]
             if not parts:
@@ -45,6 +48,15 @@ def confine(root: Path, path: str | os.PathLike[str]) -> tuple[str, ...]:
             _refuse_protected(parts)
             return parts
     raise OutsideRoot(f"is outside the project root {root}")
+
+
+def _root_forms(root: Path) -> Iterator[tuple[str, ...]]:
+    # The real path costs a stat per component, so it is resolved only when the root as
+    # given does not match (never for the manifest's relative paths).
+    yield root.parts
+    real = Path(os.path.realpath(root)).parts
+    if real != root.parts:
+        yield real
 
 
 def _refuse_protected(parts: tuple[str, ...]) -> None:
@@ -55,36 +67,64 @@ def _refuse_protected(parts: tuple[str, ...]) -> None:
         raise PathRefused(f"{'/'.join(parts)} is a protected project file")
 
 
-def open_parent(root_fd: int, parts: tuple[str, ...], *, create: bool) -> int | None:
-    """An fd of the directory holding `parts[-1]`, walked from `root_fd` one component at a time.
+class DirWalk:
+    """Directory fds of one batch below `root_fd`, each directory walked and opened once.
 
-    Each component is opened with O_NOFOLLOW|O_DIRECTORY relative to the previous one, so a
-    symlink, even one swapped in after any check, is refused instead of followed. Missing
-    directories are created when `create` is set, else the result is None.
+    Each component is opened with O_NOFOLLOW|O_DIRECTORY relative to its parent's fd, so a
+    symlink, even one swapped in after any check, is refused instead of followed; a
+    directory already opened keeps being used through its fd, never re-resolved by name.
+    `root_fd` stays the caller's; the fds opened here are closed on exit.
     """
-    fd = os.dup(root_fd)
-    try:
-        for depth, name in enumerate(parts[:-1]):
-            try:
-                child = os.open(name, _WALK_FLAGS, dir_fd=fd)
-            except FileNotFoundError:
-                if not create:
-                    os.close(fd)
-                    return None
-                with contextlib.suppress(FileExistsError):
-                    os.mkdir(name, 0o777, dir_fd=fd)
-                    fsync_dir(fd)
-                child = _open_component(fd, name, parts[: depth + 1])
-            except OSError as exc:
-                if exc.errno not in (errno.ELOOP, errno.ENOTDIR):
-                    raise
-                _refuse_component(fd, name, parts[: depth + 1])
-                raise
-            os.close(fd)
-            fd = child
+
+    def __init__(self, root_fd: int) -> None:
+        self._fds: dict[tuple[str, ...], int] = {(): root_fd}
+
+    def parent(self, parts: tuple[str, ...], *, create: bool) -> int | None:
+        """The fd of the directory holding `parts[-1]`, owned by the walk and valid until the next call.
+
+        Missing directories are created when `create` is set, else the result is None.
+        """
+        if len(self._fds) > _MAX_OPEN:
+            self._close()
+        dirs = parts[:-1]
+        known = len(dirs)
+        while dirs[:known] not in self._fds:
+            known -= 1
+        fd = self._fds[dirs[:known]]
+        for depth in range(known, len(dirs)):
+            child = _open_child(fd, dirs[depth], dirs[: depth + 1], create=create)
+            if child is None:
+                return None
+            self._fds[dirs[: depth + 1]] = fd = child
         return fd
-    except BaseException:
-        os.close(fd)
+
+    def __enter__(self) -> DirWalk:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._close()
+
+    def _close(self) -> None:
+        for prefix, fd in self._fds.items():
+            if prefix:
+                os.close(fd)
+        self._fds = {(): self._fds[()]}
+
+
+def _open_child(fd: int, name: str, prefix: tuple[str, ...], *, create: bool) -> int | None:
+    try:
+        return os.open(name, _WALK_FLAGS, dir_fd=fd)
+    except FileNotFoundError:
+        if not create:
+            return None
+        with contextlib.suppress(FileExistsError):
+            os.mkdir(name, 0o777, dir_fd=fd)
+            fsync_dir(fd)
+        return _open_component(fd, name, prefix)
+    except OSError as exc:
+        if exc.errno not in (errno.ELOOP, errno.ENOTDIR):
+            raise
+        _refuse_component(fd, name, prefix)
         raise
 
 

@@ -40,11 +40,11 @@ from larik_jupyter.checkpoint.manifest import (
 from larik_jupyter.checkpoint.prune import PruneReport, prune
 from larik_jupyter.checkpoint.restore import restore_file
 from larik_jupyter.checkpoint.safepath import (
+    DirWalk,
     OutsideRoot,
     PathRefused,
     confine,
     entry_state,
-    open_parent,
     refuse_unsafe_entry,
 )
 from larik_jupyter.checkpoint.sessiondir import clean_session, drop_turn, is_blob_name, turn_dirs
@@ -264,12 +264,16 @@ class CheckpointStore:
                 with contextlib.suppress(FileExistsError):
                     turn_dir.mkdir()
                     fsync_dir(session_fd)
-                with open_dir(turn_dir) as turn_fd, open_dir(self.root) as root_fd:
+                with (
+                    open_dir(turn_dir) as turn_fd,
+                    open_dir(self.root) as root_fd,
+                    DirWalk(root_fd) as walk,
+                ):
                     committing = False
                     try:
                         for parts, given in todo.items():
                             index = len(self._records) + len(snaps)
-                            snaps.append(self._snapshot(root_fd, turn_fd, parts, given, index))
+                            snaps.append(self._snapshot(walk, turn_fd, parts, given, index))
                         new = [snap.record() for snap in snaps]
                         with Barrier() as barrier:
                             barrier.add(turn_fd)
@@ -303,11 +307,11 @@ class CheckpointStore:
         self._captured.update(todo)
 
     def _snapshot(
-        self, root_fd: int, turn_fd: int, parts: tuple[str, ...], given: str, index: int
+        self, walk: DirWalk, turn_fd: int, parts: tuple[str, ...], given: str, index: int
     ) -> _Snapshot:
         rel = "/".join(parts)
         try:
-            src = _open_original(root_fd, parts)
+            src = _open_original(walk, parts)
         except PathRefused as exc:
             raise CaptureError(
                 f"{given} {exc}, so it cannot be checkpointed and was left unchanged."
@@ -345,10 +349,10 @@ class CheckpointStore:
                 f"Cannot undo into {self.root} ({exc.strerror}); check that the project directory exists."
             ) from None
         try:
-            with open_dir(turn_dir) as turn_fd, Barrier() as barrier:
+            with open_dir(turn_dir) as turn_fd, DirWalk(root_fd) as walk, Barrier() as barrier:
                 for record in reversed(manifest.files):
                     try:
-                        self._restore_record(root_fd, turn_fd, record, barrier)
+                        self._restore_record(walk, turn_fd, record, barrier)
                     except PathRefused as exc:
                         result.refused.append((record.path, str(exc)))
                     except BlobMismatch as exc:
@@ -365,11 +369,11 @@ class CheckpointStore:
         return result
 
     def _restore_record(
-        self, root_fd: int, turn_fd: int, record: FileRecord, barrier: Barrier
+        self, walk: DirWalk, turn_fd: int, record: FileRecord, barrier: Barrier
     ) -> None:
         parts = confine(self.root, record.path)
         if not record.existed:
-            restore_file(root_fd, parts, record, None, barrier)
+            restore_file(walk, parts, record, None, barrier)
             return
         _check_blob_record(record)
         try:
@@ -377,7 +381,7 @@ class CheckpointStore:
         except FileNotFoundError:
             raise BlobMismatch(f"its snapshot blob {record.blob} is missing") from None
         try:
-            restore_file(root_fd, parts, record, blob_fd, barrier)
+            restore_file(walk, parts, record, blob_fd, barrier)
         finally:
             os.close(blob_fd)
 
@@ -405,19 +409,16 @@ class _Snapshot:
         )
 
 
-def _open_original(root_fd: int, parts: tuple[str, ...]) -> int | None:
+def _open_original(walk: DirWalk, parts: tuple[str, ...]) -> int | None:
     """An fd reading the file at `parts`, None when it does not exist; refuses unsafe entries."""
-    dir_fd = open_parent(root_fd, parts, create=False)
+    dir_fd = walk.parent(parts, create=False)
     if dir_fd is None:
         return None
-    try:
-        current = entry_state(dir_fd, parts[-1])
-        if current is None:
-            return None
-        refuse_unsafe_entry(current)
-        fd = os.open(parts[-1], _READ, dir_fd=dir_fd)
-    finally:
-        os.close(dir_fd)
+    current = entry_state(dir_fd, parts[-1])
+    if current is None:
+        return None
+    refuse_unsafe_entry(current)
+    fd = os.open(parts[-1], _READ, dir_fd=dir_fd)
     try:
         # What was opened, not what was checked: a swap in between must not slip through.
         refuse_unsafe_entry(os.fstat(fd))
