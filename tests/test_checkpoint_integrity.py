@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from larik_jupyter import paths
-from larik_jupyter.checkpoint.store import CaptureError, CheckpointStore
+from larik_jupyter.checkpoint.store import CaptureError, CheckpointStore, NothingToUndoError
 
 SID = "20250101-120000-f00d00"
 
@@ -66,6 +66,19 @@ def test_stray_temp_files_are_ignored_and_cleaned(tmp_path: Path) -> None:
     assert reopened.undo().ok
     assert (tmp_path / "a.txt").read_bytes() == b"original bytes"
     del store
+
+
+def test_a_dropped_snapshot_whose_removal_was_cut_short_is_ignored_and_cleaned(
+    tmp_path: Path,
+) -> None:
+    store, turn_dir = one_turn(tmp_path)
+    # What an undo leaves when its process dies after the drop commit (the rename) but
+    # before the background removal finished.
+    turn_dir.rename(turn_dir.parent / ".tmp-0123456789ab")
+    assert store.turns() == []
+    with pytest.raises(NothingToUndoError):
+        store.undo()
+    assert os.listdir(turn_dir.parent) == []
 
 
 def test_unreadable_manifest_is_reported_by_undo(tmp_path: Path) -> None:

@@ -228,3 +228,21 @@ def test_large_files_round_trip_with_the_hash_of_their_bytes(root: Path) -> None
     assert store.undo().ok
     for path, data in originals.items():
         assert path.read_bytes() == data
+
+
+def test_undo_across_more_directories_than_one_walk_keeps_open(root: Path) -> None:
+    files = [root / f"d{i:03d}" / "sub" / "f.txt" for i in range(150)]
+    for f in files:
+        f.parent.mkdir(parents=True)
+        f.write_bytes(f.parent.parent.name.encode())
+    store = CheckpointStore(SID, root)
+    store.begin_turn()
+    store.capture_paths(files + [root / "d000" / "new" / "created.txt"])
+    for f in files:
+        f.write_bytes(b"edited")
+    (root / "d000" / "new").mkdir()
+    (root / "d000" / "new" / "created.txt").write_bytes(b"agent made this")
+    result = store.undo()
+    assert result.ok and len(result.restored) == 151
+    assert all(f.read_bytes() == f.parent.parent.name.encode() for f in files)
+    assert not (root / "d000" / "new" / "created.txt").exists()

@@ -6,6 +6,7 @@ import contextlib
 import os
 import re
 import shutil
+import threading
 from pathlib import Path
 
 from larik_jupyter.checkpoint.durable import fsync_dir, is_temp, temp_name
@@ -33,12 +34,36 @@ def turn_dirs(session_dir: Path) -> list[tuple[int, Path]]:
     return sorted((int(n), session_dir / n) for n in names if is_turn_name(n))
 
 
-def drop_turn(session_fd: int, session_dir: Path, turn: int) -> int:
-    """Delete a turn's snapshot: one atomic rename out of sight, then removal. Returns bytes freed."""
+def retire_turn(session_fd: int, turn: int) -> str:
+    """Take a turn's snapshot out of sight in one durable rename (the drop commit); returns its new name.
+
+    From then on the directory is a `.tmp-*` leftover: readers ignore it and anyone holding
+    the session lock may delete it.
+    """
     doomed = temp_name()
     os.rename(str(turn), doomed, src_dir_fd=session_fd, dst_dir_fd=session_fd)
     fsync_dir(session_fd)
-    return _remove(session_dir / doomed)
+    return doomed
+
+
+def drop_turn(session_fd: int, session_dir: Path, turn: int) -> int:
+    """Delete a turn's snapshot now: retire it, then remove it. Returns bytes freed."""
+    return _remove(session_dir / retire_turn(session_fd, turn))
+
+
+def remove_in_background(path: Path) -> threading.Thread:
+    """Delete a retired snapshot on a worker thread; returns the thread.
+
+    Unlinking blobs that already reached the disk is the slowest part of an undo, and
+    nothing waits for it: the drop was committed by `retire_turn`. The thread is not a
+    daemon, so a terminal `undo` finishes the job before exiting; a killed process leaves a
+    `.tmp-*` directory that `clean_session` removes later.
+    """
+    worker = threading.Thread(
+        target=shutil.rmtree, args=(path,), kwargs={"ignore_errors": True}, name="larik-drop"
+    )
+    worker.start()
+    return worker
 
 
 def clean_session(session_dir: Path) -> None:

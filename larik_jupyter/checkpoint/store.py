@@ -47,7 +47,13 @@ from larik_jupyter.checkpoint.safepath import (
     entry_state,
     refuse_unsafe_entry,
 )
-from larik_jupyter.checkpoint.sessiondir import clean_session, drop_turn, is_blob_name, turn_dirs
+from larik_jupyter.checkpoint.sessiondir import (
+    clean_session,
+    is_blob_name,
+    remove_in_background,
+    retire_turn,
+    turn_dirs,
+)
 from larik_jupyter.session.entry import now_rfc3339
 
 __all__ = [
@@ -226,7 +232,7 @@ class CheckpointStore:
                 turn, turn_dir, manifest = self._newest_with_files()
                 result = self._restore(turn_dir, manifest)
                 if result.ok:
-                    drop_turn(session_fd, self.directory, turn)
+                    remove_in_background(self.directory / retire_turn(session_fd, turn))
                     if turn == self._turn:
                         self._records = []
                         self._captured = set()
