@@ -223,3 +223,17 @@ def test_stop_mid_stream_keeps_the_partial_reply_marked_interrupted(project: Pat
     resumed = Agent(project, session=str(session_path), model=scripted(tmp_path, [text("next")]))
     assert resumed.run("go on").status == "done"
     resumed.close()
+
+
+def test_yes_allows_without_asking_even_when_someone_could(project: Path, tmp_path: Path) -> None:
+    spec = scripted(tmp_path, [tool("write", path="y.txt", content="y")], [text("ok")])
+    asked: list[PermissionRequest] = []
+
+    async def approver(request: PermissionRequest) -> PermissionAnswer:
+        asked.append(request)
+        return PermissionAnswer("deny")
+
+    agent = Agent(project, model=spec, approver=approver, yes=True)
+    agent.run("write")
+    assert asked == [] and (project / "y.txt").read_text() == "y"
+    agent.close()

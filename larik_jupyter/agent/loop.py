@@ -374,6 +374,9 @@ class AgentLoop:
         if decision == "deny":
             self.emit(ae.PermissionAnswered(call.id, "deny", "a deny rule matched"))
             return f"Permission denied by a configured rule for {summary}."
+        if self.yes:
+            self.emit(ae.PermissionAnswered(call.id, "allow", "--yes"))
+            return None
         request = PermissionRequest(
             id=call.id,
             tool=call.name,
@@ -386,9 +389,6 @@ class AgentLoop:
             self.emit(ae.PermissionAsked(call.id, call.name, summary))
             answer = await self.approver(request)
         if answer is None:
-            if self.yes:
-                self.emit(ae.PermissionAnswered(call.id, "allow", "--yes"))
-                return None
             text = (
                 f"Permission denied for {summary}: nobody can answer an approval in this run "
                 "(use --yes or add an allow rule to permit it)."

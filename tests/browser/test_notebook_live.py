@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 import nbformat
 from playwright.sync_api import Page
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 from larik_jupyter.session.catalog import list_sessions
 from larik_jupyter.session.reader import load_entries
@@ -42,7 +43,47 @@ def open_and_run(page: Page, lab: LabServer, name: str) -> None:
 
 
 def body_has(page: Page, text: str, timeout: float = 60_000) -> None:
-    page.wait_for_function("t => document.body.innerText.includes(t)", arg=text, timeout=timeout)
+    try:
+        page.wait_for_function("t => document.body.innerText.includes(t)", arg=text, timeout=timeout)
+    except PlaywrightTimeout:
+        tail = page.evaluate("document.querySelector('.jp-Notebook')?.innerText ?? ''")[-3000:]
+        raise AssertionError(f"{text!r} never appeared; the notebook ends with:\n{tail}") from None
+
+
+CELLS_RAN = """n => {
+  const panel = window.jupyterapp.shell.currentWidget;
+  const cells = panel.content.model.cells;
+  let ran = 0;
+  for (let i = 0; i < cells.length; i++) {
+    if (cells.get(i).type === 'code' && cells.get(i).executionCount) ran++;
+  }
+  return ran >= n && panel.sessionContext.session?.kernel?.status === 'idle';
+}"""
+
+CELL_STATES = """() => {
+  const panel = window.jupyterapp.shell.currentWidget;
+  const cells = panel.content.model.cells;
+  const out = [];
+  for (let i = 0; i < cells.length; i++) {
+    const cell = cells.get(i);
+    if (cell.type === 'code') out.push(i + ':' + cell.executionCount + ':' + cell.sharedModel.getSource().slice(0, 30));
+  }
+  out.push('kernel=' + panel.sessionContext.session?.kernel?.status);
+  return out;
+}"""
+
+CELL_ERRORS = """() => {
+  const cells = window.jupyterapp.shell.currentWidget.content.model.cells;
+  const errors = [];
+  for (let i = 0; i < cells.length; i++) {
+    const outputs = cells.get(i).outputs;
+    for (let j = 0; outputs && j < outputs.length; j++) {
+      const out = outputs.get(j);
+      if (out.type === 'error') errors.push(i + ': ' + out.toJSON().ename);
+    }
+  }
+  return errors;
+}"""
 
 
 def shot(page: Page, name: str) -> None:
@@ -98,3 +139,49 @@ def test_stop_mid_stream_leaves_an_interrupted_turn_and_an_idle_kernel(
     assert messages[-1].role == "assistant" and messages[-1].interrupted
     assert "token10" in messages[-1].text()
     shot(lab_page, "notebook_stopped")
+
+
+def test_jupyter_interrupt_button_stops_the_turn_cleanly(lab_page: Page, lab_server: LabServer) -> None:
+    long_text = " ".join(f"token{i}" for i in range(400))
+    script = {"responses": [{"content": [{"type": "text", "text": long_text}], "delay": 0.05}]}
+    write_notebook(lab_server.root, "interrupt.ipynb", script, "talk a lot")
+    open_and_run(lab_page, lab_server, "interrupt.ipynb")
+    body_has(lab_page, "token10 ")
+    lab_page.evaluate("() => { window.jupyterapp.commands.execute('notebook:interrupt-kernel'); }")
+    body_has(lab_page, "Interrupted")
+    lab_server.wait_for_idle_kernel()
+    assert not lab_page.evaluate("document.body.innerText.includes('Traceback')")
+    (info,) = list_sessions(lab_server.root)
+    messages = [e.message for e in load_entries(info.path).entries if e.message is not None]
+    assert messages[-1].role == "assistant" and messages[-1].interrupted
+    shot(lab_page, "notebook_kernel_interrupt")
+
+
+def test_quickstart_runs_in_jupyterlab_with_approvals(lab_page: Page, lab_server: LabServer) -> None:
+    notebooks = Path(__file__).resolve().parents[2] / "notebooks"
+    (lab_server.root / "quickstart.ipynb").write_bytes((notebooks / "quickstart.ipynb").read_bytes())
+    open_and_run(lab_page, lab_server, "quickstart.ipynb")
+    body_has(lab_page, "[scripted demo]")
+    for step in range(3):  # write, edit, bash: each asks once
+        button = lab_page.locator("button:has-text('Allow once'):not([disabled])").first
+        button.wait_for(timeout=60_000)
+        if step == 0:
+            shot(lab_page, "quickstart_approval")
+        button.click()
+    code_cells = sum(1 for c in nbformat.read(notebooks / "quickstart.ipynb", 4).cells if c.cell_type == "code")
+    try:
+        lab_page.wait_for_function(CELLS_RAN, arg=code_cells, timeout=120_000)
+    except PlaywrightTimeout:
+        state = lab_page.evaluate(CELL_STATES)
+        raise AssertionError(f"not every cell ran: {state}") from None
+    assert lab_page.evaluate(CELL_ERRORS) == []
+    # /rewind 1 put the first prompt into a new, unexecuted %%larik cell below it.
+    states = lab_page.evaluate(CELL_STATES)
+    assert any(":null:%%larik\nCreate hello.py" in state for state in states), states
+    shot(lab_page, "quickstart_done")
+    sessions = list_sessions(lab_server.root)
+    original = [s for s in sessions if not s.fork_of][0]
+    messages = [e.message for e in load_entries(original.path).entries if e.message is not None]
+    results = [b for m in messages for b in m.tool_results()]
+    assert results and not any(r.is_error for r in results[:3])  # the three allowed calls ran
+    assert len(sessions) >= 3  # fork and rewind made branches
