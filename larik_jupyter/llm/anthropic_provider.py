@@ -7,12 +7,9 @@ call's prefix from Anthropic's prompt cache. The SDK is imported on first use.
 
 from __future__ import annotations
 
-import functools
-import os
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Awaitable
 from typing import Any
 
-from larik_jupyter.llm.api_errors import ApiTarget
 from larik_jupyter.llm.events import (
     StreamEvent,
     TextDelta,
@@ -31,9 +28,10 @@ from larik_jupyter.llm.messages import (
     ToolUseBlock,
     Usage,
 )
-from larik_jupyter.llm.provider import ProviderError, ToolSchema
-from larik_jupyter.llm.retry import RetryPolicy, with_retries
-from larik_jupyter.llm.sdk_stream import ChunkDecoder, run_attempt
+from larik_jupyter.llm.provider import ToolSchema
+from larik_jupyter.llm.retry import RetryPolicy
+from larik_jupyter.llm.sdk_provider import SdkProvider
+from larik_jupyter.llm.sdk_stream import ChunkDecoder
 
 DEFAULT_MODEL = "claude-sonnet-4-6"
 DEFAULT_BASE_URL = "https://api.anthropic.com"
@@ -106,94 +104,6 @@ def _usage(raw: Any, usage: Usage) -> Usage:
     return usage.model_copy(update=updates)
 
 
-class AnthropicProvider:
-    """Streams Claude models; `thinking_budget` turns on extended thinking."""
-
-    def __init__(
-        self,
-        model: str,
-        *,
-        api_key: str | None = None,
-        key_env: str = "ANTHROPIC_API_KEY",
-        base_url: str | None = None,
-        retry: RetryPolicy | None = None,
-        max_tokens: int | None = None,
-        thinking_budget: int | None = None,
-        timeout: float = 600.0,
-    ) -> None:
-        key = api_key or os.environ.get(key_env)
-        if not key:
-            raise ProviderError(
-                f"{key_env} is not set; set it to your Anthropic API key, "
-                "or choose another model with provider:model."
-            )
-        self.model = model
-        self.name = f"anthropic:{model}"
-        self.retry = retry or RetryPolicy()
-        self.max_tokens = max_tokens or DEFAULT_MAX_TOKENS
-        self.thinking_budget = thinking_budget
-        self._timeout = timeout
-        self._key = key
-        self.http_client_factory: Callable[[], Any] | None = None
-        self._base_url = base_url or os.environ.get("ANTHROPIC_BASE_URL") or DEFAULT_BASE_URL
-        self._target = ApiTarget("Anthropic", self.name, model, self._base_url, key_env, key)
-
-    def __repr__(self) -> str:
-        return f"AnthropicProvider({self.model!r}, base_url={self._base_url!r})"
-
-    def _new_client(self) -> Any:
-        # A client per call: its connections belong to the event loop of that call, and
-        # callers (tests, scripts) may run each call on a fresh loop.
-        import anthropic
-
-        # A debug trace sets `http_client_factory` to record the HTTP bodies.
-        extra = {"http_client": self.http_client_factory()} if self.http_client_factory else {}
-        return anthropic.AsyncAnthropic(
-            api_key=self._key, base_url=self._base_url, max_retries=0, timeout=self._timeout, **extra
-        )
-
-    def request(
-        self, system: str, messages: list[Message], tools: list[ToolSchema]
-    ) -> dict[str, Any]:
-        """The keyword arguments of `messages.create` for one call."""
-        params: dict[str, Any] = {
-            "model": self.model,
-            "max_tokens": self.max_tokens,
-            "messages": request_messages(messages),
-            "stream": True,
-        }
-        if system:
-            params["system"] = [{"type": "text", "text": system, "cache_control": _CACHE}]
-        if tools:
-            params["tools"] = [
-                {"name": t.name, "description": t.description, "input_schema": t.input_schema}
-                for t in tools
-            ]
-        if self.thinking_budget:
-            params["thinking"] = {"type": "enabled", "budget_tokens": self.thinking_budget}
-            # The API requires room for an answer beyond the thinking budget.
-            params["max_tokens"] = max(self.max_tokens, self.thinking_budget + 4096)
-        return params
-
-    async def stream(
-        self, system: str, messages: list[Message], tools: list[ToolSchema]
-    ) -> AsyncIterator[StreamEvent]:
-        """Stream one call, retrying transient failures before any output."""
-        import anthropic
-
-        params = self.request(system, messages, tools)
-        async with self._new_client() as client:
-            attempt = functools.partial(
-                run_attempt,
-                anthropic,
-                self._target,
-                lambda: client.messages.create(**params),
-                _Decoder,
-            )
-            async for event in with_retries(self.name, self.retry, attempt):
-                yield event
-
-
 class _Decoder(ChunkDecoder):
     """Raw Messages API stream events to our events."""
 
@@ -240,3 +150,68 @@ class _Decoder(ChunkDecoder):
         if delta.type == "input_json_delta" and index in self._tool_ids:
             return self.emit(ToolCallDelta(self._tool_ids[index], delta.partial_json))
         return []
+
+
+class AnthropicProvider(SdkProvider):
+    """Streams Claude models; `thinking_budget` turns on extended thinking."""
+
+    sdk_module = "anthropic"
+    client_class = "AsyncAnthropic"
+    base_url_env = "ANTHROPIC_BASE_URL"
+    default_base_url = DEFAULT_BASE_URL
+    decoder = _Decoder
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        api_key: str | None = None,
+        key_env: str = "ANTHROPIC_API_KEY",
+        base_url: str | None = None,
+        retry: RetryPolicy | None = None,
+        max_tokens: int | None = None,
+        thinking_budget: int | None = None,
+        timeout: float = 600.0,
+    ) -> None:
+        super().__init__(
+            model,
+            name=f"anthropic:{model}",
+            title="Anthropic",
+            api_key=api_key,
+            key_env=key_env,
+            base_url=base_url,
+            retry=retry,
+            timeout=timeout,
+        )
+        self.max_tokens = max_tokens or DEFAULT_MAX_TOKENS
+        self.thinking_budget = thinking_budget
+
+    def __repr__(self) -> str:
+        return f"AnthropicProvider({self.model!r}, base_url={self._base_url!r})"
+
+    def request(
+        self, system: str, messages: list[Message], tools: list[ToolSchema]
+    ) -> dict[str, Any]:
+        """The keyword arguments of `messages.create` for one call."""
+        params: dict[str, Any] = {
+            "model": self.model,
+            "max_tokens": self.max_tokens,
+            "messages": request_messages(messages),
+            "stream": True,
+        }
+        if system:
+            params["system"] = [{"type": "text", "text": system, "cache_control": _CACHE}]
+        if tools:
+            params["tools"] = [
+                {"name": t.name, "description": t.description, "input_schema": t.input_schema}
+                for t in tools
+            ]
+        if self.thinking_budget:
+            params["thinking"] = {"type": "enabled", "budget_tokens": self.thinking_budget}
+            # The API requires room for an answer beyond the thinking budget.
+            params["max_tokens"] = max(self.max_tokens, self.thinking_budget + 4096)
+        return params
+
+    def create(self, client: Any, params: dict[str, Any]) -> Awaitable[Any]:
+        """Open a Messages API stream."""
+        return client.messages.create(**params)

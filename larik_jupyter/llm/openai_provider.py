@@ -9,13 +9,10 @@ is imported on first use.
 
 from __future__ import annotations
 
-import functools
 import json
-import os
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Awaitable
 from typing import Any
 
-from larik_jupyter.llm.api_errors import ApiTarget
 from larik_jupyter.llm.events import (
     StreamEvent,
     TextDelta,
@@ -31,10 +28,11 @@ from larik_jupyter.llm.messages import (
     ToolUseBlock,
     Usage,
 )
-from larik_jupyter.llm.provider import ProviderError, ToolSchema
-from larik_jupyter.llm.retry import RetryPolicy, with_retries
+from larik_jupyter.llm.provider import ToolSchema
+from larik_jupyter.llm.retry import RetryPolicy
 from larik_jupyter.llm.script import new_tool_id
-from larik_jupyter.llm.sdk_stream import ChunkDecoder, run_attempt
+from larik_jupyter.llm.sdk_provider import SdkProvider
+from larik_jupyter.llm.sdk_stream import ChunkDecoder
 
 DEFAULT_MODEL = "gpt-5"
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
@@ -44,8 +42,6 @@ _STOP_REASONS = {
     "function_call": "tool_use",
     "length": "max_tokens",
 }
-# Local servers ignore the key, but the SDK refuses to run without one.
-_NO_KEY = "not-needed"
 
 
 def _image_part(block: ImageBlock) -> dict[str, Any]:
@@ -116,101 +112,6 @@ def request_messages(system: str, messages: list[Message]) -> list[dict[str, Any
     return out
 
 
-class OpenAIProvider:
-    """Streams chat completions from OpenAI or a compatible server at `base_url`.
-
-    `prefix` and `title` name the backend in labels and errors (`ollama`, "Ollama");
-    `key_env=None` means the server needs no key.
-    """
-
-    def __init__(
-        self,
-        model: str,
-        *,
-        prefix: str = "openai",
-        title: str = "OpenAI",
-        api_key: str | None = None,
-        key_env: str | None = "OPENAI_API_KEY",
-        base_url: str | None = None,
-        retry: RetryPolicy | None = None,
-        max_tokens: int | None = None,
-        timeout: float = 600.0,
-    ) -> None:
-        key = api_key or (os.environ.get(key_env) if key_env else _NO_KEY)
-        if not key:
-            raise ProviderError(
-                f"{key_env} is not set; set it to your {title} API key, "
-                "or choose another model with provider:model."
-            )
-        self.model = model
-        self.name = f"{prefix}:{model}"
-        self.retry = retry or RetryPolicy()
-        self.max_tokens = max_tokens
-        self._timeout = timeout
-        self._key = key
-        self.http_client_factory: Callable[[], Any] | None = None
-        self._base_url = base_url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL
-        self._target = ApiTarget(title, self.name, model, self._base_url, key_env, key)
-
-    def __repr__(self) -> str:
-        return f"OpenAIProvider({self.name!r}, base_url={self._base_url!r})"
-
-    def _new_client(self) -> Any:
-        # A client per call: its connections belong to the event loop of that call, and
-        # callers (tests, scripts) may run each call on a fresh loop.
-        import openai
-
-        # A debug trace sets `http_client_factory` to record the HTTP bodies.
-        extra = {"http_client": self.http_client_factory()} if self.http_client_factory else {}
-        return openai.AsyncOpenAI(
-            api_key=self._key, base_url=self._base_url, max_retries=0, timeout=self._timeout, **extra
-        )
-
-    def request(
-        self, system: str, messages: list[Message], tools: list[ToolSchema]
-    ) -> dict[str, Any]:
-        """The keyword arguments of `chat.completions.create` for one call."""
-        params: dict[str, Any] = {
-            "model": self.model,
-            "messages": request_messages(system, messages),
-            "stream": True,
-            "stream_options": {"include_usage": True},
-        }
-        if tools:
-            params["tools"] = [
-                {
-                    "type": "function",
-                    "function": {
-                        "name": t.name,
-                        "description": t.description,
-                        "parameters": t.input_schema,
-                    },
-                }
-                for t in tools
-            ]
-        if self.max_tokens:
-            params["max_tokens"] = self.max_tokens
-        return params
-
-    async def stream(
-        self, system: str, messages: list[Message], tools: list[ToolSchema]
-    ) -> AsyncIterator[StreamEvent]:
-        """Stream one call, retrying transient failures before any output."""
-        import openai
-
-        params = self.request(system, messages, tools)
-        async with self._new_client() as client:
-            attempt = functools.partial(
-                run_attempt,
-                openai,
-                self._target,
-                lambda: client.chat.completions.create(**params),
-                _Decoder,
-            )
-            async for event in with_retries(self.name, self.retry, attempt):
-                yield event
-
-
 class _Decoder(ChunkDecoder):
     """Chat completion chunks to our events; tool calls end when the finish reason arrives."""
 
@@ -262,3 +163,75 @@ def _usage(raw: Any) -> Usage:
         output_tokens=raw.completion_tokens or 0,
         cache_read_tokens=cached,
     )
+
+
+class OpenAIProvider(SdkProvider):
+    """Streams chat completions from OpenAI or a compatible server at `base_url`.
+
+    `prefix` and `title` name the backend in labels and errors (`ollama`, "Ollama");
+    `key_env=None` means the server needs no key.
+    """
+
+    sdk_module = "openai"
+    client_class = "AsyncOpenAI"
+    base_url_env = "OPENAI_BASE_URL"
+    default_base_url = DEFAULT_BASE_URL
+    decoder = _Decoder
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        prefix: str = "openai",
+        title: str = "OpenAI",
+        api_key: str | None = None,
+        key_env: str | None = "OPENAI_API_KEY",
+        base_url: str | None = None,
+        retry: RetryPolicy | None = None,
+        max_tokens: int | None = None,
+        timeout: float = 600.0,
+    ) -> None:
+        super().__init__(
+            model,
+            name=f"{prefix}:{model}",
+            title=title,
+            api_key=api_key,
+            key_env=key_env,
+            base_url=base_url,
+            retry=retry,
+            timeout=timeout,
+        )
+        self.max_tokens = max_tokens
+
+    def __repr__(self) -> str:
+        return f"OpenAIProvider({self.name!r}, base_url={self._base_url!r})"
+
+    def request(
+        self, system: str, messages: list[Message], tools: list[ToolSchema]
+    ) -> dict[str, Any]:
+        """The keyword arguments of `chat.completions.create` for one call."""
+        params: dict[str, Any] = {
+            "model": self.model,
+            "messages": request_messages(system, messages),
+            "stream": True,
+            "stream_options": {"include_usage": True},
+        }
+        if tools:
+            params["tools"] = [
+                {
+                    "type": "function",
+                    "function": {
+                        "name": t.name,
+                        "description": t.description,
+                        "parameters": t.input_schema,
+                    },
+                }
+                for t in tools
+            ]
+        if self.max_tokens:
+            params["max_tokens"] = self.max_tokens
+        return params
+
+    def create(self, client: Any, params: dict[str, Any]) -> Awaitable[Any]:
+        """Open a chat completions stream."""
+        return client.chat.completions.create(**params)

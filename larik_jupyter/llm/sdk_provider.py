@@ -1,0 +1,93 @@
+"""What the two SDK-backed providers share: the key lookup, a client per call, the retried stream.
+
+Subclasses name their SDK module and client class, build the request and open the
+stream; the SDK module is imported on first use, never when a provider is constructed.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib
+import os
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any
+
+from larik_jupyter.llm.api_errors import ApiTarget
+from larik_jupyter.llm.events import StreamEvent
+from larik_jupyter.llm.messages import Message
+from larik_jupyter.llm.provider import ProviderError, ToolSchema
+from larik_jupyter.llm.retry import RetryPolicy, with_retries
+from larik_jupyter.llm.sdk_stream import ChunkDecoder, run_attempt
+
+# Local servers ignore the key, but the SDKs refuse to run without one.
+NO_KEY = "not-needed"
+
+
+class SdkProvider:
+    """A provider streaming through an official SDK; `key_env=None` means no key is needed."""
+
+    sdk_module: str
+    client_class: str
+    base_url_env: str
+    default_base_url: str
+    decoder: type[ChunkDecoder]
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        name: str,
+        title: str,
+        api_key: str | None,
+        key_env: str | None,
+        base_url: str | None,
+        retry: RetryPolicy | None,
+        timeout: float,
+    ) -> None:
+        key = api_key or (os.environ.get(key_env) if key_env else NO_KEY)
+        if not key:
+            raise ProviderError(
+                f"{key_env} is not set; set it to your {title} API key, "
+                "or choose another model with provider:model."
+            )
+        self.model = model
+        self.name = name
+        self.retry = retry or RetryPolicy()
+        self._timeout = timeout
+        self._key = key
+        self.http_client_factory: Callable[[], Any] | None = None
+        self._base_url = base_url or os.environ.get(self.base_url_env) or self.default_base_url
+        self._target = ApiTarget(title, name, model, self._base_url, key_env, key)
+
+    def request(
+        self, system: str, messages: list[Message], tools: list[ToolSchema]
+    ) -> dict[str, Any]:
+        """The keyword arguments of the SDK's create call for one call."""
+        raise NotImplementedError
+
+    def create(self, client: Any, params: dict[str, Any]) -> Awaitable[Any]:
+        """Open the SDK stream for `params` on `client`."""
+        raise NotImplementedError
+
+    def _new_client(self) -> Any:
+        # A client per call: its connections belong to the event loop of that call, and
+        # callers (tests, scripts) may run each call on a fresh loop.
+        client_class = getattr(importlib.import_module(self.sdk_module), self.client_class)
+        # A debug trace sets `http_client_factory` to record the HTTP bodies.
+        extra = {"http_client": self.http_client_factory()} if self.http_client_factory else {}
+        return client_class(
+            api_key=self._key, base_url=self._base_url, max_retries=0, timeout=self._timeout, **extra
+        )
+
+    async def stream(
+        self, system: str, messages: list[Message], tools: list[ToolSchema]
+    ) -> AsyncIterator[StreamEvent]:
+        """Stream one call, retrying transient failures before any output."""
+        sdk = importlib.import_module(self.sdk_module)
+        params = self.request(system, messages, tools)
+        async with self._new_client() as client:
+            attempt = functools.partial(
+                run_attempt, sdk, self._target, lambda: self.create(client, params), self.decoder
+            )
+            async for event in with_retries(self.name, self.retry, attempt):
+                yield event
