@@ -17,3 +17,12 @@ def larik_dirs(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.Mon
     for var in ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "LARIK_MODEL", "ANTHROPIC_BASE_URL", "OPENAI_BASE_URL"):
         monkeypatch.delenv(var, raising=False)
     return {"data": data, "config": config}
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    """A project directory `proj` marked as a git checkout, under the test's tmp_path."""
+    root = tmp_path / "proj"
+    root.mkdir()
+    (root / ".git").mkdir()
+    return root

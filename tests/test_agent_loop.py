@@ -6,42 +6,13 @@ import json
 import threading
 import time
 from pathlib import Path
-from typing import Any
-
-import pytest
 
 from larik_jupyter import Agent
 from larik_jupyter.agent import events as ae
 from larik_jupyter.agent.permissions import PermissionAnswer, PermissionRequest
 from larik_jupyter.session.reader import load_entries
 from larik_jupyter.session.state import replay
-
-
-def tool(name: str, **kwargs: Any) -> dict[str, Any]:
-    return {"type": "tool_use", "name": name, "input": kwargs}
-
-
-def text(t: str) -> dict[str, Any]:
-    return {"type": "text", "text": t}
-
-
-def scripted(tmp_path: Path, *responses: dict[str, Any] | list[dict[str, Any]]) -> str:
-    items = [r if isinstance(r, dict) and ("error" in r or "content" in r) else {"content": r} for r in responses]
-    path = tmp_path / f"script-{len(list(tmp_path.glob('script-*')))}.json"
-    path.write_text(json.dumps({"responses": items}))
-    return f"scripted:{path}"
-
-
-@pytest.fixture
-def project(tmp_path: Path) -> Path:
-    root = tmp_path / "proj"
-    root.mkdir()
-    (root / ".git").mkdir()
-    return root
-
-
-def results_of(agent: Agent) -> list[Any]:
-    return [b for m in agent.loop.session.state.all for b in m.tool_results()]
+from tests.agent_helpers import results_of, scripted, text, tool
 
 
 def test_turn_writes_edits_runs_bash_and_undo_restores(project: Path, tmp_path: Path) -> None:

@@ -9,12 +9,11 @@ import time
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 from larik_jupyter import Agent
 from larik_jupyter.agent import events as ae
-from larik_jupyter.config.layers import load_config, user_config_path
+from larik_jupyter.config.layers import load_config
 from larik_jupyter.config.update import approve
+from tests.agent_helpers import done, personal, results_of, scripted, tool
 
 BLOCK_RM = """
 import json, sys
@@ -35,48 +34,16 @@ print("logged " + event.get("tool_name", ""))
 """
 
 
-def tool(name: str, **kwargs: Any) -> dict[str, Any]:
-    return {"type": "tool_use", "name": name, "input": kwargs}
-
-
-def scripted(tmp_path: Path, *replies: list[dict[str, Any]]) -> str:
-    path = tmp_path / f"script-{len(list(tmp_path.glob('script-*')))}.json"
-    path.write_text(json.dumps({"responses": [{"content": r} for r in replies]}))
-    return f"scripted:{path}"
-
-
-def done(text: str = "Done.") -> list[dict[str, Any]]:
-    return [{"type": "text", "text": text}]
-
-
 def python_hook(tmp_path: Path, name: str, code: str, *args: str) -> str:
     script = tmp_path / name
     script.write_text(code)
     return shlex.join([sys.executable, str(script), *args])
 
 
-@pytest.fixture
-def project(tmp_path: Path) -> Path:
-    root = tmp_path / "proj"
-    root.mkdir()
-    (root / ".git").mkdir()
-    return root
-
-
-def personal(config: dict[str, Any]) -> None:
-    path = user_config_path()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(config))
-
-
 def run_collecting(agent: Agent, prompt: str) -> tuple[Any, list[ae.AgentEvent]]:
     seen: list[ae.AgentEvent] = []
     agent.subscribe(seen.append)
     return agent.run(prompt), seen
-
-
-def results_of(agent: Agent) -> list[Any]:
-    return [b for m in agent.loop.session.state.all for b in m.tool_results()]
 
 
 def test_before_hook_blocks_rm_and_after_hook_logs(project: Path, tmp_path: Path) -> None:

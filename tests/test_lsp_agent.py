@@ -16,34 +16,14 @@ from larik_jupyter.notebook import commands
 from larik_jupyter.notebook.magics import LarikMagics
 from larik_jupyter.notebook.parser import Command, parse_magic
 from larik_jupyter.notebook.render import ToolPart, render_tool
+from tests.agent_helpers import results_of, scripted, tool
 
 PYLSP = str(Path(sys.executable).parent / "pylsp")
-
-
-def tool(name: str, **kwargs: Any) -> dict[str, Any]:
-    return {"type": "tool_use", "name": name, "input": kwargs}
-
-
-def scripted(tmp_path: Path, *steps: list[dict[str, Any]]) -> str:
-    path = tmp_path / "script.json"
-    path.write_text(json.dumps({"responses": [{"content": s} for s in steps]}))
-    return f"scripted:{path}"
 
 
 def configure(larik_dirs: dict[str, Path], servers: dict[str, Any]) -> None:
     larik_dirs["config"].mkdir(parents=True, exist_ok=True)
     (larik_dirs["config"] / "config.json").write_text(json.dumps({"lspServers": servers}))
-
-
-@pytest.fixture
-def project(tmp_path: Path) -> Path:
-    root = tmp_path / "proj"
-    (root / ".git").mkdir(parents=True)
-    return root
-
-
-def results_of(agent: Agent) -> list[Any]:
-    return [b for m in agent.loop.session.state.all for b in m.tool_results()]
 
 
 def test_file_tools_return_diagnostics_and_the_tool_reports_them(

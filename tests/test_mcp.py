@@ -11,13 +11,12 @@ import time
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 from larik_jupyter import Agent, paths
 from larik_jupyter.agent.mcp import McpManager, status_table
-from larik_jupyter.config.layers import load_config, user_config_path
+from larik_jupyter.config.layers import load_config
 from larik_jupyter.config.model import McpServer
 from larik_jupyter.config.update import approve
+from tests.agent_helpers import done, personal, results_of, scripted, tool
 
 TINY = Path(__file__).parent / "mcp_servers" / "tiny_server.py"
 TINY_SERVER = {"command": sys.executable, "args": [str(TINY)]}
@@ -27,38 +26,6 @@ def time_server() -> dict[str, Any]:
     exe = shutil.which("mcp-server-time", path=str(Path(sys.executable).parent))
     assert exe, "mcp-server-time is part of the test extras; pip install mcp-server-time"
     return {"command": exe, "args": ["--local-timezone", "UTC"]}
-
-
-def tool(name: str, **kwargs: Any) -> dict[str, Any]:
-    return {"type": "tool_use", "name": name, "input": kwargs}
-
-
-def scripted(tmp_path: Path, *replies: list[dict[str, Any]]) -> str:
-    path = tmp_path / f"script-{len(list(tmp_path.glob('script-*')))}.json"
-    path.write_text(json.dumps({"responses": [{"content": r} for r in replies]}))
-    return f"scripted:{path}"
-
-
-def done(text: str = "Done.") -> list[dict[str, Any]]:
-    return [{"type": "text", "text": text}]
-
-
-@pytest.fixture
-def project(tmp_path: Path) -> Path:
-    root = tmp_path / "proj"
-    root.mkdir()
-    (root / ".git").mkdir()
-    return root
-
-
-def personal(config: dict[str, Any]) -> None:
-    path = user_config_path()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(config))
-
-
-def results_of(agent: Agent) -> list[Any]:
-    return [b for m in agent.loop.session.state.all for b in m.tool_results()]
 
 
 def test_tools_are_listed_called_and_logged(project: Path, tmp_path: Path) -> None:

@@ -20,14 +20,7 @@ from larik_jupyter.llm.script import ScriptReply, parse_script
 from larik_jupyter.llm.scripted import ScriptedProvider
 from larik_jupyter.session.reader import load_entries
 from larik_jupyter.session.store import Session
-
-
-def tool(name: str, **kwargs: Any) -> dict[str, Any]:
-    return {"type": "tool_use", "name": name, "input": kwargs}
-
-
-def text(t: str) -> dict[str, Any]:
-    return {"type": "text", "text": t}
+from tests.agent_helpers import text, tool
 
 
 def routed(scripts: dict[str, list[list[dict[str, Any]]]]) -> ScriptedProvider:

@@ -20,14 +20,6 @@ KEY = "sk-ant-trace-test-0123456789abcdef"
 
 
 @pytest.fixture
-def project(tmp_path: Path) -> Path:
-    root = tmp_path / "proj"
-    root.mkdir()
-    (root / ".git").mkdir()
-    return root
-
-
-@pytest.fixture
 def server(monkeypatch: pytest.MonkeyPatch) -> Any:
     replies = [
         {"content": [{"type": "tool_use", "name": "bash", "input": {"command": "echo hello"}}]},

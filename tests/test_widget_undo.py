@@ -10,14 +10,15 @@ from larik_jupyter import paths
 from larik_jupyter.notebook.widgets.live import live_widgets
 from larik_jupyter.notebook.widgets.tree import ForkTreeWidget
 from larik_jupyter.notebook.widgets.undo import UndoPanel, undo_data
-from tests.widget_helpers import click, larik, script, shell_with_magics, text, tool
+from tests.agent_helpers import scripted, text, tool
+from tests.widget_helpers import click, larik, shell_with_magics
 
 
 def two_turns(root: Path, tmp_path: Path) -> tuple[Any, Any]:
     """Turn 1 edits notes.txt; turn 2 edits it again and creates new.py."""
     root.mkdir()
     (root / "notes.txt").write_text("alpha\nbeta\n")
-    model = script(
+    model = scripted(
         tmp_path,
         [tool("edit", path="notes.txt", old_string="beta", new_string="BETA")],
         [text("Edited.")],
@@ -87,7 +88,7 @@ def test_a_refused_file_is_reported_and_the_turn_stays(tmp_path: Path) -> None:
 def test_checkpoints_shows_the_panel_and_nothing_to_undo_is_one_sentence(tmp_path: Path) -> None:
     root = tmp_path / "p"
     root.mkdir()
-    shell, magics = shell_with_magics(root, script(tmp_path, [text("hi")]))
+    shell, magics = shell_with_magics(root, scripted(tmp_path, [text("hi")]))
     larik(shell, "just talk")
     larik(shell, "/checkpoints")
     (panel,) = [w for w in live_widgets() if isinstance(w, UndoPanel) and w.magics is magics]

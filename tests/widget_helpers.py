@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -11,26 +10,12 @@ from IPython.core.interactiveshell import InteractiveShell
 from larik_jupyter.notebook.magics import LarikMagics
 from larik_jupyter.notebook.widgets.live import SessionWidget
 from larik_jupyter.session.reader import load_entries
-
-
-def tool(name: str, **kwargs: Any) -> dict[str, Any]:
-    return {"type": "tool_use", "name": name, "input": kwargs}
-
-
-def text(t: str) -> dict[str, Any]:
-    return {"type": "text", "text": t}
-
-
-def script(tmp_path: Path, *replies: list[dict[str, Any]]) -> str:
-    """A `scripted:` model playing `replies` in order (each a list of content blocks)."""
-    path = tmp_path / f"script-{len(list(tmp_path.glob('script-*')))}.json"
-    path.write_text(json.dumps({"responses": [{"content": r} for r in replies]}))
-    return f"scripted:{path}"
+from tests.agent_helpers import scripted, text
 
 
 def talkative(tmp_path: Path, n: int = 30) -> str:
     """A model that only ever answers with text."""
-    return script(tmp_path, *([text(f"reply {i}")] for i in range(n)))
+    return scripted(tmp_path, *([text(f"reply {i}")] for i in range(n)))
 
 
 def shell_with_magics(project: Path, model: str) -> tuple[InteractiveShell, LarikMagics]:
