@@ -21,6 +21,13 @@ if TYPE_CHECKING:
     from larik_jupyter.tools.env import Env
 
 
+# The `path` input of the tools that act on one file.
+FILE_PATH: dict[str, Any] = {
+    "type": "string",
+    "description": "File path, relative to the working directory.",
+}
+
+
 class ToolError(LarikError):
     """A tool call that cannot be done as asked; it goes back to the model as an error result."""
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from larik_jupyter.tools.base import Tool, ToolError, ToolResult
+from larik_jupyter.tools.base import FILE_PATH, Tool, ToolError, ToolResult
 from larik_jupyter.tools.diff import unified_diff
 from larik_jupyter.tools.env import Env
 from larik_jupyter.tools.textfile import read_text, write_text
@@ -72,10 +72,7 @@ class WriteTool(Tool):
     input_schema = {
         "type": "object",
         "properties": {
-            "path": {
-                "type": "string",
-                "description": "File path, relative to the working directory.",
-            },
+            "path": FILE_PATH,
             "content": {"type": "string", "description": "The whole new content of the file."},
         },
         "required": ["path", "content"],
@@ -97,13 +94,7 @@ class EditTool(Tool):
     )
     input_schema = {
         "type": "object",
-        "properties": {
-            "path": {
-                "type": "string",
-                "description": "File path, relative to the working directory.",
-            },
-            **_EDIT_FIELDS,
-        },
+        "properties": {"path": FILE_PATH, **_EDIT_FIELDS},
         "required": ["path", "old_string", "new_string"],
     }
 
@@ -126,10 +117,7 @@ class MultiEditTool(Tool):
     input_schema = {
         "type": "object",
         "properties": {
-            "path": {
-                "type": "string",
-                "description": "File path, relative to the working directory.",
-            },
+            "path": FILE_PATH,
             "edits": {
                 "type": "array",
                 "description": "The edits, applied in order.",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from larik_jupyter.tools.base import Tool, ToolError, ToolResult
+from larik_jupyter.tools.base import FILE_PATH, Tool, ToolError, ToolResult
 from larik_jupyter.tools.env import Env
 from larik_jupyter.tools.textfile import printable, read_text
 
@@ -23,10 +23,7 @@ class ReadTool(Tool):
     input_schema = {
         "type": "object",
         "properties": {
-            "path": {
-                "type": "string",
-                "description": "File path, relative to the working directory.",
-            },
+            "path": FILE_PATH,
             "offset": {
                 "type": "integer",
                 "description": "First line to read, 1-based (default 1).",
