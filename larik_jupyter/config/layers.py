@@ -116,26 +116,42 @@ def definition_hash(definition: Any) -> str:
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
 
 
-def _read_layer(layer: Layer, errors: list[str]) -> dict[str, Any]:
-    """The layer's valid keys; each problem is reported and only the bad part is dropped."""
+class NotAnObject(ValueError):
+    """A JSON file whose top level is not an object."""
+
+
+def read_json_object(path: Path) -> dict[str, Any]:
+    """The JSON object in `path`; {} when the file is missing or blank.
+
+    Raises `json.JSONDecodeError` for bad JSON, `NotAnObject` for any other top level, and
+    `OSError` / `UnicodeDecodeError` when the file cannot be read; each caller words these.
+    """
     try:
-        text = layer.path.read_text(encoding="utf-8")
+        text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
-        return {}
-    except (OSError, UnicodeDecodeError) as exc:
-        errors.append(f"{layer.label}: could not be read ({exc}); fix or remove the file.")
         return {}
     if not text.strip():
         return {}
+    data = json.loads(text)
+    if not isinstance(data, dict):
+        raise NotAnObject(path)
+    return data
+
+
+def _read_layer(layer: Layer, errors: list[str]) -> dict[str, Any]:
+    """The layer's valid keys; each problem is reported and only the bad part is dropped."""
     try:
-        data = json.loads(text)
+        data = read_json_object(layer.path)
+    except (OSError, UnicodeDecodeError) as exc:
+        errors.append(f"{layer.label}: could not be read ({exc}); fix or remove the file.")
+        return {}
     except json.JSONDecodeError as exc:
         errors.append(
             f"{layer.label}: not valid JSON ({exc.msg} at line {exc.lineno} column {exc.colno}); "
             "the file was ignored until it is fixed."
         )
         return {}
-    if not isinstance(data, dict):
+    except NotAnObject:
         errors.append(f"{layer.label}: expected a JSON object at the top level; the file was ignored.")
         return {}
     if "hooks" in data:

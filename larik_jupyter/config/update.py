@@ -15,9 +15,11 @@ from pydantic import ValidationError
 from larik_jupyter import paths
 from larik_jupyter.config.layers import (
     LoadedConfig,
+    NotAnObject,
     PendingApproval,
     load_config,
     private_settings_path,
+    read_json_object,
     user_config_path,
 )
 from larik_jupyter.config.model import Config
@@ -39,21 +41,16 @@ def lock_path(path: str | os.PathLike[str]) -> Path:
 
 def _read_object(path: Path) -> dict[str, Any]:
     try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        return {}
-    if not text.strip():
-        return {}
-    try:
-        data = json.loads(text)
+        return read_json_object(path)
     except json.JSONDecodeError as exc:
         raise ConfigError(
             f"{path} is not valid JSON (line {exc.lineno} column {exc.colno}); fix it by hand "
             "before larik_jupyter can update it."
         ) from None
-    if not isinstance(data, dict):
-        raise ConfigError(f"{path} does not hold a JSON object; fix it by hand before updating it.")
-    return data
+    except NotAnObject:
+        raise ConfigError(
+            f"{path} does not hold a JSON object; fix it by hand before updating it."
+        ) from None
 
 
 def _write_atomic(path: Path, data: dict[str, Any]) -> None:
