@@ -16,6 +16,13 @@ from larik_jupyter.llm.provider import Provider, ProviderError
 
 PROVIDERS = ("anthropic", "openai", "ollama", "openai-compatible", "scripted")
 OLLAMA_BASE_URL = "http://localhost:11434/v1"
+# The backends spoken to through the OpenAI SDK: prefix to (title, key variable, base URL);
+# a None key variable means the server needs no key; a None URL, `OPENAI_BASE_URL` or OpenAI's.
+_OPENAI_BACKENDS: dict[str, tuple[str, str | None, str | None]] = {
+    "openai": ("OpenAI", "OPENAI_API_KEY", None),
+    "ollama": ("Ollama", None, OLLAMA_BASE_URL),
+    "openai-compatible": ("The OpenAI-compatible server", None, None),
+}
 # Kept here rather than imported so choosing a model loads no provider module.
 ANTHROPIC_DEFAULT = "claude-sonnet-4-6"
 OPENAI_DEFAULT = "gpt-5"
@@ -80,34 +87,20 @@ def make_provider(spec: str, config: Any = None) -> Provider:
             thinking_budget=_positive_int(entry, "thinking_budget"),
         )
 
-    from larik_jupyter.llm.openai_provider import OpenAIProvider
-
-    if prefix == "openai":
-        return OpenAIProvider(
-            model,
-            key_env=key_env or "OPENAI_API_KEY",
-            base_url=base_url,
-            max_tokens=_positive_int(entry, "max_tokens"),
-        )
-    if prefix == "ollama":
-        return OpenAIProvider(
-            model,
-            prefix="ollama",
-            title="Ollama",
-            key_env=key_env,
-            base_url=base_url or OLLAMA_BASE_URL,
-            max_tokens=_positive_int(entry, "max_tokens"),
-        )
-    if not base_url:
+    title, default_key_env, default_base_url = _OPENAI_BACKENDS[prefix]
+    base_url = base_url or default_base_url
+    if not base_url and prefix == "openai-compatible":
         raise ProviderError(
             f'Model \'{spec}\' needs the server\'s URL: set "providers": {{"openai-compatible": '
             '{"base_url": "http://host:port/v1"}} in your config.json.'
         )
+    from larik_jupyter.llm.openai_provider import OpenAIProvider
+
     return OpenAIProvider(
         model,
-        prefix="openai-compatible",
-        title="The OpenAI-compatible server",
-        key_env=key_env,
+        prefix=prefix,
+        title=title,
+        key_env=key_env or default_key_env,
         base_url=base_url,
         max_tokens=_positive_int(entry, "max_tokens"),
     )
