@@ -64,6 +64,11 @@ def _json_errors(
     return wrapper
 
 
+def _endpoint(method: Callable[..., Awaitable[None]]) -> Callable[..., Any]:
+    """Every `/larik/api/` method: logged in, authorized for the `larik` resource, JSON errors."""
+    return web.authenticated(authorized(_json_errors(method)))
+
+
 class _LarikHandler(APIHandler):
     auth_resource = "larik"
 
@@ -104,13 +109,17 @@ class _LarikHandler(APIHandler):
     def write_model(self, model: Any) -> None:
         self.finish(model.model_dump_json())
 
+    def delete_session(self, path: Path) -> None:
+        """Remove the session at `path` and answer 204 No Content."""
+        delete(path)
+        self.set_status(204)
+        self.finish()
+
 
 class SessionsHandler(_LarikHandler):
     """`GET /larik/api/sessions?cwd=`: sessions of a directory with their fork tree."""
 
-    @web.authenticated
-    @authorized
-    @_json_errors
+    @_endpoint
     async def get(self) -> None:
         self.write_model(views.session_list(self.root_dir, self.cwd(), self.tokens))
 
@@ -118,30 +127,22 @@ class SessionsHandler(_LarikHandler):
 class SessionHandler(_LarikHandler):
     """`GET`: one page of a transcript (`?offset=&limit=`); `DELETE`: remove the session."""
 
-    @web.authenticated
-    @authorized
-    @_json_errors
+    @_endpoint
     async def get(self, session_id: str) -> None:
         path = self.session_path(session_id)
         offset = self.int_argument("offset", 0, 0, 2**31)
         limit = self.int_argument("limit", _DEFAULT_LIMIT, 1, _MAX_LIMIT)
         self.write_model(views.transcript_page(session_id, path, offset, limit))
 
-    @web.authenticated
-    @authorized
-    @_json_errors
+    @_endpoint
     async def delete(self, session_id: str) -> None:
-        delete(self.session_path(session_id))
-        self.set_status(204)
-        self.finish()
+        self.delete_session(self.session_path(session_id))
 
 
 class ConfirmedDeleteHandler(_LarikHandler):
     """`POST /larik/api/sessions/<id>/delete` with `{"token": …}` from the listing."""
 
-    @web.authenticated
-    @authorized
-    @_json_errors
+    @_endpoint
     async def post(self, session_id: str) -> None:
         path = self.session_path(session_id)
         try:
@@ -154,17 +155,13 @@ class ConfirmedDeleteHandler(_LarikHandler):
             raise StaleTokenError(
                 f"Session {session_id} changed since it was listed, or the token is wrong; refresh and confirm again."
             )
-        delete(path)
-        self.set_status(204)
-        self.finish()
+        self.delete_session(path)
 
 
 class CheckpointsHandler(_LarikHandler):
     """`GET /larik/api/sessions/<id>/checkpoints`: undoable turns with per-file diffs."""
 
-    @web.authenticated
-    @authorized
-    @_json_errors
+    @_endpoint
     async def get(self, session_id: str) -> None:
         self.session_path(session_id)
         self.write_model(views.checkpoints(session_id, self.cwd(), self.root_dir))
@@ -173,9 +170,7 @@ class CheckpointsHandler(_LarikHandler):
 class ExportHandler(_LarikHandler):
     """`GET /larik/api/sessions/<id>/export`: the Markdown export as a download."""
 
-    @web.authenticated
-    @authorized
-    @_json_errors
+    @_endpoint
     async def get(self, session_id: str) -> None:
         body = views.export_bytes(self.session_path(session_id))
         self.set_header("Content-Disposition", f'attachment; filename="{session_id}.md"')
