@@ -9,23 +9,10 @@ import { IRenderMimeRegistry } from '@jupyterlab/rendermime';
 
 import * as api from './api';
 import { CommandIDs } from './commands';
-import { renderDiff, TranscriptRenderer } from './transcript';
+import { element, renderDiff, TranscriptRenderer } from './transcript';
 
 const PAGE = 100;
 const POLL_MS = 5000;
-
-function element<K extends keyof HTMLElementTagNameMap>(
-  tag: K,
-  className: string,
-  text?: string
-): HTMLElementTagNameMap[K] {
-  const node = document.createElement(tag);
-  node.className = className;
-  if (text !== undefined) {
-    node.textContent = text;
-  }
-  return node;
-}
 
 function shortTime(time: string): string {
   const date = new Date(time);

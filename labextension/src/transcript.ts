@@ -5,7 +5,8 @@ import { IRenderMimeRegistry } from '@jupyterlab/rendermime';
 
 import { IContentBlock, IEntry } from './api';
 
-function element<K extends keyof HTMLElementTagNameMap>(
+/** A new `tag` element with `className` and, when given, `text`. */
+export function element<K extends keyof HTMLElementTagNameMap>(
   tag: K,
   className: string,
   text?: string
