@@ -20,8 +20,10 @@ from larik_jupyter.agent.events import Listener
 from larik_jupyter.agent.factory import open_agent
 from larik_jupyter.agent.loop import AgentLoop, TurnOutcome
 from larik_jupyter.agent.permissions import Approver
+from larik_jupyter.checkpoint.store import UndoResult
 from larik_jupyter.records import SessionRecords
 from larik_jupyter.session import branch
+from larik_jupyter.session.catalog import resolve
 
 T = TypeVar("T")
 
@@ -96,9 +98,10 @@ class Agent:
             opened.agent.subscribe(listener)
         return opened.agent
 
-    def _switch(self, **kwargs: Any) -> None:
-        """Open another session; the current one is closed only once the new one opened."""
-        model = kwargs.pop("model", None) or self.loop.provider.name
+    def _switch(self, *, model: str | None, **kwargs: Any) -> None:
+        """Open another session; the current one is closed only once the new one opened.
+
+        `model` None lets a resumed session keep the model it was recorded with."""
         new = self._open(model=model, **kwargs)
         self.loop.close()
         self.loop = new
@@ -144,33 +147,33 @@ class Agent:
     def clear(self) -> None:
         self.loop.clear()
 
-    def undo(self) -> Any:
+    def undo(self) -> UndoResult:
         """Revert the newest turn that changed files; the next prompt tells the model."""
         return self.loop.undo()
 
     # -- branches and sessions -------------------------------------------------------------
 
     def new(self, model: str | None = None) -> None:
-        self._switch(model=model)
+        self._switch(model=model or self.model)
 
     def resume(self, session: str | None = None, *, last: bool = False) -> None:
         """Continue a session by id or path, or the directory's latest with `last=True`."""
-        if session is not None and Path(self.loop.session.path) == branch_path(session, self.cwd):
+        if session is not None and self.session_path == resolve(session, self.cwd):
             return
-        self._switch(session=session, continue_latest=last or session is None)
+        self._switch(model=None, session=session, continue_latest=last or session is None)
 
     def fork(self) -> Path:
         """Branch the session at its end and continue on the branch."""
         self.loop.session.sync()
         path = branch.fork(self.session_path)
-        self._switch(session=str(path))
+        self._switch(model=self.model, session=str(path))
         return path
 
     def rewind(self, n: int) -> str:
         """Branch just before prompt `n` (1-based), continue there, return that prompt's text."""
         self.loop.session.sync()
         path, text = branch.rewind(self.session_path, n)
-        self._switch(session=str(path))
+        self._switch(model=self.model, session=str(path))
         return text
 
     def switch_model(self, model: str) -> None:
@@ -182,8 +185,3 @@ class Agent:
     def close(self) -> None:
         self.loop.close()
 
-
-def branch_path(session: str, cwd: Path) -> Path:
-    from larik_jupyter.session.catalog import resolve
-
-    return Path(resolve(session, cwd))

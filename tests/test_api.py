@@ -44,3 +44,13 @@ def test_rewind_returns_the_prompt_and_switches_session(tmp_path: Path) -> None:
     with pytest.raises(Exception, match="prompt"):
         agent.rewind(5)
     agent.close()
+
+
+def test_resume_keeps_the_model_the_session_was_recorded_with(tmp_path: Path) -> None:
+    first = Agent(tmp_path, model="scripted:demo", yes=True)
+    first.run("hello")
+    recorded = first.session_id
+    first.new(model=f"scripted:{tmp_path / 'none.json'}")
+    first.resume(recorded)
+    assert first.session_id == recorded and first.model == "scripted:demo"
+    first.close()

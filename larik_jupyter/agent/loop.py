@@ -27,7 +27,7 @@ from larik_jupyter.agent.prompt import system_prompt
 from larik_jupyter.agent.reply import ReplyBuilder
 from larik_jupyter.agent.subagents import TASK_TOOL, TaskTool, concurrent_batches
 from larik_jupyter.agent.summary import summarize_call
-from larik_jupyter.checkpoint.store import CheckpointStore
+from larik_jupyter.checkpoint.store import CheckpointStore, UndoResult
 from larik_jupyter.config.layers import LoadedConfig, load_config
 from larik_jupyter.config.rules import decide
 from larik_jupyter.config.update import add_allow_rule
@@ -441,7 +441,7 @@ class AgentLoop:
         """Start a fresh model context; the session file continues."""
         self.context = []
 
-    def undo(self) -> Any:
+    def undo(self) -> UndoResult:
         """Undo the newest turn with file changes and queue a note telling the model."""
         result = self.checkpoints.undo()
         if result.restored:
