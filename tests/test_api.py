@@ -50,7 +50,9 @@ def test_resume_keeps_the_model_the_session_was_recorded_with(tmp_path: Path) ->
     first = Agent(tmp_path, model="scripted:demo", yes=True)
     first.run("hello")
     recorded = first.session_id
-    first.new(model=f"scripted:{tmp_path / 'none.json'}")
+    other = tmp_path / "other.json"
+    other.write_text('{"responses": []}')
+    first.new(model=f"scripted:{other}")
     first.resume(recorded)
     assert first.session_id == recorded and first.model == "scripted:demo"
     first.close()
