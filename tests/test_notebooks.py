@@ -45,8 +45,9 @@ def test_quickstart_runs_headless(tmp_path: Path) -> None:
     everything = "\n".join(texts)
     assert "scripted" in everything.lower()
     assert "Permission denied" in everything  # the first prompt asked; nobody could answer
-    assert "Undid turn" in everything and "hello.py" in everything
-    assert "hello.py exists: False" in everything
+    assert "Undid turn" in everything and "larik_demo.txt" in everything
+    listing = [t for t in texts if "files here:" in t][0]
+    assert "larik_demo.txt" not in listing  # the asked turn was denied, the --yes turn undone
     sessions = list_sessions(tmp_path)
     assert len(sessions) >= 3  # the original, the fork and the rewind branch
     original = [s for s in sessions if not s.fork_of][0]
