@@ -19,8 +19,10 @@ from typing import Any, TypeVar
 from larik_jupyter.agent.events import Listener
 from larik_jupyter.agent.factory import open_agent
 from larik_jupyter.agent.loop import AgentLoop, TurnOutcome
+from larik_jupyter.agent.mcp import McpManager
 from larik_jupyter.agent.permissions import Approver
 from larik_jupyter.checkpoint.store import UndoResult
+from larik_jupyter.config.update import approve as approve_pending
 from larik_jupyter.records import SessionRecords
 from larik_jupyter.session import branch
 from larik_jupyter.session.catalog import resolve
@@ -57,7 +59,8 @@ class Agent:
     resume), `continue_latest` (resume the directory's latest session), `model`
     (`provider:model`), `yes` (allow calls that would ask), `namespace` (a kernel's user
     namespace, enabling the `python` and `inspect_variables` tools), `approver` (async
-    callback answering asks).
+    callback answering asks), `mcp` (the MCP servers of an agent this one replaces in the same
+    directory, reused instead of restarted; the old agent is then closed with `keep_mcp=True`).
     """
 
     def __init__(
@@ -71,6 +74,7 @@ class Agent:
         namespace: dict[str, Any] | None = None,
         approver: Approver | None = None,
         display: Any = None,
+        mcp: McpManager | None = None,
     ) -> None:
         self.cwd = Path(os.path.abspath(os.fspath(cwd or os.getcwd())))
         self.yes = yes
@@ -79,10 +83,12 @@ class Agent:
         self.display = display
         self.notices: list[str] = []
         self._listeners: list[Listener] = []
-        self.loop: AgentLoop = self._open(session=session, continue_latest=continue_latest, model=model)
+        self.loop: AgentLoop = self._open(
+            session=session, continue_latest=continue_latest, model=model, mcp=mcp
+        )
 
     def _open(self, *, session: str | None = None, continue_latest: bool = False,
-              model: str | None = None) -> AgentLoop:
+              model: str | None = None, mcp: McpManager | None = None) -> AgentLoop:
         opened = open_agent(
             self.cwd,
             session=session,
@@ -92,6 +98,7 @@ class Agent:
             yes=self.yes,
             namespace=self.namespace,
             display=self.display,
+            mcp=mcp,
         )
         self.notices = opened.notices
         for listener in self._listeners:
@@ -101,9 +108,10 @@ class Agent:
     def _switch(self, *, model: str | None, **kwargs: Any) -> None:
         """Open another session; the current one is closed only once the new one opened.
 
-        `model` None lets a resumed session keep the model it was recorded with."""
-        new = self._open(model=model, **kwargs)
-        self.loop.close()
+        `model` None lets a resumed session keep the model it was recorded with. The MCP
+        servers carry over to the new session instead of restarting."""
+        new = self._open(model=model, mcp=self.loop.mcp, **kwargs)
+        self.loop.close(keep_mcp=True)
         self.loop = new
 
     # -- session ---------------------------------------------------------------------------
@@ -182,6 +190,13 @@ class Agent:
         provider, _ = select_provider(model, self.loop.loaded.config)
         self.loop.provider = provider
 
-    def close(self) -> None:
-        self.loop.close()
+    def approve(self, name: str) -> list[str]:
+        """Approve a pending MCP server, hook, allow rule or LSP server (`name` or `kind:name`,
+        pinned to its definition's hash) and apply it to this agent now; returns notices."""
+        approve_pending(self.cwd, name)
+        return self.loop.reload_config()
+
+    def close(self, *, keep_mcp: bool = False) -> None:
+        """Close the session; `keep_mcp` leaves the MCP servers to the agent handed them."""
+        self.loop.close(keep_mcp=keep_mcp)
 

@@ -8,10 +8,10 @@ from pathlib import Path
 from typing import Any
 
 from larik_jupyter.agent.loop import AgentLoop
-from larik_jupyter.agent.mcp import McpManager
+from larik_jupyter.agent.mcp import McpManager, open_servers
 from larik_jupyter.agent.permissions import Approver
 from larik_jupyter.agent.trace import start_trace
-from larik_jupyter.config.layers import LoadedConfig, load_config
+from larik_jupyter.config.layers import load_config
 from larik_jupyter.llm.select import select_provider
 from larik_jupyter.session.catalog import latest, resolve
 from larik_jupyter.session.store import Session
@@ -35,8 +35,12 @@ def open_agent(
     yes: bool = False,
     namespace: dict[str, Any] | None = None,
     display: Any = None,
+    mcp: McpManager | None = None,
 ) -> Opened:
-    """Open an agent in `cwd` on a new session, a given one (id or path) or the latest one."""
+    """Open an agent in `cwd` on a new session, a given one (id or path) or the latest one.
+
+    `mcp`: the MCP servers a previous session of the same kernel ran; they are reused (and
+    brought in line with the config) instead of restarted."""
     cwd_path = Path(os.path.abspath(os.fspath(cwd)))
     loaded = load_config(cwd_path)
     notices = [*loaded.errors, *loaded.notices]
@@ -62,7 +66,7 @@ def open_agent(
         opened = Session.create(cwd_path, provider=prefix, model=name)
     if opened.state.interrupted:
         notices.append(f"The last turn of this session was interrupted: {opened.state.interrupted}")
-    mcp = start_mcp(loaded, notices)
+    mcp = open_servers(loaded, notices, reuse=mcp)
     agent = AgentLoop(
         opened,
         provider,
@@ -76,22 +80,6 @@ def open_agent(
     if loaded.config.debug:
         start_trace(agent)
     return Opened(agent=agent, notices=notices)
-
-
-def start_mcp(loaded: LoadedConfig, notices: list[str]) -> McpManager | None:
-    """Start the config's MCP servers; say which failed or await approval."""
-    manager = McpManager.from_config(loaded)
-    if not manager.statuses():
-        return None
-    manager.start()
-    for status in manager.statuses():
-        if status.state == "awaiting approval":
-            notices.append(f"MCP server `{status.name}` awaits your approval ({status.reason}).")
-        elif status.state == "failed":
-            notices.append(
-                f"MCP server `{status.name}` failed to start ({status.reason}); see {status.log}."
-            )
-    return manager
 
 
 def _session_model(session: Session) -> str | None:

@@ -101,11 +101,15 @@ class HookRunner:
         transcript: Path,
         emit: Callable[[ae.AgentEvent], None],
     ) -> None:
-        self.hooks = {event: list(specs) for event, specs in hooks.items() if specs}
+        self.configure(hooks)
         self.cwd = cwd
         self.session_id = session_id
         self.transcript = transcript
         self._emit = emit
+
+    def configure(self, hooks: Mapping[str, list[HookSpec]]) -> None:
+        """Use `hooks` from the next event on (the config was reloaded)."""
+        self.hooks = {event: list(specs) for event, specs in hooks.items() if specs}
 
     def active(self, event: str, tool_name: str | None = None) -> list[HookSpec]:
         """The hooks that would run for `event` (and `tool_name`)."""

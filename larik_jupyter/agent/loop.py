@@ -13,7 +13,7 @@ from larik_jupyter.agent import events as ae
 from larik_jupyter.agent.compaction import compact_context, needs_compaction
 from larik_jupyter.agent.context import model_context
 from larik_jupyter.agent.hooks import HookRunner
-from larik_jupyter.agent.mcp import McpManager
+from larik_jupyter.agent.mcp import McpManager, McpTool, started_notice
 from larik_jupyter.agent.permissions import (
     READ_ONLY_TOOLS,
     Approver,
@@ -155,11 +155,33 @@ class AgentLoop:
         if task is not None and loop is not None and not task.done():
             loop.call_soon_threadsafe(task.cancel)
 
-    def close(self) -> None:
-        if self.parent is None and self.mcp is not None:
+    def close(self, *, keep_mcp: bool = False) -> None:
+        """Close the session and its servers; `keep_mcp` leaves the MCP servers running for the
+        next session's loop, which was handed the same manager."""
+        if self.parent is None and self.mcp is not None and not keep_mcp:
             self.mcp.close()
         self.lsp.close()
         self.session.close()
+
+    def reload_config(self) -> list[str]:
+        """Re-read the config (after an approval, say): rules, hooks and LSP servers apply from
+        the next call, and MCP servers it now allows start at once. Returns notices."""
+        before = self.loaded.config
+        self.loaded = load_config(self.cwd)
+        config = self.loaded.config
+        notices = list(self.loaded.errors)
+        self.hooks.configure(config.hooks)
+        if config.lspServers != before.lspServers:
+            self.lsp.close()
+            self.lsp = LspManager.from_config(config, self.root)
+            self.env.diagnostics = self.lsp if self.lsp.servers else None
+        if self.parent is None:
+            self.mcp = self.mcp or McpManager({}, cwd=self.cwd)
+            notices += [started_notice(status) for status in self.mcp.sync(self.loaded)]
+            for name in [n for n, tool in self.tools.items() if isinstance(tool, McpTool)]:
+                del self.tools[name]
+            self.tools.update(self.mcp.tools())
+        return notices
 
     # -- the turn -------------------------------------------------------------------------
 

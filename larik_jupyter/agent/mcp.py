@@ -7,6 +7,10 @@ tool calls are handed to it with `run_coroutine_threadsafe` and awaited through
 `wrap_future`. Every call has a timeout, and a server that crashes fails its calls with an
 error result instead of hanging the turn. Each server's stderr goes to
 `logs/mcp-<name>.log` in the data dir. The SDK is imported on first use.
+
+A manager outlives one session: the kernel hands it from session to session (new, fork,
+rewind, resume) and `sync` reconciles it with the config then in effect, so unchanged
+servers keep running and a server approved mid-session starts without a restart.
 """
 
 from __future__ import annotations
@@ -34,6 +38,7 @@ State = Literal["starting", "running", "failed", "awaiting approval", "stopped"]
 
 STARTUP_TIMEOUT = 30.0
 CALL_TIMEOUT = 120.0
+PING_TIMEOUT = 3.0
 MAX_LISTED = 50
 _UNSAFE = re.compile(r"[^A-Za-z0-9_-]")
 _NAME_MAX = 64
@@ -77,6 +82,7 @@ class _Connection:
     session: Any = None
     ready: threading.Event = field(default_factory=threading.Event)
     closing: asyncio.Event | None = None
+    future: concurrent.futures.Future[None] | None = None
 
 
 class McpError(Exception):
@@ -98,22 +104,10 @@ class McpManager:
         self.cwd = cwd
         self.startup_timeout = startup_timeout
         self.call_timeout = call_timeout
-        self._connections = {
-            name: _Connection(name, spec, ServerStatus(name, "starting", log=log_path(name)))
-            for name, spec in servers.items()
-        }
-        self.awaiting = [
-            ServerStatus(
-                p.name,
-                "awaiting approval",
-                f"declared in {p.layer}; run `larik-jupyter approve {p.name}` to start it",
-            )
-            for p in (pending or [])
-            if p.kind == "mcp" and p.name not in servers
-        ]
+        self._connections = {name: _connection(name, spec) for name, spec in servers.items()}
+        self.awaiting = _awaiting(servers, pending or [])
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
-        self._futures: list[concurrent.futures.Future[None]] = []
 
     @classmethod
     def from_config(cls, loaded: LoadedConfig, **kwargs: Any) -> McpManager:
@@ -126,18 +120,40 @@ class McpManager:
         """Start every server and wait (at most the startup timeout) until each runs or failed."""
         if self._thread is not None or not self._connections:
             return
-        # The SDK validates structured results with jsonschema, whose first import takes
-        # seconds; doing it while the servers start keeps it off the first tool call.
-        threading.Thread(target=_preload_validator, name="larik-mcp-preload", daemon=True).start()
-        loop = asyncio.new_event_loop()
-        self._loop = loop
-        self._thread = threading.Thread(target=loop.run_forever, name="larik-mcp", daemon=True)
-        self._thread.start()
-        for conn in self._connections.values():
-            self._futures.append(asyncio.run_coroutine_threadsafe(self._serve(conn), loop))
-        for conn in self._connections.values():
+        self._launch(list(self._connections.values()))
+
+    def _launch(self, conns: list[_Connection]) -> None:
+        loop = self._loop
+        if loop is None:
+            # The SDK validates structured results with jsonschema, whose first import takes
+            # seconds; doing it while the servers start keeps it off the first tool call.
+            threading.Thread(target=_preload_validator, name="larik-mcp-preload", daemon=True).start()
+            loop = self._loop = asyncio.new_event_loop()
+            self._thread = threading.Thread(target=loop.run_forever, name="larik-mcp", daemon=True)
+            self._thread.start()
+        for conn in conns:
+            conn.future = asyncio.run_coroutine_threadsafe(self._serve(conn), loop)
+        for conn in conns:
             if not conn.ready.wait(self.startup_timeout + 5):
                 conn.status.state, conn.status.reason = "failed", "did not start in time"
+
+    def sync(self, loaded: LoadedConfig) -> list[ServerStatus]:
+        """Make the servers match `loaded`: start added or changed ones, stop the rest of the
+        old ones, keep unchanged ones running; returns the statuses of those it started."""
+        servers = dict(loaded.config.mcpServers)
+        self.awaiting = _awaiting(servers, loaded.pending)
+        # A server that failed (crashed, or never started) gets another start, as on a restart.
+        stale = [
+            c for n, c in self._connections.items() if servers.get(n) != c.spec or c.status.state == "failed"
+        ]
+        for conn in stale:
+            self._stop(conn)
+            del self._connections[conn.name]
+        fresh = [_connection(n, spec) for n, spec in servers.items() if n not in self._connections]
+        self._connections.update((c.name, c) for c in fresh)
+        if fresh:
+            self._launch(fresh)
+        return [c.status for c in fresh]
 
     def close(self) -> None:
         """Stop every server and the background thread."""
@@ -145,16 +161,20 @@ class McpManager:
         if loop is None or thread is None:
             return
         for conn in self._connections.values():
-            if conn.closing is not None:
-                loop.call_soon_threadsafe(conn.closing.set)
-        for future in self._futures:
-            with contextlib.suppress(Exception):
-                future.result(timeout=10)
+            self._stop(conn)
         loop.call_soon_threadsafe(loop.stop)
         thread.join(timeout=10)
         if not thread.is_alive():
             loop.close()
         self._loop = self._thread = None
+
+    def _stop(self, conn: _Connection) -> None:
+        if self._loop is None or conn.closing is None:
+            return
+        self._loop.call_soon_threadsafe(conn.closing.set)
+        if conn.future is not None:
+            with contextlib.suppress(Exception):
+                conn.future.result(timeout=10)
 
     async def _serve(self, conn: _Connection) -> None:
         conn.closing = asyncio.Event()
@@ -210,6 +230,29 @@ class McpManager:
         """Every configured server (and every one awaiting approval), for `/mcp`."""
         return [c.status for c in self._connections.values()] + list(self.awaiting)
 
+    def check(self) -> list[ServerStatus]:
+        """`statuses` after pinging each running server, so one that died while idle shows
+        failed with its reason (a server too busy to answer in time stays running)."""
+        running = [c for c in self._connections.values() if c.session is not None]
+        if running:
+            with contextlib.suppress(McpError):
+                self._submit(self._ping_all(running)).result(PING_TIMEOUT + 5)
+        return self.statuses()
+
+    async def _ping_all(self, conns: list[_Connection]) -> None:
+        await asyncio.gather(*(self._ping(conn) for conn in conns))
+
+    async def _ping(self, conn: _Connection) -> None:
+        session = conn.session
+        if session is None:
+            return
+        try:
+            await asyncio.wait_for(session.send_ping(), PING_TIMEOUT)
+        except TimeoutError:
+            return
+        except Exception as exc:  # noqa: BLE001 - the SDK raises many kinds
+            self._lost(conn, f"exited while idle ({_reason(exc, 'no answer')})")
+
     def tools(self) -> dict[str, Tool]:
         """The tools of every server that started, by their `mcp__<server>__<tool>` names."""
         found: dict[str, Tool] = {}
@@ -263,16 +306,70 @@ class McpManager:
         except Exception as exc:  # noqa: BLE001 - the SDK raises many kinds
             reason = _reason(exc, "the call failed")
             if "closed" in reason.lower():
-                conn.session = None
-                conn.status.state, conn.status.reason = "failed", f"crashed ({reason})"
-                if conn.closing is not None:
-                    conn.closing.set()
+                self._lost(conn, f"crashed ({reason})")
                 raise McpError(
                     f"MCP server {server!r} crashed during {tool} ({reason}); its log is "
                     f"{conn.status.log}."
                 ) from None
             raise McpError(f"MCP tool {tool} on {server!r} failed: {reason}.") from None
         return ToolResult(_result_text(result), is_error=bool(result.is_error))
+
+    def _lost(self, conn: _Connection, reason: str) -> None:
+        """Mark a server whose connection ended as failed and let its task reap the process."""
+        conn.session = None
+        conn.status.state, conn.status.reason = "failed", reason
+        if conn.closing is not None:
+            conn.closing.set()
+
+
+def _connection(name: str, spec: McpServer) -> _Connection:
+    return _Connection(name, spec, ServerStatus(name, "starting", log=log_path(name)))
+
+
+def started_notice(status: ServerStatus) -> str:
+    """One line on a server just started: running with its tools, or why it failed."""
+    if status.state == "running":
+        return f"MCP server `{status.name}` is running with {len(status.tools)} tool(s)."
+    return f"MCP server `{status.name}` failed to start ({status.reason}); see {status.log}."
+
+
+def awaiting_notice(status: ServerStatus) -> str:
+    """What opening an agent says (headless, the whole story) about a server awaiting approval."""
+    return f"MCP server `{status.name}` awaits your approval ({status.reason})."
+
+
+def _awaiting(servers: dict[str, McpServer], pending: list[PendingApproval]) -> list[ServerStatus]:
+    return [
+        ServerStatus(
+            p.name,
+            "awaiting approval",
+            f"declared in {p.layer}; run `larik-jupyter approve {p.name}` to start it",
+        )
+        for p in pending
+        if p.kind == "mcp" and p.name not in servers
+    ]
+
+
+def open_servers(
+    loaded: LoadedConfig, notices: list[str], reuse: McpManager | None = None
+) -> McpManager | None:
+    """The MCP servers of an agent opening on `loaded`: `reuse` (a previous session's manager
+    in the same directory) brought in line with the config, or a new manager started. Adds a
+    notice for each server that failed to start or awaits approval."""
+    if reuse is not None and reuse.cwd != loaded.cwd:
+        reuse.close()
+        reuse = None
+    if reuse is not None:
+        reuse.sync(loaded)
+        manager = reuse
+    else:
+        manager = McpManager.from_config(loaded)
+        if not manager.statuses():
+            return None
+        manager.start()
+    notices += [awaiting_notice(s) for s in manager.awaiting]
+    notices += [started_notice(s) for s in manager.statuses() if s.state == "failed"]
+    return manager
 
 
 def _preload_validator() -> None:

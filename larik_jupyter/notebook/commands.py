@@ -208,11 +208,17 @@ def _stop(magics: LarikMagics, args: dict[str, Any]) -> None:
 def _mcp(magics: LarikMagics, args: dict[str, Any]) -> None:
     from larik_jupyter.agent.mcp import McpManager, status_table
     from larik_jupyter.config.layers import load_config
+    from larik_jupyter.notebook.widgets.trust import TrustWidget
 
+    loaded = load_config(magics.cwd)
     manager = magics.agent.loop.mcp if magics.agent is not None else None
     if manager is None:  # nothing started: show what the config declares and what awaits approval
-        manager = McpManager.from_config(load_config(magics.cwd))
-    _md(status_table(manager.statuses()))
+        statuses = McpManager.from_config(loaded).statuses()
+    else:
+        statuses = manager.check()
+    _md(status_table(statuses))
+    if loaded.pending:
+        display(TrustWidget(magics, loaded.pending))
 
 
 def _agents(magics: LarikMagics, args: dict[str, Any]) -> None:

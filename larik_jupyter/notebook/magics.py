@@ -91,28 +91,43 @@ class LarikMagics(Magics):
         if self.agent is None:
             return self.replace_agent(session=session, continue_latest=last)
         self.agent.resume(session, last=last)
-        self.show_notices(self.agent.notices)
+        self.show_opened(self.agent)
         return self.agent
 
     def replace_agent(self, *, model: str | None = None, **kwargs: Any) -> Agent:
-        """Open a new agent (new session unless `session`/`continue_latest` say otherwise)."""
+        """Open a new agent (new session unless `session`/`continue_latest` say otherwise); the
+        kernel's MCP servers carry over from the agent it replaces."""
         agent = Agent(
             self.cwd,
             model=model or self.model,
             yes=self.yes,
             namespace=self.shell.user_ns if self.shell is not None else None,
             display=self._display_from_tool,
+            mcp=self.agent.loop.mcp if self.agent is not None else None,
             **kwargs,
         )
         if self.agent is not None:
-            self.agent.close()
+            self.agent.close(keep_mcp=True)
         self.agent = agent
-        self.show_notices(agent.notices)
+        self.show_opened(agent)
         return agent
 
     def show_notices(self, notices: list[str]) -> None:
         for notice in notices:
             display(Markdown(f"> {notice}"))
+
+    def show_opened(self, agent: Agent) -> None:
+        """The notices of a freshly opened agent, and the approval card when the project's
+        shared config declares something awaiting approval (it replaces those notices)."""
+        from larik_jupyter.agent.mcp import awaiting_notice
+        from larik_jupyter.notebook.widgets.trust import TrustWidget
+
+        pending = agent.loop.loaded.pending
+        awaiting = agent.loop.mcp.awaiting if pending and agent.loop.mcp is not None else []
+        skip = {awaiting_notice(status) for status in awaiting}
+        self.show_notices([n for n in agent.notices if n not in skip])
+        if pending:
+            display(TrustWidget(self, pending))
 
     def _display_from_tool(self, value: object) -> None:
         self.pump.post(lambda: display(value))

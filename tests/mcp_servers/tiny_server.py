@@ -39,6 +39,12 @@ def crash() -> str:
 
 
 @server.tool()
+def pid() -> int:
+    """The server's process id."""
+    return os.getpid()
+
+
+@server.tool()
 def hang(seconds: float) -> str:
     """Block for `seconds` without answering."""
     time.sleep(seconds)
