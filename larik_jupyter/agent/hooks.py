@@ -59,9 +59,12 @@ class HookRun:
 
 @dataclass
 class HookOutcome:
-    """All hooks of one event: the first block reason, and every run."""
+    """All hooks of one event: every run, the notices they gave (shown live and stored in the
+    transcript), and `refusal`, the text the model or user sees when a hook blocked."""
 
     runs: list[HookRun] = field(default_factory=list)
+    notices: list[str] = field(default_factory=list)
+    refusal: str | None = None
 
     @property
     def blocked(self) -> str | None:
@@ -135,54 +138,65 @@ class HookRunner:
         for spec in specs:
             run = await run_hook(spec, data, self.cwd)
             outcome.runs.append(run)
-            self._report(event, run)
+            notice = self._report(event, run)
+            if notice is not None:
+                outcome.notices.append(notice.text)
             if run.block_reason and event in (PRE_TOOL_USE, USER_PROMPT_SUBMIT):
                 break
         return outcome
 
-    async def before_tool(self, name: str, tool_input: dict[str, Any]) -> str | None:
-        """Run `PreToolUse` hooks; the text the model sees when one blocks the call, else None."""
+    async def before_tool(self, name: str, tool_input: dict[str, Any]) -> HookOutcome:
+        """Run `PreToolUse` hooks; `refusal` is the text the model sees when one blocks the call."""
         outcome = await self.run(PRE_TOOL_USE, {"tool_name": name, "tool_input": tool_input}, name)
-        reason = outcome.blocked
-        return None if reason is None else f"A PreToolUse hook blocked this call: {reason}"
+        if outcome.blocked is not None:
+            outcome.refusal = f"A PreToolUse hook blocked this call: {outcome.blocked}"
+        return outcome
 
-    async def after_tool(self, name: str, tool_input: dict[str, Any], content: str, is_error: bool) -> None:
+    async def after_tool(
+        self, name: str, tool_input: dict[str, Any], content: str, is_error: bool
+    ) -> HookOutcome:
         """Run `PostToolUse` hooks with the call and its result."""
         response = {"content": content, "is_error": is_error}
-        await self.run(
+        return await self.run(
             POST_TOOL_USE, {"tool_name": name, "tool_input": tool_input, "tool_response": response}, name
         )
 
-    async def prompt_submitted(self, prompt: str) -> str | None:
-        """Run `UserPromptSubmit` hooks; the reason when one blocks the prompt, else None."""
-        reason = (await self.run(USER_PROMPT_SUBMIT, {"prompt": prompt})).blocked
-        return None if reason is None else f"A UserPromptSubmit hook blocked the prompt: {reason}"
+    async def prompt_submitted(self, prompt: str) -> HookOutcome:
+        """Run `UserPromptSubmit` hooks; `refusal` is the reason when one blocks the prompt."""
+        outcome = await self.run(USER_PROMPT_SUBMIT, {"prompt": prompt})
+        if outcome.blocked is not None:
+            outcome.refusal = f"A UserPromptSubmit hook blocked the prompt: {outcome.blocked}"
+        return outcome
 
-    async def turn_ended(self, status: str) -> None:
+    async def turn_ended(self, status: str) -> HookOutcome:
         """Run `Stop` hooks at the end of a turn that was not interrupted."""
-        await self.run(STOP, {"status": status, "stop_hook_active": False})
+        return await self.run(STOP, {"status": status, "stop_hook_active": False})
 
-    def _report(self, event: str, run: HookRun) -> None:
-        if run.timed_out:
-            self._emit(
-                ae.Notice(
-                    f"{event} hook `{run.command}` timed out and was killed; it blocked nothing.",
-                    level="warning",
-                )
-            )
-            return
-        output = "\n".join(part for part in (run.stdout.strip(), run.stderr.strip()) if part)
-        if run.block_reason:
-            self._emit(ae.Notice(f"{event} hook `{run.command}` blocked: {run.block_reason}", level="warning"))
-        elif run.exit_code:
-            self._emit(
-                ae.Notice(
-                    f"{event} hook `{run.command}` failed with exit code {run.exit_code}: {output[:MAX_NOTICE]}",
-                    level="warning",
-                )
-            )
-        elif output:
-            self._emit(ae.Notice(f"{event} hook `{run.command}`: {output[:MAX_NOTICE]}"))
+    def _report(self, event: str, run: HookRun) -> ae.Notice | None:
+        """Emit the notice of one run (None when it printed nothing and did nothing notable)."""
+        notice = _notice(event, run)
+        if notice is not None:
+            self._emit(notice)
+        return notice
+
+
+def _notice(event: str, run: HookRun) -> ae.Notice | None:
+    if run.timed_out:
+        return ae.Notice(
+            f"{event} hook `{run.command}` timed out and was killed; it blocked nothing.",
+            level="warning",
+        )
+    output = "\n".join(part for part in (run.stdout.strip(), run.stderr.strip()) if part)
+    if run.block_reason:
+        return ae.Notice(f"{event} hook `{run.command}` blocked: {run.block_reason}", level="warning")
+    if run.exit_code:
+        return ae.Notice(
+            f"{event} hook `{run.command}` failed with exit code {run.exit_code}: {output[:MAX_NOTICE]}",
+            level="warning",
+        )
+    if output:
+        return ae.Notice(f"{event} hook `{run.command}`: {output[:MAX_NOTICE]}")
+    return None
 
 
 async def run_hook(spec: HookSpec, data: bytes, cwd: Path) -> HookRun:

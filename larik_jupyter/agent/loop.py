@@ -196,12 +196,12 @@ class AgentLoop:
         outcome = TurnOutcome(turn=turn, status="done")
         self.emit(ae.TurnStarted(turn=turn, prompt=prompt, model=self.provider.name))
         try:
-            blocked = await self.hooks.prompt_submitted(prompt)
-            if blocked is not None:
-                outcome.status, outcome.error = "blocked", blocked
+            hooked = await self.hooks.prompt_submitted(prompt)
+            if hooked.refusal is not None:
+                outcome.status, outcome.error = "blocked", hooked.refusal
             else:
                 await self._maybe_compact()
-                self._append(self._prompt_message(prompt), sync=True)
+                self._append(self._prompt_message(prompt, hooked.notices), sync=True)
                 await self._steps(outcome)
         except asyncio.CancelledError:
             outcome.status = "interrupted"
@@ -238,13 +238,13 @@ class AgentLoop:
         self.emit(ae.TurnEnded(turn=outcome.turn, status=outcome.status, error=outcome.error))
         self._task = None
 
-    def _prompt_message(self, prompt: str) -> Message:
+    def _prompt_message(self, prompt: str, hooks: list[str]) -> Message:
         blocks: list[ContentBlock] = []
         if self.pending_note:
             blocks.append(TextBlock(text=self.pending_note))
             self.pending_note = None
         blocks.append(TextBlock(text=prompt))
-        return Message(role="user", content=blocks)
+        return Message(role="user", content=blocks, hooks=hooks or None)
 
     def _append(self, message: Message, *, sync: bool = False) -> None:
         self.session.append(Entry(type="message", message=message), sync=sync)
@@ -345,17 +345,17 @@ class AgentLoop:
         tool = self.tools.get(call.name)
         if tool is None:
             return self._error_result(call, f"Unknown tool `{call.name}`; available: {', '.join(self.tools)}.")
-        blocked = await self.hooks.before_tool(call.name, dict(call.input))
-        if blocked is not None:
-            return self._error_result(call, blocked)
+        before = await self.hooks.before_tool(call.name, dict(call.input))
+        if before.refusal is not None:
+            return self._error_result(call, before.refusal, before.notices)
         denial = await self._permission(call, summary)
         if denial is not None:
-            return self._error_result(call, denial)
+            return self._error_result(call, denial, before.notices)
         self.emit(ae.ToolStarted(call.id, call.name, summary))
         started = time.monotonic()
         result: ToolResult = await tool.arun(self.env, dict(call.input))
         seconds = time.monotonic() - started
-        await self.hooks.after_tool(call.name, dict(call.input), result.content, result.is_error)
+        after = await self.hooks.after_tool(call.name, dict(call.input), result.content, result.is_error)
         self.emit(
             ae.ToolFinished(
                 id=call.id,
@@ -375,16 +375,19 @@ class AgentLoop:
             diff=result.diff or None,
             duration=round(seconds, 3),
             subagent=getattr(result, "subagent", None) or None,
+            hooks=before.notices + after.notices or None,
         )
 
-    def _error_result(self, call: ToolUseBlock, text: str) -> ToolResultBlock:
+    def _error_result(
+        self, call: ToolUseBlock, text: str, hooks: list[str] | None = None
+    ) -> ToolResultBlock:
         self.emit(
             ae.ToolFinished(
                 id=call.id, name=call.name, summary=summarize_call(call.name, call.input),
                 content=text, is_error=True, seconds=0.0,
             )
         )
-        return ToolResultBlock(tool_use_id=call.id, content=text, is_error=True)
+        return ToolResultBlock(tool_use_id=call.id, content=text, is_error=True, hooks=hooks or None)
 
     async def _permission(self, call: ToolUseBlock, summary: str) -> str | None:
         """None when the call may run, else the denial text the model sees."""

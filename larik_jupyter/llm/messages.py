@@ -48,8 +48,9 @@ class ImageBlock(_Model):
 
 
 class ToolResultBlock(_Model):
-    """A tool's answer. `diff`, `duration` and `subagent` are ours: stored for the transcript
-    views (undo panel, history, export) and never sent to a provider."""
+    """A tool's answer. `diff`, `duration`, `subagent` and `hooks` (the notices of the call's
+    PreToolUse/PostToolUse hooks) are ours: stored for the transcript views (undo panel,
+    history, export) and never sent to a provider."""
 
     type: Literal["tool_result"] = "tool_result"
     tool_use_id: str
@@ -58,6 +59,7 @@ class ToolResultBlock(_Model):
     diff: str | None = None
     duration: float | None = None
     subagent: dict[str, Any] | None = None
+    hooks: list[str] | None = None
 
 
 ContentBlock = Annotated[
@@ -68,11 +70,13 @@ ToolResultBlock.model_rebuild()
 
 
 class Message(_Model):
-    """One message of the conversation. `interrupted` marks a reply cut short."""
+    """One message of the conversation. `interrupted` marks a reply cut short; `hooks` (ours,
+    never sent) holds the notices of the UserPromptSubmit hooks that ran before a prompt."""
 
     role: Literal["user", "assistant"]
     content: list[ContentBlock] = Field(default_factory=list)
     interrupted: bool | None = None
+    hooks: list[str] | None = None
 
     def text(self) -> str:
         """The concatenated text blocks."""

@@ -19,7 +19,8 @@ _OUTPUT_CAP = 4000
 
 @dataclass
 class ToolPart:
-    """One tool call row: summary, status, duration, output and diff."""
+    """One tool call row: summary, status, duration, output, diff, and the notices of its hooks
+    (from the stored result; the live view shows those as they arrive, as `NoticePart`s)."""
 
     id: str
     summary: str
@@ -28,6 +29,7 @@ class ToolPart:
     output: str = ""
     diff: str | None = None
     uncaptured: list[tuple[str, str]] = field(default_factory=list)
+    hooks: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -96,7 +98,12 @@ def render_tool(part: ToolPart) -> str:
         lines.append(_fence(_cap(diagnostics)))
     for path, change in part.uncaptured:
         lines.append(f"> ⚠️ `{path}` {change} by the shell — **not undoable**")
+    lines += [render_notice(notice) for notice in part.hooks]
     return "\n\n".join(lines)
+
+
+def render_notice(text: str) -> str:
+    return f"> {text}"
 
 
 def render_parts(parts: list[Part]) -> str:
@@ -116,7 +123,7 @@ def render_parts(parts: list[Part]) -> str:
         elif isinstance(part, ToolPart):
             chunks.append(render_tool(part))
         else:
-            chunks.append(f"> {part.text}")
+            chunks.append(render_notice(part.text))
     return "\n\n".join(chunks)
 
 
@@ -132,6 +139,8 @@ def parts_from_messages(messages: list[Message], *, include_prompts: bool = True
                 elif isinstance(block, TextBlock) and include_prompts and message.is_prompt():
                     if not block.text.startswith("<system-note>"):
                         parts.append(PromptPart(block.text))
+            # The prompt's UserPromptSubmit hooks, where the live view showed them.
+            parts += [NoticePart(notice) for notice in message.hooks or []]
             continue
         for block in message.content:
             if isinstance(block, TextBlock):
@@ -157,3 +166,4 @@ def _apply_result(part: ToolPart | None, block: ToolResultBlock) -> None:
     part.status = "error" if block.is_error else "done"
     part.diff = block.diff
     part.seconds = block.duration
+    part.hooks = list(block.hooks or [])

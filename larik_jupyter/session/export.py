@@ -62,11 +62,18 @@ def _render_message(message: Message) -> list[str]:
         elif isinstance(block, ToolResultBlock):
             label = "**Tool error**" if block.is_error else "**Tool result**"
             out.append(f"{label} for `{block.tool_use_id}`\n\n{_fence(_result_text(block))}")
+            out += [_hook_notice(notice) for notice in block.hooks or []]
         elif isinstance(block, ImageBlock):
             out.append(f"*[image: {block.source.get('media_type', 'unknown type')}]*")
+    out += [_hook_notice(notice) for notice in message.hooks or []]
     if message.interrupted:
         out.append("*⚠ Interrupted: this reply was cut short.*")
     return out
+
+
+def _hook_notice(text: str) -> str:
+    """A hook's notice as a quote (its output may span lines)."""
+    return "\n".join(f"> {line}".rstrip() for line in f"*Hook:* {text}".splitlines())
 
 
 def render_markdown(path: Path, entries: EntryList) -> str:
