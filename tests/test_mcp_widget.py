@@ -10,6 +10,7 @@ from IPython.utils.capture import capture_output
 
 from larik_jupyter.config.layers import load_config
 from larik_jupyter.notebook.widgets.trust import TrustWidget
+from tests.agent_helpers import done, scripted, tool
 from tests.widget_helpers import larik, shell_with_magics
 
 TINY = Path(__file__).parent / "mcp_servers" / "tiny_server.py"
@@ -70,3 +71,22 @@ def test_not_now_leaves_it_pending(project: Path) -> None:
     card.approve_buttons["mcp:tiny"].click()  # settled rows ignore later clicks
     assert "Not approved" in card.settled["mcp:tiny"]
     assert [p.key for p in load_config(project).pending] == ["mcp:tiny"]
+
+
+def test_approving_a_shared_hook_in_the_card_runs_it_from_the_next_call(project: Path, tmp_path: Path) -> None:
+    flag = tmp_path / "hook-ran"
+    (project / ".larik").mkdir()
+    (project / ".larik" / "settings.json").write_text(
+        json.dumps({"hooks": {"PreToolUse": [{"command": f"touch {flag}"}]}})
+    )
+    model = scripted(tmp_path, [tool("ls")], done(), [tool("ls")], done())
+    shell, magics = shell_with_magics(project, model)
+    larik(shell, "look")
+    assert not flag.exists()
+    (pending,) = load_config(project).pending
+    card = TrustWidget(magics, [pending])
+    card.approve_buttons[pending.key].click()
+    assert card.settled[pending.key].startswith("✓ Approved hook:PreToolUse:")
+    larik(shell, "look again")
+    assert flag.exists()
+    magics.agent.close()  # type: ignore[union-attr]
