@@ -24,6 +24,9 @@ class FileRecord(BaseModel):
     size: int | None = None
     blob: str | None = None
     sha256: str | None = None
+    # Directories above a file that did not exist, missing too before the turn (shallowest
+    # first, relative to the root); undo removes them when empty. Absent in old manifests.
+    created_dirs: list[str] | None = None
 
 
 class Manifest(BaseModel):

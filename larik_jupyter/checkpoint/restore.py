@@ -1,15 +1,22 @@
-"""Putting one captured file back, or removing it, without ever writing through a symlink."""
+"""Putting one captured file back or deleting it, and removing emptied directories, never via a symlink."""
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import hashlib
 import os
+import stat
 
 from larik_jupyter.checkpoint.blobs import copy_verified
 from larik_jupyter.checkpoint.durable import Barrier
 from larik_jupyter.checkpoint.manifest import FileRecord
-from larik_jupyter.checkpoint.safepath import DirWalk, entry_state, refuse_unsafe_entry
+from larik_jupyter.checkpoint.safepath import (
+    DirWalk,
+    PathRefused,
+    entry_state,
+    refuse_unsafe_entry,
+)
 
 _CREATE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
 
@@ -45,6 +52,34 @@ def restore_file(
     assert blob_fd is not None and record.size is not None and record.sha256 is not None
     _replace(dir_fd, name, record, blob_fd)
     barrier.add(dir_fd)
+
+
+def remove_empty_dir(walk: DirWalk, parts: tuple[str, ...], barrier: Barrier) -> bool:
+    """Remove the directory `parts` if it is empty; False when it is already gone.
+
+    `rmdir` relative to its parent's fd never follows a symlink (a symlink in its place is
+    not removed), and the kernel refuses a non-empty directory atomically, so a file added
+    at any moment is never lost. Raises `PathRefused` when the directory is left alone.
+    """
+    dir_fd = walk.parent(parts, create=False)
+    if dir_fd is None:
+        return False
+    try:
+        os.rmdir(parts[-1], dir_fd=dir_fd)
+    except FileNotFoundError:
+        return False
+    except OSError as exc:
+        if exc.errno in (errno.ENOTEMPTY, errno.EEXIST):
+            raise PathRefused("is not empty") from None
+        if exc.errno != errno.ENOTDIR:
+            raise
+        current = entry_state(dir_fd, parts[-1])
+        if current is None:
+            return False
+        kind = "a symbolic link" if stat.S_ISLNK(current.st_mode) else "not a directory"
+        raise PathRefused(f"is {kind} now") from None
+    barrier.add(dir_fd)
+    return True
 
 
 def _replace(dir_fd: int, name: str, record: FileRecord, blob_fd: int) -> None:

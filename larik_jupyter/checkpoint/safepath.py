@@ -84,9 +84,19 @@ class DirWalk:
 
         Missing directories are created when `create` is set, else the result is None.
         """
+        dirs = parts[:-1]
+        depth, fd = self._reach(dirs, create=create)
+        return fd if depth == len(dirs) else None
+
+    def missing(self, parts: tuple[str, ...]) -> list[tuple[str, ...]]:
+        """The directories above `parts[-1]` that do not exist, shallowest first."""
+        depth, _ = self._reach(parts[:-1], create=False)
+        return [parts[:end] for end in range(depth + 1, len(parts))]
+
+    def _reach(self, dirs: tuple[str, ...], *, create: bool) -> tuple[int, int]:
+        """Open `dirs` as deep as they exist: how many components were reached, and that fd."""
         if len(self._fds) > _MAX_OPEN:
             self._close()
-        dirs = parts[:-1]
         known = len(dirs)
         while dirs[:known] not in self._fds:
             known -= 1
@@ -94,9 +104,9 @@ class DirWalk:
         for depth in range(known, len(dirs)):
             child = _open_child(fd, dirs[depth], dirs[: depth + 1], create=create)
             if child is None:
-                return None
+                return depth, fd
             self._fds[dirs[: depth + 1]] = fd = child
-        return fd
+        return len(dirs), fd
 
     def __enter__(self) -> DirWalk:
         return self

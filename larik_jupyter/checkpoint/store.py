@@ -38,7 +38,7 @@ from larik_jupyter.checkpoint.manifest import (
     write_manifest,
 )
 from larik_jupyter.checkpoint.prune import PruneReport, prune
-from larik_jupyter.checkpoint.restore import restore_file
+from larik_jupyter.checkpoint.restore import remove_empty_dir, restore_file
 from larik_jupyter.checkpoint.safepath import (
     DirWalk,
     OutsideRoot,
@@ -94,11 +94,18 @@ class TurnInfo:
 
 @dataclass
 class UndoResult:
-    """What an undo did: files put back (or deleted) and files refused with the reason."""
+    """What an undo did: files put back (or deleted) and files refused with the reason.
+
+    Directories the turn created are removed when empty (`removed_dirs`); one the user
+    filled since, or that is now a symlink, is left alone and listed in `kept_dirs` with
+    the reason, which does not make the undo fail.
+    """
 
     turn: int
     restored: list[str] = field(default_factory=list)
     refused: list[tuple[str, str]] = field(default_factory=list)
+    removed_dirs: list[str] = field(default_factory=list)
+    kept_dirs: list[tuple[str, str]] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -318,6 +325,7 @@ class CheckpointStore:
         rel = "/".join(parts)
         try:
             src = _open_original(walk, parts)
+            missing = [] if src is not None else walk.missing(parts)
         except PathRefused as exc:
             raise CaptureError(
                 f"{given} {exc}, so it cannot be checkpointed and was left unchanged."
@@ -327,7 +335,7 @@ class CheckpointStore:
                 f"Could not read {given} to checkpoint it ({exc.strerror}); fix its permissions, then retry."
             ) from None
         if src is None:
-            return _Snapshot(rel)
+            return _Snapshot(rel, created_dirs=["/".join(d) for d in missing])
         try:
             mode = stat.S_IMODE(os.fstat(src).st_mode)
             tmp, blob = temp_name(), blob_name(index)
@@ -369,10 +377,30 @@ class CheckpointStore:
                         )
                     else:
                         result.restored.append(record.path)
+                self._remove_created_dirs(root_fd, manifest, barrier, result)
                 barrier.commit()
         finally:
             os.close(root_fd)
         return result
+
+    def _remove_created_dirs(
+        self, root_fd: int, manifest: Manifest, barrier: Barrier, result: UndoResult
+    ) -> None:
+        """Remove the directories the turn created, deepest first, each only if empty.
+
+        A fresh walk re-opens every directory from the root, so a symlink swapped in since
+        the files were restored is refused rather than followed through a cached fd.
+        """
+        created = {rel for record in manifest.files for rel in record.created_dirs or []}
+        with DirWalk(root_fd) as walk:
+            for rel in sorted(created, key=lambda rel: (-rel.count("/"), rel)):
+                try:
+                    if remove_empty_dir(walk, confine(self.root, rel), barrier):
+                        result.removed_dirs.append(rel)
+                except PathRefused as exc:
+                    result.kept_dirs.append((rel, str(exc)))
+                except OSError as exc:
+                    result.kept_dirs.append((rel, f"could not be removed ({exc.strerror or exc})"))
 
     def _restore_record(
         self, walk: DirWalk, turn_fd: int, record: FileRecord, barrier: Barrier
@@ -400,11 +428,12 @@ class _Snapshot:
     mode: int | None = None
     blob: str | None = None
     digest: Digest | None = None
+    created_dirs: list[str] = field(default_factory=list)
 
     def record(self) -> FileRecord:
         """The manifest record, once the blob's hash is known."""
         if self.digest is None:
-            return FileRecord(path=self.path, existed=False)
+            return FileRecord(path=self.path, existed=False, created_dirs=self.created_dirs or None)
         return FileRecord(
             path=self.path,
             existed=True,
