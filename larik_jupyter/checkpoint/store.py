@@ -226,7 +226,8 @@ class CheckpointStore:
     def undo(self) -> UndoResult:
         """Restore the newest turn that changed files and drop its snapshot.
 
-        Files come back in reverse capture order; files the turn created are deleted. When
+        Files come back in reverse capture order; files the turn created are deleted, and so
+        are the directories it created for them once empty (see `UndoResult`). When
         any file is refused the snapshot is kept so undo can be retried, and the result
         lists what was and was not restored.
         """
