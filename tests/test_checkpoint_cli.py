@@ -29,8 +29,11 @@ def session_with_a_turn(root: Path) -> Path:
     store.begin_turn()
     store.capture(root / "src" / "a.py")
     store.capture(root / "src" / "b.py")
+    store.capture(root / "src" / "new" / "c.py")
     (root / "src" / "a.py").write_bytes(b"print('after')\n")
     (root / "src" / "b.py").write_bytes(b"new\n")
+    (root / "src" / "new").mkdir()
+    (root / "src" / "new" / "c.py").write_bytes(b"c\n")
     return transcript
 
 
@@ -55,6 +58,8 @@ def test_checkpoints_lists_turns_and_undo_restores_from_a_terminal(tmp_path: Pat
     assert "restored  src/a.py" in undone.stdout and "restored  src/b.py" in undone.stdout
     assert (tmp_path / "src" / "a.py").read_bytes() == b"print('before')\n"
     assert not (tmp_path / "src" / "b.py").exists()
+    assert "removed   src/new/ (created by the turn)" in undone.stdout
+    assert not (tmp_path / "src" / "new").exists()
     again = cli("undo", SID)
     assert again.returncode == 2
     assert f"Session {SID} has no turn with file changes left to undo." in again.stderr

@@ -51,6 +51,10 @@ def _undo(args: argparse.Namespace) -> int:
         print(f"  restored  {path}")
     for path, reason in result.refused:
         print(f"  refused   {path}: {reason}")
+    for path in result.removed_dirs:
+        print(f"  removed   {path}/ (created by the turn)")
+    for path, reason in result.kept_dirs:
+        print(f"  kept      {path}/: {reason}")
     if not result.ok:
         print("The snapshot was kept; fix the refused paths and run undo again.")
         return 1
