@@ -53,7 +53,10 @@ def test_undo_button_restores_files_like_the_magic_and_panels_follow(tmp_path: P
     click(panel, type="undo")
     root = tmp_path / "widget"
     assert (root / "notes.txt").read_text() == "alpha\nBETA\n" and not (root / "new.py").exists()
-    assert panel.result == {"turn": 2, "restored": ["new.py", "notes.txt"], "refused": [], "ok": True}
+    assert panel.result == {
+        "turn": 2, "restored": ["new.py", "notes.txt"], "refused": [],
+        "removed_dirs": [], "kept_dirs": [], "ok": True,
+    }
     assert [t["turn"] for t in panel.panel["turns"]] == [1]
     assert panel.panel["turns"][0]["undoable"] and panel.status == "Undid turn 2."
     assert tree.tree["current"] == magics.agent.session_id

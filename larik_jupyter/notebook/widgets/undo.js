@@ -37,6 +37,8 @@ function render({ model, el: host }) {
     const ul = el("ul", "larik-outcome-files");
     for (const path of r.restored || []) ul.appendChild(el("li", "larik-restored", `restored ${path}`));
     for (const item of r.refused || []) ul.appendChild(el("li", "larik-refused", `not restored ${item.path}: ${item.reason}`));
+    for (const path of r.removed_dirs || []) ul.appendChild(el("li", "larik-restored", `removed ${path}/ (created by the turn)`));
+    for (const item of r.kept_dirs || []) ul.appendChild(el("li", "larik-refused", `kept ${item.path}/: ${item.reason}`));
     outcome.appendChild(ul);
   }
 

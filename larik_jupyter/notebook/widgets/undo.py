@@ -76,6 +76,8 @@ def result_data(result: UndoResult) -> dict[str, Any]:
         "turn": result.turn,
         "restored": list(result.restored),
         "refused": [{"path": path, "reason": reason} for path, reason in result.refused],
+        "removed_dirs": list(result.removed_dirs),
+        "kept_dirs": [{"path": path, "reason": reason} for path, reason in result.kept_dirs],
         "ok": result.ok,
     }
 
