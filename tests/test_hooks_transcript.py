@@ -11,7 +11,7 @@ from IPython.utils.capture import capture_output
 from larik_jupyter import Agent
 from larik_jupyter.llm.anthropic_provider import request_messages as anthropic_messages
 from larik_jupyter.llm.openai_provider import request_messages as openai_messages
-from larik_jupyter.notebook.render import parts_from_messages, render_parts
+from larik_jupyter.notebook.render import parts_from_entries, parts_from_messages, render_parts
 from larik_jupyter.notebook.view import TranscriptView
 from larik_jupyter.session.export import export_markdown
 from larik_jupyter.session.reader import load_entries
@@ -70,3 +70,21 @@ def test_history_in_the_notebook_shows_hook_notices_after_a_resume(project: Path
     assert "**You:** run something\n\n> UserPromptSubmit hook `echo prompt checked`: prompt checked" in history
     assert "> PreToolUse hook `echo about to run bash`: about to run bash" in history
     magics.agent.close()  # type: ignore[union-attr]
+
+
+def test_stop_hook_notices_are_kept_on_the_turns_usage_entry(project: Path, tmp_path: Path) -> None:
+    personal({"hooks": {"Stop": [{"command": "echo turn is over"}]}})
+    agent = Agent(project, model=scripted(tmp_path, done()), yes=True)
+    view = TranscriptView()
+    agent.subscribe(view.handle)
+    agent.run("hello")
+    path = agent.session_path
+    agent.close()
+
+    entries = load_entries(path).entries
+    closing = entries[-1]
+    assert closing.type == "usage" and closing.hooks == ["Stop hook `echo turn is over`: turn is over"]
+    live = render_parts(view.parts)
+    assert render_parts(parts_from_entries(list(entries), include_prompts=False)) == live
+    exported = export_markdown(path, None, cwd=project).read_text()
+    assert "> *Hook:* Stop hook `echo turn is over`: turn is over" in exported

@@ -213,16 +213,23 @@ class AgentLoop:
                 raise
         except ProviderError as exc:
             outcome.status, outcome.error = "error", str(exc)
+        stop_notices: list[str] = []
         if outcome.status != "interrupted":
-            await self.hooks.turn_ended(outcome.status)
-        self._finish(outcome)
+            stop_notices = (await self.hooks.turn_ended(outcome.status)).notices
+        self._finish(outcome, stop_notices)
         return outcome
 
-    def _finish(self, outcome: TurnOutcome) -> None:
+    def _finish(self, outcome: TurnOutcome, stop_notices: list[str] | None = None) -> None:
         self._answer_unanswered(INTERRUPTED_RESULT)
-        if outcome.usage.input_tokens or outcome.usage.output_tokens:
+        if outcome.usage.input_tokens or outcome.usage.output_tokens or stop_notices:
             self.session.append(
-                Entry(type="usage", usage=outcome.usage, model=self.provider.name), sync=True
+                Entry(
+                    type="usage",
+                    usage=outcome.usage,
+                    model=self.provider.name,
+                    hooks=stop_notices or None,
+                ),
+                sync=True,
             )
         else:
             self.session.sync()

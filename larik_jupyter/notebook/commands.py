@@ -12,7 +12,7 @@ from IPython.display import Markdown, display
 from larik_jupyter.agent.textlog import format_cost
 from larik_jupyter.errors import LarikError
 from larik_jupyter.notebook.parser import Command, help_text
-from larik_jupyter.notebook.render import parts_from_messages, render_parts
+from larik_jupyter.notebook.render import parts_from_entries, render_parts
 from larik_jupyter.session.export import export_markdown
 
 if TYPE_CHECKING:
@@ -107,7 +107,7 @@ def _sessions(magics: LarikMagics, args: dict[str, Any]) -> None:
 
 def _history(magics: LarikMagics, args: dict[str, Any]) -> None:
     agent = _require_agent(magics)
-    parts = parts_from_messages(agent.loop.session.state.all)
+    parts = parts_from_entries(agent.loop.session.entries)
     _md(render_parts(parts) or "This session has no messages yet.")
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from larik_jupyter.agent.summary import summarize_call
@@ -13,6 +14,7 @@ from larik_jupyter.llm.messages import (
     ToolUseBlock,
 )
 from larik_jupyter.lsp.diagnostic import HEADING as DIAGNOSTICS_HEADING
+from larik_jupyter.session.entry import Entry
 
 _OUTPUT_CAP = 4000
 
@@ -127,21 +129,44 @@ def render_parts(parts: list[Part]) -> str:
     return "\n\n".join(chunks)
 
 
-def parts_from_messages(messages: list[Message], *, include_prompts: bool = True) -> list[Part]:
+def parts_from_messages(messages: Iterable[Message], *, include_prompts: bool = True) -> list[Part]:
     """Rebuild the parts of stored messages, pairing each tool_use with its tool_result."""
-    parts: list[Part] = []
-    tools: dict[str, ToolPart] = {}
+    rebuilt = _Rebuild(include_prompts)
     for message in messages:
+        rebuilt.message(message)
+    return rebuilt.parts
+
+
+def parts_from_entries(entries: Iterable[Entry], *, include_prompts: bool = True) -> list[Part]:
+    """The parts of a stored transcript, with the `Stop` hook notices kept on usage entries."""
+    rebuilt = _Rebuild(include_prompts)
+    for entry in entries:
+        if entry.message is not None:
+            rebuilt.message(entry.message)
+        rebuilt.parts += [NoticePart(notice) for notice in entry.hooks or []]
+    return rebuilt.parts
+
+
+class _Rebuild:
+    """Parts accumulated message by message; tool results find their call's row by id."""
+
+    def __init__(self, include_prompts: bool) -> None:
+        self.include_prompts = include_prompts
+        self.parts: list[Part] = []
+        self.tools: dict[str, ToolPart] = {}
+
+    def message(self, message: Message) -> None:
+        parts = self.parts
         if message.role == "user":
             for block in message.content:
                 if isinstance(block, ToolResultBlock):
-                    _apply_result(tools.get(block.tool_use_id), block)
-                elif isinstance(block, TextBlock) and include_prompts and message.is_prompt():
+                    _apply_result(self.tools.get(block.tool_use_id), block)
+                elif isinstance(block, TextBlock) and self.include_prompts and message.is_prompt():
                     if not block.text.startswith("<system-note>"):
                         parts.append(PromptPart(block.text))
             # The prompt's UserPromptSubmit hooks, where the live view showed them.
             parts += [NoticePart(notice) for notice in message.hooks or []]
-            continue
+            return
         for block in message.content:
             if isinstance(block, TextBlock):
                 parts.append(TextPart(block.text))
@@ -149,11 +174,10 @@ def parts_from_messages(messages: list[Message], *, include_prompts: bool = True
                 parts.append(ThinkingPart(block.thinking))
             elif isinstance(block, ToolUseBlock):
                 part = ToolPart(id=block.id, summary=summarize_call(block.name, block.input))
-                tools[block.id] = part
+                self.tools[block.id] = part
                 parts.append(part)
         if message.interrupted:
             parts.append(NoticePart("⏹ interrupted"))
-    return parts
 
 
 def _apply_result(part: ToolPart | None, block: ToolResultBlock) -> None:

@@ -43,6 +43,8 @@ class Entry(BaseModel):
     summary: str | None = None
     model: str | None = None
     meta: Meta | None = None
+    # On a turn's closing usage entry: the notices its `Stop` hooks printed.
+    hooks: list[str] | None = None
 
     def to_json(self) -> dict[str, Any]:
         data = self.model_dump(mode="json", exclude_none=True)

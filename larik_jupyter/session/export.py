@@ -110,6 +110,9 @@ def render_markdown(path: Path, entries: EntryList) -> str:
             when = f" · {entry.time}" if entry.time else ""
             lines += ["", f"{heading}{when}", ""]
             lines.append("\n\n".join(_render_message(message)))
+        # A turn's closing usage entry keeps what its Stop hooks printed.
+        for notice in entry.hooks or []:
+            lines += ["", _hook_notice(notice)]
     if state.interrupted:
         lines += ["", f"*⚠ The session ended in an interrupted turn: {state.interrupted}.*"]
     return "\n".join(lines) + "\n"
