@@ -82,6 +82,8 @@ def _undo(magics: LarikMagics, args: dict[str, Any]) -> None:
     lines = [f"Undid turn {result.turn}."]
     lines += [f"- restored `{path}`" for path in result.restored]
     lines += [f"- **not restored** `{path}`: {reason}" for path, reason in result.refused]
+    lines += [f"- removed `{path}/` (created by the turn)" for path in result.removed_dirs]
+    lines += [f"- kept `{path}/`: {reason}" for path, reason in result.kept_dirs]
     _md("\n".join(lines))
     display(UndoPanel(magics, result=result))
 
