@@ -67,6 +67,7 @@ def test_undo_button_restores_files_like_the_magic_and_panels_follow(tmp_path: P
     assert sorted(os.listdir(root)) == sorted(os.listdir(twin_root))
     assert (twin_root / "notes.txt").read_bytes() == (root / "notes.txt").read_bytes()
     for m in (magics, twin):
+        m.agent.loop.checkpoints.settle()
         assert sorted(os.listdir(paths.checkpoints_dir(m.agent.session_id))) == ["1"]
     # The magic shows the panel too, alive and refreshed with the session.
     shown = [w for w in live_widgets() if isinstance(w, UndoPanel) and w.magics is twin]

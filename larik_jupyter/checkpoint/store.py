@@ -140,6 +140,7 @@ class CheckpointStore:
         self._turn_time = ""
         self._records: list[FileRecord] = []
         self._captured: set[tuple[str, ...]] = set()
+        self._removals: list[threading.Thread] = []
         if self.directory.is_dir():
             with locked_dir(self.directory, wait=False) as fd:
                 if fd is not None:
@@ -240,11 +241,22 @@ class CheckpointStore:
                 turn, turn_dir, manifest = self._newest_with_files()
                 result = self._restore(turn_dir, manifest)
                 if result.ok:
-                    remove_in_background(self.directory / retire_turn(session_fd, turn))
+                    self._removals.append(
+                        remove_in_background(self.directory / retire_turn(session_fd, turn))
+                    )
                     if turn == self._turn:
                         self._records = []
                         self._captured = set()
                 return result
+
+    def settle(self) -> None:
+        """Wait until the snapshots dropped by earlier undos are gone from the disk.
+
+        Nothing needs this for correctness (a dropped snapshot is already committed as
+        dropped); it is for callers that list the checkpoint directory right after an undo."""
+        removals, self._removals = self._removals, []
+        for worker in removals:
+            worker.join()
 
     def _nothing(self) -> NothingToUndoError:
         return NothingToUndoError(
