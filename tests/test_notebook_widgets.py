@@ -45,3 +45,13 @@ def test_stop_control_calls_back_only_while_running() -> None:
     assert calls == [1]
     controls.set_state({"rendered": True})
     assert controls.rendered
+
+
+def test_turn_widgets_stay_silent_in_static_renderers() -> None:
+    from larik_jupyter.notebook.view import ApprovalArea
+
+    for widget in (TurnControls(on_stop=lambda: None), ApprovalArea()):
+        bundle = widget._repr_mimebundle_()
+        bundle = bundle[0] if isinstance(bundle, tuple) else bundle
+        assert bundle["text/plain"] == ""
+        assert "application/vnd.jupyter.widget-view+json" in bundle

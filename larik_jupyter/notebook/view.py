@@ -22,6 +22,7 @@ from larik_jupyter.notebook.render import (
     ToolPart,
     render_parts,
 )
+from larik_jupyter.notebook.widgets import SilentWhenStatic
 from larik_jupyter.notebook.widgets.approval import ApprovalWidget
 from larik_jupyter.notebook.widgets.controls import TurnControls
 
@@ -149,13 +150,17 @@ class TranscriptView:
             part.status = status
 
 
+class ApprovalArea(SilentWhenStatic, widgets.VBox):
+    """Where a turn's approval cards appear (their answers also show in the tool rows)."""
+
+
 class TurnUI:
     """Everything one `%larik` turn shows: transcript, approval area and Stop button."""
 
     def __init__(self, pump: MainThreadPump, on_stop: Callable[[], None], *, interactive: bool | None) -> None:
         self.pump = pump
         self.view = TranscriptView()
-        self.asks = widgets.VBox()
+        self.asks = ApprovalArea()
         self.controls = TurnControls(on_stop=on_stop)
         self.interactive = interactive
         self.approvals: list[ApprovalWidget] = []

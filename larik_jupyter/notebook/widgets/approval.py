@@ -9,6 +9,7 @@ from typing import Any
 import ipywidgets as widgets
 
 from larik_jupyter.agent.permissions import PermissionAnswer, PermissionRequest
+from larik_jupyter.notebook.widgets import with_fallback
 
 
 class ApprovalWidget(widgets.VBox):
@@ -54,7 +55,7 @@ class ApprovalWidget(widgets.VBox):
         self._on_answer(self.answer)
 
     def _repr_mimebundle_(self, **kwargs: Any) -> Any:
-        bundle = super()._repr_mimebundle_(**kwargs)
-        if isinstance(bundle, dict):
-            bundle["text/html"] = f"<p><i>Approval asked: {html.escape(self.request.summary)}</i></p>"
-        return bundle
+        return with_fallback(
+            super()._repr_mimebundle_(**kwargs),
+            html=f"<p><i>Approval asked: {html.escape(self.request.summary)}</i></p>",
+        )

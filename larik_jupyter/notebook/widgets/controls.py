@@ -9,8 +9,10 @@ from typing import Any
 import anywidget
 import traitlets
 
+from larik_jupyter.notebook.widgets import SilentWhenStatic
 
-class TurnControls(anywidget.AnyWidget):
+
+class TurnControls(SilentWhenStatic, anywidget.AnyWidget):
     """Stop button for a running turn.
 
     `rendered` is set by the browser when the view appears: headless runs (nbclient,
@@ -34,9 +36,3 @@ class TurnControls(anywidget.AnyWidget):
         """What the Stop button does: interrupt the running turn."""
         if self.running:
             self._on_stop()
-
-    def _repr_mimebundle_(self, **kwargs: Any) -> Any:
-        bundle = super()._repr_mimebundle_(**kwargs)
-        if isinstance(bundle, dict):
-            bundle["text/plain"] = ""
-        return bundle

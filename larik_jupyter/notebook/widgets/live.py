@@ -16,6 +16,7 @@ import anywidget
 import traitlets
 
 from larik_jupyter.errors import LarikError
+from larik_jupyter.notebook.widgets import with_fallback
 
 if TYPE_CHECKING:
     from larik_jupyter.notebook.magics import LarikMagics
@@ -99,8 +100,4 @@ class SessionWidget(anywidget.AnyWidget):
             self.error = ""
 
     def _repr_mimebundle_(self, **kwargs: Any) -> Any:
-        bundle = super()._repr_mimebundle_(**kwargs)
-        data, metadata = bundle if isinstance(bundle, tuple) else (bundle or {}, {})
-        data["text/html"] = self.static_html()
-        data["text/plain"] = ""
-        return data, metadata
+        return with_fallback(super()._repr_mimebundle_(**kwargs), html=self.static_html(), text="")

@@ -12,6 +12,7 @@ import ipywidgets as widgets
 from larik_jupyter.config.layers import PendingApproval, load_config
 from larik_jupyter.config.update import approve, find_pending
 from larik_jupyter.errors import LarikError
+from larik_jupyter.notebook.widgets import with_fallback
 
 if TYPE_CHECKING:
     from larik_jupyter.notebook.magics import LarikMagics
@@ -95,10 +96,7 @@ class TrustWidget(widgets.VBox):
             self.rows[item.key].children = (*self.rows[item.key].children[:2], widgets.HTML(_inline(text)))
 
     def _repr_mimebundle_(self, **kwargs: Any) -> Any:
-        bundle = super()._repr_mimebundle_(**kwargs)
-        if isinstance(bundle, dict):
-            bundle["text/html"] = static_html(self.pending)
-        return bundle
+        return with_fallback(super()._repr_mimebundle_(**kwargs), html=static_html(self.pending))
 
 
 def static_html(pending: list[PendingApproval]) -> str:
