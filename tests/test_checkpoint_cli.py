@@ -81,3 +81,12 @@ def test_unknown_session_is_one_clear_line() -> None:
     done = cli("checkpoints", "20990101-000000-ffffff")
     assert done.returncode == 2
     assert done.stderr.startswith("larik-jupyter: No session with id 20990101-000000-ffffff")
+
+
+def test_store_opened_by_id_alone_finds_the_sessions_project_root(tmp_path: Path) -> None:
+    session_with_a_turn(tmp_path)
+    store = CheckpointStore(SID)  # e.g. after a kernel restart, knowing only the id
+    assert store.root == tmp_path
+    result = store.undo()
+    assert sorted(result.restored) == ["src/a.py", "src/b.py", "src/new/c.py"]
+    assert (tmp_path / "src" / "a.py").read_bytes() == b"print('before')\n"

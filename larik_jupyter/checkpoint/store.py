@@ -54,6 +54,7 @@ from larik_jupyter.checkpoint.sessiondir import (
     retire_turn,
     turn_dirs,
 )
+from larik_jupyter.errors import LarikError
 from larik_jupyter.session.entry import now_rfc3339
 
 __all__ = [
@@ -116,7 +117,8 @@ class UndoResult:
 class CheckpointStore:
     """Per-turn snapshots of one session's files under `checkpoints/<session-id>/<turn>/`.
 
-    `root` is the project root every capture and restore is confined to. Saved turns are
+    `root` is the project root every capture and restore is confined to (by default, that of
+    the working directory the session file records). Saved turns are
     reloaded from disk, so undo works across kernel restarts; new turns are numbered after
     the last saved one. With `enabled` off (worktree subagents) nothing is captured. One
     store may be shared by threads; processes are serialised by a lock on the session
@@ -124,14 +126,14 @@ class CheckpointStore:
     """
 
     def __init__(
-        self, session_id: str, root: str | os.PathLike[str], *, enabled: bool = True
+        self, session_id: str, root: str | os.PathLike[str] | None = None, *, enabled: bool = True
     ) -> None:
         if not _SESSION_NAME.match(session_id):
             raise CheckpointError(
                 f"{session_id!r} is not a valid session id; pass an id like 20250101-120000-a1b2c3."
             )
         self.session_id = session_id
-        self.root = Path(os.path.abspath(root))
+        self.root = Path(os.path.abspath(root if root is not None else _session_root(session_id)))
         self.enabled = enabled
         self.directory = paths.checkpoints_dir(session_id)
         self._lock = threading.RLock()
@@ -475,6 +477,19 @@ def _open_original(walk: DirWalk, parts: tuple[str, ...]) -> int | None:
         os.close(fd)
         raise
     return fd
+
+
+def _session_root(session_id: str) -> Path:
+    """The project root of the session's recorded working directory, for callers (a terminal,
+    a restarted kernel) that know only the id."""
+    from larik_jupyter.session.catalog import resolve, session_cwd
+
+    try:
+        return paths.project_root(session_cwd(resolve(session_id)))
+    except LarikError as exc:
+        raise CheckpointError(
+            f"Cannot tell the project root of session {session_id} ({exc}); pass it as `root`."
+        ) from None
 
 
 def _read_blob(turn_dir: Path, record: FileRecord) -> bytes:

@@ -3,15 +3,10 @@
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
-
-import orjson
 
 from larik_jupyter import paths
 from larik_jupyter.checkpoint.store import CheckpointStore
-from larik_jupyter.cli import CliError
-from larik_jupyter.session.catalog import resolve
-from larik_jupyter.session.entry import Entry
+from larik_jupyter.session.catalog import resolve, session_cwd
 from larik_jupyter.session.reader import session_id_of
 
 
@@ -63,21 +58,4 @@ def _undo(args: argparse.Namespace) -> int:
 
 def _open_store(id_or_path: str) -> CheckpointStore:
     session_file = resolve(id_or_path)
-    cwd = _session_cwd(session_file)
-    return CheckpointStore(session_id_of(session_file), paths.project_root(cwd))
-
-
-def _session_cwd(session_file: Path) -> str:
-    try:
-        with session_file.open("rb") as f:
-            first = f.readline()
-        meta = Entry.model_validate(orjson.loads(first)).meta
-    except (OSError, ValueError) as exc:
-        raise CliError(
-            f"{session_file} line 1 is not a readable meta entry ({exc}); check the file."
-        ) from None
-    if meta is None:
-        raise CliError(
-            f"{session_file} line 1 is not a meta entry with the session's cwd; check the file."
-        )
-    return meta.cwd
+    return CheckpointStore(session_id_of(session_file), paths.project_root(session_cwd(session_file)))

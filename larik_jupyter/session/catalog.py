@@ -7,12 +7,14 @@ import shutil
 from datetime import datetime
 from pathlib import Path
 
+import orjson
 from pydantic import BaseModel
 
 from larik_jupyter import paths
 from larik_jupyter.errors import LarikError
 from larik_jupyter.llm.messages import Usage
 from larik_jupyter.session.branch import first_line
+from larik_jupyter.session.entry import Entry
 from larik_jupyter.session.reader import load_entries, session_id_of
 from larik_jupyter.session.state import replay
 from larik_jupyter.session.store import acquire_lock, lock_path
@@ -44,6 +46,20 @@ def _time_of(path: Path) -> str:
         return datetime.strptime(session_id_of(path)[:15], "%Y%m%d-%H%M%S").isoformat()
     except ValueError:
         return datetime.fromtimestamp(path.stat().st_mtime).isoformat(timespec="seconds")
+
+
+def session_cwd(path: str | os.PathLike[str]) -> str:
+    """The working directory a session file records in its first (meta) line."""
+    path = Path(path)
+    try:
+        with path.open("rb") as f:
+            first = f.readline()
+        meta = Entry.model_validate(orjson.loads(first)).meta
+    except (OSError, ValueError) as exc:
+        raise LarikError(f"{path} line 1 is not a readable meta entry ({exc}); check the file.") from None
+    if meta is None:
+        raise LarikError(f"{path} line 1 is not a meta entry with the session's cwd; check the file.")
+    return meta.cwd
 
 
 def info(path: str | os.PathLike[str]) -> SessionInfo:
