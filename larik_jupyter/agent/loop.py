@@ -11,7 +11,6 @@ from typing import Any
 
 from larik_jupyter.agent import events as ae
 from larik_jupyter.agent.compaction import compact_context, needs_compaction
-from larik_jupyter.agent.context import model_context
 from larik_jupyter.agent.hooks import HookRunner
 from larik_jupyter.agent.mcp import McpManager, McpTool, started_notice
 from larik_jupyter.agent.permissions import (
@@ -24,7 +23,6 @@ from larik_jupyter.agent.permissions import (
 )
 from larik_jupyter.agent.preview import preview_change
 from larik_jupyter.agent.prompt import system_prompt
-from larik_jupyter.agent.reply import ReplyBuilder
 from larik_jupyter.agent.subagents import TASK_TOOL, TaskTool, concurrent_batches
 from larik_jupyter.agent.summary import summarize_call
 from larik_jupyter.checkpoint.store import CheckpointStore, UndoResult
@@ -33,6 +31,7 @@ from larik_jupyter.config.rules import decide
 from larik_jupyter.config.update import add_allow_rule
 from larik_jupyter.errors import LarikError
 from larik_jupyter.llm import events as ev
+from larik_jupyter.llm.builder import MessageBuilder
 from larik_jupyter.llm.messages import (
     ContentBlock,
     Message,
@@ -121,7 +120,7 @@ class AgentLoop:
             transcript=Path(session.path),
             emit=self.emit,
         )
-        self.context: list[Message] = model_context(session.state)
+        self.context: list[Message] = session.state.context_for_model()
         self.pending_note: str | None = None
         self.last_call_usage: Usage | None = None
         self._listeners: list[ae.Listener] = []
@@ -284,12 +283,12 @@ class AgentLoop:
 
     async def _call_model(self, step: int, outcome: TurnOutcome) -> Message:
         self.emit(ae.ModelCall(step=step))
-        builder = ReplyBuilder()
+        builder = MessageBuilder()
         try:
             async for event in self.provider.stream(
                 self._system(), self.context, tool_schemas(self.tools)
             ):
-                builder.feed(event)
+                builder.add(event)
                 self._forward(event)
                 if isinstance(event, ev.MessageEnd):
                     self._add_usage(outcome, event.usage)
@@ -301,7 +300,7 @@ class AgentLoop:
                         outcome.status, outcome.error = "interrupted", event.error
                     return event.message
         except asyncio.CancelledError:
-            partial = builder.partial()
+            partial = builder.message(interrupted=True)
             self._append(partial, sync=True)
             self.emit(ae.AssistantMessage(partial))
             raise
@@ -465,7 +464,7 @@ class AgentLoop:
         self.session.append(
             Entry(type="compaction", summary=summary, model=self.provider.name), sync=True
         )
-        self.context = model_context(self.session.state)
+        self.context = self.session.state.context_for_model()
         self.last_call_usage = None
         return summary
 
