@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
@@ -15,6 +16,7 @@ from larik_jupyter.llm.messages import (
 )
 from larik_jupyter.lsp.diagnostic import HEADING as DIAGNOSTICS_HEADING
 from larik_jupyter.session.entry import Entry
+from larik_jupyter.session.export import code_fence
 
 _OUTPUT_CAP = 4000
 
@@ -68,10 +70,7 @@ _MARKS = {
 
 
 def _fence(text: str, lang: str = "") -> str:
-    ticks = "```"
-    while ticks in text:
-        ticks += "`"
-    return f"{ticks}{lang}\n{text.rstrip()}\n{ticks}"
+    return code_fence(text.rstrip(), lang)
 
 
 def _cap(text: str) -> str:
@@ -81,7 +80,7 @@ def _cap(text: str) -> str:
 
 
 def _escape(text: str) -> str:
-    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    return html.escape(text, quote=False)
 
 
 def render_tool(part: ToolPart) -> str:

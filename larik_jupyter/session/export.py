@@ -27,7 +27,8 @@ class ExportExistsError(LarikError):
     """Export never overwrites a file."""
 
 
-def _fence(text: str, lang: str = "") -> str:
+def code_fence(text: str, lang: str = "") -> str:
+    """`text` as a Markdown code block whose fence is longer than any backtick run inside."""
     longest = max((len(m) for m in re.findall(r"`{3,}", text)), default=2)
     fence = "`" * (longest + 1)
     return f"{fence}{lang}\n{text}\n{fence}"
@@ -58,10 +59,10 @@ def _render_message(message: Message) -> list[str]:
             out.append("> *Thinking (redacted)*")
         elif isinstance(block, ToolUseBlock):
             payload = json.dumps(block.input, indent=2, ensure_ascii=False)
-            out.append(f"**Tool call** `{block.name}` (`{block.id}`)\n\n{_fence(payload, 'json')}")
+            out.append(f"**Tool call** `{block.name}` (`{block.id}`)\n\n{code_fence(payload, 'json')}")
         elif isinstance(block, ToolResultBlock):
             label = "**Tool error**" if block.is_error else "**Tool result**"
-            out.append(f"{label} for `{block.tool_use_id}`\n\n{_fence(_result_text(block))}")
+            out.append(f"{label} for `{block.tool_use_id}`\n\n{code_fence(_result_text(block))}")
             out += [_hook_notice(notice) for notice in block.hooks or []]
         elif isinstance(block, ImageBlock):
             out.append(f"*[image: {block.source.get('media_type', 'unknown type')}]*")
