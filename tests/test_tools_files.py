@@ -306,3 +306,13 @@ def test_lone_surrogate_in_new_text_is_refused(root: Path) -> None:
     result = call(make_env(root), "write", path="s.txt", content="bad \ud800 char")
     assert result.is_error and "UTF-8 cannot hold" in result.content
     assert not (root / "s.txt").exists()
+
+
+def test_snapshot_diff_is_shared_by_the_undo_panel_and_the_sidebar() -> None:
+    from larik_jupyter.tools.diff import snapshot_diff
+
+    assert snapshot_diff("a.txt", None, b"x\n", limit=1000).startswith("--- /dev/null\n+++ b/a.txt")
+    assert snapshot_diff("a.bin", b"\0\1", b"\0\2", limit=1000) == "Binary file a.bin changed.\n"
+    assert snapshot_diff("a.bin", b"\xff", b"\xff", limit=1000) == ""
+    long = snapshot_diff("big.txt", None, b"line\n" * 1000, limit=100)
+    assert len(long) < 200 and long.endswith("(diff cut; open the file to see the rest)\n")

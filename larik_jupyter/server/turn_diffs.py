@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import difflib
 import os
 from pathlib import Path
 
@@ -10,37 +9,9 @@ from larik_jupyter.checkpoint.store import CheckpointStore, TurnInfo
 from larik_jupyter.errors import LarikError
 from larik_jupyter.paths import project_root
 from larik_jupyter.server.schema import CheckpointFile, Checkpoints, CheckpointTurn
+from larik_jupyter.tools.diff import snapshot_diff
 
 _MAX_DIFF_CHARS = 200_000
-
-
-def _text(data: bytes | None) -> list[str] | None:
-    """The lines of `data` (empty for a missing file), or None when it is not UTF-8 text."""
-    if data is None:
-        return []
-    try:
-        return data.decode("utf-8").splitlines(keepends=True)
-    except UnicodeDecodeError:
-        return None
-
-
-def unified_diff(path: str, before: bytes | None, after: bytes | None) -> str:
-    """The diff from `before` to `after` (None: the file does not exist), capped in size."""
-    old, new = _text(before), _text(after)
-    if old is None or new is None:
-        return "" if before == after else f"Binary file {path} changed\n"
-    lines = difflib.unified_diff(
-        old,
-        new,
-        fromfile="/dev/null" if before is None else f"a/{path}",
-        tofile="/dev/null" if after is None else f"b/{path}",
-    )
-    diff = "".join(
-        line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in lines
-    )
-    if len(diff) > _MAX_DIFF_CHARS:
-        return diff[:_MAX_DIFF_CHARS] + "\n… diff truncated\n"
-    return diff
 
 
 def _current(project: Path, server_root: Path, path: str) -> bytes | None:
@@ -66,7 +37,7 @@ def _turn(
                 after = store.original_bytes(successor.turn, info.path)
             else:
                 after = _current(project, server_root, info.path)
-            diff = unified_diff(info.path, before, after)
+            diff = snapshot_diff(info.path, before, after, limit=_MAX_DIFF_CHARS)
         except LarikError as exc:
             diff = f"({exc})\n"
         files.append(CheckpointFile(path=info.path, existed=info.existed, diff=diff))

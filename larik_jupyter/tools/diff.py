@@ -1,4 +1,4 @@
-"""Unified diffs of a file's change, as stored in tool results."""
+"""Unified diffs of a file's change: in tool results, the undo panel and the sidebar."""
 
 from __future__ import annotations
 
@@ -22,3 +22,25 @@ def unified_diff(rel: str, old: str | None, new: str | None) -> str:
         line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in lines
     )
     return printable(text)
+
+
+def _text(data: bytes | None) -> str | None:
+    """`data` as text (None stays None); raises ValueError for binary content."""
+    if data is None:
+        return None
+    if b"\0" in data:
+        raise ValueError("binary")
+    return data.decode("utf-8")
+
+
+def snapshot_diff(rel: str, before: bytes | None, after: bytes | None, *, limit: int) -> str:
+    """The diff between two versions of a file read as bytes (None: absent), for showing a
+    checkpoint: a binary or non-UTF-8 file is one line, and a diff over `limit` characters is
+    cut with a marker."""
+    try:
+        diff = unified_diff(rel, _text(before), _text(after))
+    except ValueError:
+        return "" if before == after else f"Binary file {rel} changed.\n"
+    if len(diff) > limit:
+        return diff[:limit] + "\n… (diff cut; open the file to see the rest)\n"
+    return diff

@@ -13,17 +13,11 @@ from larik_jupyter.checkpoint.errors import CheckpointError
 from larik_jupyter.checkpoint.store import UndoResult
 from larik_jupyter.notebook.widgets import actions
 from larik_jupyter.notebook.widgets.live import SessionWidget, escape, refresh_all
-from larik_jupyter.tools.diff import unified_diff
+from larik_jupyter.tools.diff import snapshot_diff
 
 _HERE = pathlib.Path(__file__).parent
 # A diff longer than this is cut: the panel shows what changed, not whole generated files.
 MAX_DIFF_CHARS = 100_000
-
-
-def _text(data: bytes | None) -> str | None:
-    if data is None:
-        return None
-    return data.decode("utf-8", errors="surrogateescape")
 
 
 def _file_diff(agent: Agent, turn: int, rel: str) -> dict[str, Any]:
@@ -37,13 +31,7 @@ def _file_diff(agent: Agent, turn: int, rel: str) -> dict[str, Any]:
         now = target.read_bytes() if target.is_file() and not target.is_symlink() else None
     except OSError as exc:
         return {"path": rel, "diff": "", "error": f"{rel} cannot be read now: {exc.strerror}."}
-    if (before and b"\0" in before) or (now and b"\0" in now):
-        diff = "Binary file changed.\n" if before != now else ""
-    else:
-        diff = unified_diff(rel, _text(before), _text(now))
-    if len(diff) > MAX_DIFF_CHARS:
-        diff = diff[:MAX_DIFF_CHARS] + "\n… (diff cut; open the file to see the rest)\n"
-    return {"path": rel, "diff": diff, "error": None}
+    return {"path": rel, "diff": snapshot_diff(rel, before, now, limit=MAX_DIFF_CHARS), "error": None}
 
 
 def undo_data(agent: Agent | None) -> dict[str, Any]:
