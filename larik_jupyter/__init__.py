@@ -9,22 +9,47 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
-__all__ = ["Agent", "current", "load_ipython_extension"]
+__all__ = [
+    "Agent",
+    "LarikError",
+    "PermissionAnswer",
+    "PermissionRequest",
+    "SessionRecords",
+    "TurnOutcome",
+    "UndoResult",
+    "current",
+    "load_ipython_extension",
+]
 
 if TYPE_CHECKING:
+    from larik_jupyter.agent.loop import TurnOutcome
+    from larik_jupyter.agent.permissions import PermissionAnswer, PermissionRequest
     from larik_jupyter.api import Agent
+    from larik_jupyter.checkpoint.store import UndoResult
+    from larik_jupyter.errors import LarikError
+    from larik_jupyter.notebook.extension import current
+    from larik_jupyter.records import SessionRecords
+
+# Where each public name lives; imported on first access so `import larik_jupyter` stays cheap.
+_LAZY = {
+    "Agent": "larik_jupyter.api",
+    "LarikError": "larik_jupyter.errors",
+    "PermissionAnswer": "larik_jupyter.agent.permissions",
+    "PermissionRequest": "larik_jupyter.agent.permissions",
+    "SessionRecords": "larik_jupyter.records",
+    "TurnOutcome": "larik_jupyter.agent.loop",
+    "UndoResult": "larik_jupyter.checkpoint.store",
+    "current": "larik_jupyter.notebook.extension",
+}
 
 
 def __getattr__(name: str) -> Any:
-    if name == "Agent":
-        from larik_jupyter.api import Agent
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'larik_jupyter' has no attribute {name!r}")
+    from importlib import import_module
 
-        return Agent
-    if name == "current":
-        from larik_jupyter.notebook.extension import current
-
-        return current
-    raise AttributeError(f"module 'larik_jupyter' has no attribute {name!r}")
+    return getattr(import_module(module), name)
 
 
 def load_ipython_extension(ipython: Any) -> None:

@@ -188,7 +188,7 @@ class Agent:
         from larik_jupyter.llm.select import select_provider
 
         provider, _ = select_provider(model, self.loop.loaded.config)
-        self.loop.provider = provider
+        self.loop.switch_provider(provider)
 
     def approve(self, name: str) -> list[str]:
         """Approve a pending MCP server, hook, allow rule or LSP server (`name` or `kind:name`,

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from larik_jupyter import Agent
+from larik_jupyter.session.branch import BranchError
 
 
 def test_session_records_and_dataframe(tmp_path: Path) -> None:
@@ -41,7 +42,7 @@ def test_rewind_returns_the_prompt_and_switches_session(tmp_path: Path) -> None:
     assert agent.rewind(2) == "second"
     assert agent.session_id != source
     assert len(agent.session.turns) == 1
-    with pytest.raises(Exception, match="prompt"):
+    with pytest.raises(BranchError, match="has 1 prompt\\(s\\); choose a prompt number from 1 to 1"):
         agent.rewind(5)
     agent.close()
 

@@ -43,8 +43,6 @@ def test_stop_control_calls_back_only_while_running() -> None:
     controls.running = False
     controls.stop()
     assert calls == [1]
-    controls.set_state({"rendered": True})
-    assert controls.rendered
 
 
 def test_turn_widgets_stay_silent_in_static_renderers() -> None:

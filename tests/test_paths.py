@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import hashlib
+import os
 from pathlib import Path
 
 import pytest
@@ -52,5 +54,7 @@ def test_project_root_is_git_root(tmp_path: Path) -> None:
     sub = tmp_path / "a" / "b"
     sub.mkdir(parents=True)
     assert paths.project_root(sub) == tmp_path
-    assert paths.project_id(tmp_path) == paths.project_id(tmp_path)
-    assert "/" not in paths.project_id(tmp_path)
+    digest = hashlib.sha256(os.path.realpath(tmp_path).encode()).hexdigest()[:12]
+    assert paths.project_id(tmp_path) == f"{tmp_path.name}-{digest}"
+    (tmp_path / "link").symlink_to(tmp_path)
+    assert paths.project_id(tmp_path / "link") == paths.project_id(tmp_path)  # the real path counts

@@ -54,10 +54,10 @@ def test_append_refuses_a_tool_result_without_its_tool_use(tmp_path: Path) -> No
     from larik_jupyter.llm.messages import ToolResultBlock
 
     with Session.create(tmp_path) as session:
+        size = session.path.stat().st_size
         with pytest.raises(ValueError, match="without its tool_use"):
             session.append_message(Message(role="user", content=[ToolResultBlock(tool_use_id="x")]))
-        size = session.path.stat().st_size
-    assert size == session.path.stat().st_size
+    assert session.path.stat().st_size == size
     assert len(load_entries(session.path).entries) == 1
 
 

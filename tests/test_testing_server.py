@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from larik_jupyter.llm.script import ScriptError
 from larik_jupyter.testing import ScriptedHTTPServer
 
 
@@ -115,5 +116,5 @@ def test_requests_are_recorded_with_headers_and_bodies() -> None:
 
 
 def test_invalid_script_is_refused_with_the_place() -> None:
-    with pytest.raises(Exception, match="responses.0"):
+    with pytest.raises(ScriptError, match="responses.0"):
         ScriptedHTTPServer([{"content": [{"type": "nope"}]}])

@@ -90,38 +90,15 @@ def test_python_without_a_kernel_is_refused(tmp_path: Path) -> None:
     assert result.is_error and "needs a live kernel" in result.content
 
 
-class FakeDtypes:
-    def __init__(self, pairs: list[tuple[str, str]]) -> None:
-        self.pairs = pairs
-
-    def items(self) -> list[tuple[str, str]]:
-        return self.pairs
-
-
-class FakeFrame:
-    """Looks like a pandas DataFrame: shape, columns, dtypes."""
-
-    shape = (3, 2)
-    columns = ["name", "age"]
-    dtypes = FakeDtypes([("name", "object"), ("age", "int64")])
-
-    def __len__(self) -> int:
-        return 3
-
-
-class FakeArray:
-    """Looks like a numpy ndarray: shape and dtype."""
-
-    shape = (2, 3)
-    dtype = "float64"
-
-
 def test_inspect_variables_lists_user_data_only(tmp_path: Path) -> None:
     import json
 
+    import numpy as np
+    import pandas as pd
+
     ns: dict[str, Any] = {
-        "df": FakeFrame(),
-        "arr": FakeArray(),
+        "df": pd.DataFrame({"name": ["a", "b", "c"], "age": [1, 2, 3]}),
+        "arr": np.zeros((2, 3)),
         "items": [1, 2, 3],
         "name": "a" * 100,
         "n": 7,
@@ -138,8 +115,8 @@ def test_inspect_variables_lists_user_data_only(tmp_path: Path) -> None:
     env = kernel_env(tmp_path, ns)
     result = default_tools(env)["inspect_variables"].run(env, {})
     assert result.content.splitlines() == [
-        f"arr: {__name__}.FakeArray, shape 2×3, dtype float64",
-        f"df: {__name__}.FakeFrame, shape 3×2, columns [name: object, age: int64]",
+        "arr: numpy.ndarray, shape 2×3, dtype float64",
+        f"df: pandas.DataFrame, shape 3×2, columns [name: {pd.DataFrame({'s': ['x']}).dtypes['s']}, age: int64]",
         "items: list, len 3",
         "n: int, = 7",
         "name: str, = '" + "a" * 79 + "…",

@@ -83,6 +83,9 @@ def open_agent(
 
 
 def _session_model(session: Session) -> str | None:
+    """The model the session last recorded (a `/model` switch or a turn), else its meta's."""
+    if session.state.model:
+        return session.state.model
     meta = session.state.meta
     if meta.provider and meta.model:
         return f"{meta.provider}:{meta.model}"

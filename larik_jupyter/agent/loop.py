@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -51,6 +52,7 @@ from larik_jupyter.tools.registry import default_tools, tool_schemas
 
 DEFAULT_MAX_STEPS = 40
 INTERRUPTED_RESULT = "Interrupted by the user before this tool call finished."
+CLEARED_SUMMARY = "The user cleared the conversation context (/clear); earlier messages are not part of it."
 
 
 @dataclass
@@ -121,8 +123,9 @@ class AgentLoop:
             emit=self.emit,
         )
         self.context: list[Message] = session.state.context_for_model()
-        self.pending_note: str | None = None
+        self.pending_note: str | None = session.state.pending_note
         self.last_call_usage: Usage | None = None
+        self._http_trace: Callable[[], Any] | None = None
         self._listeners: list[ae.Listener] = []
         self._task: asyncio.Task[Any] | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -469,8 +472,27 @@ class AgentLoop:
         return summary
 
     def clear(self) -> None:
-        """Start a fresh model context; the session file continues."""
-        self.context = []
+        """Start a fresh model context, recorded as a compaction entry so a resume keeps it
+        cleared; `All` (and the session file) keep every message."""
+        self.session.append(
+            Entry(type="compaction", summary=CLEARED_SUMMARY, model=self.provider.name), sync=True
+        )
+        self.context = self.session.state.context_for_model()
+        self.last_call_usage = None
+
+    def switch_provider(self, provider: Provider) -> None:
+        """Use `provider` from the next call on, recorded in the session (a usage entry with no
+        tokens) so a resume picks it up; a running HTTP trace follows it."""
+        self.provider = provider
+        self.trace_http(self._http_trace)
+        self.session.append(Entry(type="usage", usage=Usage(), model=provider.name), sync=True)
+
+    def trace_http(self, factory: Callable[[], Any] | None) -> None:
+        """Record provider HTTP bodies through `factory`'s clients (None stops), for this
+        provider and any later one; providers without HTTP (scripted) ignore it."""
+        self._http_trace = factory
+        if hasattr(self.provider, "http_client_factory"):
+            setattr(self.provider, "http_client_factory", factory)  # noqa: B010 - not every provider has it
 
     def undo(self) -> UndoResult:
         """Undo the newest turn with file changes and queue a note telling the model."""
@@ -481,5 +503,10 @@ class AgentLoop:
                 f"<system-note>The user reverted the file changes of turn {result.turn}; these "
                 f"files are back to their state before that turn: {files}. Re-read them before "
                 "relying on their content.</system-note>"
+            )
+            # Recorded so the note still reaches the model after a kernel restart.
+            self.session.append(
+                Entry(type="usage", usage=Usage(), model=self.provider.name, note=self.pending_note),
+                sync=True,
             )
         return result

@@ -223,8 +223,7 @@ def start_trace(loop: AgentLoop) -> Trace:
         return current
     trace = Trace(trace_dir(Path(loop.session.path)))
     loop.subscribe(trace.main_listener)
-    if hasattr(loop.provider, "http_client_factory"):
-        setattr(loop.provider, "http_client_factory", trace.http_client)  # noqa: B010 - not every provider has it
+    loop.trace_http(trace.http_client)
     _ACTIVE[loop] = trace
     return trace
 
@@ -235,7 +234,6 @@ def stop_trace(loop: AgentLoop) -> Trace | None:
     if trace is None:
         return None
     loop.unsubscribe(trace.main_listener)
-    if getattr(loop.provider, "http_client_factory", None) == trace.http_client:
-        setattr(loop.provider, "http_client_factory", None)  # noqa: B010 - not every provider has it
+    loop.trace_http(None)
     trace.close()
     return trace

@@ -140,6 +140,7 @@ class TranscriptView:
                 "done": "",
                 "interrupted": "Interrupted.",
                 "max_steps": "Stopped at max_steps.",
+                "blocked": f"Blocked by a hook: {event.error}",
             }.get(event.status, f"Error: {event.error}")
             if event.status == "interrupted" and event.error:
                 self.status = f"Interrupted: {event.error}"

@@ -45,6 +45,9 @@ class Entry(BaseModel):
     meta: Meta | None = None
     # On a turn's closing usage entry: the notices its `Stop` hooks printed.
     hooks: list[str] | None = None
+    # On a usage entry with no tokens that `/undo` writes: the <system-note> the next prompt
+    # carries, kept here so it survives a kernel restart.
+    note: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         data = self.model_dump(mode="json", exclude_none=True)

@@ -101,6 +101,7 @@ class CompactionEntryOutline(_EntryBase, tag="compaction"):
 
 class UsageEntryOutline(_EntryBase, tag="usage"):
     usage: UsageOutline
+    note: str | None = None
 
 
 EntryOutline = MetaEntryOutline | MessageEntryOutline | CompactionEntryOutline | UsageEntryOutline

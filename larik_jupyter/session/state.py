@@ -33,7 +33,10 @@ class State:
     an interrupted turn at the end of the transcript, if any. `cost` is None when some model's
     price is unknown. `prompt_indexes` are the indexes in `all` of the prompts,
     `compactions` the lengths of `all` when each compaction happened, and `entry_indexes`
-    the entry index of each message.
+    the entry index of each message. `model` is the model named by the newest usage or
+    compaction entry (a `/model` switch writes a usage entry with no tokens), else None.
+    `pending_note` is the note of the newest usage entry when no prompt followed it (an
+    `/undo`'s note the next prompt still has to carry).
     """
 
     meta: Meta
@@ -44,6 +47,9 @@ class State:
     entry_indexes: list[int] = field(default_factory=list)
     context_start: int = 0
     summary: Message | None = None
+    model: str | None = None
+    _note: str | None = field(default=None, repr=False)
+    _note_prompts: int = field(default=-1, repr=False)
     _entries: EntryList = field(default_factory=lambda: EntryList([], []), repr=False)
     _pending: dict[str, str] = field(default_factory=dict, repr=False)
     _pending_at: int = field(default=-1, repr=False)
@@ -60,6 +66,11 @@ class State:
             calls = ", ".join(f"{name} ({tid})" for tid, name in self._pending.items())
             return f"tool call {calls} never got a result"
         return None
+
+    @property
+    def pending_note(self) -> str | None:
+        """The undo note no prompt has carried yet, or None."""
+        return self._note if self._note_prompts == len(self.prompt_indexes) else None
 
     @property
     def usage(self) -> Usage:
@@ -123,6 +134,12 @@ class State:
                 last_interrupted = False
             elif kind is UsageEntryOutline:
                 usage = o.usage  # type: ignore[union-attr]
+                if o.model:
+                    self.model = o.model
+                if o.note:  # type: ignore[union-attr]
+                    self._note, self._note_prompts = o.note, len(prompts)  # type: ignore[union-attr]
+                if not (usage.input_tokens or usage.output_tokens or usage.cache_read_tokens or usage.cache_write_tokens):
+                    continue
                 model = self._model_name(o.model)
                 tokens = self._tokens.get(model)
                 if tokens is None:
@@ -132,6 +149,8 @@ class State:
                 tokens[2] += usage.cache_read_tokens
                 tokens[3] += usage.cache_write_tokens
             elif kind is CompactionEntryOutline:
+                if o.model:
+                    self.model = o.model
                 self.compactions.append(len(entry_indexes))
                 self.summary = Message(role="user", content=[TextBlock(text=o.summary)])  # type: ignore[union-attr]
                 self.context_start = len(entry_indexes)
