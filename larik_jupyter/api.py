@@ -19,13 +19,15 @@ from typing import Any, TypeVar
 from larik_jupyter.agent.events import Listener
 from larik_jupyter.agent.factory import open_agent
 from larik_jupyter.agent.loop import AgentLoop, TurnOutcome
-from larik_jupyter.agent.mcp import McpManager
+from larik_jupyter.agent.mcp import McpManager, ServerStatus
 from larik_jupyter.agent.permissions import Approver
-from larik_jupyter.checkpoint.store import UndoResult
+from larik_jupyter.checkpoint.store import TurnInfo, UndoResult
 from larik_jupyter.config.update import approve as approve_pending
+from larik_jupyter.lsp.manager import ServerState
 from larik_jupyter.records import SessionRecords
 from larik_jupyter.session import branch
 from larik_jupyter.session.catalog import resolve
+from larik_jupyter.session.entry_list import EntryList
 
 T = TypeVar("T")
 
@@ -133,18 +135,83 @@ class Agent:
         """The current session as plain records (turns, tool calls, files, tokens, cost)."""
         return SessionRecords.from_state(self.loop.session.state, self.session_id)
 
+    @property
+    def entries(self) -> EntryList:
+        """The stored transcript: every entry of the session file, oldest first."""
+        return self.loop.session.entries
+
+    def checkpoints(self) -> list[TurnInfo]:
+        """The saved turns that changed files, oldest first (what `/undo` can revert)."""
+        return self.loop.checkpoints.turns()
+
+    def mcp_status(self) -> list[ServerStatus]:
+        """The MCP servers with their state (a server that died while idle shows as failed)."""
+        return self.loop.mcp.check() if self.loop.mcp is not None else []
+
+    def lsp_status(self) -> list[ServerState]:
+        """The language servers with their state."""
+        return self.loop.lsp.states()
+
+    @property
+    def tracing(self) -> Path | None:
+        """The folder of the running debug trace, or None."""
+        from larik_jupyter.agent.trace import active_trace
+
+        trace = active_trace(self.loop)
+        return trace.directory if trace is not None else None
+
+    def trace(self, on: bool) -> Path | None:
+        """Start (`on`) or stop the debug trace; returns its folder (None when none ran)."""
+        from larik_jupyter.agent.trace import start_trace, stop_trace
+
+        trace = start_trace(self.loop) if on else stop_trace(self.loop)
+        return trace.directory if trace is not None else None
+
     def subscribe(self, listener: Listener) -> None:
         self._listeners.append(listener)
         self.loop.subscribe(listener)
 
     # -- turns -----------------------------------------------------------------------------
 
-    async def arun(self, prompt: str) -> TurnOutcome:
-        return await self.loop.run_turn(prompt)
+    @property
+    def running(self) -> bool:
+        """Whether a turn is running."""
+        return self.loop.running
 
-    def run(self, prompt: str) -> TurnOutcome:
-        """Run one turn to its end and return how it ended."""
-        return run_sync(self.loop.run_turn(prompt))
+    async def arun(
+        self,
+        prompt: str,
+        *,
+        approver: Approver | None = None,
+        yes: bool | None = None,
+        listener: Listener | None = None,
+    ) -> TurnOutcome:
+        """Run one turn; `approver`, `yes` and `listener` apply to this turn only."""
+        loop = self.loop
+        saved = loop.approver, loop.yes
+        if approver is not None:
+            loop.approver = approver
+        if yes is not None:
+            loop.yes = yes
+        if listener is not None:
+            loop.subscribe(listener)
+        try:
+            return await loop.run_turn(prompt)
+        finally:
+            loop.approver, loop.yes = saved
+            if listener is not None:
+                loop.unsubscribe(listener)
+
+    def run(
+        self,
+        prompt: str,
+        *,
+        approver: Approver | None = None,
+        yes: bool | None = None,
+        listener: Listener | None = None,
+    ) -> TurnOutcome:
+        """Run one turn to its end and return how it ended (options as for `arun`)."""
+        return run_sync(self.arun(prompt, approver=approver, yes=yes, listener=listener))
 
     def stop(self) -> None:
         self.loop.stop()
