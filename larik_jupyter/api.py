@@ -19,9 +19,11 @@ from typing import Any, TypeVar
 from larik_jupyter.agent.events import Listener
 from larik_jupyter.agent.factory import open_agent
 from larik_jupyter.agent.loop import AgentLoop, TurnOutcome
-from larik_jupyter.agent.mcp import McpManager, ServerStatus
+from larik_jupyter.agent.mcp import McpManager, ServerStatus, awaiting_notice
 from larik_jupyter.agent.permissions import Approver
+from larik_jupyter.checkpoint.diffs import FileDiff, read_current, turn_diffs
 from larik_jupyter.checkpoint.store import TurnInfo, UndoResult
+from larik_jupyter.config.layers import PendingApproval
 from larik_jupyter.config.update import approve as approve_pending
 from larik_jupyter.lsp.manager import ServerState
 from larik_jupyter.records import SessionRecords
@@ -144,6 +146,12 @@ class Agent:
         """The saved turns that changed files, oldest first (what `/undo` can revert)."""
         return self.loop.checkpoints.turns()
 
+    def turn_diffs(self, *, limit: int) -> list[tuple[TurnInfo, list[FileDiff]]]:
+        """Each saved turn, oldest first, with what it did to each of its files (diffs cut at
+        `limit` characters)."""
+        store = self.loop.checkpoints
+        return turn_diffs(store, lambda rel: read_current(store.root, rel), limit=limit)
+
     def mcp_status(self) -> list[ServerStatus]:
         """The MCP servers with their state (a server that died while idle shows as failed)."""
         return self.loop.mcp.check() if self.loop.mcp is not None else []
@@ -166,6 +174,20 @@ class Agent:
 
         trace = start_trace(self.loop) if on else stop_trace(self.loop)
         return trace.directory if trace is not None else None
+
+    def pending_approvals(self) -> list[PendingApproval]:
+        """What the project's shared config declares that awaits the user's approval."""
+        return list(self.loop.loaded.pending)
+
+    def awaiting_notices(self) -> list[str]:
+        """The opening notices that only say an MCP server awaits approval (an approval card
+        says it better where there is one)."""
+        mcp = self.loop.mcp
+        return [awaiting_notice(status) for status in mcp.awaiting] if mcp is not None else []
+
+    def sync(self) -> None:
+        """Make everything appended so far durable (before another reader opens the file)."""
+        self.loop.session.sync()
 
     def subscribe(self, listener: Listener) -> None:
         self._listeners.append(listener)

@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 from IPython.core.interactiveshell import InteractiveShell
+from IPython.display import display
 from IPython.utils.capture import capture_output
 
 from larik_jupyter import Agent
@@ -108,7 +109,7 @@ def test_lsp_command_lists_servers_with_their_state(
     monkeypatch.chdir(project)
     magics = LarikMagics(shell=InteractiveShell.instance())
     with capture_output() as cap:
-        commands.run(magics, Command("lsp", {}))
+        commands.run(magics.session, Command("lsp", {}), commands.Output(display))
     table = cap.outputs[0].data["text/markdown"]
     assert "| server | state | pid | starts | open files | command | log |" in table
     assert f"| pylsp | not started |  | 0 | 0 | `{PYLSP}` |" in table

@@ -2,14 +2,8 @@ from __future__ import annotations
 
 import pytest
 
-from larik_jupyter.notebook.parser import (
-    COMMANDS,
-    Command,
-    MagicUsageError,
-    Prompt,
-    help_text,
-    parse_magic,
-)
+from larik_jupyter.notebook.commands import COMMANDS, help_text
+from larik_jupyter.notebook.parser import Command, MagicUsageError, Prompt, parse_magic
 
 
 def test_plain_text_is_a_prompt_kept_verbatim() -> None:

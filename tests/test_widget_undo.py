@@ -34,7 +34,7 @@ def two_turns(root: Path, tmp_path: Path) -> tuple[Any, Any]:
 
 def test_panel_lists_turns_newest_first_with_diffs_and_one_undo_button(tmp_path: Path) -> None:
     shell, magics = two_turns(tmp_path / "p", tmp_path)
-    panel = UndoPanel(magics)
+    panel = UndoPanel(magics.session)
     newest, older = panel.panel["turns"]
     assert (newest["turn"], older["turn"]) == (2, 1)
     assert [f["path"] for f in newest["files"]] == ["notes.txt", "new.py"]
@@ -48,8 +48,8 @@ def test_panel_lists_turns_newest_first_with_diffs_and_one_undo_button(tmp_path:
 
 def test_undo_button_restores_files_like_the_magic_and_panels_follow(tmp_path: Path) -> None:
     shell, magics = two_turns(tmp_path / "widget", tmp_path)
-    panel = UndoPanel(magics)
-    tree = ForkTreeWidget(magics)
+    panel = UndoPanel(magics.session)
+    tree = ForkTreeWidget(magics.session)
     click(panel, type="undo")
     root = tmp_path / "widget"
     assert (root / "notes.txt").read_text() == "alpha\nBETA\n" and not (root / "new.py").exists()
@@ -70,7 +70,7 @@ def test_undo_button_restores_files_like_the_magic_and_panels_follow(tmp_path: P
         m.agent.loop.checkpoints.settle()
         assert sorted(os.listdir(paths.checkpoints_dir(m.agent.session_id))) == ["1"]
     # The magic shows the panel too, alive and refreshed with the session.
-    shown = [w for w in live_widgets() if isinstance(w, UndoPanel) and w.magics is twin]
+    shown = [w for w in live_widgets() if isinstance(w, UndoPanel) and w.session is twin.session]
     assert shown and shown[-1].result["turn"] == 2
 
 
@@ -79,7 +79,7 @@ def test_a_refused_file_is_reported_and_the_turn_stays(tmp_path: Path) -> None:
     root = tmp_path / "p"
     (root / "notes.txt").unlink()
     (root / "notes.txt").symlink_to(root / "elsewhere.txt")
-    panel = UndoPanel(magics)
+    panel = UndoPanel(magics.session)
     click(panel, type="undo")
     assert panel.result["ok"] is False
     assert panel.result["restored"] == ["new.py"]
@@ -95,7 +95,7 @@ def test_checkpoints_shows_the_panel_and_nothing_to_undo_is_one_sentence(tmp_pat
     shell, magics = shell_with_magics(root, scripted(tmp_path, [text("hi")]))
     larik(shell, "just talk")
     larik(shell, "/checkpoints")
-    (panel,) = [w for w in live_widgets() if isinstance(w, UndoPanel) and w.magics is magics]
+    (panel,) = [w for w in live_widgets() if isinstance(w, UndoPanel) and w.session is magics.session]
     assert panel.panel == {"session": magics.agent.session_id, "turns": []}
     click(panel, type="undo")
     assert "has no turn with file changes left to undo" in panel.error

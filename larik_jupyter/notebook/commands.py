@@ -1,183 +1,335 @@
-"""The `/commands` of `%larik`; each renders into the cell's output."""
+"""The `/commands` of `%larik`: each declared once with `@command` (syntax, help, arguments and
+handler together); parsing, dispatch and `/help` all come from this registry.
+
+A handler takes the kernel's `KernelSession`, an `Output` to write to, and its parsed
+arguments as keywords. Handlers never touch IPython, so they run against a KernelSession
+without a shell (tests hand them a recording Output).
+"""
 
 from __future__ import annotations
 
+import argparse
 import json
+import shlex
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
-
-from IPython.display import Markdown, display
+from typing import Any, NoReturn
 
 from larik_jupyter.agent.textlog import format_cost
 from larik_jupyter.errors import LarikError
-from larik_jupyter.notebook.parser import Command, help_text
+from larik_jupyter.notebook.kernel import KernelSession, Show
 from larik_jupyter.notebook.render import parts_from_entries, render_parts
-from larik_jupyter.session.export import export_markdown
-
-if TYPE_CHECKING:
-    from larik_jupyter.notebook.magics import LarikMagics
 
 
-def _md(text: str) -> None:
-    display(Markdown(text))
+class MagicUsageError(LarikError):
+    """Bad magic arguments; the message ends with the command's usage."""
+
+
+@dataclass(frozen=True)
+class Command:
+    """A parsed `/command`: its name and its arguments by name."""
+
+    name: str
+    args: dict[str, object] = field(default_factory=dict)
+
+
+class Output:
+    """Where a command writes: Markdown text and displayable objects (widgets), shown in the
+    running cell by `show` (IPython's `display` in a kernel; a list's `append` in a test)."""
+
+    def __init__(self, show: Show) -> None:
+        self._show = show
+
+    def markdown(self, text: str) -> None:
+        from IPython.display import Markdown
+
+        self._show(Markdown(text))
+
+    def show(self, value: object) -> None:
+        self._show(value)
+
+
+Handler = Callable[..., None]
+
+
+@dataclass(frozen=True)
+class Arg:
+    """One argparse argument of a command: its name or flags and `add_argument` keywords."""
+
+    flags: tuple[str, ...]
+    options: dict[str, Any]
+
+
+def arg(*flags: str, **options: Any) -> Arg:
+    return Arg(flags, options)
+
+
+@dataclass(frozen=True)
+class CommandSpec:
+    """A command as declared: `usage` (`/name ARGS`), one line of `help`, its arguments, and
+    `parse` for a command that takes the rest of the line as free text instead."""
+
+    name: str
+    usage: str
+    help: str
+    handler: Handler
+    arguments: tuple[Arg, ...] = ()
+    parse: Callable[[str], dict[str, object]] | None = None
+    check: Callable[[dict[str, Any]], str | None] | None = None
+
+
+COMMANDS: dict[str, CommandSpec] = {}
+
+
+def command(
+    usage: str,
+    help: str,
+    *arguments: Arg,
+    parse: Callable[[str], dict[str, object]] | None = None,
+    check: Callable[[dict[str, Any]], str | None] | None = None,
+) -> Callable[[Handler], Handler]:
+    """Register the decorated handler as the command `usage` names (`/name …`); `check`
+    returns a complaint about parsed arguments argparse cannot express, or None."""
+
+    def register(handler: Handler) -> Handler:
+        name = usage.split()[0].removeprefix("/")
+        COMMANDS[name] = CommandSpec(name, usage, help, handler, arguments, parse, check)
+        return handler
+
+    return register
+
+
+class UsageParser(argparse.ArgumentParser):
+    """argparse for `%larik`: an error is a MagicUsageError ending with the usage, never an exit."""
+
+    def __init__(self, usage: str) -> None:
+        super().__init__(prog="%larik", usage=usage, add_help=False, exit_on_error=False)
+
+    def error(self, message: str) -> NoReturn:
+        raise MagicUsageError(f"{message}. Usage: {self.usage}")
+
+
+def split_words(text: str, usage: str) -> list[str]:
+    """Shell-like words of `text`; unbalanced quotes are a usage error."""
+    try:
+        return shlex.split(text)
+    except ValueError as exc:
+        raise MagicUsageError(f"cannot parse arguments ({exc}). Usage: {usage}") from exc
+
+
+def parse_command(text: str) -> Command:
+    """Parse `/name ARGS` (the leading slash included) against the registry."""
+    head, _, rest = text.strip()[1:].partition(" ")
+    spec = COMMANDS.get(head.strip())
+    if spec is None:
+        raise MagicUsageError(f"Unknown command /{head.strip()}; `%larik /help` lists the commands.")
+    if spec.parse is not None:
+        return Command(spec.name, spec.parse(rest.strip()))
+    parser = UsageParser(spec.usage)
+    for argument in spec.arguments:
+        parser.add_argument(*argument.flags, **argument.options)
+    try:
+        args = vars(parser.parse_args(split_words(rest, spec.usage)))
+    except argparse.ArgumentError as exc:
+        raise MagicUsageError(f"{exc}. Usage: {spec.usage}") from exc
+    complaint = spec.check(args) if spec.check is not None else None
+    if complaint:
+        raise MagicUsageError(f"{complaint} Usage: {spec.usage}")
+    return Command(spec.name, args)
+
+
+def run(session: KernelSession, command: Command, out: Output) -> None:
+    """Run a parsed command's handler."""
+    COMMANDS[command.name].handler(session, out, **command.args)
+
+
+def help_text() -> str:
+    """One line per command, for `/help`."""
+    rows = [
+        "%larik PROMPT              send a prompt (%%larik: the cell body is the prompt)",
+        "  options: --model M  --new  --yes (allow asks)  --expand ({x} becomes the value of x)",
+    ]
+    rows += [f"%larik {spec.usage:<24} {spec.help}" for spec in COMMANDS.values()]
+    return "\n".join(rows)
 
 
 def _cell(text: str) -> str:
     return text.replace("|", "\\|").replace("\n", " ")[:80]
 
 
-def run(magics: LarikMagics, command: Command) -> None:
-    handler = _HANDLERS[command.name]
-    handler(magics, command.args)
+# -- sessions and branches -------------------------------------------------------------------
 
 
-def _help(magics: LarikMagics, args: dict[str, Any]) -> None:
-    _md("```text\n" + help_text() + "\n```")
+@command("/new [--model M]", "start a new session in this directory", arg("--model"))
+def _new(session: KernelSession, out: Output, *, model: str | None) -> None:
+    agent = session.new(model=model)
+    out.markdown(f"New session `{agent.session_id}` with `{agent.model}`.")
 
 
-def _new(magics: LarikMagics, args: dict[str, Any]) -> None:
-    agent = magics.ensure_agent(model=args.get("model"), new=True)
-    _md(f"New session `{agent.session_id}` with `{agent.model}`.")
+@command("/sessions", "browse this directory's sessions")
+def _sessions(session: KernelSession, out: Output) -> None:
+    from larik_jupyter.notebook.widgets.sessions import SessionsBrowser
+
+    out.show(SessionsBrowser(session))
 
 
-def _require_agent(magics: LarikMagics) -> Any:
-    if magics.agent is None:
-        raise LarikError(
-            "No session is open in this kernel yet; send a prompt or `%larik /resume --last` first."
-        )
-    return magics.agent
+def _one_of_id_or_last(args: dict[str, Any]) -> str | None:
+    return "Give a session id or --last, not both." if args["id"] and args["last"] else None
 
 
-def _resume(magics: LarikMagics, args: dict[str, Any]) -> None:
-    last = bool(args.get("last")) or args.get("id") is None
-    agent = magics.resume_session(args.get("id"), last=last)
-    _md(f"Resumed session `{agent.session_id}` ({len(agent.session.turns)} turns, `{agent.model}`).")
-    _history(magics, {})
+@command(
+    "/resume [ID | --last]",
+    "resume a session (the latest with --last)",
+    arg("id", nargs="?"),
+    arg("--last", action="store_true"),
+    check=_one_of_id_or_last,
+)
+def _resume(session: KernelSession, out: Output, *, id: str | None, last: bool) -> None:
+    agent = session.resume(id, last=last or id is None)
+    out.markdown(f"Resumed session `{agent.session_id}` ({len(agent.session.turns)} turns, `{agent.model}`).")
+    _history(session, out)
 
 
-def _fork(magics: LarikMagics, args: dict[str, Any]) -> None:
-    agent = _require_agent(magics)
-    source = agent.session_id
-    agent.fork()
-    _md(f"Forked `{source}` at its end; now on branch `{agent.session_id}`.")
+@command("/fork", "branch the current session at its end and continue there")
+def _fork(session: KernelSession, out: Output) -> None:
+    source = session.require().session_id
+    path = session.fork()
+    out.markdown(f"Forked `{source}` at its end; now on branch `{Path(path).stem}`.")
 
 
-def _rewind(magics: LarikMagics, args: dict[str, Any]) -> None:
-    agent = _require_agent(magics)
-    source = agent.session_id
-    text = agent.rewind(int(args["n"]))
-    magics.set_next_cell("%%larik\n" + text)
-    _md(
-        f"Rewound `{source}` to before prompt {args['n']}; now on branch `{agent.session_id}`. "
+def _from_one(args: dict[str, Any]) -> str | None:
+    return "Prompts are numbered from 1." if args["n"] < 1 else None
+
+
+@command("/rewind N", "branch before prompt N and put it in a new cell to edit", arg("n", type=int),
+         check=_from_one)
+def _rewind(session: KernelSession, out: Output, *, n: int) -> None:
+    source = session.require().session_id
+    session.set_next_cell(session.rewind(n))
+    out.markdown(
+        f"Rewound `{source}` to before prompt {n}; now on branch `{session.require().session_id}`. "
         "The prompt is in a new cell below: edit it and run it."
     )
 
 
-def _undo(magics: LarikMagics, args: dict[str, Any]) -> None:
-    from larik_jupyter.notebook.widgets import actions
+@command("/undo", "revert the file changes of the newest turn that made any")
+def _undo(session: KernelSession, out: Output) -> None:
     from larik_jupyter.notebook.widgets.undo import UndoPanel
 
-    result = actions.undo(magics)
+    result = session.undo()
     lines = [f"Undid turn {result.turn}."]
     lines += [f"- restored `{path}`" for path in result.restored]
     lines += [f"- **not restored** `{path}`: {reason}" for path, reason in result.refused]
     lines += [f"- removed `{path}/` (created by the turn)" for path in result.removed_dirs]
     lines += [f"- kept `{path}/`: {reason}" for path, reason in result.kept_dirs]
-    _md("\n".join(lines))
-    display(UndoPanel(magics, result=result))
+    out.markdown("\n".join(lines))
+    out.show(UndoPanel(session, result=result))
 
 
-def _checkpoints(magics: LarikMagics, args: dict[str, Any]) -> None:
+@command("/checkpoints", "show the turns that changed files, without undoing")
+def _checkpoints(session: KernelSession, out: Output) -> None:
     from larik_jupyter.notebook.widgets.undo import UndoPanel
 
-    _require_agent(magics)
-    display(UndoPanel(magics))
+    session.require()
+    out.show(UndoPanel(session))
 
 
-def _tree(magics: LarikMagics, args: dict[str, Any]) -> None:
+@command("/tree", "the fork tree of this directory's sessions")
+def _tree(session: KernelSession, out: Output) -> None:
     from larik_jupyter.notebook.widgets.tree import ForkTreeWidget
 
-    display(ForkTreeWidget(magics))
+    out.show(ForkTreeWidget(session))
 
 
-def _sessions(magics: LarikMagics, args: dict[str, Any]) -> None:
-    from larik_jupyter.notebook.widgets.sessions import SessionsBrowser
-
-    display(SessionsBrowser(magics))
-
-
-def _history(magics: LarikMagics, args: dict[str, Any]) -> None:
-    agent = _require_agent(magics)
-    parts = parts_from_entries(agent.loop.session.entries)
-    _md(render_parts(parts) or "This session has no messages yet.")
+@command("/history", "render the current session's transcript from disk")
+def _history(session: KernelSession, out: Output) -> None:
+    parts = parts_from_entries(session.require().entries)
+    out.markdown(render_parts(parts) or "This session has no messages yet.")
 
 
-def _export(magics: LarikMagics, args: dict[str, Any]) -> None:
-    agent = _require_agent(magics)
-    agent.loop.session.sync()
-    out = export_markdown(agent.session_path, args.get("path"), cwd=magics.cwd)
-    _md(f"Exported to `{out}`.")
+@command("/export [PATH]", "export the transcript as Markdown", arg("path", nargs="?"))
+def _export(session: KernelSession, out: Output, *, path: str | None) -> None:
+    out.markdown(f"Exported to `{session.export(None, path)}`.")
 
 
-def _compact(magics: LarikMagics, args: dict[str, Any]) -> None:
-    agent = _require_agent(magics)
-    summary = agent.compact(str(args.get("instructions") or ""))
-    _md(f"Compacted the conversation. Summary:\n\n> {summary.replace(chr(10), chr(10) + '> ')}")
+@command("/delete ID", "delete a session with its checkpoints", arg("id"))
+def _delete(session: KernelSession, out: Output, *, id: str) -> None:
+    path = session.delete(id)
+    out.markdown(f"Deleted session `{path.stem}` with its checkpoints.")
 
 
-def _clear(magics: LarikMagics, args: dict[str, Any]) -> None:
-    _require_agent(magics).clear()
-    _md("Started a fresh model context; the session file continues.")
+# -- the model context -----------------------------------------------------------------------
 
 
-def _model(magics: LarikMagics, args: dict[str, Any]) -> None:
-    if args.get("model"):
-        agent = magics.ensure_agent(model=args["model"])
-        _md(f"Model is now `{agent.model}`.")
-    elif magics.agent is not None:
-        _md(f"Model: `{magics.agent.model}`.")
+@command("/compact [instructions]", "summarise the conversation to free context",
+         parse=lambda rest: {"instructions": rest})
+def _compact(session: KernelSession, out: Output, *, instructions: str) -> None:
+    summary = session.require().compact(instructions)
+    out.markdown(f"Compacted the conversation. Summary:\n\n> {summary.replace(chr(10), chr(10) + '> ')}")
+
+
+@command("/clear", "start a fresh model context (the session file continues)")
+def _clear(session: KernelSession, out: Output) -> None:
+    session.require().clear()
+    out.markdown("Started a fresh model context; the session file continues.")
+
+
+@command("/model [PROVIDER:MODEL]", "show or switch the model", arg("model", nargs="?"))
+def _model(session: KernelSession, out: Output, *, model: str | None) -> None:
+    if model:
+        out.markdown(f"Model is now `{session.ensure(model=model).model}`.")
+    elif session.agent is not None:
+        out.markdown(f"Model: `{session.agent.model}`.")
     else:
-        _md("No session yet; the next prompt picks the model from the config (see `/config`).")
+        out.markdown("No session yet; the next prompt picks the model from the config (see `/config`).")
 
 
-def _usage(magics: LarikMagics, args: dict[str, Any]) -> None:
-    records = _require_agent(magics).session
+@command("/usage", "tokens and cost of this session")
+def _usage(session: KernelSession, out: Output) -> None:
+    records = session.require().session
     u = records.usage
-    _md(
+    out.markdown(
         f"Session `{records.session_id}`: {u.input_tokens:,} input, {u.output_tokens:,} output, "
         f"{u.cache_read_tokens:,} cache read, {u.cache_write_tokens:,} cache write tokens"
         f"{format_cost(records.cost) or ' (price unknown)'}."
     )
 
 
-def _config(magics: LarikMagics, args: dict[str, Any]) -> None:
+def _key_value(rest: str) -> dict[str, object]:
+    key, _, value = rest.partition(" ")
+    return {"key": key or None, "value": value.strip() or None}
+
+
+@command("/config [KEY [VALUE]]", "show the merged config, or set a personal value", parse=_key_value)
+def _config(session: KernelSession, out: Output, *, key: str | None, value: str | None) -> None:
     from larik_jupyter.config.layers import load_config
     from larik_jupyter.config.report import render
     from larik_jupyter.config.update import parse_setting_value, set_user_setting
 
-    key, value = args.get("key"), args.get("value")
     if key and value is not None:
         parsed = parse_setting_value(value)
         set_user_setting(key, parsed)
-        _md(f"Set `{key}` = `{json.dumps(parsed)}` in your personal config.")
+        out.markdown(f"Set `{key}` = `{json.dumps(parsed)}` in your personal config.")
         return
-    text = render(load_config(magics.cwd), key)
-    _md("```text\n" + text + "\n```")
+    out.markdown("```text\n" + render(load_config(session.cwd), key) + "\n```")
 
 
-def _lsp(magics: LarikMagics, args: dict[str, Any]) -> None:
+# -- servers, subagents, the running turn ----------------------------------------------------
+
+
+@command("/lsp", "list the language servers with their state")
+def _lsp(session: KernelSession, out: Output) -> None:
     from larik_jupyter.config.layers import load_config
     from larik_jupyter.lsp.manager import LspManager
 
-    if magics.agent is not None:
-        manager = magics.agent.loop.lsp
+    if session.agent is not None:
+        states = session.agent.lsp_status()
     else:
-        loaded = load_config(magics.cwd)
-        manager = LspManager.from_config(loaded.config, loaded.root)
-    states = manager.states()
+        loaded = load_config(session.cwd)
+        states = LspManager.from_config(loaded.config, loaded.root).states()
     if not states:
-        _md(
+        out.markdown(
             "No language server is configured: add one under `lspServers` in the config, "
             "or put `pylsp` or `pyright-langserver` on PATH for Python."
         )
@@ -189,96 +341,81 @@ def _lsp(magics: LarikMagics, args: dict[str, Any]) -> None:
             f"| {_cell(s.name)} | {state} | {s.pid or ''} | {s.starts} | {s.open_files} "
             f"| `{_cell(s.command)}` | `{s.log}` |"
         )
-    _md("\n".join(rows))
+    out.markdown("\n".join(rows))
 
 
-def _delete(magics: LarikMagics, args: dict[str, Any]) -> None:
-    from larik_jupyter.notebook.widgets import actions
-
-    path = actions.delete(magics, str(args["id"]))
-    _md(f"Deleted session `{Path(path).stem}` with its checkpoints.")
-
-
-def _stop(magics: LarikMagics, args: dict[str, Any]) -> None:
-    if magics.agent is None or not magics.agent.loop.running:
-        _md("No turn is running.")
+@command("/stop", "stop the running turn")
+def _stop(session: KernelSession, out: Output) -> None:
+    if session.agent is None or not session.agent.running:
+        out.markdown("No turn is running.")
         return
-    magics.agent.stop()
-    _md("Stopping the running turn.")
+    session.agent.stop()
+    out.markdown("Stopping the running turn.")
 
 
-def _mcp(magics: LarikMagics, args: dict[str, Any]) -> None:
+@command("/mcp", "MCP servers with their status and tools")
+def _mcp(session: KernelSession, out: Output) -> None:
     from larik_jupyter.agent.mcp import McpManager, status_table
     from larik_jupyter.config.layers import load_config
     from larik_jupyter.notebook.widgets.trust import TrustWidget
 
-    loaded = load_config(magics.cwd)
-    manager = magics.agent.loop.mcp if magics.agent is not None else None
-    if manager is None:  # nothing started: show what the config declares and what awaits approval
+    loaded = load_config(session.cwd)
+    if session.agent is not None:
+        statuses = session.agent.mcp_status()
+    else:  # nothing started: show what the config declares and what awaits approval
         statuses = McpManager.from_config(loaded).statuses()
-    else:
-        statuses = manager.check()
-    _md(status_table(statuses))
+    out.markdown(status_table(statuses))
     if loaded.pending:
-        display(TrustWidget(magics, loaded.pending))
+        out.show(TrustWidget(session, loaded.pending))
 
 
-def _agents(magics: LarikMagics, args: dict[str, Any]) -> None:
+def _discard_needs_a_name(args: dict[str, Any]) -> str | None:
+    if (args["action"] == "discard") != bool(args["name"]):
+        return "Name one worktree to discard, e.g. /agents discard task-1a2b3c."
+    return None
+
+
+@command(
+    "/agents [clean | discard NAME]",
+    "subagent worktrees; clean removes merged ones",
+    arg("action", nargs="?", choices=["clean", "discard"]),
+    arg("name", nargs="?"),
+    check=_discard_needs_a_name,
+)
+def _agents(session: KernelSession, out: Output, *, action: str | None, name: str | None) -> None:
     from larik_jupyter import paths
     from larik_jupyter.agent.worktree import clean_worktrees, list_worktrees, remove_worktree
 
-    root = paths.project_root(magics.cwd)
-    if args.get("action") == "discard":
-        info = remove_worktree(root, str(args["name"]))
-        _md(f"Discarded worktree `{info.name}` and its branch `{info.branch}`.")
+    root = paths.project_root(session.cwd)
+    if action == "discard":
+        info = remove_worktree(root, str(name))
+        out.markdown(f"Discarded worktree `{info.name}` and its branch `{info.branch}`.")
         return
-    if args.get("action") == "clean":
+    if action == "clean":
         removed = clean_worktrees(root)
         names = ", ".join(f"`{i.name}`" for i in removed) or "none"
-        _md(f"Removed {len(removed)} merged worktree(s): {names}.")
+        out.markdown(f"Removed {len(removed)} merged worktree(s): {names}.")
     rows = ["| worktree | branch | merged | changes |", "|---|---|---|---|"]
     rows += [
         f"| `{i.path}` | `{i.branch}` | {'yes' if i.merged else 'no'} | {_cell(i.changes)} |"
         for i in list_worktrees(root)
     ]
-    _md("\n".join(rows) if len(rows) > 2 else "No subagent worktrees in this project.")
+    out.markdown("\n".join(rows) if len(rows) > 2 else "No subagent worktrees in this project.")
 
 
-def _debug(magics: LarikMagics, args: dict[str, Any]) -> None:
-    from larik_jupyter.agent.trace import active_trace, start_trace, stop_trace
-
-    loop = _require_agent(magics).loop
-    if args.get("state") == "on":
-        _md(f"Debug trace on: writing `{start_trace(loop).directory}`.")
-    elif args.get("state") == "off":
-        stopped = stop_trace(loop)
-        _md(f"Debug trace off; it is in `{stopped.directory}`." if stopped else "No trace was on.")
+@command("/debug [on | off]", "write a debug trace of events and HTTP bodies",
+         arg("state", nargs="?", choices=["on", "off"]))
+def _debug(session: KernelSession, out: Output, *, state: str | None) -> None:
+    agent = session.require()
+    if state == "on":
+        out.markdown(f"Debug trace on: writing `{agent.trace(True)}`.")
+    elif state == "off":
+        stopped = agent.trace(False)
+        out.markdown(f"Debug trace off; it is in `{stopped}`." if stopped else "No trace was on.")
     else:
-        trace = active_trace(loop)
-        _md(f"Debug trace on: `{trace.directory}`." if trace else "Debug trace off (`/debug on`).")
+        out.markdown(f"Debug trace on: `{agent.tracing}`." if agent.tracing else "Debug trace off (`/debug on`).")
 
 
-_HANDLERS: dict[str, Callable[[LarikMagics, dict[str, Any]], None]] = {
-    "help": _help,
-    "new": _new,
-    "sessions": _sessions,
-    "resume": _resume,
-    "fork": _fork,
-    "rewind": _rewind,
-    "undo": _undo,
-    "checkpoints": _checkpoints,
-    "tree": _tree,
-    "history": _history,
-    "export": _export,
-    "compact": _compact,
-    "clear": _clear,
-    "model": _model,
-    "usage": _usage,
-    "config": _config,
-    "lsp": _lsp,
-    "delete": _delete,
-    "stop": _stop,
-    "mcp": _mcp,
-    "agents": _agents,
-    "debug": _debug,
-}
+@command("/help", "list the commands")
+def _help(session: KernelSession, out: Output) -> None:
+    out.markdown("```text\n" + help_text() + "\n```")

@@ -10,7 +10,8 @@ from larik_jupyter.api import Agent
 from larik_jupyter.checkpoint.prune import prune
 from larik_jupyter.config.layers import load_config
 from larik_jupyter.errors import LarikError
-from larik_jupyter.notebook.magics import LarikMagics, async_cells
+from larik_jupyter.notebook.async_cells import async_cells
+from larik_jupyter.notebook.magics import LarikMagics
 
 _pruned = False
 _magics: LarikMagics | None = None

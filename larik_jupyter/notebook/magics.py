@@ -6,7 +6,6 @@ They win over the Larik config files for this kernel; the files apply where a tr
 
 from __future__ import annotations
 
-import ast
 import asyncio
 import os
 from collections.abc import Callable
@@ -15,12 +14,13 @@ from typing import Any
 
 from IPython.core.error import UsageError
 from IPython.core.magic import Magics, line_cell_magic, magics_class, no_var_expand
-from IPython.display import Markdown, display
-from traitlets import Bool, Unicode
+from IPython.display import display
+from traitlets import Bool, Unicode, observe
 
 from larik_jupyter.api import Agent
 from larik_jupyter.errors import LarikError
 from larik_jupyter.notebook import commands
+from larik_jupyter.notebook.kernel import KernelSession
 from larik_jupyter.notebook.parser import Command, Prompt, parse_magic
 from larik_jupyter.notebook.pump import MainThreadPump
 from larik_jupyter.notebook.view import TurnUI
@@ -43,9 +43,34 @@ class LarikMagics(Magics):
 
     def __init__(self, shell: Any = None, **kwargs: Any) -> None:
         super().__init__(shell=shell, **kwargs)
-        self.agent: Agent | None = None
         self.pump = MainThreadPump()
-        self.cwd = Path(os.getcwd())
+        self.session = KernelSession(
+            os.getcwd(),
+            model=self.model,
+            yes=self.yes,
+            namespace=shell.user_ns if shell is not None else None,
+            show=display,
+            show_from_tool=lambda value: self.pump.post(lambda: display(value)),
+            set_next_cell=self._set_next_cell,
+        )
+
+    @observe("model", "yes")
+    def _defaults_changed(self, change: Any) -> None:
+        if hasattr(self, "session"):
+            setattr(self.session, change["name"], change["new"])
+
+    @property
+    def agent(self) -> Agent | None:
+        """The kernel's agent (None before the first prompt)."""
+        return self.session.agent
+
+    @property
+    def cwd(self) -> Path:
+        return self.session.cwd
+
+    @cwd.setter
+    def cwd(self, value: str | os.PathLike[str]) -> None:
+        self.session.cwd = Path(os.path.abspath(os.fspath(value)))
 
     # -- entry point -----------------------------------------------------------------------
 
@@ -63,7 +88,7 @@ class LarikMagics(Magics):
         try:
             parsed = parse_magic(line, cell)
             if isinstance(parsed, Command):
-                commands.run(self, parsed)
+                commands.run(self.session, parsed, commands.Output(display))
             elif prompt is None:
                 handed_back = parsed
             else:
@@ -75,80 +100,22 @@ class LarikMagics(Magics):
                 refresh_all()  # trees and panels shown earlier follow the session
         return handed_back
 
-    # -- the agent -------------------------------------------------------------------------
-
-    def ensure_agent(self, *, model: str | None = None, new: bool = False) -> Agent:
-        """The kernel's agent, opened on a new session at the first use (it continues nothing)."""
-        if self.agent is None or new:
-            self.replace_agent(model=model)
-        elif model and model != self.agent.model:
-            self.agent.switch_model(model)
-        assert self.agent is not None
-        return self.agent
-
-    def resume_session(self, session: str | None, *, last: bool = False) -> Agent:
-        """Continue `session` (or the latest with `last`), opening the agent if needed."""
-        if self.agent is None:
-            return self.replace_agent(session=session, continue_latest=last)
-        self.agent.resume(session, last=last)
-        self.show_opened(self.agent)
-        return self.agent
-
-    def replace_agent(self, *, model: str | None = None, **kwargs: Any) -> Agent:
-        """Open a new agent (new session unless `session`/`continue_latest` say otherwise); the
-        kernel's MCP servers carry over from the agent it replaces."""
-        agent = Agent(
-            self.cwd,
-            model=model or self.model,
-            yes=self.yes,
-            namespace=self.shell.user_ns if self.shell is not None else None,
-            display=self._display_from_tool,
-            mcp=self.agent.loop.mcp if self.agent is not None else None,
-            **kwargs,
-        )
-        if self.agent is not None:
-            self.agent.close(keep_mcp=True)
-        self.agent = agent
-        self.show_opened(agent)
-        return agent
-
-    def show_notices(self, notices: list[str]) -> None:
-        for notice in notices:
-            display(Markdown(f"> {notice}"))
-
-    def show_opened(self, agent: Agent) -> None:
-        """The notices of a freshly opened agent, and the approval card when the project's
-        shared config declares something awaiting approval (it replaces those notices)."""
-        from larik_jupyter.agent.mcp import awaiting_notice
-        from larik_jupyter.notebook.widgets.trust import TrustWidget
-
-        pending = agent.loop.loaded.pending
-        awaiting = agent.loop.mcp.awaiting if pending and agent.loop.mcp is not None else []
-        skip = {awaiting_notice(status) for status in awaiting}
-        self.show_notices([n for n in agent.notices if n not in skip])
-        if pending:
-            display(TrustWidget(self, pending))
-
-    def _display_from_tool(self, value: object) -> None:
-        self.pump.post(lambda: display(value))
+    # -- turns ---------------------------------------------------------------------------
 
     def _start_turn(self, parsed: Prompt, *, interactive: bool | None) -> tuple[Agent, TurnUI, str]:
         text = parsed.text
         if parsed.expand and self.shell is not None:
             text = self.shell.var_expand(text, depth=2)
-        agent = self.ensure_agent(model=parsed.model, new=parsed.new)
-        if parsed.yes:
-            agent.loop.yes = True
+        agent = self.session.ensure(model=parsed.model, new=parsed.new)
         ui = TurnUI(self.pump, agent.stop, interactive=interactive)
         ui.show()
-        agent.loop.approver = ui.approver
-        agent.loop.subscribe(ui.listener)
         return agent, ui, text
 
-    def _end_turn(self, agent: Agent, ui: TurnUI) -> None:
-        agent.loop.unsubscribe(ui.listener)
-        agent.loop.approver = None
-        agent.loop.yes = self.yes
+    def _turn(self, agent: Agent, ui: TurnUI, text: str, parsed: Prompt) -> Any:
+        """The turn's coroutine, with this cell's approver and view for that turn only."""
+        return agent.arun(text, approver=ui.approver, yes=parsed.yes or self.session.yes, listener=ui.listener)
+
+    def _end_turn(self, ui: TurnUI) -> None:
         self.pump.drain()
         ui.finish()
 
@@ -157,16 +124,16 @@ class LarikMagics(Magics):
         answered by rules and `--yes` only (a cell holding just `%larik` runs asynchronously)."""
         agent, ui, text = self._start_turn(parsed, interactive=bool(self.interactive))
         try:
-            self.pump.run(agent.arun(text), on_interrupt=agent.stop)
+            self.pump.run(self._turn(agent, ui, text, parsed), on_interrupt=agent.stop)
         finally:
-            self._end_turn(agent, ui)
+            self._end_turn(ui)
 
     async def aprompt(self, parsed: Prompt) -> None:
         """The asynchronous path: the turn runs on the kernel's loop, which keeps handling
         widget messages (approvals, Stop) while the cell awaits it."""
         agent, ui, text = self._start_turn(parsed, interactive=self.interactive)
         try:
-            await agent.arun(text)
+            await self._turn(agent, ui, text, parsed)
         except asyncio.CancelledError:
             # Jupyter's interrupt button cancels an async cell; the loop has already stored
             # the partial reply as interrupted, so the cell ends quietly.
@@ -174,7 +141,7 @@ class LarikMagics(Magics):
             if task is not None:
                 task.uncancel()
         finally:
-            self._end_turn(agent, ui)
+            self._end_turn(ui)
 
     async def run_async(self, line: str, cell: str | None) -> None:
         """What a cell holding only `%larik …` / `%%larik` runs (see `async_cells`)."""
@@ -185,43 +152,7 @@ class LarikMagics(Magics):
             finally:
                 refresh_all()
 
-    def set_next_cell(self, code: str) -> None:
+    def _set_next_cell(self, code: str) -> None:
         """Put `code` into a new cell below (the notebook's input box)."""
         if self.shell is not None:
             self.shell.set_next_input(code, replace=False)
-
-
-def _magic_call(node: ast.stmt) -> ast.Call | None:
-    """The `get_ipython().run_line_magic('larik', …)` / `run_cell_magic` call a cell became."""
-    if not isinstance(node, ast.Expr) or not isinstance(call := node.value, ast.Call):
-        return None
-    func = call.func
-    if not (
-        isinstance(func, ast.Attribute)
-        and func.attr in ("run_line_magic", "run_cell_magic")
-        and isinstance(func.value, ast.Call)
-        and isinstance(func.value.func, ast.Name)
-        and func.value.func.id == "get_ipython"
-    ):
-        return None
-    args = call.args
-    if len(args) < 2 or not (isinstance(args[0], ast.Constant) and args[0].value == "larik"):
-        return None
-    return call
-
-
-def async_cells(lines: list[str]) -> list[str]:
-    """IPython input transformer: a cell that is exactly one `%larik` / `%%larik` call is run as
-    `await magics.run_async(...)`, so the kernel keeps processing button clicks during the turn."""
-    try:
-        tree = ast.parse("".join(lines))
-    except SyntaxError:
-        return lines
-    if len(tree.body) != 1 or (call := _magic_call(tree.body[0])) is None:
-        return lines
-    line = ast.unparse(call.args[1])
-    cell = ast.unparse(call.args[2]) if len(call.args) > 2 else "None"
-    return [
-        "await get_ipython().magics_manager.registry['LarikMagics']"
-        f".run_async({line}, {cell})\n"
-    ]

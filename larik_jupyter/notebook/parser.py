@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 import argparse
-import shlex
-from dataclasses import dataclass, field
-from typing import NoReturn
+from dataclasses import dataclass
 
-from larik_jupyter.errors import LarikError
+from larik_jupyter.notebook.commands import (
+    Command,
+    MagicUsageError,
+    UsageParser,
+    parse_command,
+    split_words,
+)
 
-
-class MagicUsageError(LarikError):
-    """Bad magic arguments; the message ends with the command's usage."""
+__all__ = ["Command", "MagicUsageError", "Prompt", "parse_magic"]
 
 
 @dataclass(frozen=True)
@@ -23,69 +25,13 @@ class Prompt:
     expand: bool = False
 
 
-@dataclass(frozen=True)
-class Command:
-    name: str
-    args: dict[str, object] = field(default_factory=dict)
-
-
-@dataclass(frozen=True)
-class CommandSpec:
-    usage: str
-    help: str
-
-
-COMMANDS: dict[str, CommandSpec] = {
-    "new": CommandSpec("/new [--model M]", "start a new session in this directory"),
-    "sessions": CommandSpec("/sessions", "browse this directory's sessions"),
-    "resume": CommandSpec("/resume [ID | --last]", "resume a session (the latest with --last)"),
-    "fork": CommandSpec("/fork", "branch the current session at its end and continue there"),
-    "rewind": CommandSpec("/rewind N", "branch before prompt N and put it in a new cell to edit"),
-    "undo": CommandSpec("/undo", "revert the file changes of the newest turn that made any"),
-    "checkpoints": CommandSpec("/checkpoints", "show the turns that changed files, without undoing"),
-    "tree": CommandSpec("/tree", "the fork tree of this directory's sessions"),
-    "history": CommandSpec("/history", "render the current session's transcript from disk"),
-    "export": CommandSpec("/export [PATH]", "export the transcript as Markdown"),
-    "compact": CommandSpec("/compact [instructions]", "summarise the conversation to free context"),
-    "clear": CommandSpec("/clear", "start a fresh model context (the session file continues)"),
-    "model": CommandSpec("/model [PROVIDER:MODEL]", "show or switch the model"),
-    "usage": CommandSpec("/usage", "tokens and cost of this session"),
-    "config": CommandSpec("/config [KEY [VALUE]]", "show the merged config, or set a personal value"),
-    "lsp": CommandSpec("/lsp", "list the language servers with their state"),
-    "delete": CommandSpec("/delete ID", "delete a session with its checkpoints"),
-    "stop": CommandSpec("/stop", "stop the running turn"),
-    "mcp": CommandSpec("/mcp", "MCP servers with their status and tools"),
-    "agents": CommandSpec(
-        "/agents [clean | discard NAME]", "subagent worktrees; clean removes merged ones"
-    ),
-    "debug": CommandSpec("/debug [on | off]", "write a debug trace of events and HTTP bodies"),
-    "help": CommandSpec("/help", "list the commands"),
-}
-
-
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> NoReturn:
-        raise MagicUsageError(f"{message}. Usage: {self.usage}")
-
-
-def _parser(usage: str) -> _Parser:
-    return _Parser(prog="%larik", usage=usage, add_help=False, exit_on_error=False)
-
-
-def _prompt_options() -> _Parser:
-    p = _parser("%larik [--model M] [--new] [--yes] [--expand] PROMPT")
+def _prompt_options() -> UsageParser:
+    p = UsageParser("%larik [--model M] [--new] [--yes] [--expand] PROMPT")
     p.add_argument("--model")
     p.add_argument("--new", action="store_true")
     p.add_argument("--yes", action="store_true")
     p.add_argument("--expand", action="store_true")
     return p
-
-
-def _split(text: str, usage: str) -> list[str]:
-    try:
-        return shlex.split(text)
-    except ValueError as exc:
-        raise MagicUsageError(f"cannot parse arguments ({exc}). Usage: {usage}") from exc
 
 
 def _leading_options(line: str) -> tuple[list[str], str]:
@@ -107,14 +53,14 @@ def _leading_options(line: str) -> tuple[list[str], str]:
 def parse_magic(line: str, cell: str | None = None) -> Prompt | Command:
     """Parse a line magic (`cell` None) or a cell magic (options on `line`, text in `cell`)."""
     if cell is not None and line.strip().startswith("/"):
-        return _parse_command(line.strip())
+        return parse_command(line.strip())
     body = line if cell is None else cell
-    options_text, text = (_leading_options(line) if cell is None else (_split(line, ""), cell))
+    options_text, text = (_leading_options(line) if cell is None else (split_words(line, ""), cell))
     stripped = (text if cell is None else body).strip()
     if stripped.startswith("/"):
         if options_text:
             raise MagicUsageError("Options go after the command, e.g. `%larik /new --model M`.")
-        return _parse_command(stripped)
+        return parse_command(stripped)
     try:
         opts = _prompt_options().parse_args(options_text)
     except argparse.ArgumentError as exc:
@@ -122,60 +68,3 @@ def parse_magic(line: str, cell: str | None = None) -> Prompt | Command:
     if not stripped:
         raise MagicUsageError("Nothing to send: write a prompt after %larik, or `%larik /help`.")
     return Prompt(text=stripped, model=opts.model, new=opts.new, yes=opts.yes, expand=opts.expand)
-
-
-def _parse_command(text: str) -> Command:
-    head, _, rest = text[1:].partition(" ")
-    head = head.strip()
-    rest = rest.strip()
-    spec = COMMANDS.get(head)
-    if spec is None:
-        raise MagicUsageError(f"Unknown command /{head}; `%larik /help` lists the commands.")
-    if head == "compact":
-        return Command("compact", {"instructions": rest})
-    if head == "config":
-        key, _, value = rest.partition(" ")
-        return Command("config", {"key": key or None, "value": value.strip() or None})
-    words = _split(rest, spec.usage)
-    p = _parser(spec.usage)
-    if head == "new":
-        p.add_argument("--model")
-    elif head == "resume":
-        p.add_argument("id", nargs="?")
-        p.add_argument("--last", action="store_true")
-    elif head == "rewind":
-        p.add_argument("n", type=int)
-    elif head == "export":
-        p.add_argument("path", nargs="?")
-    elif head == "model":
-        p.add_argument("model", nargs="?")
-    elif head == "delete":
-        p.add_argument("id")
-    elif head == "agents":
-        p.add_argument("action", nargs="?", choices=["clean", "discard"])
-        p.add_argument("name", nargs="?")
-    elif head == "debug":
-        p.add_argument("state", nargs="?", choices=["on", "off"])
-    try:
-        args = vars(p.parse_args(words))
-    except argparse.ArgumentError as exc:
-        raise MagicUsageError(f"{exc}. Usage: {spec.usage}") from exc
-    if head == "resume" and args["id"] and args["last"]:
-        raise MagicUsageError(f"Give a session id or --last, not both. Usage: {spec.usage}")
-    if head == "agents" and (args["action"] == "discard") != bool(args["name"]):
-        raise MagicUsageError(
-            f"Name one worktree to discard, e.g. /agents discard task-1a2b3c. Usage: {spec.usage}"
-        )
-    if head == "rewind" and args["n"] < 1:
-        raise MagicUsageError(f"Prompts are numbered from 1. Usage: {spec.usage}")
-    return Command(head, args)
-
-
-def help_text() -> str:
-    """One line per command, for `/help`."""
-    rows = [
-        "%larik PROMPT              send a prompt (%%larik: the cell body is the prompt)",
-        "  options: --model M  --new  --yes (allow asks)  --expand ({x} becomes the value of x)",
-    ]
-    rows += [f"%larik {spec.usage:<24} {spec.help}" for spec in COMMANDS.values()]
-    return "\n".join(rows)

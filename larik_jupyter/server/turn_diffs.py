@@ -1,15 +1,15 @@
-"""A session's undoable turns with one unified diff per file, for the sidebar's undo list."""
+"""A session's undoable turns with one unified diff per file (`checkpoint.diffs`), for the sidebar's undo list."""
 
 from __future__ import annotations
 
 import os
 from pathlib import Path
 
-from larik_jupyter.checkpoint.store import CheckpointStore, TurnInfo
+from larik_jupyter.checkpoint.diffs import read_current, turn_diffs
+from larik_jupyter.checkpoint.store import CheckpointStore
 from larik_jupyter.errors import LarikError
 from larik_jupyter.paths import project_root
 from larik_jupyter.server.schema import CheckpointFile, Checkpoints, CheckpointTurn
-from larik_jupyter.tools.diff import snapshot_diff
 
 _MAX_DIFF_CHARS = 200_000
 
@@ -18,37 +18,20 @@ def _current(project: Path, server_root: Path, path: str) -> bytes | None:
     target = Path(os.path.realpath(project / path))
     if server_root != target and server_root not in target.parents:
         raise LarikError(f"{path} is outside the server root, so its contents are not shown.")
-    try:
-        return target.read_bytes()
-    except (FileNotFoundError, NotADirectoryError):
-        return None
-
-
-def _turn(
-    store: CheckpointStore, turn: TurnInfo, later: list[TurnInfo], project: Path, server_root: Path
-) -> CheckpointTurn:
-    files = []
-    for info in turn.files:
-        try:
-            before = store.original_bytes(turn.turn, info.path)
-            # What the turn left behind: the snapshot the next turn took of the same file, else now.
-            successor = next((t for t in later if any(f.path == info.path for f in t.files)), None)
-            if successor is not None:
-                after = store.original_bytes(successor.turn, info.path)
-            else:
-                after = _current(project, server_root, info.path)
-            diff = snapshot_diff(info.path, before, after, limit=_MAX_DIFF_CHARS)
-        except LarikError as exc:
-            diff = f"({exc})\n"
-        files.append(CheckpointFile(path=info.path, existed=info.existed, diff=diff))
-    return CheckpointTurn(turn=turn.turn, files=files)
+    return read_current(project, path)
 
 
 def checkpoints(session_id: str, cwd: Path, server_root: str) -> Checkpoints:
     """The turns of `session_id` that changed files, newest first, each file with its diff."""
     project = project_root(cwd)
-    store = CheckpointStore(session_id, project)
-    turns = store.turns()
     root = Path(os.path.realpath(server_root))
-    result = [_turn(store, turn, turns[i + 1 :], project, root) for i, turn in enumerate(turns)]
+    result = [
+        CheckpointTurn(
+            turn=turn.turn,
+            files=[CheckpointFile(path=f.path, existed=f.existed, diff=f.diff or f"({f.error})\n") for f in files],
+        )
+        for turn, files in turn_diffs(
+            CheckpointStore(session_id, project), lambda path: _current(project, root, path), limit=_MAX_DIFF_CHARS
+        )
+    ]
     return Checkpoints(id=session_id, turns=result[::-1])

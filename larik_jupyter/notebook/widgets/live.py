@@ -19,7 +19,7 @@ from larik_jupyter.errors import LarikError
 from larik_jupyter.notebook.widgets import with_fallback
 
 if TYPE_CHECKING:
-    from larik_jupyter.notebook.magics import LarikMagics
+    from larik_jupyter.notebook.kernel import KernelSession
 
 _LIVE: weakref.WeakSet[SessionWidget] = weakref.WeakSet()
 
@@ -48,7 +48,7 @@ def escape(text: object) -> str:
 class SessionWidget(anywidget.AnyWidget):
     """Base of the tree, undo panel and sessions browser.
 
-    Parameters: `magics` (the kernel's `LarikMagics`: its working directory and agent).
+    Parameters: `session` (the kernel's `KernelSession`: its working directory and agent).
     Front-end messages `{"type": NAME, ...}` call the action registered for NAME; a
     LarikError becomes the `error` trait (one sentence), success clears it.
     """
@@ -56,9 +56,9 @@ class SessionWidget(anywidget.AnyWidget):
     status = traitlets.Unicode("", help="what the last action did, for the user").tag(sync=True)
     error = traitlets.Unicode("", help="why the last action failed").tag(sync=True)
 
-    def __init__(self, magics: LarikMagics, **kwargs: Any) -> None:
+    def __init__(self, session: KernelSession, **kwargs: Any) -> None:
         super().__init__(**kwargs)
-        self.magics = magics
+        self.session = session
         self.on_msg(self._on_custom_msg)
         _LIVE.add(self)
         self.refresh()
@@ -82,7 +82,7 @@ class SessionWidget(anywidget.AnyWidget):
     @property
     def current(self) -> str | None:
         """The id of the session the kernel's agent is on, if any."""
-        agent = self.magics.agent
+        agent = self.session.agent
         return agent.session_id if agent is not None else None
 
     def _on_custom_msg(self, _widget: Any, content: Any, _buffers: Any) -> None:

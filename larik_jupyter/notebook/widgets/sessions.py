@@ -11,7 +11,6 @@ from typing import Any
 import traitlets
 
 from larik_jupyter.errors import LarikError
-from larik_jupyter.notebook.widgets import actions
 from larik_jupyter.notebook.widgets.live import SessionWidget, escape, refresh_all
 from larik_jupyter.session import catalog
 
@@ -42,7 +41,7 @@ def sessions_data(cwd: str | os.PathLike[str], current: str | None = None) -> di
 class SessionsBrowser(SessionWidget):
     """This working directory's sessions, with resume, fork, export and a confirmed delete.
 
-    Parameters: `magics` (the kernel's `LarikMagics`). The front end sends `resume`, `fork`,
+    Parameters: `session` (the kernel's `KernelSession`). The front end sends `resume`, `fork`,
     `export` and `delete` (the last only with `"confirm": true`, after asking the user).
     """
 
@@ -60,10 +59,10 @@ class SessionsBrowser(SessionWidget):
         }
 
     def refresh(self, memo: dict[tuple[Any, ...], Any] | None = None) -> None:
-        key = ("sessions", str(self.magics.cwd), self.current)
+        key = ("sessions", str(self.session.cwd), self.current)
         memo = {} if memo is None else memo
         if key not in memo:
-            memo[key] = sessions_data(self.magics.cwd, self.current)
+            memo[key] = sessions_data(self.session.cwd, self.current)
         self.sessions = memo[key]
 
     def static_html(self) -> str:
@@ -81,26 +80,26 @@ class SessionsBrowser(SessionWidget):
 
     def resume(self, session_id: str) -> None:
         """Continue `session_id` in this kernel, as `%larik /resume ID`."""
-        actions.resume(self.magics, session_id)
+        self.session.resume(session_id)
         self.status = f"Resumed {session_id}."
         refresh_all()
 
     def fork(self, session_id: str) -> Path:
         """Branch `session_id` at its end and continue there, as `/resume ID` then `/fork`."""
-        path = actions.fork(self.magics, session_id)
+        path = self.session.fork(session_id=session_id)
         self.status = f"Forked {session_id}; now on {path.stem}."
         refresh_all()
         return path
 
     def export(self, session_id: str) -> Path:
         """Write `session_id` as Markdown under `.larik/exports/`; returns the file."""
-        out = actions.export(self.magics, session_id)
+        out = self.session.export(session_id)
         self.status = f"Exported {session_id} to {out}."
         return out
 
     def delete(self, session_id: str) -> Path:
         """Remove `session_id` with its agents, trace and checkpoints, as `%larik /delete ID`."""
-        path = actions.delete(self.magics, session_id)
+        path = self.session.delete(session_id)
         self.status = f"Deleted {session_id} with its checkpoints."
         refresh_all()
         return path

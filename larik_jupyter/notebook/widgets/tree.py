@@ -16,7 +16,6 @@ import traitlets
 
 from larik_jupyter.llm.messages import Usage
 from larik_jupyter.llm.pricing import cost as price_cost
-from larik_jupyter.notebook.widgets import actions
 from larik_jupyter.notebook.widgets.live import SessionWidget, escape, refresh_all
 from larik_jupyter.session.branch import TreeNode, fork_tree
 from larik_jupyter.session.outline import (
@@ -183,7 +182,7 @@ def _static(data: dict[str, Any]) -> str:
 class ForkTreeWidget(SessionWidget):
     """The fork tree of the working directory's sessions, with rewind, fork and resume.
 
-    Parameters: `magics` (the kernel's `LarikMagics`). The front end sends `rewind`,
+    Parameters: `session` (the kernel's `KernelSession`). The front end sends `rewind`,
     `fork` and `resume` messages; the same actions are the methods below. After a rewind the
     prompt's `%%larik` cell goes to the front end as `{"type": "insert_cell", "code": ...}`.
     """
@@ -203,10 +202,10 @@ class ForkTreeWidget(SessionWidget):
         }
 
     def refresh(self, memo: dict[tuple[Any, ...], Any] | None = None) -> None:
-        key = ("tree", str(self.magics.cwd), self.current)
+        key = ("tree", str(self.session.cwd), self.current)
         memo = {} if memo is None else memo
         if key not in memo:
-            memo[key] = tree_data(self.magics.cwd, self.current)
+            memo[key] = tree_data(self.session.cwd, self.current)
         self.tree = memo[key]
 
     def static_html(self) -> str:
@@ -215,7 +214,7 @@ class ForkTreeWidget(SessionWidget):
     def rewind_here(self, session_id: str, prompt_index: int) -> str:
         """Branch `session_id` before its prompt `prompt_index` (1-based, as `/rewind N`),
         continue there, and send that prompt as a new `%%larik` cell; returns the cell."""
-        code = actions.rewind(self.magics, session_id, prompt_index)
+        code = self.session.rewind(prompt_index, session_id=session_id)
         self.status = f"Rewound {session_id} to before prompt {prompt_index}; now on {self.current}."
         self.send({"type": "insert_cell", "code": code})
         refresh_all()
@@ -224,7 +223,7 @@ class ForkTreeWidget(SessionWidget):
     def fork_here(self, session_id: str, prompt_index: int | None = None) -> Path:
         """Branch `session_id` after the turn of prompt `prompt_index` (default: its end) and
         continue on the branch; returns the branch's file."""
-        path = actions.fork(self.magics, session_id, prompt_index)
+        path = self.session.fork(session_id=session_id, n=prompt_index)
         where = "its end" if prompt_index is None else f"prompt {prompt_index}"
         self.status = f"Forked {session_id} after {where}; now on {self.current}."
         refresh_all()
@@ -232,6 +231,6 @@ class ForkTreeWidget(SessionWidget):
 
     def resume(self, session_id: str) -> None:
         """Continue `session_id` in this kernel, as `%larik /resume ID`."""
-        actions.resume(self.magics, session_id)
+        self.session.resume(session_id)
         self.status = f"Resumed {session_id}."
         refresh_all()

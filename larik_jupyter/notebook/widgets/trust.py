@@ -10,12 +10,12 @@ from typing import TYPE_CHECKING, Any
 import ipywidgets as widgets
 
 from larik_jupyter.config.layers import PendingApproval, load_config
-from larik_jupyter.config.update import approve, find_pending
+from larik_jupyter.config.update import find_pending
 from larik_jupyter.errors import LarikError
 from larik_jupyter.notebook.widgets import with_fallback
 
 if TYPE_CHECKING:
-    from larik_jupyter.notebook.magics import LarikMagics
+    from larik_jupyter.notebook.kernel import KernelSession
 
 KIND_LABELS = {"mcp": "MCP server", "hook": "hook", "allow-rule": "allow rule", "lsp": "LSP server"}
 
@@ -25,30 +25,27 @@ def describe(item: PendingApproval) -> str:
     return f"{KIND_LABELS.get(item.kind, item.kind)} `{item.name}` from {item.layer}"
 
 
-def approve_item(magics: LarikMagics, item: PendingApproval) -> list[str]:
+def approve_item(session: KernelSession, item: PendingApproval) -> list[str]:
     """Approve `item` as shown (pinned to that definition's hash) and apply it to the kernel's
     agent at once; returns what happened, one line each."""
-    current = find_pending(load_config(magics.cwd), item.key)
+    current = find_pending(load_config(session.cwd), item.key)
     if current.hash != item.hash:
         raise LarikError(
             f"The definition of {item.key} changed since this card was shown; "
             "run `%larik /mcp` to see the new one and approve that."
         )
-    if magics.agent is None:
-        approve(magics.cwd, item.key)
-        return [f"Approved {item.key}; it takes effect when the agent opens (your next prompt)."]
-    return [f"Approved {item.key}.", *magics.agent.approve(item.key)]
+    return session.approve(item.key)
 
 
 class TrustWidget(widgets.VBox):
     """One row per pending item with its definition, "Approve" and "Not now".
 
-    Parameters: `magics` (the kernel's `%larik`), `pending` (the items to show). Clicking a
+    Parameters: `session` (the kernel's `KernelSession`), `pending` (the items to show). Clicking a
     button (or calling its `click()`) settles that row; later clicks on it do nothing.
     """
 
-    def __init__(self, magics: LarikMagics, pending: list[PendingApproval], **kwargs: Any) -> None:
-        self.magics = magics
+    def __init__(self, session: KernelSession, pending: list[PendingApproval], **kwargs: Any) -> None:
+        self.session = session
         self.pending = list(pending)
         self.settled: dict[str, str] = {}
         self.rows: dict[str, widgets.VBox] = {}
@@ -75,7 +72,7 @@ class TrustWidget(widgets.VBox):
         if item.key in self.settled:
             return
         try:
-            lines = approve_item(self.magics, item)
+            lines = approve_item(self.session, item)
         except LarikError as exc:
             # The row stays open: the user can fix the file and look again.
             self._show(item, f"⚠️ {exc}", settle=False)

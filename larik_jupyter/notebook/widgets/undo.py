@@ -4,54 +4,38 @@ newest first, with their diffs and an undo button on the newest."""
 from __future__ import annotations
 
 import pathlib
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import traitlets
 
 from larik_jupyter.api import Agent
-from larik_jupyter.checkpoint.errors import CheckpointError
 from larik_jupyter.checkpoint.store import UndoResult
-from larik_jupyter.notebook.widgets import actions
 from larik_jupyter.notebook.widgets.live import SessionWidget, escape, refresh_all
-from larik_jupyter.tools.diff import snapshot_diff
+
+if TYPE_CHECKING:
+    from larik_jupyter.notebook.kernel import KernelSession
 
 _HERE = pathlib.Path(__file__).parent
 # A diff longer than this is cut: the panel shows what changed, not whole generated files.
 MAX_DIFF_CHARS = 100_000
 
 
-def _file_diff(agent: Agent, turn: int, rel: str) -> dict[str, Any]:
-    store = agent.loop.checkpoints
-    try:
-        before = store.original_bytes(turn, rel)
-    except CheckpointError as exc:
-        return {"path": rel, "diff": "", "error": str(exc)}
-    target = store.root / rel
-    try:
-        now = target.read_bytes() if target.is_file() and not target.is_symlink() else None
-    except OSError as exc:
-        return {"path": rel, "diff": "", "error": f"{rel} cannot be read now: {exc.strerror}."}
-    return {"path": rel, "diff": snapshot_diff(rel, before, now, limit=MAX_DIFF_CHARS), "error": None}
-
-
 def undo_data(agent: Agent | None) -> dict[str, Any]:
-    """The JSON the undo panel renders: the session and its turns with files, newest first.
-
-    Each file's diff runs from its snapshot before the turn to what is on disk now.
-    """
+    """The JSON the undo panel renders: the session and its turns with files, newest first,
+    each file with what that turn did to it (`checkpoint.diffs`)."""
     if agent is None:
         return {"session": None, "turns": []}
-    saved = list(reversed(agent.loop.checkpoints.turns()))
+    saved = list(reversed(agent.turn_diffs(limit=MAX_DIFF_CHARS)))
     turns = []
-    for position, info in enumerate(saved):
+    for position, (info, files) in enumerate(saved):
         newest = position == 0
         why = None if newest else (
-            f"Undo goes newest first: undo turn {saved[position - 1].turn} before this one."
+            f"Undo goes newest first: undo turn {saved[position - 1][0].turn} before this one."
         )
         turns.append({
             "turn": info.turn,
             "time": info.time.isoformat(),
-            "files": [_file_diff(agent, info.turn, f.path) for f in info.files],
+            "files": [{"path": f.path, "diff": f.diff, "error": f.error} for f in files],
             "undoable": newest,
             "why": why,
         })
@@ -73,7 +57,7 @@ def result_data(result: UndoResult) -> dict[str, Any]:
 class UndoPanel(SessionWidget):
     """The file-changing turns of the kernel's current session, with one-click undo.
 
-    Parameters: `magics` (the kernel's `LarikMagics`), `result` (an undo just made, to show
+    Parameters: `session` (the kernel's `KernelSession`), `result` (an undo just made, to show
     what it restored). The front end sends `undo`; `undo()` is the same action.
     """
 
@@ -83,8 +67,8 @@ class UndoPanel(SessionWidget):
     panel = traitlets.Dict(help="the turns as computed by `undo_data`").tag(sync=True)
     result = traitlets.Dict(help="the last undo's outcome (`result_data`), or empty").tag(sync=True)
 
-    def __init__(self, magics: Any, result: UndoResult | None = None, **kwargs: Any) -> None:
-        super().__init__(magics, **kwargs)
+    def __init__(self, session: KernelSession, result: UndoResult | None = None, **kwargs: Any) -> None:
+        super().__init__(session, **kwargs)
         if result is not None:
             self.result = result_data(result)
 
@@ -92,7 +76,7 @@ class UndoPanel(SessionWidget):
         return {"undo": lambda m: self.undo()}
 
     def refresh(self, memo: dict[tuple[Any, ...], Any] | None = None) -> None:
-        self.panel = undo_data(self.magics.agent)
+        self.panel = undo_data(self.session.agent)
 
     def static_html(self) -> str:
         turns = self.panel.get("turns", [])
@@ -107,7 +91,7 @@ class UndoPanel(SessionWidget):
 
     def undo(self) -> UndoResult:
         """Revert the newest file-changing turn, as `%larik /undo`; the panel shows the outcome."""
-        result = actions.undo(self.magics)
+        result = self.session.undo()
         self.result = result_data(result)
         self.status = f"Undid turn {result.turn}." if result.ok else (
             f"Turn {result.turn} was only partly undone; see the files not restored."

@@ -1,0 +1,67 @@
+"""What each saved turn did to its files, as unified diffs: one meaning for the undo panel and
+the sidebar's undo list.
+
+A turn's diff runs from the file's snapshot before the turn to the state the turn left: the
+snapshot the next saved turn took of the same file, else the file as it is now. So an older
+turn shows its own change, not everything that happened to the file since.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from larik_jupyter.checkpoint.store import CheckpointStore, TurnInfo
+from larik_jupyter.errors import LarikError
+from larik_jupyter.tools.diff import snapshot_diff
+
+ReadNow = Callable[[str], bytes | None]
+"""Reads a project-relative path as it is now (None: absent); raises LarikError to refuse."""
+
+
+def read_current(root: Path, rel: str) -> bytes | None:
+    """`root/rel` as it is now: None when absent; a symlink, FIFO or directory there (or an
+    unreadable file) is refused with a LarikError instead of being followed or read."""
+    try:
+        fd = os.open(root / rel, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    except OSError as exc:
+        raise LarikError(f"{rel} cannot be read now: {exc.strerror}.") from None
+    with os.fdopen(fd, "rb") as handle:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise LarikError(f"{rel} is not a regular file now, so its contents are not shown.")
+        return handle.read()
+
+
+@dataclass(frozen=True)
+class FileDiff:
+    """One file of a turn: its path, whether it existed before the turn, the diff or why not."""
+
+    path: str
+    existed: bool
+    diff: str
+    error: str | None = None
+
+
+def turn_diffs(store: CheckpointStore, read_now: ReadNow, *, limit: int) -> list[tuple[TurnInfo, list[FileDiff]]]:
+    """Every saved turn of `store`, oldest first, with what it did to each of its files."""
+    turns = store.turns()
+    out = []
+    for position, turn in enumerate(turns):
+        later = turns[position + 1 :]
+        files = []
+        for info in turn.files:
+            try:
+                before = store.original_bytes(turn.turn, info.path)
+                successor = next((t for t in later if any(f.path == info.path for f in t.files)), None)
+                after = store.original_bytes(successor.turn, info.path) if successor else read_now(info.path)
+            except LarikError as exc:
+                files.append(FileDiff(info.path, info.existed, "", str(exc)))
+                continue
+            files.append(FileDiff(info.path, info.existed, snapshot_diff(info.path, before, after, limit=limit)))
+        out.append((turn, files))
+    return out

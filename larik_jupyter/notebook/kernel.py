@@ -1,0 +1,178 @@
+"""The kernel's one agent: `KernelSession` owns it, switches its session and guards every command
+and widget action that changes it, so front ends (magics, widgets) hold no agent of their own."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from larik_jupyter.api import Agent
+from larik_jupyter.checkpoint.store import UndoResult
+from larik_jupyter.errors import LarikError
+from larik_jupyter.session import catalog
+from larik_jupyter.session.export import export_markdown
+
+Show = Callable[[Any], None]
+
+
+class KernelSession:
+    """The working directory and the kernel's one `Agent`, opened at the first prompt.
+
+    `model` and `yes` are the defaults for new sessions (the magics' traits feed them),
+    `namespace` the kernel's user namespace, `show` displays an object in the cell that runs
+    (notices, approval cards), `show_from_tool` displays from a tool's thread, and
+    `set_next_cell` puts code into a new cell below. All are optional, so commands and widget
+    actions run against a KernelSession without an IPython shell.
+    """
+
+    def __init__(
+        self,
+        cwd: str | os.PathLike[str] | None = None,
+        *,
+        model: str | None = None,
+        yes: bool = False,
+        namespace: dict[str, Any] | None = None,
+        show: Show | None = None,
+        show_from_tool: Show | None = None,
+        set_next_cell: Callable[[str], None] | None = None,
+    ) -> None:
+        self.cwd = Path(os.path.abspath(os.fspath(cwd or os.getcwd())))
+        self.model = model
+        self.yes = yes
+        self.namespace = namespace
+        self.show: Show = show or (lambda _value: None)
+        self.show_from_tool = show_from_tool
+        self.set_next_cell: Callable[[str], None] = set_next_cell or (lambda _code: None)
+        self.agent: Agent | None = None
+
+    # -- guards ----------------------------------------------------------------------------
+
+    def require(self) -> Agent:
+        """The open agent, or a LarikError saying how to open one."""
+        if self.agent is None:
+            raise LarikError(
+                "No session is open in this kernel yet; send a prompt or `%larik /resume --last` first."
+            )
+        return self.agent
+
+    def require_idle(self) -> None:
+        """Refuse while a turn runs: switching or changing the session mid-turn would tear it."""
+        if self.agent is not None and self.agent.running:
+            raise LarikError("A turn is running; wait for it to end (or `%larik /stop` it), then try again.")
+
+    # -- opening ---------------------------------------------------------------------------
+
+    def ensure(self, *, model: str | None = None, new: bool = False) -> Agent:
+        """The agent for the next prompt: opened on a new session at first use (or with `new`),
+        switched to `model` when one is given."""
+        if self.agent is None or new:
+            return self.open(model=model)
+        if model and model != self.agent.model:
+            self.agent.switch_model(model)
+        return self.agent
+
+    def open(self, *, model: str | None = None, **kwargs: Any) -> Agent:
+        """Open the agent (a new session unless `session`/`continue_latest` say otherwise); the
+        first time, and when there is none, a new `Agent`; else the current one switches."""
+        if self.agent is None:
+            self.agent = Agent(
+                self.cwd,
+                model=model or self.model,
+                yes=self.yes,
+                namespace=self.namespace,
+                display=self.show_from_tool,
+                **kwargs,
+            )
+        elif kwargs:
+            self.agent.resume(kwargs.get("session"), last=bool(kwargs.get("continue_latest")))
+        else:
+            self.agent.new(model=model or self.model)
+        self._show_opened(self.agent)
+        return self.agent
+
+    def _show_opened(self, agent: Agent) -> None:
+        """The notices of a freshly opened session, and the approval card when the project's
+        shared config declares something awaiting approval (it replaces those notices)."""
+        from IPython.display import Markdown
+
+        from larik_jupyter.notebook.widgets.trust import TrustWidget
+
+        pending = agent.pending_approvals()
+        skip = set(agent.awaiting_notices()) if pending else set()
+        for notice in agent.notices:
+            if notice not in skip:
+                self.show(Markdown(f"> {notice}"))
+        if pending:
+            self.show(TrustWidget(self, pending))
+
+    # -- what commands and widgets do ------------------------------------------------------
+
+    def new(self, model: str | None = None) -> Agent:
+        self.require_idle()
+        return self.open(model=model)
+
+    def resume(self, session: str | None, *, last: bool = False) -> Agent:
+        """Continue `session` (or the latest with `last`), opening the agent if needed."""
+        self.require_idle()
+        return self.open(session=session, continue_latest=last)
+
+    def fork(self, *, session_id: str | None = None, n: int | None = None) -> Path:
+        """Branch `session_id` (default: the current session) after the turn of its prompt `n`
+        (default: at its end) and continue there: `/fork` at the last prompt, else exactly what
+        `/rewind N+1` makes."""
+        agent = self.resume(session_id) if session_id else self.require()
+        self.require_idle()
+        prompts = len(agent.session.turns)
+        if n is not None and not 1 <= n <= prompts:
+            raise LarikError(
+                f"Session {agent.session_id} has {prompts} prompt(s); choose a prompt from 1 to {prompts}."
+            )
+        if n is None or n == prompts:
+            return agent.fork()
+        agent.rewind(n + 1)
+        return agent.session_path
+
+    def rewind(self, n: int, *, session_id: str | None = None) -> str:
+        """Branch before prompt `n` of `session_id` (default: the current session) and continue
+        there; returns that prompt as a `%%larik` cell to edit."""
+        agent = self.resume(session_id) if session_id else self.require()
+        self.require_idle()
+        return "%%larik\n" + agent.rewind(n)
+
+    def undo(self) -> UndoResult:
+        """Revert the newest turn of the current session that changed files."""
+        self.require_idle()
+        return self.require().undo()
+
+    def export(self, session_id: str | None = None, path: str | None = None) -> Path:
+        """Write a session (default: the current one) as Markdown, to `path` or under
+        `<cwd>/.larik/exports/`."""
+        source = catalog.resolve(session_id, self.cwd) if session_id else self.require().session_path
+        if self.agent is not None and self.agent.session_path == source:
+            self.agent.sync()
+        return export_markdown(source, path, cwd=self.cwd)
+
+    def delete(self, session_id: str) -> Path:
+        """Remove a session with its agents, trace and checkpoints; never the open one."""
+        path = catalog.resolve(session_id, self.cwd)
+        if self.agent is not None and Path(self.agent.session_path) == Path(path):
+            raise LarikError("That is the open session; `%larik /new` first, then delete it.")
+        catalog.delete(str(path))
+        return Path(path)
+
+    def approve(self, key: str) -> list[str]:
+        """Approve a pending MCP server, hook, rule or LSP server for this project and apply it
+        to the open agent now; returns what happened, one line each."""
+        from larik_jupyter.config.update import approve
+
+        if self.agent is None:
+            approve(self.cwd, key)
+            return [f"Approved {key}; it takes effect when the agent opens (your next prompt)."]
+        return [f"Approved {key}.", *self.agent.approve(key)]
+
+    def close(self) -> None:
+        if self.agent is not None:
+            self.agent.close()
+            self.agent = None

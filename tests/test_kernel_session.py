@@ -1,0 +1,90 @@
+"""Commands and widget actions against a `KernelSession` with no IPython shell: the kernel's one
+agent, the idle guard, and what each action writes; plus the layering the notebook keeps."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import larik_jupyter.notebook as notebook_package
+from larik_jupyter.errors import LarikError
+from larik_jupyter.notebook import commands
+from larik_jupyter.notebook.kernel import KernelSession
+from larik_jupyter.notebook.widgets.undo import UndoPanel
+from tests.agent_helpers import done, scripted, tool
+
+
+def text_of(items: list[Any]) -> str:
+    return "\n".join(getattr(i, "data", "") if isinstance(getattr(i, "data", None), str) else repr(i) for i in items)
+
+
+def run(session: KernelSession, line: str) -> str:
+    shown: list[Any] = []
+    commands.run(session, commands.parse_command(line), commands.Output(shown.append))
+    return text_of(shown)
+
+
+def test_commands_run_without_a_shell(project: Path, tmp_path: Path) -> None:
+    model = scripted(tmp_path, [tool("write", path="a.txt", content="a\n")], done("Wrote it."))
+    cells: list[str] = []
+    session = KernelSession(project, model=model, yes=True, set_next_cell=cells.append)
+    assert "No session yet" in run(session, "/model")
+    with pytest.raises(LarikError, match="No session is open"):
+        run(session, "/usage")
+    agent = session.ensure()
+    agent.run("write a.txt")
+    assert (project / "a.txt").read_text() == "a\n"
+    assert f"Session `{agent.session_id}`:" in run(session, "/usage")
+    assert "Undid turn 1." in run(session, "/undo") and not (project / "a.txt").exists()
+    source = agent.session_id
+    assert "Rewound" in run(session, "/rewind 1")
+    assert cells == ["%%larik\nwrite a.txt"] and session.require().session_id != source
+    assert "Deleted session" in run(session, f"/delete {source}")
+    with pytest.raises(LarikError, match="That is the open session"):
+        run(session, f"/delete {session.require().session_id}")
+    session.close()
+
+
+def test_every_session_switch_is_refused_while_a_turn_runs(project: Path, tmp_path: Path) -> None:
+    script = tmp_path / "slow.json"
+    script.write_text(json.dumps({"responses": [
+        {"content": [{"type": "text", "text": "first"}]},
+        {"content": [{"type": "text", "text": "slow"}], "delay": 5},
+    ]}))
+    session = KernelSession(project, model=f"scripted:{script}", yes=True)
+    agent = session.ensure()
+    agent.run("first")
+    first = agent.session_id
+
+    async def during_a_turn() -> list[str]:
+        task = asyncio.create_task(agent.arun("slow"))
+        while not agent.running:
+            await asyncio.sleep(0.01)
+        refused = []
+        for action in (lambda: session.resume(first), lambda: session.new(), lambda: session.fork(),
+                       lambda: session.rewind(1), lambda: session.undo(),
+                       lambda: UndoPanel(session).undo()):
+            with pytest.raises(LarikError, match="A turn is running") as info:
+                action()
+            refused.append(str(info.value))
+        agent.stop()
+        await task
+        return refused
+
+    assert len(asyncio.run(during_a_turn())) == 6
+    assert session.require().session_id == first
+    session.close()
+
+
+def test_the_notebook_layer_goes_through_agent_and_kernel_session_only() -> None:
+    package = Path(notebook_package.__file__).parent
+    for path in package.rglob("*.py"):
+        source = path.read_text()
+        assert not re.search(r"\.loop\.", source), f"{path} reaches around Agent into its loop"
+        if path.name != "extension.py":
+            assert "notebook.magics" not in source, f"{path} imports the magics"
