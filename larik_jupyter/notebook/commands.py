@@ -12,7 +12,7 @@ from IPython.display import Markdown, display
 from larik_jupyter.agent.textlog import format_cost
 from larik_jupyter.errors import LarikError
 from larik_jupyter.notebook.parser import Command, help_text
-from larik_jupyter.notebook.render import parts_from_entries, render_parts
+from larik_jupyter.notebook.render import parts_from_entries, render_parts, render_plan
 from larik_jupyter.session.export import export_markdown
 
 if TYPE_CHECKING:
@@ -258,6 +258,40 @@ def _debug(magics: LarikMagics, args: dict[str, Any]) -> None:
         _md(f"Debug trace on: `{trace.directory}`." if trace else "Debug trace off (`/debug on`).")
 
 
+def _plan(magics: LarikMagics, args: dict[str, Any]) -> None:
+    from larik_jupyter.session.plan import current_plan
+
+    agent = _require_agent(magics)
+    plan = current_plan(agent.loop.session.state.all)
+    if plan is None:
+        _md(f"Session `{agent.session_id}` has no plan yet; the agent makes one with `todo_write`.")
+        return
+    _md(f"Plan of session `{agent.session_id}`:\n\n{render_plan(plan)}")
+
+
+def _skills(magics: LarikMagics, args: dict[str, Any]) -> None:
+    from larik_jupyter import paths
+    from larik_jupyter.config.skills import load_skills
+
+    skills = load_skills(paths.project_root(magics.cwd))
+    if not skills:
+        _md(
+            "No skills found: put a folder with a `SKILL.md` in `~/.config/larik/skills/` "
+            "(personal) or `.larik/skills/` in the project (repository)."
+        )
+        return
+    rows = ["| skill | source | description | folder |", "|---|---|---|---|"]
+    for s in skills:
+        about = _cell(s.description)
+        if s.error is not None:
+            reason = s.error.replace("|", "\\|")
+            about = f"**broken**: {reason}"
+        elif s.shadowed:
+            about = f"*hidden by the personal skill of the same name* · {about}"
+        rows.append(f"| {_cell(s.name)} | {s.source} | {about} | `{s.folder}` |")
+    _md("\n".join(rows))
+
+
 _HANDLERS: dict[str, Callable[[LarikMagics, dict[str, Any]], None]] = {
     "help": _help,
     "new": _new,
@@ -281,4 +315,6 @@ _HANDLERS: dict[str, Callable[[LarikMagics, dict[str, Any]], None]] = {
     "mcp": _mcp,
     "agents": _agents,
     "debug": _debug,
+    "plan": _plan,
+    "skills": _skills,
 }

@@ -59,6 +59,8 @@ COMMANDS: dict[str, CommandSpec] = {
         "/agents [clean | discard NAME]", "subagent worktrees; clean removes merged ones"
     ),
     "debug": CommandSpec("/debug [on | off]", "write a debug trace of events and HTTP bodies"),
+    "plan": CommandSpec("/plan", "the current plan (the agent's todo_write checklist)"),
+    "skills": CommandSpec("/skills", "the skills found, personal and from the repository"),
     "help": CommandSpec("/help", "list the commands"),
 }
 
