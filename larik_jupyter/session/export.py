@@ -61,7 +61,7 @@ def _render_result(block: ToolResultBlock, call: ToolUseBlock | None) -> str:
             if todos is not None:
                 return f"**Plan updated** for `{block.tool_use_id}` · {progress(todos)}\n\n{checklist(todos)}"
         elif call.name == SKILL_TOOL and isinstance(name := call.input.get("name"), str):
-            return f"**Loaded skill {name}** for `{block.tool_use_id}`\n\n{code_fence(_result_text(block))}"
+            return f"**Tool result** for `{block.tool_use_id}`: loaded skill {name}\n\n{code_fence(_result_text(block))}"
     label = "**Tool error**" if block.is_error else "**Tool result**"
     return f"{label} for `{block.tool_use_id}`\n\n{code_fence(_result_text(block))}"
 
