@@ -26,6 +26,7 @@ from larik_jupyter.config.update import approve as approve_pending
 from larik_jupyter.records import SessionRecords
 from larik_jupyter.session import branch
 from larik_jupyter.session.catalog import resolve
+from larik_jupyter.session.plan import Todo, current_plan
 
 T = TypeVar("T")
 
@@ -132,6 +133,12 @@ class Agent:
     def session(self) -> SessionRecords:
         """The current session as plain records (turns, tool calls, files, tokens, cost)."""
         return SessionRecords.from_state(self.loop.session.state, self.session_id)
+
+    @property
+    def plan(self) -> list[Todo] | None:
+        """The current plan: the todos of the session's last successful `todo_write` call (on a
+        branch, the last one before the branch point), or None when there is none."""
+        return current_plan(self.loop.session.state.all)
 
     def subscribe(self, listener: Listener) -> None:
         self._listeners.append(listener)

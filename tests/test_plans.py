@@ -61,6 +61,7 @@ def test_three_updates_render_as_one_checklist_that_changes_in_place(project: Pa
         larik(shell, "/plan")
     assert "- [x] Run the tests" in markdown_of(plan.outputs) and "3/3 done" in markdown_of(plan.outputs)
     assert magics.agent is not None
+    assert [(t.content, t.status) for t in magics.agent.plan or []] == [(t["content"], t["status"]) for t in THIRD]
     magics.agent.close()
 
 

@@ -259,10 +259,8 @@ def _debug(magics: LarikMagics, args: dict[str, Any]) -> None:
 
 
 def _plan(magics: LarikMagics, args: dict[str, Any]) -> None:
-    from larik_jupyter.session.plan import current_plan
-
     agent = _require_agent(magics)
-    plan = current_plan(agent.loop.session.state.all)
+    plan = agent.plan
     if plan is None:
         _md(f"Session `{agent.session_id}` has no plan yet; the agent makes one with `todo_write`.")
         return
