@@ -10,6 +10,7 @@ import pytest
 from IPython.utils.capture import capture_output
 
 from larik_jupyter import Agent
+from larik_jupyter.config.skills import load_skills, skills_prompt
 from larik_jupyter.session.export import export_markdown
 from larik_jupyter.testing import ScriptedHTTPServer
 from tests.agent_helpers import done, results_of, scripted, tool
@@ -142,3 +143,38 @@ def test_history_and_export_show_loaded_skill(project: Path, tmp_path: Path, ski
     magics.agent.close()
     exported = export_markdown(path, None, cwd=project).read_text()
     assert "loaded skill deploy" in exported and "# Deploy\nRun make deploy." in exported
+
+
+@pytest.mark.parametrize(
+    ("text", "reason"),
+    [
+        ("---\nname: x\n", "the front matter of SKILL.md is not closed by a `---` line"),
+        ("---\nname: [x\n---\nbody\n", "the front matter of SKILL.md is not valid YAML"),
+        ("---\n- a list\n---\nbody\n", "the front matter of SKILL.md is not a mapping"),
+        ("---\nname: x\n---\nbody\n", "the front matter of SKILL.md has no `description`"),
+        ("---\nname: two words\ndescription: d\n---\n", "the name 'two words' is not a skill name"),
+    ],
+)
+def test_malformed_front_matter_is_broken_with_its_reason(project: Path, text: str, reason: str) -> None:
+    skill(project / ".larik" / "skills", "odd", text)
+    (found,) = load_skills(project)
+    assert found.name == "odd" and found.error is not None and found.error.startswith(reason)
+    assert skills_prompt([found]) == ""
+
+
+def test_crlf_and_a_byte_order_mark_are_read(project: Path) -> None:
+    skill(project / ".larik" / "skills", "win", "\ufeff---\r\nname: win\r\ndescription: From  Windows.\r\n---\r\nBody\r\n")
+    (found,) = load_skills(project)
+    assert found.usable and found.description == "From Windows."
+
+
+def test_a_symlinked_skill_file_or_a_missing_one_is_broken(project: Path, tmp_path: Path) -> None:
+    elsewhere = tmp_path / "real.md"
+    elsewhere.write_text(front("linked", "Linked.", "secret"))
+    base = project / ".larik" / "skills"
+    (base / "linked").mkdir(parents=True)
+    os.symlink(elsewhere, base / "linked" / "SKILL.md")
+    (base / "empty").mkdir()
+    empty, linked = load_skills(project)
+    assert empty.error == "it has no SKILL.md"
+    assert linked.error is not None and "a symbolic link is refused" in linked.error
