@@ -147,3 +147,15 @@ def test_after_a_kernel_restart_resume_and_plan_show_the_last_plan(project: Path
     plan = "\n".join(o.get("data", {}).get("text/markdown", "") for o in nb.cells[2].outputs)
     assert "1/3 done" in plan
     assert "- [x] Read the code\n- [ ] **Fix the bug** _(in progress)_\n- [ ] Run the tests" in plan
+
+
+def test_an_empty_list_clears_the_plan(project: Path, tmp_path: Path) -> None:
+    agent = Agent(project, model=scripted(tmp_path, plan_reply(FIRST), plan_reply([]), done()))
+    agent.run("plan, then drop it")
+    assert agent.plan == []
+    shell, magics = shell_with_magics(project, "scripted:demo")
+    magics.agent = agent
+    with capture_output() as plan:
+        larik(shell, "/plan")
+    assert "0/0 done\n\n_(the plan is empty)_" in markdown_of(plan.outputs)
+    agent.close()

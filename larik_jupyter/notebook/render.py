@@ -18,7 +18,7 @@ from larik_jupyter.llm.messages import (
 from larik_jupyter.lsp.diagnostic import HEADING as DIAGNOSTICS_HEADING
 from larik_jupyter.session.entry import Entry
 from larik_jupyter.session.export import code_fence
-from larik_jupyter.session.plan import PlanError, Todo, checklist, parse_todos, progress
+from larik_jupyter.session.plan import Todo, checklist, plan_of, progress
 from larik_jupyter.session.tool_names import SKILL_TOOL, TODO_WRITE
 
 _OUTPUT_CAP = 4000
@@ -206,14 +206,6 @@ def tool_part(call_id: str, name: str, tool_input: dict[str, Any]) -> ToolPart:
     elif name == SKILL_TOOL and isinstance(tool_input.get("name"), str):
         part.skill = tool_input["name"]
     return part
-
-
-def plan_of(tool_input: dict[str, Any]) -> list[Todo] | None:
-    """The plan a `todo_write` input sets, or None when it is invalid (the call then fails)."""
-    try:
-        return parse_todos(tool_input)
-    except PlanError:
-        return None
 
 
 def _apply_result(part: ToolPart | None, block: ToolResultBlock) -> None:

@@ -20,14 +20,13 @@ from larik_jupyter.notebook.render import (
     TextPart,
     ThinkingPart,
     ToolPart,
-    plan_of,
     render_parts,
     tool_part,
 )
 from larik_jupyter.notebook.widgets import SilentWhenStatic
 from larik_jupyter.notebook.widgets.approval import ApprovalWidget
 from larik_jupyter.notebook.widgets.controls import TurnControls
-from larik_jupyter.session.plan import Todo
+from larik_jupyter.session.plan import Todo, plan_of
 from larik_jupyter.session.tool_names import TODO_WRITE
 
 # At most this many display updates per second while text streams.

@@ -19,7 +19,7 @@ from larik_jupyter.llm.messages import (
     ToolUseBlock,
 )
 from larik_jupyter.session.entry_list import EntryList
-from larik_jupyter.session.plan import PlanError, checklist, parse_todos, progress
+from larik_jupyter.session.plan import checklist, plan_of, progress
 from larik_jupyter.session.reader import load_entries, session_id_of
 from larik_jupyter.session.state import replay
 from larik_jupyter.session.tool_names import SKILL_TOOL, TODO_WRITE
@@ -54,10 +54,7 @@ def _render_result(block: ToolResultBlock, call: ToolUseBlock | None) -> str:
     """A tool result; a plan update shows its checklist and a skill load says so."""
     if call is not None and not block.is_error:
         if call.name == TODO_WRITE:
-            try:
-                todos = parse_todos(call.input)
-            except PlanError:
-                todos = None
+            todos = plan_of(call.input)
             if todos is not None:
                 return f"**Plan updated** for `{block.tool_use_id}` · {progress(todos)}\n\n{checklist(todos)}"
         elif call.name == SKILL_TOOL and isinstance(name := call.input.get("name"), str):

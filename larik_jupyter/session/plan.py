@@ -59,6 +59,14 @@ def parse_todos(tool_input: Mapping[str, Any]) -> list[Todo]:
     return todos
 
 
+def plan_of(tool_input: Mapping[str, Any]) -> list[Todo] | None:
+    """The plan a recorded `todo_write` input sets, or None when it is not a valid one."""
+    try:
+        return parse_todos(tool_input)
+    except PlanError:
+        return None
+
+
 def checklist(todos: list[Todo]) -> str:
     """The plan as a Markdown task list; the item in progress is bold and marked so."""
     if not todos:
@@ -89,9 +97,8 @@ def current_plan(messages: Iterable[Message]) -> list[Todo] | None:
                 calls[use.id] = use.input
         for result in message.tool_results():
             given = calls.pop(result.tool_use_id, None)
-            if given is not None and not result.is_error:
-                try:
-                    plan = parse_todos(given)
-                except PlanError:  # recorded by another writer: keep the last valid plan
-                    continue
+            # An invalid input that still succeeded (another writer's file) changes nothing.
+            todos = plan_of(given) if given is not None and not result.is_error else None
+            if todos is not None:
+                plan = todos
     return plan
