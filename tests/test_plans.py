@@ -12,6 +12,7 @@ from IPython.utils.capture import capture_output
 from nbclient import NotebookClient
 
 from larik_jupyter import Agent
+from larik_jupyter.notebook.view import TranscriptView
 from larik_jupyter.session.export import export_markdown
 from tests.agent_helpers import done, results_of, scripted, tool
 from tests.widget_helpers import larik, shell_with_magics
@@ -70,7 +71,12 @@ def test_todo_write_needs_no_approval_and_refuses_two_items_in_progress(project:
     bad_status = [{"content": "a", "status": "doing"}]
     model = scripted(tmp_path, plan_reply(FIRST), plan_reply(both), plan_reply(bad_status), done())
     agent = Agent(project, model=model)  # no --yes, no approver: only read-only tools may run
+    view = TranscriptView()
+    agent.subscribe(view.handle)
     agent.run("plan")
+    live = view.markdown()
+    assert live.count("📋 Plan") == 1 and "- [ ] **Read the code** _(in progress)_" in live
+    assert live.count("✗ <code>todo_write") == 2  # each refused update has its own error row
     ok, two, status = results_of(agent)
     assert not ok.is_error and "Plan updated (0/3 done)" in ok.content
     assert two.is_error and "at most one item may be in_progress" in two.content
