@@ -65,7 +65,7 @@ class SkillText:
     more_files: int = 0
 
 
-def skill_roots(root: Path) -> list[tuple[Source, Path, tuple[str, ...]]]:
+def _roots(root: Path) -> list[tuple[Source, Path, tuple[str, ...]]]:
     """Where skills are looked for, personal first: (source, base directory, the components
     below it that must not be symlinks)."""
     return [
@@ -77,7 +77,7 @@ def skill_roots(root: Path) -> list[tuple[Source, Path, tuple[str, ...]]]:
 def load_skills(root: Path) -> list[Skill]:
     """Every skill found, personal first then repository, each group by folder name."""
     found: list[Skill] = []
-    for source, base, below in skill_roots(root):
+    for source, base, below in _roots(root):
         found += _skills_in(source, base, below)
     taken: set[str] = set()
     out: list[Skill] = []
