@@ -178,3 +178,13 @@ def test_a_symlinked_skill_file_or_a_missing_one_is_broken(project: Path, tmp_pa
     empty, linked = load_skills(project)
     assert empty.error == "it has no SKILL.md"
     assert linked.error is not None and "a symbolic link is refused" in linked.error
+
+
+def test_skills_command_without_skills_says_where_to_put_them(
+    project: Path, tmp_path: Path, larik_dirs: dict[str, Path]
+) -> None:
+    shell, _ = shell_with_magics(project, scripted(tmp_path, done()))
+    with capture_output() as shown:
+        larik(shell, "/skills")
+    text = "\n".join(o.data.get("text/markdown", "") for o in shown.outputs)
+    assert f"No skills found: put a folder with a `SKILL.md` in `{larik_dirs['config'] / 'skills'}/`" in text

@@ -47,7 +47,7 @@ class Skill:
     error: str | None = None
     shadowed: bool = False
     # Where the walk to `folder` starts (the config dir or the project root).
-    base: Path = field(default=Path("/"), repr=False)
+    base: Path = field(kw_only=True, repr=False)
 
     @property
     def usable(self) -> bool:

@@ -269,12 +269,14 @@ def _plan(magics: LarikMagics, args: dict[str, Any]) -> None:
 
 def _skills(magics: LarikMagics, args: dict[str, Any]) -> None:
     from larik_jupyter import paths
+    from larik_jupyter.config.instructions import display_path
     from larik_jupyter.config.skills import load_skills
 
     skills = load_skills(paths.project_root(magics.cwd))
     if not skills:
+        personal = display_path(paths.config_dir() / "skills")
         _md(
-            "No skills found: put a folder with a `SKILL.md` in `~/.config/larik/skills/` "
+            f"No skills found: put a folder with a `SKILL.md` in `{personal}/` "
             "(personal) or `.larik/skills/` in the project (repository)."
         )
         return
