@@ -30,6 +30,7 @@ from larik_jupyter.records import SessionRecords
 from larik_jupyter.session import branch
 from larik_jupyter.session.catalog import resolve
 from larik_jupyter.session.entry_list import EntryList
+from larik_jupyter.session.plan import Todo, current_plan
 
 T = TypeVar("T")
 
@@ -188,6 +189,12 @@ class Agent:
     def sync(self) -> None:
         """Make everything appended so far durable (before another reader opens the file)."""
         self.loop.session.sync()
+
+    @property
+    def plan(self) -> list[Todo] | None:
+        """The current plan: the todos of the session's last successful `todo_write` call (on a
+        branch, the last one before the branch point), or None when there is none."""
+        return current_plan(self.loop.session.state.all)
 
     def subscribe(self, listener: Listener) -> None:
         self._listeners.append(listener)

@@ -36,6 +36,8 @@ export interface ISessionList {
 
 export interface IContentBlock {
   type: string;
+  id?: string;
+  tool_use_id?: string;
   text?: string;
   thinking?: string;
   name?: string;

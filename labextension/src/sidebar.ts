@@ -241,6 +241,7 @@ export class SessionsPanel extends Widget {
     detail.appendChild(transcript);
     this._detail.replaceChildren(detail);
     this._loaded = 0;
+    this._renderer.reset();
     try {
       await Promise.all([this.renderTurns(id, turns), this.loadMore(id, transcript)]);
     } catch (error) {

@@ -72,9 +72,71 @@ function toolSummary(block: IContentBlock): string {
   return `Tool ${block.name}${hint ? ' ' + String(hint).slice(0, 80) : ''}`;
 }
 
+interface ITodo {
+  content: string;
+  status: string;
+}
+
+/** The plan a `todo_write` input sets, or null when it is not one. */
+export function planOf(input: unknown): ITodo[] | null {
+  const todos = (input as { todos?: unknown } | null)?.todos;
+  if (!Array.isArray(todos)) {
+    return null;
+  }
+  const valid = todos.every(
+    t => typeof t?.content === 'string' && ['pending', 'in_progress', 'completed'].includes(t?.status)
+  );
+  return valid ? (todos as ITodo[]) : null;
+}
+
+/** A plan as a checklist: one disabled checkbox per item, the item in progress marked. */
+export function renderPlan(todos: ITodo[]): HTMLElement {
+  const node = element('div', 'jp-larik-plan');
+  const done = todos.filter(t => t.status === 'completed').length;
+  node.appendChild(element('div', 'jp-larik-plan-title', `📋 Plan · ${done}/${todos.length} done`));
+  const list = element('ul', 'jp-larik-plan-items');
+  for (const todo of todos) {
+    const item = element('li', `jp-larik-plan-${todo.status}`);
+    const box = element('input', '');
+    box.type = 'checkbox';
+    box.disabled = true;
+    box.checked = todo.status === 'completed';
+    item.appendChild(box);
+    const label = todo.status === 'in_progress' ? `${todo.content} (in progress)` : todo.content;
+    item.appendChild(element('span', '', ' ' + label));
+    list.appendChild(item);
+  }
+  node.appendChild(list);
+  return node;
+}
+
 /** Renders entries into DOM nodes using JupyterLab's Markdown renderer. */
 export class TranscriptRenderer {
   constructor(private readonly rendermime: IRenderMimeRegistry) {}
+
+  // Tool calls by id, so a result can be shown as what its call was (a plan, a skill load).
+  private readonly calls = new Map<string, IContentBlock>();
+
+  /** Forget the calls of the transcript shown before. */
+  reset(): void {
+    this.calls.clear();
+  }
+
+  private special(block: IContentBlock): HTMLElement | null {
+    const call = block.tool_use_id ? this.calls.get(block.tool_use_id) : undefined;
+    if (!call || block.is_error) {
+      return null;
+    }
+    if (call.name === 'todo_write') {
+      const todos = planOf(call.input);
+      return todos ? renderPlan(todos) : null;
+    }
+    const name = (call.input as { name?: unknown } | undefined)?.name;
+    if (call.name === 'skill' && typeof name === 'string') {
+      return collapsed(`📘 loaded skill ${name}`, plain(resultText(block.content)), 'jp-larik-skill');
+    }
+    return null;
+  }
 
   private async markdown(text: string): Promise<HTMLElement> {
     const model = this.rendermime.createModel({ data: { 'text/markdown': text } });
@@ -90,13 +152,16 @@ export class TranscriptRenderer {
       case 'thinking':
         return collapsed('Thinking', element('pre', 'jp-larik-pre', block.thinking ?? ''), 'jp-larik-thinking');
       case 'tool_use':
+        if (block.id) {
+          this.calls.set(block.id, block);
+        }
         return collapsed(
           toolSummary(block),
           element('pre', 'jp-larik-pre', JSON.stringify(block.input ?? {}, null, 2)),
           'jp-larik-tool'
         );
       case 'tool_result':
-        return collapsed(
+        return this.special(block) ?? collapsed(
           block.is_error ? '↳ tool error' : '↳ result',
           plain(resultText(block.content)),
           'jp-larik-tool-result'

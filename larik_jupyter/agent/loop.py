@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import os
 import threading
 import time
 from collections.abc import Callable
@@ -29,6 +30,7 @@ from larik_jupyter.agent.summary import summarize_call
 from larik_jupyter.checkpoint.store import CheckpointStore, UndoResult
 from larik_jupyter.config.layers import LoadedConfig, load_config
 from larik_jupyter.config.rules import decide
+from larik_jupyter.config.skills import skills_prompt
 from larik_jupyter.config.update import add_allow_rule
 from larik_jupyter.errors import LarikError
 from larik_jupyter.llm import events as ev
@@ -49,6 +51,7 @@ from larik_jupyter.session.store import Session
 from larik_jupyter.tools.base import Tool, ToolResult
 from larik_jupyter.tools.env import Env
 from larik_jupyter.tools.registry import default_tools, tool_schemas
+from larik_jupyter.tools.skill import SKILL_TOOL, SkillTool
 
 DEFAULT_MAX_STEPS = 40
 INTERRUPTED_RESULT = "Interrupted by the user before this tool call finished."
@@ -115,6 +118,9 @@ class AgentLoop:
             self.tools.update(self.mcp.tools())
         if parent is None and self.loaded.config.max_subagents > 0:
             self.tools[TASK_TOOL] = TaskTool(self)
+        if self.loaded.skills:
+            self.tools[SKILL_TOOL] = SkillTool(lambda: self.loaded.skills)
+            self.env.allow_outside = self._in_personal_skill
         self.hooks = HookRunner(
             self.loaded.config.hooks,
             cwd=self.cwd,
@@ -129,6 +135,15 @@ class AgentLoop:
         self._listeners: list[ae.Listener] = []
         self._task: asyncio.Task[Any] | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
+
+    def _in_personal_skill(self, real: Path) -> bool:
+        """Whether `real` lies in a personal skill's folder, which `read` may open although it
+        is outside the project root."""
+        return any(
+            real.is_relative_to(os.path.realpath(skill.folder))
+            for skill in self.loaded.skills
+            if skill.usable and skill.source == "personal"
+        )
 
     # -- events ---------------------------------------------------------------------------
 
@@ -261,7 +276,11 @@ class AgentLoop:
 
     def _system(self) -> str:
         return system_prompt(
-            self.cwd, self.root, self.loaded.instructions, in_kernel=self.env.namespace is not None
+            self.cwd,
+            self.root,
+            self.loaded.instructions,
+            in_kernel=self.env.namespace is not None,
+            skills=skills_prompt(self.loaded.skills),
         )
 
     async def _steps(self, outcome: TurnOutcome) -> None:

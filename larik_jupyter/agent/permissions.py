@@ -9,7 +9,10 @@ from pathlib import Path
 from typing import Any, Literal
 
 # Tools that only look: allowed by default inside the project (the tools confine paths).
-READ_ONLY_TOOLS = frozenset({"read", "glob", "grep", "ls", "inspect_variables", "diagnostics"})
+# `todo_write` touches no file; `skill` only reads a skill's folder.
+READ_ONLY_TOOLS = frozenset(
+    {"read", "glob", "grep", "ls", "inspect_variables", "diagnostics", "todo_write", "skill"}
+)
 
 Decision = Literal["allow", "ask", "deny"]
 

@@ -19,12 +19,17 @@ the user's variables: use them to look at data the user has loaded, not to redo 
 """
 
 
-def system_prompt(cwd: Path, root: Path, instructions: str, *, in_kernel: bool) -> str:
-    """Assemble the system prompt; `instructions` is the rendered `<instructions>` blocks."""
+def system_prompt(
+    cwd: Path, root: Path, instructions: str, *, in_kernel: bool, skills: str = ""
+) -> str:
+    """Assemble the system prompt; `instructions` is the rendered `<instructions>` blocks,
+    `skills` the list of skills (names and descriptions)."""
     parts = [
         _INTRO.format(kernel=_KERNEL if in_kernel else ""),
         f"Working directory: {cwd}\nProject root: {root}\nToday's date: {date.today().isoformat()}",
     ]
+    if skills:
+        parts.append(skills)
     if instructions.strip():
         parts.append(instructions.strip())
     return "\n\n".join(parts)

@@ -5,6 +5,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from larik_jupyter.session.plan import plan_of, progress
+from larik_jupyter.session.tool_names import SKILL_TOOL, TODO_WRITE
+
 _MAX = 80
 
 
@@ -14,7 +17,11 @@ def _clip(text: str) -> str:
 
 
 def summarize_call(name: str, tool_input: dict[str, Any]) -> str:
-    """`bash: pytest -q`, `edit: src/app.py`, `python: df.describe()`."""
+    """`bash: pytest -q`, `edit: src/app.py`, `python: df.describe()`, `todo_write: 1/3 done`."""
+    if name == TODO_WRITE and (todos := plan_of(tool_input)) is not None:
+        return f"{name}: {progress(todos)}"
+    if name == SKILL_TOOL and isinstance(skill := tool_input.get("name"), str):
+        return f"{name}: {_clip(skill)}"
     for key in ("command", "path", "pattern", "code", "description", "prompt"):
         value = tool_input.get(key)
         if isinstance(value, str) and value:

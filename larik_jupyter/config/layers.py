@@ -21,6 +21,7 @@ from pydantic import ValidationError
 from larik_jupyter import paths
 from larik_jupyter.config.instructions import display_path, load_instructions
 from larik_jupyter.config.model import Config, HookSpec, LspServer, McpServer, flatten_hooks
+from larik_jupyter.config.skills import Skill, load_skills
 
 ApprovalKind = Literal["mcp", "hook", "allow-rule", "lsp"]
 
@@ -72,6 +73,7 @@ class LoadedConfig:
     pending: list[PendingApproval] = field(default_factory=list)
     notices: list[str] = field(default_factory=list)
     instructions: str = ""
+    skills: list[Skill] = field(default_factory=list)
 
     def source_of(self, key: str) -> str | None:
         """The layer a dotted key's value came from (several joined by ", "); None for defaults."""
@@ -354,5 +356,6 @@ def load_config(cwd: str | os.PathLike[str]) -> LoadedConfig:
         pending=merge.pending,
         notices=merge.notices + instructions.notices,
         instructions=instructions.render(),
+        skills=load_skills(root),
     )
 

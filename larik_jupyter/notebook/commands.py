@@ -19,7 +19,7 @@ from typing import Any, NoReturn
 from larik_jupyter.agent.textlog import format_cost
 from larik_jupyter.errors import LarikError
 from larik_jupyter.notebook.kernel import KernelSession, Show
-from larik_jupyter.notebook.render import parts_from_entries, render_parts
+from larik_jupyter.notebook.render import parts_from_entries, render_parts, render_plan
 
 
 class MagicUsageError(LarikError):
@@ -414,6 +414,42 @@ def _debug(session: KernelSession, out: Output, *, state: str | None) -> None:
         out.markdown(f"Debug trace off; it is in `{stopped}`." if stopped else "No trace was on.")
     else:
         out.markdown(f"Debug trace on: `{agent.tracing}`." if agent.tracing else "Debug trace off (`/debug on`).")
+
+
+@command("/plan", "the current plan (the agent's todo_write checklist)")
+def _plan(session: KernelSession, out: Output) -> None:
+    agent = session.require()
+    plan = agent.plan
+    if plan is None:
+        out.markdown(f"Session `{agent.session_id}` has no plan yet; the agent makes one with `todo_write`.")
+        return
+    out.markdown(f"Plan of session `{agent.session_id}`:\n\n{render_plan(plan)}")
+
+
+@command("/skills", "the skills found, personal and from the repository")
+def _skills(session: KernelSession, out: Output) -> None:
+    from larik_jupyter import paths
+    from larik_jupyter.config.instructions import display_path
+    from larik_jupyter.config.skills import load_skills
+
+    skills = load_skills(paths.project_root(session.cwd))
+    if not skills:
+        personal = display_path(paths.config_dir() / "skills")
+        out.markdown(
+            f"No skills found: put a folder with a `SKILL.md` in `{personal}/` "
+            "(personal) or `.larik/skills/` in the project (repository)."
+        )
+        return
+    rows = ["| skill | source | description | folder |", "|---|---|---|---|"]
+    for s in skills:
+        about = _cell(s.description)
+        if s.error is not None:
+            reason = s.error.replace("|", "\\|")
+            about = f"**broken**: {reason}"
+        elif s.shadowed:
+            about = f"*hidden by the personal skill of the same name* · {about}"
+        rows.append(f"| {_cell(s.name)} | {s.source} | {about} | `{s.folder}` |")
+    out.markdown("\n".join(rows))
 
 
 @command("/help", "list the commands")

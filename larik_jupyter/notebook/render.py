@@ -5,6 +5,7 @@ from __future__ import annotations
 import html
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import Any
 
 from larik_jupyter.agent.summary import summarize_call
 from larik_jupyter.llm.messages import (
@@ -17,6 +18,8 @@ from larik_jupyter.llm.messages import (
 from larik_jupyter.lsp.diagnostic import HEADING as DIAGNOSTICS_HEADING
 from larik_jupyter.session.entry import Entry
 from larik_jupyter.session.export import code_fence
+from larik_jupyter.session.plan import Todo, checklist, plan_of, progress
+from larik_jupyter.session.tool_names import SKILL_TOOL, TODO_WRITE
 
 _OUTPUT_CAP = 4000
 
@@ -34,6 +37,10 @@ class ToolPart:
     diff: str | None = None
     uncaptured: list[tuple[str, str]] = field(default_factory=list)
     hooks: list[str] = field(default_factory=list)
+    # A `todo_write` call's plan, or the name a `skill` call loaded: once done, the row shows
+    # the checklist, or "loaded skill NAME", instead of the raw output.
+    plan: list[Todo] | None = None
+    skill: str | None = None
 
 
 @dataclass
@@ -83,7 +90,19 @@ def _escape(text: str) -> str:
     return html.escape(text, quote=False)
 
 
+def render_plan(todos: list[Todo]) -> str:
+    """A plan as a checklist under a heading with its progress."""
+    items = [t.model_copy(update={"content": _escape(t.content)}) for t in todos]
+    return f"**📋 Plan** · {progress(todos)}\n\n{checklist(items)}"
+
+
 def render_tool(part: ToolPart) -> str:
+    if part.status == "done" and part.plan is not None:
+        return render_plan(part.plan)
+    if part.status == "done" and part.skill is not None:
+        body = _fence(_cap(part.output)) if part.output.strip() else "_(no output)_"
+        head = f"📘 loaded skill {_escape(part.skill)}"
+        return f"<details><summary>{head}</summary>\n\n{body}\n\n</details>"
     duration = f" · {part.seconds:.1f}s" if part.seconds is not None else ""
     head = f"{_MARKS.get(part.status, '·')} <code>{_escape(part.summary)}</code>{duration}"
     # A file tool's language-server diagnostics go under its diff, outside the fold.
@@ -172,11 +191,21 @@ class _Rebuild:
             elif isinstance(block, ThinkingBlock):
                 parts.append(ThinkingPart(block.thinking))
             elif isinstance(block, ToolUseBlock):
-                part = ToolPart(id=block.id, summary=summarize_call(block.name, block.input))
+                part = tool_part(block.id, block.name, block.input)
                 self.tools[block.id] = part
                 parts.append(part)
         if message.interrupted:
             parts.append(NoticePart("⏹ interrupted"))
+
+
+def tool_part(call_id: str, name: str, tool_input: dict[str, Any]) -> ToolPart:
+    """The row of a tool call; a plan update or a skill load carries what it shows when done."""
+    part = ToolPart(id=call_id, summary=summarize_call(name, tool_input))
+    if name == TODO_WRITE:
+        part.plan = plan_of(tool_input)
+    elif name == SKILL_TOOL and isinstance(tool_input.get("name"), str):
+        part.skill = tool_input["name"]
+    return part
 
 
 def _apply_result(part: ToolPart | None, block: ToolResultBlock) -> None:

@@ -21,10 +21,13 @@ from larik_jupyter.notebook.render import (
     ThinkingPart,
     ToolPart,
     render_parts,
+    tool_part,
 )
 from larik_jupyter.notebook.widgets import SilentWhenStatic
 from larik_jupyter.notebook.widgets.approval import ApprovalWidget
 from larik_jupyter.notebook.widgets.controls import TurnControls
+from larik_jupyter.session.plan import Todo, plan_of
+from larik_jupyter.session.tool_names import TODO_WRITE
 
 # At most this many display updates per second while text streams.
 MAX_UPDATES_PER_SECOND = 20
@@ -46,6 +49,9 @@ class TranscriptView:
         self._dirty = False
         self._handle: Any = None
         self._tools: dict[str, ToolPart] = {}
+        # The turn's one plan block: every `todo_write` that succeeds updates it in place.
+        self.plan: ToolPart | None = None
+        self._plan_calls: dict[str, list[Todo]] = {}
 
     def markdown(self) -> str:
         body = render_parts(self.parts)
@@ -104,9 +110,16 @@ class TranscriptView:
                 f"(attempt {event.attempt}/{event.max_attempts})"
             )
         elif isinstance(event, ae.ToolRequested):
-            part = ToolPart(id=event.id, summary=event.summary)
+            todos = plan_of(event.input) if event.name == TODO_WRITE else None
+            if todos is not None:
+                self._plan_calls[event.id] = todos
+                return
+            part = tool_part(event.id, event.name, event.input)
+            part.summary = event.summary
             self._tools[event.id] = part
             self.parts.append(part)
+        elif isinstance(event, ae.ToolFinished) and event.id in self._plan_calls:
+            self._plan_finished(event, self._plan_calls.pop(event.id))
         elif isinstance(event, ae.PermissionAsked):
             self._set_tool(event.id, "asking")
             self.status = f"Waiting for your approval of {event.summary}"
@@ -144,6 +157,16 @@ class TranscriptView:
             }.get(event.status, f"Error: {event.error}")
             if event.status == "interrupted" and event.error:
                 self.status = f"Interrupted: {event.error}"
+
+    def _plan_finished(self, event: ae.ToolFinished, todos: list[Todo]) -> None:
+        if event.is_error:  # the plan stays as it was; the failed call gets its own row
+            part = ToolPart(id=event.id, summary=event.summary, status="error", output=event.content)
+            self.parts.append(part)
+        elif self.plan is None:
+            self.plan = ToolPart(id=event.id, summary=event.summary, status="done", plan=todos)
+            self.parts.append(self.plan)
+        else:
+            self.plan.plan = todos
 
     def _set_tool(self, tool_id: str, status: str) -> None:
         part = self._tools.get(tool_id)

@@ -19,8 +19,10 @@ from larik_jupyter.llm.messages import (
     ToolUseBlock,
 )
 from larik_jupyter.session.entry_list import EntryList
+from larik_jupyter.session.plan import checklist, plan_of, progress
 from larik_jupyter.session.reader import load_entries, session_id_of
 from larik_jupyter.session.state import replay
+from larik_jupyter.session.tool_names import SKILL_TOOL, TODO_WRITE
 
 
 class ExportExistsError(LarikError):
@@ -48,7 +50,20 @@ def _result_text(block: ToolResultBlock) -> str:
     return "\n".join(parts)
 
 
-def _render_message(message: Message) -> list[str]:
+def _render_result(block: ToolResultBlock, call: ToolUseBlock | None) -> str:
+    """A tool result; a plan update shows its checklist and a skill load says so."""
+    if call is not None and not block.is_error:
+        if call.name == TODO_WRITE:
+            todos = plan_of(call.input)
+            if todos is not None:
+                return f"**Plan updated** for `{block.tool_use_id}` · {progress(todos)}\n\n{checklist(todos)}"
+        elif call.name == SKILL_TOOL and isinstance(name := call.input.get("name"), str):
+            return f"**Tool result** for `{block.tool_use_id}`: loaded skill {name}\n\n{code_fence(_result_text(block))}"
+    label = "**Tool error**" if block.is_error else "**Tool result**"
+    return f"{label} for `{block.tool_use_id}`\n\n{code_fence(_result_text(block))}"
+
+
+def _render_message(message: Message, calls: dict[str, ToolUseBlock]) -> list[str]:
     out: list[str] = []
     for block in message.content:
         if isinstance(block, TextBlock):
@@ -58,11 +73,11 @@ def _render_message(message: Message) -> list[str]:
         elif isinstance(block, RedactedThinkingBlock):
             out.append("> *Thinking (redacted)*")
         elif isinstance(block, ToolUseBlock):
+            calls[block.id] = block
             payload = json.dumps(block.input, indent=2, ensure_ascii=False)
             out.append(f"**Tool call** `{block.name}` (`{block.id}`)\n\n{code_fence(payload, 'json')}")
         elif isinstance(block, ToolResultBlock):
-            label = "**Tool error**" if block.is_error else "**Tool result**"
-            out.append(f"{label} for `{block.tool_use_id}`\n\n{code_fence(_result_text(block))}")
+            out.append(_render_result(block, calls.get(block.tool_use_id)))
             out += [_hook_notice(notice) for notice in block.hooks or []]
         elif isinstance(block, ImageBlock):
             out.append(f"*[image: {block.source.get('media_type', 'unknown type')}]*")
@@ -94,6 +109,7 @@ def render_markdown(path: Path, entries: EntryList) -> str:
     if state.cost is not None:
         lines.append(f"- Cost: ${state.cost:.4f}")
     turn = 0
+    calls: dict[str, ToolUseBlock] = {}
     for index in range(1, len(entries)):
         entry = entries[index]
         if entry.type == "compaction":
@@ -110,7 +126,7 @@ def render_markdown(path: Path, entries: EntryList) -> str:
                 heading = "### Assistant"
             when = f" · {entry.time}" if entry.time else ""
             lines += ["", f"{heading}{when}", ""]
-            lines.append("\n\n".join(_render_message(message)))
+            lines.append("\n\n".join(_render_message(message, calls)))
         # A turn's closing usage entry keeps what its Stop hooks printed.
         for notice in entry.hooks or []:
             lines += ["", _hook_notice(notice)]

@@ -11,6 +11,7 @@ from larik_jupyter.tools.diagnostics import DiagnosticsTool
 from larik_jupyter.tools.edit import EditTool, MultiEditTool, WriteTool
 from larik_jupyter.tools.env import Env
 from larik_jupyter.tools.kernel import PythonTool
+from larik_jupyter.tools.plan import TodoWriteTool
 from larik_jupyter.tools.read import ReadTool
 from larik_jupyter.tools.search import GlobTool, GrepTool, LsTool
 from larik_jupyter.tools.variables import InspectVariablesTool
@@ -24,6 +25,7 @@ _FILE_AND_SHELL: tuple[type[Tool], ...] = (
     GrepTool,
     LsTool,
     BashTool,
+    TodoWriteTool,
 )
 _KERNEL: tuple[type[Tool], ...] = (PythonTool, InspectVariablesTool)
 

@@ -1,0 +1,104 @@
+"""Plans: the checklist a `todo_write` call sets, and a transcript's current plan.
+
+A plan lives only in the transcript: each successful `todo_write` call replaces it, so the
+plan of any session, fork or rewind is the input of its last such call.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from larik_jupyter.errors import LarikError
+from larik_jupyter.llm.messages import Message
+from larik_jupyter.session.tool_names import TODO_WRITE
+
+Status = Literal["pending", "in_progress", "completed"]
+
+_BOX = {"completed": "[x]", "in_progress": "[ ]", "pending": "[ ]"}
+
+
+class PlanError(LarikError):
+    """A `todo_write` input that is not a valid plan; the message says what to fix."""
+
+
+class Todo(BaseModel):
+    """One item of a plan."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    content: str = Field(min_length=1)
+    status: Status
+
+
+class _Plan(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    todos: list[Todo]
+
+
+def parse_todos(tool_input: Mapping[str, Any]) -> list[Todo]:
+    """The plan a `todo_write` input sets; raises `PlanError` naming the first problem."""
+    try:
+        todos = _Plan.model_validate(dict(tool_input)).todos
+    except ValidationError as exc:
+        error = exc.errors()[0]
+        where = ".".join(str(part) for part in error["loc"]) or "input"
+        raise PlanError(
+            f"todo_write input is invalid at {where}: {error['msg']}; each item needs a "
+            "non-empty content and a status of pending, in_progress or completed."
+        ) from None
+    active = [t.content for t in todos if t.status == "in_progress"]
+    if len(active) > 1:
+        raise PlanError(
+            f"todo_write got {len(active)} items in_progress ({', '.join(active)}); "
+            "at most one item may be in_progress, so mark the others pending or completed."
+        )
+    return todos
+
+
+def plan_of(tool_input: Mapping[str, Any]) -> list[Todo] | None:
+    """The plan a recorded `todo_write` input sets, or None when it is not a valid one."""
+    try:
+        return parse_todos(tool_input)
+    except PlanError:
+        return None
+
+
+def checklist(todos: list[Todo]) -> str:
+    """The plan as a Markdown task list; the item in progress is bold and marked so."""
+    if not todos:
+        return "_(the plan is empty)_"
+    lines = []
+    for todo in todos:
+        text = " ".join(todo.content.split())
+        if todo.status == "in_progress":
+            text = f"**{text}** _(in progress)_"
+        lines.append(f"- {_BOX[todo.status]} {text}")
+    return "\n".join(lines)
+
+
+def progress(todos: list[Todo]) -> str:
+    """`2/5 done`."""
+    done = sum(t.status == "completed" for t in todos)
+    return f"{done}/{len(todos)} done"
+
+
+def current_plan(messages: Iterable[Message]) -> list[Todo] | None:
+    """The plan of a transcript: the input of its last `todo_write` call that succeeded, or
+    None when it has none."""
+    calls: dict[str, Mapping[str, Any]] = {}
+    plan: list[Todo] | None = None
+    for message in messages:
+        for use in message.tool_uses():
+            if use.name == TODO_WRITE:
+                calls[use.id] = use.input
+        for result in message.tool_results():
+            given = calls.pop(result.tool_use_id, None)
+            # An invalid input that still succeeded (another writer's file) changes nothing.
+            todos = plan_of(given) if given is not None and not result.is_error else None
+            if todos is not None:
+                plan = todos
+    return plan
