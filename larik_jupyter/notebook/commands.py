@@ -16,6 +16,7 @@ from larik_jupyter.notebook.render import parts_from_entries, render_parts
 from larik_jupyter.session.export import export_markdown
 
 if TYPE_CHECKING:
+    from larik_jupyter.checkpoint.store import UndoResult
     from larik_jupyter.notebook.magics import LarikMagics
 
 
@@ -66,26 +67,47 @@ def _fork(magics: LarikMagics, args: dict[str, Any]) -> None:
 def _rewind(magics: LarikMagics, args: dict[str, Any]) -> None:
     agent = _require_agent(magics)
     source = agent.session_id
-    text = agent.rewind(int(args["n"]))
+    files = bool(args.get("files"))
+    text = agent.rewind(int(args["n"]), files=files)
     magics.set_next_cell("%%larik\n" + text)
-    _md(
+    lines = [
         f"Rewound `{source}` to before prompt {args['n']}; now on branch `{agent.session_id}`. "
         "The prompt is in a new cell below: edit it and run it."
-    )
+    ]
+    if files:
+        lines += [line for result in agent.last_undo for line in undo_lines(result)]
+        lines += [] if agent.last_undo else [f"No turn from prompt {args['n']} on changed files or variables."]
+    _md("\n".join(lines))
+
+
+def undo_lines(result: UndoResult) -> list[str]:
+    """One undone turn as Markdown lines: files, directories and kernel variables."""
+    lines = [f"Undid turn {result.turn}" + (f" (prompt {result.prompt})." if result.prompt else ".")]
+    lines += [f"- restored `{path}`" for path in result.restored]
+    lines += [f"- **not restored** `{path}`: {reason}" for path, reason in result.refused]
+    lines += [f"- removed `{path}/` (created by the turn)" for path in result.removed_dirs]
+    lines += [f"- kept `{path}/`: {reason}" for path, reason in result.kept_dirs]
+    if variables := result.variables_text():
+        lines.append(f"- {variables}")
+    return lines
 
 
 def _undo(magics: LarikMagics, args: dict[str, Any]) -> None:
     from larik_jupyter.notebook.widgets import actions
     from larik_jupyter.notebook.widgets.undo import UndoPanel
 
-    result = actions.undo(magics)
-    lines = [f"Undid turn {result.turn}."]
-    lines += [f"- restored `{path}`" for path in result.restored]
-    lines += [f"- **not restored** `{path}`: {reason}" for path, reason in result.refused]
-    lines += [f"- removed `{path}/` (created by the turn)" for path in result.removed_dirs]
-    lines += [f"- kept `{path}/`: {reason}" for path, reason in result.kept_dirs]
+    if args.get("to") is None:
+        results = [actions.undo(magics)]
+    else:
+        results = actions.undo_to(magics, int(args["to"]))
+    lines = [line for result in results for line in undo_lines(result)]
+    if args.get("to") is not None and not results[-1].ok:
+        lines.append(
+            f"Stopped at turn {results[-1].turn}: it was not fully undone, so the turns before it "
+            f"were left as they are. Fix the files above, then `/undo --to {args['to']}` again."
+        )
     _md("\n".join(lines))
-    display(UndoPanel(magics, result=result))
+    display(UndoPanel(magics, results=results))
 
 
 def _checkpoints(magics: LarikMagics, args: dict[str, Any]) -> None:

@@ -40,8 +40,16 @@ COMMANDS: dict[str, CommandSpec] = {
     "sessions": CommandSpec("/sessions", "browse this directory's sessions"),
     "resume": CommandSpec("/resume [ID | --last]", "resume a session (the latest with --last)"),
     "fork": CommandSpec("/fork", "branch the current session at its end and continue there"),
-    "rewind": CommandSpec("/rewind N", "branch before prompt N and put it in a new cell to edit"),
-    "undo": CommandSpec("/undo", "revert the file changes of the newest turn that made any"),
+    "rewind": CommandSpec(
+        "/rewind N [--files]",
+        "branch before prompt N and put it in a new cell to edit; --files also undoes the "
+        "turns from prompt N on (files and kernel variables)",
+    ),
+    "undo": CommandSpec(
+        "/undo [--to N]",
+        "revert the newest turn's file and kernel-variable changes; --to N: every turn down "
+        "to prompt N",
+    ),
     "checkpoints": CommandSpec("/checkpoints", "show the turns that changed files, without undoing"),
     "tree": CommandSpec("/tree", "the fork tree of this directory's sessions"),
     "history": CommandSpec("/history", "render the current session's transcript from disk"),
@@ -145,6 +153,9 @@ def _parse_command(text: str) -> Command:
         p.add_argument("--last", action="store_true")
     elif head == "rewind":
         p.add_argument("n", type=int)
+        p.add_argument("--files", action="store_true")
+    elif head == "undo":
+        p.add_argument("--to", type=int)
     elif head == "export":
         p.add_argument("path", nargs="?")
     elif head == "model":
@@ -166,8 +177,12 @@ def _parse_command(text: str) -> Command:
         raise MagicUsageError(
             f"Name one worktree to discard, e.g. /agents discard task-1a2b3c. Usage: {spec.usage}"
         )
-    if head == "rewind" and args["n"] < 1:
-        raise MagicUsageError(f"Prompts are numbered from 1. Usage: {spec.usage}")
+    if head in ("rewind", "undo"):
+        number = args["n"] if head == "rewind" else args["to"]
+        if number is not None and number < 1:
+            raise MagicUsageError(f"Prompts are numbered from 1. Usage: {spec.usage}")
+        # Options left at their default stay out: `/undo` and `/rewind N` parse as they did.
+        args = {key: value for key, value in args.items() if value not in (None, False)}
     return Command(head, args)
 
 

@@ -35,11 +35,11 @@ def resume(magics: LarikMagics, session_id: str) -> Agent:
     return magics.resume_session(session_id)
 
 
-def rewind(magics: LarikMagics, session_id: str, n: int) -> str:
+def rewind(magics: LarikMagics, session_id: str, n: int, *, files: bool = False) -> str:
     """Branch `session_id` just before its prompt `n` (1-based) and continue there, as
-    `%larik /resume ID` then `%larik /rewind N`; returns the `%%larik` cell to edit."""
+    `%larik /resume ID` then `%larik /rewind N [--files]`; returns the `%%larik` cell to edit."""
     agent = resume(magics, session_id)
-    return "%%larik\n" + agent.rewind(n)
+    return "%%larik\n" + agent.rewind(n, files=files)
 
 
 def fork(magics: LarikMagics, session_id: str, n: int | None = None) -> Path:
@@ -62,6 +62,13 @@ def undo(magics: LarikMagics) -> UndoResult:
     _idle(magics)
     result: UndoResult = _agent(magics).undo()
     return result
+
+
+def undo_to(magics: LarikMagics, n: int) -> list[UndoResult]:
+    """Revert every turn from the newest down to prompt `n`, as `%larik /undo --to N`."""
+    _idle(magics)
+    results: list[UndoResult] = _agent(magics).undo(to=n)
+    return results
 
 
 def export(magics: LarikMagics, session_id: str) -> Path:
