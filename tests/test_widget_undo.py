@@ -100,3 +100,31 @@ def test_checkpoints_shows_the_panel_and_nothing_to_undo_is_one_sentence(tmp_pat
     click(panel, type="undo")
     assert "has no turn with file changes left to undo" in panel.error
     assert undo_data(None) == {"session": None, "turns": []}
+
+
+def test_panel_lists_variable_changes_and_undoes_them(tmp_path: Path) -> None:
+    root = tmp_path / "vars"
+    root.mkdir()
+    model = scripted(
+        tmp_path,
+        [tool("python", code="data.append(4)\nx = 5")], [text("Changed.")],
+        [tool("write", path="a.txt", content="a\n")], [text("Wrote.")],
+    )
+    shell, magics = shell_with_magics(root, model)
+    shell.user_ns["data"] = [1, 2, 3]
+    larik(shell, "change data")
+    larik(shell, "write a")
+    panel = UndoPanel(magics)
+    newest, older = panel.panel["turns"]
+    assert (newest["prompt"], older["prompt"]) == (2, 1) and newest["variables"] == []
+    assert [(v["name"], v["before"], v["after"]) for v in older["variables"]] == [
+        ("data", "list, len 3", "list, len 4"),
+        ("x", "(did not exist)", "int"),
+    ]
+    assert "variable <code>data</code>" in panel.static_html()
+    click(panel, type="undo_to", prompt=1)
+    assert [r["turn"] for r in panel.results] == [2, 1]
+    assert panel.results[-1]["variables"] == "restored variables: data; removed: x"
+    assert shell.user_ns["data"] == [1, 2, 3] and "x" not in shell.user_ns
+    assert not (root / "a.txt").exists() and panel.panel["turns"] == []
+    assert panel.status == "Undid turn(s) 2, 1."
