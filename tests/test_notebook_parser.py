@@ -42,6 +42,8 @@ def test_commands_and_their_arguments() -> None:
     )
     assert parse_magic("", "/undo") == Command("undo", {})
     assert parse_magic("/undo", "") == Command("undo", {})
+    assert parse_magic("/undo --to 2") == Command("undo", {"to": 2})
+    assert parse_magic("/rewind 2 --files") == Command("rewind", {"n": 2, "files": True})
 
 
 @pytest.mark.parametrize(
@@ -50,6 +52,9 @@ def test_commands_and_their_arguments() -> None:
         ("/rewind", "Usage: /rewind N"),
         ("/rewind two", "Usage: /rewind N"),
         ("/rewind 0", "numbered from 1"),
+        ("/rewind 0 --files", "numbered from 1"),
+        ("/undo --to 0", "numbered from 1"),
+        ("/undo --to two", "Usage: /undo [--to N]"),
         ("/frobnicate", "Unknown command /frobnicate"),
         ("/resume abc --last", "not both"),
         ("/delete", "Usage: /delete ID"),

@@ -144,8 +144,8 @@ class UndoResult:
             ))
         if self.lost_variables:
             parts.append(
-                "variables gone with the kernel (it restarted since that turn, and their "
-                "snapshots lived only in its memory): " + ", ".join(self.lost_variables)
+                "variables gone with the kernel (their snapshots lived only in the memory of "
+                "the kernel that ran the turn): " + ", ".join(self.lost_variables)
             )
         return "; ".join(parts)
 

@@ -74,9 +74,10 @@ def _rewind(magics: LarikMagics, args: dict[str, Any]) -> None:
         f"Rewound `{source}` to before prompt {args['n']}; now on branch `{agent.session_id}`. "
         "The prompt is in a new cell below: edit it and run it."
     ]
-    if files:
+    if files and not agent.last_undo:
+        lines.append(f"No turn from prompt {args['n']} on changed files or kernel variables.")
+    elif files:
         lines += [line for result in agent.last_undo for line in undo_lines(result)]
-        lines += [] if agent.last_undo else [f"No turn from prompt {args['n']} on changed files or variables."]
     _md("\n".join(lines))
 
 

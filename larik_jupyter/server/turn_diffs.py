@@ -48,7 +48,8 @@ def checkpoints(session_id: str, cwd: Path, server_root: str) -> Checkpoints:
     """The turns of `session_id` that changed files, newest first, each file with its diff."""
     project = project_root(cwd)
     store = CheckpointStore(session_id, project)
-    turns = store.turns()
+    # Turns that changed only kernel variables have nothing to show here; the kernel undoes them.
+    turns = [turn for turn in store.turns() if turn.files]
     root = Path(os.path.realpath(server_root))
     result = [_turn(store, turn, turns[i + 1 :], project, root) for i, turn in enumerate(turns)]
     return Checkpoints(id=session_id, turns=result[::-1])
