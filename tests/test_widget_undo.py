@@ -128,3 +128,24 @@ def test_panel_lists_variable_changes_and_undoes_them(tmp_path: Path) -> None:
     assert shell.user_ns["data"] == [1, 2, 3] and "x" not in shell.user_ns
     assert not (root / "a.txt").exists() and panel.panel["turns"] == []
     assert panel.status == "Undid turn(s) 2, 1."
+
+
+def test_undo_to_in_a_cell_stops_at_a_refusal_and_rewind_with_files_makes_no_branch(tmp_path: Path) -> None:
+    import pytest
+    from IPython.core.error import UsageError
+    from IPython.utils.capture import capture_output
+
+    shell, magics = two_turns(tmp_path / "p", tmp_path)
+    root = tmp_path / "p"
+    (root / "new.py").unlink()
+    (root / "new.py").symlink_to(root / "elsewhere.py")
+    source = magics.agent.session_id
+    with pytest.raises(UsageError, match="turn 2 could not restore new.py .*no branch was made"):
+        larik(shell, "/rewind 1 --files")
+    assert magics.agent.session_id == source
+    with capture_output() as shown:
+        larik(shell, "/undo --to 1")
+    text = "".join(out.data.get("text/markdown", "") for out in shown.outputs)
+    assert "Turn 2 (prompt 2) was only partly undone:" in text and "**not restored** `new.py`" in text
+    assert "Stopped at turn 2: it was not fully undone" in text
+    assert (root / "notes.txt").read_text() == "alpha\nBETA\n"  # turn 1's change is still there

@@ -83,7 +83,8 @@ def _rewind(magics: LarikMagics, args: dict[str, Any]) -> None:
 
 def undo_lines(result: UndoResult) -> list[str]:
     """One undone turn as Markdown lines: files, directories and kernel variables."""
-    lines = [f"Undid turn {result.turn}" + (f" (prompt {result.prompt})." if result.prompt else ".")]
+    which = f"turn {result.turn}" + (f" (prompt {result.prompt})" if result.prompt else "")
+    lines = [f"Undid {which}." if result.ok else f"{which.capitalize()} was only partly undone:"]
     lines += [f"- restored `{path}`" for path in result.restored]
     lines += [f"- **not restored** `{path}`: {reason}" for path, reason in result.refused]
     lines += [f"- removed `{path}/` (created by the turn)" for path in result.removed_dirs]
