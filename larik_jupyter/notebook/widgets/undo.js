@@ -45,8 +45,8 @@ function render({ model, el: host }) {
     }
   }
 
-  function undoButton(label, title, message) {
-    const b = el("button", "larik-button larik-undo-button", label);
+  function undoButton(label, cls, title, message) {
+    const b = el("button", "larik-button " + cls, label);
     b.title = title;
     b.addEventListener("click", (event) => {
       event.preventDefault();
@@ -74,12 +74,12 @@ function render({ model, el: host }) {
       const names = turn.files.map((f) => f.path).concat((turn.variables || []).map((v) => v.name));
       head.appendChild(el("span", "larik-meta", names.join(", ")));
       if (turn.undoable) {
-        head.appendChild(undoButton("Undo", "Put these files and variables back as they were before this turn", { type: "undo" }));
+        head.appendChild(undoButton("Undo", "larik-undo-button", "Put these files and variables back as they were before this turn", { type: "undo" }));
       } else {
         head.appendChild(el("span", "larik-why", turn.why));
         if (turn.prompt) {
           head.appendChild(
-            undoButton("Undo down to here", `Undo every newer turn, then this one (down to prompt ${turn.prompt})`, { type: "undo_to", prompt: turn.prompt }),
+            undoButton("Undo down to here", "larik-undo-to-button", `Undo every newer turn, then this one (down to prompt ${turn.prompt})`, { type: "undo_to", prompt: turn.prompt }),
           );
         }
       }
