@@ -14,7 +14,7 @@ import os
 import threading
 from collections.abc import Coroutine
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, TypeVar, overload
 
 from larik_jupyter.agent.events import Listener
 from larik_jupyter.agent.factory import open_agent
@@ -22,17 +22,27 @@ from larik_jupyter.agent.loop import AgentLoop, TurnOutcome
 from larik_jupyter.agent.mcp import McpManager, ServerStatus, awaiting_notice
 from larik_jupyter.agent.permissions import Approver
 from larik_jupyter.checkpoint.diffs import FileDiff, read_current, turn_diffs
+from larik_jupyter.checkpoint.errors import CheckpointError
 from larik_jupyter.checkpoint.store import TurnInfo, UndoResult
 from larik_jupyter.config.layers import PendingApproval
 from larik_jupyter.config.update import approve as approve_pending
 from larik_jupyter.lsp.manager import ServerState
 from larik_jupyter.records import SessionRecords
 from larik_jupyter.session import branch
-from larik_jupyter.session.catalog import resolve
+from larik_jupyter.session.catalog import latest, resolve
 from larik_jupyter.session.entry_list import EntryList
 from larik_jupyter.session.plan import Todo, current_plan
 
 T = TypeVar("T")
+
+
+class RewindStopped(CheckpointError):
+    """`rewind(n, files=True)` could not put every file back, so it made no branch; `results`
+    are the turns it undid, the last one not fully."""
+
+    def __init__(self, message: str, results: list[UndoResult]) -> None:
+        super().__init__(message)
+        self.results = results
 
 
 def run_sync(coroutine: Coroutine[Any, Any, T]) -> T:
@@ -87,6 +97,8 @@ class Agent:
         self.approver = approver
         self.display = display
         self.notices: list[str] = []
+        # The turns the latest undo, undo(to=...) or rewind(n, files=True) undid, newest first.
+        self.last_undo: list[UndoResult] = []
         self._listeners: list[Listener] = []
         self.loop: AgentLoop = self._open(
             session=session, continue_latest=continue_latest, model=model, mcp=mcp
@@ -251,9 +263,22 @@ class Agent:
     def clear(self) -> None:
         self.loop.clear()
 
-    def undo(self) -> UndoResult:
-        """Revert the newest turn that changed files; the next prompt tells the model."""
-        return self.loop.undo()
+    @overload
+    def undo(self) -> UndoResult: ...
+
+    @overload
+    def undo(self, to: int) -> list[UndoResult]: ...
+
+    def undo(self, to: int | None = None) -> UndoResult | list[UndoResult]:
+        """Revert the newest turn that changed files or kernel variables; the next prompt tells
+        the model. With `to`, every turn from the newest down to prompt `to` (1-based), newest
+        first, stopping after the first one not fully undone."""
+        if to is None:
+            result = self.loop.undo()
+            self.last_undo = [result]
+            return result
+        self.last_undo = self.loop.undo_to(to)
+        return self.last_undo
 
     # -- branches and sessions -------------------------------------------------------------
 
@@ -262,8 +287,13 @@ class Agent:
 
     def resume(self, session: str | None = None, *, last: bool = False) -> None:
         """Continue a session by id or path, or the directory's latest with `last=True`."""
-        if session is not None and self.session_path == resolve(session, self.cwd):
-            return
+        if session is None or last:
+            newest = latest(self.cwd)
+            target = Path(newest.path) if newest is not None else None
+        else:
+            target = resolve(session, self.cwd)
+        if target == self.session_path:
+            return  # already there; reopening would collide with our own writer lock
         self._switch(model=None, session=session, continue_latest=last or session is None)
 
     def fork(self) -> Path:
@@ -273,11 +303,32 @@ class Agent:
         self._switch(model=self.model, session=str(path))
         return path
 
-    def rewind(self, n: int) -> str:
-        """Branch just before prompt `n` (1-based), continue there, return that prompt's text."""
+    def rewind(self, n: int, *, files: bool = False) -> str:
+        """Branch just before prompt `n` (1-based), continue there, return that prompt's text.
+
+        With `files`, first undo this session's turns from the newest down to prompt `n`
+        (files and this kernel's variables; `last_undo` holds what was done); when one of them
+        cannot be fully undone, raise `RewindStopped` and make no branch. Without it nothing
+        on disk changes but the new branch."""
         self.loop.session.sync()
+        if files:
+            self.last_undo = self.loop.undo_to(n, nothing_ok=True, record=False)
+            if self.last_undo and not self.last_undo[-1].ok:
+                failed = self.last_undo[-1]
+                paths_ = ", ".join(f"{p} ({why})" for p, why in failed.refused)
+                raise RewindStopped(
+                    f"Rewind to before prompt {n} stopped: turn {failed.turn} could not restore "
+                    f"{paths_}; no branch was made. Fix that and rewind with files again (the "
+                    "turns already undone stay undone).",
+                    self.last_undo,
+                )
         path, text = branch.rewind(self.session_path, n)
+        # The undo's note goes with the branch, where the next prompt is sent; the source
+        # transcript is never written to.
+        note, self.loop.pending_note = self.loop.pending_note, None
         self._switch(model=self.model, session=str(path))
+        if note:
+            self.loop.queue_note(note)
         return text
 
     def switch_model(self, model: str) -> None:

@@ -90,3 +90,16 @@ def test_store_opened_by_id_alone_finds_the_sessions_project_root(tmp_path: Path
     result = store.undo()
     assert sorted(result.restored) == ["src/a.py", "src/b.py", "src/new/c.py"]
     assert (tmp_path / "src" / "a.py").read_bytes() == b"print('before')\n"
+
+
+def test_undo_from_a_terminal_says_kernel_variables_stay_with_the_kernel(tmp_path: Path) -> None:
+    session_with_a_turn(tmp_path)
+    store = CheckpointStore(SID, tmp_path)
+    store.begin_turn(2)
+    store.note_variables([("df", True), ("x", False)])
+    listing = cli("checkpoints", SID)
+    assert listing.returncode == 0 and "0 file(s), 2 kernel variable(s)" in listing.stdout
+    undo = cli("undo", SID)
+    assert undo.returncode == 0, undo.stderr
+    assert "variables gone with the kernel" in undo.stdout and "df, x" in undo.stdout
+    assert [t.turn for t in CheckpointStore(SID, tmp_path).turns()] == [1]

@@ -23,7 +23,7 @@ def test_cell_magic_options_on_first_line_body_is_prompt() -> None:
 
 
 def test_commands_and_their_arguments() -> None:
-    assert parse_magic("/rewind 2") == Command("rewind", {"n": 2})
+    assert parse_magic("/rewind 2") == Command("rewind", {"n": 2, "files": False})
     assert parse_magic("/resume --last") == Command("resume", {"id": None, "last": True})
     assert parse_magic("/new --model anthropic:claude-sonnet-4-5") == Command(
         "new", {"model": "anthropic:claude-sonnet-4-5"}
@@ -34,8 +34,10 @@ def test_commands_and_their_arguments() -> None:
     assert parse_magic("/config model openai:gpt-5") == Command(
         "config", {"key": "model", "value": "openai:gpt-5"}
     )
-    assert parse_magic("", "/undo") == Command("undo", {})
-    assert parse_magic("/undo", "") == Command("undo", {})
+    assert parse_magic("", "/undo") == Command("undo", {"to": None})
+    assert parse_magic("/undo", "") == Command("undo", {"to": None})
+    assert parse_magic("/undo --to 2") == Command("undo", {"to": 2})
+    assert parse_magic("/rewind 2 --files") == Command("rewind", {"n": 2, "files": True})
 
 
 @pytest.mark.parametrize(
@@ -44,6 +46,9 @@ def test_commands_and_their_arguments() -> None:
         ("/rewind", "Usage: /rewind N"),
         ("/rewind two", "Usage: /rewind N"),
         ("/rewind 0", "numbered from 1"),
+        ("/rewind 0 --files", "numbered from 1"),
+        ("/undo --to 0", "numbered from 1"),
+        ("/undo --to two", "Usage: /undo [--to N]"),
         ("/frobnicate", "Unknown command /frobnicate"),
         ("/resume abc --last", "not both"),
         ("/delete", "Usage: /delete ID"),

@@ -144,3 +144,73 @@ def test_inspect_variables_survives_objects_that_raise(tmp_path: Path) -> None:
 def test_exit_in_model_code_does_not_end_the_kernel(tmp_path: Path) -> None:
     result = run_python(kernel_env(tmp_path, {}), "import sys\nsys.exit(3)")
     assert result.is_error and result.content.splitlines()[-1] == "SystemExit: 3"
+
+
+def test_the_names_code_may_change_come_from_its_syntax(tmp_path: Path) -> None:
+    import ast
+
+    from larik_jupyter.tools.touched_names import names_it_may_change
+
+    code = (
+        "df.drop(columns=['a'], inplace=True)\n"
+        "data.append(4)\n"
+        "cfg['k'] = 1\n"
+        "obj.attr.inner = 2\n"
+        "del table['row']\n"
+        "total += 1\n"
+        "import numpy as np, os.path\n"
+        "from math import pi as PI\n"
+        "squares = [i * i for i in range(3)]\n"
+        "def bump():\n    global counter\n    local = 1\n    counter = local\n"
+        "class Thing:\n    field = 1\n"
+        "if (n := 3):\n    pass\n"
+        "for row in rows:\n    pass\n"
+        "del gone\n"
+        "print(untouched, len(also_untouched))\n"
+        "frame['a'].fillna(0, inplace=True)"
+    )
+    assert names_it_may_change(ast.parse(code)) == [
+        "df", "data", "cfg", "obj", "table", "total", "np", "os", "PI", "squares", "bump",
+        "counter", "Thing", "n", "row", "gone", "frame",
+    ]
+
+
+def test_python_with_snapshots_restores_and_removes_exactly_what_the_code_did(tmp_path: Path) -> None:
+    from larik_jupyter.tools.kernel_undo import KernelSnapshots
+
+    ns: dict[str, Any] = {"data": [1, [2]], "cfg": {"k": 0}, "keep": [9], "gone": "here"}
+    env = kernel_env(tmp_path, ns)
+    env.variables = snapshots = KernelSnapshots()
+    snapshots.open_turn(1)
+    run_python(env, "data[1].append(3)\ncfg['k'] = 1\ndel gone\nnew = keep")
+    run_python(env, "data.append(5)\nnew.append(1)\nlater = 2")  # a second call in the same turn
+    assert snapshots.recorded(1) == [
+        ("data", True), ("cfg", True), ("gone", True), ("new", False), ("later", False)
+    ]
+    undone = snapshots.restore(1, [name for name, _ in snapshots.recorded(1)], keep=False)
+    assert undone.restored == ["data", "cfg", "gone"] and undone.removed == ["new", "later"]
+    assert ns == {"data": [1, [2]], "cfg": {"k": 0}, "keep": [9, 1], "gone": "here", "__builtins__": ns["__builtins__"]}
+    assert snapshots.restore(1, ["data"], keep=False).gone == ["data"]  # a snapshot is used once
+
+
+def test_value_sizes_and_copies_by_type() -> None:
+    import numpy as np
+    import pandas as pd
+
+    from larik_jupyter.tools.value_copy import NotCopyable, copy_value, human_size, value_size
+
+    frame = pd.DataFrame({"a": np.arange(1000, dtype="int64")})
+    assert value_size(frame) == frame.memory_usage(deep=True).sum()
+    copied = copy_value(frame)
+    assert copied is not frame and copied.equals(frame)
+    assert value_size(np.zeros(1000)) == 8000
+    nested = {"k": [1, 2, {"deep": "x" * 1000}]}
+    assert 1000 < value_size(nested) < 2000 and copy_value(nested) == nested
+    for shared in (np, len, int):
+        try:
+            copy_value(shared)
+        except NotCopyable as exc:
+            assert str(exc) in ("a module", "a function", "a class")
+        else:
+            raise AssertionError(f"{shared!r} was copied")
+    assert (human_size(512 << 20), human_size(int(1.2 * (1 << 30))), human_size(12)) == ("512 MB", "1.2 GB", "12 bytes")

@@ -178,3 +178,34 @@ def test_widget_bundle_has_the_view_and_a_static_fallback(project: Path, tmp_pat
     data, _ = ForkTreeWidget(magics.session)._repr_mimebundle_()
     assert "application/vnd.jupyter.widget-view+json" in data
     assert "write the parser" in data["text/html"]
+
+
+def test_rewind_here_with_files_lists_them_first_then_restores_them(project: Path, tmp_path: Path) -> None:
+    from tests.agent_helpers import done, scripted, tool
+
+    model = scripted(
+        tmp_path,
+        [tool("write", path="a.txt", content="one\n")], done(),
+        [tool("write", path="b.txt", content="b\n"), tool("python", code="y = 1")], done(),
+        done("third"),
+    )
+    shell, magics = shell_with_magics(project, model)
+    for prompt in ("first", "second", "third"):
+        larik(shell, prompt)
+    source = magics.agent.session_id
+    tree = ForkTreeWidget(magics.session)
+    sent = sent_messages(tree)
+    click(tree, type="plan_rewind", session=source, prompt=2)
+    assert tree.confirm == {
+        "session": source, "prompt": 2, "turns": [2], "files": ["b.txt"], "variables": ["y"], "stop": None,
+    }
+    assert (project / "b.txt").exists() and magics.agent.session_id == source  # nothing happened yet
+    click(tree, type="cancel_rewind")
+    assert tree.confirm == {}
+    click(tree, type="rewind", session=source, prompt=2, files=True, turns=[7])
+    assert "changed since you confirmed" in tree.error and (project / "b.txt").exists()
+    click(tree, type="rewind", session=source, prompt=2, files=True, turns=[2])
+    assert tree.error == "" and not (project / "b.txt").exists() and (project / "a.txt").exists()
+    assert "y" not in shell.user_ns and magics.agent.session_id != source
+    assert sent[-1] == {"type": "insert_cell", "code": "%%larik\nsecond"}
+    assert "restored its files" in tree.status

@@ -100,3 +100,52 @@ def test_checkpoints_shows_the_panel_and_nothing_to_undo_is_one_sentence(tmp_pat
     click(panel, type="undo")
     assert "has no turn with file changes left to undo" in panel.error
     assert undo_data(None) == {"session": None, "turns": []}
+
+
+def test_panel_lists_variable_changes_and_undoes_them(tmp_path: Path) -> None:
+    root = tmp_path / "vars"
+    root.mkdir()
+    model = scripted(
+        tmp_path,
+        [tool("python", code="data.append(4)\nx = 5")], [text("Changed.")],
+        [tool("write", path="a.txt", content="a\n")], [text("Wrote.")],
+    )
+    shell, magics = shell_with_magics(root, model)
+    shell.user_ns["data"] = [1, 2, 3]
+    larik(shell, "change data")
+    larik(shell, "write a")
+    panel = UndoPanel(magics.session)
+    newest, older = panel.panel["turns"]
+    assert (newest["prompt"], older["prompt"]) == (2, 1) and newest["variables"] == []
+    assert [(v["name"], v["before"], v["after"]) for v in older["variables"]] == [
+        ("data", "list, len 3", "list, len 4"),
+        ("x", "(did not exist)", "int"),
+    ]
+    assert "variable <code>data</code>" in panel.static_html()
+    click(panel, type="undo_to", prompt=1)
+    assert [r["turn"] for r in panel.results] == [2, 1]
+    assert panel.results[-1]["variables"] == "restored variables: data; removed: x"
+    assert shell.user_ns["data"] == [1, 2, 3] and "x" not in shell.user_ns
+    assert not (root / "a.txt").exists() and panel.panel["turns"] == []
+    assert panel.status == "Undid turn(s) 2, 1."
+
+
+def test_undo_to_in_a_cell_stops_at_a_refusal_and_rewind_with_files_makes_no_branch(tmp_path: Path) -> None:
+    import pytest
+    from IPython.core.error import UsageError
+    from IPython.utils.capture import capture_output
+
+    shell, magics = two_turns(tmp_path / "p", tmp_path)
+    root = tmp_path / "p"
+    (root / "new.py").unlink()
+    (root / "new.py").symlink_to(root / "elsewhere.py")
+    source = magics.agent.session_id
+    with pytest.raises(UsageError, match="turn 2 could not restore new.py .*no branch was made"):
+        larik(shell, "/rewind 1 --files")
+    assert magics.agent.session_id == source
+    with capture_output() as shown:
+        larik(shell, "/undo --to 1")
+    text = "".join(out.data.get("text/markdown", "") for out in shown.outputs)
+    assert "Turn 2 (prompt 2) was only partly undone:" in text and "**not restored** `new.py`" in text
+    assert "Stopped at turn 2: it was not fully undone" in text
+    assert (root / "notes.txt").read_text() == "alpha\nBETA\n"  # turn 1's change is still there

@@ -27,6 +27,7 @@ from larik_jupyter.agent.preview import preview_change
 from larik_jupyter.agent.prompt import system_prompt
 from larik_jupyter.agent.subagents import TASK_TOOL, TaskTool, concurrent_batches
 from larik_jupyter.agent.summary import summarize_call
+from larik_jupyter.checkpoint.errors import CheckpointError, NothingToUndoError
 from larik_jupyter.checkpoint.store import CheckpointStore, UndoResult
 from larik_jupyter.config.layers import LoadedConfig, load_config
 from larik_jupyter.config.rules import decide
@@ -46,10 +47,12 @@ from larik_jupyter.llm.messages import (
 from larik_jupyter.llm.pricing import cost as price_usage
 from larik_jupyter.llm.provider import Provider, ProviderError
 from larik_jupyter.lsp.manager import LspManager
+from larik_jupyter.session.branch import BranchError
 from larik_jupyter.session.entry import Entry
 from larik_jupyter.session.store import Session
 from larik_jupyter.tools.base import Tool, ToolResult
 from larik_jupyter.tools.env import Env
+from larik_jupyter.tools.kernel_undo import kernel_snapshots
 from larik_jupyter.tools.registry import default_tools, tool_schemas
 from larik_jupyter.tools.skill import SKILL_TOOL, SkillTool
 
@@ -109,6 +112,8 @@ class AgentLoop:
             display=display,
             stop_event=self._stop,
         )
+        if namespace is not None and self._owns_turns:
+            self.env.variables = kernel_snapshots(session.id)
         # Servers start on the first file they serve, so an agent that edits nothing pays nothing.
         self.lsp = LspManager.from_config(self.loaded.config, self.root)
         self.env.diagnostics = self.lsp if self.lsp.servers else None
@@ -209,7 +214,12 @@ class AgentLoop:
         self._stop.clear()
         self._loop = asyncio.get_running_loop()
         self._task = asyncio.current_task()
-        turn = self.checkpoints.begin_turn() if self._owns_turns else 1
+        if self._owns_turns:
+            turn = self.checkpoints.begin_turn(len(self.session.state.prompt_indexes) + 1)
+            if self.env.variables is not None:
+                self.env.variables.open_turn(turn, self.loaded.config.kernel_snapshot_budget_mb)
+        else:
+            turn = 1
         outcome = TurnOutcome(turn=turn, status="done")
         self.emit(ae.TurnStarted(turn=turn, prompt=prompt, model=self.provider.name))
         try:
@@ -238,6 +248,11 @@ class AgentLoop:
 
     def _finish(self, outcome: TurnOutcome, stop_notices: list[str] | None = None) -> None:
         self._answer_unanswered(INTERRUPTED_RESULT)
+        if self.env.variables is not None and (changed := self.env.variables.recorded(outcome.turn)):
+            try:
+                self.checkpoints.note_variables(changed)
+            except CheckpointError as exc:
+                self.emit(ae.Notice(str(exc), level="warning"))
         if outcome.usage.input_tokens or outcome.usage.output_tokens or stop_notices:
             self.session.append(
                 Entry(
@@ -261,6 +276,17 @@ class AgentLoop:
         )
         self.emit(ae.TurnEnded(turn=outcome.turn, status=outcome.status, error=outcome.error))
         self._task = None
+
+    def queue_note(self, note: str, *, record: bool = True) -> None:
+        """Tell the model with the next prompt; notes of several undos add up. Recorded in the
+        session (unless `record` is off) so the note still reaches the model after a kernel
+        restart."""
+        self.pending_note = f"{self.pending_note}\n{note}" if self.pending_note else note
+        if record:
+            self.session.append(
+                Entry(type="usage", usage=Usage(), model=self.provider.name, note=self.pending_note),
+                sync=True,
+            )
 
     def _prompt_message(self, prompt: str, hooks: list[str]) -> Message:
         blocks: list[ContentBlock] = []
@@ -513,19 +539,71 @@ class AgentLoop:
         if hasattr(self.provider, "http_client_factory"):
             setattr(self.provider, "http_client_factory", factory)  # noqa: B010 - not every provider has it
 
-    def undo(self) -> UndoResult:
-        """Undo the newest turn with file changes and queue a note telling the model."""
+    def undo(self, *, record: bool = True) -> UndoResult:
+        """Undo the newest turn that changed files or kernel variables (restoring both) and
+        queue a note telling the model (recorded in the session unless `record` is off)."""
         result = self.checkpoints.undo()
+        done = kernel_snapshots(self.session.id).restore(
+            result.turn, result.variables, keep=not result.ok
+        )
+        result.restored_variables, result.removed_variables = done.restored, done.removed
+        result.unrestored_variables, result.lost_variables = done.not_restored, done.gone
+        sentences = []
         if result.restored:
-            files = ", ".join(result.restored)
-            self.pending_note = (
-                f"<system-note>The user reverted the file changes of turn {result.turn}; these "
-                f"files are back to their state before that turn: {files}. Re-read them before "
-                "relying on their content.</system-note>"
+            sentences.append(
+                f"The user reverted the file changes of turn {result.turn}; these files are back "
+                f"to their state before that turn: {', '.join(result.restored)}. Re-read them "
+                "before relying on their content."
             )
-            # Recorded so the note still reaches the model after a kernel restart.
-            self.session.append(
-                Entry(type="usage", usage=Usage(), model=self.provider.name, note=self.pending_note),
-                sync=True,
+        if variables := result.variables_text():
+            sentences.append(
+                f"The user reverted turn {result.turn} in the kernel: {variables}. Inspect these "
+                "variables again before relying on their values."
             )
+        if sentences:
+            self.queue_note("<system-note>" + " ".join(sentences) + "</system-note>", record=record)
         return result
+
+    def undo_to(self, prompt: int, *, nothing_ok: bool = False, record: bool = True) -> list[UndoResult]:
+        """Undo every turn from the newest down to the one of prompt `prompt` (1-based, as
+        `/rewind` counts), newest first, stopping after the first one not fully undone.
+
+        Raises `NothingToUndoError` when no turn from that prompt on is left (unless
+        `nothing_ok`), and `CheckpointError` naming what was undone when a turn cannot be
+        undone at all or was saved without its prompt number."""
+        prompts = len(self.session.state.prompt_indexes)
+        if not 1 <= prompt <= prompts:
+            raise BranchError(
+                f"Session {self.session.id} has {prompts} prompt(s); choose a prompt number "
+                f"from 1 to {prompts}."
+            )
+        results: list[UndoResult] = []
+        while turns := self.checkpoints.turns():
+            newest = turns[-1]
+            if newest.prompt is None:
+                raise CheckpointError(
+                    _undone(results) + f"turn {newest.turn} was saved without its prompt number "
+                    f"(by an older version), so it cannot be matched to prompt {prompt}; undo it "
+                    "on its own with `/undo`."
+                )
+            if newest.prompt < prompt:
+                break
+            try:
+                result = self.undo(record=record)
+            except CheckpointError as exc:
+                raise CheckpointError(_undone(results) + str(exc)) from None
+            results.append(result)
+            if not result.ok:
+                break
+        if not results and not nothing_ok:
+            raise NothingToUndoError(
+                f"No turn from prompt {prompt} on changed files or kernel variables; nothing was undone."
+            )
+        return results
+
+
+def _undone(results: list[UndoResult]) -> str:
+    """What a multi-turn undo did before it stopped, as the start of its error sentence."""
+    if not results:
+        return "Nothing was undone: "
+    return "Undid turn(s) " + ", ".join(str(r.turn) for r in results) + ", then stopped: "

@@ -29,6 +29,16 @@ class FileRecord(BaseModel):
     created_dirs: list[str] | None = None
 
 
+class VariableRecord(BaseModel):
+    """A kernel variable the turn changed (`existed`) or created; its value before the turn
+    lives only in the memory of the kernel that ran the turn, never here."""
+
+    model_config = ConfigDict(extra="allow")
+
+    name: str
+    existed: bool
+
+
 class Manifest(BaseModel):
     """Which files a turn captured, in capture order, and when the turn began."""
 
@@ -40,6 +50,9 @@ class Manifest(BaseModel):
     time: str
     root: str
     files: list[FileRecord] = []
+    # The session's prompt (1-based) that began the turn; absent in old manifests.
+    prompt: int | None = None
+    variables: list[VariableRecord] | None = None
 
 
 class ManifestError(Exception):

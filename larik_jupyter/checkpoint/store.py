@@ -34,6 +34,7 @@ from larik_jupyter.checkpoint.manifest import (
     FileRecord,
     Manifest,
     ManifestError,
+    VariableRecord,
     read_manifest,
     write_manifest,
 )
@@ -86,11 +87,16 @@ class FileInfo:
 
 @dataclass(frozen=True)
 class TurnInfo:
-    """A saved turn that changed files, with the files in capture order."""
+    """A saved turn that changed files or kernel variables, files in capture order.
+
+    `prompt` is the session's prompt (1-based) that began it (None in old manifests);
+    `variables` are `(name, existed)` of the kernel variables it changed or created."""
 
     turn: int
     time: datetime
     files: list[FileInfo]
+    prompt: int | None = None
+    variables: list[tuple[str, bool]] = field(default_factory=list)
 
 
 @dataclass
@@ -100,6 +106,11 @@ class UndoResult:
     Directories the turn created are removed when empty (`removed_dirs`); one the user
     filled since, or that is now a symlink, is left alone and listed in `kept_dirs` with
     the reason, which does not make the undo fail.
+
+    `variables` are the kernel variables the turn recorded. The store restores files only;
+    the agent that holds the kernel's snapshots fills in `restored_variables`,
+    `removed_variables` (created by the turn), `unrestored_variables` (name, why) and
+    `lost_variables` (recorded, but this process holds no snapshot: the kernel restarted).
     """
 
     turn: int
@@ -107,11 +118,36 @@ class UndoResult:
     refused: list[tuple[str, str]] = field(default_factory=list)
     removed_dirs: list[str] = field(default_factory=list)
     kept_dirs: list[tuple[str, str]] = field(default_factory=list)
+    prompt: int | None = None
+    variables: list[str] = field(default_factory=list)
+    restored_variables: list[str] = field(default_factory=list)
+    removed_variables: list[str] = field(default_factory=list)
+    unrestored_variables: list[tuple[str, str]] = field(default_factory=list)
+    lost_variables: list[str] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
         """Whether every file was restored (and the snapshot dropped)."""
         return not self.refused
+
+    def variables_text(self) -> str:
+        """The variable part of the report, e.g. `restored variables: df, data; removed: x;
+        could not restore: big (1.2 GB, over the 512 MB budget)`; "" when the turn had none."""
+        parts = []
+        if self.restored_variables:
+            parts.append("restored variables: " + ", ".join(self.restored_variables))
+        if self.removed_variables:
+            parts.append("removed: " + ", ".join(self.removed_variables))
+        if self.unrestored_variables:
+            parts.append("could not restore: " + ", ".join(
+                f"{name} ({reason})" for name, reason in self.unrestored_variables
+            ))
+        if self.lost_variables:
+            parts.append(
+                "variables gone with the kernel (their snapshots lived only in the memory of "
+                "the kernel that ran the turn): " + ", ".join(self.lost_variables)
+            )
+        return "; ".join(parts)
 
 
 class CheckpointStore:
@@ -142,21 +178,53 @@ class CheckpointStore:
         self._turn_time = ""
         self._records: list[FileRecord] = []
         self._captured: set[tuple[str, ...]] = set()
+        self._prompt: int | None = None
+        self._variables: list[VariableRecord] = []
         self._removals: list[threading.Thread] = []
         if self.directory.is_dir():
             with locked_dir(self.directory, wait=False) as fd:
                 if fd is not None:
                     clean_session(self.directory)
 
-    def begin_turn(self) -> int:
-        """Open the next turn (at each user prompt) and return its number."""
+    def begin_turn(self, prompt: int | None = None) -> int:
+        """Open the next turn (at each user prompt, `prompt` being its 1-based number in the
+        session) and return the turn's number."""
         with self._lock:
             self._last = max(self._last, self._last_saved()) + 1
             self._turn = self._last
             self._turn_time = now_rfc3339()
             self._records = []
             self._captured = set()
+            self._prompt = prompt
+            self._variables = []
             return self._turn
+
+    def note_variables(self, variables: list[tuple[str, bool]]) -> None:
+        """Record in the open turn's manifest the names of the kernel variables it changed
+        (`existed`) or created; their values never reach the disk."""
+        if not self.enabled:
+            return
+        with self._lock:
+            known = {v.name for v in self._variables}
+            new = [VariableRecord(name=n, existed=e) for n, e in variables if n not in known]
+            if not new or not self._turn:
+                return
+            try:
+                make_dirs(self.directory)
+                with locked_dir(self.directory) as session_fd:
+                    assert session_fd is not None
+                    turn_dir = self.directory / str(self._turn)
+                    with contextlib.suppress(FileExistsError):
+                        turn_dir.mkdir()
+                        fsync_dir(session_fd)
+                    with open_dir(turn_dir) as turn_fd:
+                        write_manifest(turn_fd, self._manifest(self._records, self._variables + new))
+            except OSError as exc:
+                raise CheckpointError(
+                    f"Could not record the turn's kernel variables in {self.directory} "
+                    f"({exc.strerror}); undo will not know about them."
+                ) from None
+            self._variables += new
 
     def capture(self, path: str | os.PathLike[str]) -> None:
         """Snapshot `path` before its first write in this turn; raises `CaptureError` to stop the write.
@@ -194,9 +262,12 @@ class CheckpointStore:
                 manifest = read_manifest(turn_dir)
             except ManifestError:
                 continue
-            if manifest.files:
+            if manifest.files or manifest.variables:
                 files = [FileInfo(r.path, r.existed, r.mode, r.size) for r in manifest.files]
-                result.append(TurnInfo(turn, _parse_time(manifest.time), files))
+                names = [(v.name, v.existed) for v in manifest.variables or []]
+                result.append(
+                    TurnInfo(turn, _parse_time(manifest.time), files, manifest.prompt, names)
+                )
         return result
 
     def original_bytes(self, turn: int, path: str | os.PathLike[str]) -> bytes | None:
@@ -249,6 +320,7 @@ class CheckpointStore:
                     if turn == self._turn:
                         self._records = []
                         self._captured = set()
+                        self._variables = []
                 return result
 
     def settle(self) -> None:
@@ -277,7 +349,7 @@ class CheckpointStore:
                 raise CheckpointError(
                     f"Cannot undo turn {turn}: {exc}; delete {turn_dir} to discard that turn, then undo again."
                 ) from None
-            if manifest.files:
+            if manifest.files or manifest.variables:
                 return turn, turn_dir, manifest
         raise self._nothing()
 
@@ -306,15 +378,8 @@ class CheckpointStore:
                         with Barrier() as barrier:
                             barrier.add(turn_fd)
                             barrier.commit()
-                        manifest = Manifest(
-                            session_id=self.session_id,
-                            turn=self._turn,
-                            time=self._turn_time,
-                            root=str(self.root),
-                            files=self._records + new,
-                        )
                         committing = True
-                        write_manifest(turn_fd, manifest)
+                        write_manifest(turn_fd, self._manifest(self._records + new, self._variables))
                     except BaseException:
                         if not committing:
                             for snap in snaps:
@@ -333,6 +398,17 @@ class CheckpointStore:
             ) from None
         self._records.extend(new)
         self._captured.update(todo)
+
+    def _manifest(self, files: list[FileRecord], variables: list[VariableRecord]) -> Manifest:
+        return Manifest(
+            session_id=self.session_id,
+            turn=self._turn,
+            time=self._turn_time,
+            root=str(self.root),
+            files=files,
+            prompt=self._prompt,
+            variables=variables or None,
+        )
 
     def _snapshot(
         self, walk: DirWalk, turn_fd: int, parts: tuple[str, ...], given: str, index: int
@@ -370,7 +446,11 @@ class CheckpointStore:
         return _Snapshot(rel, mode, blob, digest)
 
     def _restore(self, turn_dir: Path, manifest: Manifest) -> UndoResult:
-        result = UndoResult(manifest.turn)
+        result = UndoResult(
+            manifest.turn,
+            prompt=manifest.prompt,
+            variables=[v.name for v in manifest.variables or []],
+        )
         try:
             root_fd = os.open(self.root, DIR_FLAGS)
         except OSError as exc:

@@ -29,7 +29,8 @@ def _list(args: argparse.Namespace) -> int:
         print(f"Session {store.session_id} has no checkpoints.")
     for turn in turns:
         when = turn.time.astimezone().strftime("%Y-%m-%d %H:%M:%S")
-        print(f"turn {turn.turn}  {when}  {len(turn.files)} file(s)")
+        variables = f", {len(turn.variables)} kernel variable(s)" if turn.variables else ""
+        print(f"turn {turn.turn}  {when}  {len(turn.files)} file(s){variables}")
         for info in turn.files:
             if info.existed:
                 print(f"  changed  {info.path}  ({info.size} bytes, mode {info.mode or 0:o})")
@@ -50,6 +51,9 @@ def _undo(args: argparse.Namespace) -> int:
         print(f"  removed   {path}/ (created by the turn)")
     for path, reason in result.kept_dirs:
         print(f"  kept      {path}/: {reason}")
+    if result.variables:
+        result.lost_variables = result.variables  # only the kernel that ran the turn holds them
+        print(f"  {result.variables_text()}")
     if not result.ok:
         print("The snapshot was kept; fix the refused paths and run undo again.")
         return 1

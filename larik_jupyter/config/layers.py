@@ -26,7 +26,9 @@ from larik_jupyter.config.skills import Skill, load_skills
 ApprovalKind = Literal["mcp", "hook", "allow-rule", "lsp"]
 
 # Honoured only from personal files: they affect the whole machine or what the user trusts.
-PERSONAL_ONLY = frozenset({"checkpoint_retention_days", "providers", "debug", "approvals"})
+PERSONAL_ONLY = frozenset(
+    {"checkpoint_retention_days", "providers", "debug", "approvals", "kernel_snapshot_budget_mb"}
+)
 _NAMED: dict[str, tuple[ApprovalKind, type[McpServer] | type[LspServer]]] = {
     "mcpServers": ("mcp", McpServer),
     "lspServers": ("lsp", LspServer),

@@ -94,6 +94,8 @@ class Config(_Open):
     max_steps: int = Field(default=40, gt=0)
     max_subagents: int = Field(default=4, ge=0)
     debug: bool = False
+    # Memory the python tool's per-turn variable snapshots (for undo) may take.
+    kernel_snapshot_budget_mb: int = Field(default=512, ge=0)
     # kind ("mcp", "hook", "allow-rule", "lsp") -> name -> sha256 of the approved definition.
     approvals: dict[str, dict[str, str]] = Field(default_factory=dict)
 

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from larik_jupyter.agent.textlog import format_cost
+from larik_jupyter.checkpoint.store import UndoResult
 from larik_jupyter.errors import LarikError
 from larik_jupyter.notebook.kernel import KernelSession, Show
 from larik_jupyter.notebook.render import parts_from_entries, render_parts, render_plan
@@ -199,32 +200,64 @@ def _fork(session: KernelSession, out: Output) -> None:
 
 
 def _from_one(args: dict[str, Any]) -> str | None:
-    return "Prompts are numbered from 1." if args["n"] < 1 else None
+    number = args.get("n", args.get("to"))
+    return "Prompts are numbered from 1." if number is not None and number < 1 else None
 
 
-@command("/rewind N", "branch before prompt N and put it in a new cell to edit", arg("n", type=int),
-         check=_from_one)
-def _rewind(session: KernelSession, out: Output, *, n: int) -> None:
-    source = session.require().session_id
-    session.set_next_cell(session.rewind(n))
-    out.markdown(
-        f"Rewound `{source}` to before prompt {n}; now on branch `{session.require().session_id}`. "
+@command(
+    "/rewind N [--files]",
+    "branch before prompt N and put it in a new cell to edit; --files also undoes the turns "
+    "from prompt N on (files and kernel variables)",
+    arg("n", type=int),
+    arg("--files", action="store_true"),
+    check=_from_one,
+)
+def _rewind(session: KernelSession, out: Output, *, n: int, files: bool) -> None:
+    agent = session.require()
+    source = agent.session_id
+    session.set_next_cell(session.rewind(n, files=files))
+    lines = [
+        f"Rewound `{source}` to before prompt {n}; now on branch `{agent.session_id}`. "
         "The prompt is in a new cell below: edit it and run it."
-    )
+    ]
+    if files and not agent.last_undo:
+        lines.append(f"No turn from prompt {n} on changed files or kernel variables.")
+    elif files:
+        lines += [line for result in agent.last_undo for line in undo_lines(result)]
+    out.markdown("\n".join(lines))
 
 
-@command("/undo", "revert the file changes of the newest turn that made any")
-def _undo(session: KernelSession, out: Output) -> None:
-    from larik_jupyter.notebook.widgets.undo import UndoPanel
-
-    result = session.undo()
-    lines = [f"Undid turn {result.turn}."]
+def undo_lines(result: UndoResult) -> list[str]:
+    """One undone turn as Markdown lines: files, directories and kernel variables."""
+    which = f"turn {result.turn}" + (f" (prompt {result.prompt})" if result.prompt else "")
+    lines = [f"Undid {which}." if result.ok else f"{which.capitalize()} was only partly undone:"]
     lines += [f"- restored `{path}`" for path in result.restored]
     lines += [f"- **not restored** `{path}`: {reason}" for path, reason in result.refused]
     lines += [f"- removed `{path}/` (created by the turn)" for path in result.removed_dirs]
     lines += [f"- kept `{path}/`: {reason}" for path, reason in result.kept_dirs]
+    if variables := result.variables_text():
+        lines.append(f"- {variables}")
+    return lines
+
+
+@command(
+    "/undo [--to N]",
+    "revert the newest turn's file and kernel-variable changes; --to N: every turn down to prompt N",
+    arg("--to", type=int),
+    check=_from_one,
+)
+def _undo(session: KernelSession, out: Output, *, to: int | None) -> None:
+    from larik_jupyter.notebook.widgets.undo import UndoPanel
+
+    results = [session.undo()] if to is None else session.undo_to(to)
+    lines = [line for result in results for line in undo_lines(result)]
+    if to is not None and not results[-1].ok:
+        lines.append(
+            f"Stopped at turn {results[-1].turn}: it was not fully undone, so the turns before it "
+            f"were left as they are. Fix the files above, then `/undo --to {to}` again."
+        )
     out.markdown("\n".join(lines))
-    out.show(UndoPanel(session, result=result))
+    out.show(UndoPanel(session, results=results))
 
 
 @command("/checkpoints", "show the turns that changed files, without undoing")

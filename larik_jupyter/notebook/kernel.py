@@ -134,17 +134,23 @@ class KernelSession:
         agent.rewind(n + 1)
         return agent.session_path
 
-    def rewind(self, n: int, *, session_id: str | None = None) -> str:
+    def rewind(self, n: int, *, session_id: str | None = None, files: bool = False) -> str:
         """Branch before prompt `n` of `session_id` (default: the current session) and continue
-        there; returns that prompt as a `%%larik` cell to edit."""
+        there (with `files`, also undo the source's turns from the newest down to prompt `n`);
+        returns that prompt as a `%%larik` cell to edit."""
         agent = self.resume(session_id) if session_id else self.require()
         self.require_idle()
-        return "%%larik\n" + agent.rewind(n)
+        return "%%larik\n" + agent.rewind(n, files=files)
 
     def undo(self) -> UndoResult:
         """Revert the newest turn of the current session that changed files."""
         self.require_idle()
         return self.require().undo()
+
+    def undo_to(self, n: int) -> list[UndoResult]:
+        """Revert every turn from the newest down to prompt `n`, newest first."""
+        self.require_idle()
+        return self.require().undo(to=n)
 
     def export(self, session_id: str | None = None, path: str | None = None) -> Path:
         """Write a session (default: the current one) as Markdown, to `path` or under

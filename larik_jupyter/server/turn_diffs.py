@@ -33,5 +33,7 @@ def checkpoints(session_id: str, cwd: Path, server_root: str) -> Checkpoints:
         for turn, files in turn_diffs(
             CheckpointStore(session_id, project), lambda path: _current(project, root, path), limit=_MAX_DIFF_CHARS
         )
+        # Turns that changed only kernel variables have nothing to show here; the kernel undoes them.
+        if files
     ]
     return Checkpoints(id=session_id, turns=result[::-1])

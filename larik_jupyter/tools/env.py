@@ -7,9 +7,12 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from larik_jupyter.tools.base import ToolError
+
+if TYPE_CHECKING:
+    from larik_jupyter.tools.kernel_undo import KernelSnapshots
 
 
 class DiagnosticsSource(Protocol):
@@ -31,7 +34,8 @@ class Env:
     directly but through `capture_before_write` / `capture`, so a refusal becomes a
     `ToolError` and the file stays unchanged. `allow_outside` says yes to a path
     outside `root` that a permission rule allows; without it file tools stay inside.
-    `diagnostics`, when set, is asked about every file a tool wrote.
+    `diagnostics`, when set, is asked about every file a tool wrote. `variables`, when set,
+    snapshots the kernel variables the `python` tool's code may change, for undo.
     """
 
     cwd: Path
@@ -44,6 +48,7 @@ class Env:
     stop_event: threading.Event = field(default_factory=threading.Event)
     allow_outside: Callable[[Path], bool] | None = None
     diagnostics: DiagnosticsSource | None = None
+    variables: KernelSnapshots | None = None
 
     def __post_init__(self) -> None:
         self.root = Path(os.path.realpath(self.root))

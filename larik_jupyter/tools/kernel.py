@@ -12,6 +12,7 @@ from typing import Any
 
 from larik_jupyter.tools.base import Tool, ToolError, ToolResult
 from larik_jupyter.tools.env import Env
+from larik_jupyter.tools.touched_names import names_it_may_change
 
 MAX_OUTPUT = 30_000
 MAX_TRACEBACK_FRAMES = 8
@@ -57,7 +58,13 @@ class PythonTool(Tool):
     description = (
         "Run Python code in the user's live Jupyter kernel, sharing its variables. Returns "
         "stdout, stderr and the repr of the last expression (or a short traceback); rich "
-        "values (plots, tables) are also shown to the user. Changes to the kernel cannot be undone."
+        "values (plots, tables) are also shown to the user. /undo can revert what the code does "
+        "to the kernel's variables: existing variables it assigns, deletes, changes through "
+        "attributes or items, or calls methods on are copied first (within a per-turn memory "
+        "budget) and put back, and variables it creates are deleted. Not undoable: modules, "
+        "functions, classes, values that cannot be copied or are over the budget, objects "
+        "changed through function arguments or other names, and effects outside the kernel "
+        "(files written from Python, network calls)."
     )
     input_schema = {
         "type": "object",
@@ -84,6 +91,10 @@ class PythonTool(Tool):
             return ToolResult(
                 "".join(traceback.format_exception_only(exc)).rstrip("\n"), is_error=True
             )
+        snapshots = env.variables
+        if snapshots is not None:
+            snapshots.before_run(env.namespace, names_it_may_change(module))
+        names_before = list(env.namespace) if snapshots is not None else []
         # Keep the source so tracebacks can quote the model's own lines.
         linecache.cache[filename] = (len(code), None, code.splitlines(keepends=True), filename)
         last: ast.expr | None = None
@@ -101,6 +112,9 @@ class PythonTool(Tool):
             # SystemExit too: `exit()` in the model's code must not end the user's kernel.
             except (Exception, SystemExit) as exc:
                 error = _short_traceback(exc, filename)
+            finally:
+                if snapshots is not None:
+                    snapshots.after_run(env.namespace, names_before)
         parts = []
         if stdout.getvalue():
             parts.append(stdout.getvalue().rstrip("\n"))

@@ -35,8 +35,9 @@ def _type_name(value: object) -> str:
     return f"{cls.__module__.split('.')[0]}.{cls.__name__}"
 
 
-def describe(value: object) -> str:
-    """One line about a value: type, shape or length, dtype, columns, or a short preview."""
+def describe(value: object, *, preview: bool = True) -> str:
+    """One line about a value: type, shape or length, dtype, columns, and (with `preview`) a
+    short preview of a scalar."""
     bits = [_type_name(value)]
     shape = getattr(value, "shape", None)
     if isinstance(shape, tuple):
@@ -51,11 +52,11 @@ def describe(value: object) -> str:
         cols = [f"{name}: {kind}" for name, kind in list(dtypes.items())[: MAX_COLUMNS + 1]]
         more = ", …" if len(cols) > MAX_COLUMNS else ""
         bits.append("columns [" + ", ".join(cols[:MAX_COLUMNS]) + more + "]")
-    if isinstance(value, _SCALARS):
-        preview = repr(value)
-        if len(preview) > MAX_PREVIEW:
-            preview = preview[:MAX_PREVIEW] + "…"
-        bits.append(f"= {preview}")
+    if preview and isinstance(value, _SCALARS):
+        shown = repr(value)
+        if len(shown) > MAX_PREVIEW:
+            shown = shown[:MAX_PREVIEW] + "…"
+        bits.append(f"= {shown}")
     return ", ".join(bits)
 
 

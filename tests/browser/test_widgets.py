@@ -162,3 +162,39 @@ def test_sessions_table_sorts_and_resumes_a_session(
     expect(table.locator(".larik-confirm")).to_contain_text(newer.stem)
     table.locator(".larik-confirm-cancel").click()
     assert newer.is_file()
+
+
+def test_rewind_here_with_files_lists_the_files_asks_then_restores_them(
+    scripted_kernel: None, lab_server: LabServer, lab_page: Page
+) -> None:
+    root = Path(os.path.realpath(lab_server.root))
+    target = root / "notes.txt"
+    target.write_text("alpha\n")
+    with Session.create(root, "scripted", "demo") as session:
+        store = CheckpointStore(session.id, root)
+        session.append_message(user_text(PROMPTS[0]))
+        session.append_message(Message(role="assistant", content=[TextBlock(text="Done.")]))
+        session.append_message(user_text(PROMPTS[1]))
+        store.begin_turn(2)
+        store.capture(target)
+        target.write_text("ALPHA\n")
+        session.append_message(Message(role="assistant", content=[TextBlock(text="Shouted.")]))
+        source = session.path
+    page = lab_page
+    open_and_run(lab_server, page, "files.ipynb", ["%load_ext larik_jupyter", "%larik /tree"])
+    tree = page.locator(".larik-tree")
+    prompt = tree.locator(f'.larik-row-prompt[data-session-id="{source.stem}"][data-prompt="2"]')
+    prompt.click(timeout=60_000)
+    tree.locator(".larik-rewind-files").click()
+    expect(tree.locator(".larik-confirm-file")).to_have_text("notes.txt")
+    assert target.read_text() == "ALPHA\n", "nothing changes before the user confirms"
+    tree.locator(".larik-confirm-rewind").click()
+    expect(tree.locator(".larik-status")).to_contain_text("restored its files", timeout=30_000)
+    assert target.read_text() == "alpha\n"
+    assert source.read_text().count(PROMPTS[1]) == 1  # the source transcript is untouched
+    page.wait_for_function(
+        "code => window.jupyterapp.shell.currentWidget.content.model.sharedModel.cells"
+        ".some(c => c.getSource() === code)",
+        arg="%%larik\n" + PROMPTS[1],
+        timeout=30_000,
+    )

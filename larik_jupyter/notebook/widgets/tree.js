@@ -116,7 +116,8 @@ function render({ model, el: host }) {
   const status = el("div", "larik-status");
   const error = el("div", "larik-error");
   const fallback = el("div", "larik-fallback");
-  root.append(bar, body, actions, status, error, fallback);
+  const confirm = el("div", "larik-confirm");
+  root.append(bar, body, actions, confirm, status, error, fallback);
   host.appendChild(root);
 
   const collapsed = new Set();
@@ -169,9 +170,11 @@ function render({ model, el: host }) {
       actions.append(
         el("span", "larik-actions-label", `Prompt ${n} of ${sid}:`),
         button("Rewind here", "larik-rewind", () => send("rewind", { session: sid, prompt: n })),
+        button("Rewind here with files", "larik-rewind-files", () => send("plan_rewind", { session: sid, prompt: n })),
         button("Fork here", "larik-fork", () => send("fork", { session: sid, prompt: n })),
       );
       actions.querySelector(".larik-rewind").title = "Branch before this prompt and put its text into a new %%larik cell below";
+      actions.querySelector(".larik-rewind-files").title = "Also put the files and kernel variables back as they were before this prompt (asks first)";
       actions.querySelector(".larik-fork").title = "Branch after this prompt's turn and continue there";
     } else {
       actions.append(
@@ -301,18 +304,44 @@ function render({ model, el: host }) {
     }
   }
 
+  function drawConfirm() {
+    const c = model.get("confirm") || {};
+    confirm.replaceChildren();
+    if (!c.session) return;
+    const changes = (c.files || []).length + (c.variables || []).length;
+    confirm.appendChild(
+      el("div", "larik-confirm-text", changes
+        ? `Rewind ${c.session} to before prompt ${c.prompt} and undo turn(s) ${c.turns.join(", ")}, restoring:`
+        : `Rewind ${c.session} to before prompt ${c.prompt}: no turn from there on changed files or variables.`),
+    );
+    const ul = el("ul", "larik-confirm-files");
+    for (const path of c.files || []) ul.appendChild(el("li", "larik-confirm-file", path));
+    for (const name of c.variables || []) ul.appendChild(el("li", "larik-confirm-variable", `variable ${name}`));
+    confirm.appendChild(ul);
+    if (c.stop) confirm.appendChild(el("div", "larik-error", c.stop));
+    confirm.append(
+      button("Rewind and restore", "larik-danger larik-confirm-rewind", () => {
+        send("rewind", { session: c.session, prompt: c.prompt, files: true, turns: c.turns });
+      }),
+      button("Cancel", "larik-confirm-cancel", () => send("cancel_rewind", {})),
+    );
+  }
+
   const syncStatus = () => {
     status.textContent = model.get("status") || "";
     error.textContent = model.get("error") || "";
   };
   model.on("change:tree", draw);
+  model.on("change:confirm", drawConfirm);
   model.on("change:status", syncStatus);
   model.on("change:error", syncStatus);
   model.on("msg:custom", onMessage);
   draw();
+  drawConfirm();
   syncStatus();
   return () => {
     model.off("change:tree", draw);
+    model.off("change:confirm", drawConfirm);
     model.off("change:status", syncStatus);
     model.off("change:error", syncStatus);
     model.off("msg:custom", onMessage);

@@ -14,10 +14,13 @@ from typing import Any
 
 import traitlets
 
+from larik_jupyter.checkpoint.store import CheckpointStore, TurnInfo
+from larik_jupyter.errors import LarikError
 from larik_jupyter.llm.messages import Usage
 from larik_jupyter.llm.pricing import cost as price_cost
 from larik_jupyter.notebook.widgets.live import SessionWidget, escape, refresh_all
 from larik_jupyter.session.branch import TreeNode, fork_tree
+from larik_jupyter.session.catalog import resolve
 from larik_jupyter.session.outline import (
     MessageEntryOutline,
     MetaEntryOutline,
@@ -179,22 +182,52 @@ def _static(data: dict[str, Any]) -> str:
     return f"<ul class='larik-tree-static'>{body}</ul>" if body else "<p>No sessions yet.</p>"
 
 
+def rewind_plan(saved: list[TurnInfo], n: int) -> dict[str, Any]:
+    """What rewinding before prompt `n` with files would undo: `turns` (newest first), the
+    `files` and `variables` they changed, and `stop` when an older-format turn (no prompt
+    number) would stop the undo before it reaches prompt `n`."""
+    turns: list[int] = []
+    files: dict[str, None] = {}
+    variables: dict[str, None] = {}
+    stop = None
+    for info in reversed(saved):
+        if info.prompt is None:
+            stop = f"turn {info.turn} has no prompt number (saved by an older version); the undo stops there"
+            break
+        if info.prompt < n:
+            break
+        turns.append(info.turn)
+        files.update(dict.fromkeys(f.path for f in info.files))
+        variables.update(dict.fromkeys(name for name, _existed in info.variables))
+    return {"turns": turns, "files": list(files), "variables": list(variables), "stop": stop}
+
+
 class ForkTreeWidget(SessionWidget):
     """The fork tree of the working directory's sessions, with rewind, fork and resume.
 
     Parameters: `session` (the kernel's `KernelSession`). The front end sends `rewind`,
     `fork` and `resume` messages; the same actions are the methods below. After a rewind the
     prompt's `%%larik` cell goes to the front end as `{"type": "insert_cell", "code": ...}`.
+    "Rewind here with files" first sends `plan_rewind` and shows `confirm` (the files and
+    variables it would restore); confirming sends `rewind` with `files` and the `turns` shown.
     """
 
     _esm = _HERE / "tree.js"
     _css = _HERE / "widgets.css"
 
     tree = traitlets.Dict(help="the fork tree as computed by `tree_data`").tag(sync=True)
+    confirm = traitlets.Dict(
+        help="a rewind with files awaiting confirmation: session, prompt and `rewind_plan`"
+    ).tag(sync=True)
 
     def actions(self) -> dict[str, Any]:
         return {
-            "rewind": lambda m: self.rewind_here(str(m["session"]), int(m["prompt"])),
+            "rewind": lambda m: self.rewind_here(
+                str(m["session"]), int(m["prompt"]), files=bool(m.get("files")),
+                turns=m.get("turns"),
+            ),
+            "plan_rewind": lambda m: self.plan_rewind(str(m["session"]), int(m["prompt"])),
+            "cancel_rewind": lambda m: setattr(self, "confirm", {}),
             "fork": lambda m: self.fork_here(
                 str(m["session"]), None if m.get("prompt") is None else int(m["prompt"])
             ),
@@ -211,11 +244,36 @@ class ForkTreeWidget(SessionWidget):
     def static_html(self) -> str:
         return _static(self.tree)
 
-    def rewind_here(self, session_id: str, prompt_index: int) -> str:
+    def _plan(self, session_id: str, prompt_index: int) -> dict[str, Any]:
+        agent = self.session.agent
+        if agent is not None and agent.session_path == resolve(session_id, self.session.cwd):
+            return rewind_plan(agent.checkpoints(), prompt_index)
+        return rewind_plan(CheckpointStore(session_id).turns(), prompt_index)
+
+    def plan_rewind(self, session_id: str, prompt_index: int) -> dict[str, Any]:
+        """Show what "Rewind here with files" would restore, for the user to confirm."""
+        plan = self._plan(session_id, prompt_index)
+        self.confirm = {"session": session_id, "prompt": prompt_index, **plan}
+        return plan
+
+    def rewind_here(
+        self, session_id: str, prompt_index: int, *, files: bool = False, turns: Any = None
+    ) -> str:
         """Branch `session_id` before its prompt `prompt_index` (1-based, as `/rewind N`),
-        continue there, and send that prompt as a new `%%larik` cell; returns the cell."""
-        code = self.session.rewind(prompt_index, session_id=session_id)
-        self.status = f"Rewound {session_id} to before prompt {prompt_index}; now on {self.current}."
+        continue there, and send that prompt as a new `%%larik` cell; returns the cell.
+
+        With `files` (`/rewind N --files`) the turns from that prompt on are undone first;
+        `turns`, when given, are those the user confirmed, and a plan that changed since
+        is refused rather than carried out."""
+        self.confirm = {}
+        if files and turns is not None and self._plan(session_id, prompt_index)["turns"] != turns:
+            raise LarikError(
+                "The turns to undo changed since you confirmed; click Rewind here with files again "
+                "to see the current list."
+            )
+        code = self.session.rewind(prompt_index, session_id=session_id, files=files)
+        how = " and restored its files" if files else ""
+        self.status = f"Rewound {session_id} to before prompt {prompt_index}{how}; now on {self.current}."
         self.send({"type": "insert_cell", "code": code})
         refresh_all()
         return code

@@ -1,4 +1,5 @@
-// The undo panel: file-changing turns, newest first, with diffs; undo on the newest only.
+// The undo panel: turns that changed files or kernel variables, newest first, with diffs and
+// variable changes; undo on the newest, "undo down to here" on the older ones.
 
 function el(tag, className, text) {
   const node = document.createElement(tag);
@@ -30,16 +31,30 @@ function render({ model, el: host }) {
   host.appendChild(root);
 
   function drawOutcome() {
-    const r = model.get("result") || {};
+    const results = model.get("results") || [];
     outcome.replaceChildren();
-    if (r.turn === undefined) return;
-    outcome.appendChild(el("div", "larik-outcome-head", r.ok ? `Undid turn ${r.turn}.` : `Turn ${r.turn} was not fully undone.`));
-    const ul = el("ul", "larik-outcome-files");
-    for (const path of r.restored || []) ul.appendChild(el("li", "larik-restored", `restored ${path}`));
-    for (const item of r.refused || []) ul.appendChild(el("li", "larik-refused", `not restored ${item.path}: ${item.reason}`));
-    for (const path of r.removed_dirs || []) ul.appendChild(el("li", "larik-restored", `removed ${path}/ (created by the turn)`));
-    for (const item of r.kept_dirs || []) ul.appendChild(el("li", "larik-refused", `kept ${item.path}/: ${item.reason}`));
-    outcome.appendChild(ul);
+    for (const r of results) {
+      outcome.appendChild(el("div", "larik-outcome-head", r.ok ? `Undid turn ${r.turn}.` : `Turn ${r.turn} was not fully undone.`));
+      const ul = el("ul", "larik-outcome-files");
+      for (const path of r.restored || []) ul.appendChild(el("li", "larik-restored", `restored ${path}`));
+      for (const item of r.refused || []) ul.appendChild(el("li", "larik-refused", `not restored ${item.path}: ${item.reason}`));
+      for (const path of r.removed_dirs || []) ul.appendChild(el("li", "larik-restored", `removed ${path}/ (created by the turn)`));
+      for (const item of r.kept_dirs || []) ul.appendChild(el("li", "larik-refused", `kept ${item.path}/: ${item.reason}`));
+      if (r.variables) ul.appendChild(el("li", "larik-variables-outcome", r.variables));
+      outcome.appendChild(ul);
+    }
+  }
+
+  function undoButton(label, cls, title, message) {
+    const b = el("button", "larik-button " + cls, label);
+    b.title = title;
+    b.addEventListener("click", (event) => {
+      event.preventDefault();
+      b.disabled = true;
+      error.textContent = "";
+      model.send(message);
+    });
+    return b;
   }
 
   function draw() {
@@ -55,22 +70,29 @@ function render({ model, el: host }) {
       box.dataset.turn = turn.turn;
       if (turn.undoable) box.open = true;
       const head = el("summary", "larik-turn-head");
-      head.appendChild(el("b", "", `Turn ${turn.turn}`));
-      head.appendChild(el("span", "larik-meta", turn.files.map((f) => f.path).join(", ")));
+      head.appendChild(el("b", "", `Turn ${turn.turn}` + (turn.prompt ? ` (prompt ${turn.prompt})` : "")));
+      const names = turn.files.map((f) => f.path).concat((turn.variables || []).map((v) => v.name));
+      head.appendChild(el("span", "larik-meta", names.join(", ")));
       if (turn.undoable) {
-        const b = el("button", "larik-button larik-undo-button", "Undo");
-        b.title = "Put these files back as they were before this turn";
-        b.addEventListener("click", (event) => {
-          event.preventDefault();
-          b.disabled = true;
-          error.textContent = "";
-          model.send({ type: "undo" });
-        });
-        head.appendChild(b);
+        head.appendChild(undoButton("Undo", "larik-undo-button", "Put these files and variables back as they were before this turn", { type: "undo" }));
       } else {
         head.appendChild(el("span", "larik-why", turn.why));
+        if (turn.prompt) {
+          head.appendChild(
+            undoButton("Undo down to here", "larik-undo-to-button", `Undo every newer turn, then this one (down to prompt ${turn.prompt})`, { type: "undo_to", prompt: turn.prompt }),
+          );
+        }
       }
       box.appendChild(head);
+      const variables = turn.variables || [];
+      if (variables.length) {
+        const ul = el("ul", "larik-variables");
+        for (const v of variables) {
+          const text = v.gone ? `${v.name}: ${v.reason}` : `${v.name}: ${v.before} → ${v.after}` + (v.restorable ? "" : ` (cannot be restored: ${v.reason})`);
+          ul.appendChild(el("li", v.restorable ? "larik-variable" : "larik-variable larik-refused", text));
+        }
+        box.appendChild(ul);
+      }
       for (const file of turn.files) {
         box.appendChild(el("div", "larik-file", file.path));
         if (file.error) box.appendChild(el("div", "larik-error", file.error));
@@ -92,7 +114,7 @@ function render({ model, el: host }) {
     }
   };
   model.on("change:panel", draw);
-  model.on("change:result", drawOutcome);
+  model.on("change:results", drawOutcome);
   model.on("change:status", syncStatus);
   model.on("change:error", syncStatus);
   model.on("msg:custom", onMessage);
@@ -101,7 +123,7 @@ function render({ model, el: host }) {
   syncStatus();
   return () => {
     model.off("change:panel", draw);
-    model.off("change:result", drawOutcome);
+    model.off("change:results", drawOutcome);
     model.off("change:status", syncStatus);
     model.off("change:error", syncStatus);
     model.off("msg:custom", onMessage);

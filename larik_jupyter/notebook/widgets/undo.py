@@ -1,5 +1,6 @@
-"""The undo panel (`%larik /checkpoints`, and after `%larik /undo`): turns that changed files,
-newest first, with their diffs and an undo button on the newest."""
+"""The undo panel (`%larik /checkpoints`, and after `%larik /undo`): turns that changed files
+or kernel variables, newest first, with their diffs and variable changes, an undo button on
+the newest and "undo down to here" on the older ones."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import traitlets
 from larik_jupyter.api import Agent
 from larik_jupyter.checkpoint.store import UndoResult
 from larik_jupyter.notebook.widgets.live import SessionWidget, escape, refresh_all
+from larik_jupyter.tools.kernel_undo import kernel_snapshots
 
 if TYPE_CHECKING:
     from larik_jupyter.notebook.kernel import KernelSession
@@ -20,9 +22,26 @@ _HERE = pathlib.Path(__file__).parent
 MAX_DIFF_CHARS = 100_000
 
 
+def _variables(session_id: str, turn: int, recorded: list[tuple[str, bool]]) -> list[dict[str, Any]]:
+    """A turn's variable changes: name, type and shape `before` → `after` (now), and whether
+    undo can put it back; without this kernel's snapshot every one is `gone`."""
+    rows = kernel_snapshots(session_id).changes(turn)
+    if rows is not None:
+        return [{**row, "gone": False} for row in rows]
+    return [
+        {"name": name, "before": "", "after": "", "restorable": False, "gone": True,
+         "reason": "gone with the kernel (it restarted since that turn)"}
+        for name, _existed in recorded
+    ]
+
+
 def undo_data(agent: Agent | None) -> dict[str, Any]:
-    """The JSON the undo panel renders: the session and its turns with files, newest first,
-    each file with what that turn did to it (`checkpoint.diffs`)."""
+    """The JSON the undo panel renders: the session and its turns with files or variables,
+    newest first.
+
+    Each file shows what that turn did to it (`checkpoint.diffs`); each variable shows its
+    type and shape before the turn and now.
+    """
     if agent is None:
         return {"session": None, "turns": []}
     saved = list(reversed(agent.turn_diffs(limit=MAX_DIFF_CHARS)))
@@ -34,8 +53,10 @@ def undo_data(agent: Agent | None) -> dict[str, Any]:
         )
         turns.append({
             "turn": info.turn,
+            "prompt": info.prompt,
             "time": info.time.isoformat(),
             "files": [{"path": f.path, "diff": f.diff, "error": f.error} for f in files],
+            "variables": _variables(agent.session_id, info.turn, info.variables),
             "undoable": newest,
             "why": why,
         })
@@ -43,8 +64,9 @@ def undo_data(agent: Agent | None) -> dict[str, Any]:
 
 
 def result_data(result: UndoResult) -> dict[str, Any]:
-    """An undo's outcome as JSON: what was restored and what was not, with reasons."""
-    return {
+    """An undo's outcome as JSON: what was restored and what was not, with reasons; the
+    kernel variables' part (`variables`, see `UndoResult.variables_text`) when it had any."""
+    data = {
         "turn": result.turn,
         "restored": list(result.restored),
         "refused": [{"path": path, "reason": reason} for path, reason in result.refused],
@@ -52,13 +74,17 @@ def result_data(result: UndoResult) -> dict[str, Any]:
         "kept_dirs": [{"path": path, "reason": reason} for path, reason in result.kept_dirs],
         "ok": result.ok,
     }
+    if variables := result.variables_text():
+        data["variables"] = variables
+    return data
 
 
 class UndoPanel(SessionWidget):
     """The file-changing turns of the kernel's current session, with one-click undo.
 
     Parameters: `session` (the kernel's `KernelSession`), `result` (an undo just made, to show
-    what it restored). The front end sends `undo`; `undo()` is the same action.
+    what it restored) or `results` (several, newest first, from `/undo --to N`). The front end
+    sends `undo` and `undo_to` (with `prompt`); `undo()` and `undo_to()` are the same actions.
     """
 
     _esm = _HERE / "undo.js"
@@ -66,14 +92,29 @@ class UndoPanel(SessionWidget):
 
     panel = traitlets.Dict(help="the turns as computed by `undo_data`").tag(sync=True)
     result = traitlets.Dict(help="the last undo's outcome (`result_data`), or empty").tag(sync=True)
+    results: traitlets.List[dict[str, Any]] = traitlets.List(
+        help="every turn the last action undid (`result_data`), newest first"
+    ).tag(sync=True)
 
-    def __init__(self, session: KernelSession, result: UndoResult | None = None, **kwargs: Any) -> None:
+    def __init__(
+        self,
+        session: KernelSession,
+        result: UndoResult | None = None,
+        results: list[UndoResult] | None = None,
+        **kwargs: Any,
+    ) -> None:
         super().__init__(session, **kwargs)
-        if result is not None:
-            self.result = result_data(result)
+        self._show(results or ([result] if result is not None else []))
 
     def actions(self) -> dict[str, Any]:
-        return {"undo": lambda m: self.undo()}
+        return {
+            "undo": lambda m: self.undo(),
+            "undo_to": lambda m: self.undo_to(int(m["prompt"])),
+        }
+
+    def _show(self, results: list[UndoResult]) -> None:
+        self.results = [result_data(r) for r in results]
+        self.result = self.results[-1] if self.results else {}
 
     def refresh(self, memo: dict[tuple[Any, ...], Any] | None = None) -> None:
         self.panel = undo_data(self.session.agent)
@@ -83,18 +124,33 @@ class UndoPanel(SessionWidget):
         if not turns:
             return "<p>No turn of this session changed files.</p>"
         rows = [
-            f"<li>Turn {t['turn']}: " + ", ".join(f"<code>{escape(f['path'])}</code>" for f in t["files"])
+            f"<li>Turn {t['turn']}: " + ", ".join(
+                [f"<code>{escape(f['path'])}</code>" for f in t["files"]]
+                + [f"variable <code>{escape(v['name'])}</code>" for v in t["variables"]]
+            )
             + "</li>"
             for t in turns
         ]
         return f"<ul class='larik-undo-static'>{''.join(rows)}</ul>"
 
     def undo(self) -> UndoResult:
-        """Revert the newest file-changing turn, as `%larik /undo`; the panel shows the outcome."""
+        """Revert the newest turn, as `%larik /undo`; the panel shows the outcome."""
         result = self.session.undo()
-        self.result = result_data(result)
+        self._show([result])
         self.status = f"Undid turn {result.turn}." if result.ok else (
             f"Turn {result.turn} was only partly undone; see the files not restored."
         )
         refresh_all()
         return result
+
+    def undo_to(self, prompt: int) -> list[UndoResult]:
+        """Revert every turn down to prompt `prompt`, as `%larik /undo --to N`."""
+        results = self.session.undo_to(prompt)
+        self._show(results)
+        turns = ", ".join(str(r.turn) for r in results)
+        self.status = f"Undid turn(s) {turns}." if results[-1].ok else (
+            f"Stopped at turn {results[-1].turn}: it was only partly undone, so older turns "
+            "were left as they are; see the files not restored."
+        )
+        refresh_all()
+        return results

@@ -1,0 +1,116 @@
+"""Copies of kernel values for undo, chosen by type, with their size in memory.
+
+pandas and numpy objects copy themselves (`.copy()`, deep); other values go through
+`copy.deepcopy`, then pickle protocol 5. Modules, functions and classes are never copied:
+they are shared objects whose identity is the point. Nothing here imports pandas or numpy;
+a value can only be one of theirs when its library is already loaded.
+"""
+
+from __future__ import annotations
+
+import copy
+import functools
+import pickle
+import sys
+import types
+from typing import Any
+
+_FUNCTIONS = (
+    types.FunctionType,
+    types.BuiltinFunctionType,
+    types.MethodType,
+    types.BuiltinMethodType,
+    functools.partial,
+)
+# Containers whose parts `value_size` counts; anything else counts itself and its __dict__.
+_SEQUENCES = (list, tuple, set, frozenset)
+
+
+class NotCopyable(Exception):
+    """A value undo cannot copy; the message is a short phrase such as `a module`."""
+
+
+def kind_of_shared(value: object) -> str | None:
+    """`a module`, `a function` or `a class` for values undo never copies, else None."""
+    if isinstance(value, types.ModuleType):
+        return "a module"
+    if isinstance(value, type):
+        return "a class"
+    if isinstance(value, _FUNCTIONS):
+        return "a function"
+    return None
+
+
+def _array_or_frame(value: object) -> str | None:
+    numpy = sys.modules.get("numpy")
+    if numpy is not None and isinstance(value, numpy.ndarray):
+        return "numpy"
+    pandas = sys.modules.get("pandas")
+    if pandas is not None and isinstance(value, (pandas.DataFrame, pandas.Series, pandas.Index)):
+        return "pandas"
+    return None
+
+
+def value_size(value: object) -> int:
+    """Bytes `value` holds: exact for arrays and frames, `sys.getsizeof` summed over the
+    object graph of containers and instance dictionaries otherwise."""
+    total = 0
+    seen: set[int] = set()
+    todo: list[Any] = [value]
+    while todo:
+        item = todo.pop()
+        if id(item) in seen:
+            continue
+        seen.add(id(item))
+        library = _array_or_frame(item)
+        if library == "numpy":
+            total += int(item.nbytes)
+            continue
+        if library == "pandas":
+            used = item.memory_usage(deep=True)
+            total += int(used.sum() if hasattr(used, "sum") else used)
+            continue
+        try:
+            total += sys.getsizeof(item)
+        except TypeError:
+            continue
+        if isinstance(item, dict):
+            todo.extend(item.keys())
+            todo.extend(item.values())
+        elif isinstance(item, _SEQUENCES):
+            todo.extend(item)
+        elif not isinstance(item, (str, bytes, bytearray, int, float, complex)):
+            attrs = getattr(item, "__dict__", None)
+            if isinstance(attrs, dict):
+                todo.append(attrs)
+    return total
+
+
+def copy_value(value: object) -> object:
+    """An independent copy of `value`; raises `NotCopyable` with the reason when there is none."""
+    shared = kind_of_shared(value)
+    if shared is not None:
+        raise NotCopyable(shared)
+    library = _array_or_frame(value)
+    if library == "numpy":
+        return value.copy()  # type: ignore[attr-defined]
+    if library == "pandas":
+        return value.copy(deep=True)  # type: ignore[attr-defined]
+    try:
+        return copy.deepcopy(value)
+    except Exception:
+        pass
+    try:
+        return pickle.loads(pickle.dumps(value, protocol=5))
+    except Exception as exc:
+        reason = str(exc).splitlines()[0][:120] if str(exc) else type(exc).__name__
+        raise NotCopyable(f"cannot be copied: {reason}") from None
+
+
+def human_size(size: int) -> str:
+    """`512 MB`, `1.2 GB`, `340 KB`, `12 bytes` (powers of 1024)."""
+    for unit, scale in (("GB", 1 << 30), ("MB", 1 << 20), ("KB", 1 << 10)):
+        if size >= scale:
+            amount = size / scale
+            return f"{amount:.1f} {unit}" if amount < 10 else f"{amount:.0f} {unit}"
+    return f"{size} bytes"
