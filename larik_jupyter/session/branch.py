@@ -10,8 +10,8 @@ from pydantic import BaseModel, Field
 
 from larik_jupyter import paths
 from larik_jupyter.errors import LarikError
-from larik_jupyter.session.entry import Entry, Meta
 from larik_jupyter.llm.messages import Message, ToolResultBlock
+from larik_jupyter.session.entry import Entry, Meta
 from larik_jupyter.session.outline import (
     CompactionEntryOutline,
     MessageEntryOutline,

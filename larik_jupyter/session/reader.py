@@ -19,7 +19,6 @@ import msgspec
 
 from larik_jupyter.errors import LarikError
 from larik_jupyter.session.entry_list import EntryList
-from larik_jupyter.session.regular import open_regular, read_regular
 from larik_jupyter.session.outline import (
     EntryOutline,
     MessageEntryOutline,
@@ -29,6 +28,7 @@ from larik_jupyter.session.outline import (
     ToolUseOutline,
     decode_outline,
 )
+from larik_jupyter.session.regular import open_regular, read_regular
 
 
 class CorruptSessionError(LarikError):
