@@ -54,11 +54,14 @@ def _run(args: argparse.Namespace) -> int:
         # is killed at once and the transcript records the interruption; asyncio's own handler
         # would cancel the turn but leave the command running until it finished.
         loop = asyncio.get_running_loop()
-        loop.add_signal_handler(signal.SIGINT, lambda: (stopped.set(), agent.stop()))
+        handled = threading.current_thread() is threading.main_thread()  # signals reach only it
+        if handled:
+            loop.add_signal_handler(signal.SIGINT, lambda: (stopped.set(), agent.stop()))
         try:
             return await agent.run_turn(" ".join(args.prompt))
         finally:
-            loop.remove_signal_handler(signal.SIGINT)
+            if handled:
+                loop.remove_signal_handler(signal.SIGINT)
 
     try:
         outcome = asyncio.run(turn())

@@ -64,9 +64,9 @@ def _cmd_export(args: argparse.Namespace) -> int:
 
 
 def _cmd_check(args: argparse.Namespace) -> int:
-    if args.id and args.all:
+    if args.id is not None and args.all:
         raise catalog.UnknownSessionError("Give either a session id or --all, not both.")
-    if args.id:
+    if args.id is not None:
         files = [catalog.resolve(args.id)]
     elif args.all:
         files = catalog.all_session_files()
@@ -81,7 +81,7 @@ def _cmd_check(args: argparse.Namespace) -> int:
         except LarikError as exc:  # damaged, or not a regular file
             bad += 1
             # A report of many files goes to stdout; the one file asked about fails on stderr.
-            print(exc, file=sys.stderr if args.id else sys.stdout)
+            print(exc, file=sys.stderr if args.id is not None else sys.stdout)
             continue
         torn = f", torn tail of {result.size - result.torn_tail} bytes" if result.torn_tail is not None else ""
         print(f"ok {path} ({len(result.entries)} entries{torn})")

@@ -14,7 +14,7 @@ from larik_jupyter import paths
 from larik_jupyter.errors import LarikError
 from larik_jupyter.llm.messages import Usage
 from larik_jupyter.session.branch import first_line
-from larik_jupyter.session.reader import load_entries, read_meta, session_id_of
+from larik_jupyter.session.reader import CorruptSessionError, load_entries, read_meta, session_id_of
 from larik_jupyter.session.regular import check_regular, file_kind
 from larik_jupyter.session.state import replay
 from larik_jupyter.session.store import acquire_lock, lock_path
@@ -161,6 +161,10 @@ def _deletion_targets(path: Path) -> tuple[Path, list[Path]]:
         raise refuse(f"it cannot be examined ({exc.strerror})") from None
     if not stat.S_ISREG(st.st_mode):
         raise refuse(f"it is {file_kind(st.st_mode)}, not a regular file")
+    try:
+        read_meta(path)
+    except CorruptSessionError as exc:  # damage later in the file is fine: it is still a session
+        raise refuse(f"it does not start with a session's meta entry ({exc.what}); remove it by hand if it is debris") from None
     data = Path(os.path.realpath(paths.data_dir()))
     folder = Path(os.path.realpath(path.parent))
     if folder.parent != Path(os.path.realpath(paths.sessions_root())) or not _inside(folder, data):
