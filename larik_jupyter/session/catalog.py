@@ -124,17 +124,23 @@ def resolve(id_or_path: str | os.PathLike[str], cwd: str | os.PathLike[str] | No
             f"No session with id {text}; list this directory's sessions with `larik-jupyter ls` "
             "(or `larik-jupyter ls --cwd DIR` for another directory)."
         )
+    path = _existing_path(text)
+    check_regular(path)
+    return path
+
+
+def _existing_path(text: str) -> Path:
+    """The path `text` names (`~` expanded), if something exists there (a link counts)."""
     try:
         path = Path(text).expanduser()
         exists = "\0" not in text and os.path.lexists(path)
-    except (OSError, RuntimeError, ValueError):
+    except (OSError, RuntimeError, ValueError):  # RuntimeError: `~user` of no such user
         exists = False
     if not exists:
         raise UnknownSessionError(
             f"{text!r} is neither a session id (YYYYMMDD-HHMMSS-xxxxxx) nor an existing session file; "
             "list sessions with `larik-jupyter ls`."
         )
-    check_regular(path)
     return path
 
 
@@ -152,15 +158,15 @@ def _deletion_targets(path: Path) -> tuple[Path, list[Path]]:
             f"directly in a folder of {paths.sessions_root()} is deleted."
         )
 
-    sid = path.name.removesuffix(".jsonl")
-    if not path.name.endswith(".jsonl") or not paths.is_session_id(sid):
-        raise refuse("its name is not a session id followed by .jsonl")
     try:
         st = os.lstat(path)
     except OSError as exc:
         raise refuse(f"it cannot be examined ({exc.strerror})") from None
     if not stat.S_ISREG(st.st_mode):
         raise refuse(f"it is {file_kind(st.st_mode)}, not a regular file")
+    sid = path.name.removesuffix(".jsonl")
+    if not path.name.endswith(".jsonl") or not paths.is_session_id(sid):
+        raise refuse("its name is not a session id followed by .jsonl")
     try:
         read_meta(path)
     except CorruptSessionError as exc:  # damage later in the file is fine: it is still a session
@@ -192,7 +198,9 @@ def _remove(target: Path) -> None:
 def delete(id_or_path: str | os.PathLike[str], cwd: str | os.PathLike[str] | None = None) -> Path:
     """Remove a session of the data directory: its transcript, `-agents/`, `.trace/` and
     checkpoints. Refuses anything that is not such a session, and a session open for writing."""
-    path, extras = _deletion_targets(resolve(id_or_path, cwd))
+    text = os.fspath(id_or_path)
+    # A path is judged by the deletion's own checks, so every refusal says what it refused.
+    path, extras = _deletion_targets(resolve(text, cwd) if paths.is_session_id(text) else _existing_path(text))
     lock_fd = acquire_lock(path)
     try:
         for extra in extras:

@@ -74,9 +74,9 @@ def export(magics: LarikMagics, session_id: str) -> Path:
 
 
 def delete(magics: LarikMagics, session_id: str) -> Path:
-    """Remove a session with its agents, trace and checkpoints, as `%larik /delete ID`."""
-    path = catalog.resolve(session_id, magics.cwd)
-    if magics.agent is not None and Path(magics.agent.session_path) == Path(path):
+    """Remove a session with its agents, trace and checkpoints, as `%larik /delete ID`: the
+    same validated delete as the CLI and the server."""
+    agent = magics.agent
+    if agent is not None and session_id in (agent.session_id, str(agent.session_path)):
         raise LarikError("That is the open session; `%larik /new` first, then delete it.")
-    catalog.delete(str(path))
-    return Path(path)
+    return catalog.delete(session_id, magics.cwd)
