@@ -49,6 +49,10 @@ def _run(args: argparse.Namespace) -> int:
     agent.subscribe(log)
     stopped = threading.Event()
 
+    def interrupt() -> None:
+        stopped.set()
+        agent.stop()
+
     async def turn() -> TurnOutcome:
         # Ctrl-C stops the turn as the notebook's Stop does: a running command's process group
         # is killed at once and the transcript records the interruption; asyncio's own handler
@@ -56,7 +60,7 @@ def _run(args: argparse.Namespace) -> int:
         loop = asyncio.get_running_loop()
         handled = threading.current_thread() is threading.main_thread()  # signals reach only it
         if handled:
-            loop.add_signal_handler(signal.SIGINT, lambda: (stopped.set(), agent.stop()))
+            loop.add_signal_handler(signal.SIGINT, interrupt)
         try:
             return await agent.run_turn(" ".join(args.prompt))
         finally:
