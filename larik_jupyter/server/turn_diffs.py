@@ -9,6 +9,7 @@ from larik_jupyter.checkpoint.store import CheckpointStore, TurnInfo
 from larik_jupyter.errors import LarikError
 from larik_jupyter.paths import project_root
 from larik_jupyter.server.schema import CheckpointFile, Checkpoints, CheckpointTurn
+from larik_jupyter.session.regular import read_regular
 from larik_jupyter.tools.diff import snapshot_diff
 
 _MAX_DIFF_CHARS = 200_000
@@ -18,10 +19,9 @@ def _current(project: Path, server_root: Path, path: str) -> bytes | None:
     target = Path(os.path.realpath(project / path))
     if server_root != target and server_root not in target.parents:
         raise LarikError(f"{path} is outside the server root, so its contents are not shown.")
-    try:
-        return target.read_bytes()
-    except (FileNotFoundError, NotADirectoryError):
+    if not os.path.lexists(target):
         return None
+    return read_regular(target)  # never blocks on a FIFO; refuses what is not a regular file
 
 
 def _turn(
