@@ -221,3 +221,16 @@ def test_a_branch_of_a_file_elsewhere_lands_where_every_command_looks(
     monkeypatch.chdir(project)
     code, out, _ = cli(capsys, "tree")
     assert new_id in out
+
+
+def test_continue_passes_over_a_newer_entry_that_is_not_a_file(project: Path, tmp_path: Path) -> None:
+    good = make_session(project, 1)
+    os.mkfifo(paths.sessions_dir(project) / "29990101-000000-abcdef.jsonl")  # "newest"
+    script = tmp_path / "s.json"
+    script.write_text(json.dumps({"responses": [{"content": [{"type": "text", "text": "still here"}]}]}))
+    result = subprocess.run(
+        [sys.executable, "-m", "larik_jupyter", "run", "--continue", "--cwd", str(project),
+         "--model", f"scripted:{script}", "hello again"],
+        capture_output=True, text=True, timeout=60,
+    )
+    assert result.returncode == 0 and "still here" in result.stdout and good.stem in result.stderr

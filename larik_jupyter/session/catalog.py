@@ -84,6 +84,13 @@ def _session_files(folder: Path) -> list[Path]:
     return [p for p in folder.glob("*.jsonl") if paths.is_session_id(session_id_of(p))] if folder.is_dir() else []
 
 
+def _is_regular(path: Path) -> bool:
+    try:
+        return stat.S_ISREG(os.lstat(path).st_mode)
+    except OSError:
+        return False
+
+
 def list_sessions(cwd: str | os.PathLike[str]) -> list[SessionInfo]:
     """The sessions of working directory `cwd`, newest first."""
     items = [info(p) for p in _session_files(paths.sessions_dir(cwd))]
@@ -91,8 +98,9 @@ def list_sessions(cwd: str | os.PathLike[str]) -> list[SessionInfo]:
 
 
 def latest(cwd: str | os.PathLike[str]) -> SessionInfo | None:
-    """The newest session of `cwd` (what `--continue` resumes), or None."""
-    files = _session_files(paths.sessions_dir(cwd))
+    """The newest session of `cwd` (what `--continue` resumes), or None; entries that are not
+    regular files are passed over."""
+    files = [p for p in _session_files(paths.sessions_dir(cwd)) if _is_regular(p)]
     if not files:
         return None
     return info(max(files, key=lambda p: (_time_of(p), p.name)))
