@@ -158,3 +158,18 @@ def test_random_strings_fail_with_one_line_and_change_nothing(
     before = hostile.snapshot()
     assert problems(COMMANDS[command](value), capsys) == []
     assert hostile.snapshot() == before
+
+
+def test_export_never_writes_over_an_existing_path_of_any_kind(
+    hostile: Hostile, capsys: pytest.CaptureFixture[str]
+) -> None:
+    existing = [v for v in hostile.values if "\0" not in v and os.path.lexists(v)]
+    assert len(existing) > 20
+    before = hostile.snapshot()
+    failures = {}
+    for value in existing:
+        found = problems(["export", hostile.good.stem, "--", value], capsys)
+        if found:
+            failures[value] = found
+    assert failures == {}
+    assert hostile.snapshot() == before
