@@ -175,14 +175,14 @@ def _deletion_targets(path: Path) -> tuple[Path, list[Path]]:
     sid = path.name.removesuffix(".jsonl")
     if not path.name.endswith(".jsonl") or not paths.is_session_id(sid):
         raise refuse("its name is not a session id followed by .jsonl")
-    try:
-        read_meta(path)
-    except CorruptSessionError as exc:  # damage later in the file is fine: it is still a session
-        raise refuse(f"it does not start with a session's meta entry ({exc.what}); remove it by hand if it is debris") from None
     data = Path(os.path.realpath(paths.data_dir()))
     folder = Path(os.path.realpath(path.parent))
     if folder.parent != Path(os.path.realpath(paths.sessions_root())) or not _inside(folder, data):
         raise refuse("it is not in a sessions folder of the data directory")
+    try:
+        read_meta(path)
+    except CorruptSessionError as exc:  # damage later in the file is fine: it is still a session
+        raise refuse(f"it does not start with a session's meta entry ({exc.what}); remove it by hand if it is debris") from None
     checkpoints = Path(os.path.realpath(paths.checkpoints_dir(sid).parent)) / sid
     extras = [folder / f"{sid}-agents", folder / f"{sid}.trace", checkpoints]
     for extra in extras:
