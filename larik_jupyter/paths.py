@@ -13,7 +13,7 @@ import platformdirs
 
 _APP = "larik"
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
-_SESSION_ID = re.compile(r"^\d{8}-\d{6}-[0-9a-f]{6}$")
+_SESSION_ID = re.compile(r"[0-9]{8}-[0-9]{6}-[0-9a-f]{6}")
 _SLUG_READABLE_MAX = 48
 
 
@@ -84,8 +84,8 @@ def new_session_id(now: datetime | None = None) -> str:
 
 
 def is_session_id(text: str) -> bool:
-    """Whether `text` has the shape of a session id."""
-    return bool(_SESSION_ID.match(text))
+    """Whether `text` is exactly a session id: all of it (no trailing newline), ASCII digits."""
+    return _SESSION_ID.fullmatch(text) is not None
 
 
 def new_entry_id() -> str:

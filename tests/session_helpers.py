@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import hashlib
+import os
+import stat
 from pathlib import Path
 
 from larik_jupyter.llm.messages import (
@@ -39,3 +41,20 @@ def make_session(cwd: Path, prompts: int = 3, *, tool: bool = True) -> Path:
 
 def digest(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def tree_state(root: Path) -> dict[str, str]:
+    """Every entry under `root` (links never followed) with its type and, for a regular file,
+    the hash of its bytes: equal before and after means nothing there changed."""
+    state: dict[str, str] = {}
+    for folder, dirs, files in os.walk(root, followlinks=False):
+        for name in dirs + files:
+            path = Path(folder, name)
+            st = os.lstat(path)
+            if stat.S_ISREG(st.st_mode):
+                state[str(path)] = "file " + digest(path)
+            elif stat.S_ISLNK(st.st_mode):
+                state[str(path)] = "link " + os.readlink(path)
+            else:
+                state[str(path)] = f"mode {stat.S_IFMT(st.st_mode):o}"
+    return state

@@ -3,11 +3,16 @@
 from __future__ import annotations
 
 import json
+import os
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
+from larik_jupyter.agent.loop import INTERRUPTED_RESULT
 from larik_jupyter.session.catalog import list_sessions
+from larik_jupyter.session.reader import load_entries
 
 
 def run(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
@@ -52,3 +57,48 @@ def test_run_reports_errors_with_a_non_zero_exit(tmp_path: Path) -> None:
     empty = script(tmp_path / "e.json")
     failed = run("--model", empty, "hello", cwd=tmp_path)
     assert failed.returncode == 1 and "no response left" in failed.stdout + failed.stderr
+
+
+def running_in_group(pgid: int) -> list[int]:
+    """Processes of group `pgid` that still run (zombies waiting to be reaped are dead)."""
+    alive = []
+    for name in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            fields = Path(f"/proc/{name}/stat").read_bytes().rsplit(b")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        if int(fields[2]) == pgid and fields[0] not in (b"Z", b"X"):
+            alive.append(int(name))
+    return alive
+
+
+def test_ctrl_c_during_bash_kills_its_process_group_at_once_and_exits_130(tmp_path: Path) -> None:
+    pid_file, after = tmp_path / "pid", tmp_path / "after"
+    model = script(tmp_path / "s.json",
+                   [{"type": "tool_use", "name": "bash",
+                     "input": {"command": f"echo $$ > {pid_file}; sleep 6; touch {after}"}}],
+                   [{"type": "text", "text": "never asked"}])
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "larik_jupyter", "run", "--yes", "--cwd", str(tmp_path), "--model", model, "go"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )
+    deadline = time.monotonic() + 60
+    while not pid_file.is_file() or not pid_file.read_text().strip():
+        assert time.monotonic() < deadline and proc.poll() is None
+        time.sleep(0.02)
+    pgid = int(pid_file.read_text())
+    sent = time.monotonic()
+    proc.send_signal(signal.SIGINT)
+    while running_in_group(pgid) and time.monotonic() - sent < 5:
+        time.sleep(0.01)
+    killed_after = time.monotonic() - sent
+    out, err = proc.communicate(timeout=10)
+
+    assert killed_after < 1.0, f"the command's group ran {killed_after:.2f} s after Ctrl-C"
+    assert proc.returncode == 130 and "Interrupted" in err and "Traceback" not in err
+    assert "turn 1 interrupted" in out
+    assert not after.exists()
+    (info,) = list_sessions(tmp_path)
+    entries = load_entries(info.path).entries
+    [result] = entries[-1].message.tool_results()
+    assert result.is_error and result.content == INTERRUPTED_RESULT

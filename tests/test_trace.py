@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import base64
 import json
 import os
+import sys
+import urllib.parse
 from pathlib import Path
 from typing import Any
 
@@ -100,3 +103,61 @@ def test_secret_values_are_redacted_wherever_they_appear(
     trace.close()
     line = (tmp_path / "x.trace" / "events.jsonl").read_text()
     assert "tok-9f8e7d6c5b4a" not in line and line.count(REDACTED) == 1
+
+
+HOSTILE_SECRET = 'pa"ss\\wo/rd+x=é€-0123'
+FORMS_SCRIPT = """
+import base64, json, os, urllib.parse
+s = os.environ["MY_DB_PASSWORD"]
+print(s)
+print(json.dumps(s))
+print(json.dumps(s, ensure_ascii=False))
+print(urllib.parse.quote(s, safe=""))
+print(urllib.parse.quote_plus(s))
+print(base64.b64encode(s.encode()).decode())
+print(base64.urlsafe_b64encode(s.encode()).decode())
+print(base64.b64encode(("x" + s).encode()).decode())
+"""
+
+
+def encoded_forms(secret: str) -> list[str]:
+    raw = secret.encode()
+    return [
+        secret,
+        json.dumps(secret)[1:-1],
+        json.dumps(secret, ensure_ascii=False)[1:-1],
+        urllib.parse.quote(secret, safe=""),
+        urllib.parse.quote_plus(secret),
+        base64.b64encode(raw).decode().rstrip("="),
+        base64.urlsafe_b64encode(raw).decode().rstrip("="),
+        base64.b64encode(b"x" + raw).decode()[2:-2],
+    ]
+
+
+def test_a_hostile_secret_is_redacted_in_every_form_in_every_trace_file(
+    project: Path, monkeypatch: pytest.MonkeyPatch, larik_dirs: dict[str, Path]
+) -> None:
+    monkeypatch.setenv("MY_DB_PASSWORD", HOSTILE_SECRET)
+    (project / "forms.py").write_text(FORMS_SCRIPT)
+    replies = [
+        {"content": [{"type": "tool_use", "name": "bash", "input": {"command": f"{sys.executable} forms.py"}}]},
+        {"content": [{"type": "text", "text": f"The password is {HOSTILE_SECRET} indeed."}]},
+    ]
+    # One fragment per delta: a secret split across streamed deltas is beyond any text match.
+    with ScriptedHTTPServer(replies, api_key=KEY, fragment=1000) as running:
+        monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", running.anthropic_base_url)
+        agent = Agent(project, model="anthropic:claude-test", yes=True)
+        trace = start_trace(agent.loop)
+        outcome = agent.run("show me the forms")
+        agent.close()
+    assert outcome.status == "done" and HOSTILE_SECRET in outcome.text  # the secret did flow
+    files = {p: p.read_text(encoding="utf-8") for p in trace.directory.rglob("*") if p.is_file()}
+    assert {p.name for p in files} >= {"events.jsonl", "0002-request.json", "0002-response.json", "0002-response.body"}
+    leaks = [(p.name, form) for p, text in files.items() for form in encoded_forms(HOSTILE_SECRET) if form in text]
+    assert leaks == []
+    assert REDACTED in files[trace.directory / "http" / "0002-request.json"]
+    assert REDACTED in files[trace.directory / "http" / "0002-response.body"]
+    for line in files[trace.directory / "events.jsonl"].splitlines():
+        json.loads(line)  # redaction keeps every line valid JSON
+    json.loads(files[trace.directory / "http" / "0002-request.json"])

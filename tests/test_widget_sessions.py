@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
 import pytest
+from IPython.core.error import UsageError
+from session_helpers import tree_state
 
 from larik_jupyter import paths
 from larik_jupyter.llm.messages import Message, TextBlock, Usage, user_text
@@ -96,3 +99,23 @@ def test_sessions_magic_shows_the_browser_with_a_static_fallback(project: Path, 
     assert "first session" in data["text/html"] and "application/vnd.jupyter.widget-view+json" in data
     larik(shell, "a third prompt")
     assert next(r for r in browser.sessions["rows"] if r["id"] == second)["messages"] == 4
+
+
+def test_delete_magic_and_button_refuse_what_is_not_a_session(project: Path, tmp_path: Path) -> None:
+    shell, magics, first, second = two_sessions(project, tmp_path)
+    folder = paths.sessions_dir(project)
+    outside = tmp_path / "notes.txt"
+    outside.write_text("mine\n")
+    fifo = folder / "20260101-000000-aaaaaa.jsonl"
+    os.mkfifo(fifo)
+    link = folder / "20260101-000000-bbbbbb.jsonl"
+    link.symlink_to(folder / f"{first}.jsonl")
+    before = tree_state(paths.data_dir()), tree_state(tmp_path)
+    for target in (str(outside), fifo.stem, link.stem, "..", str(folder)):
+        with pytest.raises(UsageError) as refused:
+            larik(shell, f"/delete {target}")
+        assert "\n" not in str(refused.value) and ("Refusing to delete" in str(refused.value) or "not a regular file" in str(refused.value))
+    browser = SessionsBrowser(magics.session)
+    click(browser, type="delete", session=link.stem, confirm=True)
+    assert "Refusing to delete" in browser.error and "symbolic link" in browser.error
+    assert (tree_state(paths.data_dir()), tree_state(tmp_path)) == before

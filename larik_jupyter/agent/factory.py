@@ -45,7 +45,7 @@ def open_agent(
     loaded = load_config(cwd_path)
     notices = [*loaded.errors, *loaded.notices]
     path: Path | None = None
-    if session:
+    if session is not None:
         path = resolve(session, cwd_path)
     elif continue_latest:
         info = latest(cwd_path)

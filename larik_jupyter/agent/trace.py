@@ -4,12 +4,14 @@
 the event's fields; subagents' events carry `agent`), and `http/` one
 `NNNN-request.json` / `NNNN-response.json` / `NNNN-response.body` set per provider call.
 Auth headers are replaced by `[redacted]`, and so is every value of an environment
-variable whose name says it holds a secret (`*KEY*`, `*TOKEN*`, `*SECRET*`, `*PASSWORD*`)
-wherever it appears. Traces are never needed to resume; deleting the session deletes them.
+variable whose name says it holds a secret (`*KEY*`, `*TOKEN*`, `*SECRET*`, `*PASSWORD*`,
+`*CREDENTIAL*`) wherever it appears, raw or in the forms it takes on the way (JSON-escaped,
+URL-encoded, base64). Traces are never needed to resume; deleting the session deletes them.
 """
 
 from __future__ import annotations
 
+import base64
 import dataclasses
 import functools
 import itertools
@@ -21,6 +23,7 @@ import weakref
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+from urllib.parse import quote, quote_plus
 
 import orjson
 from pydantic import BaseModel
@@ -51,15 +54,66 @@ def known_secrets() -> list[str]:
     return sorted(found, key=len, reverse=True)
 
 
+def _json_escaped(forms: set[str]) -> set[str]:
+    out = set()
+    for form in forms:
+        for ascii_only in (False, True):
+            escaped = json.dumps(form, ensure_ascii=ascii_only)[1:-1]
+            out |= {escaped, escaped.replace("/", "\\/")}  # some servers escape `/` too
+    return out
+
+
+def _url_encoded(secret: str) -> set[str]:
+    forms = {quote(secret, safe=""), quote(secret), quote_plus(secret)}
+    return forms | {re.sub(r"%[0-9A-F]{2}", lambda m: m.group().lower(), f) for f in forms}
+
+
+def _base64_cores(raw: bytes) -> set[str]:
+    """The base64 characters that depend on `raw` alone, at each of the three alignments it
+    can have inside a longer encoded stream (standard and URL-safe alphabets)."""
+    out = set()
+    for shift in range(3):
+        encoded = base64.b64encode(b"\0" * shift + raw).decode("ascii")
+        core = encoded[-(-shift * 8 // 6) : (shift + len(raw)) * 8 // 6]
+        out |= {core, core.replace("+", "-").replace("/", "_")}
+    return out
+
+
+def secret_forms(secret: str) -> set[str]:
+    """Every spelling of `secret` a trace may hold: raw; JSON-escaped once or twice (a JSON
+    document inside a JSON string, as in a streamed tool input), with `\\uXXXX` or UTF-8 and
+    with `/` escaped or not; URL-encoded; base64 at any alignment."""
+    once = _json_escaped({secret})
+    forms = {secret} | once | _json_escaped(once) | _url_encoded(secret)
+    forms |= _base64_cores(secret.encode("utf-8", "surrogateescape"))
+    return {form for form in forms if len(form) >= _MIN_SECRET}
+
+
 class Redactor:
-    """Replaces secrets in text and auth headers in header maps."""
+    """Replaces secrets (in all their `secret_forms`) in text and data, and auth headers in
+    header maps."""
 
     def __init__(self, secrets: list[str] | None = None) -> None:
         self.secrets = known_secrets() if secrets is None else secrets
+        forms = {form for secret in self.secrets for form in secret_forms(secret)}
+        # Longest first, so a form is never cut by a shorter one it contains.
+        ordered = sorted(forms, key=lambda f: (-len(f), f))
+        self._pattern = re.compile("|".join(map(re.escape, ordered))) if ordered else None
 
     def text(self, value: str) -> str:
-        for secret in self.secrets:
-            value = value.replace(secret, REDACTED)
+        if self._pattern is None:
+            return value
+        return self._pattern.sub(REDACTED, value)
+
+    def data(self, value: Any) -> Any:
+        """JSON-like `value` with every string (keys too) redacted: done before serializing,
+        so what serializing escapes never escapes redaction."""
+        if isinstance(value, str):
+            return self.text(value)
+        if isinstance(value, dict):
+            return {self.text(str(k)): self.data(v) for k, v in value.items()}
+        if isinstance(value, list):
+            return [self.data(v) for v in value]
         return value
 
     def headers(self, headers: Any) -> dict[str, str]:
@@ -101,7 +155,8 @@ class Trace:
         if agent:
             row["agent"] = agent
         row.update(fields)
-        line = self.redactor.text(orjson.dumps(row, default=_default).decode("utf-8")) + "\n"
+        plain = orjson.loads(orjson.dumps(row, default=_default))
+        line = orjson.dumps(self.redactor.data(plain)).decode("utf-8") + "\n"
         with self._lock:
             if not self._events.closed:
                 self._events.write(line.encode("utf-8"))
@@ -116,7 +171,8 @@ class Trace:
             return next(self._counter)
 
     def write_json(self, name: str, data: dict[str, Any]) -> None:
-        text = self.redactor.text(json.dumps(data, indent=2, ensure_ascii=False, default=str))
+        plain = json.loads(json.dumps(data, default=str))
+        text = json.dumps(self.redactor.data(plain), indent=2, ensure_ascii=False)
         (self.http_dir / name).write_text(text + "\n", encoding="utf-8")
 
     def http_client(self) -> Any:

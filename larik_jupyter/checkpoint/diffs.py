@@ -9,13 +9,13 @@ turn shows its own change, not everything that happened to the file since.
 from __future__ import annotations
 
 import os
-import stat
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 from larik_jupyter.checkpoint.store import CheckpointStore, TurnInfo
 from larik_jupyter.errors import LarikError
+from larik_jupyter.session.regular import UnreadableFileError, read_regular
 from larik_jupyter.tools.diff import snapshot_diff
 
 ReadNow = Callable[[str], bytes | None]
@@ -23,18 +23,15 @@ ReadNow = Callable[[str], bytes | None]
 
 
 def read_current(root: Path, rel: str) -> bytes | None:
-    """`root/rel` as it is now: None when absent; a symlink, FIFO or directory there (or an
-    unreadable file) is refused with a LarikError instead of being followed or read."""
-    try:
-        fd = os.open(root / rel, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
-    except (FileNotFoundError, NotADirectoryError):
+    """`root/rel` as it is now: None when absent; a symlink, FIFO or directory there is
+    refused with a LarikError instead of being followed or read."""
+    target = root / rel
+    if not os.path.lexists(target):
         return None
-    except OSError as exc:
-        raise LarikError(f"{rel} cannot be read now: {exc.strerror}.") from None
-    with os.fdopen(fd, "rb") as handle:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise LarikError(f"{rel} is not a regular file now, so its contents are not shown.")
-        return handle.read()
+    try:
+        return read_regular(target)
+    except UnreadableFileError:
+        raise LarikError(f"{rel} is not a regular file now, so its contents are not shown.") from None
 
 
 @dataclass(frozen=True)

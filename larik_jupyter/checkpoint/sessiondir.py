@@ -12,7 +12,7 @@ from pathlib import Path
 from larik_jupyter.checkpoint.durable import fsync_dir, is_temp, temp_name
 from larik_jupyter.checkpoint.manifest import MANIFEST, ManifestError, read_manifest
 
-_BLOB = re.compile(r"^[0-9]+\.bin$")
+_BLOB = re.compile(r"[0-9]+\.bin")
 
 
 def is_turn_name(name: str) -> bool:
@@ -22,7 +22,7 @@ def is_turn_name(name: str) -> bool:
 
 def is_blob_name(name: str) -> bool:
     """Whether a manifest's `blob` is a plain `<n>.bin` inside its turn directory."""
-    return bool(_BLOB.match(name))
+    return _BLOB.fullmatch(name) is not None
 
 
 def turn_dirs(session_dir: Path) -> list[tuple[int, Path]]:

@@ -70,7 +70,7 @@ __all__ = [
     "prune",
 ]
 
-_SESSION_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9._-]*$")
+_SESSION_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9._-]*")
 _READ = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
 _NEW = os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC
 
@@ -164,7 +164,7 @@ class CheckpointStore:
     def __init__(
         self, session_id: str, root: str | os.PathLike[str] | None = None, *, enabled: bool = True
     ) -> None:
-        if not _SESSION_NAME.match(session_id):
+        if not _SESSION_NAME.fullmatch(session_id):
             raise CheckpointError(
                 f"{session_id!r} is not a valid session id; pass an id like 20250101-120000-a1b2c3."
             )

@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import sys
+from typing import NoReturn
 
 from larik_jupyter.errors import LarikError
 
@@ -20,8 +21,19 @@ class CliError(LarikError):
     """A user mistake: printed as one line, exit status 2."""
 
 
+class _Parser(argparse.ArgumentParser):
+    """Reports a bad command line as one line on stderr (argparse's usage block is for --help)."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: {_one_line(message)} (see `{self.prog} --help`)\n")
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split("\n"))
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="larik-jupyter",
         description="Inspect and manage larik_jupyter agent sessions stored in Larik's on-disk layout.",
     )
@@ -46,7 +58,11 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return int(args.func(args) or 0)
     except LarikError as exc:
-        print(f"larik-jupyter: {exc}", file=sys.stderr)
+        print(f"larik-jupyter: {_one_line(str(exc))}", file=sys.stderr)
         return 2
+    except OSError as exc:  # the disk or the OS refused (full, permissions): a fact, not a bug
+        where = f" ({exc.filename})" if exc.filename else ""
+        print(f"larik-jupyter: {_one_line(exc.strerror or str(exc))}{where}.", file=sys.stderr)
+        return 1
     except KeyboardInterrupt:
         return 130

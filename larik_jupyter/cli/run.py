@@ -5,9 +5,12 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
+import signal
 import sys
+import threading
 
 from larik_jupyter.agent.factory import open_agent
+from larik_jupyter.agent.loop import TurnOutcome
 from larik_jupyter.agent.textlog import TextLog
 
 
@@ -44,9 +47,35 @@ def _run(args: argparse.Namespace) -> int:
     for notice in opened.notices:
         print(f"! {notice}", file=sys.stderr)
     agent.subscribe(log)
+    stopped = threading.Event()
+
+    def interrupt() -> None:
+        stopped.set()
+        agent.stop()
+
+    async def turn() -> TurnOutcome:
+        # Ctrl-C stops the turn as the notebook's Stop does: a running command's process group
+        # is killed at once and the transcript records the interruption; asyncio's own handler
+        # would cancel the turn but leave the command running until it finished.
+        loop = asyncio.get_running_loop()
+        handled = threading.current_thread() is threading.main_thread()  # signals reach only it
+        if handled:
+            loop.add_signal_handler(signal.SIGINT, interrupt)
+        try:
+            return await agent.run_turn(" ".join(args.prompt))
+        finally:
+            if handled:
+                loop.remove_signal_handler(signal.SIGINT)
+
     try:
-        outcome = asyncio.run(agent.run_turn(" ".join(args.prompt)))
+        outcome = asyncio.run(turn())
     finally:
         agent.close()
     print(f"session {agent.session.id} ({agent.session.path})", file=sys.stderr)
+    if stopped.is_set():
+        print(
+            f"Interrupted: the turn was stopped; continue with `larik-jupyter run --session {agent.session.id} PROMPT`.",
+            file=sys.stderr,
+        )
+        return 130
     return 0 if outcome.status == "done" else 1

@@ -10,9 +10,10 @@ from pathlib import Path
 from typing import Any
 
 from larik_jupyter import paths
+from larik_jupyter.errors import LarikError
 from larik_jupyter.session import branch, catalog
 from larik_jupyter.session.export import export_markdown, render_markdown
-from larik_jupyter.session.reader import CorruptSessionError, load_entries
+from larik_jupyter.session.reader import load_entries
 from larik_jupyter.session.state import replay
 
 _ID_HELP = "a session id (YYYYMMDD-HHMMSS-xxxxxx; this directory's sessions are searched first) or the path of a session file"
@@ -63,9 +64,9 @@ def _cmd_export(args: argparse.Namespace) -> int:
 
 
 def _cmd_check(args: argparse.Namespace) -> int:
-    if args.id and args.all:
+    if args.id is not None and args.all:
         raise catalog.UnknownSessionError("Give either a session id or --all, not both.")
-    if args.id:
+    if args.id is not None:
         files = [catalog.resolve(args.id)]
     elif args.all:
         files = catalog.all_session_files()
@@ -77,9 +78,10 @@ def _cmd_check(args: argparse.Namespace) -> int:
             result = load_entries(path)
             for _ in result.entries:  # builds every model: the full schema check
                 pass
-        except CorruptSessionError as exc:
+        except LarikError as exc:  # damaged, or not a regular file
             bad += 1
-            print(exc)
+            # A report of many files goes to stdout; the one file asked about fails on stderr.
+            print(exc, file=sys.stderr if args.id is not None else sys.stdout)
             continue
         torn = f", torn tail of {result.size - result.torn_tail} bytes" if result.torn_tail is not None else ""
         print(f"ok {path} ({len(result.entries)} entries{torn})")
@@ -130,6 +132,12 @@ def _cmd_tree(args: argparse.Namespace) -> int:
     return 0
 
 
+def _directory(text: str) -> Path:
+    if not os.path.isdir(text):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a directory")
+    return Path(text)
+
+
 def _non_negative(text: str) -> int:
     value = int(text)
     if value < 0:
@@ -140,7 +148,7 @@ def _non_negative(text: str) -> int:
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add the session commands to the `larik-jupyter` parser."""
     p = sub.add_parser("ls", help="list the sessions of a working directory, newest first")
-    p.add_argument("--cwd", type=Path, help="working directory (default: the current one)")
+    p.add_argument("--cwd", type=_directory, help="working directory (default: the current one)")
     p.add_argument("--json", action="store_true", help="print JSON for scripts")
     p.set_defaults(func=_cmd_ls)
 
@@ -191,6 +199,6 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.set_defaults(func=_cmd_rm)
 
     p = sub.add_parser("tree", help="show which session forked from which, with each session's prompts")
-    p.add_argument("--cwd", type=Path, help="working directory (default: the current one)")
+    p.add_argument("--cwd", type=_directory, help="working directory (default: the current one)")
     p.add_argument("--json", action="store_true", help="print JSON for scripts")
     p.set_defaults(func=_cmd_tree)

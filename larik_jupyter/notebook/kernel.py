@@ -161,12 +161,12 @@ class KernelSession:
         return export_markdown(source, path, cwd=self.cwd)
 
     def delete(self, session_id: str) -> Path:
-        """Remove a session with its agents, trace and checkpoints; never the open one."""
-        path = catalog.resolve(session_id, self.cwd)
-        if self.agent is not None and Path(self.agent.session_path) == Path(path):
+        """Remove a session with its agents, trace and checkpoints (the same validated delete
+        as the CLI and the server); never the open one."""
+        agent = self.agent
+        if agent is not None and session_id in (agent.session_id, str(agent.session_path)):
             raise LarikError("That is the open session; `%larik /new` first, then delete it.")
-        catalog.delete(str(path))
-        return Path(path)
+        return catalog.delete(session_id, self.cwd)
 
     def approve(self, key: str) -> list[str]:
         """Approve a pending MCP server, hook, rule or LSP server for this project and apply it

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import asyncio
 import functools
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from jupyter_server.auth.decorator import authorized
 from jupyter_server.base.handlers import APIHandler
@@ -19,10 +20,12 @@ from larik_jupyter.server import views
 from larik_jupyter.server.confine import MissingDirectoryError, OutsideRootError, confine
 from larik_jupyter.server.schema import DeleteRequest
 from larik_jupyter.server.tokens import DeleteTokens
-from larik_jupyter.session.catalog import UnknownSessionError, delete, resolve
+from larik_jupyter.session.catalog import DeleteRefusedError, UnknownSessionError, delete, resolve
 from larik_jupyter.session.reader import CorruptSessionError
+from larik_jupyter.session.regular import UnreadableFileError
 from larik_jupyter.session.store import SessionLockedError
 
+T = TypeVar("T")
 _ID = r"([^/]+)"
 _MAX_LIMIT = 1000
 _DEFAULT_LIMIT = 200
@@ -44,6 +47,8 @@ _STATUS: tuple[tuple[type[LarikError], int], ...] = (
     (StaleTokenError, 409),
     (SessionLockedError, 409),
     (CorruptSessionError, 422),
+    (UnreadableFileError, 422),
+    (DeleteRefusedError, 422),
     (LarikError, 400),
 )
 
@@ -62,6 +67,12 @@ def _json_errors(
             raise web.HTTPError(status, str(exc)) from exc
 
     return wrapper
+
+
+async def off_loop(work: Callable[[], T]) -> T:
+    """Run `work` (anything touching the disk) on a worker thread, so a slow or hostile file
+    never stalls the server's event loop (and with it `/api/status` and shutdown)."""
+    return await asyncio.to_thread(work)
 
 
 def _endpoint(method: Callable[..., Awaitable[None]]) -> Callable[..., Any]:
@@ -109,9 +120,10 @@ class _LarikHandler(APIHandler):
     def write_model(self, model: Any) -> None:
         self.finish(model.model_dump_json())
 
-    def delete_session(self, path: Path) -> None:
-        """Remove the session at `path` and answer 204 No Content."""
-        delete(path)
+    async def delete_session(self, path: Path) -> None:
+        """Remove the session at `path` (validated again by the one delete every front end
+        uses) and answer 204 No Content."""
+        await off_loop(lambda: delete(path))
         self.set_status(204)
         self.finish()
 
@@ -121,7 +133,7 @@ class SessionsHandler(_LarikHandler):
 
     @_endpoint
     async def get(self) -> None:
-        self.write_model(views.session_list(self.root_dir, self.cwd(), self.tokens))
+        self.write_model(await off_loop(lambda: views.session_list(self.root_dir, self.cwd(), self.tokens)))
 
 
 class SessionHandler(_LarikHandler):
@@ -129,14 +141,15 @@ class SessionHandler(_LarikHandler):
 
     @_endpoint
     async def get(self, session_id: str) -> None:
-        path = self.session_path(session_id)
         offset = self.int_argument("offset", 0, 0, 2**31)
         limit = self.int_argument("limit", _DEFAULT_LIMIT, 1, _MAX_LIMIT)
-        self.write_model(views.transcript_page(session_id, path, offset, limit))
+        self.write_model(
+            await off_loop(lambda: views.transcript_page(session_id, self.session_path(session_id), offset, limit))
+        )
 
     @_endpoint
     async def delete(self, session_id: str) -> None:
-        self.delete_session(self.session_path(session_id))
+        await self.delete_session(await off_loop(lambda: self.session_path(session_id)))
 
 
 class ConfirmedDeleteHandler(_LarikHandler):
@@ -144,18 +157,18 @@ class ConfirmedDeleteHandler(_LarikHandler):
 
     @_endpoint
     async def post(self, session_id: str) -> None:
-        path = self.session_path(session_id)
+        path = await off_loop(lambda: self.session_path(session_id))
         try:
             request = DeleteRequest.model_validate_json(self.request.body or b"{}")
         except ValidationError as exc:
             raise BadRequestError(
                 'The delete request needs a JSON body {"token": "…"} with the token from the session listing.'
             ) from exc
-        if not self.tokens.matches(path, request.token):
+        if not await off_loop(lambda: self.tokens.matches(path, request.token)):
             raise StaleTokenError(
                 f"Session {session_id} changed since it was listed, or the token is wrong; refresh and confirm again."
             )
-        self.delete_session(path)
+        await self.delete_session(path)
 
 
 class CheckpointsHandler(_LarikHandler):
@@ -163,8 +176,11 @@ class CheckpointsHandler(_LarikHandler):
 
     @_endpoint
     async def get(self, session_id: str) -> None:
-        self.session_path(session_id)
-        self.write_model(views.checkpoints(session_id, self.cwd(), self.root_dir))
+        def answer() -> Any:
+            self.session_path(session_id)
+            return views.checkpoints(session_id, self.cwd(), self.root_dir)
+
+        self.write_model(await off_loop(answer))
 
 
 class ExportHandler(_LarikHandler):
@@ -172,7 +188,7 @@ class ExportHandler(_LarikHandler):
 
     @_endpoint
     async def get(self, session_id: str) -> None:
-        body = views.export_bytes(self.session_path(session_id))
+        body = await off_loop(lambda: views.export_bytes(self.session_path(session_id)))
         self.set_header("Content-Disposition", f'attachment; filename="{session_id}.md"')
         self.finish(body, set_content_type="text/markdown; charset=utf-8")
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import os
 import secrets
 from pathlib import Path
 
@@ -16,7 +17,7 @@ class DeleteTokens:
 
     def token(self, path: Path) -> str:
         """The token confirming deletion of `path` as it is now; any later append changes it."""
-        stat = path.stat()
+        stat = os.lstat(path)  # the entry itself: a link is never followed
         identity = f"{path.name}\0{stat.st_size}\0{stat.st_mtime_ns}".encode()
         return hmac.new(self._secret, identity, hashlib.sha256).hexdigest()[:32]
 

@@ -10,19 +10,20 @@ from pydantic import BaseModel, Field
 
 from larik_jupyter import paths
 from larik_jupyter.errors import LarikError
+from larik_jupyter.llm.messages import Message, ToolResultBlock
 from larik_jupyter.session.entry import Entry, Meta
 from larik_jupyter.session.outline import (
     CompactionEntryOutline,
     MessageEntryOutline,
     MetaEntryOutline,
+    ToolUseOutline,
 )
 from larik_jupyter.session.reader import (
-    CorruptSessionError,
     load_entries,
     prefix_boundary,
     session_id_of,
 )
-from larik_jupyter.session.state import replay
+from larik_jupyter.session.state import INTERRUPTED_TOOL_RESULT, replay
 from larik_jupyter.session.store import encode, write_new_file
 
 
@@ -35,17 +36,22 @@ def _boundaries(prompts: list[int], end: int | None) -> list[int]:
 
 
 def fork(src_path: str | os.PathLike[str], keep: int | None = None) -> Path:
-    """Copy the first `keep` messages of a session (default: all) into a new session beside it.
+    """Copy the first `keep` messages of a session (default: all) into a new session in the
+    sessions folder of the source's recorded cwd, wherever the source lies.
 
     `keep` must be a turn boundary: the end, or the index of a prompt. Compaction entries among
-    the kept messages come along (unknown keys intact); usage does not. The source is only read.
-    A corrupt source can still be forked at an explicit boundary of its valid prefix.
+    the kept messages come along (unknown keys intact); usage does not. When the last kept
+    message asks for tool calls (the source stopped while they ran), the branch answers each
+    with the interrupted error result resume sends, so it never ends in an unanswered call.
+    The source is only read. A corrupt source can still be forked at an explicit boundary of
+    its valid prefix.
     """
     src = Path(src_path)
     result = load_entries(src, prefix=True)
     entries = result.entries
     if not len(entries):
-        raise result.error or CorruptSessionError(src, 1, "no meta entry (the file holds no complete line)")
+        assert result.error is not None  # load_entries reports a file without entries
+        raise result.error
     prompts: list[int] = []
     count = 0
     outlines = [entries.outline(i) for i in range(len(entries))]
@@ -86,15 +92,16 @@ def fork(src_path: str | os.PathLike[str], keep: int | None = None) -> Path:
     chunks = [encode(meta), b"\n"]
     parent = meta.id
     copied = 0
+    last_message: MessageEntryOutline | None = None
     for index in range(1, len(entries)):
-        kind = type(outlines[index])
-        if kind is MessageEntryOutline:
+        outline = outlines[index]
+        if type(outline) is MessageEntryOutline:
             if copied == keep:
                 break
             copied += 1
-        elif kind is not CompactionEntryOutline:
+            last_message = outline
+        elif type(outline) is not CompactionEntryOutline:
             continue
-        outline = outlines[index]
         if outline.parent_id == parent:
             chunks += (entries.line(index), b"\n")  # byte for byte, unknown keys and all
         else:  # the entry before it was not copied: re-point its parent, keeping every other key
@@ -102,9 +109,31 @@ def fork(src_path: str | os.PathLike[str], keep: int | None = None) -> Path:
             data["parent_id"] = parent
             chunks += (orjson.dumps(data), b"\n")
         parent = outline.id
-    dest = src.parent / f"{paths.new_session_id()}.jsonl"
+    unanswered = _calls_of(last_message)
+    if unanswered:
+        results = Entry(
+            type="message",
+            parent_id=parent,
+            message=Message(
+                role="user",
+                content=[
+                    ToolResultBlock(tool_use_id=call, content=INTERRUPTED_TOOL_RESULT, is_error=True)
+                    for call in unanswered
+                ],
+            ),
+        )
+        chunks += (encode(results), b"\n")
+    # Where every command looks for the branch's id, even when the source lies elsewhere.
+    dest = paths.sessions_dir(src_meta.cwd) / f"{paths.new_session_id()}.jsonl"
     write_new_file(dest, b"".join(chunks))
     return dest
+
+
+def _calls_of(message: MessageEntryOutline | None) -> list[str]:
+    """The tool-call ids of `message` if it is an assistant message (nothing after it answers them)."""
+    if message is None or message.message.role != "assistant":
+        return []
+    return [block.id for block in message.message.content if type(block) is ToolUseOutline]
 
 
 def rewind(src_path: str | os.PathLike[str], n: int) -> tuple[Path, str]:
@@ -149,8 +178,12 @@ def first_line(text: str, limit: int = 120) -> str:
 
 
 def _node(path: Path) -> TreeNode:
-    result = load_entries(path, prefix=True)
     node = TreeNode(id=session_id_of(path), path=str(path))
+    try:
+        result = load_entries(path, prefix=True)
+    except LarikError as exc:  # not a regular file: listed with its error, never read
+        node.error = str(exc)
+        return node
     if result.error is not None:
         node.error = str(result.error)
     if not len(result.entries):
@@ -168,7 +201,8 @@ def _node(path: Path) -> TreeNode:
 def fork_tree(cwd: str | os.PathLike[str]) -> list[TreeNode]:
     """The sessions of `cwd` as a forest: each branch under the session it forked from, oldest first."""
     folder = paths.sessions_dir(cwd)
-    nodes = {n.id: n for n in (_node(p) for p in sorted(folder.glob("*.jsonl")))} if folder.is_dir() else {}
+    files = sorted(p for p in folder.glob("*.jsonl") if paths.is_session_id(session_id_of(p))) if folder.is_dir() else []
+    nodes = {n.id: n for n in map(_node, files)}
     roots: list[TreeNode] = []
     for node in nodes.values():
         parent = nodes.get(node.fork_of) if node.fork_of else None

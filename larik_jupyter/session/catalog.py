@@ -4,24 +4,28 @@ from __future__ import annotations
 
 import os
 import shutil
+import stat
 from datetime import datetime
 from pathlib import Path
 
-import orjson
 from pydantic import BaseModel
 
 from larik_jupyter import paths
 from larik_jupyter.errors import LarikError
 from larik_jupyter.llm.messages import Usage
 from larik_jupyter.session.branch import first_line
-from larik_jupyter.session.entry import Entry
-from larik_jupyter.session.reader import load_entries, session_id_of
+from larik_jupyter.session.reader import CorruptSessionError, load_entries, read_meta, session_id_of
+from larik_jupyter.session.regular import check_regular, file_kind
 from larik_jupyter.session.state import replay
 from larik_jupyter.session.store import acquire_lock, lock_path
 
 
 class UnknownSessionError(LarikError):
     """No session matches the id or path the user gave."""
+
+
+class DeleteRefusedError(LarikError):
+    """A delete whose target is not a session file of the data directory."""
 
 
 class SessionInfo(BaseModel):
@@ -45,28 +49,25 @@ def _time_of(path: Path) -> str:
     try:
         return datetime.strptime(session_id_of(path)[:15], "%Y%m%d-%H%M%S").isoformat()
     except ValueError:
-        return datetime.fromtimestamp(path.stat().st_mtime).isoformat(timespec="seconds")
+        return datetime.fromtimestamp(os.lstat(path).st_mtime).isoformat(timespec="seconds")
 
 
 def session_cwd(path: str | os.PathLike[str]) -> str:
     """The working directory a session file records in its first (meta) line."""
-    path = Path(path)
-    try:
-        with path.open("rb") as f:
-            first = f.readline()
-        meta = Entry.model_validate(orjson.loads(first)).meta
-    except (OSError, ValueError) as exc:
-        raise LarikError(f"{path} line 1 is not a readable meta entry ({exc}); check the file.") from None
-    if meta is None:
-        raise LarikError(f"{path} line 1 is not a meta entry with the session's cwd; check the file.")
-    return meta.cwd
+    return read_meta(path).cwd
 
 
 def info(path: str | os.PathLike[str]) -> SessionInfo:
-    """Summarize one session file (a damaged one too: what precedes the damage)."""
+    """Summarize one session file: a damaged one by what precedes the damage, one that cannot
+    be read (not a regular file) by its error alone."""
     path = Path(path)
-    result = load_entries(path, prefix=True)
-    item = SessionInfo(id=session_id_of(path), path=str(path), time=_time_of(path), size=result.size)
+    item = SessionInfo(id=session_id_of(path), path=str(path), time=_time_of(path))
+    try:
+        result = load_entries(path, prefix=True)
+    except LarikError as exc:
+        item.error = str(exc)
+        return item
+    item.size = result.size
     if result.error is not None:
         item.error = str(result.error)
     if len(result.entries):
@@ -83,6 +84,13 @@ def _session_files(folder: Path) -> list[Path]:
     return [p for p in folder.glob("*.jsonl") if paths.is_session_id(session_id_of(p))] if folder.is_dir() else []
 
 
+def _is_regular(path: Path) -> bool:
+    try:
+        return stat.S_ISREG(os.lstat(path).st_mode)
+    except OSError:
+        return False
+
+
 def list_sessions(cwd: str | os.PathLike[str]) -> list[SessionInfo]:
     """The sessions of working directory `cwd`, newest first."""
     items = [info(p) for p in _session_files(paths.sessions_dir(cwd))]
@@ -90,8 +98,9 @@ def list_sessions(cwd: str | os.PathLike[str]) -> list[SessionInfo]:
 
 
 def latest(cwd: str | os.PathLike[str]) -> SessionInfo | None:
-    """The newest session of `cwd` (what `--continue` resumes), or None."""
-    files = _session_files(paths.sessions_dir(cwd))
+    """The newest session of `cwd` (what `--continue` resumes), or None; entries that are not
+    regular files are passed over."""
+    files = [p for p in _session_files(paths.sessions_dir(cwd)) if _is_regular(p)]
     if not files:
         return None
     return info(max(files, key=lambda p: (_time_of(p), p.name)))
@@ -106,11 +115,14 @@ def all_session_files() -> list[Path]:
 
 
 def resolve(id_or_path: str | os.PathLike[str], cwd: str | os.PathLike[str] | None = None) -> Path:
-    """The transcript a session id or file path names; ids are looked up in `cwd`'s folder first."""
+    """The transcript a session id or file path names; ids are looked up in `cwd`'s folder first.
+
+    An id's file is returned whatever its type (readers refuse what is not a regular file);
+    a path must be a regular file itself, not a link to one."""
     text = os.fspath(id_or_path)
     if paths.is_session_id(text):
         here = paths.sessions_dir(cwd if cwd is not None else os.getcwd()) / f"{text}.jsonl"
-        if here.is_file():
+        if os.path.lexists(here):
             return here
         root = paths.sessions_root()
         found = sorted(root.glob(f"*/{text}.jsonl")) if root.is_dir() else []
@@ -120,23 +132,87 @@ def resolve(id_or_path: str | os.PathLike[str], cwd: str | os.PathLike[str] | No
             f"No session with id {text}; list this directory's sessions with `larik-jupyter ls` "
             "(or `larik-jupyter ls --cwd DIR` for another directory)."
         )
-    path = Path(text).expanduser()
-    if path.is_file():
-        return path
-    raise UnknownSessionError(
-        f"{text!r} is neither a session id (YYYYMMDD-HHMMSS-xxxxxx) nor an existing session file; "
-        "list sessions with `larik-jupyter ls`."
-    )
+    path = _existing_path(text)
+    check_regular(path)
+    return path
+
+
+def _existing_path(text: str) -> Path:
+    """The path `text` names (`~` expanded), if something exists there (a link counts)."""
+    try:
+        path = Path(text).expanduser()
+        exists = "\0" not in text and os.path.lexists(path)
+    except (OSError, RuntimeError, ValueError):  # RuntimeError: `~user` of no such user
+        exists = False
+    if not exists:
+        raise UnknownSessionError(
+            f"{text!r} is neither a session id (YYYYMMDD-HHMMSS-xxxxxx) nor an existing session file; "
+            "list sessions with `larik-jupyter ls`."
+        )
+    return path
+
+
+def _inside(path: Path, top: Path) -> bool:
+    return path == top or top in path.parents
+
+
+def _deletion_targets(path: Path) -> tuple[Path, list[Path]]:
+    """The transcript `path` names and the folders that go with it, each checked after
+    resolution to be what a session of the data directory holds; refuses anything else."""
+
+    def refuse(why: str) -> DeleteRefusedError:
+        return DeleteRefusedError(
+            f"Refusing to delete {path}: {why}; only a session file (YYYYMMDD-HHMMSS-xxxxxx.jsonl) "
+            f"directly in a folder of {paths.sessions_root()} is deleted."
+        )
+
+    try:
+        st = os.lstat(path)
+    except OSError as exc:
+        raise refuse(f"it cannot be examined ({exc.strerror})") from None
+    if not stat.S_ISREG(st.st_mode):
+        raise refuse(f"it is {file_kind(st.st_mode)}, not a regular file")
+    sid = path.name.removesuffix(".jsonl")
+    if not path.name.endswith(".jsonl") or not paths.is_session_id(sid):
+        raise refuse("its name is not a session id followed by .jsonl")
+    data = Path(os.path.realpath(paths.data_dir()))
+    folder = Path(os.path.realpath(path.parent))
+    if folder.parent != Path(os.path.realpath(paths.sessions_root())) or not _inside(folder, data):
+        raise refuse("it is not in a sessions folder of the data directory")
+    try:
+        read_meta(path)
+    except CorruptSessionError as exc:  # damage later in the file is fine: it is still a session
+        raise refuse(f"it does not start with a session's meta entry ({exc.what}); remove it by hand if it is debris") from None
+    checkpoints = Path(os.path.realpath(paths.checkpoints_dir(sid).parent)) / sid
+    extras = [folder / f"{sid}-agents", folder / f"{sid}.trace", checkpoints]
+    for extra in extras:
+        if extra.parent != folder and not _inside(extra.parent, data):
+            raise refuse(f"its checkpoints folder {extra} would lie outside the data directory")
+    return folder / path.name, extras
+
+
+def _remove(target: Path) -> None:
+    """Remove a file, a link (never what it points to) or a directory tree."""
+    try:
+        st = os.lstat(target)
+    except FileNotFoundError:
+        return
+    if stat.S_ISDIR(st.st_mode):
+        shutil.rmtree(target)  # fd-based on POSIX: never follows a link inside the tree
+    else:
+        target.unlink(missing_ok=True)
 
 
 def delete(id_or_path: str | os.PathLike[str], cwd: str | os.PathLike[str] | None = None) -> Path:
-    """Remove a session: its transcript, `-agents/`, `.trace/` and checkpoints. Refuses while it is open."""
-    path = resolve(id_or_path, cwd)
-    sid = session_id_of(path)
+    """Remove a session of the data directory: its transcript, `-agents/`, `.trace/` and
+    checkpoints. Refuses anything that is not such a session, and a session open for writing."""
+    text = os.fspath(id_or_path)
+    # A path is judged by the deletion's own checks, so every refusal says what it refused.
+    path, extras = _deletion_targets(resolve(text, cwd) if paths.is_session_id(text) else _existing_path(text))
     lock_fd = acquire_lock(path)
     try:
-        for extra in (path.with_name(f"{sid}-agents"), path.with_name(f"{sid}.trace"), paths.checkpoints_dir(sid)):
-            shutil.rmtree(extra, ignore_errors=True)
+        for extra in extras:
+            _remove(extra)
         path.unlink(missing_ok=True)
         lock_path(path).unlink(missing_ok=True)
     finally:

@@ -23,10 +23,12 @@ from larik_jupyter.session.outline import (
     EntryOutline,
     MessageEntryOutline,
     MetaEntryOutline,
+    MetaOutline,
     ToolResultOutline,
     ToolUseOutline,
     decode_outline,
 )
+from larik_jupyter.session.regular import open_regular, read_regular
 
 
 class CorruptSessionError(LarikError):
@@ -167,6 +169,29 @@ def _describe_bad_line(line: bytes, exc: Exception) -> str:
     return f"bad JSON ({exc})"
 
 
+def _no_meta(data: bytes) -> str:
+    """What is wrong with a file that holds no complete entry."""
+    return "no meta entry: the file is empty" if not data else "no meta entry: the file holds only a torn line"
+
+
+def read_meta(path: str | os.PathLike[str]) -> MetaOutline:
+    """The meta of a session file, from its first line alone (which must be a meta entry);
+    refuses what `load_entries` would refuse for that line, with the same error."""
+    path = Path(path)
+    with open_regular(path) as f:
+        line = f.readline()
+    body = line.removesuffix(b"\n")
+    try:
+        outline = decode_outline(body)
+    except (msgspec.DecodeError, msgspec.ValidationError) as exc:
+        torn = isinstance(exc, msgspec.DecodeError) and not line.endswith(b"\n")
+        what = _no_meta(line) if torn or not line else _describe_bad_line(body, exc)
+        raise CorruptSessionError(path, 1, what) from None
+    if type(outline) is not MetaEntryOutline:
+        raise CorruptSessionError(path, 1, "the first entry must be the meta entry")
+    return outline.meta
+
+
 def prefix_boundary(outlines: Sequence[EntryOutline]) -> int | None:
     """The last message index of a (valid) prefix a fork may keep: its end when no tool call is
     left open, else its last prompt; None when the prefix has no meta entry."""
@@ -193,12 +218,13 @@ def load_entries(path: str | os.PathLike[str], *, prefix: bool = False) -> LoadR
     """Read and check a session file.
 
     A torn last line (no trailing newline and unparsable) is tolerated and reported as
-    `torn_tail`. Any other damage raises `CorruptSessionError` naming file and line; with
-    `prefix=True` it is returned in `.error` instead, with the entries before it.
+    `torn_tail`. Any other damage, and a file without a single entry, raises
+    `CorruptSessionError` naming file and line; with `prefix=True` it is returned in `.error`
+    instead, with the entries before it. A path that is not a regular file raises
+    `UnreadableFileError` and is never read.
     """
     path = Path(path)
-    with open(path, "rb") as f:
-        data = f.read()
+    data = read_regular(path)
     body_end = data.rfind(b"\n") + 1
     tail = data[body_end:]
     lines = data[:body_end].split(b"\n")
@@ -244,6 +270,8 @@ def load_entries(path: str | os.PathLike[str], *, prefix: bool = False) -> LoadR
         if gc_was_enabled:
             gc.enable()
     error: CorruptSessionError | None = None
+    if not what and not outlines:
+        bad_index, what = 0, _no_meta(data)
     if what:
         del outlines[bad_index:], lines[bad_index:]
         error = CorruptSessionError(path, bad_index + 1, what, prefix_boundary(outlines))

@@ -24,7 +24,7 @@ from larik_jupyter.llm.messages import Message
 from larik_jupyter.session.entry import Entry, Meta
 from larik_jupyter.session.entry_list import EntryList
 from larik_jupyter.session.outline import decode_outline
-from larik_jupyter.session.reader import Checker, CorruptSessionError, load_entries, session_id_of
+from larik_jupyter.session.reader import Checker, load_entries, read_meta, session_id_of
 from larik_jupyter.session.state import State, replay
 
 
@@ -57,7 +57,11 @@ def _try_lock(fd: int) -> bool:
 
 def acquire_lock(path: Path) -> int:
     """Take the exclusive writer lock of session `path`; the OS drops it when the process dies."""
-    fd = os.open(lock_path(path), os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        # Never through a link: a planted `<id>.jsonl.lock` symlink must not make us create files.
+        fd = os.open(lock_path(path), os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), 0o600)
+    except OSError as exc:
+        raise LarikError(f"Cannot take the writer lock {lock_path(path)}: {exc.strerror}.") from None
     if _try_lock(fd):
         return fd
     os.close(fd)
@@ -156,17 +160,14 @@ class Session:
 
     @classmethod
     def open(cls, path: str | os.PathLike[str]) -> Session:
-        """Open an existing session for appending; refuses a locked or corrupt file."""
+        """Open an existing session for appending; refuses a locked or corrupt file, and what is
+        not a session file at all before creating its lock sidecar."""
         path = Path(path)
-        if not path.is_file():
-            from larik_jupyter.session.catalog import UnknownSessionError
-
-            raise UnknownSessionError(f"No session file at {path}; list sessions with `larik-jupyter ls`.")
+        read_meta(path)
+        created = not os.path.lexists(lock_path(path))
         lock_fd = acquire_lock(path)
         try:
             result = load_entries(path)
-            if not len(result.entries):
-                raise CorruptSessionError(path, 1, "no meta entry (the file holds no complete line)")
             return cls(
                 path,
                 result.entries,
@@ -176,6 +177,8 @@ class Session:
                 add_newline=not result.ends_with_newline,
             )
         except BaseException:
+            if created:  # a file that does not load can have no writer, so the new sidecar is ours
+                lock_path(path).unlink(missing_ok=True)
             os.close(lock_fd)
             raise
 

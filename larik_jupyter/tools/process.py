@@ -15,7 +15,8 @@ from pathlib import Path
 MAX_OUTPUT = 30_000
 # After the shell exits, background children may still hold its output open; wait this long.
 LINGER_SECONDS = 0.5
-KILL_GRACE_SECONDS = 1.0
+# SIGTERM, then SIGKILL after this grace: a stopped command is gone within a second.
+KILL_GRACE_SECONDS = 0.5
 
 
 @dataclass
@@ -61,6 +62,28 @@ def _shell() -> str:
     return shutil.which("bash") or "/bin/sh"
 
 
+def group_alive(pgid: int) -> bool:
+    """Whether a process of group `pgid` still runs. Zombies do not count: a child orphaned by
+    the kill waits for init to reap it, which may take a while, but it is already dead."""
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return False
+    try:
+        pids = [name for name in os.listdir("/proc") if name.isdigit()]
+    except OSError:
+        return True  # no /proc to tell zombies apart: count the group as running
+    for pid in pids:
+        try:
+            with open(f"/proc/{pid}/stat", "rb") as f:
+                fields = f.read().rsplit(b")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        if int(fields[2]) == pgid and fields[0] not in (b"Z", b"X"):
+            return True
+    return False
+
+
 def kill_group(pgid: int, proc: subprocess.Popen[bytes]) -> None:
     """SIGTERM the whole process group, then SIGKILL whatever is left after a grace period."""
     try:
@@ -70,9 +93,7 @@ def kill_group(pgid: int, proc: subprocess.Popen[bytes]) -> None:
     deadline = time.monotonic() + KILL_GRACE_SECONDS
     while time.monotonic() < deadline:
         proc.poll()
-        try:
-            os.killpg(pgid, 0)
-        except ProcessLookupError:
+        if not group_alive(pgid):
             return
         time.sleep(0.02)
     try:

@@ -60,9 +60,12 @@ class _Details:
 
 def _details(path: Path) -> _Details:
     """Start time, model and per-prompt usage and interruptions of one session file."""
-    result = load_entries(path, prefix=True)
-    entries = result.entries
     details = _Details()
+    try:
+        result = load_entries(path, prefix=True)
+    except LarikError:  # not a regular file: the node already carries its error
+        return details
+    entries = result.entries
     if not len(entries):
         return details
     first = entries.outline(0)
