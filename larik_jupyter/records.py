@@ -57,7 +57,7 @@ class SessionRecords:
                 errors[result.tool_use_id] = bool(result.is_error)
         for message in state.all:
             if message.is_prompt():
-                turns.append(TurnRecord(turn=len(turns) + 1, prompt=message.text()))
+                turns.append(TurnRecord(turn=len(turns) + 1, prompt=message.prompt_text()))
                 continue
             if message.role != "assistant" or not turns:
                 continue

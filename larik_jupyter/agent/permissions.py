@@ -9,7 +9,9 @@ from pathlib import Path
 from typing import Any, Literal
 
 # Tools that only look: allowed by default inside the project (the tools confine paths).
-READ_ONLY_TOOLS = frozenset({"read", "glob", "grep", "ls", "inspect_variables", "diagnostics"})
+READ_ONLY_TOOLS = frozenset(
+    {"read", "glob", "grep", "ls", "inspect_variables", "diagnostics", "notebook_read"}
+)
 
 Decision = Literal["allow", "ask", "deny"]
 

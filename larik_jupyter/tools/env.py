@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from larik_jupyter.tools.base import ToolError
+from larik_jupyter.tools.envelope import new_nonce
 
 
 class DiagnosticsSource(Protocol):
@@ -31,7 +32,9 @@ class Env:
     directly but through `capture_before_write` / `capture`, so a refusal becomes a
     `ToolError` and the file stays unchanged. `allow_outside` says yes to a path
     outside `root` that a permission rule allows; without it file tools stay inside.
-    `diagnostics`, when set, is asked about every file a tool wrote.
+    `diagnostics`, when set, is asked about every file a tool wrote. `notebook_path` is the
+    notebook this kernel belongs to, when the front end said; `nonce` is the current turn's
+    nonce for the envelope around notebook data (`tools/envelope.py`).
     """
 
     cwd: Path
@@ -44,6 +47,8 @@ class Env:
     stop_event: threading.Event = field(default_factory=threading.Event)
     allow_outside: Callable[[Path], bool] | None = None
     diagnostics: DiagnosticsSource | None = None
+    notebook_path: Path | None = None
+    nonce: str = field(default_factory=new_nonce)
 
     def __post_init__(self) -> None:
         self.root = Path(os.path.realpath(self.root))
