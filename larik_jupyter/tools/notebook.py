@@ -15,8 +15,8 @@ from typing import Any
 from larik_jupyter.tools.base import Tool, ToolError, ToolResult
 from larik_jupyter.tools.diff import unified_diff
 from larik_jupyter.tools.edit import apply_edit
-from larik_jupyter.tools.envelope import wrap
 from larik_jupyter.tools.env import Env
+from larik_jupyter.tools.envelope import wrap
 from larik_jupyter.tools.images import ImageCollector
 from larik_jupyter.tools.notebook_file import (
     NotebookFile,
@@ -201,18 +201,18 @@ class NotebookEditTool(Tool):
                 "old_string + new_string, not both and not neither."
             )
         if has_source:
-            return str(args["new_source"])
+            return _encodable(str(args["new_source"]), where)
         if args.get("old_string") is None or args.get("new_string") is None:
             raise ToolError("notebook_edit: old_string and new_string go together; pass both.")
         new, _ = apply_edit(old, str(args["old_string"]), str(args["new_string"]), False, where)
-        return new
+        return _encodable(new, where)
 
     def _insert(self, nb: NotebookFile, data: dict[str, Any], args: dict[str, Any], kind: str) -> NotebookChange:
         if args.get("new_source") is None:
             raise ToolError("notebook_edit insert needs new_source, the new cell's source.")
         after = args.get("cell_id")
         index = nb.find(str(after)) + 1 if after else 0
-        cell = _new_cell(nb, kind, str(args["new_source"]))
+        cell = _new_cell(nb, kind, _encodable(str(args["new_source"]), nb.rel))
         data["cells"].insert(index, cell)
         new_id = str(cell["id"]) if "id" in cell else f"cell-{index}"
         where = f"{nb.rel}#{new_id}"
@@ -234,6 +234,18 @@ class NotebookEditTool(Tool):
                 "from Disk) before you save, or saving overwrites the agent's edit."
             )
         return ToolResult(text, diff=change.diff or None, files_changed=[change.nb.rel], notices=notices)
+
+
+def _encodable(text: str, where: str) -> str:
+    """`text`, refused when UTF-8 cannot hold it (a lone surrogate from a bad JSON escape)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise ToolError(
+            f"{where}: the new source has a character UTF-8 cannot hold ({exc.reason} at "
+            f"position {exc.start}); the file was left unchanged."
+        ) from exc
+    return text
 
 
 def _changed_cell(cell: dict[str, Any], new: str, kind: str | None) -> dict[str, Any]:

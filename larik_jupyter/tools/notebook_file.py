@@ -116,7 +116,7 @@ def _validate(rel: str, data: dict[str, Any], what: str) -> None:
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            nbformat.validate(copy.deepcopy(data), repair_duplicate_cell_ids=False, strip_invalid_metadata=False)
+            nbformat.validate(copy.deepcopy(data))
     except nbformat.ValidationError as exc:
         reason = str(exc).strip().splitlines()[0]
         raise ToolError(f"{rel} {what} ({reason}); the file was left unchanged.") from exc
