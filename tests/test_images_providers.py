@@ -6,15 +6,18 @@ from __future__ import annotations
 
 import base64
 import io
+import json
 from pathlib import Path
 
 import pytest
 from IPython.core.interactiveshell import InteractiveShell
 from IPython.utils.capture import capture_output
 
+from larik_jupyter.llm.messages import NO_VISION_NOTE
 from larik_jupyter.session.export import render_markdown
 from larik_jupyter.session.reader import load_entries
 from larik_jupyter.testing import ScriptedHTTPServer
+from tests.agent_helpers import personal
 from tests.widget_helpers import larik, shell_with_magics
 
 KEY = "sk-image-test-0123456789abcdef"
@@ -100,17 +103,44 @@ def test_non_figure_rich_values_and_svg(project: Path) -> None:
     env = Env(cwd=project, root=project, before_write=lambda p: None, capture_paths=lambda p: None,
               namespace=shell.user_ns)
     python = default_tools(env)["python"]
+    data = base64.b64encode(small_png()).decode()
     code = (
         "import base64\n"
         "class Png:\n"
         "    def _repr_png_(self):\n"
-        "        return base64.b64decode(%r)\n"
+        f"        return base64.b64decode({data!r})\n"
         "class Svg:\n"
         "    def _repr_svg_(self):\n"
         "        return '<svg/>'\n"
-    ) % base64.b64encode(small_png()).decode()
+    )
     python.run(env, {"code": code})
     png = python.run(env, {"code": "Png()"})
     assert len(png.images) == 1 and png.images[0].source["media_type"] == "image/png"
     svg = python.run(env, {"code": "Svg()"})
     assert not svg.images and "SVG images are not sent" in svg.content
+
+
+@pytest.mark.parametrize("vision", [None, True])
+def test_a_model_without_vision_gets_a_text_note(project: Path, vision: bool | None) -> None:
+    script = [
+        {"content": [{"type": "tool_use", "name": "python", "input": {"code": DRAW}}]},
+        {"content": [{"type": "text", "text": "ok"}]},
+    ]
+    with ScriptedHTTPServer(script) as server:
+        settings: dict[str, object] = {"base_url": server.openai_base_url}
+        if vision is not None:
+            settings["vision"] = vision
+        personal({"providers": {"openai-compatible": settings}})
+        shell, magics = shell_with_magics(project, "openai-compatible:local-model")
+        try:
+            larik(shell, "--no-context plot")
+        finally:
+            shell.run_cell("import matplotlib.pyplot as plt; plt.close('all')")
+        body = server.requests[1].body
+    assert magics.agent is not None
+    magics.agent.close()
+    sent = json.dumps(body["messages"])
+    if vision:
+        assert body["messages"][-1]["content"][1]["type"] == "image_url"
+    else:
+        assert "image_url" not in sent and NO_VISION_NOTE in sent

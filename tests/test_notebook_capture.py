@@ -21,6 +21,7 @@ from tests.agent_helpers import done, scripted
 from tests.widget_helpers import larik, shell_with_magics
 
 PNG = base64.b64encode(b"\x89PNG\r\n\x1a\n" + b"0" * 100).decode()
+SHOW_PNG = f"from IPython.display import display\ndisplay({{'image/png': {PNG!r}, 'text/plain': 'img'}}, raw=True)"
 
 
 @pytest.fixture
@@ -43,7 +44,7 @@ def run(shell: InteractiveShell, code: str) -> None:
 
 def test_records_source_result_error_and_displays(shell: InteractiveShell, capture: KernelCapture) -> None:
     run(shell, "a = 40 + 2\na")
-    run(shell, "from IPython.display import display\ndisplay({'image/png': %r, 'text/plain': 'img'}, raw=True)" % PNG)
+    run(shell, SHOW_PNG)
     run(shell, "def f():\n    return 1/0\nf()")
     run(shell, "1 +")
     ok, shown, failed, syntax = list(capture.cells)[-4:]
@@ -70,9 +71,8 @@ def test_bounded_by_cells_bytes_and_images(shell: InteractiveShell, capture: Ker
     for i in range(MAX_CELLS + 10):
         run(shell, f"n = {i}")
     assert len(capture.cells) == MAX_CELLS and capture.cells[0].source == "n = 10"
-    show = "from IPython.display import display\ndisplay({'image/png': %r}, raw=True)" % PNG
     for _ in range(IMAGE_CELLS + 2):
-        run(shell, show)
+        run(shell, SHOW_PNG)
     with_images = [c for c in capture.cells if c.images]
     assert len(with_images) == IMAGE_CELLS and capture.cells[-1].images
     assert capture.bytes == sum(c.size for c in capture.cells)

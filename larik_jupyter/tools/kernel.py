@@ -12,7 +12,13 @@ from typing import Any
 
 from larik_jupyter.tools.base import Tool, ToolError, ToolResult
 from larik_jupyter.tools.env import Env
-from larik_jupyter.tools.figures import drawn_figures, has_svg_only, image_of, is_figure, open_figures
+from larik_jupyter.tools.figures import (
+    drawn_figures,
+    has_svg_only,
+    image_of,
+    is_figure,
+    open_figures,
+)
 from larik_jupyter.tools.images import ImageCollector
 
 MAX_OUTPUT = 30_000
