@@ -144,3 +144,27 @@ def test_a_model_without_vision_gets_a_text_note(project: Path, vision: bool | N
         assert body["messages"][-1]["content"][1]["type"] == "image_url"
     else:
         assert "image_url" not in sent and NO_VISION_NOTE in sent
+
+
+def test_live_view_shows_the_figure_as_history_does(project: Path) -> None:
+    from larik_jupyter import Agent
+    from larik_jupyter.notebook.render import parts_from_messages, render_parts
+    from larik_jupyter.notebook.view import TranscriptView
+    from larik_jupyter.session.state import replay
+    from tests.agent_helpers import done, scripted, tool
+
+    model = scripted(project.parent, [tool("python", code=DRAW)], done("Drawn."))
+    agent = Agent(project, model=model, yes=True, namespace={})
+    view = TranscriptView()
+    agent.subscribe(view.handle)
+    try:
+        agent.run("plot")
+    finally:
+        import matplotlib.pyplot as plt
+
+        plt.close("all")
+    live = render_parts(view.parts)
+    stored = replay(load_entries(agent.session_path).entries).all
+    agent.close()
+    assert "![image/png](data:image/png;base64," in live
+    assert render_parts(parts_from_messages(list(stored), include_prompts=False)) == live
