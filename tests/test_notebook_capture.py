@@ -152,7 +152,10 @@ def test_with_attaches_a_dataframe_a_figure_and_a_file(project: Path, shell: Int
     (project / "notes.txt").write_text("line one\nline two\n")
     run(shell, "import pandas as pd\ndf = pd.DataFrame({'a': [1, 2, 3], 'b': ['x', 'y', 'z']})")
     run(shell, "import matplotlib.pyplot as plt\nfig, ax = plt.subplots()\n_ = ax.plot([1, 2])")
-    larik(shell, "--with df,fig,notes.txt --no-context describe these")
+    try:
+        larik(shell, "--with df,fig,notes.txt --no-context describe these")
+    finally:
+        run(shell, "plt.close('all')")
     assert magics.agent is not None
     prompt = session_prompt(magics.agent.session_path)[-1]
     meta = prompt["attachments"]
