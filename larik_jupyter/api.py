@@ -18,7 +18,7 @@ from typing import Any, TypeVar, overload
 
 from larik_jupyter.agent.events import Listener
 from larik_jupyter.agent.factory import open_agent
-from larik_jupyter.agent.loop import AgentLoop, TurnOutcome
+from larik_jupyter.agent.loop import AgentLoop, PromptExtras, TurnOutcome
 from larik_jupyter.agent.mcp import McpManager, ServerStatus, awaiting_notice
 from larik_jupyter.agent.permissions import Approver
 from larik_jupyter.checkpoint.diffs import FileDiff, read_current, turn_diffs
@@ -215,6 +215,15 @@ class Agent:
     # -- turns -----------------------------------------------------------------------------
 
     @property
+    def notebook_path(self) -> Path | None:
+        """The notebook this agent's kernel belongs to, when known (notebook tools default to it)."""
+        return self.loop.env.notebook_path
+
+    @notebook_path.setter
+    def notebook_path(self, path: Path | None) -> None:
+        self.loop.env.notebook_path = path
+
+    @property
     def running(self) -> bool:
         """Whether a turn is running."""
         return self.loop.running
@@ -222,12 +231,14 @@ class Agent:
     async def arun(
         self,
         prompt: str,
+        extras: PromptExtras | None = None,
         *,
         approver: Approver | None = None,
         yes: bool | None = None,
         listener: Listener | None = None,
     ) -> TurnOutcome:
-        """Run one turn; `approver`, `yes` and `listener` apply to this turn only."""
+        """Run one turn; `extras` adds blocks (notebook context, attachments) to the prompt
+        message; `approver`, `yes` and `listener` apply to this turn only."""
         loop = self.loop
         saved = loop.approver, loop.yes
         if approver is not None:
@@ -237,7 +248,7 @@ class Agent:
         if listener is not None:
             loop.subscribe(listener)
         try:
-            return await loop.run_turn(prompt)
+            return await loop.run_turn(prompt, extras)
         finally:
             loop.approver, loop.yes = saved
             if listener is not None:
@@ -246,13 +257,14 @@ class Agent:
     def run(
         self,
         prompt: str,
+        extras: PromptExtras | None = None,
         *,
         approver: Approver | None = None,
         yes: bool | None = None,
         listener: Listener | None = None,
     ) -> TurnOutcome:
         """Run one turn to its end and return how it ended (options as for `arun`)."""
-        return run_sync(self.arun(prompt, approver=approver, yes=yes, listener=listener))
+        return run_sync(self.arun(prompt, extras, approver=approver, yes=yes, listener=listener))
 
     def stop(self) -> None:
         self.loop.stop()

@@ -9,7 +9,7 @@ from larik_jupyter.agent.summary import summarize_call
 from larik_jupyter.llm.messages import Usage
 from larik_jupyter.session.state import State
 
-_FILE_TOOLS = ("write", "edit", "multi_edit")
+_FILE_TOOLS = ("write", "edit", "multi_edit", "notebook_edit")
 
 
 @dataclass(frozen=True)
@@ -57,7 +57,7 @@ class SessionRecords:
                 errors[result.tool_use_id] = bool(result.is_error)
         for message in state.all:
             if message.is_prompt():
-                turns.append(TurnRecord(turn=len(turns) + 1, prompt=message.text()))
+                turns.append(TurnRecord(turn=len(turns) + 1, prompt=message.prompt_text()))
                 continue
             if message.role != "assistant" or not turns:
                 continue

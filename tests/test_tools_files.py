@@ -243,7 +243,10 @@ def test_arun_runs_the_tool_from_async_code(root: Path) -> None:
 
 def test_registry_has_kernel_tools_only_with_a_namespace(root: Path) -> None:
     plain = default_tools(make_env(root))
-    assert list(plain) == ["read", "write", "edit", "multi_edit", "glob", "grep", "ls", "bash", "todo_write"]
+    assert list(plain) == [
+        "read", "write", "edit", "multi_edit", "glob", "grep", "ls", "bash", "todo_write",
+        "notebook_read", "notebook_edit",
+    ]
     kernel = default_tools(make_env(root, namespace={}))
     assert list(kernel)[-2:] == ["python", "inspect_variables"]
     schemas = tool_schemas(kernel)

@@ -6,7 +6,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from larik_jupyter.llm.messages import Message, Usage
+from larik_jupyter.llm.messages import ImageBlock, Message, Usage
 
 
 @dataclass(frozen=True)
@@ -87,6 +87,7 @@ class ToolFinished:
     seconds: float
     diff: str | None = None
     uncaptured: list[tuple[str, str]] = field(default_factory=list)
+    images: list[ImageBlock] = field(default_factory=list)
 
 
 @dataclass(frozen=True)

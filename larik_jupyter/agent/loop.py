@@ -43,6 +43,7 @@ from larik_jupyter.llm.messages import (
     ToolResultBlock,
     ToolUseBlock,
     Usage,
+    without_images,
 )
 from larik_jupyter.llm.pricing import cost as price_usage
 from larik_jupyter.llm.provider import Provider, ProviderError
@@ -52,6 +53,7 @@ from larik_jupyter.session.entry import Entry
 from larik_jupyter.session.store import Session
 from larik_jupyter.tools.base import Tool, ToolResult
 from larik_jupyter.tools.env import Env
+from larik_jupyter.tools.envelope import new_nonce
 from larik_jupyter.tools.kernel_undo import kernel_snapshots
 from larik_jupyter.tools.registry import default_tools, tool_schemas
 from larik_jupyter.tools.skill import SKILL_TOOL, SkillTool
@@ -59,6 +61,18 @@ from larik_jupyter.tools.skill import SKILL_TOOL, SkillTool
 DEFAULT_MAX_STEPS = 40
 INTERRUPTED_RESULT = "Interrupted by the user before this tool call finished."
 CLEARED_SUMMARY = "The user cleared the conversation context (/clear); earlier messages are not part of it."
+
+
+@dataclass
+class PromptExtras:
+    """What a front end adds to a prompt message: blocks before the prompt text (the notebook
+    context), blocks after it (attachments), the attachments' metadata, and the nonce its
+    notebook data was wrapped with (the turn's nonce; tools wrap with the same one)."""
+
+    before: list[ContentBlock] = field(default_factory=list)
+    after: list[ContentBlock] = field(default_factory=list)
+    attachments: list[dict[str, Any]] = field(default_factory=list)
+    nonce: str | None = None
 
 
 @dataclass
@@ -207,10 +221,12 @@ class AgentLoop:
 
     # -- the turn -------------------------------------------------------------------------
 
-    async def run_turn(self, prompt: str) -> TurnOutcome:
+    async def run_turn(self, prompt: str, extras: PromptExtras | None = None) -> TurnOutcome:
         """Run one user turn to its end; interruption and provider errors end it cleanly."""
         if self.running:
             raise LarikError("A turn is already running; stop it first with `%larik /stop`.")
+        extras = extras or PromptExtras()
+        self.env.nonce = extras.nonce or new_nonce()
         self._stop.clear()
         self._loop = asyncio.get_running_loop()
         self._task = asyncio.current_task()
@@ -228,7 +244,7 @@ class AgentLoop:
                 outcome.status, outcome.error = "blocked", hooked.refusal
             else:
                 await self._maybe_compact()
-                self._append(self._prompt_message(prompt, hooked.notices), sync=True)
+                self._append(self._prompt_message(prompt, hooked.notices, extras), sync=True)
                 await self._steps(outcome)
         except asyncio.CancelledError:
             outcome.status = "interrupted"
@@ -288,13 +304,15 @@ class AgentLoop:
                 sync=True,
             )
 
-    def _prompt_message(self, prompt: str, hooks: list[str]) -> Message:
+    def _prompt_message(self, prompt: str, hooks: list[str], extras: PromptExtras) -> Message:
         blocks: list[ContentBlock] = []
         if self.pending_note:
             blocks.append(TextBlock(text=self.pending_note))
             self.pending_note = None
-        blocks.append(TextBlock(text=prompt))
-        return Message(role="user", content=blocks, hooks=hooks or None)
+        blocks += [*extras.before, TextBlock(text=prompt), *extras.after]
+        return Message(
+            role="user", content=blocks, hooks=hooks or None, attachments=extras.attachments or None
+        )
 
     def _append(self, message: Message, *, sync: bool = False) -> None:
         self.session.append(Entry(type="message", message=message), sync=sync)
@@ -333,9 +351,10 @@ class AgentLoop:
         self.emit(ae.ModelCall(step=step))
         builder = MessageBuilder()
         try:
-            async for event in self.provider.stream(
-                self._system(), self.context, tool_schemas(self.tools)
-            ):
+            context = self.context
+            if not getattr(self.provider, "vision", True):
+                context = without_images(context)
+            async for event in self.provider.stream(self._system(), context, tool_schemas(self.tools)):
                 builder.add(event)
                 self._forward(event)
                 if isinstance(event, ev.MessageEnd):
@@ -410,6 +429,8 @@ class AgentLoop:
         result: ToolResult = await tool.arun(self.env, dict(call.input))
         seconds = time.monotonic() - started
         after = await self.hooks.after_tool(call.name, dict(call.input), result.content, result.is_error)
+        for notice in result.notices:
+            self.emit(ae.Notice(notice, level="warning"))
         self.emit(
             ae.ToolFinished(
                 id=call.id,
@@ -420,11 +441,15 @@ class AgentLoop:
                 seconds=seconds,
                 diff=result.diff,
                 uncaptured=list(result.uncaptured),
+                images=list(result.images),
             )
         )
+        content: str | list[ContentBlock] = result.content
+        if result.images:
+            content = [TextBlock(text=result.content), *result.images]
         return ToolResultBlock(
             tool_use_id=call.id,
-            content=result.content,
+            content=content,
             is_error=result.is_error or None,
             diff=result.diff or None,
             duration=round(seconds, 3),

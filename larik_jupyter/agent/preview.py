@@ -9,6 +9,7 @@ from larik_jupyter.errors import LarikError
 from larik_jupyter.tools.diff import unified_diff
 from larik_jupyter.tools.edit import apply_edit
 from larik_jupyter.tools.env import Env
+from larik_jupyter.tools.notebook import NotebookEditTool
 
 
 def preview_change(env: Env, tool: str, tool_input: dict[str, Any]) -> str:
@@ -22,6 +23,12 @@ def preview_change(env: Env, tool: str, tool_input: dict[str, Any]) -> str:
             return _file_diff(env, tool, tool_input)
         except (LarikError, OSError, KeyError, TypeError) as exc:
             return f"(no preview: {exc})"
+    if tool == "notebook_edit":
+        try:
+            change = NotebookEditTool().plan(env, tool_input)
+        except (LarikError, OSError) as exc:
+            return f"(no preview: {exc})"
+        return change.summary + "\n" + (change.diff or "(the source would not change)")
     return json.dumps(tool_input, indent=2, ensure_ascii=False)
 
 

@@ -69,18 +69,37 @@ ContentBlock = Annotated[
 ToolResultBlock.model_rebuild()
 
 
+# Text blocks of a prompt that the front end or the loop added around what the user typed:
+# an undo's note, the notebook context, notebook data (attachments). Views fold them.
+CONTEXT_PREFIXES = ("<system-note>", "<notebook-context", "<notebook-data")
+
+
+def is_context_text(text: str) -> bool:
+    """Whether a prompt's text block was added for the model, not typed by the user."""
+    return text.startswith(CONTEXT_PREFIXES)
+
+
 class Message(_Model):
     """One message of the conversation. `interrupted` marks a reply cut short; `hooks` (ours,
-    never sent) holds the notices of the UserPromptSubmit hooks that ran before a prompt."""
+    never sent) holds the notices of the UserPromptSubmit hooks that ran before a prompt;
+    `attachments` (ours, never sent) describes what `--with` attached to a prompt: one
+    `{name, kind, size, sha256}` object each (the blocks sent are in `content`)."""
 
     role: Literal["user", "assistant"]
     content: list[ContentBlock] = Field(default_factory=list)
     interrupted: bool | None = None
     hooks: list[str] | None = None
+    attachments: list[dict[str, Any]] | None = None
 
     def text(self) -> str:
         """The concatenated text blocks."""
         return "".join(b.text for b in self.content if isinstance(b, TextBlock))
+
+    def prompt_text(self) -> str:
+        """What the user typed: the text blocks that are not added context."""
+        return "".join(
+            b.text for b in self.content if isinstance(b, TextBlock) and not is_context_text(b.text)
+        )
 
     def tool_uses(self) -> list[ToolUseBlock]:
         return [b for b in self.content if isinstance(b, ToolUseBlock)]
@@ -120,3 +139,32 @@ class Usage(_Model):
 def user_text(text: str) -> Message:
     """A user prompt message."""
     return Message(role="user", content=[TextBlock(text=text)])
+
+
+NO_VISION_NOTE = "[image omitted: the model in use does not take images]"
+
+
+def without_images(messages: list[Message]) -> list[Message]:
+    """`messages` with every image (also inside tool results) replaced by a text note, for a
+    provider or model without vision; messages without images are returned as they are."""
+
+    def blocks(content: list[Any]) -> list[Any]:
+        return [TextBlock(text=NO_VISION_NOTE) if isinstance(b, ImageBlock) else b for b in content]
+
+    out: list[Message] = []
+    for message in messages:
+        content: list[ContentBlock] = []
+        changed = False
+        for block in message.content:
+            if isinstance(block, ImageBlock):
+                content.append(TextBlock(text=NO_VISION_NOTE))
+                changed = True
+            elif isinstance(block, ToolResultBlock) and not isinstance(block.content, str) and any(
+                isinstance(b, ImageBlock) for b in block.content
+            ):
+                content.append(block.model_copy(update={"content": blocks(block.content)}))
+                changed = True
+            else:
+                content.append(block)
+        out.append(message.model_copy(update={"content": content}) if changed else message)
+    return out

@@ -145,11 +145,18 @@ def run(session: KernelSession, command: Command, out: Output) -> None:
     COMMANDS[command.name].handler(session, out, **command.args)
 
 
+PROMPT_USAGE = (
+    "%larik [--model M] [--new] [--yes] [--expand] [--no-context] [--with NAME[,NAME…]] PROMPT"
+)
+
+
 def help_text() -> str:
     """One line per command, for `/help`."""
     rows = [
         "%larik PROMPT              send a prompt (%%larik: the cell body is the prompt)",
         "  options: --model M  --new  --yes (allow asks)  --expand ({x} becomes the value of x)",
+        "           --no-context (no notebook context this time)  --with NAME[,NAME…] (attach",
+        "           variables, figures or files)",
     ]
     rows += [f"%larik {spec.usage:<24} {spec.help}" for spec in COMMANDS.values()]
     return "\n".join(rows)

@@ -11,6 +11,7 @@ from larik_jupyter.checkpoint.prune import prune
 from larik_jupyter.config.layers import load_config
 from larik_jupyter.errors import LarikError
 from larik_jupyter.notebook.async_cells import async_cells
+from larik_jupyter.notebook.capture import KernelCapture
 from larik_jupyter.notebook.magics import LarikMagics
 
 _pruned = False
@@ -24,7 +25,11 @@ def current() -> Agent | None:
 
 def load(ipython: Any) -> None:
     global _pruned, _magics
+    if _magics is not None and _magics.capture is not None:
+        _magics.capture.stop()  # %reload_ext: one capture per kernel
     _magics = LarikMagics(shell=ipython)
+    _magics.capture = KernelCapture(ipython)
+    _magics.capture.start()
     ipython.register_magics(_magics)
     if async_cells not in ipython.input_transformers_post:
         ipython.input_transformers_post.append(async_cells)

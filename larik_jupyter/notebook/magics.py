@@ -17,14 +17,21 @@ from IPython.core.magic import Magics, line_cell_magic, magics_class, no_var_exp
 from IPython.display import display
 from traitlets import Bool, Unicode, observe
 
+from larik_jupyter.agent.loop import PromptExtras
 from larik_jupyter.api import Agent
 from larik_jupyter.errors import LarikError
+from larik_jupyter.llm.messages import Message, TextBlock
 from larik_jupyter.notebook import commands
+from larik_jupyter.notebook.attachments import attach
+from larik_jupyter.notebook.capture import KernelCapture
+from larik_jupyter.notebook.context import kernel_notebook, notebook_context
 from larik_jupyter.notebook.kernel import KernelSession
 from larik_jupyter.notebook.parser import Command, Prompt, parse_magic
 from larik_jupyter.notebook.pump import MainThreadPump
+from larik_jupyter.notebook.render import ContextPart, parts_from_messages
 from larik_jupyter.notebook.view import TurnUI
 from larik_jupyter.notebook.widgets.live import refresh_all
+from larik_jupyter.tools.envelope import new_nonce
 
 
 @magics_class
@@ -40,6 +47,11 @@ class LarikMagics(Magics):
         allow_none=True,
         help="Whether approvals can be answered in this notebook; unset means detect a browser.",
     ).tag(config=True)
+    context = Bool(
+        True,
+        help="Send each prompt with the notebook context (the kernel's notebook, the last cells "
+        "run, the last error); `--no-context` turns it off for one prompt.",
+    ).tag(config=True)
 
     def __init__(self, shell: Any = None, **kwargs: Any) -> None:
         super().__init__(shell=shell, **kwargs)
@@ -53,6 +65,9 @@ class LarikMagics(Magics):
             show_from_tool=lambda value: self.pump.post(lambda: display(value)),
             set_next_cell=self._set_next_cell,
         )
+        # What ran in the kernel; the extension starts it, a bare LarikMagics has none.
+        self.capture: KernelCapture | None = None
+        self._context_since = 0
 
     @observe("model", "yes")
     def _defaults_changed(self, change: Any) -> None:
@@ -102,18 +117,47 @@ class LarikMagics(Magics):
 
     # -- turns ---------------------------------------------------------------------------
 
-    def _start_turn(self, parsed: Prompt, *, interactive: bool | None) -> tuple[Agent, TurnUI, str]:
+    def _extras(self, parsed: Prompt, agent: Agent) -> PromptExtras:
+        """The notebook context and the `--with` attachments of a prompt, under a new nonce."""
+        nonce = new_nonce()
+        namespace = self.shell.user_ns if self.shell is not None else {}
+        try:
+            attached = attach(parsed.attach, namespace, self.cwd, nonce)
+        except LarikError as exc:
+            raise UsageError(str(exc)) from None
+        notebook = kernel_notebook(namespace, self.cwd)
+        agent.notebook_path = notebook.path
+        before = []
+        if parsed.context and self.context:
+            text = notebook_context(
+                self.capture, notebook, since=self._context_since, nonce=nonce, cwd=self.cwd
+            )
+            before.append(TextBlock(text=text))
+        self._context_since = self.capture.last_count if self.capture is not None else 0
+        return PromptExtras(
+            before=list(before), after=attached.blocks, attachments=attached.metadata, nonce=nonce
+        )
+
+    def _start_turn(
+        self, parsed: Prompt, *, interactive: bool | None
+    ) -> tuple[Agent, TurnUI, str, PromptExtras]:
         text = parsed.text
         if parsed.expand and self.shell is not None:
             text = self.shell.var_expand(text, depth=2)
         agent = self.session.ensure(model=parsed.model, new=parsed.new)
+        extras = self._extras(parsed, agent)
         ui = TurnUI(self.pump, agent.stop, interactive=interactive)
+        # What the prompt carries besides its text, folded, as /history shows it.
+        sent = Message(role="user", content=[*extras.before, TextBlock(text=text), *extras.after])
+        ui.view.parts += [p for p in parts_from_messages([sent]) if isinstance(p, ContextPart)]
         ui.show()
-        return agent, ui, text
+        return agent, ui, text, extras
 
-    def _turn(self, agent: Agent, ui: TurnUI, text: str, parsed: Prompt) -> Any:
+    def _turn(self, agent: Agent, ui: TurnUI, text: str, parsed: Prompt, extras: PromptExtras) -> Any:
         """The turn's coroutine, with this cell's approver and view for that turn only."""
-        return agent.arun(text, approver=ui.approver, yes=parsed.yes or self.session.yes, listener=ui.listener)
+        return agent.arun(
+            text, extras, approver=ui.approver, yes=parsed.yes or self.session.yes, listener=ui.listener
+        )
 
     def _end_turn(self, ui: TurnUI) -> None:
         self.pump.drain()
@@ -122,18 +166,18 @@ class LarikMagics(Magics):
     def prompt(self, parsed: Prompt) -> None:
         """The synchronous path: nobody can click while the cell's thread waits, so asks are
         answered by rules and `--yes` only (a cell holding just `%larik` runs asynchronously)."""
-        agent, ui, text = self._start_turn(parsed, interactive=bool(self.interactive))
+        agent, ui, text, extras = self._start_turn(parsed, interactive=bool(self.interactive))
         try:
-            self.pump.run(self._turn(agent, ui, text, parsed), on_interrupt=agent.stop)
+            self.pump.run(self._turn(agent, ui, text, parsed, extras), on_interrupt=agent.stop)
         finally:
             self._end_turn(ui)
 
     async def aprompt(self, parsed: Prompt) -> None:
         """The asynchronous path: the turn runs on the kernel's loop, which keeps handling
         widget messages (approvals, Stop) while the cell awaits it."""
-        agent, ui, text = self._start_turn(parsed, interactive=self.interactive)
+        agent, ui, text, extras = self._start_turn(parsed, interactive=self.interactive)
         try:
-            await self._turn(agent, ui, text, parsed)
+            await self._turn(agent, ui, text, parsed, extras)
         except asyncio.CancelledError:
             # Jupyter's interrupt button cancels an async cell; the loop has already stored
             # the partial reply as interrupted, so the cell ends quietly.

@@ -9,15 +9,17 @@ from typing import Any
 
 from larik_jupyter.agent.summary import summarize_call
 from larik_jupyter.llm.messages import (
+    ImageBlock,
     Message,
     TextBlock,
     ThinkingBlock,
     ToolResultBlock,
     ToolUseBlock,
+    is_context_text,
 )
 from larik_jupyter.lsp.diagnostic import HEADING as DIAGNOSTICS_HEADING
 from larik_jupyter.session.entry import Entry
-from larik_jupyter.session.export import code_fence
+from larik_jupyter.session.export import code_fence, image_markdown
 from larik_jupyter.session.plan import Todo, checklist, plan_of, progress
 from larik_jupyter.session.tool_names import SKILL_TOOL, TODO_WRITE
 
@@ -41,6 +43,7 @@ class ToolPart:
     # the checklist, or "loaded skill NAME", instead of the raw output.
     plan: list[Todo] | None = None
     skill: str | None = None
+    images: list[ImageBlock] = field(default_factory=list)
 
 
 @dataclass
@@ -63,7 +66,16 @@ class PromptPart:
     text: str
 
 
-Part = TextPart | ThinkingPart | ToolPart | NoticePart | PromptPart
+@dataclass
+class ContextPart:
+    """What the front end added to a prompt for the model (notebook context, attachments):
+    shown folded under the prompt."""
+
+    text: str
+    images: list[ImageBlock] = field(default_factory=list)
+
+
+Part = TextPart | ThinkingPart | ToolPart | NoticePart | PromptPart | ContextPart
 
 _MARKS = {
     "requested": "…",
@@ -112,6 +124,7 @@ def render_tool(part: ToolPart) -> str:
         diagnostics = found.lstrip() + rest
     body = _fence(_cap(output)) if output.strip() else "_(no output)_"
     lines = [f"<details><summary>{head}</summary>\n\n{body}\n\n</details>"]
+    lines += [image_markdown(image) for image in part.images]
     if part.diff:
         lines.append(_fence(_cap(part.diff), "diff"))
     if diagnostics:
@@ -124,6 +137,14 @@ def render_tool(part: ToolPart) -> str:
 
 def render_notice(text: str) -> str:
     return f"> {text}"
+
+
+def render_context(part: ContextPart) -> str:
+    label = "📓 notebook context" if part.text.startswith("<notebook-context") else "📎 attached"
+    body = _fence(_cap(part.text)) if part.text.strip() else ""
+    images = "\n\n".join(image_markdown(image) for image in part.images)
+    inner = "\n\n".join(x for x in (body, images) if x)
+    return f"<details><summary>{label}</summary>\n\n{inner}\n\n</details>"
 
 
 def render_parts(parts: list[Part]) -> str:
@@ -142,6 +163,8 @@ def render_parts(parts: list[Part]) -> str:
                 )
         elif isinstance(part, ToolPart):
             chunks.append(render_tool(part))
+        elif isinstance(part, ContextPart):
+            chunks.append(render_context(part))
         else:
             chunks.append(render_notice(part.text))
     return "\n\n".join(chunks)
@@ -176,14 +199,25 @@ class _Rebuild:
     def message(self, message: Message) -> None:
         parts = self.parts
         if message.role == "user":
+            prompt = self.include_prompts and message.is_prompt()
+            context: list[ContextPart] = []
             for block in message.content:
                 if isinstance(block, ToolResultBlock):
                     _apply_result(self.tools.get(block.tool_use_id), block)
-                elif isinstance(block, TextBlock) and self.include_prompts and message.is_prompt():
-                    if not block.text.startswith("<system-note>"):
-                        parts.append(PromptPart(block.text))
-            # The prompt's UserPromptSubmit hooks, where the live view showed them.
+                elif not prompt:
+                    continue
+                elif isinstance(block, TextBlock) and not is_context_text(block.text):
+                    parts.append(PromptPart(block.text))
+                elif isinstance(block, TextBlock) and not block.text.startswith("<system-note>"):
+                    context.append(ContextPart(block.text))
+                elif isinstance(block, ImageBlock):
+                    if not context or not context[-1].text.startswith("<notebook-data"):
+                        context.append(ContextPart(""))
+                    context[-1].images.append(block)
+            # The prompt's UserPromptSubmit hooks, where the live view showed them; then what
+            # the prompt carried for the model, folded.
             parts += [NoticePart(notice) for notice in message.hooks or []]
+            parts += context
             return
         for block in message.content:
             if isinstance(block, TextBlock):
@@ -214,6 +248,8 @@ def _apply_result(part: ToolPart | None, block: ToolResultBlock) -> None:
     content = block.content if isinstance(block.content, str) else "\n".join(
         b.text for b in block.content if isinstance(b, TextBlock)
     )
+    if not isinstance(block.content, str):
+        part.images = [b for b in block.content if isinstance(b, ImageBlock)]
     part.output = content
     part.status = "error" if block.is_error else "done"
     part.diff = block.diff

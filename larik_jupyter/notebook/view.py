@@ -136,6 +136,7 @@ class TranscriptView:
                     part.status = "error" if event.is_error else "done"
                 part.seconds, part.output, part.diff = event.seconds, event.content, event.diff
                 part.uncaptured = list(event.uncaptured)
+                part.images = list(event.images)
         elif isinstance(event, ae.Notice):
             self.parts.append(NoticePart(event.text))
         elif isinstance(event, ae.AssistantMessage) and event.message.interrupted:

@@ -146,7 +146,7 @@ def rewind(src_path: str | os.PathLike[str], n: int) -> tuple[Path, str]:
             f"Session {session_id_of(src)} has {len(prompts)} prompt(s); choose a prompt number from 1 to {len(prompts)}."
         )
     index = prompts[n - 1]
-    return fork(src, index), state.all[index].text()
+    return fork(src, index), state.all[index].prompt_text()
 
 
 class PromptInfo(BaseModel):
@@ -194,7 +194,7 @@ def _node(path: Path) -> TreeNode:
     node.compactions = list(state.compactions)
     for index in state.prompt_indexes:
         outline = result.entries.outline(state.entry_indexes[index])
-        node.prompts.append(PromptInfo(index=index, first_line=first_line(state.all[index].text()), time=outline.time))
+        node.prompts.append(PromptInfo(index=index, first_line=first_line(state.all[index].prompt_text()), time=outline.time))
     return node
 
 

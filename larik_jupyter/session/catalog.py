@@ -76,7 +76,7 @@ def info(path: str | os.PathLike[str]) -> SessionInfo:
         item.message_count = len(state.all)
         item.usage, item.cost, item.interrupted = state.usage, state.cost, state.interrupted
         if state.prompt_indexes:
-            item.first_prompt = first_line(state.all[state.prompt_indexes[0]].text())
+            item.first_prompt = first_line(state.all[state.prompt_indexes[0]].prompt_text())
     return item
 
 

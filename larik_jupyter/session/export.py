@@ -17,6 +17,7 @@ from larik_jupyter.llm.messages import (
     ThinkingBlock,
     ToolResultBlock,
     ToolUseBlock,
+    is_context_text,
 )
 from larik_jupyter.session.entry_list import EntryList
 from larik_jupyter.session.plan import checklist, plan_of, progress
@@ -63,11 +64,27 @@ def _render_result(block: ToolResultBlock, call: ToolUseBlock | None) -> str:
     return f"{label} for `{block.tool_use_id}`\n\n{code_fence(_result_text(block))}"
 
 
+def image_markdown(block: ImageBlock) -> str:
+    """An image block as a Markdown image (a data URL for base64 data)."""
+    source = block.source
+    media = source.get("media_type", "image")
+    if source.get("type") == "base64":
+        return f"![{media}](data:{media};base64,{source.get('data', '')})"
+    return f"![{media}]({source.get('url', '')})"
+
+
+def _folded(text: str) -> str:
+    label = "Notebook context" if text.startswith("<notebook-context") else "Attached"
+    return f"<details><summary>{label}</summary>\n\n{code_fence(text)}\n\n</details>"
+
+
 def _render_message(message: Message, calls: dict[str, ToolUseBlock]) -> list[str]:
     out: list[str] = []
+    prompt = message.is_prompt()
     for block in message.content:
         if isinstance(block, TextBlock):
-            out.append(block.text)
+            folded = prompt and is_context_text(block.text) and not block.text.startswith("<system-note>")
+            out.append(_folded(block.text) if folded else block.text)
         elif isinstance(block, ThinkingBlock):
             out.append("\n".join(["> *Thinking*", ">", *(f"> {line}" for line in block.thinking.splitlines())]))
         elif isinstance(block, RedactedThinkingBlock):
@@ -78,9 +95,16 @@ def _render_message(message: Message, calls: dict[str, ToolUseBlock]) -> list[st
             out.append(f"**Tool call** `{block.name}` (`{block.id}`)\n\n{code_fence(payload, 'json')}")
         elif isinstance(block, ToolResultBlock):
             out.append(_render_result(block, calls.get(block.tool_use_id)))
+            if not isinstance(block.content, str):
+                out += [image_markdown(b) for b in block.content if isinstance(b, ImageBlock)]
             out += [_hook_notice(notice) for notice in block.hooks or []]
         elif isinstance(block, ImageBlock):
-            out.append(f"*[image: {block.source.get('media_type', 'unknown type')}]*")
+            out.append(image_markdown(block))
+    for item in message.attachments or []:
+        out.append(
+            f"*Attached `{item.get('name')}` ({item.get('kind')}, {item.get('size')} bytes, "
+            f"sha256 {str(item.get('sha256', ''))[:12]}…)*"
+        )
     out += [_hook_notice(notice) for notice in message.hooks or []]
     if message.interrupted:
         out.append("*⚠ Interrupted: this reply was cut short.*")

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from larik_jupyter.errors import LarikError
+from larik_jupyter.llm.messages import ImageBlock
 
 if TYPE_CHECKING:
     from larik_jupyter.tools.env import Env
@@ -40,7 +41,8 @@ class ToolResult:
     the project root) of the files it changed, listed in `files_changed`. `uncaptured`
     lists `(path, change)` pairs, change being created/changed/deleted, that a shell
     command made outside the checkpoints (not undoable). `display` is a rich object for
-    the user.
+    the user. `images` are image blocks the model sees with the text; `notices` are
+    sentences the turn view shows the user (e.g. to reload a notebook the call rewrote).
     """
 
     content: str
@@ -49,6 +51,8 @@ class ToolResult:
     files_changed: list[str] = field(default_factory=list)
     uncaptured: list[tuple[str, str]] = field(default_factory=list)
     display: object | None = None
+    images: list[ImageBlock] = field(default_factory=list)
+    notices: list[str] = field(default_factory=list)
 
 
 class Tool(ABC):

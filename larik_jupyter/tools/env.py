@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from larik_jupyter.tools.base import ToolError
+from larik_jupyter.tools.envelope import new_nonce
 
 if TYPE_CHECKING:
     from larik_jupyter.tools.kernel_undo import KernelSnapshots
@@ -36,6 +37,8 @@ class Env:
     outside `root` that a permission rule allows; without it file tools stay inside.
     `diagnostics`, when set, is asked about every file a tool wrote. `variables`, when set,
     snapshots the kernel variables the `python` tool's code may change, for undo.
+    `notebook_path` is the notebook this kernel belongs to, when the front end said; `nonce`
+    is the current turn's nonce for the envelope around notebook data (`tools/envelope.py`).
     """
 
     cwd: Path
@@ -49,6 +52,8 @@ class Env:
     allow_outside: Callable[[Path], bool] | None = None
     diagnostics: DiagnosticsSource | None = None
     variables: KernelSnapshots | None = None
+    notebook_path: Path | None = None
+    nonce: str = field(default_factory=new_nonce)
 
     def __post_init__(self) -> None:
         self.root = Path(os.path.realpath(self.root))

@@ -11,6 +11,7 @@ from larik_jupyter.tools.diagnostics import DiagnosticsTool
 from larik_jupyter.tools.edit import EditTool, MultiEditTool, WriteTool
 from larik_jupyter.tools.env import Env
 from larik_jupyter.tools.kernel import PythonTool
+from larik_jupyter.tools.notebook import NotebookEditTool, NotebookReadTool
 from larik_jupyter.tools.plan import TodoWriteTool
 from larik_jupyter.tools.read import ReadTool
 from larik_jupyter.tools.search import GlobTool, GrepTool, LsTool
@@ -28,12 +29,13 @@ _FILE_AND_SHELL: tuple[type[Tool], ...] = (
     TodoWriteTool,
 )
 _KERNEL: tuple[type[Tool], ...] = (PythonTool, InspectVariablesTool)
+_NOTEBOOK: tuple[type[Tool], ...] = (NotebookReadTool, NotebookEditTool)
 
 
 def default_tools(env: Env) -> dict[str, Tool]:
     """Every built-in tool by name; the kernel tools only when `env` has a kernel namespace,
     `diagnostics` only when it has language servers."""
-    classes = _FILE_AND_SHELL + (_KERNEL if env.namespace is not None else ())
+    classes = _FILE_AND_SHELL + _NOTEBOOK + (_KERNEL if env.namespace is not None else ())
     classes += (DiagnosticsTool,) if env.diagnostics is not None else ()
     return {cls.name: cls() for cls in classes}
 

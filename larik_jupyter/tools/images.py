@@ -1,0 +1,97 @@
+"""Images a tool hands the model: downscaled, size-capped and counted.
+
+Providers reject or bill heavily for big images, so each one is scaled to at most
+`MAX_SIDE` pixels on its long side and re-encoded until it is about `MAX_BYTES`; a tool
+result carries at most `MAX_PER_RESULT` (the rest are listed in its text). Pillow is
+imported on first use; without it an image already within the limits is sent as it is
+(a PNG's size is read from its header) and a bigger one is left out with a note.
+"""
+
+from __future__ import annotations
+
+import base64
+import io
+import struct
+from dataclasses import dataclass, field
+
+from larik_jupyter.llm.messages import ImageBlock
+
+MAX_SIDE = 1568
+MAX_BYTES = 1_000_000
+MAX_PER_RESULT = 8
+IMAGE_TYPES = ("image/png", "image/jpeg")
+
+
+def _fits(data: bytes) -> bool:
+    return len(data) <= MAX_BYTES
+
+
+def _png_side(data: bytes) -> int:
+    """The long side of a PNG from its IHDR header (0 for anything else)."""
+    if not data.startswith(b"\x89PNG\r\n\x1a\n") or len(data) < 24:
+        return 0
+    width, height = struct.unpack(">II", data[16:24])
+    return int(max(width, height))
+
+
+def shrink(data: bytes, media_type: str) -> tuple[bytes, str] | None:
+    """`data` within the limits (maybe re-encoded as JPEG), or None when that is impossible."""
+    try:
+        from PIL import Image
+    except ImportError:
+        return (data, media_type) if _fits(data) and _png_side(data) <= MAX_SIDE else None
+    try:
+        image = Image.open(io.BytesIO(data))
+        image.load()
+    except Exception:
+        return None
+    if max(image.size) <= MAX_SIDE and _fits(data):
+        return data, media_type
+    scale = min(1.0, MAX_SIDE / max(image.size))
+    for _ in range(6):
+        size = (max(1, round(image.width * scale)), max(1, round(image.height * scale)))
+        resized = image.resize(size) if size != image.size else image
+        out = io.BytesIO()
+        if media_type == "image/png" and resized.mode in ("RGBA", "LA", "P", "RGB", "L"):
+            resized.save(out, format="PNG", optimize=True)
+        else:
+            resized.convert("RGB").save(out, format="JPEG", quality=85)
+            media_type = "image/jpeg"
+        if _fits(out.getvalue()):
+            return out.getvalue(), media_type
+        scale *= 0.7
+    return None
+
+
+def image_block(data: bytes, media_type: str) -> ImageBlock | None:
+    """A Larik `image` block of `data`, shrunk to the limits; None if it cannot be."""
+    shrunk = shrink(data, media_type)
+    if shrunk is None:
+        return None
+    raw, kind = shrunk
+    return ImageBlock(
+        source={"type": "base64", "media_type": kind, "data": base64.b64encode(raw).decode("ascii")}
+    )
+
+
+@dataclass
+class ImageCollector:
+    """The images of one tool result: the first `MAX_PER_RESULT` are kept, later ones are
+    only named in `notes` (which the tool appends to its text)."""
+
+    images: list[ImageBlock] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    def add(self, data: bytes, media_type: str, label: str) -> None:
+        if len(self.images) >= MAX_PER_RESULT:
+            self.notes.append(f"[image {label} not sent: at most {MAX_PER_RESULT} per result]")
+            return
+        block = image_block(data, media_type)
+        if block is None:
+            self.notes.append(f"[image {label} omitted: it could not be reduced to about 1 MB]")
+            return
+        self.images.append(block)
+
+    def text(self, base: str) -> str:
+        """`base` followed by the notes about images left out."""
+        return "\n".join([base, *self.notes]) if self.notes else base

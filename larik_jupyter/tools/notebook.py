@@ -1,0 +1,289 @@
+"""notebook_read and notebook_edit: cells of an `.ipynb` by id, through nbformat.
+
+Cells are addressed by their nbformat id, or as `cell-N` (0-based) in a notebook without ids.
+An edit reads, changes, validates and writes the notebook in its own layout (see
+`notebook_file`), after the checkpoint captured it; any failure leaves the file unchanged.
+"""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from larik_jupyter.tools.base import Tool, ToolError, ToolResult
+from larik_jupyter.tools.diff import unified_diff
+from larik_jupyter.tools.edit import apply_edit
+from larik_jupyter.tools.env import Env
+from larik_jupyter.tools.envelope import wrap
+from larik_jupyter.tools.images import ImageCollector
+from larik_jupyter.tools.notebook_file import (
+    NotebookFile,
+    as_source,
+    lines_form,
+    load_notebook,
+    save_notebook,
+    source_text,
+)
+from larik_jupyter.tools.notebook_outputs import outputs_text
+
+DEFAULT_LIMIT = 50
+CELL_TYPES = ("code", "markdown", "raw")
+RELOAD_NOTE = (
+    "This is the notebook this kernel belongs to: if it is open in a browser, tell the user to "
+    "reload it from disk (File > Reload Notebook from Disk) before saving, or the editor's next "
+    "save overwrites this edit."
+)
+_NOTEBOOK_PATH: dict[str, Any] = {
+    "type": "string",
+    "description": "Notebook (.ipynb) path, relative to the working directory; default: the "
+    "notebook this kernel belongs to, when known.",
+}
+
+
+def notebook_path(env: Env, args: dict[str, Any], tool: str) -> str:
+    """The `path` input, or the kernel's own notebook when it is known."""
+    path = args.get("path")
+    if path:
+        return str(path)
+    if env.notebook_path is None:
+        raise ToolError(
+            f"{tool}: no path given and the notebook this kernel belongs to is unknown; "
+            "pass the notebook's path."
+        )
+    return str(env.notebook_path)
+
+
+def _is_kernel_notebook(env: Env, path: Path) -> bool:
+    return env.notebook_path is not None and Path(env.notebook_path).resolve() == path
+
+
+class NotebookReadTool(Tool):
+    name = "notebook_read"
+    description = (
+        "Read a Jupyter notebook's cells in order: id, type, execution count, source and "
+        "outputs (text capped per cell, errors with a short traceback, images you can see). "
+        "Page through large notebooks with start/limit; cell ids address notebook_edit."
+    )
+    input_schema = {
+        "type": "object",
+        "properties": {
+            "path": _NOTEBOOK_PATH,
+            "cell_ids": {
+                "type": "array",
+                "items": {"type": "string"},
+                "description": "Only these cells (ids, or cell-N in a notebook without ids).",
+            },
+            "start": {"type": "integer", "description": "First cell index (0-based); default 0."},
+            "limit": {"type": "integer", "description": f"How many cells; default {DEFAULT_LIMIT}."},
+            "include_outputs": {
+                "type": "boolean",
+                "description": "Include the cells' outputs (default true).",
+            },
+        },
+    }
+
+    def execute(self, env: Env, args: dict[str, Any]) -> ToolResult:
+        nb = load_notebook(env, notebook_path(env, args, self.name))
+        total = len(nb.cells)
+        start = int(args.get("start") or 0)
+        limit = int(args.get("limit") or DEFAULT_LIMIT)
+        if start < 0 or limit < 1:
+            raise ToolError("notebook_read: start must be >= 0 and limit >= 1.")
+        if args.get("cell_ids"):
+            wanted = {nb.find(str(cid)) for cid in args["cell_ids"]}
+            indexes = sorted(wanted)
+        else:
+            indexes = list(range(start, min(total, start + limit)))
+        outputs = args.get("include_outputs", True) is not False
+        images = ImageCollector()
+        rows = [_cell_text(nb, i, outputs, images) for i in indexes]
+        head = f"{nb.rel}: {total} cells (nbformat {nb.data.get('nbformat')}.{nb.data.get('nbformat_minor')})"
+        if not nb.has_ids:
+            head += "; no cell ids, so cells are addressed as cell-N (0-based index)"
+        if not indexes:
+            head += "; no cell in that range" if total else "; the notebook is empty"
+        elif not args.get("cell_ids"):
+            head += f"; showing cells {indexes[0]}-{indexes[-1]}"
+            if indexes[-1] + 1 < total:
+                head += f"; call again with start={indexes[-1] + 1} for the rest"
+        body = wrap(env.nonce, nb.rel, "\n".join(rows)) if rows else ""
+        text = head + "." + ("\n" + body if body else "")
+        if _is_kernel_notebook(env, nb.path):
+            text += "\n(The file on disk may lag behind the open editor until the user saves it.)"
+        return ToolResult(images.text(text), images=images.images)
+
+
+def _cell_text(nb: NotebookFile, index: int, outputs: bool, images: ImageCollector) -> str:
+    cell = nb.cells[index]
+    kind = cell.get("cell_type", "?")
+    head = f"--- cell {index} · id {nb.cell_id(index)} · {kind}"
+    if kind == "code":
+        count = cell.get("execution_count")
+        head += f" · execution_count {count if count is not None else '-'}"
+    rows = [head, source_text(cell)]
+    if outputs and kind == "code" and cell.get("outputs"):
+        rows += ["--- outputs", outputs_text(cell["outputs"], images, f"cell {index}")]
+    return "\n".join(rows)
+
+
+@dataclass
+class NotebookChange:
+    """An edit worked out but not written: the new JSON, the cell's diff and a summary."""
+
+    nb: NotebookFile
+    data: dict[str, Any]
+    diff: str
+    summary: str
+
+
+class NotebookEditTool(Tool):
+    name = "notebook_edit"
+    description = (
+        "Edit one cell of a Jupyter notebook. edit_mode replace: new_source (the whole source) "
+        "or old_string + new_string (exactly one occurrence in the cell); insert: a new cell of "
+        "cell_type with new_source after cell_id (first when omitted); delete: remove cell_id. "
+        "A changed code cell loses its outputs. Returns the cell's diff."
+    )
+    input_schema = {
+        "type": "object",
+        "properties": {
+            "path": _NOTEBOOK_PATH,
+            "cell_id": {"type": "string", "description": "The cell's id (or cell-N)."},
+            "edit_mode": {"type": "string", "enum": ["replace", "insert", "delete"]},
+            "new_source": {"type": "string", "description": "The cell's whole new source."},
+            "old_string": {"type": "string", "description": "Exact text in the cell to replace."},
+            "new_string": {"type": "string", "description": "Text to put in its place."},
+            "cell_type": {"type": "string", "enum": list(CELL_TYPES)},
+        },
+    }
+
+    def plan(self, env: Env, args: dict[str, Any]) -> NotebookChange:
+        """Work the edit out without writing anything (also what the approval shows)."""
+        nb = load_notebook(env, notebook_path(env, args, self.name))
+        mode = args.get("edit_mode") or "replace"
+        if mode not in ("replace", "insert", "delete"):
+            raise ToolError(f"notebook_edit: edit_mode must be replace, insert or delete, not {mode!r}.")
+        kind = args.get("cell_type")
+        if kind is not None and kind not in CELL_TYPES:
+            raise ToolError(f"notebook_edit: cell_type must be code, markdown or raw, not {kind!r}.")
+        data = copy.copy(nb.data)
+        data["cells"] = list(nb.cells)
+        if mode == "insert":
+            return self._insert(nb, data, args, kind or "code")
+        cell_id = args.get("cell_id")
+        if not cell_id:
+            raise ToolError(f"notebook_edit: {mode} needs cell_id; call notebook_read to see the ids.")
+        index = nb.find(str(cell_id))
+        cell = nb.cells[index]
+        where = f"{nb.rel}#{cell_id}"
+        old = source_text(cell)
+        if mode == "delete":
+            del data["cells"][index]
+            return NotebookChange(nb, data, unified_diff(where, old, None), f"Deleted cell {cell_id} of {nb.rel}.")
+        new = self._new_source(args, old, where)
+        changed = _changed_cell(cell, new, kind)
+        data["cells"][index] = changed
+        summary = f"Replaced the source of cell {cell_id} of {nb.rel}"
+        if changed.get("cell_type") != cell.get("cell_type"):
+            summary += f" (now a {changed['cell_type']} cell)"
+        if cell.get("cell_type") == "code" and cell.get("outputs"):
+            summary += "; its outputs were cleared"
+        return NotebookChange(nb, data, unified_diff(where, old, new), summary + ".")
+
+    def _new_source(self, args: dict[str, Any], old: str, where: str) -> str:
+        has_source = args.get("new_source") is not None
+        has_strings = args.get("old_string") is not None or args.get("new_string") is not None
+        if has_source == has_strings:
+            raise ToolError(
+                "notebook_edit replace takes either new_source (the whole source) or "
+                "old_string + new_string, not both and not neither."
+            )
+        if has_source:
+            return _encodable(str(args["new_source"]), where)
+        if args.get("old_string") is None or args.get("new_string") is None:
+            raise ToolError("notebook_edit: old_string and new_string go together; pass both.")
+        new, _ = apply_edit(old, str(args["old_string"]), str(args["new_string"]), False, where)
+        return _encodable(new, where)
+
+    def _insert(self, nb: NotebookFile, data: dict[str, Any], args: dict[str, Any], kind: str) -> NotebookChange:
+        if args.get("new_source") is None:
+            raise ToolError("notebook_edit insert needs new_source, the new cell's source.")
+        after = args.get("cell_id")
+        index = nb.find(str(after)) + 1 if after else 0
+        cell = _new_cell(nb, kind, _encodable(str(args["new_source"]), nb.rel))
+        data["cells"].insert(index, cell)
+        new_id = str(cell["id"]) if "id" in cell else f"cell-{index}"
+        where = f"{nb.rel}#{new_id}"
+        place = f"after cell {after}" if after else "as the first cell"
+        summary = f"Inserted {kind} cell {new_id} {place} of {nb.rel}."
+        if not nb.has_ids and index < len(nb.cells):
+            summary += " Cells after it moved up one index (cell-N numbers changed)."
+        return NotebookChange(nb, data, unified_diff(where, None, str(args["new_source"])), summary)
+
+    def execute(self, env: Env, args: dict[str, Any]) -> ToolResult:
+        change = self.plan(env, args)
+        save_notebook(env, change.nb, change.data)
+        text = change.summary + "\n" + (change.diff or "(the source did not change)")
+        notices = []
+        if _is_kernel_notebook(env, change.nb.path):
+            text += "\n" + RELOAD_NOTE
+            notices.append(
+                f"{change.nb.rel} was changed on disk: reload it from disk (File > Reload Notebook "
+                "from Disk) before you save, or saving overwrites the agent's edit."
+            )
+        return ToolResult(text, diff=change.diff or None, files_changed=[change.nb.rel], notices=notices)
+
+
+def _encodable(text: str, where: str) -> str:
+    """`text`, refused when UTF-8 cannot hold it (a lone surrogate from a bad JSON escape)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise ToolError(
+            f"{where}: the new source has a character UTF-8 cannot hold ({exc.reason} at "
+            f"position {exc.start}); the file was left unchanged."
+        ) from exc
+    return text
+
+
+def _changed_cell(cell: dict[str, Any], new: str, kind: str | None) -> dict[str, Any]:
+    """`cell` with source `new` (and type `kind`); a code cell loses outputs that no longer match."""
+    changed = dict(cell)
+    changed["source"] = as_source(new, lines_form(cell, []))
+    target = kind or cell.get("cell_type", "code")
+    if target == "code":
+        if cell.get("cell_type") != "code" or source_text(cell) != new:
+            changed["outputs"] = []
+            changed["execution_count"] = None
+        changed.pop("attachments", None)
+    else:
+        changed.pop("outputs", None)
+        changed.pop("execution_count", None)
+    changed["cell_type"] = target
+    return changed
+
+
+def _new_cell(nb: NotebookFile, kind: str, source: str) -> dict[str, Any]:
+    import nbformat
+
+    maker = {"code": nbformat.v4.new_code_cell, "markdown": nbformat.v4.new_markdown_cell, "raw": nbformat.v4.new_raw_cell}[kind]
+    cell: dict[str, Any] = _plain(maker(source=""))
+    cell["source"] = as_source(source, lines_form(None, nb.cells))
+    if not nb.has_ids:
+        cell.pop("id", None)
+    else:
+        taken = {c.get("id") for c in nb.cells}
+        while cell["id"] in taken:
+            cell["id"] = _plain(maker(source=""))["id"]
+    return cell
+
+
+def _plain(node: Any) -> Any:
+    """An nbformat NotebookNode as plain dicts and lists."""
+    if isinstance(node, dict):
+        return {k: _plain(v) for k, v in node.items()}
+    if isinstance(node, list):
+        return [_plain(v) for v in node]
+    return node
