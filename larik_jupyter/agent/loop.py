@@ -116,6 +116,7 @@ class AgentLoop:
             namespace=namespace,
             display=display,
             stop_event=self._stop,
+            session_id=session.id,
         )
         # Servers start on the first file they serve, so an agent that edits nothing pays nothing.
         self.lsp = LspManager.from_config(self.loaded.config, self.root)
@@ -207,6 +208,7 @@ class AgentLoop:
         self._loop = asyncio.get_running_loop()
         self._task = asyncio.current_task()
         turn = self.checkpoints.begin_turn() if self._owns_turns else 1
+        self.env.prompt = turn
         outcome = TurnOutcome(turn=turn, status="done")
         self.emit(ae.TurnStarted(turn=turn, prompt=prompt, model=self.provider.name))
         try:
@@ -375,6 +377,7 @@ class AgentLoop:
         if denial is not None:
             return self._error_result(call, denial, before.notices)
         self.emit(ae.ToolStarted(call.id, call.name, summary))
+        self.env.tool_use_id = call.id
         started = time.monotonic()
         result: ToolResult = await tool.arun(self.env, dict(call.input))
         seconds = time.monotonic() - started
@@ -436,7 +439,8 @@ class AgentLoop:
             tool=call.name,
             input=dict(call.input),
             summary=summary,
-            detail=preview_change(self.env, call.name, call.input),
+            # In a thread: a notebook preview may ask the browser, whose reply this loop delivers.
+            detail=await asyncio.to_thread(preview_change, self.env, call.name, call.input),
         )
         answer: PermissionAnswer | None = None
         if self.approver is not None:

@@ -21,8 +21,10 @@ from traitlets import Bool, Unicode
 from larik_jupyter.api import Agent
 from larik_jupyter.errors import LarikError
 from larik_jupyter.notebook import commands
+from larik_jupyter.notebook.bridge import Bridge
 from larik_jupyter.notebook.parser import Command, Prompt, parse_magic
 from larik_jupyter.notebook.pump import MainThreadPump
+from larik_jupyter.notebook.runner import CellRunner
 from larik_jupyter.notebook.view import TurnUI
 from larik_jupyter.notebook.widgets.live import refresh_all
 
@@ -46,6 +48,7 @@ class LarikMagics(Magics):
         self.agent: Agent | None = None
         self.pump = MainThreadPump()
         self.cwd = Path(os.getcwd())
+        self.bridge: Bridge | None = None
 
     # -- entry point -----------------------------------------------------------------------
 
@@ -104,6 +107,8 @@ class LarikMagics(Magics):
             namespace=self.shell.user_ns if self.shell is not None else None,
             display=self._display_from_tool,
             mcp=self.agent.loop.mcp if self.agent is not None else None,
+            live=self.bridge,
+            run_cell=CellRunner(self.shell, self.bridge).run if self.shell is not None else None,
             **kwargs,
         )
         if self.agent is not None:
