@@ -91,9 +91,15 @@ class Bridge:
         kind = data.get("type")
         if kind == "hello" and isinstance(data.get("path"), str):
             root = data.get("root")
-            self.panels[comm.comm_id] = Panel(
+            panel = Panel(
                 data["path"], Path(os.path.expanduser(root)) if isinstance(root, str) and root else None
             )
+            # A page reload leaves the old page's comm open on this side with nobody behind
+            # it: the newest hello for a notebook replaces the older ones.
+            for stale in [cid for cid, p in self.panels.items() if p == panel and cid != comm.comm_id]:
+                self._closed(stale)
+            self.panels.pop(comm.comm_id, None)
+            self.panels[comm.comm_id] = panel
             self._connected.set()
         elif kind == "reply":
             with self._lock:
@@ -118,7 +124,7 @@ class Bridge:
         panel is connected or `path` lies outside the server's root (it cannot be open)."""
         real = Path(os.path.realpath(path))
         chosen: tuple[Any, str] | None = None
-        for comm_id, panel in self.panels.items():
+        for comm_id, panel in reversed(self.panels.items()):  # the newest first
             comm = self.comms.get(comm_id)
             if comm is None or panel.root is None:
                 continue

@@ -122,7 +122,13 @@ class CellRunner:
         shell._showtraceback = showtraceback  # instance attribute: the kernel's publishes to iopub
         guard.start()
         try:
-            result = await shell.run_cell_async(source, store_history=True)
+            try:
+                transformed, failure = shell.transform_cell(source), None
+            except Exception:
+                transformed, failure = source, sys.exc_info()
+            result = await shell.run_cell_async(
+                source, store_history=True, transformed_cell=transformed, preprocessing_exc_tuple=failure
+            )
         except KeyboardInterrupt:
             result = None
             why.append(why[0] if why else "interrupted")
