@@ -266,6 +266,9 @@ export class NotebookBridge {
           if (cell.cell_type !== 'code') {
             throw new Refusal(`cell ${request.cell_id} is not a code cell`);
           }
+          // Cleared first, on its own: the output area merges a stream output that arrives
+          // next to an earlier stream of the same name, which would double the streamed text.
+          cell.clearOutputs();
           model.transact(() => {
             cell.setOutputs(request.outputs ?? []);
             if (request.execution_count !== undefined) {
