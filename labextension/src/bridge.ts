@@ -203,8 +203,16 @@ export class NotebookBridge {
     this.applying = true;
     try {
       switch (request.op) {
-        case 'get':
-          return { notebook: model.toJSON() };
+        case 'get': {
+          // With `cell_ids`, only those cells (an edit needs one, not the whole document).
+          const wanted = (request as Json).cell_ids as string[] | undefined;
+          if (!wanted) {
+            return { notebook: model.toJSON() };
+          }
+          const cells = model.cells.filter(cell => wanted.includes(cell.getId())).map(cell => cell.toJSON());
+          const head = { metadata: model.getMetadata(), nbformat: model.nbformat, nbformat_minor: model.nbformat_minor };
+          return { notebook: { ...head, cells } };
+        }
         case 'insert': {
           const index = request.after ? indexOf(request.after) + 1 : 0;
           const cell = model.insertCell(index, request.cell);

@@ -62,9 +62,10 @@ def notebook_path(env: Env, args: dict[str, Any], tool: str) -> str:
     return str(own)
 
 
-def open_notebook(env: Env, raw_path: str) -> NotebookFile:
-    """The notebook as the user sees it: the open document when a browser shows it, else the file."""
-    return live_notebook(env, raw_path) or load_notebook(env, raw_path)
+def open_notebook(env: Env, raw_path: str, cell_ids: list[str] | None = None) -> NotebookFile:
+    """The notebook as the user sees it: the open document when a browser shows it (only the
+    cells `cell_ids` names, when given), else the file."""
+    return live_notebook(env, raw_path, cell_ids) or load_notebook(env, raw_path)
 
 
 def _is_kernel_notebook(env: Env, path: Path) -> bool:
@@ -177,7 +178,8 @@ class NotebookEditTool(Tool):
 
     def plan(self, env: Env, args: dict[str, Any]) -> NotebookChange:
         """Work the edit out without writing anything (also what the approval shows)."""
-        nb = open_notebook(env, notebook_path(env, args, self.name))
+        cell_id = args.get("cell_id")
+        nb = open_notebook(env, notebook_path(env, args, self.name), [str(cell_id)] if cell_id else [])
         mode = args.get("edit_mode") or "replace"
         if mode not in ("replace", "insert", "delete"):
             raise ToolError(f"notebook_edit: edit_mode must be replace, insert or delete, not {mode!r}.")
@@ -188,7 +190,6 @@ class NotebookEditTool(Tool):
         data["cells"] = list(nb.cells)
         if mode == "insert":
             return self._insert(env, nb, data, args, kind or "code")
-        cell_id = args.get("cell_id")
         if not cell_id:
             raise ToolError(f"notebook_edit: {mode} needs cell_id; call notebook_read to see the ids.")
         index = _find(nb, str(cell_id))

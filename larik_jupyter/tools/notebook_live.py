@@ -22,14 +22,19 @@ def kernel_notebook(env: Env) -> Path | None:
     return from_bridge or env.notebook_path
 
 
-def live_notebook(env: Env, raw_path: str) -> NotebookFile | None:
-    """The open document of the notebook at `raw_path`, or None when no browser shows it."""
+def live_notebook(env: Env, raw_path: str, cell_ids: list[str] | None = None) -> NotebookFile | None:
+    """The open document of the notebook at `raw_path`, or None when no browser shows it;
+    with `cell_ids`, only those of its cells (an edit of one cell in a large notebook then
+    costs one cell's transfer, not the whole document's)."""
     if env.live is None:
         return None
     path = env.resolve(raw_path)
     if path.suffix != ".ipynb":
         return None
-    reply = env.live.request(path, {"op": "get"})
+    op: dict[str, object] = {"op": "get"}
+    if cell_ids is not None:
+        op["cell_ids"] = cell_ids
+    reply = env.live.request(path, op)
     if reply is None:
         return None
     data = reply.get("notebook")

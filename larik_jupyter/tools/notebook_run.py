@@ -69,14 +69,14 @@ class NotebookRunTool(Tool):
             raise ToolError(f"notebook_run: timeout must be between 1 and {MAX_TIMEOUT} seconds, not {timeout}.")
         raw = notebook_path(env, args, self.name)
         # Reading the open document waits for the browser, whose reply this thread's loop delivers.
-        nb = await asyncio.to_thread(open_notebook, env, raw)
+        cell_id = str(args["cell_id"])
+        nb = await asyncio.to_thread(open_notebook, env, raw, [cell_id])
         own = kernel_notebook(env)
         if own is not None and Path(own).resolve() != nb.path:
             raise ToolError(
                 f"notebook_run runs cells of this kernel's own notebook ({env.rel(Path(own).resolve())}), "
                 f"not of {nb.rel}; run that notebook's cells from its own kernel."
             )
-        cell_id = str(args["cell_id"])
         cell = nb.cells[nb.find(cell_id)]
         if cell.get("cell_type") != "code":
             raise ToolError(f"notebook_run: cell {cell_id} of {nb.rel} is a {cell.get('cell_type')} cell, not code.")
