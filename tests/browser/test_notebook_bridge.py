@@ -220,3 +220,68 @@ def test_bridge_survives_page_reload_and_kernel_restart(lab_page: Page, lab_serv
     assert lab_page.evaluate(CELL, "target")["source"] == "x = 'restarted'"
     results = result_texts(lab_server.root)
     assert all("landed in the notebook open in the browser" in r for r in results[-1:])
+
+
+def test_approval_card_shows_the_cell_diff_before_the_edit_lands(lab_page: Page, lab_server: LabServer) -> None:
+    script = {
+        "responses": [
+            {"content": [edit(cell_id="target", new_source="x = 'approved'")]},
+            {"content": [{"type": "text", "text": "Approved edit done."}]},
+        ]
+    }
+    (lab_server.root / "script.json").write_text(json.dumps(script))
+    notebook(lab_server.root, "ask.ipynb", "%larik --model scripted:script.json change x")
+    open_notebook(lab_page, lab_server, "ask.ipynb")
+    run_cell(lab_page, 0)
+    wait_idle_count(lab_page, "load")
+    run_cell(lab_page, 3)
+    allow = lab_page.get_by_role("button", name="Allow once")
+    allow.wait_for(timeout=60_000)
+    card = lab_page.locator(".jp-OutputArea-output", has=allow)
+    text = card.inner_text()
+    assert "-x = 1" in text and "+x = 'approved'" in text and "ask.ipynb#target" in text
+    assert lab_page.evaluate(CELL, "target")["source"] == "x = 1"
+    shot(lab_page, "bridge_approval_diff")
+    allow.click()
+    body_has(lab_page, "Approved edit done.")
+    assert lab_page.evaluate(CELL, "target")["source"] == "x = 'approved'"
+
+
+def test_fix_with_larik_button_inserts_and_runs_a_fix_prompt(lab_page: Page, lab_server: LabServer) -> None:
+    script = {
+        "responses": [
+            {"content": [edit(cell_id="boom", new_source="1 / 1"),
+                         {"type": "tool_use", "name": "notebook_run", "input": {"cell_id": "boom"}}]},
+            {"content": [{"type": "text", "text": "Fixed the division."}]},
+        ]
+    }
+    (lab_server.root / "script.json").write_text(json.dumps(script))
+    setup = (
+        "import os\nos.environ['LARIK_MODEL'] = 'scripted:script.json'\n"
+        "get_ipython().magics_manager.registry['LarikMagics'].yes = True"
+    )
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [
+        nbformat.v4.new_code_cell("%load_ext larik_jupyter", id="load"),
+        nbformat.v4.new_code_cell(setup, id="setup"),
+        nbformat.v4.new_code_cell("1 / 0", id="boom"),
+    ]
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    nbformat.write(nb, lab_server.root / "fix.ipynb")
+    open_notebook(lab_page, lab_server, "fix.ipynb")
+    for index, cell_id in ((0, "load"), (1, "setup")):
+        run_cell(lab_page, index)
+        wait_idle_count(lab_page, cell_id)
+    run_cell(lab_page, 2)
+    button = lab_page.get_by_role("button", name="Fix with Larik")
+    button.wait_for(timeout=60_000)
+    shot(lab_page, "bridge_fix_button")
+    button.click()
+    body_has(lab_page, "Fixed the division.")
+    sources = lab_page.evaluate(SOURCES)
+    assert sources[3].split("|", 1)[1].startswith("%%larik\nFix the error in cell boom")
+    assert "ZeroDivisionError" in sources[3]
+    boom = lab_page.evaluate(CELL, "boom")
+    assert boom["source"] == "1 / 1"
+    assert [o["output_type"] for o in boom["outputs"]] == ["execute_result"]
+    assert lab_page.get_by_role("button", name="Fix with Larik").count() == 0
