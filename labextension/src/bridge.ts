@@ -101,7 +101,17 @@ export class NotebookBridge {
       }
     });
     panel.context.pathChanged.connect(() => this.sayHello(panel));
-    panel.disposed.connect(() => this.comms.delete(panel));
+    panel.disposed.connect(() => {
+      // Closing the notebook tells the kernel, whose edits of it then go to the file.
+      this.comms.get(panel)?.forEach(comm => {
+        try {
+          comm.close();
+        } catch {
+          // The kernel connection is already gone; the kernel's request will time out.
+        }
+      });
+      this.comms.delete(panel);
+    });
     void context.ready.then(connect);
   }
 

@@ -22,6 +22,7 @@ from typing import Any
 from IPython.core.displayhook import CapturingDisplayHook
 from IPython.core.displaypub import CapturingDisplayPublisher
 
+from larik_jupyter.tools.base import ToolError
 from larik_jupyter.tools.notebook_run import CellRun
 
 STREAM_EVERY = 0.25  # seconds between streamed output updates
@@ -88,6 +89,11 @@ class CellRunner:
         changed: Callable[[list[dict[str, Any]]], None] | None = None,
     ) -> CellRun:
         """Run `source` as the next cell; outputs also go to `changed` as they come."""
+        if threading.current_thread() is not threading.main_thread():
+            raise ToolError(
+                "notebook_run cannot run a cell from a `%larik` line inside a larger cell (the "
+                "kernel's thread is busy with that cell); put the prompt in a cell of its own."
+            )
         shell = self.shell
         outputs = _Outputs(changed)
         run = CellRun(execution_count=shell.execution_count)
