@@ -32,6 +32,7 @@ from larik_jupyter.session import branch
 from larik_jupyter.session.catalog import latest, resolve
 from larik_jupyter.session.entry_list import EntryList
 from larik_jupyter.session.plan import Todo, current_plan
+from larik_jupyter.tools.env import LiveNotebooks
 
 T = TypeVar("T")
 
@@ -74,7 +75,8 @@ class Agent:
     resume), `continue_latest` (resume the directory's latest session), `model`
     (`provider:model`), `yes` (allow calls that would ask), `namespace` (a kernel's user
     namespace, enabling the `python` and `inspect_variables` tools), `approver` (async
-    callback answering asks), `mcp` (the MCP servers of an agent this one replaces in the same
+    callback answering asks), `live` (the notebooks open in a browser, see `tools/env.py`),
+    `run_cell` (how `notebook_run` runs a cell in the kernel), `mcp` (the MCP servers of an agent this one replaces in the same
     directory, reused instead of restarted; the old agent is then closed with `keep_mcp=True`).
     """
 
@@ -90,8 +92,12 @@ class Agent:
         approver: Approver | None = None,
         display: Any = None,
         mcp: McpManager | None = None,
+        live: LiveNotebooks | None = None,
+        run_cell: Any = None,
     ) -> None:
         self.cwd = Path(os.path.abspath(os.fspath(cwd or os.getcwd())))
+        self.live = live
+        self.run_cell = run_cell
         self.yes = yes
         self.namespace = namespace
         self.approver = approver
@@ -118,6 +124,8 @@ class Agent:
             mcp=mcp,
         )
         self.notices = opened.notices
+        opened.agent.env.live = self.live
+        opened.agent.env.run_cell = self.run_cell
         for listener in self._listeners:
             opened.agent.subscribe(listener)
         return opened.agent

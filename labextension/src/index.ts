@@ -9,7 +9,9 @@ import { IRenderMimeRegistry } from '@jupyterlab/rendermime';
 import { listIcon } from '@jupyterlab/ui-components';
 
 import * as api from './api';
+import { NotebookBridge } from './bridge';
 import { CommandIDs } from './commands';
+import { addFixButton } from './fix';
 import { insertCellBelow, openInNotebook } from './notebook';
 import { SessionsPanel } from './sidebar';
 
@@ -50,6 +52,8 @@ const plugin: JupyterFrontEndPlugin<void> = {
     browser: IDefaultFileBrowser | null
   ) => {
     window.larikJupyter = { insertCellBelow: (code: string) => insertCellBelow(tracker, code) };
+    const bridge = new NotebookBridge(tracker);
+    bridge.onError = addFixButton;
 
     const panel = new SessionsPanel(app.commands, rendermime);
     panel.title.icon = listIcon;

@@ -125,6 +125,7 @@ class AgentLoop:
             namespace=namespace,
             display=display,
             stop_event=self._stop,
+            session_id=session.id,
         )
         if namespace is not None and self._owns_turns:
             self.env.variables = kernel_snapshots(session.id)
@@ -230,12 +231,14 @@ class AgentLoop:
         self._stop.clear()
         self._loop = asyncio.get_running_loop()
         self._task = asyncio.current_task()
+        prompt_number = len(self.session.state.prompt_indexes) + 1
         if self._owns_turns:
-            turn = self.checkpoints.begin_turn(len(self.session.state.prompt_indexes) + 1)
+            turn = self.checkpoints.begin_turn(prompt_number)
             if self.env.variables is not None:
                 self.env.variables.open_turn(turn, self.loaded.config.kernel_snapshot_budget_mb)
         else:
             turn = 1
+        self.env.prompt = prompt_number
         outcome = TurnOutcome(turn=turn, status="done")
         self.emit(ae.TurnStarted(turn=turn, prompt=prompt, model=self.provider.name))
         try:
@@ -425,6 +428,7 @@ class AgentLoop:
         if denial is not None:
             return self._error_result(call, denial, before.notices)
         self.emit(ae.ToolStarted(call.id, call.name, summary))
+        self.env.tool_use_id = call.id
         started = time.monotonic()
         result: ToolResult = await tool.arun(self.env, dict(call.input))
         seconds = time.monotonic() - started
@@ -486,7 +490,8 @@ class AgentLoop:
             tool=call.name,
             input=dict(call.input),
             summary=summary,
-            detail=preview_change(self.env, call.name, call.input),
+            # In a thread: a notebook preview may ask the browser, whose reply this loop delivers.
+            detail=await asyncio.to_thread(preview_change, self.env, call.name, call.input),
         )
         answer: PermissionAnswer | None = None
         if self.approver is not None:

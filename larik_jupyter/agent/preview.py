@@ -9,7 +9,8 @@ from larik_jupyter.errors import LarikError
 from larik_jupyter.tools.diff import unified_diff
 from larik_jupyter.tools.edit import apply_edit
 from larik_jupyter.tools.env import Env
-from larik_jupyter.tools.notebook import NotebookEditTool
+from larik_jupyter.tools.notebook import NotebookEditTool, notebook_path, open_notebook
+from larik_jupyter.tools.notebook_file import source_text
 
 
 def preview_change(env: Env, tool: str, tool_input: dict[str, Any]) -> str:
@@ -18,6 +19,12 @@ def preview_change(env: Env, tool: str, tool_input: dict[str, Any]) -> str:
         return f"$ {tool_input.get('command', '')}"
     if tool == "python":
         return str(tool_input.get("code", ""))
+    if tool == "notebook_run":
+        try:
+            nb = open_notebook(env, notebook_path(env, tool_input, tool))
+            return source_text(nb.cells[nb.find(str(tool_input.get("cell_id", "")))])
+        except (LarikError, OSError) as exc:
+            return f"(no preview: {exc})"
     if tool in ("write", "edit", "multi_edit"):
         try:
             return _file_diff(env, tool, tool_input)

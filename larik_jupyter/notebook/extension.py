@@ -1,4 +1,5 @@
-"""Loading the extension into IPython: register the magics, prune old checkpoints once."""
+"""Loading the extension into IPython: register the magics and, in a kernel, the notebook
+bridge; prune old checkpoints once."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from larik_jupyter.checkpoint.prune import prune
 from larik_jupyter.config.layers import load_config
 from larik_jupyter.errors import LarikError
 from larik_jupyter.notebook.async_cells import async_cells
+from larik_jupyter.notebook.bridge import Bridge
 from larik_jupyter.notebook.capture import KernelCapture
 from larik_jupyter.notebook.magics import LarikMagics
 
@@ -30,6 +32,10 @@ def load(ipython: Any) -> None:
     _magics = LarikMagics(shell=ipython)
     _magics.capture = KernelCapture(ipython)
     _magics.capture.start()
+    if getattr(ipython, "kernel", None) is not None:
+        magics = _magics
+        _magics.bridge = Bridge(blocked=lambda: magics.pump.running)
+        _magics.bridge.register()
     ipython.register_magics(_magics)
     if async_cells not in ipython.input_transformers_post:
         ipython.input_transformers_post.append(async_cells)

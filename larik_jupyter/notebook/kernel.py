@@ -13,6 +13,7 @@ from larik_jupyter.checkpoint.store import UndoResult
 from larik_jupyter.errors import LarikError
 from larik_jupyter.session import catalog
 from larik_jupyter.session.export import export_markdown
+from larik_jupyter.tools.env import LiveNotebooks
 
 Show = Callable[[Any], None]
 
@@ -45,6 +46,9 @@ class KernelSession:
         self.show: Show = show or (lambda _value: None)
         self.show_from_tool = show_from_tool
         self.set_next_cell: Callable[[str], None] = set_next_cell or (lambda _code: None)
+        # The notebooks open in a browser and how `notebook_run` runs a cell (set in a kernel).
+        self.live: LiveNotebooks | None = None
+        self.run_cell: Any = None
         self.agent: Agent | None = None
 
     # -- guards ----------------------------------------------------------------------------
@@ -83,6 +87,8 @@ class KernelSession:
                 yes=self.yes,
                 namespace=self.namespace,
                 display=self.show_from_tool,
+                live=self.live,
+                run_cell=self.run_cell,
                 **kwargs,
             )
         elif kwargs:

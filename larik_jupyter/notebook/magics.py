@@ -23,12 +23,14 @@ from larik_jupyter.errors import LarikError
 from larik_jupyter.llm.messages import Message, TextBlock
 from larik_jupyter.notebook import commands
 from larik_jupyter.notebook.attachments import attach
+from larik_jupyter.notebook.bridge import Bridge
 from larik_jupyter.notebook.capture import KernelCapture
 from larik_jupyter.notebook.context import kernel_notebook, notebook_context
 from larik_jupyter.notebook.kernel import KernelSession
 from larik_jupyter.notebook.parser import Command, Prompt, parse_magic
 from larik_jupyter.notebook.pump import MainThreadPump
 from larik_jupyter.notebook.render import ContextPart, parts_from_messages
+from larik_jupyter.notebook.runner import CellRunner
 from larik_jupyter.notebook.view import TurnUI
 from larik_jupyter.notebook.widgets.live import refresh_all
 from larik_jupyter.tools.envelope import new_nonce
@@ -68,11 +70,23 @@ class LarikMagics(Magics):
         # What ran in the kernel; the extension starts it, a bare LarikMagics has none.
         self.capture: KernelCapture | None = None
         self._context_since = 0
+        self._bridge: Bridge | None = None
 
     @observe("model", "yes")
     def _defaults_changed(self, change: Any) -> None:
         if hasattr(self, "session"):
             setattr(self.session, change["name"], change["new"])
+
+    @property
+    def bridge(self) -> Bridge | None:
+        """The comm to the notebooks open in a browser (set by the extension in a kernel)."""
+        return self._bridge
+
+    @bridge.setter
+    def bridge(self, bridge: Bridge | None) -> None:
+        self._bridge = bridge
+        self.session.live = bridge
+        self.session.run_cell = CellRunner(self.shell, bridge).run if self.shell is not None else None
 
     @property
     def agent(self) -> Agent | None:

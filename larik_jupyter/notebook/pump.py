@@ -26,6 +26,8 @@ class MainThreadPump:
     def __init__(self) -> None:
         self._jobs: queue.Queue[Callable[[], None]] = queue.Queue()
         self._main = threading.get_ident()
+        # While set, the cell's thread is busy here and the kernel hears no comm messages.
+        self.running = False
 
     def post(self, job: Callable[[], None]) -> None:
         """Run `job` on the cell's thread soon (immediately when already on it)."""
@@ -58,13 +60,17 @@ class MainThreadPump:
                 result["error"] = exc
 
         thread = threading.Thread(target=worker, name="larik-turn", daemon=True)
+        self.running = True
         thread.start()
-        while thread.is_alive():
-            try:
-                self.drain()
-                thread.join(_POLL_SECONDS)
-            except KeyboardInterrupt:
-                on_interrupt()
+        try:
+            while thread.is_alive():
+                try:
+                    self.drain()
+                    thread.join(_POLL_SECONDS)
+                except KeyboardInterrupt:
+                    on_interrupt()
+        finally:
+            self.running = False
         self.drain()
         if "error" in result:
             raise result["error"]

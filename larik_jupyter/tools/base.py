@@ -67,21 +67,33 @@ class Tool(ABC):
     def execute(self, env: Env, args: dict[str, Any]) -> ToolResult:
         """Do the work on validated input; raise `ToolError` for a call that cannot be done."""
 
+    async def aexecute(self, env: Env, args: dict[str, Any]) -> ToolResult:
+        """`execute` from async code: in a worker thread, or on this thread for kernel tools.
+        A tool that must await the kernel's loop (e.g. to hear the browser) overrides this."""
+        if self.inline:
+            return self.execute(env, args)
+        return await asyncio.to_thread(self.execute, env, args)
+
     def run(self, env: Env, args: dict[str, Any]) -> ToolResult:
         """Validate `args` and execute; user-caused failures come back as an error result."""
         try:
             check_input(self.input_schema, args, self.name)
             return self.execute(env, args)
-        except LarikError as exc:
-            return ToolResult(str(exc), is_error=True)
-        except OSError as exc:
-            return ToolResult(f"{self.name} failed: {os_error_text(exc)}.", is_error=True)
+        except (LarikError, OSError) as exc:
+            return self._failure(exc)
 
     async def arun(self, env: Env, args: dict[str, Any]) -> ToolResult:
-        """`run` from async code: in a worker thread, or on this thread for kernel tools."""
-        if self.inline:
-            return self.run(env, args)
-        return await asyncio.to_thread(self.run, env, args)
+        """`run` from async code (see `aexecute`)."""
+        try:
+            check_input(self.input_schema, args, self.name)
+            return await self.aexecute(env, args)
+        except (LarikError, OSError) as exc:
+            return self._failure(exc)
+
+    def _failure(self, exc: LarikError | OSError) -> ToolResult:
+        if isinstance(exc, OSError):
+            return ToolResult(f"{self.name} failed: {os_error_text(exc)}.", is_error=True)
+        return ToolResult(str(exc), is_error=True)
 
 
 def os_error_text(exc: OSError) -> str:

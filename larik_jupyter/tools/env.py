@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
@@ -26,6 +26,21 @@ class DiagnosticsSource(Protocol):
         """The diagnostics of `path`, or of every file checked so far."""
 
 
+class LiveNotebooks(Protocol):
+    """The notebooks a browser shows, reached through the notebook bridge."""
+
+    @property
+    def notebook_path(self) -> Path | None:
+        """The notebook a browser shows this kernel in, when one said so."""
+
+    def request(self, path: Path, op: dict[str, Any], timeout: float = ...) -> dict[str, Any] | None:
+        """Apply `op` to the open document of `path` and return the browser's reply; None when
+        no browser shows it (use the file). Raises `ToolError` when it did not land."""
+
+    def post(self, path: Path, op: dict[str, Any]) -> None:
+        """Send `op` without waiting for the reply."""
+
+
 @dataclass
 class Env:
     """The world one agent's tools run in.
@@ -39,6 +54,10 @@ class Env:
     snapshots the kernel variables the `python` tool's code may change, for undo.
     `notebook_path` is the notebook this kernel belongs to, when the front end said; `nonce`
     is the current turn's nonce for the envelope around notebook data (`tools/envelope.py`).
+    `live`, when set, reaches the notebooks open in a browser (their edits land there, not in
+    the file); `run_cell` runs a cell's source in the kernel for `notebook_run`.
+    `session_id`, `prompt` and `tool_use_id` say which call is running, for the provenance of
+    the cells it changes.
     """
 
     cwd: Path
@@ -54,6 +73,11 @@ class Env:
     variables: KernelSnapshots | None = None
     notebook_path: Path | None = None
     nonce: str = field(default_factory=new_nonce)
+    live: LiveNotebooks | None = None
+    run_cell: Callable[..., Awaitable[Any]] | None = None
+    session_id: str = ""
+    prompt: int = 0
+    tool_use_id: str = ""
 
     def __post_init__(self) -> None:
         self.root = Path(os.path.realpath(self.root))

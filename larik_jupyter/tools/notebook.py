@@ -26,6 +26,12 @@ from larik_jupyter.tools.notebook_file import (
     save_notebook,
     source_text,
 )
+from larik_jupyter.tools.notebook_live import (
+    apply_live,
+    kernel_notebook,
+    live_notebook,
+    with_provenance,
+)
 from larik_jupyter.tools.notebook_outputs import outputs_text
 
 DEFAULT_LIMIT = 50
@@ -35,7 +41,7 @@ RELOAD_NOTE = (
     "reload it from disk (File > Reload Notebook from Disk) before saving, or the editor's next "
     "save overwrites this edit."
 )
-_NOTEBOOK_PATH: dict[str, Any] = {
+NOTEBOOK_PATH: dict[str, Any] = {
     "type": "string",
     "description": "Notebook (.ipynb) path, relative to the working directory; default: the "
     "notebook this kernel belongs to, when known.",
@@ -47,16 +53,24 @@ def notebook_path(env: Env, args: dict[str, Any], tool: str) -> str:
     path = args.get("path")
     if path:
         return str(path)
-    if env.notebook_path is None:
+    own = kernel_notebook(env)
+    if own is None:
         raise ToolError(
             f"{tool}: no path given and the notebook this kernel belongs to is unknown; "
             "pass the notebook's path."
         )
-    return str(env.notebook_path)
+    return str(own)
+
+
+def open_notebook(env: Env, raw_path: str, cell_ids: list[str] | None = None) -> NotebookFile:
+    """The notebook as the user sees it: the open document when a browser shows it (only the
+    cells `cell_ids` names, when given), else the file."""
+    return live_notebook(env, raw_path, cell_ids) or load_notebook(env, raw_path)
 
 
 def _is_kernel_notebook(env: Env, path: Path) -> bool:
-    return env.notebook_path is not None and Path(env.notebook_path).resolve() == path
+    own = kernel_notebook(env)
+    return own is not None and Path(own).resolve() == path
 
 
 class NotebookReadTool(Tool):
@@ -69,7 +83,7 @@ class NotebookReadTool(Tool):
     input_schema = {
         "type": "object",
         "properties": {
-            "path": _NOTEBOOK_PATH,
+            "path": NOTEBOOK_PATH,
             "cell_ids": {
                 "type": "array",
                 "items": {"type": "string"},
@@ -85,7 +99,7 @@ class NotebookReadTool(Tool):
     }
 
     def execute(self, env: Env, args: dict[str, Any]) -> ToolResult:
-        nb = load_notebook(env, notebook_path(env, args, self.name))
+        nb = open_notebook(env, notebook_path(env, args, self.name))
         total = len(nb.cells)
         start = int(args.get("start") or 0)
         limit = int(args.get("limit") or DEFAULT_LIMIT)
@@ -110,7 +124,9 @@ class NotebookReadTool(Tool):
                 head += f"; call again with start={indexes[-1] + 1} for the rest"
         body = wrap(env.nonce, nb.rel, "\n".join(rows)) if rows else ""
         text = head + "." + ("\n" + body if body else "")
-        if _is_kernel_notebook(env, nb.path):
+        if nb.live:
+            text += "\n(Read from the notebook open in the browser; the file may lag until the user saves it.)"
+        elif _is_kernel_notebook(env, nb.path):
             text += "\n(The file on disk may lag behind the open editor until the user saves it.)"
         return ToolResult(images.text(text), images=images.images)
 
@@ -136,6 +152,7 @@ class NotebookChange:
     data: dict[str, Any]
     diff: str
     summary: str
+    op: dict[str, Any]  # the same edit as one request to the open document (`notebook_live`)
 
 
 class NotebookEditTool(Tool):
@@ -149,7 +166,7 @@ class NotebookEditTool(Tool):
     input_schema = {
         "type": "object",
         "properties": {
-            "path": _NOTEBOOK_PATH,
+            "path": NOTEBOOK_PATH,
             "cell_id": {"type": "string", "description": "The cell's id (or cell-N)."},
             "edit_mode": {"type": "string", "enum": ["replace", "insert", "delete"]},
             "new_source": {"type": "string", "description": "The cell's whole new source."},
@@ -161,7 +178,8 @@ class NotebookEditTool(Tool):
 
     def plan(self, env: Env, args: dict[str, Any]) -> NotebookChange:
         """Work the edit out without writing anything (also what the approval shows)."""
-        nb = load_notebook(env, notebook_path(env, args, self.name))
+        cell_id = args.get("cell_id")
+        nb = open_notebook(env, notebook_path(env, args, self.name), [str(cell_id)] if cell_id else [])
         mode = args.get("edit_mode") or "replace"
         if mode not in ("replace", "insert", "delete"):
             raise ToolError(f"notebook_edit: edit_mode must be replace, insert or delete, not {mode!r}.")
@@ -171,26 +189,32 @@ class NotebookEditTool(Tool):
         data = copy.copy(nb.data)
         data["cells"] = list(nb.cells)
         if mode == "insert":
-            return self._insert(nb, data, args, kind or "code")
-        cell_id = args.get("cell_id")
+            return self._insert(env, nb, data, args, kind or "code")
         if not cell_id:
             raise ToolError(f"notebook_edit: {mode} needs cell_id; call notebook_read to see the ids.")
-        index = nb.find(str(cell_id))
+        index = _find(nb, str(cell_id))
         cell = nb.cells[index]
         where = f"{nb.rel}#{cell_id}"
         old = source_text(cell)
         if mode == "delete":
             del data["cells"][index]
-            return NotebookChange(nb, data, unified_diff(where, old, None), f"Deleted cell {cell_id} of {nb.rel}.")
+            op: dict[str, Any] = {"op": "delete", "cell_id": str(cell_id)}
+            return NotebookChange(nb, data, unified_diff(where, old, None), f"Deleted cell {cell_id} of {nb.rel}.", op)
         new = self._new_source(args, old, where)
-        changed = _changed_cell(cell, new, kind)
+        changed = with_provenance(_changed_cell(cell, new, kind), env)
         data["cells"][index] = changed
+        op = {"op": "replace", "cell_id": str(cell_id), "cell": changed}
+        if args.get("new_source") is None and changed.get("cell_type") == cell.get("cell_type"):
+            # Applied to the cell's source as it is when the edit lands, keeping what the user
+            # typed since the read elsewhere in the cell.
+            op = {"op": "patch", "cell_id": str(cell_id), "old_string": str(args["old_string"]),
+                  "new_string": str(args["new_string"]), "metadata": changed.get("metadata", {})}
         summary = f"Replaced the source of cell {cell_id} of {nb.rel}"
         if changed.get("cell_type") != cell.get("cell_type"):
             summary += f" (now a {changed['cell_type']} cell)"
         if cell.get("cell_type") == "code" and cell.get("outputs"):
             summary += "; its outputs were cleared"
-        return NotebookChange(nb, data, unified_diff(where, old, new), summary + ".")
+        return NotebookChange(nb, data, unified_diff(where, old, new), summary + ".", op)
 
     def _new_source(self, args: dict[str, Any], old: str, where: str) -> str:
         has_source = args.get("new_source") is not None
@@ -207,12 +231,14 @@ class NotebookEditTool(Tool):
         new, _ = apply_edit(old, str(args["old_string"]), str(args["new_string"]), False, where)
         return _encodable(new, where)
 
-    def _insert(self, nb: NotebookFile, data: dict[str, Any], args: dict[str, Any], kind: str) -> NotebookChange:
+    def _insert(
+        self, env: Env, nb: NotebookFile, data: dict[str, Any], args: dict[str, Any], kind: str
+    ) -> NotebookChange:
         if args.get("new_source") is None:
             raise ToolError("notebook_edit insert needs new_source, the new cell's source.")
         after = args.get("cell_id")
-        index = nb.find(str(after)) + 1 if after else 0
-        cell = _new_cell(nb, kind, _encodable(str(args["new_source"]), nb.rel))
+        index = _find(nb, str(after)) + 1 if after else 0
+        cell = with_provenance(_new_cell(nb, kind, _encodable(str(args["new_source"]), nb.rel)), env)
         data["cells"].insert(index, cell)
         new_id = str(cell["id"]) if "id" in cell else f"cell-{index}"
         where = f"{nb.rel}#{new_id}"
@@ -220,10 +246,20 @@ class NotebookEditTool(Tool):
         summary = f"Inserted {kind} cell {new_id} {place} of {nb.rel}."
         if not nb.has_ids and index < len(nb.cells):
             summary += " Cells after it moved up one index (cell-N numbers changed)."
-        return NotebookChange(nb, data, unified_diff(where, None, str(args["new_source"])), summary)
+        op = {"op": "insert", "after": str(after) if after else None, "cell": cell}
+        return NotebookChange(nb, data, unified_diff(where, None, str(args["new_source"])), summary, op)
 
     def execute(self, env: Env, args: dict[str, Any]) -> ToolResult:
         change = self.plan(env, args)
+        if change.nb.live:
+            ids = apply_live(env, change.nb, change.op)
+            text = (
+                change.summary
+                + f" It landed in the notebook open in the browser (cells: {', '.join(ids) or 'none'});"
+                " the file changes when the user saves.\n"
+                + (change.diff or "(the source did not change)")
+            )
+            return ToolResult(text, diff=change.diff or None)
         save_notebook(env, change.nb, change.data)
         text = change.summary + "\n" + (change.diff or "(the source did not change)")
         notices = []
@@ -234,6 +270,16 @@ class NotebookEditTool(Tool):
                 "from Disk) before you save, or saving overwrites the agent's edit."
             )
         return ToolResult(text, diff=change.diff or None, files_changed=[change.nb.rel], notices=notices)
+
+
+def _find(nb: NotebookFile, cell_id: str) -> int:
+    """The cell's index; in the open document a missing cell means the edit cannot land."""
+    try:
+        return nb.find(cell_id)
+    except ToolError as exc:
+        if nb.live:
+            raise ToolError(f"Not landed: {exc}") from None
+        raise
 
 
 def _encodable(text: str, where: str) -> str:

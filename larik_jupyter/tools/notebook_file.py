@@ -40,6 +40,7 @@ class NotebookFile:
     indent: str | None
     sort_keys: bool
     newline: bool
+    live: bool = False  # the document open in a browser rather than the file
 
     @property
     def cells(self) -> list[dict[str, Any]]:

@@ -12,6 +12,7 @@ from larik_jupyter.tools.edit import EditTool, MultiEditTool, WriteTool
 from larik_jupyter.tools.env import Env
 from larik_jupyter.tools.kernel import PythonTool
 from larik_jupyter.tools.notebook import NotebookEditTool, NotebookReadTool
+from larik_jupyter.tools.notebook_run import NotebookRunTool
 from larik_jupyter.tools.plan import TodoWriteTool
 from larik_jupyter.tools.read import ReadTool
 from larik_jupyter.tools.search import GlobTool, GrepTool, LsTool
@@ -28,7 +29,7 @@ _FILE_AND_SHELL: tuple[type[Tool], ...] = (
     BashTool,
     TodoWriteTool,
 )
-_KERNEL: tuple[type[Tool], ...] = (PythonTool, InspectVariablesTool)
+_KERNEL: tuple[type[Tool], ...] = (PythonTool, InspectVariablesTool, NotebookRunTool)
 _NOTEBOOK: tuple[type[Tool], ...] = (NotebookReadTool, NotebookEditTool)
 
 

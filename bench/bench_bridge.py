@@ -1,0 +1,148 @@
+"""The notebook bridge's round trip in a real JupyterLab (kernel -> browser -> kernel).
+
+A headless chromium opens a notebook of 500 code cells whose kernel loads larik_jupyter. A cell
+then times, on the kernel's own loop: (floor) a request the browser refuses at once (one comm
+message each way, no document work); one live cell edit (`replace` of one cell's source); and
+`notebook_edit` itself on 50 of the 500 cells (read of the open document + the edit, from a
+worker thread as in a turn). Medians with ranges, in milliseconds.
+
+    .venv/bin/python bench/bench_bridge.py [ROUNDS]
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+
+import nbformat
+from playwright.sync_api import sync_playwright
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+from tests.browser.conftest import (  # noqa: E402
+    CHROMIUM,
+    CHROMIUM_ARGS,
+    LAB_SETTINGS,
+    LABEXTENSION_BUILT,
+    LABEXTENSION_NAME,
+    _free_port,
+)
+
+MEASURE = r'''
+import asyncio, json, statistics, time
+from larik_jupyter.notebook import extension
+from larik_jupyter.tools.env import Env
+from larik_jupyter.tools.notebook import NotebookEditTool
+bridge = extension._magics.bridge
+path = bridge.notebook_path
+async def timed(op, n):
+    out = []
+    for i in range(n):
+        started = time.perf_counter()
+        try:
+            await bridge.arequest(path, op(i))
+        except Exception:
+            pass
+        out.append((time.perf_counter() - started) * 1000)
+    return out
+floor = await timed(lambda i: {"op": "ping"}, ROUNDS)
+edit = await timed(lambda i: {"op": "replace", "cell_id": f"c{i}", "cell": {"cell_type": "code", "source": f"x = {i}", "metadata": {}, "outputs": [], "execution_count": None}}, ROUNDS)
+env = Env(cwd=path.parent, root=path.parent, before_write=lambda p: None, capture_paths=lambda ps: None, live=bridge)
+tool = NotebookEditTool()
+tool_times = []
+for i in range(50):
+    started = time.perf_counter()
+    result = await asyncio.to_thread(tool.run, env, {"path": path.name, "cell_id": f"c{i * 10}", "new_source": f"y = {i}"})
+    tool_times.append((time.perf_counter() - started) * 1000)
+    assert not result.is_error, result.content
+print("BENCH" + json.dumps({"floor": floor, "edit": edit, "tool": tool_times}))
+'''
+
+
+def summary(values: list[float]) -> str:
+    values = sorted(values)
+    return f"{values[len(values) // 2]:.1f} ({values[0]:.1f}–{values[-1]:.1f})"
+
+
+def main(rounds: int) -> None:
+    with tempfile.TemporaryDirectory() as tmp_name:
+        tmp = Path(tmp_name)
+        root = tmp / "work"
+        root.mkdir()
+        for name, value in LAB_SETTINGS.items():
+            target = tmp / "settings" / name
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_text(json.dumps(value))
+        (tmp / "jp" / "labextensions").mkdir(parents=True)
+        (tmp / "jp" / "labextensions" / LABEXTENSION_NAME).symlink_to(LABEXTENSION_BUILT)
+        nb = nbformat.v4.new_notebook()
+        nb.cells = [nbformat.v4.new_code_cell("%load_ext larik_jupyter", id="load")]
+        nb.cells += [nbformat.v4.new_code_cell(f"value_{i} = {i}\nprint(value_{i})", id=f"c{i}") for i in range(500)]
+        nb.cells.append(nbformat.v4.new_code_cell(MEASURE.replace("ROUNDS", str(rounds)), id="bench"))
+        nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+        nbformat.write(nb, root / "big.ipynb")
+        env = {
+            **os.environ,
+            "LARIK_DATA_DIR": str(tmp / "data"),
+            "LARIK_CONFIG_DIR": str(tmp / "config"),
+            "JUPYTERLAB_SETTINGS_DIR": str(tmp / "settings"),
+            "JUPYTERLAB_WORKSPACES_DIR": str(tmp / "workspaces"),
+            "JUPYTER_PATH": str(tmp / "jp"),
+            "JUPYTER_RUNTIME_DIR": str(tmp / "runtime"),
+        }
+        port = _free_port()
+        command = [sys.executable, "-m", "jupyterlab", "--no-browser", "--ip=127.0.0.1", f"--port={port}",
+                   "--ServerApp.token=", "--ServerApp.password=", f"--ServerApp.root_dir={root}",
+                   "--LabApp.expose_app_in_browser=True"]
+        if os.geteuid() == 0:
+            command.append("--allow-root")
+        lab = subprocess.Popen(command, cwd=root, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        url = f"http://127.0.0.1:{port}/"
+        try:
+            deadline = time.monotonic() + 60
+            while True:
+                try:
+                    urllib.request.urlopen(url + "api/status", timeout=2)
+                    break
+                except OSError:
+                    if time.monotonic() > deadline:
+                        raise
+                    time.sleep(0.2)
+            with sync_playwright() as playwright:
+                browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+                page = browser.new_page()
+                page.set_default_timeout(120_000)
+                page.goto(url + "lab/tree/big.ipynb")
+                page.wait_for_function("!!window.jupyterapp?.shell.currentWidget?.sessionContext?.session?.kernel")
+                page.wait_for_function("window.jupyterapp.shell.currentWidget.sessionContext.session.kernel.status === 'idle'")
+                run = """i => { const p = window.jupyterapp.shell.currentWidget; p.content.activeCellIndex = i;
+                           return window.jupyterapp.commands.execute('notebook:run-cell'); }"""
+                page.evaluate(run, 0)
+                page.evaluate(run, 501)
+                outputs = """() => window.jupyterapp.shell.currentWidget.content.model.sharedModel
+                    .cells.find(c => c.getId() === 'bench').toJSON().outputs.map(o => o.text || o.evalue || '').join('')"""
+                page.wait_for_function("(" + outputs + ")().length > 0")
+                text = page.evaluate("""() => window.jupyterapp.shell.currentWidget.content.model.sharedModel
+                    .cells.find(c => c.getId() === 'bench').toJSON().outputs.map(o => o.text || '').join('')""")
+                browser.close()
+        finally:
+            lab.terminate()
+            lab.wait(15)
+    data = json.loads(text.split("BENCH", 1)[1])
+    floor = sorted(data["floor"])[len(data["floor"]) // 2]
+    print(f"500-cell notebook, {rounds} rounds, ms median (min–max):")
+    print(f"  floor: refused request round trip  {summary(data['floor'])}")
+    edit = sorted(data["edit"])[len(data["edit"]) // 2]
+    print(f"  one live cell edit (replace)       {summary(data['edit'])}  ratio {edit / floor:.2f}")
+    tool = sorted(data["tool"])[len(data["tool"]) // 2]
+    print(f"  notebook_edit x50 (read + edit)    {summary(data['tool'])}  ratio {tool / floor:.2f}")
+
+
+if __name__ == "__main__":
+    main(int(sys.argv[1]) if len(sys.argv) > 1 else 30)

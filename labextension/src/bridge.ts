@@ -1,0 +1,370 @@
+/**
+ * The notebook bridge: one `larik.bridge` comm between each open notebook panel and its kernel
+ * (when the kernel has larik_jupyter loaded). The kernel's requests are applied to the panel's
+ * live document model, never to the file, and each gets a reply with the resulting cell ids or
+ * a precise error. See larik_jupyter/notebook/bridge.py for the kernel's end.
+ */
+import { Cell } from '@jupyterlab/cells';
+import { PageConfig } from '@jupyterlab/coreutils';
+import { INotebookTracker, NotebookActions, NotebookPanel } from '@jupyterlab/notebook';
+import { Kernel, KernelMessage } from '@jupyterlab/services';
+
+export const TARGET = 'larik.bridge';
+
+type Json = any; // eslint-disable-line @typescript-eslint/no-explicit-any
+
+interface IRequest {
+  type: 'request';
+  id: number;
+  path: string;
+  op: string;
+  cell_id?: string;
+  after?: string | null;
+  cell?: Json;
+  old_string?: string;
+  new_string?: string;
+  metadata?: Json;
+  outputs?: Json[];
+  execution_count?: number | null;
+  cells?: Json[];
+}
+
+/** A request the document cannot take; `code` tells the kernel why (`not_open`: use the file). */
+class Refusal extends Error {
+  constructor(
+    message: string,
+    readonly code = 'refused'
+  ) {
+    super(message);
+  }
+}
+
+function sourceOf(cell: Json): string {
+  const source = cell?.source ?? '';
+  return Array.isArray(source) ? source.join('') : String(source);
+}
+
+export class NotebookBridge {
+  /** The comms of each panel (the panel's own and the one its kernel opened). */
+  private comms = new Map<NotebookPanel, Set<Kernel.IComm>>();
+  private handled = new Set<string>();
+  /** Cells whose changes come from the kernel right now (not the user's edits). */
+  private applying = false;
+  /** Called with the panel and a cell whose error output gets a "Fix with Larik" button. */
+  onError: ((panel: NotebookPanel, cell: Cell) => void) | null = null;
+
+  constructor(private tracker: INotebookTracker) {
+    tracker.forEach(panel => this.watch(panel));
+    tracker.widgetAdded.connect((_, panel) => this.watch(panel));
+    NotebookActions.executed.connect((_, { notebook, cell, success }) => {
+      unmark(cell);
+      const panel = this.find(p => p.content === notebook);
+      if (!success && panel && this.connected(panel)) {
+        this.onError?.(panel, cell);
+      }
+    });
+  }
+
+  /** Whether `panel`'s kernel is connected through the bridge. */
+  connected(panel: NotebookPanel): boolean {
+    return (this.comms.get(panel)?.size ?? 0) > 0;
+  }
+
+  private find(test: (panel: NotebookPanel) => boolean): NotebookPanel | null {
+    let found: NotebookPanel | null = null;
+    this.tracker.forEach(panel => {
+      if (!found && test(panel)) {
+        found = panel;
+      }
+    });
+    return found;
+  }
+
+  private watch(panel: NotebookPanel): void {
+    const context = panel.sessionContext;
+    let restarting = false;
+    const connect = () => {
+      const kernel = context.session?.kernel;
+      if (kernel && !panel.isDisposed) {
+        this.connect(panel, kernel);
+      }
+    };
+    context.kernelChanged.connect(connect);
+    context.statusChanged.connect((_, status) => {
+      if (status === 'restarting' || status === 'autorestarting') {
+        restarting = true;
+        this.comms.get(panel)?.clear();
+      } else if (status === 'idle' && restarting) {
+        // An extension loaded at startup (IPython config) has already opened its comm: ask.
+        restarting = false;
+        connect();
+      }
+    });
+    panel.context.pathChanged.connect(() => this.sayHello(panel));
+    panel.disposed.connect(() => {
+      // Closing the notebook tells the kernel, whose edits of it then go to the file.
+      this.comms.get(panel)?.forEach(comm => {
+        try {
+          comm.close();
+        } catch {
+          // The kernel connection is already gone; the kernel's request will time out.
+        }
+      });
+      this.comms.delete(panel);
+    });
+    void context.ready.then(connect);
+  }
+
+  private connect(panel: NotebookPanel, kernel: Kernel.IKernelConnection): void {
+    // The kernel opens a comm when the extension loads (panels that were already open).
+    kernel.registerCommTarget(TARGET, (comm: Kernel.IComm) => {
+      this.attach(panel, comm);
+      this.hello(panel, comm);
+    });
+    if (this.connected(panel)) {
+      return;
+    }
+    // Panels opened (or reloaded) after the extension loaded open the comm themselves; a kernel
+    // without the extension closes it at once.
+    try {
+      const comm = kernel.createComm(TARGET);
+      this.attach(panel, comm);
+      void comm.open(this.helloData(panel));
+    } catch {
+      // The kernel went away meanwhile; its next connection tries again.
+    }
+  }
+
+  private attach(panel: NotebookPanel, comm: Kernel.IComm): void {
+    let comms = this.comms.get(panel);
+    if (!comms) {
+      comms = new Set();
+      this.comms.set(panel, comms);
+    }
+    comms.add(comm);
+    comm.onMsg = (msg: KernelMessage.ICommMsgMsg) => this.onMsg(comm, msg.content.data as Json);
+    comm.onClose = () => {
+      this.comms.get(panel)?.delete(comm);
+    };
+  }
+
+  private helloData(panel: NotebookPanel): Json {
+    return { type: 'hello', path: panel.context.path, root: PageConfig.getOption('serverRoot') };
+  }
+
+  private hello(panel: NotebookPanel, comm: Kernel.IComm): void {
+    if (!comm.isDisposed) {
+      void comm.send(this.helloData(panel));
+    }
+  }
+
+  private sayHello(panel: NotebookPanel): void {
+    this.comms.get(panel)?.forEach(comm => this.hello(panel, comm));
+  }
+
+  private onMsg(comm: Kernel.IComm, data: Json): void {
+    if (data?.type !== 'request') {
+      return;
+    }
+    const request = data as IRequest;
+    if (request.id) {
+      // Two panels on one kernel share the kernel's comm: apply each request once.
+      const key = `${comm.commId}:${request.id}`;
+      if (this.handled.has(key)) {
+        return;
+      }
+      this.handled.add(key);
+    }
+    let reply: Json;
+    try {
+      reply = { ok: true, ...this.apply(request) };
+    } catch (error) {
+      const code = error instanceof Refusal ? error.code : 'error';
+      reply = { ok: false, code, error: (error as Error).message };
+    }
+    if (request.id && !comm.isDisposed) {
+      void comm.send({ type: 'reply', id: request.id, ...reply });
+    }
+  }
+
+  private apply(request: IRequest): Json {
+    const panel = this.find(p => p.context.path === request.path);
+    const model = panel?.content.model?.sharedModel;
+    if (!panel || !model) {
+      throw new Refusal(`${request.path} is not open in this browser`, 'not_open');
+    }
+    const indexOf = (id: string | undefined | null): number => {
+      const index = model.cells.findIndex(cell => cell.getId() === id);
+      if (index < 0) {
+        throw new Refusal(
+          `the notebook has no cell ${JSON.stringify(id)} (it was deleted or its id changed); read the notebook again`,
+          'missing_cell'
+        );
+      }
+      return index;
+    };
+    const landed = (id: string, metadata: Json): Json => {
+      const larik = metadata?.larik;
+      if (larik) {
+        mark(panel, id, larik.prompt, () => this.applying);
+      }
+      return { cell_ids: [id] };
+    };
+    this.applying = true;
+    try {
+      switch (request.op) {
+        case 'get': {
+          // With `cell_ids`, only those cells (an edit needs one, not the whole document).
+          const wanted = (request as Json).cell_ids as string[] | undefined;
+          if (!wanted) {
+            return { notebook: model.toJSON() };
+          }
+          const cells = model.cells.filter(cell => wanted.includes(cell.getId())).map(cell => cell.toJSON());
+          const head = { metadata: model.getMetadata(), nbformat: model.nbformat, nbformat_minor: model.nbformat_minor };
+          return { notebook: { ...head, cells } };
+        }
+        case 'insert': {
+          const index = request.after ? indexOf(request.after) + 1 : 0;
+          const cell = model.insertCell(index, request.cell);
+          return landed(cell.getId(), request.cell?.metadata);
+        }
+        case 'delete': {
+          model.deleteCell(indexOf(request.cell_id));
+          return { cell_ids: [] };
+        }
+        case 'replace': {
+          const index = indexOf(request.cell_id);
+          const old = model.cells[index];
+          const cell = request.cell;
+          if (old.cell_type !== cell.cell_type) {
+            model.transact(() => {
+              model.deleteCell(index);
+              model.insertCell(index, { ...cell, id: old.getId() });
+            });
+          } else {
+            model.transact(() => {
+              const changed = old.getSource() !== sourceOf(cell);
+              old.setSource(sourceOf(cell));
+              old.setMetadata(cell.metadata ?? {});
+              if (old.cell_type === 'code' && changed) {
+                const code = old as Json;
+                code.setOutputs([]);
+                code.execution_count = null;
+              }
+            });
+          }
+          return landed(old.getId(), cell.metadata);
+        }
+        case 'patch': {
+          const index = indexOf(request.cell_id);
+          const cell = model.cells[index];
+          const source = cell.getSource();
+          const old = request.old_string ?? '';
+          const count = old ? source.split(old).length - 1 : 0;
+          if (count !== 1) {
+            throw new Refusal(
+              `old_string occurs ${count} times in cell ${request.cell_id} as it is now in the browser, not exactly once; read the cell again`,
+              'no_match'
+            );
+          }
+          model.transact(() => {
+            cell.setSource(source.replace(old, () => request.new_string ?? ''));
+            if (request.metadata?.larik) {
+              cell.setMetadata('larik', request.metadata.larik);
+            }
+            if (cell.cell_type === 'code') {
+              (cell as Json).setOutputs([]);
+              (cell as Json).execution_count = null;
+            }
+          });
+          return landed(cell.getId(), request.metadata);
+        }
+        case 'set_outputs': {
+          const cell = model.cells[indexOf(request.cell_id)] as Json;
+          if (cell.cell_type !== 'code') {
+            throw new Refusal(`cell ${request.cell_id} is not a code cell`);
+          }
+          // Cleared first, on its own: the output area merges a stream output that arrives
+          // next to an earlier stream of the same name, which would double the streamed text.
+          cell.clearOutputs();
+          model.transact(() => {
+            cell.setOutputs(request.outputs ?? []);
+            if (request.execution_count !== undefined) {
+              cell.execution_count = request.execution_count;
+            }
+            if (request.metadata?.larik) {
+              cell.setMetadata('larik', request.metadata.larik);
+            }
+          });
+          const errored = (request.outputs ?? []).some(o => o.output_type === 'error');
+          if (request.execution_count !== undefined && errored) {
+            const widget = panel.content.widgets.find(w => w.model.id === request.cell_id);
+            if (widget) {
+              this.onError?.(panel, widget);
+            }
+          }
+          return request.metadata ? landed(cell.getId(), request.metadata) : { cell_ids: [cell.getId()] };
+        }
+        case 'set_metadata': {
+          const cell = model.cells[indexOf(request.cell_id)];
+          cell.setMetadata(request.metadata ?? {});
+          return { cell_ids: [cell.getId()] };
+        }
+        case 'restore': {
+          // Put cells back as they were before a turn: `cells` in document order, each with
+          // its index and JSON; `cell_ids` lists cells the turn created, to delete.
+          model.transact(() => {
+            for (const id of (request as Json).delete ?? []) {
+              const index = model.cells.findIndex(cell => cell.getId() === id);
+              if (index >= 0) {
+                model.deleteCell(index);
+              }
+            }
+            for (const entry of request.cells ?? []) {
+              const index = model.cells.findIndex(cell => cell.getId() === entry.cell.id);
+              if (index >= 0) {
+                model.deleteCell(index);
+              }
+              model.insertCell(Math.min(entry.index, model.cells.length), entry.cell);
+            }
+          });
+          return { cell_ids: (request.cells ?? []).map(entry => entry.cell.id) };
+        }
+        default:
+          throw new Refusal(`unknown request ${JSON.stringify(request.op)}`);
+      }
+    } finally {
+      this.applying = false;
+    }
+  }
+}
+
+/** Show "edited by Larik · prompt N" on a cell until the user edits or runs it. */
+function mark(panel: NotebookPanel, id: string, prompt: number, fromKernel: () => boolean): void {
+  const widget = panel.content.widgets.find(w => w.model.id === id);
+  if (!widget) {
+    return;
+  }
+  unmark(widget);
+  const badge = document.createElement('div');
+  badge.className = 'jp-larik-marker';
+  badge.textContent = `edited by Larik · prompt ${prompt}`;
+  widget.addClass('jp-larik-edited');
+  widget.node.prepend(badge);
+  const edited = (_: unknown, change: Json) => {
+    if (change.sourceChange && !fromKernel()) {
+      unmark(widget);
+    }
+  };
+  widget.model.sharedModel.changed.connect(edited);
+  markers.set(widget, () => widget.model.sharedModel.changed.disconnect(edited));
+}
+
+const markers = new WeakMap<Cell, () => void>();
+
+function unmark(widget: Cell): void {
+  markers.get(widget)?.();
+  markers.delete(widget);
+  widget.removeClass('jp-larik-edited');
+  widget.node.querySelectorAll(':scope > .jp-larik-marker').forEach(node => node.remove());
+}

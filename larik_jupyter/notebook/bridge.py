@@ -1,0 +1,228 @@
+"""The comm between this kernel and the JupyterLab panels that show notebooks (`larik.bridge`).
+
+Every open notebook panel whose kernel has the extension loaded connects: the panel opens a
+comm when its kernel connects, and the kernel opens one when the extension loads, so panels
+that were already open connect too. A panel says which notebook it shows (`hello`); requests
+from the kernel (read the document, insert, replace, patch, delete a cell, set outputs or
+metadata) are applied to the live document model in the browser, never to the file, and each
+gets a reply: success with the resulting cell ids, or a precise error.
+
+Replies arrive on the kernel's main thread, where ipykernel dispatches comm messages (also
+while an async `%larik` cell awaits). A request waits for its reply on a thread-safe future:
+from a worker thread (`request`), or awaited on the kernel's loop (`arequest`). The main thread
+can never block on one, since it is the thread that would deliver the reply.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import itertools
+import os
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+from larik_jupyter.tools.base import ToolError
+
+TARGET = "larik.bridge"
+REPLY_TIMEOUT = 10.0
+
+
+class NotLanded(ToolError):
+    """A request the browser did not apply (no answer, a missing cell, a refused change)."""
+
+
+@dataclass
+class Panel:
+    """What one connected panel said about itself."""
+
+    path: str  # relative to the server's root, as JupyterLab names it
+    root: Path | None  # the server's root directory, when the page knows it
+
+    @property
+    def real(self) -> Path | None:
+        if self.root is None:
+            return None
+        return Path(os.path.realpath(self.root / self.path))
+
+
+class Bridge:
+    """The kernel's end of `larik.bridge`: which notebooks the browser shows, and requests."""
+
+    def __init__(self, *, blocked: Callable[[], bool] = lambda: False) -> None:
+        self.blocked = blocked
+        self.comms: dict[str, Any] = {}
+        self.panels: dict[str, Panel] = {}
+        self.round_trips: list[float] = []
+        self._pending: dict[int, concurrent.futures.Future[dict[str, Any]]] = {}
+        self._ids = itertools.count(1)
+        self._lock = threading.Lock()
+        self._main = threading.main_thread().ident
+        self._connected = threading.Event()
+
+    # -- connection ------------------------------------------------------------------------
+
+    def register(self) -> None:
+        """Accept panels' comms, and open one so panels already showing this kernel connect."""
+        import comm
+
+        comm.get_comm_manager().register_target(TARGET, self._opened)
+        self._attach(comm.create_comm(target_name=TARGET, data={"type": "hello"}))
+
+    def _opened(self, comm: Any, msg: dict[str, Any]) -> None:
+        self._attach(comm)
+        self._on_msg(comm, msg)
+
+    def _attach(self, comm: Any) -> None:
+        self.comms[comm.comm_id] = comm
+        comm.on_msg(lambda msg: self._on_msg(comm, msg))
+        comm.on_close(lambda _msg: self._closed(comm.comm_id))
+
+    def _closed(self, comm_id: str) -> None:
+        self.comms.pop(comm_id, None)
+        self.panels.pop(comm_id, None)
+
+    def _on_msg(self, comm: Any, msg: dict[str, Any]) -> None:
+        data = msg.get("content", {}).get("data") or {}
+        kind = data.get("type")
+        if kind == "hello" and isinstance(data.get("path"), str):
+            root = data.get("root")
+            panel = Panel(
+                data["path"], Path(os.path.expanduser(root)) if isinstance(root, str) and root else None
+            )
+            # A page reload leaves the old page's comm open on this side with nobody behind
+            # it: the newest hello for a notebook replaces the older ones.
+            for stale in [cid for cid, p in self.panels.items() if p == panel and cid != comm.comm_id]:
+                self._closed(stale)
+            self.panels.pop(comm.comm_id, None)
+            self.panels[comm.comm_id] = panel
+            self._connected.set()
+        elif kind == "reply":
+            with self._lock:
+                future = self._pending.pop(int(data.get("id", -1)), None)
+            if future is not None and not future.done():
+                future.set_result(data)
+
+    def wait_connected(self, timeout: float) -> bool:
+        """Whether a panel has said hello within `timeout` seconds (for tests and the CLI)."""
+        return self._connected.wait(timeout)
+
+    @property
+    def notebook_path(self) -> Path | None:
+        """The notebook a browser shows this kernel in (the first panel that said hello)."""
+        for panel in self.panels.values():
+            if panel.real is not None:
+                return panel.real
+        return None
+
+    def _route(self, path: Path) -> tuple[Any, str] | None:
+        """The comm to ask about `path` and the name the browser knows it by; None when no
+        panel is connected or `path` lies outside the server's root (it cannot be open)."""
+        real = Path(os.path.realpath(path))
+        chosen: tuple[Any, str] | None = None
+        for comm_id, panel in reversed(self.panels.items()):  # the newest first
+            comm = self.comms.get(comm_id)
+            if comm is None or panel.root is None:
+                continue
+            root = Path(os.path.realpath(panel.root))
+            if not real.is_relative_to(root):
+                continue
+            name = PurePosixPath(*real.relative_to(root).parts).as_posix()
+            if panel.real == real:
+                return comm, name
+            chosen = chosen or (comm, name)
+        return chosen
+
+    # -- requests --------------------------------------------------------------------------
+
+    def _send(self, path: Path, op: dict[str, Any]) -> tuple[int, concurrent.futures.Future[dict[str, Any]]] | None:
+        route = self._route(path)
+        if route is None:
+            return None
+        comm, name = route
+        future: concurrent.futures.Future[dict[str, Any]] = concurrent.futures.Future()
+        request_id = next(self._ids)
+        with self._lock:
+            self._pending[request_id] = future
+        comm.send({"type": "request", "id": request_id, "path": name, **op})
+        return request_id, future
+
+    def request(self, path: Path, op: dict[str, Any], timeout: float = REPLY_TIMEOUT) -> dict[str, Any] | None:
+        """Send `op` for the notebook at `path` and wait for the browser's reply (from a worker
+        thread). None when no browser shows it (`not_open`): the caller uses the file. Raises
+        `NotLanded` when the browser did not apply it."""
+        what = _describe(op)
+        if threading.get_ident() == self._main or self.blocked():
+            if not self.panels:
+                return None
+            raise NotLanded(
+                f"Not landed: {what} was not sent to the open notebook, because this kernel "
+                "cannot hear the browser while a `%larik` line runs inside a larger cell; put "
+                "the prompt in a cell of its own and ask again."
+            )
+        started = time.perf_counter()
+        sent = self._send(path, op)
+        if sent is None:
+            return None
+        request_id, future = sent
+        try:
+            reply = future.result(timeout)
+        except concurrent.futures.TimeoutError:
+            with self._lock:
+                self._pending.pop(request_id, None)
+            raise NotLanded(
+                f"Not landed: the browser did not confirm {what} within {timeout:g} s; the "
+                "notebook may have been closed. Read it again before retrying."
+            ) from None
+        self.round_trips.append(time.perf_counter() - started)
+        return _checked(reply, what)
+
+    async def arequest(self, path: Path, op: dict[str, Any], timeout: float = REPLY_TIMEOUT) -> dict[str, Any] | None:
+        """`request` awaited on the kernel's loop, which keeps dispatching comm messages."""
+        what = _describe(op)
+        sent = self._send(path, op)
+        if sent is None:
+            return None
+        request_id, future = sent
+        try:
+            reply = await asyncio.wait_for(asyncio.wrap_future(future), timeout)
+        except TimeoutError:
+            with self._lock:
+                self._pending.pop(request_id, None)
+            raise NotLanded(
+                f"Not landed: the browser did not confirm {what} within {timeout:g} s."
+            ) from None
+        return _checked(reply, what)
+
+    def post(self, path: Path, op: dict[str, Any]) -> None:
+        """Send `op` without waiting (streamed outputs); a final `request` confirms them."""
+        route = self._route(path)
+        if route is not None:
+            comm, name = route
+            comm.send({"type": "request", "id": 0, "path": name, **op})
+
+
+def _describe(op: dict[str, Any]) -> str:
+    cell = f" of cell {op['cell_id']}" if op.get("cell_id") else ""
+    return {
+        "get": "reading the notebook",
+        "insert": "inserting a cell",
+        "replace": f"replacing the source{cell}",
+        "patch": f"editing{cell}",
+        "delete": f"deleting{cell.replace(' of', '')}",
+        "set_outputs": f"setting the outputs{cell}",
+        "set_metadata": f"setting the metadata{cell}",
+        "restore": "restoring cells",
+    }.get(str(op.get("op")), str(op.get("op")))
+
+
+def _checked(reply: dict[str, Any], what: str) -> dict[str, Any] | None:
+    if reply.get("ok"):
+        return reply
+    if reply.get("code") == "not_open":
+        return None
+    raise NotLanded(f"Not landed: {what} failed in the open notebook: {reply.get('error') or 'no reason given'}.")

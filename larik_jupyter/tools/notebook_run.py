@@ -1,0 +1,121 @@
+"""notebook_run: a code cell of the kernel's own notebook, run in the kernel itself.
+
+The kernel runs the cell (see `notebook/runner.py`, handed in as `env.run_cell`); its outputs
+stream into that cell of the open document, or are written to the file when no browser shows
+the notebook, and come back to the model the way notebook_read shows outputs.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from larik_jupyter.tools.base import Tool, ToolError, ToolResult
+from larik_jupyter.tools.env import Env
+from larik_jupyter.tools.images import ImageCollector
+from larik_jupyter.tools.notebook import NOTEBOOK_PATH, notebook_path, open_notebook
+from larik_jupyter.tools.notebook_file import load_notebook, save_notebook, source_text
+from larik_jupyter.tools.notebook_live import apply_live, kernel_notebook, with_provenance
+from larik_jupyter.tools.notebook_outputs import outputs_text
+
+DEFAULT_TIMEOUT = 120
+MAX_TIMEOUT = 3600
+
+
+@dataclass
+class CellRun:
+    """How a run ended: nbformat outputs, the execution count it took, and why it stopped."""
+
+    outputs: list[dict[str, Any]] = field(default_factory=list)
+    execution_count: int | None = None
+    interrupted: str = ""  # "", "timeout" or "interrupted"
+    error: bool = False
+
+
+class NotebookRunTool(Tool):
+    name = "notebook_run"
+    description = (
+        "Run a code cell of this kernel's own notebook in the live kernel (sharing its "
+        "variables), like the user pressing Shift+Enter: its outputs go into the cell and come "
+        "back to you (text, errors, images). Changes to the kernel cannot be undone."
+    )
+    input_schema = {
+        "type": "object",
+        "properties": {
+            "path": NOTEBOOK_PATH,
+            "cell_id": {"type": "string", "description": "The code cell's id (or cell-N)."},
+            "timeout": {
+                "type": "integer",
+                "description": f"Seconds before the run is interrupted; default {DEFAULT_TIMEOUT}, "
+                f"at most {MAX_TIMEOUT}.",
+            },
+        },
+        "required": ["cell_id"],
+    }
+    inline = True
+
+    def execute(self, env: Env, args: dict[str, Any]) -> ToolResult:
+        raise ToolError("notebook_run runs cells only during a turn in a Jupyter kernel.")
+
+    async def aexecute(self, env: Env, args: dict[str, Any]) -> ToolResult:
+        if env.run_cell is None:
+            raise ToolError(
+                "notebook_run needs a live Jupyter kernel; run the agent in a notebook to use it."
+            )
+        timeout = int(args.get("timeout") or DEFAULT_TIMEOUT)
+        if not 1 <= timeout <= MAX_TIMEOUT:
+            raise ToolError(f"notebook_run: timeout must be between 1 and {MAX_TIMEOUT} seconds, not {timeout}.")
+        raw = notebook_path(env, args, self.name)
+        # Reading the open document waits for the browser, whose reply this thread's loop delivers.
+        cell_id = str(args["cell_id"])
+        nb = await asyncio.to_thread(open_notebook, env, raw, [cell_id])
+        own = kernel_notebook(env)
+        if own is not None and Path(own).resolve() != nb.path:
+            raise ToolError(
+                f"notebook_run runs cells of this kernel's own notebook ({env.rel(Path(own).resolve())}), "
+                f"not of {nb.rel}; run that notebook's cells from its own kernel."
+            )
+        cell = nb.cells[nb.find(cell_id)]
+        if cell.get("cell_type") != "code":
+            raise ToolError(f"notebook_run: cell {cell_id} of {nb.rel} is a {cell.get('cell_type')} cell, not code.")
+        live = env.live if nb.live else None
+
+        def streamed(outputs: list[dict[str, Any]]) -> None:
+            if live is not None:
+                live.post(nb.path, {"op": "set_outputs", "cell_id": cell_id, "outputs": outputs})
+
+        run: CellRun = await env.run_cell(
+            source_text(cell), timeout=timeout, stop=env.stop_event, changed=streamed
+        )
+        # Shielded: a Stop that cancels the turn must not leave the cell's outputs half written.
+        if nb.live:
+            op = {"op": "set_outputs", "cell_id": cell_id, "outputs": run.outputs,
+                  "execution_count": run.execution_count, "metadata": with_provenance(cell, env).get("metadata", {})}
+            await asyncio.shield(asyncio.to_thread(apply_live, env, nb, op))
+        else:
+            await asyncio.shield(asyncio.to_thread(_write_file, env, raw, cell_id, run))
+        images = ImageCollector()
+        where = "the open notebook" if nb.live else nb.rel
+        head = f"Ran cell {cell_id} of {nb.rel} as In [{run.execution_count}]; its outputs are in {where}"
+        if run.interrupted == "timeout":
+            head += f"; it was interrupted after {timeout} s"
+        elif run.interrupted:
+            head += "; it was interrupted"
+        body = outputs_text(run.outputs, images, f"cell {cell_id}") if run.outputs else "(no output)"
+        text = images.text(f"{head}.\n{body}")
+        return ToolResult(text, is_error=run.error or bool(run.interrupted), images=images.images)
+
+
+def _write_file(env: Env, raw: str, cell_id: str, run: CellRun) -> None:
+    """The run's outputs and count into the closed notebook's file (that cell only)."""
+    nb = load_notebook(env, raw)
+    index = nb.find(cell_id)
+    data = dict(nb.data)
+    data["cells"] = list(nb.cells)
+    cell = with_provenance(dict(nb.cells[index]), env)
+    cell["outputs"] = run.outputs
+    cell["execution_count"] = run.execution_count
+    data["cells"][index] = cell
+    save_notebook(env, nb, data)

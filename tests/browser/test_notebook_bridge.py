@@ -1,0 +1,287 @@
+"""The notebook bridge in a real JupyterLab: a scripted turn's cell edits land in the open page
+(no reload, no dialog, the file untouched until save), a vanished cell is reported as not landed,
+notebook_run puts text and a PNG into the cell, and the bridge survives a reload and a restart."""
+
+from __future__ import annotations
+
+import base64
+import json
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import nbformat
+from playwright.sync_api import Page
+
+from larik_jupyter.session.catalog import list_sessions
+from larik_jupyter.session.reader import load_entries
+from tests.browser.test_notebook_live import body_has, shot
+
+if TYPE_CHECKING:
+    from tests.browser.conftest import LabServer
+
+# A 1x1 PNG, displayed by the cell notebook_run runs.
+PNG = base64.b64encode(
+    bytes.fromhex(
+        "89504e470d0a1a0a0000000d4948445200000001000000010806000000"
+        "1f15c4890000000d49444154789c6360f8cfc0f01f0005000201"
+        "e5274de20000000049454e44ae426082"
+    )
+).decode()
+
+SOURCES = """() => window.jupyterapp.shell.currentWidget.content.model.sharedModel.cells
+  .map(c => c.getId() + '|' + c.getSource())"""
+
+CELL = """id => {
+  const cell = window.jupyterapp.shell.currentWidget.content.model.sharedModel.cells
+    .find(c => c.getId() === id);
+  return cell ? cell.toJSON() : null;
+}"""
+
+
+def notebook(root: Path, name: str, prompt_cell: str, extra: list[Any] | None = None) -> bytes:
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [
+        nbformat.v4.new_code_cell("%load_ext larik_jupyter", id="load"),
+        nbformat.v4.new_code_cell("x = 1", id="target"),
+        nbformat.v4.new_code_cell("print('bye')", id="gone"),
+        *(extra or []),
+        nbformat.v4.new_code_cell(prompt_cell, id="prompt"),
+    ]
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    nbformat.write(nb, root / name)
+    return (root / name).read_bytes()
+
+
+def edit(**args: Any) -> dict[str, Any]:
+    return {"type": "tool_use", "name": "notebook_edit", "input": args}
+
+
+def open_notebook(page: Page, lab: LabServer, name: str) -> None:
+    page.evaluate(f"window.jupyterapp.commands.execute('docmanager:open', {{path: '{name}'}})")
+    page.wait_for_selector(".jp-Notebook")
+    lab.wait_for_idle_kernel()
+
+
+def run_cell(page: Page, index: int) -> None:
+    page.evaluate(
+        """i => { const panel = window.jupyterapp.shell.currentWidget;
+                  panel.content.activeCellIndex = i;
+                  window.jupyterapp.commands.execute('notebook:run-cell'); }""",
+        index,
+    )
+
+
+def wait_idle_count(page: Page, cell_id: str, timeout: float = 60_000) -> None:
+    """Until the cell has an execution count and the kernel is idle."""
+    page.wait_for_function(
+        """id => { const panel = window.jupyterapp.shell.currentWidget;
+                   const cell = panel.content.model.sharedModel.cells.find(c => c.getId() === id);
+                   return cell && cell.execution_count && panel.sessionContext.session?.kernel?.status === 'idle'; }""",
+        arg=cell_id,
+        timeout=timeout,
+    )
+
+
+def result_texts(root: Path) -> list[str]:
+    """The tool results of the newest session, as text."""
+    info = max(list_sessions(root), key=lambda s: Path(s.path).name)
+    out = []
+    for entry in load_entries(info.path).entries:
+        if entry.message is None:
+            continue
+        for block in entry.message.tool_results():
+            content = block.content
+            out.append(content if isinstance(content, str) else json.dumps([b.model_dump() for b in content]))
+    return out
+
+
+def test_scripted_turn_edits_land_in_the_open_page_and_a_vanished_cell_is_not_landed(
+    lab_page: Page, lab_server: LabServer
+) -> None:
+    script = {
+        "responses": [
+            {"content": [
+                edit(cell_id="target", new_source="x = 2"),
+                edit(edit_mode="insert", cell_id="target", new_source="print('inserted', x)"),
+                edit(cell_id="target", old_string="2", new_string="40 + 2"),
+                edit(edit_mode="delete", cell_id="gone"),
+                edit(cell_id="gone", new_source="print('again')"),
+            ]},
+            {"content": [{"type": "text", "text": "Edits done."}]},
+        ]
+    }
+    (lab_server.root / "script.json").write_text(json.dumps(script))
+    original = notebook(lab_server.root, "edit.ipynb", "%larik --yes --model scripted:script.json edit cells")
+    open_notebook(lab_page, lab_server, "edit.ipynb")
+    lab_page.evaluate("window.__marker = 'same page'")
+    run_cell(lab_page, 0)
+    wait_idle_count(lab_page, "load")
+    run_cell(lab_page, 3)
+    body_has(lab_page, "Edits done.")
+    sources = lab_page.evaluate(SOURCES)
+    assert sources[:3] == ["load|%load_ext larik_jupyter", "target|x = 40 + 2", sources[2]]
+    assert sources[2].endswith("|print('inserted', x)")
+    assert not any(s.startswith("gone|") for s in sources)
+    # The same page (no reload), no dialog, a dirty document, the file untouched until saved.
+    assert lab_page.evaluate("window.__marker") == "same page"
+    assert lab_page.locator(".jp-Dialog").count() == 0
+    assert lab_page.evaluate("window.jupyterapp.shell.currentWidget.context.model.dirty")
+    assert (lab_server.root / "edit.ipynb").read_bytes() == original
+    # Provenance and the visible marker on the changed cells.
+    target = lab_page.evaluate(CELL, "target")
+    assert target["metadata"]["larik"]["prompt"] == 1
+    assert target["metadata"]["larik"]["tool_use_id"]
+    assert lab_page.locator(".jp-larik-marker", has_text="edited by Larik · prompt 1").count() == 2
+    results = result_texts(lab_server.root)
+    assert "landed in the notebook open in the browser" in results[0]
+    assert results[-1].startswith("Not landed:") and "'gone'" in results[-1]
+    shot(lab_page, "bridge_edits_landed")
+    # Saving writes the live document; the marker goes when the user edits the cell.
+    lab_page.evaluate("window.jupyterapp.commands.execute('docmanager:save')")
+    deadline = time.monotonic() + 10
+    while (lab_server.root / "edit.ipynb").read_bytes() == original and time.monotonic() < deadline:
+        time.sleep(0.1)
+    saved = nbformat.read(lab_server.root / "edit.ipynb", 4)
+    assert [c.source for c in saved.cells][1] == "x = 40 + 2"
+    lab_page.evaluate(
+        """() => window.jupyterapp.shell.currentWidget.content.model.sharedModel.cells
+             .find(c => c.getId() === 'target').setSource('x = 3')"""
+    )
+    assert lab_page.locator(".jp-larik-marker").count() == 1
+
+
+def test_notebook_run_puts_text_and_a_png_into_the_cell(lab_page: Page, lab_server: LabServer) -> None:
+    code = (
+        "from IPython.display import Image, display\nimport base64\n"
+        f"print('ran with', x)\ndisplay(Image(data=base64.b64decode('{PNG}')))\nx * 2"
+    )
+    script = {
+        "responses": [
+            {"content": [edit(cell_id="gone", new_source=code),
+                         {"type": "tool_use", "name": "notebook_run", "input": {"cell_id": "gone"}}]},
+            {"content": [{"type": "text", "text": "Ran it."}]},
+        ]
+    }
+    (lab_server.root / "script.json").write_text(json.dumps(script))
+    notebook(lab_server.root, "run.ipynb", "%larik --yes --model scripted:script.json run a cell")
+    open_notebook(lab_page, lab_server, "run.ipynb")
+    for index, cell_id in ((0, "load"), (1, "target")):
+        run_cell(lab_page, index)
+        wait_idle_count(lab_page, cell_id)
+    run_cell(lab_page, 3)
+    body_has(lab_page, "Ran it.")
+    cell = lab_page.evaluate(CELL, "gone")
+    kinds = [o["output_type"] for o in cell["outputs"]]
+    assert kinds == ["stream", "display_data", "execute_result"], cell["outputs"]
+    assert cell["outputs"][0]["text"] == "ran with 1\n"
+    assert cell["outputs"][1]["data"]["image/png"]
+    assert cell["outputs"][2]["data"]["text/plain"] == "2"
+    assert cell["execution_count"] and cell["execution_count"] > 2
+    lab_page.locator(".jp-Cell img").first.wait_for()
+    results = result_texts(lab_server.root)
+    assert "ran with 1" in results[-1] and "image" in results[-1]
+    shot(lab_page, "bridge_notebook_run")
+
+
+def test_bridge_survives_page_reload_and_kernel_restart(lab_page: Page, lab_server: LabServer) -> None:
+    script = {
+        "responses": [
+            {"content": [edit(cell_id="target", new_source="x = 'again'")]},
+            {"content": [{"type": "text", "text": "Edited again."}]},
+        ]
+    }
+    (lab_server.root / "script.json").write_text(json.dumps(script))
+    notebook(lab_server.root, "keep.ipynb", "%larik --yes --model scripted:script.json edit once")
+    open_notebook(lab_page, lab_server, "keep.ipynb")
+    run_cell(lab_page, 0)
+    wait_idle_count(lab_page, "load")
+    # Reload the page: the panel reopens and connects to the kernel that has the extension.
+    lab_page.reload()
+    lab_page.wait_for_function("!!window.jupyterapp")
+    lab_page.evaluate("window.jupyterapp.restored.then(() => true)")
+    open_notebook(lab_page, lab_server, "keep.ipynb")
+    run_cell(lab_page, 3)
+    body_has(lab_page, "Edited again.")
+    assert lab_page.evaluate(CELL, "target")["source"] == "x = 'again'"
+    # Restart the kernel, load the extension again: the kernel's own comm reaches the panel.
+    lab_page.evaluate("window.jupyterapp.shell.currentWidget.sessionContext.session.kernel.restart()")
+    lab_server.wait_for_idle_kernel()
+    (lab_server.root / "script.json").write_text(json.dumps({
+        "responses": [
+            {"content": [edit(cell_id="target", new_source="x = 'restarted'")]},
+            {"content": [{"type": "text", "text": "After restart."}]},
+        ]
+    }))
+    run_cell(lab_page, 0)
+    wait_idle_count(lab_page, "load")
+    run_cell(lab_page, 3)
+    body_has(lab_page, "After restart.")
+    assert lab_page.evaluate(CELL, "target")["source"] == "x = 'restarted'"
+    results = result_texts(lab_server.root)
+    assert all("landed in the notebook open in the browser" in r for r in results[-1:])
+
+
+def test_approval_card_shows_the_cell_diff_before_the_edit_lands(lab_page: Page, lab_server: LabServer) -> None:
+    script = {
+        "responses": [
+            {"content": [edit(cell_id="target", new_source="x = 'approved'")]},
+            {"content": [{"type": "text", "text": "Approved edit done."}]},
+        ]
+    }
+    (lab_server.root / "script.json").write_text(json.dumps(script))
+    notebook(lab_server.root, "ask.ipynb", "%larik --model scripted:script.json change x")
+    open_notebook(lab_page, lab_server, "ask.ipynb")
+    run_cell(lab_page, 0)
+    wait_idle_count(lab_page, "load")
+    run_cell(lab_page, 3)
+    allow = lab_page.get_by_role("button", name="Allow once")
+    allow.wait_for(timeout=60_000)
+    card = lab_page.locator(".jp-OutputArea-output", has=allow)
+    text = card.inner_text()
+    assert "-x = 1" in text and "+x = 'approved'" in text and "ask.ipynb#target" in text
+    assert lab_page.evaluate(CELL, "target")["source"] == "x = 1"
+    shot(lab_page, "bridge_approval_diff")
+    allow.click()
+    body_has(lab_page, "Approved edit done.")
+    assert lab_page.evaluate(CELL, "target")["source"] == "x = 'approved'"
+
+
+def test_fix_with_larik_button_inserts_and_runs_a_fix_prompt(lab_page: Page, lab_server: LabServer) -> None:
+    script = {
+        "responses": [
+            {"content": [edit(cell_id="boom", new_source="1 / 1"),
+                         {"type": "tool_use", "name": "notebook_run", "input": {"cell_id": "boom"}}]},
+            {"content": [{"type": "text", "text": "Fixed the division."}]},
+        ]
+    }
+    (lab_server.root / "script.json").write_text(json.dumps(script))
+    setup = (
+        "import os\nos.environ['LARIK_MODEL'] = 'scripted:script.json'\n"
+        "get_ipython().magics_manager.registry['LarikMagics'].yes = True"
+    )
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [
+        nbformat.v4.new_code_cell("%load_ext larik_jupyter", id="load"),
+        nbformat.v4.new_code_cell(setup, id="setup"),
+        nbformat.v4.new_code_cell("1 / 0", id="boom"),
+    ]
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    nbformat.write(nb, lab_server.root / "fix.ipynb")
+    open_notebook(lab_page, lab_server, "fix.ipynb")
+    for index, cell_id in ((0, "load"), (1, "setup")):
+        run_cell(lab_page, index)
+        wait_idle_count(lab_page, cell_id)
+    run_cell(lab_page, 2)
+    button = lab_page.get_by_role("button", name="Fix with Larik")
+    button.wait_for(timeout=60_000)
+    shot(lab_page, "bridge_fix_button")
+    button.click()
+    body_has(lab_page, "Fixed the division.")
+    sources = lab_page.evaluate(SOURCES)
+    assert sources[3].split("|", 1)[1].startswith("%%larik\nFix the error in cell boom")
+    assert "ZeroDivisionError" in sources[3]
+    boom = lab_page.evaluate(CELL, "boom")
+    assert boom["source"] == "1 / 1"
+    assert [o["output_type"] for o in boom["outputs"]] == ["execute_result"]
+    assert lab_page.get_by_role("button", name="Fix with Larik").count() == 0

@@ -1,0 +1,61 @@
+"""Without a browser (nbclient) the notebook tools fall back to the file: notebook_edit writes
+it through nbformat and notebook_run runs the cell in the kernel and writes its outputs there."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import nbformat
+from nbclient import NotebookClient
+
+from larik_jupyter.session.catalog import list_sessions
+from larik_jupyter.session.reader import load_entries
+
+
+def results(root: Path) -> list[str]:
+    (info,) = list_sessions(root)
+    texts = []
+    for entry in load_entries(info.path).entries:
+        for block in entry.message.tool_results() if entry.message is not None else []:
+            texts.append(block.content if isinstance(block.content, str) else str(block.content))
+    return texts
+
+
+def test_edit_and_run_go_to_the_file_without_a_bridge(tmp_path: Path) -> None:
+    work = nbformat.v4.new_notebook()
+    work.cells = [nbformat.v4.new_code_cell("y = 1", id="calc")]
+    nbformat.write(work, tmp_path / "work.ipynb")
+    script = {
+        "responses": [
+            {"content": [
+                {"type": "tool_use", "name": "notebook_edit",
+                 "input": {"path": "work.ipynb", "cell_id": "calc", "new_source": "y = 6 * 7\nprint('y is', y)\ny"}},
+                {"type": "tool_use", "name": "notebook_run", "input": {"path": "work.ipynb", "cell_id": "calc"}},
+                {"type": "tool_use", "name": "notebook_run",
+                 "input": {"path": "work.ipynb", "cell_id": "calc", "timeout": 4000}},
+            ]},
+            {"content": [{"type": "text", "text": "Done."}]},
+        ]
+    }
+    (tmp_path / "script.json").write_text(json.dumps(script))
+    driver = nbformat.v4.new_notebook()
+    driver.cells = [
+        nbformat.v4.new_code_cell("%load_ext larik_jupyter"),
+        nbformat.v4.new_code_cell("%larik --yes --model scripted:script.json edit and run"),
+    ]
+    NotebookClient(driver, kernel_name="python3", timeout=120,
+                   resources={"metadata": {"path": str(tmp_path)}}).execute()
+    saved = nbformat.read(tmp_path / "work.ipynb", 4)
+    nbformat.validate(saved)
+    (cell,) = saved.cells
+    assert cell.source == "y = 6 * 7\nprint('y is', y)\ny"
+    assert [o.output_type for o in cell.outputs] == ["stream", "execute_result"]
+    assert cell.outputs[0].text == "y is 42\n"
+    assert cell.outputs[1].data["text/plain"] == "42"
+    assert cell.execution_count is not None
+    assert cell.metadata["larik"]["prompt"] == 1
+    edited, ran, refused = results(tmp_path)
+    assert "Replaced the source of cell calc" in edited
+    assert ran.startswith("Ran cell calc of work.ipynb") and "y is 42" in ran
+    assert "timeout must be between 1 and 3600" in refused
