@@ -1,19 +1,21 @@
-"""Loading the extension into IPython: register the magics, prune old checkpoints once."""
+"""Loading the extension into IPython: register the magics and the input transformer, nothing else.
+
+The agent, widgets, pydantic models and SDKs load at first use; the SDK warm-up and the
+retention prune run on a background thread once the loading cell has finished (`warmup.py`).
+"""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from IPython.display import Markdown, display
-
-from larik_jupyter.api import Agent
-from larik_jupyter.checkpoint.prune import prune
-from larik_jupyter.config.layers import load_config
-from larik_jupyter.errors import LarikError
 from larik_jupyter.notebook.magics import LarikMagics, async_cells
+from larik_jupyter.notebook.warmup import Warmup
 
-_pruned = False
+if TYPE_CHECKING:
+    from larik_jupyter.api import Agent
+
 _magics: LarikMagics | None = None
+_warmup: Warmup | None = None
 
 
 def current() -> Agent | None:
@@ -22,16 +24,13 @@ def current() -> Agent | None:
 
 
 def load(ipython: Any) -> None:
-    global _pruned, _magics
-    _magics = LarikMagics(shell=ipython)
-    ipython.register_magics(_magics)
+    """Register `%larik` and the async-cell transformer in `ipython`; start nothing heavy."""
+    global _magics, _warmup
+    magics = _magics = LarikMagics(shell=ipython)
+    ipython.register_magics(magics)
     if async_cells not in ipython.input_transformers_post:
         ipython.input_transformers_post.append(async_cells)
-    if _pruned:
-        return
-    _pruned = True
-    try:
-        # Retention is a machine-wide setting: the loader honours it only from personal files.
-        prune(load_config(_magics.cwd).config.checkpoint_retention_days)
-    except (LarikError, OSError) as exc:
-        display(Markdown(f"> Could not prune old checkpoints: {exc}"))
+    if _warmup is None:  # once per kernel: a reload keeps the first load's background work
+        _warmup = Warmup(lambda: magics.cwd, lambda: magics.model)
+        _warmup.after_cell(ipython)
+    magics.warmup = _warmup

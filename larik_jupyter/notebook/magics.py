@@ -9,22 +9,33 @@ from __future__ import annotations
 import ast
 import asyncio
 import os
+import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from IPython.core.error import UsageError
 from IPython.core.magic import Magics, line_cell_magic, magics_class, no_var_expand
 from IPython.display import Markdown, display
 from traitlets import Bool, Unicode
 
-from larik_jupyter.api import Agent
 from larik_jupyter.errors import LarikError
-from larik_jupyter.notebook import commands
 from larik_jupyter.notebook.parser import Command, Prompt, parse_magic
 from larik_jupyter.notebook.pump import MainThreadPump
-from larik_jupyter.notebook.view import TurnUI
-from larik_jupyter.notebook.widgets.live import refresh_all
+from larik_jupyter.notebook.warmup import Warmup
+
+# `%load_ext` imports this module: the agent, the views and the widgets load at the first use.
+if TYPE_CHECKING:
+    from larik_jupyter.api import Agent
+    from larik_jupyter.notebook.view import TurnUI
+
+
+def refresh_all() -> None:
+    """Refresh the session widgets shown so far; before the widgets module is first imported
+    there are none, and nothing to import anywidget for."""
+    live = sys.modules.get("larik_jupyter.notebook.widgets.live")
+    if live is not None:
+        live.refresh_all()
 
 
 @magics_class
@@ -46,6 +57,8 @@ class LarikMagics(Magics):
         self.agent: Agent | None = None
         self.pump = MainThreadPump()
         self.cwd = Path(os.getcwd())
+        # Set by the extension: the kernel's background start (SDK warm-up, retention prune).
+        self.warmup: Warmup | None = None
 
     # -- entry point -----------------------------------------------------------------------
 
@@ -62,7 +75,12 @@ class LarikMagics(Magics):
         handed_back: Prompt | None = None
         try:
             parsed = parse_magic(line, cell)
+            if self.warmup is not None:
+                self.warmup.start(parsed.model if isinstance(parsed, Prompt) else None)
+                self.show_notices(self.warmup.notices())
             if isinstance(parsed, Command):
+                from larik_jupyter.notebook import commands
+
                 commands.run(self, parsed)
             elif prompt is None:
                 handed_back = parsed
@@ -97,6 +115,8 @@ class LarikMagics(Magics):
     def replace_agent(self, *, model: str | None = None, **kwargs: Any) -> Agent:
         """Open a new agent (new session unless `session`/`continue_latest` say otherwise); the
         kernel's MCP servers carry over from the agent it replaces."""
+        from larik_jupyter.api import Agent
+
         agent = Agent(
             self.cwd,
             model=model or self.model,
@@ -133,6 +153,8 @@ class LarikMagics(Magics):
         self.pump.post(lambda: display(value))
 
     def _start_turn(self, parsed: Prompt, *, interactive: bool | None) -> tuple[Agent, TurnUI, str]:
+        from larik_jupyter.notebook.view import TurnUI
+
         text = parsed.text
         if parsed.expand and self.shell is not None:
             text = self.shell.var_expand(text, depth=2)
