@@ -9,19 +9,29 @@ that needs a module being imported here waits for that import instead of repeati
 
 from __future__ import annotations
 
+import asyncio
 import importlib
+import socket
 import threading
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from larik_jupyter.errors import LarikError
 
+if TYPE_CHECKING:
+    from larik_jupyter.llm.sdk_provider import SdkProvider
+
 # Time the loading cell's own output and whatever the user runs next get before the imports
 # start competing with them for the interpreter.
-START_DELAY = 0.3
+START_DELAY = 0.2
 # What the first turn imports besides the SDK: the agent stack and the turn's views.
-_TURN_MODULES = ("larik_jupyter.api", "larik_jupyter.notebook.view", "larik_jupyter.notebook.commands")
+_TURN_MODULES = (
+    "larik_jupyter.api",
+    "larik_jupyter.notebook.view",
+    "larik_jupyter.notebook.commands",
+    "larik_jupyter.notebook.widgets.trust",
+)
 
 
 class Warmup:
@@ -83,7 +93,9 @@ class Warmup:
 
 def warm_sdk(model: str | None, config: Any) -> str | None:
     """Import the SDK the provider chosen for `model` (and `config`) will call, and only that
-    one; returns its module name, or None when the choice needs no SDK or cannot be made."""
+    one, with the modules its first call loads; returns the SDK's module name, or None when
+    the choice needs no SDK or cannot be made."""
+    from larik_jupyter.llm.sdk_provider import SdkProvider
     from larik_jupyter.llm.select import choose_spec, make_provider
 
     spec, _ = choose_spec(model, config)
@@ -91,8 +103,22 @@ def warm_sdk(model: str | None, config: Any) -> str | None:
         provider = make_provider(spec, config)
     except LarikError:
         return None  # the turn reports it
-    name = getattr(provider, "sdk_module", None)
-    if not isinstance(name, str):
+    if not isinstance(provider, SdkProvider):
         return None
-    importlib.import_module(name)
-    return name
+    sdk = importlib.import_module(provider.sdk_module)
+    asyncio.run(_refused_call(provider, getattr(sdk, provider.client_class)))
+    return provider.sdk_module
+
+
+async def _refused_call(provider: SdkProvider, client_class: Any) -> None:
+    """One call to a local port nobody listens on: it loads the client, its transport and the
+    event-loop backend (a third of a first call's cost) without contacting anyone."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    client = client_class(api_key="warm-up", base_url=f"http://127.0.0.1:{port}", max_retries=0)
+    try:
+        async with client:
+            await provider.create(client, provider.request("", [], []))
+    except Exception:  # noqa: BLE001 - refused is the expected outcome, whatever the SDK calls it
+        pass
