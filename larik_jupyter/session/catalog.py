@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import shutil
-from datetime import datetime
 from pathlib import Path
 
 import orjson
@@ -13,11 +12,10 @@ from pydantic import BaseModel
 from larik_jupyter import paths
 from larik_jupyter.errors import LarikError
 from larik_jupyter.llm.messages import Usage
-from larik_jupyter.session.branch import first_line
 from larik_jupyter.session.entry import Entry
-from larik_jupyter.session.reader import load_entries, session_id_of
-from larik_jupyter.session.state import replay
+from larik_jupyter.session.reader import session_id_of
 from larik_jupyter.session.store import acquire_lock, lock_path
+from larik_jupyter.session.summary import session_time, summary
 
 
 class UnknownSessionError(LarikError):
@@ -41,13 +39,6 @@ class SessionInfo(BaseModel):
     error: str | None = None
 
 
-def _time_of(path: Path) -> str:
-    try:
-        return datetime.strptime(session_id_of(path)[:15], "%Y%m%d-%H%M%S").isoformat()
-    except ValueError:
-        return datetime.fromtimestamp(path.stat().st_mtime).isoformat(timespec="seconds")
-
-
 def session_cwd(path: str | os.PathLike[str]) -> str:
     """The working directory a session file records in its first (meta) line."""
     path = Path(path)
@@ -64,19 +55,21 @@ def session_cwd(path: str | os.PathLike[str]) -> str:
 
 def info(path: str | os.PathLike[str]) -> SessionInfo:
     """Summarize one session file (a damaged one too: what precedes the damage)."""
-    path = Path(path)
-    result = load_entries(path, prefix=True)
-    item = SessionInfo(id=session_id_of(path), path=str(path), time=_time_of(path), size=result.size)
-    if result.error is not None:
-        item.error = str(result.error)
-    if len(result.entries):
-        state = replay(result.entries)
-        item.fork_of, item.fork_at = state.meta.fork_of, state.meta.fork_at
-        item.message_count = len(state.all)
-        item.usage, item.cost, item.interrupted = state.usage, state.cost, state.interrupted
-        if state.prompt_indexes:
-            item.first_prompt = first_line(state.all[state.prompt_indexes[0]].text())
-    return item
+    s = summary(path)
+    return SessionInfo(
+        id=s.id,
+        path=str(s.path),
+        time=s.time,
+        size=s.size,
+        first_prompt=s.prompts[0].first_line if s.prompts else None,
+        message_count=s.message_count,
+        fork_of=s.meta.fork_of if s.meta else None,
+        fork_at=s.meta.fork_at if s.meta else None,
+        usage=s.usage,
+        cost=s.cost if s.meta else None,
+        interrupted=s.interrupted,
+        error=s.error,
+    )
 
 
 def _session_files(folder: Path) -> list[Path]:
@@ -94,7 +87,7 @@ def latest(cwd: str | os.PathLike[str]) -> SessionInfo | None:
     files = _session_files(paths.sessions_dir(cwd))
     if not files:
         return None
-    return info(max(files, key=lambda p: (_time_of(p), p.name)))
+    return info(max(files, key=lambda p: (session_time(p), p.name)))
 
 
 def all_session_files() -> list[Path]:
