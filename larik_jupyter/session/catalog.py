@@ -65,7 +65,7 @@ def info(path: str | os.PathLike[str]) -> SessionInfo:
         message_count=s.message_count,
         fork_of=s.meta.fork_of if s.meta else None,
         fork_at=s.meta.fork_at if s.meta else None,
-        usage=s.usage,
+        usage=s.usage.model_copy(),  # the cached summary's own stays unchanged
         cost=s.cost if s.meta else None,
         interrupted=s.interrupted,
         error=s.error,
