@@ -87,3 +87,17 @@ def test_the_chosen_providers_sdk_is_warmed_and_no_other(
     outputs = run(["%load_ext larik_jupyter\n" + LOADED, wait], project)
     assert "loaded: []" in outputs[0][0]["text"]
     assert "openai: True anthropic: False" in outputs[1][0]["text"]
+
+
+@pytest.mark.timeout(240)
+def test_a_failed_prune_is_shown_by_the_next_prompt(
+    project: Path, tmp_path: Path, larik_dirs: dict[str, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("LARIK_MODEL", scripted(tmp_path, [text("Hi.")]))
+    larik_dirs["data"].mkdir(parents=True, exist_ok=True)
+    (larik_dirs["data"] / "checkpoints").write_text("not a directory")
+    finished = "import larik_jupyter.notebook.extension as ext\next._warmup.thread.join(60)"
+    outputs = run(["%load_ext larik_jupyter", finished, "%larik hello"], project)
+    notes = [body for _, body in shown(outputs[2])]
+    assert any("Could not prune old checkpoints" in body and "checkpoints" in body for body in notes)
+    assert any("Hi." in body for body in notes)
