@@ -78,8 +78,9 @@ class Warmup:
 
         try:
             config = load_config(self._cwd()).config
-        except (LarikError, OSError):
-            return  # the first turn loads the config again and says what is wrong with it
+        except (LarikError, OSError) as exc:
+            self._notice(f"Could not prune old checkpoints: {exc}")
+            return
         warm_sdk(model or self._model(), config)
         for name in _TURN_MODULES:
             importlib.import_module(name)
@@ -87,8 +88,11 @@ class Warmup:
             # Retention is a machine-wide setting: the loader honours it only from personal files.
             prune(config.checkpoint_retention_days)
         except (LarikError, OSError) as exc:
-            with self._lock:
-                self._notices.append(f"Could not prune old checkpoints: {exc}")
+            self._notice(f"Could not prune old checkpoints: {exc}")
+
+    def _notice(self, text: str) -> None:
+        with self._lock:
+            self._notices.append(text)
 
 
 def warm_sdk(model: str | None, config: Any) -> str | None:
