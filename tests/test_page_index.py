@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from larik_jupyter.errors import LarikError
 from larik_jupyter.session.page_index import page
 from larik_jupyter.session.reader import CorruptSessionError, load_entries
 from larik_jupyter.session.store import Session
@@ -63,3 +64,15 @@ def test_a_replaced_file_is_indexed_again(project: Path) -> None:
     os.replace(other, path)
     total, entries = page(path, 0, 1000)
     assert total == len(full(path)) and entries == full(path)
+
+
+def test_a_symlink_or_fifo_is_refused(project: Path, tmp_path: Path) -> None:
+    path = make_session(project, prompts=1)
+    link = tmp_path / "link.jsonl"
+    link.symlink_to(path)
+    with pytest.raises(LarikError, match="symbolic link"):
+        page(link, 0, 1)
+    fifo = tmp_path / "fifo.jsonl"
+    os.mkfifo(fifo)
+    with pytest.raises(LarikError, match="not a regular file"):
+        page(fifo, 0, 1)
