@@ -7,7 +7,10 @@ run alone is what the loop adds: events, permission checks, session appends (fsy
 each tool-result boundary, the durability policy), checkpoint bookkeeping and the thread
 hop that keeps the event loop free while a tool runs.
 
-    .venv/bin/python bench/bench_agent.py [N]
+The three (provider alone, tool calls alone, the turn) alternate round by round; figures
+are medians of ROUNDS with their range.
+
+    .venv/bin/python bench/bench_agent.py [N] [ROUNDS]
 """
 
 from __future__ import annotations
@@ -20,11 +23,13 @@ import tempfile
 import time
 from pathlib import Path
 
+from paired import alternate, banner, span
+
 from larik_jupyter.llm.provider import ToolSchema
 from larik_jupyter.llm.scripted import file_provider
 
 
-def measure(steps: int, tool: str) -> None:
+def measure(steps: int, tool: str, rounds: int) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         os.environ["LARIK_DATA_DIR"] = str(root / "data")
@@ -43,44 +48,54 @@ def measure(steps: int, tool: str) -> None:
         from larik_jupyter.tools.registry import default_tools
 
         # Floor 1: the provider alone, playing the same script.
-        provider = file_provider(script)
         schemas = [ToolSchema(tool, tool)]
 
         async def play() -> None:
+            provider = file_provider(script)  # a fresh player each round, as each turn has
             for _ in range(steps + 1):
                 async for _event in provider.stream("system", [], schemas):
                     pass
 
-        started = time.perf_counter()
-        asyncio.run(play())
-        provider_seconds = time.perf_counter() - started
+        def provider_alone() -> float:
+            started = time.perf_counter()
+            asyncio.run(play())
+            return time.perf_counter() - started
 
         # Floor 2: the tool alone, called the same number of times.
         env = Env(cwd=project, root=project, before_write=lambda p: None, capture_paths=lambda ps: None)
         runner = default_tools(env)[tool]
-        started = time.perf_counter()
-        for _ in range(steps):
-            runner.run(env, args)
-        tool_seconds = time.perf_counter() - started
 
-        agent = Agent(project, model=f"scripted:{script}", yes=True)
-        started = time.perf_counter()
-        outcome = agent.run("read it many times")
-        turn_seconds = time.perf_counter() - started
-        agent.close()
-        assert outcome.status == "done", outcome
+        def tool_alone() -> float:
+            started = time.perf_counter()
+            for _ in range(steps):
+                runner.run(env, args)
+            return time.perf_counter() - started
 
-    own = (turn_seconds - provider_seconds - tool_seconds) / steps * 1000
+        def turn() -> float:
+            agent = Agent(project, model=f"scripted:{script}", yes=True)
+            started = time.perf_counter()
+            outcome = agent.run("read it many times")
+            spent = time.perf_counter() - started
+            agent.close()
+            assert outcome.status == "done", outcome
+            return spent
+
+        r = alternate({"provider": provider_alone, "tool": tool_alone, "turn": turn}, rounds)
+
+    own = [(t - p - x) / steps for t, p, x in zip(r["turn"], r["provider"], r["tool"], strict=True)]
     print(
-        f"{tool}: {steps} steps in {turn_seconds:.2f} s (provider alone {provider_seconds:.2f} s, "
-        f"tool alone {tool_seconds:.2f} s); loop's own cost per step {own:.2f} ms (target < 5 ms)"
+        f"{tool}: {steps} steps in {span(r['turn'], 1, 2, ' s')} (provider alone {span(r['provider'], 1, 2, ' s')}, "
+        f"tool alone {span(r['tool'], 1, 2, ' s')}); loop's own cost per step {span(own, 1000, 2, ' ms')} (target < 5 ms)"
     )
 
 
 def main() -> None:
     steps = int(sys.argv[1]) if len(sys.argv) > 1 else 300
+    rounds = int(sys.argv[2]) if len(sys.argv) > 2 else 3
+    banner()
+    print(f"rounds: {rounds}; median (min – max)")
     for tool in ("read", "write"):
-        measure(steps, tool)
+        measure(steps, tool, rounds)
 
 
 if __name__ == "__main__":

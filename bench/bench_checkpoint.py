@@ -1,11 +1,17 @@
 """Checkpoint capture and undo cost, as ratios to plain copies/writes of the same files in the same run.
 
-Run: .venv/bin/python bench/bench_checkpoint.py [rounds]
+Run: .venv/bin/python bench/bench_checkpoint.py [ROUNDS]
 
 Floors (issue 3): capture against `shutil.copyfile` of the same files, undo against writing
 the same bytes back naively (open, truncate, write). A checkpoint must be on disk before its
 manifest commits, while neither floor waits for the disk; so each case is also reported
-against a durable floor (the same floor followed by one `syncfs`, the barrier the store uses).
+against the durable floor (the same floor followed by the one `syncfs` the store uses as its
+barrier), which is the floor the targets are judged against (issue 21).
+
+Every timed run starts from the same settled state: the previous run's output is removed
+and a `syncfs` waits for that removal before the clock starts, so neither side copies into
+a directory whose deletion is still being written back. Floor, durable floor and ours
+alternate round by round; figures are medians of the rounds with their range.
 """
 
 from __future__ import annotations
@@ -19,18 +25,16 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-REPEATS = 3
+from paired import alternate, banner, ratios, span
 
 
-def best_of(setup: Callable[[], None], run: Callable[[], None]) -> float:
-    """Fastest of REPEATS timed runs, each after a fresh `setup`."""
-    times = []
-    for _ in range(REPEATS):
-        setup()
-        start = time.perf_counter()
-        run()
-        times.append(time.perf_counter() - start)
-    return min(times)
+def settled_run(setup: Callable[[], None], run: Callable[[], None], settle: Path) -> float:
+    """Seconds of `run()` after `setup()` and a syncfs of `settle`'s filesystem."""
+    setup()
+    sync_fs(settle)
+    start = time.perf_counter()
+    run()
+    return time.perf_counter() - start
 
 
 def make_files(folder: Path, count: int, size: int) -> list[Path]:
@@ -50,13 +54,12 @@ def sync_fs(folder: Path) -> None:
         barrier.commit()
 
 
-def run_once(work: Path) -> list[tuple[str, float, float, float, float]]:
-    """(case, ours, floor, durable floor, target) for every case."""
+def cases(work: Path) -> list[tuple[str, dict[str, Callable[[], float]], float]]:
+    """(case, {"floor", "durable floor", "ours"} timers, target against the durable floor)."""
     from larik_jupyter.checkpoint.store import CheckpointStore
 
     root = work / "proj"
-    copies = work / "copies"
-    rows = []
+    out = []
     counter = iter(range(1_000_000))
 
     for label, count, size in [
@@ -65,18 +68,23 @@ def run_once(work: Path) -> list[tuple[str, float, float, float, float]]:
         ("1 x 100 MB", 1, 100 << 20),
     ]:
         files = make_files(root / label.replace(" ", "").replace(",", ""), count, size)
+        target: list[Path] = []
 
-        def reset_copies() -> None:
-            shutil.rmtree(copies, ignore_errors=True)
-            copies.mkdir()
+        def fresh_copies(target: list[Path] = target) -> None:
+            # A new directory each run; the previous one is removed first and settled by
+            # the syncfs in `settled_run`.
+            for old in work.glob("copies-*"):
+                shutil.rmtree(old)
+            target[:] = [work / f"copies-{next(counter)}"]
+            target[0].mkdir()
 
-        def plain_copy(files: list[Path] = files) -> None:
+        def plain_copy(files: list[Path] = files, target: list[Path] = target) -> None:
             for f in files:
-                shutil.copyfile(f, copies / f.name)
+                shutil.copyfile(f, target[0] / f.name)
 
-        def durable_copy(files: list[Path] = files) -> None:
-            plain_copy(files)
-            sync_fs(copies)
+        def durable_copy(files: list[Path] = files, target: list[Path] = target) -> None:
+            plain_copy(files, target)
+            sync_fs(target[0])
 
         store: list[CheckpointStore] = []
 
@@ -88,10 +96,15 @@ def run_once(work: Path) -> list[tuple[str, float, float, float, float]]:
         def capture(files: list[Path] = files, store: list[CheckpointStore] = store) -> None:
             store[0].capture_paths(files)
 
-        floor = best_of(reset_copies, plain_copy)
-        durable = best_of(reset_copies, durable_copy)
-        ours = best_of(new_store, capture)
-        rows.append((f"capture {label}", ours, floor, durable, 1.5))
+        out.append((
+            f"capture {label}",
+            {
+                "floor": lambda r=plain_copy, s=fresh_copies: settled_run(s, r, work),
+                "durable floor": lambda r=durable_copy, s=fresh_copies: settled_run(s, r, work),
+                "ours": lambda r=capture, s=new_store: settled_run(s, r, work),
+            },
+            1.5,
+        ))
 
     small = make_files(root / "undo", 1000, 1024)
     originals = {f: f.read_bytes() for f in small}
@@ -106,12 +119,7 @@ def run_once(work: Path) -> list[tuple[str, float, float, float, float]]:
         shutil.rmtree(work / "data", ignore_errors=True)
         undo_store[:] = [CheckpointStore(f"bench-{next(counter)}", root)]
         undo_store[0].begin_turn()
-        undo_store[0].capture_paths(small)  # ends with a syncfs
-        edit()
-
-    def edit_synced() -> None:
-        # The floor starts from the state undo starts from: synced, then edited.
-        sync_fs(root)
+        undo_store[0].capture_paths(small)
         edit()
 
     def undo() -> None:
@@ -125,52 +133,47 @@ def run_once(work: Path) -> list[tuple[str, float, float, float, float]]:
 
     def naive_write() -> None:
         for f, data in originals.items():
-            with open(f, "wb") as out:
-                out.write(data)
+            with open(f, "wb") as out_file:
+                out_file.write(data)
 
     def durable_write() -> None:
         naive_write()
         sync_fs(root)
 
-    floor = best_of(edit_synced, naive_write)
-    durable = best_of(edit_synced, durable_write)
-    ours = best_of(edit_turn, undo)
-    rows.append(("undo 1,000 x 1 KB", ours, floor, durable, 3.0))
+    floors: dict[str, Callable[[], float]] = {
+        "floor": lambda: settled_run(edit, naive_write, root),
+        "durable floor": lambda: settled_run(edit, durable_write, root),
+    }
+    out.append(("undo 1,000 x 1 KB", {**floors, "ours": lambda: settled_run(edit_turn, undo, root)}, 3.0))
     # The snapshot's removal runs after the undo returns; for scale, the undo waiting for it.
-    ours = best_of(edit_turn, undo_and_removal)
-    rows.append(("  + snapshot removal", ours, floor, durable, 3.0))
-    return rows
+    out.append((
+        "  + snapshot removal",
+        {**floors, "ours": lambda: settled_run(edit_turn, undo_and_removal, root)},
+        3.0,
+    ))
+    return out
 
 
 def main() -> None:
-    rounds = int(sys.argv[1]) if len(sys.argv) > 1 else 1
+    rounds = int(sys.argv[1]) if len(sys.argv) > 1 else 5
+    banner()
     work = Path(tempfile.mkdtemp(prefix="bench-checkpoint-"))
     os.environ["LARIK_DATA_DIR"] = str(work / "data")
+    print(f"rounds: {rounds}; seconds and ratios, median (min – max)")
+    print("| case | ours s | floor s | ratio | durable floor s | ratio to durable | target |")
+    print("|---|---|---|---|---|---|---|")
     try:
-        results = [run_once(work) for _ in range(rounds)]
+        for case, timers, target in cases(work):
+            r = alternate(timers, rounds)
+            durable = ratios(r, "ours", "durable floor")
+            flag = "ok" if sorted(durable)[len(durable) // 2] <= target else "OVER"
+            print(
+                f"| {case} | {span(r['ours'], 1, 3)} | {span(r['floor'], 1, 3)} "
+                f"| {span(ratios(r, 'ours', 'floor'), 1, 2, 'x')} | {span(r['durable floor'], 1, 3)} "
+                f"| {span(durable, 1, 2, 'x')} | {target:.1f}x {flag} |"
+            )
     finally:
         shutil.rmtree(work, ignore_errors=True)
-    print(
-        f"{'case':<22} {'ours (s)':>13} {'floor (s)':>13} {'ratio':>13} "
-        f"{'durable (s)':>13} {'ratio':>13}  target"
-    )
-
-    def span(values: list[float], fmt: str) -> str:
-        low, high = min(values), max(values)
-        return format(low, fmt) if len(values) == 1 else f"{low:{fmt}}-{high:{fmt}}"
-
-    for i, (case, *_, target) in enumerate(results[0]):
-        ours = [r[i][1] for r in results]
-        floor = [r[i][2] for r in results]
-        durable = [r[i][3] for r in results]
-        ratio = [r[i][1] / r[i][2] for r in results]
-        durable_ratio = [r[i][1] / r[i][3] for r in results]
-        flag = "ok" if max(ratio) <= target else "OVER"
-        print(
-            f"{case:<22} {span(ours, '.3f'):>13} {span(floor, '.3f'):>13} "
-            f"{span(ratio, '.2f') + 'x':>13} {span(durable, '.3f'):>13} "
-            f"{span(durable_ratio, '.2f') + 'x':>13}  {target:.1f}x {flag}"
-        )
 
 
 if __name__ == "__main__":

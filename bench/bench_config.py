@@ -1,37 +1,46 @@
 """Config costs as ratios to floors measured in the same run.
 
 - load_config (4 layers, 3 instruction files) vs reading and json-parsing the same files;
-- decide() on a 3-command bash chain against 30 rules vs shlex-splitting the command;
+- decide() on a 3-command bash chain against 30 rules vs shlex-splitting the command; every
+  call gets a command not seen before (decide caches its tokenizer, the floor does not, so a
+  repeated command would compare a cache hit with a fresh split);
 - update_json vs a bare temp-write + fsync + rename of the same JSON.
 
-Run: .venv/bin/python bench/bench_config.py
+Floor and subject alternate round by round; figures are medians of ROUNDS with their range.
+
+Run: .venv/bin/python bench/bench_config.py [ROUNDS]
 """
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import shlex
+import sys
 import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
 
-REPEATS = 5
+from paired import alternate, banner, ratios, span
 
 
-def per_call(run: Callable[[], object], n: int) -> float:
-    """Best-of-REPEATS seconds per call over `n` calls."""
-    best = float("inf")
-    for _ in range(REPEATS):
+def per_call(run: Callable[[], object], n: int) -> Callable[[], float]:
+    """A timer of seconds per call over `n` calls of `run`."""
+
+    def timer() -> float:
         start = time.perf_counter()
         for _ in range(n):
             run()
-        best = min(best, (time.perf_counter() - start) / n)
-    return best
+        return (time.perf_counter() - start) / n
+
+    return timer
 
 
 def main() -> None:
+    rounds = int(sys.argv[1]) if len(sys.argv) > 1 else 7
+    banner()
     work = Path(tempfile.mkdtemp(prefix="bench-config-"))
     os.environ["LARIK_CONFIG_DIR"] = str(work / "config")
     from larik_jupyter.config.layers import config_layers, load_config
@@ -62,8 +71,11 @@ def main() -> None:
             path.read_text()
 
     loaded = load_config(cwd)
-    command = {"command": "git status && ls -la | grep foo"}
-    assert decide(loaded, "bash", command) == "allow"
+    assert decide(loaded, "bash", {"command": "git status && ls -la | grep foo"}) == "allow"
+    fresh = itertools.count()  # one counter for both sides: no command is ever seen twice
+
+    def new_command() -> str:
+        return f"git status && ls -la d{next(fresh)} | grep foo"
     target = work / "config" / "projects" / "u.json"
     bare = work / "bare.json"
     payload = {"keys": {f"k{i}": i for i in range(50)}}
@@ -77,15 +89,21 @@ def main() -> None:
         os.replace(tmp, bare)
 
     rows = [
-        ("load_config", per_call(lambda: load_config(cwd), 50), per_call(floor_load, 50)),
-        ("decide (bash chain, 30 rules)", per_call(lambda: decide(loaded, "bash", command), 2000),
-         per_call(lambda: shlex.split(command["command"]), 2000)),
-        ("update_json", per_call(lambda: update_json(target, lambda d: d.update(payload)), 30),
+        ("load_config (4 layers, 3 instruction files)", per_call(lambda: load_config(cwd), 50),
+         per_call(floor_load, 50)),
+        ("decide (new 3-command bash chain, 30 rules)",
+         per_call(lambda: decide(loaded, "bash", {"command": new_command()}), 2000),
+         per_call(lambda: shlex.split(new_command()), 2000)),
+        ("update_json (lock + read + fsync + rename)",
+         per_call(lambda: update_json(target, lambda d: d.update(payload)), 30),
          per_call(bare_write, 30)),
     ]
-    print(f"{'operation':32} {'per call':>12} {'floor':>12} {'ratio':>7}")
-    for name, cost, floor in rows:
-        print(f"{name:32} {cost * 1e6:10.0f}us {floor * 1e6:10.0f}us {cost / floor:7.1f}")
+    print(f"rounds: {rounds}; microseconds per call, median (min – max)")
+    print("| operation | ours | floor | ratio |")
+    print("|---|---|---|---|")
+    for name, ours, floor in rows:
+        r = alternate({"floor": floor, "ours": ours}, rounds)
+        print(f"| {name} | {span(r['ours'], 1e6, 0)} | {span(r['floor'], 1e6, 0)} | {span(ratios(r, 'ours', 'floor'), 1, 1, 'x')} |")
 
 
 if __name__ == "__main__":

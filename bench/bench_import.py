@@ -1,11 +1,11 @@
 """Import cost of larik_jupyter, as ratios to floors measured in the same run.
 
 Each figure is the cumulative `-X importtime` time of a module in a fresh interpreter
-(best of REPEATS): `import larik_jupyter`, `import larik_jupyter.llm.select` (what
+(median of ROUNDS with its range; the imports alternate round by round): `import larik_jupyter`, `import larik_jupyter.llm.select` (what
 choosing a model loads), the floor `import pydantic` (the core's one unavoidable
 dependency) and, for scale, the two SDKs that load on first use only.
 
-Run: .venv/bin/python bench/bench_import.py
+Run: .venv/bin/python bench/bench_import.py [ROUNDS]
 """
 
 from __future__ import annotations
@@ -13,7 +13,8 @@ from __future__ import annotations
 import subprocess
 import sys
 
-REPEATS = 5
+from paired import alternate, banner, ratios, span
+
 TARGETS = {
     "pydantic (floor)": ("pydantic", "pydantic"),
     "larik_jupyter": ("larik_jupyter", "larik_jupyter"),
@@ -45,17 +46,28 @@ def cumulative_us(statement: str, tops: list[str]) -> tuple[int, set[str]]:
 
 
 def main() -> None:
-    best: dict[str, int] = {}
-    for label, (statement, tops) in TARGETS.items():
-        runs = [cumulative_us(statement, tops.split()) for _ in range(REPEATS)]
-        best[label] = min(t for t, _ in runs)
+    rounds = int(sys.argv[1]) if len(sys.argv) > 1 else 7
+    banner()
+    seen: dict[str, set[str]] = {}
+
+    def timer(label: str, statement: str, tops: str) -> float:
+        us, modules = cumulative_us(statement, tops.split())
+        seen[label] = modules
+        return us / 1e6
+
+    results = alternate(
+        {label: (lambda a=label, b=statement, c=tops: timer(a, b, c)) for label, (statement, tops) in TARGETS.items()},
+        rounds,
+    )
+    for label, modules in seen.items():
         if label.startswith("larik_jupyter"):
-            heavy = {m for m in runs[0][1] if m.split(".")[0] in ("anthropic", "openai", "httpx", "httpx2")}
+            heavy = {m for m in modules if m.split(".")[0] in ("anthropic", "openai", "httpx", "httpx2")}
             assert not heavy, f"{label} imported {sorted(heavy)}"
-    floor = best["pydantic (floor)"]
-    print(f"{'import':<28} {'ms':>8} {'ratio':>7}")
-    for label, us in best.items():
-        print(f"{label:<28} {us / 1000:>8.1f} {us / floor:>7.2f}")
+    print(f"rounds: {rounds}; ms, median (min – max)")
+    print("| import | ms | ratio to floor |")
+    print("|---|---|---|")
+    for label, values in results.items():
+        print(f"| {label} | {span(values, 1000, 1)} | {span(ratios(results, label, 'pydantic (floor)'), 1, 2, 'x')} |")
 
 
 if __name__ == "__main__":

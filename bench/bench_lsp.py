@@ -17,6 +17,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from paired import banner, span
+
 from larik_jupyter.config.model import LspServer
 from larik_jupyter.lsp.manager import LspManager
 from larik_jupyter.tools.edit import EditTool
@@ -49,18 +51,20 @@ def main() -> None:
     parser.add_argument("--later", type=int, default=10)
     parser.add_argument("--firsts", type=int, default=3)
     opts = parser.parse_args()
+    banner()
     with tempfile.TemporaryDirectory() as tmp:
         os.environ["LARIK_DATA_DIR"] = str(Path(tmp) / "data")
         root = Path(tmp) / "proj"
         root.mkdir()
         path = root / "mod.py"
 
-        path.write_text(SOURCE)
-        floor = statistics.median(timed_edits(make_env(root, None), path, opts.later))
-
+        floors: list[float] = []
         firsts: list[float] = []
         laters: list[float] = []
+        # Round by round: the floor's edits with no server, then a fresh pylsp's edits.
         for _ in range(opts.firsts):
+            path.write_text(SOURCE)
+            floors.append(statistics.median(timed_edits(make_env(root, None), path, opts.later)))
             path.write_text(SOURCE)
             manager = LspManager({"pylsp": LspServer(command=PYLSP, languages=["python"])}, root)
             try:
@@ -69,12 +73,11 @@ def main() -> None:
                 manager.close()
             firsts.append(times[0])
             laters.extend(times[1:])
-    first, later = statistics.median(firsts), statistics.median(laters)
-    print(f"edit without servers (floor): {floor:8.1f} ms  (median of {opts.later})")
-    print(f"first edit with pylsp:        {first:8.1f} ms  (+{first - floor:.0f} ms, "
-          f"{first / floor:.0f}x floor; median of {opts.firsts})")
-    print(f"later edits with pylsp:       {later:8.1f} ms  (+{later - floor:.0f} ms, "
-          f"{later / floor:.0f}x floor; median of {len(laters)}, min {min(laters):.0f}, max {max(laters):.0f})")
+    floor, first, later = (statistics.median(v) for v in (floors, firsts, laters))
+    print(f"rounds: {opts.firsts} (a fresh pylsp each, {opts.later} later edits); ms, median (min – max)")
+    print(f"edit without servers (floor): {span(floors, 1, 1)}")
+    print(f"first edit with pylsp:        {span(firsts, 1, 0)}  (+{first - floor:.0f} ms, {first / floor:.0f}x floor)")
+    print(f"later edits with pylsp:       {span(laters, 1, 0)}  (+{later - floor:.0f} ms, {later / floor:.0f}x floor)")
 
 
 if __name__ == "__main__":

@@ -23,6 +23,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import orjson
+from paired import alternate, banner, ratios, span
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
@@ -106,16 +107,11 @@ def timed(fn: Callable[[], object]) -> float:
     return spent
 
 
-def paired(floor_fn: Callable[[], object], fn: Callable[[], object], repeat: int) -> tuple[float, float, float]:
-    """Median floor time, median time, and median of the per-round ratios. Floor and subject
+def paired(floor_fn: Callable[[], object], fn: Callable[[], object], repeat: int) -> tuple[list[float], list[float], list[float]]:
+    """Floor times, times and per-round ratios over `repeat` rounds. Floor and subject
     alternate so both see the same load on a shared machine."""
-    floors, times, ratios = [], [], []
-    for _ in range(repeat):
-        f, t = timed(floor_fn), timed(fn)
-        floors.append(f)
-        times.append(t)
-        ratios.append(t / f)
-    return statistics.median(floors), statistics.median(times), statistics.median(ratios)
+    r = alternate({"floor": lambda: timed(floor_fn), "ours": lambda: timed(fn)}, repeat, warmup=0)
+    return r["floor"], r["ours"], ratios(r, "ours", "floor")
 
 
 def floor(path: Path) -> list[bytes]:
@@ -193,6 +189,8 @@ def main() -> None:
     parser.add_argument("--sizes", default="1000,10000,100000")
     parser.add_argument("--repeat", type=int, default=5)
     args = parser.parse_args()
+    banner()
+    print(f"rounds: {args.repeat}; median (min – max)")
     sizes = [int(s) for s in args.sizes.split(",")]
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
@@ -208,7 +206,8 @@ def main() -> None:
             del state  # keep the heap of later rounds as a fresh process would have it
             f, r, ratio = paired(lambda p=path: floor(p), lambda p=path: resume(p), args.repeat)
             mem = extra_memory(path) / path.stat().st_size
-            print(f"| {n} | {path.stat().st_size / 1e6:.1f} | {f:.3f} | {r:.3f} | {n / r:,.0f} | {ratio:.2f}x | {mem:.2f}x |")
+            print(f"| {n} | {path.stat().st_size / 1e6:.1f} | {span(f, 1, 3)} | {span(r, 1, 3)} "
+                  f"| {n / statistics.median(r):,.0f} | {span(ratio, 1, 2, 'x')} | {mem:.2f}x |")
 
         mid = sizes[len(sizes) // 2]
         print(f"\nDecoding alternatives at {mid} entries (ratio to the floor):\n")
@@ -219,7 +218,7 @@ def main() -> None:
             ("pydantic Entry.model_validate_json per line", alt_pydantic),
             ("chosen: msgspec outlines + checks + replay (Session.open)", resume),
         ]:
-            print(f"- {name}: {paired(lambda: floor(path), lambda fn=fn: fn(path), args.repeat)[2]:.2f}x")
+            print(f"- {name}: {span(paired(lambda: floor(path), lambda fn=fn: fn(path), args.repeat)[2], 1, 2, 'x')}")
 
         big = files[max(sizes)]
         total = len(load_entries(big).entries)
@@ -227,15 +226,17 @@ def main() -> None:
         keep = min(state.prompt_indexes, key=lambda i: abs(state.entry_indexes[i] - total // 2))
         forks: list[Path] = []
         f, spent, ratio = paired(lambda: floor(big), lambda: forks.append(fork(big, keep)), args.repeat)
-        print(f"\nFork of {state.entry_indexes[keep]} of {total} entries: {spent:.3f} s ({ratio:.2f}x the read floor of the source); "
-              f"new file {forks[0].stat().st_size / 1e6:.1f} MB")
+        print(f"\nFork of {state.entry_indexes[keep]} of {total} entries: {span(spent, 1, 3, ' s')}, "
+              f"{span(ratio, 1, 2, 'x')} the read floor of the source; new file {forks[0].stat().st_size / 1e6:.1f} MB")
 
-        rates = bench_appends(folder / "appends", 5000)
+        # Each round writes its own session (the policy and no-fsync runs), then the raw floor.
+        rounds = [bench_appends(folder / f"appends-{i}", 5000) for i in range(args.repeat)]
+        rate = {k: [r[k] for r in rounds] for k in ("policy", "no_sync", "floor")}
         print(
-            f"\nAppends (~1.4 KB entries): {rates['policy']:,.0f}/s with the durability policy "
+            f"\nAppends (~1.4 KB entries), per second: {span(rate['policy'], 1, 0)} with the durability policy "
             f"(fsync at prompt, before a writing tool, at turn end: 3 of 5 entries), "
-            f"{rates['no_sync']:,.0f}/s without fsync, raw os.write floor {rates['floor']:,.0f}/s "
-            f"(no-fsync append = {rates['floor'] / rates['no_sync']:.1f}x the floor's time)"
+            f"{span(rate['no_sync'], 1, 0)} without fsync, raw os.write floor {span(rate['floor'], 1, 0)} "
+            f"(no-fsync append = {span([f / n for f, n in zip(rate['floor'], rate['no_sync'], strict=True)], 1, 1, 'x')} the floor's time)"
         )
 
 

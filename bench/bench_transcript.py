@@ -5,16 +5,20 @@ emits 10,000 text deltas at about 2,000 per second through `TurnUI.listener`, ex
 agent does, while the cell's thread pumps them into the throttled Markdown view. Reports the
 kernel's CPU seconds for the whole stream, the same stream with a listener that drops events
 (the floor: the pump and the event traffic alone), and how many display updates were sent.
+Floor and view alternate round by round in the same kernel; figures are medians of ROUNDS
+with their range.
 
-    .venv/bin/python bench/bench_transcript.py
+    .venv/bin/python bench/bench_transcript.py [ROUNDS]
 """
 
 from __future__ import annotations
 
 import json
+import sys
 
 import nbformat
 from nbclient import NotebookClient
+from paired import banner, span
 
 CELL = r'''
 import asyncio, json, time
@@ -41,23 +45,33 @@ def measure(render):
     ui.finish() if render else None
     return time.process_time() - cpu, time.perf_counter() - wall, ui.view.updates
 
-floor = measure(False)
-view = measure(True)
-print("RESULT", json.dumps({"floor_cpu": floor[0], "view_cpu": view[0], "wall": view[1], "updates": view[2]}))
+rounds = []
+for _ in range(ROUNDS):
+    floor = measure(False)
+    view = measure(True)
+    rounds.append({"floor_cpu": floor[0], "view_cpu": view[0], "wall": view[1], "updates": view[2]})
+print("RESULT", json.dumps(rounds))
 '''
 
 
 def main() -> None:
+    rounds = int(sys.argv[1]) if len(sys.argv) > 1 else 3
+    banner()
     nb = nbformat.v4.new_notebook()
-    nb.cells = [nbformat.v4.new_code_cell(CELL)]
-    NotebookClient(nb, kernel_name="python3", timeout=300).execute()
+    nb.cells = [nbformat.v4.new_code_cell(f"ROUNDS = {rounds}\n" + CELL)]
+    NotebookClient(nb, kernel_name="python3", timeout=600).execute()
     text = "".join(o.get("text", "") for o in nb.cells[0].outputs if o.get("output_type") == "stream")
-    result = json.loads(text.split("RESULT", 1)[1])
-    print(f"10,000 deltas over {result['wall']:.1f} s of streaming")
-    print(f"kernel CPU with the view:  {result['view_cpu']:.3f} s (target < 1 s)")
-    print(f"kernel CPU, events only:   {result['floor_cpu']:.3f} s (floor)")
-    print(f"ratio to floor:            {result['view_cpu'] / max(result['floor_cpu'], 1e-9):.2f}x")
-    print(f"display updates sent:      {result['updates']} ({result['updates'] / result['wall']:.1f}/s)")
+    results = json.loads(text.split("RESULT", 1)[1])
+
+    def col(key: str) -> list[float]:
+        return [float(r[key]) for r in results]
+
+    print(f"rounds: {rounds}; median (min – max)")
+    print(f"10,000 deltas over {span(col('wall'), 1, 1, ' s')} of streaming")
+    print(f"kernel CPU with the view:  {span(col('view_cpu'), 1, 3, ' s')} (target < 1 s)")
+    print(f"kernel CPU, events only:   {span(col('floor_cpu'), 1, 3, ' s')} (floor)")
+    print(f"ratio to floor:            {span([r['view_cpu'] / max(r['floor_cpu'], 1e-9) for r in results], 1, 2, 'x')}")
+    print(f"display updates sent:      {span(col('updates'), 1, 0)} ({span([r['updates'] / r['wall'] for r in results], 1, 1, '/s')})")
 
 
 if __name__ == "__main__":

@@ -3,26 +3,32 @@
 Generates 1,000 sessions (3 prompts each; two of three are forks of an earlier session) in
 a temporary data dir, then reports, each with a floor measured in the same run:
 
-- `tree_data` over the 1,000 files (best of 3) against reading every file and parsing every
-  line with orjson;
+- `tree_data` over the 1,000 files against reading every file and parsing every line with
+  orjson, round by round: once with every file's identity changed before the call (all read
+  again) and once with nothing changed (the cached summaries, `session/summary.py`);
 - rendering `tree.js` in Debian's chromium (Playwright, a blank page, a stand-in model) for
   a tree of exactly 1,000 nodes and for the whole tree (about 3,000 nodes: a branch shows
   only its own prompts), timed in the page with
-  `performance.now()` including layout, against inserting the same number of plain rows.
+  `performance.now()` including layout, against inserting the same number of plain rows
+  (ours then the floor in each of ROUNDS runs).
 
-    .venv/bin/python bench/bench_tree.py
+Figures are medians with their range.
+
+    .venv/bin/python bench/bench_tree.py [ROUNDS]
 """
 
 from __future__ import annotations
 
 import json
 import os
+import sys
 import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
 import orjson
+from paired import alternate, banner, ratios, span, timed
 
 SESSIONS = 1_000
 PROMPTS = 3
@@ -55,15 +61,6 @@ def generate(cwd: str) -> None:
             lines.append(encode(entry))
         (folder / f"{sid}.jsonl").write_bytes(b"\n".join(lines) + b"\n")
         ids.append(sid)
-
-
-def best(fn: Any, runs: int = 3) -> float:
-    times = []
-    for _ in range(runs):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return min(times)
 
 
 def floor_read(cwd: str) -> None:
@@ -125,7 +122,7 @@ MEASURE = """async ([esm, data]) => {
 }"""
 
 
-def render_in_chromium(esm: str, trees: list[dict[str, Any]]) -> list[dict[str, float]]:
+def render_in_chromium(esm: str, trees: list[dict[str, Any]], rounds: int) -> list[dict[str, Any]]:
     from playwright.sync_api import sync_playwright
 
     args = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run"]
@@ -135,29 +132,55 @@ def render_in_chromium(esm: str, trees: list[dict[str, Any]]) -> list[dict[str, 
         page.set_content(PAGE)
         out = []
         for data in trees:
-            runs = [page.evaluate(MEASURE, [esm, data]) for _ in range(5)]
-            out.append(min(runs, key=lambda r: r["ours"]) | {"count": data["count"]})
+            page.evaluate(MEASURE, [esm, data])  # warm-up, unrecorded
+            runs = [page.evaluate(MEASURE, [esm, data]) for _ in range(rounds)]
+            out.append({
+                "count": data["count"], "rows": runs[0]["rows"],
+                "ours": [r["ours"] for r in runs], "base": [r["base"] for r in runs],
+            })
         browser.close()
     return out
 
 
 def main() -> None:
+    rounds = int(sys.argv[1]) if len(sys.argv) > 1 else 5
+    banner()
     with tempfile.TemporaryDirectory() as tmp:
         os.environ["LARIK_DATA_DIR"] = str(Path(tmp) / "data")
         cwd = str(Path(tmp) / "project")
+        from larik_jupyter import paths
         from larik_jupyter.notebook.widgets.tree import tree_data
 
         generate(cwd)
-        floor = best(lambda: floor_read(cwd))
-        ours = best(lambda: tree_data(cwd))
+        files = list(paths.sessions_dir(cwd).glob("*.jsonl"))
+        ages = iter(range(3600, 0, -1))
+
+        def all_changed() -> float:
+            # A new (old enough to be cached) modification time for every file: all re-read.
+            then = time.time() - 3600 - next(ages)
+            for path in files:
+                os.utime(path, (then, then))
+            return timed(lambda: tree_data(cwd))
+
+        r = alternate(
+            {
+                "floor": lambda: timed(lambda: floor_read(cwd)),
+                "every file changed": all_changed,
+                "nothing changed": lambda: timed(lambda: tree_data(cwd)),
+            },
+            rounds,
+        )
         data = tree_data(cwd)
-        print(f"tree_data, {SESSIONS} files ({data['count']} nodes): {ours * 1000:.0f} ms; "
-              f"floor (read + orjson every line) {floor * 1000:.0f} ms; ratio {ours / floor:.1f}")
+        print(f"rounds: {rounds}; ms, median (min – max)")
+        print(f"tree_data, {SESSIONS} files ({data['count']} nodes); floor (read + orjson every line) {span(r['floor'], 1000, 0)}")
+        for name in ("every file changed", "nothing changed"):
+            print(f"  {name:<20} {span(r[name], 1000, 0)}  ratio {span(ratios(r, name, 'floor'), 1, 2, 'x')}")
         esm = (Path(__file__).resolve().parents[1] / "larik_jupyter/notebook/widgets/tree.js").read_text()
         small = json.loads(json.dumps(trim(data, 1000)))
-        for r in render_in_chromium(esm, [small, data]):
-            print(f"render {r['count']} nodes ({r['rows']} rows): {r['ours']:.0f} ms; "
-                  f"floor (plain rows) {r['base']:.0f} ms; ratio {r['ours'] / max(r['base'], 0.1):.1f}")
+        for out in render_in_chromium(esm, [small, data], rounds):
+            per_run = [o / max(b, 0.1) for o, b in zip(out["ours"], out["base"], strict=True)]
+            print(f"render {out['count']} nodes ({out['rows']} rows): {span(out['ours'], 1, 0)} ms; "
+                  f"floor (plain rows) {span(out['base'], 1, 0)} ms; ratio {span(per_run, 1, 1, 'x')}")
 
 
 if __name__ == "__main__":

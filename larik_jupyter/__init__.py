@@ -53,7 +53,7 @@ def __getattr__(name: str) -> Any:
 
 
 def load_ipython_extension(ipython: Any) -> None:
-    """`%load_ext larik_jupyter`: register the magics and prune old checkpoints once."""
+    """`%load_ext larik_jupyter`: register the magics; everything else waits for first use."""
     from larik_jupyter.notebook.extension import load
 
     load(ipython)

@@ -14,13 +14,14 @@ import shlex
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
-from larik_jupyter.agent.textlog import format_cost
-from larik_jupyter.checkpoint.store import UndoResult
 from larik_jupyter.errors import LarikError
 from larik_jupyter.notebook.kernel import KernelSession, Show
-from larik_jupyter.notebook.render import parts_from_entries, render_parts, render_plan
+
+# Parsing runs at every `%larik`, also the first: what the handlers need loads when they run.
+if TYPE_CHECKING:
+    from larik_jupyter.checkpoint.store import UndoResult
 
 
 class MagicUsageError(LarikError):
@@ -284,6 +285,8 @@ def _tree(session: KernelSession, out: Output) -> None:
 
 @command("/history", "render the current session's transcript from disk")
 def _history(session: KernelSession, out: Output) -> None:
+    from larik_jupyter.notebook.render import parts_from_entries, render_parts
+
     parts = parts_from_entries(session.require().entries)
     out.markdown(render_parts(parts) or "This session has no messages yet.")
 
@@ -327,6 +330,8 @@ def _model(session: KernelSession, out: Output, *, model: str | None) -> None:
 
 @command("/usage", "tokens and cost of this session")
 def _usage(session: KernelSession, out: Output) -> None:
+    from larik_jupyter.agent.textlog import format_cost
+
     records = session.require().session
     u = records.usage
     out.markdown(
@@ -458,6 +463,8 @@ def _debug(session: KernelSession, out: Output, *, state: str | None) -> None:
 
 @command("/plan", "the current plan (the agent's todo_write checklist)")
 def _plan(session: KernelSession, out: Output) -> None:
+    from larik_jupyter.notebook.render import render_plan
+
     agent = session.require()
     plan = agent.plan
     if plan is None:

@@ -1,23 +1,25 @@
-"""Loading the extension into IPython: register the magics and, in a kernel, the notebook
-bridge; prune old checkpoints once."""
+"""Loading the extension into IPython: register the magics and the input transformer, start
+the capture of what runs in the kernel and, in a kernel, the notebook bridge; nothing else.
+
+The agent, widgets, pydantic models and SDKs load at first use; the SDK warm-up and the
+retention prune run on a background thread once the loading cell has finished (`warmup.py`).
+"""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from IPython.display import Markdown, display
-
-from larik_jupyter.api import Agent
-from larik_jupyter.checkpoint.prune import prune
-from larik_jupyter.config.layers import load_config
-from larik_jupyter.errors import LarikError
 from larik_jupyter.notebook.async_cells import async_cells
 from larik_jupyter.notebook.bridge import Bridge
 from larik_jupyter.notebook.capture import KernelCapture
 from larik_jupyter.notebook.magics import LarikMagics
+from larik_jupyter.notebook.warmup import Warmup
 
-_pruned = False
+if TYPE_CHECKING:
+    from larik_jupyter.api import Agent
+
 _magics: LarikMagics | None = None
+_warmup: Warmup | None = None
 
 
 def current() -> Agent | None:
@@ -26,24 +28,20 @@ def current() -> Agent | None:
 
 
 def load(ipython: Any) -> None:
-    global _pruned, _magics
+    """Register `%larik` and the async-cell transformer in `ipython`; start nothing heavy."""
+    global _magics, _warmup
     if _magics is not None and _magics.capture is not None:
         _magics.capture.stop()  # %reload_ext: one capture per kernel
-    _magics = LarikMagics(shell=ipython)
-    _magics.capture = KernelCapture(ipython)
-    _magics.capture.start()
+    magics = _magics = LarikMagics(shell=ipython)
+    magics.capture = KernelCapture(ipython)
+    magics.capture.start()
     if getattr(ipython, "kernel", None) is not None:
-        magics = _magics
-        _magics.bridge = Bridge(blocked=lambda: magics.pump.running)
-        _magics.bridge.register()
-    ipython.register_magics(_magics)
+        magics.bridge = Bridge(blocked=lambda: magics.pump.running)
+        magics.bridge.register()
+    ipython.register_magics(magics)
     if async_cells not in ipython.input_transformers_post:
         ipython.input_transformers_post.append(async_cells)
-    if _pruned:
-        return
-    _pruned = True
-    try:
-        # Retention is a machine-wide setting: the loader honours it only from personal files.
-        prune(load_config(_magics.cwd).config.checkpoint_retention_days)
-    except (LarikError, OSError) as exc:
-        display(Markdown(f"> Could not prune old checkpoints: {exc}"))
+    if _warmup is None:  # once per kernel: a reload keeps the first load's background work
+        _warmup = Warmup(lambda: magics.cwd, lambda: magics.model)
+        _warmup.after_cell(ipython)
+    magics.warmup = _warmup

@@ -6,14 +6,16 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from larik_jupyter.api import Agent
-from larik_jupyter.checkpoint.store import UndoResult
 from larik_jupyter.errors import LarikError
-from larik_jupyter.session import catalog
-from larik_jupyter.session.export import export_markdown
-from larik_jupyter.tools.env import LiveNotebooks
+
+# The magics import this module at `%load_ext`: the agent and the session store load when a
+# session first opens.
+if TYPE_CHECKING:
+    from larik_jupyter.api import Agent
+    from larik_jupyter.checkpoint.store import UndoResult
+    from larik_jupyter.tools.env import LiveNotebooks
 
 Show = Callable[[Any], None]
 
@@ -81,6 +83,8 @@ class KernelSession:
         """Open the agent (a new session unless `session`/`continue_latest` say otherwise); the
         first time, and when there is none, a new `Agent`; else the current one switches."""
         if self.agent is None:
+            from larik_jupyter.api import Agent
+
             self.agent = Agent(
                 self.cwd,
                 model=model or self.model,
@@ -161,6 +165,9 @@ class KernelSession:
     def export(self, session_id: str | None = None, path: str | None = None) -> Path:
         """Write a session (default: the current one) as Markdown, to `path` or under
         `<cwd>/.larik/exports/`."""
+        from larik_jupyter.session import catalog
+        from larik_jupyter.session.export import export_markdown
+
         source = catalog.resolve(session_id, self.cwd) if session_id else self.require().session_path
         if self.agent is not None and self.agent.session_path == source:
             self.agent.sync()
@@ -169,6 +176,8 @@ class KernelSession:
     def delete(self, session_id: str) -> Path:
         """Remove a session with its agents, trace and checkpoints (the same validated delete
         as the CLI and the server); never the open one."""
+        from larik_jupyter.session import catalog
+
         agent = self.agent
         if agent is not None and session_id in (agent.session_id, str(agent.session_path)):
             raise LarikError("That is the open session; `%larik /new` first, then delete it.")

@@ -8,32 +8,38 @@ from __future__ import annotations
 
 import asyncio
 import os
+import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from IPython.core.error import UsageError
 from IPython.core.magic import Magics, line_cell_magic, magics_class, no_var_expand
-from IPython.display import display
+from IPython.display import Markdown, display
 from traitlets import Bool, Unicode, observe
 
-from larik_jupyter.agent.loop import PromptExtras
-from larik_jupyter.api import Agent
 from larik_jupyter.errors import LarikError
-from larik_jupyter.llm.messages import Message, TextBlock
 from larik_jupyter.notebook import commands
-from larik_jupyter.notebook.attachments import attach
-from larik_jupyter.notebook.bridge import Bridge
-from larik_jupyter.notebook.capture import KernelCapture
-from larik_jupyter.notebook.context import kernel_notebook, notebook_context
 from larik_jupyter.notebook.kernel import KernelSession
 from larik_jupyter.notebook.parser import Command, Prompt, parse_magic
 from larik_jupyter.notebook.pump import MainThreadPump
-from larik_jupyter.notebook.render import ContextPart, parts_from_messages
-from larik_jupyter.notebook.runner import CellRunner
-from larik_jupyter.notebook.view import TurnUI
-from larik_jupyter.notebook.widgets.live import refresh_all
-from larik_jupyter.tools.envelope import new_nonce
+from larik_jupyter.notebook.warmup import Warmup
+
+# `%load_ext` imports this module: the agent, the views and the widgets load at the first use.
+if TYPE_CHECKING:
+    from larik_jupyter.agent.loop import PromptExtras
+    from larik_jupyter.api import Agent
+    from larik_jupyter.notebook.bridge import Bridge
+    from larik_jupyter.notebook.capture import KernelCapture
+    from larik_jupyter.notebook.view import TurnUI
+
+
+def refresh_all() -> None:
+    """Refresh the session widgets shown so far; before the widgets module is first imported
+    there are none, and nothing to import anywidget for."""
+    live = sys.modules.get("larik_jupyter.notebook.widgets.live")
+    if live is not None:
+        live.refresh_all()
 
 
 @magics_class
@@ -71,6 +77,8 @@ class LarikMagics(Magics):
         self.capture: KernelCapture | None = None
         self._context_since = 0
         self._bridge: Bridge | None = None
+        # Set by the extension: the kernel's background start (SDK warm-up, retention prune).
+        self.warmup: Warmup | None = None
 
     @observe("model", "yes")
     def _defaults_changed(self, change: Any) -> None:
@@ -86,7 +94,13 @@ class LarikMagics(Magics):
     def bridge(self, bridge: Bridge | None) -> None:
         self._bridge = bridge
         self.session.live = bridge
-        self.session.run_cell = CellRunner(self.shell, bridge).run if self.shell is not None else None
+        self.session.run_cell = self._run_cell if self.shell is not None else None
+
+    def _run_cell(self, *args: Any, **kwargs: Any) -> Any:
+        """`notebook_run`'s way to run a cell in this kernel (the runner loads at first use)."""
+        from larik_jupyter.notebook.runner import CellRunner
+
+        return CellRunner(self.shell, self._bridge).run(*args, **kwargs)
 
     @property
     def agent(self) -> Agent | None:
@@ -116,6 +130,10 @@ class LarikMagics(Magics):
         handed_back: Prompt | None = None
         try:
             parsed = parse_magic(line, cell)
+            if self.warmup is not None:
+                self.warmup.start(parsed.model if isinstance(parsed, Prompt) else None)
+                for notice in self.warmup.notices():
+                    display(Markdown(f"> {notice}"))
             if isinstance(parsed, Command):
                 commands.run(self.session, parsed, commands.Output(display))
             elif prompt is None:
@@ -133,6 +151,12 @@ class LarikMagics(Magics):
 
     def _extras(self, parsed: Prompt, agent: Agent) -> PromptExtras:
         """The notebook context and the `--with` attachments of a prompt, under a new nonce."""
+        from larik_jupyter.agent.loop import PromptExtras
+        from larik_jupyter.llm.messages import TextBlock
+        from larik_jupyter.notebook.attachments import attach
+        from larik_jupyter.notebook.context import kernel_notebook, notebook_context
+        from larik_jupyter.tools.envelope import new_nonce
+
         nonce = new_nonce()
         namespace = self.shell.user_ns if self.shell is not None else {}
         try:
@@ -155,6 +179,10 @@ class LarikMagics(Magics):
     def _start_turn(
         self, parsed: Prompt, *, interactive: bool | None
     ) -> tuple[Agent, TurnUI, str, PromptExtras]:
+        from larik_jupyter.llm.messages import Message, TextBlock
+        from larik_jupyter.notebook.render import ContextPart, parts_from_messages
+        from larik_jupyter.notebook.view import TurnUI
+
         text = parsed.text
         if parsed.expand and self.shell is not None:
             text = self.shell.var_expand(text, depth=2)

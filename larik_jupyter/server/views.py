@@ -11,6 +11,7 @@ from larik_jupyter.server.turn_diffs import checkpoints
 from larik_jupyter.session.branch import TreeNode, fork_tree
 from larik_jupyter.session.catalog import list_sessions
 from larik_jupyter.session.export import render_markdown
+from larik_jupyter.session.page_index import page
 from larik_jupyter.session.reader import load_entries
 
 __all__ = ["checkpoints", "export_bytes", "session_list", "transcript_page"]
@@ -48,15 +49,10 @@ def session_list(root_dir: str, cwd: Path, tokens: DeleteTokens) -> SessionList:
 
 
 def transcript_page(session_id: str, path: Path, offset: int, limit: int) -> TranscriptPage:
-    """Entries `offset … offset+limit` of the canonical transcript at `path`."""
-    entries = load_entries(path).entries
-    return TranscriptPage(
-        id=session_id,
-        total=len(entries),
-        offset=offset,
-        limit=limit,
-        entries=[entries[i].to_json() for i in range(offset, min(offset + limit, len(entries)))],
-    )
+    """Entries `offset … offset+limit` of the canonical transcript at `path` (an offset index
+    kept per file identity reads only the page)."""
+    total, entries = page(path, offset, limit)
+    return TranscriptPage(id=session_id, total=total, offset=offset, limit=limit, entries=entries)
 
 
 def export_bytes(path: Path) -> bytes:

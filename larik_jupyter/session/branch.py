@@ -25,6 +25,7 @@ from larik_jupyter.session.reader import (
 )
 from larik_jupyter.session.state import INTERRUPTED_TOOL_RESULT, replay
 from larik_jupyter.session.store import encode, write_new_file
+from larik_jupyter.session.summary import summary
 
 
 class BranchError(LarikError):
@@ -171,31 +172,18 @@ class TreeNode(BaseModel):
     children: list[TreeNode] = Field(default_factory=list)
 
 
-def first_line(text: str, limit: int = 120) -> str:
-    """The first non-empty line of `text`, cut to `limit` characters."""
-    line = next((part.strip() for part in text.splitlines() if part.strip()), "")
-    return line if len(line) <= limit else line[: limit - 1] + "…"
-
-
 def _node(path: Path) -> TreeNode:
-    node = TreeNode(id=session_id_of(path), path=str(path))
-    try:
-        result = load_entries(path, prefix=True)
-    except LarikError as exc:  # not a regular file: listed with its error, never read
-        node.error = str(exc)
-        return node
-    if result.error is not None:
-        node.error = str(result.error)
-    if not len(result.entries):
-        return node
-    state = replay(result.entries)
-    node.fork_of, node.fork_at = state.meta.fork_of, state.meta.fork_at
-    node.interrupted = state.interrupted
-    node.compactions = list(state.compactions)
-    for index in state.prompt_indexes:
-        outline = result.entries.outline(state.entry_indexes[index])
-        node.prompts.append(PromptInfo(index=index, first_line=first_line(state.all[index].prompt_text()), time=outline.time))
-    return node
+    s = summary(path)
+    return TreeNode(
+        id=s.id,
+        path=str(s.path),
+        fork_of=s.meta.fork_of if s.meta else None,
+        fork_at=s.meta.fork_at if s.meta else None,
+        prompts=[PromptInfo(index=p.index, first_line=p.first_line, time=p.time) for p in s.prompts],
+        interrupted=s.interrupted,
+        compactions=list(s.compactions),
+        error=s.error,
+    )
 
 
 def fork_tree(cwd: str | os.PathLike[str]) -> list[TreeNode]:

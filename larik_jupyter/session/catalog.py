@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 import shutil
 import stat
-from datetime import datetime
 from pathlib import Path
 
 from pydantic import BaseModel
@@ -13,11 +12,10 @@ from pydantic import BaseModel
 from larik_jupyter import paths
 from larik_jupyter.errors import LarikError
 from larik_jupyter.llm.messages import Usage
-from larik_jupyter.session.branch import first_line
-from larik_jupyter.session.reader import CorruptSessionError, load_entries, read_meta, session_id_of
+from larik_jupyter.session.reader import CorruptSessionError, read_meta, session_id_of
 from larik_jupyter.session.regular import check_regular, file_kind
-from larik_jupyter.session.state import replay
 from larik_jupyter.session.store import acquire_lock, lock_path
+from larik_jupyter.session.summary import session_time, summary
 
 
 class UnknownSessionError(LarikError):
@@ -45,39 +43,28 @@ class SessionInfo(BaseModel):
     error: str | None = None
 
 
-def _time_of(path: Path) -> str:
-    try:
-        return datetime.strptime(session_id_of(path)[:15], "%Y%m%d-%H%M%S").isoformat()
-    except ValueError:
-        return datetime.fromtimestamp(os.lstat(path).st_mtime).isoformat(timespec="seconds")
-
-
 def session_cwd(path: str | os.PathLike[str]) -> str:
     """The working directory a session file records in its first (meta) line."""
     return read_meta(path).cwd
 
 
 def info(path: str | os.PathLike[str]) -> SessionInfo:
-    """Summarize one session file: a damaged one by what precedes the damage, one that cannot
-    be read (not a regular file) by its error alone."""
-    path = Path(path)
-    item = SessionInfo(id=session_id_of(path), path=str(path), time=_time_of(path))
-    try:
-        result = load_entries(path, prefix=True)
-    except LarikError as exc:
-        item.error = str(exc)
-        return item
-    item.size = result.size
-    if result.error is not None:
-        item.error = str(result.error)
-    if len(result.entries):
-        state = replay(result.entries)
-        item.fork_of, item.fork_at = state.meta.fork_of, state.meta.fork_at
-        item.message_count = len(state.all)
-        item.usage, item.cost, item.interrupted = state.usage, state.cost, state.interrupted
-        if state.prompt_indexes:
-            item.first_prompt = first_line(state.all[state.prompt_indexes[0]].prompt_text())
-    return item
+    """Summarize one session file (a damaged one too: what precedes the damage)."""
+    s = summary(path)
+    return SessionInfo(
+        id=s.id,
+        path=str(s.path),
+        time=s.time,
+        size=s.size,
+        first_prompt=s.prompts[0].first_line if s.prompts else None,
+        message_count=s.message_count,
+        fork_of=s.meta.fork_of if s.meta else None,
+        fork_at=s.meta.fork_at if s.meta else None,
+        usage=s.usage.model_copy(),  # the cached summary's own stays unchanged
+        cost=s.cost if s.meta else None,
+        interrupted=s.interrupted,
+        error=s.error,
+    )
 
 
 def _session_files(folder: Path) -> list[Path]:
@@ -103,7 +90,7 @@ def latest(cwd: str | os.PathLike[str]) -> SessionInfo | None:
     files = [p for p in _session_files(paths.sessions_dir(cwd)) if _is_regular(p)]
     if not files:
         return None
-    return info(max(files, key=lambda p: (_time_of(p), p.name)))
+    return info(max(files, key=lambda p: (session_time(p), p.name)))
 
 
 def all_session_files() -> list[Path]:

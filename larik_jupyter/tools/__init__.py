@@ -1,9 +1,34 @@
-"""The agent's tools: files, search, shell and (inside a kernel) Python."""
+"""The agent's tools: files, search, shell and (inside a kernel) Python.
+
+The names below load on first access, so a light module of this package (what `%load_ext`
+imports) does not bring in the message models.
+"""
 
 from __future__ import annotations
 
-from larik_jupyter.tools.base import Tool, ToolError, ToolResult
-from larik_jupyter.tools.env import Env
-from larik_jupyter.tools.registry import default_tools, tool_schemas
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from larik_jupyter.tools.base import Tool, ToolError, ToolResult
+    from larik_jupyter.tools.env import Env
+    from larik_jupyter.tools.registry import default_tools, tool_schemas
 
 __all__ = ["Env", "Tool", "ToolError", "ToolResult", "default_tools", "tool_schemas"]
+
+_LAZY = {
+    "Env": "larik_jupyter.tools.env",
+    "Tool": "larik_jupyter.tools.base",
+    "ToolError": "larik_jupyter.tools.base",
+    "ToolResult": "larik_jupyter.tools.base",
+    "default_tools": "larik_jupyter.tools.registry",
+    "tool_schemas": "larik_jupyter.tools.registry",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'larik_jupyter.tools' has no attribute {name!r}")
+    from importlib import import_module
+
+    return getattr(import_module(module), name)

@@ -16,9 +16,9 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from larik_jupyter.errors import LarikError
-from larik_jupyter.llm.messages import ImageBlock
 
 if TYPE_CHECKING:
+    from larik_jupyter.llm.messages import ImageBlock
     from larik_jupyter.tools.env import Env
 
 

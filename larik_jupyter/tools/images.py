@@ -19,7 +19,6 @@ from larik_jupyter.llm.messages import ImageBlock
 MAX_SIDE = 1568
 MAX_BYTES = 1_000_000
 MAX_PER_RESULT = 8
-IMAGE_TYPES = ("image/png", "image/jpeg")
 
 
 def _fits(data: bytes) -> bool:

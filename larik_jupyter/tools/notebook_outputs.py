@@ -9,18 +9,11 @@ import re
 from html.parser import HTMLParser
 from typing import Any
 
-from larik_jupyter.tools.images import IMAGE_TYPES, ImageCollector
+from larik_jupyter.tools.images import ImageCollector
+from larik_jupyter.tools.output_text import IMAGE_TYPES, strip_ansi
 
 MAX_CELL_OUTPUT = 4000
 MAX_TRACEBACK_LINES = 30
-_ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07]*\x07")
-
-
-def strip_ansi(text: str) -> str:
-    """`text` without terminal colour and cursor codes (tracebacks carry them)."""
-    return _ANSI.sub("", text)
-
-
 def cap(text: str, limit: int = MAX_CELL_OUTPUT) -> str:
     if len(text) <= limit:
         return text

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import os
 import pathlib
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -16,84 +15,12 @@ import traitlets
 
 from larik_jupyter.checkpoint.store import CheckpointStore, TurnInfo
 from larik_jupyter.errors import LarikError
-from larik_jupyter.llm.messages import Usage
-from larik_jupyter.llm.pricing import cost as price_cost
 from larik_jupyter.notebook.widgets.live import SessionWidget, escape, refresh_all
 from larik_jupyter.session.branch import TreeNode, fork_tree
 from larik_jupyter.session.catalog import resolve
-from larik_jupyter.session.outline import (
-    MessageEntryOutline,
-    MetaEntryOutline,
-    UsageEntryOutline,
-)
-from larik_jupyter.session.reader import load_entries
+from larik_jupyter.session.summary import summary
 
 _HERE = pathlib.Path(__file__).parent
-
-
-@dataclass
-class _Turn:
-    """What the fork tree does not hold about one prompt's turn."""
-
-    tokens: dict[str, list[int]] = field(default_factory=dict)
-    interrupted: bool = False
-
-    def cost(self) -> float | None:
-        total = 0.0
-        for model, (i, o, r, w) in self.tokens.items():
-            usage = Usage(
-                input_tokens=i, output_tokens=o, cache_read_tokens=r, cache_write_tokens=w
-            )
-            spent = price_cost(model, usage)
-            if spent is None:
-                return None
-            total += spent
-        return total
-
-
-@dataclass
-class _Details:
-    time: str | None = None
-    model: str | None = None
-    turns: dict[int, _Turn] = field(default_factory=dict)
-
-
-def _details(path: Path) -> _Details:
-    """Start time, model and per-prompt usage and interruptions of one session file."""
-    details = _Details()
-    try:
-        result = load_entries(path, prefix=True)
-    except LarikError:  # not a regular file: the node already carries its error
-        return details
-    entries = result.entries
-    if not len(entries):
-        return details
-    first = entries.outline(0)
-    provider = None
-    if type(first) is MetaEntryOutline:
-        details.time, details.model, provider = first.time, first.meta.model, first.meta.provider
-    turn: _Turn | None = None
-    position = 0
-    for index in range(1, len(entries)):
-        o = entries.outline(index)
-        if type(o) is MessageEntryOutline:
-            message = o.message
-            if message.is_prompt():
-                turn = details.turns[position] = _Turn()
-            elif turn is not None and message.interrupted:
-                turn.interrupted = True
-            position += 1
-        elif type(o) is UsageEntryOutline and turn is not None:
-            model = o.model or details.model or ""
-            if ":" not in model and provider:
-                model = f"{provider}:{model}"
-            tokens = turn.tokens.setdefault(model, [0, 0, 0, 0])
-            u = o.usage
-            tokens[0] += u.input_tokens
-            tokens[1] += u.output_tokens
-            tokens[2] += u.cache_read_tokens
-            tokens[3] += u.cache_write_tokens
-    return details
 
 
 def _shares(fork_at: int | None, index: int) -> bool:
@@ -102,25 +29,25 @@ def _shares(fork_at: int | None, index: int) -> bool:
 
 
 def _session(node: TreeNode, counter: list[int]) -> dict[str, Any]:
-    details = _details(Path(node.path))
+    # The fork tree was just built from the same summaries, so this reads nothing again.
+    details = summary(Path(node.path))
     counter[0] += 1
     items: list[tuple[tuple[int, int], dict[str, Any]]] = []
     total: float | None = 0.0
-    for n, prompt in enumerate(node.prompts, 1):
-        turn = details.turns.get(prompt.index, _Turn())
-        spent = turn.cost()
+    for prompt in details.prompts:
+        spent = prompt.cost
         total = None if total is None or spent is None else total + spent
         if node.fork_of and _shares(node.fork_at, prompt.index):
             continue  # the copied prefix: shown once, in the session it was forked from
-        last = n == len(node.prompts)
+        last = prompt.number == len(details.prompts)
         item = {
             "kind": "prompt",
-            "n": n,
+            "n": prompt.number,
             "index": prompt.index,
             "text": prompt.first_line,
             "time": prompt.time,
             "cost": spent,
-            "interrupted": turn.interrupted or bool(last and node.interrupted),
+            "interrupted": prompt.interrupted or bool(last and node.interrupted),
             "children": [],
         }
         items.append(((prompt.index, 1), item))
@@ -141,8 +68,8 @@ def _session(node: TreeNode, counter: list[int]) -> dict[str, Any]:
     return {
         "kind": "session",
         "id": node.id,
-        "time": details.time,
-        "model": details.model,
+        "time": details.started,
+        "model": details.meta.model if details.meta else None,
         "cost": total,
         "fork_of": node.fork_of,
         "fork_at": node.fork_at,

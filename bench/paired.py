@@ -1,0 +1,65 @@
+"""What every bench shares: floor and subjects alternate round by round, results are medians
+with their range, and each run prints the command and the commit that produced it."""
+
+from __future__ import annotations
+
+import os
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+
+def timed(fn: Callable[[], object]) -> float:
+    """Seconds `fn()` takes."""
+    start = time.perf_counter()
+    fn()
+    return time.perf_counter() - start
+
+
+def alternate(
+    cases: dict[str, Callable[[], float]], rounds: int, *, warmup: int = 1
+) -> dict[str, list[float]]:
+    """Run every case once per round, in the order given (floor first), for `rounds` recorded
+    rounds after `warmup` unrecorded ones. Each case returns the seconds it measured itself,
+    so its own setup (fresh directories, fresh processes) stays outside the figure."""
+    results: dict[str, list[float]] = {name: [] for name in cases}
+    for round_no in range(warmup + rounds):
+        for name, case in cases.items():
+            seconds = case()
+            if round_no >= warmup:
+                results[name].append(seconds)
+    return results
+
+
+def ratios(results: dict[str, list[float]], subject: str, floor: str) -> list[float]:
+    """The per-round ratios of `subject` to `floor` (same round, so the same machine load)."""
+    return [s / f for s, f in zip(results[subject], results[floor], strict=True)]
+
+
+def span(values: list[float], scale: float = 1.0, digits: int = 1, unit: str = "") -> str:
+    """`median (min – max)` of `values` times `scale`."""
+    med, low, high = (v * scale for v in (statistics.median(values), min(values), max(values)))
+    return f"{med:.{digits}f}{unit} ({low:.{digits}f} – {high:.{digits}f})"
+
+
+def banner() -> None:
+    """The command, the commit and the machine's load, for RESULTS.md."""
+    root = Path(__file__).resolve().parent.parent
+    try:
+        commit = subprocess.run(
+            ["git", "-C", str(root), "rev-parse", "--short", "HEAD"],
+            capture_output=True, text=True, check=True,
+        ).stdout.strip()
+        dirty = subprocess.run(
+            ["git", "-C", str(root), "status", "--porcelain", "--untracked-files=no"],
+            capture_output=True, text=True, check=True,
+        ).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        commit, dirty = "unknown", ""
+    script = os.path.relpath(sys.argv[0], root)
+    load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
+    print(f"command: python {' '.join([script, *sys.argv[1:]])}")
+    print(f"commit: {commit}{' (with uncommitted changes)' if dirty else ''}; load average {load}")

@@ -1,0 +1,196 @@
+"""What one read of a session file says about it, cached by file identity.
+
+The listing (`catalog`), the fork tree (`branch.fork_tree`), the tree widget and the server's
+views all project this summary, so a sessions list or a tree of a thousand sessions re-reads
+only the files whose identity (device, inode, size, modification time) changed since the
+last call in this process.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from collections import OrderedDict
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+
+from larik_jupyter.errors import LarikError
+from larik_jupyter.llm.messages import Usage
+from larik_jupyter.llm.pricing import cost as price_cost
+from larik_jupyter.session.entry import Meta
+from larik_jupyter.session.outline import MessageEntryOutline, UsageEntryOutline
+from larik_jupyter.session.reader import load_entries, session_id_of
+from larik_jupyter.session.state import replay
+
+# Summaries kept per process; a tree of 1,000 sessions fits with room for other directories.
+CACHE_SIZE = 4096
+# A file modified this recently may change again within the clock's granularity without its
+# identity changing (git's "racy" files), so its summary is not kept.
+RACY_SECONDS = 2.0
+
+
+@dataclass
+class Tally:
+    """Tokens per `provider:model`, which is what prices are looked up by."""
+
+    tokens: dict[str, list[int]] = field(default_factory=dict)
+
+    def add(self, model: str, usage: UsageEntryOutline) -> None:
+        row = self.tokens.setdefault(model, [0, 0, 0, 0])
+        u = usage.usage
+        row[0] += u.input_tokens
+        row[1] += u.output_tokens
+        row[2] += u.cache_read_tokens
+        row[3] += u.cache_write_tokens
+
+    def usage(self) -> Usage:
+        i, o, r, w = (sum(column) for column in zip(*self.tokens.values(), strict=False)) if self.tokens else (0,) * 4
+        return Usage(input_tokens=i, output_tokens=o, cache_read_tokens=r, cache_write_tokens=w)
+
+    def cost(self) -> float | None:
+        """Dollars, or None when some model's price is unknown."""
+        total = 0.0
+        for model, (i, o, r, w) in self.tokens.items():
+            spent = price_cost(model, Usage(input_tokens=i, output_tokens=o, cache_read_tokens=r, cache_write_tokens=w))
+            if spent is None:
+                return None
+            total += spent
+        return total
+
+
+@dataclass(frozen=True)
+class PromptSummary:
+    """One prompt: its number (1-based), message index, first line, time, and its turn's
+    usage, cost (None: price unknown) and whether a reply in the turn was interrupted."""
+
+    number: int
+    index: int
+    first_line: str
+    time: str | None
+    usage: Usage
+    cost: float | None
+    interrupted: bool
+
+
+@dataclass(frozen=True)
+class SessionSummary:
+    """A session file in one read. `meta` is None and `error` set when nothing is readable;
+    a damaged file is summarized up to its damage, with `error` naming it."""
+
+    id: str
+    path: Path
+    time: str
+    size: int
+    meta: Meta | None = None
+    started: str | None = None
+    prompts: tuple[PromptSummary, ...] = ()
+    message_count: int = 0
+    usage: Usage = field(default_factory=Usage)
+    cost: float | None = 0.0
+    interrupted: str | None = None
+    compactions: tuple[int, ...] = ()
+    error: str | None = None
+
+
+def session_time(path: Path) -> str:
+    """When a session started: from its id, else its file's modification time."""
+    try:
+        return datetime.strptime(session_id_of(path)[:15], "%Y%m%d-%H%M%S").isoformat()
+    except ValueError:
+        return datetime.fromtimestamp(os.lstat(path).st_mtime).isoformat(timespec="seconds")
+
+
+def first_line(text: str, limit: int = 120) -> str:
+    """The first non-empty line of `text`, cut to `limit` characters."""
+    line = next((part.strip() for part in text.splitlines() if part.strip()), "")
+    return line if len(line) <= limit else line[: limit - 1] + "…"
+
+
+_cache: OrderedDict[str, tuple[tuple[int, int, int, int], SessionSummary]] = OrderedDict()
+_lock = threading.Lock()
+
+
+def summary(path: str | os.PathLike[str]) -> SessionSummary:
+    """The summary of the session file at `path`, read again only when the file changed."""
+    path = Path(path)
+    st = os.lstat(path)  # a link is judged (and refused) by the reader, never followed here
+    identity = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+    key = os.fspath(path)
+    with _lock:
+        hit = _cache.get(key)
+        if hit is not None and hit[0] == identity:
+            _cache.move_to_end(key)
+            return hit[1]
+    made = read_summary(path)
+    if time.time() - st.st_mtime < RACY_SECONDS:
+        return made
+    with _lock:
+        _cache[key] = (identity, made)
+        _cache.move_to_end(key)
+        while len(_cache) > CACHE_SIZE:
+            _cache.popitem(last=False)
+    return made
+
+
+def read_summary(path: Path) -> SessionSummary:
+    """Read `path` once and summarize it (uncached); a file that cannot be read (not a regular
+    file) is summarized by its error alone."""
+    try:
+        result = load_entries(path, prefix=True)
+    except LarikError as exc:
+        return SessionSummary(id=session_id_of(path), path=path, time=session_time(path), size=0, error=str(exc))
+    entries = result.entries
+    base = SessionSummary(
+        id=session_id_of(path),
+        path=path,
+        time=session_time(path),
+        size=result.size,
+        error=None if result.error is None else str(result.error),
+    )
+    if not len(entries):
+        return base
+    state = replay(entries)
+    meta = state.meta
+    # One pass for what replay does not keep per turn: usage and interrupted replies.
+    turns: list[tuple[Tally, list[bool]]] = []
+    for index in range(1, len(entries)):
+        o = entries.outline(index)
+        if type(o) is MessageEntryOutline:
+            if o.message.is_prompt():
+                turns.append((Tally(), [False]))
+            elif turns and o.message.interrupted:
+                turns[-1][1][0] = True
+        elif type(o) is UsageEntryOutline and turns:
+            model = o.model or meta.model or ""
+            turns[-1][0].add(f"{meta.provider}:{model}" if ":" not in model and meta.provider else model, o)
+    prompts = []
+    for number, (index, (tally, interrupted)) in enumerate(zip(state.prompt_indexes, turns, strict=True), 1):
+        prompts.append(
+            PromptSummary(
+                number=number,
+                index=index,
+                first_line=first_line(state.all[index].prompt_text()),
+                time=entries.outline(state.entry_indexes[index]).time,
+                usage=tally.usage(),
+                cost=tally.cost(),
+                interrupted=interrupted[0],
+            )
+        )
+    first = entries.outline(0)
+    return SessionSummary(
+        id=base.id,
+        path=path,
+        time=base.time,
+        size=base.size,
+        error=base.error,
+        meta=meta,
+        started=first.time,
+        prompts=tuple(prompts),
+        message_count=len(state.all),
+        usage=state.usage,
+        cost=state.cost,
+        interrupted=state.interrupted,
+        compactions=tuple(state.compactions),
+    )
