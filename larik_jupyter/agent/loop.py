@@ -47,8 +47,8 @@ from larik_jupyter.session.entry import Entry
 from larik_jupyter.session.store import Session
 from larik_jupyter.tools.base import Tool, ToolResult
 from larik_jupyter.tools.env import Env
-from larik_jupyter.tools.notebook_live import kernel_notebook
 from larik_jupyter.tools.envelope import new_nonce
+from larik_jupyter.tools.notebook_live import kernel_notebook
 from larik_jupyter.tools.registry import default_tools, tool_schemas
 
 DEFAULT_MAX_STEPS = 40
