@@ -18,7 +18,7 @@ from typing import Any, TypeVar
 
 from larik_jupyter.agent.events import Listener
 from larik_jupyter.agent.factory import open_agent
-from larik_jupyter.agent.loop import AgentLoop, TurnOutcome
+from larik_jupyter.agent.loop import AgentLoop, PromptExtras, TurnOutcome
 from larik_jupyter.agent.mcp import McpManager
 from larik_jupyter.agent.permissions import Approver
 from larik_jupyter.checkpoint.store import UndoResult
@@ -147,12 +147,13 @@ class Agent:
 
     # -- turns -----------------------------------------------------------------------------
 
-    async def arun(self, prompt: str) -> TurnOutcome:
-        return await self.loop.run_turn(prompt)
+    async def arun(self, prompt: str, extras: PromptExtras | None = None) -> TurnOutcome:
+        return await self.loop.run_turn(prompt, extras)
 
-    def run(self, prompt: str) -> TurnOutcome:
-        """Run one turn to its end and return how it ended."""
-        return run_sync(self.loop.run_turn(prompt))
+    def run(self, prompt: str, extras: PromptExtras | None = None) -> TurnOutcome:
+        """Run one turn to its end and return how it ended; `extras` adds blocks (notebook
+        context, attachments) to the prompt message."""
+        return run_sync(self.loop.run_turn(prompt, extras))
 
     def stop(self) -> None:
         self.loop.stop()

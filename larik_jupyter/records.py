@@ -9,7 +9,7 @@ from larik_jupyter.agent.summary import summarize_call
 from larik_jupyter.llm.messages import Usage
 from larik_jupyter.session.state import State
 
-_FILE_TOOLS = ("write", "edit", "multi_edit")
+_FILE_TOOLS = ("write", "edit", "multi_edit", "notebook_edit")
 
 
 @dataclass(frozen=True)

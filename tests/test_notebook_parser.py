@@ -69,3 +69,13 @@ def test_help_lists_every_command() -> None:
     text = help_text()
     for name in COMMANDS:
         assert f"/{name}" in text
+
+
+def test_with_and_no_context_options() -> None:
+    parsed = parse_magic("--with df,fig --with data.csv --no-context fix it")
+    assert parsed == Prompt(text="fix it", context=False, attach=("df", "fig", "data.csv"))
+    cell = parse_magic("--with df --yes", "fix\nthis")
+    assert cell == Prompt(text="fix\nthis", yes=True, attach=("df",))
+    assert parse_magic("plain prompt") == Prompt(text="plain prompt")
+    with pytest.raises(MagicUsageError, match="--with needs a value"):
+        parse_magic("--with")

@@ -286,3 +286,27 @@ def test_always_allow_of_an_edit_of_the_kernels_notebook_allows_only_that_notebo
     assert len(asked) == 2 and asked[1].input["path"] == "b.ipynb"
     assert "z = 0" in (root / "b.ipynb").read_text()
     agent.close()
+def test_approval_preview_shows_the_cell_diff_without_writing(root: Path) -> None:
+    from larik_jupyter.agent.preview import preview_change
+
+    path = sample(root)
+    original = path.read_bytes()
+    env = make_env(root)
+    detail = preview_change(env, "notebook_edit", {"path": "a.ipynb", "cell_id": "boom", "new_source": "2/1"})
+    assert "--- a/a.ipynb#boom" in detail and "+2/1" in detail and "outputs were cleared" in detail
+    bad = preview_change(env, "notebook_edit", {"path": "a.ipynb", "cell_id": "zz", "new_source": "x"})
+    assert bad.startswith("(no preview: ") and "no cell 'zz'" in bad
+    assert path.read_bytes() == original
+
+
+def test_rules_match_notebook_paths(root: Path) -> None:
+    from larik_jupyter.agent.permissions import default_decision
+    from larik_jupyter.config.model import Config, Permissions
+    from larik_jupyter.config.rules import decide
+
+    assert default_decision("notebook_read") == "allow"
+    assert default_decision("notebook_edit") == "ask"
+    rules = Config(permissions=Permissions(allow=["notebook_edit(nb/**)"], deny=["notebook_read(secret/**)"]))
+    assert decide(rules, "notebook_edit", {"path": "nb/a.ipynb"}, root=root, cwd=root) == "allow"
+    assert decide(rules, "notebook_edit", {"path": "other/a.ipynb"}, root=root, cwd=root) is None
+    assert decide(rules, "notebook_read", {"path": "secret/x.ipynb"}, root=root, cwd=root) == "deny"

@@ -42,6 +42,7 @@ export interface IContentBlock {
   input?: unknown;
   content?: string | IContentBlock[];
   is_error?: boolean;
+  source?: { type: string; media_type?: string; data?: string; url?: string };
 }
 
 export interface IEntry {

@@ -66,6 +66,24 @@ function resultText(content: string | IContentBlock[] | undefined): string {
   return content.map(block => block.text ?? `[${block.type}]`).join('\n');
 }
 
+/** An `image` block as an <img> (base64 data becomes a data URL). */
+function image(block: IContentBlock): HTMLElement {
+  const source = block.source ?? { type: '' };
+  const img = document.createElement('img');
+  img.className = 'jp-larik-image';
+  img.alt = source.media_type ?? 'image';
+  img.src =
+    source.type === 'base64'
+      ? `data:${source.media_type ?? 'image/png'};base64,${source.data ?? ''}`
+      : source.url ?? '';
+  return img;
+}
+
+/** What the front end added to a prompt for the model: the notebook context, attachments. */
+function isContext(text: string): boolean {
+  return text.startsWith('<notebook-context') || text.startsWith('<notebook-data');
+}
+
 function toolSummary(block: IContentBlock): string {
   const input = (block.input ?? {}) as Record<string, unknown>;
   const hint = input.path ?? input.file_path ?? input.command ?? input.pattern ?? '';
@@ -86,6 +104,10 @@ export class TranscriptRenderer {
   private async block(block: IContentBlock): Promise<HTMLElement | null> {
     switch (block.type) {
       case 'text':
+        if (isContext(block.text ?? '')) {
+          const label = (block.text ?? '').startsWith('<notebook-context') ? 'Notebook context' : 'Attached';
+          return collapsed(label, element('pre', 'jp-larik-pre', block.text ?? ''), 'jp-larik-context');
+        }
         return this.markdown(block.text ?? '');
       case 'thinking':
         return collapsed('Thinking', element('pre', 'jp-larik-pre', block.thinking ?? ''), 'jp-larik-thinking');
@@ -95,14 +117,23 @@ export class TranscriptRenderer {
           element('pre', 'jp-larik-pre', JSON.stringify(block.input ?? {}, null, 2)),
           'jp-larik-tool'
         );
-      case 'tool_result':
-        return collapsed(
+      case 'tool_result': {
+        const node = collapsed(
           block.is_error ? '↳ tool error' : '↳ result',
           plain(resultText(block.content)),
           'jp-larik-tool-result'
         );
+        const images = typeof block.content === 'string' ? [] : (block.content ?? []);
+        if (!images.some(inner => inner.type === 'image')) {
+          return node;
+        }
+        const wrapper = element('div', 'jp-larik-tool-images');
+        wrapper.appendChild(node);
+        images.filter(inner => inner.type === 'image').forEach(inner => wrapper.appendChild(image(inner)));
+        return wrapper;
+      }
       case 'image':
-        return element('div', 'jp-larik-note', '[image]');
+        return image(block);
       default:
         return null;
     }

@@ -39,6 +39,7 @@ from larik_jupyter.llm.messages import (
     ToolResultBlock,
     ToolUseBlock,
     Usage,
+    without_images,
 )
 from larik_jupyter.llm.pricing import cost as price_usage
 from larik_jupyter.llm.provider import Provider, ProviderError
@@ -305,9 +306,10 @@ class AgentLoop:
         self.emit(ae.ModelCall(step=step))
         builder = MessageBuilder()
         try:
-            async for event in self.provider.stream(
-                self._system(), self.context, tool_schemas(self.tools)
-            ):
+            context = self.context
+            if not getattr(self.provider, "vision", True):
+                context = without_images(context)
+            async for event in self.provider.stream(self._system(), context, tool_schemas(self.tools)):
                 builder.add(event)
                 self._forward(event)
                 if isinstance(event, ev.MessageEnd):

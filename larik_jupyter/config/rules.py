@@ -36,7 +36,9 @@ if TYPE_CHECKING:
 
 Decision = Literal["allow", "ask", "deny"]
 
-FILE_TOOLS = frozenset({"read", "write", "edit", "multi_edit", "glob", "grep", "ls", "notebook_edit"})
+FILE_TOOLS = frozenset(
+    {"read", "write", "edit", "multi_edit", "glob", "grep", "ls", "notebook_read", "notebook_edit"}
+)
 _ALIASES = {"multiedit": "multi_edit", "notebookedit": "notebook_edit"}
 _PATH_KEYS = ("path", "file_path", "notebook_path")
 _RULE = re.compile(r"^([^()\s]+)(?:\((.*)\))?$", re.S)

@@ -139,3 +139,32 @@ class Usage(_Model):
 def user_text(text: str) -> Message:
     """A user prompt message."""
     return Message(role="user", content=[TextBlock(text=text)])
+
+
+NO_VISION_NOTE = "[image omitted: the model in use does not take images]"
+
+
+def without_images(messages: list[Message]) -> list[Message]:
+    """`messages` with every image (also inside tool results) replaced by a text note, for a
+    provider or model without vision; messages without images are returned as they are."""
+
+    def blocks(content: list[Any]) -> list[Any]:
+        return [TextBlock(text=NO_VISION_NOTE) if isinstance(b, ImageBlock) else b for b in content]
+
+    out: list[Message] = []
+    for message in messages:
+        content: list[ContentBlock] = []
+        changed = False
+        for block in message.content:
+            if isinstance(block, ImageBlock):
+                content.append(TextBlock(text=NO_VISION_NOTE))
+                changed = True
+            elif isinstance(block, ToolResultBlock) and not isinstance(block.content, str) and any(
+                isinstance(b, ImageBlock) for b in block.content
+            ):
+                content.append(block.model_copy(update={"content": blocks(block.content)}))
+                changed = True
+            else:
+                content.append(block)
+        out.append(message.model_copy(update={"content": content}) if changed else message)
+    return out

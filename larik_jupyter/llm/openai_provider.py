@@ -2,7 +2,8 @@
 
 Streams chat completions with tool calls. Our Anthropic-shaped messages are converted:
 tool_use blocks become assistant `tool_calls`, tool_result blocks become `tool` role
-messages. Reasoning streamed as `reasoning_content` / `reasoning` (vLLM, Ollama and
+messages; images in tool results (which a `tool` message cannot carry) follow them in one
+user message of `image_url` data URLs. Reasoning streamed as `reasoning_content` / `reasoning` (vLLM, Ollama and
 others) becomes thinking blocks without a signature, which are not sent back. The SDK
 is imported on first use.
 """
@@ -57,18 +58,31 @@ def _result_text(block: ToolResultBlock) -> str:
     if isinstance(block.content, str):
         text = block.content
     else:
-        # Chat completions accept only text in tool messages.
+        # Chat completions accept only text in tool messages; images follow as a user message.
         text = "\n".join(
-            b.text if isinstance(b, TextBlock) else f"[{b.type} omitted]" for b in block.content
+            b.text
+            if isinstance(b, TextBlock)
+            else "[image: in the next user message]"
+            if isinstance(b, ImageBlock)
+            else f"[{b.type} omitted]"
+            for b in block.content
         )
     return f"Error: {text}" if block.is_error else text
 
 
 def _user_messages(message: Message) -> list[dict[str, Any]]:
+    results = message.tool_results()
     out: list[dict[str, Any]] = [
-        {"role": "tool", "tool_call_id": b.tool_use_id, "content": _result_text(b)}
-        for b in message.tool_results()
+        {"role": "tool", "tool_call_id": b.tool_use_id, "content": _result_text(b)} for b in results
     ]
+    images = [
+        (b.tool_use_id, i) for b in results if not isinstance(b.content, str)
+        for i in b.content if isinstance(i, ImageBlock)
+    ]
+    if images:
+        ids = ", ".join(dict.fromkeys(call for call, _ in images))
+        note = {"type": "text", "text": f"Images returned by tool call {ids}:"}
+        out.append({"role": "user", "content": [note, *(_image_part(i) for _, i in images)]})
     parts: list[dict[str, Any]] = []
     for block in message.content:
         if isinstance(block, TextBlock) and block.text:

@@ -24,13 +24,15 @@ NO_KEY = "not-needed"
 
 
 class SdkProvider:
-    """A provider streaming through an official SDK; `key_env=None` means no key is needed."""
+    """A provider streaming through an official SDK; `key_env=None` means no key is needed.
+    `vision` False turns the images of the conversation into text notes before a call."""
 
     sdk_module: str
     client_class: str
     base_url_env: str
     default_base_url: str
     decoder: type[ChunkDecoder]
+    vision: bool = True
 
     def __init__(
         self,

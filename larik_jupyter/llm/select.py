@@ -45,6 +45,13 @@ def _positive_int(entry: Any, name: str) -> int | None:
     return value if isinstance(value, int) and value > 0 else None
 
 
+def _vision(entry: Any, prefix: str) -> bool:
+    """Whether images go to the model: the entry's `vision`, else yes for Anthropic and
+    OpenAI and no for local servers (many of their models take no images)."""
+    value = getattr(entry, "vision", None)
+    return value if isinstance(value, bool) else prefix in ("anthropic", "openai")
+
+
 def choose_spec(spec: str | None, config: Any = None) -> tuple[str, str | None]:
     """The `provider:model` string to use and the notice to show (only for the demo fallback)."""
     for candidate in (spec, getattr(config, "model", None), os.environ.get("LARIK_MODEL")):
@@ -79,13 +86,15 @@ def make_provider(spec: str, config: Any = None) -> Provider:
     if prefix == "anthropic":
         from larik_jupyter.llm.anthropic_provider import AnthropicProvider
 
-        return AnthropicProvider(
+        anthropic = AnthropicProvider(
             model,
             key_env=key_env or "ANTHROPIC_API_KEY",
             base_url=base_url,
             max_tokens=_positive_int(entry, "max_tokens"),
             thinking_budget=_positive_int(entry, "thinking_budget"),
         )
+        anthropic.vision = _vision(entry, prefix)
+        return anthropic
 
     title, default_key_env, default_base_url = _OPENAI_BACKENDS[prefix]
     base_url = base_url or default_base_url
@@ -96,7 +105,7 @@ def make_provider(spec: str, config: Any = None) -> Provider:
         )
     from larik_jupyter.llm.openai_provider import OpenAIProvider
 
-    return OpenAIProvider(
+    openai = OpenAIProvider(
         model,
         prefix=prefix,
         title=title,
@@ -104,6 +113,8 @@ def make_provider(spec: str, config: Any = None) -> Provider:
         base_url=base_url,
         max_tokens=_positive_int(entry, "max_tokens"),
     )
+    openai.vision = _vision(entry, prefix)
+    return openai
 
 
 def select_provider(spec: str | None = None, config: Any = None) -> tuple[Provider, str | None]:

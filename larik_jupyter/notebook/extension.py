@@ -12,6 +12,7 @@ from larik_jupyter.checkpoint.prune import prune
 from larik_jupyter.config.layers import load_config
 from larik_jupyter.errors import LarikError
 from larik_jupyter.notebook.bridge import Bridge
+from larik_jupyter.notebook.capture import KernelCapture
 from larik_jupyter.notebook.magics import LarikMagics, async_cells
 
 _pruned = False
@@ -25,11 +26,15 @@ def current() -> Agent | None:
 
 def load(ipython: Any) -> None:
     global _pruned, _magics
+    if _magics is not None and _magics.capture is not None:
+        _magics.capture.stop()  # %reload_ext: one capture per kernel
     _magics = LarikMagics(shell=ipython)
     if getattr(ipython, "kernel", None) is not None:
         magics = _magics
         _magics.bridge = Bridge(blocked=lambda: magics.pump.running)
         _magics.bridge.register()
+    _magics.capture = KernelCapture(ipython)
+    _magics.capture.start()
     ipython.register_magics(_magics)
     if async_cells not in ipython.input_transformers_post:
         ipython.input_transformers_post.append(async_cells)

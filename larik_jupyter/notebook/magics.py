@@ -18,15 +18,22 @@ from IPython.core.magic import Magics, line_cell_magic, magics_class, no_var_exp
 from IPython.display import Markdown, display
 from traitlets import Bool, Unicode
 
+from larik_jupyter.agent.loop import PromptExtras
 from larik_jupyter.api import Agent
 from larik_jupyter.errors import LarikError
+from larik_jupyter.llm.messages import Message, TextBlock
 from larik_jupyter.notebook import commands
+from larik_jupyter.notebook.attachments import attach
 from larik_jupyter.notebook.bridge import Bridge
+from larik_jupyter.notebook.capture import KernelCapture
+from larik_jupyter.notebook.context import KernelNotebook, kernel_notebook, notebook_context
 from larik_jupyter.notebook.parser import Command, Prompt, parse_magic
 from larik_jupyter.notebook.pump import MainThreadPump
+from larik_jupyter.notebook.render import ContextPart, parts_from_messages
 from larik_jupyter.notebook.runner import CellRunner
 from larik_jupyter.notebook.view import TurnUI
 from larik_jupyter.notebook.widgets.live import refresh_all
+from larik_jupyter.tools.envelope import new_nonce
 
 
 @magics_class
@@ -42,6 +49,11 @@ class LarikMagics(Magics):
         allow_none=True,
         help="Whether approvals can be answered in this notebook; unset means detect a browser.",
     ).tag(config=True)
+    context = Bool(
+        True,
+        help="Send each prompt with the notebook context (the kernel's notebook, the last cells "
+        "run, the last error); `--no-context` turns it off for one prompt.",
+    ).tag(config=True)
 
     def __init__(self, shell: Any = None, **kwargs: Any) -> None:
         super().__init__(shell=shell, **kwargs)
@@ -49,6 +61,9 @@ class LarikMagics(Magics):
         self.pump = MainThreadPump()
         self.cwd = Path(os.getcwd())
         self.bridge: Bridge | None = None
+        # What ran in the kernel; the extension starts it, a bare LarikMagics has none.
+        self.capture: KernelCapture | None = None
+        self._context_since = 0
 
     # -- entry point -----------------------------------------------------------------------
 
@@ -137,18 +152,48 @@ class LarikMagics(Magics):
     def _display_from_tool(self, value: object) -> None:
         self.pump.post(lambda: display(value))
 
-    def _start_turn(self, parsed: Prompt, *, interactive: bool | None) -> tuple[Agent, TurnUI, str]:
+    def _extras(self, parsed: Prompt, agent: Agent) -> PromptExtras:
+        """The notebook context and the `--with` attachments of a prompt, under a new nonce."""
+        nonce = new_nonce()
+        namespace = self.shell.user_ns if self.shell is not None else {}
+        try:
+            attached = attach(parsed.attach, namespace, self.cwd, nonce)
+        except LarikError as exc:
+            raise UsageError(str(exc)) from None
+        notebook = kernel_notebook(namespace, self.cwd)
+        if self.bridge is not None and self.bridge.notebook_path is not None:
+            # A browser showing this kernel's notebook says so reliably through the bridge.
+            notebook = KernelNotebook(self.bridge.notebook_path, "the notebook bridge")
+        agent.loop.env.notebook_path = notebook.path
+        before = []
+        if parsed.context and self.context:
+            text = notebook_context(
+                self.capture, notebook, since=self._context_since, nonce=nonce, cwd=self.cwd
+            )
+            before.append(TextBlock(text=text))
+        self._context_since = self.capture.last_count if self.capture is not None else 0
+        return PromptExtras(
+            before=list(before), after=attached.blocks, attachments=attached.metadata, nonce=nonce
+        )
+
+    def _start_turn(
+        self, parsed: Prompt, *, interactive: bool | None
+    ) -> tuple[Agent, TurnUI, str, PromptExtras]:
         text = parsed.text
         if parsed.expand and self.shell is not None:
             text = self.shell.var_expand(text, depth=2)
         agent = self.ensure_agent(model=parsed.model, new=parsed.new)
+        extras = self._extras(parsed, agent)
         if parsed.yes:
             agent.loop.yes = True
         ui = TurnUI(self.pump, agent.stop, interactive=interactive)
+        # What the prompt carries besides its text, folded, as /history shows it.
+        sent = Message(role="user", content=[*extras.before, TextBlock(text=text), *extras.after])
+        ui.view.parts += [p for p in parts_from_messages([sent]) if isinstance(p, ContextPart)]
         ui.show()
         agent.loop.approver = ui.approver
         agent.loop.subscribe(ui.listener)
-        return agent, ui, text
+        return agent, ui, text, extras
 
     def _end_turn(self, agent: Agent, ui: TurnUI) -> None:
         agent.loop.unsubscribe(ui.listener)
@@ -160,18 +205,18 @@ class LarikMagics(Magics):
     def prompt(self, parsed: Prompt) -> None:
         """The synchronous path: nobody can click while the cell's thread waits, so asks are
         answered by rules and `--yes` only (a cell holding just `%larik` runs asynchronously)."""
-        agent, ui, text = self._start_turn(parsed, interactive=bool(self.interactive))
+        agent, ui, text, extras = self._start_turn(parsed, interactive=bool(self.interactive))
         try:
-            self.pump.run(agent.arun(text), on_interrupt=agent.stop)
+            self.pump.run(agent.arun(text, extras), on_interrupt=agent.stop)
         finally:
             self._end_turn(agent, ui)
 
     async def aprompt(self, parsed: Prompt) -> None:
         """The asynchronous path: the turn runs on the kernel's loop, which keeps handling
         widget messages (approvals, Stop) while the cell awaits it."""
-        agent, ui, text = self._start_turn(parsed, interactive=self.interactive)
+        agent, ui, text, extras = self._start_turn(parsed, interactive=self.interactive)
         try:
-            await agent.arun(text)
+            await agent.arun(text, extras)
         except asyncio.CancelledError:
             # Jupyter's interrupt button cancels an async cell; the loop has already stored
             # the partial reply as interrupted, so the cell ends quietly.

@@ -21,6 +21,8 @@ class Prompt:
     new: bool = False
     yes: bool = False
     expand: bool = False
+    context: bool = True
+    attach: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -72,13 +74,32 @@ def _parser(usage: str) -> _Parser:
     return _Parser(prog="%larik", usage=usage, add_help=False, exit_on_error=False)
 
 
+_PROMPT_USAGE = (
+    "%larik [--model M] [--new] [--yes] [--expand] [--no-context] [--with NAME[,NAME…]] PROMPT"
+)
+# Options that take a value, and an example of it for the error when it is missing.
+_VALUE_OPTIONS = {"--model": "anthropic:claude-sonnet-4-6", "--with": "df,fig,data.csv"}
+
+
 def _prompt_options() -> _Parser:
-    p = _parser("%larik [--model M] [--new] [--yes] [--expand] PROMPT")
+    p = _parser(_PROMPT_USAGE)
     p.add_argument("--model")
     p.add_argument("--new", action="store_true")
     p.add_argument("--yes", action="store_true")
     p.add_argument("--expand", action="store_true")
+    p.add_argument("--no-context", action="store_true")
+    p.add_argument("--with", dest="attach", action="append", default=[])
     return p
+
+
+def _attach_names(values: list[str]) -> tuple[str, ...]:
+    """`--with a,b --with c` as ("a", "b", "c"); an empty name is refused."""
+    names = tuple(name.strip() for value in values for name in value.split(","))
+    if any(not name for name in names):
+        raise MagicUsageError(
+            "--with takes names separated by commas, e.g. `--with df,fig,data.csv`; one was empty."
+        )
+    return tuple(dict.fromkeys(names))
 
 
 def _split(text: str, usage: str) -> list[str]:
@@ -95,10 +116,10 @@ def _leading_options(line: str) -> tuple[list[str], str]:
     while rest.startswith("--"):
         word, _, after = rest.partition(" ")
         options.append(word)
-        if word == "--model":
+        if word in _VALUE_OPTIONS:
             value, _, after = after.lstrip().partition(" ")
             if not value:
-                raise MagicUsageError("--model needs a value such as anthropic:claude-sonnet-4-6.")
+                raise MagicUsageError(f"{word} needs a value such as {_VALUE_OPTIONS[word]}.")
             options.append(value)
         rest = after.lstrip()
     return options, rest
@@ -118,10 +139,18 @@ def parse_magic(line: str, cell: str | None = None) -> Prompt | Command:
     try:
         opts = _prompt_options().parse_args(options_text)
     except argparse.ArgumentError as exc:
-        raise MagicUsageError(f"{exc}. Usage: %larik [--model M] [--new] [--yes] [--expand] PROMPT") from exc
+        raise MagicUsageError(f"{exc}. Usage: {_PROMPT_USAGE}") from exc
     if not stripped:
         raise MagicUsageError("Nothing to send: write a prompt after %larik, or `%larik /help`.")
-    return Prompt(text=stripped, model=opts.model, new=opts.new, yes=opts.yes, expand=opts.expand)
+    return Prompt(
+        text=stripped,
+        model=opts.model,
+        new=opts.new,
+        yes=opts.yes,
+        expand=opts.expand,
+        context=not opts.no_context,
+        attach=_attach_names(opts.attach),
+    )
 
 
 def _parse_command(text: str) -> Command:
@@ -176,6 +205,8 @@ def help_text() -> str:
     rows = [
         "%larik PROMPT              send a prompt (%%larik: the cell body is the prompt)",
         "  options: --model M  --new  --yes (allow asks)  --expand ({x} becomes the value of x)",
+        "           --no-context (no notebook context this time)  --with NAME[,NAME…] (attach",
+        "           variables, figures or files)",
     ]
     rows += [f"%larik {spec.usage:<24} {spec.help}" for spec in COMMANDS.values()]
     return "\n".join(rows)

@@ -195,9 +195,10 @@ class _Rebuild:
                     if not context or not context[-1].text.startswith("<notebook-data"):
                         context.append(ContextPart(""))
                     context[-1].images.append(block)
-            parts += context
-            # The prompt's UserPromptSubmit hooks, where the live view showed them.
+            # The prompt's UserPromptSubmit hooks, where the live view showed them; then what
+            # the prompt carried for the model, folded.
             parts += [NoticePart(notice) for notice in message.hooks or []]
+            parts += context
             return
         for block in message.content:
             if isinstance(block, TextBlock):

@@ -3,13 +3,15 @@
 Providers reject or bill heavily for big images, so each one is scaled to at most
 `MAX_SIDE` pixels on its long side and re-encoded until it is about `MAX_BYTES`; a tool
 result carries at most `MAX_PER_RESULT` (the rest are listed in its text). Pillow is
-imported on first use; without it an image already within the limits is sent as it is.
+imported on first use; without it an image already within the limits is sent as it is
+(a PNG's size is read from its header) and a bigger one is left out with a note.
 """
 
 from __future__ import annotations
 
 import base64
 import io
+import struct
 from dataclasses import dataclass, field
 
 from larik_jupyter.llm.messages import ImageBlock
@@ -24,12 +26,20 @@ def _fits(data: bytes) -> bool:
     return len(data) <= MAX_BYTES
 
 
+def _png_side(data: bytes) -> int:
+    """The long side of a PNG from its IHDR header (0 for anything else)."""
+    if not data.startswith(b"\x89PNG\r\n\x1a\n") or len(data) < 24:
+        return 0
+    width, height = struct.unpack(">II", data[16:24])
+    return int(max(width, height))
+
+
 def shrink(data: bytes, media_type: str) -> tuple[bytes, str] | None:
     """`data` within the limits (maybe re-encoded as JPEG), or None when that is impossible."""
     try:
         from PIL import Image
     except ImportError:
-        return (data, media_type) if _fits(data) else None
+        return (data, media_type) if _fits(data) and _png_side(data) <= MAX_SIDE else None
     try:
         image = Image.open(io.BytesIO(data))
         image.load()

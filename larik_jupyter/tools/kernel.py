@@ -12,6 +12,14 @@ from typing import Any
 
 from larik_jupyter.tools.base import Tool, ToolError, ToolResult
 from larik_jupyter.tools.env import Env
+from larik_jupyter.tools.figures import (
+    drawn_figures,
+    has_svg_only,
+    image_of,
+    is_figure,
+    open_figures,
+)
+from larik_jupyter.tools.images import ImageCollector
 
 MAX_OUTPUT = 30_000
 MAX_TRACEBACK_FRAMES = 8
@@ -91,6 +99,7 @@ class PythonTool(Tool):
             module.body.pop()
             last = tail.value
         stdout, stderr = io.StringIO(), io.StringIO()
+        figures_before = open_figures()
         value: object = None
         error: str | None = None
         with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
@@ -115,9 +124,36 @@ class PythonTool(Tool):
                 if env.display is not None:
                     env.display(value)
             parts.append(_value_text(value, shown is not None and env.display is not None))
+        images = _images(figures_before, value if error is None else None)
         return ToolResult(
-            _cap("\n".join(parts)) or "(no output)", is_error=error is not None, display=shown
+            images.text(_cap("\n".join(parts)) or "(no output)"),
+            is_error=error is not None,
+            display=shown,
+            images=images.images,
         )
+
+
+def _images(figures_before: list[object], value: object) -> ImageCollector:
+    """The figures the code drew or returned and the image its value renders as."""
+    collected = ImageCollector()
+    figures = drawn_figures(figures_before)
+    if is_figure(value) and all(value is not f for f in figures):
+        figures.append(value)
+    for number, figure in enumerate(figures, 1):
+        found = image_of(figure)
+        if found is not None:
+            collected.add(*found, f"figure {number}")
+            # Seen as it is now: a later call sends it again only if it draws into it.
+            figure.stale = False  # type: ignore[attr-defined]
+    if value is not None and not is_figure(value):
+        found = image_of(value)
+        if found is not None:
+            collected.add(*found, "of the value")
+        elif has_svg_only(value):
+            collected.notes.append("[the value renders only as SVG; SVG images are not sent]")
+    if collected.images:
+        collected.notes.insert(0, f"[{len(collected.images)} image(s) attached to this result]")
+    return collected
 
 
 def _value_text(value: object, displayed: bool) -> str:
