@@ -130,4 +130,4 @@ def test_rewind_with_files_in_a_kernel_and_without_them(project: Path, tmp_path:
     assert source.read_bytes() == recorded
     branch = resolve(outputs_text(nbc.nb.cells[8]).strip(), project)
     prompts = [m for m in replay(load_entries(branch).entries).all if m.is_prompt()]
-    assert [m.text() for m in prompts] == ["first"]  # the branch ends just before prompt 2
+    assert [m.prompt_text() for m in prompts] == ["first"]  # the branch ends just before prompt 2

@@ -256,6 +256,36 @@ def test_undo_restores_the_notebook_byte_for_byte(root: Path) -> None:
     assert path.read_bytes() == original
 
 
+def test_always_allow_of_an_edit_of_the_kernels_notebook_allows_only_that_notebook(
+    root: Path, tmp_path: Path
+) -> None:
+    from larik_jupyter import Agent
+    from larik_jupyter.agent.permissions import PermissionAnswer, PermissionRequest
+    from tests.agent_helpers import scripted, text, tool
+
+    sample(root)
+    write_nb(root / "b.ipynb", [new_code_cell("z = 0", id="other")])
+    spec = scripted(
+        tmp_path,
+        [tool("notebook_edit", cell_id="tail", new_source="print(1)")], [text("ok")],
+        [tool("notebook_edit", cell_id="tail", new_source="print(2)")], [text("ok")],
+        [tool("notebook_edit", path="b.ipynb", cell_id="other", new_source="z = 1")], [text("ok")],
+    )
+    asked: list[PermissionRequest] = []
+
+    async def approver(request: PermissionRequest) -> PermissionAnswer:
+        asked.append(request)
+        return PermissionAnswer("always" if len(asked) == 1 else "deny")
+
+    agent = Agent(root, model=spec, approver=approver)
+    agent.loop.env.notebook_path = root / "a.ipynb"
+    agent.run("edit my notebook")
+    agent.run("edit it again")  # allowed by the rule for a.ipynb, no ask
+    assert len(asked) == 1 and "print(2)" in (root / "a.ipynb").read_text()
+    agent.run("edit another notebook")  # b.ipynb is not covered: it asks
+    assert len(asked) == 2 and asked[1].input["path"] == "b.ipynb"
+    assert "z = 0" in (root / "b.ipynb").read_text()
+    agent.close()
 def test_approval_preview_shows_the_cell_diff_without_writing(root: Path) -> None:
     from larik_jupyter.agent.preview import preview_change
 

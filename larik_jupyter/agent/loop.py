@@ -55,6 +55,7 @@ from larik_jupyter.tools.base import Tool, ToolResult
 from larik_jupyter.tools.env import Env
 from larik_jupyter.tools.envelope import new_nonce
 from larik_jupyter.tools.kernel_undo import kernel_snapshots
+from larik_jupyter.tools.notebook_live import kernel_notebook
 from larik_jupyter.tools.registry import default_tools, tool_schemas
 from larik_jupyter.tools.skill import SKILL_TOOL, SkillTool
 
@@ -472,11 +473,21 @@ class AgentLoop:
         )
         return ToolResultBlock(tool_use_id=call.id, content=text, is_error=True, hooks=hooks or None)
 
+    def _scoped_input(self, call: ToolUseBlock) -> dict[str, Any]:
+        """The call's input as rules see it: a notebook tool called without `path` acts on the
+        kernel's own notebook, so rules (and "Always allow") name that notebook and no other."""
+        if call.name.startswith("notebook_") and not call.input.get("path"):
+            own = kernel_notebook(self.env)
+            if own is not None:
+                return {**call.input, "path": str(own)}
+        return dict(call.input)
+
     async def _permission(self, call: ToolUseBlock, summary: str) -> str | None:
         """None when the call may run, else the denial text the model sees."""
         # A subagent's own tool calls ask as usual, so handing it a job needs no ask of its own.
         fallback = "allow" if call.name == TASK_TOOL else default_decision(call.name)
-        decision = decide(self.loaded, call.name, call.input) or fallback
+        scoped = self._scoped_input(call)
+        decision = decide(self.loaded, call.name, scoped) or fallback
         if decision == "allow":
             return None
         if decision == "deny":
@@ -506,7 +517,7 @@ class AgentLoop:
             return text
         self.emit(ae.PermissionAnswered(call.id, answer.decision, answer.message))
         if answer.decision == "always":
-            add_allow_rule(self.cwd, always_rule(call.name, call.input, self.cwd))
+            add_allow_rule(self.cwd, always_rule(call.name, scoped, self.cwd))
             self.loaded = load_config(self.cwd)
         if answer.decision == "deny":
             reason = f" The user said: {answer.message}" if answer.message else ""

@@ -154,7 +154,7 @@ class LarikMagics(Magics):
         from larik_jupyter.agent.loop import PromptExtras
         from larik_jupyter.llm.messages import TextBlock
         from larik_jupyter.notebook.attachments import attach
-        from larik_jupyter.notebook.context import kernel_notebook, notebook_context
+        from larik_jupyter.notebook.context import KernelNotebook, kernel_notebook, notebook_context
         from larik_jupyter.tools.envelope import new_nonce
 
         nonce = new_nonce()
@@ -164,6 +164,9 @@ class LarikMagics(Magics):
         except LarikError as exc:
             raise UsageError(str(exc)) from None
         notebook = kernel_notebook(namespace, self.cwd)
+        if self.bridge is not None and self.bridge.notebook_path is not None:
+            # A browser showing this kernel's notebook says so reliably through the bridge.
+            notebook = KernelNotebook(self.bridge.notebook_path, "the notebook bridge")
         agent.notebook_path = notebook.path
         before = []
         if parsed.context and self.context:
