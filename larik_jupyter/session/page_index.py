@@ -9,9 +9,7 @@ reads only its own byte range, so its cost is the page's, not the file's
 
 from __future__ import annotations
 
-import errno
 import os
-import stat
 import threading
 from array import array
 from collections import OrderedDict
@@ -22,10 +20,10 @@ from typing import Any
 import msgspec
 from pydantic import ValidationError
 
-from larik_jupyter.errors import LarikError
 from larik_jupyter.session.entry import Entry
 from larik_jupyter.session.outline import decode_outline
 from larik_jupyter.session.reader import Checker, CorruptSessionError, load_entries
+from larik_jupyter.session.regular import open_regular
 
 # Indexes kept per process (about 8 bytes an entry plus the ids the append check needs).
 CACHE_SIZE = 64
@@ -131,15 +129,9 @@ def page(path: str | os.PathLike[str], offset: int, limit: int) -> tuple[int, li
     `CorruptSessionError` naming file and line, as a full read would."""
     path = Path(path)
     # Never through a symlink, never blocking on a FIFO; only a regular file is a transcript.
+    handle = open_regular(path)
+    fd = handle.fileno()
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC | os.O_NOFOLLOW | os.O_NONBLOCK)
-    except OSError as exc:
-        if exc.errno != errno.ELOOP:
-            raise
-        raise LarikError(f"{path} is a symbolic link, so it is not read as a session transcript.") from None
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise LarikError(f"{path} is not a regular file, so it is not read as a session transcript.")
         index = _index(path, fd)
         total = len(index.starts)
         stop = min(offset + limit, total)
@@ -149,7 +141,7 @@ def page(path: str | os.PathLike[str], offset: int, limit: int) -> tuple[int, li
         last = index.starts[stop] if stop < total else index.end
         data = os.pread(fd, last - first, first)
     finally:
-        os.close(fd)
+        handle.close()
     lines = data.split(b"\n")
     out = []
     for number, line in enumerate(lines[: stop - offset], offset + 1):
