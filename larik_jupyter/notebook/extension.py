@@ -10,7 +10,7 @@ from larik_jupyter.api import Agent
 from larik_jupyter.checkpoint.prune import prune
 from larik_jupyter.config.layers import load_config
 from larik_jupyter.errors import LarikError
-from larik_jupyter.notebook.magics import LarikMagics, async_cells
+from larik_jupyter.notebook.magics import LarikMagics, install_transformers
 
 _pruned = False
 _magics: LarikMagics | None = None
@@ -25,8 +25,7 @@ def load(ipython: Any) -> None:
     global _pruned, _magics
     _magics = LarikMagics(shell=ipython)
     ipython.register_magics(_magics)
-    if async_cells not in ipython.input_transformers_post:
-        ipython.input_transformers_post.append(async_cells)
+    install_transformers(ipython)
     if _pruned:
         return
     _pruned = True
