@@ -183,6 +183,8 @@ class LarikMagics(Magics):
         if parsed is not None:
             try:
                 await self.aprompt(parsed)
+            except LarikError as exc:
+                raise UsageError(str(exc)) from None
             finally:
                 refresh_all()
 
