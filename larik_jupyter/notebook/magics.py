@@ -22,6 +22,7 @@ from traitlets import Bool, Unicode
 from larik_jupyter.api import Agent
 from larik_jupyter.errors import LarikError
 from larik_jupyter.notebook import commands
+from larik_jupyter.notebook.interrupt import sigint_stops
 from larik_jupyter.notebook.parser import Command, Prompt, parse_magic
 from larik_jupyter.notebook.pump import MainThreadPump
 from larik_jupyter.notebook.view import TurnUI
@@ -149,6 +150,7 @@ class LarikMagics(Magics):
     def _end_turn(self, agent: Agent, ui: TurnUI) -> None:
         agent.loop.unsubscribe(ui.listener)
         agent.loop.approver = None
+        agent.loop.env.run_inline = None
         agent.loop.yes = self.yes
         self.pump.drain()
         ui.finish()
@@ -157,8 +159,10 @@ class LarikMagics(Magics):
         """The synchronous path: nobody can click while the cell's thread waits, so asks are
         answered by rules and `--yes` only (a cell holding just `%larik` runs asynchronously)."""
         agent, ui, text = self._start_turn(parsed, interactive=bool(self.interactive))
+        agent.loop.env.run_inline = self.pump.on_main_thread
         try:
-            self.pump.run(agent.arun(text), on_interrupt=agent.stop)
+            with sigint_stops(agent.stop):
+                self.pump.run(agent.arun(text), on_interrupt=agent.stop)
         finally:
             self._end_turn(agent, ui)
 
@@ -167,10 +171,11 @@ class LarikMagics(Magics):
         widget messages (approvals, Stop) while the cell awaits it."""
         agent, ui, text = self._start_turn(parsed, interactive=self.interactive)
         try:
-            await agent.arun(text)
+            with sigint_stops(agent.stop):
+                await agent.arun(text)
         except asyncio.CancelledError:
-            # Jupyter's interrupt button cancels an async cell; the loop has already stored
-            # the partial reply as interrupted, so the cell ends quietly.
+            # Something else cancelled the cell (ipykernel's own interrupt handling, when it
+            # gets there first); the loop has stored the partial reply as interrupted.
             task = asyncio.current_task()
             if task is not None:
                 task.uncancel()

@@ -143,6 +143,9 @@ class TranscriptView:
             }.get(event.status, f"Error: {event.error}")
             if event.status == "interrupted" and event.error:
                 self.status = f"Interrupted: {event.error}"
+            for part in self._tools.values():
+                if part.status in ("requested", "asking", "running"):
+                    part.status = "interrupted"
 
     def _set_tool(self, tool_id: str, status: str) -> None:
         part = self._tools.get(tool_id)
@@ -175,6 +178,8 @@ class TurnUI:
         self.pump.post(lambda: self.view.handle(event))
 
     def finish(self) -> None:
+        for card in self.approvals:
+            card.cancel()
         self.view.flush(force=True)
         self.controls.running = False
 

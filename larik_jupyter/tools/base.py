@@ -4,8 +4,8 @@ Tools are synchronous underneath (`execute`). Callers use `run` (sync) or `await
 (async); both validate the input and turn user-caused failures (`LarikError`, `OSError`)
 into an error result, so a bad call never crashes the turn loop. `arun` runs the tool in a
 worker thread so the event loop stays responsive and a kernel interrupt can land; kernel
-tools (`inline = True`) run on the caller's thread instead, because the kernel's namespace
-and display machinery belong to it. To interrupt a running tool, set `env.stop_event`.
+tools (`inline = True`) run on the caller's thread instead (or where `env.run_inline` puts
+them), because the kernel's namespace, display machinery and interrupts belong to it. To interrupt a running tool, set `env.stop_event`.
 """
 
 from __future__ import annotations
@@ -51,6 +51,10 @@ class ToolResult:
     display: object | None = None
 
 
+# How long a stopped tool's thread may take to wind down before the turn ends without it.
+STOP_GRACE_SECONDS = 0.5
+
+
 class Tool(ABC):
     """One tool offered to the model."""
 
@@ -76,8 +80,19 @@ class Tool(ABC):
     async def arun(self, env: Env, args: dict[str, Any]) -> ToolResult:
         """`run` from async code: in a worker thread, or on this thread for kernel tools."""
         if self.inline:
-            return self.run(env, args)
-        return await asyncio.to_thread(self.run, env, args)
+            if env.run_inline is None:
+                return self.run(env, args)
+            result: ToolResult = await env.run_inline(lambda: self.run(env, args))
+            return result
+        worker = asyncio.ensure_future(asyncio.to_thread(self.run, env, args))
+        try:
+            return await asyncio.shield(worker)
+        except asyncio.CancelledError:
+            # A cancelled call is told to stop, and gets a moment to clean up (a shell command
+            # kills its process group) before the turn is over.
+            env.stop_event.set()
+            await asyncio.wait([worker], timeout=STOP_GRACE_SECONDS)
+            raise
 
 
 def os_error_text(exc: OSError) -> str:

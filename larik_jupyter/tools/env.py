@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -31,7 +31,8 @@ class Env:
     directly but through `capture_before_write` / `capture`, so a refusal becomes a
     `ToolError` and the file stays unchanged. `allow_outside` says yes to a path
     outside `root` that a permission rule allows; without it file tools stay inside.
-    `diagnostics`, when set, is asked about every file a tool wrote.
+    `diagnostics`, when set, is asked about every file a tool wrote. `run_inline`, when set,
+    is where kernel tools run (the kernel's main thread, when the loop runs on another one).
     """
 
     cwd: Path
@@ -44,6 +45,7 @@ class Env:
     stop_event: threading.Event = field(default_factory=threading.Event)
     allow_outside: Callable[[Path], bool] | None = None
     diagnostics: DiagnosticsSource | None = None
+    run_inline: Callable[[Callable[[], Any]], Awaitable[Any]] | None = None
 
     def __post_init__(self) -> None:
         self.root = Path(os.path.realpath(self.root))
