@@ -16,6 +16,7 @@ from IPython.core.inputtransformer2 import TransformerManager
 from nbclient import NotebookClient
 from packaging.requirements import Requirement
 
+from larik_jupyter import Agent
 from larik_jupyter.session.catalog import list_sessions
 from larik_jupyter.session.reader import load_entries
 
@@ -104,6 +105,9 @@ def test_quickstart_runs_headless(tmp_path: Path) -> None:
     everything = "\n".join(texts)
     assert "scripted" in everything.lower()
     assert "Permission denied" in everything  # the first prompt asked; nobody could answer
+    asked = texts[[i for i, t in enumerate(texts) if "Permission denied" in t][0]]
+    assert "writing larik_demo.txt: denied" in asked and "Nothing changed on disk" in asked
+    assert "fixed offline script, not a model" in everything
     assert "Undid turn" in everything and "larik_demo.txt" in everything
     listing = [t for t in texts if "files here:" in t][0]
     assert "larik_demo.txt" not in listing  # the asked turn was denied, the --yes turn undone
@@ -114,6 +118,30 @@ def test_quickstart_runs_headless(tmp_path: Path) -> None:
     prompts = [e for e in entries if e.message is not None and e.message.is_prompt()]
     assert len(prompts) == 2
     assert any(s.fork_of == original.id for s in sessions)
+
+
+def quickstart_prompts() -> list[str]:
+    nb = nbformat.read(NOTEBOOKS / "quickstart.ipynb", as_version=4)
+    cells = [c.source for c in nb.cells if c.cell_type == "code"]
+    prompts = [s.split("\n", 1)[1] if s.startswith("%%larik") else s for s in cells]
+    return [p.removeprefix("%larik ") for p in prompts if "larik_demo.txt" in p]
+
+
+def test_the_quickstart_prompts_leave_two_visible_undoable_changes(project: Path) -> None:
+    """What an approving user sees: each of the two prompts changes the file, undo walks back."""
+    first, second = quickstart_prompts()
+    agent = Agent(project, model="scripted:demo", yes=True)
+    contents = []
+    for prompt in (first, second):
+        outcome = agent.run(prompt)
+        assert "What happened:" in outcome.text and "denied" not in outcome.text
+        contents.append((project / "larik_demo.txt").read_text())
+    assert contents[0] != contents[1]
+    assert agent.undo().restored == ["larik_demo.txt"]
+    assert (project / "larik_demo.txt").read_text() == contents[0]
+    assert agent.undo().restored == ["larik_demo.txt"]
+    assert not (project / "larik_demo.txt").exists()
+    agent.close()
 
 
 @pytest.mark.timeout(240)
