@@ -7,7 +7,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from IPython.display import Markdown, display
+from IPython.display import display
 
 from larik_jupyter.agent.textlog import format_cost
 from larik_jupyter.errors import LarikError
@@ -19,8 +19,10 @@ if TYPE_CHECKING:
     from larik_jupyter.notebook.magics import LarikMagics
 
 
-def _md(text: str) -> None:
-    display(Markdown(text))
+def show_markdown(text: str) -> None:
+    """Display Markdown that text-only front ends (terminal IPython, jupyter console) print as
+    its source, instead of `<IPython.core.display.Markdown object>`."""
+    display({"text/markdown": text, "text/plain": text}, raw=True)
 
 
 def _cell(text: str) -> str:
@@ -33,12 +35,12 @@ def run(magics: LarikMagics, command: Command) -> None:
 
 
 def _help(magics: LarikMagics, args: dict[str, Any]) -> None:
-    _md("```text\n" + help_text() + "\n```")
+    show_markdown("```text\n" + help_text() + "\n```")
 
 
 def _new(magics: LarikMagics, args: dict[str, Any]) -> None:
     agent = magics.ensure_agent(model=args.get("model"), new=True)
-    _md(f"New session `{agent.session_id}` with `{agent.model}`.")
+    show_markdown(f"New session `{agent.session_id}` with `{agent.model}`.")
 
 
 def _require_agent(magics: LarikMagics) -> Any:
@@ -52,7 +54,7 @@ def _require_agent(magics: LarikMagics) -> Any:
 def _resume(magics: LarikMagics, args: dict[str, Any]) -> None:
     last = bool(args.get("last")) or args.get("id") is None
     agent = magics.resume_session(args.get("id"), last=last)
-    _md(f"Resumed session `{agent.session_id}` ({len(agent.session.turns)} turns, `{agent.model}`).")
+    show_markdown(f"Resumed session `{agent.session_id}` ({len(agent.session.turns)} turns, `{agent.model}`).")
     _history(magics, {})
 
 
@@ -60,7 +62,7 @@ def _fork(magics: LarikMagics, args: dict[str, Any]) -> None:
     agent = _require_agent(magics)
     source = agent.session_id
     agent.fork()
-    _md(f"Forked `{source}` at its end; now on branch `{agent.session_id}`.")
+    show_markdown(f"Forked `{source}` at its end; now on branch `{agent.session_id}`.")
 
 
 def _rewind(magics: LarikMagics, args: dict[str, Any]) -> None:
@@ -68,7 +70,7 @@ def _rewind(magics: LarikMagics, args: dict[str, Any]) -> None:
     source = agent.session_id
     text = agent.rewind(int(args["n"]))
     magics.set_next_cell("%%larik\n" + text)
-    _md(
+    show_markdown(
         f"Rewound `{source}` to before prompt {args['n']}; now on branch `{agent.session_id}`. "
         "The prompt is in a new cell below: edit it and run it."
     )
@@ -84,7 +86,7 @@ def _undo(magics: LarikMagics, args: dict[str, Any]) -> None:
     lines += [f"- **not restored** `{path}`: {reason}" for path, reason in result.refused]
     lines += [f"- removed `{path}/` (created by the turn)" for path in result.removed_dirs]
     lines += [f"- kept `{path}/`: {reason}" for path, reason in result.kept_dirs]
-    _md("\n".join(lines))
+    show_markdown("\n".join(lines))
     display(UndoPanel(magics, result=result))
 
 
@@ -110,41 +112,41 @@ def _sessions(magics: LarikMagics, args: dict[str, Any]) -> None:
 def _history(magics: LarikMagics, args: dict[str, Any]) -> None:
     agent = _require_agent(magics)
     parts = parts_from_entries(agent.loop.session.entries)
-    _md(render_parts(parts) or "This session has no messages yet.")
+    show_markdown(render_parts(parts) or "This session has no messages yet.")
 
 
 def _export(magics: LarikMagics, args: dict[str, Any]) -> None:
     agent = _require_agent(magics)
     agent.loop.session.sync()
     out = export_markdown(agent.session_path, args.get("path"), cwd=magics.cwd)
-    _md(f"Exported to `{out}`.")
+    show_markdown(f"Exported to `{out}`.")
 
 
 def _compact(magics: LarikMagics, args: dict[str, Any]) -> None:
     agent = _require_agent(magics)
     summary = agent.compact(str(args.get("instructions") or ""))
-    _md(f"Compacted the conversation. Summary:\n\n> {summary.replace(chr(10), chr(10) + '> ')}")
+    show_markdown(f"Compacted the conversation. Summary:\n\n> {summary.replace(chr(10), chr(10) + '> ')}")
 
 
 def _clear(magics: LarikMagics, args: dict[str, Any]) -> None:
     _require_agent(magics).clear()
-    _md("Started a fresh model context; the session file continues.")
+    show_markdown("Started a fresh model context; the session file continues.")
 
 
 def _model(magics: LarikMagics, args: dict[str, Any]) -> None:
     if args.get("model"):
         agent = magics.ensure_agent(model=args["model"])
-        _md(f"Model is now `{agent.model}`.")
+        show_markdown(f"Model is now `{agent.model}`.")
     elif magics.agent is not None:
-        _md(f"Model: `{magics.agent.model}`.")
+        show_markdown(f"Model: `{magics.agent.model}`.")
     else:
-        _md("No session yet; the next prompt picks the model from the config (see `/config`).")
+        show_markdown("No session yet; the next prompt picks the model from the config (see `/config`).")
 
 
 def _usage(magics: LarikMagics, args: dict[str, Any]) -> None:
     records = _require_agent(magics).session
     u = records.usage
-    _md(
+    show_markdown(
         f"Session `{records.session_id}`: {u.input_tokens:,} input, {u.output_tokens:,} output, "
         f"{u.cache_read_tokens:,} cache read, {u.cache_write_tokens:,} cache write tokens"
         f"{format_cost(records.cost) or ' (price unknown)'}."
@@ -160,10 +162,10 @@ def _config(magics: LarikMagics, args: dict[str, Any]) -> None:
     if key and value is not None:
         parsed = parse_setting_value(value)
         set_user_setting(key, parsed)
-        _md(f"Set `{key}` = `{json.dumps(parsed)}` in your personal config.")
+        show_markdown(f"Set `{key}` = `{json.dumps(parsed)}` in your personal config.")
         return
     text = render(load_config(magics.cwd), key)
-    _md("```text\n" + text + "\n```")
+    show_markdown("```text\n" + text + "\n```")
 
 
 def _lsp(magics: LarikMagics, args: dict[str, Any]) -> None:
@@ -177,7 +179,7 @@ def _lsp(magics: LarikMagics, args: dict[str, Any]) -> None:
         manager = LspManager.from_config(loaded.config, loaded.root)
     states = manager.states()
     if not states:
-        _md(
+        show_markdown(
             "No language server is configured: add one under `lspServers` in the config, "
             "or put `pylsp` or `pyright-langserver` on PATH for Python."
         )
@@ -189,22 +191,22 @@ def _lsp(magics: LarikMagics, args: dict[str, Any]) -> None:
             f"| {_cell(s.name)} | {state} | {s.pid or ''} | {s.starts} | {s.open_files} "
             f"| `{_cell(s.command)}` | `{s.log}` |"
         )
-    _md("\n".join(rows))
+    show_markdown("\n".join(rows))
 
 
 def _delete(magics: LarikMagics, args: dict[str, Any]) -> None:
     from larik_jupyter.notebook.widgets import actions
 
     path = actions.delete(magics, str(args["id"]))
-    _md(f"Deleted session `{Path(path).stem}` with its checkpoints.")
+    show_markdown(f"Deleted session `{Path(path).stem}` with its checkpoints.")
 
 
 def _stop(magics: LarikMagics, args: dict[str, Any]) -> None:
     if magics.agent is None or not magics.agent.loop.running:
-        _md("No turn is running.")
+        show_markdown("No turn is running.")
         return
     magics.agent.stop()
-    _md("Stopping the running turn.")
+    show_markdown("Stopping the running turn.")
 
 
 def _mcp(magics: LarikMagics, args: dict[str, Any]) -> None:
@@ -218,7 +220,7 @@ def _mcp(magics: LarikMagics, args: dict[str, Any]) -> None:
         statuses = McpManager.from_config(loaded).statuses()
     else:
         statuses = manager.check()
-    _md(status_table(statuses))
+    show_markdown(status_table(statuses))
     if loaded.pending:
         display(TrustWidget(magics, loaded.pending))
 
@@ -230,18 +232,18 @@ def _agents(magics: LarikMagics, args: dict[str, Any]) -> None:
     root = paths.project_root(magics.cwd)
     if args.get("action") == "discard":
         info = remove_worktree(root, str(args["name"]))
-        _md(f"Discarded worktree `{info.name}` and its branch `{info.branch}`.")
+        show_markdown(f"Discarded worktree `{info.name}` and its branch `{info.branch}`.")
         return
     if args.get("action") == "clean":
         removed = clean_worktrees(root)
         names = ", ".join(f"`{i.name}`" for i in removed) or "none"
-        _md(f"Removed {len(removed)} merged worktree(s): {names}.")
+        show_markdown(f"Removed {len(removed)} merged worktree(s): {names}.")
     rows = ["| worktree | branch | merged | changes |", "|---|---|---|---|"]
     rows += [
         f"| `{i.path}` | `{i.branch}` | {'yes' if i.merged else 'no'} | {_cell(i.changes)} |"
         for i in list_worktrees(root)
     ]
-    _md("\n".join(rows) if len(rows) > 2 else "No subagent worktrees in this project.")
+    show_markdown("\n".join(rows) if len(rows) > 2 else "No subagent worktrees in this project.")
 
 
 def _debug(magics: LarikMagics, args: dict[str, Any]) -> None:
@@ -249,13 +251,13 @@ def _debug(magics: LarikMagics, args: dict[str, Any]) -> None:
 
     loop = _require_agent(magics).loop
     if args.get("state") == "on":
-        _md(f"Debug trace on: writing `{start_trace(loop).directory}`.")
+        show_markdown(f"Debug trace on: writing `{start_trace(loop).directory}`.")
     elif args.get("state") == "off":
         stopped = stop_trace(loop)
-        _md(f"Debug trace off; it is in `{stopped.directory}`." if stopped else "No trace was on.")
+        show_markdown(f"Debug trace off; it is in `{stopped.directory}`." if stopped else "No trace was on.")
     else:
         trace = active_trace(loop)
-        _md(f"Debug trace on: `{trace.directory}`." if trace else "Debug trace off (`/debug on`).")
+        show_markdown(f"Debug trace on: `{trace.directory}`." if trace else "Debug trace off (`/debug on`).")
 
 
 _HANDLERS: dict[str, Callable[[LarikMagics, dict[str, Any]], None]] = {

@@ -4,12 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from IPython.display import Markdown, display
-
 from larik_jupyter.api import Agent
 from larik_jupyter.checkpoint.prune import prune
 from larik_jupyter.config.layers import load_config
 from larik_jupyter.errors import LarikError
+from larik_jupyter.notebook.commands import show_markdown
 from larik_jupyter.notebook.magics import LarikMagics, install_transformers
 
 _pruned = False
@@ -33,4 +32,4 @@ def load(ipython: Any) -> None:
         # Retention is a machine-wide setting: the loader honours it only from personal files.
         prune(load_config(_magics.cwd).config.checkpoint_retention_days)
     except (LarikError, OSError) as exc:
-        display(Markdown(f"> Could not prune old checkpoints: {exc}"))
+        show_markdown(f"> Could not prune old checkpoints: {exc}")

@@ -16,7 +16,7 @@ from typing import Any
 
 from IPython.core.error import UsageError
 from IPython.core.magic import Magics, line_cell_magic, magics_class, no_var_expand
-from IPython.display import Markdown, display
+from IPython.display import display
 from traitlets import Bool, Unicode
 
 from larik_jupyter.api import Agent
@@ -25,6 +25,7 @@ from larik_jupyter.notebook import commands
 from larik_jupyter.notebook.interrupt import sigint_stops
 from larik_jupyter.notebook.parser import Command, Prompt, parse_magic
 from larik_jupyter.notebook.pump import MainThreadPump
+from larik_jupyter.notebook.terminal import TerminalTurnUI, is_terminal
 from larik_jupyter.notebook.view import TurnUI
 from larik_jupyter.notebook.widgets.live import refresh_all
 
@@ -116,7 +117,7 @@ class LarikMagics(Magics):
 
     def show_notices(self, notices: list[str]) -> None:
         for notice in notices:
-            display(Markdown(f"> {notice}"))
+            commands.show_markdown(f"> {notice}")
 
     def show_opened(self, agent: Agent) -> None:
         """The notices of a freshly opened agent, and the approval card when the project's
@@ -134,20 +135,26 @@ class LarikMagics(Magics):
     def _display_from_tool(self, value: object) -> None:
         self.pump.post(lambda: display(value))
 
-    def _start_turn(self, parsed: Prompt, *, interactive: bool | None) -> tuple[Agent, TurnUI, str]:
+    def _start_turn(
+        self, parsed: Prompt, *, interactive: bool | None
+    ) -> tuple[Agent, TurnUI | TerminalTurnUI, str]:
         text = parsed.text
         if parsed.expand and self.shell is not None:
             text = self.shell.var_expand(text, depth=2)
         agent = self.ensure_agent(model=parsed.model, new=parsed.new)
         if parsed.yes:
             agent.loop.yes = True
-        ui = TurnUI(self.pump, agent.stop, interactive=interactive)
+        ui: TurnUI | TerminalTurnUI = (
+            TerminalTurnUI(self.pump)
+            if is_terminal(self.shell)
+            else TurnUI(self.pump, agent.stop, interactive=interactive)
+        )
         ui.show()
         agent.loop.approver = ui.approver
         agent.loop.subscribe(ui.listener)
         return agent, ui, text
 
-    def _end_turn(self, agent: Agent, ui: TurnUI) -> None:
+    def _end_turn(self, agent: Agent, ui: TurnUI | TerminalTurnUI) -> None:
         agent.loop.unsubscribe(ui.listener)
         agent.loop.approver = None
         agent.loop.env.run_inline = None
@@ -161,7 +168,7 @@ class LarikMagics(Magics):
         agent, ui, text = self._start_turn(parsed, interactive=bool(self.interactive))
         agent.loop.env.run_inline = self.pump.on_main_thread
         try:
-            with sigint_stops(agent.stop):
+            with sigint_stops(agent.stop, reading_input=lambda: ui.reading_input):
                 self.pump.run(agent.arun(text), on_interrupt=agent.stop)
         finally:
             self._end_turn(agent, ui)
@@ -171,7 +178,7 @@ class LarikMagics(Magics):
         widget messages (approvals, Stop) while the cell awaits it."""
         agent, ui, text = self._start_turn(parsed, interactive=self.interactive)
         try:
-            with sigint_stops(agent.stop):
+            with sigint_stops(agent.stop, reading_input=lambda: ui.reading_input):
                 await agent.arun(text)
         except asyncio.CancelledError:
             # Something else cancelled the cell (ipykernel's own interrupt handling, when it

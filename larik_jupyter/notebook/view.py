@@ -160,6 +160,8 @@ class ApprovalArea(SilentWhenStatic, widgets.VBox):
 class TurnUI:
     """Everything one `%larik` turn shows: transcript, approval area and Stop button."""
 
+    reading_input = False  # approvals are buttons here, never a blocking input()
+
     def __init__(self, pump: MainThreadPump, on_stop: Callable[[], None], *, interactive: bool | None) -> None:
         self.pump = pump
         self.view = TranscriptView()

@@ -105,6 +105,14 @@ class UndoPanel(SessionWidget):
         ]
         return f"<ul class='larik-undo-static'>{''.join(rows)}</ul>"
 
+    def static_text(self) -> str:
+        turns = self.panel.get("turns", [])
+        if not turns:
+            return "No turn of this session changed files."
+        return "\n".join(
+            f"Turn {t['turn']}: " + ", ".join(f["path"] for f in t["files"]) for t in turns
+        )
+
     def undo(self) -> UndoResult:
         """Revert the newest file-changing turn, as `%larik /undo`; the panel shows the outcome."""
         result = actions.undo(self.magics)
