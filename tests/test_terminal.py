@@ -90,3 +90,18 @@ def test_terminal_answers(typed: str, decision: str, message: str) -> None:
 
 def test_an_unclear_answer_is_asked_again() -> None:
     assert parse_answer("maybe") is None and parse_answer("") is None
+
+
+@pytest.mark.timeout(120)
+def test_ctrl_c_at_the_approval_prompt_ends_the_turn(ipython: pexpect.spawn, project: Path) -> None:
+    ipython.sendline("%larik go")
+    ipython.expect(QUESTION)
+    ipython.sendintr()
+    ipython.expect(PROMPT, timeout=5)
+    text = str(ipython.before)
+    assert_plain(text)
+    assert "turn 1 interrupted" in text
+    assert not (project / "larik_demo.txt").exists()
+    assert "running False" in run(
+        ipython, "import larik_jupyter; print('running', larik_jupyter.current().loop.running)"
+    )
