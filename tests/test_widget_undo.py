@@ -6,6 +6,8 @@ import os
 from pathlib import Path
 from typing import Any
 
+from IPython.utils.capture import capture_output
+
 from larik_jupyter import paths
 from larik_jupyter.notebook.widgets.live import live_widgets
 from larik_jupyter.notebook.widgets.tree import ForkTreeWidget
@@ -100,3 +102,13 @@ def test_checkpoints_shows_the_panel_and_nothing_to_undo_is_one_sentence(tmp_pat
     click(panel, type="undo")
     assert "has no turn with file changes left to undo" in panel.error
     assert undo_data(None) == {"session": None, "turns": []}
+
+
+def test_undo_says_what_it_did_once(tmp_path: Path) -> None:
+    shell, magics = two_turns(tmp_path / "once", tmp_path)
+    with capture_output() as captured:
+        larik(shell, "/undo")
+    (output,) = captured.outputs  # one output: the panel, whose static renderings say it
+    plain = output.data["text/plain"]
+    assert plain.count("Undid turn 2.") == 1 and "- restored notes.txt" in plain
+    assert output.data["text/html"].count("Undid turn 2.") == 1

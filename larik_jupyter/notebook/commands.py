@@ -80,14 +80,8 @@ def _undo(magics: LarikMagics, args: dict[str, Any]) -> None:
     from larik_jupyter.notebook.widgets import actions
     from larik_jupyter.notebook.widgets.undo import UndoPanel
 
-    result = actions.undo(magics)
-    lines = [f"Undid turn {result.turn}."]
-    lines += [f"- restored `{path}`" for path in result.restored]
-    lines += [f"- **not restored** `{path}`: {reason}" for path, reason in result.refused]
-    lines += [f"- removed `{path}/` (created by the turn)" for path in result.removed_dirs]
-    lines += [f"- kept `{path}/`: {reason}" for path, reason in result.kept_dirs]
-    show_markdown("\n".join(lines))
-    display(UndoPanel(magics, result=result))
+    # The panel shows the outcome (and, without a widget manager, its static renderings do).
+    display(UndoPanel(magics, result=actions.undo(magics)))
 
 
 def _checkpoints(magics: LarikMagics, args: dict[str, Any]) -> None:

@@ -82,7 +82,9 @@ function render({ model, el: host }) {
   }
 
   const syncStatus = () => {
-    status.textContent = model.get("status") || "";
+    // An undo's outcome already says what the status would ("Undid turn N."): say it once.
+    const shown = (model.get("result") || {}).turn !== undefined;
+    status.textContent = shown ? "" : model.get("status") || "";
     error.textContent = model.get("error") || "";
   };
   const onMessage = (msg) => {
@@ -93,6 +95,7 @@ function render({ model, el: host }) {
   };
   model.on("change:panel", draw);
   model.on("change:result", drawOutcome);
+  model.on("change:result", syncStatus);
   model.on("change:status", syncStatus);
   model.on("change:error", syncStatus);
   model.on("msg:custom", onMessage);
@@ -102,6 +105,7 @@ function render({ model, el: host }) {
   return () => {
     model.off("change:panel", draw);
     model.off("change:result", drawOutcome);
+    model.off("change:result", syncStatus);
     model.off("change:status", syncStatus);
     model.off("change:error", syncStatus);
     model.off("msg:custom", onMessage);

@@ -94,7 +94,24 @@ class UndoPanel(SessionWidget):
     def refresh(self, memo: dict[tuple[Any, ...], Any] | None = None) -> None:
         self.panel = undo_data(self.magics.agent)
 
+    def _outcome_lines(self) -> list[str]:
+        r = self.result
+        if not r:
+            return []
+        head = f"Undid turn {r['turn']}." if r["ok"] else f"Turn {r['turn']} was not fully undone."
+        return [
+            head,
+            *(f"- restored {path}" for path in r["restored"]),
+            *(f"- not restored {i['path']}: {i['reason']}" for i in r["refused"]),
+            *(f"- removed {path}/ (created by the turn)" for path in r["removed_dirs"]),
+            *(f"- kept {i['path']}/: {i['reason']}" for i in r["kept_dirs"]),
+        ]
+
     def static_html(self) -> str:
+        outcome = "".join(f"<p>{escape(line)}</p>" for line in self._outcome_lines())
+        return outcome + self._turns_html()
+
+    def _turns_html(self) -> str:
         turns = self.panel.get("turns", [])
         if not turns:
             return "<p>No turn of this session changed files.</p>"
@@ -107,10 +124,11 @@ class UndoPanel(SessionWidget):
 
     def static_text(self) -> str:
         turns = self.panel.get("turns", [])
+        lines = self._outcome_lines()
         if not turns:
-            return "No turn of this session changed files."
+            return "\n".join([*lines, "No turn of this session changed files."])
         return "\n".join(
-            f"Turn {t['turn']}: " + ", ".join(f["path"] for f in t["files"]) for t in turns
+            lines + [f"Turn {t['turn']}: " + ", ".join(f["path"] for f in t["files"]) for t in turns]
         )
 
     def undo(self) -> UndoResult:
