@@ -58,14 +58,15 @@ class PromptPart:
 
 Part = TextPart | ThinkingPart | ToolPart | NoticePart | PromptPart
 
+# Text marks, not emoji: they render without an emoji font (and in a terminal).
 _MARKS = {
     "requested": "…",
-    "asking": "❓",
-    "running": "⏳",
+    "asking": "? asking:",
+    "running": "… running:",
     "done": "✓",
     "error": "✗",
-    "denied": "⛔",
-    "interrupted": "⏹",
+    "denied": "✗ denied:",
+    "interrupted": "✗ interrupted:",
 }
 
 
@@ -98,7 +99,7 @@ def render_tool(part: ToolPart) -> str:
     if diagnostics:
         lines.append(_fence(_cap(diagnostics)))
     for path, change in part.uncaptured:
-        lines.append(f"> ⚠️ `{path}` {change} by the shell — **not undoable**")
+        lines.append(f"> **!** `{path}` {change} by the shell — **not undoable**")
     lines += [render_notice(notice) for notice in part.hooks]
     return "\n\n".join(lines)
 
@@ -119,7 +120,7 @@ def render_parts(parts: list[Part]) -> str:
         elif isinstance(part, ThinkingPart):
             if part.text.strip():
                 chunks.append(
-                    f"<details><summary>💭 thinking</summary>\n\n{_escape(part.text)}\n\n</details>"
+                    f"<details><summary>thinking</summary>\n\n{_escape(part.text)}\n\n</details>"
                 )
         elif isinstance(part, ToolPart):
             chunks.append(render_tool(part))
@@ -176,7 +177,7 @@ class _Rebuild:
                 self.tools[block.id] = part
                 parts.append(part)
         if message.interrupted:
-            parts.append(NoticePart("⏹ interrupted"))
+            parts.append(NoticePart("**interrupted**"))
 
 
 def _apply_result(part: ToolPart | None, block: ToolResultBlock) -> None:

@@ -126,7 +126,7 @@ class TranscriptView:
         elif isinstance(event, ae.Notice):
             self.parts.append(NoticePart(event.text))
         elif isinstance(event, ae.AssistantMessage) and event.message.interrupted:
-            self.parts.append(NoticePart("⏹ interrupted — the partial reply is saved"))
+            self.parts.append(NoticePart("**interrupted** — the partial reply is saved"))
         elif isinstance(event, ae.UsageReported):
             u = event.turn_usage
             self.footer = (
