@@ -6,6 +6,7 @@ import sys
 from typing import TextIO
 
 from larik_jupyter.agent import events as ae
+from larik_jupyter.agent.summary import changed_by
 
 
 def format_cost(cost: float | None) -> str:
@@ -65,7 +66,7 @@ class TextLog:
             else:
                 self.line(f"{mark} {event.summary} ({event.seconds:.2f}s) {first[:120]}".rstrip())
             for path, change in event.uncaptured:
-                self.line(f"  ! {path} {change} by the shell, not undoable")
+                self.line(f"  ! {path} {change} by {changed_by(event.name)}, not undoable")
         elif isinstance(event, ae.Notice):
             self.line(f"! {event.text}")
         elif isinstance(event, ae.UsageReported):

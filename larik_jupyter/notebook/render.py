@@ -6,7 +6,7 @@ import html
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from larik_jupyter.agent.summary import summarize_call
+from larik_jupyter.agent.summary import changed_by, summarize_call
 from larik_jupyter.llm.messages import (
     Message,
     TextBlock,
@@ -28,6 +28,7 @@ class ToolPart:
 
     id: str
     summary: str
+    name: str = ""  # the tool's name: who changed the files listed in `uncaptured`
     status: str = "requested"  # requested, asking, running, done, error, denied, interrupted
     seconds: float | None = None
     output: str = ""
@@ -99,7 +100,7 @@ def render_tool(part: ToolPart) -> str:
     if diagnostics:
         lines.append(_fence(_cap(diagnostics)))
     for path, change in part.uncaptured:
-        lines.append(f"> **!** `{path}` {change} by the shell — **not undoable**")
+        lines.append(f"> **!** `{path}` {change} by {changed_by(part.name)} — **not undoable**")
     lines += [render_notice(notice) for notice in part.hooks]
     return "\n\n".join(lines)
 
@@ -173,7 +174,9 @@ class _Rebuild:
             elif isinstance(block, ThinkingBlock):
                 parts.append(ThinkingPart(block.thinking))
             elif isinstance(block, ToolUseBlock):
-                part = ToolPart(id=block.id, summary=summarize_call(block.name, block.input))
+                part = ToolPart(
+                    id=block.id, summary=summarize_call(block.name, block.input), name=block.name
+                )
                 self.tools[block.id] = part
                 parts.append(part)
         if message.interrupted:

@@ -104,7 +104,7 @@ class TranscriptView:
                 f"(attempt {event.attempt}/{event.max_attempts})"
             )
         elif isinstance(event, ae.ToolRequested):
-            part = ToolPart(id=event.id, summary=event.summary)
+            part = ToolPart(id=event.id, summary=event.summary, name=event.name)
             self._tools[event.id] = part
             self.parts.append(part)
         elif isinstance(event, ae.PermissionAsked):
