@@ -243,3 +243,17 @@ def test_always_allow_says_where_the_rule_went_and_anchors_it_at_the_project_roo
     assert [r.summary for r in asked] == ["write: notes.txt", "write: sub/notes.txt"]
     assert not (project / "sub" / "notes.txt").exists()
     agent.close()
+
+
+def test_an_edit_preview_of_a_missing_file_says_it_does_not_exist(project: Path, tmp_path: Path) -> None:
+    spec = scripted(tmp_path, [tool("edit", path="gone.py", old_string="a", new_string="b")], [text("ok")])
+    asked: list[PermissionRequest] = []
+
+    async def approver(request: PermissionRequest) -> PermissionAnswer:
+        asked.append(request)
+        return PermissionAnswer("deny")
+
+    agent = Agent(project, model=spec, approver=approver)
+    agent.run("edit")
+    agent.close()
+    assert asked[0].detail == "(no preview: gone.py does not exist, so there is nothing to edit)"

@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from larik_jupyter.notebook.parser import (
@@ -69,3 +71,9 @@ def test_help_lists_every_command() -> None:
     text = help_text()
     for name in COMMANDS:
         assert f"/{name}" in text
+
+
+def test_help_rows_are_aligned() -> None:
+    rows = [r for r in help_text().splitlines() if r.startswith("%larik ")]
+    columns = {re.search(r"\S {2,}(\S)", r).start(1) for r in rows}  # type: ignore[union-attr]
+    assert len(columns) == 1, rows

@@ -173,9 +173,9 @@ def _parse_command(text: str) -> Command:
 
 def help_text() -> str:
     """One line per command, for `/help`."""
-    rows = [
-        "%larik PROMPT              send a prompt (%%larik: the cell body is the prompt)",
-        "  options: --model M  --new  --yes (allow asks)  --expand ({x} becomes the value of x)",
-    ]
-    rows += [f"%larik {spec.usage:<24} {spec.help}" for spec in COMMANDS.values()]
+    entries = [("PROMPT", "send a prompt (%%larik: the cell body is the prompt)")]
+    entries += [(spec.usage, spec.help) for spec in COMMANDS.values()]
+    width = max(len(usage) for usage, _ in entries)
+    rows = [f"%larik {usage:<{width}}  {what}" for usage, what in entries]
+    rows.insert(1, "  options: --model M  --new  --yes (allow asks)  --expand ({x} becomes the value of x)")
     return "\n".join(rows)

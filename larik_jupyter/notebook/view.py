@@ -129,11 +129,12 @@ class TranscriptView:
             self.parts.append(NoticePart("**interrupted** — the partial reply is saved"))
         elif isinstance(event, ae.UsageReported):
             u = event.turn_usage
+            session = event.session_usage.input_tokens + event.session_usage.output_tokens
             self.footer = (
-                f"<sub>{u.input_tokens:,} in · {u.output_tokens:,} out"
+                f"<sub>this turn {u.input_tokens:,} in · {u.output_tokens:,} out tokens"
                 + (f" · {u.cache_read_tokens:,} cached" if u.cache_read_tokens else "")
-                + f"{format_cost(event.turn_cost)} · session{format_cost(event.session_cost)}"
-                + f" {event.session_usage.input_tokens + event.session_usage.output_tokens:,} tokens</sub>"
+                + f"{format_cost(event.turn_cost)} · session {session:,} tokens"
+                + f"{format_cost(event.session_cost)}</sub>"
             )
         elif isinstance(event, ae.TurnEnded):
             self.status = {
