@@ -32,7 +32,7 @@ def test_history_from_disk_matches_the_live_transcript(tmp_path: Path) -> None:
     stored = replay(load_entries(path).entries).all
     live = render_parts(view.parts)
     assert render_parts(parts_from_messages(list(stored), include_prompts=False)) == live
-    assert "```diff" in live and "-x = 1" in live and "+x = 2" in live
+    assert 'class="larik-diff"' in live and "-x = 1" in live and "+x = 2" in live
     assert "<summary>thinking</summary>" in live and "✗ <code>bash: false</code>" in live
 
 

@@ -68,3 +68,15 @@ def test_the_footer_reads_as_turn_then_session() -> None:
     assert view.footer == "<sub>this turn 12 in · 30 out tokens, $0.0010 · session 42 tokens, $0.0010</sub>"
     view.handle(ae.UsageReported(turn_usage=Usage(), turn_cost=None, session_usage=Usage(), session_cost=None))
     assert view.footer == "<sub>this turn 0 in · 0 out tokens · session 0 tokens</sub>"
+
+
+def test_one_coloured_diff_rendering_in_approvals_and_the_transcript() -> None:
+    from larik_jupyter.notebook.render import ToolPart, diff_html, render_tool
+
+    diff = "--- a/x.py\n+++ b/x.py\n@@ -1 +1 @@\n-x = 1\n+x = 2\n"
+    card = ApprovalWidget(PermissionRequest("1", "edit", {}, "edit: x.py", diff), lambda a: None)
+    shown = diff_html(diff)
+    assert shown in card.header.value
+    assert shown in render_tool(ToolPart(id="1", summary="edit: x.py", status="done", diff=diff))
+    assert '<span class="larik-diff-add" style="color: var(--jp-success-color1, #2e7d32)">+x = 2</span>' in shown
+    assert '<span class="larik-diff-del" style="color: var(--jp-error-color1, #c62828)">-x = 1</span>' in shown
