@@ -106,3 +106,31 @@ def test_stop_cancels_pending_approvals(lab_page: Page, lab_server: LabServer) -
     time.sleep(0.5)
     assert not (lab_server.root / "b.txt").exists()
     shot(lab_page, "stop_cancels_approval")
+
+
+COLOURS = """sel => Array.from(document.querySelectorAll(sel)).map(e => getComputedStyle(e).color)"""
+
+
+def test_diffs_are_coloured_alike_in_the_approval_and_the_transcript(
+    lab_page: Page, lab_server: LabServer
+) -> None:
+    (lab_server.root / "x.py").write_text("x = 1\n")
+    script = {"responses": [
+        {"content": [{"type": "tool_use", "name": "edit",
+                      "input": {"path": "x.py", "old_string": "x = 1", "new_string": "x = 2"}}]},
+        {"content": [{"type": "text", "text": "Edited."}]},
+    ]}
+    write_notebook(lab_server.root, "diff.ipynb", script, "edit x")
+    open_and_run(lab_page, lab_server, "diff.ipynb")
+    allow = lab_page.get_by_role("button", name="Allow once")
+    allow.wait_for(timeout=60_000)
+    asked_add, asked_del = lab_page.evaluate(COLOURS, ".larik-diff-add")[0], lab_page.evaluate(COLOURS, ".larik-diff-del")[0]
+    shot(lab_page, "diff_in_approval")
+    allow.click()
+    body_has(lab_page, "Edited.")
+    adds, dels = lab_page.evaluate(COLOURS, ".larik-diff-add"), lab_page.evaluate(COLOURS, ".larik-diff-del")
+    assert asked_add != asked_del
+    assert set(adds) == {asked_add} and set(dels) == {asked_del}  # the transcript's diff matches
+    red, green, _blue = (int(v) for v in asked_add.removeprefix("rgb(").rstrip(")").split(",")[:3])
+    assert green > red  # green for added lines
+    shot(lab_page, "diff_in_transcript")
