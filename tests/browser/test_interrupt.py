@@ -134,3 +134,10 @@ def test_diffs_are_coloured_alike_in_the_approval_and_the_transcript(
     red, green, _blue = (int(v) for v in asked_add.removeprefix("rgb(").rstrip(")").split(",")[:3])
     assert green > red  # green for added lines
     shot(lab_page, "diff_in_transcript")
+    lab_page.evaluate("window.jupyterapp.commands.execute('apputils:change-theme', {theme: 'JupyterLab Dark'})")
+    lab_page.wait_for_function("document.body.dataset.jpThemeLight === 'false'", timeout=30_000)
+    dark_add = lab_page.evaluate(COLOURS, ".larik-diff-add")[0]
+    red, green, blue = (int(v) for v in dark_add.removeprefix("rgb(").rstrip(")").split(",")[:3])
+    assert green > red and (red + green + blue) / 3 > 100, dark_add  # light green on the dark page
+    lab_page.wait_for_selector("#jupyterlab-splash", state="detached", timeout=30_000)
+    shot(lab_page, "diff_in_transcript_dark")
