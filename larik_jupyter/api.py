@@ -232,6 +232,16 @@ class Agent:
         self.loop.env.notebook_path = path
 
     @property
+    def inline_runner(self) -> Any:
+        """Where kernel tools run (the kernel's main thread, when the turn's loop runs on
+        another thread); None runs them where the loop is."""
+        return self.loop.env.run_inline
+
+    @inline_runner.setter
+    def inline_runner(self, runner: Any) -> None:
+        self.loop.env.run_inline = runner
+
+    @property
     def running(self) -> bool:
         """Whether a turn is running."""
         return self.loop.running

@@ -10,6 +10,7 @@ from pathlib import Path
 from larik_jupyter import Agent
 from larik_jupyter.agent import events as ae
 from larik_jupyter.agent.permissions import PermissionAnswer, PermissionRequest
+from larik_jupyter.config.layers import private_settings_path
 from larik_jupyter.session.reader import load_entries
 from larik_jupyter.session.state import replay
 from tests.agent_helpers import results_of, scripted, text, tool
@@ -208,3 +209,51 @@ def test_yes_allows_without_asking_even_when_someone_could(project: Path, tmp_pa
     agent.run("write")
     assert asked == [] and (project / "y.txt").read_text() == "y"
     agent.close()
+
+
+def test_always_allow_says_where_the_rule_went_and_anchors_it_at_the_project_root(
+    project: Path, tmp_path: Path
+) -> None:
+    (project / "sub").mkdir()
+    spec = scripted(
+        tmp_path,
+        [tool("write", path="notes.txt", content="1")],
+        [text("ok")],
+        [tool("write", path="notes.txt", content="2")],  # the same file: allowed by the rule
+        [tool("write", path="sub/notes.txt", content="3")],  # the same name deeper down: asks
+        [text("ok")],
+    )
+    asked: list[PermissionRequest] = []
+
+    async def approver(request: PermissionRequest) -> PermissionAnswer:
+        asked.append(request)
+        return PermissionAnswer("always" if len(asked) == 1 else "deny")
+
+    agent = Agent(project, model=spec, approver=approver)
+    notices: list[str] = []
+    agent.subscribe(lambda e: notices.append(e.text) if isinstance(e, ae.Notice) else None)
+    agent.run("write")
+    (notice,) = notices
+    settings = private_settings_path(project)
+    assert f"saved the rule `write(./notes.txt)` in {settings}" in notice
+    assert "write of notes.txt (in the project root) only" in notice
+    assert json.loads(settings.read_text())["permissions"]["allow"] == ["write(./notes.txt)"]
+    agent.run("again")
+    assert (project / "notes.txt").read_text() == "2"
+    assert [r.summary for r in asked] == ["write: notes.txt", "write: sub/notes.txt"]
+    assert not (project / "sub" / "notes.txt").exists()
+    agent.close()
+
+
+def test_an_edit_preview_of_a_missing_file_says_it_does_not_exist(project: Path, tmp_path: Path) -> None:
+    spec = scripted(tmp_path, [tool("edit", path="gone.py", old_string="a", new_string="b")], [text("ok")])
+    asked: list[PermissionRequest] = []
+
+    async def approver(request: PermissionRequest) -> PermissionAnswer:
+        asked.append(request)
+        return PermissionAnswer("deny")
+
+    agent = Agent(project, model=spec, approver=approver)
+    agent.run("edit")
+    agent.close()
+    assert asked[0].detail == "(no preview: gone.py does not exist, so there is nothing to edit)"

@@ -25,6 +25,10 @@ def test_prune_deletes_old_turns_across_sessions_and_empty_dirs(tmp_path: Path) 
     fresh = saved_turn(tmp_path, "20250101-000000-000002", age_days=1)
     empty_slug = paths.sessions_root() / "home-ana-gone-12345678"
     empty_slug.mkdir(parents=True)
+    long_ago = time.time() - 3600
+    os.utime(empty_slug, (long_ago, long_ago))
+    just_made = paths.sessions_root() / "home-ana-new-11111111"
+    just_made.mkdir()  # a session is about to be created here: left alone
     kept_slug = paths.sessions_root() / "home-ana-proj-87654321"
     kept_slug.mkdir()
     (kept_slug / "20250101-000000-000002.jsonl").write_text("{}\n")
@@ -33,7 +37,7 @@ def test_prune_deletes_old_turns_across_sessions_and_empty_dirs(tmp_path: Path) 
     assert report.bytes_freed > 0
     assert not old.exists() and not old.parent.exists()
     assert fresh.exists()
-    assert not empty_slug.exists() and kept_slug.exists()
+    assert not empty_slug.exists() and kept_slug.exists() and just_made.exists()
     assert old.parent in report.directories and empty_slug in report.directories
 
 

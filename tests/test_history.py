@@ -32,5 +32,18 @@ def test_history_from_disk_matches_the_live_transcript(tmp_path: Path) -> None:
     stored = replay(load_entries(path).entries).all
     live = render_parts(view.parts)
     assert render_parts(parts_from_messages(list(stored), include_prompts=False)) == live
-    assert "```diff" in live and "-x = 1" in live and "+x = 2" in live
-    assert "💭 thinking" in live and "✗ <code>bash: false</code>" in live
+    assert 'class="larik-diff"' in live and "-x = 1" in live and "+x = 2" in live
+    assert "<summary>thinking</summary>" in live and "✗ <code>bash: false</code>" in live
+
+
+def test_status_marks_render_without_an_emoji_font() -> None:
+    from larik_jupyter.notebook.render import ThinkingPart, ToolPart, render_parts
+
+    statuses = ["requested", "asking", "running", "done", "error", "denied", "interrupted"]
+    parts = [ToolPart(id=s, summary=f"bash: {s}", status=s) for s in statuses]
+    parts.append(ThinkingPart("hmm"))
+    text = render_parts(parts)  # type: ignore[arg-type]
+    emoji = [c for c in text if ord(c) >= 0x1F000 or 0x2300 <= ord(c) < 0x2400 or 0x2600 <= ord(c) < 0x2700
+             or c in "❓❗⭕"]
+    assert emoji == []
+    assert "✗ denied: <code>bash: denied</code>" in text

@@ -20,7 +20,8 @@ from tests.agent_helpers import done, scripted, tool
 
 
 def text_of(items: list[Any]) -> str:
-    return "\n".join(getattr(i, "data", "") if isinstance(getattr(i, "data", None), str) else repr(i) for i in items)
+    """What a text-only front end prints of the outputs: Markdown source, a widget's text."""
+    return "\n".join(i.data if hasattr(i, "data") else i.static_text() for i in items)
 
 
 def run(session: KernelSession, line: str) -> str:

@@ -124,5 +124,5 @@ def test_notebook_shows_diagnostics_under_the_diff() -> None:
         diff="--- a/a.py\n+++ b/a.py\n@@ -1 +1 @@\n-x\n+y\n",
     )
     shown = render_tool(part)
-    assert shown.index("```diff") < shown.index("Diagnostics (pylsp): 1 error in a.py:")
+    assert shown.index('class="larik-diff"') < shown.index("Diagnostics (pylsp): 1 error in a.py:")
     assert "undefined name 'y'" not in shown.split("</details>")[0]

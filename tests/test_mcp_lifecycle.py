@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import signal
+import subprocess
 import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -14,7 +15,8 @@ from IPython.utils.capture import capture_output
 from larik_jupyter import Agent
 from larik_jupyter.agent.mcp import PING_TIMEOUT, McpManager
 from larik_jupyter.config.model import McpServer
-from tests.agent_helpers import personal, scripted, text
+from larik_jupyter.notebook.render import ToolPart, render_tool
+from tests.agent_helpers import personal, scripted, text, tool
 from tests.widget_helpers import larik, shell_with_magics
 
 TINY = Path(__file__).parent / "mcp_servers" / "tiny_server.py"
@@ -115,3 +117,31 @@ def test_a_server_busy_with_a_call_is_not_declared_dead(project: Path) -> None:
             assert busy.result().content == "woke up"
     finally:
         manager.close()
+
+
+def test_mcp_before_the_first_prompt_says_not_started(project: Path) -> None:
+    personal({"mcpServers": {"tiny": TINY_SERVER}})
+    shell, magics = shell_with_magics(project, "scripted:demo")
+    with capture_output() as listed:
+        larik(shell, "/mcp")
+    (table,) = [o.data["text/markdown"] for o in listed.outputs]
+    assert "| `tiny` | not started |" in table
+    assert magics.agent is None
+
+
+def test_files_an_mcp_tool_changed_are_reported_as_changed_by_that_tool(
+    project: Path, tmp_path: Path
+) -> None:
+    personal({"mcpServers": {"tiny": TINY_SERVER}, "permissions": {"allow": ["mcp__tiny__*"]}})
+    model = scripted(tmp_path, [tool("mcp__tiny__write_note", path="note.txt", text="hi")], [text("ok")])
+    cli = Path(sys.executable).parent / "larik-jupyter"
+    run = subprocess.run(
+        [str(cli), "run", "--cwd", str(project), "--model", model, "write a note"],
+        capture_output=True, text=True, timeout=120,
+    )
+    assert "note.txt created by the tool `mcp__tiny__write_note`, not undoable" in run.stdout, run.stdout
+    assert "by the shell" not in run.stdout
+    view = render_tool(
+        ToolPart(id="1", summary="x", name="mcp__tiny__write_note", uncaptured=[("note.txt", "created")])
+    )
+    assert "`note.txt` created by the tool `mcp__tiny__write_note` — **not undoable**" in view

@@ -65,7 +65,7 @@ def test_undo_in_a_kernel_restores_variables_and_leaves_the_over_budget_one(proj
     with nbc.setup_kernel():
         texts = run_cells(nbc)
     assert shown(texts[3]) == {"columns": ["b"], "data": [1, 2, 3, 4], "x": True, "big": 7.0}
-    assert "restored `notes.txt`" in texts[4]
+    assert "restored notes.txt" in texts[4]
     assert (
         "restored variables: df, data; removed: x; could not restore: big (2.0 MB, over the 1 MB budget)"
         in texts[4]
@@ -94,7 +94,7 @@ def test_after_a_kernel_restart_undo_restores_files_and_says_variables_are_gone(
         run_sync(nbc.kc.wait_for_ready)(timeout=60)
         texts = run_cells(nbc, start=3)
     undo = texts[5]
-    assert "restored `notes.txt`" in undo and (project / "notes.txt").read_text() == "before\n"
+    assert "restored notes.txt" in undo and (project / "notes.txt").read_text() == "before\n"
     assert "variables gone with the kernel" in undo and "df, data, x" in undo
 
 

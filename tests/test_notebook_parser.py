@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from larik_jupyter.notebook.commands import COMMANDS, help_text
@@ -78,3 +80,7 @@ def test_with_and_no_context_options() -> None:
     assert parse_magic("plain prompt") == Prompt(text="plain prompt")
     with pytest.raises(MagicUsageError, match="--with needs a value"):
         parse_magic("--with")
+def test_help_rows_are_aligned() -> None:
+    rows = [r for r in help_text().splitlines() if r.startswith("%larik ")]
+    columns = {re.search(r"\S {2,}(\S)", r).start(1) for r in rows}  # type: ignore[union-attr]
+    assert len(columns) == 1, rows

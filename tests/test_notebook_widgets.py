@@ -53,3 +53,28 @@ def test_turn_widgets_stay_silent_in_static_renderers() -> None:
         bundle = bundle[0] if isinstance(bundle, tuple) else bundle
         assert bundle["text/plain"] == ""
         assert "application/vnd.jupyter.widget-view+json" in bundle
+
+
+def test_the_footer_reads_as_turn_then_session() -> None:
+    from larik_jupyter.agent import events as ae
+    from larik_jupyter.llm.messages import Usage
+    from larik_jupyter.notebook.view import TranscriptView
+
+    view = TranscriptView()
+    usage = Usage(input_tokens=12, output_tokens=30)
+    view.handle(ae.UsageReported(turn_usage=usage, turn_cost=0.001, session_usage=usage, session_cost=0.001))
+    assert view.footer == "<sub>this turn 12 in · 30 out tokens, $0.0010 · session 42 tokens, $0.0010</sub>"
+    view.handle(ae.UsageReported(turn_usage=Usage(), turn_cost=None, session_usage=Usage(), session_cost=None))
+    assert view.footer == "<sub>this turn 0 in · 0 out tokens · session 0 tokens</sub>"
+
+
+def test_one_coloured_diff_rendering_in_approvals_and_the_transcript() -> None:
+    from larik_jupyter.notebook.render import ToolPart, diff_html, render_tool
+
+    diff = "--- a/x.py\n+++ b/x.py\n@@ -1 +1 @@\n-x = 1\n+x = 2\n"
+    card = ApprovalWidget(PermissionRequest("1", "edit", {}, "edit: x.py", diff), lambda a: None)
+    shown = diff_html(diff)
+    assert shown in card.header.value
+    assert shown in render_tool(ToolPart(id="1", summary="edit: x.py", status="done", diff=diff))
+    assert '<span class="larik-diff-add" style="color: var(--jp-success-color1, #2e7d32)">+x = 2</span>' in shown
+    assert '<span class="larik-diff-del" style="color: var(--jp-error-color1, #c62828)">-x = 1</span>' in shown

@@ -2,17 +2,26 @@
 
 from __future__ import annotations
 
+import ast
+import importlib.metadata
+import re
 import shutil
+import sys
+import tomllib
 from pathlib import Path
 
 import nbformat
 import pytest
+from IPython.core.inputtransformer2 import TransformerManager
 from nbclient import NotebookClient
+from packaging.requirements import Requirement
 
+from larik_jupyter import Agent
 from larik_jupyter.session.catalog import list_sessions
 from larik_jupyter.session.reader import load_entries
 
-NOTEBOOKS = Path(__file__).resolve().parent.parent / "notebooks"
+REPO = Path(__file__).resolve().parent.parent
+NOTEBOOKS = REPO / "notebooks"
 
 
 def execute(name: str, workdir: Path) -> nbformat.NotebookNode:
@@ -39,12 +48,66 @@ def test_every_notebook_is_covered() -> None:
 
 
 @pytest.mark.timeout(240)
+def imported_modules(path: Path) -> set[str]:
+    """The top-level modules a notebook's code cells import (magics stripped as IPython does)."""
+    modules = set()
+    for cell in nbformat.read(path, as_version=4).cells:
+        if cell.cell_type != "code":
+            continue
+        for node in ast.walk(ast.parse(TransformerManager().transform_cell(cell.source))):
+            if isinstance(node, ast.Import):
+                modules |= {alias.name.split(".")[0] for alias in node.names}
+            elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+                modules.add(node.module.split(".")[0])
+    return modules
+
+
+def _canonical(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def installed_by(requirements: list[str]) -> set[str]:
+    """The distributions `pip install` of `requirements` brings, following installed metadata."""
+    seen: set[str] = set()
+    todo = [(Requirement(r), "") for r in requirements]
+    while todo:
+        req, extra = todo.pop()
+        if req.marker is not None and not req.marker.evaluate({"extra": extra}):
+            continue
+        name = _canonical(req.name)
+        if name in seen:
+            continue
+        seen.add(name)
+        requires = importlib.metadata.distribution(req.name).requires or []
+        for wanted in req.extras or {""}:
+            todo += [(Requirement(r), wanted) for r in requires]
+    return seen
+
+
+def test_the_readme_install_brings_everything_the_notebooks_import() -> None:
+    readme = (REPO / "README.md").read_text()
+    extras = re.search(r"pip install -e '\.\[(\w+)\]'", readme)
+    assert extras is not None, "the README's first command installs the project with extras"
+    project = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
+    brought = installed_by(project["dependencies"] + project["optional-dependencies"][extras[1]])
+    providers = importlib.metadata.packages_distributions()
+    missing = {}
+    for path in NOTEBOOKS.glob("*.ipynb"):
+        for module in imported_modules(path) - set(sys.stdlib_module_names) - {"larik_jupyter"}:
+            if not {_canonical(d) for d in providers.get(module, [module])} & brought:
+                missing[module] = path.name
+    assert missing == {}, f"imported by the notebooks but not installed by [{extras[1]}]"
+
+
 def test_quickstart_runs_headless(tmp_path: Path) -> None:
     nb = execute("quickstart.ipynb", tmp_path)
     texts = [outputs_text(c) for c in nb.cells if c.cell_type == "code"]
     everything = "\n".join(texts)
     assert "scripted" in everything.lower()
     assert "Permission denied" in everything  # the first prompt asked; nobody could answer
+    asked = texts[[i for i, t in enumerate(texts) if "Permission denied" in t][0]]
+    assert "writing larik_demo.txt: denied" in asked and "Nothing changed on disk" in asked
+    assert "fixed offline script, not a model" in everything
     assert "Undid turn" in everything and "larik_demo.txt" in everything
     listing = [t for t in texts if "files here:" in t][0]
     assert "larik_demo.txt" not in listing  # the asked turn was denied, the --yes turn undone
@@ -57,11 +120,42 @@ def test_quickstart_runs_headless(tmp_path: Path) -> None:
     assert any(s.fork_of == original.id for s in sessions)
 
 
+def quickstart_prompts() -> list[str]:
+    nb = nbformat.read(NOTEBOOKS / "quickstart.ipynb", as_version=4)
+    cells = [c.source for c in nb.cells if c.cell_type == "code"]
+    prompts = [s.split("\n", 1)[1] if s.startswith("%%larik") else s for s in cells]
+    return [p.removeprefix("%larik ") for p in prompts if "larik_demo.txt" in p]
+
+
+def test_the_quickstart_prompts_leave_two_visible_undoable_changes(project: Path) -> None:
+    """What an approving user sees: each of the two prompts changes the file, undo walks back."""
+    first, second = quickstart_prompts()
+    agent = Agent(project, model="scripted:demo", yes=True)
+    contents = []
+    for prompt in (first, second):
+        outcome = agent.run(prompt)
+        assert "What happened:" in outcome.text and "denied" not in outcome.text
+        contents.append((project / "larik_demo.txt").read_text())
+    assert contents[0] != contents[1]
+    assert agent.undo().restored == ["larik_demo.txt"]
+    assert (project / "larik_demo.txt").read_text() == contents[0]
+    assert agent.undo().restored == ["larik_demo.txt"]
+    assert not (project / "larik_demo.txt").exists()
+    agent.close()
+
+
 @pytest.mark.timeout(240)
 def test_data_exploration_runs_headless(tmp_path: Path) -> None:
     nb = execute("data-exploration.ipynb", tmp_path)
+    errors = [o for c in nb.cells for o in c.get("outputs", []) if o.output_type == "error"]
+    assert errors == []
     last = outputs_text(nb.cells[-1])
-    assert "north" in last and "south" in last
+    # the agent's python call really ran in the kernel: the totals, highest first
+    assert re.search(r"south\s+230\.75\s+north\s+184\.0+\s+east\s+129\.9", last), last
     (info,) = list_sessions(tmp_path)
-    tools = [b.name for e in load_entries(info.path).entries if e.message for b in e.message.tool_uses()]
+    entries = load_entries(info.path).entries
+    tools = [b.name for e in entries if e.message for b in e.message.tool_uses()]
     assert tools == ["inspect_variables", "python"]
+    results = [b for e in entries if e.message for b in e.message.tool_results()]
+    assert [bool(r.is_error) for r in results] == [False, False]
+    assert "sales" in str(results[0].content) and "DataFrame" in str(results[0].content)

@@ -114,3 +114,14 @@ def test_python_rule_globs_the_code() -> None:
     rules = config(allow=["python(print(*)"])
     assert decide(rules, "python", {"code": "print(df.shape)"}) == "allow"
     assert decide(rules, "python", {"code": "import os; os.remove('x')"}) is None
+
+
+def test_a_dot_slash_pattern_is_anchored_at_the_project_root(tmp_path: Path) -> None:
+    root = tmp_path / "repo"
+    sub = root / "sub"
+    sub.mkdir(parents=True)
+    rule = parse_rule("write(./notes.txt)")
+    assert rule.matches("write", {"path": "notes.txt"}, root=root, cwd=root)
+    assert rule.matches("write", {"path": "../notes.txt"}, root=root, cwd=sub)
+    assert not rule.matches("write", {"path": "notes.txt"}, root=root, cwd=sub)
+    assert parse_rule("write(notes.txt)").matches("write", {"path": "sub/notes.txt"}, root=root, cwd=root)

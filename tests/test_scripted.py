@@ -171,3 +171,51 @@ def test_bad_script_files_name_the_file_and_the_place(
 def test_missing_script_file_names_the_path(tmp_path: Path) -> None:
     with pytest.raises(ScriptError, match="does not exist"):
         select_provider(f"scripted:{tmp_path / 'nope.json'}")
+
+
+def play_demo(results: list[tuple[str, bool]]) -> list[Message]:
+    """One demo turn whose three calls get `results` ((content, is_error) each, in order)."""
+    provider = demo_provider()
+    turn = [user_text("Create hello.py")]
+    answers = iter(results)
+    while True:
+        reply = final(collect(provider, turn)).message
+        turn.append(reply)
+        if not reply.tool_uses():
+            return turn
+        content, is_error = next(answers)
+        turn.append(
+            Message(
+                role="user",
+                content=[
+                    ToolResultBlock(tool_use_id=u.id, content=content, is_error=is_error)
+                    for u in reply.tool_uses()
+                ],
+            )
+        )
+
+
+def test_demo_says_first_that_it_is_a_fixed_offline_script() -> None:
+    first = play_demo([("ok", False)] * 3)[1]
+    assert "fixed offline script, not a model" in first.text()
+    assert "whatever the prompt says" in first.text()
+
+
+def test_demo_reports_what_really_happened_to_its_calls() -> None:
+    denied = "The user denied permission for write: larik_demo.txt."
+    missing = "edit failed: larik_demo.txt does not exist."
+    report = play_demo([(denied, True), (missing, True), ("cat: larik_demo.txt: No such file", True)])[-1].text()
+    assert "writing larik_demo.txt: denied" in report
+    assert "editing larik_demo.txt: failed (edit failed: larik_demo.txt does not exist.)" in report
+    assert "`cat larik_demo.txt`: failed" in report
+    assert "Nothing changed on disk" in report and "Done" not in report
+    ok = play_demo([("Created", False), ("Edited", False), ("Hello", False)])[-1].text()
+    assert "writing larik_demo.txt: done; editing larik_demo.txt: done; `cat larik_demo.txt`: done" in ok
+    assert "/undo" in ok
+
+
+def test_each_prompt_writes_a_different_file_content() -> None:
+    first = run_demo("one", [])
+    second = run_demo("two", first)
+    contents = [u.input["content"] for m in first + second for u in m.tool_uses() if u.name == "write"]
+    assert len(set(contents)) == 2

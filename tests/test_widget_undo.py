@@ -6,6 +6,8 @@ import os
 from pathlib import Path
 from typing import Any
 
+from IPython.utils.capture import capture_output
+
 from larik_jupyter import paths
 from larik_jupyter.notebook.widgets.live import live_widgets
 from larik_jupyter.notebook.widgets.tree import ForkTreeWidget
@@ -145,7 +147,17 @@ def test_undo_to_in_a_cell_stops_at_a_refusal_and_rewind_with_files_makes_no_bra
     assert magics.agent.session_id == source
     with capture_output() as shown:
         larik(shell, "/undo --to 1")
-    text = "".join(out.data.get("text/markdown", "") for out in shown.outputs)
-    assert "Turn 2 (prompt 2) was only partly undone:" in text and "**not restored** `new.py`" in text
+    text = "".join(out.data.get("text/markdown") or out.data.get("text/plain", "") for out in shown.outputs)
+    assert "Turn 2 (prompt 2) was only partly undone:" in text and "- not restored new.py" in text
     assert "Stopped at turn 2: it was not fully undone" in text
     assert (root / "notes.txt").read_text() == "alpha\nBETA\n"  # turn 1's change is still there
+
+
+def test_undo_says_what_it_did_once(tmp_path: Path) -> None:
+    shell, magics = two_turns(tmp_path / "once", tmp_path)
+    with capture_output() as captured:
+        larik(shell, "/undo")
+    (output,) = captured.outputs  # one output: the panel, whose static renderings say it
+    plain = output.data["text/plain"]
+    assert plain.count("Undid turn 2 (prompt 2).") == 1 and "- restored notes.txt" in plain
+    assert output.data["text/html"].count("Undid turn 2 (prompt 2).") == 1

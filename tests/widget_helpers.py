@@ -21,6 +21,7 @@ def talkative(tmp_path: Path, n: int = 30) -> str:
 def shell_with_magics(project: Path, model: str) -> tuple[InteractiveShell, LarikMagics]:
     """A shell whose `%larik` works in `project` with `model`, allowing every tool call."""
     shell = InteractiveShell.instance()
+    shell.reset()  # the instance is shared by every test: start from an empty namespace
     magics = LarikMagics(shell=shell)
     magics.cwd = project
     magics.model = model

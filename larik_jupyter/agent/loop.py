@@ -517,8 +517,15 @@ class AgentLoop:
             return text
         self.emit(ae.PermissionAnswered(call.id, answer.decision, answer.message))
         if answer.decision == "always":
-            add_allow_rule(self.cwd, always_rule(call.name, scoped, self.cwd))
+            rule, covers = always_rule(call.name, scoped, self.cwd, self.root)
+            where = add_allow_rule(self.cwd, rule)
             self.loaded = load_config(self.cwd)
+            self.emit(
+                ae.Notice(
+                    f"Always allowed: saved the rule `{rule}` in {where} (your private settings "
+                    f"for this project). It covers {covers}; remove it there to be asked again."
+                )
+            )
         if answer.decision == "deny":
             reason = f" The user said: {answer.message}" if answer.message else ""
             return f"The user denied permission for {summary}.{reason}"

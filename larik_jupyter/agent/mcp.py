@@ -34,7 +34,7 @@ from larik_jupyter.tools.env import Env
 from larik_jupyter.tools.snapshot import Snapshot, changes, take_snapshot
 
 T = TypeVar("T")
-State = Literal["starting", "running", "failed", "awaiting approval", "stopped"]
+State = Literal["not started", "starting", "running", "failed", "awaiting approval", "stopped"]
 
 STARTUP_TIMEOUT = 30.0
 CALL_TIMEOUT = 120.0
@@ -132,6 +132,7 @@ class McpManager:
             self._thread = threading.Thread(target=loop.run_forever, name="larik-mcp", daemon=True)
             self._thread.start()
         for conn in conns:
+            conn.status.state = "starting"
             conn.future = asyncio.run_coroutine_threadsafe(self._serve(conn), loop)
         for conn in conns:
             if not conn.ready.wait(self.startup_timeout + 5):
@@ -323,7 +324,7 @@ class McpManager:
 
 
 def _connection(name: str, spec: McpServer) -> _Connection:
-    return _Connection(name, spec, ServerStatus(name, "starting", log=log_path(name)))
+    return _Connection(name, spec, ServerStatus(name, "not started", log=log_path(name)))
 
 
 def started_notice(status: ServerStatus) -> str:

@@ -45,14 +45,21 @@ def default_decision(tool: str) -> Decision:
     return "allow" if tool in READ_ONLY_TOOLS else "ask"
 
 
-def always_rule(tool: str, tool_input: dict[str, Any], cwd: Path) -> str:
-    """The rule an "always allow" answer stores: the exact command or absolute path.
+def always_rule(tool: str, tool_input: dict[str, Any], cwd: Path, root: Path) -> tuple[str, str]:
+    """The rule an "always allow" answer stores, and what it covers in words.
 
-    A relative path pattern would match that name at any depth, so paths are stored absolute.
+    A path inside the project is stored relative to the project root and anchored there
+    (`./src/a.py`: that one file, wherever the project is); one outside stays absolute.
     """
     if tool == "bash":
-        return f"bash({tool_input.get('command', '')})"
+        command = tool_input.get("command", "")
+        return f"bash({command})", f"exactly the command `{command}`, in any folder of this project"
     path = tool_input.get("path")
     if isinstance(path, str) and path:
-        return f"{tool}({os.path.normpath(cwd / path)})"
-    return tool
+        absolute = Path(os.path.normpath(cwd / path))
+        try:
+            relative = absolute.relative_to(root).as_posix()
+        except ValueError:
+            return f"{tool}({absolute})", f"{tool} of the file {absolute} only"
+        return f"{tool}(./{relative})", f"{tool} of {relative} (in the project root) only"
+    return tool, f"every {tool} call in this project"

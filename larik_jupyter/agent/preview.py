@@ -45,9 +45,11 @@ def _file_diff(env: Env, tool: str, tool_input: dict[str, Any]) -> str:
     old = path.read_text(encoding="utf-8") if path.is_file() else None
     if tool == "write":
         new = str(tool_input["content"])
+    elif old is None:
+        return f"(no preview: {rel} does not exist, so there is nothing to edit)"
     else:
         edits = tool_input["edits"] if tool == "multi_edit" else [tool_input]
-        new = old or ""
+        new = old
         for edit in edits:
             new, _ = apply_edit(
                 new, edit["old_string"], edit["new_string"], bool(edit.get("replace_all")), rel

@@ -29,3 +29,8 @@ def summarize_call(name: str, tool_input: dict[str, Any]) -> str:
     if not tool_input:
         return name
     return f"{name}: {_clip(json.dumps(tool_input, ensure_ascii=False))}"
+
+
+def changed_by(tool: str) -> str:
+    """Who made a file change the checkpoints did not capture, in words."""
+    return "the shell" if tool in ("bash", "") else f"the tool `{tool}`"

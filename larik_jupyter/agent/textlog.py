@@ -1,4 +1,4 @@
-"""A plain-text front end: prints agent events as lines (the CLI's and the tests' view)."""
+"""A plain-text front end: prints agent events as lines (the CLI's and terminal IPython's view)."""
 
 from __future__ import annotations
 
@@ -6,6 +6,7 @@ import sys
 from typing import TextIO
 
 from larik_jupyter.agent import events as ae
+from larik_jupyter.agent.summary import changed_by
 
 
 def format_cost(cost: float | None) -> str:
@@ -13,49 +14,67 @@ def format_cost(cost: float | None) -> str:
 
 
 class TextLog:
-    """Subscribe an instance to an agent; assistant text streams, everything else is one line."""
+    """Subscribe an instance to an agent; assistant text streams, everything else is one line.
+
+    A tool call is one line: its summary when it starts, completed with its status when it
+    ends (unless something else was printed meanwhile, then the status gets its own line).
+    """
 
     def __init__(self, out: TextIO | None = None) -> None:
         self.out = out or sys.stdout
         self._in_text = False
+        self._open_tool: str | None = None
 
-    def _line(self, text: str) -> None:
-        if self._in_text:
+    def end_line(self) -> None:
+        if self._in_text or self._open_tool is not None:
             self.out.write("\n")
             self._in_text = False
+            self._open_tool = None
+
+    def line(self, text: str) -> None:
+        self.end_line()
         self.out.write(text + "\n")
         self.out.flush()
 
     def __call__(self, event: ae.AgentEvent) -> None:
         if isinstance(event, ae.TextDelta):
+            if self._open_tool is not None:
+                self.end_line()
             self.out.write(event.text)
             self.out.flush()
             self._in_text = True
         elif isinstance(event, ae.TurnStarted):
-            self._line(f"── turn {event.turn} · {event.model}")
+            self.line(f"── turn {event.turn} · {event.model}")
         elif isinstance(event, ae.Retrying):
-            self._line(
+            self.line(
                 f"… {event.reason}; retrying in {event.wait_seconds:.1f}s "
                 f"(attempt {event.attempt}/{event.max_attempts})"
             )
-        elif isinstance(event, ae.PermissionAnswered) and event.decision == "deny":
-            self._line(f"✗ denied: {event.reason}")
         elif isinstance(event, ae.ToolStarted):
-            self._line(f"▶ {event.summary}")
+            self.end_line()
+            self.out.write(f"▶ {event.summary} …")
+            self.out.flush()
+            self._open_tool = event.id
         elif isinstance(event, ae.ToolFinished):
             mark = "✗" if event.is_error else "✓"
             first = event.content.strip().splitlines()[0] if event.content.strip() else ""
-            self._line(f"{mark} {event.summary} ({event.seconds:.2f}s) {first[:120]}")
+            status = f"{mark} ({event.seconds:.2f}s) {first[:120]}".rstrip()
+            if self._open_tool == event.id:
+                self._open_tool = None
+                self.out.write(f" {status}\n")
+                self.out.flush()
+            else:
+                self.line(f"{mark} {event.summary} ({event.seconds:.2f}s) {first[:120]}".rstrip())
             for path, change in event.uncaptured:
-                self._line(f"  ! {path} {change} by the shell, not undoable")
+                self.line(f"  ! {path} {change} by {changed_by(event.name)}, not undoable")
         elif isinstance(event, ae.Notice):
-            self._line(f"! {event.text}")
+            self.line(f"! {event.text}")
         elif isinstance(event, ae.UsageReported):
             u = event.turn_usage
-            self._line(
+            self.line(
                 f"tokens: {u.input_tokens} in, {u.output_tokens} out"
                 f"{format_cost(event.turn_cost)}"
             )
         elif isinstance(event, ae.TurnEnded):
             if event.status != "done":
-                self._line(f"turn {event.turn} {event.status}" + (f": {event.error}" if event.error else ""))
+                self.line(f"turn {event.turn} {event.status}" + (f": {event.error}" if event.error else ""))

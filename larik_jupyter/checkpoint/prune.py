@@ -25,10 +25,15 @@ class PruneReport:
     bytes_freed: int = 0
 
 
+# An empty sessions folder younger than this is left for a later prune.
+EMPTY_GRACE_SECONDS = 60.0
+
+
 def prune(days: int) -> PruneReport:
     """Delete every session's turns saved more than `days` days ago; negative keeps them forever.
 
-    Zero deletes every turn. Checkpoint and session directories left empty are removed.
+    Zero deletes every turn. Checkpoint directories left empty are removed, and session
+    directories empty for at least `EMPTY_GRACE_SECONDS`.
     A turn's age is its manifest's modification time, i.e. its last capture.
     """
     report = PruneReport()
@@ -47,8 +52,8 @@ def prune(days: int) -> PruneReport:
         _remove_if_empty(session_dir, report)
     for slug_dir in _subdirs(paths.sessions_root()):
         for child in _subdirs(slug_dir):
-            _remove_if_empty(child, report)
-        _remove_if_empty(slug_dir, report)
+            _remove_if_empty(child, report, settled=True)
+        _remove_if_empty(slug_dir, report, settled=True)
     return report
 
 
@@ -66,8 +71,13 @@ def _saved_at(turn_dir: Path) -> float:
     return time.time()
 
 
-def _remove_if_empty(directory: Path, report: PruneReport) -> None:
+def _remove_if_empty(directory: Path, report: PruneReport, *, settled: bool = False) -> None:
+    """Remove `directory` if it is empty; with `settled`, only when it has not changed lately:
+    the prune runs in the background, and a sessions folder just made may be about to receive
+    its first session."""
     try:
+        if settled and time.time() - os.lstat(directory).st_mtime < EMPTY_GRACE_SECONDS:
+            return
         os.rmdir(directory)
     except OSError:
         return

@@ -8,7 +8,9 @@ and optionally an argument pattern:
   chain (`a && b; c | d`) is covered only when every command in it is; a prefix never covers a
   command with `$(...)` or backticks.
 - file tools (`read(src/**)`, `write(*.md)`, …): gitignore-style glob against the `path` input
-  relative to the project root; a pattern starting with `/` or `~/` is an absolute path.
+  relative to the project root; a pattern starting with `./` is anchored at the project root
+  (`./a.txt` is that file only, not `a.txt` at any depth); one starting with `/` or `~/` is an
+  absolute path.
 - `python(PATTERN)`: a glob over the code.
 - any other tool: only the tool name is matched; a pattern other than `*` never matches.
 """
@@ -180,7 +182,9 @@ class Rule:
 def _path_matches(pattern: str, call: _Call) -> bool:
     if pattern == "**":
         return True
-    if pattern.startswith(("/", "~/")):
+    if pattern.startswith("./"):
+        pattern = "/" + pattern[2:]  # gitignore's own anchor: relative to the root only
+    elif pattern.startswith(("/", "~/")):
         absolute = os.path.expanduser(pattern).lstrip("/")
         return call.absolute is not None and _glob(absolute, call.absolute.lstrip("/"))
     return bool(call.relative) and call.relative != "." and _glob(pattern, call.relative or "")

@@ -130,8 +130,9 @@ def approve(cwd: str | os.PathLike[str], name: str) -> PendingApproval:
     return chosen
 
 
-def add_allow_rule(cwd: str | os.PathLike[str], rule: str) -> None:
-    """Store an "always allow" rule in the private project file of `cwd`'s project."""
+def add_allow_rule(cwd: str | os.PathLike[str], rule: str) -> Path:
+    """Store an "always allow" rule in the private project file of `cwd`'s project; returns
+    that file."""
     parse_rule(rule)
     path = private_settings_path(paths.project_root(cwd))
 
@@ -143,6 +144,7 @@ def add_allow_rule(cwd: str | os.PathLike[str], rule: str) -> None:
             allow.append(rule)
 
     update_json(path, add)
+    return path
 
 
 def parse_setting_value(text: str) -> Any:

@@ -61,6 +61,12 @@ class ToolResultBlock(_Model):
     subagent: dict[str, Any] | None = None
     hooks: list[str] | None = None
 
+    def text(self) -> str:
+        """The result's text (the text blocks of a list content, joined)."""
+        if isinstance(self.content, str):
+            return self.content
+        return "\n".join(b.text for b in self.content if isinstance(b, TextBlock))
+
 
 ContentBlock = Annotated[
     TextBlock | ThinkingBlock | RedactedThinkingBlock | ToolUseBlock | ToolResultBlock | ImageBlock,

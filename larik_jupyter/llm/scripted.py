@@ -25,7 +25,7 @@ from larik_jupyter.llm.events import (
     ToolCallDelta,
     ToolCallStart,
 )
-from larik_jupyter.llm.messages import Message
+from larik_jupyter.llm.messages import Message, ToolResultBlock, ToolUseBlock
 from larik_jupyter.llm.provider import ProviderError, ToolSchema
 from larik_jupyter.llm.retry import RetryPolicy, with_retries
 from larik_jupyter.llm.script import (
@@ -171,68 +171,72 @@ def file_provider(path: Path, *, retry: RetryPolicy | None = None) -> ScriptedPr
 
 
 DEMO_FILE = "larik_demo.txt"
-_DEMO_TEXT = "Hello from the Larik demo.\nThis line will be edited.\n"
-_DEMO = parse_script(
-    {
-        "responses": [
-            {
-                "content": [
-                    {
-                        "type": "thinking",
-                        "thinking": "Scripted plan: write a file, edit it, run a command, answer.",
-                    },
-                    {
-                        "type": "text",
-                        "text": f"[scripted demo] I'll create a small file, {DEMO_FILE}.",
-                    },
-                    {
-                        "type": "tool_use",
-                        "name": "write",
-                        "input": {"path": DEMO_FILE, "content": _DEMO_TEXT},
-                    },
-                ]
-            },
-            {
-                "content": [
-                    {"type": "text", "text": "[scripted demo] Now I'll edit one line of it."},
-                    {
-                        "type": "tool_use",
-                        "name": "edit",
-                        "input": {
-                            "path": DEMO_FILE,
-                            "old_string": "This line will be edited.",
-                            "new_string": "This line was edited by the agent.",
-                        },
-                    },
-                ]
-            },
-            {
-                "content": [
-                    {
-                        "type": "text",
-                        "text": "[scripted demo] Let me look at the result from the shell.",
-                    },
-                    {"type": "tool_use", "name": "bash", "input": {"command": f"cat {DEMO_FILE}"}},
-                ]
-            },
-            {
-                "content": [
-                    {
-                        "type": "text",
-                        "text": (
-                            f"[scripted demo] Done: I wrote {DEMO_FILE}, edited one line and ran "
-                            f"`cat {DEMO_FILE}`. Try undo to restore the file, or fork and rewind the "
-                            "conversation. This is an offline scripted model, not a real one: set "
-                            "ANTHROPIC_API_KEY or OPENAI_API_KEY, or choose a model as provider:model, "
-                            "to work with a real model."
-                        ),
-                    }
-                ]
-            },
-        ]
-    },
-    "scripted:demo",
+DEMO_INTRO = (
+    "[scripted demo] This is a fixed offline script, not a model: whatever the prompt says, it "
+    f"writes {DEMO_FILE}, edits one line of it, runs `cat` on it and reports what happened."
 )
+_EDITED = "This line will be edited."
+
+
+def _demo_calls(prompt_number: int) -> list[tuple[str, str, dict[str, str]]]:
+    """The demo's (text, tool, input) steps; the file names the prompt, so every turn changes it."""
+    return [
+        (
+            f"{DEMO_INTRO} First I'll write {DEMO_FILE}.",
+            "write",
+            {"path": DEMO_FILE, "content": f"Hello from the Larik demo, prompt {prompt_number}.\n{_EDITED}\n"},
+        ),
+        (
+            "[scripted demo] Now I'll edit one line of it.",
+            "edit",
+            {
+                "path": DEMO_FILE,
+                "old_string": _EDITED,
+                "new_string": f"This line was edited by the agent at prompt {prompt_number}.",
+            },
+        ),
+        ("[scripted demo] Let me look at the result from the shell.", "bash", {"command": f"cat {DEMO_FILE}"}),
+    ]
+
+
+def _outcome(use: ToolUseBlock, result: ToolResultBlock | None) -> str:
+    what = {"write": f"writing {DEMO_FILE}", "edit": f"editing {DEMO_FILE}"}.get(
+        use.name, f"`{use.input.get('command', use.name)}`"
+    )
+    text = result.text() if result is not None else ""
+    if result is None:
+        return f"{what}: no result"
+    if not result.is_error:
+        return f"{what}: done"
+    if "denied" in text or "Permission" in text:
+        return f"{what}: denied"
+    first = text.strip().splitlines()[0] if text.strip() else "an error"
+    return f"{what}: failed ({first})"
+
+
+def _demo_report(since: list[Message]) -> str:
+    """The final answer: what really happened to each call of this turn."""
+    results = {b.tool_use_id: b for m in since for b in m.tool_results()}
+    uses = [u for m in since if m.role == "assistant" for u in m.tool_uses()]
+    outcomes = [_outcome(u, results.get(u.id)) for u in uses]
+    changed = any(
+        u.name in ("write", "edit") and (r := results.get(u.id)) is not None and not r.is_error
+        for u in uses
+    )
+    next_step = (
+        f"{DEMO_FILE} changed: `%larik /undo` restores it, and `/tree` shows the conversation."
+        if changed
+        else "Nothing changed on disk, so there is nothing to undo."
+    )
+    return (
+        f"[scripted demo] What happened: {'; '.join(outcomes)}. {next_step} This was the offline "
+        "scripted demo: set ANTHROPIC_API_KEY or OPENAI_API_KEY, or choose a model as "
+        "provider:model, to work with a real model."
+    )
+
+
+def _reply(blocks: list[dict[str, object]]) -> Step:
+    return parse_script({"responses": [{"content": blocks}]}, "scripted:demo").responses[0]
 
 
 def demo_step(messages: list[Message]) -> Step:
@@ -243,9 +247,17 @@ def demo_step(messages: list[Message]) -> Step:
     prompts = [i for i, m in enumerate(messages) if m.is_prompt()]
     since = messages[prompts[-1] + 1 :] if prompts else messages
     replies = sum(1 for m in since if m.role == "assistant")
-    return _DEMO.responses[min(replies, len(_DEMO.responses) - 1)]
+    calls = _demo_calls(len(prompts))
+    if replies >= len(calls):
+        return _reply([{"type": "text", "text": _demo_report(since)}])
+    text, name, args = calls[replies]
+    blocks: list[dict[str, object]] = []
+    if replies == 0:
+        blocks.append({"type": "thinking", "thinking": "Scripted plan: write a file, edit it, run a command, report."})
+    blocks += [{"type": "text", "text": text}, {"type": "tool_use", "name": name, "input": args}]
+    return _reply(blocks)
 
 
 def demo_provider(*, retry: RetryPolicy | None = None, delay: float = 0.01) -> ScriptedProvider:
-    """`scripted:demo`: writes a file, edits it, runs a shell command and answers."""
+    """`scripted:demo`: writes a file, edits it, runs a shell command and reports what happened."""
     return ScriptedProvider("demo", demo_step, retry=retry, delay=delay)

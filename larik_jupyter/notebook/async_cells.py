@@ -1,9 +1,12 @@
-"""The input transformer that runs a cell holding only one `%larik` call as an awaited call, so
-the kernel keeps processing button clicks (approvals, Stop) while the turn runs."""
+"""The input transformers of `%larik`: a cell holding only one `%larik` call runs as an awaited
+call, so the kernel keeps processing button clicks (approvals, Stop) while the turn runs; a
+`%larik` line ending in `?` reaches the magic instead of IPython's help."""
 
 from __future__ import annotations
 
 import ast
+import re
+from typing import Any
 
 
 def _magic_call(node: ast.stmt) -> ast.Call | None:
@@ -40,3 +43,31 @@ def async_cells(lines: list[str]) -> list[str]:
         "await get_ipython().magics_manager.registry['LarikMagics']"
         f".run_async({line}, {cell})\n"
     ]
+
+
+# `%larik <text>` on a line of its own; the text must hold more than question marks, so that
+# `%larik?` and `%larik??` stay IPython's help on the magic.
+_QUESTION_LINE = re.compile(r"^(?P<indent>[ \t]*)%larik[ \t]+(?P<text>.*[^?\s].*?)[ \t]*$")
+
+
+def keep_questions(lines: list[str]) -> list[str]:
+    """IPython cleanup transformer: a `%larik` line ending in `?` / `??` reaches the magic
+    unchanged; left alone, IPython's help syntax would turn it into a lookup of its last word."""
+    if lines and lines[0].lstrip().startswith("%%"):
+        return lines  # a cell magic's body is its prompt, verbatim
+    out = []
+    for line in lines:
+        match = _QUESTION_LINE.match(line.rstrip("\r\n"))
+        if match is None or not match["text"].endswith("?"):
+            out.append(line)
+            continue
+        out.append(f"{match['indent']}get_ipython().run_line_magic('larik', {match['text']!r})\n")
+    return out
+
+
+def install_transformers(shell: Any) -> None:
+    """Register both input transformers on `shell` (once)."""
+    if keep_questions not in shell.input_transformers_cleanup:
+        shell.input_transformers_cleanup.append(keep_questions)
+    if async_cells not in shell.input_transformers_post:
+        shell.input_transformers_post.append(async_cells)

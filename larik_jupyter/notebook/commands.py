@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 from larik_jupyter.errors import LarikError
 from larik_jupyter.notebook.kernel import KernelSession, Show
+from larik_jupyter.notebook.markdown_text import MarkdownText
 
 # Parsing runs at every `%larik`, also the first: what the handlers need loads when they run.
 if TYPE_CHECKING:
@@ -44,9 +45,7 @@ class Output:
         self._show = show
 
     def markdown(self, text: str) -> None:
-        from IPython.display import Markdown
-
-        self._show(Markdown(text))
+        self._show(MarkdownText(text))
 
     def show(self, value: object) -> None:
         self._show(value)
@@ -152,14 +151,16 @@ PROMPT_USAGE = (
 
 
 def help_text() -> str:
-    """One line per command, for `/help`."""
-    rows = [
-        "%larik PROMPT              send a prompt (%%larik: the cell body is the prompt)",
+    """One line per command, for `/help`, usages aligned."""
+    entries = [("PROMPT", "send a prompt (%%larik: the cell body is the prompt)")]
+    entries += [(spec.usage, spec.help) for spec in COMMANDS.values()]
+    width = max(len(usage) for usage, _ in entries)
+    rows = [f"%larik {usage:<{width}}  {what}" for usage, what in entries]
+    rows[1:1] = [
         "  options: --model M  --new  --yes (allow asks)  --expand ({x} becomes the value of x)",
         "           --no-context (no notebook context this time)  --with NAME[,NAME…] (attach",
         "           variables, figures or files)",
     ]
-    rows += [f"%larik {spec.usage:<24} {spec.help}" for spec in COMMANDS.values()]
     return "\n".join(rows)
 
 
@@ -258,14 +259,13 @@ def _undo(session: KernelSession, out: Output, *, to: int | None) -> None:
     from larik_jupyter.notebook.widgets.undo import UndoPanel
 
     results = [session.undo()] if to is None else session.undo_to(to)
-    lines = [line for result in results for line in undo_lines(result)]
+    # One report: the panel says what was undone (its static renderings too).
+    out.show(UndoPanel(session, results=results))
     if to is not None and not results[-1].ok:
-        lines.append(
+        out.markdown(
             f"Stopped at turn {results[-1].turn}: it was not fully undone, so the turns before it "
             f"were left as they are. Fix the files above, then `/undo --to {to}` again."
         )
-    out.markdown("\n".join(lines))
-    out.show(UndoPanel(session, results=results))
 
 
 @command("/checkpoints", "show the turns that changed files, without undoing")

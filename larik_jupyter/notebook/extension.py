@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from larik_jupyter.notebook.async_cells import async_cells
+from larik_jupyter.notebook.async_cells import install_transformers
 from larik_jupyter.notebook.bridge import Bridge
 from larik_jupyter.notebook.capture import KernelCapture
 from larik_jupyter.notebook.magics import LarikMagics
@@ -28,7 +28,7 @@ def current() -> Agent | None:
 
 
 def load(ipython: Any) -> None:
-    """Register `%larik` and the async-cell transformer in `ipython`; start nothing heavy."""
+    """Register `%larik` and its input transformers in `ipython`; start nothing heavy."""
     global _magics, _warmup
     if _magics is not None and _magics.capture is not None:
         _magics.capture.stop()  # %reload_ext: one capture per kernel
@@ -39,8 +39,7 @@ def load(ipython: Any) -> None:
         magics.bridge = Bridge(blocked=lambda: magics.pump.running)
         magics.bridge.register()
     ipython.register_magics(magics)
-    if async_cells not in ipython.input_transformers_post:
-        ipython.input_transformers_post.append(async_cells)
+    install_transformers(ipython)
     if _warmup is None:  # once per kernel: a reload keeps the first load's background work
         _warmup = Warmup(lambda: magics.cwd, lambda: magics.model)
         _warmup.after_cell(ipython)

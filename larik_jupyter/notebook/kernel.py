@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from larik_jupyter.errors import LarikError
+from larik_jupyter.notebook.markdown_text import MarkdownText
 
 # The magics import this module at `%load_ext`: the agent and the session store load when a
 # session first opens.
@@ -105,15 +106,13 @@ class KernelSession:
     def _show_opened(self, agent: Agent) -> None:
         """The notices of a freshly opened session, and the approval card when the project's
         shared config declares something awaiting approval (it replaces those notices)."""
-        from IPython.display import Markdown
-
         from larik_jupyter.notebook.widgets.trust import TrustWidget
 
         pending = agent.pending_approvals()
         skip = set(agent.awaiting_notices()) if pending else set()
         for notice in agent.notices:
             if notice not in skip:
-                self.show(Markdown(f"> {notice}"))
+                self.show(MarkdownText(f"> {notice}"))
         if pending:
             self.show(TrustWidget(self, pending))
 

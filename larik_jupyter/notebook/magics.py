@@ -15,12 +15,13 @@ from typing import TYPE_CHECKING, Any
 
 from IPython.core.error import UsageError
 from IPython.core.magic import Magics, line_cell_magic, magics_class, no_var_expand
-from IPython.display import Markdown, display
+from IPython.display import display
 from traitlets import Bool, Unicode, observe
 
 from larik_jupyter.errors import LarikError
 from larik_jupyter.notebook import commands
 from larik_jupyter.notebook.kernel import KernelSession
+from larik_jupyter.notebook.markdown_text import MarkdownText
 from larik_jupyter.notebook.parser import Command, Prompt, parse_magic
 from larik_jupyter.notebook.pump import MainThreadPump
 from larik_jupyter.notebook.warmup import Warmup
@@ -31,7 +32,15 @@ if TYPE_CHECKING:
     from larik_jupyter.api import Agent
     from larik_jupyter.notebook.bridge import Bridge
     from larik_jupyter.notebook.capture import KernelCapture
+    from larik_jupyter.notebook.terminal import TerminalTurnUI
     from larik_jupyter.notebook.view import TurnUI
+
+
+def _sigint_stops(stop: Callable[[], None], *, reading_input: Callable[[], bool]) -> Any:
+    """`interrupt.sigint_stops`, loaded with the first turn (it imports the tools)."""
+    from larik_jupyter.notebook.interrupt import sigint_stops
+
+    return sigint_stops(stop, reading_input=reading_input)
 
 
 def refresh_all() -> None:
@@ -133,7 +142,7 @@ class LarikMagics(Magics):
             if self.warmup is not None:
                 self.warmup.start(parsed.model if isinstance(parsed, Prompt) else None)
                 for notice in self.warmup.notices():
-                    display(Markdown(f"> {notice}"))
+                    display(MarkdownText(f"> {notice}"))
             if isinstance(parsed, Command):
                 commands.run(self.session, parsed, commands.Output(display))
             elif prompt is None:
@@ -181,9 +190,10 @@ class LarikMagics(Magics):
 
     def _start_turn(
         self, parsed: Prompt, *, interactive: bool | None
-    ) -> tuple[Agent, TurnUI, str, PromptExtras]:
+    ) -> tuple[Agent, TurnUI | TerminalTurnUI, str, PromptExtras]:
         from larik_jupyter.llm.messages import Message, TextBlock
         from larik_jupyter.notebook.render import ContextPart, parts_from_messages
+        from larik_jupyter.notebook.terminal import TerminalTurnUI, is_terminal
         from larik_jupyter.notebook.view import TurnUI
 
         text = parsed.text
@@ -191,20 +201,28 @@ class LarikMagics(Magics):
             text = self.shell.var_expand(text, depth=2)
         agent = self.session.ensure(model=parsed.model, new=parsed.new)
         extras = self._extras(parsed, agent)
-        ui = TurnUI(self.pump, agent.stop, interactive=interactive)
-        # What the prompt carries besides its text, folded, as /history shows it.
-        sent = Message(role="user", content=[*extras.before, TextBlock(text=text), *extras.after])
-        ui.view.parts += [p for p in parts_from_messages([sent]) if isinstance(p, ContextPart)]
+        ui: TurnUI | TerminalTurnUI = (
+            TerminalTurnUI(self.pump)
+            if is_terminal(self.shell)
+            else TurnUI(self.pump, agent.stop, interactive=interactive)
+        )
+        if isinstance(ui, TurnUI):
+            # What the prompt carries besides its text, folded, as /history shows it.
+            sent = Message(role="user", content=[*extras.before, TextBlock(text=text), *extras.after])
+            ui.view.parts += [p for p in parts_from_messages([sent]) if isinstance(p, ContextPart)]
         ui.show()
         return agent, ui, text, extras
 
-    def _turn(self, agent: Agent, ui: TurnUI, text: str, parsed: Prompt, extras: PromptExtras) -> Any:
+    def _turn(
+        self, agent: Agent, ui: TurnUI | TerminalTurnUI, text: str, parsed: Prompt, extras: PromptExtras
+    ) -> Any:
         """The turn's coroutine, with this cell's approver and view for that turn only."""
         return agent.arun(
             text, extras, approver=ui.approver, yes=parsed.yes or self.session.yes, listener=ui.listener
         )
 
-    def _end_turn(self, ui: TurnUI) -> None:
+    def _end_turn(self, agent: Agent, ui: TurnUI | TerminalTurnUI) -> None:
+        agent.inline_runner = None
         self.pump.drain()
         ui.finish()
 
@@ -212,25 +230,28 @@ class LarikMagics(Magics):
         """The synchronous path: nobody can click while the cell's thread waits, so asks are
         answered by rules and `--yes` only (a cell holding just `%larik` runs asynchronously)."""
         agent, ui, text, extras = self._start_turn(parsed, interactive=bool(self.interactive))
+        agent.inline_runner = self.pump.on_main_thread
         try:
-            self.pump.run(self._turn(agent, ui, text, parsed, extras), on_interrupt=agent.stop)
+            with _sigint_stops(agent.stop, reading_input=lambda: ui.reading_input):
+                self.pump.run(self._turn(agent, ui, text, parsed, extras), on_interrupt=agent.stop)
         finally:
-            self._end_turn(ui)
+            self._end_turn(agent, ui)
 
     async def aprompt(self, parsed: Prompt) -> None:
         """The asynchronous path: the turn runs on the kernel's loop, which keeps handling
         widget messages (approvals, Stop) while the cell awaits it."""
         agent, ui, text, extras = self._start_turn(parsed, interactive=self.interactive)
         try:
-            await self._turn(agent, ui, text, parsed, extras)
+            with _sigint_stops(agent.stop, reading_input=lambda: ui.reading_input):
+                await self._turn(agent, ui, text, parsed, extras)
         except asyncio.CancelledError:
-            # Jupyter's interrupt button cancels an async cell; the loop has already stored
-            # the partial reply as interrupted, so the cell ends quietly.
+            # Something else cancelled the cell (ipykernel's own interrupt handling, when it
+            # gets there first); the loop has stored the partial reply as interrupted.
             task = asyncio.current_task()
             if task is not None:
                 task.uncancel()
         finally:
-            self._end_turn(ui)
+            self._end_turn(agent, ui)
 
     async def run_async(self, line: str, cell: str | None) -> None:
         """What a cell holding only `%larik …` / `%%larik` runs (see `async_cells`)."""
@@ -238,6 +259,8 @@ class LarikMagics(Magics):
         if parsed is not None:
             try:
                 await self.aprompt(parsed)
+            except LarikError as exc:
+                raise UsageError(str(exc)) from None
             finally:
                 refresh_all()
 

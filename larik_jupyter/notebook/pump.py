@@ -3,13 +3,14 @@ the agent's loop runs on a worker thread while the cell's thread does all displa
 
 The usual path is asynchronous (see `magics.async_cells`): a cell that is only a `%larik`
 call is awaited on the kernel's own loop, where ipykernel keeps handling widget messages.
-Here, in the synchronous fallback, Jupyter's interrupt (KeyboardInterrupt in the cell's
-thread) becomes a clean `stop()`.
+Here, in the synchronous fallback, kernel tools (the python tool) run back on the cell's
+thread through `on_main_thread`, where Jupyter's interrupt can reach the model's code.
 """
 
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import queue
 import threading
 from collections.abc import Callable, Coroutine
@@ -35,6 +36,21 @@ class MainThreadPump:
             job()
         else:
             self._jobs.put(job)
+
+    async def on_main_thread(self, job: Callable[[], T]) -> T:
+        """Run `job` on the cell's thread and await its result from the worker's loop."""
+        future: concurrent.futures.Future[T] = concurrent.futures.Future()
+
+        def run() -> None:
+            if not future.set_running_or_notify_cancel():
+                return  # the turn was stopped before the cell's thread got to it
+            try:
+                future.set_result(job())
+            except BaseException as exc:  # noqa: BLE001 - handed to the awaiting worker
+                future.set_exception(exc)
+
+        self.post(run)
+        return await asyncio.wrap_future(future)
 
     def drain(self) -> None:
         while True:

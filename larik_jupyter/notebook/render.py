@@ -7,7 +7,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from larik_jupyter.agent.summary import summarize_call
+from larik_jupyter.agent.summary import changed_by, summarize_call
 from larik_jupyter.llm.messages import (
     ImageBlock,
     Message,
@@ -33,6 +33,7 @@ class ToolPart:
 
     id: str
     summary: str
+    name: str = ""  # the tool's name: who changed the files listed in `uncaptured`
     status: str = "requested"  # requested, asking, running, done, error, denied, interrupted
     seconds: float | None = None
     output: str = ""
@@ -77,15 +78,51 @@ class ContextPart:
 
 Part = TextPart | ThinkingPart | ToolPart | NoticePart | PromptPart | ContextPart
 
+# Text marks, not emoji: they render without an emoji font (and in a terminal).
 _MARKS = {
     "requested": "…",
-    "asking": "❓",
-    "running": "⏳",
+    "asking": "? asking:",
+    "running": "… running:",
     "done": "✓",
     "error": "✗",
-    "denied": "⛔",
-    "interrupted": "⏹",
+    "denied": "✗ denied:",
+    "interrupted": "✗ interrupted:",
 }
+
+
+# One diff rendering for the transcript, approvals, the undo panel and the sidebar: the
+# theme's success/error/info colours (readable in the dark theme), light-theme fallbacks for
+# static pages. Inline styles, since a Markdown output loads no stylesheet of ours.
+_DIFF_STYLES = {
+    "larik-diff-add": "color: var(--jp-success-color1, #2e7d32)",
+    "larik-diff-del": "color: var(--jp-error-color1, #c62828)",
+    "larik-diff-hunk": "color: var(--jp-info-color1, #0277bd)",
+    "larik-diff-file": "font-weight: bold",
+}
+_DIFF_PRE = (
+    "font-family: var(--jp-code-font-family, monospace); font-size: 0.9em; white-space: pre; "
+    "overflow: auto; max-height: 20em; margin: 2px 0"
+)
+
+
+def _diff_class(line: str) -> str:
+    if line.startswith(("+++", "---")):
+        return "larik-diff-file"
+    if line.startswith("+"):
+        return "larik-diff-add"
+    if line.startswith("-"):
+        return "larik-diff-del"
+    return "larik-diff-hunk" if line.startswith("@@") else ""
+
+
+def diff_html(diff: str) -> str:
+    """A unified diff as coloured, monospace HTML (one line per span)."""
+    spans = []
+    for line in diff.rstrip("\n").split("\n"):
+        cls = _diff_class(line)
+        style = f' style="{_DIFF_STYLES[cls]}"' if cls else ""
+        spans.append(f'<span class="{cls}"{style}>{html.escape(line)}</span>' if cls else html.escape(line))
+    return f'<pre class="larik-diff" style="{_DIFF_PRE}">' + "\n".join(spans) + "</pre>"
 
 
 def _fence(text: str, lang: str = "") -> str:
@@ -126,11 +163,11 @@ def render_tool(part: ToolPart) -> str:
     lines = [f"<details><summary>{head}</summary>\n\n{body}\n\n</details>"]
     lines += [image_markdown(image) for image in part.images]
     if part.diff:
-        lines.append(_fence(_cap(part.diff), "diff"))
+        lines.append(diff_html(_cap(part.diff)))
     if diagnostics:
         lines.append(_fence(_cap(diagnostics)))
     for path, change in part.uncaptured:
-        lines.append(f"> ⚠️ `{path}` {change} by the shell — **not undoable**")
+        lines.append(f"> **!** `{path}` {change} by {changed_by(part.name)} — **not undoable**")
     lines += [render_notice(notice) for notice in part.hooks]
     return "\n\n".join(lines)
 
@@ -159,7 +196,7 @@ def render_parts(parts: list[Part]) -> str:
         elif isinstance(part, ThinkingPart):
             if part.text.strip():
                 chunks.append(
-                    f"<details><summary>💭 thinking</summary>\n\n{_escape(part.text)}\n\n</details>"
+                    f"<details><summary>thinking</summary>\n\n{_escape(part.text)}\n\n</details>"
                 )
         elif isinstance(part, ToolPart):
             chunks.append(render_tool(part))
@@ -229,12 +266,12 @@ class _Rebuild:
                 self.tools[block.id] = part
                 parts.append(part)
         if message.interrupted:
-            parts.append(NoticePart("⏹ interrupted"))
+            parts.append(NoticePart("**interrupted**"))
 
 
 def tool_part(call_id: str, name: str, tool_input: dict[str, Any]) -> ToolPart:
     """The row of a tool call; a plan update or a skill load carries what it shows when done."""
-    part = ToolPart(id=call_id, summary=summarize_call(name, tool_input))
+    part = ToolPart(id=call_id, summary=summarize_call(name, tool_input), name=name)
     if name == TODO_WRITE:
         part.plan = plan_of(tool_input)
     elif name == SKILL_TOOL and isinstance(tool_input.get("name"), str):

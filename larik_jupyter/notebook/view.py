@@ -140,14 +140,15 @@ class TranscriptView:
         elif isinstance(event, ae.Notice):
             self.parts.append(NoticePart(event.text))
         elif isinstance(event, ae.AssistantMessage) and event.message.interrupted:
-            self.parts.append(NoticePart("⏹ interrupted — the partial reply is saved"))
+            self.parts.append(NoticePart("**interrupted** — the partial reply is saved"))
         elif isinstance(event, ae.UsageReported):
             u = event.turn_usage
+            session = event.session_usage.input_tokens + event.session_usage.output_tokens
             self.footer = (
-                f"<sub>{u.input_tokens:,} in · {u.output_tokens:,} out"
+                f"<sub>this turn {u.input_tokens:,} in · {u.output_tokens:,} out tokens"
                 + (f" · {u.cache_read_tokens:,} cached" if u.cache_read_tokens else "")
-                + f"{format_cost(event.turn_cost)} · session{format_cost(event.session_cost)}"
-                + f" {event.session_usage.input_tokens + event.session_usage.output_tokens:,} tokens</sub>"
+                + f"{format_cost(event.turn_cost)} · session {session:,} tokens"
+                + f"{format_cost(event.session_cost)}</sub>"
             )
         elif isinstance(event, ae.TurnEnded):
             self.status = {
@@ -158,6 +159,9 @@ class TranscriptView:
             }.get(event.status, f"Error: {event.error}")
             if event.status == "interrupted" and event.error:
                 self.status = f"Interrupted: {event.error}"
+            for part in self._tools.values():
+                if part.status in ("requested", "asking", "running"):
+                    part.status = "interrupted"
 
     def _plan_finished(self, event: ae.ToolFinished, todos: list[Todo]) -> None:
         if event.is_error:  # the plan stays as it was; the failed call gets its own row
@@ -182,6 +186,8 @@ class ApprovalArea(SilentWhenStatic, widgets.VBox):
 class TurnUI:
     """Everything one `%larik` turn shows: transcript, approval area and Stop button."""
 
+    reading_input = False  # approvals are buttons here, never a blocking input()
+
     def __init__(self, pump: MainThreadPump, on_stop: Callable[[], None], *, interactive: bool | None) -> None:
         self.pump = pump
         self.view = TranscriptView()
@@ -200,6 +206,8 @@ class TurnUI:
         self.pump.post(lambda: self.view.handle(event))
 
     def finish(self) -> None:
+        for card in self.approvals:
+            card.cancel()
         self.view.flush(force=True)
         self.controls.running = False
 

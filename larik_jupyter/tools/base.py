@@ -4,8 +4,8 @@ Tools are synchronous underneath (`execute`). Callers use `run` (sync) or `await
 (async); both validate the input and turn user-caused failures (`LarikError`, `OSError`)
 into an error result, so a bad call never crashes the turn loop. `arun` runs the tool in a
 worker thread so the event loop stays responsive and a kernel interrupt can land; kernel
-tools (`inline = True`) run on the caller's thread instead, because the kernel's namespace
-and display machinery belong to it. To interrupt a running tool, set `env.stop_event`.
+tools (`inline = True`) run on the caller's thread instead (or where `env.run_inline` puts
+them), because the kernel's namespace, display machinery and interrupts belong to it. To interrupt a running tool, set `env.stop_event`.
 """
 
 from __future__ import annotations
@@ -55,6 +55,10 @@ class ToolResult:
     notices: list[str] = field(default_factory=list)
 
 
+# How long a stopped tool's thread may take to wind down before the turn ends without it.
+STOP_GRACE_SECONDS = 0.5
+
+
 class Tool(ABC):
     """One tool offered to the model."""
 
@@ -71,8 +75,19 @@ class Tool(ABC):
         """`execute` from async code: in a worker thread, or on this thread for kernel tools.
         A tool that must await the kernel's loop (e.g. to hear the browser) overrides this."""
         if self.inline:
-            return self.execute(env, args)
-        return await asyncio.to_thread(self.execute, env, args)
+            if env.run_inline is None:
+                return self.execute(env, args)
+            result: ToolResult = await env.run_inline(lambda: self.execute(env, args))
+            return result
+        worker = asyncio.ensure_future(asyncio.to_thread(self.execute, env, args))
+        try:
+            return await asyncio.shield(worker)
+        except asyncio.CancelledError:
+            # A cancelled call is told to stop, and gets a moment to clean up (a shell command
+            # kills its process group) before the turn is over.
+            env.stop_event.set()
+            await asyncio.wait([worker], timeout=STOP_GRACE_SECONDS)
+            raise
 
     def run(self, env: Env, args: dict[str, Any]) -> ToolResult:
         """Validate `args` and execute; user-caused failures come back as an error result."""

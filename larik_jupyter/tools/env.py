@@ -57,7 +57,8 @@ class Env:
     `live`, when set, reaches the notebooks open in a browser (their edits land there, not in
     the file); `run_cell` runs a cell's source in the kernel for `notebook_run`.
     `session_id`, `prompt` and `tool_use_id` say which call is running, for the provenance of
-    the cells it changes.
+    the cells it changes. `run_inline`, when set, is where kernel tools run (the kernel's main
+    thread, when the loop runs on another one).
     """
 
     cwd: Path
@@ -78,6 +79,7 @@ class Env:
     session_id: str = ""
     prompt: int = 0
     tool_use_id: str = ""
+    run_inline: Callable[[Callable[[], Any]], Awaitable[Any]] | None = None
 
     def __post_init__(self) -> None:
         self.root = Path(os.path.realpath(self.root))

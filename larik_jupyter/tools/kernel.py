@@ -8,6 +8,7 @@ import io
 import itertools
 import linecache
 import traceback
+from types import FrameType
 from typing import Any
 
 from larik_jupyter.tools.base import Tool, ToolError, ToolResult
@@ -35,6 +36,8 @@ _RICH_REPRS = (
     "_repr_json_",
 )
 _cells = itertools.count(1)
+# The pseudo file name of each code the tool runs, so an interrupt can tell it is running.
+CODE_FILENAME_PREFIX = "<larik-python-"
 
 
 def is_rich(value: object) -> bool:
@@ -59,6 +62,15 @@ def _short_traceback(exc: BaseException, filename: str) -> str:
         kept = kept[:2] + kept[-(MAX_TRACEBACK_FRAMES - 2) :]
     tb.stack = traceback.StackSummary.from_list(kept)
     return "".join(tb.format()).rstrip("\n")
+
+
+def running_model_code(frame: FrameType | None) -> bool:
+    """Whether `frame` (where a signal landed) is inside code this tool is running."""
+    while frame is not None:
+        if frame.f_code.co_filename.startswith(CODE_FILENAME_PREFIX):
+            return True
+        frame = frame.f_back
+    return False
 
 
 class PythonTool(Tool):
@@ -92,7 +104,7 @@ class PythonTool(Tool):
                 "The python tool needs a live kernel; run the agent inside Jupyter to use it."
             )
         code: str = args["code"]
-        filename = f"<larik-python-{next(_cells)}>"
+        filename = f"{CODE_FILENAME_PREFIX}{next(_cells)}>"
         try:
             module = ast.parse(code, filename, "exec")
         except SyntaxError as exc:
@@ -118,8 +130,9 @@ class PythonTool(Tool):
                 exec(compile(module, filename, "exec"), env.namespace)
                 if last is not None:
                     value = eval(compile(ast.Expression(last), filename, "eval"), env.namespace)
-            # SystemExit too: `exit()` in the model's code must not end the user's kernel.
-            except (Exception, SystemExit) as exc:
+            # SystemExit too: `exit()` in the model's code must not end the user's kernel;
+            # KeyboardInterrupt is Jupyter's interrupt landing in the model's code.
+            except (Exception, SystemExit, KeyboardInterrupt) as exc:
                 error = _short_traceback(exc, filename)
             finally:
                 if snapshots is not None:

@@ -177,7 +177,7 @@ def test_quickstart_runs_in_jupyterlab_with_approvals(lab_page: Page, lab_server
     assert lab_page.evaluate(CELL_ERRORS) == []
     # /rewind 1 put the first prompt into a new, unexecuted %%larik cell below it.
     states = lab_page.evaluate(CELL_STATES)
-    assert any(":null:%%larik\nCreate hello.py" in state for state in states), states
+    assert any(":null:%%larik\nWrite larik_demo.txt" in state for state in states), states
     shot(lab_page, "quickstart_done")
     sessions = list_sessions(lab_server.root)
     original = [s for s in sessions if not s.fork_of][0]

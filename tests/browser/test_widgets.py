@@ -156,6 +156,8 @@ def test_sessions_table_sorts_and_resumes_a_session(
     table.locator(f'tr[data-session-id="{older.stem}"] .larik-resume').click()
     expect(table.locator(".larik-status")).to_have_text(f"Resumed {older.stem}.", timeout=30_000)
     expect(table.locator(f'tr.larik-current[data-session-id="{older.stem}"]')).to_be_visible()
+    # The open session cannot be deleted: refused before any confirmation.
+    expect(table.locator(f'tr[data-session-id="{older.stem}"] .larik-delete')).to_be_disabled()
 
     # Delete asks first; cancel keeps the file.
     table.locator(f'tr[data-session-id="{newer.stem}"] .larik-delete').click()

@@ -9,13 +9,15 @@ from typing import Any
 import ipywidgets as widgets
 
 from larik_jupyter.agent.permissions import PermissionAnswer, PermissionRequest
+from larik_jupyter.notebook.render import diff_html
 from larik_jupyter.notebook.widgets import with_fallback
 
 
 class ApprovalWidget(widgets.VBox):
     """A pending ask. Parameters: `request` (what the tool would do), `on_answer` (called once).
 
-    Clicking a button (or calling its `click()`) answers; later clicks do nothing.
+    Clicking a button (or calling its `click()`) answers; later clicks do nothing, and so do
+    clicks after `cancel()` (the turn ended unanswered).
     """
 
     def __init__(
@@ -23,11 +25,14 @@ class ApprovalWidget(widgets.VBox):
     ) -> None:
         self.request = request
         self.answer: PermissionAnswer | None = None
+        self.cancelled = False
         self._on_answer = on_answer
-        self.header = widgets.HTML(
-            f"<b>Allow {html.escape(request.summary)}?</b>"
-            f"<pre style='max-height:20em;overflow:auto'>{html.escape(request.detail)}</pre>"
+        detail = (
+            diff_html(request.detail)
+            if request.detail.startswith("--- ")
+            else f"<pre style='max-height:20em;overflow:auto'>{html.escape(request.detail)}</pre>"
         )
+        self.header = widgets.HTML(f"<b>Allow {html.escape(request.summary)}?</b>{detail}")
         self.allow_button = widgets.Button(description="Allow once", button_style="success")
         self.always_button = widgets.Button(description="Always allow", button_style="info")
         self.deny_button = widgets.Button(description="Deny", button_style="danger")
@@ -39,14 +44,27 @@ class ApprovalWidget(widgets.VBox):
         super().__init__([self.header, buttons], **kwargs)
         self.add_class("larik-approval")
 
+    def _disable(self) -> None:
+        for control in (self.allow_button, self.always_button, self.deny_button, self.reason):
+            control.disabled = True
+
+    def cancel(self) -> None:
+        """The turn ended (Stop, interrupt, error) before an answer: show the ask as cancelled,
+        its buttons disabled."""
+        if self.answer is not None or self.cancelled:
+            return
+        self.cancelled = True
+        self._disable()
+        self.header.value = (
+            f"<i>{html.escape(self.request.summary)}: cancelled, the turn ended before an answer</i>"
+        )
+
     def _answer(self, decision: str) -> None:
-        if self.answer is not None:
+        if self.answer is not None or self.cancelled:
             return
         message = self.reason.value.strip() if decision == "deny" else ""
         self.answer = PermissionAnswer(decision=decision, message=message)  # type: ignore[arg-type]
-        for button in (self.allow_button, self.always_button, self.deny_button):
-            button.disabled = True
-        self.reason.disabled = True
+        self._disable()
         label = {"allow": "allowed once", "always": "always allowed", "deny": "denied"}[decision]
         self.children = (
             widgets.HTML(f"<i>{html.escape(self.request.summary)}: {label}"

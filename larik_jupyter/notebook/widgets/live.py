@@ -77,6 +77,10 @@ class SessionWidget(anywidget.AnyWidget):
         """What a viewer without a kernel or widget manager sees."""
         raise NotImplementedError
 
+    def static_text(self) -> str:
+        """What a text-only front end (terminal IPython, jupyter console) prints."""
+        raise NotImplementedError
+
     # -- shared ----------------------------------------------------------------------------
 
     @property
@@ -100,4 +104,6 @@ class SessionWidget(anywidget.AnyWidget):
             self.error = ""
 
     def _repr_mimebundle_(self, **kwargs: Any) -> Any:
-        return with_fallback(super()._repr_mimebundle_(**kwargs), html=self.static_html(), text="")
+        return with_fallback(
+            super()._repr_mimebundle_(**kwargs), html=self.static_html(), text=self.static_text()
+        )

@@ -107,6 +107,12 @@ function render({ model, el: host }) {
         button("Export", "larik-export", () => send("export", { session: r.id })),
         button("Delete", "larik-danger larik-delete", () => askDelete(r.id)),
       );
+      if (r.id === data.current) {
+        // Refused before asking: the kernel will not delete the session it is on.
+        const del = cell.querySelector(".larik-delete");
+        del.disabled = true;
+        del.title = "This is the open session: run %larik /new first, then delete it.";
+      }
       if (r.id === data.current) cell.appendChild(el("span", "larik-badge larik-badge-current", "current"));
       tr.appendChild(cell);
       body.appendChild(tr);

@@ -78,6 +78,16 @@ class SessionsBrowser(SessionWidget):
         head = "<tr><th>id</th><th>time</th><th>first prompt</th><th>messages</th><th>fork of</th></tr>"
         return f"<table class='larik-sessions-static'>{head}{body}</table>"
 
+    def static_text(self) -> str:
+        rows = self.sessions.get("rows", [])
+        if not rows:
+            return "No sessions in this directory yet."
+        return "\n".join(
+            f"{r['id']}  {r['time']}  {r['messages']} msgs  {r['first_prompt']}"
+            + (f"  (fork of {r['fork_of']})" if r["fork_of"] else "")
+            for r in rows
+        )
+
     def resume(self, session_id: str) -> None:
         """Continue `session_id` in this kernel, as `%larik /resume ID`."""
         self.session.resume(session_id)

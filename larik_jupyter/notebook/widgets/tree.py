@@ -132,6 +132,30 @@ def rewind_plan(saved: list[TurnInfo], n: int) -> dict[str, Any]:
     return {"turns": turns, "files": list(files), "variables": list(variables), "stop": stop}
 
 
+def _static_text(data: dict[str, Any]) -> str:
+    current = data.get("current")
+    lines: list[str] = []
+
+    def session(node: dict[str, Any], depth: int) -> None:
+        pad = "  " * depth
+        branch = f" {node['branch']}" if node.get("branch") else ""
+        lines.append(f"{pad}{node['id']}{branch}" + (" (current)" if node["id"] == current else ""))
+        for item in node["items"]:
+            if item["kind"] == "compaction":
+                lines.append(f"{pad}  (compacted)")
+                continue
+            stop = " (interrupted)" if item["interrupted"] else ""
+            lines.append(f"{pad}  {item['n']}. {item['text']}{stop}")
+            for child in item["children"]:
+                session(child, depth + 2)
+        for child in node["children"]:
+            session(child, depth + 1)
+
+    for root in data.get("roots", []):
+        session(root, 0)
+    return "\n".join(lines) or "No sessions yet."
+
+
 class ForkTreeWidget(SessionWidget):
     """The fork tree of the working directory's sessions, with rewind, fork and resume.
 
@@ -173,6 +197,9 @@ class ForkTreeWidget(SessionWidget):
 
     def static_html(self) -> str:
         return _static(self.tree)
+
+    def static_text(self) -> str:
+        return _static_text(self.tree)
 
     def _plan(self, session_id: str, prompt_index: int) -> dict[str, Any]:
         agent = self.session.agent

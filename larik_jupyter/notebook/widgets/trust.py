@@ -75,7 +75,7 @@ class TrustWidget(widgets.VBox):
             lines = approve_item(self.session, item)
         except LarikError as exc:
             # The row stays open: the user can fix the file and look again.
-            self._show(item, f"⚠️ {exc}", settle=False)
+            self._show(item, f"! {exc}", settle=False)
             return
         self._show(item, "✓ " + " ".join(lines))
 

@@ -104,7 +104,9 @@ function render({ model, el: host }) {
   }
 
   const syncStatus = () => {
-    status.textContent = model.get("status") || "";
+    // An undo's outcome already says what the status would ("Undid turn N."): say it once.
+    const shown = (model.get("results") || []).length > 0;
+    status.textContent = shown ? "" : model.get("status") || "";
     error.textContent = model.get("error") || "";
   };
   const onMessage = (msg) => {
@@ -115,6 +117,7 @@ function render({ model, el: host }) {
   };
   model.on("change:panel", draw);
   model.on("change:results", drawOutcome);
+  model.on("change:results", syncStatus);
   model.on("change:status", syncStatus);
   model.on("change:error", syncStatus);
   model.on("msg:custom", onMessage);
@@ -124,6 +127,7 @@ function render({ model, el: host }) {
   return () => {
     model.off("change:panel", draw);
     model.off("change:results", drawOutcome);
+    model.off("change:results", syncStatus);
     model.off("change:status", syncStatus);
     model.off("change:error", syncStatus);
     model.off("msg:custom", onMessage);

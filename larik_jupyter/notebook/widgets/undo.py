@@ -113,13 +113,26 @@ class UndoPanel(SessionWidget):
         }
 
     def _show(self, results: list[UndoResult]) -> None:
+        self._undone = list(results)
         self.results = [result_data(r) for r in results]
         self.result = self.results[-1] if self.results else {}
 
     def refresh(self, memo: dict[tuple[Any, ...], Any] | None = None) -> None:
         self.panel = undo_data(self.session.agent)
 
+    def _outcome_lines(self) -> list[str]:
+        """What the last undo did, as plain lines (the same report `/undo` gives)."""
+        from larik_jupyter.notebook.commands import undo_lines
+
+        return [
+            line.replace("`", "").replace("**", "") for r in self._undone for line in undo_lines(r)
+        ]
+
     def static_html(self) -> str:
+        outcome = "".join(f"<p>{escape(line)}</p>" for line in self._outcome_lines())
+        return outcome + self._turns_html()
+
+    def _turns_html(self) -> str:
         turns = self.panel.get("turns", [])
         if not turns:
             return "<p>No turn of this session changed files.</p>"
@@ -132,6 +145,15 @@ class UndoPanel(SessionWidget):
             for t in turns
         ]
         return f"<ul class='larik-undo-static'>{''.join(rows)}</ul>"
+
+    def static_text(self) -> str:
+        turns = self.panel.get("turns", [])
+        lines = self._outcome_lines()
+        if not turns:
+            return "\n".join([*lines, "No turn of this session changed files."])
+        return "\n".join(
+            lines + [f"Turn {t['turn']}: " + ", ".join(f["path"] for f in t["files"]) for t in turns]
+        )
 
     def undo(self) -> UndoResult:
         """Revert the newest turn, as `%larik /undo`; the panel shows the outcome."""

@@ -1,0 +1,143 @@
+"""The first hour in a real JupyterLab: a question reaches the agent, and Jupyter's interrupt
+(or Stop) ends a turn within a second, cancelling its pending approvals."""
+
+from __future__ import annotations
+
+import subprocess
+import time
+from typing import TYPE_CHECKING
+
+from playwright.sync_api import Page
+
+from larik_jupyter.session.catalog import list_sessions
+from larik_jupyter.session.reader import load_entries
+from tests.browser.test_notebook_live import body_has, open_and_run, shot, write_notebook
+
+if TYPE_CHECKING:
+    from tests.browser.conftest import LabServer
+
+# Interrupt (as the toolbar button does) and time until the kernel is idle again.
+INTERRUPT_AND_TIME = """async () => {
+  const panel = window.jupyterapp.shell.currentWidget;
+  const t0 = performance.now();
+  await window.jupyterapp.commands.execute('notebook:interrupt-kernel');
+  while (panel.sessionContext.session.kernel.status !== 'idle') {
+    await new Promise(r => setTimeout(r, 10));
+  }
+  return (performance.now() - t0) / 1000;
+}"""
+
+ENABLED_APPROVAL_BUTTONS = "button:has-text('Allow once'):not([disabled]), button:has-text('Deny'):not([disabled])"
+
+
+def sleeping(needle: str) -> bool:
+    ps = subprocess.run(["ps", "-eo", "args"], capture_output=True, text=True, check=True)
+    return any(line.strip() == needle for line in ps.stdout.splitlines())
+
+
+def last_messages(lab_server: LabServer) -> list[object]:
+    (info,) = list_sessions(lab_server.root)
+    return [e.message for e in load_entries(info.path).entries if e.message is not None]
+
+
+def test_a_question_ending_in_a_question_mark_reaches_the_agent(
+    lab_page: Page, lab_server: LabServer
+) -> None:
+    script = {"responses": [{"content": [{"type": "text", "text": "It holds three regions."}]}]}
+    write_notebook(lab_server.root, "question.ipynb", script, "what does sales contain?")
+    open_and_run(lab_page, lab_server, "question.ipynb")
+    body_has(lab_page, "It holds three regions.")
+    assert not lab_page.evaluate("document.body.innerText.includes('not found')")
+    (prompt, _reply) = last_messages(lab_server)
+    assert prompt.text() == "what does sales contain?"  # type: ignore[attr-defined]
+    shot(lab_page, "question_mark_prompt")
+
+
+def test_interrupt_while_waiting_for_an_approval(lab_page: Page, lab_server: LabServer) -> None:
+    script = {"responses": [
+        {"content": [{"type": "tool_use", "name": "write", "input": {"path": "a.txt", "content": "x"}}]},
+        {"content": [{"type": "text", "text": "never"}]},
+    ]}
+    write_notebook(lab_server.root, "ask.ipynb", script, "make a file")
+    open_and_run(lab_page, lab_server, "ask.ipynb")
+    lab_page.get_by_role("button", name="Allow once").wait_for(timeout=60_000)
+    took = lab_page.evaluate(INTERRUPT_AND_TIME)
+    assert took <= 1.0, f"the turn ended {took:.2f} s after the interrupt"
+    body_has(lab_page, "cancelled, the turn ended before an answer")
+    assert lab_page.locator(ENABLED_APPROVAL_BUTTONS).count() == 0
+    assert not (lab_server.root / "a.txt").exists()
+    (result,) = last_messages(lab_server)[-1].tool_results()  # type: ignore[attr-defined]
+    assert result.is_error and "Interrupted" in result.content
+    shot(lab_page, "interrupt_during_approval")
+
+
+def test_interrupt_during_a_shell_command_kills_it(lab_page: Page, lab_server: LabServer) -> None:
+    command = "sleep 30.5"
+    script = {"responses": [
+        {"content": [{"type": "tool_use", "name": "bash", "input": {"command": command}}]},
+        {"content": [{"type": "text", "text": "never"}]},
+    ]}
+    write_notebook(lab_server.root, "bash.ipynb", script, "--yes wait")
+    open_and_run(lab_page, lab_server, "bash.ipynb")
+    deadline = time.monotonic() + 60
+    while not sleeping(command):
+        assert time.monotonic() < deadline, "the command never started"
+        time.sleep(0.1)
+    took = lab_page.evaluate(INTERRUPT_AND_TIME)
+    assert took <= 1.0, f"the turn ended {took:.2f} s after the interrupt"
+    assert not sleeping(command)
+    body_has(lab_page, "Interrupted")
+    shot(lab_page, "interrupt_during_bash")
+
+
+def test_stop_cancels_pending_approvals(lab_page: Page, lab_server: LabServer) -> None:
+    script = {"responses": [
+        {"content": [{"type": "tool_use", "name": "write", "input": {"path": "b.txt", "content": "x"}}]},
+        {"content": [{"type": "text", "text": "never"}]},
+    ]}
+    write_notebook(lab_server.root, "stop_ask.ipynb", script, "make a file")
+    open_and_run(lab_page, lab_server, "stop_ask.ipynb")
+    lab_page.get_by_role("button", name="Allow once").wait_for(timeout=60_000)
+    lab_page.locator("button.larik-stop").click()
+    body_has(lab_page, "cancelled, the turn ended before an answer")
+    lab_server.wait_for_idle_kernel()
+    assert lab_page.locator(ENABLED_APPROVAL_BUTTONS).count() == 0
+    assert lab_page.locator("button:has-text('Allow once')[disabled]").count() == 1
+    time.sleep(0.5)
+    assert not (lab_server.root / "b.txt").exists()
+    shot(lab_page, "stop_cancels_approval")
+
+
+COLOURS = """sel => Array.from(document.querySelectorAll(sel)).map(e => getComputedStyle(e).color)"""
+
+
+def test_diffs_are_coloured_alike_in_the_approval_and_the_transcript(
+    lab_page: Page, lab_server: LabServer
+) -> None:
+    (lab_server.root / "x.py").write_text("x = 1\n")
+    script = {"responses": [
+        {"content": [{"type": "tool_use", "name": "edit",
+                      "input": {"path": "x.py", "old_string": "x = 1", "new_string": "x = 2"}}]},
+        {"content": [{"type": "text", "text": "Edited."}]},
+    ]}
+    write_notebook(lab_server.root, "diff.ipynb", script, "edit x")
+    open_and_run(lab_page, lab_server, "diff.ipynb")
+    allow = lab_page.get_by_role("button", name="Allow once")
+    allow.wait_for(timeout=60_000)
+    asked_add, asked_del = lab_page.evaluate(COLOURS, ".larik-diff-add")[0], lab_page.evaluate(COLOURS, ".larik-diff-del")[0]
+    shot(lab_page, "diff_in_approval")
+    allow.click()
+    body_has(lab_page, "Edited.")
+    adds, dels = lab_page.evaluate(COLOURS, ".larik-diff-add"), lab_page.evaluate(COLOURS, ".larik-diff-del")
+    assert asked_add != asked_del
+    assert set(adds) == {asked_add} and set(dels) == {asked_del}  # the transcript's diff matches
+    red, green, _blue = (int(v) for v in asked_add.removeprefix("rgb(").rstrip(")").split(",")[:3])
+    assert green > red  # green for added lines
+    shot(lab_page, "diff_in_transcript")
+    lab_page.evaluate("window.jupyterapp.commands.execute('apputils:change-theme', {theme: 'JupyterLab Dark'})")
+    lab_page.wait_for_function("document.body.dataset.jpThemeLight === 'false'", timeout=30_000)
+    dark_add = lab_page.evaluate(COLOURS, ".larik-diff-add")[0]
+    red, green, blue = (int(v) for v in dark_add.removeprefix("rgb(").rstrip(")").split(",")[:3])
+    assert green > red and (red + green + blue) / 3 > 100, dark_add  # light green on the dark page
+    lab_page.wait_for_selector("#jupyterlab-splash", state="detached", timeout=30_000)
+    shot(lab_page, "diff_in_transcript_dark")

@@ -1,0 +1,107 @@
+"""Terminal IPython under a pseudo-terminal: plain text printed once, approvals at a prompt."""
+
+from __future__ import annotations
+
+import os
+import re
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pexpect
+import pytest
+
+from larik_jupyter.notebook.terminal import parse_answer
+
+IPYTHON = Path(sys.executable).parent / "ipython"
+PROMPT = r"In \[\d+\]: "
+QUESTION = r"\[y\]es once / \[a\]lways / \[n\]o, reason: "
+HTML_TAG = re.compile(r"</?(details|summary|code|sub|b|i|pre|div|span|table|tr|td|ul|li|p)\b[^>]*>")
+
+
+@pytest.fixture
+def ipython(project: Path) -> Iterator[pexpect.spawn]:
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p), "TERM": "dumb"}
+    child = pexpect.spawn(
+        str(IPYTHON), ["--simple-prompt", "--no-banner", "--colors=NoColor"],
+        cwd=str(project), env=env, encoding="utf-8", timeout=60,
+    )
+    child.expect(PROMPT)
+    child.sendline("%load_ext larik_jupyter")
+    child.expect(PROMPT)
+    try:
+        yield child
+    finally:
+        child.sendline("exit")
+        child.expect(pexpect.EOF)
+
+
+def run(child: pexpect.spawn, line: str) -> str:
+    child.sendline(line)
+    child.expect(PROMPT)
+    return str(child.before)
+
+
+def assert_plain(text: str) -> None:
+    assert "<IPython.core.display" not in text
+    assert HTML_TAG.search(text) is None, HTML_TAG.search(text)
+
+
+@pytest.mark.timeout(180)
+def test_a_turn_streams_once_and_asks_at_a_terminal_prompt(ipython: pexpect.spawn, project: Path) -> None:
+    ipython.sendline("%larik what does the demo do?")
+    transcript = ""
+    for answer in ("y", "a", "n, not now"):
+        ipython.expect(QUESTION)
+        transcript += str(ipython.before)
+        ipython.sendline(answer)
+    ipython.expect(PROMPT)
+    transcript += str(ipython.before)
+    assert_plain(transcript)
+    assert transcript.count("[scripted demo] Now I'll edit one line of it.") == 1
+    assert transcript.count("What happened:") == 1
+    assert "? Allow write: larik_demo.txt?" in transcript
+    assert re.search(r"▶ write: larik_demo.txt … ✓ \(\d+\.\d+s\) Created larik_demo.txt", transcript)
+    assert "✗ bash: cat larik_demo.txt" in transcript and "The user said: not now" in transcript
+    assert "editing larik_demo.txt: done" in transcript and "`cat larik_demo.txt`: denied" in transcript
+    assert (project / "larik_demo.txt").read_text().startswith("Hello from the Larik demo, prompt 1.")
+
+    tree = run(ipython, "%larik /tree")
+    assert re.search(r"\d{8}-\d{6}-[0-9a-f]{6} \(current\)\s+1\. what does the demo do\?", tree)
+    checkpoints = run(ipython, "%larik /checkpoints")
+    assert "Turn 1: larik_demo.txt" in checkpoints
+    sessions = run(ipython, "%larik /sessions")
+    assert re.search(r"\d{8}-\d{6}-[0-9a-f]{6} .* what does the demo do\?", sessions)
+    usage = run(ipython, "%larik /usage")
+    assert "Session `" in usage
+    for text in (tree, checkpoints, sessions, usage):
+        assert_plain(text)
+
+
+@pytest.mark.parametrize(
+    ("typed", "decision", "message"),
+    [("y", "allow", ""), ("yes", "allow", ""), ("a", "always", ""), ("n", "deny", ""),
+     ("n, too risky", "deny", "too risky"), ("no not now", "deny", "not now")],
+)
+def test_terminal_answers(typed: str, decision: str, message: str) -> None:
+    answer = parse_answer(typed)
+    assert answer is not None and (answer.decision, answer.message) == (decision, message)
+
+
+def test_an_unclear_answer_is_asked_again() -> None:
+    assert parse_answer("maybe") is None and parse_answer("") is None
+
+
+@pytest.mark.timeout(120)
+def test_ctrl_c_at_the_approval_prompt_ends_the_turn(ipython: pexpect.spawn, project: Path) -> None:
+    ipython.sendline("%larik go")
+    ipython.expect(QUESTION)
+    ipython.sendintr()
+    ipython.expect(PROMPT, timeout=5)
+    text = str(ipython.before)
+    assert_plain(text)
+    assert "turn 1 interrupted" in text
+    assert not (project / "larik_demo.txt").exists()
+    assert "running False" in run(
+        ipython, "import larik_jupyter; print('running', larik_jupyter.current().loop.running)"
+    )
