@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from larik_jupyter.lazy import lazy_names
+
 __version__ = "0.1.0"
 __all__ = [
     "Agent",
@@ -43,13 +45,7 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'larik_jupyter' has no attribute {name!r}")
-    from importlib import import_module
-
-    return getattr(import_module(module), name)
+__getattr__ = lazy_names(__name__, _LAZY)
 
 
 def load_ipython_extension(ipython: Any) -> None:

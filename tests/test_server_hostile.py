@@ -16,17 +16,8 @@ from test_server import API, error_of, fetch_json, make_session
 
 from larik_jupyter import paths
 
-pytest_plugins = ["pytest_jupyter.jupyter_server"]
-
-
-@pytest.fixture
-def jp_server_config() -> dict[str, Any]:
-    return {"ServerApp": {"jpserver_extensions": {"larik_jupyter.server": True}}}
-
-
-@pytest.fixture
-def root(jp_root_dir: Path) -> Path:
-    return Path(os.path.realpath(jp_root_dir))
+# test_server also lends its fixtures (the server config and the root folder).
+pytest_plugins = ["pytest_jupyter.jupyter_server", "test_server"]
 
 
 BAD = {

@@ -7,7 +7,7 @@ import os
 import re
 import stat
 import threading
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -210,15 +210,8 @@ class CheckpointStore:
             if not new or not self._turn:
                 return
             try:
-                make_dirs(self.directory)
-                with locked_dir(self.directory) as session_fd:
-                    assert session_fd is not None
-                    turn_dir = self.directory / str(self._turn)
-                    with contextlib.suppress(FileExistsError):
-                        turn_dir.mkdir()
-                        fsync_dir(session_fd)
-                    with open_dir(turn_dir) as turn_fd:
-                        write_manifest(turn_fd, self._manifest(self._records, self._variables + new))
+                with self._open_turn_dir() as turn_dir, open_dir(turn_dir) as turn_fd:
+                    write_manifest(turn_fd, self._manifest(self._records, self._variables + new))
             except OSError as exc:
                 raise CheckpointError(
                     f"Could not record the turn's kernel variables in {self.directory} "
@@ -353,17 +346,24 @@ class CheckpointStore:
                 return turn, turn_dir, manifest
         raise self._nothing()
 
+    @contextlib.contextmanager
+    def _open_turn_dir(self) -> Iterator[Path]:
+        """The open turn's directory, made (durably) if needed, with the session directory
+        locked against other processes while the caller writes in it."""
+        make_dirs(self.directory)
+        with locked_dir(self.directory) as session_fd:
+            assert session_fd is not None
+            turn_dir = self.directory / str(self._turn)
+            with contextlib.suppress(FileExistsError):
+                turn_dir.mkdir()
+                fsync_dir(session_fd)
+            yield turn_dir
+
     def _capture(self, todo: dict[tuple[str, ...], str]) -> None:
         snaps: list[_Snapshot] = []
         new: list[FileRecord] = []
         try:
-            make_dirs(self.directory)
-            with locked_dir(self.directory) as session_fd:
-                assert session_fd is not None
-                turn_dir = self.directory / str(self._turn)
-                with contextlib.suppress(FileExistsError):
-                    turn_dir.mkdir()
-                    fsync_dir(session_fd)
+            with self._open_turn_dir() as turn_dir:
                 with (
                     open_dir(turn_dir) as turn_fd,
                     open_dir(self.root) as root_fd,

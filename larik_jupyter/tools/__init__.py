@@ -6,7 +6,9 @@ imports) does not bring in the message models.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from larik_jupyter.lazy import lazy_names
 
 if TYPE_CHECKING:
     from larik_jupyter.tools.base import Tool, ToolError, ToolResult
@@ -25,10 +27,4 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'larik_jupyter.tools' has no attribute {name!r}")
-    from importlib import import_module
-
-    return getattr(import_module(module), name)
+__getattr__ = lazy_names(__name__, _LAZY)
