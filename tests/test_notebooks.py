@@ -112,12 +112,14 @@ def test_quickstart_runs_headless(tmp_path: Path) -> None:
     listing = [t for t in texts if "files here:" in t][0]
     assert "larik_demo.txt" not in listing  # the asked turn was denied, the --yes turn undone
     sessions = list_sessions(tmp_path)
-    assert len(sessions) >= 3  # the original, the fork and the rewind branch
-    original = [s for s in sessions if not s.fork_of][0]
+    assert len(sessions) == 3  # the original, the fork and the rewind branch of the fork
+    (original,) = [s for s in sessions if not s.fork_of]
     entries = load_entries(original.path).entries
     prompts = [e for e in entries if e.message is not None and e.message.is_prompt()]
     assert len(prompts) == 2
-    assert any(s.fork_of == original.id for s in sessions)
+    (forked,) = [s for s in sessions if s.fork_of == original.id]
+    (rewound,) = [s for s in sessions if s.fork_of == forked.id]
+    assert rewound.fork_at == 0  # /rewind 1: before the first prompt
 
 
 def quickstart_prompts() -> list[str]:

@@ -49,7 +49,7 @@ def test_a_question_ending_in_a_question_mark_reaches_the_agent(
     body_has(lab_page, "It holds three regions.")
     assert not lab_page.evaluate("document.body.innerText.includes('not found')")
     (prompt, _reply) = last_messages(lab_server)
-    assert prompt.text() == "what does sales contain?"  # type: ignore[attr-defined]
+    assert prompt.prompt_text() == "what does sales contain?"  # type: ignore[attr-defined]
     shot(lab_page, "question_mark_prompt")
 
 
