@@ -6,8 +6,12 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from larik_jupyter import Agent
 from larik_jupyter.config.layers import user_config_path
+from larik_jupyter.testing import ScriptedHTTPServer
+from larik_jupyter.tools import Env, ToolResult, default_tools
 
 
 def tool(name: str, **kwargs: Any) -> dict[str, Any]:
@@ -46,3 +50,25 @@ def personal(config: dict[str, Any]) -> None:
 def results_of(agent: Agent) -> list[Any]:
     """Every tool result in the agent's session, oldest first."""
     return [b for m in agent.loop.session.state.all for b in m.tool_results()]
+
+
+def wire_model(kind: str, server: ScriptedHTTPServer, key: str, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Point the `kind` SDK ("anthropic" or "openai") at `server` with `key`; returns its model."""
+    if kind == "anthropic":
+        monkeypatch.setenv("ANTHROPIC_API_KEY", key)
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", server.anthropic_base_url)
+        return "anthropic:claude-sonnet-4-6"
+    monkeypatch.setenv("OPENAI_API_KEY", key)
+    monkeypatch.setenv("OPENAI_BASE_URL", server.openai_base_url)
+    return "openai:gpt-5"
+
+
+def make_env(root: Path, captured: list[Path] | None = None, **kw: Any) -> Env:
+    """A tool environment confined to `root`; captured paths go to `captured`."""
+    log = captured if captured is not None else []
+    return Env(cwd=root, root=root, before_write=log.append, capture_paths=log.extend, **kw)
+
+
+def call(env: Env, tool: str, **args: Any) -> ToolResult:
+    """Run tool `tool` with `args` in `env`."""
+    return default_tools(env)[tool].run(env, args)

@@ -8,6 +8,7 @@ import pytest
 
 from larik_jupyter import Agent
 from larik_jupyter.testing import ScriptedHTTPServer
+from tests.agent_helpers import wire_model
 
 KEY = "sk-agent-test-abcdef0123456789"
 
@@ -26,14 +27,7 @@ def test_turn_with_a_tool_call_through_the_sdk(
          "usage": {"input_tokens": 150, "output_tokens": 5}},
     ]
     with ScriptedHTTPServer(script, api_key=KEY) as server:
-        if kind == "anthropic":
-            monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
-            monkeypatch.setenv("ANTHROPIC_BASE_URL", server.anthropic_base_url)
-            model = "anthropic:claude-sonnet-4-6"
-        else:
-            monkeypatch.setenv("OPENAI_API_KEY", KEY)
-            monkeypatch.setenv("OPENAI_BASE_URL", server.openai_base_url)
-            model = "openai:gpt-5"
+        model = wire_model(kind, server, KEY, monkeypatch)
         agent = Agent(project, model=model, yes=True)
         outcome = agent.run("write hi.txt")
         requests = server.requests

@@ -17,7 +17,7 @@ from larik_jupyter.llm.messages import NO_VISION_NOTE
 from larik_jupyter.session.export import render_markdown
 from larik_jupyter.session.reader import load_entries
 from larik_jupyter.testing import ScriptedHTTPServer
-from tests.agent_helpers import personal
+from tests.agent_helpers import personal, wire_model
 from tests.widget_helpers import larik, shell_with_magics
 
 KEY = "sk-image-test-0123456789abcdef"
@@ -50,14 +50,7 @@ def test_matplotlib_figure_reaches_the_model_and_the_history(
         {"content": [{"type": "text", "text": "The curve rises."}]},
     ]
     with ScriptedHTTPServer(script, api_key=KEY) as server:
-        if kind == "anthropic":
-            monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
-            monkeypatch.setenv("ANTHROPIC_BASE_URL", server.anthropic_base_url)
-            model = "anthropic:claude-sonnet-4-6"
-        else:
-            monkeypatch.setenv("OPENAI_API_KEY", KEY)
-            monkeypatch.setenv("OPENAI_BASE_URL", server.openai_base_url)
-            model = "openai:gpt-5"
+        model = wire_model(kind, server, KEY, monkeypatch)
         shell, magics = shell_with_magics(project, model)
         try:
             larik(shell, "--no-context plot the squares")

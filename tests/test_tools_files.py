@@ -9,16 +9,8 @@ from typing import Any
 
 import pytest
 
-from larik_jupyter.tools import Env, ToolResult, default_tools, tool_schemas
-
-
-def make_env(root: Path, captured: list[Path] | None = None, **kw: object) -> Env:
-    log = captured if captured is not None else []
-    return Env(cwd=root, root=root, before_write=log.append, capture_paths=log.extend, **kw)  # type: ignore[arg-type]
-
-
-def call(env: Env, tool: str, **args: object) -> ToolResult:
-    return default_tools(env)[tool].run(env, args)
+from larik_jupyter.tools import Env, default_tools, tool_schemas
+from tests.agent_helpers import call, make_env
 
 
 @pytest.fixture

@@ -14,17 +14,9 @@ import pytest
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_output
 
 from larik_jupyter.checkpoint.store import CheckpointStore
-from larik_jupyter.tools import Env, ToolResult, default_tools
+from larik_jupyter.tools import Env
 from larik_jupyter.tools.images import MAX_PER_RESULT, MAX_SIDE
-
-
-def make_env(root: Path, captured: list[Path] | None = None, **kw: Any) -> Env:
-    log = captured if captured is not None else []
-    return Env(cwd=root, root=root, before_write=log.append, capture_paths=log.extend, **kw)
-
-
-def call(env: Env, tool: str, **args: Any) -> ToolResult:
-    return default_tools(env)[tool].run(env, args)
+from tests.agent_helpers import call, make_env
 
 
 @pytest.fixture
