@@ -41,7 +41,7 @@ def test_three_updates_render_as_one_checklist_that_changes_in_place(project: Pa
     shell, magics = shell_with_magics(project, model)
     with capture_output() as shown:
         larik(shell, "fix the bug")
-    with_plan = [o for o in shown.outputs if "📋 Plan" in o.data.get("text/markdown", "")]
+    with_plan = [o for o in shown.outputs if "Plan" in o.data.get("text/markdown", "")]
     # Every picture of the plan is an update of the one transcript output, never a new output.
     assert with_plan and all(o.update for o in with_plan)
     assert len({o.transient["display_id"] for o in with_plan}) == 1
@@ -49,15 +49,15 @@ def test_three_updates_render_as_one_checklist_that_changes_in_place(project: Pa
                    and o.transient.get("display_id") == with_plan[0].transient["display_id"]]  # fmt: skip
     assert len(first_shown) == 1
     pictures = [o.data["text/markdown"] for o in with_plan]
-    assert all(p.count("📋 Plan") == 1 for p in pictures)
-    states = list(dict.fromkeys(p.split("📋 Plan", 1)[1].split("\n\n")[1] for p in pictures))
+    assert all(p.count("Plan") == 1 for p in pictures)
+    states = list(dict.fromkeys(p.split("Plan", 1)[1].split("\n\n")[1] for p in pictures))
     assert states == [
         "- [ ] **Read the code** _(in progress)_\n- [ ] Fix the bug\n- [ ] Run the tests",
         "- [x] Read the code\n- [ ] **Fix the bug** _(in progress)_\n- [ ] Run the tests",
         "- [x] Read the code\n- [x] Fix the bug\n- [x] Run the tests",
     ]
     final = pictures[-1]
-    assert "📋 Plan** · 3/3 done" in final and "todo_write" not in final and "All done." in final
+    assert "Plan** · 3/3 done" in final and "todo_write" not in final and "All done." in final
     with capture_output() as plan:
         larik(shell, "/plan")
     assert "- [x] Run the tests" in markdown_of(plan.outputs) and "3/3 done" in markdown_of(plan.outputs)
@@ -75,7 +75,7 @@ def test_todo_write_needs_no_approval_and_refuses_two_items_in_progress(project:
     agent.subscribe(view.handle)
     agent.run("plan")
     live = view.markdown()
-    assert live.count("📋 Plan") == 1 and "- [ ] **Read the code** _(in progress)_" in live
+    assert live.count("Plan") == 1 and "- [ ] **Read the code** _(in progress)_" in live
     assert live.count("✗ <code>todo_write") == 2  # each refused update has its own error row
     ok, two, status = results_of(agent)
     assert not ok.is_error and "Plan updated (0/3 done)" in ok.content
@@ -96,7 +96,7 @@ def test_history_and_export_render_every_update_as_a_checklist(project: Path, tm
     with capture_output() as history:
         larik(shell, "/history")
     text = markdown_of(history.outputs)
-    assert text.count("📋 Plan") == 2
+    assert text.count("Plan") == 2
     assert "- [ ] **Read the code** _(in progress)_" in text and "- [x] Run the tests" in text
     assert magics.agent is not None
     path = magics.agent.session_path

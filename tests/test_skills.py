@@ -137,7 +137,7 @@ def test_history_and_export_show_loaded_skill(project: Path, tmp_path: Path, ski
     with capture_output() as history:
         larik(shell, "/history")
     text = "\n".join(o.data.get("text/markdown", "") for o in history.outputs)
-    assert "📘 loaded skill deploy" in text and "Run make deploy." in text
+    assert "loaded skill deploy" in text and "Run make deploy." in text
     assert magics.agent is not None
     path = magics.agent.session_path
     magics.agent.close()

@@ -111,7 +111,7 @@ export function planOf(input: unknown): ITodo[] | null {
 export function renderPlan(todos: ITodo[]): HTMLElement {
   const node = element('div', 'jp-larik-plan');
   const done = todos.filter(t => t.status === 'completed').length;
-  node.appendChild(element('div', 'jp-larik-plan-title', `📋 Plan · ${done}/${todos.length} done`));
+  node.appendChild(element('div', 'jp-larik-plan-title', `Plan · ${done}/${todos.length} done`));
   const list = element('ul', 'jp-larik-plan-items');
   for (const todo of todos) {
     const item = element('li', `jp-larik-plan-${todo.status}`);
@@ -151,7 +151,7 @@ export class TranscriptRenderer {
     }
     const name = (call.input as { name?: unknown } | undefined)?.name;
     if (call.name === 'skill' && typeof name === 'string') {
-      return collapsed(`📘 loaded skill ${name}`, plain(resultText(block.content)), 'jp-larik-skill');
+      return collapsed(`loaded skill ${name}`, plain(resultText(block.content)), 'jp-larik-skill');
     }
     return null;
   }

@@ -142,7 +142,7 @@ def _escape(text: str) -> str:
 def render_plan(todos: list[Todo]) -> str:
     """A plan as a checklist under a heading with its progress."""
     items = [t.model_copy(update={"content": _escape(t.content)}) for t in todos]
-    return f"**📋 Plan** · {progress(todos)}\n\n{checklist(items)}"
+    return f"**Plan** · {progress(todos)}\n\n{checklist(items)}"
 
 
 def render_tool(part: ToolPart) -> str:
@@ -150,7 +150,7 @@ def render_tool(part: ToolPart) -> str:
         return render_plan(part.plan)
     if part.status == "done" and part.skill is not None:
         body = _fence(_cap(part.output)) if part.output.strip() else "_(no output)_"
-        head = f"📘 loaded skill {_escape(part.skill)}"
+        head = f"loaded skill {_escape(part.skill)}"
         return f"<details><summary>{head}</summary>\n\n{body}\n\n</details>"
     duration = f" · {part.seconds:.1f}s" if part.seconds is not None else ""
     head = f"{_MARKS.get(part.status, '·')} <code>{_escape(part.summary)}</code>{duration}"
@@ -177,7 +177,7 @@ def render_notice(text: str) -> str:
 
 
 def render_context(part: ContextPart) -> str:
-    label = "📓 notebook context" if part.text.startswith("<notebook-context") else "📎 attached"
+    label = "notebook context" if part.text.startswith("<notebook-context") else "attached"
     body = _fence(_cap(part.text)) if part.text.strip() else ""
     images = "\n\n".join(image_markdown(image) for image in part.images)
     inner = "\n\n".join(x for x in (body, images) if x)

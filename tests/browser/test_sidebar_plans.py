@@ -43,8 +43,8 @@ def test_sidebar_renders_plan_updates_as_checklists_and_skill_loads(
     transcript = page.locator(".jp-larik-transcript")
     plans = transcript.locator(".jp-larik-plan")
     expect(plans).to_have_count(2)  # the refused update is an ordinary tool error
-    expect(plans.nth(0).locator(".jp-larik-plan-title")).to_have_text("📋 Plan · 0/2 done")
+    expect(plans.nth(0).locator(".jp-larik-plan-title")).to_have_text("Plan · 0/2 done")
     expect(plans.nth(0).locator(".jp-larik-plan-in_progress")).to_have_text("Build (in progress)")
     expect(plans.nth(1).locator("input:checked")).to_have_count(2)
-    expect(transcript.locator(".jp-larik-skill summary")).to_have_text("📘 loaded skill deploy")
+    expect(transcript.locator(".jp-larik-skill summary")).to_have_text("loaded skill deploy")
     expect(transcript.locator(".jp-larik-tool-result summary", has_text="tool error")).to_have_count(1)
