@@ -46,7 +46,7 @@ def test_stop_control_calls_back_only_while_running() -> None:
 
 
 def test_turn_widgets_stay_silent_in_static_renderers() -> None:
-    from larik_jupyter.notebook.view import ApprovalArea
+    from larik_jupyter.notebook.turn_ui import ApprovalArea
 
     for widget in (TurnControls(on_stop=lambda: None), ApprovalArea()):
         bundle = widget._repr_mimebundle_()

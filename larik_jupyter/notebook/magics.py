@@ -6,7 +6,6 @@ They win over the Larik config files for this kernel; the files apply where a tr
 
 from __future__ import annotations
 
-import asyncio
 import os
 import sys
 from collections.abc import Callable
@@ -24,23 +23,14 @@ from larik_jupyter.notebook.kernel import KernelSession
 from larik_jupyter.notebook.markdown_text import MarkdownText
 from larik_jupyter.notebook.parser import Command, Prompt, parse_magic
 from larik_jupyter.notebook.pump import MainThreadPump
+from larik_jupyter.notebook.turn_runner import TurnRunner
 from larik_jupyter.notebook.warmup import Warmup
 
 # `%load_ext` imports this module: the agent, the views and the widgets load at the first use.
 if TYPE_CHECKING:
-    from larik_jupyter.agent.loop import PromptExtras
     from larik_jupyter.api import Agent
     from larik_jupyter.notebook.bridge import Bridge
     from larik_jupyter.notebook.capture import KernelCapture
-    from larik_jupyter.notebook.terminal import TerminalTurnUI
-    from larik_jupyter.notebook.view import TurnUI
-
-
-def _sigint_stops(stop: Callable[[], None], *, reading_input: Callable[[], bool]) -> Any:
-    """`interrupt.sigint_stops`, loaded with the first turn (it imports the tools)."""
-    from larik_jupyter.notebook.interrupt import sigint_stops
-
-    return sigint_stops(stop, reading_input=reading_input)
 
 
 def refresh_all() -> None:
@@ -82,9 +72,7 @@ class LarikMagics(Magics):
             show_from_tool=lambda value: self.pump.post(lambda: display(value)),
             set_next_cell=self._set_next_cell,
         )
-        # What ran in the kernel; the extension starts it, a bare LarikMagics has none.
-        self.capture: KernelCapture | None = None
-        self._context_since = 0
+        self.runner = TurnRunner(self.session, self.pump, shell, context=lambda: self.context)
         self._bridge: Bridge | None = None
         # Set by the extension: the kernel's background start (SDK warm-up, retention prune).
         self.warmup: Warmup | None = None
@@ -95,6 +83,15 @@ class LarikMagics(Magics):
             setattr(self.session, change["name"], change["new"])
 
     @property
+    def capture(self) -> KernelCapture | None:
+        """What ran in the kernel; the extension starts it, a bare LarikMagics has none."""
+        return self.runner.capture
+
+    @capture.setter
+    def capture(self, capture: KernelCapture | None) -> None:
+        self.runner.capture = capture
+
+    @property
     def bridge(self) -> Bridge | None:
         """The comm to the notebooks open in a browser (set by the extension in a kernel)."""
         return self._bridge
@@ -102,6 +99,7 @@ class LarikMagics(Magics):
     @bridge.setter
     def bridge(self, bridge: Bridge | None) -> None:
         self._bridge = bridge
+        self.runner.bridge = bridge
         self.session.live = bridge
         self.session.run_cell = self._run_cell if self.shell is not None else None
 
@@ -158,100 +156,13 @@ class LarikMagics(Magics):
 
     # -- turns ---------------------------------------------------------------------------
 
-    def _extras(self, parsed: Prompt, agent: Agent) -> PromptExtras:
-        """The notebook context and the `--with` attachments of a prompt, under a new nonce."""
-        from larik_jupyter.agent.loop import PromptExtras
-        from larik_jupyter.llm.messages import TextBlock
-        from larik_jupyter.notebook.attachments import attach
-        from larik_jupyter.notebook.context import KernelNotebook, kernel_notebook, notebook_context
-        from larik_jupyter.tools.envelope import new_nonce
-
-        nonce = new_nonce()
-        namespace = self.shell.user_ns if self.shell is not None else {}
-        try:
-            attached = attach(parsed.attach, namespace, self.cwd, nonce)
-        except LarikError as exc:
-            raise UsageError(str(exc)) from None
-        notebook = kernel_notebook(namespace, self.cwd)
-        if self.bridge is not None and self.bridge.notebook_path is not None:
-            # A browser showing this kernel's notebook says so reliably through the bridge.
-            notebook = KernelNotebook(self.bridge.notebook_path, "the notebook bridge")
-        agent.notebook_path = notebook.path
-        before = []
-        if parsed.context and self.context:
-            text = notebook_context(
-                self.capture, notebook, since=self._context_since, nonce=nonce, cwd=self.cwd
-            )
-            before.append(TextBlock(text=text))
-        self._context_since = self.capture.last_count if self.capture is not None else 0
-        return PromptExtras(
-            before=list(before), after=attached.blocks, attachments=attached.metadata, nonce=nonce
-        )
-
-    def _start_turn(
-        self, parsed: Prompt, *, interactive: bool | None
-    ) -> tuple[Agent, TurnUI | TerminalTurnUI, str, PromptExtras]:
-        from larik_jupyter.llm.messages import Message, TextBlock
-        from larik_jupyter.notebook.render import ContextPart, parts_from_messages
-        from larik_jupyter.notebook.terminal import TerminalTurnUI, is_terminal
-        from larik_jupyter.notebook.view import TurnUI
-
-        text = parsed.text
-        if parsed.expand and self.shell is not None:
-            text = self.shell.var_expand(text, depth=2)
-        agent = self.session.ensure(model=parsed.model, new=parsed.new)
-        extras = self._extras(parsed, agent)
-        ui: TurnUI | TerminalTurnUI = (
-            TerminalTurnUI(self.pump)
-            if is_terminal(self.shell)
-            else TurnUI(self.pump, agent.stop, interactive=interactive)
-        )
-        if isinstance(ui, TurnUI):
-            # What the prompt carries besides its text, folded, as /history shows it.
-            sent = Message(role="user", content=[*extras.before, TextBlock(text=text), *extras.after])
-            ui.view.parts += [p for p in parts_from_messages([sent]) if isinstance(p, ContextPart)]
-        ui.show()
-        return agent, ui, text, extras
-
-    def _turn(
-        self, agent: Agent, ui: TurnUI | TerminalTurnUI, text: str, parsed: Prompt, extras: PromptExtras
-    ) -> Any:
-        """The turn's coroutine, with this cell's approver and view for that turn only."""
-        return agent.arun(
-            text, extras, approver=ui.approver, yes=parsed.yes or self.session.yes, listener=ui.listener
-        )
-
-    def _end_turn(self, agent: Agent, ui: TurnUI | TerminalTurnUI) -> None:
-        agent.inline_runner = None
-        self.pump.drain()
-        ui.finish()
-
     def prompt(self, parsed: Prompt) -> None:
-        """The synchronous path: nobody can click while the cell's thread waits, so asks are
-        answered by rules and `--yes` only (a cell holding just `%larik` runs asynchronously)."""
-        agent, ui, text, extras = self._start_turn(parsed, interactive=bool(self.interactive))
-        agent.inline_runner = self.pump.on_main_thread
-        try:
-            with _sigint_stops(agent.stop, reading_input=lambda: ui.reading_input):
-                self.pump.run(self._turn(agent, ui, text, parsed, extras), on_interrupt=agent.stop)
-        finally:
-            self._end_turn(agent, ui)
+        """The synchronous path (a `%larik` line inside a larger cell)."""
+        self.runner.run(parsed, interactive=bool(self.interactive))
 
     async def aprompt(self, parsed: Prompt) -> None:
-        """The asynchronous path: the turn runs on the kernel's loop, which keeps handling
-        widget messages (approvals, Stop) while the cell awaits it."""
-        agent, ui, text, extras = self._start_turn(parsed, interactive=self.interactive)
-        try:
-            with _sigint_stops(agent.stop, reading_input=lambda: ui.reading_input):
-                await self._turn(agent, ui, text, parsed, extras)
-        except asyncio.CancelledError:
-            # Something else cancelled the cell (ipykernel's own interrupt handling, when it
-            # gets there first); the loop has stored the partial reply as interrupted.
-            task = asyncio.current_task()
-            if task is not None:
-                task.uncancel()
-        finally:
-            self._end_turn(agent, ui)
+        """The asynchronous path (a cell holding only `%larik`)."""
+        await self.runner.arun(parsed, interactive=self.interactive)
 
     async def run_async(self, line: str, cell: str | None) -> None:
         """What a cell holding only `%larik …` / `%%larik` runs (see `async_cells`)."""

@@ -2,18 +2,13 @@
 
 from __future__ import annotations
 
-import asyncio
 import time
-from collections.abc import Callable
 from typing import Any
 
-import ipywidgets as widgets
 from IPython.display import display
 
 from larik_jupyter.agent import events as ae
-from larik_jupyter.agent.permissions import PermissionAnswer, PermissionRequest
 from larik_jupyter.agent.textlog import format_cost
-from larik_jupyter.notebook.pump import MainThreadPump
 from larik_jupyter.notebook.render import (
     NoticePart,
     Part,
@@ -23,17 +18,11 @@ from larik_jupyter.notebook.render import (
     render_parts,
     tool_part,
 )
-from larik_jupyter.notebook.widgets import SilentWhenStatic
-from larik_jupyter.notebook.widgets.approval import ApprovalWidget
-from larik_jupyter.notebook.widgets.controls import TurnControls
 from larik_jupyter.session.plan import Todo, plan_of
 from larik_jupyter.session.tool_names import TODO_WRITE
 
 # At most this many display updates per second while text streams.
 MAX_UPDATES_PER_SECOND = 20
-# How long the first approval waits for a browser to show the controls before deciding
-# that nobody is watching (nbclient, `jupyter execute`).
-FRONTEND_GRACE_SECONDS = 3.0
 
 
 class TranscriptView:
@@ -177,67 +166,3 @@ class TranscriptView:
         part = self._tools.get(tool_id)
         if part is not None:
             part.status = status
-
-
-class ApprovalArea(SilentWhenStatic, widgets.VBox):
-    """Where a turn's approval cards appear (their answers also show in the tool rows)."""
-
-
-class TurnUI:
-    """Everything one `%larik` turn shows: transcript, approval area and Stop button."""
-
-    reading_input = False  # approvals are buttons here, never a blocking input()
-
-    def __init__(self, pump: MainThreadPump, on_stop: Callable[[], None], *, interactive: bool | None) -> None:
-        self.pump = pump
-        self.view = TranscriptView()
-        self.asks = ApprovalArea()
-        self.controls = TurnControls(on_stop=on_stop)
-        self.interactive = interactive
-        self.approvals: list[ApprovalWidget] = []
-
-    def show(self) -> None:
-        self.view.show()
-        display(self.asks)
-        display(self.controls)
-
-    def listener(self, event: ae.AgentEvent) -> None:
-        """Subscribed to the agent on its worker thread; hands every event to the cell's thread."""
-        self.pump.post(lambda: self.view.handle(event))
-
-    def finish(self) -> None:
-        for card in self.approvals:
-            card.cancel()
-        self.view.flush(force=True)
-        self.controls.running = False
-
-    async def approver(self, request: PermissionRequest) -> PermissionAnswer | None:
-        """Show an approval card and wait for a click; None when no browser is watching."""
-        if not await self._someone_watching():
-            return None
-        loop = asyncio.get_running_loop()
-        future: asyncio.Future[PermissionAnswer] = loop.create_future()
-
-        def answered(answer: PermissionAnswer) -> None:
-            def resolve() -> None:
-                if not future.done():
-                    future.set_result(answer)
-
-            loop.call_soon_threadsafe(resolve)
-
-        def show() -> None:
-            card = ApprovalWidget(request, answered)
-            self.approvals.append(card)
-            self.asks.children = (*self.asks.children, card)
-
-        self.pump.post(show)
-        return await future
-
-    async def _someone_watching(self) -> bool:
-        if self.interactive is not None:
-            return self.interactive
-        deadline = time.monotonic() + FRONTEND_GRACE_SECONDS
-        while not self.controls.rendered and time.monotonic() < deadline:
-            await asyncio.sleep(0.05)
-        self.interactive = self.controls.rendered
-        return self.interactive

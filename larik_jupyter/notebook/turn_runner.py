@@ -1,0 +1,148 @@
+"""Running one `%larik` prompt as a turn in the cell that holds it: the prompt's notebook context
+and attachments, the cell's view (a live transcript with approvals, or plain text in a
+terminal), and the two paths, synchronous (a line inside a larger cell) and asynchronous (a cell
+holding only `%larik`, awaited on the kernel's loop)."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from IPython.core.error import UsageError
+
+from larik_jupyter.errors import LarikError
+from larik_jupyter.notebook.kernel import KernelSession
+from larik_jupyter.notebook.parser import Prompt
+from larik_jupyter.notebook.pump import MainThreadPump
+
+# The magics build a runner at `%load_ext`: what a turn needs loads with the first turn.
+if TYPE_CHECKING:
+    from larik_jupyter.agent.loop import PromptExtras
+    from larik_jupyter.api import Agent
+    from larik_jupyter.notebook.bridge import Bridge
+    from larik_jupyter.notebook.capture import KernelCapture
+    from larik_jupyter.notebook.terminal import TerminalTurnUI
+    from larik_jupyter.notebook.turn_ui import TurnUI
+
+
+def _sigint_stops(stop: Callable[[], None], *, reading_input: Callable[[], bool]) -> Any:
+    """`interrupt.sigint_stops`, loaded with the first turn (it imports the tools)."""
+    from larik_jupyter.notebook.interrupt import sigint_stops
+
+    return sigint_stops(stop, reading_input=reading_input)
+
+
+class TurnRunner:
+    """Runs prompts of `session` in the cells of `shell`.
+
+    `context` says whether prompts carry the notebook context (the magics' trait); `capture`
+    (what ran in the kernel) and `bridge` (the open notebooks) are set by the extension.
+    """
+
+    def __init__(
+        self, session: KernelSession, pump: MainThreadPump, shell: Any, *, context: Callable[[], bool]
+    ) -> None:
+        self.session = session
+        self.pump = pump
+        self.shell = shell
+        self.context = context
+        self.capture: KernelCapture | None = None
+        self.bridge: Bridge | None = None
+        self._context_since = 0
+
+    def _extras(self, parsed: Prompt, agent: Agent) -> PromptExtras:
+        """The notebook context and the `--with` attachments of a prompt, under a new nonce."""
+        from larik_jupyter.agent.loop import PromptExtras
+        from larik_jupyter.llm.messages import TextBlock
+        from larik_jupyter.notebook.attachments import attach
+        from larik_jupyter.notebook.context import KernelNotebook, kernel_notebook, notebook_context
+        from larik_jupyter.tools.envelope import new_nonce
+
+        nonce = new_nonce()
+        namespace = self.shell.user_ns if self.shell is not None else {}
+        try:
+            attached = attach(parsed.attach, namespace, self.session.cwd, nonce)
+        except LarikError as exc:
+            raise UsageError(str(exc)) from None
+        notebook = kernel_notebook(namespace, self.session.cwd)
+        if self.bridge is not None and self.bridge.notebook_path is not None:
+            # A browser showing this kernel's notebook says so reliably through the bridge.
+            notebook = KernelNotebook(self.bridge.notebook_path, "the notebook bridge")
+        agent.notebook_path = notebook.path
+        before = []
+        if parsed.context and self.context():
+            text = notebook_context(
+                self.capture, notebook, since=self._context_since, nonce=nonce, cwd=self.session.cwd
+            )
+            before.append(TextBlock(text=text))
+        self._context_since = self.capture.last_count if self.capture is not None else 0
+        return PromptExtras(
+            before=list(before), after=attached.blocks, attachments=attached.metadata, nonce=nonce
+        )
+
+    def _start_turn(
+        self, parsed: Prompt, *, interactive: bool | None
+    ) -> tuple[Agent, TurnUI | TerminalTurnUI, str, PromptExtras]:
+        from larik_jupyter.llm.messages import Message, TextBlock
+        from larik_jupyter.notebook.render import ContextPart, parts_from_messages
+        from larik_jupyter.notebook.terminal import TerminalTurnUI, is_terminal
+        from larik_jupyter.notebook.turn_ui import TurnUI
+
+        text = parsed.text
+        if parsed.expand and self.shell is not None:
+            text = self.shell.var_expand(text, depth=2)
+        agent = self.session.ensure(model=parsed.model, new=parsed.new)
+        extras = self._extras(parsed, agent)
+        ui: TurnUI | TerminalTurnUI = (
+            TerminalTurnUI(self.pump)
+            if is_terminal(self.shell)
+            else TurnUI(self.pump, agent.stop, interactive=interactive)
+        )
+        if isinstance(ui, TurnUI):
+            # What the prompt carries besides its text, folded, as /history shows it.
+            sent = Message(role="user", content=[*extras.before, TextBlock(text=text), *extras.after])
+            ui.view.parts += [p for p in parts_from_messages([sent]) if isinstance(p, ContextPart)]
+        ui.show()
+        return agent, ui, text, extras
+
+    def _turn(
+        self, agent: Agent, ui: TurnUI | TerminalTurnUI, text: str, parsed: Prompt, extras: PromptExtras
+    ) -> Any:
+        """The turn's coroutine, with this cell's approver and view for that turn only."""
+        return agent.arun(
+            text, extras, approver=ui.approver, yes=parsed.yes or self.session.yes, listener=ui.listener
+        )
+
+    def _end_turn(self, agent: Agent, ui: TurnUI | TerminalTurnUI) -> None:
+        agent.inline_runner = None
+        self.pump.drain()
+        ui.finish()
+
+    def run(self, parsed: Prompt, *, interactive: bool) -> None:
+        """The synchronous path: nobody can click while the cell's thread waits, so asks are
+        answered by rules and `--yes` only (a cell holding just `%larik` runs asynchronously)."""
+        agent, ui, text, extras = self._start_turn(parsed, interactive=interactive)
+        agent.inline_runner = self.pump.on_main_thread
+        try:
+            with _sigint_stops(agent.stop, reading_input=lambda: ui.reading_input):
+                self.pump.run(self._turn(agent, ui, text, parsed, extras), on_interrupt=agent.stop)
+        finally:
+            self._end_turn(agent, ui)
+
+    async def arun(self, parsed: Prompt, *, interactive: bool | None) -> None:
+        """The asynchronous path: the turn runs on the kernel's loop, which keeps handling
+        widget messages (approvals, Stop) while the cell awaits it."""
+        agent, ui, text, extras = self._start_turn(parsed, interactive=interactive)
+        try:
+            with _sigint_stops(agent.stop, reading_input=lambda: ui.reading_input):
+                await self._turn(agent, ui, text, parsed, extras)
+        except asyncio.CancelledError:
+            # Something else cancelled the cell (ipykernel's own interrupt handling, when it
+            # gets there first); the loop has stored the partial reply as interrupted.
+            task = asyncio.current_task()
+            if task is not None:
+                task.uncancel()
+        finally:
+            self._end_turn(agent, ui)
+

@@ -1,0 +1,87 @@
+"""Everything one `%larik` turn shows in its cell: the live transcript, the approval cards and
+the Stop control, and the approver that waits for a click."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable
+
+import ipywidgets as widgets
+from IPython.display import display
+
+from larik_jupyter.agent import events as ae
+from larik_jupyter.agent.permissions import PermissionAnswer, PermissionRequest
+from larik_jupyter.notebook.pump import MainThreadPump
+from larik_jupyter.notebook.view import TranscriptView
+from larik_jupyter.notebook.widgets import SilentWhenStatic
+from larik_jupyter.notebook.widgets.approval import ApprovalWidget
+from larik_jupyter.notebook.widgets.controls import TurnControls
+
+# How long the first approval waits for a browser to show the controls before deciding
+# that nobody is watching (nbclient, `jupyter execute`).
+FRONTEND_GRACE_SECONDS = 3.0
+
+
+class ApprovalArea(SilentWhenStatic, widgets.VBox):
+    """Where a turn's approval cards appear (their answers also show in the tool rows)."""
+
+
+class TurnUI:
+    """Everything one `%larik` turn shows: transcript, approval area and Stop button."""
+
+    reading_input = False  # approvals are buttons here, never a blocking input()
+
+    def __init__(self, pump: MainThreadPump, on_stop: Callable[[], None], *, interactive: bool | None) -> None:
+        self.pump = pump
+        self.view = TranscriptView()
+        self.asks = ApprovalArea()
+        self.controls = TurnControls(on_stop=on_stop)
+        self.interactive = interactive
+        self.approvals: list[ApprovalWidget] = []
+
+    def show(self) -> None:
+        self.view.show()
+        display(self.asks)
+        display(self.controls)
+
+    def listener(self, event: ae.AgentEvent) -> None:
+        """Subscribed to the agent on its worker thread; hands every event to the cell's thread."""
+        self.pump.post(lambda: self.view.handle(event))
+
+    def finish(self) -> None:
+        for card in self.approvals:
+            card.cancel()
+        self.view.flush(force=True)
+        self.controls.running = False
+
+    async def approver(self, request: PermissionRequest) -> PermissionAnswer | None:
+        """Show an approval card and wait for a click; None when no browser is watching."""
+        if not await self._someone_watching():
+            return None
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[PermissionAnswer] = loop.create_future()
+
+        def answered(answer: PermissionAnswer) -> None:
+            def resolve() -> None:
+                if not future.done():
+                    future.set_result(answer)
+
+            loop.call_soon_threadsafe(resolve)
+
+        def show() -> None:
+            card = ApprovalWidget(request, answered)
+            self.approvals.append(card)
+            self.asks.children = (*self.asks.children, card)
+
+        self.pump.post(show)
+        return await future
+
+    async def _someone_watching(self) -> bool:
+        if self.interactive is not None:
+            return self.interactive
+        deadline = time.monotonic() + FRONTEND_GRACE_SECONDS
+        while not self.controls.rendered and time.monotonic() < deadline:
+            await asyncio.sleep(0.05)
+        self.interactive = self.controls.rendered
+        return self.interactive
