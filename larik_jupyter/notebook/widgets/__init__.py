@@ -1,6 +1,15 @@
 """Widgets of the notebook front end: thin views over the session layer."""
 
+import pathlib
 from typing import Any
+
+_HERE = pathlib.Path(__file__).parent
+
+
+def esm(name: str) -> str:
+    """Widget `name`'s ES module with the helpers every session widget shares before it
+    (anywidget loads each module from a blob, so they cannot import a shared file)."""
+    return (_HERE / "shared.js").read_text() + "\n" + (_HERE / f"{name}.js").read_text()
 
 
 def with_fallback(bundle: Any, *, html: str | None = None, text: str | None = None) -> Any:

@@ -1,27 +1,5 @@
 // The sessions browser: a sortable table; resume, fork, export, and delete after confirmation.
 
-function el(tag, className, text) {
-  const node = document.createElement(tag);
-  if (className) node.className = className;
-  if (text !== undefined) node.textContent = text;
-  return node;
-}
-
-function pad(n) {
-  return n < 10 ? "0" + n : "" + n;
-}
-
-function shortTime(iso) {
-  const d = new Date(iso);
-  if (isNaN(d.getTime())) return iso || "";
-  return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())} ${pad(d.getHours())}:${pad(d.getMinutes())}`;
-}
-
-function money(cost) {
-  if (cost === null || cost === undefined) return "price unknown";
-  return cost < 0.01 && cost > 0 ? "<$0.01" : "$" + cost.toFixed(2);
-}
-
 const COLUMNS = [
   { key: "time", label: "time", value: (r) => r.time, show: (r) => shortTime(r.time) },
   { key: "first_prompt", label: "first prompt", value: (r) => r.first_prompt.toLowerCase(), show: (r) => r.first_prompt },
@@ -32,7 +10,7 @@ const COLUMNS = [
     value: (r) => r.input_tokens + r.output_tokens,
     show: (r) => `${r.input_tokens.toLocaleString()} / ${r.output_tokens.toLocaleString()}`,
   },
-  { key: "cost", label: "cost", value: (r) => (r.cost === null ? -1 : r.cost), show: (r) => money(r.cost) },
+  { key: "cost", label: "cost", value: (r) => (r.cost === null ? -1 : r.cost), show: (r) => formatCost(r.cost) },
   { key: "fork_of", label: "fork of", value: (r) => r.fork_of || "", show: (r) => (r.fork_of ? `${r.fork_of} @${r.fork_at}` : "") },
 ];
 

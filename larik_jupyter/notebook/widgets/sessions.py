@@ -11,6 +11,7 @@ from typing import Any
 import traitlets
 
 from larik_jupyter.errors import LarikError
+from larik_jupyter.notebook.widgets import esm
 from larik_jupyter.notebook.widgets.live import SessionWidget, escape, refresh_all
 from larik_jupyter.session import catalog
 
@@ -45,7 +46,7 @@ class SessionsBrowser(SessionWidget):
     `export` and `delete` (the last only with `"confirm": true`, after asking the user).
     """
 
-    _esm = _HERE / "sessions.js"
+    _esm = esm("sessions")
     _css = _HERE / "widgets.css"
 
     sessions = traitlets.Dict(help="the table as computed by `sessions_data`").tag(sync=True)

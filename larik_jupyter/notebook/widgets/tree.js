@@ -1,30 +1,6 @@
 // The fork tree widget: sessions with their prompts; branches hang under the prompt they share.
 // Data comes from Python as one JSON trait (`tree`); actions go back with model.send().
 
-function pad(n) {
-  return n < 10 ? "0" + n : "" + n;
-}
-
-export function shortTime(iso) {
-  if (!iso) return "";
-  const d = new Date(iso);
-  if (isNaN(d.getTime())) return "";
-  return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())} ${pad(d.getHours())}:${pad(d.getMinutes())}`;
-}
-
-export function formatCost(cost) {
-  if (cost === null || cost === undefined) return "price unknown";
-  if (cost === 0) return "";
-  return cost < 0.01 ? "<$0.01" : "$" + cost.toFixed(2);
-}
-
-function el(tag, className, text) {
-  const node = document.createElement(tag);
-  if (className) node.className = className;
-  if (text !== undefined) node.textContent = text;
-  return node;
-}
-
 // Visible rows in display order. Each row: {key, depth, kind, node, session, collapsible}.
 // With a query, only matching prompts (and sessions whose id matches) and their ancestors show.
 function flatten(tree, collapsed, query) {

@@ -15,6 +15,7 @@ import traitlets
 
 from larik_jupyter.checkpoint.store import CheckpointStore, TurnInfo
 from larik_jupyter.errors import LarikError
+from larik_jupyter.notebook.widgets import esm
 from larik_jupyter.notebook.widgets.live import SessionWidget, escape, refresh_all
 from larik_jupyter.session.branch import TreeNode, fork_tree
 from larik_jupyter.session.catalog import resolve
@@ -166,7 +167,7 @@ class ForkTreeWidget(SessionWidget):
     variables it would restore); confirming sends `rewind` with `files` and the `turns` shown.
     """
 
-    _esm = _HERE / "tree.js"
+    _esm = esm("tree")
     _css = _HERE / "widgets.css"
 
     tree = traitlets.Dict(help="the fork tree as computed by `tree_data`").tag(sync=True)

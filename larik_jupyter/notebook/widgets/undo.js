@@ -1,13 +1,6 @@
 // The undo panel: turns that changed files or kernel variables, newest first, with diffs and
 // variable changes; undo on the newest, "undo down to here" on the older ones.
 
-function el(tag, className, text) {
-  const node = document.createElement(tag);
-  if (className) node.className = className;
-  if (text !== undefined) node.textContent = text;
-  return node;
-}
-
 function diffView(text) {
   const pre = el("pre", "larik-diff");
   for (const line of text.split(/(?<=\n)/)) {

@@ -11,6 +11,7 @@ import traitlets
 
 from larik_jupyter.api import Agent
 from larik_jupyter.checkpoint.store import UndoResult
+from larik_jupyter.notebook.widgets import esm
 from larik_jupyter.notebook.widgets.live import SessionWidget, escape, refresh_all
 from larik_jupyter.tools.kernel_undo import kernel_snapshots
 
@@ -87,7 +88,7 @@ class UndoPanel(SessionWidget):
     sends `undo` and `undo_to` (with `prompt`); `undo()` and `undo_to()` are the same actions.
     """
 
-    _esm = _HERE / "undo.js"
+    _esm = esm("undo")
     _css = _HERE / "widgets.css"
 
     panel = traitlets.Dict(help="the turns as computed by `undo_data`").tag(sync=True)
