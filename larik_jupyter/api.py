@@ -347,7 +347,7 @@ class Agent:
                 failed = self.last_undo[-1]
                 paths_ = ", ".join(f"{p} ({why})" for p, why in failed.refused)
                 raise RewindStopped(
-                    f"Rewind to before prompt {n} stopped: turn {failed.turn} could not restore "
+                    f"Rewind to before prompt {n} stopped: {failed.label} could not restore "
                     f"{paths_}; no branch was made. Fix that and rewind with files again (the "
                     "turns already undone stay undone).",
                     self.last_undo,

@@ -183,7 +183,7 @@ def test_undo_to_stops_at_the_first_refusal_and_rewind_then_makes_no_branch(proj
     (project / "b.txt").unlink()
     (project / "b.txt").symlink_to(project / "elsewhere.txt")
     source = agent.session_id
-    with pytest.raises(RewindStopped, match="turn 3 could not restore b.txt") as stopped:
+    with pytest.raises(RewindStopped, match="prompt 3 could not restore b.txt") as stopped:
         agent.rewind(1, files=True)
     assert agent.session_id == source and [r.turn for r in stopped.value.results] == [3]
     results = agent.undo(to=1)

@@ -41,7 +41,7 @@ def test_commands_run_without_a_shell(project: Path, tmp_path: Path) -> None:
     agent.run("write a.txt")
     assert (project / "a.txt").read_text() == "a\n"
     assert f"Session `{agent.session_id}`:" in run(session, "/usage")
-    assert "Undid turn 1 (prompt 1)." in run(session, "/undo") and not (project / "a.txt").exists()
+    assert "Undid prompt 1." in run(session, "/undo") and not (project / "a.txt").exists()
     source = agent.session_id
     assert "Rewound" in run(session, "/rewind 1")
     assert cells == ["%%larik\nwrite a.txt"] and session.require().session_id != source

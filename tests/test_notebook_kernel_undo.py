@@ -125,7 +125,7 @@ def test_rewind_with_files_in_a_kernel_and_without_them(project: Path, tmp_path:
         run_cells(nbc, start=5, stop=7)  # /rewind 2 without --files, then back to the source
         assert project_files(project) == on_disk and source.read_bytes() == recorded
         texts = run_cells(nbc, start=7)
-    assert "Undid turn 3 (prompt 3)" in texts[7] and "Undid turn 2 (prompt 2)" in texts[7]
+    assert "Undid prompt 3." in texts[7] and "Undid prompt 2." in texts[7]
     assert project_files(project) == {"a.txt": "one\n"}
     assert source.read_bytes() == recorded
     branch = resolve(outputs_text(nbc.nb.cells[8]).strip(), project)

@@ -108,7 +108,7 @@ def test_quickstart_runs_headless(tmp_path: Path) -> None:
     asked = texts[[i for i, t in enumerate(texts) if "Permission denied" in t][0]]
     assert "writing larik_demo.txt: denied" in asked and "Nothing changed on disk" in asked
     assert "fixed offline script, not a model" in everything
-    assert "Undid turn" in everything and "larik_demo.txt" in everything
+    assert "Undid prompt 2." in everything and "larik_demo.txt" in everything
     listing = [t for t in texts if "files here:" in t][0]
     assert "larik_demo.txt" not in listing  # the asked turn was denied, the --yes turn undone
     sessions = list_sessions(tmp_path)

@@ -69,7 +69,7 @@ def test_a_turn_streams_once_and_asks_at_a_terminal_prompt(ipython: pexpect.spaw
     tree = run(ipython, "%larik /tree")
     assert re.search(r"\d{8}-\d{6}-[0-9a-f]{6} \(current\)\s+1\. what does the demo do\?", tree)
     checkpoints = run(ipython, "%larik /checkpoints")
-    assert "Turn 1: larik_demo.txt" in checkpoints
+    assert "Prompt 1: larik_demo.txt" in checkpoints
     sessions = run(ipython, "%larik /sessions")
     assert re.search(r"\d{8}-\d{6}-[0-9a-f]{6} .* what does the demo do\?", sessions)
     usage = run(ipython, "%larik /usage")

@@ -44,7 +44,7 @@ def test_panel_lists_turns_newest_first_with_diffs_and_one_undo_button(tmp_path:
     assert "-alpha\n" in notes["diff"] and "+ALPHA\n" in notes["diff"] and "BETA" in notes["diff"]
     assert new["diff"].startswith("--- /dev/null\n+++ b/new.py\n")
     assert newest["undoable"] and newest["why"] is None
-    assert not older["undoable"] and older["why"] == "Undo goes newest first: undo turn 2 before this one."
+    assert not older["undoable"] and older["why"] == "Undo goes newest first: undo prompt 2 before this one."
     assert "notes.txt" in panel.static_html()
 
 
@@ -56,11 +56,11 @@ def test_undo_button_restores_files_like_the_magic_and_panels_follow(tmp_path: P
     root = tmp_path / "widget"
     assert (root / "notes.txt").read_text() == "alpha\nBETA\n" and not (root / "new.py").exists()
     assert panel.result == {
-        "turn": 2, "restored": ["new.py", "notes.txt"], "refused": [],
+        "turn": 2, "label": "prompt 2", "restored": ["new.py", "notes.txt"], "refused": [],
         "removed_dirs": [], "kept_dirs": [], "ok": True,
     }
     assert [t["turn"] for t in panel.panel["turns"]] == [1]
-    assert panel.panel["turns"][0]["undoable"] and panel.status == "Undid turn 2."
+    assert panel.panel["turns"][0]["undoable"] and panel.status == "Undid prompt 2."
     assert tree.tree["current"] == magics.agent.session_id
 
     twin_shell, twin = two_turns(tmp_path / "magic", tmp_path)
@@ -129,7 +129,7 @@ def test_panel_lists_variable_changes_and_undoes_them(tmp_path: Path) -> None:
     assert panel.results[-1]["variables"] == "restored variables: data; removed: x"
     assert shell.user_ns["data"] == [1, 2, 3] and "x" not in shell.user_ns
     assert not (root / "a.txt").exists() and panel.panel["turns"] == []
-    assert panel.status == "Undid turn(s) 2, 1."
+    assert panel.status == "Undid prompt 2, prompt 1."
 
 
 def test_undo_to_in_a_cell_stops_at_a_refusal_and_rewind_with_files_makes_no_branch(tmp_path: Path) -> None:
@@ -142,14 +142,14 @@ def test_undo_to_in_a_cell_stops_at_a_refusal_and_rewind_with_files_makes_no_bra
     (root / "new.py").unlink()
     (root / "new.py").symlink_to(root / "elsewhere.py")
     source = magics.agent.session_id
-    with pytest.raises(UsageError, match="turn 2 could not restore new.py .*no branch was made"):
+    with pytest.raises(UsageError, match="prompt 2 could not restore new.py .*no branch was made"):
         larik(shell, "/rewind 1 --files")
     assert magics.agent.session_id == source
     with capture_output() as shown:
         larik(shell, "/undo --to 1")
     text = "".join(out.data.get("text/markdown") or out.data.get("text/plain", "") for out in shown.outputs)
-    assert "Turn 2 (prompt 2) was only partly undone:" in text and "- not restored new.py" in text
-    assert "Stopped at turn 2: it was not fully undone" in text
+    assert "Prompt 2 was only partly undone:" in text and "- not restored new.py" in text
+    assert "Stopped at prompt 2: it was not fully undone" in text
     assert (root / "notes.txt").read_text() == "alpha\nBETA\n"  # turn 1's change is still there
 
 
@@ -159,5 +159,5 @@ def test_undo_says_what_it_did_once(tmp_path: Path) -> None:
         larik(shell, "/undo")
     (output,) = captured.outputs  # one output: the panel, whose static renderings say it
     plain = output.data["text/plain"]
-    assert plain.count("Undid turn 2 (prompt 2).") == 1 and "- restored notes.txt" in plain
-    assert output.data["text/html"].count("Undid turn 2 (prompt 2).") == 1
+    assert plain.count("Undid prompt 2.") == 1 and "- restored notes.txt" in plain
+    assert output.data["text/html"].count("Undid prompt 2.") == 1

@@ -72,6 +72,7 @@ export interface ICheckpointFile {
 
 export interface ICheckpointTurn {
   turn: number;
+  prompt?: number | null;
   files: ICheckpointFile[];
 }
 

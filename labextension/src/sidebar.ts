@@ -258,7 +258,7 @@ export class SessionsPanel extends Widget {
     for (const turn of result.turns) {
       const details = element('details', 'jp-larik-turn');
       const names = turn.files.map(f => f.path).join(', ');
-      details.appendChild(element('summary', '', `Turn ${turn.turn}: ${names}`));
+      details.appendChild(element('summary', '', `${turn.prompt ? `Prompt ${turn.prompt}` : `Turn ${turn.turn}`}: ${names}`));
       for (const file of turn.files) {
         details.appendChild(element('div', 'jp-larik-file', file.existed ? file.path : `${file.path} (new)`));
         details.appendChild(renderDiff(file.diff || '(no change)'));

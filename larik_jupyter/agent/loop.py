@@ -599,13 +599,13 @@ class AgentLoop:
         sentences = []
         if result.restored:
             sentences.append(
-                f"The user reverted the file changes of turn {result.turn}; these files are back "
+                f"The user reverted the file changes of {result.label}; these files are back "
                 f"to their state before that turn: {', '.join(result.restored)}. Re-read them "
                 "before relying on their content."
             )
         if variables := result.variables_text():
             sentences.append(
-                f"The user reverted turn {result.turn} in the kernel: {variables}. Inspect these "
+                f"The user reverted {result.label} in the kernel: {variables}. Inspect these "
                 "variables again before relying on their values."
             )
         if sentences:
@@ -654,4 +654,4 @@ def _undone(results: list[UndoResult]) -> str:
     """What a multi-turn undo did before it stopped, as the start of its error sentence."""
     if not results:
         return "Nothing was undone: "
-    return "Undid turn(s) " + ", ".join(str(r.turn) for r in results) + ", then stopped: "
+    return "Undid " + ", ".join(r.label for r in results) + ", then stopped: "

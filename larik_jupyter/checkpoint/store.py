@@ -85,6 +85,12 @@ class FileInfo:
     size: int | None
 
 
+def turn_label(turn: int, prompt: int | None) -> str:
+    """How people read a saved turn: by its prompt's number; an older manifest without one by
+    its checkpoint number."""
+    return f"prompt {prompt}" if prompt is not None else f"turn {turn} (no prompt number)"
+
+
 @dataclass(frozen=True)
 class TurnInfo:
     """A saved turn that changed files or kernel variables, files in capture order.
@@ -97,6 +103,10 @@ class TurnInfo:
     files: list[FileInfo]
     prompt: int | None = None
     variables: list[tuple[str, bool]] = field(default_factory=list)
+
+    @property
+    def label(self) -> str:
+        return turn_label(self.turn, self.prompt)
 
 
 @dataclass
@@ -124,6 +134,10 @@ class UndoResult:
     removed_variables: list[str] = field(default_factory=list)
     unrestored_variables: list[tuple[str, str]] = field(default_factory=list)
     lost_variables: list[str] = field(default_factory=list)
+
+    @property
+    def label(self) -> str:
+        return turn_label(self.turn, self.prompt)
 
     @property
     def ok(self) -> bool:

@@ -30,7 +30,7 @@ def _list(args: argparse.Namespace) -> int:
     for turn in turns:
         when = turn.time.astimezone().strftime("%Y-%m-%d %H:%M:%S")
         variables = f", {len(turn.variables)} kernel variable(s)" if turn.variables else ""
-        print(f"turn {turn.turn}  {when}  {len(turn.files)} file(s){variables}")
+        print(f"{turn.label}  {when}  {len(turn.files)} file(s){variables}")
         for info in turn.files:
             if info.existed:
                 print(f"  changed  {info.path}  ({info.size} bytes, mode {info.mode or 0:o})")
@@ -42,7 +42,7 @@ def _list(args: argparse.Namespace) -> int:
 def _undo(args: argparse.Namespace) -> int:
     store = _open_store(args.session)
     result = store.undo()
-    print(f"Undid turn {result.turn} of session {store.session_id} in {store.root}:")
+    print(f"Undid {result.label} of session {store.session_id} in {store.root}:")
     for path in result.restored:
         print(f"  restored  {path}")
     for path, reason in result.refused:

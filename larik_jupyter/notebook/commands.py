@@ -238,7 +238,7 @@ def _rewind(session: KernelSession, out: Output, *, n: int, files: bool) -> None
 
 def undo_lines(result: UndoResult) -> list[str]:
     """One undone turn as Markdown lines: files, directories and kernel variables."""
-    which = f"turn {result.turn}" + (f" (prompt {result.prompt})" if result.prompt else "")
+    which = result.label
     lines = [f"Undid {which}." if result.ok else f"{which.capitalize()} was only partly undone:"]
     lines += [f"- restored `{path}`" for path in result.restored]
     lines += [f"- **not restored** `{path}`: {reason}" for path, reason in result.refused]
@@ -263,7 +263,7 @@ def _undo(session: KernelSession, out: Output, *, to: int | None) -> None:
     out.show(UndoPanel(session, results=results))
     if to is not None and not results[-1].ok:
         out.markdown(
-            f"Stopped at turn {results[-1].turn}: it was not fully undone, so the turns before it "
+            f"Stopped at {results[-1].label}: it was not fully undone, so the prompts before it "
             f"were left as they are. Fix the files above, then `/undo --to {to}` again."
         )
 

@@ -64,6 +64,7 @@ class CheckpointFile(BaseModel):
 
 class CheckpointTurn(BaseModel):
     turn: int
+    prompt: int | None = None  # the prompt that began it: what the sidebar shows
     files: list[CheckpointFile]
 
 

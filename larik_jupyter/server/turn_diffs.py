@@ -28,6 +28,7 @@ def checkpoints(session_id: str, cwd: Path, server_root: str) -> Checkpoints:
     result = [
         CheckpointTurn(
             turn=turn.turn,
+            prompt=turn.prompt,
             files=[CheckpointFile(path=f.path, existed=f.existed, diff=f.diff or f"({f.error})\n") for f in files],
         )
         for turn, files in turn_diffs(

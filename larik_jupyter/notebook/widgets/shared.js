@@ -24,3 +24,7 @@ function formatCost(cost) {
   if (cost > 0 && cost < 0.01) return "<$0.01";
   return "$" + cost.toFixed(2);
 }
+
+function capitalized(text) {
+  return text ? text[0].toUpperCase() + text.slice(1) : "";
+}

@@ -27,7 +27,7 @@ function render({ model, el: host }) {
     const results = model.get("results") || [];
     outcome.replaceChildren();
     for (const r of results) {
-      outcome.appendChild(el("div", "larik-outcome-head", r.ok ? `Undid turn ${r.turn}.` : `Turn ${r.turn} was not fully undone.`));
+      outcome.appendChild(el("div", "larik-outcome-head", r.ok ? `Undid ${r.label}.` : `${capitalized(r.label)} was not fully undone.`));
       const ul = el("ul", "larik-outcome-files");
       for (const path of r.restored || []) ul.appendChild(el("li", "larik-restored", `restored ${path}`));
       for (const item of r.refused || []) ul.appendChild(el("li", "larik-refused", `not restored ${item.path}: ${item.reason}`));
@@ -63,7 +63,7 @@ function render({ model, el: host }) {
       box.dataset.turn = turn.turn;
       if (turn.undoable) box.open = true;
       const head = el("summary", "larik-turn-head");
-      head.appendChild(el("b", "", `Turn ${turn.turn}` + (turn.prompt ? ` (prompt ${turn.prompt})` : "")));
+      head.appendChild(el("b", "", capitalized(turn.label)));
       const names = turn.files.map((f) => f.path).concat((turn.variables || []).map((v) => v.name));
       head.appendChild(el("span", "larik-meta", names.join(", ")));
       if (turn.undoable) {
@@ -97,7 +97,7 @@ function render({ model, el: host }) {
   }
 
   const syncStatus = () => {
-    // An undo's outcome already says what the status would ("Undid turn N."): say it once.
+    // An undo's outcome already says what the status would ("Undid prompt N."): say it once.
     const shown = (model.get("results") || []).length > 0;
     status.textContent = shown ? "" : model.get("status") || "";
     error.textContent = model.get("error") || "";

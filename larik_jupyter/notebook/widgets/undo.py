@@ -50,11 +50,12 @@ def undo_data(agent: Agent | None) -> dict[str, Any]:
     for position, (info, files) in enumerate(saved):
         newest = position == 0
         why = None if newest else (
-            f"Undo goes newest first: undo turn {saved[position - 1][0].turn} before this one."
+            f"Undo goes newest first: undo {saved[position - 1][0].label} before this one."
         )
         turns.append({
             "turn": info.turn,
             "prompt": info.prompt,
+            "label": info.label,
             "time": info.time.isoformat(),
             "files": [{"path": f.path, "diff": f.diff, "error": f.error} for f in files],
             "variables": _variables(agent.session_id, info.turn, info.variables),
@@ -69,6 +70,7 @@ def result_data(result: UndoResult) -> dict[str, Any]:
     kernel variables' part (`variables`, see `UndoResult.variables_text`) when it had any."""
     data = {
         "turn": result.turn,
+        "label": result.label,
         "restored": list(result.restored),
         "refused": [{"path": path, "reason": reason} for path, reason in result.refused],
         "removed_dirs": list(result.removed_dirs),
@@ -138,7 +140,7 @@ class UndoPanel(SessionWidget):
         if not turns:
             return "<p>No turn of this session changed files.</p>"
         rows = [
-            f"<li>Turn {t['turn']}: " + ", ".join(
+            f"<li>{escape(t['label']).capitalize()}: " + ", ".join(
                 [f"<code>{escape(f['path'])}</code>" for f in t["files"]]
                 + [f"variable <code>{escape(v['name'])}</code>" for v in t["variables"]]
             )
@@ -153,15 +155,15 @@ class UndoPanel(SessionWidget):
         if not turns:
             return "\n".join([*lines, "No turn of this session changed files."])
         return "\n".join(
-            lines + [f"Turn {t['turn']}: " + ", ".join(f["path"] for f in t["files"]) for t in turns]
+            lines + [f"{t['label'].capitalize()}: " + ", ".join(f["path"] for f in t["files"]) for t in turns]
         )
 
     def undo(self) -> UndoResult:
         """Revert the newest turn, as `%larik /undo`; the panel shows the outcome."""
         result = self.session.undo()
         self._show([result])
-        self.status = f"Undid turn {result.turn}." if result.ok else (
-            f"Turn {result.turn} was only partly undone; see the files not restored."
+        self.status = f"Undid {result.label}." if result.ok else (
+            f"{result.label.capitalize()} was only partly undone; see the files not restored."
         )
         refresh_all()
         return result
@@ -170,9 +172,9 @@ class UndoPanel(SessionWidget):
         """Revert every turn down to prompt `prompt`, as `%larik /undo --to N`."""
         results = self.session.undo_to(prompt)
         self._show(results)
-        turns = ", ".join(str(r.turn) for r in results)
-        self.status = f"Undid turn(s) {turns}." if results[-1].ok else (
-            f"Stopped at turn {results[-1].turn}: it was only partly undone, so older turns "
+        undone = ", ".join(r.label for r in results)
+        self.status = f"Undid {undone}." if results[-1].ok else (
+            f"Stopped at {results[-1].label}: it was only partly undone, so older prompts "
             "were left as they are; see the files not restored."
         )
         refresh_all()
