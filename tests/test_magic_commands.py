@@ -222,3 +222,11 @@ def test_provider_base_url_from_a_real_config_file_reaches_the_request(
     assert body["model"] == "local-model"
     assert "through the configured server" in json.dumps(body["messages"])
     assert magics.agent is not None and magics.agent.session.turns[0].prompt == "through the configured server"
+
+
+def test_lsp_lists_a_configured_server_as_not_started(project: Path, tmp_path: Path) -> None:
+    personal({"lspServers": {"fake": {"command": "fake-language-server", "languages": ["python"]}}})
+    shell, _ = shell_with_magics(project, scripted(tmp_path, done()))
+    text = shown("/lsp", shell)
+    assert "| server | state | pid | starts | open files | command | log |" in text
+    assert "| fake | not started |  | 0 | 0 | `fake-language-server` |" in text
