@@ -7,7 +7,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from larik_jupyter.llm.messages import Message, TextBlock, ThinkingBlock, ToolResultBlock, Usage
-from larik_jupyter.llm.pricing import cost as price_cost
 from larik_jupyter.session.entry import Entry, Meta
 from larik_jupyter.session.entry_list import EntryList, MessageView
 from larik_jupyter.session.outline import (
@@ -18,6 +17,7 @@ from larik_jupyter.session.outline import (
     ToolUseOutline,
     UsageEntryOutline,
 )
+from larik_jupyter.session.tally import Tally
 
 INTERRUPTED_TOOL_RESULT = "The tool call was interrupted before it returned a result."
 
@@ -55,7 +55,7 @@ class State:
     _pending_at: int = field(default=-1, repr=False)
     _last_interrupted: bool = field(default=False, repr=False)
     _orphans: dict[int, dict[str, str]] = field(default_factory=dict, repr=False)
-    _tokens: dict[str, list[int]] = field(default_factory=dict, repr=False)
+    _tally: Tally = field(default_factory=Tally, repr=False)
 
     @property
     def interrupted(self) -> str | None:
@@ -75,21 +75,12 @@ class State:
     @property
     def usage(self) -> Usage:
         """Token totals of every usage entry."""
-        totals = [sum(column) for column in zip(*self._tokens.values(), strict=False)] or [0, 0, 0, 0]
-        return Usage(
-            input_tokens=totals[0], output_tokens=totals[1], cache_read_tokens=totals[2], cache_write_tokens=totals[3]
-        )
+        return self._tally.usage()
 
     @property
     def cost(self) -> float | None:
         """Dollars spent, or None when some model's price is unknown."""
-        total = 0.0
-        for model, (i, o, r, w) in self._tokens.items():
-            spent = price_cost(model, Usage(input_tokens=i, output_tokens=o, cache_read_tokens=r, cache_write_tokens=w))
-            if spent is None:
-                return None
-            total += spent
-        return total
+        return self._tally.cost()
 
     def apply(self, index: int) -> None:
         """Fold entry `index` of the underlying EntryList into the state."""
@@ -138,16 +129,7 @@ class State:
                     self.model = o.model
                 if o.note:  # type: ignore[union-attr]
                     self._note, self._note_prompts = o.note, len(prompts)  # type: ignore[union-attr]
-                if not (usage.input_tokens or usage.output_tokens or usage.cache_read_tokens or usage.cache_write_tokens):
-                    continue
-                model = self._model_name(o.model)
-                tokens = self._tokens.get(model)
-                if tokens is None:
-                    tokens = self._tokens[model] = [0, 0, 0, 0]
-                tokens[0] += usage.input_tokens
-                tokens[1] += usage.output_tokens
-                tokens[2] += usage.cache_read_tokens
-                tokens[3] += usage.cache_write_tokens
+                self._tally.add(self._model_name(o.model), usage)
             elif kind is CompactionEntryOutline:
                 if o.model:
                     self.model = o.model

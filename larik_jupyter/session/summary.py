@@ -18,46 +18,17 @@ from pathlib import Path
 
 from larik_jupyter.errors import LarikError
 from larik_jupyter.llm.messages import Usage
-from larik_jupyter.llm.pricing import cost as price_cost
 from larik_jupyter.session.entry import Meta
 from larik_jupyter.session.outline import MessageEntryOutline, UsageEntryOutline
 from larik_jupyter.session.reader import load_entries, session_id_of
 from larik_jupyter.session.state import replay
+from larik_jupyter.session.tally import Tally
 
 # Summaries kept per process; a tree of 1,000 sessions fits with room for other directories.
 CACHE_SIZE = 4096
 # A file modified this recently may change again within the clock's granularity without its
 # identity changing (git's "racy" files), so its summary is not kept.
 RACY_SECONDS = 2.0
-
-
-@dataclass
-class Tally:
-    """Tokens per `provider:model`, which is what prices are looked up by."""
-
-    tokens: dict[str, list[int]] = field(default_factory=dict)
-
-    def add(self, model: str, usage: UsageEntryOutline) -> None:
-        row = self.tokens.setdefault(model, [0, 0, 0, 0])
-        u = usage.usage
-        row[0] += u.input_tokens
-        row[1] += u.output_tokens
-        row[2] += u.cache_read_tokens
-        row[3] += u.cache_write_tokens
-
-    def usage(self) -> Usage:
-        i, o, r, w = (sum(column) for column in zip(*self.tokens.values(), strict=False)) if self.tokens else (0,) * 4
-        return Usage(input_tokens=i, output_tokens=o, cache_read_tokens=r, cache_write_tokens=w)
-
-    def cost(self) -> float | None:
-        """Dollars, or None when some model's price is unknown."""
-        total = 0.0
-        for model, (i, o, r, w) in self.tokens.items():
-            spent = price_cost(model, Usage(input_tokens=i, output_tokens=o, cache_read_tokens=r, cache_write_tokens=w))
-            if spent is None:
-                return None
-            total += spent
-        return total
 
 
 @dataclass(frozen=True)
@@ -164,7 +135,7 @@ def read_summary(path: Path) -> SessionSummary:
                 turns[-1][1][0] = True
         elif type(o) is UsageEntryOutline and turns:
             model = o.model or meta.model or ""
-            turns[-1][0].add(f"{meta.provider}:{model}" if ":" not in model and meta.provider else model, o)
+            turns[-1][0].add(f"{meta.provider}:{model}" if ":" not in model and meta.provider else model, o.usage)
     prompts = []
     for number, (index, (tally, interrupted)) in enumerate(zip(state.prompt_indexes, turns, strict=True), 1):
         prompts.append(
