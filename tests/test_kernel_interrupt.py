@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import os
 import queue
-import subprocess
 import sys
 import time
 from collections.abc import Iterator
@@ -20,10 +19,10 @@ from larik_jupyter.agent.loop import INTERRUPTED_RESULT
 from larik_jupyter.session.catalog import list_sessions
 from larik_jupyter.session.reader import load_entries
 from tests.agent_helpers import personal, scripted, text, tool
+from tests.process_helpers import processes_running, unique_sleeps
 
 TINY = Path(__file__).parent / "mcp_servers" / "tiny_server.py"
-# Each test sleeps a distinct number of seconds, so `ps` finds only its own command.
-SLEEPS = iter(range(41, 99))
+SLEEPS = unique_sleeps(41)
 
 
 class Kernel:
@@ -90,11 +89,6 @@ def kernel(project: Path) -> Iterator[Kernel]:
         km.shutdown_kernel(now=True)
 
 
-def processes_running(needle: str) -> list[str]:
-    ps = subprocess.run(["ps", "-eo", "pid,args"], capture_output=True, text=True, check=True)
-    return [line for line in ps.stdout.splitlines() if needle in line]
-
-
 def session_messages(project: Path) -> list[Any]:
     sessions = [s for s in list_sessions(project)]
     assert len(sessions) == 1
@@ -123,7 +117,7 @@ def assert_kernel_free(kernel: Kernel) -> None:
 @pytest.mark.timeout(120)
 @pytest.mark.parametrize("cell", ["%larik --yes go", "x = 1\n%larik --yes go\ny = 2"])
 def test_interrupt_kills_a_running_shell_command(kernel: Kernel, project: Path, tmp_path: Path, cell: str) -> None:
-    sleep = f"sleep {next(SLEEPS)}"
+    sleep = next(SLEEPS)
     personal({"model": scripted(tmp_path, [tool("bash", command=sleep)], [text("never")])})
     took = kernel.interrupt_during(cell, lambda: bool(processes_running(sleep)))
     assert took < 1.0
@@ -199,7 +193,7 @@ def test_interrupt_during_an_mcp_call(kernel: Kernel, project: Path, tmp_path: P
 
 @pytest.mark.timeout(120)
 def test_interrupt_during_a_subagent(kernel: Kernel, project: Path, tmp_path: Path) -> None:
-    sleep = f"sleep {next(SLEEPS)}"
+    sleep = next(SLEEPS)
     replies = [
         [tool("task", description="slow", prompt="wait")],
         [tool("bash", command=sleep)],  # the subagent's call

@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import subprocess
 import time
 from typing import TYPE_CHECKING
 
@@ -12,6 +11,7 @@ from playwright.sync_api import Page
 from larik_jupyter.session.catalog import list_sessions
 from larik_jupyter.session.reader import load_entries
 from tests.browser.test_notebook_live import body_has, open_and_run, shot, write_notebook
+from tests.process_helpers import processes_running, unique_sleeps
 
 if TYPE_CHECKING:
     from tests.browser.conftest import LabServer
@@ -28,11 +28,6 @@ INTERRUPT_AND_TIME = """async () => {
 }"""
 
 ENABLED_APPROVAL_BUTTONS = "button:has-text('Allow once'):not([disabled]), button:has-text('Deny'):not([disabled])"
-
-
-def sleeping(needle: str) -> bool:
-    ps = subprocess.run(["ps", "-eo", "args"], capture_output=True, text=True, check=True)
-    return any(line.strip() == needle for line in ps.stdout.splitlines())
 
 
 def last_messages(lab_server: LabServer) -> list[object]:
@@ -72,7 +67,7 @@ def test_interrupt_while_waiting_for_an_approval(lab_page: Page, lab_server: Lab
 
 
 def test_interrupt_during_a_shell_command_kills_it(lab_page: Page, lab_server: LabServer) -> None:
-    command = "sleep 30.5"
+    command = next(unique_sleeps())
     script = {"responses": [
         {"content": [{"type": "tool_use", "name": "bash", "input": {"command": command}}]},
         {"content": [{"type": "text", "text": "never"}]},
@@ -80,7 +75,7 @@ def test_interrupt_during_a_shell_command_kills_it(lab_page: Page, lab_server: L
     write_notebook(lab_server.root, "bash.ipynb", script, "--yes wait")
     open_and_run(lab_page, lab_server, "bash.ipynb")
     deadline = time.monotonic() + 60
-    while not sleeping(command):
+    while not processes_running(command):
         assert time.monotonic() < deadline, "the command never started"
         time.sleep(0.1)
     took = lab_page.evaluate(INTERRUPT_AND_TIME)
@@ -88,9 +83,9 @@ def test_interrupt_during_a_shell_command_kills_it(lab_page: Page, lab_server: L
     # The group gets SIGTERM as the turn ends; on a loaded machine the process table may
     # show it a moment longer.
     gone_by = time.monotonic() + 1.0
-    while sleeping(command) and time.monotonic() < gone_by:
+    while processes_running(command) and time.monotonic() < gone_by:
         time.sleep(0.05)
-    assert not sleeping(command)
+    assert not processes_running(command)
     body_has(lab_page, "Interrupted")
     shot(lab_page, "interrupt_during_bash")
 
