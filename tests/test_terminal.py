@@ -1,4 +1,5 @@
-"""Terminal IPython under a pseudo-terminal: plain text printed once, approvals at a prompt."""
+"""Terminal IPython and `jupyter console` under a pseudo-terminal: plain text printed once,
+approvals at a prompt."""
 
 from __future__ import annotations
 
@@ -13,19 +14,23 @@ import pytest
 
 from larik_jupyter.notebook.terminal import parse_answer
 
-IPYTHON = Path(sys.executable).parent / "ipython"
+BIN = Path(sys.executable).parent
+# Terminal IPython runs the agent in its own process; `jupyter console` (prompt_toolkit, as a
+# user has it) in a kernel, which tells the console apart by its is_complete requests.
+FRONT_ENDS = {
+    "ipython": [str(BIN / "ipython"), "--simple-prompt", "--no-banner", "--colors=NoColor"],
+    "jupyter console": [str(BIN / "jupyter"), "console", "--ZMQTerminalInteractiveShell.banner=", "--colors=NoColor"],
+}
 PROMPT = r"In \[\d+\]: "
 QUESTION = r"\[y\]es once / \[a\]lways / \[n\]o, reason: "
 HTML_TAG = re.compile(r"</?(details|summary|code|sub|b|i|pre|div|span|table|tr|td|ul|li|p)\b[^>]*>")
 
 
-@pytest.fixture
-def ipython(project: Path) -> Iterator[pexpect.spawn]:
+@pytest.fixture(params=list(FRONT_ENDS))
+def ipython(project: Path, request: pytest.FixtureRequest) -> Iterator[pexpect.spawn]:
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p), "TERM": "dumb"}
-    child = pexpect.spawn(
-        str(IPYTHON), ["--simple-prompt", "--no-banner", "--colors=NoColor"],
-        cwd=str(project), env=env, encoding="utf-8", timeout=60,
-    )
+    command, *args = FRONT_ENDS[request.param]
+    child = pexpect.spawn(command, args, cwd=str(project), env=env, encoding="utf-8", timeout=60)
     child.expect(PROMPT)
     child.sendline("%load_ext larik_jupyter")
     child.expect(PROMPT)

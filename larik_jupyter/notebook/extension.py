@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 from larik_jupyter.notebook.async_cells import install_transformers
 from larik_jupyter.notebook.bridge import Bridge
 from larik_jupyter.notebook.capture import KernelCapture
+from larik_jupyter.notebook.consoles import watch_consoles
 from larik_jupyter.notebook.magics import LarikMagics
 from larik_jupyter.notebook.warmup import Warmup
 
@@ -38,6 +39,7 @@ def load(ipython: Any) -> None:
     if getattr(ipython, "kernel", None) is not None:
         magics.bridge = Bridge(blocked=lambda: magics.pump.running)
         magics.bridge.register()
+        watch_consoles(ipython.kernel)
     ipython.register_magics(magics)
     install_transformers(ipython)
     if _warmup is None:  # once per kernel: a reload keeps the first load's background work

@@ -1,5 +1,5 @@
-"""A turn in terminal IPython: no HTML, no widgets, so plain text printed once and approvals
-asked at a terminal prompt."""
+"""A turn in a text front end (terminal IPython, `jupyter console`): no HTML, no widgets, so
+plain text printed once and approvals asked at a terminal prompt."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from typing import Any
 from larik_jupyter.agent import events as ae
 from larik_jupyter.agent.permissions import PermissionAnswer, PermissionRequest
 from larik_jupyter.agent.textlog import TextLog
+from larik_jupyter.notebook.consoles import console_asking
 from larik_jupyter.notebook.pump import MainThreadPump
 
 QUESTION = "[y]es once / [a]lways / [n]o, reason: "
@@ -16,9 +17,11 @@ _DECISIONS = {"y": "allow", "yes": "allow", "a": "always", "always": "always", "
 
 
 def is_terminal(shell: Any) -> bool:
-    """Whether `shell` is terminal IPython, which shows only text (checked by class, so no
-    prompt_toolkit import in a kernel)."""
-    return any(cls.__module__.startswith("IPython.terminal.") for cls in type(shell).__mro__)
+    """Whether `shell` shows only text: terminal IPython (checked by class, so no
+    prompt_toolkit import in a kernel) or a kernel whose running request came from a console."""
+    if any(cls.__module__.startswith("IPython.terminal.") for cls in type(shell).__mro__):
+        return True
+    return console_asking(shell)
 
 
 def parse_answer(text: str) -> PermissionAnswer | None:

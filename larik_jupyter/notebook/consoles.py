@@ -1,0 +1,47 @@
+"""Telling console clients of a kernel (`jupyter console`, qtconsole) from notebook ones."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+class ConsoleClients:
+    """The client sessions that sent this kernel an `is_complete_request`.
+
+    Console front ends (`jupyter console`, qtconsole) ask it on every Enter, to know whether
+    the input is complete; notebook front ends and nbclient never do. So a request from one
+    of these sessions comes from a console that shows text, which no setting has to say.
+    """
+
+    def __init__(self, kernel: Any) -> None:
+        self.kernel = kernel
+        self.sessions: set[str] = set()
+        answer = kernel.shell_handlers.get("is_complete_request")
+        if answer is None:
+            return
+
+        async def noting(stream: Any, ident: Any, parent: dict[str, Any]) -> Any:
+            self.sessions.add(str(parent.get("header", {}).get("session", "")))
+            return await answer(stream, ident, parent)
+
+        kernel.shell_handlers["is_complete_request"] = noting
+
+    def asking(self) -> bool:
+        """Whether the request running now came from a console."""
+        header = self.kernel.get_parent("shell").get("header", {})
+        return str(header.get("session", "")) in self.sessions
+
+
+_consoles: ConsoleClients | None = None
+
+
+def console_asking(shell: Any) -> bool:
+    """Whether the request `shell`'s kernel is running came from a console."""
+    return _consoles is not None and _consoles.kernel is getattr(shell, "kernel", None) and _consoles.asking()
+
+
+def watch_consoles(kernel: Any) -> None:
+    """Start noting console clients of `kernel` (once per kernel: a reload keeps the first)."""
+    global _consoles
+    if _consoles is None or _consoles.kernel is not kernel:
+        _consoles = ConsoleClients(kernel)
