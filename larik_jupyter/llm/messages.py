@@ -61,11 +61,21 @@ class ToolResultBlock(_Model):
     subagent: dict[str, Any] | None = None
     hooks: list[str] | None = None
 
-    def text(self) -> str:
-        """The result's text (the text blocks of a list content, joined)."""
+    def text(self, image: str | None = None) -> str:
+        """The result's text: the blocks of a list content joined by lines, an image as the
+        `image` placeholder (left out when None), any other block as `[type omitted]`."""
         if isinstance(self.content, str):
             return self.content
-        return "\n".join(b.text for b in self.content if isinstance(b, TextBlock))
+        parts = []
+        for b in self.content:
+            if isinstance(b, TextBlock):
+                parts.append(b.text)
+            elif isinstance(b, ImageBlock):
+                if image is not None:
+                    parts.append(image)
+            else:
+                parts.append(f"[{b.type} omitted]")
+        return "\n".join(parts)
 
 
 ContentBlock = Annotated[

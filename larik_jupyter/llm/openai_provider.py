@@ -55,18 +55,8 @@ def _image_part(block: ImageBlock) -> dict[str, Any]:
 
 
 def _result_text(block: ToolResultBlock) -> str:
-    if isinstance(block.content, str):
-        text = block.content
-    else:
-        # Chat completions accept only text in tool messages; images follow as a user message.
-        text = "\n".join(
-            b.text
-            if isinstance(b, TextBlock)
-            else "[image: in the next user message]"
-            if isinstance(b, ImageBlock)
-            else f"[{b.type} omitted]"
-            for b in block.content
-        )
+    # Chat completions accept only text in tool messages; images follow as a user message.
+    text = block.text(image="[image: in the next user message]")
     return f"Error: {text}" if block.is_error else text
 
 

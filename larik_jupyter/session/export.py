@@ -37,31 +37,18 @@ def code_fence(text: str, lang: str = "") -> str:
     return f"{fence}{lang}\n{text}\n{fence}"
 
 
-def _result_text(block: ToolResultBlock) -> str:
-    if isinstance(block.content, str):
-        return block.content
-    parts = []
-    for inner in block.content:
-        if isinstance(inner, TextBlock):
-            parts.append(inner.text)
-        elif isinstance(inner, ImageBlock):
-            parts.append("[image]")
-        else:
-            parts.append(json.dumps(inner.to_json(), ensure_ascii=False))
-    return "\n".join(parts)
-
-
 def _render_result(block: ToolResultBlock, call: ToolUseBlock | None) -> str:
     """A tool result; a plan update shows its checklist and a skill load says so."""
+    body = code_fence(block.text(image="[image]"))
     if call is not None and not block.is_error:
         if call.name == TODO_WRITE:
             todos = plan_of(call.input)
             if todos is not None:
                 return f"**Plan updated** for `{block.tool_use_id}` · {progress(todos)}\n\n{checklist(todos)}"
         elif call.name == SKILL_TOOL and isinstance(name := call.input.get("name"), str):
-            return f"**Tool result** for `{block.tool_use_id}`: loaded skill {name}\n\n{code_fence(_result_text(block))}"
+            return f"**Tool result** for `{block.tool_use_id}`: loaded skill {name}\n\n{body}"
     label = "**Tool error**" if block.is_error else "**Tool result**"
-    return f"{label} for `{block.tool_use_id}`\n\n{code_fence(_result_text(block))}"
+    return f"{label} for `{block.tool_use_id}`\n\n{body}"
 
 
 def image_markdown(block: ImageBlock) -> str:
