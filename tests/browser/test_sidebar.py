@@ -63,6 +63,13 @@ def test_sidebar_lists_tree_transcript_and_acts_on_a_session(
     expect(
         page.locator(f"{node(page, parent.stem)} .jp-larik-children {node(page, child.stem)}")
     ).to_be_visible(timeout=20_000)
+    # It reads by prompt number, and says it has no prompt of its own yet.
+    branch_row = page.locator(f"{node(page, child.stem)} > .jp-larik-row")
+    expect(branch_row.locator(".jp-larik-no-prompt")).to_have_text("No prompt yet")
+    expect(branch_row.locator(".jp-larik-meta")).to_have_text(f"{child.stem} · branched after prompt 1")
+    expect(page.locator(f"{node(page, parent.stem)} > .jp-larik-row .jp-larik-meta")).to_have_text(
+        f"{parent.stem} · 2 prompts"
+    )
 
     # Search by prompt text.
     page.fill(".jp-larik-search", "SUMMARISE")  # a later prompt, only in the parent (fork at 4)
