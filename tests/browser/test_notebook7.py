@@ -8,9 +8,9 @@ from typing import TYPE_CHECKING
 
 import nbformat
 from playwright.sync_api import Browser, expect
-from tests.session_helpers import make_session
 
 from tests.browser.conftest import ARTIFACTS
+from tests.session_helpers import make_session
 
 if TYPE_CHECKING:
     from tests.browser.conftest import LabServer
