@@ -1,6 +1,7 @@
-"""The quickstart in a real JupyterLab, light and dark: every output screenshotted into
-tests/browser/artifacts/quickstart_<theme>_<cell>.png, its visible text checked, and the fork
-tree's current row readable (its text and background contrast as WCAG AA asks)."""
+"""The quickstart in a real JupyterLab, light and dark: every output, each approval and the
+sidebar screenshotted into tests/browser/artifacts/quickstart_<theme>_*.png, their visible
+text checked, and the fork tree's current row and the sidebar's selected row readable (text
+on background contrast of at least 4.5, WCAG AA; a diff line's colour at least 3)."""
 
 from __future__ import annotations
 
@@ -132,3 +133,20 @@ def test_quickstart_screens(lab_page: Page, lab_server: LabServer, theme: str) -
     ratio = contrast(colours["text"], colours["background"])
     assert ratio >= 4.5, f"the current tree row's text is hard to read on {theme}: {colours}, ratio {ratio:.2f}"
     page.screenshot(path=str(ARTIFACTS / f"quickstart_{theme}_page.png"))
+
+    # The sidebar on the same theme: the selected session's row and its undoable turn's diff.
+    page.click('li[data-id="larik-sessions"]')
+    sidebar = page.locator("#larik-sessions")
+    root_row = sidebar.locator(".jp-larik-tree > .jp-larik-node > .jp-larik-row").first
+    root_row.click()
+    expect(root_row.locator(".jp-larik-meta")).to_contain_text("2 prompts")
+    turn = sidebar.locator(".jp-larik-turn").first
+    expect(turn.locator("summary")).to_have_text("Prompt 1: larik_demo.txt", timeout=20_000)
+    turn.locator("summary").click()
+    added = turn.locator(".jp-larik-diff-add").first
+    expect(added).to_be_visible()
+    sidebar.screenshot(path=str(ARTIFACTS / f"quickstart_{theme}_sidebar.png"))
+    for element, floor in ((root_row.locator(".jp-larik-prompt-text"), 4.5), (added, 3.0)):
+        colours = page.evaluate(SHOWN_COLOURS, element.element_handle())
+        ratio = contrast(colours["text"], colours["background"])
+        assert ratio >= floor, f"sidebar text hard to read on {theme}: {colours}, ratio {ratio:.2f}"
