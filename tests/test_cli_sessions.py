@@ -9,9 +9,10 @@ import sys
 from pathlib import Path
 
 import pytest
-from session_helpers import digest, make_session
+from session_helpers import add_turn, digest, make_session
 
 from larik_jupyter.cli import main
+from larik_jupyter.session.store import Session
 
 
 def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
@@ -72,7 +73,7 @@ def test_fork_rewind_tree_and_rm(tmp_path: Path, capsys: pytest.CaptureFixture[s
     roots = json.loads(out)
     assert [r["id"] for r in roots] == [src.stem] and len(roots[0]["children"]) == 2
     code, out, _ = run(capsys, "tree", "--cwd", str(tmp_path))
-    assert f"{new_id} (fork at message 4)" in out and "1. [0] prompt 1" in out
+    assert f"{new_id} (branched after prompt 1) (no prompt yet)" in out and "  1. prompt 1\n" in out
     code, out, _ = run(capsys, "rm", new_id)
     assert code == 0 and not Path(new_path).exists()
 
@@ -93,3 +94,36 @@ def test_python_dash_m_help_lists_the_session_commands() -> None:
     assert result.returncode == 0
     for command in ("ls", "show", "export", "check", "fork", "rewind", "rm", "tree"):
         assert command in result.stdout
+
+
+def test_branches_read_by_prompt_number_and_say_when_their_source_is_gone(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    src = make_session(tmp_path, 2)  # prompts at messages 0 and 4
+    code, out, _ = run(capsys, "fork", str(src), "--at", "4")
+    branch_id, branch_path = out.splitlines()
+    with Session.open(branch_path) as session:
+        add_turn(session, "a different second prompt", 3)
+    code, out, _ = run(capsys, "fork", str(src), "--at", "0")
+    empty_id = out.splitlines()[0]
+
+    code, out, _ = run(capsys, "tree", "--cwd", str(tmp_path))
+    assert f"{branch_id} (branched after prompt 1)\n" in out
+    assert "  2. a different second prompt" in out and out.count("1. prompt 1") == 1
+    assert f"{empty_id} (branched at the start) (no prompt yet)" in out and "message" not in out
+    code, out, _ = run(capsys, "ls", "--cwd", str(tmp_path))
+    assert f"branched after prompt 1 of {src.stem}" in out and "@" not in out
+    code, out, _ = run(capsys, "ls", "--cwd", str(tmp_path), "--json")
+    assert {i["id"]: i["fork_prompt"] for i in json.loads(out)} == {src.stem: None, branch_id: 1, empty_id: 0}
+    code, out, _ = run(capsys, "show", branch_id)
+    assert f"- Forked from `{src.stem}` after prompt 1\n" in out
+
+    run(capsys, "rm", src.stem)
+    code, out, _ = run(capsys, "tree", "--cwd", str(tmp_path))
+    assert f"{branch_id} (branched after prompt 1 of {src.stem}, which was deleted)" in out
+    code, out, _ = run(capsys, "tree", "--cwd", str(tmp_path), "--json")
+    assert {n["id"]: (n["fork_prompt"], n["parent_deleted"]) for n in json.loads(out)} == {
+        branch_id: (1, True), empty_id: (0, True)
+    }
+    code, out, _ = run(capsys, "ls", "--cwd", str(tmp_path))
+    assert f"branched at the start of {src.stem}, which was deleted" in out

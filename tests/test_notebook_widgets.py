@@ -12,7 +12,7 @@ def _request() -> PermissionRequest:
 def test_clicking_allow_resolves_the_ask_once() -> None:
     answers: list[PermissionAnswer] = []
     card = ApprovalWidget(_request(), answers.append)
-    assert "bash: ls" in card.header.value and "$ ls" in card.header.value
+    assert "Allow bash?" in card.header.value and card.header.value.count("ls") == 1
     card.allow_button.click()
     card.deny_button.click()
     assert answers == [PermissionAnswer("allow")]
@@ -78,3 +78,27 @@ def test_one_coloured_diff_rendering_in_approvals_and_the_transcript() -> None:
     assert shown in render_tool(ToolPart(id="1", summary="edit: x.py", status="done", diff=diff))
     assert '<span class="larik-diff-add" style="color: var(--jp-success-color1, #2e7d32)">+x = 2</span>' in shown
     assert '<span class="larik-diff-del" style="color: var(--jp-error-color1, #c62828)">-x = 1</span>' in shown
+
+
+def test_a_python_approval_shows_its_code_once(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from larik_jupyter.agent import events as ae
+    from larik_jupyter.agent.preview import preview_change
+    from larik_jupyter.agent.summary import summarize_call
+    from larik_jupyter.notebook.view import TranscriptView
+    from tests.agent_helpers import make_env
+
+    code = "total = sales['revenue'].sum()"
+    call = {"code": code}
+    summary = summarize_call("python", call)
+    view = TranscriptView()
+    view.handle(ae.ToolRequested("t1", "python", call, summary))
+    view.handle(ae.PermissionAsked("t1", "python", summary))
+    detail = preview_change(make_env(tmp_path), "python", call)
+    card = ApprovalWidget(PermissionRequest("t1", "python", call, summary, detail), lambda a: None)
+    shown = view.markdown() + card.header.value
+    assert shown.count("total = sales") == 1 and "Allow python?" in card.header.value
+    assert "Waiting for your approval of python" in view.markdown()
+    card.allow_button.click()
+    view.handle(ae.PermissionAnswered("t1", "allow"))
+    view.handle(ae.ToolStarted("t1", "python", summary))
+    assert "total = sales" in view.markdown()  # once answered, the row names the code again

@@ -76,10 +76,12 @@ async def test_lists_sessions_of_the_server_root_with_fork_tree(jp_fetch: Any, r
     assert by_id[parent.stem]["message_count"] == 4
     assert by_id[child.stem]["fork_of"] == parent.stem
     assert by_id[child.stem]["fork_at"] == 2
+    assert by_id[child.stem]["fork_prompt"] == 1 and by_id[parent.stem]["fork_prompt"] is None
     [tree] = listing["tree"]
     assert tree["id"] == parent.stem
     assert [p["first_line"] for p in tree["prompts"]] == ["build the parser", "add tests"]
     assert [c["id"] for c in tree["children"]] == [child.stem]
+    assert (tree["children"][0]["fork_prompt"], tree["children"][0]["parent_deleted"]) == (1, False)
     assert "path" not in tree
 
     sub = await fetch_json(jp_fetch, params={"cwd": "sub"})

@@ -10,7 +10,7 @@ import pytest
 from larik_jupyter.llm.messages import Message, TextBlock, Usage, user_text
 from larik_jupyter.notebook.widgets.live import live_widgets, refresh_all
 from larik_jupyter.notebook.widgets.tree import ForkTreeWidget, tree_data
-from larik_jupyter.session.catalog import list_sessions
+from larik_jupyter.session.catalog import delete, list_sessions
 from larik_jupyter.session.entry import Entry
 from larik_jupyter.session.store import Session
 from tests.widget_helpers import click, larik, shape, shell_with_magics, talkative
@@ -209,3 +209,23 @@ def test_rewind_here_with_files_lists_them_first_then_restores_them(project: Pat
     assert "y" not in shell.user_ns and magics.agent.session_id != source
     assert sent[-1] == {"type": "insert_cell", "code": "%%larik\nsecond"}
     assert "restored its files" in tree.status
+
+
+def test_tree_names_empty_branches_and_branches_whose_source_was_deleted(project: Path, tmp_path: Path) -> None:
+    shell, magics, source = three_prompts(project, tmp_path)
+    widget = ForkTreeWidget(magics.session)
+    after_two = widget.fork_here(source, 2).stem
+    widget.rewind_here(source, 1)  # before the first prompt: a branch with no prompt yet
+    at_start = magics.agent.session_id  # type: ignore[union-attr]
+    text = widget.static_text()
+    assert f"{after_two} branched after prompt 2 (no prompt yet)" in text
+    assert f"{at_start} branched at the start (no prompt yet) (current)" in text
+    assert f"{source} (no prompt yet)" not in text and "message" not in text
+
+    delete(source, project)
+    refresh_all()
+    roots = {root["id"]: root for root in widget.tree["roots"]}
+    assert set(roots) == {after_two, at_start}
+    assert roots[after_two]["parent_deleted"] and roots[after_two]["fork_prompt"] == 2
+    assert roots[after_two]["branch"] == f"branched after prompt 2 of {source}, which was deleted"
+    assert f"<i>branched at the start of {source}, which was deleted</i> <i>(no prompt yet)</i>" in widget.static_html()

@@ -11,6 +11,7 @@ export interface ISessionInfo {
   message_count: number;
   fork_of: string | null;
   fork_at: number | null;
+  fork_prompt?: number | null;
   size: number;
   error: string | null;
   delete_token: string;
@@ -24,6 +25,11 @@ export interface IPromptInfo {
 
 export interface ITreeNode {
   id: string;
+  fork_of?: string | null;
+  /** A branch's last prompt shared with its source (0: before the first). */
+  fork_prompt?: number | null;
+  /** The branch's source is no longer among the directory's sessions. */
+  parent_deleted?: boolean;
   prompts: IPromptInfo[];
   children: ITreeNode[];
 }

@@ -1,9 +1,10 @@
 /**
  * larik-jupyter: the "Larik sessions" sidebar, its commands, and the `window.larikJupyter` hook.
  */
-import { ILabShell, JupyterFrontEnd, JupyterFrontEndPlugin } from '@jupyterlab/application';
+import { JupyterFrontEnd, JupyterFrontEndPlugin } from '@jupyterlab/application';
 import { Dialog, ICommandPalette, showDialog, showErrorMessage } from '@jupyterlab/apputils';
 import { IDefaultFileBrowser } from '@jupyterlab/filebrowser';
+import { PathExt } from '@jupyterlab/coreutils';
 import { INotebookTracker } from '@jupyterlab/notebook';
 import { IRenderMimeRegistry } from '@jupyterlab/rendermime';
 import { listIcon } from '@jupyterlab/ui-components';
@@ -42,13 +43,12 @@ const plugin: JupyterFrontEndPlugin<void> = {
   description: 'Browse larik_jupyter agent sessions in a sidebar.',
   autoStart: true,
   requires: [INotebookTracker, IRenderMimeRegistry],
-  optional: [ICommandPalette, ILabShell, IDefaultFileBrowser],
+  optional: [ICommandPalette, IDefaultFileBrowser],
   activate: (
     app: JupyterFrontEnd,
     tracker: INotebookTracker,
     rendermime: IRenderMimeRegistry,
     palette: ICommandPalette | null,
-    labShell: ILabShell | null,
     browser: IDefaultFileBrowser | null
   ) => {
     window.larikJupyter = { insertCellBelow: (code: string) => insertCellBelow(tracker, code) };
@@ -58,12 +58,23 @@ const plugin: JupyterFrontEndPlugin<void> = {
     const panel = new SessionsPanel(app.commands, rendermime);
     panel.title.icon = listIcon;
     app.shell.add(panel, 'left', { rank: 600 });
+    // The sidebar lists the sessions of the folder the user is in: the open notebook's (its
+    // kernel's working directory), else the file browser's. Notebook 7 opens a notebook in a
+    // page of its own whose file browser stays at the server root, so the notebook decides.
+    const followNotebook = () => {
+      const current = tracker.currentWidget;
+      if (current) {
+        panel.cwd = PathExt.dirname(current.context.path);
+      }
+    };
     if (browser) {
       panel.cwd = browser.model.path;
       browser.model.pathChanged.connect((_, change) => {
         panel.cwd = change.newValue ?? '';
       });
     }
+    tracker.currentChanged.connect(followNotebook);
+    followNotebook();
 
     const target = (args: { id?: unknown }): string | null =>
       typeof args.id === 'string' ? args.id : panel.selected;
@@ -71,11 +82,8 @@ const plugin: JupyterFrontEndPlugin<void> = {
 
     app.commands.addCommand(CommandIDs.show, {
       label: 'Show Larik Sessions',
-      execute: () => {
-        if (labShell) {
-          labShell.activateById(panel.id);
-        }
-      }
+      // Every shell (JupyterLab's, Notebook 7's) opens its side panel for the widget.
+      execute: () => app.shell.activateById(panel.id)
     });
     app.commands.addCommand(CommandIDs.refresh, {
       label: 'Refresh Larik Sessions',

@@ -19,6 +19,16 @@ function shortTime(time: string): string {
   return isNaN(date.getTime()) ? time : date.toLocaleString();
 }
 
+/** Where a branch came from, by prompt number (as `fork_label` in session/branch.py). */
+function forkLabel(node: api.ITreeNode): string {
+  if (!node.fork_of) {
+    return '';
+  }
+  const where = node.fork_prompt ? `after prompt ${node.fork_prompt}` : 'at the start';
+  const deleted = node.parent_deleted ? ` of ${node.fork_of}, which was deleted` : '';
+  return `branched ${where}${deleted}`;
+}
+
 /** The sidebar widget. `cwd` is relative to the server root ('' is the root). */
 export class SessionsPanel extends Widget {
   private _cwd = '';
@@ -140,18 +150,15 @@ export class SessionsPanel extends Widget {
     await this.showDetail();
   }
 
-  /** Every prompt line of every session in the tree, by session id. */
-  private promptIndex(): Map<string, string[]> {
-    const index = new Map<string, string[]>();
+  /** Every session of the tree by id. */
+  private treeNodes(): Map<string, api.ITreeNode> {
+    const nodes = new Map<string, api.ITreeNode>();
     const visit = (node: api.ITreeNode) => {
-      index.set(
-        node.id,
-        node.prompts.map(p => p.first_line.toLowerCase())
-      );
+      nodes.set(node.id, node);
       node.children.forEach(visit);
     };
     this._list?.tree.forEach(visit);
-    return index;
+    return nodes;
   }
 
   private renderTree(): void {
@@ -165,14 +172,15 @@ export class SessionsPanel extends Widget {
     }
     const query = this._search.value.trim().toLowerCase();
     if (query) {
-      const prompts = this.promptIndex();
+      const nodes = this.treeNodes();
       const hits = this._list.sessions.filter(
         s =>
           s.first_prompt.toLowerCase().includes(query) ||
-          (prompts.get(s.id) ?? []).some(line => line.includes(query))
+          (nodes.get(s.id)?.prompts ?? []).some(p => p.first_line.toLowerCase().includes(query))
       );
       for (const info of hits) {
-        this._tree.appendChild(this.renderNode({ id: info.id, prompts: [], children: [] }));
+        const node = nodes.get(info.id) ?? { id: info.id, prompts: [], children: [] };
+        this._tree.appendChild(this.renderNode({ ...node, children: [] }));
       }
       if (hits.length === 0) {
         this._tree.appendChild(element('li', 'jp-larik-empty', 'No prompt matches.'));
@@ -192,12 +200,24 @@ export class SessionsPanel extends Widget {
     if (node.id === this._selected) {
       row.classList.add('jp-mod-selected');
     }
-    row.appendChild(element('span', 'jp-larik-prompt-text', info?.first_prompt || '(no prompt)'));
-    const fork = info?.fork_of ? ` · fork at ${info.fork_at}` : '';
-    row.appendChild(
-      element('span', 'jp-larik-meta', `${node.id} · ${info?.message_count ?? 0} msgs${fork}`)
-    );
-    row.title = info ? `${info.first_prompt}\n${shortTime(info.time)}` : node.id;
+    // A branch is named by its own first prompt; the prompts it copied belong to its source.
+    const shared = node.fork_prompt ?? 0;
+    const own = node.prompts.slice(shared);
+    if (own.length) {
+      row.appendChild(element('span', 'jp-larik-prompt-text', own[0].first_line));
+    } else {
+      row.appendChild(element('span', 'jp-larik-prompt-text jp-larik-no-prompt', 'No prompt yet'));
+    }
+    const parts = [node.id];
+    if (own.length) {
+      parts.push(own.length === 1 ? '1 prompt' : `${own.length} prompts`);
+    }
+    const branch = forkLabel(node);
+    if (branch) {
+      parts.push(branch);
+    }
+    row.appendChild(element('span', 'jp-larik-meta', parts.join(' · ')));
+    row.title = [own[0]?.first_line, info ? shortTime(info.time) : node.id].filter(Boolean).join('\n');
     if (info?.error) {
       row.appendChild(element('span', 'jp-larik-error', 'damaged: ' + info.error));
     }

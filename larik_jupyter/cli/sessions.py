@@ -32,8 +32,10 @@ def _cmd_ls(args: argparse.Namespace) -> int:
     if not items:
         print(f"No sessions for {os.path.abspath(args.cwd or os.getcwd())}.")
         return 0
+    ids = {i.id for i in items}
     for i in items:
-        fork = f"  fork of {i.fork_of}@{i.fork_at}" if i.fork_of else ""
+        label = branch.fork_label(i.fork_of, i.fork_prompt, i.fork_of not in ids, name_source=True)
+        fork = f"  {label}" if label else ""
         damage = "  DAMAGED (run `larik-jupyter check`)" if i.error else ""
         cost = f"  ${i.cost:.2f}" if i.cost else ""
         print(f"{i.id}  {i.message_count:>5} msgs  {i.size / 1024:>8.1f} KB{cost}{fork}{damage}  {i.first_prompt or ''}")
@@ -111,13 +113,19 @@ def _cmd_rm(args: argparse.Namespace) -> int:
 
 def _print_tree(nodes: list[branch.TreeNode], indent: str = "") -> None:
     for node in nodes:
-        at = f" (fork at message {node.fork_at})" if node.fork_of else ""
+        label = branch.fork_label(node.fork_of, node.fork_prompt, node.parent_deleted)
+        shared = node.fork_prompt or 0  # the copied prompts are listed once, under the source
         flags = "".join(
-            [" [interrupted]" if node.interrupted else "", " [damaged]" if node.error else ""]
+            [
+                f" ({label})" if label else "",
+                " (no prompt yet)" if len(node.prompts) == shared else "",
+                " [interrupted]" if node.interrupted else "",
+                " [damaged]" if node.error else "",
+            ]
         )
-        print(f"{indent}{node.id}{at}{flags}")
-        for n, prompt in enumerate(node.prompts, 1):
-            print(f"{indent}  {n}. [{prompt.index}] {prompt.first_line}")
+        print(f"{indent}{node.id}{flags}")
+        for n, prompt in enumerate(node.prompts[shared:], shared + 1):
+            print(f"{indent}  {n}. {prompt.first_line}")
         _print_tree(node.children, indent + "    ")
 
 

@@ -7,7 +7,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from larik_jupyter.agent.summary import changed_by, summarize_call
+from larik_jupyter.agent.summary import asked_label, changed_by, summarize_call
 from larik_jupyter.llm.messages import (
     ImageBlock,
     Message,
@@ -153,7 +153,8 @@ def render_tool(part: ToolPart) -> str:
         head = f"loaded skill {_escape(part.skill)}"
         return f"<details><summary>{head}</summary>\n\n{body}\n\n</details>"
     duration = f" · {part.seconds:.1f}s" if part.seconds is not None else ""
-    head = f"{_MARKS.get(part.status, '·')} <code>{_escape(part.summary)}</code>{duration}"
+    label = asked_label(part.name, part.summary) if part.status == "asking" else part.summary
+    head = f"{_MARKS.get(part.status, '·')} <code>{_escape(label)}</code>{duration}"
     # A file tool's language-server diagnostics go under its diff, outside the fold.
     output, diagnostics = part.output, ""
     if part.diff:

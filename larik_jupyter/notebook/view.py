@@ -8,6 +8,7 @@ from typing import Any
 from IPython.display import display
 
 from larik_jupyter.agent import events as ae
+from larik_jupyter.agent.summary import asked_label
 from larik_jupyter.agent.textlog import format_cost
 from larik_jupyter.notebook.render import (
     NoticePart,
@@ -111,7 +112,7 @@ class TranscriptView:
             self._plan_finished(event, self._plan_calls.pop(event.id))
         elif isinstance(event, ae.PermissionAsked):
             self._set_tool(event.id, "asking")
-            self.status = f"Waiting for your approval of {event.summary}"
+            self.status = f"Waiting for your approval of {asked_label(event.name, event.summary)}"
         elif isinstance(event, ae.PermissionAnswered) and event.decision == "deny":
             self._set_tool(event.id, "denied")
         elif isinstance(event, ae.ToolStarted):

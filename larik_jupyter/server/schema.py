@@ -18,6 +18,7 @@ class SessionOut(BaseModel):
     message_count: int
     fork_of: str | None = None
     fork_at: int | None = None
+    fork_prompt: int | None = None  # a branch's last prompt shared with its source: what people read
     size: int
     error: str | None = None
     delete_token: str
@@ -29,6 +30,8 @@ class TreeNodeOut(BaseModel):
     id: str
     fork_of: str | None = None
     fork_at: int | None = None
+    fork_prompt: int | None = None
+    parent_deleted: bool = False
     prompts: list[PromptInfo] = []
     interrupted: str | None = None
     compactions: list[int] = []

@@ -35,6 +35,7 @@ def session_list(root_dir: str, cwd: Path, tokens: DeleteTokens) -> SessionList:
             message_count=info.message_count,
             fork_of=info.fork_of,
             fork_at=info.fork_at,
+            fork_prompt=info.fork_prompt,
             size=info.size,
             error=info.error,
             delete_token=tokens.token(Path(info.path)),

@@ -159,17 +159,33 @@ class PromptInfo(BaseModel):
 
 
 class TreeNode(BaseModel):
-    """One session in a working directory's fork tree."""
+    """One session in a working directory's fork tree. A branch carries `fork_prompt` (the
+    last prompt it shares with its source, 0 before the first) and `parent_deleted` when its
+    source is no longer among the directory's sessions (it is then a root)."""
 
     id: str
     path: str
     fork_of: str | None = None
     fork_at: int | None = None
+    fork_prompt: int | None = None
+    parent_deleted: bool = False
     prompts: list[PromptInfo] = Field(default_factory=list)
     interrupted: str | None = None
     compactions: list[int] = Field(default_factory=list)
     error: str | None = None
     children: list[TreeNode] = Field(default_factory=list)
+
+
+def fork_label(
+    fork_of: str | None, fork_prompt: int | None, parent_deleted: bool = False, *, name_source: bool = False
+) -> str | None:
+    """How people read where a branch came from: by prompt number ("branched after prompt 3"),
+    naming the source when asked or when it was deleted; None for a session that is no branch."""
+    if fork_of is None:
+        return None
+    where = f"after prompt {fork_prompt}" if fork_prompt else "at the start"
+    source = f" of {fork_of}" if name_source or parent_deleted else ""
+    return f"branched {where}{source}" + (", which was deleted" if parent_deleted else "")
 
 
 def _node(path: Path) -> TreeNode:
@@ -179,6 +195,7 @@ def _node(path: Path) -> TreeNode:
         path=str(s.path),
         fork_of=s.meta.fork_of if s.meta else None,
         fork_at=s.meta.fork_at if s.meta else None,
+        fork_prompt=s.fork_prompt,
         prompts=[PromptInfo(index=p.index, first_line=p.first_line, time=p.time) for p in s.prompts],
         interrupted=s.interrupted,
         compactions=list(s.compactions),
@@ -194,5 +211,6 @@ def fork_tree(cwd: str | os.PathLike[str]) -> list[TreeNode]:
     roots: list[TreeNode] = []
     for node in nodes.values():
         parent = nodes.get(node.fork_of) if node.fork_of else None
+        node.parent_deleted = bool(node.fork_of) and parent is None
         (parent.children if parent is not None and parent is not node else roots).append(node)
     return roots

@@ -27,7 +27,8 @@ class DeleteRefusedError(LarikError):
 
 
 class SessionInfo(BaseModel):
-    """One line of a session listing. `error` is set when the file is damaged."""
+    """One line of a session listing. `error` is set when the file is damaged; a branch's
+    `fork_prompt` is the last prompt it shares with its source."""
 
     id: str
     path: str
@@ -36,6 +37,7 @@ class SessionInfo(BaseModel):
     message_count: int = 0
     fork_of: str | None = None
     fork_at: int | None = None
+    fork_prompt: int | None = None
     size: int = 0
     usage: Usage = Usage()
     cost: float | None = None
@@ -60,6 +62,7 @@ def info(path: str | os.PathLike[str]) -> SessionInfo:
         message_count=s.message_count,
         fork_of=s.meta.fork_of if s.meta else None,
         fork_at=s.meta.fork_at if s.meta else None,
+        fork_prompt=s.fork_prompt,
         usage=s.usage.model_copy(),  # the cached summary's own stays unchanged
         cost=s.cost if s.meta else None,
         interrupted=s.interrupted,

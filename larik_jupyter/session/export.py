@@ -23,6 +23,7 @@ from larik_jupyter.session.entry_list import EntryList
 from larik_jupyter.session.plan import checklist, plan_of, progress
 from larik_jupyter.session.reader import load_entries, session_id_of
 from larik_jupyter.session.state import replay
+from larik_jupyter.session.summary import prompts_before
 from larik_jupyter.session.tool_names import SKILL_TOOL, TODO_WRITE
 
 
@@ -112,7 +113,8 @@ def render_markdown(path: Path, entries: EntryList) -> str:
     if meta.model:
         lines.append(f"- Model: `{':'.join(filter(None, (meta.provider, meta.model)))}`")
     if meta.fork_of:
-        lines.append(f"- Forked from `{meta.fork_of}` at message {meta.fork_at}")
+        shared = prompts_before(state.prompt_indexes, meta.fork_at)
+        lines.append(f"- Forked from `{meta.fork_of}` " + (f"after prompt {shared}" if shared else "at the start"))
     if entries.raw(0).get("time"):
         lines.append(f"- Started: {entries.raw(0)['time']}")
     usage = state.usage

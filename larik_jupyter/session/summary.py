@@ -64,6 +64,21 @@ class SessionSummary:
     compactions: tuple[int, ...] = ()
     error: str | None = None
 
+    @property
+    def fork_prompt(self) -> int | None:
+        """For a branch, the number of the last prompt it shares with its source (0: it
+        branched before the first); None when the session is no branch. Counted in the
+        branch's own copy of the prefix, so it holds after the source is deleted."""
+        if self.meta is None or self.meta.fork_of is None:
+            return None
+        return prompts_before([p.index for p in self.prompts], self.meta.fork_at)
+
+
+def prompts_before(prompt_indexes: list[int], fork_at: int | None) -> int:
+    """How many prompts (by message index) a branch made at message `fork_at` shares with its
+    source: the prompt number people read for a fork point (None: the source's end)."""
+    return sum(1 for index in prompt_indexes if fork_at is None or index < fork_at)
+
 
 def session_time(path: Path) -> str:
     """When a session started: from its id, else its file's modification time."""

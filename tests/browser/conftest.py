@@ -1,8 +1,8 @@
 """Shared browser-test fixtures: a real JupyterLab on 127.0.0.1 and a Playwright chromium page.
 
 Use `lab_server` (a fresh JupyterLab per test, rooted at `lab_server.root`, seeing this test's
-LARIK_DATA_DIR, with the larik_jupyter server extension and the built labextension enabled) and
-`lab_page` (a chromium page with JupyterLab loaded and `window.jupyterapp` exposed). When a
+LARIK_DATA_DIR, with the larik_jupyter server extension and the built labextension enabled;
+`notebook7_server` is the same for Notebook 7) and `lab_page` (a chromium page with JupyterLab loaded and `window.jupyterapp` exposed). When a
 test finishes, a screenshot of its page goes to tests/browser/artifacts/<test>.png.
 """
 
@@ -17,6 +17,7 @@ import time
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -96,11 +97,9 @@ def built_labextension() -> Path:
     return LABEXTENSION_BUILT
 
 
-@pytest.fixture
-def lab_server(
-    tmp_path: Path, built_labextension: Path, larik_dirs: dict[str, Path]
-) -> Iterator[LabServer]:
-    """A fresh JupyterLab rooted at `tmp_path/"work"`, stopped when the test ends."""
+@contextmanager
+def _running_server(tmp_path: Path, built_labextension: Path, app: str) -> Iterator[LabServer]:
+    """A fresh `app` (the module `jupyterlab` or `notebook`) rooted at `tmp_path/"work"`."""
     root = tmp_path / "work"
     root.mkdir()
     settings = tmp_path / "lab-settings"
@@ -125,10 +124,11 @@ def lab_server(
         "JUPYTER_RUNTIME_DIR": str(tmp_path / "jupyter-runtime"),
     }
     port = _free_port()
+    expose = "LabApp" if app == "jupyterlab" else "JupyterNotebookApp"
     command = [
-        sys.executable, "-m", "jupyterlab", "--no-browser", "--ip=127.0.0.1", f"--port={port}",
+        sys.executable, "-m", app, "--no-browser", "--ip=127.0.0.1", f"--port={port}",
         "--ServerApp.token=", "--ServerApp.password=", f"--ServerApp.root_dir={root}",
-        "--LabApp.expose_app_in_browser=True",
+        f"--{expose}.expose_app_in_browser=True",
     ]  # fmt: skip
     if hasattr(os, "geteuid") and os.geteuid() == 0:
         command.append("--allow-root")
@@ -139,7 +139,7 @@ def lab_server(
         deadline = time.monotonic() + 60
         while True:
             if process.poll() is not None:
-                raise RuntimeError(f"JupyterLab exited; see {tmp_path / 'jupyterlab.log'}")
+                raise RuntimeError(f"{app} exited; see {tmp_path / 'jupyterlab.log'}")
             try:
                 server.api("api/status")
                 break
@@ -156,6 +156,24 @@ def lab_server(
             process.kill()
             process.wait()
         log.close()
+
+
+@pytest.fixture
+def lab_server(
+    tmp_path: Path, built_labextension: Path, larik_dirs: dict[str, Path]
+) -> Iterator[LabServer]:
+    """A fresh JupyterLab rooted at `tmp_path/"work"`, stopped when the test ends."""
+    with _running_server(tmp_path, built_labextension, "jupyterlab") as server:
+        yield server
+
+
+@pytest.fixture
+def notebook7_server(
+    tmp_path: Path, built_labextension: Path, larik_dirs: dict[str, Path]
+) -> Iterator[LabServer]:
+    """A fresh Notebook 7 (the `notebook` package's own shell) rooted at `tmp_path/"work"`."""
+    with _running_server(tmp_path, built_labextension, "notebook") as server:
+        yield server
 
 
 @pytest.fixture(scope="module")

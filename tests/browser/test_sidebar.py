@@ -63,6 +63,13 @@ def test_sidebar_lists_tree_transcript_and_acts_on_a_session(
     expect(
         page.locator(f"{node(page, parent.stem)} .jp-larik-children {node(page, child.stem)}")
     ).to_be_visible(timeout=20_000)
+    # It reads by prompt number, and says it has no prompt of its own yet.
+    branch_row = page.locator(f"{node(page, child.stem)} > .jp-larik-row")
+    expect(branch_row.locator(".jp-larik-no-prompt")).to_have_text("No prompt yet")
+    expect(branch_row.locator(".jp-larik-meta")).to_have_text(f"{child.stem} · branched after prompt 1")
+    expect(page.locator(f"{node(page, parent.stem)} > .jp-larik-row .jp-larik-meta")).to_have_text(
+        f"{parent.stem} · 2 prompts"
+    )
 
     # Search by prompt text.
     page.fill(".jp-larik-search", "SUMMARISE")  # a later prompt, only in the parent (fork at 4)
@@ -134,3 +141,14 @@ def test_sidebar_lists_tree_transcript_and_acts_on_a_session(
     expect(page.locator(node(page, child.stem))).to_have_count(0)
     assert not child.exists()
     assert parent.is_file()
+
+    # A branch whose source is deleted becomes a root that says so, by prompt number.
+    orphan = fork(parent)
+    expect(page.locator(node(page, orphan.stem))).to_be_visible(timeout=20_000)
+    page.click(f"{node(page, parent.stem)} > .jp-larik-row")
+    page.click('.jp-larik-action[data-command="larik:delete-session"]')
+    page.click(".jp-Dialog .jp-mod-accept")
+    expect(page.locator(node(page, parent.stem))).to_have_count(0)
+    expect(page.locator(f".jp-larik-tree > {node(page, orphan.stem)} > .jp-larik-row .jp-larik-meta")).to_have_text(
+        f"{orphan.stem} · branched after prompt 2 of {parent.stem}, which was deleted"
+    )

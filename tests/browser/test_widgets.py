@@ -134,7 +134,9 @@ def test_undo_button_restores_the_file_on_disk(
     expect(panel.locator(".larik-diff-del")).to_have_text("-beta\n")
     panel.locator(".larik-undo-button").click()
     expect(panel.locator(".larik-restored")).to_have_text("restored notes.txt")
-    expect(panel.locator(".larik-empty")).to_have_text("No turn of this session changed files.")
+    expect(panel.locator(".larik-empty")).to_have_text(
+        f"No turn of the current session, {session.stem}, changed files."
+    )
     assert (root / "notes.txt").read_text() == "alpha\nbeta\n"
 
 

@@ -9,6 +9,7 @@ from typing import Any
 import ipywidgets as widgets
 
 from larik_jupyter.agent.permissions import PermissionAnswer, PermissionRequest
+from larik_jupyter.agent.summary import asked_label
 from larik_jupyter.notebook.render import diff_html
 from larik_jupyter.notebook.widgets import with_fallback
 
@@ -32,7 +33,8 @@ class ApprovalWidget(widgets.VBox):
             if request.detail.startswith("--- ")
             else f"<pre style='max-height:20em;overflow:auto'>{html.escape(request.detail)}</pre>"
         )
-        self.header = widgets.HTML(f"<b>Allow {html.escape(request.summary)}?</b>{detail}")
+        label = asked_label(request.tool, request.summary)
+        self.header = widgets.HTML(f"<b>Allow {html.escape(label)}?</b>{detail}")
         self.allow_button = widgets.Button(description="Allow once", button_style="success")
         self.always_button = widgets.Button(description="Always allow", button_style="info")
         self.deny_button = widgets.Button(description="Deny", button_style="danger")

@@ -59,6 +59,7 @@ function renderRow(row, current, collapsed, selected) {
     r.appendChild(el("code", "larik-id", n.id));
     r.appendChild(el("span", "larik-meta", [shortTime(n.time), n.model || "", formatCost(n.cost)].filter(Boolean).join(" · ")));
     if (n.id === current) r.appendChild(el("span", "larik-badge larik-badge-current", "current"));
+    if (!n.items.some((item) => item.kind === "prompt")) r.appendChild(el("span", "larik-badge larik-badge-empty", "no prompt yet"));
     if (n.interrupted) r.appendChild(el("span", "larik-badge larik-badge-interrupted", "interrupted")).title = n.interrupted;
     if (n.error) r.appendChild(el("span", "larik-badge larik-badge-error", "damaged")).title = n.error;
   } else if (row.kind === "prompt") {

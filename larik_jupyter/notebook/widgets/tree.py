@@ -17,7 +17,7 @@ from larik_jupyter.checkpoint.store import CheckpointStore, TurnInfo
 from larik_jupyter.errors import LarikError
 from larik_jupyter.notebook.widgets import esm
 from larik_jupyter.notebook.widgets.live import SessionWidget, escape, refresh_all
-from larik_jupyter.session.branch import TreeNode, fork_tree
+from larik_jupyter.session.branch import TreeNode, fork_label, fork_tree
 from larik_jupyter.session.catalog import resolve
 from larik_jupyter.session.summary import summary
 
@@ -62,8 +62,6 @@ def _session(node: TreeNode, counter: list[int]) -> dict[str, Any]:
     children: list[dict[str, Any]] = []
     for child in node.children:
         data = _session(child, counter)
-        shared = sum(1 for p in node.prompts if _shares(child.fork_at, p.index))
-        data["branch"] = f"branched after prompt {shared}" if shared else "branched at the start"
         before = [p for p in prompts if _shares(child.fork_at, p["index"])]
         (before[-1]["children"] if before else children).append(data)
     return {
@@ -74,6 +72,9 @@ def _session(node: TreeNode, counter: list[int]) -> dict[str, Any]:
         "cost": total,
         "fork_of": node.fork_of,
         "fork_at": node.fork_at,
+        "fork_prompt": node.fork_prompt,
+        "parent_deleted": node.parent_deleted,
+        "branch": fork_label(node.fork_of, node.fork_prompt, node.parent_deleted),
         "interrupted": node.interrupted,
         "error": node.error,
         "items": ordered,
@@ -88,12 +89,21 @@ def tree_data(cwd: str | os.PathLike[str], current: str | None = None) -> dict[s
     return {"cwd": os.fspath(cwd), "current": current, "roots": roots, "count": counter[0]}
 
 
+# A session (or branch) none of whose own prompts exist yet: said once, on its row.
+NO_PROMPT = "no prompt yet"
+
+
+def _empty(node: dict[str, Any]) -> bool:
+    return not any(item["kind"] == "prompt" for item in node["items"])
+
+
 def _static(data: dict[str, Any]) -> str:
     current = data.get("current")
 
     def session(node: dict[str, Any]) -> str:
         mark = " <b>(current)</b>" if node["id"] == current else ""
         branch = f" <i>{escape(node['branch'])}</i>" if node.get("branch") else ""
+        branch += f" <i>({NO_PROMPT})</i>" if _empty(node) else ""
         rows = []
         for item in node["items"]:
             if item["kind"] == "compaction":
@@ -140,6 +150,7 @@ def _static_text(data: dict[str, Any]) -> str:
     def session(node: dict[str, Any], depth: int) -> None:
         pad = "  " * depth
         branch = f" {node['branch']}" if node.get("branch") else ""
+        branch += f" ({NO_PROMPT})" if _empty(node) else ""
         lines.append(f"{pad}{node['id']}{branch}" + (" (current)" if node["id"] == current else ""))
         for item in node["items"]:
             if item["kind"] == "compaction":

@@ -55,7 +55,7 @@ function render({ model, el: host }) {
     list.replaceChildren();
     const turns = panel.turns || [];
     if (!turns.length) {
-      list.appendChild(el("div", "larik-empty", panel.session ? "No turn of this session changed files." : "No session is open in this kernel."));
+      list.appendChild(el("div", "larik-empty", panel.session ? `No turn of the current session, ${panel.session}, changed files.` : "No session is open in this kernel."));
       return;
     }
     for (const turn of turns) {

@@ -135,10 +135,18 @@ class UndoPanel(SessionWidget):
         outcome = "".join(f"<p>{escape(line)}</p>" for line in self._outcome_lines())
         return outcome + self._turns_html()
 
+    def _empty_line(self) -> str:
+        # The panel follows the kernel's current session, which a /fork or /rewind changes
+        # after it was shown: naming the session keeps an old output from reading as a lie.
+        session = self.panel.get("session")
+        if session is None:
+            return "No session is open in this kernel."
+        return f"No turn of the current session, {session}, changed files."
+
     def _turns_html(self) -> str:
         turns = self.panel.get("turns", [])
         if not turns:
-            return "<p>No turn of this session changed files.</p>"
+            return f"<p>{escape(self._empty_line())}</p>"
         rows = [
             f"<li>{escape(t['label']).capitalize()}: " + ", ".join(
                 [f"<code>{escape(f['path'])}</code>" for f in t["files"]]
@@ -153,7 +161,7 @@ class UndoPanel(SessionWidget):
         turns = self.panel.get("turns", [])
         lines = self._outcome_lines()
         if not turns:
-            return "\n".join([*lines, "No turn of this session changed files."])
+            return "\n".join([*lines, self._empty_line()])
         return "\n".join(
             lines + [f"{t['label'].capitalize()}: " + ", ".join(f["path"] for f in t["files"]) for t in turns]
         )
