@@ -175,6 +175,8 @@ class ForkTreeWidget(SessionWidget):
         help="a rewind with files awaiting confirmation: session, prompt and `rewind_plan`"
     ).tag(sync=True)
 
+    browser_actions = frozenset({"rewind"})
+
     def actions(self) -> dict[str, Any]:
         return {
             "rewind": lambda m: self.rewind_here(
