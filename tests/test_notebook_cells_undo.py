@@ -15,7 +15,6 @@ import pytest
 from larik_jupyter import Agent
 from larik_jupyter.checkpoint.cells import placed
 from larik_jupyter.checkpoint.manifest import read_manifest
-from larik_jupyter.checkpoint.store import CheckpointStore
 from larik_jupyter.notebook.bridge import Bridge
 from larik_jupyter.notebook.widgets.undo import undo_data
 from larik_jupyter.paths import checkpoints_dir
@@ -162,15 +161,6 @@ def test_undo_of_a_notebook_closed_since_restores_its_file_byte_for_byte(tmp_pat
     assert (tmp_path / "nb.ipynb").read_bytes() == before
 
 
-def test_the_cli_undo_restores_cells_into_the_file(tmp_path: Path) -> None:
-    agent, page, before = agent_on_page(tmp_path)
-    session_id = agent.session_id
-    agent.close()
-    result = CheckpointStore(session_id, tmp_path).undo()  # no browser: the file
-    assert result.restored_cells == [("nb.ipynb", 3, "the file")]
-    assert (tmp_path / "nb.ipynb").read_bytes() == before  # never saved: nothing to change
-
-
 def test_a_symlinked_notebook_is_not_followed_on_restore(tmp_path: Path) -> None:
     agent, page, _ = agent_on_page(tmp_path)
     page.open = False
@@ -220,3 +210,18 @@ def test_placed_puts_cells_after_the_cell_that_preceded_them(edited_since: bool)
         now.insert(0, cell("user"))
     ids = [c["id"] for c in placed(now, record)]
     assert ids == (["user"] if edited_since else []) + ["a", "b", "c", "d"]
+
+
+def test_the_cli_lists_and_undoes_a_cell_only_turn(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    agent, _, before = agent_on_page(tmp_path)
+    session_id = agent.session_id
+    agent.close()
+    cli = [sys.executable, "-m", "larik_jupyter"]
+    listing = subprocess.run([*cli, "checkpoints", session_id], capture_output=True, text=True, check=True)
+    assert "0 file(s), 3 notebook cell(s)" in listing.stdout and "changed  nb.ipynb#calc  (cell)" in listing.stdout
+    undone = subprocess.run([*cli, "undo", session_id], capture_output=True, text=True, check=True)
+    assert "restored  3 cell(s) of nb.ipynb in the file" in undone.stdout
+    assert (tmp_path / "nb.ipynb").read_bytes() == before
