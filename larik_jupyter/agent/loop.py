@@ -270,6 +270,8 @@ class AgentLoop:
 
     def _finish(self, outcome: TurnOutcome, stop_notices: list[str] | None = None) -> None:
         self._answer_unanswered(INTERRUPTED_RESULT)
+        if self._owns_turns:
+            self.checkpoints.finish_turn()
         if self.env.variables is not None and (changed := self.env.variables.recorded(outcome.turn)):
             try:
                 self.checkpoints.note_variables(changed)

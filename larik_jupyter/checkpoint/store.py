@@ -205,6 +205,7 @@ class CheckpointStore:
         self._notebooks: dict[str, NotebookRecord] = {}
         # Per notebook, its cell ids when the turn first changed it: where cells stood before.
         self._orders: dict[str, list[str]] = {}
+        self._noted = False  # cells noted since the last manifest write
         self._removals: list[threading.Thread] = []
         if self.directory.is_dir():
             with locked_dir(self.directory, wait=False) as fd:
@@ -224,6 +225,7 @@ class CheckpointStore:
             self._variables = []
             self._notebooks = {}
             self._orders = {}
+            self._noted = False
             return self._turn
 
     def note_variables(self, variables: list[tuple[str, bool]]) -> None:
@@ -292,8 +294,10 @@ class CheckpointStore:
             self._orders.setdefault(rel, list(order))
 
     def note_cells(self, path: str | os.PathLike[str], after: dict[str, str | None]) -> None:
-        """Record what the turn left of cells already captured: each id's source now, or None
-        when the turn deleted it (for the undo panel's diffs; undo does not need it)."""
+        """Note what the turn left of cells already captured: each id's source now, or None
+        when the turn deleted it (for the undo panel's diffs; undo does not need it). Kept in
+        memory and written with the next manifest write or by `finish_turn`, so an edit waits
+        for the disk once, before it lands."""
         if not self.enabled:
             return
         try:
@@ -310,12 +314,17 @@ class CheckpointStore:
                 if c.id in after else c
                 for c in record.cells
             ]
-            notebooks = {**self._notebooks, rel: record.model_copy(update={"cells": cells})}
-            try:
-                self._write_manifest(self._records, self._variables, notebooks)
-            except OSError:
-                return  # only the panel's diff of these cells is lost
-            self._notebooks = notebooks
+            self._notebooks = {**self._notebooks, rel: record.model_copy(update={"cells": cells})}
+            self._noted = True
+
+    def finish_turn(self) -> None:
+        """Write what `note_cells` noted since the last manifest write (at the end of a turn);
+        a failure loses only the panel's diffs of those cells."""
+        with self._lock:
+            if not self._noted or not self._turn:
+                return
+            with contextlib.suppress(OSError):
+                self._write_manifest(self._records, self._variables)
 
     def capture(self, path: str | os.PathLike[str]) -> None:
         """Snapshot `path` before its first write in this turn; raises `CaptureError` to stop the write.
@@ -532,6 +541,7 @@ class CheckpointStore:
             write_manifest(
                 turn_fd, self._manifest(files, variables, self._notebooks if notebooks is None else notebooks)
             )
+        self._noted = False
 
     def _snapshot(
         self, walk: DirWalk, turn_fd: int, parts: tuple[str, ...], given: str, index: int
