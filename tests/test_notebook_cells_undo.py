@@ -225,3 +225,16 @@ def test_the_cli_lists_and_undoes_a_cell_only_turn(tmp_path: Path) -> None:
     undone = subprocess.run([*cli, "undo", session_id], capture_output=True, text=True, check=True)
     assert "restored  3 cell(s) of nb.ipynb in the file" in undone.stdout
     assert (tmp_path / "nb.ipynb").read_bytes() == before
+
+
+def test_the_sidebar_and_the_rewind_confirmation_list_the_cells(tmp_path: Path) -> None:
+    from larik_jupyter.notebook.widgets.tree import rewind_plan
+    from larik_jupyter.server.turn_diffs import checkpoints
+
+    agent, _, _ = agent_on_page(tmp_path)
+    (turn,) = checkpoints(agent.session_id, tmp_path, str(tmp_path)).turns
+    rows = {f.path: f for f in turn.files}
+    assert "+y = 20\n" in rows["nb.ipynb#calc"].diff and rows["nb.ipynb#calc"].existed
+    # The inserted cell, then calc, then ran: the order the turn first changed them.
+    assert rewind_plan(agent.checkpoints(), 1)["cells"] == list(rows)
+    assert list(rows)[1:] == ["nb.ipynb#calc", "nb.ipynb#ran"]
