@@ -262,6 +262,8 @@ class CheckpointStore:
             return
         try:
             rel = "/".join(confine(self.root, path))
+        except OutsideRoot:
+            return  # as for files: undo never restores outside the project
         except PathRefused as exc:
             raise CaptureError(f"{os.fspath(path)} {exc}, so its cells cannot be checkpointed.") from None
         with self._lock:
@@ -272,7 +274,7 @@ class CheckpointStore:
             known = {c.id for c in record.cells}
             new = []
             for cell_id in created:
-                if cell_id not in known:
+                if cell_id and cell_id not in known:
                     known.add(cell_id)
                     new.append(CellRecord(id=cell_id, existed=False))
             for cell in cells:
