@@ -49,6 +49,12 @@ class Page:
         if op == "delete":
             del self.cells[ids.index(request["cell_id"])]
             return {"ok": True, "cell_ids": []}
+        if op == "set_outputs":
+            cell = self.cells[ids.index(request["cell_id"])]
+            cell["outputs"] = request["outputs"]
+            if "execution_count" in request:
+                cell["execution_count"] = request["execution_count"]
+            return {"ok": True, "cell_ids": [cell["id"]]}
         if op == "patch":
             cell = self.cells[ids.index(request["cell_id"])]
             cell["source"] = cell["source"].replace(request["old_string"], request["new_string"], 1)
@@ -238,3 +244,25 @@ def test_the_sidebar_and_the_rewind_confirmation_list_the_cells(tmp_path: Path) 
     # The inserted cell, then calc, then ran: the order the turn first changed them.
     assert rewind_plan(agent.checkpoints(), 1)["cells"] == list(rows)
     assert list(rows)[1:] == ["nb.ipynb#calc", "nb.ipynb#ran"]
+
+
+def test_undo_puts_back_the_outputs_notebook_run_replaced(tmp_path: Path) -> None:
+    from larik_jupyter.tools.notebook_run import CellRun
+
+    nb = original(tmp_path)
+    page = Page(nb)
+    bridge = Bridge()
+    connect(bridge, tmp_path, "nb.ipynb", page.answer)
+
+    async def run_cell(source: str, **_: Any) -> CellRun:  # the kernel's runner, as it reports
+        return CellRun([{"output_type": "stream", "name": "stdout", "text": "again\n"}], 9)
+
+    model = scripted(tmp_path, [tool("notebook_run", cell_id="ran")], done())
+    agent = Agent(tmp_path, model=model, yes=True, namespace={}, live=bridge, run_cell=run_cell)
+    agent.run("run it")
+    ran = next(c for c in page.cells if c["id"] == "ran")
+    assert ran["outputs"][0]["text"] == "again\n" and ran["execution_count"] == 9
+    (turn,) = undo_data(agent)["turns"]
+    assert [c["change"] for c in turn["cells"]] == ["outputs"]
+    assert in_worker(agent.undo).ok
+    assert page.cells == [_plain(c) for c in original(tmp_path).cells]
