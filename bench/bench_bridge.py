@@ -4,7 +4,8 @@ A headless chromium opens a notebook of 500 code cells whose kernel loads larik_
 then times, on the kernel's own loop: (floor) a request the browser refuses at once (one comm
 message each way, no document work); one live cell edit (`replace` of one cell's source); and
 `notebook_edit` itself on 50 of the 500 cells (read of the open document + the edit, from a
-worker thread as in a turn). Medians with ranges, in milliseconds.
+worker thread as in a turn), without and with the turn's checkpoint recording each cell's
+state before the edit (what undo puts back). Medians with ranges, in milliseconds.
 
     .venv/bin/python bench/bench_bridge.py [ROUNDS]
 """
@@ -61,7 +62,19 @@ for i in range(50):
     result = await asyncio.to_thread(tool.run, env, {"path": path.name, "cell_id": f"c{i * 10}", "new_source": f"y = {i}"})
     tool_times.append((time.perf_counter() - started) * 1000)
     assert not result.is_error, result.content
-print("BENCH" + json.dumps({"floor": floor, "edit": edit, "tool": tool_times}))
+# The same edits with the turn's checkpoint recording each cell before it changes (for undo).
+from larik_jupyter.checkpoint.store import CheckpointStore
+store = CheckpointStore("20250101-000000-bench0", path.parent)
+store.begin_turn(1)
+env.capture_cells, env.note_cells = store.capture_cells, store.note_cells
+checkpointed = []
+for i in range(50):
+    started = time.perf_counter()
+    result = await asyncio.to_thread(tool.run, env, {"path": path.name, "cell_id": f"c{i * 10 + 1}", "new_source": f"y = {i}"})
+    checkpointed.append((time.perf_counter() - started) * 1000)
+    assert not result.is_error, result.content
+store.finish_turn()
+print("BENCH" + json.dumps({"floor": floor, "edit": edit, "tool": tool_times, "checkpointed": checkpointed}))
 '''
 
 
@@ -142,6 +155,8 @@ def main(rounds: int) -> None:
     print(f"  one live cell edit (replace)       {summary(data['edit'])}  ratio {edit / floor:.2f}")
     tool = sorted(data["tool"])[len(data["tool"]) // 2]
     print(f"  notebook_edit x50 (read + edit)    {summary(data['tool'])}  ratio {tool / floor:.2f}")
+    kept = sorted(data["checkpointed"])[len(data["checkpointed"]) // 2]
+    print(f"  notebook_edit x50, cells checkpointed {summary(data['checkpointed'])}  ratio {kept / floor:.2f}")
 
 
 if __name__ == "__main__":

@@ -59,3 +59,36 @@ def test_edit_and_run_go_to_the_file_without_a_bridge(tmp_path: Path) -> None:
     assert "Replaced the source of cell calc" in edited
     assert ran.startswith("Ran cell calc of work.ipynb") and "y is 42" in ran
     assert "timeout must be between 1 and 3600" in refused
+
+
+def test_undo_in_a_cell_of_its_own_restores_the_closed_notebooks_bytes(tmp_path: Path) -> None:
+    work = nbformat.v4.new_notebook()
+    work.cells = [nbformat.v4.new_markdown_cell("# Work", id="head"), nbformat.v4.new_code_cell("y = 1", id="calc"),
+                  nbformat.v4.new_code_cell("print(y)", id="show")]
+    nbformat.write(work, tmp_path / "work.ipynb")
+    before = (tmp_path / "work.ipynb").read_bytes()
+    script = {"responses": [
+        {"content": [
+            {"type": "tool_use", "name": "notebook_edit",
+             "input": {"path": "work.ipynb", "edit_mode": "insert", "cell_id": "head", "new_source": "import math"}},
+            {"type": "tool_use", "name": "notebook_edit",
+             "input": {"path": "work.ipynb", "cell_id": "calc", "new_source": "y = 2"}},
+            {"type": "tool_use", "name": "notebook_edit",
+             "input": {"path": "work.ipynb", "cell_id": "show", "edit_mode": "delete"}},
+        ]},
+        {"content": [{"type": "text", "text": "Done."}]},
+    ]}
+    (tmp_path / "script.json").write_text(json.dumps(script))
+    driver = nbformat.v4.new_notebook()
+    driver.cells = [
+        nbformat.v4.new_code_cell("%load_ext larik_jupyter"),
+        nbformat.v4.new_code_cell("%larik --yes --model scripted:script.json edit"),
+        # The turn did change the file (nbclient: no bridge), else this cell fails the run.
+        nbformat.v4.new_code_cell("import pathlib\nassert b'import math' in pathlib.Path('work.ipynb').read_bytes()"),
+        nbformat.v4.new_code_cell("%larik /undo"),
+    ]
+    NotebookClient(driver, kernel_name="python3", timeout=120,
+                   resources={"metadata": {"path": str(tmp_path)}}).execute()
+    undo_text = json.dumps(driver.cells[3].outputs)
+    assert "Undid prompt 1" in undo_text and "work.ipynb" in undo_text
+    assert (tmp_path / "work.ipynb").read_bytes() == before

@@ -197,7 +197,7 @@ def test_rewind_here_with_files_lists_them_first_then_restores_them(project: Pat
     sent = sent_messages(tree)
     click(tree, type="plan_rewind", session=source, prompt=2)
     assert tree.confirm == {
-        "session": source, "prompt": 2, "turns": [2], "files": ["b.txt"], "variables": ["y"], "stop": None,
+        "session": source, "prompt": 2, "turns": [2], "files": ["b.txt"], "variables": ["y"], "cells": [], "stop": None,
     }
     assert (project / "b.txt").exists() and magics.agent.session_id == source  # nothing happened yet
     click(tree, type="cancel_rewind")

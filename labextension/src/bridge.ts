@@ -221,7 +221,8 @@ export class NotebookBridge {
           }
           const cells = model.cells.filter(cell => wanted.includes(cell.getId())).map(cell => cell.toJSON());
           const head = { metadata: model.getMetadata(), nbformat: model.nbformat, nbformat_minor: model.nbformat_minor };
-          return { notebook: { ...head, cells } };
+          // Every cell's id in order: where a changed cell stood, for undo.
+          return { notebook: { ...head, cells }, order: model.cells.map(cell => cell.getId()) };
         }
         case 'insert': {
           const index = request.after ? indexOf(request.after) + 1 : 0;
@@ -311,24 +312,27 @@ export class NotebookBridge {
           return { cell_ids: [cell.getId()] };
         }
         case 'restore': {
-          // Put cells back as they were before a turn: `cells` in document order, each with
-          // its index and JSON; `cell_ids` lists cells the turn created, to delete.
+          // Put cells back as they were before a turn (larik_jupyter/checkpoint/cells.py
+          // `placed` does the same to a closed notebook's file): the cells it created (`delete`)
+          // go; each changed cell, in its old order, is taken out and inserted after the cell
+          // that preceded it then (`previous`; null: first), else at its old `index`.
+          const entries = (request.cells ?? []) as { index: number; previous: string | null; cell: Json }[];
+          const touched = new Set<string>([...((request as Json).delete ?? []), ...entries.map(e => e.cell.id)]);
+          const positionOf = (id: string): number => model.cells.findIndex(cell => cell.getId() === id);
           model.transact(() => {
-            for (const id of (request as Json).delete ?? []) {
-              const index = model.cells.findIndex(cell => cell.getId() === id);
-              if (index >= 0) {
-                model.deleteCell(index);
+            for (let i = model.cells.length - 1; i >= 0; i--) {
+              if (touched.has(model.cells[i].getId())) {
+                model.deleteCell(i);
               }
             }
-            for (const entry of request.cells ?? []) {
-              const index = model.cells.findIndex(cell => cell.getId() === entry.cell.id);
-              if (index >= 0) {
-                model.deleteCell(index);
-              }
-              model.insertCell(Math.min(entry.index, model.cells.length), entry.cell);
+            for (const entry of entries) {
+              const after = entry.previous === null ? -1 : positionOf(entry.previous);
+              const index =
+                entry.previous === null ? 0 : after >= 0 ? after + 1 : Math.min(entry.index, model.cells.length);
+              model.insertCell(index, entry.cell);
             }
           });
-          return { cell_ids: (request.cells ?? []).map(entry => entry.cell.id) };
+          return { cell_ids: entries.map(entry => entry.cell.id) };
         }
         default:
           throw new Refusal(`unknown request ${JSON.stringify(request.op)}`);

@@ -55,7 +55,7 @@ from larik_jupyter.tools.base import Tool, ToolResult
 from larik_jupyter.tools.env import Env
 from larik_jupyter.tools.envelope import new_nonce
 from larik_jupyter.tools.kernel_undo import kernel_snapshots
-from larik_jupyter.tools.notebook_live import kernel_notebook
+from larik_jupyter.tools.notebook_live import cell_restorer, kernel_notebook
 from larik_jupyter.tools.registry import default_tools, tool_schemas
 from larik_jupyter.tools.skill import SKILL_TOOL, SkillTool
 
@@ -122,6 +122,8 @@ class AgentLoop:
             root=self.root,
             before_write=self.checkpoints.capture,
             capture_paths=self.checkpoints.capture_paths,
+            capture_cells=self.checkpoints.capture_cells,
+            note_cells=self.checkpoints.note_cells,
             checkpoint_paths=list(self.loaded.config.checkpoint_paths),
             namespace=namespace,
             display=display,
@@ -268,6 +270,8 @@ class AgentLoop:
 
     def _finish(self, outcome: TurnOutcome, stop_notices: list[str] | None = None) -> None:
         self._answer_unanswered(INTERRUPTED_RESULT)
+        if self._owns_turns:
+            self.checkpoints.finish_turn()
         if self.env.variables is not None and (changed := self.env.variables.recorded(outcome.turn)):
             try:
                 self.checkpoints.note_variables(changed)
@@ -590,7 +594,7 @@ class AgentLoop:
     def undo(self, *, record: bool = True) -> UndoResult:
         """Undo the newest turn that changed files or kernel variables (restoring both) and
         queue a note telling the model (recorded in the session unless `record` is off)."""
-        result = self.checkpoints.undo()
+        result = self.checkpoints.undo(cell_restorer(self.env))
         done = kernel_snapshots(self.session.id).restore(
             result.turn, result.variables, keep=not result.ok
         )
@@ -602,6 +606,12 @@ class AgentLoop:
                 f"The user reverted the file changes of {result.label}; these files are back "
                 f"to their state before that turn: {', '.join(result.restored)}. Re-read them "
                 "before relying on their content."
+            )
+        if result.restored_cells:
+            sentences.append(
+                f"The user reverted the notebook cells {result.label} changed; "
+                + "; ".join(f"{path}: {n} cell(s), in {where}" for path, n, where in result.restored_cells)
+                + ". Read those notebooks again before editing their cells."
             )
         if variables := result.variables_text():
             sentences.append(

@@ -16,7 +16,7 @@ from pathlib import Path
 from larik_jupyter.checkpoint.store import CheckpointStore, TurnInfo
 from larik_jupyter.errors import LarikError
 from larik_jupyter.session.regular import UnreadableFileError, read_regular
-from larik_jupyter.tools.diff import snapshot_diff
+from larik_jupyter.tools.diff import snapshot_diff, unified_diff
 
 ReadNow = Callable[[str], bytes | None]
 """Reads a project-relative path as it is now (None: absent); raises LarikError to refuse."""
@@ -62,3 +62,46 @@ def turn_diffs(store: CheckpointStore, read_now: ReadNow, *, limit: int) -> list
             files.append(FileDiff(info.path, info.existed, snapshot_diff(info.path, before, after, limit=limit)))
         out.append((turn, files))
     return out
+
+
+@dataclass(frozen=True)
+class CellDiff:
+    """One notebook cell a turn changed in the open document: `change` is `inserted`,
+    `edited`, `deleted` or `outputs` (its source unchanged: it was run or its metadata set),
+    `diff` the unified diff of its source (`a/PATH#ID`), "" when there is none to show."""
+
+    path: str
+    cell_id: str
+    change: str
+    diff: str
+
+
+def cell_diffs(turn: TurnInfo, *, limit: int) -> list[CellDiff]:
+    """What `turn` did to the cells of open notebooks, from their state before the turn to the
+    source it left (as its tools reported it)."""
+    out = []
+    for notebook in turn.notebooks:
+        for cell in notebook.cells:
+            before = _source(cell.cell) if cell.existed and cell.cell is not None else None
+            after = None if cell.deleted else cell.source_after
+            if before is None and after is None:
+                continue  # created and deleted within the turn, or nothing known of it
+            if not cell.existed:
+                change = "inserted"
+            elif cell.deleted:
+                change = "deleted"
+            elif after is None or after == before:
+                change = "outputs"
+                after = before
+            else:
+                change = "edited"
+            diff = unified_diff(f"{notebook.path}#{cell.id}", before, after)
+            if len(diff) > limit:
+                diff = diff[:limit] + "\n… (diff cut)\n"
+            out.append(CellDiff(notebook.path, cell.id, change, diff))
+    return out
+
+
+def _source(cell: dict[str, object]) -> str:
+    source = cell.get("source", "")
+    return "".join(str(s) for s in source) if isinstance(source, list) else str(source)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import orjson
 from pydantic import BaseModel, ConfigDict, ValidationError
@@ -39,6 +40,36 @@ class VariableRecord(BaseModel):
     existed: bool
 
 
+class CellRecord(BaseModel):
+    """A cell of an open notebook the turn changed through the bridge: its state before the
+    turn (`existed`: it was there; otherwise the turn created it and undo deletes it)."""
+
+    model_config = ConfigDict(extra="allow")
+
+    id: str
+    existed: bool
+    # Where it stood before the turn: its 0-based index and the id of the cell before it
+    # (absent when it was the first), so undo puts it back there.
+    position: int | None = None
+    previous: str | None = None
+    # The whole nbformat cell before the turn (type, source, outputs, metadata, count).
+    cell: dict[str, Any] | None = None
+    # What the turn left: the cell's source, or `deleted`; both absent when the turn ended
+    # before saying (undo still works; only the panel's diff is unknown).
+    source_after: str | None = None
+    deleted: bool | None = None
+
+
+class NotebookRecord(BaseModel):
+    """The cells of one notebook (path relative to the root) a turn changed in its open
+    document, in the order first changed."""
+
+    model_config = ConfigDict(extra="allow")
+
+    path: str
+    cells: list[CellRecord] = []
+
+
 class Manifest(BaseModel):
     """Which files a turn captured, in capture order, and when the turn began."""
 
@@ -53,6 +84,7 @@ class Manifest(BaseModel):
     # The session's prompt (1-based) that began the turn; absent in old manifests.
     prompt: int | None = None
     variables: list[VariableRecord] | None = None
+    notebooks: list[NotebookRecord] | None = None
 
 
 class ManifestError(Exception):

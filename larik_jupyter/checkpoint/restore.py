@@ -7,6 +7,7 @@ import errno
 import hashlib
 import os
 import stat
+from collections.abc import Callable
 
 from larik_jupyter.checkpoint.blobs import copy_verified
 from larik_jupyter.checkpoint.durable import Barrier
@@ -50,8 +51,27 @@ def restore_file(
     if current is not None:
         refuse_unsafe_entry(current)
     assert blob_fd is not None and record.size is not None and record.sha256 is not None
-    _replace(dir_fd, name, record, blob_fd)
+    mode = record.mode if record.mode is not None else 0o644
+    _replace(dir_fd, name, mode, lambda fd: copy_verified(blob_fd, fd, record.size or 0, record.sha256 or ""))
     barrier.add(dir_fd)
+
+
+def replace_bytes(walk: DirWalk, parts: tuple[str, ...], data: bytes, mode: int, barrier: Barrier) -> None:
+    """Replace the existing regular file at `parts` with `data` (a temporary file renamed over
+    it, durable after `barrier.commit()`); raises `PathRefused` for an unsafe path or entry."""
+    dir_fd = walk.parent(parts, create=False)
+    current = entry_state(dir_fd, parts[-1]) if dir_fd is not None else None
+    if dir_fd is None or current is None:
+        raise PathRefused("no longer exists")
+    refuse_unsafe_entry(current)
+    _replace(dir_fd, parts[-1], mode, lambda fd: _write_all(fd, data))
+    barrier.add(dir_fd)
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
 
 
 def remove_empty_dir(walk: DirWalk, parts: tuple[str, ...], barrier: Barrier) -> bool:
@@ -82,7 +102,7 @@ def remove_empty_dir(walk: DirWalk, parts: tuple[str, ...], barrier: Barrier) ->
     return True
 
 
-def _replace(dir_fd: int, name: str, record: FileRecord, blob_fd: int) -> None:
+def _replace(dir_fd: int, name: str, mode: int, fill: Callable[[int], None]) -> None:
     tmp = _temp_for(name)
     try:
         fd = os.open(tmp, _CREATE, 0o600, dir_fd=dir_fd)
@@ -91,8 +111,8 @@ def _replace(dir_fd: int, name: str, record: FileRecord, blob_fd: int) -> None:
         fd = os.open(tmp, _CREATE, 0o600, dir_fd=dir_fd)
     try:
         try:
-            copy_verified(blob_fd, fd, record.size or 0, record.sha256 or "")
-            os.fchmod(fd, (record.mode if record.mode is not None else 0o644) & 0o777)
+            fill(fd)
+            os.fchmod(fd, mode & 0o777)
         finally:
             os.close(fd)
         # rename replaces the directory entry itself: a symlink swapped in after the check

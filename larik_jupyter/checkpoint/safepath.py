@@ -14,6 +14,7 @@ from larik_jupyter.checkpoint.durable import DIR_FLAGS, fsync_dir
 _WALK_FLAGS = DIR_FLAGS | os.O_NOFOLLOW
 # Directory fds one walk keeps open at most, well below the usual 1024-descriptor limit.
 _MAX_OPEN = 128
+_READ_ENTRY = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
 _PROTECTED_FILES = {(".larik", "settings.json"), (".mcp.json",)}
 
 
@@ -182,3 +183,23 @@ def refuse_unsafe_entry(st: os.stat_result, *, links_ok: bool = False) -> None:
         raise PathRefused(
             f"has {st.st_nlink} hard links, so changing it would change another path too"
         )
+
+
+def open_entry(walk: DirWalk, parts: tuple[str, ...]) -> int | None:
+    """An fd reading the file at `parts`, None when it does not exist; refuses unsafe entries."""
+    dir_fd = walk.parent(parts, create=False)
+    if dir_fd is None:
+        return None
+    current = entry_state(dir_fd, parts[-1])
+    if current is None:
+        return None
+    refuse_unsafe_entry(current)
+    fd = os.open(parts[-1], _READ_ENTRY, dir_fd=dir_fd)
+    try:
+        # What was opened, not what was checked: a swap in between must not slip through.
+        refuse_unsafe_entry(os.fstat(fd))
+        os.set_blocking(fd, True)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd

@@ -11,6 +11,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 from larik_jupyter import paths
 from larik_jupyter.checkpoint.blobs import (
@@ -20,6 +21,7 @@ from larik_jupyter.checkpoint.blobs import (
     copy_hashed,
     read_verified,
 )
+from larik_jupyter.checkpoint.cells import CellRestorer, CellsNotRestored, restore_in_file
 from larik_jupyter.checkpoint.durable import (
     DIR_FLAGS,
     Barrier,
@@ -31,9 +33,11 @@ from larik_jupyter.checkpoint.durable import (
 )
 from larik_jupyter.checkpoint.errors import CaptureError, CheckpointError, NothingToUndoError
 from larik_jupyter.checkpoint.manifest import (
+    CellRecord,
     FileRecord,
     Manifest,
     ManifestError,
+    NotebookRecord,
     VariableRecord,
     read_manifest,
     write_manifest,
@@ -45,8 +49,7 @@ from larik_jupyter.checkpoint.safepath import (
     OutsideRoot,
     PathRefused,
     confine,
-    entry_state,
-    refuse_unsafe_entry,
+    open_entry,
 )
 from larik_jupyter.checkpoint.sessiondir import (
     clean_session,
@@ -96,13 +99,15 @@ class TurnInfo:
     """A saved turn that changed files or kernel variables, files in capture order.
 
     `prompt` is the session's prompt (1-based) that began it (None in old manifests);
-    `variables` are `(name, existed)` of the kernel variables it changed or created."""
+    `variables` are `(name, existed)` of the kernel variables it changed or created;
+    `notebooks` the cells it changed in open notebooks, with their state before the turn."""
 
     turn: int
     time: datetime
     files: list[FileInfo]
     prompt: int | None = None
     variables: list[tuple[str, bool]] = field(default_factory=list)
+    notebooks: list[NotebookRecord] = field(default_factory=list)
 
     @property
     def label(self) -> str:
@@ -134,6 +139,9 @@ class UndoResult:
     removed_variables: list[str] = field(default_factory=list)
     unrestored_variables: list[tuple[str, str]] = field(default_factory=list)
     lost_variables: list[str] = field(default_factory=list)
+    # Per notebook whose cells came back: its path, how many cells, and where ("the open
+    # notebook" or "the file"); a notebook whose cells could not is in `refused`.
+    restored_cells: list[tuple[str, int, str]] = field(default_factory=list)
 
     @property
     def label(self) -> str:
@@ -194,6 +202,10 @@ class CheckpointStore:
         self._captured: set[tuple[str, ...]] = set()
         self._prompt: int | None = None
         self._variables: list[VariableRecord] = []
+        self._notebooks: dict[str, NotebookRecord] = {}
+        # Per notebook, its cell ids when the turn first changed it: where cells stood before.
+        self._orders: dict[str, list[str]] = {}
+        self._noted = False  # cells noted since the last manifest write
         self._removals: list[threading.Thread] = []
         if self.directory.is_dir():
             with locked_dir(self.directory, wait=False) as fd:
@@ -211,6 +223,9 @@ class CheckpointStore:
             self._captured = set()
             self._prompt = prompt
             self._variables = []
+            self._notebooks = {}
+            self._orders = {}
+            self._noted = False
             return self._turn
 
     def note_variables(self, variables: list[tuple[str, bool]]) -> None:
@@ -224,14 +239,94 @@ class CheckpointStore:
             if not new or not self._turn:
                 return
             try:
-                with self._open_turn_dir() as turn_dir, open_dir(turn_dir) as turn_fd:
-                    write_manifest(turn_fd, self._manifest(self._records, self._variables + new))
+                self._write_manifest(self._records, self._variables + new)
             except OSError as exc:
                 raise CheckpointError(
                     f"Could not record the turn's kernel variables in {self.directory} "
                     f"({exc.strerror}); undo will not know about them."
                 ) from None
             self._variables += new
+
+    def capture_cells(
+        self,
+        path: str | os.PathLike[str],
+        order: list[str],
+        cells: list[dict[str, Any]],
+        created: Iterable[str] = (),
+    ) -> None:
+        """Record, before the open document of the notebook at `path` changes, the state of
+        `cells` (nbformat cells with their ids) and that the cells `created` are new; `order`
+        is the document's cell ids now. Only a cell's first change in a turn is kept (its
+        state before the turn). Raises `CaptureError` to stop the change."""
+        if not self.enabled:
+            return
+        try:
+            rel = "/".join(confine(self.root, path))
+        except OutsideRoot:
+            return  # as for files: undo never restores outside the project
+        except PathRefused as exc:
+            raise CaptureError(f"{os.fspath(path)} {exc}, so its cells cannot be checkpointed.") from None
+        with self._lock:
+            if not self._turn:
+                self.begin_turn()
+            record = self._notebooks.get(rel) or NotebookRecord(path=rel)
+            before = self._orders.get(rel, order)
+            known = {c.id for c in record.cells}
+            new = []
+            for cell_id in created:
+                if cell_id and cell_id not in known:
+                    known.add(cell_id)
+                    new.append(CellRecord(id=cell_id, existed=False))
+            for cell in cells:
+                cell_id = str(cell.get("id", ""))
+                if cell_id and cell_id not in known:
+                    known.add(cell_id)
+                    new.append(_cell_before(cell_id, cell, before if cell_id in before else order))
+            if not new:
+                return
+            notebooks = {**self._notebooks, rel: record.model_copy(update={"cells": record.cells + new})}
+            try:
+                self._write_manifest(self._records, self._variables, notebooks)
+            except OSError as exc:
+                raise CaptureError(
+                    f"Could not save a checkpoint of the cells of {rel} in {self.directory} "
+                    f"({exc.strerror}); free disk space or fix that directory's permissions, then retry."
+                ) from None
+            self._notebooks = notebooks
+            self._orders.setdefault(rel, list(order))
+
+    def note_cells(self, path: str | os.PathLike[str], after: dict[str, str | None]) -> None:
+        """Note what the turn left of cells already captured: each id's source now, or None
+        when the turn deleted it (for the undo panel's diffs; undo does not need it). Kept in
+        memory and written with the next manifest write or by `finish_turn`, so an edit waits
+        for the disk once, before it lands."""
+        if not self.enabled:
+            return
+        try:
+            rel = "/".join(confine(self.root, path))
+        except PathRefused:
+            return
+        with self._lock:
+            record = self._notebooks.get(rel)
+            if record is None:
+                return
+            cells = [
+                c.model_copy(update={"source_after": after[c.id], "deleted": None} if after[c.id] is not None
+                             else {"source_after": None, "deleted": True})
+                if c.id in after else c
+                for c in record.cells
+            ]
+            self._notebooks = {**self._notebooks, rel: record.model_copy(update={"cells": cells})}
+            self._noted = True
+
+    def finish_turn(self) -> None:
+        """Write what `note_cells` noted since the last manifest write (at the end of a turn);
+        a failure loses only the panel's diffs of those cells."""
+        with self._lock:
+            if not self._noted or not self._turn:
+                return
+            with contextlib.suppress(OSError):
+                self._write_manifest(self._records, self._variables)
 
     def capture(self, path: str | os.PathLike[str]) -> None:
         """Snapshot `path` before its first write in this turn; raises `CaptureError` to stop the write.
@@ -269,11 +364,12 @@ class CheckpointStore:
                 manifest = read_manifest(turn_dir)
             except ManifestError:
                 continue
-            if manifest.files or manifest.variables:
+            if manifest.files or manifest.variables or manifest.notebooks:
                 files = [FileInfo(r.path, r.existed, r.mode, r.size) for r in manifest.files]
                 names = [(v.name, v.existed) for v in manifest.variables or []]
                 result.append(
-                    TurnInfo(turn, _parse_time(manifest.time), files, manifest.prompt, names)
+                    TurnInfo(turn, _parse_time(manifest.time), files, manifest.prompt, names,
+                             list(manifest.notebooks or []))
                 )
         return result
 
@@ -304,13 +400,14 @@ class CheckpointStore:
             f"{rel} was not changed in turn {turn} of session {self.session_id}; pick a file listed for that turn."
         )
 
-    def undo(self) -> UndoResult:
+    def undo(self, cells: CellRestorer = restore_in_file) -> UndoResult:
         """Restore the newest turn that changed files and drop its snapshot.
 
         Files come back in reverse capture order; files the turn created are deleted, and so
-        are the directories it created for them once empty (see `UndoResult`). When
-        any file is refused the snapshot is kept so undo can be retried, and the result
-        lists what was and was not restored.
+        are the directories it created for them once empty (see `UndoResult`). Then the cells
+        it changed in open notebooks go back through `cells` (by default into the notebooks'
+        files). When any file or notebook is refused the snapshot is kept so undo can be
+        retried, and the result lists what was and was not restored.
         """
         with self._lock:
             if not self.directory.is_dir():
@@ -320,6 +417,7 @@ class CheckpointStore:
                 clean_session(self.directory)
                 turn, turn_dir, manifest = self._newest_with_files()
                 result = self._restore(turn_dir, manifest)
+                self._restore_cells(manifest, cells, result)
                 if result.ok:
                     self._removals.append(
                         remove_in_background(self.directory / retire_turn(session_fd, turn))
@@ -328,6 +426,8 @@ class CheckpointStore:
                         self._records = []
                         self._captured = set()
                         self._variables = []
+                        self._notebooks = {}
+                        self._orders = {}
                 return result
 
     def settle(self) -> None:
@@ -356,7 +456,7 @@ class CheckpointStore:
                 raise CheckpointError(
                     f"Cannot undo turn {turn}: {exc}; delete {turn_dir} to discard that turn, then undo again."
                 ) from None
-            if manifest.files or manifest.variables:
+            if manifest.files or manifest.variables or manifest.notebooks:
                 return turn, turn_dir, manifest
         raise self._nothing()
 
@@ -393,7 +493,9 @@ class CheckpointStore:
                             barrier.add(turn_fd)
                             barrier.commit()
                         committing = True
-                        write_manifest(turn_fd, self._manifest(self._records + new, self._variables))
+                        write_manifest(
+                            turn_fd, self._manifest(self._records + new, self._variables, self._notebooks)
+                        )
                     except BaseException:
                         if not committing:
                             for snap in snaps:
@@ -413,7 +515,12 @@ class CheckpointStore:
         self._records.extend(new)
         self._captured.update(todo)
 
-    def _manifest(self, files: list[FileRecord], variables: list[VariableRecord]) -> Manifest:
+    def _manifest(
+        self,
+        files: list[FileRecord],
+        variables: list[VariableRecord],
+        notebooks: dict[str, NotebookRecord],
+    ) -> Manifest:
         return Manifest(
             session_id=self.session_id,
             turn=self._turn,
@@ -422,14 +529,28 @@ class CheckpointStore:
             files=files,
             prompt=self._prompt,
             variables=variables or None,
+            notebooks=list(notebooks.values()) or None,
         )
+
+    def _write_manifest(
+        self,
+        files: list[FileRecord],
+        variables: list[VariableRecord],
+        notebooks: dict[str, NotebookRecord] | None = None,
+    ) -> None:
+        """Commit the open turn's manifest as given (its directory made if needed)."""
+        with self._open_turn_dir() as turn_dir, open_dir(turn_dir) as turn_fd:
+            write_manifest(
+                turn_fd, self._manifest(files, variables, self._notebooks if notebooks is None else notebooks)
+            )
+        self._noted = False
 
     def _snapshot(
         self, walk: DirWalk, turn_fd: int, parts: tuple[str, ...], given: str, index: int
     ) -> _Snapshot:
         rel = "/".join(parts)
         try:
-            src = _open_original(walk, parts)
+            src = open_entry(walk, parts)
             missing = [] if src is not None else walk.missing(parts)
         except PathRefused as exc:
             raise CaptureError(
@@ -492,6 +613,15 @@ class CheckpointStore:
             os.close(root_fd)
         return result
 
+    def _restore_cells(self, manifest: Manifest, cells: CellRestorer, result: UndoResult) -> None:
+        for record in reversed(manifest.notebooks or []):
+            try:
+                where = cells(self.root, record)
+            except CellsNotRestored as exc:
+                result.refused.append((record.path, str(exc)))
+            else:
+                result.restored_cells.append((record.path, len(record.cells), where))
+
     def _remove_created_dirs(
         self, root_fd: int, manifest: Manifest, barrier: Barrier, result: UndoResult
     ) -> None:
@@ -553,24 +683,11 @@ class _Snapshot:
         )
 
 
-def _open_original(walk: DirWalk, parts: tuple[str, ...]) -> int | None:
-    """An fd reading the file at `parts`, None when it does not exist; refuses unsafe entries."""
-    dir_fd = walk.parent(parts, create=False)
-    if dir_fd is None:
-        return None
-    current = entry_state(dir_fd, parts[-1])
-    if current is None:
-        return None
-    refuse_unsafe_entry(current)
-    fd = os.open(parts[-1], _READ, dir_fd=dir_fd)
-    try:
-        # What was opened, not what was checked: a swap in between must not slip through.
-        refuse_unsafe_entry(os.fstat(fd))
-        os.set_blocking(fd, True)
-    except BaseException:
-        os.close(fd)
-        raise
-    return fd
+def _cell_before(cell_id: str, cell: dict[str, Any], order: list[str]) -> CellRecord:
+    """A cell's record before its first change: the cell and where it stood in `order`."""
+    position = order.index(cell_id) if cell_id in order else len(order)
+    previous = order[position - 1] if 0 < position <= len(order) else None
+    return CellRecord(id=cell_id, existed=True, position=position, previous=previous, cell=cell)
 
 
 def _session_root(session_id: str) -> Path:

@@ -30,12 +30,18 @@ def _list(args: argparse.Namespace) -> int:
     for turn in turns:
         when = turn.time.astimezone().strftime("%Y-%m-%d %H:%M:%S")
         variables = f", {len(turn.variables)} kernel variable(s)" if turn.variables else ""
+        cells = sum(len(nb.cells) for nb in turn.notebooks)
+        variables += f", {cells} notebook cell(s)" if cells else ""
         print(f"{turn.label}  {when}  {len(turn.files)} file(s){variables}")
         for info in turn.files:
             if info.existed:
                 print(f"  changed  {info.path}  ({info.size} bytes, mode {info.mode or 0:o})")
             else:
                 print(f"  created  {info.path}")
+        for notebook in turn.notebooks:
+            for cell in notebook.cells:
+                how = "changed" if cell.existed else "inserted"
+                print(f"  {how}  {notebook.path}#{cell.id}  (cell)")
     return 0
 
 
@@ -45,6 +51,8 @@ def _undo(args: argparse.Namespace) -> int:
     print(f"Undid {result.label} of session {store.session_id} in {store.root}:")
     for path in result.restored:
         print(f"  restored  {path}")
+    for path, count, where in result.restored_cells:
+        print(f"  restored  {count} cell(s) of {path} in {where}")
     for path, reason in result.refused:
         print(f"  refused   {path}: {reason}")
     for path in result.removed_dirs:

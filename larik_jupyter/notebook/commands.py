@@ -78,6 +78,7 @@ class CommandSpec:
     arguments: tuple[Arg, ...] = ()
     parse: Callable[[str], dict[str, object]] | None = None
     check: Callable[[dict[str, Any]], str | None] | None = None
+    browser: bool = False
 
 
 COMMANDS: dict[str, CommandSpec] = {}
@@ -89,13 +90,17 @@ def command(
     *arguments: Arg,
     parse: Callable[[str], dict[str, object]] | None = None,
     check: Callable[[dict[str, Any]], str | None] | None = None,
+    browser: bool = False,
 ) -> Callable[[Handler], Handler]:
     """Register the decorated handler as the command `usage` names (`/name …`); `check`
-    returns a complaint about parsed arguments argparse cannot express, or None."""
+    returns a complaint about parsed arguments argparse cannot express, or None. A `browser`
+    command may wait for the browser (undo restores cells of open notebooks through the
+    bridge), so a cell holding only it runs it off the kernel's main thread, which delivers
+    the browser's replies."""
 
     def register(handler: Handler) -> Handler:
         name = usage.split()[0].removeprefix("/")
-        COMMANDS[name] = CommandSpec(name, usage, help, handler, arguments, parse, check)
+        COMMANDS[name] = CommandSpec(name, usage, help, handler, arguments, parse, check, browser)
         return handler
 
     return register
@@ -143,6 +148,11 @@ def parse_command(text: str) -> Command:
 def run(session: KernelSession, command: Command, out: Output) -> None:
     """Run a parsed command's handler."""
     COMMANDS[command.name].handler(session, out, **command.args)
+
+
+def waits_for_browser(command: Command) -> bool:
+    """Whether the command may wait for the browser's replies (see `command`)."""
+    return COMMANDS[command.name].browser
 
 
 PROMPT_USAGE = (
@@ -220,6 +230,7 @@ def _from_one(args: dict[str, Any]) -> str | None:
     arg("n", type=int),
     arg("--files", action="store_true"),
     check=_from_one,
+    browser=True,
 )
 def _rewind(session: KernelSession, out: Output, *, n: int, files: bool) -> None:
     agent = session.require()
@@ -236,11 +247,19 @@ def _rewind(session: KernelSession, out: Output, *, n: int, files: bool) -> None
     out.markdown("\n".join(lines))
 
 
+def cells_line(path: str, count: int, where: str) -> str:
+    """What undo did to one notebook's cells, e.g. `restored 3 cells of nb.ipynb in the open
+    notebook (save it to write the file)`."""
+    line = f"restored {count} cell{'s' if count != 1 else ''} of `{path}` in {where}"
+    return line + (" (save it to write the file)" if where == "the open notebook" else "")
+
+
 def undo_lines(result: UndoResult) -> list[str]:
     """One undone turn as Markdown lines: files, directories and kernel variables."""
     which = result.label
     lines = [f"Undid {which}." if result.ok else f"{which.capitalize()} was only partly undone:"]
     lines += [f"- restored `{path}`" for path in result.restored]
+    lines += [f"- {cells_line(path, n, where)}" for path, n, where in result.restored_cells]
     lines += [f"- **not restored** `{path}`: {reason}" for path, reason in result.refused]
     lines += [f"- removed `{path}/` (created by the turn)" for path in result.removed_dirs]
     lines += [f"- kept `{path}/`: {reason}" for path, reason in result.kept_dirs]
@@ -254,6 +273,7 @@ def undo_lines(result: UndoResult) -> list[str]:
     "revert the newest turn's file and kernel-variable changes; --to N: every turn down to prompt N",
     arg("--to", type=int),
     check=_from_one,
+    browser=True,
 )
 def _undo(session: KernelSession, out: Output, *, to: int | None) -> None:
     from larik_jupyter.notebook.widgets.undo import UndoPanel

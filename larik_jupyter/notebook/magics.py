@@ -6,6 +6,7 @@ They win over the Larik config files for this kernel; the files apply where a tr
 
 from __future__ import annotations
 
+import asyncio
 import os
 import sys
 from collections.abc import Callable
@@ -132,16 +133,19 @@ class LarikMagics(Magics):
 
     def _dispatch(
         self, line: str, cell: str | None, *, prompt: Callable[[Prompt], None] | None
-    ) -> Prompt | None:
-        """Run a command, or the prompt through `prompt`; with `prompt` None, hand it back."""
-        handed_back: Prompt | None = None
+    ) -> Prompt | Command | None:
+        """Run a command, or the prompt through `prompt`; with `prompt` None, hand it back, and
+        also a command that waits for the browser (the caller runs it off the main thread)."""
+        handed_back: Prompt | Command | None = None
         try:
             parsed = parse_magic(line, cell)
             if self.warmup is not None:
                 self.warmup.start(parsed.model if isinstance(parsed, Prompt) else None)
                 for notice in self.warmup.notices():
                     display(MarkdownText(f"> {notice}"))
-            if isinstance(parsed, Command):
+            if isinstance(parsed, Command) and prompt is None and commands.waits_for_browser(parsed):
+                handed_back = parsed
+            elif isinstance(parsed, Command):
                 commands.run(self.session, parsed, commands.Output(display))
             elif prompt is None:
                 handed_back = parsed
@@ -169,7 +173,11 @@ class LarikMagics(Magics):
         parsed = self._dispatch(line, cell, prompt=None)
         if parsed is not None:
             try:
-                await self.aprompt(parsed)
+                if isinstance(parsed, Command):
+                    # Its bridge requests wait on a worker thread; this loop delivers the replies.
+                    await asyncio.to_thread(commands.run, self.session, parsed, commands.Output(display))
+                else:
+                    await self.aprompt(parsed)
             except LarikError as exc:
                 raise UsageError(str(exc)) from None
             finally:

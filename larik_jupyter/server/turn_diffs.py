@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from larik_jupyter.checkpoint.diffs import read_current, turn_diffs
+from larik_jupyter.checkpoint.diffs import cell_diffs, read_current, turn_diffs
 from larik_jupyter.checkpoint.store import CheckpointStore
 from larik_jupyter.errors import LarikError
 from larik_jupyter.paths import project_root
@@ -29,12 +29,15 @@ def checkpoints(session_id: str, cwd: Path, server_root: str) -> Checkpoints:
         CheckpointTurn(
             turn=turn.turn,
             prompt=turn.prompt,
-            files=[CheckpointFile(path=f.path, existed=f.existed, diff=f.diff or f"({f.error})\n") for f in files],
+            files=[CheckpointFile(path=f.path, existed=f.existed, diff=f.diff or f"({f.error})\n") for f in files]
+            # A notebook cell the turn changed in the open document, as `PATH#ID`.
+            + [CheckpointFile(path=f"{c.path}#{c.cell_id}", existed=c.change != "inserted", diff=c.diff)
+               for c in cell_diffs(turn, limit=_MAX_DIFF_CHARS)],
         )
         for turn, files in turn_diffs(
             CheckpointStore(session_id, project), lambda path: _current(project, root, path), limit=_MAX_DIFF_CHARS
         )
         # Turns that changed only kernel variables have nothing to show here; the kernel undoes them.
-        if files
+        if files or turn.notebooks
     ]
     return Checkpoints(id=session_id, turns=result[::-1])

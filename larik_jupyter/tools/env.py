@@ -56,6 +56,9 @@ class Env:
     is the current turn's nonce for the envelope around notebook data (`tools/envelope.py`).
     `live`, when set, reaches the notebooks open in a browser (their edits land there, not in
     the file); `run_cell` runs a cell's source in the kernel for `notebook_run`.
+    `capture_cells` (the checkpoint store's, like `before_write`) records cells of an open
+    notebook before an edit changes them, `note_cells` what the edit left (see
+    `capture_cells_before_change`).
     `session_id`, `prompt` and `tool_use_id` say which call is running, for the provenance of
     the cells it changes. `run_inline`, when set, is where kernel tools run (the kernel's main
     thread, when the loop runs on another one).
@@ -80,6 +83,8 @@ class Env:
     prompt: int = 0
     tool_use_id: str = ""
     run_inline: Callable[[Callable[[], Any]], Awaitable[Any]] | None = None
+    capture_cells: Callable[[Path, list[str], list[dict[str, Any]], list[str]], None] | None = None
+    note_cells: Callable[[Path, dict[str, str | None]], None] | None = None
 
     def __post_init__(self) -> None:
         self.root = Path(os.path.realpath(self.root))
@@ -135,4 +140,19 @@ class Env:
             names = ", ".join(self.rel(p) for p in paths[:5])
             raise ToolError(
                 f"Could not checkpoint {names} before the command ({exc}); the command was not run."
+            ) from exc
+
+    def capture_cells_before_change(
+        self, path: Path, order: list[str], cells: list[dict[str, Any]], created: list[str]
+    ) -> None:
+        """Let the checkpoint store record `cells` of the open notebook at `path` (and the ids
+        of cells about to be `created`) before an edit; a refusal raises `ToolError`."""
+        if self.capture_cells is None:
+            return
+        try:
+            self.capture_cells(path, order, cells, created)
+        except Exception as exc:
+            raise ToolError(
+                f"Not landed: could not checkpoint the cells of {self.rel(path)} before the edit "
+                f"({exc}); the notebook was left unchanged."
             ) from exc

@@ -11,7 +11,7 @@ import copy
 import json
 import re
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -41,6 +41,8 @@ class NotebookFile:
     sort_keys: bool
     newline: bool
     live: bool = False  # the document open in a browser rather than the file
+    # The open document's cell ids in order (the reply may carry only some cells).
+    order: list[str] = field(default_factory=list)
 
     @property
     def cells(self) -> list[dict[str, Any]]:
@@ -78,7 +80,7 @@ class NotebookFile:
         return text + ("\n" if self.newline else "")
 
 
-def _layout(text: str, data: dict[str, Any]) -> tuple[str | None, bool]:
+def layout(text: str, data: dict[str, Any]) -> tuple[str | None, bool]:
     """The indentation and key order that reproduce `text`; nbformat's own when none does."""
     found = _INDENT.search(text)
     indent = found.group(1) if found else None
@@ -107,12 +109,13 @@ def load_notebook(env: Env, raw_path: str) -> NotebookFile:
         raise ToolError(f"{rel} does not parse as a notebook ({exc}); it was left unchanged.") from exc
     if not isinstance(data, dict) or not isinstance(data.get("cells"), list):
         raise ToolError(f"{rel} is not a notebook: its JSON has no list of cells.")
-    _validate(rel, data, "is not a valid notebook")
-    indent, sort_keys = _layout(text, data)
+    validate_notebook(rel, data, "is not a valid notebook")
+    indent, sort_keys = layout(text, data)
     return NotebookFile(path, rel, text, data, indent, sort_keys, text.endswith("\n"))
 
 
-def _validate(rel: str, data: dict[str, Any], what: str) -> None:
+def validate_notebook(rel: str, data: dict[str, Any], what: str) -> None:
+    """Refuse (ToolError) `data` that nbformat does not validate; `what` says what it is."""
     nbformat = _nbformat()
     try:
         with warnings.catch_warnings():
@@ -125,7 +128,7 @@ def _validate(rel: str, data: dict[str, Any], what: str) -> None:
 
 def save_notebook(env: Env, nb: NotebookFile, data: dict[str, Any]) -> str:
     """Validate `data`, let the checkpoint capture the file, write it; returns the new text."""
-    _validate(nb.rel, data, "would not be a valid notebook after this edit")
+    validate_notebook(nb.rel, data, "would not be a valid notebook after this edit")
     text = nb.dumps(data)
     env.capture_before_write(nb.path)
     with open(nb.path, "w", encoding="utf-8", newline="") as f:

@@ -11,9 +11,16 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from larik_jupyter.checkpoint.cells import (
+    CellRestorer,
+    CellsNotRestored,
+    restore_in_file,
+    restore_op,
+)
+from larik_jupyter.checkpoint.manifest import NotebookRecord
 from larik_jupyter.tools.base import ToolError
 from larik_jupyter.tools.env import Env
-from larik_jupyter.tools.notebook_file import NotebookFile
+from larik_jupyter.tools.notebook_file import NotebookFile, source_text
 
 
 def kernel_notebook(env: Env) -> Path | None:
@@ -40,7 +47,10 @@ def live_notebook(env: Env, raw_path: str, cell_ids: list[str] | None = None) ->
     data = reply.get("notebook")
     if not isinstance(data, dict) or not isinstance(data.get("cells"), list):
         raise ToolError(f"{env.rel(path)}: the browser sent no list of cells; read it again.")
-    return NotebookFile(path, env.rel(path), "", data, " ", True, True, live=True)
+    order = reply.get("order")
+    if not isinstance(order, list):
+        order = [str(c.get("id")) for c in data["cells"] if isinstance(c, dict)]
+    return NotebookFile(path, env.rel(path), "", data, " ", True, True, live=True, order=[str(i) for i in order])
 
 
 def provenance(env: Env) -> dict[str, Any] | None:
@@ -64,12 +74,63 @@ def with_provenance(cell: dict[str, Any], env: Env) -> dict[str, Any]:
 
 
 def apply_live(env: Env, nb: NotebookFile, op: dict[str, Any]) -> list[str]:
-    """Send one edit to the open document; the ids of the cells it produced."""
+    """Send one edit to the open document, the cells it changes checkpointed first (their state
+    before the turn, for undo); the ids of the cells it produced."""
     assert env.live is not None
+    capture_live(env, nb, op)
     reply = env.live.request(nb.path, op)
     if reply is None:
         raise ToolError(
             f"Not landed: {nb.rel} was closed in the browser before the edit reached it; "
             "read it again (it is now edited on disk) and retry."
         )
+    if env.note_cells is not None:
+        env.note_cells(nb.path, _left(nb, op))
     return [str(i) for i in reply.get("cell_ids", [])]
+
+
+def capture_live(env: Env, nb: NotebookFile, op: dict[str, Any]) -> None:
+    """Checkpoint the cell `op` is about to change (or create) in the open document."""
+    if op["op"] == "insert":
+        env.capture_cells_before_change(nb.path, nb.order, [], [str(op["cell"].get("id", ""))])
+        return
+    cell = _cell(nb, str(op["cell_id"]))
+    env.capture_cells_before_change(nb.path, nb.order, [cell] if cell is not None else [], [])
+
+
+def _cell(nb: NotebookFile, cell_id: str) -> dict[str, Any] | None:
+    return next((c for c in nb.cells if c.get("id") == cell_id), None)
+
+
+def _left(nb: NotebookFile, op: dict[str, Any]) -> dict[str, str | None]:
+    """The source `op` leaves in its cell (None: it deleted it), for the undo panel's diff."""
+    if op["op"] == "insert":
+        return {str(op["cell"].get("id", "")): source_text(op["cell"])}
+    cell_id = str(op["cell_id"])
+    if op["op"] == "delete":
+        return {cell_id: None}
+    if op["op"] == "replace":
+        return {cell_id: source_text(op["cell"])}
+    old = source_text(_cell(nb, cell_id) or {})
+    if op["op"] == "patch":
+        return {cell_id: old.replace(str(op["old_string"]), str(op["new_string"]), 1)}
+    return {cell_id: old}
+
+
+def cell_restorer(env: Env) -> CellRestorer:
+    """How undo puts a turn's cells back: in the document when a browser shows the notebook
+    (through `env.live`), else in its file."""
+
+    def restore(root: Path, record: NotebookRecord) -> str:
+        if env.live is not None:
+            try:
+                reply = env.live.request(root / record.path, restore_op(record))
+            except ToolError as exc:
+                raise CellsNotRestored(
+                    f"its cells were not restored in the open notebook ({str(exc).removeprefix('Not landed: ')})"
+                ) from None
+            if reply is not None:
+                return "the open notebook"
+        return restore_in_file(root, record)
+
+    return restore

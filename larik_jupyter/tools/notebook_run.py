@@ -17,7 +17,12 @@ from larik_jupyter.tools.env import Env
 from larik_jupyter.tools.images import ImageCollector
 from larik_jupyter.tools.notebook import NOTEBOOK_PATH, notebook_path, open_notebook
 from larik_jupyter.tools.notebook_file import load_notebook, save_notebook, source_text
-from larik_jupyter.tools.notebook_live import apply_live, kernel_notebook, with_provenance
+from larik_jupyter.tools.notebook_live import (
+    apply_live,
+    capture_live,
+    kernel_notebook,
+    with_provenance,
+)
 from larik_jupyter.tools.notebook_outputs import outputs_text
 
 DEFAULT_TIMEOUT = 120
@@ -81,6 +86,9 @@ class NotebookRunTool(Tool):
         if cell.get("cell_type") != "code":
             raise ToolError(f"notebook_run: cell {cell_id} of {nb.rel} is a {cell.get('cell_type')} cell, not code.")
         live = env.live if nb.live else None
+        if live is not None:
+            # Before the first streamed output lands: undo puts the cell's old outputs back.
+            await asyncio.to_thread(capture_live, env, nb, {"op": "set_outputs", "cell_id": cell_id})
 
         def streamed(outputs: list[dict[str, Any]]) -> None:
             if live is not None:

@@ -7,6 +7,7 @@ shown earlier in the notebook follows the session without its cell being re-run.
 
 from __future__ import annotations
 
+import asyncio
 import html
 import weakref
 from collections.abc import Callable
@@ -53,12 +54,18 @@ class SessionWidget(anywidget.AnyWidget):
     LarikError becomes the `error` trait (one sentence), success clears it.
     """
 
+    # Actions that may wait for the browser (undo restores cells of open notebooks through the
+    # bridge): in a kernel they run on a worker thread, since the thread handling this click
+    # is the one that delivers the browser's replies.
+    browser_actions: frozenset[str] = frozenset()
+
     status = traitlets.Unicode("", help="what the last action did, for the user").tag(sync=True)
     error = traitlets.Unicode("", help="why the last action failed").tag(sync=True)
 
     def __init__(self, session: KernelSession, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.session = session
+        self._tasks: set[asyncio.Task[None]] = set()
         self.on_msg(self._on_custom_msg)
         _LIVE.add(self)
         self.refresh()
@@ -92,9 +99,22 @@ class SessionWidget(anywidget.AnyWidget):
     def _on_custom_msg(self, _widget: Any, content: Any, _buffers: Any) -> None:
         if not isinstance(content, dict):
             return
-        handler = self.actions().get(str(content.get("type")))
+        kind = str(content.get("type"))
+        handler = self.actions().get(kind)
         if handler is None:
             return
+        if kind in self.browser_actions:
+            try:
+                loop = asyncio.get_running_loop()
+            except RuntimeError:
+                pass  # no kernel loop (a test's click): nothing to keep free
+            else:
+                self._tasks.add(task := loop.create_task(asyncio.to_thread(self._act, handler, content)))
+                task.add_done_callback(self._tasks.discard)
+                return
+        self._act(handler, content)
+
+    def _act(self, handler: Callable[[dict[str, Any]], object], content: dict[str, Any]) -> None:
         try:
             handler(content)
         except LarikError as exc:

@@ -285,7 +285,7 @@ function render({ model, el: host }) {
     const c = model.get("confirm") || {};
     confirm.replaceChildren();
     if (!c.session) return;
-    const changes = (c.files || []).length + (c.variables || []).length;
+    const changes = (c.files || []).length + (c.variables || []).length + (c.cells || []).length;
     confirm.appendChild(
       el("div", "larik-confirm-text", changes
         ? `Rewind ${c.session} to before prompt ${c.prompt} and undo turn(s) ${c.turns.join(", ")}, restoring:`
@@ -294,6 +294,7 @@ function render({ model, el: host }) {
     const ul = el("ul", "larik-confirm-files");
     for (const path of c.files || []) ul.appendChild(el("li", "larik-confirm-file", path));
     for (const name of c.variables || []) ul.appendChild(el("li", "larik-confirm-variable", `variable ${name}`));
+    for (const cell of c.cells || []) ul.appendChild(el("li", "larik-confirm-cell", `cell ${cell}`));
     confirm.appendChild(ul);
     if (c.stop) confirm.appendChild(el("div", "larik-error", c.stop));
     confirm.append(

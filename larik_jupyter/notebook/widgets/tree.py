@@ -125,11 +125,12 @@ def _static(data: dict[str, Any]) -> str:
 
 def rewind_plan(saved: list[TurnInfo], n: int) -> dict[str, Any]:
     """What rewinding before prompt `n` with files would undo: `turns` (newest first), the
-    `files` and `variables` they changed, and `stop` when an older-format turn (no prompt
+    `files`, `variables` and notebook `cells` (`PATH#ID`) they changed, and `stop` when an older-format turn (no prompt
     number) would stop the undo before it reaches prompt `n`."""
     turns: list[int] = []
     files: dict[str, None] = {}
     variables: dict[str, None] = {}
+    cells: dict[str, None] = {}
     stop = None
     for info in reversed(saved):
         if info.prompt is None:
@@ -140,7 +141,8 @@ def rewind_plan(saved: list[TurnInfo], n: int) -> dict[str, Any]:
         turns.append(info.turn)
         files.update(dict.fromkeys(f.path for f in info.files))
         variables.update(dict.fromkeys(name for name, _existed in info.variables))
-    return {"turns": turns, "files": list(files), "variables": list(variables), "stop": stop}
+        cells.update(dict.fromkeys(f"{nb.path}#{c.id}" for nb in info.notebooks for c in nb.cells))
+    return {"turns": turns, "files": list(files), "variables": list(variables), "cells": list(cells), "stop": stop}
 
 
 def _static_text(data: dict[str, Any]) -> str:
@@ -185,6 +187,8 @@ class ForkTreeWidget(SessionWidget):
     confirm = traitlets.Dict(
         help="a rewind with files awaiting confirmation: session, prompt and `rewind_plan`"
     ).tag(sync=True)
+
+    browser_actions = frozenset({"rewind"})
 
     def actions(self) -> dict[str, Any]:
         return {

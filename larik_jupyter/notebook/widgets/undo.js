@@ -14,6 +14,8 @@ function diffView(text) {
   return pre;
 }
 
+const CHANGES = { inserted: "inserted", edited: "edited", deleted: "deleted", outputs: "outputs changed" };
+
 function render({ model, el: host }) {
   const root = el("div", "larik-widget larik-undo");
   const outcome = el("div", "larik-outcome");
@@ -30,6 +32,7 @@ function render({ model, el: host }) {
       outcome.appendChild(el("div", "larik-outcome-head", r.ok ? `Undid ${r.label}.` : `${capitalized(r.label)} was not fully undone.`));
       const ul = el("ul", "larik-outcome-files");
       for (const path of r.restored || []) ul.appendChild(el("li", "larik-restored", `restored ${path}`));
+      for (const line of r.cells || []) ul.appendChild(el("li", "larik-restored", line));
       for (const item of r.refused || []) ul.appendChild(el("li", "larik-refused", `not restored ${item.path}: ${item.reason}`));
       for (const path of r.removed_dirs || []) ul.appendChild(el("li", "larik-restored", `removed ${path}/ (created by the turn)`));
       for (const item of r.kept_dirs || []) ul.appendChild(el("li", "larik-refused", `kept ${item.path}/: ${item.reason}`));
@@ -64,7 +67,8 @@ function render({ model, el: host }) {
       if (turn.undoable) box.open = true;
       const head = el("summary", "larik-turn-head");
       head.appendChild(el("b", "", capitalized(turn.label)));
-      const names = turn.files.map((f) => f.path).concat((turn.variables || []).map((v) => v.name));
+      const cells = turn.cells || [];
+      const names = turn.files.map((f) => f.path).concat((turn.variables || []).map((v) => v.name), cells.map((c) => `${c.path}#${c.id}`));
       head.appendChild(el("span", "larik-meta", names.join(", ")));
       if (turn.undoable) {
         head.appendChild(undoButton("Undo", "larik-undo-button", "Put these files and variables back as they were before this turn", { type: "undo" }));
@@ -91,6 +95,10 @@ function render({ model, el: host }) {
         if (file.error) box.appendChild(el("div", "larik-error", file.error));
         else if (file.diff) box.appendChild(diffView(file.diff));
         else box.appendChild(el("div", "larik-meta", "no difference from before this turn"));
+      }
+      for (const cell of cells) {
+        box.appendChild(el("div", "larik-file larik-cell", `${cell.path} · cell ${cell.id} · ${CHANGES[cell.change] || cell.change}`));
+        if (cell.diff) box.appendChild(diffView(cell.diff));
       }
       list.appendChild(box);
     }

@@ -10,7 +10,9 @@ from typing import TYPE_CHECKING, Any
 import traitlets
 
 from larik_jupyter.api import Agent
+from larik_jupyter.checkpoint.diffs import cell_diffs
 from larik_jupyter.checkpoint.store import UndoResult
+from larik_jupyter.notebook.commands import cells_line
 from larik_jupyter.notebook.widgets import esm
 from larik_jupyter.notebook.widgets.live import SessionWidget, escape, refresh_all
 from larik_jupyter.tools.kernel_undo import kernel_snapshots
@@ -59,6 +61,10 @@ def undo_data(agent: Agent | None) -> dict[str, Any]:
             "time": info.time.isoformat(),
             "files": [{"path": f.path, "diff": f.diff, "error": f.error} for f in files],
             "variables": _variables(agent.session_id, info.turn, info.variables),
+            "cells": [
+                {"path": c.path, "id": c.cell_id, "change": c.change, "diff": c.diff}
+                for c in cell_diffs(info, limit=MAX_DIFF_CHARS)
+            ],
             "undoable": newest,
             "why": why,
         })
@@ -67,7 +73,8 @@ def undo_data(agent: Agent | None) -> dict[str, Any]:
 
 def result_data(result: UndoResult) -> dict[str, Any]:
     """An undo's outcome as JSON: what was restored and what was not, with reasons; the
-    kernel variables' part (`variables`, see `UndoResult.variables_text`) when it had any."""
+    kernel variables' part (`variables`, see `UndoResult.variables_text`) and the notebooks'
+    cells (`cells`, one line each) when it had any."""
     data = {
         "turn": result.turn,
         "label": result.label,
@@ -79,6 +86,8 @@ def result_data(result: UndoResult) -> dict[str, Any]:
     }
     if variables := result.variables_text():
         data["variables"] = variables
+    if result.restored_cells:
+        data["cells"] = [cells_line(*restored).replace("`", "") for restored in result.restored_cells]
     return data
 
 
@@ -108,6 +117,8 @@ class UndoPanel(SessionWidget):
     ) -> None:
         super().__init__(session, **kwargs)
         self._show(results or ([result] if result is not None else []))
+
+    browser_actions = frozenset({"undo", "undo_to"})
 
     def actions(self) -> dict[str, Any]:
         return {
@@ -151,6 +162,7 @@ class UndoPanel(SessionWidget):
             f"<li>{escape(t['label']).capitalize()}: " + ", ".join(
                 [f"<code>{escape(f['path'])}</code>" for f in t["files"]]
                 + [f"variable <code>{escape(v['name'])}</code>" for v in t["variables"]]
+                + [f"cell <code>{escape(c['path'])}#{escape(c['id'])}</code>" for c in t["cells"]]
             )
             + "</li>"
             for t in turns
@@ -163,7 +175,12 @@ class UndoPanel(SessionWidget):
         if not turns:
             return "\n".join([*lines, self._empty_line()])
         return "\n".join(
-            lines + [f"{t['label'].capitalize()}: " + ", ".join(f["path"] for f in t["files"]) for t in turns]
+            lines + [
+                f"{t['label'].capitalize()}: " + ", ".join(
+                    [f["path"] for f in t["files"]] + [f"{c['path']}#{c['id']}" for c in t["cells"]]
+                )
+                for t in turns
+            ]
         )
 
     def undo(self) -> UndoResult:

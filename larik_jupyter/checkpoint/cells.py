@@ -1,0 +1,125 @@
+"""Putting back the cells a turn changed in an open notebook: in the document (through the
+bridge, by the caller) or, when the notebook is closed, in its file.
+
+Both ways place cells the same way (`labextension/src/bridge.ts` mirrors `placed`): the cells
+the turn created go, every cell it changed or deleted is taken out and put back as it was, in
+the order the cells stood before the turn, each right after the cell that preceded it then
+(at its old index when that cell is gone). With no other edit since the turn, that is the
+document as it was before the turn, cell for cell.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from larik_jupyter.checkpoint.durable import DIR_FLAGS, Barrier
+from larik_jupyter.checkpoint.manifest import CellRecord, NotebookRecord
+from larik_jupyter.checkpoint.restore import replace_bytes
+from larik_jupyter.checkpoint.safepath import DirWalk, PathRefused, confine, open_entry
+
+
+class CellsNotRestored(Exception):
+    """A notebook's cells could not be put back; carries the one-line reason."""
+
+
+CellRestorer = Callable[[Path, NotebookRecord], str]
+"""Puts one notebook's cells back (the project root, its record) and says where: "the open
+notebook" or "the file"; raises `CellsNotRestored`."""
+
+
+def restore_op(record: NotebookRecord) -> dict[str, Any]:
+    """The bridge's `restore` request for `record`."""
+    return {
+        "op": "restore",
+        "delete": [c.id for c in record.cells if not c.existed],
+        "cells": [
+            {"index": c.position, "previous": c.previous, "cell": c.cell} for c in _changed(record)
+        ],
+    }
+
+
+def placed(cells: list[dict[str, Any]], record: NotebookRecord) -> list[dict[str, Any]]:
+    """`cells` (nbformat cells in document order) with `record`'s cells as before the turn."""
+    touched = {c.id for c in record.cells}
+    out = [cell for cell in cells if cell.get("id") not in touched]
+    for before in _changed(record):
+        ids = [cell.get("id") for cell in out]
+        if before.previous is None:
+            index = 0
+        elif before.previous in ids:
+            index = ids.index(before.previous) + 1
+        else:
+            index = min(before.position or 0, len(out))
+        out.insert(index, copy.deepcopy(before.cell or {}))
+    return out
+
+
+def _changed(record: NotebookRecord) -> list[CellRecord]:
+    """The cells that existed before the turn, in the order they stood then."""
+    return sorted((c for c in record.cells if c.existed and c.cell is not None), key=lambda c: c.position or 0)
+
+
+def restore_in_file(root: Path, record: NotebookRecord) -> str:
+    """Put `record`'s cells back in the notebook's file (the notebook is not open): read
+    without following symlinks, changed as `placed` says, validated by nbformat, written in the
+    file's own layout so the cells undo did not touch keep their bytes."""
+    from larik_jupyter.tools.base import ToolError
+    from larik_jupyter.tools.notebook_file import layout, lines_form, validate_notebook
+
+    try:
+        parts = confine(root, record.path)
+        root_fd = os.open(root, DIR_FLAGS)
+    except (PathRefused, OSError) as exc:
+        raise CellsNotRestored(f"its cells could not be restored in the file: {exc}") from None
+    try:
+        with DirWalk(root_fd) as walk:
+            fd = open_entry(walk, parts)
+            if fd is None:
+                raise CellsNotRestored("is neither open in the browser nor on disk, so its cells were not restored")
+            with os.fdopen(fd, "rb") as f:
+                mode = os.fstat(f.fileno()).st_mode
+                text = f.read().decode("utf-8")
+            data = json.loads(text)
+            if not isinstance(data, dict) or not isinstance(data.get("cells"), list):
+                raise CellsNotRestored("is not a notebook now (no list of cells), so its cells were not restored")
+            lines = lines_form(None, data["cells"])
+            in_file = record.model_copy(update={"cells": [
+                c.model_copy(update={"cell": _in_file_form(c.cell, lines)}) if c.cell else c
+                for c in record.cells
+            ]})
+            new = {**data, "cells": placed(data["cells"], in_file)}
+            try:
+                validate_notebook(record.path, new, "would not be a valid notebook")
+            except ToolError as exc:
+                raise CellsNotRestored(str(exc)) from None
+            indent, sort_keys = layout(text, data)
+            out = json.dumps(new, indent=indent, sort_keys=sort_keys, ensure_ascii=False)
+            out += "\n" if text.endswith("\n") else ""
+            if out != text:
+                with Barrier() as barrier:
+                    replace_bytes(walk, parts, out.encode("utf-8"), mode, barrier)
+                    barrier.commit()
+    except PathRefused as exc:
+        raise CellsNotRestored(f"{exc}, so its cells were not restored in the file") from None
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        raise CellsNotRestored(f"its cells could not be restored in the file ({exc})") from None
+    finally:
+        os.close(root_fd)
+    return "the file"
+
+
+def _in_file_form(cell: dict[str, Any], lines: bool) -> dict[str, Any]:
+    """A cell captured from the browser (strings) as nbformat writes it: in a file whose sources
+    are lists of lines, split as nbformat splits them; the transient `trusted` flag left out."""
+    import nbformat
+    from nbformat.v4.rwbase import split_lines, strip_transient
+
+    node = nbformat.from_dict({"metadata": {}, "cells": [copy.deepcopy(cell)]})
+    strip_transient(split_lines(node) if lines else node)
+    plain: dict[str, Any] = json.loads(json.dumps(node["cells"][0]))
+    return plain
