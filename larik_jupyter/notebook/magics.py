@@ -23,6 +23,7 @@ from larik_jupyter.notebook.kernel import KernelSession
 from larik_jupyter.notebook.markdown_text import MarkdownText
 from larik_jupyter.notebook.parser import Command, Prompt, parse_magic
 from larik_jupyter.notebook.pump import MainThreadPump
+from larik_jupyter.notebook.static import StaticView, headless
 from larik_jupyter.notebook.turn_runner import TurnRunner
 from larik_jupyter.notebook.warmup import Warmup
 
@@ -142,7 +143,7 @@ class LarikMagics(Magics):
                 for notice in self.warmup.notices():
                     display(MarkdownText(f"> {notice}"))
             if isinstance(parsed, Command):
-                commands.run(self.session, parsed, commands.Output(display))
+                commands.run(self.session, parsed, commands.Output(self._show))
             elif prompt is None:
                 handed_back = parsed
             else:
@@ -153,6 +154,16 @@ class LarikMagics(Magics):
             if handed_back is None:
                 refresh_all()  # trees and panels shown earlier follow the session
         return handed_back
+
+    def _show(self, value: object) -> None:
+        """Display a command's output; a session widget in a headless run as its static
+        renderings, closed (nothing would ever render or refresh it there)."""
+        live = sys.modules.get("larik_jupyter.notebook.widgets.live")
+        if live is not None and isinstance(value, live.SessionWidget) and headless(self.shell):
+            display(StaticView(value.static_html(), value.static_text()))
+            value.close()
+            return
+        display(value)
 
     # -- turns ---------------------------------------------------------------------------
 

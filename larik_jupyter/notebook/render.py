@@ -154,6 +154,9 @@ def render_tool(part: ToolPart) -> str:
         return f"<details><summary>{head}</summary>\n\n{body}\n\n</details>"
     duration = f" · {part.seconds:.1f}s" if part.seconds is not None else ""
     head = f"{_MARKS.get(part.status, '·')} <code>{_escape(part.summary)}</code>{duration}"
+    if part.status == "denied" and part.output.strip():
+        # Why a call did not run matters more than its output: never folded away.
+        return f"{head}\n\n" + "\n".join(render_notice(line) for line in _escape(part.output.strip()).split("\n"))
     # A file tool's language-server diagnostics go under its diff, outside the fold.
     output, diagnostics = part.output, ""
     if part.diff:
