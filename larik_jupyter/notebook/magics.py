@@ -23,7 +23,7 @@ from larik_jupyter.notebook.kernel import KernelSession
 from larik_jupyter.notebook.markdown_text import MarkdownText
 from larik_jupyter.notebook.parser import Command, Prompt, parse_magic
 from larik_jupyter.notebook.pump import MainThreadPump
-from larik_jupyter.notebook.static import StaticView, headless
+from larik_jupyter.notebook.static import headless, static_bundle
 from larik_jupyter.notebook.turn_runner import TurnRunner
 from larik_jupyter.notebook.warmup import Warmup
 
@@ -156,14 +156,17 @@ class LarikMagics(Magics):
         return handed_back
 
     def _show(self, value: object) -> None:
-        """Display a command's output; a session widget in a headless run as its static
-        renderings, closed (nothing would ever render or refresh it there)."""
-        live = sys.modules.get("larik_jupyter.notebook.widgets.live")
-        if live is not None and isinstance(value, live.SessionWidget) and headless(self.shell):
-            display(StaticView(value.static_html(), value.static_text()))
-            value.close()
+        """Display a command's output; a widget in a headless run as its static renderings,
+        closed (nothing would ever render or refresh it there)."""
+        bundle = static_bundle(value) if headless(self.shell) else None
+        if bundle is None:
+            display(value)
             return
-        display(value)
+        data, metadata = bundle
+        display(data, metadata=metadata, raw=True)
+        close = getattr(value, "close", None)
+        if close is not None:
+            close()
 
     # -- turns ---------------------------------------------------------------------------
 

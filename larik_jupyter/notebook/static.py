@@ -10,6 +10,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from IPython.core.formatters import format_display_data
+
+WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
+
 
 def headless(shell: Any) -> bool:
     """Whether the cell now running came from a client that cannot take input or show widgets."""
@@ -22,12 +26,12 @@ def headless(shell: Any) -> bool:
     return request.get("content", {}).get("allow_stdin") is False
 
 
-class StaticView:
-    """A widget's static renderings, displayed instead of the widget."""
-
-    def __init__(self, html: str, text: str) -> None:
-        self.html = html
-        self.text = text
-
-    def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, str]:
-        return {"text/html": self.html, "text/plain": self.text}
+def static_bundle(value: object) -> tuple[dict[str, Any], dict[str, Any]] | None:
+    """A widget's display data without its widget view (its static renderings stay); None for
+    anything that is not shown as a widget."""
+    data, metadata = format_display_data(value)
+    if WIDGET_VIEW not in data:
+        return None
+    data.pop(WIDGET_VIEW)
+    metadata.pop(WIDGET_VIEW, None)
+    return data, metadata
