@@ -1,5 +1,6 @@
 """The kernel's end of `larik.bridge` against panels that answer like the labextension does:
-routing by notebook path, a reloaded page replacing its stale comm, replies, refusals, timeouts."""
+routing by notebook path, a reloaded page replacing its stale comm, replies, refusals, timeouts,
+and a running turn's cell sent to a page that connects mid-turn."""
 
 from __future__ import annotations
 
@@ -10,8 +11,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from IPython.core.interactiveshell import InteractiveShell
 
+from larik_jupyter.agent import events as ae
 from larik_jupyter.notebook.bridge import Bridge, NotLanded
+from larik_jupyter.notebook.pump import MainThreadPump
+from larik_jupyter.notebook.reattach import LiveCell
+from larik_jupyter.notebook.turn_ui import TurnUI
 
 
 class Panel:
@@ -99,3 +105,30 @@ def test_no_answer_is_not_landed_and_the_main_thread_never_waits(tmp_path: Path)
         in_worker(lambda: bridge.request(tmp_path / "nb.ipynb", {"op": "delete", "cell_id": "c"}, timeout=0.2))
     with pytest.raises(NotLanded, match=r"put the prompt in a cell of its own"):
         bridge.request(tmp_path / "nb.ipynb", {"op": "delete", "cell_id": "c"})
+
+
+def test_a_page_that_connects_mid_turn_is_sent_the_cells_outputs_until_the_turn_ends(tmp_path: Path) -> None:
+    InteractiveShell.instance()  # display() hands back display handles
+    bridge = Bridge()
+    original = connect(bridge, tmp_path, "nb.ipynb", lambda _request: None)
+    ui = TurnUI(MainThreadPump(), lambda: None, interactive=None)
+    ui.show()
+    ui.follow(LiveCell(bridge, "cell-1", ui.outputs))
+    ui.view.handle(ae.TurnStarted(turn=1, prompt="the answer?", model="scripted:demo"))
+    original.hello("nb.ipynb", tmp_path)  # a rename in the page that ran the cell: it has the outputs
+
+    reloaded = connect(bridge, tmp_path, "nb.ipynb", lambda _request: None)
+    ui.view.handle(ae.TextDelta("The answer is 42."))
+    ui.view.handle(ae.TurnEnded(turn=1, status="done"))
+    ui.finish()
+    connect(bridge, tmp_path, "nb.ipynb", lambda _request: None)  # after the turn: nothing to send
+
+    assert original.sent == []
+    first, *_, last = [m for m in reloaded.sent if m["op"] == "show_outputs"]
+    assert first["cell_id"] == "cell-1" and first["path"] == "nb.ipynb" and first["id"] == 0
+    transcript, asks, controls = last["outputs"]
+    assert "The answer is 42." in transcript["data"]["text/markdown"]
+    assert "The answer is 42." not in first["outputs"][0]["data"]["text/markdown"]
+    assert asks["data"]["application/vnd.jupyter.widget-view+json"]["model_id"] == ui.asks.model_id
+    assert controls["data"]["application/vnd.jupyter.widget-view+json"]["model_id"] == ui.controls.model_id
+    assert bridge.joined == []

@@ -4,7 +4,7 @@
  * live document model, never to the file, and each gets a reply with the resulting cell ids or
  * a precise error. See larik_jupyter/notebook/bridge.py for the kernel's end.
  */
-import { Cell } from '@jupyterlab/cells';
+import { Cell, ICodeCellModel } from '@jupyterlab/cells';
 import { PageConfig } from '@jupyterlab/coreutils';
 import { INotebookTracker, NotebookActions, NotebookPanel } from '@jupyterlab/notebook';
 import { Kernel, KernelMessage } from '@jupyterlab/services';
@@ -37,6 +37,15 @@ class Refusal extends Error {
   ) {
     super(message);
   }
+}
+
+/** JSON with sorted keys: the same output compares equal whoever built it. */
+function canonical(value: Json): string {
+  return JSON.stringify(value, (_key, inner) =>
+    inner && typeof inner === 'object' && !Array.isArray(inner)
+      ? Object.fromEntries(Object.keys(inner).sort().map(key => [key, inner[key]]))
+      : inner
+  );
 }
 
 function sourceOf(cell: Json): string {
@@ -305,6 +314,32 @@ export class NotebookBridge {
             }
           }
           return request.metadata ? landed(cell.getId(), request.metadata) : { cell_ids: [cell.getId()] };
+        }
+        case 'show_outputs': {
+          // A turn still running in this cell, shown again after this page (re)connected. The
+          // cell's output model is changed, not the document's: the document's output changes
+          // reach the output area as appends, which would reorder the outputs. Outputs that did
+          // not change stay, so the live widget views are not rebuilt.
+          const widget = panel.content.widgets.find(w => w.model.id === request.cell_id);
+          if (!widget || widget.model.type !== 'code') {
+            indexOf(request.cell_id);
+            throw new Refusal(`cell ${request.cell_id} is not a code cell`);
+          }
+          // As trusted as if this page had run the cell: a widget view renders only there.
+          widget.model.trusted = true;
+          const outputs = (widget.model as ICodeCellModel).outputs;
+          const wanted = request.outputs ?? [];
+          if (outputs.length !== wanted.length) {
+            outputs.clear();
+            wanted.forEach(output => outputs.add(output));
+          } else {
+            wanted.forEach((output, index) => {
+              if (canonical(outputs.get(index).toJSON()) !== canonical(output)) {
+                outputs.set(index, output);
+              }
+            });
+          }
+          return { cell_ids: [widget.model.id] };
         }
         case 'set_metadata': {
           const cell = model.cells[indexOf(request.cell_id)];

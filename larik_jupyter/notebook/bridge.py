@@ -63,6 +63,8 @@ class Bridge:
         self._lock = threading.Lock()
         self._main = threading.main_thread().ident
         self._connected = threading.Event()
+        # Called with the comm id of every panel that says hello (a page connecting mid-turn).
+        self.joined: list[Callable[[str], None]] = []
 
     # -- connection ------------------------------------------------------------------------
 
@@ -101,6 +103,8 @@ class Bridge:
             self.panels.pop(comm.comm_id, None)
             self.panels[comm.comm_id] = panel
             self._connected.set()
+            for listener in list(self.joined):
+                listener(comm.comm_id)
         elif kind == "reply":
             with self._lock:
                 future = self._pending.pop(int(data.get("id", -1)), None)
@@ -197,6 +201,12 @@ class Bridge:
                 f"Not landed: the browser did not confirm {what} within {timeout:g} s."
             ) from None
         return _checked(reply, what)
+
+    def send_to(self, comm_id: str, op: dict[str, Any]) -> None:
+        """Send `op` without waiting to one panel, about the notebook it shows."""
+        comm, panel = self.comms.get(comm_id), self.panels.get(comm_id)
+        if comm is not None and panel is not None:
+            comm.send({"type": "request", "id": 0, "path": panel.path, **op})
 
     def post(self, path: Path, op: dict[str, Any]) -> None:
         """Send `op` without waiting (streamed outputs); a final `request` confirms them."""

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 from larik_jupyter.errors import LarikError
 from larik_jupyter.notebook.kernel import KernelSession, Show
-from larik_jupyter.notebook.markdown_text import MarkdownText
+from larik_jupyter.notebook.markdown_text import MarkdownText, Preformatted
 
 # Parsing runs at every `%larik`, also the first: what the handlers need loads when they run.
 if TYPE_CHECKING:
@@ -46,6 +46,9 @@ class Output:
 
     def markdown(self, text: str) -> None:
         self._show(MarkdownText(text))
+
+    def preformatted(self, text: str) -> None:
+        self._show(Preformatted(text))
 
     def show(self, value: object) -> None:
         self._show(value)
@@ -377,7 +380,7 @@ def _config(session: KernelSession, out: Output, *, key: str | None, value: str 
         set_user_setting(key, parsed)
         out.markdown(f"Set `{key}` = `{json.dumps(parsed)}` in your personal config.")
         return
-    out.markdown("```text\n" + render(load_config(session.cwd), key) + "\n```")
+    out.preformatted(render(load_config(session.cwd), key))
 
 
 # -- servers, subagents, the running turn ----------------------------------------------------
@@ -521,4 +524,4 @@ def _skills(session: KernelSession, out: Output) -> None:
 
 @command("/help", "list the commands")
 def _help(session: KernelSession, out: Output) -> None:
-    out.markdown("```text\n" + help_text() + "\n```")
+    out.preformatted(help_text())

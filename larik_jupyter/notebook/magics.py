@@ -24,6 +24,7 @@ from larik_jupyter.notebook.kernel import KernelSession
 from larik_jupyter.notebook.markdown_text import MarkdownText
 from larik_jupyter.notebook.parser import Command, Prompt, parse_magic
 from larik_jupyter.notebook.pump import MainThreadPump
+from larik_jupyter.notebook.static import headless, static_bundle
 from larik_jupyter.notebook.turn_runner import TurnRunner
 from larik_jupyter.notebook.warmup import Warmup
 
@@ -146,7 +147,7 @@ class LarikMagics(Magics):
             if isinstance(parsed, Command) and prompt is None and commands.waits_for_browser(parsed):
                 handed_back = parsed
             elif isinstance(parsed, Command):
-                commands.run(self.session, parsed, commands.Output(display))
+                commands.run(self.session, parsed, commands.Output(self._show))
             elif prompt is None:
                 handed_back = parsed
             else:
@@ -157,6 +158,19 @@ class LarikMagics(Magics):
             if handed_back is None:
                 refresh_all()  # trees and panels shown earlier follow the session
         return handed_back
+
+    def _show(self, value: object) -> None:
+        """Display a command's output; a widget in a headless run as its static renderings,
+        closed (nothing would ever render or refresh it there)."""
+        bundle = static_bundle(value) if headless(self.shell) else None
+        if bundle is None:
+            display(value)
+            return
+        data, metadata = bundle
+        display(data, metadata=metadata, raw=True)
+        close = getattr(value, "close", None)
+        if close is not None:
+            close()
 
     # -- turns ---------------------------------------------------------------------------
 

@@ -3,7 +3,11 @@ front ends (terminal IPython, jupyter console) instead of `<IPython.core.display
 
 from __future__ import annotations
 
+import html
 from typing import Any
+
+# Inline, since a static page (nbconvert's HTML) sets no monospace font for a Markdown <pre>.
+PRE_STYLE = "font-family: var(--jp-code-font-family, monospace); white-space: pre; overflow: auto"
 
 
 class MarkdownText:
@@ -14,3 +18,17 @@ class MarkdownText:
 
     def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, str]:
         return {"text/markdown": self.data, "text/plain": self.data}
+
+
+class Preformatted:
+    """Text whose columns matter (`/help`, `/config`): a monospace block everywhere."""
+
+    def __init__(self, text: str) -> None:
+        self.data = text
+
+    def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, str]:
+        return {
+            "text/html": f'<pre style="{PRE_STYLE}">{html.escape(self.data, quote=False)}</pre>',
+            "text/markdown": "```text\n" + self.data + "\n```",
+            "text/plain": self.data,
+        }

@@ -155,6 +155,9 @@ def render_tool(part: ToolPart) -> str:
     duration = f" · {part.seconds:.1f}s" if part.seconds is not None else ""
     label = asked_label(part.name, part.summary) if part.status == "asking" else part.summary
     head = f"{_MARKS.get(part.status, '·')} <code>{_escape(label)}</code>{duration}"
+    if part.status == "denied" and part.output.strip():
+        # Why a call did not run matters more than its output: never folded away.
+        return f"{head}\n\n" + "\n".join(render_notice(line) for line in _escape(part.output.strip()).split("\n"))
     # A file tool's language-server diagnostics go under its diff, outside the fold.
     output, diagnostics = part.output, ""
     if part.diff:

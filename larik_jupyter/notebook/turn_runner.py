@@ -85,6 +85,7 @@ class TurnRunner:
         self, parsed: Prompt, *, interactive: bool | None
     ) -> tuple[Agent, TurnUI | TerminalTurnUI, str, PromptExtras]:
         from larik_jupyter.llm.messages import Message, TextBlock
+        from larik_jupyter.notebook.reattach import LiveCell, running_cell_id
         from larik_jupyter.notebook.render import ContextPart, parts_from_messages
         from larik_jupyter.notebook.terminal import TerminalTurnUI, is_terminal
         from larik_jupyter.notebook.turn_ui import TurnUI
@@ -104,6 +105,10 @@ class TurnRunner:
             sent = Message(role="user", content=[*extras.before, TextBlock(text=text), *extras.after])
             ui.view.parts += [p for p in parts_from_messages([sent]) if isinstance(p, ContextPart)]
         ui.show()
+        if isinstance(ui, TurnUI) and self.bridge is not None:
+            cell_id = running_cell_id(self.shell)
+            if cell_id is not None:
+                ui.follow(LiveCell(self.bridge, cell_id, ui.outputs))
         return agent, ui, text, extras
 
     def _turn(

@@ -6,8 +6,10 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 import ipywidgets as widgets
+from IPython.core.formatters import format_display_data
 from IPython.display import display
 
 from larik_jupyter.agent import events as ae
@@ -17,6 +19,9 @@ from larik_jupyter.notebook.view import TranscriptView
 from larik_jupyter.notebook.widgets import SilentWhenStatic
 from larik_jupyter.notebook.widgets.approval import ApprovalWidget
 from larik_jupyter.notebook.widgets.controls import TurnControls
+
+if TYPE_CHECKING:
+    from larik_jupyter.notebook.reattach import LiveCell
 
 # How long the first approval waits for a browser to show the controls before deciding
 # that nobody is watching (nbclient, `jupyter execute`).
@@ -39,11 +44,22 @@ class TurnUI:
         self.controls = TurnControls(on_stop=on_stop)
         self.interactive = interactive
         self.approvals: list[ApprovalWidget] = []
+        self.live: LiveCell | None = None
 
     def show(self) -> None:
         self.view.show()
         display(self.asks)
         display(self.controls)
+
+    def outputs(self) -> list[dict[str, Any]]:
+        """What `show` put in the cell, as it is now, as nbformat outputs."""
+        shown = [(self.view.bundle(), {}), *(format_display_data(w) for w in (self.asks, self.controls))]
+        return [{"output_type": "display_data", "data": data, "metadata": meta} for data, meta in shown]
+
+    def follow(self, live: LiveCell) -> None:
+        """Keep `live` (the cell in pages that connect mid-turn) up to date."""
+        self.live = live
+        self.view.on_update = live.changed
 
     def listener(self, event: ae.AgentEvent) -> None:
         """Subscribed to the agent on its worker thread; hands every event to the cell's thread."""
@@ -54,6 +70,8 @@ class TurnUI:
             card.cancel()
         self.view.flush(force=True)
         self.controls.running = False
+        if self.live is not None:
+            self.live.end()
 
     async def approver(self, request: PermissionRequest) -> PermissionAnswer | None:
         """Show an approval card and wait for a click; None when no browser is watching."""

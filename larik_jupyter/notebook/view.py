@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from typing import Any
 
 from IPython.display import display
@@ -42,18 +43,20 @@ class TranscriptView:
         # The turn's one plan block: every `todo_write` that succeeds updates it in place.
         self.plan: ToolPart | None = None
         self._plan_calls: dict[str, list[Todo]] = {}
+        # Called after each update of the output (the cell shown again after a page reload).
+        self.on_update: Callable[[], None] | None = None
 
     def markdown(self) -> str:
         body = render_parts(self.parts)
         tail = [t for t in (f"*{self.status}*" if self.status else "", self.footer) if t]
         return "\n\n".join([body, *tail]) if body else "\n\n".join(tail) or "*…*"
 
-    def _bundle(self) -> dict[str, str]:
+    def bundle(self) -> dict[str, str]:
         text = self.markdown()
         return {"text/markdown": text, "text/plain": text}
 
     def show(self) -> None:
-        self._handle = display(self._bundle(), raw=True, display_id=True)
+        self._handle = display(self.bundle(), raw=True, display_id=True)
         self.updates += 1
 
     def flush(self, *, force: bool = False) -> None:
@@ -63,8 +66,10 @@ class TranscriptView:
             return
         self._dirty, self._last = False, now
         if self._handle is not None:
-            self._handle.update(self._bundle(), raw=True)
+            self._handle.update(self.bundle(), raw=True)
             self.updates += 1
+            if self.on_update is not None:
+                self.on_update()
 
     def _text(self, text: str, kind: type[TextPart] | type[ThinkingPart]) -> None:
         last = self.parts[-1] if self.parts else None

@@ -5,6 +5,7 @@ the newest and "undo down to here" on the older ones."""
 from __future__ import annotations
 
 import pathlib
+from itertools import groupby
 from typing import TYPE_CHECKING, Any
 
 import traitlets
@@ -143,8 +144,14 @@ class UndoPanel(SessionWidget):
         ]
 
     def static_html(self) -> str:
-        outcome = "".join(f"<p>{escape(line)}</p>" for line in self._outcome_lines())
-        return outcome + self._turns_html()
+        outcome = []
+        # Each undone turn's heading line, then its items ("- restored …") as one list.
+        for items, lines in groupby(self._outcome_lines(), key=lambda line: line.startswith("- ")):
+            if items:
+                outcome.append("<ul>" + "".join(f"<li>{escape(line[2:])}</li>" for line in lines) + "</ul>")
+            else:
+                outcome += [f"<p>{escape(line)}</p>" for line in lines]
+        return "".join(outcome) + self._turns_html()
 
     def _empty_line(self) -> str:
         # The panel follows the kernel's current session, which a /fork or /rewind changes

@@ -1,0 +1,62 @@
+"""A running turn shown again in a page that connects mid-turn (a reload, a second tab).
+
+Such a page shows the cell's outputs as they were last saved, and the display updates of the
+running cell no longer reach it: they go to the output area of the page that ran the cell. So
+the kernel sends that page the cell's outputs as they are now (`show_outputs` over the bridge)
+and again whenever the transcript changes, until the turn ends with its final state. The
+approval cards and the Stop control are live widget models, which the new page's widget
+manager loads again from the kernel, so their buttons keep working.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from larik_jupyter.notebook.bridge import Bridge
+
+
+def running_cell_id(shell: Any) -> str | None:
+    """The id of the notebook cell whose execution runs now, as the front end sent it."""
+    get_parent = getattr(getattr(shell, "kernel", None), "get_parent", None)
+    if get_parent is None:
+        return None
+    cell_id = get_parent().get("metadata", {}).get("cellId")
+    return cell_id if isinstance(cell_id, str) and cell_id else None
+
+
+class LiveCell:
+    """The outputs of cell `cell_id`, kept shown in the pages that said hello after the turn
+    began. `outputs` returns them as nbformat outputs."""
+
+    def __init__(self, bridge: Bridge, cell_id: str, outputs: Callable[[], list[dict[str, Any]]]) -> None:
+        self.bridge = bridge
+        self.cell_id = cell_id
+        self.outputs = outputs
+        # Pages connected now get the cell's display messages; a hello from them is a rename.
+        self._watching = set(bridge.comms)
+        self.late: set[str] = set()
+        bridge.joined.append(self._joined)
+
+    def _joined(self, comm_id: str) -> None:
+        if comm_id not in self._watching:
+            self.late.add(comm_id)
+            self._send({comm_id})
+
+    def changed(self) -> None:
+        """The cell's outputs changed: show them again where the display updates do not go."""
+        if self.late:
+            self._send(self.late)
+
+    def end(self) -> None:
+        """The turn ended (its final state went out with the last change): later pages see
+        the notebook as saved."""
+        self.bridge.joined.remove(self._joined)
+
+    def _send(self, comm_ids: set[str]) -> None:
+        op = {"op": "show_outputs", "cell_id": self.cell_id, "outputs": self.outputs()}
+        for comm_id in list(comm_ids):
+            if comm_id in self.bridge.comms:
+                self.bridge.send_to(comm_id, op)
+            else:
+                self.late.discard(comm_id)
