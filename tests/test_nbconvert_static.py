@@ -61,7 +61,7 @@ def test_executed_quickstart_html_shows_every_output_readably(project: Path, tmp
     tree = " ".join(out.get_text(" ", strip=True) for out in only(cells, "%larik /tree"))
     assert "1. Write larik_demo.txt with a greeting" in tree
     assert "2. Write larik_demo.txt again" in tree
-    assert "branched at the start (current)" in tree
+    assert "branched at the start (no prompt yet) (current)" in tree
 
     # The first turn ran headless without --yes: its asks were denied, and the reason shows
     # outside any folded section.

@@ -189,7 +189,7 @@ class LarikMagics(Magics):
             try:
                 if isinstance(parsed, Command):
                     # Its bridge requests wait on a worker thread; this loop delivers the replies.
-                    await asyncio.to_thread(commands.run, self.session, parsed, commands.Output(display))
+                    await asyncio.to_thread(commands.run, self.session, parsed, commands.Output(self._show))
                 else:
                     await self.aprompt(parsed)
             except LarikError as exc:
