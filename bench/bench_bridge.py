@@ -9,7 +9,10 @@ milliseconds. Measuring starts once the page has finished rendering the opened n
 cell attached, then five idle periods in a row); the page's long tasks (main thread busy > 50 ms) during the measurement
 say whether it stayed responsive. The load average is printed: the machine is shared.
 
-    .venv/bin/python bench/bench_bridge.py [ROUNDS]
+    .venv/bin/python bench/bench_bridge.py [ROUNDS] [WINDOWING]
+
+WINDOWING is JupyterLab's notebook `windowingMode` (default its own, "defer": every cell gets
+an editor; "full": only the cells in view have one).
 """
 
 from __future__ import annotations
@@ -70,7 +73,8 @@ print("BENCH" + json.dumps({"floor": floor, "edit": edit, "tool": tool_times}))
 
 # JupyterLab attaches the cells of a large notebook in idle time after opening it ("defer"
 # windowing), creating an editor each: seconds of work that is not the bridge's.
-ATTACHED = "() => window.jupyterapp.shell.currentWidget.content.widgets.every(w => w.isAttached)"
+ATTACHED = """() => { const nb = window.jupyterapp.shell.currentWidget.content;
+  return nb.notebookConfig.windowingMode !== 'defer' || nb.widgets.every(w => w.isAttached); }"""
 
 # Resolves once the page has had five idle periods in a row with most of their time left.
 SETTLED = """() => new Promise(resolve => {
@@ -95,12 +99,18 @@ def summary(values: list[float]) -> str:
     return f"{values[len(values) // 2]:.1f} ({values[0]:.1f}–{values[-1]:.1f})"
 
 
-def main(rounds: int) -> None:
+TRACKER = "@jupyterlab/notebook-extension/tracker.jupyterlab-settings"
+
+
+def main(rounds: int, windowing: str | None) -> None:
     with tempfile.TemporaryDirectory() as tmp_name:
         tmp = Path(tmp_name)
         root = tmp / "work"
         root.mkdir()
-        for name, value in LAB_SETTINGS.items():
+        settings = dict(LAB_SETTINGS)
+        if windowing:
+            settings[TRACKER] = {**settings[TRACKER], "windowingMode": windowing}
+        for name, value in settings.items():
             target = tmp / "settings" / name
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_text(json.dumps(value))
@@ -170,7 +180,7 @@ def main(rounds: int) -> None:
             lab.wait(15)
     data = json.loads(text.split("BENCH", 1)[1])
     floor = sorted(data["floor"])[len(data["floor"]) // 2]
-    print(f"500-cell notebook, {rounds} rounds, ms median (min–max):")
+    print(f"500-cell notebook, windowing {windowing or 'defer (default)'}, {rounds} rounds, ms median (min–max):")
     print(f"  floor: refused request round trip  {summary(data['floor'])}")
     edit = sorted(data["edit"])[len(data["edit"]) // 2]
     print(f"  one live cell edit (replace)       {summary(data['edit'])}  ratio {edit / floor:.2f}")
@@ -182,4 +192,4 @@ def main(rounds: int) -> None:
 
 
 if __name__ == "__main__":
-    main(int(sys.argv[1]) if len(sys.argv) > 1 else 30)
+    main(int(sys.argv[1]) if len(sys.argv) > 1 else 30, sys.argv[2] if len(sys.argv) > 2 else None)
