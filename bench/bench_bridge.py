@@ -5,9 +5,16 @@ then times, on the kernel's own loop: (floor) a request the browser refuses at o
 message each way, no document work); one live cell edit (`replace` of one cell's source); and
 `notebook_edit` itself on 50 of the 500 cells (read of the open document + the edit, from a
 worker thread as in a turn), without and with the turn's checkpoint recording each cell's
-state before the edit (what undo puts back). Medians with ranges, in milliseconds.
+state before the edit (what undo puts back). Medians with ranges (the maximum is the slowest
+edit), in milliseconds. Measuring starts once the page has finished rendering the opened
+notebook (every cell attached, then five idle periods in a row); the page's long tasks (main
+thread busy > 50 ms) during the measurement say whether it stayed responsive. The load average
+is printed: the machine is shared.
 
-    .venv/bin/python bench/bench_bridge.py [ROUNDS]
+    .venv/bin/python bench/bench_bridge.py [ROUNDS] [WINDOWING]
+
+WINDOWING is JupyterLab's notebook `windowingMode` (default its own, "defer": every cell gets
+an editor; "full": only the cells in view have one).
 """
 
 from __future__ import annotations
@@ -78,17 +85,46 @@ print("BENCH" + json.dumps({"floor": floor, "edit": edit, "tool": tool_times, "c
 '''
 
 
+# JupyterLab attaches the cells of a large notebook in idle time after opening it ("defer"
+# windowing), creating an editor each: seconds of work that is not the bridge's.
+ATTACHED = """() => { const nb = window.jupyterapp.shell.currentWidget.content;
+  return nb.notebookConfig.windowingMode !== 'defer' || nb.widgets.every(w => w.isAttached); }"""
+
+# Resolves once the page has had five idle periods in a row with most of their time left.
+SETTLED = """() => new Promise(resolve => {
+  let quiet = 0;
+  const tick = deadline => {
+    quiet = deadline.timeRemaining() > 40 ? quiet + 1 : 0;
+    if (quiet >= 5) { resolve(true); } else { requestIdleCallback(tick, { timeout: 1000 }); }
+  };
+  requestIdleCallback(tick, { timeout: 1000 });
+})"""
+
+WATCH_LONG_TASKS = """() => {
+  window.__longTasks = [];
+  new PerformanceObserver(list => {
+    for (const entry of list.getEntries()) { window.__longTasks.push(entry.duration); }
+  }).observe({ type: 'longtask' });
+}"""
+
+
 def summary(values: list[float]) -> str:
     values = sorted(values)
     return f"{values[len(values) // 2]:.1f} ({values[0]:.1f}–{values[-1]:.1f})"
 
 
-def main(rounds: int) -> None:
+TRACKER = "@jupyterlab/notebook-extension/tracker.jupyterlab-settings"
+
+
+def main(rounds: int, windowing: str | None) -> None:
     with tempfile.TemporaryDirectory() as tmp_name:
         tmp = Path(tmp_name)
         root = tmp / "work"
         root.mkdir()
-        for name, value in LAB_SETTINGS.items():
+        settings = dict(LAB_SETTINGS)
+        if windowing:
+            settings[TRACKER] = {**settings[TRACKER], "windowingMode": windowing}
+        for name, value in settings.items():
             target = tmp / "settings" / name
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_text(json.dumps(value))
@@ -137,19 +173,28 @@ def main(rounds: int) -> None:
                 run = """i => { const p = window.jupyterapp.shell.currentWidget; p.content.activeCellIndex = i;
                            return window.jupyterapp.commands.execute('notebook:run-cell'); }"""
                 page.evaluate(run, 0)
+                page.wait_for_function(ATTACHED, polling=500)
+                # Going to the last cell scrolls past all 500 editors (seconds of CodeMirror
+                # scroll handlers): done, and settled, before measuring.
+                page.evaluate("() => { window.jupyterapp.shell.currentWidget.content.activeCellIndex = 501; }")
+                page.evaluate(SETTLED)
+                page.evaluate(WATCH_LONG_TASKS)
+                load_before = os.getloadavg()[0]
                 page.evaluate(run, 501)
                 outputs = """() => window.jupyterapp.shell.currentWidget.content.model.sharedModel
                     .cells.find(c => c.getId() === 'bench').toJSON().outputs.map(o => o.text || o.evalue || '').join('')"""
                 page.wait_for_function("(" + outputs + ")().length > 0")
                 text = page.evaluate("""() => window.jupyterapp.shell.currentWidget.content.model.sharedModel
                     .cells.find(c => c.getId() === 'bench').toJSON().outputs.map(o => o.text || '').join('')""")
+                long_tasks = page.evaluate("window.__longTasks")
+                load_after = os.getloadavg()[0]
                 browser.close()
         finally:
             lab.terminate()
             lab.wait(15)
     data = json.loads(text.split("BENCH", 1)[1])
     floor = sorted(data["floor"])[len(data["floor"]) // 2]
-    print(f"500-cell notebook, {rounds} rounds, ms median (min–max):")
+    print(f"500-cell notebook, windowing {windowing or 'defer (default)'}, {rounds} rounds, ms median (min–max):")
     print(f"  floor: refused request round trip  {summary(data['floor'])}")
     edit = sorted(data["edit"])[len(data["edit"]) // 2]
     print(f"  one live cell edit (replace)       {summary(data['edit'])}  ratio {edit / floor:.2f}")
@@ -157,7 +202,10 @@ def main(rounds: int) -> None:
     print(f"  notebook_edit x50 (read + edit)    {summary(data['tool'])}  ratio {tool / floor:.2f}")
     kept = sorted(data["checkpointed"])[len(data["checkpointed"]) // 2]
     print(f"  notebook_edit x50, cells checkpointed {summary(data['checkpointed'])}  ratio {kept / floor:.2f}")
+    longest = max(long_tasks, default=0.0)
+    print(f"  page long tasks (> 50 ms) meanwhile: {len(long_tasks)}, longest {longest:.0f} ms")
+    print(f"  load average (1 min) before / after: {load_before:.2f} / {load_after:.2f}")
 
 
 if __name__ == "__main__":
-    main(int(sys.argv[1]) if len(sys.argv) > 1 else 30)
+    main(int(sys.argv[1]) if len(sys.argv) > 1 else 30, sys.argv[2] if len(sys.argv) > 2 else None)

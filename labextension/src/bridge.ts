@@ -9,6 +9,8 @@ import { PageConfig } from '@jupyterlab/coreutils';
 import { INotebookTracker, NotebookActions, NotebookPanel } from '@jupyterlab/notebook';
 import { Kernel, KernelMessage } from '@jupyterlab/services';
 
+import { IProvenance, provenanceOf } from './provenance';
+
 export const TARGET = 'larik.bridge';
 
 type Json = any; // eslint-disable-line @typescript-eslint/no-explicit-any
@@ -61,6 +63,8 @@ export class NotebookBridge {
   private applying = false;
   /** Called with the panel and a cell whose error output gets a "Fix with Larik" button. */
   onError: ((panel: NotebookPanel, cell: Cell) => void) | null = null;
+  /** Called when the user clicks a cell's "edited by Larik" marker. */
+  onMarkerClick: ((panel: NotebookPanel, target: IProvenance) => void) | null = null;
 
   constructor(private tracker: INotebookTracker) {
     tracker.forEach(panel => this.watch(panel));
@@ -213,9 +217,9 @@ export class NotebookBridge {
       return index;
     };
     const landed = (id: string, metadata: Json): Json => {
-      const larik = metadata?.larik;
+      const larik = provenanceOf(metadata?.larik);
       if (larik) {
-        mark(panel, id, larik.prompt, () => this.applying);
+        mark(panel, id, larik, () => this.applying, target => this.onMarkerClick?.(panel, target));
       }
       return { cell_ids: [id] };
     };
@@ -378,8 +382,17 @@ export class NotebookBridge {
   }
 }
 
-/** Show "edited by Larik · prompt N" on a cell until the user edits or runs it. */
-function mark(panel: NotebookPanel, id: string, prompt: number, fromKernel: () => boolean): void {
+/**
+ * Show "edited by Larik · prompt N" on a cell until the user edits or runs it; clicking it
+ * calls `open` (which opens that prompt).
+ */
+function mark(
+  panel: NotebookPanel,
+  id: string,
+  target: IProvenance,
+  fromKernel: () => boolean,
+  open: (target: IProvenance) => void
+): void {
   const widget = panel.content.widgets.find(w => w.model.id === id);
   if (!widget) {
     return;
@@ -387,7 +400,10 @@ function mark(panel: NotebookPanel, id: string, prompt: number, fromKernel: () =
   unmark(widget);
   const badge = document.createElement('div');
   badge.className = 'jp-larik-marker';
-  badge.textContent = `edited by Larik · prompt ${prompt}`;
+  badge.textContent = `edited by Larik · prompt ${target.prompt}`;
+  badge.title = `Open prompt ${target.prompt} of session ${target.session} in the Larik sidebar`;
+  badge.setAttribute('role', 'button');
+  badge.addEventListener('click', () => open(target));
   widget.addClass('jp-larik-edited');
   widget.node.prepend(badge);
   const edited = (_: unknown, change: Json) => {

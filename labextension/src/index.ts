@@ -13,12 +13,15 @@ import * as api from './api';
 import { NotebookBridge } from './bridge';
 import { CommandIDs } from './commands';
 import { addFixButton } from './fix';
+import { addNavigation } from './navigate';
 import { insertCellBelow, openInNotebook } from './notebook';
 import { SessionsPanel } from './sidebar';
 
 /** The hook other larik_jupyter front-end pieces (notebook widgets) call. */
 export interface ILarikJupyterHook {
   insertCellBelow(code: string): boolean;
+  /** Select the cells prompt `prompt` of `session` changed; resolves to how many. */
+  jumpToCells(session: string, prompt: number): Promise<number>;
 }
 
 declare global {
@@ -51,13 +54,18 @@ const plugin: JupyterFrontEndPlugin<void> = {
     palette: ICommandPalette | null,
     browser: IDefaultFileBrowser | null
   ) => {
-    window.larikJupyter = { insertCellBelow: (code: string) => insertCellBelow(tracker, code) };
+    window.larikJupyter = {
+      insertCellBelow: (code: string) => insertCellBelow(tracker, code),
+      jumpToCells: async (session: string, prompt: number) =>
+        (await app.commands.execute(CommandIDs.jumpToCells, { session, prompt })) as number
+    };
     const bridge = new NotebookBridge(tracker);
     bridge.onError = addFixButton;
 
     const panel = new SessionsPanel(app.commands, rendermime);
     panel.title.icon = listIcon;
     app.shell.add(panel, 'left', { rank: 600 });
+    addNavigation(app, tracker, panel, bridge);
     // The sidebar lists the sessions of the folder the user is in: the open notebook's (its
     // kernel's working directory), else the file browser's. Notebook 7 opens a notebook in a
     // page of its own whose file browser stays at the server root, so the notebook decides.

@@ -9,6 +9,7 @@ import { IRenderMimeRegistry } from '@jupyterlab/rendermime';
 
 import * as api from './api';
 import { CommandIDs } from './commands';
+import { IProvenance, ITouched } from './provenance';
 import { element, renderDiff, TranscriptRenderer } from './transcript';
 
 const PAGE = 100;
@@ -43,6 +44,10 @@ export class SessionsPanel extends Widget {
   private readonly _error: HTMLElement;
   private readonly _renderer: TranscriptRenderer;
   private readonly _poll: Poll;
+  /** The prompt "Open prompt in Larik sidebar" asked for: scrolled to and highlighted. */
+  private _focus: IProvenance | null = null;
+  /** Where the open notebooks have cells each prompt touched (set by the plugin). */
+  touchedCells: (() => (target: IProvenance) => ITouched[]) | null = null;
 
   constructor(
     private readonly commands: CommandRegistry,
@@ -145,9 +150,84 @@ export class SessionsPanel extends Widget {
 
   /** Select a session and show its transcript and turns. */
   async select(id: string): Promise<void> {
+    if (this._focus?.session !== id) {
+      this._focus = null;
+    }
     this._selected = id;
     this.renderTree();
     await this.showDetail();
+  }
+
+  /**
+   * Show the transcript of session `session` of directory `cwd` (relative to the server root)
+   * scrolled to its prompt `prompt`, highlighted; returns why not when the directory has no
+   * such session.
+   */
+  async openPrompt(cwd: string, session: string, prompt: number): Promise<string | null> {
+    this.cwd = cwd;
+    await this.refresh();
+    if (!this.session(session)) {
+      return `Session ${session} is not among the sessions of /${cwd}: it was deleted, or its kernel ran in another directory.`;
+    }
+    this._focus = { session, prompt };
+    await this.select(session);
+    return null;
+  }
+
+  /** Offer "Jump to cells" again on each prompt shown, for the notebooks open now. */
+  updateJumps(): void {
+    const id = this._selected;
+    if (!id) {
+      return;
+    }
+    const lookup = this.touchedCells?.();
+    this._detail.querySelectorAll<HTMLElement>('.jp-larik-prompt[data-prompt]').forEach(node => {
+      this.offerJump(node, id, lookup);
+    });
+  }
+
+  private offerJump(
+    node: HTMLElement,
+    session: string,
+    lookup: ((target: IProvenance) => ITouched[]) | undefined
+  ): void {
+    node.querySelector(':scope > .jp-larik-jump')?.remove();
+    const target = { session, prompt: Number(node.dataset.prompt) };
+    const touched = lookup?.(target) ?? [];
+    if (touched.length === 0) {
+      return;
+    }
+    const row = element('div', 'jp-larik-jump');
+    const button = element('button', 'jp-larik-action jp-mod-styled', 'Jump to cells');
+    button.dataset.command = CommandIDs.jumpToCells;
+    button.addEventListener('click', () => void this.commands.execute(CommandIDs.jumpToCells, { ...target }));
+    const where = touched
+      .map(t => `${t.indexes.length} cell${t.indexes.length === 1 ? '' : 's'} in ${t.panel.context.path}`)
+      .join(', ');
+    button.title = `Select the cells prompt ${target.prompt} changed (${where})`;
+    row.append(button, element('span', 'jp-larik-meta', where));
+    node.prepend(row);
+  }
+
+  /** Scroll to and highlight the focused prompt, loading pages until it is shown. */
+  private async reveal(id: string, into: HTMLElement): Promise<void> {
+    const focus = this._focus;
+    if (!focus || focus.session !== id) {
+      return;
+    }
+    const selector = `.jp-larik-prompt[data-prompt="${focus.prompt}"]`;
+    let node = into.querySelector<HTMLElement>(selector);
+    while (!node && into.querySelector('.jp-larik-more') && this._selected === id) {
+      await this.loadMore(id, into);
+      node = into.querySelector<HTMLElement>(selector);
+    }
+    if (!node) {
+      this._error.textContent = `Session ${id} has no prompt ${focus.prompt}.`;
+      return;
+    }
+    into.querySelectorAll('.jp-larik-focus').forEach(other => other.classList.remove('jp-larik-focus'));
+    node.classList.add('jp-larik-focus');
+    node.scrollIntoView({ block: 'start' });
   }
 
   /** Every session of the tree by id. */
@@ -264,6 +344,7 @@ export class SessionsPanel extends Widget {
     this._renderer.reset();
     try {
       await Promise.all([this.renderTurns(id, turns), this.loadMore(id, transcript)]);
+      await this.reveal(id, transcript);
     } catch (error) {
       this._error.textContent = String((error as Error).message ?? error);
     }
@@ -293,9 +374,13 @@ export class SessionsPanel extends Widget {
       return;
     }
     into.querySelector('.jp-larik-more')?.remove();
+    const lookup = this.touchedCells?.();
     for (const entry of page.entries) {
       const node = await this._renderer.entry(entry);
       if (node) {
+        if (node.dataset.prompt) {
+          this.offerJump(node, id, lookup);
+        }
         into.appendChild(node);
       }
     }

@@ -134,10 +134,13 @@ export class TranscriptRenderer {
 
   // Tool calls by id, so a result can be shown as what its call was (a plan, a skill load).
   private readonly calls = new Map<string, IContentBlock>();
+  // Prompts rendered so far: entries come in file order, so this is the next one's number - 1.
+  private prompts = 0;
 
-  /** Forget the calls of the transcript shown before. */
+  /** Forget the calls and prompts of the transcript shown before. */
   reset(): void {
     this.calls.clear();
+    this.prompts = 0;
   }
 
   private special(block: IContentBlock): HTMLElement | null {
@@ -215,9 +218,17 @@ export class TranscriptRenderer {
       return null;
     }
     const message = entry.message;
-    const isPrompt = message.role === 'user' && message.content.some(b => b.type === 'text');
+    // A prompt as docs/format.md defines it: text and no tool results (it starts a turn).
+    const isPrompt =
+      message.role === 'user' &&
+      message.content.some(b => b.type === 'text') &&
+      !message.content.some(b => b.type === 'tool_result');
     const node = element('div', `jp-larik-entry jp-larik-${isPrompt ? 'prompt' : message.role}`);
     node.dataset.entryId = entry.id;
+    if (isPrompt) {
+      // The number the agent writes into the `larik` metadata of the cells this prompt changed.
+      node.dataset.prompt = String(++this.prompts);
+    }
     for (const block of message.content) {
       const rendered = await this.block(block);
       if (rendered) {

@@ -149,16 +149,40 @@ function render({ model, el: host }) {
         button("Rewind here", "larik-rewind", () => send("rewind", { session: sid, prompt: n })),
         button("Rewind here with files", "larik-rewind-files", () => send("plan_rewind", { session: sid, prompt: n })),
         button("Fork here", "larik-fork", () => send("fork", { session: sid, prompt: n })),
+        button("Jump to cells", "larik-jump", () => jumpToCells(sid, n)),
       );
       actions.querySelector(".larik-rewind").title = "Branch before this prompt and put its text into a new %%larik cell below";
       actions.querySelector(".larik-rewind-files").title = "Also put the files and kernel variables back as they were before this prompt (asks first)";
       actions.querySelector(".larik-fork").title = "Branch after this prompt's turn and continue there";
+      actions.querySelector(".larik-jump").title = "Select the cells of the open notebooks that this prompt created or changed";
     } else {
       actions.append(
         el("span", "larik-actions-label", `Session ${sid}:`),
         button("Resume", "larik-resume", () => send("resume", { session: sid })),
       );
     }
+  }
+
+  // The page's larik-jupyter extension finds the cells by their `larik` metadata.
+  async function jumpToCells(sid, n) {
+    error.textContent = "";
+    const hook = window.larikJupyter;
+    if (!hook || typeof hook.jumpToCells !== "function") {
+      error.textContent = "Jumping to cells needs the larik-jupyter JupyterLab extension, which this page does not have.";
+      return;
+    }
+    const count = await hook.jumpToCells(sid, n);
+    status.textContent = count
+      ? `Selected the ${count} cell${count === 1 ? "" : "s"} prompt ${n} changed.`
+      : `No open notebook has a cell that prompt ${n} of ${sid} changed.`;
+  }
+
+  // "Open prompt in Larik sidebar" (a cell's marker or menu) also selects the prompt here.
+  function showPrompt(event) {
+    const { session, prompt } = event.detail || {};
+    const key = `p:${session}:${prompt}`;
+    if (!byKey.has(key) && collapsed.delete("s:" + session)) draw();
+    if (byKey.has(key)) select(key, true);
   }
 
   function select(key, focus) {
@@ -314,6 +338,7 @@ function render({ model, el: host }) {
   model.on("change:status", syncStatus);
   model.on("change:error", syncStatus);
   model.on("msg:custom", onMessage);
+  window.addEventListener("larik-jupyter:show-prompt", showPrompt);
   draw();
   drawConfirm();
   syncStatus();
@@ -323,6 +348,7 @@ function render({ model, el: host }) {
     model.off("change:status", syncStatus);
     model.off("change:error", syncStatus);
     model.off("msg:custom", onMessage);
+    window.removeEventListener("larik-jupyter:show-prompt", showPrompt);
   };
 }
 
