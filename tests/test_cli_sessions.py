@@ -73,7 +73,7 @@ def test_fork_rewind_tree_and_rm(tmp_path: Path, capsys: pytest.CaptureFixture[s
     roots = json.loads(out)
     assert [r["id"] for r in roots] == [src.stem] and len(roots[0]["children"]) == 2
     code, out, _ = run(capsys, "tree", "--cwd", str(tmp_path))
-    assert f"{new_id} (branched after prompt 1) (no prompt yet)" in out and "  1. prompt 1\n" in out
+    assert f"{new_id} (branched after prompt 1) (no prompt yet)" in out and "  1. [0] prompt 1\n" in out
     code, out, _ = run(capsys, "rm", new_id)
     assert code == 0 and not Path(new_path).exists()
 
@@ -109,7 +109,7 @@ def test_branches_read_by_prompt_number_and_say_when_their_source_is_gone(
 
     code, out, _ = run(capsys, "tree", "--cwd", str(tmp_path))
     assert f"{branch_id} (branched after prompt 1)\n" in out
-    assert "  2. a different second prompt" in out and out.count("1. prompt 1") == 1
+    assert "  2. [4] a different second prompt" in out and out.count("1. [0] prompt 1") == 1
     assert f"{empty_id} (branched at the start) (no prompt yet)" in out and "message" not in out
     code, out, _ = run(capsys, "ls", "--cwd", str(tmp_path))
     assert f"branched after prompt 1 of {src.stem}" in out and "@" not in out

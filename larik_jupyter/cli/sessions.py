@@ -118,14 +118,15 @@ def _print_tree(nodes: list[branch.TreeNode], indent: str = "") -> None:
         flags = "".join(
             [
                 f" ({label})" if label else "",
-                " (no prompt yet)" if len(node.prompts) == shared else "",
+                " (no prompt yet)" if len(node.prompts) == shared and not node.error else "",
                 " [interrupted]" if node.interrupted else "",
                 " [damaged]" if node.error else "",
             ]
         )
         print(f"{indent}{node.id}{flags}")
+        # The message index in brackets is what `fork --at` takes.
         for n, prompt in enumerate(node.prompts[shared:], shared + 1):
-            print(f"{indent}  {n}. {prompt.first_line}")
+            print(f"{indent}  {n}. [{prompt.index}] {prompt.first_line}")
         _print_tree(node.children, indent + "    ")
 
 
