@@ -149,6 +149,7 @@ def main() -> None:
         os.environ["LARIK_DATA_DIR"] = str(Path(tmp) / "data")
         cwd = str(Path(tmp) / "project")
         from larik_jupyter import paths
+        from larik_jupyter.notebook.widgets import esm as widget_esm
         from larik_jupyter.notebook.widgets.tree import tree_data
 
         generate(cwd)
@@ -175,7 +176,7 @@ def main() -> None:
         print(f"tree_data, {SESSIONS} files ({data['count']} nodes); floor (read + orjson every line) {span(r['floor'], 1000, 0)}")
         for name in ("every file changed", "nothing changed"):
             print(f"  {name:<20} {span(r[name], 1000, 0)}  ratio {span(ratios(r, name, 'floor'), 1, 2, 'x')}")
-        esm = (Path(__file__).resolve().parents[1] / "larik_jupyter/notebook/widgets/tree.js").read_text()
+        esm = widget_esm("tree")  # tree.js with the shared helpers before it, as the widget loads it
         small = json.loads(json.dumps(trim(data, 1000)))
         for out in render_in_chromium(esm, [small, data], rounds):
             per_run = [o / max(b, 0.1) for o, b in zip(out["ours"], out["base"], strict=True)]

@@ -68,6 +68,23 @@ def test_stray_temp_files_are_ignored_and_cleaned(tmp_path: Path) -> None:
     del store
 
 
+def test_a_crashed_captures_blob_under_the_next_name_is_replaced_not_restored(
+    tmp_path: Path,
+) -> None:
+    store, turn_dir = one_turn(tmp_path)
+    # Blobs are written under their final name; a capture killed mid-copy leaves one that
+    # no manifest names. The next capture of the turn takes that name over.
+    (turn_dir / "1.bin").write_bytes(b"torn bytes of a killed capture")
+    b = tmp_path / "b.txt"
+    b.write_bytes(b"b before")
+    store.capture(b)
+    b.write_bytes(b"b after")
+    assert (turn_dir / "1.bin").read_bytes() == b"b before"
+    assert store.undo().ok
+    assert b.read_bytes() == b"b before"
+    assert (tmp_path / "a.txt").read_bytes() == b"original bytes"
+
+
 def test_a_dropped_snapshot_whose_removal_was_cut_short_is_ignored_and_cleaned(
     tmp_path: Path,
 ) -> None:

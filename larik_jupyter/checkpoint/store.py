@@ -29,7 +29,6 @@ from larik_jupyter.checkpoint.durable import (
     locked_dir,
     make_dirs,
     open_dir,
-    temp_name,
 )
 from larik_jupyter.checkpoint.errors import CaptureError, CheckpointError, NothingToUndoError
 from larik_jupyter.checkpoint.manifest import (
@@ -564,17 +563,18 @@ class CheckpointStore:
             return _Snapshot(rel, created_dirs=["/".join(d) for d in missing])
         try:
             mode = stat.S_IMODE(os.fstat(src).st_mode)
-            tmp, blob = temp_name(), blob_name(index)
-            out = os.open(tmp, _NEW, 0o600, dir_fd=turn_fd)
+            blob = blob_name(index)
+            # Written under its final name: a blob counts only once a manifest written after
+            # the barrier names it, so a torn one is never read (and `clean_session` drops it).
+            out = _new_blob(turn_fd, blob)
             try:
                 try:
                     digest = copy_hashed(src, out)
                 finally:
                     os.close(out)
-                os.rename(tmp, blob, src_dir_fd=turn_fd, dst_dir_fd=turn_fd)
             except BaseException:
                 with contextlib.suppress(OSError):
-                    os.unlink(tmp, dir_fd=turn_fd)
+                    os.unlink(blob, dir_fd=turn_fd)
                 raise
         finally:
             os.close(src)
@@ -688,6 +688,16 @@ def _cell_before(cell_id: str, cell: dict[str, Any], order: list[str]) -> CellRe
     position = order.index(cell_id) if cell_id in order else len(order)
     previous = order[position - 1] if 0 < position <= len(order) else None
     return CellRecord(id=cell_id, existed=True, position=position, previous=previous, cell=cell)
+
+
+def _new_blob(turn_fd: int, blob: str) -> int:
+    """Create `blob` for writing; one left by a crashed capture is named by no manifest (its
+    index is past the turn's records), so it is replaced."""
+    try:
+        return os.open(blob, _NEW, 0o600, dir_fd=turn_fd)
+    except FileExistsError:
+        os.unlink(blob, dir_fd=turn_fd)
+        return os.open(blob, _NEW, 0o600, dir_fd=turn_fd)
 
 
 def _session_root(session_id: str) -> Path:

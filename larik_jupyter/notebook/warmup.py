@@ -10,10 +10,12 @@ that needs a module being imported here waits for that import instead of repeati
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import gc
 import importlib
 import socket
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -22,9 +24,6 @@ from larik_jupyter.errors import LarikError
 if TYPE_CHECKING:
     from larik_jupyter.llm.sdk_provider import SdkProvider
 
-# Time the loading cell's own output and whatever the user runs next get before the imports
-# start competing with them for the interpreter.
-START_DELAY = 0.2
 # What the first turn imports besides the SDK: the agent stack and the turn's views.
 _TURN_MODULES = (
     "larik_jupyter.api",
@@ -45,14 +44,14 @@ class Warmup:
         self._notices: list[str] = []
         self.thread: threading.Thread | None = None
 
-    def start(self, model: str | None = None, *, delay: float = 0.0) -> None:
+    def start(self, model: str | None = None) -> None:
         """Start the background work unless it already runs; `model` is the `--model` of the
         line about to run, if any."""
         with self._lock:
             if self.thread is not None:
                 return
             self.thread = threading.Thread(
-                target=self._run, args=(model, delay), name="larik-warmup", daemon=True
+                target=self._run, args=(model,), name="larik-warmup", daemon=True
             )
         self.thread.start()
 
@@ -61,7 +60,9 @@ class Warmup:
 
         def started(*_: Any) -> None:
             shell.events.unregister("post_run_cell", started)
-            self.start(delay=START_DELAY)
+            # At once: the SDK's import takes about as long as a user pauses before the first
+            # prompt, so every moment of delay lands on the first turn.
+            self.start()
 
         shell.events.register("post_run_cell", started)
 
@@ -70,20 +71,19 @@ class Warmup:
             taken, self._notices = self._notices, []
         return taken
 
-    def _run(self, model: str | None, delay: float) -> None:
-        if delay:
-            threading.Event().wait(delay)
+    def _run(self, model: str | None) -> None:
         from larik_jupyter.checkpoint.prune import prune
         from larik_jupyter.config.layers import load_config
 
-        try:
-            config = load_config(self._cwd()).config
-        except (LarikError, OSError) as exc:
-            self._notice(f"Could not prune old checkpoints: {exc}")
-            return
-        warm_sdk(model or self._model(), config)
-        for name in _TURN_MODULES:
-            importlib.import_module(name)
+        with _collector_paused():
+            try:
+                config = load_config(self._cwd()).config
+            except (LarikError, OSError) as exc:
+                self._notice(f"Could not prune old checkpoints: {exc}")
+                return
+            warm_sdk(model or self._model(), config)
+            for name in _TURN_MODULES:
+                importlib.import_module(name)
         try:
             # Retention is a machine-wide setting: the loader honours it only from personal files.
             prune(config.checkpoint_retention_days)
@@ -93,6 +93,20 @@ class Warmup:
     def _notice(self, text: str) -> None:
         with self._lock:
             self._notices.append(text)
+
+
+@contextlib.contextmanager
+def _collector_paused() -> Iterator[None]:
+    """Pause the cyclic garbage collector while the warm-up imports: the SDK's thousands of
+    classes would otherwise trigger hundreds of collections (a tenth of the import's time),
+    each walking every object imported so far. It only delays collection; nothing leaks."""
+    paused = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if paused:
+            gc.enable()
 
 
 def warm_sdk(model: str | None, config: Any) -> str | None:

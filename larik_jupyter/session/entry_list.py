@@ -72,6 +72,10 @@ class EntryList(Sequence[Entry]):
         """The checked outline of entry `index`."""
         return self._outlines[index]
 
+    def outlines(self, start: int, stop: int) -> list[EntryOutline]:
+        """The checked outlines of entries `start` to `stop` (exclusive)."""
+        return self._outlines[start:stop]
+
     def append(self, entry: Entry, line: bytes, outline: EntryOutline | None = None) -> None:
         """Add an entry the caller has just written as `line` (newline excluded)."""
         self._lines.append(line)

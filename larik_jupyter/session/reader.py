@@ -128,21 +128,25 @@ class Checker:
                 and parents[1:] == ids[:-1]
                 and len(id_set) == len(ids)
                 and "" not in id_set
-                and sum(type(o) is MetaEntryOutline for o in outlines) == 1
                 and (outlines[0].meta.fork_at or 0) >= 0
             )
         )
         tool_ids: set[str] = set()
         if sound:
-            for o in outlines:
-                if type(o) is MessageEntryOutline:
-                    for block in o.message.content:
-                        kind = type(block)
-                        if kind is ToolUseOutline:
+            for o in outlines[1:]:
+                kind = type(o)
+                if kind is MetaEntryOutline:  # a second meta entry
+                    sound = False
+                    break
+                if kind is MessageEntryOutline:
+                    for block in o.message.content:  # type: ignore[union-attr]
+                        block_kind = type(block)
+                        if block_kind is ToolUseOutline:
                             tool_ids.add(block.id)  # type: ignore[union-attr]
-                        elif kind is ToolResultOutline and block.tool_use_id not in tool_ids:  # type: ignore[union-attr]
+                        elif block_kind is ToolResultOutline and block.tool_use_id not in tool_ids:  # type: ignore[union-attr]
                             sound = False
-                            break
+                    if not sound:
+                        break
         if sound:
             self.ids, self.tool_ids, self.count = id_set, tool_ids, len(ids)
             self.last_id = ids[-1] if ids else None
@@ -226,9 +230,8 @@ def load_entries(path: str | os.PathLike[str], *, prefix: bool = False) -> LoadR
     path = Path(path)
     data = read_regular(path)
     body_end = data.rfind(b"\n") + 1
-    tail = data[body_end:]
-    lines = data[:body_end].split(b"\n")
-    lines.pop()  # the empty piece after the final newline
+    lines = data.split(b"\n")  # not data[:body_end]: that would copy the whole file first
+    tail = lines.pop()  # what follows the last newline: nothing, or an unterminated line
     torn_tail: int | None = None
     if tail:
         try:

@@ -89,11 +89,11 @@ class State:
     def fold(self, start: int, stop: int) -> None:
         """Fold entries `start` to `stop` (exclusive) into the state, in one tight loop:
         this is most of resume's Python time, hence the local names."""
-        outline = self._entries.outline
         entry_indexes, prompts, orphans = self.entry_indexes, self.prompt_indexes, self._orphans
         pending, pending_at, last_interrupted = self._pending, self._pending_at, self._last_interrupted
-        for index in range(start, stop):
-            o = outline(index)
+        tally = self._tally
+        priced_as: dict[str | None, str] = {}  # `provider:model` of each usage entry's model
+        for index, o in enumerate(self._entries.outlines(start, stop), start):
             kind = type(o)
             if kind is MessageEntryOutline:
                 message = o.message  # type: ignore[union-attr]
@@ -129,7 +129,10 @@ class State:
                     self.model = o.model
                 if o.note:  # type: ignore[union-attr]
                     self._note, self._note_prompts = o.note, len(prompts)  # type: ignore[union-attr]
-                self._tally.add(self._model_name(o.model), usage)
+                name = priced_as.get(o.model)
+                if name is None:
+                    name = priced_as[o.model] = self._model_name(o.model)
+                tally.add(name, usage)
             elif kind is CompactionEntryOutline:
                 if o.model:
                     self.model = o.model
