@@ -5,6 +5,7 @@ and a running turn's cell sent to a page that connects mid-turn."""
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -121,7 +122,8 @@ def test_a_page_that_connects_mid_turn_is_sent_the_cells_outputs_until_the_turn_
     ui.view.handle(ae.TextDelta("The answer is 42."))
     ui.view.handle(ae.TurnEnded(turn=1, status="done"))
     ui.finish()
-    connect(bridge, tmp_path, "nb.ipynb", lambda _request: None)  # after the turn: nothing to send
+    # A reload that reconnects just after the turn ended still gets its final state.
+    just_after = connect(bridge, tmp_path, "nb.ipynb", lambda _request: None)
 
     assert original.sent == []
     first, *_, last = [m for m in reloaded.sent if m["op"] == "show_outputs"]
@@ -131,4 +133,20 @@ def test_a_page_that_connects_mid_turn_is_sent_the_cells_outputs_until_the_turn_
     assert "The answer is 42." not in first["outputs"][0]["data"]["text/markdown"]
     assert asks["data"]["application/vnd.jupyter.widget-view+json"]["model_id"] == ui.asks.model_id
     assert controls["data"]["application/vnd.jupyter.widget-view+json"]["model_id"] == ui.controls.model_id
+    (final,) = [m for m in just_after.sent if m["op"] == "show_outputs"]
+    assert final["outputs"] == last["outputs"]
+
+    # The next turn's cell replaces the ended one: a page joining now is not sent the old cell.
+    LiveCell(bridge, "cell-2", lambda: []).end()
+    later = connect(bridge, tmp_path, "nb.ipynb", lambda _request: None)
+    assert [m["cell_id"] for m in later.sent if m["op"] == "show_outputs"] == ["cell-2"]
+
+
+def test_an_ended_turns_cell_is_not_sent_after_the_grace_period(tmp_path: Path) -> None:
+    bridge = Bridge()
+    connect(bridge, tmp_path, "nb.ipynb", lambda _request: None)
+    LiveCell(bridge, "cell-1", lambda: [], grace=0.0).end()
+    time.sleep(0.01)
+    late = connect(bridge, tmp_path, "nb.ipynb", lambda _request: None)
+    assert [m for m in late.sent if m["op"] == "show_outputs"] == []
     assert bridge.joined == []

@@ -5,15 +5,20 @@ running cell no longer reach it: they go to the output area of the page that ran
 the kernel sends that page the cell's outputs as they are now (`show_outputs` over the bridge)
 and again whenever the transcript changes, until the turn ends with its final state. The
 approval cards and the Stop control are live widget models, which the new page's widget
-manager loads again from the kernel, so their buttons keep working.
+manager loads again from the kernel, so their buttons keep working. A page that reconnects
+just after the turn ended (a reload takes seconds) still gets the final state, until the next
+turn starts or `ENDED_GRACE_SECONDS` have passed.
 """
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from typing import Any
 
 from larik_jupyter.notebook.bridge import Bridge
+
+ENDED_GRACE_SECONDS = 30.0
 
 
 def running_cell_id(shell: Any) -> str | None:
@@ -29,8 +34,22 @@ class LiveCell:
     """The outputs of cell `cell_id`, kept shown in the pages that said hello after the turn
     began. `outputs` returns them as nbformat outputs."""
 
-    def __init__(self, bridge: Bridge, cell_id: str, outputs: Callable[[], list[dict[str, Any]]]) -> None:
+    def __init__(
+        self,
+        bridge: Bridge,
+        cell_id: str,
+        outputs: Callable[[], list[dict[str, Any]]],
+        *,
+        grace: float = ENDED_GRACE_SECONDS,
+    ) -> None:
+        # A new turn's cell replaces an ended one's: its outputs are what a page should show.
+        for listener in list(bridge.joined):
+            owner = getattr(listener, "__self__", None)
+            if isinstance(owner, LiveCell) and owner.ended_at is not None:
+                owner.detach()
         self.bridge = bridge
+        self.grace = grace
+        self.ended_at: float | None = None
         self.cell_id = cell_id
         self.outputs = outputs
         # Pages connected now get the cell's display messages; a hello from them is a rename.
@@ -39,7 +58,9 @@ class LiveCell:
         bridge.joined.append(self._joined)
 
     def _joined(self, comm_id: str) -> None:
-        if comm_id not in self._watching:
+        if self.ended_at is not None and time.monotonic() - self.ended_at > self.grace:
+            self.detach()
+        elif comm_id not in self._watching:
             self.late.add(comm_id)
             self._send({comm_id})
 
@@ -49,9 +70,14 @@ class LiveCell:
             self._send(self.late)
 
     def end(self) -> None:
-        """The turn ended (its final state went out with the last change): later pages see
-        the notebook as saved."""
-        self.bridge.joined.remove(self._joined)
+        """The turn ended (its final state went out with the last change); a page that says
+        hello within the grace period is still sent that final state."""
+        self.ended_at = time.monotonic()
+
+    def detach(self) -> None:
+        """Stop showing this cell in pages that connect later: they see the notebook as saved."""
+        if self._joined in self.bridge.joined:
+            self.bridge.joined.remove(self._joined)
 
     def _send(self, comm_ids: set[str]) -> None:
         op = {"op": "show_outputs", "cell_id": self.cell_id, "outputs": self.outputs()}
