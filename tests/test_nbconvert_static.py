@@ -48,6 +48,9 @@ def test_executed_quickstart_html_shows_every_output_readably(project: Path, tmp
     for command in ("%larik /checkpoints", "%larik /undo", "%larik /tree"):
         shown = only(cells, command)
         assert shown and all(out.get("data-mime-type") == "text/html" for out in shown), command
+    # A turn shows no approval area or Stop control there (blank outputs: nothing can click).
+    blank = [out for _, outputs in cells for out in outputs if "jupyter-widgets" in out.get("class", [])]
+    assert blank == []
 
     checkpoints = only(cells, "%larik /checkpoints")
     assert [li.get_text(" ", strip=True) for out in checkpoints for li in out.select("li")] == [

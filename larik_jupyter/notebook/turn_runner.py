@@ -87,6 +87,7 @@ class TurnRunner:
         from larik_jupyter.llm.messages import Message, TextBlock
         from larik_jupyter.notebook.reattach import LiveCell, running_cell_id
         from larik_jupyter.notebook.render import ContextPart, parts_from_messages
+        from larik_jupyter.notebook.static import headless
         from larik_jupyter.notebook.terminal import TerminalTurnUI, is_terminal
         from larik_jupyter.notebook.turn_ui import TurnUI
 
@@ -98,7 +99,7 @@ class TurnRunner:
         ui: TurnUI | TerminalTurnUI = (
             TerminalTurnUI(self.pump)
             if is_terminal(self.shell)
-            else TurnUI(self.pump, agent.stop, interactive=interactive)
+            else TurnUI(self.pump, agent.stop, interactive=interactive, headless=headless(self.shell))
         )
         if isinstance(ui, TurnUI):
             # What the prompt carries besides its text, folded, as /history shows it.

@@ -37,19 +37,25 @@ class TurnUI:
 
     reading_input = False  # approvals are buttons here, never a blocking input()
 
-    def __init__(self, pump: MainThreadPump, on_stop: Callable[[], None], *, interactive: bool | None) -> None:
+    def __init__(
+        self, pump: MainThreadPump, on_stop: Callable[[], None], *, interactive: bool | None, headless: bool = False
+    ) -> None:
         self.pump = pump
+        # Run headless (nbconvert --execute), nothing can click a button or render a widget:
+        # the approval area and Stop would only be blank outputs, and approvals are refused.
+        self.headless = headless
         self.view = TranscriptView()
         self.asks = ApprovalArea()
         self.controls = TurnControls(on_stop=on_stop)
-        self.interactive = interactive
+        self.interactive = False if headless else interactive
         self.approvals: list[ApprovalWidget] = []
         self.live: LiveCell | None = None
 
     def show(self) -> None:
         self.view.show()
-        display(self.asks)
-        display(self.controls)
+        if not self.headless:
+            display(self.asks)
+            display(self.controls)
 
     def outputs(self) -> list[dict[str, Any]]:
         """What `show` put in the cell, as it is now, as nbformat outputs."""
