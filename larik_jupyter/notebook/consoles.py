@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from larik_jupyter.notebook.running_request import running_request
+
 
 class ConsoleClients:
     """The client sessions that sent this kernel an `is_complete_request`.
@@ -26,10 +28,9 @@ class ConsoleClients:
 
         kernel.shell_handlers["is_complete_request"] = noting
 
-    def asking(self) -> bool:
-        """Whether the request running now came from a console."""
-        header = self.kernel.get_parent("shell").get("header", {})
-        return str(header.get("session", "")) in self.sessions
+    def sent(self, request: dict[str, Any]) -> bool:
+        """Whether `request` came from a console."""
+        return str(request.get("header", {}).get("session", "")) in self.sessions
 
 
 _consoles: ConsoleClients | None = None
@@ -37,7 +38,9 @@ _consoles: ConsoleClients | None = None
 
 def console_asking(shell: Any) -> bool:
     """Whether the request `shell`'s kernel is running came from a console."""
-    return _consoles is not None and _consoles.kernel is getattr(shell, "kernel", None) and _consoles.asking()
+    if _consoles is None or _consoles.kernel is not getattr(shell, "kernel", None):
+        return False
+    return _consoles.sent(running_request(shell))
 
 
 def watch_consoles(kernel: Any) -> None:

@@ -17,16 +17,14 @@ from collections.abc import Callable
 from typing import Any
 
 from larik_jupyter.notebook.bridge import Bridge
+from larik_jupyter.notebook.running_request import running_request
 
 ENDED_GRACE_SECONDS = 30.0
 
 
 def running_cell_id(shell: Any) -> str | None:
     """The id of the notebook cell whose execution runs now, as the front end sent it."""
-    get_parent = getattr(getattr(shell, "kernel", None), "get_parent", None)
-    if get_parent is None:
-        return None
-    cell_id = get_parent().get("metadata", {}).get("cellId")
+    cell_id = running_request(shell).get("metadata", {}).get("cellId")
     return cell_id if isinstance(cell_id, str) and cell_id else None
 
 

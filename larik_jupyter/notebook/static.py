@@ -12,15 +12,14 @@ from typing import Any
 
 from IPython.core.formatters import format_display_data
 
+from larik_jupyter.notebook.running_request import running_request
+
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 
 
 def headless(shell: Any) -> bool:
     """Whether the cell now running came from a client that cannot take input or show widgets."""
-    get_parent = getattr(getattr(shell, "kernel", None), "get_parent", None)
-    if get_parent is None:  # a plain InteractiveShell, terminal IPython
-        return False
-    request = get_parent()
+    request = running_request(shell)
     if request.get("header", {}).get("msg_type") != "execute_request":
         return False
     return request.get("content", {}).get("allow_stdin") is False
