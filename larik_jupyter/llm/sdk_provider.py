@@ -7,7 +7,6 @@ stream; the SDK module is imported on first use, never when a provider is constr
 from __future__ import annotations
 
 import functools
-import importlib
 import os
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
@@ -17,6 +16,7 @@ from larik_jupyter.llm.events import StreamEvent
 from larik_jupyter.llm.messages import Message
 from larik_jupyter.llm.provider import ProviderError, ToolSchema
 from larik_jupyter.llm.retry import RetryPolicy, with_retries
+from larik_jupyter.llm.sdk_import import import_sdk
 from larik_jupyter.llm.sdk_stream import ChunkDecoder, run_attempt
 
 # Local servers ignore the key, but the SDKs refuse to run without one.
@@ -74,7 +74,7 @@ class SdkProvider:
     def _new_client(self) -> Any:
         # A client per call: its connections belong to the event loop of that call, and
         # callers (tests, scripts) may run each call on a fresh loop.
-        client_class = getattr(importlib.import_module(self.sdk_module), self.client_class)
+        client_class = getattr(import_sdk(self.sdk_module), self.client_class)
         # A debug trace sets `http_client_factory` to record the HTTP bodies.
         extra = {"http_client": self.http_client_factory()} if self.http_client_factory else {}
         return client_class(
@@ -85,7 +85,7 @@ class SdkProvider:
         self, system: str, messages: list[Message], tools: list[ToolSchema]
     ) -> AsyncIterator[StreamEvent]:
         """Stream one call, retrying transient failures before any output."""
-        sdk = importlib.import_module(self.sdk_module)
+        sdk = import_sdk(self.sdk_module)
         params = self.request(system, messages, tools)
         async with self._new_client() as client:
             attempt = functools.partial(

@@ -24,12 +24,20 @@ from larik_jupyter.errors import LarikError
 if TYPE_CHECKING:
     from larik_jupyter.llm.sdk_provider import SdkProvider
 
-# What the first turn imports besides the SDK: the agent stack and the turn's views.
+# What the first turn imports besides the SDK: the agent stack, the turn's views and widgets
+# (anywidget among them), and the notebook context it gathers.
 _TURN_MODULES = (
     "larik_jupyter.api",
     "larik_jupyter.notebook.view",
     "larik_jupyter.notebook.commands",
+    "larik_jupyter.notebook.turn_ui",
+    "larik_jupyter.notebook.widgets.approval",
     "larik_jupyter.notebook.widgets.trust",
+    "larik_jupyter.notebook.context",
+    "larik_jupyter.notebook.attachments",
+    "larik_jupyter.notebook.interrupt",
+    "larik_jupyter.notebook.reattach",
+    "larik_jupyter.notebook.terminal",
 )
 
 
@@ -113,6 +121,7 @@ def warm_sdk(model: str | None, config: Any) -> str | None:
     """Import the SDK the provider chosen for `model` (and `config`) will call, and only that
     one, with the modules its first call loads; returns the SDK's module name, or None when
     the choice needs no SDK or cannot be made."""
+    from larik_jupyter.llm.sdk_import import import_sdk
     from larik_jupyter.llm.sdk_provider import SdkProvider
     from larik_jupyter.llm.select import choose_spec, make_provider
 
@@ -123,7 +132,7 @@ def warm_sdk(model: str | None, config: Any) -> str | None:
         return None  # the turn reports it
     if not isinstance(provider, SdkProvider):
         return None
-    sdk = importlib.import_module(provider.sdk_module)
+    sdk = import_sdk(provider.sdk_module)
     asyncio.run(_refused_call(provider, getattr(sdk, provider.client_class)))
     return provider.sdk_module
 
