@@ -78,6 +78,7 @@ def fake_sdk(tmp_path: Path) -> Path:
     )
     (root / "types" / "alpha.py").write_text("import sys\nsys.stdout.write('')\nclass Alpha: ...\n")
     (root / "types" / "beta.py").write_text("class Beta: ...\nBETA_VALUES = (1, 2)\n")
+    (root / "types" / "data.txt").write_text("package data")
     (root / "busy").mkdir()
     (root / "busy" / "__init__.py").write_text("from .one import One as One\nRAN = True\n")
     (root / "busy" / "one.py").write_text("class One: ...\n")
@@ -99,7 +100,9 @@ def test_a_reexport_package_imports_a_submodule_when_its_name_is_first_used(fake
         from fakesdk.types import BETA_VALUES
         namespace = {}
         exec("from fakesdk.types import *", namespace)
-        print(json.dumps({"before": before, "after": after, "alpha": alpha.__module__,
+        import importlib.resources
+        data = importlib.resources.files("fakesdk.types").joinpath("data.txt").read_text()
+        print(json.dumps({"before": before, "after": after, "alpha": alpha.__module__, "data": data,
                           "values": list(BETA_VALUES), "star": sorted(k for k in namespace if not k.startswith("__"))}))
         """,
         fake_sdk,
@@ -109,6 +112,7 @@ def test_a_reexport_package_imports_a_submodule_when_its_name_is_first_used(fake
     assert seen["alpha"] == "fakesdk.types.alpha"
     assert seen["values"] == [1, 2]
     assert seen["star"] == ["Alpha", "Beta"]  # the package's own __all__
+    assert seen["data"] == "package data"  # the rest of the loader protocol is the file loader's
 
 
 def test_a_package_that_does_more_or_shadows_a_submodule_is_imported_as_usual(fake_sdk: Path) -> None:

@@ -23,16 +23,19 @@ from types import ModuleType
 from typing import Any
 
 _lock = threading.Lock()
-_prefixes: set[str] = set()
+# Replaced, never changed in place: another thread's import may be reading it.
+_prefixes: tuple[str, ...] = ()
 
 
 def import_sdk(name: str) -> ModuleType:
     """The SDK package `name`, its re-export subpackages loading names on first use."""
+    global _prefixes
     if name not in sys.modules:
         with _lock:
             if not any(isinstance(finder, _ReexportFinder) for finder in sys.meta_path):
                 sys.meta_path.insert(0, _ReexportFinder())
-            _prefixes.add(name + ".")
+            if name + "." not in _prefixes:
+                _prefixes = (*_prefixes, name + ".")
     return importlib.import_module(name)
 
 
@@ -54,6 +57,11 @@ class _ReexportFinder(importlib.abc.MetaPathFinder):
 class _ReexportLoader(importlib.abc.Loader):
     def __init__(self, real: importlib.machinery.SourceFileLoader) -> None:
         self._real = real
+
+    def __getattr__(self, name: str) -> Any:
+        # The rest of the loader protocol (get_filename, get_source, get_resource_reader, ...)
+        # is the file loader's, so `importlib.resources` and tracebacks work as before.
+        return getattr(self._real, name)
 
     def create_module(self, spec: importlib.machinery.ModuleSpec) -> ModuleType | None:
         return None  # the default module object
