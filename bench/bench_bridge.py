@@ -72,23 +72,22 @@ floor = await timed(lambda i: {"op": "ping"}, ROUNDS)
 edit = await timed(lambda i: {"op": "replace", "cell_id": f"c{i}", "cell": {"cell_type": "code", "source": f"x = {i}", "metadata": {}, "outputs": [], "execution_count": None}}, ROUNDS)
 env = Env(cwd=path.parent, root=path.parent, before_write=lambda p: None, capture_paths=lambda ps: None, live=bridge)
 tool = NotebookEditTool()
-tool_times = []
-for i in range(50):
-    started = time.perf_counter()
-    result = await asyncio.to_thread(tool.run, env, {"path": path.name, "cell_id": f"c{i * 10}", "new_source": f"y = {i}"})
-    tool_times.append((time.perf_counter() - started) * 1000)
-    assert not result.is_error, result.content
+async def edits(offset):
+    """50 `notebook_edit` calls from a worker thread as in a turn, on every tenth cell from `offset`."""
+    out = []
+    for i in range(50):
+        started = time.perf_counter()
+        result = await asyncio.to_thread(tool.run, env, {"path": path.name, "cell_id": f"c{i * 10 + offset}", "new_source": f"y = {i}"})
+        out.append((time.perf_counter() - started) * 1000)
+        assert not result.is_error, result.content
+    return out
+tool_times = await edits(0)
 # The same edits with the turn's checkpoint recording each cell before it changes (for undo).
 from larik_jupyter.checkpoint.store import CheckpointStore
 store = CheckpointStore("20250101-000000-bench0", path.parent)
 store.begin_turn(1)
 env.capture_cells, env.note_cells = store.capture_cells, store.note_cells
-checkpointed = []
-for i in range(50):
-    started = time.perf_counter()
-    result = await asyncio.to_thread(tool.run, env, {"path": path.name, "cell_id": f"c{i * 10 + 1}", "new_source": f"y = {i}"})
-    checkpointed.append((time.perf_counter() - started) * 1000)
-    assert not result.is_error, result.content
+checkpointed = await edits(1)
 store.finish_turn()
 ended = time.time() * 1000
 print("BENCH" + json.dumps({"started": measuring_since, "ended": ended, "floor": floor, "edit": edit, "tool": tool_times, "checkpointed": checkpointed}))

@@ -22,6 +22,17 @@ def results(root: Path) -> list[str]:
     return texts
 
 
+def run_turns(root: Path, script: dict, *cells: str) -> nbformat.NotebookNode:
+    """Run `%load_ext` and `cells` in a fresh kernel through nbclient (no browser, so no
+    bridge), with `script` as the scripted model's script.json; the executed notebook."""
+    (root / "script.json").write_text(json.dumps(script))
+    driver = nbformat.v4.new_notebook()
+    driver.cells = [nbformat.v4.new_code_cell(source) for source in ("%load_ext larik_jupyter", *cells)]
+    NotebookClient(driver, kernel_name="python3", timeout=120,
+                   resources={"metadata": {"path": str(root)}}).execute()
+    return driver
+
+
 def test_edit_and_run_go_to_the_file_without_a_bridge(tmp_path: Path) -> None:
     work = nbformat.v4.new_notebook()
     work.cells = [nbformat.v4.new_code_cell("y = 1", id="calc")]
@@ -38,14 +49,7 @@ def test_edit_and_run_go_to_the_file_without_a_bridge(tmp_path: Path) -> None:
             {"content": [{"type": "text", "text": "Done."}]},
         ]
     }
-    (tmp_path / "script.json").write_text(json.dumps(script))
-    driver = nbformat.v4.new_notebook()
-    driver.cells = [
-        nbformat.v4.new_code_cell("%load_ext larik_jupyter"),
-        nbformat.v4.new_code_cell("%larik --yes --model scripted:script.json edit and run"),
-    ]
-    NotebookClient(driver, kernel_name="python3", timeout=120,
-                   resources={"metadata": {"path": str(tmp_path)}}).execute()
+    run_turns(tmp_path, script, "%larik --yes --model scripted:script.json edit and run")
     saved = nbformat.read(tmp_path / "work.ipynb", 4)
     nbformat.validate(saved)
     (cell,) = saved.cells
@@ -78,17 +82,13 @@ def test_undo_in_a_cell_of_its_own_restores_the_closed_notebooks_bytes(tmp_path:
         ]},
         {"content": [{"type": "text", "text": "Done."}]},
     ]}
-    (tmp_path / "script.json").write_text(json.dumps(script))
-    driver = nbformat.v4.new_notebook()
-    driver.cells = [
-        nbformat.v4.new_code_cell("%load_ext larik_jupyter"),
-        nbformat.v4.new_code_cell("%larik --yes --model scripted:script.json edit"),
+    driver = run_turns(
+        tmp_path, script,
+        "%larik --yes --model scripted:script.json edit",
         # The turn did change the file (nbclient: no bridge), else this cell fails the run.
-        nbformat.v4.new_code_cell("import pathlib\nassert b'import math' in pathlib.Path('work.ipynb').read_bytes()"),
-        nbformat.v4.new_code_cell("%larik /undo"),
-    ]
-    NotebookClient(driver, kernel_name="python3", timeout=120,
-                   resources={"metadata": {"path": str(tmp_path)}}).execute()
+        "import pathlib\nassert b'import math' in pathlib.Path('work.ipynb').read_bytes()",
+        "%larik /undo",
+    )
     undo_text = json.dumps(driver.cells[3].outputs)
     assert "Undid prompt 1" in undo_text and "work.ipynb" in undo_text
     assert (tmp_path / "work.ipynb").read_bytes() == before
