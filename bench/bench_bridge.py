@@ -3,9 +3,11 @@
 A headless chromium opens a notebook of 500 code cells whose kernel loads larik_jupyter. A cell
 then times, on the kernel's own loop: (floor) a request the browser refuses at once (one comm
 message each way, no document work); one live cell edit (`replace` of one cell's source); and
-`notebook_edit` itself on 50 of the 500 cells (read of the open document + the edit, from a
-worker thread as in a turn), without and with the turn's checkpoint recording each cell's
-state before the edit (what undo puts back). Medians with ranges (the maximum is the slowest
+`notebook_edit` itself on 50 of the 500 cells, from a worker thread as in a turn: on cells the
+kernel has not read (a read of the cell, then the edit), and after a `notebook_read` of the
+notebook, as an agent reads it to learn the cell ids (the edit alone, sent with what the kernel
+read of the cell), without and with the turn's checkpoint recording each cell's state before
+the edit (what undo puts back). Medians with ranges (the maximum is the slowest
 edit), in milliseconds. Measuring starts once the page has finished rendering the opened
 notebook (every cell rendered, then five idle periods in a row) and, since starting the
 measuring cell scrolls the page (half a second or more of 500 editors' scroll handlers), once
@@ -50,7 +52,7 @@ MEASURE = r'''
 import asyncio, json, statistics, time
 from larik_jupyter.notebook import extension
 from larik_jupyter.tools.env import Env
-from larik_jupyter.tools.notebook import NotebookEditTool
+from larik_jupyter.tools.notebook import NotebookEditTool, NotebookReadTool
 bridge = extension._magics.bridge
 path = bridge.notebook_path
 async def timed(op, n):
@@ -69,28 +71,34 @@ while quick < 5 and time.monotonic() < settle_until:
     quick = quick + 1 if max(await timed(lambda i: {"op": "ping"}, 1)) < 25 else 0
 measuring_since = time.time() * 1000
 floor = await timed(lambda i: {"op": "ping"}, ROUNDS)
-edit = await timed(lambda i: {"op": "replace", "cell_id": f"c{i}", "cell": {"cell_type": "code", "source": f"x = {i}", "metadata": {}, "outputs": [], "execution_count": None}}, ROUNDS)
+edit = await timed(lambda i: {"op": "replace", "cell_id": f"c{(i * 10 + 5) % 500}", "cell": {"cell_type": "code", "source": f"x = {i}", "metadata": {}, "outputs": [], "execution_count": None}}, ROUNDS)
 env = Env(cwd=path.parent, root=path.parent, before_write=lambda p: None, capture_paths=lambda ps: None, live=bridge)
 tool = NotebookEditTool()
-async def edits(offset):
-    """50 `notebook_edit` calls from a worker thread as in a turn, on every tenth cell from `offset`."""
-    out = []
+async def edits(offset, read):
+    """50 `notebook_edit` calls from a worker thread as in a turn, on every tenth cell from
+    `offset`; with `read`, after a `notebook_read` of the notebook (how the agent learns the
+    cell ids), whose cells the kernel then holds. Also the bridge requests per call."""
+    if read:
+        assert not (await asyncio.to_thread(NotebookReadTool().run, env, {"path": path.name})).is_error
+    out, trips = [], len(bridge.round_trips)
     for i in range(50):
         started = time.perf_counter()
         result = await asyncio.to_thread(tool.run, env, {"path": path.name, "cell_id": f"c{i * 10 + offset}", "new_source": f"y = {i}"})
         out.append((time.perf_counter() - started) * 1000)
         assert not result.is_error, result.content
-    return out
-tool_times = await edits(0)
+    return out, (len(bridge.round_trips) - trips) / 50
+unread, unread_trips = await edits(0, False)
+tool_times, tool_trips = await edits(1, True)
 # The same edits with the turn's checkpoint recording each cell before it changes (for undo).
 from larik_jupyter.checkpoint.store import CheckpointStore
 store = CheckpointStore("20250101-000000-bench0", path.parent)
 store.begin_turn(1)
-env.capture_cells, env.note_cells = store.capture_cells, store.note_cells
-checkpointed = await edits(1)
+env.capture_cells, env.forget_cells, env.note_cells = store.capture_cells, store.forget_cells, store.note_cells
+checkpointed, kept_trips = await edits(2, True)
 store.finish_turn()
 ended = time.time() * 1000
-print("BENCH" + json.dumps({"started": measuring_since, "ended": ended, "floor": floor, "edit": edit, "tool": tool_times, "checkpointed": checkpointed}))
+print("BENCH" + json.dumps({"started": measuring_since, "ended": ended, "floor": floor, "edit": edit, "unread": unread,
+                            "tool": tool_times, "checkpointed": checkpointed, "trips": [unread_trips, tool_trips, kept_trips]}))
 '''
 
 
@@ -214,12 +222,18 @@ def main(rounds: int, windowing: str | None) -> None:
     print(f"  floor: refused request round trip  {summary(data['floor'])}")
     edit = sorted(data["edit"])[len(data["edit"]) // 2]
     print(f"  one live cell edit (replace)       {summary(data['edit'])}  ratio {edit / floor:.2f}")
+    unread_trips, tool_trips, kept_trips = data["trips"]
+    unread = sorted(data["unread"])[len(data["unread"]) // 2]
+    print(f"  notebook_edit x50, cells not read  {summary(data['unread'])}  ratio {unread / floor:.2f}"
+          f"  ({unread_trips:g} requests each)")
     tool = sorted(data["tool"])[len(data["tool"]) // 2]
-    print(f"  notebook_edit x50 (read + edit)    {summary(data['tool'])}  ratio {tool / floor:.2f}")
+    print(f"  notebook_edit x50 after a read     {summary(data['tool'])}  ratio {tool / floor:.2f}"
+          f"  ({tool_trips:g} request each)")
     kept = sorted(data["checkpointed"])[len(data["checkpointed"]) // 2]
-    print(f"  notebook_edit x50, cells checkpointed {summary(data['checkpointed'])}  ratio {kept / floor:.2f}")
-    slow = sum(t >= 100 for t in data["tool"] + data["checkpointed"])
-    print(f"  notebook_edit calls of 100 ms or more: {slow} of {len(data['tool']) + len(data['checkpointed'])}")
+    print(f"  ... with cells checkpointed        {summary(data['checkpointed'])}  ratio {kept / floor:.2f}"
+          f"  ({kept_trips:g} request each)")
+    for name, times in (("not read", data["unread"]), ("after a read, both runs", data["tool"] + data["checkpointed"])):
+        print(f"  notebook_edit calls of 100 ms or more, {name}: {sum(t >= 100 for t in times)} of {len(times)}")
     during = [t["duration"] for t in long_tasks if data["started"] <= t["start"] <= data["ended"]]
     print(f"  page long tasks (> 50 ms) meanwhile: {len(during)}, longest {max(during, default=0.0):.0f} ms")
     print(f"  load average (1 min) before / after: {load_before:.2f} / {load_after:.2f}")

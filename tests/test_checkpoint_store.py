@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from larik_jupyter import paths
+from larik_jupyter.checkpoint.manifest import NotebookRecord
 from larik_jupyter.checkpoint.store import (
     CaptureError,
     CheckpointError,
@@ -246,3 +247,40 @@ def test_undo_across_more_directories_than_one_walk_keeps_open(root: Path) -> No
     assert result.ok and len(result.restored) == 151
     assert all(f.read_bytes() == f.parent.parent.name.encode() for f in files)
     assert not (root / "d000" / "new" / "created.txt").exists()
+
+
+def test_cells_recorded_for_an_edit_that_did_not_land_are_forgotten_and_recorded_again_when_they_change(
+    tmp_path: Path,
+) -> None:
+    notebook = tmp_path / "nb.ipynb"
+    store = CheckpointStore(SID, tmp_path)
+    store.begin_turn()
+    copy = {"id": "b", "cell_type": "code", "source": "old copy", "metadata": {}, "outputs": [], "execution_count": None}
+    fresh = {**copy, "source": "typed by the user"}
+    assert store.capture_cells(notebook, ["a", "b"], [copy]) == ["b"]
+    assert store.capture_cells(notebook, ["b", "a"], [fresh]) == []  # only a cell's first record counts
+    store.forget_cells(notebook, ["b"])  # the browser refused the edit recorded from the copy
+    assert store.capture_cells(notebook, ["b", "a"], [fresh], ["new"]) == ["new", "b"]
+    store.finish_turn()
+    seen = []
+
+    def restore(root: Path, record: NotebookRecord) -> str:
+        seen.append(record)
+        return "the file"
+
+    CheckpointStore(SID, tmp_path).undo(cells=restore)  # read back from the disk
+    cells = {c.id: c for c in seen[0].cells}
+    # The cell as it was when the edit landed, where it stood then.
+    assert cells["b"].cell == fresh and (cells["b"].position, cells["b"].previous) == (0, None)
+    assert not cells["new"].existed
+
+
+def test_a_turn_whose_only_cell_edit_was_refused_leaves_nothing_to_undo(tmp_path: Path) -> None:
+    store = CheckpointStore(SID, tmp_path)
+    store.begin_turn()
+    cell = {"id": "b", "cell_type": "markdown", "source": "hi", "metadata": {}}
+    store.capture_cells(tmp_path / "nb.ipynb", ["b"], [cell])
+    store.forget_cells(tmp_path / "nb.ipynb", ["b"])
+    store.finish_turn()
+    with pytest.raises(NothingToUndoError):
+        CheckpointStore(SID, tmp_path).undo(cells=lambda root, record: "the file")

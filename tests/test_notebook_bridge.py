@@ -4,6 +4,7 @@ and a running turn's cell sent to a page that connects mid-turn."""
 
 from __future__ import annotations
 
+import json
 import threading
 import time
 from collections.abc import Callable
@@ -19,6 +20,8 @@ from larik_jupyter.notebook.bridge import Bridge, NotLanded
 from larik_jupyter.notebook.pump import MainThreadPump
 from larik_jupyter.notebook.reattach import LiveCell
 from larik_jupyter.notebook.turn_ui import TurnUI
+from larik_jupyter.tools.env import Env
+from larik_jupyter.tools.notebook import NotebookEditTool, NotebookReadTool
 
 
 class Panel:
@@ -150,3 +153,91 @@ def test_an_ended_turns_cell_is_not_sent_after_the_grace_period(tmp_path: Path) 
     late = connect(bridge, tmp_path, "nb.ipynb", lambda _request: None)
     assert [m for m in late.sent if m["op"] == "show_outputs"] == []
     assert bridge.joined == []
+
+
+class Document:
+    """A notebook as a page holds it, answering `get` and `replace` the way the labextension
+    does: cells with fingerprints (unless `fingerprints` is off, like a page from before them),
+    and an edit sent with `expect` refused as `stale` when its cell is no longer that."""
+
+    def __init__(self, fingerprints: bool = True) -> None:
+        self.fingerprints = fingerprints
+        self.cells = [
+            {"id": f"c{i}", "cell_type": "code", "source": f"x = {i}", "metadata": {}, "outputs": [], "execution_count": None}
+            for i in range(3)
+        ]
+
+    def state(self, cells: list[dict[str, Any]]) -> dict[str, Any]:
+        order = [c["id"] for c in self.cells]
+        out: dict[str, Any] = {"cells": cells, "order": order}
+        if self.fingerprints:
+            out["hashes"] = {c["id"]: json.dumps(c, sort_keys=True) for c in cells}
+            out["order_hash"] = json.dumps(order)
+        return out
+
+    def answer(self, request: dict[str, Any]) -> dict[str, Any]:
+        if request["op"] == "get":
+            wanted = request.get("cell_ids")
+            state = self.state([c for c in self.cells if wanted is None or c["id"] in wanted])
+            return {"ok": True, "notebook": {"metadata": {}, "nbformat": 4, "nbformat_minor": 5, "cells": state.pop("cells")}, **state}
+        assert request["op"] == "replace"
+        index = [c["id"] for c in self.cells].index(request["cell_id"])
+        expect = request.get("expect")
+        order = json.dumps([c["id"] for c in self.cells])
+        if expect and (expect["hash"] != json.dumps(self.cells[index], sort_keys=True) or expect["order"] != order):
+            return {"ok": False, "code": "stale", "error": "cell changed", **self.state([self.cells[index]])}
+        self.cells[index] = {**request["cell"], "id": request["cell_id"]}
+        return {"ok": True, "cell_ids": [request["cell_id"]], **self.state([self.cells[index]])}
+
+
+def live_env(tmp_path: Path, bridge: Bridge) -> Env:
+    return Env(cwd=tmp_path, root=tmp_path, before_write=lambda p: None, capture_paths=lambda ps: None, live=bridge)
+
+
+def edit_cell(env: Env, cell_id: str, source: str) -> str:
+    result = in_worker(lambda: NotebookEditTool().run(env, {"path": "nb.ipynb", "cell_id": cell_id, "new_source": source}))
+    assert not result.is_error, result.content
+    return str(result.content)
+
+
+def test_an_edit_of_a_cell_read_before_is_one_request_checked_against_what_the_kernel_read(tmp_path: Path) -> None:
+    bridge, document = Bridge(), Document()
+    panel = connect(bridge, tmp_path, "nb.ipynb", document.answer)
+    env = live_env(tmp_path, bridge)
+    assert not in_worker(lambda: NotebookReadTool().run(env, {"path": "nb.ipynb"})).is_error
+    read = len(panel.sent)
+    edit_cell(env, "c1", "y = 1")
+    (request,) = panel.sent[read:]
+    assert request["op"] == "replace" and request["expect"]["order"] == '["c0", "c1", "c2"]'
+    assert document.cells[1]["source"] == "y = 1"
+    # The cell the edit left is held too: editing it again is one request as well.
+    edit_cell(env, "c1", "y = 11")
+    assert len(panel.sent) == read + 2 and document.cells[1]["source"] == "y = 11"
+
+    # The user changed a cell since it was read: the edit is refused, worked out again from the
+    # cell the refusal brought back, and lands.
+    document.cells[2] = {**document.cells[2], "source": "x = 2  # typed", "execution_count": 7}
+    before = len(panel.sent)
+    assert "x = 2  # typed" in edit_cell(env, "c2", "y = 2")  # the diff is against what the user had
+    refused, landed = panel.sent[before:]
+    assert refused["op"] == landed["op"] == "replace" and refused["expect"] != landed["expect"]
+    assert document.cells[2]["source"] == "y = 2"
+
+
+def test_a_page_without_fingerprints_or_after_a_reload_is_read_before_each_edit(tmp_path: Path) -> None:
+    bridge, document = Bridge(), Document(fingerprints=False)
+    panel = connect(bridge, tmp_path, "nb.ipynb", document.answer)
+    env = live_env(tmp_path, bridge)
+    in_worker(lambda: NotebookReadTool().run(env, {"path": "nb.ipynb"}))
+    read = len(panel.sent)
+    edit_cell(env, "c1", "y = 1")
+    assert [(r["op"], "expect" in r) for r in panel.sent[read:]] == [("get", False), ("replace", False)]
+
+    bridge, document = Bridge(), Document()
+    panel = connect(bridge, tmp_path, "nb.ipynb", document.answer)
+    env = live_env(tmp_path, bridge)
+    in_worker(lambda: NotebookReadTool().run(env, {"path": "nb.ipynb"}))
+    panel.hello("nb.ipynb", tmp_path)  # the page reloaded: its document may be the saved file
+    read = len(panel.sent)
+    edit_cell(env, "c1", "y = 1")
+    assert [r["op"] for r in panel.sent[read:]] == ["get", "replace"]

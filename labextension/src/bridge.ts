@@ -29,13 +29,16 @@ interface IRequest {
   outputs?: Json[];
   execution_count?: number | null;
   cells?: Json[];
+  /** What the kernel read of the cell it edits: the edit lands only on that state. */
+  expect?: { hash?: string; order?: string };
 }
 
 /** A request the document cannot take; `code` tells the kernel why (`not_open`: use the file). */
 class Refusal extends Error {
   constructor(
     message: string,
-    readonly code = 'refused'
+    readonly code = 'refused',
+    readonly data: Json = {}
   ) {
     super(message);
   }
@@ -48,6 +51,31 @@ function canonical(value: Json): string {
       ? Object.fromEntries(Object.keys(inner).sort().map(key => [key, inner[key]]))
       : inner
   );
+}
+
+/**
+ * A 64-bit fingerprint of a cell as the document holds it (two 32-bit FNV-style hashes of its
+ * canonical JSON). The kernel keeps the cells it has read with their fingerprints and sends the
+ * fingerprint back with an edit, so one request both checks and edits a cell it read earlier.
+ */
+function fingerprint(cell: Json): string {
+  const text = canonical(cell);
+  let h1 = 0x811c9dc5;
+  let h2 = 0x9747b28c ^ text.length;
+  for (let i = 0; i < text.length; i++) {
+    const code = text.charCodeAt(i);
+    h1 = Math.imul(h1 ^ code, 0x01000193);
+    h2 = Math.imul(h2 ^ code, 0x5bd1e995);
+    h2 ^= h2 >>> 13;
+  }
+  return (h1 >>> 0).toString(16).padStart(8, '0') + (h2 >>> 0).toString(16).padStart(8, '0');
+}
+
+/** Cells as the reply carries them: their JSON and fingerprints, for the kernel's copy. */
+function stateOf(cells: { toJSON(): Json; getId(): string }[]): Json {
+  const json = cells.map(cell => cell.toJSON());
+  const hashes = Object.fromEntries(json.map((cell, i) => [cells[i].getId(), fingerprint(cell)]));
+  return { cells: json, hashes };
 }
 
 function sourceOf(cell: Json): string {
@@ -192,8 +220,8 @@ export class NotebookBridge {
     try {
       reply = { ok: true, ...this.apply(request) };
     } catch (error) {
-      const code = error instanceof Refusal ? error.code : 'error';
-      reply = { ok: false, code, error: (error as Error).message };
+      const refusal = error instanceof Refusal ? error : null;
+      reply = { ok: false, code: refusal?.code ?? 'error', error: (error as Error).message, ...refusal?.data };
     }
     if (request.id && !comm.isDisposed) {
       void comm.send({ type: 'reply', id: request.id, ...reply });
@@ -206,22 +234,52 @@ export class NotebookBridge {
     if (!panel || !model) {
       throw new Refusal(`${request.path} is not open in this browser`, 'not_open');
     }
+    // Every cell's id in order (where a changed cell stood, for undo), and its fingerprint.
+    const order = (): Json => {
+      const ids = model.cells.map(cell => cell.getId());
+      return { order: ids, order_hash: fingerprint(ids) };
+    };
     const indexOf = (id: string | undefined | null): number => {
       const index = model.cells.findIndex(cell => cell.getId() === id);
       if (index < 0) {
         throw new Refusal(
           `the notebook has no cell ${JSON.stringify(id)} (it was deleted or its id changed); read the notebook again`,
-          'missing_cell'
+          'missing_cell',
+          order()
         );
       }
       return index;
     };
+    // What the request changed, as the document holds it now (the kernel's copy follows it).
+    const after = (ids: string[]): Json => ({
+      cell_ids: ids,
+      ...stateOf(model.cells.filter(cell => ids.includes(cell.getId()))),
+      ...order()
+    });
     const landed = (id: string, metadata: Json): Json => {
       const larik = provenanceOf(metadata?.larik);
       if (larik) {
         mark(panel, id, larik, () => this.applying, target => this.onMarkerClick?.(panel, target));
       }
-      return { cell_ids: [id] };
+      return after([id]);
+    };
+    // An edit worked out from what the kernel read earlier lands only if the cell is still
+    // what it read (not typed in, run or reloaded since) and the cells still stand in the order
+    // it read (undo puts cells back by it); else the kernel gets them as they are now.
+    const checked = (index: number | null): number => {
+      const expected = request.expect;
+      const cell = index === null ? null : model.cells[index];
+      const now = order();
+      const moved = expected?.order !== undefined && expected.order !== now.order_hash;
+      const changed = cell && expected?.hash !== undefined && expected.hash !== fingerprint(cell.toJSON());
+      if (moved || changed) {
+        const what = changed ? `cell ${request.cell_id} changed` : 'cells were added, removed or moved';
+        throw new Refusal(`${what} in the browser since the kernel read the notebook`, 'stale', {
+          ...stateOf(cell ? [cell] : []),
+          ...now
+        });
+      }
+      return index ?? 0;
     };
     this.applying = true;
     try {
@@ -229,25 +287,23 @@ export class NotebookBridge {
         case 'get': {
           // With `cell_ids`, only those cells (an edit needs one, not the whole document).
           const wanted = (request as Json).cell_ids as string[] | undefined;
-          if (!wanted) {
-            return { notebook: model.toJSON() };
-          }
-          const cells = model.cells.filter(cell => wanted.includes(cell.getId())).map(cell => cell.toJSON());
+          const chosen = wanted ? model.cells.filter(cell => wanted.includes(cell.getId())) : model.cells;
+          const { cells, hashes } = stateOf(chosen);
           const head = { metadata: model.getMetadata(), nbformat: model.nbformat, nbformat_minor: model.nbformat_minor };
-          // Every cell's id in order: where a changed cell stood, for undo.
-          return { notebook: { ...head, cells }, order: model.cells.map(cell => cell.getId()) };
+          return { notebook: { ...head, cells }, hashes, ...order() };
         }
         case 'insert': {
+          checked(null);
           const index = request.after ? indexOf(request.after) + 1 : 0;
           const cell = model.insertCell(index, request.cell);
           return landed(cell.getId(), request.cell?.metadata);
         }
         case 'delete': {
-          model.deleteCell(indexOf(request.cell_id));
-          return { cell_ids: [] };
+          model.deleteCell(checked(indexOf(request.cell_id)));
+          return after([]);
         }
         case 'replace': {
-          const index = indexOf(request.cell_id);
+          const index = checked(indexOf(request.cell_id));
           const old = model.cells[index];
           const cell = request.cell;
           if (old.cell_type !== cell.cell_type) {
@@ -270,7 +326,7 @@ export class NotebookBridge {
           return landed(old.getId(), cell.metadata);
         }
         case 'patch': {
-          const index = indexOf(request.cell_id);
+          const index = checked(indexOf(request.cell_id));
           const cell = model.cells[index];
           const source = cell.getSource();
           const old = request.old_string ?? '';
@@ -317,7 +373,7 @@ export class NotebookBridge {
               this.onError?.(panel, widget);
             }
           }
-          return request.metadata ? landed(cell.getId(), request.metadata) : { cell_ids: [cell.getId()] };
+          return request.metadata ? landed(cell.getId(), request.metadata) : after([cell.getId()]);
         }
         case 'show_outputs': {
           // A turn still running in this cell, shown again after this page (re)connected. The
@@ -348,7 +404,7 @@ export class NotebookBridge {
         case 'set_metadata': {
           const cell = model.cells[indexOf(request.cell_id)];
           cell.setMetadata(request.metadata ?? {});
-          return { cell_ids: [cell.getId()] };
+          return after([cell.getId()]);
         }
         case 'restore': {
           // Put cells back as they were before a turn (larik_jupyter/checkpoint/cells.py
@@ -371,7 +427,7 @@ export class NotebookBridge {
               model.insertCell(index, entry.cell);
             }
           });
-          return { cell_ids: entries.map(entry => entry.cell.id) };
+          return after(entries.map(entry => entry.cell.id));
         }
         default:
           throw new Refusal(`unknown request ${JSON.stringify(request.op)}`);

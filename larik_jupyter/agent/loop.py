@@ -123,6 +123,7 @@ class AgentLoop:
             before_write=self.checkpoints.capture,
             capture_paths=self.checkpoints.capture_paths,
             capture_cells=self.checkpoints.capture_cells,
+            forget_cells=self.checkpoints.forget_cells,
             note_cells=self.checkpoints.note_cells,
             checkpoint_paths=list(self.loaded.config.checkpoint_paths),
             namespace=namespace,

@@ -252,17 +252,18 @@ class CheckpointStore:
         order: list[str],
         cells: list[dict[str, Any]],
         created: Iterable[str] = (),
-    ) -> None:
+    ) -> list[str]:
         """Record, before the open document of the notebook at `path` changes, the state of
         `cells` (nbformat cells with their ids) and that the cells `created` are new; `order`
         is the document's cell ids now. Only a cell's first change in a turn is kept (its
-        state before the turn). Raises `CaptureError` to stop the change."""
+        state before the turn). Returns the ids recorded now (for `forget_cells`). Raises
+        `CaptureError` to stop the change."""
         if not self.enabled:
-            return
+            return []
         try:
             rel = "/".join(confine(self.root, path))
         except OutsideRoot:
-            return  # as for files: undo never restores outside the project
+            return []  # as for files: undo never restores outside the project
         except PathRefused as exc:
             raise CaptureError(f"{os.fspath(path)} {exc}, so its cells cannot be checkpointed.") from None
         with self._lock:
@@ -282,7 +283,7 @@ class CheckpointStore:
                     known.add(cell_id)
                     new.append(_cell_before(cell_id, cell, before if cell_id in before else order))
             if not new:
-                return
+                return []
             notebooks = {**self._notebooks, rel: record.model_copy(update={"cells": record.cells + new})}
             try:
                 self._write_manifest(self._records, self._variables, notebooks)
@@ -293,6 +294,36 @@ class CheckpointStore:
                 ) from None
             self._notebooks = notebooks
             self._orders.setdefault(rel, list(order))
+            return [c.id for c in new]
+
+    def forget_cells(self, path: str | os.PathLike[str], cell_ids: Iterable[str]) -> None:
+        """Drop the records `capture_cells` took of `cell_ids` for an edit that then did not
+        land (the browser refused it), so undo leaves those cells alone and their next capture
+        records them as they are then. Written before it returns, like a capture."""
+        if not self.enabled:
+            return
+        dropped = set(cell_ids)
+        try:
+            rel = "/".join(confine(self.root, path))
+        except PathRefused:
+            return
+        with self._lock:
+            record = self._notebooks.get(rel)
+            if record is None or not dropped & {c.id for c in record.cells}:
+                return
+            kept = [c for c in record.cells if c.id not in dropped]
+            notebooks = {**self._notebooks, rel: record.model_copy(update={"cells": kept})}
+            if not kept:
+                del notebooks[rel]
+            try:
+                self._write_manifest(self._records, self._variables, notebooks)
+            except OSError as exc:
+                raise CaptureError(
+                    f"Could not drop the checkpoint of cells of {rel} in {self.directory} ({exc.strerror})."
+                ) from None
+            self._notebooks = notebooks
+            if not kept:
+                self._orders.pop(rel, None)  # its next first record gives the order then
 
     def note_cells(self, path: str | os.PathLike[str], after: dict[str, str | None]) -> None:
         """Note what the turn left of cells already captured: each id's source now, or None

@@ -5,7 +5,8 @@ comm when its kernel connects, and the kernel opens one when the extension loads
 that were already open connect too. A panel says which notebook it shows (`hello`); requests
 from the kernel (read the document, insert, replace, patch, delete a cell, set outputs or
 metadata) are applied to the live document model in the browser, never to the file, and each
-gets a reply: success with the resulting cell ids, or a precise error.
+gets a reply: success with the resulting cell ids, or a precise error. What replies say of the
+cells is kept (`cells`, `tools/live_cells.py`), so an edit of a cell already read is one request.
 
 Replies arrive on the kernel's main thread, where ipykernel dispatches comm messages (also
 while an async `%larik` cell awaits). A request waits for its reply on a thread-safe future:
@@ -26,14 +27,10 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from larik_jupyter.tools.base import ToolError
+from larik_jupyter.tools.live_cells import CachedCells, CellChanged, LiveCells, NotLanded, Refused
 
 TARGET = "larik.bridge"
 REPLY_TIMEOUT = 10.0
-
-
-class NotLanded(ToolError):
-    """A request the browser did not apply (no answer, a missing cell, a refused change)."""
 
 
 @dataclass
@@ -57,6 +54,7 @@ class Bridge:
         self.blocked = blocked
         self.comms: dict[str, Any] = {}
         self.panels: dict[str, Panel] = {}
+        self.cells = LiveCells()
         self.round_trips: list[float] = []
         self._pending: dict[int, concurrent.futures.Future[dict[str, Any]]] = {}
         self._ids = itertools.count(1)
@@ -86,7 +84,11 @@ class Bridge:
 
     def _closed(self, comm_id: str) -> None:
         self.comms.pop(comm_id, None)
-        self.panels.pop(comm_id, None)
+        self._forget(self.panels.pop(comm_id, None))
+
+    def _forget(self, panel: Panel | None) -> None:
+        if panel is not None and panel.real is not None:
+            self.cells.forget(panel.real)
 
     def _on_msg(self, comm: Any, msg: dict[str, Any]) -> None:
         data = msg.get("content", {}).get("data") or {}
@@ -100,7 +102,9 @@ class Bridge:
             # it: the newest hello for a notebook replaces the older ones.
             for stale in [cid for cid, p in self.panels.items() if p == panel and cid != comm.comm_id]:
                 self._closed(stale)
-            self.panels.pop(comm.comm_id, None)
+            # A page that (re)connects or was renamed may show another state of the document.
+            self._forget(self.panels.pop(comm.comm_id, None))
+            self._forget(panel)
             self.panels[comm.comm_id] = panel
             self._connected.set()
             for listener in list(self.joined):
@@ -122,6 +126,11 @@ class Bridge:
             if panel.real is not None:
                 return panel.real
         return None
+
+    def cached(self, path: Path, cell_ids: list[str]) -> CachedCells | None:
+        """Those cells of the open document at `path` as the browser last sent them, or None
+        when they are not all held or no browser shows it."""
+        return self.cells.cached(path, cell_ids) if self._route(path) is not None else None
 
     def _route(self, path: Path) -> tuple[Any, str] | None:
         """The comm to ask about `path` and the name the browser knows it by; None when no
@@ -183,6 +192,7 @@ class Bridge:
                 "notebook may have been closed. Read it again before retrying."
             ) from None
         self.round_trips.append(time.perf_counter() - started)
+        self.cells.absorb(path, reply)
         return _checked(reply, what)
 
     async def arequest(self, path: Path, op: dict[str, Any], timeout: float = REPLY_TIMEOUT) -> dict[str, Any] | None:
@@ -200,6 +210,7 @@ class Bridge:
             raise NotLanded(
                 f"Not landed: the browser did not confirm {what} within {timeout:g} s."
             ) from None
+        self.cells.absorb(path, reply)
         return _checked(reply, what)
 
     def send_to(self, comm_id: str, op: dict[str, Any]) -> None:
@@ -235,4 +246,6 @@ def _checked(reply: dict[str, Any], what: str) -> dict[str, Any] | None:
         return reply
     if reply.get("code") == "not_open":
         return None
-    raise NotLanded(f"Not landed: {what} failed in the open notebook: {reply.get('error') or 'no reason given'}.")
+    if reply.get("code") == "stale":
+        raise CellChanged(f"Not landed: {what} was refused: {reply.get('error')}; read the cell again.")
+    raise Refused(f"Not landed: {what} failed in the open notebook: {reply.get('error') or 'no reason given'}.")

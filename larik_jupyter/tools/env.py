@@ -14,6 +14,7 @@ from larik_jupyter.tools.envelope import new_nonce
 
 if TYPE_CHECKING:
     from larik_jupyter.tools.kernel_undo import KernelSnapshots
+    from larik_jupyter.tools.live_cells import CachedCells, LiveCells
 
 
 class DiagnosticsSource(Protocol):
@@ -40,6 +41,14 @@ class LiveNotebooks(Protocol):
     def post(self, path: Path, op: dict[str, Any]) -> None:
         """Send `op` without waiting for the reply."""
 
+    @property
+    def cells(self) -> LiveCells:
+        """What the browser last sent of each open document's cells."""
+
+    def cached(self, path: Path, cell_ids: list[str]) -> CachedCells | None:
+        """Those cells of the open document at `path` from `cells`, when all are held and a
+        browser still shows it."""
+
 
 @dataclass
 class Env:
@@ -57,8 +66,8 @@ class Env:
     `live`, when set, reaches the notebooks open in a browser (their edits land there, not in
     the file); `run_cell` runs a cell's source in the kernel for `notebook_run`.
     `capture_cells` (the checkpoint store's, like `before_write`) records cells of an open
-    notebook before an edit changes them, `note_cells` what the edit left (see
-    `capture_cells_before_change`).
+    notebook before an edit changes them, `forget_cells` drops those records when the browser
+    refused the edit, `note_cells` what the edit left (see `capture_cells_before_change`).
     `session_id`, `prompt` and `tool_use_id` say which call is running, for the provenance of
     the cells it changes. `run_inline`, when set, is where kernel tools run (the kernel's main
     thread, when the loop runs on another one).
@@ -83,7 +92,8 @@ class Env:
     prompt: int = 0
     tool_use_id: str = ""
     run_inline: Callable[[Callable[[], Any]], Awaitable[Any]] | None = None
-    capture_cells: Callable[[Path, list[str], list[dict[str, Any]], list[str]], None] | None = None
+    capture_cells: Callable[[Path, list[str], list[dict[str, Any]], list[str]], list[str]] | None = None
+    forget_cells: Callable[[Path, list[str]], None] | None = None
     note_cells: Callable[[Path, dict[str, str | None]], None] | None = None
 
     def __post_init__(self) -> None:
@@ -144,15 +154,26 @@ class Env:
 
     def capture_cells_before_change(
         self, path: Path, order: list[str], cells: list[dict[str, Any]], created: list[str]
-    ) -> None:
+    ) -> list[str]:
         """Let the checkpoint store record `cells` of the open notebook at `path` (and the ids
-        of cells about to be `created`) before an edit; a refusal raises `ToolError`."""
+        of cells about to be `created`) before an edit; the ids it recorded. A refusal raises
+        `ToolError`."""
         if self.capture_cells is None:
-            return
+            return []
         try:
-            self.capture_cells(path, order, cells, created)
+            return self.capture_cells(path, order, cells, created)
         except Exception as exc:
             raise ToolError(
                 f"Not landed: could not checkpoint the cells of {self.rel(path)} before the edit "
                 f"({exc}); the notebook was left unchanged."
             ) from exc
+
+    def forget_cells_not_changed(self, path: Path, cell_ids: list[str], why: ToolError) -> None:
+        """Drop the records just taken of `cell_ids`, whose edit the browser refused (`why`);
+        a failure to is added to `why`'s reason."""
+        if self.forget_cells is None or not cell_ids:
+            return
+        try:
+            self.forget_cells(path, cell_ids)
+        except Exception as exc:
+            raise ToolError(f"{why} Undo may also put back the cells' earlier state: {exc}") from exc

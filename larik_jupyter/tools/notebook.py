@@ -18,6 +18,7 @@ from larik_jupyter.tools.edit import apply_edit
 from larik_jupyter.tools.env import Env
 from larik_jupyter.tools.envelope import wrap
 from larik_jupyter.tools.images import ImageCollector
+from larik_jupyter.tools.live_cells import CellChanged
 from larik_jupyter.tools.notebook_file import (
     NotebookFile,
     as_source,
@@ -62,10 +63,10 @@ def notebook_path(env: Env, args: dict[str, Any], tool: str) -> str:
     return str(own)
 
 
-def open_notebook(env: Env, raw_path: str, cell_ids: list[str] | None = None) -> NotebookFile:
+def open_notebook(env: Env, raw_path: str, cell_ids: list[str] | None = None, *, fresh: bool = False) -> NotebookFile:
     """The notebook as the user sees it: the open document when a browser shows it (only the
-    cells `cell_ids` names, when given), else the file."""
-    return live_notebook(env, raw_path, cell_ids) or load_notebook(env, raw_path)
+    cells `cell_ids` names, when given, from the kernel's copy unless `fresh`), else the file."""
+    return live_notebook(env, raw_path, cell_ids, fresh=fresh) or load_notebook(env, raw_path)
 
 
 def _is_kernel_notebook(env: Env, path: Path) -> bool:
@@ -252,7 +253,15 @@ class NotebookEditTool(Tool):
     def execute(self, env: Env, args: dict[str, Any]) -> ToolResult:
         change = self.plan(env, args)
         if change.nb.live:
-            ids = apply_live(env, change.nb, change.op)
+            assert env.live is not None
+            with env.live.cells.editing(change.nb.path):
+                try:
+                    ids = apply_live(env, change.nb, change.op)
+                except CellChanged:
+                    # The kernel's copy of the cell was out of date (the user typed in it or
+                    # ran it): worked out again from the cell as the refusal brought it back.
+                    change = self.plan(env, args)
+                    ids = apply_live(env, change.nb, change.op)
             text = (
                 change.summary
                 + f" It landed in the notebook open in the browser (cells: {', '.join(ids) or 'none'});"
@@ -320,7 +329,7 @@ def _new_cell(nb: NotebookFile, kind: str, source: str) -> dict[str, Any]:
     if not nb.has_ids:
         cell.pop("id", None)
     else:
-        taken = {c.get("id") for c in nb.cells}
+        taken = {c.get("id") for c in nb.cells} | set(nb.order)
         while cell["id"] in taken:
             cell["id"] = _plain(maker(source=""))["id"]
     return cell

@@ -43,6 +43,10 @@ class NotebookFile:
     live: bool = False  # the document open in a browser rather than the file
     # The open document's cell ids in order (the reply may carry only some cells).
     order: list[str] = field(default_factory=list)
+    # The browser's fingerprints of each cell read from the open document and of its cell order
+    # (`tools/live_cells.py`).
+    hashes: dict[str, str] = field(default_factory=dict)
+    order_hash: str = ""
 
     @property
     def cells(self) -> list[dict[str, Any]]:

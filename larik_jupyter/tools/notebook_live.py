@@ -4,6 +4,8 @@ An open notebook's file lags behind its editor, and writing it behind the editor
 save overwrite the edit (or raise a "file changed" dialog). So while a browser shows a notebook,
 the notebook tools read the document the user sees and send each edit as one request that the
 browser applies to its model and confirms; only closed notebooks are read and written on disk.
+An edit of cells already read is worked out from the kernel's copy of them and lands only if
+they are unchanged in the browser (`tools/live_cells.py`).
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from larik_jupyter.checkpoint.cells import (
 from larik_jupyter.checkpoint.manifest import NotebookRecord
 from larik_jupyter.tools.base import ToolError
 from larik_jupyter.tools.env import Env
+from larik_jupyter.tools.live_cells import Refused
 from larik_jupyter.tools.notebook_file import NotebookFile, source_text
 
 
@@ -29,15 +32,25 @@ def kernel_notebook(env: Env) -> Path | None:
     return from_bridge or env.notebook_path
 
 
-def live_notebook(env: Env, raw_path: str, cell_ids: list[str] | None = None) -> NotebookFile | None:
+def live_notebook(
+    env: Env, raw_path: str, cell_ids: list[str] | None = None, *, fresh: bool = False
+) -> NotebookFile | None:
     """The open document of the notebook at `raw_path`, or None when no browser shows it;
     with `cell_ids`, only those of its cells (an edit of one cell in a large notebook then
-    costs one cell's transfer, not the whole document's)."""
+    costs one cell's transfer, not the whole document's), from the kernel's copy when it holds
+    them all, unless `fresh`: an edit sent with their fingerprints lands only on that state."""
     if env.live is None:
         return None
     path = env.resolve(raw_path)
     if path.suffix != ".ipynb":
         return None
+    held = env.live.cached(path, cell_ids) if cell_ids is not None and not fresh else None
+    if held is not None:
+        document = {**held.head, "cells": held.cells}
+        return NotebookFile(
+            path, env.rel(path), "", document, " ", True, True, live=True, order=held.order,
+            hashes=held.hashes, order_hash=held.order_hash,
+        )
     op: dict[str, object] = {"op": "get"}
     if cell_ids is not None:
         op["cell_ids"] = cell_ids
@@ -50,7 +63,12 @@ def live_notebook(env: Env, raw_path: str, cell_ids: list[str] | None = None) ->
     order = reply.get("order")
     if not isinstance(order, list):
         order = [str(c.get("id")) for c in data["cells"] if isinstance(c, dict)]
-    return NotebookFile(path, env.rel(path), "", data, " ", True, True, live=True, order=[str(i) for i in order])
+    hashes = reply.get("hashes")
+    return NotebookFile(
+        path, env.rel(path), "", data, " ", True, True, live=True, order=[str(i) for i in order],
+        hashes={str(k): str(v) for k, v in hashes.items()} if isinstance(hashes, dict) else {},
+        order_hash=str(reply.get("order_hash") or ""),
+    )
 
 
 def provenance(env: Env) -> dict[str, Any] | None:
@@ -75,27 +93,46 @@ def with_provenance(cell: dict[str, Any], env: Env) -> dict[str, Any]:
 
 def apply_live(env: Env, nb: NotebookFile, op: dict[str, Any]) -> list[str]:
     """Send one edit to the open document, the cells it changes checkpointed first (their state
-    before the turn, for undo); the ids of the cells it produced."""
+    before the turn, for undo); the ids of the cells it produced. Raises `CellChanged` when the
+    cell changed in the browser since `nb` was read (the kernel's copy then holds it as it is)."""
     assert env.live is not None
-    capture_live(env, nb, op)
-    reply = env.live.request(nb.path, op)
-    if reply is None:
-        raise ToolError(
-            f"Not landed: {nb.rel} was closed in the browser before the edit reached it; "
-            "read it again (it is now edited on disk) and retry."
-        )
+    captured = capture_live(env, nb, op)
+    try:
+        reply = env.live.request(nb.path, _expecting(nb, op))
+        if reply is None:
+            raise Refused(
+                f"Not landed: {nb.rel} was closed in the browser before the edit reached it; "
+                "read it again (it is now edited on disk) and retry."
+            )
+    except Refused as exc:
+        # Nothing landed, and the records may come from an out-of-date copy: undo must not put
+        # them back over the cells, and the retry records the cells as they are now.
+        env.forget_cells_not_changed(nb.path, captured, exc)
+        raise
     if env.note_cells is not None:
         env.note_cells(nb.path, _left(nb, op))
     return [str(i) for i in reply.get("cell_ids", [])]
 
 
-def capture_live(env: Env, nb: NotebookFile, op: dict[str, Any]) -> None:
-    """Checkpoint the cell `op` is about to change (or create) in the open document."""
+def capture_live(env: Env, nb: NotebookFile, op: dict[str, Any]) -> list[str]:
+    """Checkpoint the cell `op` is about to change (or create) in the open document; the ids
+    recorded now."""
     if op["op"] == "insert":
-        env.capture_cells_before_change(nb.path, nb.order, [], [str(op["cell"].get("id", ""))])
-        return
+        return env.capture_cells_before_change(nb.path, nb.order, [], [str(op["cell"].get("id", ""))])
     cell = _cell(nb, str(op["cell_id"]))
-    env.capture_cells_before_change(nb.path, nb.order, [cell] if cell is not None else [], [])
+    return env.capture_cells_before_change(nb.path, nb.order, [cell] if cell is not None else [], [])
+
+
+def _expecting(nb: NotebookFile, op: dict[str, Any]) -> dict[str, Any]:
+    """`op` carrying what the edited cell and the cell order were when `nb` was read, for the
+    browser to check: what was checkpointed is then what the edit changes."""
+    expect: dict[str, str] = {}
+    if nb.order_hash and op["op"] in ("insert", "replace", "patch", "delete"):
+        expect["order"] = nb.order_hash
+    cell_id = str(op.get("cell_id", ""))
+    if op["op"] != "insert" and cell_id in nb.hashes:
+        expect["hash"] = nb.hashes[cell_id]
+    return {**op, "expect": expect} if expect else op
 
 
 def _cell(nb: NotebookFile, cell_id: str) -> dict[str, Any] | None:

@@ -13,7 +13,13 @@ import nbformat
 import pytest
 from playwright.sync_api import Page
 
-from tests.browser.test_bridge_in_lab import edit, open_notebook, run_cell, wait_idle_count
+from tests.browser.test_bridge_in_lab import (
+    edit,
+    open_notebook,
+    result_texts,
+    run_cell,
+    wait_idle_count,
+)
 from tests.browser.test_notebook_live import body_has, shot
 
 if TYPE_CHECKING:
@@ -123,3 +129,72 @@ def test_undo_restores_the_open_documents_cells_and_saving_writes_the_original_b
     while (root / "work.ipynb").read_bytes() != original and time.monotonic() < deadline:
         time.sleep(0.1)
     assert (root / "work.ipynb").read_bytes() == original
+
+
+OUTPUT_OF = """id => {
+  const cell = window.jupyterapp.shell.currentWidget.content.model.sharedModel.cells.find(c => c.getId() === id);
+  return cell.outputs.map(o => o.text ?? '').join('');
+}"""
+
+
+def test_an_edit_of_a_cell_already_read_is_one_request_and_a_cell_changed_since_is_kept_and_undone(
+    lab_page: Page, lab_server: LabServer
+) -> None:
+    root = lab_server.root
+    turns = {
+        "read": [{"type": "tool_use", "name": "notebook_read", "input": {"path": "work.ipynb"}}],
+        "first": [edit(path="work.ipynb", cell_id="tail", new_source="z = 0")],
+        "second": [
+            edit(path="work.ipynb", cell_id="calc", old_string="y = 2", new_string="y = 20"),
+            edit(path="work.ipynb", cell_id="title", new_source="# Gone"),
+        ],
+    }
+    for name, content in turns.items():
+        done = {"content": [{"type": "text", "text": f"Turn {name} done."}]}
+        (root / f"{name}.json").write_text(json.dumps({"responses": [{"content": content}, done]}))
+    work_notebook(root)
+    trips = "from larik_jupyter.notebook import extension\nprint(len(extension._magics.bridge.round_trips))"
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell("%load_ext larik_jupyter", id="load")]
+    for name in turns:
+        nb.cells.append(nbformat.v4.new_code_cell(f"%larik --yes --model scripted:{name}.json {name}", id=name))
+        nb.cells.append(nbformat.v4.new_code_cell(trips, id=f"trips-{name}"))
+    nb.cells.append(nbformat.v4.new_code_cell("%larik /undo", id="undo"))
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    nbformat.write(nb, root / "drive.ipynb")
+    open_notebook(lab_page, lab_server, "work.ipynb")
+    open_current(lab_page, "drive.ipynb")
+
+    def run(index: int, cell_id: str) -> int:
+        """Run the cell, and the next one, which prints how many bridge requests were made."""
+        for i, cid in ((index, cell_id), (index + 1, f"trips-{cell_id}")):
+            run_cell(lab_page, i)
+            wait_idle_count(lab_page, cid)
+        body_has(lab_page, f"Turn {cell_id} done.")
+        return int(lab_page.evaluate(OUTPUT_OF, f"trips-{cell_id}"))
+
+    run_cell(lab_page, 0)
+    wait_idle_count(lab_page, "load")
+    read = run(1, "read")
+    assert run(3, "first") - read == 1  # tail, unchanged since the read: the edit alone
+    # The user types in a cell the agent read and deletes another: the kernel's copy is out of date.
+    lab_page.evaluate(
+        """() => { const panel = Array.from(window.jupyterapp.shell.widgets('main')).find(w => w.context?.path === 'work.ipynb');
+                   const model = panel.content.model.sharedModel;
+                   model.cells.find(c => c.getId() === 'calc').setSource('x = 1\\ny = 2\\n# mine');
+                   model.deleteCell(model.cells.findIndex(c => c.getId() === 'title')); }"""
+    )
+    before = int(lab_page.evaluate(OUTPUT_OF, "trips-first"))
+    # calc: the edit refused, then the edit worked out again from the cell as the user left it;
+    # title: gone from the order that refusal brought back, so read, and reported not landed.
+    assert run(5, "second") - before == 3
+    assert lab_page.evaluate(SOURCES_OF, "work.ipynb") == ["calc|x = 1\ny = 20\n# mine", "ran|print('ran')", "tail|z = 0"]
+    gone = result_texts(root)[-1]
+    assert gone.startswith("Not landed:") and "has no cell" in gone and "title" in gone
+
+    run_cell(lab_page, 7)
+    wait_idle_count(lab_page, "undo")
+    body_has(lab_page, "restored 1 cell of work.ipynb in the open notebook")
+    # Undo puts back what the user had typed before the turn, not the agent's out-of-date copy,
+    # where it stood then, and leaves the cell the user deleted deleted.
+    assert lab_page.evaluate(SOURCES_OF, "work.ipynb") == ["calc|x = 1\ny = 2\n# mine", "ran|print('ran')", "tail|z = 0"]
