@@ -84,9 +84,13 @@ async def edits(offset, read):
     for i in range(50):
         started = time.perf_counter()
         result = await asyncio.to_thread(tool.run, env, {"path": path.name, "cell_id": f"c{i * 10 + offset}", "new_source": f"y = {i}"})
-        out.append((time.perf_counter() - started) * 1000)
+        took = (time.perf_counter() - started) * 1000
+        out.append(took)
+        if took >= 100:  # how much of a slow call was waiting for the browser
+            slow.append((round(took, 1), round(bridge.round_trips[-1] * 1000, 1)))
         assert not result.is_error, result.content
     return out, (len(bridge.round_trips) - trips) / 50
+slow = []
 unread, unread_trips = await edits(0, False)
 tool_times, tool_trips = await edits(1, True)
 # The same edits with the turn's checkpoint recording each cell before it changes (for undo).
@@ -98,7 +102,7 @@ checkpointed, kept_trips = await edits(2, True)
 store.finish_turn()
 ended = time.time() * 1000
 print("BENCH" + json.dumps({"started": measuring_since, "ended": ended, "floor": floor, "edit": edit, "unread": unread,
-                            "tool": tool_times, "checkpointed": checkpointed, "trips": [unread_trips, tool_trips, kept_trips]}))
+                            "tool": tool_times, "checkpointed": checkpointed, "trips": [unread_trips, tool_trips, kept_trips], "slow": slow}))
 '''
 
 
@@ -234,6 +238,9 @@ def main(rounds: int, windowing: str | None) -> None:
           f"  ({kept_trips:g} request each)")
     for name, times in (("not read", data["unread"]), ("after a read, both runs", data["tool"] + data["checkpointed"])):
         print(f"  notebook_edit calls of 100 ms or more, {name}: {sum(t >= 100 for t in times)} of {len(times)}")
+    if data["slow"]:
+        print("  those calls, and their last request's round trip: "
+              + ", ".join(f"{took} ({trip})" for took, trip in data["slow"]))
     during = [t["duration"] for t in long_tasks if data["started"] <= t["start"] <= data["ended"]]
     print(f"  page long tasks (> 50 ms) meanwhile: {len(during)}, longest {max(during, default=0.0):.0f} ms")
     print(f"  load average (1 min) before / after: {load_before:.2f} / {load_after:.2f}")

@@ -5,6 +5,8 @@ and a running turn's cell sent to a page that connects mid-turn."""
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Callable
@@ -180,6 +182,10 @@ class Document:
             wanted = request.get("cell_ids")
             state = self.state([c for c in self.cells if wanted is None or c["id"] in wanted])
             return {"ok": True, "notebook": {"metadata": {}, "nbformat": 4, "nbformat_minor": 5, "cells": state.pop("cells")}, **state}
+        if request["op"] == "insert":
+            index = [c["id"] for c in self.cells].index(request["after"]) + 1 if request["after"] else 0
+            self.cells.insert(index, request["cell"])
+            return {"ok": True, "cell_ids": [request["cell"]["id"]], **self.state([request["cell"]])}
         assert request["op"] == "replace"
         index = [c["id"] for c in self.cells].index(request["cell_id"])
         expect = request.get("expect")
@@ -241,3 +247,25 @@ def test_a_page_without_fingerprints_or_after_a_reload_is_read_before_each_edit(
     read = len(panel.sent)
     edit_cell(env, "c1", "y = 1")
     assert [r["op"] for r in panel.sent[read:]] == ["get", "replace"]
+
+
+def test_inserting_a_cell_into_an_open_notebook_does_not_import_nbformat(tmp_path: Path) -> None:
+    # nbformat takes over a second to import; an edit of the open document does not need it.
+    code = f"""
+import sys
+from pathlib import Path
+from tests.test_notebook_bridge import Bridge, Document, connect, in_worker, live_env, NotebookEditTool
+root = Path({str(tmp_path)!r})
+bridge, document = Bridge(), Document()
+connect(bridge, root, "nb.ipynb", document.answer)
+args = {{"path": "nb.ipynb", "edit_mode": "insert", "cell_id": "c0", "new_source": "print(1)"}}
+result = in_worker(lambda: NotebookEditTool().run(live_env(root, bridge), args))
+assert not result.is_error, result.content
+new = document.cells[1]
+assert list(new) == ["id", "cell_type", "metadata", "execution_count", "source", "outputs"], new
+assert len(new["id"]) == 8 and new["source"] == "print(1)"
+print("nbformat" in sys.modules)
+"""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=Path(__file__).parents[1])
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "False"
