@@ -296,16 +296,23 @@ class CheckpointStore:
             self._orders.setdefault(rel, list(order))
             return [c.id for c in new]
 
+    def _recorded_notebook(self, path: str | os.PathLike[str]) -> str | None:
+        """`path` relative to the root as its cells' record names it; None when this store
+        records nothing or the path is refused (then it was never captured)."""
+        if not self.enabled:
+            return None
+        try:
+            return "/".join(confine(self.root, path))
+        except PathRefused:
+            return None
+
     def forget_cells(self, path: str | os.PathLike[str], cell_ids: Iterable[str]) -> None:
         """Drop the records `capture_cells` took of `cell_ids` for an edit that then did not
         land (the browser refused it), so undo leaves those cells alone and their next capture
         records them as they are then. Written before it returns, like a capture."""
-        if not self.enabled:
-            return
         dropped = set(cell_ids)
-        try:
-            rel = "/".join(confine(self.root, path))
-        except PathRefused:
+        rel = self._recorded_notebook(path)
+        if rel is None:
             return
         with self._lock:
             record = self._notebooks.get(rel)
@@ -330,11 +337,8 @@ class CheckpointStore:
         when the turn deleted it (for the undo panel's diffs; undo does not need it). Kept in
         memory and written with the next manifest write or by `finish_turn`, so an edit waits
         for the disk once, before it lands."""
-        if not self.enabled:
-            return
-        try:
-            rel = "/".join(confine(self.root, path))
-        except PathRefused:
+        rel = self._recorded_notebook(path)
+        if rel is None:
             return
         with self._lock:
             record = self._notebooks.get(rel)
