@@ -44,6 +44,19 @@ class Refusal extends Error {
   }
 }
 
+/**
+ * The server's root directory, which the kernel needs to find the notebook a panel shows:
+ * JupyterLab's page says `serverRoot`, Notebook 7's only `rootUri` (a file: URI).
+ */
+function serverRoot(): string {
+  const root = PageConfig.getOption('serverRoot');
+  if (root) {
+    return root;
+  }
+  const uri = PageConfig.getOption('rootUri');
+  return uri.startsWith('file://') ? decodeURIComponent(new URL(uri).pathname) : '';
+}
+
 /** JSON with sorted keys: the same output compares equal whoever built it. */
 function canonical(value: Json): string {
   return JSON.stringify(value, (_key, inner) =>
@@ -190,7 +203,7 @@ export class NotebookBridge {
   }
 
   private helloData(panel: NotebookPanel): Json {
-    return { type: 'hello', path: panel.context.path, root: PageConfig.getOption('serverRoot') };
+    return { type: 'hello', path: panel.context.path, root: serverRoot() };
   }
 
   private hello(panel: NotebookPanel, comm: Kernel.IComm): void {
