@@ -281,10 +281,13 @@ export class NotebookBridge {
     // it read (undo puts cells back by it); else the kernel gets them as they are now.
     const checked = (index: number | null): number => {
       const expected = request.expect;
+      if (!expected) {
+        return index ?? 0;
+      }
       const cell = index === null ? null : model.cells[index];
       const now = order();
-      const moved = expected?.order !== undefined && expected.order !== now.order_hash;
-      const changed = cell && expected?.hash !== undefined && expected.hash !== fingerprint(cell.toJSON());
+      const moved = expected.order !== undefined && expected.order !== now.order_hash;
+      const changed = cell && expected.hash !== undefined && expected.hash !== fingerprint(cell.toJSON());
       if (moved || changed) {
         const what = changed ? `cell ${request.cell_id} changed` : 'cells were added, removed or moved';
         throw new Refusal(`${what} in the browser since the kernel read the notebook`, 'stale', {

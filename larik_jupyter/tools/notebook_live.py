@@ -22,7 +22,7 @@ from larik_jupyter.checkpoint.cells import (
 from larik_jupyter.checkpoint.manifest import NotebookRecord
 from larik_jupyter.tools.base import ToolError
 from larik_jupyter.tools.env import Env
-from larik_jupyter.tools.live_cells import Refused
+from larik_jupyter.tools.live_cells import CachedCells, Refused
 from larik_jupyter.tools.notebook_file import NotebookFile, source_text
 
 
@@ -45,18 +45,22 @@ def live_notebook(
     if path.suffix != ".ipynb":
         return None
     held = env.live.cached(path, cell_ids) if cell_ids is not None and not fresh else None
-    if held is not None:
-        document = {**held.head, "cells": held.cells}
-        return NotebookFile(
-            path, env.rel(path), "", document, " ", True, True, live=True, order=held.order,
-            hashes=held.hashes, order_hash=held.order_hash,
-        )
-    op: dict[str, object] = {"op": "get"}
-    if cell_ids is not None:
-        op["cell_ids"] = cell_ids
-    reply = env.live.request(path, op)
-    if reply is None:
-        return None
+    if held is None:
+        op: dict[str, object] = {"op": "get"}
+        if cell_ids is not None:
+            op["cell_ids"] = cell_ids
+        reply = env.live.request(path, op)
+        if reply is None:
+            return None
+        held = _read(env, path, reply)
+    return NotebookFile(
+        path, env.rel(path), "", {**held.head, "cells": held.cells}, " ", True, True, live=True,
+        order=held.order, hashes=held.hashes, order_hash=held.order_hash,
+    )
+
+
+def _read(env: Env, path: Path, reply: dict[str, Any]) -> CachedCells:
+    """What a `get` reply holds (a page from before fingerprints sends none)."""
     data = reply.get("notebook")
     if not isinstance(data, dict) or not isinstance(data.get("cells"), list):
         raise ToolError(f"{env.rel(path)}: the browser sent no list of cells; read it again.")
@@ -64,10 +68,10 @@ def live_notebook(
     if not isinstance(order, list):
         order = [str(c.get("id")) for c in data["cells"] if isinstance(c, dict)]
     hashes = reply.get("hashes")
-    return NotebookFile(
-        path, env.rel(path), "", data, " ", True, True, live=True, order=[str(i) for i in order],
-        hashes={str(k): str(v) for k, v in hashes.items()} if isinstance(hashes, dict) else {},
-        order_hash=str(reply.get("order_hash") or ""),
+    return CachedCells(
+        {k: v for k, v in data.items() if k != "cells"}, data["cells"], [str(i) for i in order],
+        {str(k): str(v) for k, v in hashes.items()} if isinstance(hashes, dict) else {},
+        str(reply.get("order_hash") or ""),
     )
 
 
@@ -126,8 +130,10 @@ def capture_live(env: Env, nb: NotebookFile, op: dict[str, Any]) -> list[str]:
 def _expecting(nb: NotebookFile, op: dict[str, Any]) -> dict[str, Any]:
     """`op` carrying what the edited cell and the cell order were when `nb` was read, for the
     browser to check: what was checkpointed is then what the edit changes."""
+    if op["op"] not in ("insert", "replace", "patch", "delete"):
+        return op  # outputs and metadata of a cell the turn is running: set as they are
     expect: dict[str, str] = {}
-    if nb.order_hash and op["op"] in ("insert", "replace", "patch", "delete"):
+    if nb.order_hash:
         expect["order"] = nb.order_hash
     cell_id = str(op.get("cell_id", ""))
     if op["op"] != "insert" and cell_id in nb.hashes:

@@ -76,7 +76,7 @@ class NotebookRunTool(Tool):
         # Reading the open document waits for the browser, whose reply this thread's loop delivers.
         cell_id = str(args["cell_id"])
         # Fresh, not the kernel's copy: what runs is the cell as the user sees it now.
-        nb = await asyncio.to_thread(lambda: open_notebook(env, raw, [cell_id], fresh=True))
+        nb = await asyncio.to_thread(open_notebook, env, raw, [cell_id], fresh=True)
         own = kernel_notebook(env)
         if own is not None and Path(own).resolve() != nb.path:
             raise ToolError(
