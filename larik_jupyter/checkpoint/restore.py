@@ -22,10 +22,12 @@ from larik_jupyter.checkpoint.safepath import (
 _CREATE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
 
 
-def _temp_for(name: str) -> str:
-    # Fixed per target, so a retry after a crash replaces the leftover instead of adding one.
+def temp_for(name: str, kind: str) -> str:
+    """The temporary name beside `name` that replacing it goes through (`kind`: undo, write).
+
+    Fixed per target, so a retry after a crash replaces the leftover instead of adding one."""
     digest = hashlib.sha256(name.encode("utf-8", "surrogateescape")).hexdigest()[:12]
-    return f".larik-undo-{digest}.tmp"
+    return f".larik-{kind}-{digest}.tmp"
 
 
 def restore_file(
@@ -52,7 +54,10 @@ def restore_file(
         refuse_unsafe_entry(current)
     assert blob_fd is not None and record.size is not None and record.sha256 is not None
     mode = record.mode if record.mode is not None else 0o644
-    _replace(dir_fd, name, mode, lambda fd: copy_verified(blob_fd, fd, record.size or 0, record.sha256 or ""))
+    replace_entry(
+        dir_fd, name, temp_for(name, "undo"), mode,
+        lambda fd: copy_verified(blob_fd, fd, record.size or 0, record.sha256 or ""),
+    )
     barrier.add(dir_fd)
 
 
@@ -64,11 +69,12 @@ def replace_bytes(walk: DirWalk, parts: tuple[str, ...], data: bytes, mode: int,
     if dir_fd is None or current is None:
         raise PathRefused("no longer exists")
     refuse_unsafe_entry(current)
-    _replace(dir_fd, parts[-1], mode, lambda fd: _write_all(fd, data))
+    replace_entry(dir_fd, parts[-1], temp_for(parts[-1], "undo"), mode, lambda fd: write_all(fd, data))
     barrier.add(dir_fd)
 
 
-def _write_all(fd: int, data: bytes) -> None:
+def write_all(fd: int, data: bytes) -> None:
+    """Write all of `data` to `fd`."""
     view = memoryview(data)
     while view:
         view = view[os.write(fd, view) :]
@@ -102,8 +108,10 @@ def remove_empty_dir(walk: DirWalk, parts: tuple[str, ...], barrier: Barrier) ->
     return True
 
 
-def _replace(dir_fd: int, name: str, mode: int, fill: Callable[[int], None]) -> None:
-    tmp = _temp_for(name)
+def replace_entry(dir_fd: int, name: str, tmp: str, mode: int | None, fill: Callable[[int], None]) -> None:
+    """Put a new file at `name` in `dir_fd`: `fill` writes it under `tmp`, which gets `mode`
+    (None: the umask's default) and is renamed over `name`, replacing whatever entry is there
+    (a symlink swapped in at any moment is replaced, never followed)."""
     try:
         fd = os.open(tmp, _CREATE, 0o600, dir_fd=dir_fd)
     except FileExistsError:  # a crashed undo's leftover
@@ -112,7 +120,8 @@ def _replace(dir_fd: int, name: str, mode: int, fill: Callable[[int], None]) -> 
     try:
         try:
             fill(fd)
-            os.fchmod(fd, mode & 0o777)
+            if mode is not None:
+                os.fchmod(fd, mode & 0o777)
         finally:
             os.close(fd)
         # rename replaces the directory entry itself: a symlink swapped in after the check

@@ -26,10 +26,11 @@ class OutsideRoot(PathRefused):
     """A path that is not inside the project root."""
 
 
-def confine(root: Path, path: str | os.PathLike[str]) -> tuple[str, ...]:
+def confine(root: Path, path: str | os.PathLike[str], *, protect: bool = True) -> tuple[str, ...]:
     """The components of `path` below `root`; raises `PathRefused` for anything unsafe by name.
 
-    Relative paths are taken from `root`. Containment is decided component by component
+    Relative paths are taken from `root`. With `protect` (undo's rule) `.git` and the
+    repository's trust files are refused too. Containment is decided component by component
     (so `/proj-evil` is not inside `/proj`) against both the root as given and its real
     path; `..` is refused outright rather than resolved lexically past a possible symlink.
     """
@@ -46,7 +47,8 @@ def confine(root: Path, path: str | os.PathLike[str]) -> tuple[str, ...]:
             parts = given.parts[len(base) :]
             if not parts:
                 raise PathRefused("is the project root itself")
-            _refuse_protected(parts)
+            if protect:
+                _refuse_protected(parts)
             return parts
     raise OutsideRoot(f"is outside the project root {root}")
 

@@ -18,6 +18,7 @@ from larik_jupyter.tools.diff import unified_diff
 from larik_jupyter.tools.edit import apply_edit
 from larik_jupyter.tools.env import Env
 from larik_jupyter.tools.envelope import wrap
+from larik_jupyter.tools.file_write import outside_root
 from larik_jupyter.tools.images import ImageCollector
 from larik_jupyter.tools.live_cells import CellChanged
 from larik_jupyter.tools.notebook_file import (
@@ -182,6 +183,8 @@ class NotebookEditTool(Tool):
         """Work the edit out without writing anything (also what the approval shows)."""
         cell_id = args.get("cell_id")
         nb = open_notebook(env, notebook_path(env, args, self.name), [str(cell_id)] if cell_id else [])
+        if not env.inside_root(nb.path):
+            raise outside_root(env.root, nb.path)
         mode = args.get("edit_mode") or "replace"
         if mode not in ("replace", "insert", "delete"):
             raise ToolError(f"notebook_edit: edit_mode must be replace, insert or delete, not {mode!r}.")

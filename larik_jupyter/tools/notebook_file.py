@@ -17,6 +17,7 @@ from typing import Any
 
 from larik_jupyter.tools.base import ToolError
 from larik_jupyter.tools.env import Env
+from larik_jupyter.tools.file_write import write_file
 from larik_jupyter.tools.textfile import MAX_TEXT_BYTES
 
 _INDENT = re.compile(r"\n([ \t]+)\S")
@@ -135,8 +136,7 @@ def save_notebook(env: Env, nb: NotebookFile, data: dict[str, Any]) -> str:
     validate_notebook(nb.rel, data, "would not be a valid notebook after this edit")
     text = nb.dumps(data)
     env.capture_before_write(nb.path)
-    with open(nb.path, "w", encoding="utf-8", newline="") as f:
-        f.write(text)
+    write_file(env.root, nb.path, text.encode("utf-8"))
     return text
 
 

@@ -6,6 +6,7 @@ from pathlib import Path
 
 from larik_jupyter.tools.base import ToolError
 from larik_jupyter.tools.env import Env
+from larik_jupyter.tools.file_write import write_file
 
 _SNIFF = 8192
 MAX_TEXT_BYTES = 50 * 1024 * 1024
@@ -53,6 +54,4 @@ def write_text(env: Env, path: Path, text: str) -> None:
             f"({exc.reason} at position {exc.start}); the file was left unchanged."
         ) from exc
     env.capture_before_write(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "wb") as f:
-        f.write(data)
+    write_file(env.root, path, data)
