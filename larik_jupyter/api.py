@@ -294,20 +294,27 @@ class Agent:
         self.loop.clear()
 
     @overload
-    def undo(self) -> UndoResult: ...
+    def undo(self, *, force: bool = ..., skip_changed: bool = ...) -> UndoResult: ...
 
     @overload
-    def undo(self, to: int) -> list[UndoResult]: ...
+    def undo(self, to: int, *, force: bool = ..., skip_changed: bool = ...) -> list[UndoResult]: ...
 
-    def undo(self, to: int | None = None) -> UndoResult | list[UndoResult]:
+    def undo(
+        self, to: int | None = None, *, force: bool = False, skip_changed: bool = False
+    ) -> UndoResult | list[UndoResult]:
         """Revert the newest turn that changed files or kernel variables; the next prompt tells
         the model. With `to`, every turn from the newest down to prompt `to` (1-based), newest
-        first, stopping after the first one not fully undone."""
+        first, stopping after the first one not fully undone.
+
+        A file or cell the user changed since its turn is never overwritten unasked: that turn
+        is left as it is and its result lists them in `changed`. Undo again with `force=True`
+        to restore them anyway (their later changes are lost) or `skip_changed=True` to keep
+        them as they are and undo the rest."""
         if to is None:
-            result = self.loop.undo()
+            result = self.loop.undo(force=force, skip_changed=skip_changed)
             self.last_undo = [result]
             return result
-        self.last_undo = self.loop.undo_to(to)
+        self.last_undo = self.loop.undo_to(to, force=force, skip_changed=skip_changed)
         return self.last_undo
 
     # -- branches and sessions -------------------------------------------------------------
@@ -333,23 +340,32 @@ class Agent:
         self._switch(model=self.model, session=str(path))
         return path
 
-    def rewind(self, n: int, *, files: bool = False) -> str:
+    def rewind(self, n: int, *, files: bool = False, force: bool = False, skip_changed: bool = False) -> str:
         """Branch just before prompt `n` (1-based), continue there, return that prompt's text.
 
         With `files`, first undo this session's turns from the newest down to prompt `n`
-        (files and this kernel's variables; `last_undo` holds what was done); when one of them
-        cannot be fully undone, raise `RewindStopped` and make no branch. Without it nothing
-        on disk changes but the new branch."""
+        (files and this kernel's variables; `last_undo` holds what was done; `force` and
+        `skip_changed` as for `undo`); when one of them cannot be fully undone, raise
+        `RewindStopped` and make no branch. Without it nothing on disk changes but the new
+        branch."""
         self.loop.session.sync()
         if files:
-            self.last_undo = self.loop.undo_to(n, nothing_ok=True, record=False)
+            self.last_undo = self.loop.undo_to(
+                n, nothing_ok=True, record=False, force=force, skip_changed=skip_changed
+            )
             if self.last_undo and not self.last_undo[-1].ok:
                 failed = self.last_undo[-1]
-                paths_ = ", ".join(f"{p} ({why})" for p, why in failed.refused)
+                if failed.changed:
+                    why = (f"{failed.label} was left as it is because {', '.join(failed.changed)} "
+                           "changed since that turn; no branch was made. Rewind with files again, "
+                           "forcing the restore (`force=True`, `--force`: their later changes are "
+                           "lost) or skipping them (`skip_changed=True`, `--skip-changed`)")
+                else:
+                    paths_ = ", ".join(f"{p} ({reason})" for p, reason in failed.refused)
+                    why = (f"{failed.label} could not restore {paths_}; no branch was made. Fix "
+                           "that and rewind with files again")
                 raise RewindStopped(
-                    f"Rewind to before prompt {n} stopped: {failed.label} could not restore "
-                    f"{paths_}; no branch was made. Fix that and rewind with files again (the "
-                    "turns already undone stay undone).",
+                    f"Rewind to before prompt {n} stopped: {why} (the turns already undone stay undone).",
                     self.last_undo,
                 )
         path, text = branch.rewind(self.session_path, n)

@@ -27,6 +27,7 @@ from larik_jupyter.agent.preview import preview_change
 from larik_jupyter.agent.prompt import system_prompt
 from larik_jupyter.agent.subagents import TASK_TOOL, TaskTool, concurrent_batches
 from larik_jupyter.agent.summary import summarize_call
+from larik_jupyter.agent.undo import record_note, undo_note, undo_turn
 from larik_jupyter.checkpoint.errors import CheckpointError, NothingToUndoError
 from larik_jupyter.checkpoint.store import CheckpointStore, UndoResult
 from larik_jupyter.config.layers import LoadedConfig, load_config
@@ -55,7 +56,7 @@ from larik_jupyter.tools.base import Tool, ToolResult
 from larik_jupyter.tools.env import Env
 from larik_jupyter.tools.envelope import new_nonce
 from larik_jupyter.tools.kernel_undo import kernel_snapshots
-from larik_jupyter.tools.notebook_live import cell_restorer, kernel_notebook
+from larik_jupyter.tools.notebook_live import cell_restorer, cell_sources, kernel_notebook
 from larik_jupyter.tools.registry import default_tools, tool_schemas
 from larik_jupyter.tools.skill import SKILL_TOOL, SkillTool
 
@@ -306,12 +307,10 @@ class AgentLoop:
         """Tell the model with the next prompt; notes of several undos add up. Recorded in the
         session (unless `record` is off) so the note still reaches the model after a kernel
         restart."""
-        self.pending_note = f"{self.pending_note}\n{note}" if self.pending_note else note
         if record:
-            self.session.append(
-                Entry(type="usage", usage=Usage(), model=self.provider.name, note=self.pending_note),
-                sync=True,
-            )
+            self.pending_note = record_note(self.session, self.pending_note, note, self.provider.name)
+        else:
+            self.pending_note = f"{self.pending_note}\n{note}" if self.pending_note else note
 
     def _prompt_message(self, prompt: str, hooks: list[str], extras: PromptExtras) -> Message:
         blocks: list[ContentBlock] = []
@@ -592,38 +591,22 @@ class AgentLoop:
         if hasattr(self.provider, "http_client_factory"):
             setattr(self.provider, "http_client_factory", factory)  # noqa: B010 - not every provider has it
 
-    def undo(self, *, record: bool = True) -> UndoResult:
+    def undo(self, *, record: bool = True, force: bool = False, skip_changed: bool = False) -> UndoResult:
         """Undo the newest turn that changed files or kernel variables (restoring both) and
-        queue a note telling the model (recorded in the session unless `record` is off)."""
-        result = self.checkpoints.undo(cell_restorer(self.env))
-        done = kernel_snapshots(self.session.id).restore(
-            result.turn, result.variables, keep=not result.ok
+        queue a note telling the model (recorded in the session unless `record` is off); see
+        `agent.undo.undo_turn` for files the user changed since."""
+        result = undo_turn(
+            self.checkpoints, cells=cell_restorer(self.env), sources=cell_sources(self.env),
+            force=force, skip_changed=skip_changed,
         )
-        result.restored_variables, result.removed_variables = done.restored, done.removed
-        result.unrestored_variables, result.lost_variables = done.not_restored, done.gone
-        sentences = []
-        if result.restored:
-            sentences.append(
-                f"The user reverted the file changes of {result.label}; these files are back "
-                f"to their state before that turn: {', '.join(result.restored)}. Re-read them "
-                "before relying on their content."
-            )
-        if result.restored_cells:
-            sentences.append(
-                f"The user reverted the notebook cells {result.label} changed; "
-                + "; ".join(f"{path}: {n} cell(s), in {where}" for path, n, where in result.restored_cells)
-                + ". Read those notebooks again before editing their cells."
-            )
-        if variables := result.variables_text():
-            sentences.append(
-                f"The user reverted {result.label} in the kernel: {variables}. Inspect these "
-                "variables again before relying on their values."
-            )
-        if sentences:
-            self.queue_note("<system-note>" + " ".join(sentences) + "</system-note>", record=record)
+        if note := undo_note(result):
+            self.queue_note(note, record=record)
         return result
 
-    def undo_to(self, prompt: int, *, nothing_ok: bool = False, record: bool = True) -> list[UndoResult]:
+    def undo_to(
+        self, prompt: int, *, nothing_ok: bool = False, record: bool = True, force: bool = False,
+        skip_changed: bool = False,
+    ) -> list[UndoResult]:
         """Undo every turn from the newest down to the one of prompt `prompt` (1-based, as
         `/rewind` counts), newest first, stopping after the first one not fully undone.
 
@@ -648,7 +631,7 @@ class AgentLoop:
             if newest.prompt < prompt:
                 break
             try:
-                result = self.undo(record=record)
+                result = self.undo(record=record, force=force, skip_changed=skip_changed)
             except CheckpointError as exc:
                 raise CheckpointError(_undone(results) + str(exc)) from None
             results.append(result)

@@ -32,6 +32,42 @@ CellRestorer = Callable[[Path, NotebookRecord], str]
 notebook" or "the file"; raises `CellsNotRestored`."""
 
 
+CellSources = Callable[[Path, NotebookRecord], "dict[str, str] | None"]
+"""The source of each cell of a notebook now, by id (the project root, its record); None when
+it cannot be read, so undo cannot tell whether its cells changed since the turn."""
+
+
+def source_of(cell: dict[str, Any]) -> str:
+    """A cell's source as one string (a file may hold it as a list of lines)."""
+    from larik_jupyter.tools.notebook_file import source_text
+
+    return source_text(cell)
+
+
+def sources_in_file(root: Path, record: NotebookRecord) -> dict[str, str] | None:
+    """The sources of the cells of `record`'s notebook file, read without following symlinks."""
+    try:
+        parts = confine(root, record.path)
+        root_fd = os.open(root, DIR_FLAGS)
+    except (PathRefused, OSError):
+        return None
+    try:
+        with DirWalk(root_fd) as walk:
+            fd = open_entry(walk, parts)
+            if fd is None:
+                return {}
+            with os.fdopen(fd, "rb") as f:
+                data = json.loads(f.read().decode("utf-8"))
+        cells = data.get("cells") if isinstance(data, dict) else None
+        if not isinstance(cells, list):
+            return None
+        return {str(c["id"]): source_of(c) for c in cells if isinstance(c, dict) and "id" in c}
+    except (PathRefused, OSError, UnicodeDecodeError, ValueError):
+        return None
+    finally:
+        os.close(root_fd)
+
+
 def restore_op(record: NotebookRecord) -> dict[str, Any]:
     """The bridge's `restore` request for `record`."""
     return {

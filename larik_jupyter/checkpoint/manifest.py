@@ -28,6 +28,12 @@ class FileRecord(BaseModel):
     # Directories above a file that did not exist, missing too before the turn (shallowest
     # first, relative to the root); undo removes them when empty. Absent in old manifests.
     created_dirs: list[str] | None = None
+    # What the turn left, recorded when it ended: the file's SHA-256 then, or `deleted` when
+    # there was none. Undo asks before restoring a file that is neither that nor as before the
+    # turn (the user changed it since). Both absent when the turn did not end (or in old
+    # manifests): undo cannot tell and restores.
+    sha256_after: str | None = None
+    deleted: bool | None = None
 
 
 class VariableRecord(BaseModel):

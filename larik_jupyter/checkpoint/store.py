@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import os
 import re
 import stat
@@ -21,7 +22,14 @@ from larik_jupyter.checkpoint.blobs import (
     copy_hashed,
     read_verified,
 )
-from larik_jupyter.checkpoint.cells import CellRestorer, CellsNotRestored, restore_in_file
+from larik_jupyter.checkpoint.cells import (
+    CellRestorer,
+    CellSources,
+    CellsNotRestored,
+    restore_in_file,
+    source_of,
+    sources_in_file,
+)
 from larik_jupyter.checkpoint.durable import (
     DIR_FLAGS,
     Barrier,
@@ -141,6 +149,11 @@ class UndoResult:
     # Per notebook whose cells came back: its path, how many cells, and where ("the open
     # notebook" or "the file"); a notebook whose cells could not is in `refused`.
     restored_cells: list[tuple[str, int, str]] = field(default_factory=list)
+    # Files (paths) and cells (`PATH#ID`) changed since the turn by someone else: when
+    # `changed` is set nothing was done, and undo asks whether to restore them anyway (`force`)
+    # or skip them; `skipped` are those left as they are by an undo told to skip them.
+    changed: list[str] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)
 
     @property
     def label(self) -> str:
@@ -148,8 +161,8 @@ class UndoResult:
 
     @property
     def ok(self) -> bool:
-        """Whether every file was restored (and the snapshot dropped)."""
-        return not self.refused
+        """Whether every file was restored or skipped as asked (and the snapshot dropped)."""
+        return not self.refused and not self.changed
 
     def variables_text(self) -> str:
         """The variable part of the report, e.g. `restored variables: df, data; removed: x;
@@ -354,13 +367,22 @@ class CheckpointStore:
             self._noted = True
 
     def finish_turn(self) -> None:
-        """Write what `note_cells` noted since the last manifest write (at the end of a turn);
-        a failure loses only the panel's diffs of those cells."""
+        """At the end of a turn, record what it left: each captured file's SHA-256 now (or that
+        it is gone), so undo can tell a later change by the user, and what `note_cells` noted
+        since the last manifest write. A failure loses only that knowledge: undo then restores
+        those files without asking, and the panel shows no diff of those cells."""
         with self._lock:
-            if not self._noted or not self._turn:
+            if not self._turn or not (self._noted or self._records):
                 return
             with contextlib.suppress(OSError):
-                self._write_manifest(self._records, self._variables)
+                records = self._left_by_turn(self._records)
+                self._write_manifest(records, self._variables)
+                self._records = records
+
+    def _left_by_turn(self, records: list[FileRecord]) -> list[FileRecord]:
+        """`records` with what their files hold now as what the turn left."""
+        with open_dir(self.root) as root_fd, DirWalk(root_fd) as walk:
+            return [record.model_copy(update=_left(walk, self.root, record.path)) for record in records]
 
     def capture(self, path: str | os.PathLike[str]) -> None:
         """Snapshot `path` before its first write in this turn; raises `CaptureError` to stop the write.
@@ -434,7 +456,14 @@ class CheckpointStore:
             f"{rel} was not changed in turn {turn} of session {self.session_id}; pick a file listed for that turn."
         )
 
-    def undo(self, cells: CellRestorer = restore_in_file) -> UndoResult:
+    def undo(
+        self,
+        cells: CellRestorer = restore_in_file,
+        sources: CellSources = sources_in_file,
+        *,
+        force: bool = False,
+        skip_changed: bool = False,
+    ) -> UndoResult:
         """Restore the newest turn that changed files and drop its snapshot.
 
         Files come back in reverse capture order; files the turn created are deleted, and so
@@ -442,6 +471,12 @@ class CheckpointStore:
         it changed in open notebooks go back through `cells` (by default into the notebooks'
         files). When any file or notebook is refused the snapshot is kept so undo can be
         retried, and the result lists what was and was not restored.
+
+        A file (or a cell, as `sources` reads it now) that is neither what the turn left nor
+        what it was before the turn was changed since, by the user: then nothing is restored
+        and the result lists it in `changed` (the question to ask), unless `force` (restore it
+        anyway, losing that change) or `skip_changed` (leave it as it is, listed in `skipped`,
+        and undo the rest).
         """
         with self._lock:
             if not self.directory.is_dir():
@@ -450,7 +485,15 @@ class CheckpointStore:
                 assert session_fd is not None
                 clean_session(self.directory)
                 turn, turn_dir, manifest = self._newest_with_files()
+                changed = [] if force else self._changed_since(manifest, sources)
+                if changed and not skip_changed:
+                    return UndoResult(
+                        manifest.turn, prompt=manifest.prompt,
+                        variables=[v.name for v in manifest.variables or []], changed=changed,
+                    )
+                manifest = _without(manifest, set(changed))
                 result = self._restore(turn_dir, manifest)
+                result.skipped = changed
                 self._restore_cells(manifest, cells, result)
                 if result.ok:
                     self._removals.append(
@@ -648,6 +691,35 @@ class CheckpointStore:
             os.close(root_fd)
         return result
 
+    def _changed_since(self, manifest: Manifest, sources: CellSources) -> list[str]:
+        """The files (paths) and cells (`PATH#ID`) of `manifest` changed since its turn ended:
+        there now, but neither as the turn left them nor as they were before it. One deleted
+        since loses nothing when it comes back, so it is not asked about; paths that cannot be
+        read are left to the restore, which refuses them."""
+        changed = []
+        try:
+            with open_dir(self.root) as root_fd, DirWalk(root_fd) as walk:
+                for record in manifest.files:
+                    if record.sha256_after is None and not record.deleted:
+                        continue
+                    now = _left(walk, self.root, record.path)
+                    if now.get("sha256_after") and now != _left_as(record) and now != _before(record):
+                        changed.append(record.path)
+        except OSError:
+            return []  # the restore says why the root cannot be used
+        for notebook in manifest.notebooks or []:
+            now_cells = sources(self.root, notebook)
+            if now_cells is None:
+                continue
+            for cell in notebook.cells:
+                if cell.source_after is None and not cell.deleted:
+                    continue
+                now = now_cells.get(cell.id)
+                before = source_of(cell.cell) if cell.existed and cell.cell is not None else None
+                if now is not None and now != (None if cell.deleted else cell.source_after) and now != before:
+                    changed.append(f"{notebook.path}#{cell.id}")
+        return changed
+
     def _restore_cells(self, manifest: Manifest, cells: CellRestorer, result: UndoResult) -> None:
         for record in reversed(manifest.notebooks or []):
             try:
@@ -716,6 +788,50 @@ class _Snapshot:
             blob=self.blob,
             sha256=self.digest.sha256(),
         )
+
+
+def _left(walk: DirWalk, root: Path, rel: str) -> dict[str, Any]:
+    """The state of the file `rel` now, in `FileRecord`'s after-fields: its SHA-256, or
+    `deleted`; {} when it cannot be read safely (a symlink, a FIFO: the restore refuses it)."""
+    try:
+        fd = open_entry(walk, confine(root, rel))
+    except (PathRefused, OSError):
+        return {}
+    if fd is None:
+        return {"sha256_after": None, "deleted": True}
+    try:
+        digest = hashlib.sha256()
+        while chunk := os.read(fd, 1 << 20):
+            digest.update(chunk)
+    except OSError:
+        return {}
+    finally:
+        os.close(fd)
+    return {"sha256_after": digest.hexdigest(), "deleted": None}
+
+
+def _left_as(record: FileRecord) -> dict[str, Any]:
+    return {"sha256_after": record.sha256_after, "deleted": record.deleted}
+
+
+def _before(record: FileRecord) -> dict[str, Any]:
+    if not record.existed:
+        return {"sha256_after": None, "deleted": True}
+    return {"sha256_after": record.sha256, "deleted": None}
+
+
+def _without(manifest: Manifest, skipped: set[str]) -> Manifest:
+    """`manifest` without the files and cells named in `skipped` (see `_changed_since`)."""
+    if not skipped:
+        return manifest
+    notebooks = [
+        nb.model_copy(update={"cells": [c for c in nb.cells if f"{nb.path}#{c.id}" not in skipped]})
+        for nb in manifest.notebooks or []
+    ]
+    return manifest.model_copy(update={
+        "files": [r for r in manifest.files if r.path not in skipped],
+        "notebooks": [nb for nb in notebooks if nb.cells] or None,
+    })
 
 
 def _cell_before(cell_id: str, cell: dict[str, Any], order: list[str]) -> CellRecord:

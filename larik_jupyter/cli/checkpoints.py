@@ -6,8 +6,10 @@ import argparse
 
 from larik_jupyter import paths
 from larik_jupyter.checkpoint.store import CheckpointStore
+from larik_jupyter.cli import CliError
 from larik_jupyter.session.catalog import resolve, session_cwd
 from larik_jupyter.session.reader import session_id_of
+from larik_jupyter.session.store import Session, SessionLockedError
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -19,6 +21,15 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     listing.set_defaults(func=_list)
     undo = subparsers.add_parser("undo", help="undo a session's newest turn that changed files")
     undo.add_argument("session", metavar="ID", help="session id or path to a session .jsonl")
+    changed = undo.add_mutually_exclusive_group()
+    changed.add_argument(
+        "--force", action="store_true",
+        help="restore files changed since the turn anyway (those later changes are lost)",
+    )
+    changed.add_argument(
+        "--skip-changed", action="store_true",
+        help="keep files changed since the turn as they are and undo the rest",
+    )
     undo.set_defaults(func=_undo)
 
 
@@ -46,13 +57,38 @@ def _list(args: argparse.Namespace) -> int:
 
 
 def _undo(args: argparse.Namespace) -> int:
+    from larik_jupyter.agent.undo import record_note, undo_note, undo_turn  # kernel_undo: on use
+
+    session_file = resolve(args.session)
     store = _open_store(args.session)
-    result = store.undo()
+    try:
+        session = Session.open(session_file)
+    except SessionLockedError:
+        raise CliError(
+            f"Session {store.session_id} is open in another process (a kernel or `larik-jupyter "
+            "run`); undo it there (`%larik /undo`), or close it and run this again."
+        ) from None
+    with session:
+        # The same path as `/undo` and `Agent.undo`: files, cells, variables, then the note
+        # the next prompt of this session carries.
+        result = undo_turn(store, force=args.force, skip_changed=args.skip_changed)
+        if note := undo_note(result):
+            record_note(session, session.state.pending_note, note, None)
+    if result.changed:
+        print(f"{result.label.capitalize()} of session {store.session_id} was not undone: these "
+              "files changed since that turn, and undoing it would overwrite those changes:")
+        for path in result.changed:
+            print(f"  changed since  {path}")
+        print(f"Run `larik-jupyter undo {store.session_id} --force` to restore them anyway (the later "
+              f"changes are lost), or `--skip-changed` to keep them as they are and undo the rest.")
+        return 1
     print(f"Undid {result.label} of session {store.session_id} in {store.root}:")
     for path in result.restored:
         print(f"  restored  {path}")
     for path, count, where in result.restored_cells:
         print(f"  restored  {count} cell(s) of {path} in {where}")
+    for path in result.skipped:
+        print(f"  kept      {path}: changed since the turn, left as it is")
     for path, reason in result.refused:
         print(f"  refused   {path}: {reason}")
     for path in result.removed_dirs:
@@ -60,7 +96,6 @@ def _undo(args: argparse.Namespace) -> int:
     for path, reason in result.kept_dirs:
         print(f"  kept      {path}/: {reason}")
     if result.variables:
-        result.lost_variables = result.variables  # only the kernel that ran the turn holds them
         print(f"  {result.variables_text()}")
     if not result.ok:
         print("The snapshot was kept; fix the refused paths and run undo again.")

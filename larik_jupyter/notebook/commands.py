@@ -223,22 +223,33 @@ def _fork(session: KernelSession, out: Output) -> None:
 
 def _from_one(args: dict[str, Any]) -> str | None:
     number = args.get("n", args.get("to"))
-    return "Prompts are numbered from 1." if number is not None and number < 1 else None
+    if number is not None and number < 1:
+        return "Prompts are numbered from 1."
+    if args.get("force") and args.get("skip_changed"):
+        return "Pass --force or --skip-changed, not both."
+    return None
+
+
+# What to do with files and cells the user changed since the turn that is undone.
+_CHANGED_ARGS = (arg("--force", action="store_true"), arg("--skip-changed", action="store_true"))
 
 
 @command(
-    "/rewind N [--files]",
+    "/rewind N [--files [--force | --skip-changed]]",
     "branch before prompt N and put it in a new cell to edit; --files also undoes the turns "
     "from prompt N on (files and kernel variables)",
     arg("n", type=int),
     arg("--files", action="store_true"),
+    *_CHANGED_ARGS,
     check=_from_one,
     browser=True,
 )
-def _rewind(session: KernelSession, out: Output, *, n: int, files: bool) -> None:
+def _rewind(
+    session: KernelSession, out: Output, *, n: int, files: bool, force: bool, skip_changed: bool
+) -> None:
     agent = session.require()
     source = agent.session_id
-    session.set_next_cell(session.rewind(n, files=files))
+    session.set_next_cell(session.rewind(n, files=files, force=force, skip_changed=skip_changed))
     lines = [
         f"Rewound `{source}` to before prompt {n}; now on branch `{agent.session_id}`. "
         "The prompt is in a new cell below: edit it and run it."
@@ -257,12 +268,23 @@ def cells_line(path: str, count: int, where: str) -> str:
     return line + (" (save it to write the file)" if where == "the open notebook" else "")
 
 
-def undo_lines(result: UndoResult) -> list[str]:
-    """One undone turn as Markdown lines: files, directories and kernel variables."""
+def undo_lines(result: UndoResult, again: str = "/undo") -> list[str]:
+    """One undone turn as Markdown lines: files, directories and kernel variables; for a turn
+    left alone because the user changed its files since, which ones and how to go on (`again`:
+    the command to repeat with `--force` or `--skip-changed`)."""
     which = result.label
+    if result.changed:
+        return [
+            f"{which.capitalize()} was **not undone**: these files changed since that turn, and "
+            "undoing it would overwrite those changes:",
+            *[f"- changed since: `{path}`" for path in result.changed],
+            f"Run `%larik {again} --force` to restore them anyway (the later changes are lost), "
+            f"or `%larik {again} --skip-changed` to keep them as they are and undo the rest.",
+        ]
     lines = [f"Undid {which}." if result.ok else f"{which.capitalize()} was only partly undone:"]
     lines += [f"- restored `{path}`" for path in result.restored]
     lines += [f"- {cells_line(path, n, where)}" for path, n, where in result.restored_cells]
+    lines += [f"- kept as you changed it since: `{path}`" for path in result.skipped]
     lines += [f"- **not restored** `{path}`: {reason}" for path, reason in result.refused]
     lines += [f"- removed `{path}/` (created by the turn)" for path in result.removed_dirs]
     lines += [f"- kept `{path}/`: {reason}" for path, reason in result.kept_dirs]
@@ -272,19 +294,24 @@ def undo_lines(result: UndoResult) -> list[str]:
 
 
 @command(
-    "/undo [--to N]",
-    "revert the newest turn's file and kernel-variable changes; --to N: every turn down to prompt N",
+    "/undo [--to N] [--force | --skip-changed]",
+    "revert the newest turn's file and kernel-variable changes; --to N: every turn down to prompt "
+    "N; --force / --skip-changed: restore or keep files you changed since",
     arg("--to", type=int),
+    *_CHANGED_ARGS,
     check=_from_one,
     browser=True,
 )
-def _undo(session: KernelSession, out: Output, *, to: int | None) -> None:
+def _undo(session: KernelSession, out: Output, *, to: int | None, force: bool, skip_changed: bool) -> None:
     from larik_jupyter.notebook.widgets.undo import UndoPanel
 
-    results = [session.undo()] if to is None else session.undo_to(to)
+    if to is None:
+        results = [session.undo(force=force, skip_changed=skip_changed)]
+    else:
+        results = session.undo_to(to, force=force, skip_changed=skip_changed)
     # One report: the panel says what was undone (its static renderings too).
-    out.show(UndoPanel(session, results=results))
-    if to is not None and not results[-1].ok:
+    out.show(UndoPanel(session, results=results, to=to))
+    if to is not None and not results[-1].ok and not results[-1].changed:
         out.markdown(
             f"Stopped at {results[-1].label}: it was not fully undone, so the prompts before it "
             f"were left as they are. Fix the files above, then `/undo --to {to}` again."

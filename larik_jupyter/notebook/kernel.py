@@ -143,23 +143,27 @@ class KernelSession:
         agent.rewind(n + 1)
         return agent.session_path
 
-    def rewind(self, n: int, *, session_id: str | None = None, files: bool = False) -> str:
+    def rewind(
+        self, n: int, *, session_id: str | None = None, files: bool = False, force: bool = False,
+        skip_changed: bool = False,
+    ) -> str:
         """Branch before prompt `n` of `session_id` (default: the current session) and continue
-        there (with `files`, also undo the source's turns from the newest down to prompt `n`);
-        returns that prompt as a `%%larik` cell to edit."""
+        there (with `files`, also undo the source's turns from the newest down to prompt `n`,
+        `force` and `skip_changed` as for `undo`); returns that prompt as a `%%larik` cell to edit."""
         agent = self.resume(session_id) if session_id else self.require()
         self.require_idle()
-        return "%%larik\n" + agent.rewind(n, files=files)
+        return "%%larik\n" + agent.rewind(n, files=files, force=force, skip_changed=skip_changed)
 
-    def undo(self) -> UndoResult:
-        """Revert the newest turn of the current session that changed files."""
+    def undo(self, *, force: bool = False, skip_changed: bool = False) -> UndoResult:
+        """Revert the newest turn of the current session that changed files (see `Agent.undo`
+        for files the user changed since)."""
         self.require_idle()
-        return self.require().undo()
+        return self.require().undo(force=force, skip_changed=skip_changed)
 
-    def undo_to(self, n: int) -> list[UndoResult]:
+    def undo_to(self, n: int, *, force: bool = False, skip_changed: bool = False) -> list[UndoResult]:
         """Revert every turn from the newest down to prompt `n`, newest first."""
         self.require_idle()
-        return self.require().undo(to=n)
+        return self.require().undo(to=n, force=force, skip_changed=skip_changed)
 
     def export(self, session_id: str | None = None, path: str | None = None) -> Path:
         """Write a session (default: the current one) as Markdown, to `path` or under

@@ -15,9 +15,11 @@ from typing import Any
 
 from larik_jupyter.checkpoint.cells import (
     CellRestorer,
+    CellSources,
     CellsNotRestored,
     restore_in_file,
     restore_op,
+    sources_in_file,
 )
 from larik_jupyter.checkpoint.manifest import NotebookRecord
 from larik_jupyter.tools.base import ToolError
@@ -177,3 +179,20 @@ def cell_restorer(env: Env) -> CellRestorer:
         return restore_in_file(root, record)
 
     return restore
+
+
+def cell_sources(env: Env) -> CellSources:
+    """How undo reads a turn's cells as they are now: from the document when a browser shows
+    the notebook, else from its file (None when neither can be read)."""
+
+    def sources(root: Path, record: NotebookRecord) -> dict[str, str] | None:
+        if env.live is not None:
+            try:
+                nb = live_notebook(env, str(root / record.path), fresh=True)
+            except ToolError:
+                return None
+            if nb is not None:
+                return {str(c.get("id")): source_text(c) for c in nb.cells if "id" in c}
+        return sources_in_file(root, record)
+
+    return sources

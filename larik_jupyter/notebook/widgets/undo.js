@@ -29,9 +29,22 @@ function render({ model, el: host }) {
     const results = model.get("results") || [];
     outcome.replaceChildren();
     for (const r of results) {
+      const changed = r.changed || [];
+      if (changed.length) {
+        // Nothing was undone: the user changed these since the turn, so ask before losing that.
+        outcome.appendChild(el("div", "larik-outcome-head", `${capitalized(r.label)} was not undone: these files changed since that turn, and undoing it would overwrite those changes.`));
+        const ul = el("ul", "larik-outcome-files larik-changed");
+        for (const path of changed) ul.appendChild(el("li", "larik-refused", `changed since: ${path}`));
+        outcome.appendChild(ul);
+        const retry = model.get("retry") || { type: "undo" };
+        outcome.appendChild(undoButton("Restore anyway", "larik-force-button", "Put the files back as before that turn; the later changes are lost", { ...retry, force: true }));
+        outcome.appendChild(undoButton("Skip them", "larik-skip-button", "Keep these files as they are now and undo the rest of the turn", { ...retry, skip_changed: true }));
+        continue;
+      }
       outcome.appendChild(el("div", "larik-outcome-head", r.ok ? `Undid ${r.label}.` : `${capitalized(r.label)} was not fully undone.`));
       const ul = el("ul", "larik-outcome-files");
       for (const path of r.restored || []) ul.appendChild(el("li", "larik-restored", `restored ${path}`));
+      for (const path of r.skipped || []) ul.appendChild(el("li", "larik-skipped", `kept as you changed it since: ${path}`));
       for (const line of r.cells || []) ul.appendChild(el("li", "larik-restored", line));
       for (const item of r.refused || []) ul.appendChild(el("li", "larik-refused", `not restored ${item.path}: ${item.reason}`));
       for (const path of r.removed_dirs || []) ul.appendChild(el("li", "larik-restored", `removed ${path}/ (created by the turn)`));

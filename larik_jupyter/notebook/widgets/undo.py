@@ -74,8 +74,9 @@ def undo_data(agent: Agent | None) -> dict[str, Any]:
 
 def result_data(result: UndoResult) -> dict[str, Any]:
     """An undo's outcome as JSON: what was restored and what was not, with reasons; the
-    kernel variables' part (`variables`, see `UndoResult.variables_text`) and the notebooks'
-    cells (`cells`, one line each) when it had any."""
+    kernel variables' part (`variables`, see `UndoResult.variables_text`), the notebooks'
+    cells (`cells`, one line each), the files changed since (`changed`: nothing was done, the
+    user is asked) and those kept as changed (`skipped`), when it had any."""
     data = {
         "turn": result.turn,
         "label": result.label,
@@ -85,6 +86,10 @@ def result_data(result: UndoResult) -> dict[str, Any]:
         "kept_dirs": [{"path": path, "reason": reason} for path, reason in result.kept_dirs],
         "ok": result.ok,
     }
+    if result.changed:
+        data["changed"] = list(result.changed)
+    if result.skipped:
+        data["skipped"] = list(result.skipped)
     if variables := result.variables_text():
         data["variables"] = variables
     if result.restored_cells:
@@ -96,8 +101,10 @@ class UndoPanel(SessionWidget):
     """The file-changing turns of the kernel's current session, with one-click undo.
 
     Parameters: `session` (the kernel's `KernelSession`), `result` (an undo just made, to show
-    what it restored) or `results` (several, newest first, from `/undo --to N`). The front end
-    sends `undo` and `undo_to` (with `prompt`); `undo()` and `undo_to()` are the same actions.
+    what it restored) or `results` (several, newest first, from `/undo --to N`, then `to` is N).
+    The front end sends `undo` and `undo_to` (with `prompt`), either with `force` or
+    `skip_changed` to repeat one that stopped at files the user changed since (`retry` is that
+    action); `undo()` and `undo_to()` are the same actions.
     """
 
     _esm = esm("undo")
@@ -108,27 +115,35 @@ class UndoPanel(SessionWidget):
     results: traitlets.List[dict[str, Any]] = traitlets.List(
         help="every turn the last action undid (`result_data`), newest first"
     ).tag(sync=True)
+    retry = traitlets.Dict(
+        help="the last action as the front end sends it, to repeat with `force` or `skip_changed`"
+    ).tag(sync=True)
 
     def __init__(
         self,
         session: KernelSession,
         result: UndoResult | None = None,
         results: list[UndoResult] | None = None,
+        to: int | None = None,
         **kwargs: Any,
     ) -> None:
         super().__init__(session, **kwargs)
-        self._show(results or ([result] if result is not None else []))
+        self._show(results or ([result] if result is not None else []), to)
 
     browser_actions = frozenset({"undo", "undo_to"})
 
     def actions(self) -> dict[str, Any]:
         return {
-            "undo": lambda m: self.undo(),
-            "undo_to": lambda m: self.undo_to(int(m["prompt"])),
+            "undo": lambda m: self.undo(force=bool(m.get("force")), skip_changed=bool(m.get("skip_changed"))),
+            "undo_to": lambda m: self.undo_to(
+                int(m["prompt"]), force=bool(m.get("force")), skip_changed=bool(m.get("skip_changed"))
+            ),
         }
 
-    def _show(self, results: list[UndoResult]) -> None:
+    def _show(self, results: list[UndoResult], to: int | None = None) -> None:
         self._undone = list(results)
+        self._to = to
+        self.retry = {"type": "undo"} if to is None else {"type": "undo_to", "prompt": to}
         self.results = [result_data(r) for r in results]
         self.result = self.results[-1] if self.results else {}
 
@@ -139,8 +154,9 @@ class UndoPanel(SessionWidget):
         """What the last undo did, as plain lines (the same report `/undo` gives)."""
         from larik_jupyter.notebook.commands import undo_lines
 
+        again = "/undo" if self._to is None else f"/undo --to {self._to}"
         return [
-            line.replace("`", "").replace("**", "") for r in self._undone for line in undo_lines(r)
+            line.replace("`", "").replace("**", "") for r in self._undone for line in undo_lines(r, again)
         ]
 
     def static_html(self) -> str:
@@ -190,24 +206,32 @@ class UndoPanel(SessionWidget):
             ]
         )
 
-    def undo(self) -> UndoResult:
+    def undo(self, *, force: bool = False, skip_changed: bool = False) -> UndoResult:
         """Revert the newest turn, as `%larik /undo`; the panel shows the outcome."""
-        result = self.session.undo()
+        result = self.session.undo(force=force, skip_changed=skip_changed)
         self._show([result])
-        self.status = f"Undid {result.label}." if result.ok else (
-            f"{result.label.capitalize()} was only partly undone; see the files not restored."
-        )
+        self.status = _status([result], down_to=False)
         refresh_all()
         return result
 
-    def undo_to(self, prompt: int) -> list[UndoResult]:
+    def undo_to(self, prompt: int, *, force: bool = False, skip_changed: bool = False) -> list[UndoResult]:
         """Revert every turn down to prompt `prompt`, as `%larik /undo --to N`."""
-        results = self.session.undo_to(prompt)
-        self._show(results)
-        undone = ", ".join(r.label for r in results)
-        self.status = f"Undid {undone}." if results[-1].ok else (
-            f"Stopped at {results[-1].label}: it was only partly undone, so older prompts "
-            "were left as they are; see the files not restored."
-        )
+        results = self.session.undo_to(prompt, force=force, skip_changed=skip_changed)
+        self._show(results, prompt)
+        self.status = _status(results, down_to=True)
         refresh_all()
         return results
+
+
+def _status(results: list[UndoResult], *, down_to: bool) -> str:
+    """One line on what an action of the panel did (`down_to`: "undo down to here")."""
+    last = results[-1]
+    if last.ok:
+        return f"Undid {', '.join(r.label for r in results)}."
+    if last.changed:
+        return (f"{last.label.capitalize()} was not undone: {', '.join(last.changed)} changed since; "
+                "restore them anyway or skip them.")
+    if down_to:
+        return (f"Stopped at {last.label}: it was only partly undone, so older prompts were left "
+                "as they are; see the files not restored.")
+    return f"{last.label.capitalize()} was only partly undone; see the files not restored."
