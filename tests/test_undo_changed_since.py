@@ -15,8 +15,8 @@ from larik_jupyter import Agent
 from larik_jupyter.api import RewindStopped
 from larik_jupyter.notebook.widgets.undo import result_data
 from tests.agent_helpers import done, scripted, tool
-from tests.test_notebook_cells_undo import _plain, agent_on_page, original
 from tests.test_notebook_bridge import in_worker
+from tests.test_notebook_cells_undo import _plain, agent_on_page, original
 from tests.test_notebook_kernel_undo import client, run_cells
 
 CLI = [sys.executable, "-m", "larik_jupyter"]

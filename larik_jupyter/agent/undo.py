@@ -4,7 +4,12 @@ the `<system-note>` that tells the model with the next prompt."""
 
 from __future__ import annotations
 
-from larik_jupyter.checkpoint.cells import CellRestorer, CellSources, restore_in_file, sources_in_file
+from larik_jupyter.checkpoint.cells import (
+    CellRestorer,
+    CellSources,
+    restore_in_file,
+    sources_in_file,
+)
 from larik_jupyter.checkpoint.store import CheckpointStore, UndoResult
 from larik_jupyter.llm.messages import Usage
 from larik_jupyter.session.entry import Entry

@@ -24,8 +24,8 @@ from larik_jupyter.checkpoint.blobs import (
 )
 from larik_jupyter.checkpoint.cells import (
     CellRestorer,
-    CellSources,
     CellsNotRestored,
+    CellSources,
     restore_in_file,
     source_of,
     sources_in_file,
@@ -714,9 +714,9 @@ class CheckpointStore:
             for cell in notebook.cells:
                 if cell.source_after is None and not cell.deleted:
                     continue
-                now = now_cells.get(cell.id)
+                source = now_cells.get(cell.id)
                 before = source_of(cell.cell) if cell.existed and cell.cell is not None else None
-                if now is not None and now != (None if cell.deleted else cell.source_after) and now != before:
+                if source is not None and source != (None if cell.deleted else cell.source_after) and source != before:
                     changed.append(f"{notebook.path}#{cell.id}")
         return changed
 

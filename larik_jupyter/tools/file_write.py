@@ -17,7 +17,14 @@ from pathlib import Path
 
 from larik_jupyter.checkpoint.durable import DIR_FLAGS
 from larik_jupyter.checkpoint.restore import replace_entry, temp_for, write_all
-from larik_jupyter.checkpoint.safepath import DirWalk, OutsideRoot, PathRefused, confine, entry_state, refuse_unsafe_entry
+from larik_jupyter.checkpoint.safepath import (
+    DirWalk,
+    OutsideRoot,
+    PathRefused,
+    confine,
+    entry_state,
+    refuse_unsafe_entry,
+)
 from larik_jupyter.tools.base import ToolError
 
 # Called with the target just before the rename, after every check: tests swap links there.

@@ -15,8 +15,8 @@ from typing import Any
 
 from larik_jupyter.checkpoint.cells import (
     CellRestorer,
-    CellSources,
     CellsNotRestored,
+    CellSources,
     restore_in_file,
     restore_op,
     sources_in_file,
