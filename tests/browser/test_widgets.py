@@ -38,8 +38,9 @@ def three_prompt_session(cwd: Path) -> Path:
         return session.path
 
 
-def edited_session(cwd: Path) -> Path:
-    """A session whose one turn edited notes.txt, with the edit checkpointed."""
+def edited_session(cwd: Path, *, ended: bool = False) -> Path:
+    """A session whose one turn edited notes.txt, with the edit checkpointed (and, when the
+    turn `ended`, what it left recorded)."""
     target = cwd / "notes.txt"
     target.write_text("alpha\nbeta\n")
     with Session.create(cwd, "scripted", "demo") as session:
@@ -52,6 +53,8 @@ def edited_session(cwd: Path) -> Path:
         target.write_text("alpha\nBETA\n")
         session.append_message(Message(role="user", content=[ToolResultBlock(tool_use_id="t1", content="ok")]))
         session.append_message(Message(role="assistant", content=[TextBlock(text="Fixed.")]))
+        if ended:
+            store.finish_turn()
         return session.path
 
 
@@ -137,6 +140,27 @@ def test_undo_button_restores_the_file_on_disk(
     expect(panel.locator(".larik-empty")).to_have_text(
         f"No turn of the current session, {session.stem}, changed files."
     )
+    assert (root / "notes.txt").read_text() == "alpha\nbeta\n"
+
+
+def test_undo_panel_asks_before_overwriting_a_file_changed_since_then_restores_anyway(
+    scripted_kernel: None, lab_server: LabServer, lab_page: Page
+) -> None:
+    root = Path(os.path.realpath(lab_server.root))
+    session = edited_session(root, ended=True)
+    (root / "notes.txt").write_text("alpha\nBETA\nmine\n")  # the user's edit after the turn
+    page = lab_page
+    open_and_run(lab_server, page, "undo-changed.ipynb", [
+        "%load_ext larik_jupyter", f"%larik /resume {session.stem}", "%larik /checkpoints"
+    ])
+    panel = page.locator(".larik-undo")
+    expect(panel.locator(".larik-undo-button")).to_be_visible(timeout=60_000)
+    panel.locator(".larik-undo-button").click()
+    expect(panel.locator(".larik-changed li")).to_have_text("changed since: notes.txt")
+    expect(panel.locator(".larik-outcome-head")).to_contain_text("was not undone: these files changed since that turn")
+    assert (root / "notes.txt").read_text() == "alpha\nBETA\nmine\n"
+    panel.locator(".larik-force-button").click()
+    expect(panel.locator(".larik-restored")).to_have_text("restored notes.txt")
     assert (root / "notes.txt").read_text() == "alpha\nbeta\n"
 
 
