@@ -63,7 +63,7 @@ def test_undo_skipping_changed_files_keeps_them_and_tells_the_model(project: Pat
     prompt = agent.loop.session.state.all[agent.loop.session.state.prompt_indexes[-1]]
     note = prompt.content[0].text  # type: ignore[union-attr]
     assert note.startswith("<system-note>") and "back to their state before that turn: g.txt" in note
-    assert "changed by the user since and kept as they are now: f.txt" in note
+    assert "changed these files or cells again after prompt 1 and kept them as they are now (not reverted): f.txt" in note
     agent.close()
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 from pathlib import Path
 
 import nbformat
@@ -77,6 +78,19 @@ def test_a_notebook_swapped_for_a_link_before_its_write_stays_in_the_project(pro
     nb = nbformat.read(project / "nb.ipynb", as_version=4)
     assert not (project / "nb.ipynb").is_symlink() and nb.cells[0].source == "x = 2"
     agent.close()
+
+
+def test_written_files_keep_their_mode_and_new_ones_get_the_umasks(project: Path) -> None:
+    (project / "run.sh").write_text("echo 1\n")
+    (project / "run.sh").chmod(0o751)
+    env = make_env(project)
+    assert not call(env, "edit", path="run.sh", old_string="1", new_string="2").is_error
+    assert not call(env, "write", path="new/deep/file.txt", content="x").is_error
+    umask = os.umask(0o022)
+    os.umask(umask)
+    assert stat.S_IMODE((project / "run.sh").stat().st_mode) == 0o751
+    assert stat.S_IMODE((project / "new" / "deep" / "file.txt").stat().st_mode) == 0o666 & ~umask
+    assert (project / "run.sh").read_text() == "echo 2\n"
 
 
 def test_a_directory_swapped_for_a_link_is_refused_with_one_sentence(project: Path, tmp_path: Path) -> None:

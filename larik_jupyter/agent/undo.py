@@ -56,8 +56,8 @@ def undo_note(result: UndoResult) -> str | None:
         )
     if result.skipped:
         sentences.append(
-            f"These files and cells {result.label} changed were changed by the user since and "
-            f"kept as they are now: {', '.join(result.skipped)}."
+            f"The user changed these files or cells again after {result.label} and kept them as "
+            f"they are now (not reverted): {', '.join(result.skipped)}."
         )
     if variables := result.variables_text():
         sentences.append(

@@ -112,11 +112,13 @@ def replace_entry(dir_fd: int, name: str, tmp: str, mode: int | None, fill: Call
     """Put a new file at `name` in `dir_fd`: `fill` writes it under `tmp`, which gets `mode`
     (None: the umask's default) and is renamed over `name`, replacing whatever entry is there
     (a symlink swapped in at any moment is replaced, never followed)."""
+    # Private while written when its mode is set after; else what `open` gives a new file.
+    perm = 0o600 if mode is not None else 0o666
     try:
-        fd = os.open(tmp, _CREATE, 0o600, dir_fd=dir_fd)
-    except FileExistsError:  # a crashed undo's leftover
+        fd = os.open(tmp, _CREATE, perm, dir_fd=dir_fd)
+    except FileExistsError:  # a crashed write's leftover
         os.unlink(tmp, dir_fd=dir_fd)
-        fd = os.open(tmp, _CREATE, 0o600, dir_fd=dir_fd)
+        fd = os.open(tmp, _CREATE, perm, dir_fd=dir_fd)
     try:
         try:
             fill(fd)
