@@ -53,25 +53,28 @@ def hash_all(files: list[tuple[Path, bytes]]) -> None:
         hashlib.sha256(path.read_bytes()).hexdigest()
 
 
+def measure(label: str, base: Path, files: list[tuple[Path, bytes]], rounds: int) -> None:
+    results = alternate({
+        "plain": lambda: timed(lambda: plain(files)),
+        "ours": lambda: timed(lambda: ours(base, files)),
+        "read": lambda: timed(lambda: read_all(files)),
+        "hash": lambda: timed(lambda: hash_all(files)),
+    }, rounds)
+    print(f"{label}: plain write {span(results['plain'], 1000, 1, ' ms')}, "
+          f"write_file {span(results['ours'], 1000, 1, ' ms')}, "
+          f"ratio {span(ratios(results, 'ours', 'plain'), 1, 2, 'x')}")
+    print(f"{label}: turn-end hashing {span(results['hash'], 1000, 1, ' ms')} vs reading "
+          f"{span(results['read'], 1000, 1, ' ms')}, ratio {span(ratios(results, 'hash', 'read'), 1, 2, 'x')}")
+
+
 def main() -> None:
     rounds = int(sys.argv[1]) if len(sys.argv) > 1 else 7
     banner()
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp).resolve()
         for label, count, size in (("1,000 x 1 KB", 1000, 1024), ("1 x 20 MB", 1, 20 << 20)):
-            files = targets(root / label.replace(" ", ""), count, size)
             base = root / label.replace(" ", "")
-            results = alternate({
-                "plain": lambda: timed(lambda: plain(files)),
-                "ours": lambda: timed(lambda: ours(base, files)),
-                "read": lambda: timed(lambda: read_all(files)),
-                "hash": lambda: timed(lambda: hash_all(files)),
-            }, rounds)
-            print(f"{label}: plain write {span(results['plain'], 1000, 1, ' ms')}, "
-                  f"write_file {span(results['ours'], 1000, 1, ' ms')}, "
-                  f"ratio {span(ratios(results, 'ours', 'plain'), 1, 2, 'x')}")
-            print(f"{label}: turn-end hashing {span(results['hash'], 1000, 1, ' ms')} vs reading "
-                  f"{span(results['read'], 1000, 1, ' ms')}, ratio {span(ratios(results, 'hash', 'read'), 1, 2, 'x')}")
+            measure(label, base, targets(base, count, size), rounds)
 
 
 if __name__ == "__main__":

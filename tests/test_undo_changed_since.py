@@ -186,3 +186,26 @@ def test_the_undo_panel_asks_then_restores_anyway_or_skips(tmp_path: Path) -> No
     assert panel.result["skipped"] == ["new.py"] and panel.result["restored"] == ["notes.txt"]
     assert (root / "new.py").read_text() == "print('mine')\n" and (root / "notes.txt").read_text() == "alpha\nBETA\n"
     assert "kept as you changed it since: new.py" in panel.static_text()
+
+
+def test_the_fork_trees_rewind_with_files_asks_about_changed_files_then_skips_them(
+    project: Path, tmp_path: Path
+) -> None:
+    from larik_jupyter.notebook.widgets.tree import ForkTreeWidget
+    from tests.widget_helpers import click, larik, shell_with_magics
+
+    model = scripted(tmp_path, [tool("write", path="a.txt", content="one\n"),
+                                tool("write", path="b.txt", content="b\n")], done(), done("second"))  # fmt: skip
+    shell, magics = shell_with_magics(project, model)
+    larik(shell, "first")
+    larik(shell, "second")
+    (project / "a.txt").write_text("mine\n")
+    source = magics.agent.session_id
+    tree = ForkTreeWidget(magics.session)
+    click(tree, type="plan_rewind", session=source, prompt=1)
+    click(tree, type="rewind", session=source, prompt=1, files=True, turns=tree.confirm["turns"])
+    assert tree.confirm["changed"] == ["a.txt"] and magics.agent.session_id == source
+    assert (project / "a.txt").read_text() == "mine\n" and (project / "b.txt").exists()
+    click(tree, type="rewind", session=source, prompt=1, files=True, turns=tree.confirm["turns"], skip_changed=True)
+    assert tree.error == "" and tree.confirm == {} and magics.agent.session_id != source
+    assert (project / "a.txt").read_text() == "mine\n" and not (project / "b.txt").exists()

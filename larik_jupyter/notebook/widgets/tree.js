@@ -321,12 +321,22 @@ function render({ model, el: host }) {
     for (const cell of c.cells || []) ul.appendChild(el("li", "larik-confirm-cell", `cell ${cell}`));
     confirm.appendChild(ul);
     if (c.stop) confirm.appendChild(el("div", "larik-error", c.stop));
-    confirm.append(
-      button("Rewind and restore", "larik-danger larik-confirm-rewind", () => {
-        send("rewind", { session: c.session, prompt: c.prompt, files: true, turns: c.turns });
-      }),
-      button("Cancel", "larik-confirm-cancel", () => send("cancel_rewind", {})),
-    );
+    const rewind = (extra) => send("rewind", { session: c.session, prompt: c.prompt, files: true, turns: c.turns, ...extra });
+    const changed = c.changed || [];
+    if (changed.length) {
+      // The user changed these since their turn: ask before overwriting them.
+      confirm.appendChild(el("div", "larik-error", "These changed since their turn; restoring them would overwrite those changes:"));
+      const list = el("ul", "larik-confirm-files larik-changed");
+      for (const path of changed) list.appendChild(el("li", "larik-refused", `changed since: ${path}`));
+      confirm.appendChild(list);
+      confirm.append(
+        button("Restore anyway", "larik-danger larik-confirm-force", () => rewind({ force: true })),
+        button("Skip them", "larik-confirm-skip", () => rewind({ skip_changed: true })),
+      );
+    } else {
+      confirm.append(button("Rewind and restore", "larik-danger larik-confirm-rewind", () => rewind({})));
+    }
+    confirm.append(button("Cancel", "larik-confirm-cancel", () => send("cancel_rewind", {})));
   }
 
   const syncStatus = () => {

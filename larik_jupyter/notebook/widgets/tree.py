@@ -13,6 +13,7 @@ from typing import Any
 
 import traitlets
 
+from larik_jupyter.api import RewindStopped
 from larik_jupyter.checkpoint.store import CheckpointStore, TurnInfo
 from larik_jupyter.errors import LarikError
 from larik_jupyter.notebook.widgets import esm
@@ -178,6 +179,8 @@ class ForkTreeWidget(SessionWidget):
     prompt's `%%larik` cell goes to the front end as `{"type": "insert_cell", "code": ...}`.
     "Rewind here with files" first sends `plan_rewind` and shows `confirm` (the files and
     variables it would restore); confirming sends `rewind` with `files` and the `turns` shown.
+    When files changed since their turn, `confirm` comes back with them as `changed`, and
+    the user's answer is sent as `rewind` again with `force` or `skip_changed`.
     """
 
     _esm = esm("tree")
@@ -194,7 +197,7 @@ class ForkTreeWidget(SessionWidget):
         return {
             "rewind": lambda m: self.rewind_here(
                 str(m["session"]), int(m["prompt"]), files=bool(m.get("files")),
-                turns=m.get("turns"),
+                turns=m.get("turns"), force=bool(m.get("force")), skip_changed=bool(m.get("skip_changed")),
             ),
             "plan_rewind": lambda m: self.plan_rewind(str(m["session"]), int(m["prompt"])),
             "cancel_rewind": lambda m: setattr(self, "confirm", {}),
@@ -230,21 +233,34 @@ class ForkTreeWidget(SessionWidget):
         return plan
 
     def rewind_here(
-        self, session_id: str, prompt_index: int, *, files: bool = False, turns: Any = None
+        self, session_id: str, prompt_index: int, *, files: bool = False, turns: Any = None,
+        force: bool = False, skip_changed: bool = False,
     ) -> str:
         """Branch `session_id` before its prompt `prompt_index` (1-based, as `/rewind N`),
         continue there, and send that prompt as a new `%%larik` cell; returns the cell.
 
         With `files` (`/rewind N --files`) the turns from that prompt on are undone first;
         `turns`, when given, are those the user confirmed, and a plan that changed since
-        is refused rather than carried out."""
+        is refused rather than carried out. When a turn's files changed since it, nothing is
+        branched: `confirm` asks again, naming them (`changed`), to go on with `force` or
+        `skip_changed` (as `Agent.rewind`); returns "" then."""
         self.confirm = {}
         if files and turns is not None and self._plan(session_id, prompt_index)["turns"] != turns:
             raise LarikError(
                 "The turns to undo changed since you confirmed; click Rewind here with files again "
                 "to see the current list."
             )
-        code = self.session.rewind(prompt_index, session_id=session_id, files=files)
+        try:
+            code = self.session.rewind(
+                prompt_index, session_id=session_id, files=files, force=force, skip_changed=skip_changed
+            )
+        except RewindStopped as exc:
+            if not exc.results[-1].changed:
+                raise
+            plan = self._plan(session_id, prompt_index)
+            self.confirm = {"session": session_id, "prompt": prompt_index, **plan, "changed": exc.results[-1].changed}
+            refresh_all()
+            return ""
         how = " and restored its files" if files else ""
         self.status = f"Rewound {session_id} to before prompt {prompt_index}{how}; now on {self.current}."
         self.send({"type": "insert_cell", "code": code})
