@@ -57,8 +57,8 @@ class Env:
     `before_write` is the checkpoint store's capture of one path and `capture_paths`
     its capture of several; either raising refuses the change. Tools never call them
     directly but through `capture_before_write` / `capture`, so a refusal becomes a
-    `ToolError` and the file stays unchanged. `allow_outside` says yes to a path
-    outside `root` that a permission rule allows; without it file tools stay inside.
+    `ToolError` and the file stays unchanged. `allow_outside` says yes to reading a path
+    outside `root` (a personal skill's folder); writes never leave the root (`file_write`).
     `diagnostics`, when set, is asked about every file a tool wrote. `variables`, when set,
     snapshots the kernel variables the `python` tool's code may change, for undo.
     `notebook_path` is the notebook this kernel belongs to, when the front end said; `nonce`
