@@ -88,6 +88,9 @@ class ToolFinished:
     diff: str | None = None
     uncaptured: list[tuple[str, str]] = field(default_factory=list)
     images: list[ImageBlock] = field(default_factory=list)
+    # The traceback of an unexpected exception the tool raised (debug trace only; views and
+    # the model see `content`, one sentence).
+    traceback: str | None = None
 
 
 @dataclass(frozen=True)

@@ -52,7 +52,7 @@ from larik_jupyter.lsp.manager import LspManager
 from larik_jupyter.session.branch import BranchError
 from larik_jupyter.session.entry import Entry
 from larik_jupyter.session.store import Session
-from larik_jupyter.tools.base import Tool, ToolResult
+from larik_jupyter.tools.base import Tool, ToolResult, failure_result
 from larik_jupyter.tools.env import Env
 from larik_jupyter.tools.envelope import new_nonce
 from larik_jupyter.tools.kernel_undo import kernel_snapshots
@@ -435,7 +435,10 @@ class AgentLoop:
         self.emit(ae.ToolStarted(call.id, call.name, summary))
         self.env.tool_use_id = call.id
         started = time.monotonic()
-        result: ToolResult = await tool.arun(self.env, dict(call.input))
+        try:
+            result: ToolResult = await tool.arun(self.env, dict(call.input))
+        except Exception as exc:  # a tool with its own `arun` (MCP, task) that let one through
+            result = failure_result(call.name, exc)
         seconds = time.monotonic() - started
         after = await self.hooks.after_tool(call.name, dict(call.input), result.content, result.is_error)
         for notice in result.notices:
@@ -451,6 +454,7 @@ class AgentLoop:
                 diff=result.diff,
                 uncaptured=list(result.uncaptured),
                 images=list(result.images),
+                traceback=result.traceback,
             )
         )
         content: str | list[ContentBlock] = result.content

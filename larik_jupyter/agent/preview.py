@@ -6,6 +6,7 @@ import json
 from typing import Any
 
 from larik_jupyter.errors import LarikError
+from larik_jupyter.tools.base import exception_text, os_error_text
 from larik_jupyter.tools.diff import unified_diff
 from larik_jupyter.tools.edit import apply_edit
 from larik_jupyter.tools.env import Env
@@ -14,27 +15,30 @@ from larik_jupyter.tools.notebook_file import source_text
 
 
 def preview_change(env: Env, tool: str, tool_input: dict[str, Any]) -> str:
-    """A read-only preview of the call; never touches the disk."""
+    """A read-only preview of the call; never touches the disk, never raises: a preview that
+    fails says why instead (the call itself then fails with its own error result)."""
+    try:
+        return _preview(env, tool, tool_input)
+    except LarikError as exc:
+        return f"(no preview: {exc})"
+    except OSError as exc:
+        return f"(no preview: {os_error_text(exc)})"
+    except Exception as exc:
+        return f"(no preview: {exception_text(exc)})"
+
+
+def _preview(env: Env, tool: str, tool_input: dict[str, Any]) -> str:
     if tool == "bash":
         return f"$ {tool_input.get('command', '')}"
     if tool == "python":
         return str(tool_input.get("code", ""))
     if tool == "notebook_run":
-        try:
-            nb = open_notebook(env, notebook_path(env, tool_input, tool))
-            return source_text(nb.cells[nb.find(str(tool_input.get("cell_id", "")))])
-        except (LarikError, OSError) as exc:
-            return f"(no preview: {exc})"
+        nb = open_notebook(env, notebook_path(env, tool_input, tool))
+        return source_text(nb.cells[nb.find(str(tool_input.get("cell_id", "")))])
     if tool in ("write", "edit", "multi_edit"):
-        try:
-            return _file_diff(env, tool, tool_input)
-        except (LarikError, OSError, KeyError, TypeError) as exc:
-            return f"(no preview: {exc})"
+        return _file_diff(env, tool, tool_input)
     if tool == "notebook_edit":
-        try:
-            change = NotebookEditTool().plan(env, tool_input)
-        except (LarikError, OSError) as exc:
-            return f"(no preview: {exc})"
+        change = NotebookEditTool().plan(env, tool_input)
         return change.summary + "\n" + (change.diff or "(the source would not change)")
     return json.dumps(tool_input, indent=2, ensure_ascii=False)
 

@@ -1,8 +1,10 @@
 """The shape every tool has: a name, a JSON input schema, and a run that returns a result.
 
 Tools are synchronous underneath (`execute`). Callers use `run` (sync) or `await arun`
-(async); both validate the input and turn user-caused failures (`LarikError`, `OSError`)
-into an error result, so a bad call never crashes the turn loop. `arun` runs the tool in a
+(async); both validate the input and turn any failure into an error result (`failure_result`),
+so a bad call never crashes the turn loop: a `LarikError` is its own message, an `OSError`
+names the file, anything else is one sentence with the exception's type and message (its
+traceback rides on the result for the debug trace, never into the model's text). `arun` runs the tool in a
 worker thread so the event loop stays responsive and a kernel interrupt can land; kernel
 tools (`inline = True`) run on the caller's thread instead (or where `env.run_inline` puts
 them), because the kernel's namespace, display machinery and interrupts belong to it. To interrupt a running tool, set `env.stop_event`.
@@ -11,6 +13,7 @@ them), because the kernel's namespace, display machinery and interrupts belong t
 from __future__ import annotations
 
 import asyncio
+import traceback
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -53,6 +56,8 @@ class ToolResult:
     display: object | None = None
     images: list[ImageBlock] = field(default_factory=list)
     notices: list[str] = field(default_factory=list)
+    # The traceback of an unexpected exception the call ended with: for the debug trace only.
+    traceback: str | None = None
 
 
 # How long a stopped tool's thread may take to wind down before the turn ends without it.
@@ -90,25 +95,51 @@ class Tool(ABC):
             raise
 
     def run(self, env: Env, args: dict[str, Any]) -> ToolResult:
-        """Validate `args` and execute; user-caused failures come back as an error result."""
+        """Validate `args` and execute; any failure comes back as an error result."""
         try:
             check_input(self.input_schema, args, self.name)
             return self.execute(env, args)
-        except (LarikError, OSError) as exc:
-            return self._failure(exc)
+        except Exception as exc:
+            return failure_result(self.name, exc)
 
     async def arun(self, env: Env, args: dict[str, Any]) -> ToolResult:
         """`run` from async code (see `aexecute`)."""
         try:
             check_input(self.input_schema, args, self.name)
             return await self.aexecute(env, args)
-        except (LarikError, OSError) as exc:
-            return self._failure(exc)
+        except Exception as exc:
+            return failure_result(self.name, exc)
 
-    def _failure(self, exc: LarikError | OSError) -> ToolResult:
-        if isinstance(exc, OSError):
-            return ToolResult(f"{self.name} failed: {os_error_text(exc)}.", is_error=True)
+
+# An unexpected exception's message is cut to this many characters in its sentence.
+MAX_FAILURE_MESSAGE = 300
+
+
+def failure_result(tool: str, exc: Exception) -> ToolResult:
+    """The error result of a call of `tool` that raised `exc`: the one place a tool's failure
+    becomes what the model reads. A `LarikError` says what to do itself; an `OSError` is named
+    with its file; anything else is one sentence naming the exception's type and message, and
+    its traceback is kept on the result for the debug trace."""
+    if isinstance(exc, LarikError):
         return ToolResult(str(exc), is_error=True)
+    if isinstance(exc, OSError):
+        return ToolResult(f"{tool} failed: {os_error_text(exc)}.", is_error=True)
+    return ToolResult(
+        f"{tool} failed with {exception_text(exc)}, an error inside the tool; try another way "
+        "or tell the user.",
+        is_error=True,
+        traceback="".join(traceback.format_exception(exc)),
+    )
+
+
+def exception_text(exc: BaseException) -> str:
+    """`TypeError (argument of type 'int' is not iterable)`: the type and the first line of the
+    message, cut short, never a traceback."""
+    lines = str(exc).strip().splitlines()
+    message = lines[0] if lines else ""
+    if len(message) > MAX_FAILURE_MESSAGE:
+        message = message[:MAX_FAILURE_MESSAGE] + "…"
+    return f"{type(exc).__name__} ({message})" if message else type(exc).__name__
 
 
 def os_error_text(exc: OSError) -> str:

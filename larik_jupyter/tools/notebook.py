@@ -8,6 +8,7 @@ An edit reads, changes, validates and writes the notebook in its own layout (see
 from __future__ import annotations
 
 import copy
+import json
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
@@ -38,6 +39,10 @@ from larik_jupyter.tools.notebook_live import (
 from larik_jupyter.tools.notebook_outputs import outputs_text
 
 DEFAULT_LIMIT = 50
+# A cell's source is cut after this many characters (the rest is read with source_offset), and
+# a result stops adding cells once it holds this many (the rest is read with start).
+MAX_CELL_SOURCE = 20_000
+MAX_READ_CHARS = 100_000
 CELL_TYPES = ("code", "markdown", "raw")
 RELOAD_NOTE = (
     "This is the notebook this kernel belongs to: if it is open in a browser, tell the user to "
@@ -81,7 +86,9 @@ class NotebookReadTool(Tool):
     description = (
         "Read a Jupyter notebook's cells in order: id, type, execution count, source and "
         "outputs (text capped per cell, errors with a short traceback, images you can see). "
-        "Page through large notebooks with start/limit; cell ids address notebook_edit."
+        f"Page through large notebooks with start/limit; a source longer than {MAX_CELL_SOURCE} "
+        "characters is cut, and source_offset reads it on from a line. Cell ids address "
+        "notebook_edit."
     )
     input_schema = {
         "type": "object",
@@ -98,6 +105,11 @@ class NotebookReadTool(Tool):
                 "type": "boolean",
                 "description": "Include the cells' outputs (default true).",
             },
+            "source_offset": {
+                "type": "integer",
+                "description": "Show each cell's source from this line on (1-based; default 1), "
+                "to read on in a source that was cut.",
+            },
         },
     }
 
@@ -108,6 +120,9 @@ class NotebookReadTool(Tool):
         limit = int(args.get("limit") or DEFAULT_LIMIT)
         if start < 0 or limit < 1:
             raise ToolError("notebook_read: start must be >= 0 and limit >= 1.")
+        offset = int(args.get("source_offset") or 1)
+        if offset < 1:
+            raise ToolError("notebook_read: source_offset is a line number and starts at 1.")
         if args.get("cell_ids"):
             wanted = {nb.find(str(cid)) for cid in args["cell_ids"]}
             indexes = sorted(wanted)
@@ -115,7 +130,9 @@ class NotebookReadTool(Tool):
             indexes = list(range(start, min(total, start + limit)))
         outputs = args.get("include_outputs", True) is not False
         images = ImageCollector()
-        rows = [_cell_text(nb, i, outputs, images) for i in indexes]
+        rows = _rows(nb, indexes, outputs, offset, images)
+        left_out = indexes[len(rows) :]
+        indexes = indexes[: len(rows)]
         head = f"{nb.rel}: {total} cells (nbformat {nb.data.get('nbformat')}.{nb.data.get('nbformat_minor')})"
         if not nb.has_ids:
             head += "; no cell ids, so cells are addressed as cell-N (0-based index)"
@@ -125,6 +142,13 @@ class NotebookReadTool(Tool):
             head += f"; showing cells {indexes[0]}-{indexes[-1]}"
             if indexes[-1] + 1 < total:
                 head += f"; call again with start={indexes[-1] + 1} for the rest"
+        elif left_out:
+            head += (
+                f"; {len(left_out)} of the cells asked for were left out to keep this result under "
+                f"{MAX_READ_CHARS} characters: read "
+                + ", ".join(nb.cell_id(i) for i in left_out)
+                + " with cell_ids in another call"
+            )
         body = wrap(env.nonce, nb.rel, "\n".join(rows)) if rows else ""
         text = head + "." + ("\n" + body if body else "")
         if nb.live:
@@ -134,17 +158,57 @@ class NotebookReadTool(Tool):
         return ToolResult(images.text(text), images=images.images)
 
 
-def _cell_text(nb: NotebookFile, index: int, outputs: bool, images: ImageCollector) -> str:
+def _rows(
+    nb: NotebookFile, indexes: list[int], outputs: bool, offset: int, images: ImageCollector
+) -> list[str]:
+    """The text of the cells `indexes`, in order, until the result would pass `MAX_READ_CHARS`
+    (the first cell is always shown)."""
+    rows: list[str] = []
+    size = 0
+    for index in indexes:
+        row = _cell_text(nb, index, outputs, offset, images)
+        if rows and size + len(row) > MAX_READ_CHARS:
+            break
+        rows.append(row)
+        size += len(row) + 1
+    return rows
+
+
+def _cell_text(nb: NotebookFile, index: int, outputs: bool, offset: int, images: ImageCollector) -> str:
     cell = nb.cells[index]
     kind = cell.get("cell_type", "?")
     head = f"--- cell {index} · id {nb.cell_id(index)} · {kind}"
     if kind == "code":
         count = cell.get("execution_count")
         head += f" · execution_count {count if count is not None else '-'}"
-    rows = [head, source_text(cell)]
+    rows = [head, _source_page(nb.cell_id(index), source_text(cell), offset)]
     if outputs and kind == "code" and cell.get("outputs"):
         rows += ["--- outputs", outputs_text(cell["outputs"], images, f"cell {index}")]
     return "\n".join(rows)
+
+
+def _source_page(cell_id: str, source: str, offset: int) -> str:
+    """`source` from line `offset` on, cut after `MAX_CELL_SOURCE` characters with a note on
+    how to read on."""
+    if offset == 1 and len(source) <= MAX_CELL_SOURCE:
+        return source
+    lines = source.splitlines(keepends=True)
+    if offset > len(lines):
+        return f"[the source has {len(lines)} lines; source_offset {offset} is past its end]"
+    shown: list[str] = []
+    size = 0
+    for line in lines[offset - 1 :]:
+        if shown and size + len(line) > MAX_CELL_SOURCE:
+            break
+        shown.append(line[:MAX_CELL_SOURCE])
+        size += len(line)
+    last = offset + len(shown) - 1
+    note = f"[source lines {offset}-{last} of {len(lines)}"
+    if any(len(line) > MAX_CELL_SOURCE for line in lines[offset - 1 : last]):
+        note += f"; a line longer than {MAX_CELL_SOURCE} characters shows only its start"
+    if last < len(lines):
+        note += f"; read on with notebook_read cell_ids=[{json.dumps(cell_id)}] source_offset={last + 1}"
+    return "".join(shown).rstrip("\n") + "\n" + note + "]"
 
 
 @dataclass

@@ -15,13 +15,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from larik_jupyter.tools.base import ToolError
+from larik_jupyter.tools.base import ToolError, exception_text
 from larik_jupyter.tools.env import Env
 from larik_jupyter.tools.file_write import write_file
 from larik_jupyter.tools.textfile import MAX_TEXT_BYTES
 
 _INDENT = re.compile(r"\n([ \t]+)\S")
 _INDEX_ID = re.compile(r"^cell-(\d+)$")
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def _nbformat() -> Any:
@@ -64,10 +65,13 @@ class NotebookFile:
         return str(cell["id"]) if self.has_ids and "id" in cell else f"cell-{index}"
 
     def find(self, cell_id: str) -> int:
-        """The index of the cell `cell_id` names (its id, or `cell-N`)."""
-        for index in range(len(self.cells)):
-            if self.cell_id(index) == cell_id:
-                return index
+        """The index of the cell `cell_id` names (its id, or `cell-N`); an id two cells share
+        is refused, since either could be meant."""
+        found = [index for index in range(len(self.cells)) if self.cell_id(index) == cell_id]
+        if len(found) > 1:
+            raise ToolError(duplicate_id(self.rel, cell_id, found))
+        if found:
+            return found[0]
         match = _INDEX_ID.match(cell_id)
         if match and int(match.group(1)) < len(self.cells):
             return int(match.group(1))
@@ -81,8 +85,25 @@ class NotebookFile:
     def dumps(self, data: dict[str, Any]) -> str:
         """`data` laid out like the file was."""
         indent: str | int | None = self.indent
-        text = json.dumps(data, indent=indent, sort_keys=self.sort_keys, ensure_ascii=False)
+        text = json_text(data, indent, self.sort_keys)
         return text + ("\n" if self.newline else "")
+
+
+def duplicate_id(rel: str, cell_id: str, indexes: list[int]) -> str:
+    """The refusal of an edit by an id that several cells of `rel` carry."""
+    where = ", ".join(str(i) for i in indexes[:-1]) + f" and {indexes[-1]}"
+    addresses = ", ".join(f"cell-{i}" for i in indexes[:-1]) + f" or cell-{indexes[-1]}"
+    return (
+        f"{rel} has {len(indexes)} cells with the id {cell_id!r} (at positions {where}), so it "
+        f"does not say which one is meant; address the cell as {addresses} instead."
+    )
+
+
+def json_text(data: dict[str, Any], indent: str | int | None, sort_keys: bool) -> str:
+    """`data` as JSON text in that layout, UTF-8 as nbformat writes it; a lone surrogate (the
+    file held it as a `\\uXXXX` escape) stays an escape, since UTF-8 cannot hold it."""
+    text = json.dumps(data, indent=indent, sort_keys=sort_keys, ensure_ascii=False)
+    return _SURROGATE.sub(lambda found: f"\\u{ord(found.group()):04x}", text)
 
 
 def layout(text: str, data: dict[str, Any]) -> tuple[str | None, bool]:
@@ -91,7 +112,7 @@ def layout(text: str, data: dict[str, Any]) -> tuple[str | None, bool]:
     indent = found.group(1) if found else None
     body = text.rstrip("\n")
     for sort_keys in (True, False):
-        if json.dumps(data, indent=indent, sort_keys=sort_keys, ensure_ascii=False) == body:
+        if json_text(data, indent, sort_keys) == body:
             return indent, sort_keys
     # Hand-made layout: write what nbformat writes; unchanged cells may then change spacing.
     return indent or " ", True
@@ -112,11 +133,53 @@ def load_notebook(env: Env, raw_path: str) -> NotebookFile:
         data = json.loads(text)
     except (UnicodeDecodeError, ValueError) as exc:
         raise ToolError(f"{rel} does not parse as a notebook ({exc}); it was left unchanged.") from exc
+    except RecursionError:
+        raise ToolError(
+            f"{rel} nests its JSON too deeply to parse (RecursionError); it is not a notebook "
+            "this tool can read, and it was left unchanged."
+        ) from None
     if not isinstance(data, dict) or not isinstance(data.get("cells"), list):
         raise ToolError(f"{rel} is not a notebook: its JSON has no list of cells.")
+    check_shape(rel, data)
     validate_notebook(rel, data, "is not a valid notebook")
     indent, sort_keys = layout(text, data)
     return NotebookFile(path, rel, text, data, indent, sort_keys, text.endswith("\n"))
+
+
+def check_shape(rel: str, data: dict[str, Any]) -> None:
+    """Refuse (ToolError) what nbformat's validator fails on with its own errors rather than a
+    validation error: a version that is not a whole number or newer than it reads, and cells
+    that are not objects."""
+    nbformat = _nbformat()
+    for key in ("nbformat", "nbformat_minor"):
+        value = data.get(key)
+        if value is not None and (not isinstance(value, int) or isinstance(value, bool)):
+            raise ToolError(
+                f"{rel} has {key} {json.dumps(value)[:40]}, which is not a whole number, so it is "
+                "not a notebook this tool can read; it was left unchanged."
+            )
+    version = data.get("nbformat")
+    if isinstance(version, int) and version > nbformat.current_nbformat:
+        raise ToolError(
+            f"{rel} uses nbformat {version}, which this nbformat cannot read (nbformat "
+            f"{nbformat.__version__} reads up to nbformat {nbformat.current_nbformat}); it was "
+            "left unchanged."
+        )
+    for index, cell in enumerate(data["cells"]):
+        if not isinstance(cell, dict):
+            raise ToolError(
+                f"{rel} is not a valid notebook: cell {index} is {_json_kind(cell)}, not a cell "
+                "object; it was left unchanged."
+            )
+
+
+def _json_kind(value: object) -> str:
+    """`a number`, `a string`, … for a JSON value."""
+    if isinstance(value, bool) or value is None:
+        return json.dumps(value)
+    if isinstance(value, (int, float)):
+        return "a number"
+    return "a string" if isinstance(value, str) else "a list"
 
 
 def validate_notebook(rel: str, data: dict[str, Any], what: str) -> None:
@@ -129,6 +192,11 @@ def validate_notebook(rel: str, data: dict[str, Any], what: str) -> None:
     except nbformat.ValidationError as exc:
         reason = str(exc).strip().splitlines()[0]
         raise ToolError(f"{rel} {what} ({reason}); the file was left unchanged.") from exc
+    except Exception as exc:  # nbformat's own failures on JSON it did not expect
+        raise ToolError(
+            f"{rel} {what}: nbformat could not validate it ({exception_text(exc)}); the file was "
+            "left unchanged."
+        ) from exc
 
 
 def save_notebook(env: Env, nb: NotebookFile, data: dict[str, Any]) -> str:
