@@ -2,6 +2,19 @@
 
 from __future__ import annotations
 
+# An unexpected exception's message is cut to this many characters where it is shown.
+MAX_EXCEPTION_MESSAGE = 300
+
 
 class LarikError(Exception):
     """A failure the user caused or can fix; its message says what happened and what to do."""
+
+
+def exception_text(exc: BaseException) -> str:
+    """`TypeError (argument of type 'int' is not iterable)`: an unexpected exception's type and
+    the first line of its message, cut short; never a traceback."""
+    lines = str(exc).strip().splitlines()
+    message = lines[0] if lines else ""
+    if len(message) > MAX_EXCEPTION_MESSAGE:
+        message = message[:MAX_EXCEPTION_MESSAGE] + "…"
+    return f"{type(exc).__name__} ({message})" if message else type(exc).__name__

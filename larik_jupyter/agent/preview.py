@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from larik_jupyter.errors import LarikError
-from larik_jupyter.tools.base import exception_text, os_error_text
+from larik_jupyter.errors import LarikError, exception_text
+from larik_jupyter.tools.base import os_error_text
 from larik_jupyter.tools.diff import unified_diff
 from larik_jupyter.tools.edit import apply_edit
 from larik_jupyter.tools.env import Env

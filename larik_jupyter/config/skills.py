@@ -20,7 +20,7 @@ from typing import Literal
 from larik_jupyter import paths
 from larik_jupyter.checkpoint.durable import DIR_FLAGS
 from larik_jupyter.checkpoint.safepath import DirWalk, PathRefused
-from larik_jupyter.errors import LarikError
+from larik_jupyter.errors import LarikError, exception_text
 
 SKILL_FILE = "SKILL.md"
 MAX_SKILL_BYTES = 256 * 1024
@@ -136,9 +136,20 @@ def _broken(name: str, source: Source, folder: Path, base: Path, reason: str) ->
 def _load(dirname: str, source: Source, folder: Path, base: Path, parent_fd: int) -> Skill:
     try:
         (name, description), _ = parse_skill(_read_skill_file(parent_fd, dirname))
-    except SkillError as exc:
-        return _broken(dirname, source, folder, base, str(exc))
+    except Exception as exc:  # one bad skill file never keeps the agent from opening
+        return _broken(dirname, source, folder, base, _problem(exc))
     return Skill(name=name, description=description, source=source, folder=folder, base=base)
+
+
+def _problem(exc: Exception) -> str:
+    """Why a skill could not be loaded, as the middle of a sentence."""
+    if isinstance(exc, SkillError):
+        return str(exc)
+    if isinstance(exc, OSError):
+        return f"its folder cannot be read ({exc.strerror or exc})"
+    if isinstance(exc, RecursionError):
+        return f"the front matter of {SKILL_FILE} nests too deeply to parse (RecursionError)"
+    return f"loading {SKILL_FILE} failed with {exception_text(exc)}"
 
 
 def _read_skill_file(parent_fd: int, dirname: str) -> str:
@@ -205,10 +216,8 @@ def read_skill(skill: Skill) -> SkillText:
     if problem is None:
         try:
             return _read_now(skill)
-        except SkillError as exc:
-            problem = str(exc)
-        except OSError as exc:
-            problem = f"its folder cannot be read ({exc.strerror})"
+        except Exception as exc:
+            problem = _problem(exc)
     raise SkillError(
         f"The skill {skill.name} ({skill.folder}) is broken: {problem}; fix its {SKILL_FILE} "
         "or leave the skill out."

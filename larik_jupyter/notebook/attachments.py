@@ -15,8 +15,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from larik_jupyter.errors import LarikError
+from larik_jupyter.errors import LarikError, exception_text
 from larik_jupyter.llm.messages import ContentBlock, TextBlock
+from larik_jupyter.session.regular import file_kind
 from larik_jupyter.tools.envelope import wrap
 from larik_jupyter.tools.figures import image_of, is_figure
 from larik_jupyter.tools.images import image_block
@@ -53,22 +54,27 @@ def _variable_text(name: str, value: object) -> str:
         try:
             lines.append(f"First {HEAD_ROWS} rows:\n{head(HEAD_ROWS).to_string()}")
         except Exception as exc:
-            lines.append(f"(no preview: {exc!r})")
-    elif not isinstance(value, (int, float, complex, bool, type(None))):
+            lines.append(f"(no preview: {exception_text(exc)})")
+    elif type(value) not in (int, float, complex, bool, type(None)):
         try:
             lines.append(f"repr: {_clip(repr(value))}")
         except Exception as exc:
-            lines.append(f"(repr failed: {exc!r})")
+            lines.append(f"(repr failed: {exception_text(exc)})")
     return "\n".join(lines)
 
 
 def _read_file(path: Path) -> bytes:
-    """The first bytes of a regular file, opened without following a symlink."""
-    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+    """The first bytes of a regular file, opened without following a symlink and without
+    blocking (a FIFO would wait for a writer): its type is checked on the descriptor first."""
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
     try:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
-            raise LarikError(f"--with {path}: not a regular file; attach a file, variable or figure.")
+            raise LarikError(
+                f"--with {path}: it is {file_kind(info.st_mode)}, not a regular file; attach a "
+                "file, variable or figure."
+            )
+        os.set_blocking(fd, True)
         with os.fdopen(fd, "rb", closefd=False) as f:
             return f.read(MAX_FILE_READ)
     finally:
@@ -80,7 +86,11 @@ def attach(names: tuple[str, ...], namespace: Mapping[str, Any], cwd: Path, nonc
     out = Attached()
     for name in names:
         if name in namespace:
-            _attach_value(out, name, namespace[name], nonce)
+            try:
+                _attach_value(out, name, namespace[name], nonce)
+            except Exception as exc:  # a value that fails even to be described says so
+                kind = type(namespace[name]).__name__
+                _add_variable(out, name, f"Variable `{name}`: {kind} (it could not be described: {exception_text(exc)})", nonce)
             continue
         path = Path(name).expanduser()
         path = path if path.is_absolute() else cwd / path
@@ -100,15 +110,23 @@ def attach(names: tuple[str, ...], namespace: Mapping[str, Any], cwd: Path, nonc
 
 
 def _attach_value(out: Attached, name: str, value: object, nonce: str) -> None:
-    found = image_of(value)
+    try:
+        found = image_of(value)
+    except Exception as exc:  # described as a variable instead, saying why there is no image
+        found, failure = None, f"(no image: drawing it raised {exception_text(exc)})"
+    else:
+        failure = None
     if found is None:
-        text = _variable_text(name, value)
-        out.blocks.append(TextBlock(text=wrap(nonce, f"--with {name}", text)))
-        out.metadata.append(_record(name, "variable", text.encode()))
+        _add_variable(out, name, _variable_text(name, value) + (f"\n{failure}" if failure else ""), nonce)
         return
     data, media = found
     kind = "figure" if is_figure(value) else "image"
     _add_image(out, name, kind, data, media, f"{kind.capitalize()} `{name}` ({describe(value)})", nonce)
+
+
+def _add_variable(out: Attached, name: str, text: str, nonce: str) -> None:
+    out.blocks.append(TextBlock(text=wrap(nonce, f"--with {name}", text)))
+    out.metadata.append(_record(name, "variable", text.encode("utf-8", "replace")))
 
 
 def _add_image(out: Attached, name: str, kind: str, data: bytes, media: str, label: str, nonce: str) -> None:

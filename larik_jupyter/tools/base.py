@@ -18,7 +18,7 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from larik_jupyter.errors import LarikError
+from larik_jupyter.errors import LarikError, exception_text
 
 if TYPE_CHECKING:
     from larik_jupyter.llm.messages import ImageBlock
@@ -111,10 +111,6 @@ class Tool(ABC):
             return failure_result(self.name, exc)
 
 
-# An unexpected exception's message is cut to this many characters in its sentence.
-MAX_FAILURE_MESSAGE = 300
-
-
 def failure_result(tool: str, exc: Exception) -> ToolResult:
     """The error result of a call of `tool` that raised `exc`: the one place a tool's failure
     becomes what the model reads. A `LarikError` says what to do itself; an `OSError` is named
@@ -130,16 +126,6 @@ def failure_result(tool: str, exc: Exception) -> ToolResult:
         is_error=True,
         traceback="".join(traceback.format_exception(exc)),
     )
-
-
-def exception_text(exc: BaseException) -> str:
-    """`TypeError (argument of type 'int' is not iterable)`: the type and the first line of the
-    message, cut short, never a traceback."""
-    lines = str(exc).strip().splitlines()
-    message = lines[0] if lines else ""
-    if len(message) > MAX_FAILURE_MESSAGE:
-        message = message[:MAX_FAILURE_MESSAGE] + "…"
-    return f"{type(exc).__name__} ({message})" if message else type(exc).__name__
 
 
 def os_error_text(exc: OSError) -> str:

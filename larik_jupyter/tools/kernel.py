@@ -8,9 +8,10 @@ import io
 import itertools
 import linecache
 import traceback
-from types import FrameType
+from types import CodeType, FrameType
 from typing import Any
 
+from larik_jupyter.errors import exception_text
 from larik_jupyter.tools.base import Tool, ToolError, ToolResult
 from larik_jupyter.tools.env import Env
 from larik_jupyter.tools.figures import (
@@ -36,6 +37,10 @@ _RICH_REPRS = (
     "_repr_json_",
 )
 _cells = itertools.count(1)
+UNSCANNED_NOTE = (
+    "[undo: this code is nested too deeply to scan for the variables it changes, so /undo cannot "
+    "put back the kernel variables this call changed]"
+)
 # The pseudo file name of each code the tool runs, so an interrupt can tell it is running.
 CODE_FILENAME_PREFIX = "<larik-python-"
 
@@ -107,36 +112,39 @@ class PythonTool(Tool):
         filename = f"{CODE_FILENAME_PREFIX}{next(_cells)}>"
         try:
             module = ast.parse(code, filename, "exec")
+            names = names_it_may_change(module)
+            body, last = _compiled(code, module, filename)
         except SyntaxError as exc:
             return ToolResult(
                 "".join(traceback.format_exception_only(exc)).rstrip("\n"), is_error=True
             )
+        except (RecursionError, MemoryError) as exc:
+            return ToolResult(
+                f"python: the code is nested too deeply for Python to compile ({exception_text(exc)}); "
+                "nothing ran. Split it into smaller expressions.",
+                is_error=True,
+            )
         snapshots = env.variables
         if snapshots is not None:
-            snapshots.before_run(env.namespace, names_it_may_change(module))
-        names_before = list(env.namespace) if snapshots is not None else []
+            snapshots.before_run(env.namespace, names)
         # Keep the source so tracebacks can quote the model's own lines.
         linecache.cache[filename] = (len(code), None, code.splitlines(keepends=True), filename)
-        last: ast.expr | None = None
-        if module.body and isinstance(tail := module.body[-1], ast.Expr):
-            module.body.pop()
-            last = tail.value
         stdout, stderr = io.StringIO(), io.StringIO()
         figures_before = open_figures()
         value: object = None
         error: str | None = None
         with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
             try:
-                exec(compile(module, filename, "exec"), env.namespace)
+                exec(body, env.namespace)
                 if last is not None:
-                    value = eval(compile(ast.Expression(last), filename, "eval"), env.namespace)
+                    value = eval(last, env.namespace)
             # SystemExit too: `exit()` in the model's code must not end the user's kernel;
             # KeyboardInterrupt is Jupyter's interrupt landing in the model's code.
             except (Exception, SystemExit, KeyboardInterrupt) as exc:
                 error = _short_traceback(exc, filename)
             finally:
                 if snapshots is not None:
-                    snapshots.after_run(env.namespace, names_before)
+                    snapshots.after_run(env.namespace)
         parts = []
         if stdout.getvalue():
             parts.append(stdout.getvalue().rstrip("\n"))
@@ -146,18 +154,44 @@ class PythonTool(Tool):
         if error is not None:
             parts.append(error)
         elif value is not None:
-            if is_rich(value):
+            broken = _broken_repr(value) if is_rich(value) else None
+            if is_rich(value) and broken is None:
                 shown = value
                 if env.display is not None:
                     env.display(value)
             parts.append(_value_text(value, shown is not None and env.display is not None))
+            if broken is not None:
+                parts.append(f"[not shown to the user as rich output: {broken}]")
         images = _images(figures_before, value if error is None else None)
+        if snapshots is not None and names is None:
+            parts.append(UNSCANNED_NOTE)
         return ToolResult(
             images.text(_cap("\n".join(parts)) or "(no output)"),
             is_error=error is not None,
             display=shown,
             images=images.images,
         )
+
+
+def _compiled(code: str, module: ast.Module, filename: str) -> tuple[CodeType, CodeType | None]:
+    """The code compiled, and its last expression apart (None when it ends in a statement) so
+    its value can be returned. From the syntax tree; from the source text when the tree is too
+    deep for the tree-to-code step, which takes less nesting than Python's own compiler."""
+    last = module.body[-1].value if module.body and isinstance(module.body[-1], ast.Expr) else None
+    head = ast.Module(body=module.body[:-1] if last is not None else module.body, type_ignores=[])
+    try:
+        body = compile(head, filename, "exec")
+        return body, compile(ast.Expression(last), filename, "eval") if last is not None else None
+    except RecursionError:
+        pass
+    if last is None:
+        return compile(code, filename, "exec"), None
+    lines = code.splitlines(keepends=True)
+    before = lines[last.lineno - 1].encode("utf-8")[: last.col_offset].decode("utf-8")
+    segment = ast.get_source_segment(code, last) or ""
+    # Padded with the lines before it, so a traceback names the model's own line numbers.
+    tail = "\n" * (last.lineno - 1) + segment
+    return compile("".join(lines[: last.lineno - 1]) + before, filename, "exec"), compile(tail, filename, "eval")
 
 
 def _images(figures_before: list[object], value: object) -> ImageCollector:
@@ -167,20 +201,42 @@ def _images(figures_before: list[object], value: object) -> ImageCollector:
     if is_figure(value) and all(value is not f for f in figures):
         figures.append(value)
     for number, figure in enumerate(figures, 1):
-        found = image_of(figure)
+        found = _image(collected, figure, f"figure {number}")
         if found is not None:
             collected.add(*found, f"figure {number}")
             # Seen as it is now: a later call sends it again only if it draws into it.
             figure.stale = False  # type: ignore[attr-defined]
     if value is not None and not is_figure(value):
-        found = image_of(value)
+        notes = len(collected.notes)
+        found = _image(collected, value, "of the value")
         if found is not None:
             collected.add(*found, "of the value")
-        elif has_svg_only(value):
+        elif len(collected.notes) == notes and has_svg_only(value):
             collected.notes.append("[the value renders only as SVG; SVG images are not sent]")
     if collected.images:
         collected.notes.insert(0, f"[{len(collected.images)} image(s) attached to this result]")
     return collected
+
+
+def _image(collected: ImageCollector, value: object, label: str) -> tuple[bytes, str] | None:
+    """`image_of(value)`; a failure to draw it is a note in the result, not the call's end."""
+    try:
+        return image_of(value)
+    except Exception as exc:
+        collected.notes.append(f"[the image {label} could not be made: {exception_text(exc)}]")
+        return None
+
+
+def _broken_repr(value: object) -> str | None:
+    """Which rich display method of `value` raises (IPython would print its traceback into the
+    user's cell), or None when they all return."""
+    for name in _RICH_REPRS:
+        if callable(getattr(type(value), name, None)):
+            try:
+                getattr(value, name)()
+            except Exception as exc:
+                return f"its {name} raised {exception_text(exc)}"
+    return None
 
 
 def _value_text(value: object, displayed: bool) -> str:

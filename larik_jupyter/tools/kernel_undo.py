@@ -13,6 +13,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from larik_jupyter.errors import exception_text
 from larik_jupyter.tools.value_copy import (
     NotCopyable,
     copy_value,
@@ -67,13 +68,28 @@ def _describe(value: object) -> str:
         return type(value).__name__
 
 
+# Why a variable the code rebound or deleted without the scan naming it cannot be put back.
+NOT_COVERED = (
+    "not covered: it was set through globals()[...], exec, setattr on the module or a function "
+    "the code called, which undo does not follow"
+)
+NOT_SCANNED = "not covered: the code that changed it could not be scanned for the variables it changes"
+
+
 class KernelSnapshots:
-    """The variable snapshots of one session's turns in this kernel, by turn number."""
+    """The variable snapshots of one session's turns in this kernel, by turn number.
+
+    Around each run, `before_run` snapshots the names the code may change and notes what every
+    name is bound to; `after_run` then records the names the code created, and the names it
+    rebound or deleted that were not snapshotted (set through `globals()`, `exec`, a function's
+    `global`): those are reported as not covered, never silently left changed."""
 
     def __init__(self) -> None:
         self._turns: dict[int, _Turn] = {}
         self._turn = 0
         self._budget_mb = DEFAULT_BUDGET_MB
+        self._bound: dict[str, Any] = {}
+        self._scanned = True
 
     def open_turn(self, turn: int, budget_mb: int = DEFAULT_BUDGET_MB) -> None:
         """Captures from now on belong to `turn`, whose copies may take `budget_mb` MB; a stale
@@ -81,29 +97,38 @@ class KernelSnapshots:
         self._turn, self._budget_mb = turn, budget_mb
         self._turns.pop(turn, None)
 
-    def before_run(self, namespace: dict[str, Any], names: Iterable[str]) -> None:
-        """Snapshot the existing `names` the code may change, each once per turn."""
+    def before_run(self, namespace: dict[str, Any], names: Iterable[str] | None) -> None:
+        """Snapshot the existing `names` the code may change, each once per turn (None: the
+        code could not be scanned, so nothing is snapshotted)."""
+        self._bound, self._scanned = dict(namespace), names is not None
         turn = self._turns.get(self._turn)
-        for name in names:
+        for name in names or ():
             if name not in namespace or (turn is not None and name in turn.saved):
                 continue
             if turn is None:
                 turn = self._turns[self._turn] = _Turn(namespace, self._budget_mb)
             turn.saved[name] = self._save(turn, name, namespace[name])
 
-    def after_run(self, namespace: dict[str, Any], before: Iterable[str]) -> None:
-        """Note the names the code created (present now, absent in `before`)."""
+    def after_run(self, namespace: dict[str, Any]) -> None:
+        """Note the names the code created, and the ones it rebound or deleted unsnapshotted."""
+        before, self._bound = self._bound, {}
         # Dunder names (`__builtins__` that exec adds, `__warningregistry__`) are Python's own.
-        created = {
-            n for n in namespace.keys() - set(before) if not (n.startswith("__") and n.endswith("__"))
-        }
-        if not created:
-            return
+        created = {n for n in namespace.keys() - before.keys() if not _dunder(n)}
         turn = self._turns.get(self._turn)
+        saved = turn.saved if turn is not None else {}
+        changed = sorted(
+            n for n, value in before.items()
+            if not _dunder(n) and n not in saved and namespace.get(n, _MISSING) is not value
+        )
+        if not created and not changed:
+            return
         if turn is None:
             turn = self._turns[self._turn] = _Turn(namespace, self._budget_mb)
         for name in sorted(created):
             turn.saved.setdefault(name, SavedValue(name, existed=False))
+        reason = NOT_COVERED if self._scanned else NOT_SCANNED
+        for name in changed:
+            turn.saved[name] = SavedValue(name, True, reason=reason, before=_describe(before[name]))
 
     def recorded(self, turn: int) -> list[tuple[str, bool]]:
         """`(name, existed before the turn)` for every variable `turn` snapshotted or created."""
@@ -154,6 +179,12 @@ class KernelSnapshots:
 
     def _save(self, turn: _Turn, name: str, value: object) -> SavedValue:
         before = _describe(value)
+        try:
+            return self._copy(turn, name, value, before)
+        except Exception as exc:  # a value whose type, size or copy raises: noted, never fatal
+            return SavedValue(name, True, reason=f"it cannot be copied: {exception_text(exc)}", before=before)
+
+    def _copy(self, turn: _Turn, name: str, value: object, before: str) -> SavedValue:
         shared = kind_of_shared(value)
         if shared is not None:
             return SavedValue(name, True, shared=value, reason=shared, before=before)
@@ -172,6 +203,10 @@ class KernelSnapshots:
             return SavedValue(name, True, reason=str(exc), before=before)
         turn.used += size
         return SavedValue(name, True, copy=copied, before=before)
+
+
+def _dunder(name: str) -> bool:
+    return name.startswith("__") and name.endswith("__")
 
 
 _MISSING = object()

@@ -15,7 +15,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from larik_jupyter.tools.base import ToolError, exception_text
+from larik_jupyter.errors import exception_text
+from larik_jupyter.tools.base import ToolError
 from larik_jupyter.tools.env import Env
 from larik_jupyter.tools.file_write import write_file
 from larik_jupyter.tools.textfile import MAX_TEXT_BYTES

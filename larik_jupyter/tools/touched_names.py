@@ -4,7 +4,9 @@ Undo snapshots these before the code runs: names the module scope assigns, delet
 imports or defines; names declared `global` anywhere; and the root names of attribute and
 item assignments and deletions (`df.x = …`, `del d[k]`) and of method calls
 (`data.append(4)`, `df["a"].fillna(0, inplace=True)`). A value changed through a function
-argument (`shuffle(data)`) or another alias is not seen.
+argument (`shuffle(data)`) or another alias is not seen; names set through `globals()`,
+`exec` or `setattr` on the module are not seen here either (`kernel_undo` reports those it
+finds rebound as not covered).
 """
 
 from __future__ import annotations
@@ -124,10 +126,14 @@ class _Visitor(ast.NodeVisitor):
         self.generic_visit(node)
 
 
-def names_it_may_change(module: ast.Module) -> list[str]:
+def names_it_may_change(module: ast.Module) -> list[str] | None:
     """The global names `module` may rebind, delete or mutate (see the module docstring),
-    in the order the code first mentions them."""
+    in the order the code first mentions them; None when the code cannot be scanned (nested
+    deeper than the recursion limit, as 1,500 chained additions are)."""
     visitor = _Visitor()
-    visitor.visit(module)
+    try:
+        visitor.visit(module)
+    except RecursionError:
+        return None
     visitor.names.pop("", None)
     return list(visitor.names)

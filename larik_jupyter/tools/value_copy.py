@@ -97,14 +97,32 @@ def copy_value(value: object) -> object:
     if library == "pandas":
         return value.copy(deep=True)  # type: ignore[attr-defined]
     try:
-        return copy.deepcopy(value)
+        copied = copy.deepcopy(value)
     except Exception:
         pass
+    else:
+        if copied is value and not _immutable(value):
+            # A `__deepcopy__` returning self: "restoring" it would put back the changed object.
+            raise NotCopyable("its copy is the original object")
+        return copied
     try:
         return pickle.loads(pickle.dumps(value, protocol=5))
     except Exception as exc:
         reason = str(exc).splitlines()[0][:120] if str(exc) else type(exc).__name__
         raise NotCopyable(f"cannot be copied: {reason}") from None
+
+
+_ATOMS = (int, float, complex, bool, str, bytes, range, type(None), type(Ellipsis))
+
+
+def _immutable(value: object, depth: int = 0) -> bool:
+    """Whether `value` cannot change, so sharing it is as good as a copy: atoms, and tuples
+    and frozensets of them (what `deepcopy` returns unchanged)."""
+    if type(value) in _ATOMS:
+        return True
+    if type(value) in (tuple, frozenset) and depth < 50:
+        return all(_immutable(item, depth + 1) for item in value)  # type: ignore[attr-defined]
+    return False
 
 
 def human_size(size: int) -> str:

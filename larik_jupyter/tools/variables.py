@@ -5,6 +5,7 @@ from __future__ import annotations
 import types
 from typing import Any
 
+from larik_jupyter.errors import exception_text
 from larik_jupyter.tools.base import Tool, ToolError, ToolResult
 from larik_jupyter.tools.env import Env
 
@@ -19,13 +20,18 @@ _SCALARS = (int, float, complex, bool, str, bytes, type(None))
 def user_variables(namespace: dict[str, Any]) -> list[tuple[str, Any]]:
     """The names a user defined: not private, not modules, functions, classes or IPython's."""
     return sorted(
-        (name, value)
-        for name, value in namespace.items()
-        if not name.startswith("_")
-        and name not in _IPYTHON_NAMES
-        and not isinstance(value, types.ModuleType)
-        and not callable(value)
+        ((name, value) for name, value in namespace.items() if _is_user_variable(name, value)),
+        key=lambda item: item[0],
     )
+
+
+def _is_user_variable(name: str, value: object) -> bool:
+    if name.startswith("_") or name in _IPYTHON_NAMES:
+        return False
+    try:
+        return not isinstance(value, types.ModuleType) and not callable(value)
+    except Exception:  # an object whose `__class__` raises is still the user's variable
+        return True
 
 
 def _type_name(value: object) -> str:
@@ -37,27 +43,52 @@ def _type_name(value: object) -> str:
 
 def describe(value: object, *, preview: bool = True) -> str:
     """One line about a value: type, shape or length, dtype, columns, and (with `preview`) a
-    short preview of a scalar."""
+    short preview of a scalar. A part the value fails to give (its `__len__` raises, say) is
+    named as unknown with the error; the rest is still described."""
     bits = [_type_name(value)]
+    parts = [("its size", _size), ("its dtype", _dtype), ("its columns", _columns)]
+    if preview:
+        parts.append(("its value", _preview))
+    for what, part in parts:
+        try:
+            bit = part(value)
+        except Exception as exc:
+            bit = f"{what} unknown ({exception_text(exc)})"
+        if bit:
+            bits.append(bit)
+    return ", ".join(bits)
+
+
+def _size(value: object) -> str | None:
     shape = getattr(value, "shape", None)
     if isinstance(shape, tuple):
-        bits.append("shape " + "×".join(str(n) for n in shape) if shape else "shape ()")
-    elif hasattr(value, "__len__") and not isinstance(value, (str, bytes)):
-        bits.append(f"len {len(value)}")
+        return "shape " + "×".join(str(n) for n in shape) if shape else "shape ()"
+    if hasattr(type(value), "__len__") and not isinstance(value, (str, bytes)):
+        return f"len {len(value)}"  # type: ignore[arg-type]
+    return None
+
+
+def _dtype(value: object) -> str | None:
     dtype = getattr(value, "dtype", None)
-    if dtype is not None and not isinstance(value, _SCALARS):
-        bits.append(f"dtype {dtype}")
+    return f"dtype {dtype}" if dtype is not None and not isinstance(value, _SCALARS) else None
+
+
+def _columns(value: object) -> str | None:
     dtypes = getattr(value, "dtypes", None)
-    if dtypes is not None and hasattr(value, "columns") and hasattr(dtypes, "items"):
-        cols = [f"{name}: {kind}" for name, kind in list(dtypes.items())[: MAX_COLUMNS + 1]]
-        more = ", …" if len(cols) > MAX_COLUMNS else ""
-        bits.append("columns [" + ", ".join(cols[:MAX_COLUMNS]) + more + "]")
-    if preview and isinstance(value, _SCALARS):
-        shown = repr(value)
-        if len(shown) > MAX_PREVIEW:
-            shown = shown[:MAX_PREVIEW] + "…"
-        bits.append(f"= {shown}")
-    return ", ".join(bits)
+    if dtypes is None or not hasattr(value, "columns") or not hasattr(dtypes, "items"):
+        return None
+    cols = [f"{name}: {kind}" for name, kind in list(dtypes.items())[: MAX_COLUMNS + 1]]
+    more = ", …" if len(cols) > MAX_COLUMNS else ""
+    return "columns [" + ", ".join(cols[:MAX_COLUMNS]) + more + "]"
+
+
+def _preview(value: object) -> str | None:
+    if not isinstance(value, _SCALARS):
+        return None
+    shown = repr(value)
+    if len(shown) > MAX_PREVIEW:
+        shown = shown[:MAX_PREVIEW] + "…"
+    return f"= {shown}"
 
 
 class InspectVariablesTool(Tool):
