@@ -48,6 +48,7 @@ from larik_jupyter.llm.messages import (
 )
 from larik_jupyter.llm.pricing import cost as price_usage
 from larik_jupyter.llm.provider import Provider, ProviderError
+from larik_jupyter.llm.valid_text import valid_event, valid_text
 from larik_jupyter.lsp.manager import LspManager
 from larik_jupyter.session.branch import BranchError
 from larik_jupyter.session.entry import Entry
@@ -232,6 +233,7 @@ class AgentLoop:
         if self.running:
             raise LarikError("A turn is already running; stop it first with `%larik /stop`.")
         extras = extras or PromptExtras()
+        prompt = valid_text(prompt)
         self.env.nonce = extras.nonce or new_nonce()
         self._stop.clear()
         self._loop = asyncio.get_running_loop()
@@ -322,9 +324,12 @@ class AgentLoop:
             role="user", content=blocks, hooks=hooks or None, attachments=extras.attachments or None
         )
 
-    def _append(self, message: Message, *, sync: bool = False) -> None:
-        self.session.append(Entry(type="message", message=message), sync=sync)
-        self.context.append(message)
+    def _append(self, message: Message, *, sync: bool = False) -> Message:
+        """Store `message` and add it to the model context as stored (its text valid UTF-8)."""
+        stored = self.session.append(Entry(type="message", message=message), sync=sync).message
+        assert stored is not None
+        self.context.append(stored)
+        return stored
 
     def _system(self) -> str:
         return system_prompt(
@@ -362,18 +367,19 @@ class AgentLoop:
             context = self.context
             if not getattr(self.provider, "vision", True):
                 context = without_images(context)
-            async for event in self.provider.stream(self._system(), context, tool_schemas(self.tools)):
+            async for raw in self.provider.stream(self._system(), context, tool_schemas(self.tools)):
+                event = valid_event(raw)
                 builder.add(event)
                 self._forward(event)
                 if isinstance(event, ev.MessageEnd):
                     self._add_usage(outcome, event.usage)
                     self.last_call_usage = event.usage
                     # A tool about to touch the disk is a durability boundary; reads are not.
-                    self._append(event.message, sync=self._touches_disk(event.message))
-                    self.emit(ae.AssistantMessage(event.message))
+                    message = self._append(event.message, sync=self._touches_disk(event.message))
+                    self.emit(ae.AssistantMessage(message))
                     if event.error:
                         outcome.status, outcome.error = "interrupted", event.error
-                    return event.message
+                    return message
         except asyncio.CancelledError:
             partial = builder.message(interrupted=True)
             self._append(partial, sync=True)
@@ -440,6 +446,7 @@ class AgentLoop:
         except Exception as exc:  # a tool with its own `arun` (MCP, task) that let one through
             result = failure_result(call.name, exc)
         seconds = time.monotonic() - started
+        result.content, result.diff = valid_text(result.content), result.diff and valid_text(result.diff)
         after = await self.hooks.after_tool(call.name, dict(call.input), result.content, result.is_error)
         for notice in result.notices:
             self.emit(ae.Notice(notice, level="warning"))

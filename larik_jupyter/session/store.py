@@ -21,6 +21,7 @@ import orjson
 from larik_jupyter import paths
 from larik_jupyter.errors import LarikError
 from larik_jupyter.llm.messages import Message
+from larik_jupyter.llm.valid_text import valid_json
 from larik_jupyter.session.entry import Entry, Meta
 from larik_jupyter.session.entry_list import EntryList
 from larik_jupyter.session.outline import decode_outline
@@ -101,6 +102,14 @@ def write_new_file(path: Path, data: bytes) -> None:
 def encode(entry: Entry) -> bytes:
     """An entry's line, without its newline."""
     return orjson.dumps(entry.to_json())
+
+
+def valid_entry(entry: Entry) -> Entry:
+    """`entry` with every string valid UTF-8 (a lone surrogate from a model or a tool becomes
+    U+FFFD), so it can be stored; the same object when it already was."""
+    data = entry.to_json()
+    cleaned = valid_json(data)
+    return entry if cleaned is data else Entry.model_validate(cleaned)
 
 
 class Session:
@@ -201,11 +210,16 @@ class Session:
         """Write `entry` as the next line (setting its parent_id) and fold it into `state`.
 
         `sync=True` also fsyncs: use it at semantic boundaries (a prompt submitted, a tool
-        about to touch the disk, a turn ended)."""
+        about to touch the disk, a turn ended). Returns the entry as stored: a copy with
+        valid text (`valid_entry`) when `entry` held text UTF-8 cannot."""
         with self._mutex:
             fd = self._descriptor()
             entry.parent_id = self._checker.last_id
-            line = encode(entry)
+            try:
+                line = encode(entry)
+            except orjson.JSONEncodeError:  # text UTF-8 cannot hold: stored (and kept) valid
+                entry = valid_entry(entry)
+                line = encode(entry)
             outline = decode_outline(line)
             problem = self._checker.problem(outline)
             if problem is not None:

@@ -150,17 +150,18 @@ def load_notebook(env: Env, raw_path: str) -> NotebookFile:
 def check_shape(rel: str, data: dict[str, Any]) -> None:
     """Refuse (ToolError) what nbformat's validator fails on with its own errors rather than a
     validation error: a version that is not a whole number or newer than it reads, and cells
-    that are not objects."""
+    that are not objects or have no string `cell_type`."""
     nbformat = _nbformat()
     for key in ("nbformat", "nbformat_minor"):
         value = data.get(key)
-        if value is not None and (not isinstance(value, int) or isinstance(value, bool)):
+        if (value is not None or key == "nbformat") and (not isinstance(value, int) or isinstance(value, bool)):
+            shown = _shown(value) if key in data else "missing"
             raise ToolError(
-                f"{rel} has {key} {json.dumps(value)[:40]}, which is not a whole number, so it is "
-                "not a notebook this tool can read; it was left unchanged."
+                f"{rel}: its {key} is {shown}, not a whole number, so it is not a notebook this "
+                "tool can read; it was left unchanged."
             )
-    version = data.get("nbformat")
-    if isinstance(version, int) and version > nbformat.current_nbformat:
+    version = data["nbformat"]
+    if version > nbformat.current_nbformat:
         raise ToolError(
             f"{rel} uses nbformat {version}, which this nbformat cannot read (nbformat "
             f"{nbformat.__version__} reads up to nbformat {nbformat.current_nbformat}); it was "
@@ -168,10 +169,12 @@ def check_shape(rel: str, data: dict[str, Any]) -> None:
         )
     for index, cell in enumerate(data["cells"]):
         if not isinstance(cell, dict):
-            raise ToolError(
-                f"{rel} is not a valid notebook: cell {index} is {_json_kind(cell)}, not a cell "
-                "object; it was left unchanged."
-            )
+            problem = f"cell {index} is {_json_kind(cell)}, not a cell object"
+        elif not isinstance(cell.get("cell_type"), str):
+            problem = f"the cell_type of cell {index} is {_shown(cell.get('cell_type'))}, not a name"
+        else:
+            continue
+        raise ToolError(f"{rel} is not a valid notebook: {problem}; it was left unchanged.")
 
 
 def _json_kind(value: object) -> str:
@@ -180,7 +183,15 @@ def _json_kind(value: object) -> str:
         return json.dumps(value)
     if isinstance(value, (int, float)):
         return "a number"
-    return "a string" if isinstance(value, str) else "a list"
+    if isinstance(value, str):
+        return "a string"
+    return "a list" if isinstance(value, list) else "an object"
+
+
+def _shown(value: object) -> str:
+    """A short JSON value as written (`"4"`, `4.0`), anything longer by its kind."""
+    text = json.dumps(value)
+    return text if len(text) <= 20 else _json_kind(value)
 
 
 def validate_notebook(rel: str, data: dict[str, Any], what: str) -> None:
