@@ -114,18 +114,27 @@ class Tool(ABC):
 def failure_result(tool: str, exc: Exception) -> ToolResult:
     """The error result of a call of `tool` that raised `exc`: the one place a tool's failure
     becomes what the model reads. A `LarikError` says what to do itself; an `OSError` is named
-    with its file; anything else is one sentence naming the exception's type and message, and
-    its traceback is kept on the result for the debug trace."""
+    with its file; anything else is one sentence naming the exception's type and message. The
+    traceback of an unexpected exception (raised, or wrapped by a `LarikError`) is kept on the
+    result for the debug trace, never in its text."""
     if isinstance(exc, LarikError):
-        return ToolResult(str(exc), is_error=True)
+        # A refusal that wraps an unexpected exception keeps that one's traceback for the trace.
+        cause = exc.__cause__
+        if cause is None or isinstance(cause, (LarikError, OSError)):
+            return ToolResult(str(exc), is_error=True)
+        return ToolResult(str(exc), is_error=True, traceback=_traceback(cause))
     if isinstance(exc, OSError):
         return ToolResult(f"{tool} failed: {os_error_text(exc)}.", is_error=True)
     return ToolResult(
         f"{tool} failed with {exception_text(exc)}, an error inside the tool; try another way "
         "or tell the user.",
         is_error=True,
-        traceback="".join(traceback.format_exception(exc)),
+        traceback=_traceback(exc),
     )
+
+
+def _traceback(exc: BaseException) -> str:
+    return "".join(traceback.format_exception(exc))
 
 
 def os_error_text(exc: OSError) -> str:

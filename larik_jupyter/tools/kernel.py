@@ -138,9 +138,10 @@ class PythonTool(Tool):
                 exec(body, env.namespace)
                 if last is not None:
                     value = eval(last, env.namespace)
-            # SystemExit too: `exit()` in the model's code must not end the user's kernel;
-            # KeyboardInterrupt is Jupyter's interrupt landing in the model's code.
-            except (Exception, SystemExit, KeyboardInterrupt) as exc:
+            # Anything the model's code raises is its own error: SystemExit (`exit()` must not
+            # end the user's kernel), KeyboardInterrupt (Jupyter's interrupt landing in it), a
+            # GeneratorExit or BaseException subclass it raises itself.
+            except BaseException as exc:
                 error = _short_traceback(exc, filename)
             finally:
                 if snapshots is not None:

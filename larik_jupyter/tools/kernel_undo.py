@@ -205,8 +205,9 @@ class KernelSnapshots:
         return SavedValue(name, True, copy=copied, before=before)
 
 
-def _dunder(name: str) -> bool:
-    return name.startswith("__") and name.endswith("__")
+def _dunder(name: object) -> bool:
+    """Python's own names (and keys that are no names: `globals()[1] = …` is possible)."""
+    return not isinstance(name, str) or (name.startswith("__") and name.endswith("__"))
 
 
 _MISSING = object()

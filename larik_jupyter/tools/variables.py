@@ -25,8 +25,8 @@ def user_variables(namespace: dict[str, Any]) -> list[tuple[str, Any]]:
     )
 
 
-def _is_user_variable(name: str, value: object) -> bool:
-    if name.startswith("_") or name in _IPYTHON_NAMES:
+def _is_user_variable(name: object, value: object) -> bool:
+    if not isinstance(name, str) or name.startswith("_") or name in _IPYTHON_NAMES:
         return False
     try:
         return not isinstance(value, types.ModuleType) and not callable(value)
@@ -63,14 +63,14 @@ def _size(value: object) -> str | None:
     shape = getattr(value, "shape", None)
     if isinstance(shape, tuple):
         return "shape " + "×".join(str(n) for n in shape) if shape else "shape ()"
-    if hasattr(type(value), "__len__") and not isinstance(value, (str, bytes)):
+    if hasattr(type(value), "__len__") and not issubclass(type(value), (str, bytes)):
         return f"len {len(value)}"  # type: ignore[arg-type]
     return None
 
 
 def _dtype(value: object) -> str | None:
     dtype = getattr(value, "dtype", None)
-    return f"dtype {dtype}" if dtype is not None and not isinstance(value, _SCALARS) else None
+    return f"dtype {dtype}" if dtype is not None and not issubclass(type(value), _SCALARS) else None
 
 
 def _columns(value: object) -> str | None:
@@ -83,7 +83,7 @@ def _columns(value: object) -> str | None:
 
 
 def _preview(value: object) -> str | None:
-    if not isinstance(value, _SCALARS):
+    if not issubclass(type(value), _SCALARS):
         return None
     shown = repr(value)
     if len(shown) > MAX_PREVIEW:
