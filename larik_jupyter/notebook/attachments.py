@@ -110,14 +110,13 @@ def attach(names: tuple[str, ...], namespace: Mapping[str, Any], cwd: Path, nonc
 
 
 def _attach_value(out: Attached, name: str, value: object, nonce: str) -> None:
+    failure = ""
     try:
         found = image_of(value)
     except Exception as exc:  # described as a variable instead, saying why there is no image
-        found, failure = None, f"(no image: drawing it raised {exception_text(exc)})"
-    else:
-        failure = None
+        found, failure = None, f"\n(no image: drawing it raised {exception_text(exc)})"
     if found is None:
-        _add_variable(out, name, _variable_text(name, value) + (f"\n{failure}" if failure else ""), nonce)
+        _add_variable(out, name, _variable_text(name, value) + failure, nonce)
         return
     data, media = found
     kind = "figure" if is_figure(value) else "image"
