@@ -166,8 +166,10 @@ def _rows(
     rows: list[str] = []
     size = 0
     for index in indexes:
+        kept = len(images.images), len(images.notes)
         row = _cell_text(nb, index, outputs, offset, images)
         if rows and size + len(row) > MAX_READ_CHARS:
+            del images.images[kept[0] :], images.notes[kept[1] :]  # that cell's images go too
             break
         rows.append(row)
         size += len(row) + 1
