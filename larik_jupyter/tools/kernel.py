@@ -233,8 +233,10 @@ def _broken_repr(value: object) -> str | None:
     user's cell), or None when they all return."""
     for name in _RICH_REPRS:
         if callable(getattr(type(value), name, None)):
+            # Called as IPython's formatters call them.
+            kwargs = {"include": None, "exclude": None} if name == "_repr_mimebundle_" else {}
             try:
-                getattr(value, name)()
+                getattr(value, name)(**kwargs)
             except Exception as exc:
                 return f"its {name} raised {exception_text(exc)}"
     return None
