@@ -12,6 +12,7 @@ from typing import Any
 
 import orjson
 import pytest
+from IPython.utils.capture import capture_output
 from nbformat.v4 import new_code_cell, new_notebook
 
 from larik_jupyter import Agent
@@ -22,6 +23,7 @@ from larik_jupyter.testing import ScriptedHTTPServer
 from larik_jupyter.tools import Env, Tool, ToolResult
 from larik_jupyter.tools.notebook import MAX_READ_CHARS
 from tests.agent_helpers import done, make_env, results_of, scripted, tool, wire_model
+from tests.widget_helpers import larik, shell_with_magics
 
 KEY = "sk-failures-test-abcdef0123456789"
 
@@ -144,6 +146,11 @@ def test_a_skill_file_that_breaks_the_yaml_parser_is_listed_broken_and_the_agent
     assert "is broken: the front matter of SKILL.md nests too deeply to parse (RecursionError)" in results[0]
     assert "Body of fine." in results[1]
     agent.close()
+    shell, _ = shell_with_magics(project, scripted(tmp_path, done()))
+    with capture_output() as shown:
+        larik(shell, "/skills")
+    table = "\n".join(o.data.get("text/markdown", "") for o in shown.outputs)
+    assert "| deep | repository | **broken**: the front matter of SKILL.md nests too deeply to parse (RecursionError) |" in table
 
 
 @pytest.mark.parametrize("kind", ["anthropic", "openai"])
