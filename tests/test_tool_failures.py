@@ -77,6 +77,23 @@ class Exploding(Tool):
         return {"cells": 1}["cells"] + "x"  # type: ignore[no-any-return, operator]
 
 
+def test_the_debug_trace_keeps_the_traceback_the_model_never_sees(project: Path, tmp_path: Path) -> None:
+    (project / "bad.ipynb").write_text(json.dumps({"nbformat": 4, "nbformat_minor": 5, "cells": []}))
+    agent = Agent(project, model=scripted(tmp_path, [tool("notebook_read", path="bad.ipynb")], done("Carried on.")))
+    folder = agent.trace(True)
+    assert folder is not None
+    assert agent.run("go").text == "Carried on."
+    agent.trace(False)
+    rows = [orjson.loads(line) for line in (folder / "events.jsonl").read_bytes().splitlines()]
+    (finished,) = [r for r in rows if r["type"] == "ToolFinished"]
+    assert finished["content"] == (
+        "bad.ipynb is not a valid notebook ('metadata' is a required property); the file was left unchanged."
+    )
+    assert "Traceback (most recent call last)" in finished["traceback"] and "ValidationError" in finished["traceback"]
+    assert "Traceback" not in results_of(agent)[0].text()
+    agent.close()
+
+
 def test_an_unexpected_exception_is_one_sentence_and_its_traceback_goes_only_to_the_trace(
     tmp_path: Path,
 ) -> None:
