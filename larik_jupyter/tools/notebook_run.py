@@ -90,7 +90,7 @@ class NotebookRunTool(Tool):
                 live.post(nb.path, {"op": "set_outputs", "cell_id": cell_id, "outputs": outputs})
 
         run: CellRun = await env.run_cell(
-            source_text(cell), timeout=timeout, stop=env.stop_event, changed=streamed
+            source_text(cell), timeout=timeout, stop=env.stop_event, changed=streamed if live is not None else None
         )
         # Shielded: a Stop that cancels the turn must not leave the cell's outputs half written.
         if nb.live:
