@@ -235,7 +235,12 @@ def stream_text(path: Path) -> str:
 
 @pytest.mark.timeout(120)
 @pytest.mark.parametrize(
-    "source", ["print('started', flush=True)\nwhile True:\n    pass", "import time\nprint('started')\ntime.sleep(6)"]
+    "source",
+    [
+        "print('started', flush=True)\nwhile True:\n    pass",
+        "import time\nprint('started')\ntime.sleep(6)",
+        "import asyncio\nprint('started')\nawait asyncio.sleep(6)",  # awaiting: cancelled
+    ],
 )
 def test_a_notebook_run_timeout_stops_the_cell_and_the_turn_goes_on(
     kernel: Kernel, project: Path, tmp_path: Path, source: str
@@ -285,11 +290,14 @@ BUSY_10_S = "import time\nend = time.monotonic() + 10\nwhile time.monotonic() < 
 
 
 @pytest.mark.timeout(120)
-def test_interrupt_stops_a_busy_cell_notebook_run_runs(kernel: Kernel, project: Path, tmp_path: Path) -> None:
-    path = work_notebook(kernel, project, "print('busy')\n" + BUSY_10_S)
+@pytest.mark.parametrize("code", [BUSY_10_S, "import asyncio\nawait asyncio.sleep(10)\nfinished = True"])
+def test_interrupt_stops_a_cell_notebook_run_runs(
+    kernel: Kernel, project: Path, tmp_path: Path, code: str
+) -> None:
+    path = work_notebook(kernel, project, "print('busy')\n" + code)
     personal({"model": scripted(tmp_path, [tool("notebook_run", path="work.ipynb", cell_id="loop")], [text("never")])})
     took = kernel.interrupt_during("%%larik --yes\nrun it", on_disk(project, "notebook_run"), wait=2.0)
-    assert took < 3.0  # the cell stopped, its outputs written to the file; not its 10 s
+    assert took < 5.0  # the cell stopped, its outputs written to the file: well before its 10 s
     assert_interrupted_call(project)
     assert stream_text(path) == "busy\n[stopped: interrupted]\n"
     assert "finished" not in kernel.run("print(sorted(k for k in globals() if k == 'finished'))").strip("[]\n")

@@ -138,7 +138,11 @@ class CellRunner:
         `code` can cancel while it awaits; a turn cancelled meanwhile cancels it too."""
         loop = asyncio.get_running_loop()
         cell = asyncio.ensure_future(self._execute(source, code))
-        code.cancel = lambda: loop.call_soon_threadsafe(cell.cancel)
+
+        def cancel() -> None:
+            loop.call_soon_threadsafe(cell.cancel)
+
+        code.cancel = cancel
         try:
             return await asyncio.shield(cell)
         except asyncio.CancelledError:
