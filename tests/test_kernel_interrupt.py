@@ -1,5 +1,7 @@
 """Jupyter's interrupt (SIGINT to a real kernel) ends a `%larik` turn within a second in every
-phase, kills the shell command's process group and records the interruption as Stop does."""
+phase, kills the shell command's process group and records the interruption as Stop does; code
+the agent runs in the kernel (the python tool's, a cell notebook_run runs) is stopped by the
+interrupt and by its timeout, after which the turn goes on."""
 
 from __future__ import annotations
 
@@ -11,6 +13,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import nbformat
 import pytest
 from jupyter_client.blocking.client import BlockingKernelClient
 from jupyter_client.manager import KernelManager, start_new_kernel
@@ -18,7 +21,7 @@ from jupyter_client.manager import KernelManager, start_new_kernel
 from larik_jupyter.agent.loop import INTERRUPTED_RESULT
 from larik_jupyter.session.catalog import list_sessions
 from larik_jupyter.session.reader import load_entries
-from tests.agent_helpers import personal, scripted, text, tool
+from tests.agent_helpers import done, personal, scripted, text, tool
 from tests.process_helpers import processes_running, unique_sleeps
 
 TINY = Path(__file__).parent / "mcp_servers" / "tiny_server.py"
@@ -60,14 +63,15 @@ class Kernel:
                 printed.append(msg["content"]["text"])
         return "".join(printed)
 
-    def interrupt_during(self, cell: str, reached: Any) -> float:
-        """Start `cell`, wait until `reached()`, interrupt; the seconds until the cell ended."""
+    def interrupt_during(self, cell: str, reached: Any, wait: float = 0.5) -> float:
+        """Start `cell`, wait until `reached()` and `wait` s more, interrupt; the seconds until
+        the cell ended."""
         msg_id = self.execute(cell)
         deadline = time.monotonic() + 30
         while not reached():
             assert time.monotonic() < deadline, "the turn never reached the phase under test"
             time.sleep(0.05)
-        time.sleep(0.5)  # well inside the phase
+        time.sleep(wait)  # well inside the phase
         sent = time.monotonic()
         self.km.interrupt_kernel()
         reply = self.reply(msg_id, timeout=40)
@@ -207,3 +211,106 @@ def test_interrupt_during_a_subagent(kernel: Kernel, project: Path, tmp_path: Pa
     assert_kernel_free(kernel)
 
 
+
+
+def work_notebook(kernel: Kernel, project: Path, source: str) -> Path:
+    """`work.ipynb` in `project` with one code cell `loop` holding `source`; the kernel has
+    read it once already, so timings measure the run (a cold `import nbformat` takes seconds)."""
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell(source, id="loop")]
+    path = project / "work.ipynb"
+    nbformat.write(nb, path)
+    kernel.run("import nbformat\nnbformat.validate(nbformat.read('work.ipynb', 4))")
+    return path
+
+
+def results(project: Path) -> list[Any]:
+    return [r for m in session_messages(project) for r in m.tool_results()]
+
+
+def stream_text(path: Path) -> str:
+    (cell,) = nbformat.read(path, 4).cells
+    return "".join(o.get("text", "") for o in cell.outputs if o.output_type == "stream")
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize(
+    "source",
+    [
+        "print('started', flush=True)\nwhile True:\n    pass",
+        "import time\nprint('started')\ntime.sleep(6)",
+        "import asyncio\nprint('started')\nawait asyncio.sleep(6)",  # awaiting: cancelled
+    ],
+)
+def test_a_notebook_run_timeout_stops_the_cell_and_the_turn_goes_on(
+    kernel: Kernel, project: Path, tmp_path: Path, source: str
+) -> None:
+    path = work_notebook(kernel, project, source)
+    replies = [
+        [tool("notebook_run", path="work.ipynb", cell_id="loop", timeout=1)],
+        [tool("python", code="after_the_timeout = 42")],
+        done("The cell timed out."),
+    ]
+    personal({"model": scripted(tmp_path, *replies)})
+    started = time.monotonic()
+    reply = kernel.reply(kernel.execute("%%larik --yes\nrun the loop cell"), timeout=60)
+    took = time.monotonic() - started
+    assert reply["status"] == "ok", reply
+    assert took < 5.0  # the cell stopped at its 1 s deadline, not after its 6 s (or never)
+    ran, after = results(project)
+    assert ran.is_error
+    assert "timed out after 1 s" in ran.content and "started" in ran.content
+    assert "<notebook-data nonce=" in ran.content
+    assert not after.is_error
+    assert stream_text(path).rstrip("\n").endswith("[stopped after 1 s (timeout)]")
+    assert session_messages(project)[-1].text() == "The cell timed out."
+    assert "42" in kernel.run("print(after_the_timeout)")
+    assert_kernel_free(kernel)
+
+
+@pytest.mark.timeout(120)
+def test_a_python_timeout_stops_a_busy_loop_and_the_turn_goes_on(
+    kernel: Kernel, project: Path, tmp_path: Path
+) -> None:
+    code = "print('spinning')\nwhile True:\n    pass"
+    replies = [[tool("python", code=code, timeout=1)], [tool("python", code="after = 1")], done()]
+    personal({"model": scripted(tmp_path, *replies)})
+    started = time.monotonic()
+    reply = kernel.reply(kernel.execute("%%larik --yes\nspin"), timeout=60)
+    assert reply["status"] == "ok", reply
+    assert time.monotonic() - started < 5.0
+    spun, after = results(project)
+    assert spun.is_error and "timed out after 1 s" in spun.content and "spinning" in spun.content
+    assert "KeyboardInterrupt" in spun.content and "[stopped after 1 s (timeout)]" in spun.content
+    assert not after.is_error
+    assert_kernel_free(kernel)
+
+
+BUSY_10_S = "import time\nend = time.monotonic() + 10\nwhile time.monotonic() < end:\n    pass\nfinished = True"
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("code", [BUSY_10_S, "import asyncio\nawait asyncio.sleep(10)\nfinished = True"])
+def test_interrupt_stops_a_cell_notebook_run_runs(
+    kernel: Kernel, project: Path, tmp_path: Path, code: str
+) -> None:
+    path = work_notebook(kernel, project, "print('busy')\n" + code)
+    personal({"model": scripted(tmp_path, [tool("notebook_run", path="work.ipynb", cell_id="loop")], [text("never")])})
+    took = kernel.interrupt_during("%%larik --yes\nrun it", on_disk(project, "notebook_run"), wait=2.0)
+    assert took < 5.0  # the cell stopped, its outputs written to the file: well before its 10 s
+    assert_interrupted_call(project)
+    assert stream_text(path) == "busy\n[stopped: interrupted]\n"
+    assert "finished" not in kernel.run("print(sorted(k for k in globals() if k == 'finished'))").strip("[]\n")
+    assert_kernel_free(kernel)
+
+
+@pytest.mark.timeout(120)
+def test_interrupt_stops_a_busy_loop_of_the_python_tool(kernel: Kernel, project: Path, tmp_path: Path) -> None:
+    personal({"model": scripted(tmp_path, [tool("python", code=BUSY_10_S)], [text("never")])})
+    took = kernel.interrupt_during("%%larik --yes\nspin", on_disk(project, "monotonic"), wait=2.0)
+    assert took < 1.0
+    (result,) = session_messages(project)[-1].tool_results()  # the turn ended with this call
+    assert result.is_error and result.content.endswith("KeyboardInterrupt\n[stopped: interrupted]")
+    assert 'File "<larik-python-' in result.content and "code_stop" not in result.content
+    assert "finished" not in kernel.run("print(sorted(k for k in globals() if k == 'finished'))").strip("[]\n")
+    assert_kernel_free(kernel)

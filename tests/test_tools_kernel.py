@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -214,3 +215,24 @@ def test_value_sizes_and_copies_by_type() -> None:
         else:
             raise AssertionError(f"{shared!r} was copied")
     assert (human_size(512 << 20), human_size(int(1.2 * (1 << 30))), human_size(12)) == ("512 MB", "1.2 GB", "12 bytes")
+
+
+def test_a_timeout_stops_the_code_on_the_main_thread_and_on_a_worker_thread(tmp_path: Path) -> None:
+    """On the main thread a SIGINT breaks even a sleep; elsewhere (the `Agent` API driven from a
+    worker thread) the KeyboardInterrupt lands at the loop's next bytecode."""
+    ns: dict[str, Any] = {}
+    env = kernel_env(tmp_path, ns)
+    python = default_tools(env)["python"]
+    started = time.monotonic()
+    slept = python.run(env, {"code": "import time\nprint('zzz')\ntime.sleep(8)\nwoke = True", "timeout": 1})
+    assert time.monotonic() - started < 4
+    assert slept.is_error and slept.content.startswith("The code timed out after 1 s and was stopped; its output so far:\nzzz")
+    assert slept.content.endswith("KeyboardInterrupt\n[stopped after 1 s (timeout)]") and "woke" not in ns
+    found: list[ToolResult] = []
+    worker = threading.Thread(target=lambda: found.append(python.run(env, {"code": "while True:\n    n = 1", "timeout": 1})))
+    started = time.monotonic()
+    worker.start()
+    worker.join(10)
+    assert not worker.is_alive() and time.monotonic() - started < 4
+    assert found[0].is_error and "timed out after 1 s" in found[0].content
+    assert python.run(env, {"code": "1 + 1"}).content == "2"  # nothing pending lands later

@@ -4,8 +4,10 @@ ipykernel turns SIGINT into a cancel of an async cell only once that cell yields
 it never gets while a turn awaits, and a synchronous cell's KeyboardInterrupt would land in
 whatever the cell's thread is doing. So for the length of a turn SIGINT calls the agent's
 `stop()` (the turn ends, its partial reply stored as interrupted, a shell command's process
-group killed) and raises KeyboardInterrupt only inside the model's own Python code, which the
-python tool reports as interrupted, or while a terminal approval prompt waits for an answer.
+group killed) and raises KeyboardInterrupt only while a terminal approval prompt waits for an
+answer. Code the turn runs in the kernel (the python tool's, a cell notebook_run runs) puts its
+own handler on top of this one for its length (`tools/code_stop.py`): it stops that code, then
+hands Jupyter's interrupt on to this one.
 """
 
 from __future__ import annotations
@@ -15,8 +17,6 @@ import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from types import FrameType
-
-from larik_jupyter.tools.kernel import running_model_code
 
 
 @contextmanager
@@ -28,7 +28,7 @@ def sigint_stops(stop: Callable[[], None], *, reading_input: Callable[[], bool])
 
     def handle(signum: int, frame: FrameType | None) -> None:
         stop()
-        if running_model_code(frame) or reading_input():
+        if reading_input():
             raise KeyboardInterrupt
 
     saved = signal.signal(signal.SIGINT, handle)

@@ -6,13 +6,14 @@ serialises executions), so the cell runs here, nested in the turn, through IPyth
 Its stdout, stderr, displays, result and error are captured as nbformat outputs instead of going
 to the `%larik` cell, and streamed (throttled) to the cell in the open document.
 
-A timeout or Stop sends SIGINT to the kernel's main thread, like Jupyter's interrupt button;
-either way the cell's code sees a KeyboardInterrupt and its outputs end with an interrupted note.
+The cell runs as a task of its own under the one stop path of the agent's code
+(`tools/code_stop.py`): a timeout, Stop or Jupyter's interrupt raises KeyboardInterrupt in the
+cell's code, or cancels it while it awaits; its outputs then end with a line saying so.
 """
 
 from __future__ import annotations
 
-import signal
+import asyncio
 import sys
 import threading
 import time
@@ -22,14 +23,20 @@ from typing import Any
 from IPython.core.displayhook import CapturingDisplayHook
 from IPython.core.displaypub import CapturingDisplayPublisher
 
-from larik_jupyter.tools.base import ToolError
+from larik_jupyter.tools.base import STOP_GRACE_SECONDS, ToolError
+from larik_jupyter.tools.code_stop import CodeStop, stoppable
 from larik_jupyter.tools.notebook_run import CellRun
 
 STREAM_EVERY = 0.25  # seconds between streamed output updates
+# What a stopped cell's code raises where it stops (IPython records it as the cell's error).
+_STOPS = ("KeyboardInterrupt", "CancelledError")
 
 
 class _Outputs:
-    """nbformat outputs as they are produced; `changed` is called (throttled) on each."""
+    """nbformat outputs as they are produced; `changed` is called (throttled) on each.
+
+    A stream output's text is kept as a list of the pieces written (joined when read), so a cell
+    printing many lines costs time linear in what it prints."""
 
     def __init__(self, changed: Callable[[list[dict[str, Any]]], None] | None) -> None:
         self.items: list[dict[str, Any]] = []
@@ -39,9 +46,9 @@ class _Outputs:
     def stream(self, name: str, text: str) -> None:
         last = self.items[-1] if self.items else None
         if last is not None and last.get("output_type") == "stream" and last["name"] == name:
-            last["text"] += text
+            last["text"].append(text)
         else:
-            self.items.append({"output_type": "stream", "name": name, "text": text})
+            self.items.append({"output_type": "stream", "name": name, "text": [text]})
         self.touch()
 
     def add(self, output: dict[str, Any]) -> None:
@@ -88,7 +95,8 @@ class CellRunner:
         stop: threading.Event,
         changed: Callable[[list[dict[str, Any]]], None] | None = None,
     ) -> CellRun:
-        """Run `source` as the next cell; outputs also go to `changed` as they come."""
+        """Run `source` as the next cell; outputs also go to `changed` as they come. A turn
+        cancelled meanwhile stops the cell, and the run says so (`cancelled`)."""
         if threading.current_thread() is not threading.main_thread():
             raise ToolError(
                 "notebook_run cannot run a cell from a `%larik` line inside a larger cell (the "
@@ -98,8 +106,6 @@ class CellRunner:
         outputs = _Outputs(changed)
         run = CellRun(execution_count=shell.execution_count)
         saved = (sys.stdout, sys.stderr, shell.display_pub, sys.displayhook)
-        publisher = _Publisher(outputs)
-        hook = _Hook(shell, outputs, run)
         recorded: list[dict[str, Any]] = []
 
         def showtraceback(etype: Any, evalue: Any, stb: list[str]) -> None:
@@ -109,52 +115,60 @@ class CellRunner:
             )
             outputs.add(recorded[-1])
 
-        done = threading.Event()
-        why: list[str] = []
-        main = threading.get_ident()
-
-        def watchdog() -> None:
-            deadline = time.monotonic() + timeout
-            while not done.is_set():
-                if stop.is_set() or time.monotonic() >= deadline:
-                    why.append("interrupted" if stop.is_set() else "timeout")
-                    signal.pthread_kill(main, signal.SIGINT)
-                    return
-                done.wait(0.05)
-
-        guard = threading.Thread(target=watchdog, name="larik-notebook-run", daemon=True)
         sys.stdout, sys.stderr = _Stream(outputs, "stdout"), _Stream(outputs, "stderr")
-        shell.display_pub, sys.displayhook = publisher, hook
+        shell.display_pub, sys.displayhook = _Publisher(outputs), _Hook(shell, outputs, run)
         shell._showtraceback = showtraceback  # instance attribute: the kernel's publishes to iopub
-        guard.start()
+        try:
+            with stoppable(timeout, stop) as code:
+                result = await self._await(source, code, run)
+        finally:
+            sys.stdout, sys.stderr, shell.display_pub, sys.displayhook = saved
+            del shell._showtraceback
+        error = result.error_in_exec if result is not None else None
+        if code.reason or result is None or type(error).__name__ in _STOPS:
+            run.interrupted = code.reason or "interrupted"
+            outputs.items = [o for o in outputs.items if o.get("ename") not in _STOPS]
+            outputs.stream("stderr", (code.note or "[stopped: interrupted]") + "\n")
+        run.error = bool(recorded) or result is None or not result.success
+        run.outputs = clean(outputs.items)
+        return run
+
+    async def _await(self, source: str, code: CodeStop, run: CellRun) -> Any:
+        """The cell's result (None when it was stopped before it had one), run as a task that
+        `code` can cancel while it awaits; a turn cancelled meanwhile cancels it too."""
+        loop = asyncio.get_running_loop()
+        cell = asyncio.ensure_future(self._execute(source, code))
+
+        def cancel() -> None:
+            loop.call_soon_threadsafe(cell.cancel)
+
+        code.cancel = cancel
+        try:
+            return await asyncio.shield(cell)
+        except asyncio.CancelledError:
+            this = asyncio.current_task()
+            if this is None or not this.cancelling():
+                return None  # the cell alone was cancelled (stopped before its code ran)
+            run.cancelled = True
+            cell.cancel()
+            await asyncio.wait([cell], timeout=STOP_GRACE_SECONDS)
+            return cell.result() if cell.done() and not cell.cancelled() else None
+
+    async def _execute(self, source: str, code: CodeStop) -> Any:
+        shell = self.shell
         try:
             try:
                 transformed, failure = shell.transform_cell(source), None
             except Exception:
                 transformed, failure = source, sys.exc_info()
-            result = await shell.run_cell_async(
-                source, store_history=True, transformed_cell=transformed, preprocessing_exc_tuple=failure
-            )
+            with code.code():
+                return await shell.run_cell_async(
+                    source, store_history=True, transformed_cell=transformed, preprocessing_exc_tuple=failure
+                )
+        # Stopped outside the cell's own code (IPython's bookkeeping around it): kept inside
+        # this task, as a KeyboardInterrupt leaving a task would stop the kernel's loop.
         except KeyboardInterrupt:
-            result = None
-            why.append(why[0] if why else "interrupted")
-        finally:
-            done.set()
-            sys.stdout, sys.stderr, shell.display_pub, sys.displayhook = saved
-            del shell._showtraceback
-        error = result.error_in_exec if result is not None else None
-        if isinstance(error, KeyboardInterrupt) or result is None:
-            run.interrupted = why[0] if why else "interrupted"
-            text = (
-                f"[interrupted after {timeout:g} s: the run timed out]\n"
-                if run.interrupted == "timeout"
-                else "[interrupted]\n"
-            )
-            outputs.items = [o for o in outputs.items if o.get("ename") != "KeyboardInterrupt"]
-            outputs.stream("stderr", text)
-        run.error = bool(recorded) or result is None or not result.success
-        run.outputs = clean(outputs.items)
-        return run
+            return None
 
 
 class _Publisher(CapturingDisplayPublisher):
@@ -201,5 +215,10 @@ class _Hook(CapturingDisplayHook):
 
 
 def clean(outputs: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The outputs as nbformat holds them (without the display ids kept for updates)."""
-    return [{k: v for k, v in o.items() if k != "_display_id"} for o in outputs]
+    """The outputs as nbformat holds them (stream text joined, without the display ids kept
+    for updates)."""
+    return [
+        {k: "".join(v) if k == "text" and o["output_type"] == "stream" else v
+         for k, v in o.items() if k != "_display_id"}
+        for o in outputs
+    ]

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 from IPython.core.error import UsageError
 
 from larik_jupyter.errors import LarikError
+from larik_jupyter.notebook.interrupt import sigint_stops
 from larik_jupyter.notebook.kernel import KernelSession
 from larik_jupyter.notebook.parser import Prompt
 from larik_jupyter.notebook.pump import MainThreadPump
@@ -24,13 +25,6 @@ if TYPE_CHECKING:
     from larik_jupyter.notebook.capture import KernelCapture
     from larik_jupyter.notebook.terminal import TerminalTurnUI
     from larik_jupyter.notebook.turn_ui import TurnUI
-
-
-def _sigint_stops(stop: Callable[[], None], *, reading_input: Callable[[], bool]) -> Any:
-    """`interrupt.sigint_stops`, loaded with the first turn (it imports the tools)."""
-    from larik_jupyter.notebook.interrupt import sigint_stops
-
-    return sigint_stops(stop, reading_input=reading_input)
 
 
 class TurnRunner:
@@ -131,7 +125,7 @@ class TurnRunner:
         agent, ui, text, extras = self._start_turn(parsed, interactive=interactive)
         agent.inline_runner = self.pump.on_main_thread
         try:
-            with _sigint_stops(agent.stop, reading_input=lambda: ui.reading_input):
+            with sigint_stops(agent.stop, reading_input=lambda: ui.reading_input):
                 self.pump.run(self._turn(agent, ui, text, parsed, extras), on_interrupt=agent.stop)
         finally:
             self._end_turn(agent, ui)
@@ -141,7 +135,7 @@ class TurnRunner:
         widget messages (approvals, Stop) while the cell awaits it."""
         agent, ui, text, extras = self._start_turn(parsed, interactive=interactive)
         try:
-            with _sigint_stops(agent.stop, reading_input=lambda: ui.reading_input):
+            with sigint_stops(agent.stop, reading_input=lambda: ui.reading_input):
                 await self._turn(agent, ui, text, parsed, extras)
         except asyncio.CancelledError:
             # Something else cancelled the cell (ipykernel's own interrupt handling, when it

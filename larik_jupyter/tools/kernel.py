@@ -8,11 +8,13 @@ import io
 import itertools
 import linecache
 import traceback
-from types import CodeType, FrameType
+from types import CodeType
 from typing import Any
 
 from larik_jupyter.errors import exception_text
+from larik_jupyter.tools import code_stop
 from larik_jupyter.tools.base import Tool, ToolError, ToolResult
+from larik_jupyter.tools.code_stop import TIMEOUT_INPUT, stoppable, timeout_of
 from larik_jupyter.tools.env import Env
 from larik_jupyter.tools.figures import (
     drawn_figures,
@@ -41,7 +43,7 @@ UNSCANNED_NOTE = (
     "[undo: this code is nested too deeply to scan for the variables it changes, so /undo cannot "
     "put back the kernel variables this call changed]"
 )
-# The pseudo file name of each code the tool runs, so an interrupt can tell it is running.
+# The pseudo file name of each code the tool runs (tracebacks start at its first frame).
 CODE_FILENAME_PREFIX = "<larik-python-"
 
 
@@ -63,19 +65,12 @@ def _short_traceback(exc: BaseException, filename: str) -> str:
     frames = list(tb.stack)
     start = next((i for i, f in enumerate(frames) if f.filename == filename), 0)
     kept = frames[start:]
+    while len(kept) > 1 and kept[-1].filename == code_stop.__file__:
+        kept.pop()  # the stop's handler raising the KeyboardInterrupt
     if len(kept) > MAX_TRACEBACK_FRAMES:
         kept = kept[:2] + kept[-(MAX_TRACEBACK_FRAMES - 2) :]
     tb.stack = traceback.StackSummary.from_list(kept)
     return "".join(tb.format()).rstrip("\n")
-
-
-def running_model_code(frame: FrameType | None) -> bool:
-    """Whether `frame` (where a signal landed) is inside code this tool is running."""
-    while frame is not None:
-        if frame.f_code.co_filename.startswith(CODE_FILENAME_PREFIX):
-            return True
-        frame = frame.f_back
-    return False
 
 
 class PythonTool(Tool):
@@ -89,7 +84,8 @@ class PythonTool(Tool):
         "budget) and put back, and variables it creates are deleted. Not undoable: modules, "
         "functions, classes, values that cannot be copied or are over the budget, objects "
         "changed through function arguments or other names, and effects outside the kernel "
-        "(files written from Python, network calls)."
+        "(files written from Python, network calls). The code is stopped (KeyboardInterrupt) "
+        "after `timeout` seconds."
     )
     input_schema = {
         "type": "object",
@@ -97,7 +93,8 @@ class PythonTool(Tool):
             "code": {
                 "type": "string",
                 "description": "Python code; the last expression is returned.",
-            }
+            },
+            "timeout": TIMEOUT_INPUT,
         },
         "required": ["code"],
     }
@@ -109,6 +106,7 @@ class PythonTool(Tool):
                 "The python tool needs a live kernel; run the agent inside Jupyter to use it."
             )
         code: str = args["code"]
+        timeout = timeout_of(args, self.name)
         filename = f"{CODE_FILENAME_PREFIX}{next(_cells)}>"
         try:
             module = ast.parse(code, filename, "exec")
@@ -133,13 +131,18 @@ class PythonTool(Tool):
         figures_before = open_figures()
         value: object = None
         error: str | None = None
-        with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
+        with (
+            stoppable(timeout, env.stop_event) as stop,
+            contextlib.redirect_stdout(stdout),
+            contextlib.redirect_stderr(stderr),
+        ):
             try:
-                exec(body, env.namespace)
-                if last is not None:
-                    value = eval(last, env.namespace)
+                with stop.code():
+                    exec(body, env.namespace)
+                    if last is not None:
+                        value = eval(last, env.namespace)
             # Anything the model's code raises is its own error: SystemExit (`exit()` must not
-            # end the user's kernel), KeyboardInterrupt (Jupyter's interrupt landing in it), a
+            # end the user's kernel), KeyboardInterrupt (a timeout, Stop or Jupyter's interrupt stopping it), a
             # GeneratorExit or BaseException subclass it raises itself.
             except BaseException as exc:
                 error = _short_traceback(exc, filename)
@@ -147,6 +150,8 @@ class PythonTool(Tool):
                 if snapshots is not None:
                     snapshots.after_run(env.namespace)
         parts = []
+        if stop.reason == "timeout":
+            parts.append(f"The code timed out after {timeout} s and was stopped; its output so far:")
         if stdout.getvalue():
             parts.append(stdout.getvalue().rstrip("\n"))
         if stderr.getvalue():
@@ -154,6 +159,8 @@ class PythonTool(Tool):
         shown: object | None = None
         if error is not None:
             parts.append(error)
+            if stop.note:
+                parts.append(stop.note)
         elif value is not None:
             broken = _broken_repr(value) if is_rich(value) else None
             if is_rich(value) and broken is None:
@@ -168,7 +175,7 @@ class PythonTool(Tool):
             parts.append(UNSCANNED_NOTE)
         return ToolResult(
             images.text(_cap("\n".join(parts)) or "(no output)"),
-            is_error=error is not None,
+            is_error=error is not None or bool(stop.reason),
             display=shown,
             images=images.images,
         )

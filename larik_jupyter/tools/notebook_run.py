@@ -13,7 +13,9 @@ from pathlib import Path
 from typing import Any
 
 from larik_jupyter.tools.base import Tool, ToolError, ToolResult
+from larik_jupyter.tools.code_stop import TIMEOUT_INPUT, timeout_of
 from larik_jupyter.tools.env import Env
+from larik_jupyter.tools.envelope import wrap
 from larik_jupyter.tools.images import ImageCollector
 from larik_jupyter.tools.notebook import NOTEBOOK_PATH, notebook_path, open_notebook
 from larik_jupyter.tools.notebook_file import load_notebook, save_notebook, source_text
@@ -25,9 +27,6 @@ from larik_jupyter.tools.notebook_live import (
 )
 from larik_jupyter.tools.notebook_outputs import outputs_text
 
-DEFAULT_TIMEOUT = 120
-MAX_TIMEOUT = 3600
-
 
 @dataclass
 class CellRun:
@@ -37,6 +36,7 @@ class CellRun:
     execution_count: int | None = None
     interrupted: str = ""  # "", "timeout" or "interrupted"
     error: bool = False
+    cancelled: bool = False  # the turn was cancelled (Stop) while the cell ran
 
 
 class NotebookRunTool(Tool):
@@ -51,11 +51,7 @@ class NotebookRunTool(Tool):
         "properties": {
             "path": NOTEBOOK_PATH,
             "cell_id": {"type": "string", "description": "The code cell's id (or cell-N)."},
-            "timeout": {
-                "type": "integer",
-                "description": f"Seconds before the run is interrupted; default {DEFAULT_TIMEOUT}, "
-                f"at most {MAX_TIMEOUT}.",
-            },
+            "timeout": TIMEOUT_INPUT,
         },
         "required": ["cell_id"],
     }
@@ -69,9 +65,7 @@ class NotebookRunTool(Tool):
             raise ToolError(
                 "notebook_run needs a live Jupyter kernel; run the agent in a notebook to use it."
             )
-        timeout = int(args.get("timeout") or DEFAULT_TIMEOUT)
-        if not 1 <= timeout <= MAX_TIMEOUT:
-            raise ToolError(f"notebook_run: timeout must be between 1 and {MAX_TIMEOUT} seconds, not {timeout}.")
+        timeout = timeout_of(args, self.name)
         raw = notebook_path(env, args, self.name)
         # Reading the open document waits for the browser, whose reply this thread's loop delivers.
         cell_id = str(args["cell_id"])
@@ -96,7 +90,7 @@ class NotebookRunTool(Tool):
                 live.post(nb.path, {"op": "set_outputs", "cell_id": cell_id, "outputs": outputs})
 
         run: CellRun = await env.run_cell(
-            source_text(cell), timeout=timeout, stop=env.stop_event, changed=streamed
+            source_text(cell), timeout=timeout, stop=env.stop_event, changed=streamed if live is not None else None
         )
         # Shielded: a Stop that cancels the turn must not leave the cell's outputs half written.
         if nb.live:
@@ -105,15 +99,20 @@ class NotebookRunTool(Tool):
             await asyncio.shield(asyncio.to_thread(apply_live, env, nb, op))
         else:
             await asyncio.shield(asyncio.to_thread(_write_file, env, raw, cell_id, run))
+        if run.cancelled:
+            raise asyncio.CancelledError  # the turn is ending; the cell is stopped and written
         images = ImageCollector()
         where = "the open notebook" if nb.live else nb.rel
         head = f"Ran cell {cell_id} of {nb.rel} as In [{run.execution_count}]; its outputs are in {where}"
         if run.interrupted == "timeout":
-            head += f"; it was interrupted after {timeout} s"
+            head = (
+                f"Cell {cell_id} of {nb.rel} (In [{run.execution_count}]) timed out after {timeout} s and "
+                f"was stopped (KeyboardInterrupt); its outputs so far are below and in {where}"
+            )
         elif run.interrupted:
             head += "; it was interrupted"
         body = outputs_text(run.outputs, images, f"cell {cell_id}") if run.outputs else "(no output)"
-        text = images.text(f"{head}.\n{body}")
+        text = images.text(f"{head}.\n{wrap(env.nonce, f'cell {cell_id} outputs', body)}")
         return ToolResult(text, is_error=run.error or bool(run.interrupted), images=images.images)
 
 
