@@ -89,14 +89,19 @@ def _block_param(block: ContentBlock) -> dict[str, Any] | None:
 
 
 def request_messages(messages: list[Message], *, cache: bool = True) -> list[dict[str, Any]]:
-    """The conversation in Messages API form, with cache breakpoints on the last block of
-    each of the last `HISTORY_BREAKPOINTS` user messages (none without `cache`)."""
+    """The conversation in Messages API form (roles alternating), with cache breakpoints on
+    the last block of each of the last `HISTORY_BREAKPOINTS` user messages (none without
+    `cache`)."""
     params: list[dict[str, Any]] = []
     for index, message in enumerate(messages):
         content = [p for p in map(_block_param, message.content) if p is not None]
         if not content and message.role == "assistant" and index < len(messages) - 1:
             content = [{"type": "text", "text": EMPTY_REPLY}]
-        if content:
+        if params and content and params[-1]["role"] == message.role:
+            # Two user messages in a row (a prompt whose call failed, then the next one; a
+            # compaction summary, then the prompt): one turn, so the roles alternate.
+            params[-1]["content"].extend(content)
+        elif content:
             params.append({"role": message.role, "content": content})
     if cache:
         users = [p for p in params if p["role"] == "user"]
