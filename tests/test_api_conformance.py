@@ -248,3 +248,80 @@ def test_the_wire_server_refuses_what_the_real_api_refuses() -> None:
             with pytest.raises((anthropic.BadRequestError, openai.BadRequestError)):
                 call()
         assert server.remaining == 1
+
+
+def test_a_400_says_what_to_do_is_traced_and_does_not_doom_the_next_prompt(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    too_long = "prompt is too long: 201000 tokens > 200000 maximum"
+    script = [{"error": {"status": 400, "message": too_long}}, {"content": [text("Fine now.")]}]
+    with ScriptedHTTPServer(script, api_key=KEY) as server:
+        model = wire_model("anthropic", server, KEY, monkeypatch)
+        agent = Agent(project, model=model, yes=True)
+        trace = agent.trace(True)
+        failed = agent.run("a long question")
+        after = agent.run("again")
+        agent.trace(False)
+        agent.close()
+    # The API's own message in one sentence, and the command that helps.
+    assert failed.status == "error" and failed.error is not None
+    assert failed.error.startswith(f"Anthropic rejected the request (400): {too_long}; run `/compact`")
+    assert failed.error.count(". ") == 0 and failed.error.endswith(".")
+    assert trace is not None
+    first = json.loads((trace / "http" / "0001-request.json").read_text())
+    assert "a long question" in json.dumps(first)
+    assert after.status == "done" and after.text == "Fine now."
+
+
+def test_images_a_request_was_refused_over_are_not_sent_again(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    figures_notebook(project)
+    refusal = "messages.2.content.1.image.source.base64: image exceeds 5 MB maximum"
+    script = [
+        {"content": [tool("notebook_read", path="figs.ipynb")]},
+        {"error": {"status": 400, "message": refusal}},
+        {"content": [text("Without the figures, then.")]},
+    ]
+    with ScriptedHTTPServer(script, api_key=KEY) as server:
+        model = wire_model("anthropic", server, KEY, monkeypatch)
+        agent = Agent(project, model=model, yes=True)
+        failed = agent.run("look at the figures")
+        after = agent.run("try again")
+        sent = bodies(server)
+        agent.close()
+    assert failed.status == "error" and "send the prompt again" in (failed.error or "")
+    assert anthropic_images(sent[1]) == FIGURES_PER_READ
+    assert after.status == "done" and anthropic_images(sent[2]) == 0
+    assert json.dumps(sent[2]).count("image omitted") == FIGURES_PER_READ
+    # The transcript keeps the figures.
+    kept = [b for m in agent.loop.session.state.all for r in m.tool_results() for b in r.content if isinstance(b, ImageBlock)]
+    assert len(kept) == FIGURES_PER_READ
+
+
+def test_a_compaction_call_reads_the_conversation_from_the_cache(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The summary is asked for after the request the next step would send, so its prefix
+    is read from the cache; when the model calls a tool instead, the flattened fallback
+    writes no cache (no later call repeats it)."""
+    (project / "a.txt").write_text("a\n")
+    script = [
+        {"content": [tool("read", path="a.txt")]},
+        {"content": [text("Read.")]},
+        {"content": [tool("read", path="a.txt")]},
+        {"content": [text("SUMMARY: a was read.")]},
+    ]
+    with ScriptedHTTPServer(script, api_key=KEY) as server:
+        model = wire_model("anthropic", server, KEY, monkeypatch)
+        agent = Agent(project, model=model, yes=True)
+        agent.run("read a")
+        assert agent.compact() == "SUMMARY: a was read."
+        agent.close()
+        _, last, asked, flat = bodies(server)
+    assert uncached(asked["tools"]) == uncached(last["tools"]) and asked["system"] == last["system"]
+    assert uncached(asked["messages"][:3]) == uncached(last["messages"])
+    # The previous call's end is a breakpoint: the whole conversation is read, not written.
+    assert "cache_control" in asked["messages"][2]["content"][-1]
+    assert "Summarise the conversation" in asked["messages"][-1]["content"][-1]["text"]
+    assert "cache_control" not in json.dumps(flat) and "tools" not in flat
