@@ -11,12 +11,16 @@ import time
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from larik_jupyter import Agent, paths
-from larik_jupyter.agent.mcp import McpManager, status_table
+from larik_jupyter.agent.mcp import McpManager, status_table, tool_name
 from larik_jupyter.config.layers import load_config
 from larik_jupyter.config.model import McpServer
 from larik_jupyter.config.update import approve
-from tests.agent_helpers import done, personal, results_of, scripted, tool
+from larik_jupyter.testing import ScriptedHTTPServer
+from larik_jupyter.testing.api_rules import TOOL_NAME
+from tests.agent_helpers import done, personal, results_of, scripted, tool, wire_model
 
 TINY = Path(__file__).parent / "mcp_servers" / "tiny_server.py"
 TINY_SERVER = {"command": sys.executable, "args": [str(TINY)]}
@@ -203,11 +207,6 @@ def test_long_names_stay_distinct_and_the_tools_keep_one_order(
     `^[a-zA-Z0-9_-]{1,64}$` (and must be unique). Cutting two long names to 64 characters
     used to make them one; approving a server mid-session used to reorder the tools array,
     the start of every request's cached prefix."""
-    from larik_jupyter.agent.mcp import tool_name
-    from larik_jupyter.testing import ScriptedHTTPServer
-    from larik_jupyter.testing.api_rules import TOOL_NAME
-    from tests.agent_helpers import wire_model
-
     personal({"mcpServers": {LONG: TINY_SERVER}})
     (project / ".mcp.json").write_text(json.dumps({"mcpServers": {"tiny": TINY_SERVER}}))
     add = tool_name(LONG, "add")

@@ -10,7 +10,14 @@ import pytest
 
 from larik_jupyter import Agent
 from larik_jupyter.config.model import Config
-from larik_jupyter.llm.messages import ImageBlock, Message, TextBlock, ToolResultBlock, ToolUseBlock, user_text
+from larik_jupyter.llm.messages import (
+    ImageBlock,
+    Message,
+    TextBlock,
+    ToolResultBlock,
+    ToolUseBlock,
+    user_text,
+)
 from larik_jupyter.llm.models import MODELS, UNKNOWN, model_info
 from larik_jupyter.llm.select import select_provider
 from larik_jupyter.testing import ScriptedHTTPServer, collect, final

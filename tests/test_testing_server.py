@@ -12,7 +12,6 @@ import pytest
 from larik_jupyter.llm.script import ScriptError
 from larik_jupyter.testing import ScriptedHTTPServer
 
-
 # The smallest request both APIs accept (the server refuses what the real APIs refuse).
 HI: dict[str, Any] = {"model": "m", "max_tokens": 16, "messages": [{"role": "user", "content": "hi"}]}
 
