@@ -3,6 +3,7 @@ from it; config overrides an entry; unknown models get what any server takes."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -113,13 +114,21 @@ def test_an_unknown_model_works_against_an_openai_compatible_server(
     assert agent.loop.provider.info == UNKNOWN and not agent.loop.provider.vision
 
 
-def test_compaction_fires_at_the_tables_window(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize("layer", ["personal", "repository"])
+def test_compaction_fires_at_the_tables_window(
+    layer: str, project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     big = {"content": [text("long answer")], "usage": {"input_tokens": 900, "output_tokens": 10}}
     script = [big, {"content": [text("SUMMARY: short.")]}, OK]
     with ScriptedHTTPServer(script) as server:
         monkeypatch.setenv("ANTHROPIC_API_KEY", "k")
         monkeypatch.setenv("ANTHROPIC_BASE_URL", server.anthropic_base_url)
-        personal({"models": {"claude-haiku-4-5": {"context_window": 1000}}})
+        override = {"models": {"claude-haiku-4-5": {"context_window": 1000}}}
+        if layer == "personal":
+            personal(override)
+        else:
+            (project / ".larik").mkdir()
+            (project / ".larik" / "settings.json").write_text(json.dumps(override))
         agent = Agent(project, model="anthropic:claude-haiku-4-5")
         agent.run("first")
         agent.run("second")
