@@ -44,6 +44,7 @@ from paired import banner
 from larik_jupyter import Agent
 from larik_jupyter.llm.models import model_info
 from larik_jupyter.testing import ScriptedHTTPServer
+from larik_jupyter.testing.api_rules import without_breakpoints
 
 ROOT = Path(__file__).resolve().parent.parent
 SOURCES = sorted((ROOT / "larik_jupyter" / "agent").glob("*.py"))[:12]
@@ -126,14 +127,6 @@ def run_session(kind: str, work: Path) -> list[dict[str, Any]]:
         return [r.body for r in server.requests]
 
 
-def _plain(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {k: _plain(v) for k, v in value.items() if k != "cache_control"}
-    if isinstance(value, list):
-        return [_plain(v) for v in value]
-    return value
-
-
 @dataclass
 class Prefix:
     """A request as a chain of blocks: the hash of each prefix, its tokens, its breakpoints."""
@@ -147,7 +140,7 @@ class Prefix:
         hashes, tokens, marks = [], [], []
         digest, total = hashlib.sha256(), 0
         for index, (block, marked) in enumerate(blocks):
-            text = json.dumps(_plain(block), sort_keys=True)
+            text = json.dumps(without_breakpoints(block), sort_keys=True)
             digest.update(text.encode())
             hashes.append(digest.copy().hexdigest())
             total += max(1, len(text) // 4)

@@ -46,6 +46,16 @@ _REASONING = re.compile(r"^(o1|o3|o4|gpt-5(?!-chat))")
 _OPENAI_OUTPUT = {"gpt-5": 128_000, "gpt-4.1": 32_768, "gpt-4o": 16_384, "o3": 100_000, "o4-mini": 100_000}
 
 
+def without_breakpoints(value: Any) -> Any:
+    """`value` (a request body or part of one) without `cache_control` markers, which are not
+    part of the prefix a prompt cache matches."""
+    if isinstance(value, dict):
+        return {k: without_breakpoints(v) for k, v in value.items() if k != "cache_control"}
+    if isinstance(value, list):
+        return [without_breakpoints(v) for v in value]
+    return value
+
+
 def _prefixed(model: str, table: dict[str, int]) -> int | None:
     keys = [k for k in table if model.startswith(k)]
     return table[max(keys, key=len)] if keys else None
