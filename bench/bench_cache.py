@@ -1,7 +1,8 @@
 """How much of a long session's input the providers' prompt caches serve, and what it costs.
 
 A scripted session of 30 model calls (two steps of 12 parallel reads, single reads and
-greps, an approval that reloads the config, a fork, a resume in a new agent, a compaction)
+greps, an MCP server, an approval that reloads the config, a fork, a resume in a new agent,
+a compaction)
 runs through `Agent` and the real SDKs against `ScriptedHTTPServer`, once speaking Anthropic
 and once OpenAI. Every request body the real request builders produced is captured, then
 replayed through each vendor's published caching rules:
@@ -47,6 +48,7 @@ from larik_jupyter.testing import ScriptedHTTPServer
 from larik_jupyter.testing.api_rules import without_breakpoints
 
 ROOT = Path(__file__).resolve().parent.parent
+MCP_SERVER = {"command": sys.executable, "args": [str(ROOT / "tests" / "mcp_servers" / "tiny_server.py")]}
 SOURCES = sorted((ROOT / "larik_jupyter" / "agent").glob("*.py"))[:12]
 MODELS = {"anthropic": "anthropic:claude-sonnet-4-6", "openai": "openai:gpt-5"}
 LOOKBACK = 20
@@ -231,6 +233,8 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         os.environ["LARIK_DATA_DIR"] = str(Path(tmp) / "data")
         os.environ["LARIK_CONFIG_DIR"] = str(Path(tmp) / "config")
+        (Path(tmp) / "config").mkdir()
+        (Path(tmp) / "config" / "config.json").write_text(json.dumps({"mcpServers": {"tiny": MCP_SERVER}}))
         for var in ("LARIK_MODEL",):
             os.environ.pop(var, None)
         anthropic = run_session("anthropic", Path(tmp))
