@@ -73,6 +73,14 @@ def test_thinking_and_max_tokens_follow_the_model(
         assert thinking["budget_tokens"] < body["max_tokens"]
 
 
+def test_a_budget_the_model_cannot_take_is_not_sent_and_says_so(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "k")
+    _, notice = select_provider("anthropic:claude-next-9", Config.model_validate(anthropic(thinking_budget=4096)))
+    assert notice is not None and "`providers.anthropic.thinking_budget` is not sent to claude-next-9" in notice
+    _, none = select_provider("anthropic:claude-sonnet-4-5", Config.model_validate(anthropic(thinking_budget=4096)))
+    assert none is None
+
+
 def test_a_config_override_changes_what_the_request_carries(monkeypatch: pytest.MonkeyPatch) -> None:
     config = anthropic(2048, 30_000, **{"claude-sonnet-4-5": {"thinking": "adaptive", "max_output_tokens": 20_000}})
     body = sent_body("anthropic:claude-sonnet-4-5-20250929", config, monkeypatch)

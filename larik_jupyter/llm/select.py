@@ -127,4 +127,20 @@ def select_provider(spec: str | None = None, config: Any = None) -> tuple[Provid
     `ANTHROPIC_BASE_URL` / `OPENAI_BASE_URL`, which win over the vendors' defaults.
     """
     chosen, notice = choose_spec(spec, config)
-    return make_provider(chosen, config), notice
+    provider = make_provider(chosen, config)
+    return provider, notice or _unsent_thinking(provider, config)
+
+
+def _unsent_thinking(provider: Provider, config: Any) -> str | None:
+    """A notice when `providers.anthropic.thinking_budget` is set for a model the model table
+    does not know to take extended thinking (so it is not sent)."""
+    prefix = provider.name.partition(":")[0]
+    if prefix != "anthropic" or not _positive_int(_settings(config, prefix), "thinking_budget"):
+        return None
+    if provider.info.thinking != "none":
+        return None
+    return (
+        f"`providers.anthropic.thinking_budget` is not sent to {provider.model}: the model table "
+        f'does not know it to take extended thinking; if it does, set "models": '
+        f'{{"{provider.model}": {{"thinking": "budget"}}}} (or "adaptive") in your config.'
+    )
