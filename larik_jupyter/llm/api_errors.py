@@ -150,10 +150,15 @@ def _advice(status: int, detail: str, target: ApiTarget) -> str:
     what the API's message names, else where to look."""
     provider = target.label.partition(":")[0]
     models_key = f'"models": {{"{target.model}": {{…}}}}'
-    if status == 413 or _mentions(detail, "image"):
+    if _mentions(detail, "image"):
         return (
             "the images of that request are left out of the next ones, so send the prompt "
             "again; if it still fails, run `/compact` or `/clear`"
+        )
+    if status == 413:
+        return (
+            "any images it carried are left out of the next requests; if the next prompt "
+            "fails too, run `/compact` to shrink the conversation, or `/clear`"
         )
     if _mentions(detail, "prompt is too long", "context length", "context window", "too many tokens"):
         return "run `/compact` to summarise the conversation, or `/clear` to start afresh"
