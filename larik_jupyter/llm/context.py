@@ -12,7 +12,7 @@ two steps keep a byte-identical prefix for the prompt cache.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from typing import Any
 
 from larik_jupyter.llm.messages import (
@@ -44,17 +44,21 @@ def iter_images(messages: list[Message]) -> Iterator[tuple[int, ImageBlock]]:
                         yield index, inner
 
 
+def image_key(block: ImageBlock) -> str:
+    """What identifies an image's content: its base64 data, or its URL."""
+    return str(block.source.get("data") or block.source.get("url") or "")
+
+
 def image_size(block: ImageBlock) -> int:
     """The characters an image adds to a request (its base64 data; a URL costs its length)."""
-    return len(str(block.source.get("data") or block.source.get("url") or ""))
+    return len(image_key(block))
 
 
-def images_to_omit(messages: list[Message], info: ModelInfo, sent_before: int = 0) -> int:
-    """How many of the oldest images to leave out: every image in the first `sent_before`
-    messages (a request carrying them was refused), and enough more that the rest fit the
-    model's count and byte limits, rounded up to a step of a quarter of `max_images`."""
-    found = list(iter_images(messages))
-    forced = sum(1 for index, _ in found if index < sent_before)
+def images_to_omit(messages: list[Message], info: ModelInfo, refused: Collection[str] = ()) -> int:
+    """How many of the oldest images (besides those `refused`: a request carrying them was
+    refused) to leave out so the rest fit the model's count and byte limits, rounded up to a
+    step of a quarter of `max_images`."""
+    found = [(i, b) for i, b in iter_images(messages) if image_key(b) not in refused]
     total = sum(image_size(block) for _, block in found)
     too_big = 0
     for _, block in found:
@@ -66,7 +70,7 @@ def images_to_omit(messages: list[Message], info: ModelInfo, sent_before: int = 
     if over:
         step = max(1, info.max_images // 4)
         over = min(len(found), math.ceil(over / step) * step)
-    return max(forced, over)
+    return over
 
 
 def _origins(messages: list[Message]) -> dict[str, str]:
@@ -82,19 +86,23 @@ def _note(origin: str) -> TextBlock:
     )
 
 
-def model_context(messages: list[Message], info: ModelInfo, sent_before: int = 0) -> list[Message]:
-    """`messages` as a request may carry them (see the module's docstring); `sent_before`
-    counts the leading messages whose images a refused request carried."""
+def model_context(
+    messages: list[Message], info: ModelInfo, refused: Collection[str] = ()
+) -> list[Message]:
+    """`messages` as a request may carry them (see the module's docstring); images whose
+    `image_key` is in `refused` (a request carrying them was refused) are left out too."""
     if not info.vision:
         messages = without_images(messages)
-    omit = images_to_omit(messages, info, sent_before)
-    origins = _origins(messages) if omit else {}
+    omit = images_to_omit(messages, info, refused)
+    origins = _origins(messages) if omit or refused else {}
     seen = 0
 
     def keep(block: Any, origin: str) -> Any:
         nonlocal seen
         if not isinstance(block, ImageBlock):
             return block
+        if image_key(block) in refused:
+            return _note(origin)
         seen += 1
         return _note(origin) if seen <= omit else block
 

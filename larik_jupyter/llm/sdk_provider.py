@@ -12,7 +12,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
 from larik_jupyter.llm.api_errors import ApiTarget, refused_for_images
-from larik_jupyter.llm.context import iter_images, model_context
+from larik_jupyter.llm.context import image_key, iter_images, model_context
 from larik_jupyter.llm.events import StreamEvent
 from larik_jupyter.llm.messages import Message
 from larik_jupyter.llm.models import ModelInfo
@@ -62,8 +62,8 @@ class SdkProvider:
         self.model = model
         self.name = name
         self.info = info
-        # Leading messages of the conversation whose images a refused request carried.
-        self.images_refused_before = 0
+        # The images (`image_key`) a refused request carried: never sent again by this provider.
+        self.refused_images: set[str] = set()
         self.retry = retry or RetryPolicy()
         self._timeout = timeout
         self._key = key
@@ -102,7 +102,7 @@ class SdkProvider:
     ) -> AsyncIterator[StreamEvent]:
         """Stream one call, retrying transient failures before any output."""
         sdk = import_sdk(self.sdk_module)
-        context = model_context(messages, self.info, self.images_refused_before)
+        context = model_context(messages, self.info, self.refused_images)
         params = self.request(system, context, tools, cache=cache)
         async with self._new_client() as client:
             attempt = functools.partial(
@@ -112,6 +112,6 @@ class SdkProvider:
                 async for event in with_retries(self.name, self.retry, attempt):
                     yield event
             except ProviderError as exc:
-                if refused_for_images(exc) and any(iter_images(context)):
-                    self.images_refused_before = len(messages)
+                if refused_for_images(exc):
+                    self.refused_images.update(image_key(b) for _, b in iter_images(context))
                 raise
