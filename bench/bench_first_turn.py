@@ -3,9 +3,12 @@
 Each round: a new kernel runs `%load_ext larik_jupyter`, pauses 2 s (a user typing the
 prompt), then two one-line prompts; both are timed from the client (execute request to
 reply), against `larik_jupyter.testing.ScriptedHTTPServer` speaking Anthropic's streaming
-API. The second turn is the floor: same kernel, same round. Target: first <= 2x second.
-For scale, each round also times `import anthropic` alone in another fresh kernel: the
-warm-up cannot finish before that import does.
+API. The second turn is the floor: same kernel, same round. For scale, each round also
+times `import anthropic` alone in another fresh kernel: the warm-up cannot finish before
+that import does, so the part of it longer than the pause is a floor the first turn pays.
+Target (issue 28): the first turn adds at most 300 ms over the second beyond that part,
+`(first - second) - max(0, import - pause) <= 300 ms`; the older target was first <= 2x
+second.
 
 Run: .venv/bin/python bench/bench_first_turn.py [ROUNDS] [PAUSE_SECONDS]
 """
@@ -86,6 +89,11 @@ def main() -> None:
     print(f"first turn after a {pause:g} s pause  {span(results['first'], 1000, 0, ' ms')}")
     print(f"second turn (floor)           {span(results['second'], 1000, 0, ' ms')}")
     print(f"ratio first / second          {span(ratios(results, 'first', 'second'), 1, 2, 'x')}  (target <= 2x)")
+    excess = [
+        (first - second) - max(0.0, sdk - pause)
+        for first, second, sdk in zip(results["first"], results["second"], results["sdk"], strict=True)
+    ]
+    print(f"first - second - unhidden import  {span(excess, 1000, 0, ' ms')}  (target <= 300 ms)")
 
 
 if __name__ == "__main__":

@@ -141,7 +141,9 @@ def test_config_tuning_reaches_the_request(monkeypatch: pytest.MonkeyPatch) -> N
         settings = TunedSettings(
             base_url=server.anthropic_base_url, max_tokens=3000, thinking_budget=1024
         )
-        provider, _ = select_provider("anthropic:c", Config(providers={"anthropic": settings}))
+        provider, _ = select_provider(
+            "anthropic:claude-sonnet-4-5", Config(providers={"anthropic": settings})
+        )
         final(collect(provider, [user_text("hi")]))
         body = server.requests[0].body
     assert body["thinking"] == {"type": "enabled", "budget_tokens": 1024}

@@ -11,12 +11,16 @@ import time
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from larik_jupyter import Agent, paths
-from larik_jupyter.agent.mcp import McpManager, status_table
+from larik_jupyter.agent.mcp import McpManager, status_table, tool_name
 from larik_jupyter.config.layers import load_config
 from larik_jupyter.config.model import McpServer
 from larik_jupyter.config.update import approve
-from tests.agent_helpers import done, personal, results_of, scripted, tool
+from larik_jupyter.testing import ScriptedHTTPServer
+from larik_jupyter.testing.api_rules import TOOL_NAME
+from tests.agent_helpers import done, personal, results_of, scripted, tool, wire_model
 
 TINY = Path(__file__).parent / "mcp_servers" / "tiny_server.py"
 TINY_SERVER = {"command": sys.executable, "args": [str(TINY)]}
@@ -191,3 +195,49 @@ def test_a_server_over_streamable_http(project: Path, tmp_path: Path) -> None:
         process.kill()
         process.wait()
         log.close()
+
+
+LONG = "analytics-warehouse-of-the-whole-company-with-a-long-name-for-tests"
+
+
+def test_long_names_stay_distinct_and_the_tools_keep_one_order(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """OpenAI's function-calling guide and Anthropic's tool use docs: tool names match
+    `^[a-zA-Z0-9_-]{1,64}$` (and must be unique). Cutting two long names to 64 characters
+    used to make them one; approving a server mid-session used to reorder the tools array,
+    the start of every request's cached prefix."""
+    personal({"mcpServers": {LONG: TINY_SERVER}})
+    (project / ".mcp.json").write_text(json.dumps({"mcpServers": {"tiny": TINY_SERVER}}))
+    add = tool_name(LONG, "add")
+    script = [[tool(add, a=2, b=40)], done(), done("Again."), done("Fresh.")]
+    with ScriptedHTTPServer([{"content": c} for c in script], api_key="k") as server:
+        model = wire_model("anthropic", server, "k", monkeypatch)
+        agent = Agent(project, model=model, yes=True)
+        try:
+            assert agent.run("add").status == "done"
+            (added,) = results_of(agent)
+            assert added.content == "42" and not added.is_error
+            # The transcript records the name the model saw.
+            assert agent.loop.session.state.all[1].tool_uses()[0].name == add
+            agent.approve("tiny")
+            assert agent.run("again").status == "done"
+        finally:
+            agent.close()
+        fresh = Agent(project, model=model, yes=True)
+        try:
+            assert fresh.run("fresh").status == "done"
+        finally:
+            fresh.close()
+        names = [[t["name"] for t in r.body["tools"]] for r in server.requests]
+    long_names = [n for n in names[0] if n.startswith("mcp__analytics")]
+    # The tiny server's six tools, each under its own valid name.
+    assert len(set(long_names)) == 6 and all(TOOL_NAME.match(n) for n in long_names)
+    tiny = {n for n in names[2] if n.startswith("mcp__tiny__")}
+    assert len(tiny) == 6
+    assert names[0] == names[1]
+    # After the approval the tiny server's tools join in their sorted place, and a fresh
+    # session offers the same array in the same order.
+    assert names[2] == names[3] and set(names[2]) - set(names[0]) == tiny
+    mcp = [n for n in names[2] if n.startswith("mcp__")]
+    assert mcp == sorted(mcp) and names[2][: -len(mcp)] == names[0][: -len(long_names)]

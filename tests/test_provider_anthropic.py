@@ -22,9 +22,11 @@ BASH = ToolSchema(
 )
 
 
-def provider(server: ScriptedHTTPServer, thinking_budget: int | None = None) -> AnthropicProvider:
+def provider(
+    server: ScriptedHTTPServer, thinking_budget: int | None = None, model: str = "claude-sonnet-4-5"
+) -> AnthropicProvider:
     return AnthropicProvider(
-        "claude-test",
+        model,
         api_key="k",
         base_url=server.anthropic_base_url,
         thinking_budget=thinking_budget,
@@ -81,7 +83,7 @@ def test_thinking_is_kept_with_its_signature_and_sent_back_unchanged() -> None:
     assert second_body["messages"][2]["content"][0]["tool_use_id"] == call.id
 
 
-def test_system_prompt_and_newest_message_carry_cache_breakpoints() -> None:
+def test_system_prompt_and_the_last_user_messages_carry_cache_breakpoints() -> None:
     history = [
         user_text("first question"),
         Message(role="assistant", content=[TextBlock(text="first answer")]),
@@ -99,7 +101,9 @@ def test_system_prompt_and_newest_message_carry_cache_breakpoints() -> None:
         for j, b in enumerate(m["content"])
         if "cache_control" in b
     ]
-    assert marked == [(2, 0)]
+    # The newest user message (written for the next call) and the one before it (where the
+    # previous call's request ended: read from the cache).
+    assert marked == [(0, 0), (2, 0)]
 
 
 def test_unsigned_thinking_from_an_interrupted_reply_is_not_sent_back() -> None:

@@ -12,6 +12,9 @@ import pytest
 from larik_jupyter.llm.script import ScriptError
 from larik_jupyter.testing import ScriptedHTTPServer
 
+# The smallest request both APIs accept (the server refuses what the real APIs refuse).
+HI: dict[str, Any] = {"model": "m", "max_tokens": 16, "messages": [{"role": "user", "content": "hi"}]}
+
 
 def post(
     url: str, body: dict[str, Any], headers: dict[str, str] | None = None
@@ -40,9 +43,7 @@ def test_anthropic_stream_events_in_protocol_order() -> None:
         "usage": {"input_tokens": 3, "output_tokens": 2},
     }
     with ScriptedHTTPServer([reply], fragment=3) as server:
-        status, headers, raw = post(
-            server.url + "/v1/messages", {"model": "m", "stream": True, "messages": []}
-        )
+        status, headers, raw = post(server.url + "/v1/messages", {**HI, "stream": True})
     assert status == 200 and headers["content-type"] == "text/event-stream"
     kinds = [e["type"] for e in events(raw)]
     assert kinds[0] == "message_start" and kinds[-2:] == ["message_delta", "message_stop"]
@@ -58,7 +59,7 @@ def test_openai_stream_reports_usage_only_when_asked() -> None:
     }
     with ScriptedHTTPServer([reply, reply]) as server:
         url = server.openai_base_url + "/chat/completions"
-        _, _, plain = post(url, {"model": "m", "stream": True, "messages": []})
+        _, _, plain = post(url, {**HI, "stream": True})
         _, _, counted = post(
             url,
             {
@@ -76,7 +77,7 @@ def test_openai_stream_reports_usage_only_when_asked() -> None:
 def test_non_streaming_requests_get_a_whole_response() -> None:
     reply = {"content": [{"type": "tool_use", "name": "bash", "input": {"command": "ls"}}]}
     with ScriptedHTTPServer([reply, reply]) as server:
-        _, _, anthropic_raw = post(server.url + "/v1/messages", {"model": "m", "messages": []})
+        _, _, anthropic_raw = post(server.url + "/v1/messages", HI)
         _, _, openai_raw = post(
             server.openai_base_url + "/chat/completions", {"model": "m", "messages": []}
         )
@@ -92,7 +93,7 @@ def test_errors_carry_status_body_and_retry_after() -> None:
     with ScriptedHTTPServer(
         [{"error": {"status": 429, "message": "slow down", "retry_after": 2}}]
     ) as server:
-        status, headers, raw = post(server.url + "/v1/messages", {"model": "m", "stream": True})
+        status, headers, raw = post(server.url + "/v1/messages", {**HI, "stream": True})
     assert status == 429 and headers["retry-after"] == "2"
     assert json.loads(raw)["error"] == {"type": "rate_limit_error", "message": "slow down"}
 
@@ -101,14 +102,14 @@ def test_requests_are_recorded_with_headers_and_bodies() -> None:
     with ScriptedHTTPServer(
         [{"content": [{"type": "text", "text": "x"}]}], api_key="right"
     ) as server:
-        denied, _, _ = post(server.url + "/v1/messages", {"model": "m"}, {"x-api-key": "wrong"})
-        allowed, _, _ = post(server.url + "/v1/messages", {"model": "m"}, {"x-api-key": "right"})
+        denied, _, _ = post(server.url + "/v1/messages", HI, {"x-api-key": "wrong"})
+        allowed, _, _ = post(server.url + "/v1/messages", HI, {"x-api-key": "right"})
         exhausted, _, raw = post(
-            server.url + "/v1/messages", {"model": "m"}, {"x-api-key": "right"}
+            server.url + "/v1/messages", HI, {"x-api-key": "right"}
         )
         assert [r.headers["x-api-key"] for r in server.requests] == ["wrong", "right", "right"]
         assert (
-            server.requests[0].body == {"model": "m"} and server.requests[0].path == "/v1/messages"
+            server.requests[0].body == HI and server.requests[0].path == "/v1/messages"
         )
         assert server.remaining == 0
     assert (denied, allowed, exhausted) == (401, 200, 400)

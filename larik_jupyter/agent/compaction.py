@@ -1,15 +1,19 @@
-"""Compaction: summarise the conversation so the model context shrinks; the transcript does not."""
+"""Compaction: summarise the conversation so the model context shrinks; the transcript does not.
+
+The summary is asked for with the request the next step would send (same tools, system
+prompt and messages) plus the instruction, so the call reads the whole conversation from
+the prompt cache. Only when that brings no summary (the model called a tool instead) is the
+conversation sent again flattened to text, without tools and without a cache write (no
+later call repeats that request).
+"""
 
 from __future__ import annotations
 
 from larik_jupyter.config.model import Config
 from larik_jupyter.llm import events as ev
 from larik_jupyter.llm.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock, Usage
-from larik_jupyter.llm.provider import Provider, ProviderError
-
-# Context windows by model-name prefix; unknown models use the default.
-_WINDOWS = {"claude": 200_000, "gpt-5": 400_000, "gpt-4.1": 1_000_000, "gpt-4o": 128_000}
-_DEFAULT_WINDOW = 128_000
+from larik_jupyter.llm.models import ModelInfo
+from larik_jupyter.llm.provider import Provider, ProviderError, ToolSchema
 
 _INSTRUCTION = (
     "Summarise the conversation so far for your own later use: the user's goals, decisions "
@@ -18,21 +22,16 @@ _INSTRUCTION = (
 )
 
 
-def context_window(model: str) -> int:
-    name = model.rpartition(":")[2]
-    matches = [p for p in _WINDOWS if name.startswith(p)]
-    return _WINDOWS[max(matches, key=len)] if matches else _DEFAULT_WINDOW
-
-
-def needs_compaction(last: Usage | None, config: Config, model: str) -> bool:
-    """True when the last model call used more than the configured share of the window."""
+def needs_compaction(last: Usage | None, config: Config, info: ModelInfo) -> bool:
+    """True when the last model call used more than the configured share of the model's
+    context window (from the model table)."""
     settings = config.compaction
     if last is None or not settings.enabled:
         return False
     used = last.input_tokens + last.cache_read_tokens + last.cache_write_tokens + last.output_tokens
     if settings.max_tokens:
         return used >= settings.max_tokens
-    return used >= settings.threshold * context_window(model)
+    return used >= settings.threshold * info.context_window
 
 
 def _as_text(messages: list[Message]) -> str:
@@ -50,18 +49,38 @@ def _as_text(messages: list[Message]) -> str:
     return "\n".join(lines)
 
 
+def _asking(context: list[Message], ask: str) -> list[Message]:
+    """`context` with `ask` as the next user message (added to the last one if that is a
+    user message, so the roles keep alternating)."""
+    if context and context[-1].role == "user":
+        last = context[-1]
+        return [*context[:-1], last.model_copy(update={"content": [*last.content, TextBlock(text=ask)]})]
+    return [*context, Message(role="user", content=[TextBlock(text=ask)])]
+
+
+async def _summary(
+    provider: Provider, system: str, request: list[Message], tools: list[ToolSchema], cache: bool
+) -> str:
+    summary = ""
+    async for event in provider.stream(system, request, tools, cache=cache):
+        if isinstance(event, ev.MessageEnd):
+            summary = event.message.text().strip()
+    return summary
+
+
 async def compact_context(
-    provider: Provider, system: str, context: list[Message], instructions: str = ""
+    provider: Provider,
+    system: str,
+    context: list[Message],
+    tools: list[ToolSchema],
+    instructions: str = "",
 ) -> str:
     """Ask the model for a summary of `context`; raises ProviderError when it gives none."""
     ask = _INSTRUCTION + (f"\nAlso: {instructions}" if instructions else "")
-    request = [
-        Message(role="user", content=[TextBlock(text=f"{_as_text(context)}\n\n{ask}")])
-    ]
-    summary = ""
-    async for event in provider.stream(system, request, []):
-        if isinstance(event, ev.MessageEnd):
-            summary = event.message.text().strip()
+    summary = await _summary(provider, system, _asking(context, ask), tools, True)
+    if not summary:
+        flat = [Message(role="user", content=[TextBlock(text=f"{_as_text(context)}\n\n{ask}")])]
+        summary = await _summary(provider, system, flat, [], False)
     if not summary:
         raise ProviderError("Compaction failed: the model returned no summary; try `/compact` again.")
     return summary

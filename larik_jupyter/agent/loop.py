@@ -44,7 +44,6 @@ from larik_jupyter.llm.messages import (
     ToolResultBlock,
     ToolUseBlock,
     Usage,
-    without_images,
 )
 from larik_jupyter.llm.pricing import cost as price_usage
 from larik_jupyter.llm.provider import Provider, ProviderError
@@ -140,13 +139,12 @@ class AgentLoop:
         self.env.diagnostics = self.lsp if self.lsp.servers else None
         self.tools: dict[str, Tool] = default_tools(self.env)
         self.mcp: McpManager | None = parent.mcp if parent is not None else mcp
-        if self.mcp is not None:
-            self.tools.update(self.mcp.tools())
         if parent is None and self.loaded.config.max_subagents > 0:
             self.tools[TASK_TOOL] = TaskTool(self)
         if self.loaded.skills:
             self.tools[SKILL_TOOL] = SkillTool(lambda: self.loaded.skills)
             self.env.allow_outside = self._in_personal_skill
+        self._set_mcp_tools()
         self.hooks = HookRunner(
             self.loaded.config.hooks,
             cwd=self.cwd,
@@ -221,10 +219,16 @@ class AgentLoop:
         if self.parent is None:
             self.mcp = self.mcp or McpManager({}, cwd=self.cwd)
             notices += [started_notice(status) for status in self.mcp.sync(self.loaded)]
-            for name in [n for n, tool in self.tools.items() if isinstance(tool, McpTool)]:
-                del self.tools[name]
-            self.tools.update(self.mcp.tools())
+            self._set_mcp_tools()
         return notices
+
+    def _set_mcp_tools(self) -> None:
+        """The tools in one order whatever the history of loading (the tools lead every
+        request, so a new order would miss the whole prompt cache): the built-in tools in
+        their order, then the MCP tools sorted by name."""
+        own = {n: t for n, t in self.tools.items() if not isinstance(t, McpTool)}
+        remote = self.mcp.tools() if self.mcp is not None else {}
+        self.tools = own | dict(sorted(remote.items()))
 
     # -- the turn -------------------------------------------------------------------------
 
@@ -364,10 +368,7 @@ class AgentLoop:
         self.emit(ae.ModelCall(step=step))
         builder = MessageBuilder()
         try:
-            context = self.context
-            if not getattr(self.provider, "vision", True):
-                context = without_images(context)
-            async for raw in self.provider.stream(self._system(), context, tool_schemas(self.tools)):
+            async for raw in self.provider.stream(self._system(), self.context, tool_schemas(self.tools)):
                 event = valid_event(raw)
                 builder.add(event)
                 self._forward(event)
@@ -565,13 +566,15 @@ class AgentLoop:
     # -- context management ---------------------------------------------------------------
 
     async def _maybe_compact(self) -> None:
-        if needs_compaction(self.last_call_usage, self.loaded.config, self.provider.name):
+        if needs_compaction(self.last_call_usage, self.loaded.config, self.provider.info):
             self.emit(ae.Notice("The conversation is nearing the model's window; compacting it."))
             await self.compact()
 
     async def compact(self, instructions: str = "") -> str:
         """Summarise the model context into a compaction entry; `All` keeps every message."""
-        summary = await compact_context(self.provider, self._system(), self.context, instructions)
+        summary = await compact_context(
+            self.provider, self._system(), self.context, tool_schemas(self.tools), instructions
+        )
         self.session.append(
             Entry(type="compaction", summary=summary, model=self.provider.name), sync=True
         )

@@ -18,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import contextlib
+import hashlib
 import importlib
 import re
 import threading
@@ -45,8 +46,17 @@ _NAME_MAX = 64
 
 
 def tool_name(server: str, tool: str) -> str:
-    """`mcp__<server>__<tool>`, with characters the model APIs refuse squeezed to `_`."""
-    return _UNSAFE.sub("_", f"mcp__{server}__{tool}")[:_NAME_MAX]
+    """`mcp__<server>__<tool>` as the model sees it. Both APIs take tool names matching
+    `^[a-zA-Z0-9_-]{1,64}$` (OpenAI's function-calling guide; Anthropic's tool use docs), so
+    other characters are squeezed to `_`; a name that had to change (squeezed or cut to 64)
+    ends in `_` and 8 hex digits of the SHA-256 of server and tool, so two tools never share
+    a name and the same tool always gets the same one."""
+    full = f"mcp__{server}__{tool}"
+    safe = _UNSAFE.sub("_", full)
+    if safe == full and len(full) <= _NAME_MAX:
+        return full
+    digest = hashlib.sha256(f"{server}\0{tool}".encode()).hexdigest()[:8]
+    return f"{safe[: _NAME_MAX - 9]}_{digest}"
 
 
 def log_path(server: str) -> Path:

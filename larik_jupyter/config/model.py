@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator
 
@@ -31,6 +31,20 @@ class ProviderSettings(_Open):
 
     base_url: str | None = None
     api_key_env: str | None = None
+
+
+class ModelOverride(_Open):
+    """Changes to one model's entry of the model table (`llm/models.py`); unset fields keep
+    the table's value."""
+
+    context_window: int | None = Field(default=None, gt=0)
+    max_output_tokens: int | None = Field(default=None, gt=0)
+    thinking: Literal["none", "budget", "adaptive"] | None = None
+    reasoning: bool | None = None
+    vision: bool | None = None
+    max_images: int | None = Field(default=None, ge=0)
+    max_image_bytes: int | None = Field(default=None, ge=0)
+    cache_min_tokens: int | None = Field(default=None, ge=0)
 
 
 class Permissions(_Open):
@@ -83,6 +97,8 @@ class Config(_Open):
 
     model: str | None = None
     providers: dict[str, ProviderSettings] = Field(default_factory=dict)
+    # model id or prefix -> changes to that model's entry of the model table.
+    models: dict[str, ModelOverride] = Field(default_factory=dict)
     # Negative keeps checkpoints forever (spec: "Retention").
     checkpoint_retention_days: int = 7
     permissions: Permissions = Field(default_factory=Permissions)

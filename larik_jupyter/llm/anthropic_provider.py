@@ -1,8 +1,15 @@
 """`anthropic:<model>`: the Messages API through the official `anthropic` SDK, streamed.
 
-Thinking blocks are kept with their signatures and sent back unchanged; the system
-prompt and the newest message carry `cache_control`, so each call reads the previous
-call's prefix from Anthropic's prompt cache. The SDK is imported on first use.
+Thinking blocks are kept with their signatures and sent back unchanged. Prompt caching: the
+system prompt (after the tools) and the last block of each of the last three user messages
+carry `cache_control` (the API allows four breakpoints). Every request ends with a user
+message and the conversation only grows, so the previous call's request ends exactly at the
+second-newest user message: its breakpoint reads that call's prefix however many blocks the
+last step added (a breakpoint finds a cached prefix only up to 20 blocks back). The third
+covers a call that failed in between. Extended thinking follows the model table: `budget`
+models get `{"type": "enabled", "budget_tokens": N}` (at least 1024, below `max_tokens`),
+`adaptive` ones `{"type": "adaptive"}`; `max_tokens` never exceeds the model's output limit.
+The SDK is imported on first use.
 """
 
 from __future__ import annotations
@@ -28,6 +35,7 @@ from larik_jupyter.llm.messages import (
     ToolUseBlock,
     Usage,
 )
+from larik_jupyter.llm.models import ModelInfo, model_info
 from larik_jupyter.llm.provider import ToolSchema
 from larik_jupyter.llm.retry import RetryPolicy
 from larik_jupyter.llm.sdk_provider import SdkProvider
@@ -36,13 +44,26 @@ from larik_jupyter.llm.sdk_stream import ChunkDecoder
 DEFAULT_MODEL = "claude-sonnet-4-6"
 DEFAULT_BASE_URL = "https://api.anthropic.com"
 DEFAULT_MAX_TOKENS = 16000
+# https://docs.anthropic.com/en/docs/build-with-claude/extended-thinking: "The minimum
+# budget is 1,024 tokens"; "budget_tokens must be set to a value less than max_tokens".
+MIN_THINKING_BUDGET = 1024
+# Room for the answer after the thinking budget.
+ANSWER_ROOM = 4096
+# https://docs.anthropic.com/en/docs/build-with-claude/prompt-caching: "You can define up
+# to 4 cache breakpoints"; one goes on the system prompt.
+HISTORY_BREAKPOINTS = 3
+# An assistant message with nothing the API takes (an interrupted reply, or only blank text
+# or unsigned thinking): "all messages must have non-empty content except for the optional
+# final assistant message", so it says this instead of vanishing (the roles keep alternating).
+EMPTY_REPLY = "(no reply)"
 _CACHE = {"type": "ephemeral"}
 
 
 def _block_param(block: ContentBlock) -> dict[str, Any] | None:
     """The API form of one stored block; None for blocks the API would reject."""
     if isinstance(block, TextBlock):
-        return {"type": "text", "text": block.text} if block.text else None
+        # "text content blocks must contain non-whitespace text"
+        return {"type": "text", "text": block.text} if block.text.strip() else None
     if isinstance(block, ThinkingBlock):
         # An unsigned thinking block (from an interrupted stream) cannot be verified by
         # the API and is refused, so it stays in the transcript but is not sent.
@@ -67,25 +88,40 @@ def _block_param(block: ContentBlock) -> dict[str, Any] | None:
     return None
 
 
-def request_messages(messages: list[Message]) -> list[dict[str, Any]]:
-    """The conversation in Messages API form, with a cache breakpoint on the newest block.
-
-    The transcript is append-only, so everything sent now is the stable prefix of the
-    next call; marking the end of it lets the next call read it from the cache.
-    """
+def request_messages(messages: list[Message], *, cache: bool = True) -> list[dict[str, Any]]:
+    """The conversation in Messages API form (roles alternating), with cache breakpoints on
+    the last block of each of the last `HISTORY_BREAKPOINTS` user messages (none without
+    `cache`)."""
     params: list[dict[str, Any]] = []
-    for message in messages:
+    for index, message in enumerate(messages):
         content = [p for p in map(_block_param, message.content) if p is not None]
-        if content:
+        if not content and message.role == "assistant" and index < len(messages) - 1:
+            content = [{"type": "text", "text": EMPTY_REPLY}]
+        if params and content and params[-1]["role"] == message.role:
+            # Two user messages in a row (a prompt whose call failed, then the next one; a
+            # compaction summary, then the prompt): one turn, so the roles alternate.
+            params[-1]["content"].extend(content)
+        elif content:
             params.append({"role": message.role, "content": content})
-    for param in reversed(params):
-        cacheable = [
-            b for b in param["content"] if b["type"] not in ("thinking", "redacted_thinking")
-        ]
-        if cacheable:
-            cacheable[-1]["cache_control"] = _CACHE
-            break
+    if cache:
+        users = [p for p in params if p["role"] == "user"]
+        for param in users[-HISTORY_BREAKPOINTS:]:
+            param["content"][-1]["cache_control"] = _CACHE
     return params
+
+
+def thinking_params(info: ModelInfo, max_tokens: int, budget: int | None) -> dict[str, Any]:
+    """`max_tokens` and `thinking` for a call with the configured thinking `budget` (None:
+    thinking off): what the model's thinking mode takes, within its output limit."""
+    ceiling = info.max_output_tokens
+    if not budget or info.thinking == "none":
+        return {"max_tokens": min(max_tokens, ceiling)}
+    budget = max(budget, MIN_THINKING_BUDGET)
+    total = min(ceiling, max(max_tokens, budget + ANSWER_ROOM))
+    if info.thinking == "adaptive":
+        return {"max_tokens": total, "thinking": {"type": "adaptive"}}
+    budget = min(budget, total - min(ANSWER_ROOM, total // 2))
+    return {"max_tokens": total, "thinking": {"type": "enabled", "budget_tokens": budget}}
 
 
 def _usage(raw: Any, usage: Usage) -> Usage:
@@ -172,6 +208,7 @@ class AnthropicProvider(SdkProvider):
         max_tokens: int | None = None,
         thinking_budget: int | None = None,
         timeout: float = 600.0,
+        info: ModelInfo | None = None,
     ) -> None:
         super().__init__(
             model,
@@ -182,6 +219,7 @@ class AnthropicProvider(SdkProvider):
             base_url=base_url,
             retry=retry,
             timeout=timeout,
+            info=info or model_info(f"anthropic:{model}"),
         )
         self.max_tokens = max_tokens or DEFAULT_MAX_TOKENS
         self.thinking_budget = thinking_budget
@@ -190,26 +228,24 @@ class AnthropicProvider(SdkProvider):
         return f"AnthropicProvider({self.model!r}, base_url={self._base_url!r})"
 
     def request(
-        self, system: str, messages: list[Message], tools: list[ToolSchema]
+        self, system: str, messages: list[Message], tools: list[ToolSchema], *, cache: bool = True
     ) -> dict[str, Any]:
         """The keyword arguments of `messages.create` for one call."""
         params: dict[str, Any] = {
             "model": self.model,
-            "max_tokens": self.max_tokens,
-            "messages": request_messages(messages),
+            **thinking_params(self.info, self.max_tokens, self.thinking_budget),
+            "messages": request_messages(messages, cache=cache),
             "stream": True,
         }
         if system:
-            params["system"] = [{"type": "text", "text": system, "cache_control": _CACHE}]
+            params["system"] = [{"type": "text", "text": system}]
+            if cache:
+                params["system"][0]["cache_control"] = _CACHE
         if tools:
             params["tools"] = [
                 {"name": t.name, "description": t.description, "input_schema": t.input_schema}
                 for t in tools
             ]
-        if self.thinking_budget:
-            params["thinking"] = {"type": "enabled", "budget_tokens": self.thinking_budget}
-            # The API requires room for an answer beyond the thinking budget.
-            params["max_tokens"] = max(self.max_tokens, self.thinking_budget + 4096)
         return params
 
     def create(self, client: Any, params: dict[str, Any]) -> Awaitable[Any]:

@@ -128,7 +128,54 @@ def status_failure(status: int, detail: str, headers: Any, target: ApiTarget) ->
             retry_after=parse_retry_after(headers),
             advice=f"{target.title} may be having trouble, try again later",
         )
-    return ProviderError(f"{target.title} rejected the request ({status}){suffix}.", status=status)
+    return ProviderError(
+        f"{target.title} rejected the request ({status}){suffix}; {_advice(status, detail, target)}.",
+        status=status,
+        detail=detail,
+    )
+
+
+def _mentions(detail: str, *words: str) -> bool:
+    text = detail.lower()
+    return any(word in text for word in words)
+
+
+def refused_for_images(exc: ProviderError) -> bool:
+    """Whether the API refused a request over its images or its size (413)."""
+    return exc.status == 413 or (exc.status == 400 and _mentions(exc.detail, "image"))
+
+
+def _advice(status: int, detail: str, target: ApiTarget) -> str:
+    """What to do about a refused request (400, 413, ...): the command or config key that fixes
+    what the API's message names, else where to look."""
+    provider = target.label.partition(":")[0]
+    models_key = f'"models": {{"{target.model}": {{…}}}}'
+    if _mentions(detail, "image"):
+        return (
+            "the images of that request are left out of the next ones, so send the prompt "
+            "again; if it still fails, run `/compact` or `/clear`"
+        )
+    if status == 413:
+        return (
+            "any images it carried are left out of the next requests; if the next prompt "
+            "fails too, run `/compact` to shrink the conversation, or `/clear`"
+        )
+    if _mentions(detail, "prompt is too long", "context length", "context window", "too many tokens"):
+        return "run `/compact` to summarise the conversation, or `/clear` to start afresh"
+    if _mentions(detail, "thinking", "budget_tokens"):
+        return (
+            f"change `providers.{provider}.thinking_budget`, or the model's `thinking` with "
+            f"{models_key}, in your config"
+        )
+    if _mentions(detail, "max_tokens", "max_completion_tokens", "temperature", "top_p"):
+        return (
+            f"change `providers.{provider}.max_tokens`, or the model's `max_output_tokens` / "
+            f"`reasoning` with {models_key}, in your config"
+        )
+    return (
+        "the request is in the debug trace (`/debug on`, then send the prompt again); if the "
+        "next prompt fails the same way, run `/compact` or `/clear`"
+    )
 
 
 def closed_early(target: ApiTarget) -> TransientError:

@@ -29,6 +29,7 @@ from larik_jupyter.llm.messages import (
     ToolUseBlock,
     Usage,
 )
+from larik_jupyter.llm.models import ModelInfo, model_info
 from larik_jupyter.llm.provider import ToolSchema
 from larik_jupyter.llm.retry import RetryPolicy
 from larik_jupyter.llm.script import new_tool_id
@@ -194,6 +195,7 @@ class OpenAIProvider(SdkProvider):
         retry: RetryPolicy | None = None,
         max_tokens: int | None = None,
         timeout: float = 600.0,
+        info: ModelInfo | None = None,
     ) -> None:
         super().__init__(
             model,
@@ -204,6 +206,7 @@ class OpenAIProvider(SdkProvider):
             base_url=base_url,
             retry=retry,
             timeout=timeout,
+            info=info or model_info(f"{prefix}:{model}"),
         )
         self.max_tokens = max_tokens
 
@@ -211,9 +214,12 @@ class OpenAIProvider(SdkProvider):
         return f"OpenAIProvider({self.name!r}, base_url={self._base_url!r})"
 
     def request(
-        self, system: str, messages: list[Message], tools: list[ToolSchema]
+        self, system: str, messages: list[Message], tools: list[ToolSchema], *, cache: bool = True
     ) -> dict[str, Any]:
-        """The keyword arguments of `chat.completions.create` for one call."""
+        """The keyword arguments of `chat.completions.create` for one call. OpenAI caches
+        prefixes by itself (`cache` changes nothing); a reasoning model gets the configured
+        limit as `max_completion_tokens`, the only form it takes, and no sampling
+        parameters; any model at most its output limit."""
         params: dict[str, Any] = {
             "model": self.model,
             "messages": request_messages(system, messages),
@@ -233,7 +239,8 @@ class OpenAIProvider(SdkProvider):
                 for t in tools
             ]
         if self.max_tokens:
-            params["max_tokens"] = self.max_tokens
+            limit = min(self.max_tokens, self.info.max_output_tokens)
+            params["max_completion_tokens" if self.info.reasoning else "max_tokens"] = limit
         return params
 
     def create(self, client: Any, params: dict[str, Any]) -> Awaitable[Any]:

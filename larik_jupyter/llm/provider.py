@@ -9,14 +9,17 @@ from typing import Any, Protocol
 from larik_jupyter.errors import LarikError
 from larik_jupyter.llm.events import StreamEvent
 from larik_jupyter.llm.messages import Message
+from larik_jupyter.llm.models import ModelInfo
 
 
 class ProviderError(LarikError):
-    """A model call failed; the message is one sentence meant for the user."""
+    """A model call failed; the message is one sentence meant for the user. `detail` is the
+    API's own message, when it gave one."""
 
-    def __init__(self, message: str, *, status: int | None = None) -> None:
+    def __init__(self, message: str, *, status: int | None = None, detail: str = "") -> None:
         super().__init__(message)
         self.status = status
+        self.detail = detail
 
 
 @dataclass(frozen=True)
@@ -29,13 +32,16 @@ class ToolSchema:
 
 
 class Provider(Protocol):
-    """Streams one model call. `name` is the `provider:model` label shown to the user."""
+    """Streams one model call. `name` is the `provider:model` label shown to the user; `info`
+    is the model's entry of the model table (`llm/models.py`)."""
 
     name: str
     model: str
+    info: ModelInfo
 
     def stream(
-        self, system: str, messages: list[Message], tools: list[ToolSchema]
+        self, system: str, messages: list[Message], tools: list[ToolSchema], *, cache: bool = True
     ) -> AsyncIterator[StreamEvent]:
-        """Yield events; the last is always a `MessageEnd` unless a `ProviderError` is raised."""
+        """Yield events; the last is always a `MessageEnd` unless a `ProviderError` is raised.
+        `cache` False: no later call repeats this request's prefix, so write no cache."""
         ...

@@ -9,6 +9,7 @@ provider name starts with `scripted:` and the demo's text is marked "[scripted d
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import re
 from collections.abc import AsyncIterator, Callable
@@ -26,6 +27,7 @@ from larik_jupyter.llm.events import (
     ToolCallStart,
 )
 from larik_jupyter.llm.messages import Message, ToolResultBlock, ToolUseBlock
+from larik_jupyter.llm.models import UNKNOWN
 from larik_jupyter.llm.provider import ProviderError, ToolSchema
 from larik_jupyter.llm.retry import RetryPolicy, with_retries
 from larik_jupyter.llm.script import (
@@ -58,6 +60,8 @@ class ScriptedProvider:
     ) -> None:
         self.model = source
         self.name = f"scripted:{source}"
+        # The scripted model takes anything, images included.
+        self.info = dataclasses.replace(UNKNOWN, vision=True)
         self.retry = retry or SCRIPTED_RETRY
         self.delay = delay
         self._pick = pick
@@ -67,7 +71,7 @@ class ScriptedProvider:
         return f"ScriptedProvider({self.name!r})"
 
     def stream(
-        self, system: str, messages: list[Message], tools: list[ToolSchema]
+        self, system: str, messages: list[Message], tools: list[ToolSchema], *, cache: bool = True
     ) -> AsyncIterator[StreamEvent]:
         """Play the next response; scripted 429/5xx failures are retried like real ones."""
         return with_retries(self.name, self.retry, lambda: self._attempt(messages))

@@ -11,9 +11,11 @@ import os
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
-from larik_jupyter.llm.api_errors import ApiTarget
+from larik_jupyter.llm.api_errors import ApiTarget, refused_for_images
+from larik_jupyter.llm.context import image_key, iter_images, model_context
 from larik_jupyter.llm.events import StreamEvent
 from larik_jupyter.llm.messages import Message
+from larik_jupyter.llm.models import ModelInfo
 from larik_jupyter.llm.provider import ProviderError, ToolSchema
 from larik_jupyter.llm.retry import RetryPolicy, with_retries
 from larik_jupyter.llm.sdk_import import import_sdk
@@ -25,14 +27,18 @@ NO_KEY = "not-needed"
 
 class SdkProvider:
     """A provider streaming through an official SDK; `key_env=None` means no key is needed.
-    `vision` False turns the images of the conversation into text notes before a call."""
+
+    `info` is the model's entry of the model table: each call sends the model context it
+    allows (`llm/context.py`: no blank text, images as notes without `vision`, images within
+    its limits). After the API refused a request over its images (a 400 naming images, or a
+    413), the images of that request are left out of later ones, so the next prompt is not
+    refused the same way."""
 
     sdk_module: str
     client_class: str
     base_url_env: str
     default_base_url: str
     decoder: type[ChunkDecoder]
-    vision: bool = True
 
     def __init__(
         self,
@@ -45,6 +51,7 @@ class SdkProvider:
         base_url: str | None,
         retry: RetryPolicy | None,
         timeout: float,
+        info: ModelInfo,
     ) -> None:
         key = api_key or (os.environ.get(key_env) if key_env else NO_KEY)
         if not key:
@@ -54,6 +61,9 @@ class SdkProvider:
             )
         self.model = model
         self.name = name
+        self.info = info
+        # The images (`image_key`) a refused request carried: never sent again by this provider.
+        self.refused_images: set[str] = set()
         self.retry = retry or RetryPolicy()
         self._timeout = timeout
         self._key = key
@@ -61,10 +71,16 @@ class SdkProvider:
         self._base_url = base_url or os.environ.get(self.base_url_env) or self.default_base_url
         self._target = ApiTarget(title, name, model, self._base_url, key_env, key)
 
+    @property
+    def vision(self) -> bool:
+        """Whether the model takes images (else each is sent as a text note)."""
+        return self.info.vision
+
     def request(
-        self, system: str, messages: list[Message], tools: list[ToolSchema]
+        self, system: str, messages: list[Message], tools: list[ToolSchema], *, cache: bool = True
     ) -> dict[str, Any]:
-        """The keyword arguments of the SDK's create call for one call."""
+        """The keyword arguments of the SDK's create call for one call; `cache` False asks
+        for no prompt-cache writes (a request whose prefix no later call repeats)."""
         raise NotImplementedError
 
     def create(self, client: Any, params: dict[str, Any]) -> Awaitable[Any]:
@@ -82,14 +98,20 @@ class SdkProvider:
         )
 
     async def stream(
-        self, system: str, messages: list[Message], tools: list[ToolSchema]
+        self, system: str, messages: list[Message], tools: list[ToolSchema], *, cache: bool = True
     ) -> AsyncIterator[StreamEvent]:
         """Stream one call, retrying transient failures before any output."""
         sdk = import_sdk(self.sdk_module)
-        params = self.request(system, messages, tools)
+        context = model_context(messages, self.info, self.refused_images)
+        params = self.request(system, context, tools, cache=cache)
         async with self._new_client() as client:
             attempt = functools.partial(
                 run_attempt, sdk, self._target, lambda: self.create(client, params), self.decoder
             )
-            async for event in with_retries(self.name, self.retry, attempt):
-                yield event
+            try:
+                async for event in with_retries(self.name, self.retry, attempt):
+                    yield event
+            except ProviderError as exc:
+                if refused_for_images(exc):
+                    self.refused_images.update(image_key(b) for _, b in iter_images(context))
+                raise

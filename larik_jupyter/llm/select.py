@@ -8,10 +8,12 @@ model. Provider modules (and their SDKs) are imported only once chosen.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from pathlib import Path
 from typing import Any
 
+from larik_jupyter.llm.models import ModelInfo, model_info
 from larik_jupyter.llm.provider import Provider, ProviderError
 
 PROVIDERS = ("anthropic", "openai", "ollama", "openai-compatible", "scripted")
@@ -45,11 +47,12 @@ def _positive_int(entry: Any, name: str) -> int | None:
     return value if isinstance(value, int) and value > 0 else None
 
 
-def _vision(entry: Any, prefix: str) -> bool:
-    """Whether images go to the model: the entry's `vision`, else yes for Anthropic and
-    OpenAI and no for local servers (many of their models take no images)."""
-    value = getattr(entry, "vision", None)
-    return value if isinstance(value, bool) else prefix in ("anthropic", "openai")
+def model_facts(spec: str, config: Any = None) -> ModelInfo:
+    """The model table's entry for `provider:model` with the config's `models` overrides and
+    the provider entry's `vision` (which wins, as it did before the table existed)."""
+    info = model_info(spec, getattr(config, "models", None) or None)
+    vision = getattr(_settings(config, spec.partition(":")[0]), "vision", None)
+    return dataclasses.replace(info, vision=vision) if isinstance(vision, bool) else info
 
 
 def choose_spec(spec: str | None, config: Any = None) -> tuple[str, str | None]:
@@ -86,15 +89,14 @@ def make_provider(spec: str, config: Any = None) -> Provider:
     if prefix == "anthropic":
         from larik_jupyter.llm.anthropic_provider import AnthropicProvider
 
-        anthropic = AnthropicProvider(
+        return AnthropicProvider(
             model,
             key_env=key_env or "ANTHROPIC_API_KEY",
             base_url=base_url,
             max_tokens=_positive_int(entry, "max_tokens"),
             thinking_budget=_positive_int(entry, "thinking_budget"),
+            info=model_facts(f"{prefix}:{model}", config),
         )
-        anthropic.vision = _vision(entry, prefix)
-        return anthropic
 
     title, default_key_env, default_base_url = _OPENAI_BACKENDS[prefix]
     base_url = base_url or default_base_url
@@ -105,16 +107,15 @@ def make_provider(spec: str, config: Any = None) -> Provider:
         )
     from larik_jupyter.llm.openai_provider import OpenAIProvider
 
-    openai = OpenAIProvider(
+    return OpenAIProvider(
         model,
         prefix=prefix,
         title=title,
         key_env=key_env or default_key_env,
         base_url=base_url,
         max_tokens=_positive_int(entry, "max_tokens"),
+        info=model_facts(f"{prefix}:{model}", config),
     )
-    openai.vision = _vision(entry, prefix)
-    return openai
 
 
 def select_provider(spec: str | None = None, config: Any = None) -> tuple[Provider, str | None]:
@@ -126,4 +127,20 @@ def select_provider(spec: str | None = None, config: Any = None) -> tuple[Provid
     `ANTHROPIC_BASE_URL` / `OPENAI_BASE_URL`, which win over the vendors' defaults.
     """
     chosen, notice = choose_spec(spec, config)
-    return make_provider(chosen, config), notice
+    provider = make_provider(chosen, config)
+    return provider, notice or _unsent_thinking(provider, config)
+
+
+def _unsent_thinking(provider: Provider, config: Any) -> str | None:
+    """A notice when `providers.anthropic.thinking_budget` is set for a model the model table
+    does not know to take extended thinking (so it is not sent)."""
+    prefix = provider.name.partition(":")[0]
+    if prefix != "anthropic" or not _positive_int(_settings(config, prefix), "thinking_budget"):
+        return None
+    if provider.info.thinking != "none":
+        return None
+    return (
+        f"`providers.anthropic.thinking_budget` is not sent to {provider.model}: the model table "
+        f'does not know it to take extended thinking; if it does, set "models": '
+        f'{{"{provider.model}": {{"thinking": "budget"}}}} (or "adaptive") in your config.'
+    )

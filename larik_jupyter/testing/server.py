@@ -12,7 +12,7 @@ from types import TracebackType
 from typing import Any
 
 from larik_jupyter.llm.script import Script, ScriptFailure, ScriptReply, parse_script
-from larik_jupyter.testing import anthropic_wire, openai_wire
+from larik_jupyter.testing import anthropic_wire, api_rules, openai_wire
 from larik_jupyter.testing.wire import Chunk
 
 
@@ -33,6 +33,7 @@ class _Protocol:
     stream_events: Callable[[ScriptReply, dict[str, Any], int], list[Chunk]]
     key_of: Callable[[dict[str, str]], str]
     bad_key_message: Callable[[str], str]
+    problem: Callable[[dict[str, Any]], str | None]
 
 
 def _bearer(headers: dict[str, str]) -> str:
@@ -46,6 +47,7 @@ _ANTHROPIC = _Protocol(
     # The SDK sends the key as `x-api-key` or, in newer versions, as a bearer token.
     lambda h: h.get("x-api-key") or _bearer(h),
     lambda key: "invalid x-api-key",
+    api_rules.anthropic_problem,
 )
 # Like the real service, the OpenAI flavour echoes the rejected key, so tests can check
 # that it never reaches the user.
@@ -57,6 +59,7 @@ _OPENAI = _Protocol(
     lambda key: (
         f"Incorrect API key provided: {key}. You can find your API key in your account settings."
     ),
+    api_rules.openai_problem,
 )
 _ROUTES = {
     "/v1/messages": _ANTHROPIC,
@@ -109,6 +112,10 @@ def _handler(state: _State) -> type[BaseHTTPRequestHandler]:
             key = protocol.key_of(headers)
             if state.api_key is not None and key != state.api_key:
                 self._json(401, protocol.error_body(401, protocol.bad_key_message(key)))
+                return
+            # A request the real API refuses is refused here too, without playing a step.
+            if problem := protocol.problem(request):
+                self._json(400, protocol.error_body(400, problem))
                 return
             step = state.take()
             if step is None:
@@ -168,7 +175,8 @@ class ScriptedHTTPServer:
     or its list of responses; each POST to `/v1/messages` (Anthropic) or
     `/v1/chat/completions` (OpenAI) takes the next one. A response's `drop_after`
     cuts the connection after that many output deltas. With `api_key` set, requests
-    carrying another key get a 401. Received requests are kept in `requests`.
+    carrying another key get a 401; a request the real API would refuse (`api_rules`) gets
+    the 400 it would give, and plays no response. Received requests are kept in `requests`.
     Use as a context manager; point the SDKs at `anthropic_base_url` / `openai_base_url`.
     """
 
