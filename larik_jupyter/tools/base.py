@@ -42,7 +42,8 @@ class ToolResult:
     lists `(path, change)` pairs, change being created/changed/deleted, that a shell
     command made outside the checkpoints (not undoable). `display` is a rich object for
     the user. `images` are image blocks the model sees with the text; `notices` are
-    sentences the turn view shows the user (e.g. to reload a notebook the call rewrote).
+    sentences the turn view shows the user (e.g. to reload a notebook the call rewrote);
+    `source` is the code a call ran that its input does not hold (`notebook_run`'s cell).
     """
 
     content: str
@@ -53,6 +54,7 @@ class ToolResult:
     display: object | None = None
     images: list[ImageBlock] = field(default_factory=list)
     notices: list[str] = field(default_factory=list)
+    source: str | None = None
 
 
 # How long a stopped tool's thread may take to wind down before the turn ends without it.
