@@ -18,6 +18,7 @@ from larik_jupyter.analysis.kernel_run import FreshKernel
 from larik_jupyter.analysis.steps import Step, read_branch
 from larik_jupyter.errors import LarikError
 from larik_jupyter.paths import project_root
+from larik_jupyter.session.summary import first_line
 
 Status = Literal["same", "changed", "failed", "skipped"]
 DEFAULT_TIMEOUT = 600.0
@@ -76,8 +77,8 @@ class ReplayReport:
 def _label(step: Step) -> str:
     if step.kind == "write":
         return f"write {step.path}"
-    short = (step.tool_use_id or "")[-8:]
-    return f"{step.kind} …{short}" if short else step.kind
+    name = "shell" if step.tool == "bash" else step.tool or step.kind
+    return f"{name} …{(step.tool_use_id or '')[-8:]}"
 
 
 def _compare(step: Step, run_text: str, run_images: list[object], rtol: float) -> tuple[Status, list[str]]:
@@ -126,8 +127,7 @@ def replay_branch(
         if not in_place:
             scratch, where = _copy_project(workdir)
         report = ReplayReport(branch.session_id, where, scratch=not in_place)
-        sources = {id(step): cell.source for step, cell in zip(
-            [s for s in branch.steps], cells_of(branch), strict=True)}
+        sources = {id(step): cell.source for step, cell in zip(branch.steps, cells_of(branch), strict=True)}
 
         def add(row: ReplayRow) -> None:
             report.rows.append(row)
@@ -143,8 +143,7 @@ def replay_branch(
                 if step.kind == "note":
                     row.detail = [step.text.strip("*")]
                 elif step.kind == "shell":
-                    row.call = f"shell {step.text.splitlines()[0][:40] if step.text else ''}"
-                    row.detail = ["shell commands are not replayed"]
+                    row.detail = [f"shell commands are not replayed: {first_line(step.text, 60)}"]
                 elif stopped:
                     row.detail = ["not run: --stop-on-fail stopped at the first failure"]
                 elif step.kind == "write" and _outside(step) and not in_place:

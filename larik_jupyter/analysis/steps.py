@@ -230,6 +230,15 @@ def _tool_steps(
     call: ToolUseBlock, result: ToolResultBlock | None, prompt: int, files: _Files
 ) -> list[Step]:
     """What one tool call contributes to the branch."""
+    steps = _call_steps(call, result, prompt, files)
+    for step in steps:
+        step.tool = call.name
+    return steps
+
+
+def _call_steps(
+    call: ToolUseBlock, result: ToolResultBlock | None, prompt: int, files: _Files
+) -> list[Step]:
     name = call.name
     if name in _READ_ONLY:
         return []
