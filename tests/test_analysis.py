@@ -39,7 +39,6 @@ def _replies() -> list[Any]:
         [tool("bash", command="rm data.csv")],
         [tool("python", code=SUMMARY)], done("Means per group above."),
         [text("Plotting."), tool("python", code=PLOT)], done("Plotted."),
-        [tool("python", code=OTHER)], done("Doubled."),
     ]
 
 
@@ -155,8 +154,8 @@ def test_replay_stops_on_a_failure_and_in_place_writes_the_project(analysis: Age
 def test_replay_never_asks_the_model(analysis: Agent, project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     with ScriptedHTTPServer([]) as server:  # any request would get an error and be recorded
         model = wire_model("anthropic", server, "sk-test", monkeypatch)
-        agent = Agent(project, model=model, session=analysis.session_id)
         analysis.close()
+        agent = Agent(project, model=model, session=analysis.session_id)
         report = agent.replay()
         agent.close()
         assert server.requests == []
@@ -164,15 +163,16 @@ def test_replay_never_asks_the_model(analysis: Agent, project: Path, monkeypatch
     assert [r.status for r in report.rows].count("same") == 4
 
 
-def test_diff_shows_the_fork_point_and_the_outputs_that_differ(analysis: Agent, project: Path) -> None:
+def test_diff_shows_the_fork_point_and_the_outputs_that_differ(analysis: Agent, project: Path, tmp_path: Path) -> None:
     first = analysis.session_id
     analysis.rewind(3)
+    analysis.switch_model(scripted(tmp_path, [tool("python", code=OTHER)], done("Doubled.")))
     analysis.run("Double the total")
     second = analysis.session_id
     shown = _cli("diff", first, second, cwd=project)
     assert shown.returncode == 1, shown.stderr
     assert "fork point: after prompt 2" in shown.stdout
     assert "1. Load data.csv" in shown.stdout and "3. Plot it" in shown.stdout and "3. Double the total" in shown.stdout
-    (pair,) = [line for line in shown.stdout.splitlines() if "total 34.0" in line]
-    assert "total 68.0" in pair
+    pairs = [line for line in shown.stdout.splitlines() if "total 34.0" in line]
+    assert len(pairs) == 1 and "total 68.0" in pairs[0], shown.stdout
     assert analysis.diff(first).differs
