@@ -354,7 +354,7 @@ def _export(session: KernelSession, out: Output, *, path: str | None) -> None:
     arg("--include-shell", action="store_true"),
 )
 def _notebook(session: KernelSession, out: Output, *, path: str | None, at: int | None, include_shell: bool) -> None:
-    written = session.require().to_notebook(path, at=at, include_shell=include_shell)
+    written = session.to_notebook(None, path, at=at, include_shell=include_shell)
     out.markdown(f"Wrote the branch as the notebook `{written}`; open it to read or re-run the analysis.")
 
 
