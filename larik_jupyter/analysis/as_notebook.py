@@ -94,11 +94,13 @@ def write_notebook(
     at: int | None = None,
     include_shell: bool = False,
     cwd: str | os.PathLike[str] | None = None,
+    folder: str | os.PathLike[str] | None = None,
 ) -> Path:
     """Write `session` (an id or file) up to prompt `at` as a new notebook and return its path.
 
-    `path` (relative to `cwd`) must not exist; by default the notebook goes to the session's
-    working directory as `<session-id>.ipynb`, or `<session-id>-2.ipynb`, … if taken."""
+    `path` (relative to `cwd`) must not exist; by default the notebook goes to `folder` (default:
+    the session's working directory) as `<session-id>.ipynb`, or `<session-id>-2.ipynb`, … if
+    taken."""
     import nbformat
 
     here = Path(os.fspath(cwd or os.getcwd()))
@@ -116,8 +118,9 @@ def write_notebook(
             ) from None
         return target
     n = 1
+    where = Path(folder) if folder is not None else branch.cwd
     while True:
-        target = branch.cwd / (f"{branch.session_id}.ipynb" if n == 1 else f"{branch.session_id}-{n}.ipynb")
+        target = where / (f"{branch.session_id}.ipynb" if n == 1 else f"{branch.session_id}-{n}.ipynb")
         try:
             _write_new(target, text)
             return target
