@@ -15,13 +15,6 @@ from larik_jupyter.notebook.widgets.tree import ForkTreeWidget
 from tests.widget_helpers import click, larik, shell_with_magics
 
 
-@pytest.fixture
-def project(tmp_path: Path) -> Path:
-    root = tmp_path / "proj"
-    root.mkdir()
-    return root
-
-
 def _two_branches(project: Path, tmp_path: Path) -> tuple[Any, Any, str, str]:
     model = scripted(
         tmp_path,

@@ -10,6 +10,7 @@ from typing import Any
 
 from larik_jupyter.analysis.steps import Branch, Step, read_branch
 from larik_jupyter.errors import LarikError
+from larik_jupyter.session.new_file import write_new, write_numbered
 
 
 class NotebookExistsError(LarikError):
@@ -81,12 +82,6 @@ def build_notebook(branch: Branch, *, include_shell: bool = False) -> Any:
     return nb
 
 
-def _write_new(target: Path, text: str) -> None:
-    target.parent.mkdir(parents=True, exist_ok=True)
-    with open(target, "x", encoding="utf-8") as f:  # "x": never over an existing file
-        f.write(text)
-
-
 def write_notebook(
     session: str | os.PathLike[str],
     path: str | os.PathLike[str] | None = None,
@@ -111,18 +106,10 @@ def write_notebook(
         if target.suffix != ".ipynb":
             raise NotebookExistsError(f"{target} does not end in .ipynb; name the notebook file NAME.ipynb.")
         try:
-            _write_new(target, text)
+            write_new(target, text)
         except FileExistsError:
             raise NotebookExistsError(
                 f"{target} already exists; a notebook is never written over an existing file, so choose another path."
             ) from None
         return target
-    n = 1
-    where = Path(folder) if folder is not None else branch.cwd
-    while True:
-        target = where / (f"{branch.session_id}.ipynb" if n == 1 else f"{branch.session_id}-{n}.ipynb")
-        try:
-            _write_new(target, text)
-            return target
-        except FileExistsError:
-            n += 1
+    return write_numbered(Path(folder) if folder is not None else branch.cwd, branch.session_id, ".ipynb", text)

@@ -102,8 +102,8 @@ def diff_branches(a: str | os.PathLike[str], b: str | os.PathLike[str], *, cwd: 
     path_a, path_b = catalog.resolve(a, cwd), catalog.resolve(b, cwd)
     ids_a, ids_b = _message_ids(path_a), _message_ids(path_b)
     shared = 0
-    for x, y in zip(ids_a, ids_b, strict=False):
-        if not x or x != y:
+    for id_a, id_b in zip(ids_a, ids_b, strict=False):
+        if not id_a or id_a != id_b:
             break
         shared += 1
     fork = min(_prompt_count(path_a, shared), _prompt_count(path_b, shared))

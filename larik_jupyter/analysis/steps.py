@@ -45,13 +45,15 @@ class AtError(LarikError):
 class Step:
     """One step of a branch. `text` is the prompt, reply or note (Markdown), the code, the
     file content or the command; `recorded` the output text the call returned (tool notes
-    about images removed) and `images` its images; `path` the file a write left."""
+    about images removed) and `images` its images; `path` the file a write left; `tool` the
+    name of the tool called."""
 
     kind: StepKind
     prompt: int
     text: str
     tool_use_id: str | None = None
     path: str | None = None
+    tool: str | None = None
     recorded: str = ""
     images: list[ImageBlock] = field(default_factory=list)
 

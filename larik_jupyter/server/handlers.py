@@ -17,7 +17,12 @@ from tornado import web
 from larik_jupyter.errors import LarikError
 from larik_jupyter.paths import is_session_id, sessions_dir
 from larik_jupyter.server import views
-from larik_jupyter.server.confine import MissingDirectoryError, OutsideRootError, confine, relative_to_root
+from larik_jupyter.server.confine import (
+    MissingDirectoryError,
+    OutsideRootError,
+    confine,
+    relative_to_root,
+)
 from larik_jupyter.server.schema import DeleteRequest, NotebookRequest, NotebookWritten
 from larik_jupyter.server.tokens import DeleteTokens
 from larik_jupyter.session.catalog import DeleteRefusedError, UnknownSessionError, delete, resolve
