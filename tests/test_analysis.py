@@ -5,8 +5,10 @@ and edited, plot it) recorded through the real agent, then the real CLI and API 
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -14,7 +16,7 @@ import nbformat
 import pytest
 from agent_helpers import done, personal, scripted, text, tool, wire_model
 from nbclient import NotebookClient
-from session_helpers import tree_state
+from session_helpers import python_session, tree_state
 
 from larik_jupyter import Agent
 from larik_jupyter.analysis.compare import text_diff
@@ -176,3 +178,47 @@ def test_diff_shows_the_fork_point_and_the_outputs_that_differ(analysis: Agent, 
     pairs = [line for line in shown.stdout.splitlines() if "total 34.0" in line]
     assert len(pairs) == 1 and "total 68.0" in pairs[0], shown.stdout
     assert analysis.diff(first).differs
+
+
+def _kernels_of(pid: int) -> list[int]:
+    """The kernel processes the process `pid` started."""
+    out = subprocess.run(["ps", "-o", "pid=,args=", "--ppid", str(pid)], capture_output=True, text=True).stdout
+    return [int(line.split()[0]) for line in out.splitlines() if "ipykernel" in line]
+
+
+def test_a_call_past_its_timeout_is_interrupted_and_the_replay_goes_on(project: Path) -> None:
+    path = python_session(project, [("import time\ntime.sleep(60)", "(no output)"), ("print('after')", "after")])
+    started = time.monotonic()
+    done_ = _cli("replay", path.stem, "--timeout", "2", cwd=project)
+    assert done_.returncode == 2, done_.stdout + done_.stderr
+    assert time.monotonic() - started < 45
+    assert "timed out after 2 s and was interrupted" in done_.stdout
+    assert "1 same, 0 changed, 1 failed, 0 skipped" in done_.stdout
+
+
+def test_ctrl_c_shuts_the_kernel_down_and_removes_the_scratch_copy(project: Path, tmp_path: Path) -> None:
+    path = python_session(project, [("import time\ntime.sleep(60)", "(no output)")])
+    scratch_root = tmp_path / "tmp"
+    scratch_root.mkdir()
+    proc = subprocess.Popen([sys.executable, "-m", "larik_jupyter", "replay", path.stem], cwd=project,
+                            env={**os.environ, "TMPDIR": str(scratch_root)}, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        deadline = time.monotonic() + 90
+        while not (kernels := _kernels_of(proc.pid)) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert kernels, "the replay started no kernel"
+        time.sleep(3)  # the kernel is running the sleep now
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(timeout=30) == 130
+    finally:
+        proc.kill()
+    time.sleep(1)
+    assert not [pid for pid in kernels if Path(f"/proc/{pid}").exists()]
+    assert not [p for p in scratch_root.iterdir() if p.name.startswith("larik-replay-")]
+
+
+def test_replay_refuses_a_missing_directory_and_a_bad_prompt_in_one_line(project: Path) -> None:
+    path = python_session(project, [("print(1)", "1")])
+    for args, words in [(["--cwd", str(project / "nope")], "is not a directory"), (["--at", "4"], "has 1 prompt;")]:
+        done_ = _cli("replay", path.stem, *args, cwd=project)
+        assert done_.returncode == 2 and words in done_.stderr and "Traceback" not in done_.stderr

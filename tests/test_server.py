@@ -11,6 +11,7 @@ from typing import Any
 
 import nbformat
 import pytest
+import session_helpers
 from tornado.httpclient import HTTPClientError
 
 from larik_jupyter.checkpoint.store import CheckpointStore
@@ -317,16 +318,7 @@ async def test_reading_never_writes_session_files(jp_fetch: Any, root: Path) -> 
 
 
 def python_session(cwd: Path) -> Path:
-    """Two prompts, each running one python call."""
-    with Session.create(cwd, "scripted", "demo") as session:
-        for n, code in enumerate(["x = 2\nprint(x)", "print(x * 21)"], 1):
-            session.append_message(user_text(f"step {n}"))
-            call = ToolUseBlock(id=f"toolu_{n}", name="python", input={"code": code})
-            session.append_message(Message(role="assistant", content=[call]))
-            out = "2" if n == 1 else "42"
-            session.append_message(Message(role="user", content=[ToolResultBlock(tool_use_id=call.id, content=out)]))
-            session.append_message(Message(role="assistant", content=[TextBlock(text=f"done {n}")]))
-        return session.path
+    return session_helpers.python_session(cwd, [("x = 2\nprint(x)", "2"), ("print(x * 21)", "42")])
 
 
 async def test_writes_the_branch_next_to_the_listing_and_answers_its_path(jp_fetch: Any, root: Path) -> None:
