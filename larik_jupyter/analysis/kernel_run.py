@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import base64
 import queue
+import subprocess
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -49,7 +50,8 @@ class FreshKernel:
 
         self._km = KernelManager(kernel_name="python3")
         try:
-            self._km.start_kernel(cwd=str(self.cwd))
+            # Its own log lines (a TCP warning at start) are not the replay's output.
+            self._km.start_kernel(cwd=str(self.cwd), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
             self._kc = self._km.blocking_client()
             self._kc.start_channels()
             self._kc.wait_for_ready(timeout=self.startup_timeout)

@@ -23,6 +23,8 @@ from larik_jupyter.session.summary import first_line
 Status = Literal["same", "changed", "failed", "skipped"]
 DEFAULT_TIMEOUT = 600.0
 EXIT_STATUS: dict[Status, int] = {"same": 0, "skipped": 0, "changed": 1, "failed": 2}
+# Left out of the scratch copy: version control, environments and caches no analysis reads.
+NOT_COPIED = (".git", ".venv", "node_modules", "__pycache__", ".ipynb_checkpoints")
 
 
 class ReplayDirError(LarikError):
@@ -92,12 +94,12 @@ def _outside(step: Step) -> bool:
 
 
 def _copy_project(source: Path) -> tuple[Path, Path]:
-    """A scratch copy of `source`'s project (links copied as links, `.git` left out); returns
-    the temporary folder and the copy of `source` in it."""
+    """A scratch copy of `source`'s project (links copied as links, `NOT_COPIED` left out);
+    returns the temporary folder and the copy of `source` in it."""
     root = project_root(source)
     scratch = Path(tempfile.mkdtemp(prefix="larik-replay-"))
     copy = scratch / (root.name or "project")
-    shutil.copytree(root, copy, symlinks=True, ignore=shutil.ignore_patterns(".git"))
+    shutil.copytree(root, copy, symlinks=True, ignore=shutil.ignore_patterns(*NOT_COPIED))
     return scratch, copy / source.relative_to(root)
 
 
