@@ -17,10 +17,11 @@ from larik_jupyter.checkpoint.errors import CheckpointError
 from larik_jupyter.checkpoint.store import CheckpointStore
 from larik_jupyter.errors import LarikError
 from larik_jupyter.llm.messages import ImageBlock, TextBlock, ToolResultBlock, ToolUseBlock
+from larik_jupyter.paths import project_root
 from larik_jupyter.session import catalog
 from larik_jupyter.session.reader import load_entries, session_id_of
 from larik_jupyter.session.state import INTERRUPTED_TOOL_RESULT, replay
-from larik_jupyter.session.summary import summary
+from larik_jupyter.session.summary import first_line, summary
 from larik_jupyter.tools.base import ToolError
 from larik_jupyter.tools.edit import apply_edit
 
@@ -94,16 +95,11 @@ def _outcome(result: ToolResultBlock | None) -> str | None:
     return "failed"
 
 
-def _first_line(text: str) -> str:
-    line = next((part.strip() for part in text.splitlines() if part.strip()), "")
-    return line if len(line) <= 200 else line[:199] + "…"
-
-
 def _call_label(call: ToolUseBlock) -> str:
     if call.name == "python":
         return f"`python` call `{call.id}`"
     if call.name == "bash":
-        return f"shell command `{_first_line(str(call.input.get('command', '')))}`"
+        return f"shell command `{first_line(str(call.input.get('command', '')))}`"
     where = call.input.get("path")
     return f"`{call.name}` call `{call.id}`" + (f" on `{where}`" if where else "")
 
@@ -179,7 +175,7 @@ def _checkpoint_sources(path: Path) -> list[tuple[CheckpointStore, int]]:
         seen.add(sid)
         cwd = details.meta.cwd if details.meta else os.getcwd()
         try:
-            found.append((CheckpointStore(sid, _project_root(cwd)), limit))
+            found.append((CheckpointStore(sid, project_root(cwd)), limit))
         except (CheckpointError, OSError):
             pass
         source = details.meta.fork_of if details.meta else None
@@ -191,12 +187,6 @@ def _checkpoint_sources(path: Path) -> list[tuple[CheckpointStore, int]]:
         except LarikError:
             current = None
     return found
-
-
-def _project_root(cwd: str) -> Path:
-    from larik_jupyter.paths import project_root
-
-    return project_root(cwd)
 
 
 def _run_source(call: ToolUseBlock, result: ToolResultBlock, cwd: Path) -> str | None:
@@ -246,7 +236,7 @@ def _call_steps(
         return []
     why = _outcome(result)
     if why is not None:
-        detail = f": {_first_line(result.text())}" if result is not None and why == "failed" else ""
+        detail = f": {first_line(result.text())}" if result is not None and why == "failed" else ""
         return [Step("note", prompt, f"*The {_call_label(call)} {why}{detail}.*", call.id)]
     assert result is not None
     if name == "python":
