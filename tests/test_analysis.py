@@ -19,7 +19,10 @@ from nbclient import NotebookClient
 from session_helpers import python_session, tree_state
 
 from larik_jupyter import Agent
+from larik_jupyter.analysis.as_notebook import write_notebook
 from larik_jupyter.analysis.compare import text_diff
+from larik_jupyter.llm.messages import Message, ToolResultBlock, ToolUseBlock, user_text
+from larik_jupyter.session.store import Session
 from larik_jupyter.testing import ScriptedHTTPServer
 
 CSV = "group,value\na,1.5\na,2.5\nb,10\nb,20\n"
@@ -222,3 +225,44 @@ def test_replay_refuses_a_missing_directory_and_a_bad_prompt_in_one_line(project
     for args, words in [(["--cwd", str(project / "nope")], "is not a directory"), (["--at", "4"], "has 1 prompt;")]:
         done_ = _cli("replay", path.stem, *args, cwd=project)
         assert done_.returncode == 2 and words in done_.stderr and "Traceback" not in done_.stderr
+
+
+def test_an_edit_of_a_file_the_branch_never_wrote_starts_from_the_checkpoint(
+    project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (project / "params.py").write_text("N = 3\nLABEL = 'x'\n")
+    monkeypatch.chdir(project)
+    model = scripted(tmp_path, [tool("edit", path="params.py", old_string="N = 3", new_string="N = 5")],
+                     done(), [tool("python", code="print(2)")], done())
+    agent = Agent(project, model=model, yes=True, namespace={})
+    agent.run("raise N")
+    agent.run("print two")
+    (project / "params.py").write_text("N = 99\n")  # the user's later change is not what the turn left
+    source = agent.session_id
+    agent.rewind(2)  # a branch: its copied prompt 1 has its checkpoint in the source session
+    expected = "%%writefile params.py\nN = 5\nLABEL = 'x'\n"
+    for session in (source, agent.session_id):
+        nb = nbformat.read(agent.to_notebook(f"{session}.ipynb", session=session), as_version=4)
+        assert [c.source for c in nb.cells if c.cell_type == "code"][0] == expected
+    agent.close()
+
+
+def test_notebook_run_cells_come_from_the_stored_source_or_the_cell_that_carries_the_call(project: Path) -> None:
+    cell = nbformat.v4.new_code_cell("y = 3\ny * 2", metadata={"larik": {"tool_use_id": "toolu_old"}})
+    nbformat.write(nbformat.v4.new_notebook(cells=[cell]), project / "work.ipynb")
+    with Session.create(project, "scripted", "demo") as session:
+        session.append_message(user_text("run both"))
+        calls = [ToolUseBlock(id=tid, name="notebook_run", input={"path": "work.ipynb", "cell_id": "c"})
+                 for tid in ("toolu_new", "toolu_old", "toolu_gone")]
+        session.append_message(Message(role="assistant", content=list(calls)))
+        head = "Ran cell c of work.ipynb as In [1]; its outputs are in work.ipynb.\n"
+        session.append_message(Message(role="user", content=[
+            ToolResultBlock(tool_use_id="toolu_new", content=head + "hello", source="print('hello')"),
+            ToolResultBlock(tool_use_id="toolu_old", content=head + "6"),
+            ToolResultBlock(tool_use_id="toolu_gone", content=head + "7"),
+        ]))
+        path = session.path
+    nb = nbformat.read(write_notebook(path, "out.ipynb", cwd=project), as_version=4)
+    cells = [(c.cell_type, c.source, [o.get("text") for o in c.get("outputs", [])]) for c in nb.cells[1:]]
+    assert cells[:2] == [("code", "print('hello')", ["hello\n"]), ("code", "y = 3\ny * 2", ["6\n"])]
+    assert cells[2][0] == "markdown" and "no longer known" in cells[2][1]
