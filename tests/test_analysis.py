@@ -17,11 +17,13 @@ import pytest
 from agent_helpers import done, personal, scripted, text, tool, wire_model
 from nbclient import NotebookClient
 from session_helpers import python_session, tree_state
+from test_notebook_fallback import run_turns
 
 from larik_jupyter import Agent
 from larik_jupyter.analysis.as_notebook import write_notebook
 from larik_jupyter.analysis.compare import text_diff
 from larik_jupyter.llm.messages import Message, ToolResultBlock, ToolUseBlock, user_text
+from larik_jupyter.session.catalog import latest
 from larik_jupyter.session.store import Session
 from larik_jupyter.testing import ScriptedHTTPServer
 
@@ -266,3 +268,20 @@ def test_notebook_run_cells_come_from_the_stored_source_or_the_cell_that_carries
     cells = [(c.cell_type, c.source, [o.get("text") for o in c.get("outputs", [])]) for c in nb.cells[1:]]
     assert cells[:2] == [("code", "print('hello')", ["hello\n"]), ("code", "y = 3\ny * 2", ["6\n"])]
     assert cells[2][0] == "markdown" and "no longer known" in cells[2][1]
+
+
+def test_a_notebook_run_in_a_kernel_stores_the_source_it_ran(tmp_path: Path) -> None:
+    work = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("y = 6 * 7\nprint('y is', y)", id="calc")])
+    nbformat.write(work, tmp_path / "work.ipynb")
+    script = {"responses": [
+        {"content": [tool("notebook_run", path="work.ipynb", cell_id="calc")]},
+        {"content": done()},
+    ]}
+    run_turns(tmp_path, script, "%larik --yes --model scripted:script.json run it")
+    changed = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("y = 0", id="calc")])
+    nbformat.write(changed, tmp_path / "work.ipynb")  # the user's later edit, without the metadata
+    newest = latest(tmp_path)
+    assert newest is not None
+    nb = nbformat.read(write_notebook(newest.path, "ran.ipynb", cwd=tmp_path), as_version=4)
+    (cell,) = [c for c in nb.cells if c.cell_type == "code"]
+    assert cell.source == "y = 6 * 7\nprint('y is', y)" and cell.outputs[0]["text"] == "y is 42\n"
