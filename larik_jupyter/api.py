@@ -14,7 +14,7 @@ import os
 import threading
 from collections.abc import Coroutine
 from pathlib import Path
-from typing import Any, TypeVar, overload
+from typing import TYPE_CHECKING, Any, TypeVar, overload
 
 from larik_jupyter.agent.events import Listener
 from larik_jupyter.agent.factory import open_agent
@@ -33,6 +33,10 @@ from larik_jupyter.session.catalog import latest, resolve
 from larik_jupyter.session.entry_list import EntryList
 from larik_jupyter.session.plan import Todo, current_plan
 from larik_jupyter.tools.env import LiveNotebooks
+
+if TYPE_CHECKING:
+    from larik_jupyter.analysis.branch_diff import BranchDiff
+    from larik_jupyter.analysis.replay import ReplayReport
 
 T = TypeVar("T")
 
@@ -382,6 +386,46 @@ class Agent:
 
         provider, _ = select_provider(model, self.loop.loaded.config)
         self.loop.switch_provider(provider)
+
+    # -- the branch as an analysis ---------------------------------------------------------
+
+    def _source(self, session: str | None) -> Path:
+        """The transcript `session` names (default: the current one, made durable first)."""
+        if session is None:
+            self.sync()
+            return self.session_path
+        return resolve(session, self.cwd)
+
+    def to_notebook(
+        self, path: str | os.PathLike[str] | None = None, *, session: str | None = None,
+        at: int | None = None, include_shell: bool = False,
+    ) -> Path:
+        """Write a branch (default: the current session) up to prompt `at` as a new notebook and
+        return its path: `path` (relative to `cwd`; refused if it exists), else
+        `<id>.ipynb` in the session's directory. Shell commands become `!cmd` cells only with
+        `include_shell`."""
+        from larik_jupyter.analysis.as_notebook import write_notebook
+
+        return write_notebook(self._source(session), path, at=at, include_shell=include_shell, cwd=self.cwd)
+
+    def replay(
+        self, session: str | None = None, *, at: int | None = None, cwd: str | os.PathLike[str] | None = None,
+        timeout: float = 600.0, stop_on_fail: bool = False, in_place: bool = False, rtol: float = 1e-6,
+    ) -> ReplayReport:
+        """Re-run a branch's code (default: the current session's) in a fresh kernel without the
+        model, in a scratch copy of the project unless `in_place`, and compare each output with
+        the recorded one; `report.table()` prints it, `report.exit_status` is 0, 1 or 2."""
+        from larik_jupyter.analysis.replay import replay_branch
+
+        return replay_branch(self._source(session), at=at, cwd=cwd, timeout=timeout,
+                             stop_on_fail=stop_on_fail, in_place=in_place, rtol=rtol)
+
+    def diff(self, other: str, session: str | None = None) -> BranchDiff:
+        """Compare a branch (default: the current session) with `other`: their common prefix,
+        then each one's prompts and code outputs; `.render()` shows it side by side."""
+        from larik_jupyter.analysis.branch_diff import diff_branches
+
+        return diff_branches(self._source(session), resolve(other, self.cwd))
 
     def approve(self, name: str) -> list[str]:
         """Approve a pending MCP server, hook, allow rule or LSP server (`name` or `kind:name`,

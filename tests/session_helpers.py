@@ -39,6 +39,19 @@ def make_session(cwd: Path, prompts: int = 3, *, tool: bool = True) -> Path:
         return session.path
 
 
+def python_session(cwd: Path, calls: list[tuple[str, str]]) -> Path:
+    """A closed session of `cwd` with one prompt per `(code, recorded output)`, each running that
+    code with the `python` tool and getting that output."""
+    with Session.create(cwd, "scripted", "demo") as session:
+        for n, (code, out) in enumerate(calls, 1):
+            session.append_message(user_text(f"step {n}"))
+            call = ToolUseBlock(id=f"toolu_{n}", name="python", input={"code": code})
+            session.append_message(Message(role="assistant", content=[call]))
+            session.append_message(Message(role="user", content=[ToolResultBlock(tool_use_id=call.id, content=out)]))
+            session.append_message(Message(role="assistant", content=[TextBlock(text=f"done {n}")]))
+        return session.path
+
+
 def digest(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 

@@ -9,7 +9,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import nbformat
 import pytest
+import session_helpers
 from tornado.httpclient import HTTPClientError
 
 from larik_jupyter.checkpoint.store import CheckpointStore
@@ -310,3 +312,34 @@ async def test_reading_never_writes_session_files(jp_fetch: Any, root: Path) -> 
         }
     assert after == before
     assert not (root / ".larik").exists()
+
+
+# -- "Open as notebook" (issue 33) ---------------------------------------------------------
+
+
+def python_session(cwd: Path) -> Path:
+    return session_helpers.python_session(cwd, [("x = 2\nprint(x)", "2"), ("print(x * 21)", "42")])
+
+
+async def test_writes_the_branch_next_to_the_listing_and_answers_its_path(jp_fetch: Any, root: Path) -> None:
+    (root / "sub").mkdir()
+    path = python_session(root / "sub")
+    response = await jp_fetch(*API, path.stem, "notebook", method="POST", body=json.dumps({"at": 1}),
+                              params={"cwd": "sub"})
+    assert json.loads(response.body) == {"path": f"sub/{path.stem}.ipynb"}
+    nb = nbformat.read(root / "sub" / f"{path.stem}.ipynb", as_version=4)
+    assert [c.source for c in nb.cells if c.cell_type == "code"] == ["x = 2\nprint(x)"]
+    again = await jp_fetch(*API, path.stem, "notebook", method="POST", body="{}", params={"cwd": "sub"})
+    assert json.loads(again.body) == {"path": f"sub/{path.stem}-2.ipynb"}
+    whole = nbformat.read(root / "sub" / f"{path.stem}-2.ipynb", as_version=4)
+    assert [c.source for c in whole.cells if c.cell_type == "code"] == ["x = 2\nprint(x)", "print(x * 21)"]
+
+
+async def test_refuses_a_bad_prompt_number_and_a_bad_body(jp_fetch: Any, root: Path) -> None:
+    path = python_session(root)
+    for body, words in [('{"at": 9}', "has 2 prompts"), ('{"path": "/etc/x"}', "JSON body")]:
+        with pytest.raises(HTTPClientError) as caught:
+            await jp_fetch(*API, path.stem, "notebook", method="POST", body=body)
+        assert caught.value.code == 400
+        assert words in json.loads(caught.value.response.body)["message"]
+    assert not list(root.glob("*.ipynb"))

@@ -146,6 +146,13 @@ export async function exportMarkdown(cwd: string, id: string): Promise<Blob> {
   return (await request(`sessions/${id}/export`, { cwd })).blob();
 }
 
+/** Write the session (up to prompt `at`) as a new notebook in `cwd`; resolves to its path
+ * relative to the server root. */
+export async function writeNotebook(cwd: string, id: string, at: number | null): Promise<string> {
+  const response = await request(`sessions/${id}/notebook`, { cwd }, { method: 'POST', body: JSON.stringify({ at }) });
+  return ((await response.json()) as { path: string }).path;
+}
+
 /** Delete a session, confirming with the token the listing handed out. */
 export async function deleteSession(cwd: string, id: string, token: string): Promise<void> {
   await request(`sessions/${id}/delete`, { cwd }, { method: 'POST', body: JSON.stringify({ token }) });

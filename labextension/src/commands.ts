@@ -4,6 +4,7 @@ export namespace CommandIDs {
   export const refresh = 'larik:refresh-sessions';
   export const openInNotebook = 'larik:open-in-notebook';
   export const exportSession = 'larik:export-session';
+  export const openAsNotebook = 'larik:open-as-notebook';
   export const deleteSession = 'larik:delete-session';
   export const openPrompt = 'larik:open-prompt';
   export const jumpToCells = 'larik:jump-to-cells';

@@ -4,7 +4,7 @@
 import { JupyterFrontEnd, JupyterFrontEndPlugin } from '@jupyterlab/application';
 import { Dialog, ICommandPalette, showDialog, showErrorMessage } from '@jupyterlab/apputils';
 import { IDefaultFileBrowser } from '@jupyterlab/filebrowser';
-import { PathExt } from '@jupyterlab/coreutils';
+import { PageConfig, PathExt } from '@jupyterlab/coreutils';
 import { INotebookTracker } from '@jupyterlab/notebook';
 import { IRenderMimeRegistry } from '@jupyterlab/rendermime';
 import { listIcon } from '@jupyterlab/ui-components';
@@ -22,6 +22,14 @@ export interface ILarikJupyterHook {
   insertCellBelow(code: string): boolean;
   /** Select the cells prompt `prompt` of `session` changed; resolves to how many. */
   jumpToCells(session: string, prompt: number): Promise<number>;
+  /** Open a file the kernel wrote (an absolute path under the server root) in a tab. */
+  openPath(path: string): boolean;
+}
+
+/** `path` relative to the server root, or null when it lies outside (or the root is unknown). */
+function serverRelative(path: string): string | null {
+  const root = PageConfig.getOption('serverRoot').replace(/\/+$/, '');
+  return root && path.startsWith(root + '/') ? path.slice(root.length + 1) : null;
 }
 
 declare global {
@@ -57,7 +65,14 @@ const plugin: JupyterFrontEndPlugin<void> = {
     window.larikJupyter = {
       insertCellBelow: (code: string) => insertCellBelow(tracker, code),
       jumpToCells: async (session: string, prompt: number) =>
-        (await app.commands.execute(CommandIDs.jumpToCells, { session, prompt })) as number
+        (await app.commands.execute(CommandIDs.jumpToCells, { session, prompt })) as number,
+      openPath: (path: string) => {
+        const relative = serverRelative(path);
+        if (relative !== null) {
+          void app.commands.execute('docmanager:open', { path: relative });
+        }
+        return relative !== null;
+      }
     };
     const bridge = new NotebookBridge(tracker);
     bridge.onError = addFixButton;
@@ -119,6 +134,24 @@ const plugin: JupyterFrontEndPlugin<void> = {
           download(await api.exportMarkdown(panel.cwd, id), `${id}.md`);
         } catch (error) {
           await showErrorMessage('Export failed', (error as Error).message);
+        }
+      }
+    });
+    app.commands.addCommand(CommandIDs.openAsNotebook, {
+      label: 'Open Larik Session as Notebook',
+      caption: 'Write the branch as a new runnable notebook next to its sessions and open it',
+      isEnabled: hasTarget,
+      execute: async args => {
+        const id = target(args);
+        if (!id) {
+          return;
+        }
+        const at = typeof args.prompt === 'number' ? args.prompt : null;
+        try {
+          const path = await api.writeNotebook(panel.cwd, id, at);
+          await app.commands.execute('docmanager:open', { path });
+        } catch (error) {
+          await showErrorMessage('Open as notebook failed', (error as Error).message);
         }
       }
     });

@@ -329,6 +329,7 @@ export class SessionsPanel extends Widget {
     const actions = element('div', 'jp-larik-actions');
     actions.append(
       this.actionButton('Open in notebook', CommandIDs.openInNotebook, id),
+      this.actionButton('Open as notebook', CommandIDs.openAsNotebook, id),
       this.actionButton('Export', CommandIDs.exportSession, id),
       this.actionButton('Delete', CommandIDs.deleteSession, id)
     );

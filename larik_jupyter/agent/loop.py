@@ -476,6 +476,7 @@ class AgentLoop:
             duration=round(seconds, 3),
             subagent=getattr(result, "subagent", None) or None,
             hooks=before.notices + after.notices or None,
+            source=result.source,
         )
 
     def _error_result(

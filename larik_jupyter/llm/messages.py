@@ -48,9 +48,10 @@ class ImageBlock(_Model):
 
 
 class ToolResultBlock(_Model):
-    """A tool's answer. `diff`, `duration`, `subagent` and `hooks` (the notices of the call's
-    PreToolUse/PostToolUse hooks) are ours: stored for the transcript views (undo panel,
-    history, export) and never sent to a provider."""
+    """A tool's answer. `diff`, `duration`, `subagent`, `hooks` (the notices of the call's
+    PreToolUse/PostToolUse hooks) and `source` (the cell source a `notebook_run` call ran) are
+    ours: stored for the transcript views (undo panel, history, export, a branch as a
+    notebook) and never sent to a provider."""
 
     type: Literal["tool_result"] = "tool_result"
     tool_use_id: str
@@ -60,6 +61,7 @@ class ToolResultBlock(_Model):
     duration: float | None = None
     subagent: dict[str, Any] | None = None
     hooks: list[str] | None = None
+    source: str | None = None
 
     def text(self, image: str | None = None) -> str:
         """The result's text: the blocks of a list content joined by lines, an image as the

@@ -346,6 +346,18 @@ def _export(session: KernelSession, out: Output, *, path: str | None) -> None:
     out.markdown(f"Exported to `{session.export(None, path)}`.")
 
 
+@command(
+    "/notebook [PATH] [--at N] [--include-shell]",
+    "write the current branch (up to prompt N) as a new runnable notebook; never overwrites",
+    arg("path", nargs="?"),
+    arg("--at", type=int),
+    arg("--include-shell", action="store_true"),
+)
+def _notebook(session: KernelSession, out: Output, *, path: str | None, at: int | None, include_shell: bool) -> None:
+    written = session.to_notebook(None, path, at=at, include_shell=include_shell)
+    out.markdown(f"Wrote the branch as the notebook `{written}`; open it to read or re-run the analysis.")
+
+
 @command("/delete ID", "delete a session with its checkpoints", arg("id"))
 def _delete(session: KernelSession, out: Output, *, id: str) -> None:
     path = session.delete(id)

@@ -14,6 +14,7 @@ from larik_jupyter.notebook.markdown_text import MarkdownText
 # The magics import this module at `%load_ext`: the agent and the session store load when a
 # session first opens.
 if TYPE_CHECKING:
+    from larik_jupyter.analysis.branch_diff import BranchDiff
     from larik_jupyter.api import Agent
     from larik_jupyter.checkpoint.store import UndoResult
     from larik_jupyter.tools.env import LiveNotebooks
@@ -175,6 +176,26 @@ class KernelSession:
         if self.agent is not None and self.agent.session_path == source:
             self.agent.sync()
         return export_markdown(source, path, cwd=self.cwd)
+
+    def to_notebook(self, session_id: str | None = None, path: str | None = None, *, at: int | None = None,
+                    include_shell: bool = False) -> Path:
+        """Write a session (default: the current one) up to prompt `at` as a new notebook, to
+        `path` or as `<id>.ipynb` in the session's directory."""
+        from larik_jupyter.analysis.as_notebook import write_notebook
+        from larik_jupyter.session import catalog
+
+        source = catalog.resolve(session_id, self.cwd) if session_id else self.require().session_path
+        if self.agent is not None and self.agent.session_path == source:
+            self.agent.sync()
+        return write_notebook(source, path, at=at, include_shell=include_shell, cwd=self.cwd)
+
+    def diff(self, session_id: str, other: str) -> BranchDiff:
+        """Compare two sessions of this directory: common prefix, prompts, code outputs."""
+        from larik_jupyter.analysis.branch_diff import diff_branches
+
+        if self.agent is not None:
+            self.agent.sync()
+        return diff_branches(session_id, other, cwd=self.cwd)
 
     def delete(self, session_id: str) -> Path:
         """Remove a session with its agents, trace and checkpoints (the same validated delete

@@ -17,8 +17,13 @@ from tornado import web
 from larik_jupyter.errors import LarikError
 from larik_jupyter.paths import is_session_id, sessions_dir
 from larik_jupyter.server import views
-from larik_jupyter.server.confine import MissingDirectoryError, OutsideRootError, confine
-from larik_jupyter.server.schema import DeleteRequest
+from larik_jupyter.server.confine import (
+    MissingDirectoryError,
+    OutsideRootError,
+    confine,
+    relative_to_root,
+)
+from larik_jupyter.server.schema import DeleteRequest, NotebookRequest, NotebookWritten
 from larik_jupyter.server.tokens import DeleteTokens
 from larik_jupyter.session.catalog import DeleteRefusedError, UnknownSessionError, delete, resolve
 from larik_jupyter.session.reader import CorruptSessionError
@@ -193,6 +198,27 @@ class ExportHandler(_LarikHandler):
         self.finish(body, set_content_type="text/markdown; charset=utf-8")
 
 
+class NotebookHandler(_LarikHandler):
+    """`POST /larik/api/sessions/<id>/notebook` with `{"at": N}`: the branch as a new notebook
+    in the requested directory (`<id>.ipynb`, `<id>-2.ipynb`, …), its path in the answer."""
+
+    @_endpoint
+    async def post(self, session_id: str) -> None:
+        from larik_jupyter.analysis.as_notebook import write_notebook
+
+        try:
+            request = NotebookRequest.model_validate_json(self.request.body or b"{}")
+        except ValidationError as exc:
+            raise BadRequestError('The notebook request takes a JSON body {"at": N} (N a prompt number, or null).') from exc
+
+        def answer() -> NotebookWritten:
+            cwd = self.cwd()
+            written = write_notebook(self.session_path(session_id), at=request.at, cwd=cwd, folder=cwd)
+            return NotebookWritten(path="/".join(filter(None, (relative_to_root(self.root_dir, cwd), written.name))))
+
+        self.write_model(await off_loop(answer))
+
+
 def setup_handlers(web_app: Any, root_dir: str) -> None:
     """Register the `/larik/api/` routes on the server's tornado application."""
     base = url_path_join(web_app.settings["base_url"], "larik", "api", "sessions")
@@ -205,5 +231,6 @@ def setup_handlers(web_app: Any, root_dir: str) -> None:
             (url_path_join(base, _ID, "delete"), ConfirmedDeleteHandler, init),
             (url_path_join(base, _ID, "checkpoints"), CheckpointsHandler, init),
             (url_path_join(base, _ID, "export"), ExportHandler, init),
+            (url_path_join(base, _ID, "notebook"), NotebookHandler, init),
         ],
     )

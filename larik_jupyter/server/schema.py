@@ -78,6 +78,20 @@ class Checkpoints(BaseModel):
     turns: list[CheckpointTurn]
 
 
+class NotebookRequest(BaseModel):
+    """`POST /larik/api/sessions/<id>/notebook`: write the branch up to prompt `at` (all: null)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    at: int | None = None
+
+
+class NotebookWritten(BaseModel):
+    """Where the new notebook went, relative to the server root (what the page opens)."""
+
+    path: str
+
+
 class DeleteRequest(BaseModel):
     """`POST /larik/api/sessions/<id>/delete`: the token from the listing confirms the deletion."""
 

@@ -20,6 +20,7 @@ from larik_jupyter.llm.messages import (
     is_context_text,
 )
 from larik_jupyter.session.entry_list import EntryList
+from larik_jupyter.session.new_file import write_new, write_numbered
 from larik_jupyter.session.plan import checklist, plan_of, progress
 from larik_jupyter.session.reader import load_entries, session_id_of
 from larik_jupyter.session.state import replay
@@ -148,12 +149,6 @@ def render_markdown(path: Path, entries: EntryList) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _write_new(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "x", encoding="utf-8") as f:  # "x": never replace an existing file
-        f.write(text)
-
-
 def export_markdown(
     path: str | os.PathLike[str], out: str | os.PathLike[str] | None = None, *, cwd: str | os.PathLike[str]
 ) -> Path:
@@ -167,17 +162,8 @@ def export_markdown(
     if out is not None:
         target = Path(cwd) / Path(out).expanduser()
         try:
-            _write_new(target, text)
+            write_new(target, text)
         except FileExistsError:
             raise ExportExistsError(f"{target} already exists; export never overwrites, so choose another path.") from None
         return target
-    folder = Path(cwd) / ".larik" / "exports"
-    sid = session_id_of(path)
-    n = 1
-    while True:
-        target = folder / (f"{sid}.md" if n == 1 else f"{sid}-{n}.md")
-        try:
-            _write_new(target, text)
-            return target
-        except FileExistsError:
-            n += 1
+    return write_numbered(Path(cwd) / ".larik" / "exports", session_id_of(path), ".md", text)

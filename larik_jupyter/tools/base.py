@@ -45,7 +45,8 @@ class ToolResult:
     lists `(path, change)` pairs, change being created/changed/deleted, that a shell
     command made outside the checkpoints (not undoable). `display` is a rich object for
     the user. `images` are image blocks the model sees with the text; `notices` are
-    sentences the turn view shows the user (e.g. to reload a notebook the call rewrote).
+    sentences the turn view shows the user (e.g. to reload a notebook the call rewrote);
+    `source` is the code a call ran that its input does not hold (`notebook_run`'s cell).
     """
 
     content: str
@@ -58,6 +59,7 @@ class ToolResult:
     notices: list[str] = field(default_factory=list)
     # The traceback of an unexpected exception the call ended with: for the debug trace only.
     traceback: str | None = None
+    source: str | None = None
 
 
 # How long a stopped tool's thread may take to wind down before the turn ends without it.

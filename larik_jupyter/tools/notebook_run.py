@@ -113,7 +113,12 @@ class NotebookRunTool(Tool):
             head += "; it was interrupted"
         body = outputs_text(run.outputs, images, f"cell {cell_id}") if run.outputs else "(no output)"
         text = images.text(f"{head}.\n{wrap(env.nonce, f'cell {cell_id} outputs', body)}")
-        return ToolResult(text, is_error=run.error or bool(run.interrupted), images=images.images)
+        return ToolResult(
+            text,
+            is_error=run.error or bool(run.interrupted),
+            images=images.images,
+            source=source_text(cell),
+        )
 
 
 def _write_file(env: Env, raw: str, cell_id: str, run: CellRun) -> None:

@@ -94,7 +94,8 @@ function render({ model, el: host }) {
   const error = el("div", "larik-error");
   const fallback = el("div", "larik-fallback");
   const confirm = el("div", "larik-confirm");
-  root.append(bar, body, actions, confirm, status, error, fallback);
+  const comparison = el("pre", "larik-comparison");
+  root.append(bar, body, actions, confirm, status, error, fallback, comparison);
   host.appendChild(root);
 
   const collapsed = new Set();
@@ -103,6 +104,7 @@ function render({ model, el: host }) {
   let byKey = new Map();
   let query = "";
   let scrolled = false;
+  let comparing = null; // the session "Compare with…" was clicked on, awaiting the other one
 
   function draw() {
     const t0 = performance.now();
@@ -150,7 +152,9 @@ function render({ model, el: host }) {
         button("Rewind here with files", "larik-rewind-files", () => send("plan_rewind", { session: sid, prompt: n })),
         button("Fork here", "larik-fork", () => send("fork", { session: sid, prompt: n })),
         button("Jump to cells", "larik-jump", () => jumpToCells(sid, n)),
+        button("Open as notebook", "larik-notebook", () => send("notebook", { session: sid, prompt: n })),
       );
+      actions.querySelector(".larik-notebook").title = "Write this branch up to this prompt as a new notebook and open it";
       actions.querySelector(".larik-rewind").title = "Branch before this prompt and put its text into a new %%larik cell below";
       actions.querySelector(".larik-rewind-files").title = "Also put the files and kernel variables back as they were before this prompt (asks first)";
       actions.querySelector(".larik-fork").title = "Branch after this prompt's turn and continue there";
@@ -159,7 +163,20 @@ function render({ model, el: host }) {
       actions.append(
         el("span", "larik-actions-label", `Session ${sid}:`),
         button("Resume", "larik-resume", () => send("resume", { session: sid })),
+        button("Open as notebook", "larik-notebook", () => send("notebook", { session: sid })),
+        button("Compare with…", "larik-compare", () => {
+          comparing = sid;
+          status.textContent = `Select the session to compare ${sid} with, then click Compare.`;
+          drawActions();
+        }),
       );
+      if (comparing && comparing !== sid) {
+        actions.append(button(`Compare with ${comparing}`, "larik-compare-go", () => {
+          send("compare", { session: comparing, other: sid });
+          comparing = null;
+          drawActions();
+        }));
+      }
     }
   }
 
@@ -300,10 +317,31 @@ function render({ model, el: host }) {
       const inserted = hook && typeof hook.insertCellBelow === "function" && hook.insertCellBelow(msg.code);
       if (inserted) fallback.replaceChildren();
       else showFallback(msg.code);
+    } else if (msg.type === "open_notebook") {
+      openNotebook(msg.path);
     } else if (msg.type === "error") {
       error.textContent = msg.message;
     }
   }
+
+  // JupyterLab opens it in a tab through the larik-jupyter extension; without it, a link.
+  function openNotebook(path) {
+    const hook = window.larikJupyter;
+    if (hook && typeof hook.openPath === "function" && hook.openPath(path)) return;
+    const config = document.getElementById("jupyter-config-data");
+    const page = config ? JSON.parse(config.textContent || "{}") : {};
+    const root = (page.serverRoot || "").replace(/\/+$/, "");
+    if (!root || !path.startsWith(root + "/")) return;
+    const link = el("a", "larik-open-link", "Open " + path.slice(root.length + 1));
+    link.href = (page.baseUrl || "/") + "lab/tree/" + path.slice(root.length + 1).split("/").map(encodeURIComponent).join("/");
+    link.target = "_blank";
+    fallback.replaceChildren(link);
+  }
+
+  const drawComparison = () => {
+    comparison.textContent = model.get("comparison") || "";
+    comparison.style.display = comparison.textContent ? "" : "none";
+  };
 
   function drawConfirm() {
     const c = model.get("confirm") || {};
@@ -345,16 +383,19 @@ function render({ model, el: host }) {
   };
   model.on("change:tree", draw);
   model.on("change:confirm", drawConfirm);
+  model.on("change:comparison", drawComparison);
   model.on("change:status", syncStatus);
   model.on("change:error", syncStatus);
   model.on("msg:custom", onMessage);
   window.addEventListener("larik-jupyter:show-prompt", showPrompt);
   draw();
   drawConfirm();
+  drawComparison();
   syncStatus();
   return () => {
     model.off("change:tree", draw);
     model.off("change:confirm", drawConfirm);
+    model.off("change:comparison", drawComparison);
     model.off("change:status", syncStatus);
     model.off("change:error", syncStatus);
     model.off("msg:custom", onMessage);

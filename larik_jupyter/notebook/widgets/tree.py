@@ -181,6 +181,8 @@ class ForkTreeWidget(SessionWidget):
     variables it would restore); confirming sends `rewind` with `files` and the `turns` shown.
     When files changed since their turn, `confirm` comes back with them as `changed`, and
     the user's answer is sent as `rewind` again with `force` or `skip_changed`.
+    "Open as notebook" sends `notebook` (a session, and a prompt to stop after); "Compare
+    with…" sends `compare` (`session` and `other`) and the result shows as `comparison`.
     """
 
     _esm = esm("tree")
@@ -189,6 +191,9 @@ class ForkTreeWidget(SessionWidget):
     tree = traitlets.Dict(help="the fork tree as computed by `tree_data`").tag(sync=True)
     confirm = traitlets.Dict(
         help="a rewind with files awaiting confirmation: session, prompt and `rewind_plan`"
+    ).tag(sync=True)
+    comparison = traitlets.Unicode(
+        help="the last \"compare with…\" result, as `larik-jupyter diff` prints it"
     ).tag(sync=True)
 
     browser_actions = frozenset({"rewind"})
@@ -205,6 +210,10 @@ class ForkTreeWidget(SessionWidget):
                 str(m["session"]), None if m.get("prompt") is None else int(m["prompt"])
             ),
             "resume": lambda m: self.resume(str(m["session"])),
+            "notebook": lambda m: self.open_as_notebook(
+                str(m["session"]), None if m.get("prompt") is None else int(m["prompt"])
+            ),
+            "compare": lambda m: self.compare(str(m["session"]), str(m["other"])),
         }
 
     def refresh(self, memo: dict[tuple[Any, ...], Any] | None = None) -> None:
@@ -275,6 +284,22 @@ class ForkTreeWidget(SessionWidget):
         self.status = f"Forked {session_id} after {where}; now on {self.current}."
         refresh_all()
         return path
+
+    def open_as_notebook(self, session_id: str, prompt_index: int | None = None) -> Path:
+        """Write `session_id` (up to prompt `prompt_index`, default: all of it) as a new notebook,
+        as `/notebook` does, and ask the page to open it (`{"type": "open_notebook", "path"}`)."""
+        path = self.session.to_notebook(session_id, at=prompt_index)
+        self.status = f"Wrote {path}."
+        self.send({"type": "open_notebook", "path": str(path)})
+        return path
+
+    def compare(self, session_id: str, other: str) -> str:
+        """Compare two branches as `larik-jupyter diff` does; the text goes to `comparison`."""
+        if session_id == other:
+            raise LarikError("Pick two different sessions to compare.")
+        self.comparison = self.session.diff(session_id, other).render()
+        self.status = f"Compared {session_id} with {other}."
+        return self.comparison
 
     def resume(self, session_id: str) -> None:
         """Continue `session_id` in this kernel, as `%larik /resume ID`."""

@@ -1,0 +1,115 @@
+"""A branch written as a new `.ipynb`: prompts and replies as Markdown, the code the agent ran
+with its recorded outputs, each file it wrote as a `%%writefile` cell, notes for the rest."""
+
+from __future__ import annotations
+
+import os
+import shlex
+from pathlib import Path
+from typing import Any
+
+from larik_jupyter.analysis.steps import Branch, Step, read_branch
+from larik_jupyter.errors import LarikError
+from larik_jupyter.session.new_file import write_new, write_numbered
+
+
+class NotebookExistsError(LarikError):
+    """A notebook is never written over an existing file."""
+
+
+def _outputs(step: Step) -> list[Any]:
+    """The recorded output text as stdout, then each recorded image."""
+    import nbformat.v4 as v4
+
+    outputs = [v4.new_output("stream", name="stdout", text=step.recorded + "\n")] if step.recorded else []
+    for image in step.images:
+        source = image.source
+        if source.get("type") == "base64":
+            media = str(source.get("media_type", "image/png"))
+            outputs.append(v4.new_output("display_data", data={media: source.get("data", ""), "text/plain": "<image>"}))
+    return outputs
+
+
+def _shell_source(command: str) -> str:
+    return f"!{command}" if "\n" not in command.strip() else f"%%bash\n{command}"
+
+
+def _markdown_quote(text: str) -> str:
+    return "\n".join(f"> {line}".rstrip() for line in text.splitlines())
+
+
+def cells_of(branch: Branch, *, include_shell: bool = False) -> list[Any]:
+    """The notebook cells of a branch's steps, each with its `larik` provenance."""
+    import nbformat.v4 as v4
+
+    cells = []
+    for step in branch.steps:
+        larik: dict[str, Any] = {"session": branch.session_id, "prompt": step.prompt}
+        if step.tool_use_id:
+            larik["tool_use_id"] = step.tool_use_id
+        meta = {"larik": larik}
+        if step.kind == "prompt":
+            cells.append(v4.new_markdown_cell(f"### Prompt {step.prompt}\n\n{_markdown_quote(step.text)}", metadata=meta))
+        elif step.kind in ("reply", "note"):
+            cells.append(v4.new_markdown_cell(step.text, metadata=meta))
+        elif step.kind in ("python", "notebook_run"):
+            cells.append(v4.new_code_cell(step.text, metadata=meta, outputs=_outputs(step)))
+        elif step.kind == "write":
+            assert step.path is not None
+            cells.append(v4.new_code_cell(f"%%writefile {shlex.quote(step.path)}\n{step.text}", metadata=meta))
+        elif include_shell:
+            cells.append(v4.new_code_cell(_shell_source(step.text), metadata=meta))
+        else:
+            fence = "```"
+            cells.append(v4.new_markdown_cell(
+                f"*The agent ran a shell command (left out; `--include-shell` adds it as a cell):*\n\n"
+                f"{fence}sh\n{step.text}\n{fence}", metadata=meta))
+    return cells
+
+
+def build_notebook(branch: Branch, *, include_shell: bool = False) -> Any:
+    """The branch as an nbformat v4 notebook, validated."""
+    import nbformat
+    import nbformat.v4 as v4
+
+    nb = v4.new_notebook(metadata={
+        "kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"},
+        "language_info": {"name": "python"},
+        "larik": {"session": branch.session_id, "prompts": branch.prompts},
+    })
+    nb.cells = cells_of(branch, include_shell=include_shell)
+    nbformat.validate(nb)
+    return nb
+
+
+def write_notebook(
+    session: str | os.PathLike[str],
+    path: str | os.PathLike[str] | None = None,
+    *,
+    at: int | None = None,
+    include_shell: bool = False,
+    cwd: str | os.PathLike[str] | None = None,
+    folder: str | os.PathLike[str] | None = None,
+) -> Path:
+    """Write `session` (an id or file) up to prompt `at` as a new notebook and return its path.
+
+    `path` (relative to `cwd`) must not exist; by default the notebook goes to `folder` (default:
+    the session's working directory) as `<session-id>.ipynb`, or `<session-id>-2.ipynb`, … if
+    taken."""
+    import nbformat
+
+    here = Path(os.fspath(cwd or os.getcwd()))
+    branch = read_branch(session, at=at, cwd=here)
+    text = nbformat.writes(build_notebook(branch, include_shell=include_shell))
+    if path is not None:
+        target = here / Path(path).expanduser()
+        if target.suffix != ".ipynb":
+            raise NotebookExistsError(f"{target} does not end in .ipynb; name the notebook file NAME.ipynb.")
+        try:
+            write_new(target, text)
+        except FileExistsError:
+            raise NotebookExistsError(
+                f"{target} already exists; a notebook is never written over an existing file, so choose another path."
+            ) from None
+        return target
+    return write_numbered(Path(folder) if folder is not None else branch.cwd, branch.session_id, ".ipynb", text)

@@ -1,0 +1,301 @@
+"""The steps of a branch, in order: its prompts, the agent's replies, the code it ran in the
+kernel (`python`, `notebook_run`), the files it wrote or edited (with the content each call
+left), shell commands, and notes for calls that did not run. Read from the transcript; the
+content an `edit` started from comes from an earlier write of the branch or, failing that,
+from the checkpoint snapshot taken before the turn."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+from larik_jupyter.checkpoint.errors import CheckpointError
+from larik_jupyter.checkpoint.store import CheckpointStore
+from larik_jupyter.errors import LarikError
+from larik_jupyter.llm.messages import ImageBlock, TextBlock, ToolResultBlock, ToolUseBlock
+from larik_jupyter.paths import project_root
+from larik_jupyter.session import catalog
+from larik_jupyter.session.reader import load_entries, session_id_of
+from larik_jupyter.session.state import INTERRUPTED_TOOL_RESULT, replay
+from larik_jupyter.session.summary import first_line, summary
+from larik_jupyter.tools.base import ToolError
+from larik_jupyter.tools.edit import apply_edit
+
+StepKind = Literal["prompt", "reply", "python", "notebook_run", "write", "shell", "note"]
+
+# Lines a tool appends about images and rich display: not output of the code.
+_NOTE_LINE = re.compile(
+    r"^\[(\d+ image\(s\) attached to this result|shown to the user as rich output|image .*"
+    r"(not sent|omitted).*|the value renders only as SVG.*)\]$"
+)
+_RUN_HEAD = re.compile(r"^Ran cell \S+ of .+ as In \[\d*\]; its outputs are in .*$")
+# Tools that only look: they leave nothing a notebook needs.
+_READ_ONLY = {"read", "glob", "grep", "ls", "inspect_variables", "diagnostics", "todo_write", "skill", "notebook_read"}
+_EDITS = {"edit", "multi_edit"}
+
+
+class AtError(LarikError):
+    """`--at N` names no prompt of the branch."""
+
+
+@dataclass
+class Step:
+    """One step of a branch. `text` is the prompt, reply or note (Markdown), the code, the
+    file content or the command; `recorded` the output text the call returned (tool notes
+    about images removed) and `images` its images; `path` the file a write left; `tool` the
+    name of the tool called."""
+
+    kind: StepKind
+    prompt: int
+    text: str
+    tool_use_id: str | None = None
+    path: str | None = None
+    tool: str | None = None
+    recorded: str = ""
+    images: list[ImageBlock] = field(default_factory=list)
+
+
+@dataclass
+class Branch:
+    """A session's steps up to prompt `at` (all of them when None); `cwd` is where it worked."""
+
+    session_id: str
+    path: Path
+    cwd: Path
+    prompts: int
+    steps: list[Step]
+
+
+def output_text(result: ToolResultBlock) -> str:
+    """A call's output as the code printed it: the result's text without the tool's notes."""
+    lines = [line for line in result.text().split("\n") if not _NOTE_LINE.match(line)]
+    text = "\n".join(lines).rstrip("\n")
+    return "" if text == "(no output)" else text
+
+
+def _images(result: ToolResultBlock) -> list[ImageBlock]:
+    return [] if isinstance(result.content, str) else [b for b in result.content if isinstance(b, ImageBlock)]
+
+
+def _outcome(result: ToolResultBlock | None) -> str | None:
+    """Why a call did not run to success (denied, interrupted, failed), or None."""
+    if result is None:
+        return "was interrupted before it returned a result"
+    if not result.is_error:
+        return None
+    text = result.text()
+    if text.startswith(("Permission denied", "The user denied permission")):
+        return "was denied"
+    if text.startswith((INTERRUPTED_TOOL_RESULT, "Interrupted by the user")):
+        return "was interrupted"
+    return "failed"
+
+
+def _call_label(call: ToolUseBlock) -> str:
+    if call.name == "python":
+        return f"`python` call `{call.id}`"
+    if call.name == "bash":
+        return f"shell command `{first_line(str(call.input.get('command', '')))}`"
+    where = call.input.get("path")
+    return f"`{call.name}` call `{call.id}`" + (f" on `{where}`" if where else "")
+
+
+class _Files:
+    """The content each file has after the branch's writes, as far as they can be known."""
+
+    def __init__(self, cwd: Path, stores: list[tuple[CheckpointStore, int]]) -> None:
+        self.cwd = cwd
+        self.stores = stores
+        self.content: dict[str, str] = {}
+
+    def key(self, raw: str) -> str:
+        """The path as a cell names it: relative to the working directory when inside it."""
+        full = Path(os.path.normpath(self.cwd / Path(raw).expanduser()))
+        try:
+            return full.relative_to(self.cwd).as_posix()
+        except ValueError:
+            return str(full)
+
+    def before_turn(self, key: str, prompt: int) -> str | None:
+        """The file as the checkpoint of prompt `prompt`'s turn saw it before the turn."""
+        full = self.cwd / key
+        for store, limit in self.stores:
+            if prompt > limit:
+                continue
+            for turn in store.turns():
+                if turn.prompt != prompt:
+                    continue
+                try:
+                    data = store.original_bytes(turn.turn, full)
+                except CheckpointError:
+                    continue
+                return "" if data is None else data.decode("utf-8", "replace")
+        return None
+
+    def apply(self, call: ToolUseBlock, prompt: int) -> tuple[str, str | None]:
+        """The file's key and the content `call` left (None: unknown)."""
+        key = self.key(str(call.input.get("path", "")))
+        if call.name == "write":
+            self.content[key] = str(call.input.get("content", ""))
+            return key, self.content[key]
+        text = self.content.get(key)
+        if text is None:
+            text = self.before_turn(key, prompt)
+        if text is None:
+            return key, None
+        edits = call.input.get("edits") if call.name == "multi_edit" else [call.input]
+        try:
+            for edit in edits if isinstance(edits, list) else []:
+                text, _ = apply_edit(
+                    text, str(edit.get("old_string", "")), str(edit.get("new_string", "")),
+                    bool(edit.get("replace_all")), key,
+                )
+        except ToolError:
+            return key, None
+        self.content[key] = text
+        return key, text
+
+
+def _checkpoint_sources(path: Path) -> list[tuple[CheckpointStore, int]]:
+    """The checkpoint stores holding this branch's turns, each with the last prompt it holds
+    for the branch: the session's own, then along `fork_of` the sources of its copied prefix."""
+    found: list[tuple[CheckpointStore, int]] = []
+    limit = 1 << 30
+    current: Path | None = path
+    seen: set[str] = set()
+    while current is not None and len(found) < 50:
+        details = summary(current)
+        sid = session_id_of(current)
+        if sid in seen:
+            break
+        seen.add(sid)
+        cwd = details.meta.cwd if details.meta else os.getcwd()
+        try:
+            found.append((CheckpointStore(sid, project_root(cwd)), limit))
+        except (CheckpointError, OSError):
+            pass
+        source = details.meta.fork_of if details.meta else None
+        if source is None:
+            break
+        limit = min(limit, details.fork_prompt or 0)
+        try:
+            current = catalog.resolve(source, cwd)
+        except LarikError:
+            current = None
+    return found
+
+
+def _run_source(call: ToolUseBlock, result: ToolResultBlock, cwd: Path) -> str | None:
+    """The cell source a `notebook_run` call ran: stored with its result, else the cell of its
+    notebook that carries the call's id in its `larik` metadata."""
+    stored = getattr(result, "source", None)
+    if isinstance(stored, str):
+        return stored
+    raw = call.input.get("path")
+    if not isinstance(raw, str):
+        return None
+    try:
+        data = json.loads((cwd / raw).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    for cell in data.get("cells", []) if isinstance(data, dict) else []:
+        larik = (cell.get("metadata") or {}).get("larik") or {}
+        if isinstance(larik, dict) and larik.get("tool_use_id") == call.id:
+            source = cell.get("source", "")
+            return "".join(source) if isinstance(source, list) else str(source)
+    return None
+
+
+def _run_output(result: ToolResultBlock) -> str:
+    lines = output_text(result).split("\n")
+    if lines and _RUN_HEAD.match(lines[0]):
+        lines = lines[1:]
+    text = "\n".join(lines)
+    return "" if text == "(no output)" else text
+
+
+def _tool_steps(
+    call: ToolUseBlock, result: ToolResultBlock | None, prompt: int, files: _Files
+) -> list[Step]:
+    """What one tool call contributes to the branch."""
+    steps = _call_steps(call, result, prompt, files)
+    for step in steps:
+        step.tool = call.name
+    return steps
+
+
+def _call_steps(
+    call: ToolUseBlock, result: ToolResultBlock | None, prompt: int, files: _Files
+) -> list[Step]:
+    name = call.name
+    if name in _READ_ONLY:
+        return []
+    why = _outcome(result)
+    if why is not None:
+        detail = f": {first_line(result.text())}" if result is not None and why == "failed" else ""
+        return [Step("note", prompt, f"*The {_call_label(call)} {why}{detail}.*", call.id)]
+    assert result is not None
+    if name == "python":
+        return [Step("python", prompt, str(call.input.get("code", "")), call.id,
+                     recorded=output_text(result), images=_images(result))]
+    if name == "notebook_run":
+        source = _run_source(call, result, files.cwd)
+        if source is None:
+            return [Step("note", prompt, f"*{_call_label(call)} ran a notebook cell whose source "
+                         "is no longer known; it is left out.*", call.id)]
+        return [Step("notebook_run", prompt, source, call.id, recorded=_run_output(result),
+                     images=_images(result))]
+    if name == "write" or name in _EDITS:
+        key, content = files.apply(call, prompt)
+        if content is None:
+            return [Step("note", prompt, f"*The {_call_label(call)} is not recreated: the file's "
+                         "content before it is in neither the transcript nor the checkpoints.*", call.id)]
+        return [Step("write", prompt, content, call.id, path=key)]
+    if name == "bash":
+        return [Step("shell", prompt, str(call.input.get("command", "")), call.id,
+                     recorded=output_text(result))]
+    return [Step("note", prompt, f"*The agent called {_call_label(call)}; it is not part of the "
+                 "analysis.*", call.id)]
+
+
+def read_branch(id_or_path: str | os.PathLike[str], *, at: int | None = None,
+                cwd: str | os.PathLike[str] | None = None) -> Branch:
+    """The steps of a session (an id, looked up in `cwd`'s folder first, or a file path), up
+    to and including prompt `at` (1-based)."""
+    path = catalog.resolve(id_or_path, cwd)
+    state = replay(load_entries(path).entries)
+    workdir = Path(state.meta.cwd)
+    total = len(state.prompt_indexes)
+    if at is not None and not 1 <= at <= total:
+        raise AtError(
+            f"Session {session_id_of(path)} has {total} prompt{'s' if total != 1 else ''}; "
+            f"--at takes a prompt number from 1 to {total}, not {at}."
+        )
+    files = _Files(workdir, _checkpoint_sources(path))
+    results = {r.tool_use_id: r for m in state.all for r in m.tool_results()}
+    steps: list[Step] = []
+    prompt = 0
+    for message in state.all:
+        if message.is_prompt():
+            if at is not None and prompt >= at:
+                break
+            prompt += 1
+            steps.append(Step("prompt", prompt, message.prompt_text()))
+            continue
+        if message.role != "assistant":
+            continue
+        reply = "".join(b.text for b in message.content if isinstance(b, TextBlock)).strip()
+        if reply:
+            steps.append(Step("reply", prompt, reply))
+        for call in message.tool_uses():
+            for step in _tool_steps(call, results.get(call.id), prompt, files):
+                last = steps[-1]
+                if step.kind == "write" and last.kind == "write" and (last.path, last.prompt) == (step.path, prompt):
+                    steps[-1] = step  # one cell with the content the turn's run of writes left
+                else:
+                    steps.append(step)
+    return Branch(session_id_of(path), path, workdir, at if at is not None else total, steps)

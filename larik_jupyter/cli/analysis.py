@@ -1,0 +1,93 @@
+"""`larik-jupyter notebook|replay|diff`: a branch as a notebook, replayed without the model, or
+compared with another branch."""
+
+from __future__ import annotations
+
+import argparse
+import os
+
+from larik_jupyter.cli.sessions import _ID_HELP, _directory
+
+
+def _positive_int(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError("must be 1 or more")
+    return value
+
+
+def _positive_float(text: str) -> float:
+    value = float(text)
+    if not value > 0:
+        raise argparse.ArgumentTypeError("must be more than 0")
+    return value
+
+
+def _cmd_notebook(args: argparse.Namespace) -> int:
+    from larik_jupyter.analysis.as_notebook import write_notebook
+
+    print(write_notebook(args.id, args.path, at=args.at, include_shell=args.include_shell, cwd=os.getcwd()))
+    return 0
+
+
+def _cmd_replay(args: argparse.Namespace) -> int:
+    from larik_jupyter.analysis.replay import replay_branch
+
+    report = replay_branch(
+        args.id, at=args.at, cwd=args.cwd, timeout=args.timeout, stop_on_fail=args.stop_on_fail,
+        in_place=args.in_place, rtol=args.rtol, lookup=os.getcwd(),
+    )
+    print(report.table())
+    return report.exit_status
+
+
+def _cmd_diff(args: argparse.Namespace) -> int:
+    from larik_jupyter.analysis.branch_diff import diff_branches
+
+    result = diff_branches(args.id_a, args.id_b, cwd=os.getcwd(), rtol=args.rtol)
+    print(result.render())
+    return 1 if result.differs else 0
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add the analysis commands to the `larik-jupyter` parser."""
+    p = sub.add_parser(
+        "notebook",
+        help="write a branch as a new runnable notebook",
+        description="Write the session (up to prompt N with --at) as a new .ipynb: prompts and replies as "
+        "Markdown, the code the agent ran with its outputs, the files it wrote as %%%%writefile cells. "
+        "Default PATH: <session directory>/<id>.ipynb (or <id>-2.ipynb, …). Never overwrites.",
+    )
+    p.add_argument("id", metavar="ID", help=_ID_HELP)
+    p.add_argument("path", metavar="PATH", nargs="?", help="output .ipynb (refused if it exists)")
+    p.add_argument("--at", metavar="N", type=_positive_int, help="stop after prompt N (1-based)")
+    p.add_argument("--include-shell", action="store_true", help="add shell commands as !cmd cells (default: a note)")
+    p.set_defaults(func=_cmd_notebook)
+
+    p = sub.add_parser(
+        "replay",
+        help="re-run a branch's code without the model and compare the outputs",
+        description="Run the session's python calls, file writes and notebook_run sources in order in a fresh "
+        "kernel, in a scratch copy of the project (--in-place: the real one), and print a table of calls: "
+        "same, changed (with a short diff), failed (with the error) or skipped. No model is asked. "
+        "Exit status 0: everything matched; 1: some output changed; 2: a call failed.",
+    )
+    p.add_argument("id", metavar="ID", help=_ID_HELP)
+    p.add_argument("--at", metavar="N", type=_positive_int, help="stop after prompt N (1-based)")
+    p.add_argument("--cwd", metavar="DIR", type=_directory, help="project directory to replay against (default: the session's)")
+    p.add_argument("--timeout", metavar="S", type=_positive_float, default=600.0, help="seconds per call before it is interrupted (default 600)")
+    p.add_argument("--stop-on-fail", action="store_true", help="stop at the first call that fails")
+    p.add_argument("--in-place", action="store_true", help="run in the project directory itself, not a scratch copy")
+    p.add_argument("--rtol", metavar="R", type=float, default=1e-6, help="relative tolerance for numbers (default 1e-6)")
+    p.set_defaults(func=_cmd_replay)
+
+    p = sub.add_parser(
+        "diff",
+        help="compare two branches: common prefix, then prompts and outputs side by side",
+        description="Show the prompts two sessions share, then each one's own prompts and the outputs of their "
+        "python calls side by side, marking outputs that differ. Exit status 1 when some output differs.",
+    )
+    p.add_argument("id_a", metavar="ID_A", help=_ID_HELP)
+    p.add_argument("id_b", metavar="ID_B", help=_ID_HELP)
+    p.add_argument("--rtol", metavar="R", type=float, default=1e-6, help="relative tolerance for numbers (default 1e-6)")
+    p.set_defaults(func=_cmd_diff)
