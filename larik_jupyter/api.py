@@ -107,6 +107,9 @@ class Agent:
         self.approver = approver
         self.display = display
         self.notices: list[str] = []
+        # The id of the held session the open one branched from (resume of a session another
+        # kernel holds continues on a new branch of it), else None.
+        self.branched_from: str | None = None
         # The turns the latest undo, undo(to=...) or rewind(n, files=True) undid, newest first.
         self.last_undo: list[UndoResult] = []
         self._listeners: list[Listener] = []
@@ -128,6 +131,7 @@ class Agent:
             mcp=mcp,
         )
         self.notices = opened.notices
+        self.branched_from = opened.branched_from
         opened.agent.env.live = self.live
         opened.agent.env.run_cell = self.run_cell
         for listener in self._listeners:
@@ -334,6 +338,7 @@ class Agent:
         else:
             target = resolve(session, self.cwd)
         if target == self.session_path:
+            self.branched_from = None
             return  # already there; reopening would collide with our own writer lock
         self._switch(model=None, session=session, continue_latest=last or session is None)
 

@@ -14,7 +14,10 @@ from larik_jupyter.agent.trace import start_trace
 from larik_jupyter.config.layers import load_config
 from larik_jupyter.llm.select import select_provider
 from larik_jupyter.session.catalog import latest, resolve
-from larik_jupyter.session.store import Session
+from larik_jupyter.session import branch
+from larik_jupyter.session.reader import session_id_of
+from larik_jupyter.session.store import Session, SessionLockedError
+from larik_jupyter.session.summary import current_model
 
 
 @dataclass
@@ -23,6 +26,7 @@ class Opened:
 
     agent: AgentLoop
     notices: list[str] = field(default_factory=list)
+    branched_from: str | None = None
 
 
 def open_agent(
@@ -52,8 +56,9 @@ def open_agent(
         path = Path(info.path) if info else None
         if info is None:
             notices.append("No earlier session in this directory; starting a new one.")
+    branched_from: str | None = None
     if path is not None:
-        opened = Session.open(path)
+        opened, branched_from = _open_or_branch(path, notices)
         spec = model or _session_model(opened)
     else:
         spec = model
@@ -79,14 +84,22 @@ def open_agent(
     )
     if loaded.config.debug:
         start_trace(agent)
-    return Opened(agent=agent, notices=notices)
+    return Opened(agent=agent, notices=notices, branched_from=branched_from)
+
+
+def _open_or_branch(path: Path, notices: list[str]) -> tuple[Session, str | None]:
+    """Open session `path` for appending; one another kernel or process holds is branched at
+    its end (a fork only reads its source) and the branch opened instead, with a notice.
+    Returns the session and, when it is such a branch, the held source's id."""
+    try:
+        return Session.open(path), None
+    except SessionLockedError:
+        copy = branch.fork(path)
+        source = session_id_of(path)
+        notices.append(f"Session {source} is open in another kernel; continuing on a new branch {copy.stem} of it.")
+        return Session.open(copy), source
 
 
 def _session_model(session: Session) -> str | None:
     """The model the session last recorded (a `/model` switch or a turn), else its meta's."""
-    if session.state.model:
-        return session.state.model
-    meta = session.state.meta
-    if meta.provider and meta.model:
-        return f"{meta.provider}:{meta.model}"
-    return None
+    return current_model(session.state.model, session.state.meta)

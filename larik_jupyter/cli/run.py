@@ -26,7 +26,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--cwd", default=os.getcwd(), help="working directory (default: current)")
     which = p.add_mutually_exclusive_group()
     which.add_argument("--continue", dest="continue_latest", action="store_true",
-                       help="continue the latest session of the directory")
+                       help="continue the session of the directory last written to")
     which.add_argument("--session", metavar="ID", help="continue this session (id or file path)")
     p.add_argument("--model", metavar="M", help="PROVIDER:MODEL, e.g. anthropic:claude-sonnet-4-6")
     p.add_argument("--yes", action="store_true", help="allow tool calls that would ask")

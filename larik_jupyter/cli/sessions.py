@@ -156,7 +156,7 @@ def _non_negative(text: str) -> int:
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add the session commands to the `larik-jupyter` parser."""
-    p = sub.add_parser("ls", help="list the sessions of a working directory, newest first")
+    p = sub.add_parser("ls", help="list the sessions of a working directory, last written to first")
     p.add_argument("--cwd", type=_directory, help="working directory (default: the current one)")
     p.add_argument("--json", action="store_true", help="print JSON for scripts")
     p.set_defaults(func=_cmd_ls)

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 from larik_jupyter.errors import LarikError
 from larik_jupyter.notebook.kernel import KernelSession, Show
 from larik_jupyter.notebook.markdown_text import MarkdownText, Preformatted
+from larik_jupyter.session.catalog import UnknownSessionError
 
 # Parsing runs at every `%larik`, also the first: what the handlers need loads when they run.
 if TYPE_CHECKING:
@@ -203,14 +204,22 @@ def _one_of_id_or_last(args: dict[str, Any]) -> str | None:
 
 @command(
     "/resume [ID | --last]",
-    "resume a session (the latest with --last)",
+    "resume a session (with --last, the one last written to)",
     arg("id", nargs="?"),
     arg("--last", action="store_true"),
     check=_one_of_id_or_last,
 )
 def _resume(session: KernelSession, out: Output, *, id: str | None, last: bool) -> None:
-    agent = session.resume(id, last=last or id is None)
-    out.markdown(f"Resumed session `{agent.session_id}` ({len(agent.session.turns)} turns, `{agent.model}`).")
+    try:
+        agent = session.resume(id, last=last or id is None)
+    except UnknownSessionError:
+        raise LarikError(
+            f"No session {id!r} here; list this directory's sessions with `%larik /sessions` "
+            "and resume one by its id (YYYYMMDD-HHMMSS-xxxxxx)."
+        ) from None
+    if not agent.branched_from:  # else its opening notice said which branch it continues on
+        turns = len(agent.session.turns)
+        out.markdown(f"Resumed session `{agent.session_id}` ({turns} turn{'' if turns == 1 else 's'}, `{agent.model}`).")
     _history(session, out)
 
 

@@ -132,8 +132,15 @@ class KernelSession:
         """Branch `session_id` (default: the current session) after the turn of its prompt `n`
         (default: at its end) and continue there: `/fork` at the last prompt, else exactly what
         `/rewind N+1` makes."""
-        agent = self.resume(session_id) if session_id else self.require()
         self.require_idle()
+        if session_id and not self._is_current(session_id):
+            # Another session is branched from its file alone: it may be held elsewhere.
+            from larik_jupyter.session import branch
+
+            path = branch.fork_after(self._resolve(session_id), n)
+            self.open(session=str(path))
+            return path
+        agent = self.require()
         prompts = len(agent.session.turns)
         if n is not None and not 1 <= n <= prompts:
             raise LarikError(
@@ -151,9 +158,30 @@ class KernelSession:
         """Branch before prompt `n` of `session_id` (default: the current session) and continue
         there (with `files`, also undo the source's turns from the newest down to prompt `n`,
         `force` and `skip_changed` as for `undo`); returns that prompt as a `%%larik` cell to edit."""
-        agent = self.resume(session_id) if session_id else self.require()
         self.require_idle()
+        if session_id and not files and not self._is_current(session_id):
+            # Another session is branched from its file alone: it may be held elsewhere.
+            from larik_jupyter.session import branch
+
+            path, text = branch.rewind(self._resolve(session_id), n)
+            self.open(session=str(path))
+            return "%%larik\n" + text
+        agent = self.resume(session_id) if session_id else self.require()
+        if files and agent.branched_from:
+            raise LarikError(
+                f"Session {agent.branched_from} is open in another kernel, so its turns can be undone only "
+                f"there; this kernel is now on its branch {agent.session_id}. Rewind without files to branch it here."
+            )
         return "%%larik\n" + agent.rewind(n, files=files, force=force, skip_changed=skip_changed)
+
+    def _resolve(self, session_id: str) -> Path:
+        from larik_jupyter.session import catalog
+
+        return catalog.resolve(session_id, self.cwd)
+
+    def _is_current(self, session_id: str) -> bool:
+        """Whether `session_id` (an id or a path) names the session this kernel has open."""
+        return self.agent is not None and self._resolve(session_id) == self.agent.session_path
 
     def undo(self, *, force: bool = False, skip_changed: bool = False) -> UndoResult:
         """Revert the newest turn of the current session that changed files (see `Agent.undo`

@@ -14,6 +14,9 @@ class SessionOut(BaseModel):
 
     id: str
     time: str
+    updated: str = ""  # when it was last written to (its last entry's time, UTC)
+    held: bool = False  # a live kernel or process has it open for writing
+    model: str | None = None  # its current model (after `/model`), `provider:model`
     first_prompt: str
     message_count: int
     fork_of: str | None = None

@@ -26,11 +26,14 @@ def _tree(node: TreeNode) -> TreeNodeOut:
 
 
 def session_list(root_dir: str, cwd: Path, tokens: DeleteTokens) -> SessionList:
-    """The sessions of `cwd` (newest first) with delete tokens, and their fork tree."""
+    """The sessions of `cwd` (the one last written to first) with delete tokens, and their fork tree."""
     sessions = [
         SessionOut(
             id=info.id,
             time=info.time,
+            updated=info.updated,
+            held=info.held,
+            model=info.model,
             first_prompt=info.first_prompt or "",
             message_count=info.message_count,
             fork_of=info.fork_of,

@@ -150,6 +150,20 @@ def rewind(src_path: str | os.PathLike[str], n: int) -> tuple[Path, str]:
     return fork(src, index), state.all[index].prompt_text()
 
 
+def fork_after(src_path: str | os.PathLike[str], n: int | None = None) -> Path:
+    """Branch after the turn of prompt `n` (1-based; None: at the end); the source is only
+    read, so it may be held by another process."""
+    src = Path(src_path)
+    if n is None:
+        return fork(src)
+    prompts = replay(load_entries(src).entries).prompt_indexes
+    if not 1 <= n <= len(prompts):
+        raise BranchError(
+            f"Session {session_id_of(src)} has {len(prompts)} prompt(s); choose a prompt number from 1 to {len(prompts)}."
+        )
+    return fork(src, prompts[n] if n < len(prompts) else None)
+
+
 class PromptInfo(BaseModel):
     """One prompt of a session: its message index, first line and time."""
 

@@ -14,8 +14,8 @@ from larik_jupyter.errors import LarikError
 from larik_jupyter.llm.messages import Usage
 from larik_jupyter.session.reader import CorruptSessionError, read_meta, session_id_of
 from larik_jupyter.session.regular import check_regular, file_kind
-from larik_jupyter.session.store import acquire_lock, lock_path
-from larik_jupyter.session.summary import session_time, summary
+from larik_jupyter.session.store import acquire_lock, held, lock_path
+from larik_jupyter.session.summary import summary
 
 
 class UnknownSessionError(LarikError):
@@ -28,11 +28,16 @@ class DeleteRefusedError(LarikError):
 
 class SessionInfo(BaseModel):
     """One line of a session listing. `error` is set when the file is damaged; a branch's
-    `fork_prompt` is the last prompt it shares with its source."""
+    `fork_prompt` is the last prompt it shares with its source; `updated` is when it was last
+    written to (its last entry's time, UTC); `held` whether a live kernel or process has it open
+    for writing; `model` its current model."""
 
     id: str
     path: str
     time: str
+    updated: str = ""
+    held: bool = False
+    model: str | None = None
     first_prompt: str | None = None
     message_count: int = 0
     fork_of: str | None = None
@@ -57,6 +62,9 @@ def info(path: str | os.PathLike[str]) -> SessionInfo:
         id=s.id,
         path=str(s.path),
         time=s.time,
+        updated=s.updated,
+        held=held(Path(s.path)),
+        model=s.model,
         size=s.size,
         first_prompt=s.prompts[0].first_line if s.prompts else None,
         message_count=s.message_count,
@@ -82,18 +90,18 @@ def _is_regular(path: Path) -> bool:
 
 
 def list_sessions(cwd: str | os.PathLike[str]) -> list[SessionInfo]:
-    """The sessions of working directory `cwd`, newest first."""
+    """The sessions of working directory `cwd`, the one last written to first."""
     items = [info(p) for p in _session_files(paths.sessions_dir(cwd))]
-    return sorted(items, key=lambda i: (i.time, i.id), reverse=True)
+    return sorted(items, key=lambda i: (i.updated, i.time, i.id), reverse=True)
 
 
 def latest(cwd: str | os.PathLike[str]) -> SessionInfo | None:
-    """The newest session of `cwd` (what `--continue` resumes), or None; entries that are not
-    regular files are passed over."""
-    files = [p for p in _session_files(paths.sessions_dir(cwd)) if _is_regular(p)]
-    if not files:
-        return None
-    return info(max(files, key=lambda p: (session_time(p), p.name)))
+    """The session of `cwd` last written to (its last entry's time; what `--continue`,
+    `/resume --last` and `Agent.resume(last=True)` continue), or None. A session with no
+    message yet (just opened) counts only when no other has one; entries that are not regular
+    files are passed over."""
+    items = [info(p) for p in _session_files(paths.sessions_dir(cwd)) if _is_regular(p)]
+    return max(items, key=lambda i: (i.message_count > 0, i.updated, i.time, i.id), default=None)
 
 
 def all_session_files() -> list[Path]:

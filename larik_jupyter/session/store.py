@@ -73,6 +73,19 @@ def acquire_lock(path: Path) -> int:
     )
 
 
+def held(path: Path) -> bool:
+    """Whether another open file (a live kernel or process) holds session `path`'s writer
+    lock; never creates a lock sidecar. This process's own lock counts as held too."""
+    try:
+        fd = os.open(lock_path(path), os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+    except OSError:
+        return False
+    try:
+        return not _try_lock(fd)
+    finally:
+        os.close(fd)  # closing the descriptor drops a lock `_try_lock` took
+
+
 def _fsync_dir(directory: Path) -> None:
     if os.name == "nt":  # pragma: no cover
         return

@@ -13,7 +13,7 @@ import threading
 import time
 from collections import OrderedDict
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime
 from pathlib import Path
 
 from larik_jupyter.errors import LarikError
@@ -63,6 +63,8 @@ class SessionSummary:
     interrupted: str | None = None
     compactions: tuple[int, ...] = ()
     error: str | None = None
+    updated: str = ""
+    model: str | None = None
 
     @property
     def fork_prompt(self) -> int | None:
@@ -86,6 +88,23 @@ def session_time(path: Path) -> str:
         return datetime.strptime(session_id_of(path)[:15], "%Y%m%d-%H%M%S").isoformat()
     except ValueError:
         return datetime.fromtimestamp(os.lstat(path).st_mtime).isoformat(timespec="seconds")
+
+
+def activity_time(time: str | None, path: Path) -> str:
+    """When a session was last written to, in UTC RFC 3339: its last entry's `time`, else (no
+    readable time) its file's modification time; what "latest" and the listings sort by."""
+    try:
+        stamp = datetime.fromisoformat(time) if time else None
+    except ValueError:
+        stamp = None
+    if stamp is None:
+        try:
+            stamp = datetime.fromtimestamp(os.lstat(path).st_mtime, UTC)
+        except OSError:
+            stamp = datetime.fromtimestamp(0, UTC)
+    if stamp.tzinfo is None:
+        stamp = stamp.astimezone()
+    return stamp.astimezone(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 def first_line(text: str, limit: int = 120) -> str:
@@ -126,7 +145,9 @@ def read_summary(path: Path) -> SessionSummary:
     try:
         result = load_entries(path, prefix=True)
     except LarikError as exc:
-        return SessionSummary(id=session_id_of(path), path=path, time=session_time(path), size=0, error=str(exc))
+        return SessionSummary(
+            id=session_id_of(path), path=path, time=session_time(path), size=0, error=str(exc), updated=activity_time(None, path)
+        )
     entries = result.entries
     base = SessionSummary(
         id=session_id_of(path),
@@ -134,6 +155,7 @@ def read_summary(path: Path) -> SessionSummary:
         time=session_time(path),
         size=result.size,
         error=None if result.error is None else str(result.error),
+        updated=activity_time(entries.outline(len(entries) - 1).time if len(entries) else None, path),
     )
     if not len(entries):
         return base
@@ -179,4 +201,15 @@ def read_summary(path: Path) -> SessionSummary:
         cost=state.cost,
         interrupted=state.interrupted,
         compactions=tuple(state.compactions),
+        updated=base.updated,
+        model=current_model(state.model, meta),
     )
+
+
+def current_model(recorded: str | None, meta: Meta) -> str | None:
+    """The session's current model as `provider:model`: the newest one a turn or `/model`
+    recorded, else its meta's."""
+    model = recorded or meta.model
+    if model and ":" not in model and meta.provider:
+        return f"{meta.provider}:{model}"
+    return model or None

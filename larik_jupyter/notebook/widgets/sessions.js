@@ -1,7 +1,8 @@
 // The sessions browser: a sortable table; resume, fork, export, and delete after confirmation.
 
 const COLUMNS = [
-  { key: "time", label: "time", value: (r) => r.time, show: (r) => shortTime(r.time) },
+  { key: "updated", label: "last active", value: (r) => r.updated, show: (r) => shortTime(r.updated) },
+  { key: "time", label: "started", value: (r) => r.time, show: (r) => shortTime(r.time) },
   { key: "first_prompt", label: "first prompt", value: (r) => r.first_prompt.toLowerCase(), show: (r) => r.first_prompt },
   { key: "messages", label: "messages", value: (r) => r.messages, show: (r) => String(r.messages) },
   {
@@ -11,7 +12,13 @@ const COLUMNS = [
     show: (r) => `${r.input_tokens.toLocaleString()} / ${r.output_tokens.toLocaleString()}`,
   },
   { key: "cost", label: "cost", value: (r) => (r.cost === null ? -1 : r.cost), show: (r) => formatCost(r.cost) },
-  { key: "fork_of", label: "fork of", value: (r) => r.fork_of || "", show: (r) => (r.fork_of ? `${r.fork_of} @${r.fork_at}` : "") },
+  { key: "model", label: "model", value: (r) => r.model || "", show: (r) => r.model || "" },
+  {
+    key: "fork_of",
+    label: "branch",
+    value: (r) => r.fork_of || "",
+    show: (r) => (r.fork_of ? `branched ${r.fork_prompt ? `after prompt ${r.fork_prompt}` : "at the start"} of ${r.fork_of}` : ""),
+  },
 ];
 
 function render({ model, el: host }) {
@@ -22,7 +29,7 @@ function render({ model, el: host }) {
   const error = el("div", "larik-error");
   root.append(table, confirm, status, error);
   host.appendChild(root);
-  let sortKey = "time";
+  let sortKey = "updated";
   let descending = true;
 
   function send(type, extra) {
@@ -65,7 +72,7 @@ function render({ model, el: host }) {
         if (sortKey === c.key) descending = !descending;
         else {
           sortKey = c.key;
-          descending = c.key === "time";
+          descending = c.key === "time" || c.key === "updated";
         }
         draw();
       });
@@ -92,6 +99,11 @@ function render({ model, el: host }) {
         del.title = "This is the open session: run %larik /new first, then delete it.";
       }
       if (r.id === data.current) cell.appendChild(el("span", "larik-badge larik-badge-current", "current"));
+      else if (r.held) {
+        const badge = el("span", "larik-badge larik-badge-held", "open in a kernel");
+        badge.title = "Another kernel has this session open; Resume and Fork continue on a new branch of it.";
+        cell.appendChild(badge);
+      }
       tr.appendChild(cell);
       body.appendChild(tr);
     }

@@ -13,19 +13,23 @@ import traitlets
 from larik_jupyter.errors import LarikError
 from larik_jupyter.notebook.widgets import esm
 from larik_jupyter.notebook.widgets.live import SessionWidget, escape, refresh_all
-from larik_jupyter.session import catalog
+from larik_jupyter.session import branch, catalog
 
 _HERE = pathlib.Path(__file__).parent
 
 
 def sessions_data(cwd: str | os.PathLike[str], current: str | None = None) -> dict[str, Any]:
-    """The JSON the browser renders: `rows` (newest first) and `current`."""
+    """The JSON the browser renders: `rows` (the session last written to first) and `current`."""
     rows = []
     for info in catalog.list_sessions(cwd):
         u = info.usage
         rows.append({
             "id": info.id,
             "time": info.time,
+            "updated": info.updated,
+            "held": info.held,
+            "model": info.model,
+            "fork_prompt": info.fork_prompt,
             "first_prompt": info.first_prompt or "",
             "messages": info.message_count,
             "input_tokens": u.input_tokens + u.cache_read_tokens + u.cache_write_tokens,
@@ -37,6 +41,11 @@ def sessions_data(cwd: str | os.PathLike[str], current: str | None = None) -> di
             "error": info.error,
         })
     return {"cwd": os.fspath(cwd), "current": current, "rows": rows}
+
+
+def _branch_text(row: dict[str, Any]) -> str:
+    """`branched after prompt N of ID`, as the tree says it; empty for a root."""
+    return branch.fork_label(row["fork_of"], row["fork_prompt"], name_source=True) or ""
 
 
 class SessionsBrowser(SessionWidget):
@@ -71,12 +80,12 @@ class SessionsBrowser(SessionWidget):
         if not rows:
             return "<p>No sessions in this directory yet.</p>"
         body = "".join(
-            f"<tr><td><code>{escape(r['id'])}</code></td><td>{escape(r['time'])}</td>"
+            f"<tr><td><code>{escape(r['id'])}</code></td><td>{escape(r['updated'])}</td>"
             f"<td>{escape(r['first_prompt'])}</td><td>{r['messages']}</td>"
-            f"<td>{escape(r['fork_of'] or '')}</td></tr>"
+            f"<td>{escape(_branch_text(r))}</td></tr>"
             for r in rows
         )
-        head = "<tr><th>id</th><th>time</th><th>first prompt</th><th>messages</th><th>fork of</th></tr>"
+        head = "<tr><th>id</th><th>last active</th><th>first prompt</th><th>messages</th><th>branch</th></tr>"
         return f"<table class='larik-sessions-static'>{head}{body}</table>"
 
     def static_text(self) -> str:
@@ -84,8 +93,9 @@ class SessionsBrowser(SessionWidget):
         if not rows:
             return "No sessions in this directory yet."
         return "\n".join(
-            f"{r['id']}  {r['time']}  {r['messages']} msgs  {r['first_prompt']}"
-            + (f"  (fork of {r['fork_of']})" if r["fork_of"] else "")
+            f"{r['id']}  last active {r['updated']}  {r['messages']} msgs  {r['first_prompt']}"
+            + (f"  ({_branch_text(r)})" if r["fork_of"] else "")
+            + ("  (open in a kernel)" if r["held"] else "")
             for r in rows
         )
 
