@@ -84,3 +84,30 @@ def test_executed_quickstart_html_shows_every_output_readably(project: Path, tmp
     columns = {row.index("list the commands") for row in rows if row.startswith("%larik /help")}
     columns |= {row.index("the fork tree") for row in rows if row.startswith("%larik /tree")}
     assert len(columns) == 1  # the descriptions start in one column
+
+
+@pytest.mark.timeout(240)
+def test_headless_rewind_prints_the_prompt_and_nbconvert_sees_no_unknown_comm(project: Path, tmp_path: Path) -> None:
+    import json
+
+    import nbformat
+
+    (project / "script.json").write_text(json.dumps({"responses": [{"content": [{"type": "text", "text": "Hi."}]}]}))
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell(source) for source in (
+        "%load_ext larik_jupyter",
+        "%%larik --model scripted:script.json\nsummarise the data\nby region",
+        "%larik /rewind 1",
+    )]
+    nbformat.write(nb, project / "rewind.ipynb")
+    done = subprocess.run(
+        [str(JUPYTER), "nbconvert", "--to", "notebook", "--execute", "rewind.ipynb", "--output", "out"],
+        cwd=project, capture_output=True, text=True, timeout=200, env=os.environ.copy(),
+    )
+    assert done.returncode == 0, done.stderr
+    assert "No handler found for comm target" not in done.stderr
+    out = nbformat.read(project / "out.ipynb", 4)
+    shown = [o.get("data", {}).get("text/plain", "") for o in out.cells[2].outputs]
+    assert any("no front end here to add a cell" in text for text in shown), shown
+    assert "%%larik\nsummarise the data\nby region" in shown
+    assert len(out.cells) == 3  # nothing pretended to add a cell

@@ -266,3 +266,60 @@ def test_undo_puts_back_the_outputs_notebook_run_replaced(tmp_path: Path) -> Non
     assert [c["change"] for c in turn["cells"]] == ["outputs"]
     assert in_worker(agent.undo).ok
     assert page.cells == [_plain(c) for c in original(tmp_path).cells]
+
+
+def _mixed_turn(rnd: Any, ids: list[str]) -> list[list[dict[str, Any]]]:
+    """A turn of 3 to 6 notebook edits: inserts (after any cell, or first), deletes and rewrites."""
+    doc, steps = list(ids), []
+    for k in range(rnd.randint(3, 6)):
+        kind = rnd.choice(["insert", "delete", "replace"])
+        if kind == "insert":
+            after = rnd.choice([*doc, None])
+            where = {"cell_id": after} if after else {}
+            steps.append([tool("notebook_edit", path="nb.ipynb", edit_mode="insert", new_source=f"new {k}", **where)])
+        elif kind == "delete" and len(doc) > 1:
+            gone = rnd.choice(doc)
+            doc.remove(gone)
+            steps.append([tool("notebook_edit", path="nb.ipynb", cell_id=gone, edit_mode="delete")])
+        else:
+            steps.append([tool("notebook_edit", path="nb.ipynb", cell_id=rnd.choice(doc), new_source=f"rewritten {k}")])
+    return steps
+
+
+@pytest.mark.parametrize("closed", [False, True])
+def test_undo_of_inserts_deletes_and_rewrites_restores_the_cell_order(tmp_path: Path, closed: bool) -> None:
+    """The turn the issue saw (insert after cell 0, delete a scratch cell, rewrite cell 0) and
+    random mixes: undo gives back the cells in their order, in the document or in its file."""
+    import random
+
+    issue = [
+        [tool("notebook_edit", path="nb.ipynb", edit_mode="insert", cell_id="c0", new_source="import pandas")],
+        [tool("notebook_edit", path="nb.ipynb", cell_id="c2", edit_mode="delete")],
+        [tool("notebook_edit", path="nb.ipynb", cell_id="c0", new_source="df = load()")],
+    ]
+    for trial in range(8):
+        root = tmp_path / str(trial)
+        root.mkdir()
+        nb = nbformat.v4.new_notebook()
+        nb.cells = [nbformat.v4.new_code_cell(f"x{i} = {i}", id=f"c{i}") for i in range(5)]
+        nbformat.write(nb, root / "nb.ipynb")
+        before = (root / "nb.ipynb").read_bytes()
+        steps = issue if trial == 0 else _mixed_turn(random.Random(trial), [f"c{i}" for i in range(5)])
+        page = Page(nb)
+        bridge = Bridge()
+        connect(bridge, root, "nb.ipynb", page.answer)
+        agent = Agent(root, model=scripted(root, *steps, done()), yes=True, live=bridge)
+        agent.run("rework the notebook")
+        assert [c["id"] for c in page.cells] != [c.id for c in nb.cells] or trial
+        if closed:  # saved and closed since: the file is put back
+            saved = nbformat.v4.new_notebook()
+            saved.cells = [nbformat.from_dict(c) for c in page.cells]
+            nbformat.write(saved, root / "nb.ipynb")
+            page.open = False
+        result = in_worker(agent.undo)
+        assert result.ok, (trial, result.refused)
+        if closed:
+            assert (root / "nb.ipynb").read_bytes() == before, trial
+        else:
+            assert page.cells == [_plain(c) for c in nb.cells], trial
+        agent.close()

@@ -66,12 +66,14 @@ class Bridge:
 
     # -- connection ------------------------------------------------------------------------
 
-    def register(self) -> None:
-        """Accept panels' comms, and open one so panels already showing this kernel connect."""
+    def register(self, *, hello: bool = True) -> None:
+        """Accept panels' comms, and (with `hello`) open one so panels already showing this
+        kernel connect; a headless client (nbconvert) has no handler for it and would warn."""
         import comm
 
         comm.get_comm_manager().register_target(TARGET, self._opened)
-        self._attach(comm.create_comm(target_name=TARGET, data={"type": "hello"}))
+        if hello:
+            self._attach(comm.create_comm(target_name=TARGET, data={"type": "hello"}))
 
     def _opened(self, comm: Any, msg: dict[str, Any]) -> None:
         self._attach(comm)

@@ -258,16 +258,20 @@ def _rewind(
 ) -> None:
     agent = session.require()
     source = agent.session_id
-    session.set_next_cell(session.rewind(n, files=files, force=force, skip_changed=skip_changed))
+    code = session.rewind(n, files=files, force=force, skip_changed=skip_changed)
+    placed = session.set_next_cell(code) is not False
+    where = "in a new cell below" if placed else "below (no front end here to add a cell); copy it into a cell"
     lines = [
         f"Rewound `{source}` to before prompt {n}; now on branch `{agent.session_id}`. "
-        "The prompt is in a new cell below: edit it and run it."
+        f"The prompt is {where}: edit it and run it."
     ]
     if files and not agent.last_undo:
         lines.append(f"No turn from prompt {n} on changed files or kernel variables.")
     elif files:
         lines += [line for result in agent.last_undo for line in undo_lines(result)]
     out.markdown("\n".join(lines))
+    if not placed:
+        out.preformatted(code)
 
 
 def cells_line(path: str, count: int, where: str) -> str:

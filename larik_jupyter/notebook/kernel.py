@@ -28,7 +28,8 @@ class KernelSession:
     `model` and `yes` are the defaults for new sessions (the magics' traits feed them),
     `namespace` the kernel's user namespace, `show` displays an object in the cell that runs
     (notices, approval cards), `show_from_tool` displays from a tool's thread, and
-    `set_next_cell` puts code into a new cell below. All are optional, so commands and widget
+    `set_next_cell` puts code into a new cell below and says whether it could (a headless run
+    has no cell to add). All are optional, so commands and widget
     actions run against a KernelSession without an IPython shell.
     """
 
@@ -41,7 +42,7 @@ class KernelSession:
         namespace: dict[str, Any] | None = None,
         show: Show | None = None,
         show_from_tool: Show | None = None,
-        set_next_cell: Callable[[str], None] | None = None,
+        set_next_cell: Callable[[str], bool | None] | None = None,
     ) -> None:
         self.cwd = Path(os.path.abspath(os.fspath(cwd or os.getcwd())))
         self.model = model
@@ -49,7 +50,7 @@ class KernelSession:
         self.namespace = namespace
         self.show: Show = show or (lambda _value: None)
         self.show_from_tool = show_from_tool
-        self.set_next_cell: Callable[[str], None] = set_next_cell or (lambda _code: None)
+        self.set_next_cell: Callable[[str], bool | None] = set_next_cell or (lambda _code: False)
         # The notebooks open in a browser and how `notebook_run` runs a cell (set in a kernel).
         self.live: LiveNotebooks | None = None
         self.run_cell: Any = None

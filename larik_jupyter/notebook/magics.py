@@ -197,7 +197,10 @@ class LarikMagics(Magics):
             finally:
                 refresh_all()
 
-    def _set_next_cell(self, code: str) -> None:
-        """Put `code` into a new cell below (the notebook's input box)."""
-        if self.shell is not None:
-            self.shell.set_next_input(code, replace=False)
+    def _set_next_cell(self, code: str) -> bool:
+        """Put `code` into a new cell below (the notebook's input box); False in a headless run
+        (nbconvert), where no front end adds the cell."""
+        if self.shell is None or headless(self.shell):
+            return False
+        self.shell.set_next_input(code, replace=False)
+        return True

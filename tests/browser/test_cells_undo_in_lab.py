@@ -198,3 +198,40 @@ def test_an_edit_of_a_cell_already_read_is_one_request_and_a_cell_changed_since_
     # Undo puts back what the user had typed before the turn, not the agent's out-of-date copy,
     # where it stood then, and leaves the cell the user deleted deleted.
     assert lab_page.evaluate(SOURCES_OF, "work.ipynb") == ["calc|x = 1\ny = 2\n# mine", "ran|print('ran')", "tail|z = 0"]
+
+
+def test_undo_of_an_insert_a_delete_and_a_rewrite_of_cell_0_restores_the_order(
+    lab_page: Page, lab_server: LabServer
+) -> None:
+    """Insert after cell 0, delete cell 2, rewrite cell 0: undo puts every cell back where it
+    stood, in the document and, once saved, in the file (the page once put cell 2 last)."""
+    root = lab_server.root
+    script = {"responses": [
+        {"content": [edit(path="work.ipynb", edit_mode="insert", cell_id="title", new_source="import math")]},
+        {"content": [edit(path="work.ipynb", cell_id="ran", edit_mode="delete")]},
+        {"content": [edit(path="work.ipynb", cell_id="title", new_source="# Reworked")]},
+        {"content": [{"type": "text", "text": "Work edited."}]},
+    ]}
+    (root / "script.json").write_text(json.dumps(script))
+    work_notebook(root)
+    driver_notebook(root)
+    open_notebook(lab_page, lab_server, "work.ipynb")
+    assert lab_page.evaluate(SAVE, "work.ipynb") is False
+    original = (root / "work.ipynb").read_bytes()
+    before = lab_page.evaluate(SOURCES_OF, "work.ipynb")
+    open_current(lab_page, "drive.ipynb")
+    for index, cell_id in ((0, "load"), (1, "prompt")):
+        run_cell(lab_page, index)
+        wait_idle_count(lab_page, cell_id)
+    body_has(lab_page, "Work edited.")
+    edited = [s.split("|", 1)[1] for s in lab_page.evaluate(SOURCES_OF, "work.ipynb")]
+    assert edited == ["# Reworked", "import math", "x = 1\ny = 2", "z = x + y"]
+    run_cell(lab_page, 3)
+    wait_idle_count(lab_page, "undo")
+    body_has(lab_page, "restored 3 cells of work.ipynb in the open notebook")
+    assert lab_page.evaluate(SOURCES_OF, "work.ipynb") == before
+    assert lab_page.evaluate(SAVE, "work.ipynb") is False
+    deadline = time.monotonic() + 10
+    while (root / "work.ipynb").read_bytes() != original and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert (root / "work.ipynb").read_bytes() == original
