@@ -230,3 +230,13 @@ def test_lsp_lists_a_configured_server_as_not_started(project: Path, tmp_path: P
     text = shown("/lsp", shell)
     assert "| server | state | pid | starts | open files | command | log |" in text
     assert "| fake | not started |  | 0 | 0 | `fake-language-server` |" in text
+
+
+def test_fix_with_larik_on_the_offline_demo_says_it_cannot_fix_and_how_to_set_a_key(project: Path) -> None:
+    shell, magics = shell_with_magics(project, "")
+    magics.model = None  # no model and no key: the offline demo answers
+    with pytest.raises(UsageError) as raised:
+        shell.run_cell_magic("larik", "", "Fix the error in cell boom of this notebook (ZeroDivisionError: division by zero).")
+    assert "offline demo model (scripted:demo)" in str(raised.value) and "cannot fix anything" in str(raised.value)
+    assert "ANTHROPIC_API_KEY or OPENAI_API_KEY" in str(raised.value)
+    assert not (project / "larik_demo.txt").exists()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import importlib.metadata
+import json
 import re
 import shutil
 import sys
@@ -161,3 +162,14 @@ def test_data_exploration_runs_headless(tmp_path: Path) -> None:
     results = [b for e in entries if e.message for b in e.message.tool_results()]
     assert [bool(r.is_error) for r in results] == [False, False]
     assert "sales" in str(results[0].content) and "DataFrame" in str(results[0].content)
+
+
+def test_the_shipped_notebooks_carry_their_kernel_and_language_and_lab_brings_matplotlib() -> None:
+    """JupyterLab fills in a missing `kernelspec`/`language_info` on opening, which marks a
+    just-opened notebook modified; the agent's plots need matplotlib."""
+    for path in NOTEBOOKS.glob("*.ipynb"):
+        metadata = json.loads(path.read_text())["metadata"]
+        assert metadata["kernelspec"]["name"] == "python3", path.name
+        assert metadata["language_info"]["name"] == "python" and metadata["language_info"]["version"], path.name
+    project = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
+    assert any(req.startswith("matplotlib") for req in project["optional-dependencies"]["lab"])

@@ -27,6 +27,17 @@ if TYPE_CHECKING:
     from larik_jupyter.notebook.turn_ui import TurnUI
 
 
+DEMO_MODEL = "scripted:demo"
+# How the "Fix with Larik" button's prompt starts (labextension/src/fix.ts `fixPrompt`).
+FIX_PROMPT_START = "Fix the error in cell "
+FIX_NEEDS_A_MODEL = (
+    "The offline demo model (scripted:demo) answers every prompt with the same script, so it cannot "
+    "fix anything. Set ANTHROPIC_API_KEY or OPENAI_API_KEY in the environment JupyterLab starts "
+    "from (or choose a configured model with `%larik /model PROVIDER:MODEL`), restart the kernel, "
+    "and click Fix with Larik again."
+)
+
+
 class TurnRunner:
     """Runs prompts of `session` in the cells of `shell`.
 
@@ -89,6 +100,8 @@ class TurnRunner:
         if parsed.expand and self.shell is not None:
             text = self.shell.var_expand(text, depth=2)
         agent = self.session.ensure(model=parsed.model, new=parsed.new)
+        if agent.model == DEMO_MODEL and text.startswith(FIX_PROMPT_START):
+            raise LarikError(FIX_NEEDS_A_MODEL)
         extras = self._extras(parsed, agent)
         ui: TurnUI | TerminalTurnUI = (
             TerminalTurnUI(self.pump)
