@@ -56,7 +56,7 @@ from larik_jupyter.tools.base import Tool, ToolResult, failure_result
 from larik_jupyter.tools.env import Env
 from larik_jupyter.tools.envelope import new_nonce
 from larik_jupyter.tools.kernel_undo import kernel_snapshots
-from larik_jupyter.tools.notebook_live import cell_restorer, cell_sources, kernel_notebook
+from larik_jupyter.tools.notebook_live import cell_positions, cell_restorer, cell_sources, kernel_notebook
 from larik_jupyter.tools.registry import default_tools, tool_schemas
 from larik_jupyter.tools.skill import SKILL_TOOL, SkillTool
 
@@ -428,7 +428,7 @@ class AgentLoop:
         return [done[c.id] for c in calls]
 
     async def _run_tool(self, call: ToolUseBlock) -> ToolResultBlock:
-        summary = summarize_call(call.name, call.input)
+        summary = summarize_call(call.name, call.input, cell_positions(self.env))
         self.emit(ae.ToolRequested(call.id, call.name, dict(call.input), summary))
         tool = self.tools.get(call.name)
         if tool is None:
@@ -484,7 +484,7 @@ class AgentLoop:
     ) -> ToolResultBlock:
         self.emit(
             ae.ToolFinished(
-                id=call.id, name=call.name, summary=summarize_call(call.name, call.input),
+                id=call.id, name=call.name, summary=summarize_call(call.name, call.input, cell_positions(self.env)),
                 content=text, is_error=True, seconds=0.0,
             )
         )

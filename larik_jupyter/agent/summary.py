@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import re
+from collections.abc import Callable
 from typing import Any
 
 from larik_jupyter.session.plan import plan_of, progress
@@ -16,10 +18,80 @@ def _clip(text: str) -> str:
     return text if len(text) <= _MAX else text[: _MAX - 1] + "…"
 
 
-def summarize_call(name: str, tool_input: dict[str, Any]) -> str:
-    """`bash: pytest -q`, `edit: src/app.py`, `python: df.describe()`, `todo_write: 1/3 done`."""
+CellPosition = Callable[[str | None, str], int | None]
+"""The 0-based position of a cell (notebook path as the call gave it, None: the kernel's own
+notebook; cell id) in the open document, when known."""
+
+# notebook_read's default number of cells (tools/notebook.py DEFAULT_LIMIT).
+_READ_LIMIT = 50
+_CELL_N = re.compile(r"cell-(\d+)")
+
+
+def _first_line(text: str, limit: int = 40) -> str:
+    """The first non-empty line of `text`, clipped, with `…` when anything was left out."""
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    line = lines[0] if lines else ""
+    if len(line) > limit:
+        return line[: limit - 1] + "…"
+    return line + ("…" if len(lines) > 1 else "")
+
+
+def cell_label(cell_id: str, path: str | None = None, position: CellPosition | None = None) -> str:
+    """`cell 3` (1-based, as people count) when the cell's position is known or its id is a
+    `cell-N` index; else `cell 2363e7e8` (its id, shortened)."""
+    found = position(path, cell_id) if position is not None else None
+    if found is None and (match := _CELL_N.fullmatch(cell_id)):
+        found = int(match[1])
+    return f"cell {found + 1}" if found is not None else f"cell {cell_id[:8]}"
+
+
+def _notebook_call(name: str, tool_input: dict[str, Any], position: CellPosition | None) -> str | None:
+    """`notebook_edit: replace cell 3 ("df.groupby…")`, `notebook_run: run cell 5`,
+    `notebook_read: cells 1–20 of analysis.ipynb`; None for another tool."""
+    path = tool_input.get("path") if isinstance(tool_input.get("path"), str) and tool_input.get("path") else None
+    of = f" of {path.rsplit('/', 1)[-1]}" if path else ""
+    cell_id = tool_input.get("cell_id")
+    cell = cell_label(cell_id, path, position) if isinstance(cell_id, str) and cell_id else None
+    if name == "notebook_read":
+        ids = tool_input.get("cell_ids")
+        if isinstance(ids, list) and ids:
+            named = [cell_label(str(i), path, position).removeprefix("cell ") for i in ids[:6]]
+            return f"{name}: cell{'s' if len(ids) > 1 else ''} {', '.join(named)}{'…' if len(ids) > 6 else ''}{of}"
+        start = _int(tool_input.get("start"), 0)
+        limit = _int(tool_input.get("limit"), _READ_LIMIT)
+        return f"{name}: cells {start + 1}–{start + limit}{of or ' of this notebook'}"
+    if name == "notebook_run":
+        return f"{name}: run {cell or 'a cell'}{of}"
+    if name != "notebook_edit":
+        return None
+    mode = tool_input.get("edit_mode") or "replace"
+    source = tool_input.get("new_source")
+    quoted = f' ("{_first_line(source)}")' if isinstance(source, str) and source.strip() else ""
+    if mode == "insert":
+        where = f"after {cell}" if cell else "first"
+        return f"{name}: insert a cell {where}{of}{quoted}"
+    if mode == "delete":
+        return f"{name}: delete {cell or 'a cell'}{of}"
+    new = tool_input.get("new_string")
+    if not quoted and isinstance(new, str):
+        return f'{name}: edit {cell or "a cell"}{of} ("{_first_line(new)}")'
+    return f"{name}: replace {cell or 'a cell'}{of}{quoted}"
+
+
+def _int(value: Any, default: int) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else default
+
+
+def summarize_call(name: str, tool_input: dict[str, Any], position: CellPosition | None = None) -> str:
+    """`bash: pytest -q`, `edit: src/app.py`, `python: df.describe()…` (its first line),
+    `todo_write: 1/3 done`, `notebook_edit: replace cell 3 ("df.groupby…")`; `position`
+    numbers notebook cells as they stand in the open document."""
     if name == TODO_WRITE and (todos := plan_of(tool_input)) is not None:
         return f"{name}: {progress(todos)}"
+    if (notebook := _notebook_call(name, tool_input, position)) is not None:
+        return notebook
+    if name == "python" and isinstance(code := tool_input.get("code"), str) and code.strip():
+        return f"{name}: {_first_line(code, _MAX)}"
     if name == SKILL_TOOL and isinstance(skill := tool_input.get("name"), str):
         return f"{name}: {_clip(skill)}"
     for key in ("command", "path", "pattern", "code", "description", "prompt"):

@@ -139,12 +139,15 @@ class TranscriptView:
         elif isinstance(event, ae.UsageReported):
             u = event.turn_usage
             session = event.session_usage.input_tokens + event.session_usage.output_tokens
+            # Money as money: `$` written as an entity inside a span MathJax skips, so no front
+            # end typesets the two amounts as a formula.
             self.footer = (
-                f"<sub>this turn {u.input_tokens:,} in · {u.output_tokens:,} out tokens"
+                '<sub class="tex2jax_ignore">'
+                + f"this turn {u.input_tokens:,} in · {u.output_tokens:,} out tokens"
                 + (f" · {u.cache_read_tokens:,} cached" if u.cache_read_tokens else "")
                 + f"{format_cost(event.turn_cost)} · session {session:,} tokens"
                 + f"{format_cost(event.session_cost)}</sub>"
-            )
+            ).replace("$", "&#36;")
         elif isinstance(event, ae.TurnEnded):
             self.status = {
                 "done": "",

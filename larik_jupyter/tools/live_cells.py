@@ -107,6 +107,13 @@ class LiveCells:
             if document is not None:
                 document.head, document.order, document.order_hash, document.cells = None, [], "", {}
 
+    def position(self, path: Path, cell_id: str) -> int | None:
+        """Where cell `cell_id` stands (0-based) in the copy of the document, when held."""
+        with self._lock:
+            document = self._documents.get(_key(path))
+            order = document.order if document is not None else []
+        return order.index(cell_id) if cell_id in order else None
+
     def cached(self, path: Path, cell_ids: list[str]) -> CachedCells | None:
         """Those cells from the copy, or None when any of them (or the order) is not held."""
         with self._lock:

@@ -10,6 +10,7 @@ they are unchanged in the browser (`tools/live_cells.py`).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +33,22 @@ def kernel_notebook(env: Env) -> Path | None:
     """The notebook this kernel belongs to: what the bridge says, else what the front end set."""
     from_bridge = env.live.notebook_path if env.live is not None else None
     return from_bridge or env.notebook_path
+
+
+def cell_positions(env: Env) -> Callable[[str | None, str], int | None]:
+    """Where a cell stands in an open document, from the kernel's copy (for the one-line
+    summaries of notebook calls); None when no browser shows the notebook or it is not held."""
+
+    def position(raw_path: str | None, cell_id: str) -> int | None:
+        if env.live is None:
+            return None
+        try:
+            path = env.resolve(raw_path) if raw_path else kernel_notebook(env)
+        except ToolError:
+            return None
+        return env.live.cells.position(path, cell_id) if path is not None else None
+
+    return position
 
 
 def live_notebook(
