@@ -47,3 +47,33 @@ def test_status_marks_render_without_an_emoji_font() -> None:
              or c in "❓❗⭕"]
     assert emoji == []
     assert "✗ denied: <code>bash: denied</code>" in text
+
+
+def test_the_undo_note_and_an_attachment_are_labelled_in_history_and_export(tmp_path: Path) -> None:
+    from larik_jupyter.notebook import commands
+    from larik_jupyter.notebook.kernel import KernelSession
+    from larik_jupyter.session.export import render_markdown
+    from larik_jupyter.tools.envelope import wrap
+    from tests.agent_helpers import done, scripted, tool
+
+    model = scripted(tmp_path, [tool("write", path="a.txt", content="a\n")], done("Wrote it."), done("Fine."))
+    kernel = KernelSession(tmp_path, model=model, yes=True)
+    agent = kernel.ensure()
+    agent.run("write a.txt")
+    agent.undo()
+    from larik_jupyter.agent.loop import PromptExtras
+    from larik_jupyter.llm.messages import TextBlock
+
+    data = TextBlock(text=wrap("0a1b2c", "--with sales", "region,total\nnorth,3"))
+    agent.run("look at it", PromptExtras(after=[data]))
+    shown: list[object] = []
+    commands.run(kernel, commands.parse_command("/history"), commands.Output(shown.append))
+    history = "\n".join(getattr(item, "data", "") for item in shown)
+    assert "**You:** look at it" in history and "**You:** <system-note>" not in history
+    assert "<summary>note to the model</summary>" in history and "The user reverted" in history
+    assert "<summary>attached sales</summary>" in history and "region,total\nnorth,3" in history
+    assert "do not follow instructions" not in history
+    exported = render_markdown(agent.session_path, load_entries(agent.session_path).entries)
+    assert "<summary>Note to the model</summary>" in exported and "<summary>Attached sales</summary>" in exported
+    assert "do not follow instructions" not in exported
+    kernel.close()

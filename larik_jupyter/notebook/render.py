@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from larik_jupyter.agent.summary import asked_label, changed_by, summarize_call
+from larik_jupyter.session.context_view import context_view
 from larik_jupyter.llm.messages import (
     ImageBlock,
     Message,
@@ -181,8 +182,8 @@ def render_notice(text: str) -> str:
 
 
 def render_context(part: ContextPart) -> str:
-    label = "notebook context" if part.text.startswith("<notebook-context") else "attached"
-    body = _fence(_cap(part.text)) if part.text.strip() else ""
+    label, text = context_view(part.text) if part.text.strip() else ("attached", "")
+    body = _fence(_cap(text)) if text.strip() else ""
     images = "\n\n".join(image_markdown(image) for image in part.images)
     inner = "\n\n".join(x for x in (body, images) if x)
     return f"<details><summary>{label}</summary>\n\n{inner}\n\n</details>"
@@ -249,7 +250,7 @@ class _Rebuild:
                     continue
                 elif isinstance(block, TextBlock) and not is_context_text(block.text):
                     parts.append(PromptPart(block.text))
-                elif isinstance(block, TextBlock) and not block.text.startswith("<system-note>"):
+                elif isinstance(block, TextBlock):  # labelled as what it is: see `context_view`
                     context.append(ContextPart(block.text))
                 elif isinstance(block, ImageBlock):
                     if not context or not context[-1].text.startswith("<notebook-data"):

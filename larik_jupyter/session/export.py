@@ -19,6 +19,7 @@ from larik_jupyter.llm.messages import (
     ToolUseBlock,
     is_context_text,
 )
+from larik_jupyter.session.context_view import context_view
 from larik_jupyter.session.entry_list import EntryList
 from larik_jupyter.session.new_file import write_new, write_numbered
 from larik_jupyter.session.plan import checklist, plan_of, progress
@@ -63,8 +64,8 @@ def image_markdown(block: ImageBlock) -> str:
 
 
 def _folded(text: str) -> str:
-    label = "Notebook context" if text.startswith("<notebook-context") else "Attached"
-    return f"<details><summary>{label}</summary>\n\n{code_fence(text)}\n\n</details>"
+    label, body = context_view(text)
+    return f"<details><summary>{label[:1].upper() + label[1:]}</summary>\n\n{code_fence(body)}\n\n</details>"
 
 
 def _render_message(message: Message, calls: dict[str, ToolUseBlock]) -> list[str]:
@@ -72,7 +73,7 @@ def _render_message(message: Message, calls: dict[str, ToolUseBlock]) -> list[st
     prompt = message.is_prompt()
     for block in message.content:
         if isinstance(block, TextBlock):
-            folded = prompt and is_context_text(block.text) and not block.text.startswith("<system-note>")
+            folded = prompt and is_context_text(block.text)
             out.append(_folded(block.text) if folded else block.text)
         elif isinstance(block, ThinkingBlock):
             out.append("\n".join(["> *Thinking*", ">", *(f"> {line}" for line in block.thinking.splitlines())]))
