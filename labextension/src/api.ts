@@ -7,6 +7,9 @@ import { ServerConnection } from '@jupyterlab/services';
 export interface ISessionInfo {
   id: string;
   time: string;
+  updated?: string; // when it was last written to (its last entry's time)
+  held?: boolean; // a live kernel or process has it open for writing
+  model?: string | null; // its current model, provider:model
   first_prompt: string;
   message_count: number;
   fork_of: string | null;

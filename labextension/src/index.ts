@@ -2,7 +2,7 @@
  * larik-jupyter: the "Larik sessions" sidebar, its commands, and the `window.larikJupyter` hook.
  */
 import { JupyterFrontEnd, JupyterFrontEndPlugin } from '@jupyterlab/application';
-import { Dialog, ICommandPalette, showDialog, showErrorMessage } from '@jupyterlab/apputils';
+import { Dialog, ICommandPalette, Notification, showDialog, showErrorMessage } from '@jupyterlab/apputils';
 import { IDefaultFileBrowser } from '@jupyterlab/filebrowser';
 import { PageConfig, PathExt } from '@jupyterlab/coreutils';
 import { INotebookTracker } from '@jupyterlab/notebook';
@@ -132,6 +132,7 @@ const plugin: JupyterFrontEndPlugin<void> = {
         }
         try {
           download(await api.exportMarkdown(panel.cwd, id), `${id}.md`);
+          Notification.success(`Exported ${id} as ${id}.md to your browser's downloads folder.`, { autoClose: 8000 });
         } catch (error) {
           await showErrorMessage('Export failed', (error as Error).message);
         }

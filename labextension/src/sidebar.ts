@@ -260,7 +260,22 @@ export class SessionsPanel extends Widget {
       );
       for (const info of hits) {
         const node = nodes.get(info.id) ?? { id: info.id, prompts: [], children: [] };
-        this._tree.appendChild(this.renderNode({ ...node, children: [] }));
+        const item = this.renderNode({ ...node, children: [] });
+        // Which prompts matched, the match highlighted.
+        node.prompts.forEach((prompt, index) => {
+          const at = prompt.first_line.toLowerCase().indexOf(query);
+          if (at < 0) {
+            return;
+          }
+          const line = element('div', 'jp-larik-match', `prompt ${index + 1}: `);
+          line.append(
+            prompt.first_line.slice(0, at),
+            element('mark', 'jp-larik-mark', prompt.first_line.slice(at, at + query.length)),
+            prompt.first_line.slice(at + query.length)
+          );
+          item.appendChild(line);
+        });
+        this._tree.appendChild(item);
       }
       if (hits.length === 0) {
         this._tree.appendChild(element('li', 'jp-larik-empty', 'No prompt matches.'));
@@ -296,8 +311,22 @@ export class SessionsPanel extends Widget {
     if (branch) {
       parts.push(branch);
     }
+    if (info?.model) {
+      parts.push(info.model);
+    }
     row.appendChild(element('span', 'jp-larik-meta', parts.join(' · ')));
-    row.title = [own[0]?.first_line, info ? shortTime(info.time) : node.id].filter(Boolean).join('\n');
+    if (info?.held) {
+      const held = element('span', 'jp-larik-held', 'open in a kernel');
+      held.title = 'A live kernel has this session open; opening it here continues on a new branch of it.';
+      row.appendChild(held);
+    }
+    row.title = [
+      own[0]?.first_line,
+      info ? `started ${shortTime(info.time)}` : node.id,
+      info?.updated ? `last active ${shortTime(info.updated)}` : ''
+    ]
+      .filter(Boolean)
+      .join('\n');
     if (info?.error) {
       row.appendChild(element('span', 'jp-larik-error', 'damaged: ' + info.error));
     }

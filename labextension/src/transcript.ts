@@ -79,9 +79,25 @@ function image(block: IContentBlock): HTMLElement {
   return img;
 }
 
-/** What the front end added to a prompt for the model: the notebook context, attachments. */
+/** What the front end added to a prompt for the model: the notebook context, attachments, an undo's note. */
 function isContext(text: string): boolean {
-  return text.startsWith('<notebook-context') || text.startsWith('<notebook-data');
+  return text.startsWith('<notebook-context') || text.startsWith('<notebook-data') || text.startsWith('<system-note>');
+}
+
+/**
+ * How a person reads such a block: a label, and the text without the wrapping meant for the
+ * model (larik_jupyter/session/context_view.py `context_view` does the same).
+ */
+function contextView(text: string): [string, string] {
+  const note = /^<system-note>([\s\S]*)<\/system-note>$/.exec(text.trim());
+  if (note) {
+    return ['Note to the model', note[1].trim()];
+  }
+  const data = /^<notebook-data nonce="([^"]*)" source="([^"]*)">\n[^\n]*\n([\s\S]*)\n<\/notebook-data nonce="\1">$/.exec(text.trim());
+  if (data) {
+    return [`Attached ${data[2].replace(/^--with /, '')}`, data[3]];
+  }
+  return [text.startsWith('<notebook-context') ? 'Notebook context' : 'Attached', text];
 }
 
 function toolSummary(block: IContentBlock): string {
@@ -170,8 +186,8 @@ export class TranscriptRenderer {
     switch (block.type) {
       case 'text':
         if (isContext(block.text ?? '')) {
-          const label = (block.text ?? '').startsWith('<notebook-context') ? 'Notebook context' : 'Attached';
-          return collapsed(label, element('pre', 'jp-larik-pre', block.text ?? ''), 'jp-larik-context');
+          const [label, body] = contextView(block.text ?? '');
+          return collapsed(label, element('pre', 'jp-larik-pre', body), 'jp-larik-context');
         }
         return this.markdown(block.text ?? '');
       case 'thinking':
