@@ -285,7 +285,8 @@ def test_approval_preview_shows_the_cell_diff_without_writing(root: Path) -> Non
     original = path.read_bytes()
     env = make_env(root)
     detail = preview_change(env, "notebook_edit", {"path": "a.ipynb", "cell_id": "boom", "new_source": "2/1"})
-    assert "--- a/a.ipynb#boom" in detail and "+2/1" in detail and "outputs were cleared" in detail
+    assert detail.startswith("Replace the source of cell 2 (boom) of a.ipynb and clear its outputs?\n--- a/a.ipynb#boom")
+    assert "+2/1" in detail and "No newline" not in detail
     bad = preview_change(env, "notebook_edit", {"path": "a.ipynb", "cell_id": "zz", "new_source": "x"})
     assert bad.startswith("(no preview: ") and "no cell 'zz'" in bad
     assert path.read_bytes() == original
@@ -302,3 +303,18 @@ def test_rules_match_notebook_paths(root: Path) -> None:
     assert decide(rules, "notebook_edit", {"path": "nb/a.ipynb"}, root=root, cwd=root) == "allow"
     assert decide(rules, "notebook_edit", {"path": "other/a.ipynb"}, root=root, cwd=root) is None
     assert decide(rules, "notebook_read", {"path": "secret/x.ipynb"}, root=root, cwd=root) == "deny"
+
+
+def test_the_insert_preview_names_the_id_the_cell_then_gets(root: Path) -> None:
+    from larik_jupyter.agent.preview import preview_change
+
+    sample(root)
+    env = make_env(root)
+    call = {"path": "a.ipynb", "edit_mode": "insert", "cell_id": "boom", "new_source": "print(2)"}
+    question = preview_change(env, "notebook_edit", call).split("\n", 1)[0]
+    assert question.startswith("Insert a new code cell (") and question.endswith(") after cell 2 (boom) of a.ipynb?")
+    from larik_jupyter.tools.notebook import NotebookEditTool
+
+    NotebookEditTool().execute(env, call)
+    ids = [cell.id for cell in nbformat.read(root / "a.ipynb", 4).cells]
+    assert question.split("(", 1)[1].split(")", 1)[0] in ids

@@ -39,7 +39,9 @@ def _preview(env: Env, tool: str, tool_input: dict[str, Any]) -> str:
         return _file_diff(env, tool, tool_input)
     if tool == "notebook_edit":
         change = NotebookEditTool().plan(env, tool_input)
-        return change.summary + "\n" + (change.diff or "(the source would not change)")
+        # A cell's source rarely ends with a newline: difflib's note about it is noise here.
+        diff = change.diff.replace("\n\\ No newline at end of file", "")
+        return change.question + "\n" + (diff or "(the source would not change)")
     return json.dumps(tool_input, indent=2, ensure_ascii=False)
 
 

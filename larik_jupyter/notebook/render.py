@@ -82,7 +82,7 @@ Part = TextPart | ThinkingPart | ToolPart | NoticePart | PromptPart | ContextPar
 # Text marks, not emoji: they render without an emoji font (and in a terminal).
 _MARKS = {
     "requested": "…",
-    "asking": "? asking:",
+    "asking": "?",
     "running": "… running:",
     "done": "✓",
     "error": "✗",
@@ -120,6 +120,8 @@ def diff_html(diff: str) -> str:
     """A unified diff as coloured, monospace HTML (one line per span)."""
     spans = []
     for line in diff.rstrip("\n").split("\n"):
+        if line == "\\ No newline at end of file":
+            continue  # difflib's note for a source without a final newline: noise to a reader
         cls = _diff_class(line)
         style = f' style="{_DIFF_STYLES[cls]}"' if cls else ""
         spans.append(f'<span class="{cls}"{style}>{html.escape(line)}</span>' if cls else html.escape(line))

@@ -117,7 +117,7 @@ class TranscriptView:
             self._plan_finished(event, self._plan_calls.pop(event.id))
         elif isinstance(event, ae.PermissionAsked):
             self._set_tool(event.id, "asking")
-            self.status = f"Waiting for your approval of {asked_label(event.name, event.summary)}"
+            self.status = ""  # the approval card asks; the row only marks the call as waiting
         elif isinstance(event, ae.PermissionAnswered) and event.decision == "deny":
             self._set_tool(event.id, "denied")
         elif isinstance(event, ae.ToolStarted):

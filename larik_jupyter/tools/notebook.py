@@ -8,8 +8,9 @@ An edit reads, changes, validates and writes the notebook in its own layout (see
 from __future__ import annotations
 
 import copy
+import hashlib
+import itertools
 import json
-import uuid
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -222,6 +223,7 @@ class NotebookChange:
     diff: str
     summary: str
     op: dict[str, Any]  # the same edit as one request to the open document (`notebook_live`)
+    question: str = ""  # what the approval asks, before the edit: "Replace the source of cell 3 …?"
 
 
 class NotebookEditTool(Tool):
@@ -267,10 +269,13 @@ class NotebookEditTool(Tool):
         cell = nb.cells[index]
         where = f"{nb.rel}#{cell_id}"
         old = source_text(cell)
+        named = f"{_cell_name(nb, str(cell_id), index)} of {nb.rel}"
         if mode == "delete":
             del data["cells"][index]
             op: dict[str, Any] = {"op": "delete", "cell_id": str(cell_id)}
-            return NotebookChange(nb, data, unified_diff(where, old, None), f"Deleted cell {cell_id} of {nb.rel}.", op)
+            return NotebookChange(
+                nb, data, unified_diff(where, old, None), f"Deleted cell {cell_id} of {nb.rel}.", op, f"Delete {named}?"
+            )
         new = self._new_source(args, old, where)
         changed = with_provenance(_changed_cell(cell, new, kind), env)
         data["cells"][index] = changed
@@ -281,11 +286,14 @@ class NotebookEditTool(Tool):
             op = {"op": "patch", "cell_id": str(cell_id), "old_string": str(args["old_string"]),
                   "new_string": str(args["new_string"]), "metadata": changed.get("metadata", {})}
         summary = f"Replaced the source of cell {cell_id} of {nb.rel}"
+        question = f"Replace the source of {named}"
         if changed.get("cell_type") != cell.get("cell_type"):
             summary += f" (now a {changed['cell_type']} cell)"
+            question += f", making it a {changed['cell_type']} cell,"
         if cell.get("cell_type") == "code" and cell.get("outputs"):
             summary += "; its outputs were cleared"
-        return NotebookChange(nb, data, unified_diff(where, old, new), summary + ".", op)
+            question += " and clear its outputs"
+        return NotebookChange(nb, data, unified_diff(where, old, new), summary + ".", op, question + "?")
 
     def _new_source(self, args: dict[str, Any], old: str, where: str) -> str:
         has_source = args.get("new_source") is not None
@@ -309,7 +317,8 @@ class NotebookEditTool(Tool):
             raise ToolError("notebook_edit insert needs new_source, the new cell's source.")
         after = args.get("cell_id")
         index = _find(nb, str(after)) + 1 if after else 0
-        cell = with_provenance(_new_cell(nb, kind, _encodable(str(args["new_source"]), nb.rel)), env)
+        seed = json.dumps(args, sort_keys=True, ensure_ascii=False)
+        cell = with_provenance(_new_cell(nb, kind, _encodable(str(args["new_source"]), nb.rel), seed), env)
         data["cells"].insert(index, cell)
         new_id = str(cell["id"]) if "id" in cell else f"cell-{index}"
         where = f"{nb.rel}#{new_id}"
@@ -318,7 +327,9 @@ class NotebookEditTool(Tool):
         if not nb.has_ids and index < len(nb.cells):
             summary += " Cells after it moved up one index (cell-N numbers changed)."
         op = {"op": "insert", "after": str(after) if after else None, "cell": cell}
-        return NotebookChange(nb, data, unified_diff(where, None, str(args["new_source"])), summary, op)
+        spot = f"after {_cell_name(nb, str(after), index - 1)}" if after else "as the first cell"
+        question = f"Insert a new {kind} cell ({new_id}) {spot} of {nb.rel}?"
+        return NotebookChange(nb, data, unified_diff(where, None, str(args["new_source"])), summary, op, question)
 
     def execute(self, env: Env, args: dict[str, Any]) -> ToolResult:
         change = self.plan(env, args)
@@ -390,11 +401,20 @@ def _changed_cell(cell: dict[str, Any], new: str, kind: str | None) -> dict[str,
     return changed
 
 
-def _new_cell(nb: NotebookFile, kind: str, source: str) -> dict[str, Any]:
+def _cell_name(nb: NotebookFile, cell_id: str, index: int) -> str:
+    """`cell 3 (2363e7e8)`: where the cell stands now, counted from 1, and its id."""
+    position = nb.order.index(cell_id) if cell_id in nb.order else index
+    return f"cell {position + 1}" + ("" if cell_id.startswith("cell-") else f" ({cell_id})")
+
+
+def _new_cell(nb: NotebookFile, kind: str, source: str, seed: str) -> dict[str, Any]:
     """A new cell as nbformat 4.5's `new_*_cell` builds it (same keys, same order, an id of 8
     hex digits), without importing nbformat (over a second here) for an edit of an open
-    document; a write of a file still goes through nbformat's validation."""
-    cell: dict[str, Any] = {"id": _cell_id(), "cell_type": kind}
+    document; a write of a file still goes through nbformat's validation. The id follows from
+    `seed` (the call's input) and the ids taken, so the approval's preview shows the id the
+    cell then gets."""
+    ids = (hashlib.sha256(f"{seed}\0{n}".encode()).hexdigest()[:8] for n in itertools.count())
+    cell: dict[str, Any] = {"id": next(ids), "cell_type": kind}
     if kind == "code":
         cell.update(metadata={}, execution_count=None, source="", outputs=[])
     else:
@@ -405,9 +425,5 @@ def _new_cell(nb: NotebookFile, kind: str, source: str) -> dict[str, Any]:
     else:
         taken = {c.get("id") for c in nb.cells} | set(nb.order)
         while cell["id"] in taken:
-            cell["id"] = _cell_id()
+            cell["id"] = next(ids)
     return cell
-
-
-def _cell_id() -> str:
-    return uuid.uuid4().hex[:8]

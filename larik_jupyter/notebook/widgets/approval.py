@@ -28,13 +28,18 @@ class ApprovalWidget(widgets.VBox):
         self.answer: PermissionAnswer | None = None
         self.cancelled = False
         self._on_answer = on_answer
-        detail = (
-            diff_html(request.detail)
-            if request.detail.startswith("--- ")
-            else f"<pre style='max-height:20em;overflow:auto'>{html.escape(request.detail)}</pre>"
-        )
-        label = asked_label(request.tool, request.summary)
-        self.header = widgets.HTML(f"<b>Allow {html.escape(label)}?</b>{detail}")
+        # A notebook edit's preview is its question in the future tense, then the cell's diff.
+        question, _, rest = request.detail.partition("\n")
+        if question.endswith("?") and rest.startswith("--- "):
+            ask, detail = question, diff_html(rest)
+        else:
+            ask = f"Allow {asked_label(request.tool, request.summary)}?"
+            detail = (
+                diff_html(request.detail)
+                if request.detail.startswith("--- ")
+                else f"<pre style='max-height:20em;overflow:auto'>{html.escape(request.detail)}</pre>"
+            )
+        self.header = widgets.HTML(f"<b>{html.escape(ask)}</b>{detail}")
         self.allow_button = widgets.Button(description="Allow once", button_style="success")
         self.always_button = widgets.Button(description="Always allow", button_style="info")
         self.deny_button = widgets.Button(description="Deny", button_style="danger")
