@@ -105,3 +105,29 @@ def test_a_python_approval_shows_its_code_once(tmp_path) -> None:  # type: ignor
     view.handle(ae.PermissionAnswered("t1", "allow"))
     view.handle(ae.ToolStarted("t1", "python", summary))
     assert "total = sales" in view.markdown()  # once answered, the row names the code again
+
+
+def test_the_decision_sits_on_its_calls_row_and_python_code_is_one_click_away() -> None:
+    from larik_jupyter.agent import events as ae
+    from larik_jupyter.agent.summary import summarize_call
+    from larik_jupyter.notebook.view import TranscriptView
+
+    code = "import pandas as pd\nsales = pd.read_csv('sales.csv')\nsales.describe()"
+    view = TranscriptView()
+    for n, (decision, reason) in enumerate((("allow", "--yes"), ("always", ""), ("allow", ""))):
+        call = {"code": code}
+        view.handle(ae.ToolRequested(f"t{n}", "python", call, summarize_call("python", call)))
+        view.handle(ae.PermissionAnswered(f"t{n}", decision, reason))
+        view.handle(ae.ToolStarted(f"t{n}", "python", ""))
+        view.handle(ae.ToolFinished(id=f"t{n}", name="python", summary="", content="ok", is_error=False, seconds=0.1))
+    shown = view.markdown()
+    rows = [line for line in shown.split("\n") if line.startswith("<details><summary>✓")]
+    assert [r.split("</code>")[1].split(" · ")[1] for r in rows] == ["allowed by --yes", "always allowed", "allowed once"]
+    assert "<code>python: import pandas as pd…</code>" in rows[0]
+    assert shown.count("```python\n" + code + "\n```") == 3  # the whole code in each fold
+
+
+def test_a_cancelled_approval_leaves_no_button_or_reason_box() -> None:
+    card = ApprovalWidget(PermissionRequest("t1", "bash", {"command": "ls"}, "bash: ls", "$ ls"), lambda a: None)
+    card.cancel()
+    assert card.children == (card.header,) and "cancelled" in card.header.value

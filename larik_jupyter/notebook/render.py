@@ -46,6 +46,11 @@ class ToolPart:
     plan: list[Todo] | None = None
     skill: str | None = None
     images: list[ImageBlock] = field(default_factory=list)
+    # A `python` call's code: one click away in the row's fold, whether or not it was asked about.
+    code: str | None = None
+    # How the call was allowed (`allowed once`, `always allowed`, `allowed by --yes`), shown on
+    # its row: the decision sits with its call.
+    decision: str | None = None
 
 
 @dataclass
@@ -155,7 +160,9 @@ def render_tool(part: ToolPart) -> str:
         body = _fence(_cap(part.output)) if part.output.strip() else "_(no output)_"
         head = f"loaded skill {_escape(part.skill)}"
         return f"<details><summary>{head}</summary>\n\n{body}\n\n</details>"
-    duration = f" · {part.seconds:.1f}s" if part.seconds is not None else ""
+    duration = (f" · {_escape(part.decision)}" if part.decision else "") + (
+        f" · {part.seconds:.1f}s" if part.seconds is not None else ""
+    )
     label = asked_label(part.name, part.summary) if part.status == "asking" else part.summary
     head = f"{_MARKS.get(part.status, '·')} <code>{_escape(label)}</code>{duration}"
     if part.status == "denied" and part.output.strip():
@@ -167,6 +174,8 @@ def render_tool(part: ToolPart) -> str:
         output, found, rest = part.output.partition("\n\n" + DIAGNOSTICS_HEADING)
         diagnostics = found.lstrip() + rest
     body = _fence(_cap(output)) if output.strip() else "_(no output)_"
+    if part.code is not None and part.status != "asking":  # while asking, the card shows it
+        body = _fence(part.code, "python") + "\n\n" + body
     lines = [f"<details><summary>{head}</summary>\n\n{body}\n\n</details>"]
     lines += [image_markdown(image) for image in part.images]
     if part.diff:
@@ -283,6 +292,8 @@ def tool_part(call_id: str, name: str, tool_input: dict[str, Any]) -> ToolPart:
         part.plan = plan_of(tool_input)
     elif name == SKILL_TOOL and isinstance(tool_input.get("name"), str):
         part.skill = tool_input["name"]
+    elif name == "python" and isinstance(tool_input.get("code"), str):
+        part.code = tool_input["code"]
     return part
 
 

@@ -71,7 +71,11 @@ class TurnUI:
         """Subscribed to the agent on its worker thread; hands every event to the cell's thread."""
         self.pump.post(lambda: self.view.handle(event))
 
+    def _remove(self, cards: list[ApprovalWidget]) -> None:
+        self.asks.children = tuple(c for c in self.asks.children if c not in cards)
+
     def finish(self) -> None:
+        """The turn ended: an unanswered card says it was cancelled, without its buttons."""
         for card in self.approvals:
             card.cancel()
         self.view.flush(force=True)
@@ -86,15 +90,20 @@ class TurnUI:
         loop = asyncio.get_running_loop()
         future: asyncio.Future[PermissionAnswer] = loop.create_future()
 
+        cards: list[ApprovalWidget] = []
+
         def answered(answer: PermissionAnswer) -> None:
             def resolve() -> None:
                 if not future.done():
                     future.set_result(answer)
 
             loop.call_soon_threadsafe(resolve)
+            # The decision shows on the call's row, in order: the card goes.
+            self.pump.post(lambda: self._remove(cards))
 
         def show() -> None:
             card = ApprovalWidget(request, answered)
+            cards.append(card)
             self.approvals.append(card)
             self.asks.children = (*self.asks.children, card)
 

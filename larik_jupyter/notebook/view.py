@@ -27,6 +27,9 @@ from larik_jupyter.session.tool_names import TODO_WRITE
 MAX_UPDATES_PER_SECOND = 20
 
 
+DECISIONS = {"allow": "allowed once", "always": "always allowed"}
+
+
 class TranscriptView:
     """Folds agent events into parts and renders them as one Markdown output."""
 
@@ -120,6 +123,8 @@ class TranscriptView:
             self.status = ""  # the approval card asks; the row only marks the call as waiting
         elif isinstance(event, ae.PermissionAnswered) and event.decision == "deny":
             self._set_tool(event.id, "denied")
+        elif isinstance(event, ae.PermissionAnswered) and (asked := self._tools.get(event.id)) is not None:
+            asked.decision = "allowed by --yes" if event.reason == "--yes" else DECISIONS.get(event.decision)
         elif isinstance(event, ae.ToolStarted):
             self._set_tool(event.id, "running")
             self.status = f"Running {event.summary}"

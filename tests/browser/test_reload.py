@@ -43,7 +43,7 @@ def test_reload_while_waiting_for_an_approval_then_allow_shows_the_final_state(
     body_has(lab_page, "this turn")  # the footer
     assert (lab_server.root / "a.txt").read_text() == "hello\n"
     assert not lab_page.evaluate("document.body.innerText.includes('Allow write: a.txt?')")
-    body_has(lab_page, "write: a.txt: allowed once")  # the card answered in the reloaded page
+    body_has(lab_page, "write: a.txt · allowed once")  # answered in the reloaded page; the decision on its row
     expect(lab_page.locator("button:has-text('Stop'):visible")).to_have_count(0)
     shot(lab_page, "reload_mid_turn_final")
 

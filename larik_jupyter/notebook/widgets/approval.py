@@ -65,6 +65,7 @@ class ApprovalWidget(widgets.VBox):
         self.header.value = (
             f"<i>{html.escape(self.request.summary)}: cancelled, the turn ended before an answer</i>"
         )
+        self.children = (self.header,)  # no button or reason box stays behind
 
     def _answer(self, decision: str) -> None:
         if self.answer is not None or self.cancelled:
