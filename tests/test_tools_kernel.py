@@ -64,14 +64,21 @@ class Chart:
         return "Chart()"
 
 
-def test_rich_results_are_shown_to_the_user(tmp_path: Path) -> None:
+def test_rich_results_are_shown_to_the_user_once_with_their_call(tmp_path: Path) -> None:
+    from larik_jupyter.agent import events as ae
+    from larik_jupyter.notebook.view import TranscriptView
+
     shown: list[object] = []
     env = kernel_env(tmp_path, {"Chart": Chart}, shown)
     result = run_python(env, "Chart()")
-    assert len(shown) == 1 and isinstance(shown[0], Chart)
-    assert result.display is shown[0]
+    assert shown == [] and isinstance(result.display, Chart)  # not displayed apart from its call
     assert result.content == "Chart()\n[shown to the user as rich output]"
-    assert run_python(env, "'plain'").display is None and len(shown) == 1
+    assert run_python(env, "'plain'").display is None
+    view = TranscriptView()
+    view.handle(ae.ToolRequested("t1", "python", {"code": "Chart()"}, "python: Chart()"))
+    view.handle(ae.ToolFinished(id="t1", name="python", summary="", content=result.content, is_error=False,
+                                seconds=0.1, display=result.display))
+    assert view.markdown().count("<b>chart</b>") == 1 and "shown to the user" not in view.markdown()
 
 
 def test_kernel_tools_run_on_the_calling_thread(tmp_path: Path) -> None:

@@ -91,6 +91,9 @@ class ToolFinished:
     # The traceback of an unexpected exception the tool raised (debug trace only; views and
     # the model see `content`, one sentence).
     traceback: str | None = None
+    # A rich value the call displayed (a DataFrame the `python` tool returned): front ends
+    # show it with the call, once.
+    display: object | None = None
 
 
 @dataclass(frozen=True)

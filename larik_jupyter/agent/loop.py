@@ -463,6 +463,7 @@ class AgentLoop:
                 uncaptured=list(result.uncaptured),
                 images=list(result.images),
                 traceback=result.traceback,
+                display=result.display,
             )
         )
         content: str | list[ContentBlock] = result.content

@@ -48,8 +48,10 @@ class ToolPart:
     images: list[ImageBlock] = field(default_factory=list)
     # A `python` call's code: one click away in the row's fold, whether or not it was asked about.
     code: str | None = None
-    # How the call was allowed (`allowed once`, `always allowed`, `allowed by --yes`), shown on
-    # its row: the decision sits with its call.
+    # A rich value the call displayed, as HTML, shown under its row (once).
+    rich: str | None = None
+    # How an asked call was allowed (`allowed once`, `always allowed`), shown on its row: the
+    # decision sits with its call (not stored: a session read from disk has none).
     decision: str | None = None
 
 
@@ -169,7 +171,7 @@ def render_tool(part: ToolPart) -> str:
         # Why a call did not run matters more than its output: never folded away.
         return f"{head}\n\n" + "\n".join(render_notice(line) for line in _escape(part.output.strip()).split("\n"))
     # A file tool's language-server diagnostics go under its diff, outside the fold.
-    output, diagnostics = part.output, ""
+    output, diagnostics = part.output.replace(SHOWN_NOTE, ""), ""
     if part.diff:
         output, found, rest = part.output.partition("\n\n" + DIAGNOSTICS_HEADING)
         diagnostics = found.lstrip() + rest
@@ -177,7 +179,10 @@ def render_tool(part: ToolPart) -> str:
     if part.code is not None and part.status != "asking":  # while asking, the card shows it
         body = _fence(part.code, "python") + "\n\n" + body
     lines = [f"<details><summary>{head}</summary>\n\n{body}\n\n</details>"]
-    lines += [image_markdown(image) for image in part.images]
+    if part.rich is not None:
+        lines.append(part.rich)
+    else:
+        lines += [image_markdown(image) for image in part.images]
     if part.diff:
         lines.append(diff_html(_cap(part.diff)))
     if diagnostics:
@@ -186,6 +191,21 @@ def render_tool(part: ToolPart) -> str:
         lines.append(f"> **!** `{path}` {change} by {changed_by(part.name)} — **not undoable**")
     lines += [render_notice(notice) for notice in part.hooks]
     return "\n\n".join(lines)
+
+
+SHOWN_NOTE = "\n[shown to the user as rich output]"  # tools/kernel.py: for the model, not the user
+
+
+def rich_html(value: object) -> str | None:
+    """How a displayed value shows under its call: its HTML, else its PNG, else None."""
+    from IPython.core.formatters import format_display_data
+
+    data, _ = format_display_data(value)
+    if isinstance(data.get("text/html"), str):
+        return f'<div class="larik-rich">{data["text/html"]}</div>'
+    if isinstance(data.get("image/png"), str):
+        return f'<img alt="displayed value" src="data:image/png;base64,{data["image/png"]}"/>'
+    return None
 
 
 def render_notice(text: str) -> str:

@@ -9,7 +9,6 @@ from typing import Any
 from IPython.display import display
 
 from larik_jupyter.agent import events as ae
-from larik_jupyter.agent.summary import asked_label
 from larik_jupyter.agent.textlog import format_cost
 from larik_jupyter.notebook.render import (
     NoticePart,
@@ -18,6 +17,7 @@ from larik_jupyter.notebook.render import (
     ThinkingPart,
     ToolPart,
     render_parts,
+    rich_html,
     tool_part,
 )
 from larik_jupyter.session.plan import Todo, plan_of
@@ -124,7 +124,7 @@ class TranscriptView:
         elif isinstance(event, ae.PermissionAnswered) and event.decision == "deny":
             self._set_tool(event.id, "denied")
         elif isinstance(event, ae.PermissionAnswered) and (asked := self._tools.get(event.id)) is not None:
-            asked.decision = "allowed by --yes" if event.reason == "--yes" else DECISIONS.get(event.decision)
+            asked.decision = None if event.reason == "--yes" else DECISIONS.get(event.decision)
         elif isinstance(event, ae.ToolStarted):
             self._set_tool(event.id, "running")
             self.status = f"Running {event.summary}"
@@ -137,6 +137,7 @@ class TranscriptView:
                 part.seconds, part.output, part.diff = event.seconds, event.content, event.diff
                 part.uncaptured = list(event.uncaptured)
                 part.images = list(event.images)
+                part.rich = rich_html(event.display) if event.display is not None else None
         elif isinstance(event, ae.Notice):
             self.parts.append(NoticePart(event.text))
         elif isinstance(event, ae.AssistantMessage) and event.message.interrupted:

@@ -71,3 +71,14 @@ def drawn_figures(before: list[object]) -> list[object]:
     """The open figures a piece of code created or changed since `before` was taken."""
     known = {id(f) for f in before}
     return [f for f in open_figures() if id(f) not in known or getattr(f, "stale", False)]
+
+
+def close_shown(figures: list[object]) -> None:
+    """Close `figures`, which a call's row shows, when the inline backend would otherwise draw
+    them again at the end of the cell, below everything (as it closes what it draws)."""
+    if not figures or "matplotlib.pyplot" not in sys.modules or "inline" not in str(sys.modules["matplotlib"].get_backend()):
+        return
+    import matplotlib.pyplot as plt
+
+    for figure in figures:
+        plt.close(figure)  # type: ignore[arg-type]

@@ -17,6 +17,7 @@ from larik_jupyter.tools.base import Tool, ToolError, ToolResult
 from larik_jupyter.tools.code_stop import TIMEOUT_INPUT, stoppable, timeout_of
 from larik_jupyter.tools.env import Env
 from larik_jupyter.tools.figures import (
+    close_shown,
     drawn_figures,
     has_svg_only,
     image_of,
@@ -164,9 +165,7 @@ class PythonTool(Tool):
         elif value is not None:
             broken = _broken_repr(value) if is_rich(value) else None
             if is_rich(value) and broken is None:
-                shown = value
-                if env.display is not None:
-                    env.display(value)
+                shown = value  # the front end shows it with the call (`ToolResult.display`)
             parts.append(_value_text(value, shown is not None and env.display is not None))
             if broken is not None:
                 parts.append(f"[not shown to the user as rich output: {broken}]")
@@ -205,6 +204,7 @@ def _compiled(code: str, module: ast.Module, filename: str) -> tuple[CodeType, C
 def _images(figures_before: list[object], value: object) -> ImageCollector:
     """The figures the code drew or returned and the image its value renders as."""
     collected = ImageCollector()
+    shown: list[object] = []
     figures = drawn_figures(figures_before)
     if is_figure(value) and all(value is not f for f in figures):
         figures.append(value)
@@ -214,6 +214,8 @@ def _images(figures_before: list[object], value: object) -> ImageCollector:
             collected.add(*found, f"figure {number}")
             # Seen as it is now: a later call sends it again only if it draws into it.
             figure.stale = False  # type: ignore[attr-defined]
+            shown.append(figure)
+    close_shown(shown)
     if value is not None and not is_figure(value):
         notes = len(collected.notes)
         found = _image(collected, value, "of the value")
