@@ -64,11 +64,11 @@ def test_the_footer_reads_as_turn_then_session() -> None:
     usage = Usage(input_tokens=12, output_tokens=30)
     view.handle(ae.UsageReported(turn_usage=usage, turn_cost=0.001, session_usage=usage, session_cost=0.001))
     assert view.footer == (
-        '<sub class="tex2jax_ignore">this turn 12 in · 30 out tokens, &#36;0.0010 · session 42 tokens, &#36;0.0010</sub>'
+        '<sub class="tex2jax_ignore mathjax_ignore">this turn 12 in · 30 out tokens, &#36;0.0010 · session 42 tokens, &#36;0.0010</sub>'
     )
     assert "$" not in view.markdown()  # nothing a front end would typeset as a formula
     view.handle(ae.UsageReported(turn_usage=Usage(), turn_cost=None, session_usage=Usage(), session_cost=None))
-    assert view.footer == '<sub class="tex2jax_ignore">this turn 0 in · 0 out tokens · session 0 tokens</sub>'
+    assert view.footer == '<sub class="tex2jax_ignore mathjax_ignore">this turn 0 in · 0 out tokens · session 0 tokens</sub>'
 
 
 def test_one_coloured_diff_rendering_in_approvals_and_the_transcript() -> None:

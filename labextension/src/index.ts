@@ -14,7 +14,7 @@ import { NotebookBridge } from './bridge';
 import { CommandIDs } from './commands';
 import { addFixButton } from './fix';
 import { addNavigation } from './navigate';
-import { insertCellBelow, openInNotebook } from './notebook';
+import { insertCellBelow, openInNotebook, runAgainBelow } from './notebook';
 import { SessionsPanel } from './sidebar';
 
 /** The hook other larik_jupyter front-end pieces (notebook widgets) call. */
@@ -181,6 +181,7 @@ const plugin: JupyterFrontEndPlugin<void> = {
         await panel.refresh();
       }
     });
+    runAgainBelow(tracker);
     if (palette) {
       for (const command of Object.values(CommandIDs)) {
         palette.addItem({ command, category: 'Larik' });

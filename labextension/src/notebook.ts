@@ -2,7 +2,7 @@
  * Putting code cells into notebooks: the `window.larikJupyter` hook and "open in notebook".
  */
 import { JupyterFrontEnd } from '@jupyterlab/application';
-import { INotebookTracker, Notebook, NotebookPanel } from '@jupyterlab/notebook';
+import { INotebookTracker, Notebook, NotebookActions, NotebookPanel } from '@jupyterlab/notebook';
 
 /** Insert a code cell holding `code` below the active cell of `notebook` and select it. */
 export function insertCodeCellBelow(notebook: Notebook, code: string): void {
@@ -56,4 +56,29 @@ export async function openInNotebook(
     insertCodeCellBelow(panel.content, resumeLine(id));
   }
   app.shell.activateById(panel.id);
+}
+
+/**
+ * A session widget of an ended kernel asks to run its command again (`larik-run-again`, from
+ * larik_jupyter/notebook/widgets/shared.js): a cell with that command goes below the widget's
+ * cell, in the kernel the notebook has now, and runs.
+ */
+export function runAgainBelow(tracker: INotebookTracker): void {
+  document.addEventListener('larik-run-again', event => {
+    const code = (event as CustomEvent).detail?.code;
+    const target = event.target as Node;
+    const panel = tracker.find(p => p.node.contains(target));
+    if (!panel || typeof code !== 'string') {
+      return;
+    }
+    const index = panel.content.widgets.findIndex(cell => cell.node.contains(target));
+    if (index < 0) {
+      return;
+    }
+    event.preventDefault();
+    panel.content.model?.sharedModel.insertCell(index + 1, { cell_type: 'code', source: code });
+    panel.content.activeCellIndex = index + 1;
+    panel.content.deselectAll();
+    void NotebookActions.run(panel.content, panel.sessionContext);
+  });
 }

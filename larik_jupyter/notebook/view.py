@@ -148,7 +148,7 @@ class TranscriptView:
             # Money as money: `$` written as an entity inside a span MathJax skips, so no front
             # end typesets the two amounts as a formula.
             self.footer = (
-                '<sub class="tex2jax_ignore">'
+                '<sub class="tex2jax_ignore mathjax_ignore">'
                 + f"this turn {u.input_tokens:,} in · {u.output_tokens:,} out tokens"
                 + (f" · {u.cache_read_tokens:,} cached" if u.cache_read_tokens else "")
                 + f"{format_cost(event.turn_cost)} · session {session:,} tokens"

@@ -59,11 +59,16 @@ class SessionWidget(anywidget.AnyWidget):
     # is the one that delivers the browser's replies.
     browser_actions: frozenset[str] = frozenset()
 
+    # The command that shows the widget, offered again when its kernel has ended.
+    COMMAND = ""
+
+    command = traitlets.Unicode("", help="the command that shows this widget (`%larik /tree`)").tag(sync=True)
     status = traitlets.Unicode("", help="what the last action did, for the user").tag(sync=True)
     error = traitlets.Unicode("", help="why the last action failed").tag(sync=True)
 
     def __init__(self, session: KernelSession, **kwargs: Any) -> None:
         super().__init__(**kwargs)
+        self.command = f"%larik {self.COMMAND}"
         self.session = session
         self._tasks: set[asyncio.Task[None]] = set()
         self.on_msg(self._on_custom_msg)

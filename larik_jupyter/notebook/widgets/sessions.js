@@ -29,12 +29,13 @@ function render({ model, el: host }) {
   const error = el("div", "larik-error");
   root.append(table, confirm, status, error);
   host.appendChild(root);
+  watchEnded(model, root);
   let sortKey = "updated";
   let descending = true;
 
   function send(type, extra) {
     error.textContent = "";
-    model.send(Object.assign({ type }, extra));
+    sendOrEnded(model, root, Object.assign({ type }, extra));
   }
 
   function button(label, cls, onClick) {

@@ -55,6 +55,8 @@ class SessionsBrowser(SessionWidget):
     `export` and `delete` (the last only with `"confirm": true`, after asking the user).
     """
 
+    COMMAND = "/sessions"
+
     _esm = esm("sessions")
     _css = _HERE / "widgets.css"
 

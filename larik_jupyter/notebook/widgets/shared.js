@@ -28,3 +28,44 @@ function formatCost(cost) {
 function capitalized(text) {
   return text ? text[0].toUpperCase() + text.slice(1) : "";
 }
+
+// A widget whose kernel has ended (restarted or shut down) can no longer act: it says so in
+// place and offers to run its command again (the labextension inserts that cell below it and
+// runs it; elsewhere the button names the command to run).
+function sendOrEnded(model, root, message) {
+  try {
+    model.send(message);
+    return true;
+  } catch (err) {
+    showEnded(model, root);
+    return false;
+  }
+}
+
+function watchEnded(model, root) {
+  // A kernel restart or shutdown closes the widget's comm: check it can still send.
+  const check = () => sendOrEnded(model, root, { type: "ping" });
+  model.on("comm:close", () => showEnded(model, root));
+  model.on("comm_live_update", check);
+}
+
+function showEnded(model, root) {
+  if (root.querySelector(".larik-ended")) return;
+  const command = model.get("command") || "the command";
+  const banner = el("div", "larik-ended");
+  banner.appendChild(
+    el("span", "larik-ended-text", "This belongs to a kernel that has ended (restarted or shut down), so its buttons no longer reach a kernel. "),
+  );
+  const again = el("button", "larik-button larik-run-again", `Run ${command} again`);
+  again.addEventListener("click", () => {
+    const event = new CustomEvent("larik-run-again", { bubbles: true, cancelable: true, detail: { code: command } });
+    if (root.dispatchEvent(event)) {
+      again.textContent = `Run ${command} in a new cell`;  // no labextension took it
+    }
+  });
+  banner.appendChild(again);
+  for (const control of root.querySelectorAll("button, input")) {
+    if (control !== again) control.disabled = true;
+  }
+  root.prepend(banner);
+}

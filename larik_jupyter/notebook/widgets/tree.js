@@ -97,6 +97,7 @@ function render({ model, el: host }) {
   const comparison = el("pre", "larik-comparison");
   root.append(bar, body, actions, confirm, status, error, fallback, comparison);
   host.appendChild(root);
+  watchEnded(model, root);
 
   const collapsed = new Set();
   let selected = null;
@@ -130,7 +131,7 @@ function render({ model, el: host }) {
 
   function send(type, extra) {
     error.textContent = "";
-    model.send(Object.assign({ type }, extra));
+    sendOrEnded(model, root, Object.assign({ type }, extra));
   }
 
   function button(label, cls, onClick) {

@@ -185,6 +185,8 @@ class ForkTreeWidget(SessionWidget):
     with…" sends `compare` (`session` and `other`) and the result shows as `comparison`.
     """
 
+    COMMAND = "/tree"
+
     _esm = esm("tree")
     _css = _HERE / "widgets.css"
 

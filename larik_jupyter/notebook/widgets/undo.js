@@ -24,6 +24,7 @@ function render({ model, el: host }) {
   const error = el("div", "larik-error");
   root.append(outcome, list, status, error);
   host.appendChild(root);
+  watchEnded(model, root);
 
   function drawOutcome() {
     const results = model.get("results") || [];
@@ -61,7 +62,7 @@ function render({ model, el: host }) {
       event.preventDefault();
       b.disabled = true;
       error.textContent = "";
-      model.send(message);
+      sendOrEnded(model, root, message);
     });
     return b;
   }

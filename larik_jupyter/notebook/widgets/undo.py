@@ -107,6 +107,8 @@ class UndoPanel(SessionWidget):
     action); `undo()` and `undo_to()` are the same actions.
     """
 
+    COMMAND = "/checkpoints"
+
     _esm = esm("undo")
     _css = _HERE / "widgets.css"
 
