@@ -155,6 +155,15 @@ export class NotebookBridge {
       }
     });
     panel.context.pathChanged.connect(() => this.sayHello(panel));
+    // The markers come back with the page: from the `larik` metadata the cells were saved with.
+    void panel.context.ready.then(() => {
+      for (const widget of panel.content.widgets) {
+        const target = provenanceOf(widget.model.getMetadata('larik'));
+        if (target) {
+          mark(panel, widget.model.id, target, () => this.applying, t => this.onMarkerClick?.(panel, t));
+        }
+      }
+    });
     panel.disposed.connect(() => {
       // Closing the notebook tells the kernel, whose edits of it then go to the file.
       this.comms.get(panel)?.forEach(comm => {
