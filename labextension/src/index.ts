@@ -65,7 +65,7 @@ const plugin: JupyterFrontEndPlugin<void> = {
     window.larikJupyter = {
       insertCellBelow: (code: string) => insertCellBelow(tracker, code),
       jumpToCells: async (session: string, prompt: number) =>
-        (await app.commands.execute(CommandIDs.jumpToCells, { session, prompt })) as number,
+        (await app.commands.execute(CommandIDs.jumpToCells, { session, prompt, inline: true })) as number,
       openPath: (path: string) => {
         const relative = serverRelative(path);
         if (relative !== null) {

@@ -79,10 +79,13 @@ export function addNavigation(
       }
       const found = jumpToCells(tracker, panel => app.shell.activateById(panel.id), target);
       if (!found) {
-        Notification.info(
-          `No open notebook has a cell that prompt ${target.prompt} of session ${target.session} changed; open the notebook it edited.`,
-          { autoClose: 8000 }
-        );
+        if (!args.inline) {
+          // A caller that reports in place (the /tree widget) says it once itself.
+          Notification.info(
+            `No open notebook has a cell that prompt ${target.prompt} of session ${target.session} changed: they were undone, or the notebook it edited is not open.`,
+            { autoClose: 8000 }
+          );
+        }
         return 0;
       }
       return found.indexes.length;

@@ -192,7 +192,7 @@ function render({ model, el: host }) {
     const count = await hook.jumpToCells(sid, n);
     status.textContent = count
       ? `Selected the ${count} cell${count === 1 ? "" : "s"} prompt ${n} changed.`
-      : `No open notebook has a cell that prompt ${n} of ${sid} changed.`;
+      : `No open notebook has a cell that prompt ${n} of ${sid} changed: they were undone, or the notebook it edited is not open.`;
   }
 
   // "Open prompt in Larik sidebar" (a cell's marker or menu) also selects the prompt here.
