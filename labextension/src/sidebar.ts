@@ -311,10 +311,10 @@ export class SessionsPanel extends Widget {
     if (branch) {
       parts.push(branch);
     }
-    if (info?.model) {
-      parts.push(info.model);
-    }
     row.appendChild(element('span', 'jp-larik-meta', parts.join(' · ')));
+    if (info?.model) {
+      row.appendChild(element('span', 'jp-larik-model', ` · ${info.model}`));
+    }
     if (info?.held) {
       const held = element('span', 'jp-larik-held', 'open in a kernel');
       held.title = 'A live kernel has this session open; opening it here continues on a new branch of it.';

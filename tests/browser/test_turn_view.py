@@ -117,6 +117,23 @@ def test_a_turn_reads_in_words_asks_before_it_acts_and_keeps_outputs_with_their_
     assert again["cost"] == cost and again["formulas"] == 0 and again["buttons"] == 0
     shot(lab_page, "turn_view_dark_done")
 
+    # The sidebar: the session this kernel holds is marked, with its current model; a search
+    # says which prompt matched; Export says where the file went.
+    lab_page.click('li[data-id="larik-sessions"]')
+    row = lab_page.locator(".jp-larik-node > .jp-larik-row").first
+    row.locator(".jp-larik-held").wait_for(timeout=30_000)
+    assert row.locator(".jp-larik-held").inner_text() == "open in a kernel"
+    assert row.locator(".jp-larik-model").inner_text() == " · anthropic:claude-sonnet-4-6"
+    lab_page.fill(".jp-larik-search", "REWORK")
+    match = lab_page.locator(".jp-larik-match").first
+    match.wait_for()
+    assert match.inner_text() == "prompt 1: rework work.ipynb" and match.locator("mark").inner_text() == "rework"
+    row.click()
+    lab_page.click('.jp-larik-action[data-command="larik:export-session"]')
+    body_has(lab_page, ".md to your browser's downloads folder.")
+    shot(lab_page, "turn_view_dark_sidebar")
+    lab_page.fill(".jp-larik-search", "")
+
     # A panel from before a kernel restart says it belongs to an ended kernel and runs its
     # command again below, in the new kernel, instead of buttons that only log "Cannot send".
     run_cell(lab_page, 3)
