@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import nbformat
 import pytest
@@ -73,6 +73,26 @@ def driver_notebook(root: Path) -> None:
     nbformat.write(nb, root / "drive.ipynb")
 
 
+def run_the_turn(lab_page: Page, lab_server: LabServer, script: dict[str, Any]) -> tuple[bytes, list[str]]:
+    """Open work.ipynb and save it through the page (the original is the file as JupyterLab
+    writes it), then run the scripted turn from drive.ipynb; the original bytes and the page's
+    cells before the turn."""
+    root = lab_server.root
+    (root / "script.json").write_text(json.dumps(script))
+    work_notebook(root)
+    driver_notebook(root)
+    open_notebook(lab_page, lab_server, "work.ipynb")
+    assert lab_page.evaluate(SAVE, "work.ipynb") is False
+    original = (root / "work.ipynb").read_bytes()
+    before = lab_page.evaluate(SOURCES_OF, "work.ipynb")
+    open_current(lab_page, "drive.ipynb")
+    for index, cell_id in ((0, "load"), (1, "prompt")):
+        run_cell(lab_page, index)
+        wait_idle_count(lab_page, cell_id)
+    body_has(lab_page, "Work edited.")
+    return original, before
+
+
 @pytest.mark.parametrize("how", ["magic", "panel button"])
 def test_undo_restores_the_open_documents_cells_and_saving_writes_the_original_bytes(
     lab_page: Page, lab_server: LabServer, how: str
@@ -87,20 +107,7 @@ def test_undo_restores_the_open_documents_cells_and_saving_writes_the_original_b
         ]},
         {"content": [{"type": "text", "text": "Work edited."}]},
     ]}
-    (root / "script.json").write_text(json.dumps(script))
-    work_notebook(root)
-    driver_notebook(root)
-    # The original is the file as JupyterLab writes it: opened and saved through the page.
-    open_notebook(lab_page, lab_server, "work.ipynb")
-    assert lab_page.evaluate(SAVE, "work.ipynb") is False
-    original = (root / "work.ipynb").read_bytes()
-    before = lab_page.evaluate(SOURCES_OF, "work.ipynb")
-
-    open_current(lab_page, "drive.ipynb")
-    for index, cell_id in ((0, "load"), (1, "prompt")):
-        run_cell(lab_page, index)
-        wait_idle_count(lab_page, cell_id)
-    body_has(lab_page, "Work edited.")
+    original, before = run_the_turn(lab_page, lab_server, script)
     edited = lab_page.evaluate(SOURCES_OF, "work.ipynb")
     assert edited[0] == "title|# Work\n\nSome *notes*." and edited[1].endswith("|import math")
     assert edited[2:] == ["calc|x = 1\ny = 20", "tail|z = math.pi"]
@@ -212,18 +219,7 @@ def test_undo_of_an_insert_a_delete_and_a_rewrite_of_cell_0_restores_the_order(
         {"content": [edit(path="work.ipynb", cell_id="title", new_source="# Reworked")]},
         {"content": [{"type": "text", "text": "Work edited."}]},
     ]}
-    (root / "script.json").write_text(json.dumps(script))
-    work_notebook(root)
-    driver_notebook(root)
-    open_notebook(lab_page, lab_server, "work.ipynb")
-    assert lab_page.evaluate(SAVE, "work.ipynb") is False
-    original = (root / "work.ipynb").read_bytes()
-    before = lab_page.evaluate(SOURCES_OF, "work.ipynb")
-    open_current(lab_page, "drive.ipynb")
-    for index, cell_id in ((0, "load"), (1, "prompt")):
-        run_cell(lab_page, index)
-        wait_idle_count(lab_page, cell_id)
-    body_has(lab_page, "Work edited.")
+    original, before = run_the_turn(lab_page, lab_server, script)
     edited = [s.split("|", 1)[1] for s in lab_page.evaluate(SOURCES_OF, "work.ipynb")]
     assert edited == ["# Reworked", "import math", "x = 1\ny = 2", "z = x + y"]
     run_cell(lab_page, 3)
