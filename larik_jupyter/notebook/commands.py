@@ -19,7 +19,6 @@ from typing import TYPE_CHECKING, Any, NoReturn
 from larik_jupyter.errors import LarikError
 from larik_jupyter.notebook.kernel import KernelSession, Show
 from larik_jupyter.notebook.markdown_text import MarkdownText, Preformatted
-from larik_jupyter.session.catalog import UnknownSessionError
 
 # Parsing runs at every `%larik`, also the first: what the handlers need loads when they run.
 if TYPE_CHECKING:
@@ -210,6 +209,8 @@ def _one_of_id_or_last(args: dict[str, Any]) -> str | None:
     check=_one_of_id_or_last,
 )
 def _resume(session: KernelSession, out: Output, *, id: str | None, last: bool) -> None:
+    from larik_jupyter.session.catalog import UnknownSessionError
+
     try:
         agent = session.resume(id, last=last or id is None)
     except UnknownSessionError:
