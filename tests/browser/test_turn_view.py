@@ -123,7 +123,7 @@ def test_a_turn_reads_in_words_asks_before_it_acts_and_keeps_outputs_with_their_
     row = lab_page.locator(".jp-larik-node > .jp-larik-row").first
     row.locator(".jp-larik-held").wait_for(timeout=30_000)
     assert row.locator(".jp-larik-held").inner_text() == "open in a kernel"
-    assert row.locator(".jp-larik-model").inner_text() == " · anthropic:claude-sonnet-4-6"
+    assert row.locator(".jp-larik-model").inner_text().strip() == "· anthropic:claude-sonnet-4-6"
     lab_page.fill(".jp-larik-search", "REWORK")
     match = lab_page.locator(".jp-larik-match").first
     match.wait_for()
@@ -146,6 +146,11 @@ def test_a_turn_reads_in_words_asks_before_it_acts_and_keeps_outputs_with_their_
     assert lab_page.locator(".larik-undo-button").first.is_disabled()
     again = lab_page.get_by_role("button", name="Run %larik /checkpoints again")
     shot(lab_page, "turn_view_dark_ended_panel")
+    open_current(lab_page, "drive.ipynb")
+    run_cell(lab_page, 0)  # the new kernel loads the extension, as a user would
+    lab_page.wait_for_function(
+        "window.jupyterapp.shell.currentWidget.sessionContext.session?.kernel?.status === 'idle'", timeout=60_000
+    )
     again.click()
     lab_page.wait_for_function(
         """() => window.jupyterapp.shell.currentWidget.content.model.sharedModel.cells
