@@ -4,6 +4,7 @@
 function diffView(text) {
   const pre = el("pre", "larik-diff");
   for (const line of text.split(/(?<=\n)/)) {
+    if (line.startsWith("\\ No newline at end of file")) continue;  // difflib's note: noise to a reader
     let cls = "";
     if (line.startsWith("+++") || line.startsWith("---")) cls = "larik-diff-file";
     else if (line.startsWith("+")) cls = "larik-diff-add";
