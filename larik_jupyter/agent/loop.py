@@ -56,7 +56,12 @@ from larik_jupyter.tools.base import Tool, ToolResult, failure_result
 from larik_jupyter.tools.env import Env
 from larik_jupyter.tools.envelope import new_nonce
 from larik_jupyter.tools.kernel_undo import kernel_snapshots
-from larik_jupyter.tools.notebook_live import cell_positions, cell_restorer, cell_sources, kernel_notebook
+from larik_jupyter.tools.notebook_live import (
+    cell_positions,
+    cell_restorer,
+    cell_sources,
+    kernel_notebook,
+)
 from larik_jupyter.tools.registry import default_tools, tool_schemas
 from larik_jupyter.tools.skill import SKILL_TOOL, SkillTool
 
