@@ -24,7 +24,7 @@ __all__ = [
 ]
 
 if TYPE_CHECKING:
-    from larik_jupyter.agent.loop import TurnOutcome
+    from larik_jupyter.agent.outcome import TurnOutcome
     from larik_jupyter.agent.permissions import PermissionAnswer, PermissionRequest
     from larik_jupyter.api import Agent
     from larik_jupyter.checkpoint.store import UndoResult
@@ -39,7 +39,7 @@ _LAZY = {
     "PermissionAnswer": "larik_jupyter.agent.permissions",
     "PermissionRequest": "larik_jupyter.agent.permissions",
     "SessionRecords": "larik_jupyter.records",
-    "TurnOutcome": "larik_jupyter.agent.loop",
+    "TurnOutcome": "larik_jupyter.agent.outcome",
     "UndoResult": "larik_jupyter.checkpoint.store",
     "current": "larik_jupyter.notebook.extension",
 }

@@ -15,6 +15,7 @@ from larik_jupyter.agent import events as ae
 from larik_jupyter.agent.compaction import compact_context, needs_compaction
 from larik_jupyter.agent.hooks import HookRunner
 from larik_jupyter.agent.mcp import McpManager, McpTool, started_notice
+from larik_jupyter.agent.outcome import TurnOutcome
 from larik_jupyter.agent.permissions import (
     READ_ONLY_TOOLS,
     Approver,
@@ -52,6 +53,7 @@ from larik_jupyter.lsp.manager import LspManager
 from larik_jupyter.session.branch import BranchError
 from larik_jupyter.session.entry import Entry
 from larik_jupyter.session.store import Session
+from larik_jupyter.tools.answer import Answer
 from larik_jupyter.tools.base import Tool, ToolResult, failure_result
 from larik_jupyter.tools.env import Env
 from larik_jupyter.tools.envelope import new_nonce
@@ -80,18 +82,6 @@ class PromptExtras:
     after: list[ContentBlock] = field(default_factory=list)
     attachments: list[dict[str, Any]] = field(default_factory=list)
     nonce: str | None = None
-
-
-@dataclass
-class TurnOutcome:
-    """How a turn ended, what it cost and the assistant's final text."""
-
-    turn: int
-    status: str
-    text: str = ""
-    error: str | None = None
-    usage: Usage = field(default_factory=Usage)
-    cost: float | None = None
 
 
 class AgentLoop:
@@ -164,6 +154,7 @@ class AgentLoop:
         self._listeners: list[ae.Listener] = []
         self._task: asyncio.Task[Any] | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
+        self.answered: Answer | None = None  # the turn's `answer` call, if any
 
     def _in_personal_skill(self, real: Path) -> bool:
         """Whether `real` lies in a personal skill's folder, which `read` may open although it
@@ -255,7 +246,8 @@ class AgentLoop:
         else:
             turn = 1
         self.env.prompt = prompt_number
-        outcome = TurnOutcome(turn=turn, status="done")
+        outcome = TurnOutcome(turn=turn, status="done", session=self.session.id, prompt=prompt)
+        self.answered = None
         self.emit(ae.TurnStarted(turn=turn, prompt=prompt, model=self.provider.name))
         try:
             hooked = await self.hooks.prompt_submitted(prompt)
@@ -278,6 +270,8 @@ class AgentLoop:
         stop_notices: list[str] = []
         if outcome.status != "interrupted":
             stop_notices = (await self.hooks.turn_ended(outcome.status)).notices
+        if self.answered is not None:
+            outcome.answer, outcome.value = self.answered.name, self.answered.value
         self._finish(outcome, stop_notices)
         return outcome
 
@@ -456,6 +450,8 @@ class AgentLoop:
         after = await self.hooks.after_tool(call.name, dict(call.input), result.content, result.is_error)
         for notice in result.notices:
             self.emit(ae.Notice(notice, level="warning"))
+        if result.answer is not None:
+            self.answered = result.answer
         self.emit(
             ae.ToolFinished(
                 id=call.id,
@@ -483,6 +479,7 @@ class AgentLoop:
             subagent=getattr(result, "subagent", None) or None,
             hooks=before.notices + after.notices or None,
             source=result.source,
+            answer=result.answer.name if result.answer is not None else None,
         )
 
     def _error_result(

@@ -159,7 +159,8 @@ def waits_for_browser(command: Command) -> bool:
 
 
 PROMPT_USAGE = (
-    "%larik [--model M] [--new] [--yes] [--expand] [--no-context] [--with NAME[,NAME…]] PROMPT"
+    "%larik [--model M] [--new] [--yes] [--expand] [--no-context] [--with NAME[,NAME…]] "
+    "[-o NAME] PROMPT"
 )
 
 

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import argparse
+import keyword
 from dataclasses import dataclass
 
 from larik_jupyter.notebook.commands import (
@@ -27,10 +28,11 @@ class Prompt:
     expand: bool = False
     context: bool = True
     attach: tuple[str, ...] = ()
+    output: str | None = None
 
 
 # Options that take a value, and an example of it for the error when it is missing.
-_VALUE_OPTIONS = {"--model": "anthropic:claude-sonnet-4-6", "--with": "df,fig,data.csv"}
+_VALUE_OPTIONS = {"--model": "anthropic:claude-sonnet-4-6", "--with": "df,fig,data.csv", "-o": "out"}
 
 
 def _prompt_options() -> UsageParser:
@@ -41,7 +43,15 @@ def _prompt_options() -> UsageParser:
     p.add_argument("--expand", action="store_true")
     p.add_argument("--no-context", action="store_true")
     p.add_argument("--with", dest="attach", action="append", default=[])
+    p.add_argument("-o", dest="output")
     return p
+
+
+def _output_name(name: str | None) -> str | None:
+    """The variable `-o NAME` binds the outcome to; a non-identifier is refused."""
+    if name is not None and (not name.isidentifier() or keyword.iskeyword(name)):
+        raise MagicUsageError(f"-o takes a Python variable name to bind the outcome to, e.g. `-o out`; got {name!r}.")
+    return name
 
 
 def _attach_names(values: list[str]) -> tuple[str, ...]:
@@ -58,7 +68,7 @@ def _leading_options(line: str) -> tuple[list[str], str]:
     """Split `--opt value` words off the front of `line`; the rest is prompt text, verbatim."""
     options: list[str] = []
     rest = line.lstrip()
-    while rest.startswith("--"):
+    while rest.startswith("--") or rest.split(" ", 1)[0] == "-o":
         word, _, after = rest.partition(" ")
         options.append(word)
         if word in _VALUE_OPTIONS:
@@ -95,4 +105,5 @@ def parse_magic(line: str, cell: str | None = None) -> Prompt | Command:
         expand=opts.expand,
         context=not opts.no_context,
         attach=_attach_names(opts.attach),
+        output=_output_name(opts.output),
     )

@@ -20,6 +20,7 @@ from larik_jupyter.notebook.pump import MainThreadPump
 # The magics build a runner at `%load_ext`: what a turn needs loads with the first turn.
 if TYPE_CHECKING:
     from larik_jupyter.agent.loop import PromptExtras
+    from larik_jupyter.agent.outcome import TurnOutcome
     from larik_jupyter.api import Agent
     from larik_jupyter.notebook.bridge import Bridge
     from larik_jupyter.notebook.capture import KernelCapture
@@ -127,6 +128,11 @@ class TurnRunner:
             text, extras, approver=ui.approver, yes=parsed.yes or self.session.yes, listener=ui.listener
         )
 
+    def _bind(self, parsed: Prompt, outcome: TurnOutcome) -> None:
+        """`-o NAME`: the turn's outcome as a variable of the user's namespace."""
+        if parsed.output is not None and self.shell is not None:
+            self.shell.user_ns[parsed.output] = outcome
+
     def _end_turn(self, agent: Agent, ui: TurnUI | TerminalTurnUI) -> None:
         agent.inline_runner = None
         self.pump.drain()
@@ -139,7 +145,8 @@ class TurnRunner:
         agent.inline_runner = self.pump.on_main_thread
         try:
             with sigint_stops(agent.stop, reading_input=lambda: ui.reading_input):
-                self.pump.run(self._turn(agent, ui, text, parsed, extras), on_interrupt=agent.stop)
+                outcome = self.pump.run(self._turn(agent, ui, text, parsed, extras), on_interrupt=agent.stop)
+            self._bind(parsed, outcome)
         finally:
             self._end_turn(agent, ui)
 
@@ -149,7 +156,8 @@ class TurnRunner:
         agent, ui, text, extras = self._start_turn(parsed, interactive=interactive)
         try:
             with sigint_stops(agent.stop, reading_input=lambda: ui.reading_input):
-                await self._turn(agent, ui, text, parsed, extras)
+                outcome = await self._turn(agent, ui, text, parsed, extras)
+            self._bind(parsed, outcome)
         except asyncio.CancelledError:
             # Something else cancelled the cell (ipykernel's own interrupt handling, when it
             # gets there first); the loop has stored the partial reply as interrupted.

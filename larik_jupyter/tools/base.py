@@ -22,6 +22,7 @@ from larik_jupyter.errors import LarikError, exception_text
 
 if TYPE_CHECKING:
     from larik_jupyter.llm.messages import ImageBlock
+    from larik_jupyter.tools.answer import Answer
     from larik_jupyter.tools.env import Env
 
 
@@ -46,7 +47,8 @@ class ToolResult:
     command made outside the checkpoints (not undoable). `display` is a rich object for
     the user. `images` are image blocks the model sees with the text; `notices` are
     sentences the turn view shows the user (e.g. to reload a notebook the call rewrote);
-    `source` is the code a call ran that its input does not hold (`notebook_run`'s cell).
+    `source` is the code a call ran that its input does not hold (`notebook_run`'s cell);
+    `answer` is the kernel variable the `answer` tool handed back as the turn's value.
     """
 
     content: str
@@ -60,6 +62,7 @@ class ToolResult:
     # The traceback of an unexpected exception the call ended with: for the debug trace only.
     traceback: str | None = None
     source: str | None = None
+    answer: Answer | None = None
 
 
 # How long a stopped tool's thread may take to wind down before the turn ends without it.

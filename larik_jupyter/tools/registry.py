@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 
 from larik_jupyter.llm.provider import ToolSchema
+from larik_jupyter.tools.answer import AnswerTool
 from larik_jupyter.tools.base import Tool
 from larik_jupyter.tools.bash import BashTool
 from larik_jupyter.tools.diagnostics import DiagnosticsTool
@@ -29,7 +30,7 @@ _FILE_AND_SHELL: tuple[type[Tool], ...] = (
     BashTool,
     TodoWriteTool,
 )
-_KERNEL: tuple[type[Tool], ...] = (PythonTool, InspectVariablesTool, NotebookRunTool)
+_KERNEL: tuple[type[Tool], ...] = (PythonTool, InspectVariablesTool, NotebookRunTool, AnswerTool)
 _NOTEBOOK: tuple[type[Tool], ...] = (NotebookReadTool, NotebookEditTool)
 
 
