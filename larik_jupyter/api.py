@@ -32,6 +32,7 @@ from larik_jupyter.session import branch
 from larik_jupyter.session.catalog import latest, resolve
 from larik_jupyter.session.entry_list import EntryList
 from larik_jupyter.session.plan import Todo, current_plan
+from larik_jupyter.session.variable_changes import VariableChange, turn_changes
 from larik_jupyter.tools.env import LiveNotebooks
 
 if TYPE_CHECKING:
@@ -80,7 +81,8 @@ class Agent:
     (`provider:model`), `yes` (allow calls that would ask), `namespace` (a kernel's user
     namespace, enabling the `python` and `inspect_variables` tools), `approver` (async
     callback answering asks), `live` (the notebooks open in a browser, see `tools/env.py`),
-    `run_cell` (how `notebook_run` runs a cell in the kernel), `mcp` (the MCP servers of an agent this one replaces in the same
+    `run_cell` (how `notebook_run` runs a cell in the kernel), `protect` (protect mode: python
+    code that changes an existing variable of `namespace` always asks first), `mcp` (the MCP servers of an agent this one replaces in the same
     directory, reused instead of restarted; the old agent is then closed with `keep_mcp=True`).
     """
 
@@ -98,11 +100,13 @@ class Agent:
         mcp: McpManager | None = None,
         live: LiveNotebooks | None = None,
         run_cell: Any = None,
+        protect: bool = False,
     ) -> None:
         self.cwd = Path(os.path.abspath(os.fspath(cwd or os.getcwd())))
         self.live = live
         self.run_cell = run_cell
         self.yes = yes
+        self._protect = protect
         self.namespace = namespace
         self.approver = approver
         self.display = display
@@ -134,6 +138,7 @@ class Agent:
         self.branched_from = opened.branched_from
         opened.agent.env.live = self.live
         opened.agent.env.run_cell = self.run_cell
+        opened.agent.protect = self._protect
         for listener in self._listeners:
             opened.agent.subscribe(listener)
         return opened.agent
@@ -218,6 +223,11 @@ class Agent:
         """Make everything appended so far durable (before another reader opens the file)."""
         self.loop.session.sync()
 
+    def variable_changes(self, prompt: int) -> list[VariableChange]:
+        """What prompt `prompt`'s turn (1-based) did to the kernel's variables, as its calls'
+        results recorded it (each variable's first state before the turn and last after)."""
+        return turn_changes(self.loop.session.state.all, prompt)
+
     @property
     def plan(self) -> list[Todo] | None:
         """The current plan: the todos of the session's last successful `todo_write` call (on a
@@ -248,6 +258,15 @@ class Agent:
     @inline_runner.setter
     def inline_runner(self, runner: Any) -> None:
         self.loop.env.run_inline = runner
+
+    @property
+    def protect(self) -> bool:
+        """Protect mode asked for by this front end (the personal config can also turn it on)."""
+        return self._protect
+
+    @protect.setter
+    def protect(self, on: bool) -> None:
+        self._protect = self.loop.protect = on
 
     @property
     def running(self) -> bool:

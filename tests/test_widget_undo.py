@@ -123,6 +123,10 @@ def test_panel_lists_variable_changes_and_undoes_them(tmp_path: Path) -> None:
         ("data", "list, len 3", "list, len 4"),
         ("x", "(did not exist)", "int"),
     ]
+    # The line shown under the python call, from the transcript.
+    assert [v["change"] for v in older["variables"]] == [
+        "data: list len 3 → len 4, changed in place", "x: created int"
+    ]
     assert "variable <code>data</code>" in panel.static_html()
     click(panel, type="undo_to", prompt=1)
     assert [r["turn"] for r in panel.results] == [2, 1]

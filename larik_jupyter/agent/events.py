@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from larik_jupyter.llm.messages import ImageBlock, Message, Usage
+from larik_jupyter.session.variable_changes import VariableChange
 
 
 @dataclass(frozen=True)
@@ -94,6 +95,7 @@ class ToolFinished:
     # A rich value the call displayed (a DataFrame the `python` tool returned): front ends
     # show it with the call, once.
     display: object | None = None
+    variables: list[VariableChange] = field(default_factory=list)
 
 
 @dataclass(frozen=True)

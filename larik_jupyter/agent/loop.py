@@ -64,6 +64,7 @@ from larik_jupyter.tools.notebook_live import (
     cell_sources,
     kernel_notebook,
 )
+from larik_jupyter.tools.protect import protect_text, protected_changes
 from larik_jupyter.tools.registry import default_tools, tool_schemas
 from larik_jupyter.tools.skill import SKILL_TOOL, SkillTool
 
@@ -155,6 +156,7 @@ class AgentLoop:
         self._task: asyncio.Task[Any] | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self.answered: Answer | None = None  # the turn's `answer` call, if any
+        self.protect = False  # protect mode asked for by the front end (see `protecting`)
 
     def _in_personal_skill(self, real: Path) -> bool:
         """Whether `real` lies in a personal skill's folder, which `read` may open although it
@@ -341,6 +343,7 @@ class AgentLoop:
             self.loaded.instructions,
             in_kernel=self.env.namespace is not None,
             skills=skills_prompt(self.loaded.skills),
+            protected=self.protecting and self.env.namespace is not None,
         )
 
     async def _steps(self, outcome: TurnOutcome) -> None:
@@ -465,6 +468,7 @@ class AgentLoop:
                 images=list(result.images),
                 traceback=result.traceback,
                 display=result.display,
+                variables=list(result.variables),
             )
         )
         content: str | list[ContentBlock] = result.content
@@ -480,6 +484,7 @@ class AgentLoop:
             hooks=before.notices + after.notices or None,
             source=result.source,
             answer=result.answer.name if result.answer is not None else None,
+            variables=[c.model_dump(exclude_none=True) for c in result.variables] or None,
         )
 
     def _error_result(
@@ -508,21 +513,24 @@ class AgentLoop:
         fallback = "allow" if call.name == TASK_TOOL else default_decision(call.name)
         scoped = self._scoped_input(call)
         decision = decide(self.loaded, call.name, scoped) or fallback
-        if decision == "allow":
+        # Protect mode asks before code changes the user's variables, whatever rules or --yes say.
+        protected = self._protected(call)
+        if decision == "allow" and not protected:
             return None
         if decision == "deny":
             self.emit(ae.PermissionAnswered(call.id, "deny", "a deny rule matched"))
             return f"Permission denied by a configured rule for {summary}."
-        if self.yes:
+        if self.yes and not protected:
             self.emit(ae.PermissionAnswered(call.id, "allow", "--yes"))
             return None
+        # In a thread: a notebook preview may ask the browser, whose reply this loop delivers.
+        detail = await asyncio.to_thread(preview_change, self.env, call.name, call.input)
         request = PermissionRequest(
             id=call.id,
             tool=call.name,
             input=dict(call.input),
             summary=summary,
-            # In a thread: a notebook preview may ask the browser, whose reply this loop delivers.
-            detail=await asyncio.to_thread(preview_change, self.env, call.name, call.input),
+            detail=f"{protect_text(protected)}\n{detail}" if protected else detail,
         )
         answer: PermissionAnswer | None = None
         if self.approver is not None:
@@ -533,6 +541,12 @@ class AgentLoop:
                 f"Permission denied for {summary}: nobody can answer an approval in this run "
                 "(use --yes or add an allow rule to permit it)."
             )
+            if protected:
+                text = (
+                    f"Permission denied for {summary}: the user's variables are protected and this code "
+                    f"changes {', '.join(protected)}, which nobody can approve in this run; work on a copy "
+                    "(e.g. `df2 = df.copy()`) instead."
+                )
             self.emit(ae.PermissionAnswered(call.id, "deny", text))
             return text
         self.emit(ae.PermissionAnswered(call.id, answer.decision, answer.message))
@@ -550,6 +564,17 @@ class AgentLoop:
             reason = f" The user said: {answer.message}" if answer.message else ""
             return f"The user denied permission for {summary}.{reason}"
         return None
+
+    @property
+    def protecting(self) -> bool:
+        """Protect mode: on from the front end (`protect`) or the personal config."""
+        return self.protect or self.loaded.config.protect_variables
+
+    def _protected(self, call: ToolUseBlock) -> dict[str, list[str]]:
+        """In protect mode, the user's variables a `python` call's code would change."""
+        if not self.protecting or call.name != "python" or self.env.namespace is None:
+            return {}
+        return protected_changes(str(call.input.get("code", "")), self.env.namespace)
 
     def _answer_unanswered(self, text: str) -> None:
         """Keep the transcript valid: every tool_use gets a tool_result before the next prompt."""

@@ -26,13 +26,21 @@ and hand it back with answer (its name), so the user gets the object itself.
 """
 
 
+_PROTECTED = """The user's variables are protected: any python code that changes an existing
+variable (rebinding it, inplace=True, assigning to its items or attributes, a mutating method,
+del) waits for the user's approval. Work on copies (`df2 = df.copy()`) and leave their data as
+it is.
+"""
+
+
 def system_prompt(
-    cwd: Path, root: Path, instructions: str, *, in_kernel: bool, skills: str = ""
+    cwd: Path, root: Path, instructions: str, *, in_kernel: bool, skills: str = "", protected: bool = False
 ) -> str:
     """Assemble the system prompt; `instructions` is the rendered `<instructions>` blocks,
-    `skills` the list of skills (names and descriptions)."""
+    `skills` the list of skills (names and descriptions); `protected` says protect mode is on."""
+    kernel = _KERNEL + (_PROTECTED if protected else "") if in_kernel else ""
     parts = [
-        _INTRO.format(kernel=_KERNEL if in_kernel else ""),
+        _INTRO.format(kernel=kernel),
         f"Working directory: {cwd}\nProject root: {root}\nToday's date: {date.today().isoformat()}",
     ]
     if skills:

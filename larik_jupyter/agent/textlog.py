@@ -7,6 +7,7 @@ from typing import TextIO
 
 from larik_jupyter.agent import events as ae
 from larik_jupyter.agent.summary import changed_by
+from larik_jupyter.session.variable_changes import changes_text
 
 
 def format_cost(cost: float | None) -> str:
@@ -67,6 +68,8 @@ class TextLog:
                 self.line(f"{mark} {event.summary} ({event.seconds:.2f}s) {first[:120]}".rstrip())
             for path, change in event.uncaptured:
                 self.line(f"  ! {path} {change} by {changed_by(event.name)}, not undoable")
+            if event.variables:
+                self.line(f"  variables: {changes_text(event.variables)}")
         elif isinstance(event, ae.Notice):
             self.line(f"! {event.text}")
         elif isinstance(event, ae.UsageReported):

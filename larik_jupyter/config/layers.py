@@ -27,7 +27,10 @@ ApprovalKind = Literal["mcp", "hook", "allow-rule", "lsp"]
 
 # Honoured only from personal files: they affect the whole machine or what the user trusts.
 PERSONAL_ONLY = frozenset(
-    {"checkpoint_retention_days", "providers", "debug", "approvals", "kernel_snapshot_budget_mb"}
+    {
+        "checkpoint_retention_days", "providers", "debug", "approvals", "kernel_snapshot_budget_mb",
+        "protect_variables",
+    }
 )
 _NAMED: dict[str, tuple[ApprovalKind, type[McpServer] | type[LspServer]]] = {
     "mcpServers": ("mcp", McpServer),

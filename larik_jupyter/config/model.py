@@ -112,6 +112,8 @@ class Config(_Open):
     debug: bool = False
     # Memory the python tool's per-turn variable snapshots (for undo) may take.
     kernel_snapshot_budget_mb: int = Field(default=512, ge=0)
+    # Protect mode: python code that changes an existing user variable always asks first.
+    protect_variables: bool = False
     # kind ("mcp", "hook", "allow-rule", "lsp") -> name -> sha256 of the approved definition.
     approvals: dict[str, dict[str, str]] = Field(default_factory=dict)
 

@@ -49,10 +49,11 @@ class ImageBlock(_Model):
 
 class ToolResultBlock(_Model):
     """A tool's answer. `diff`, `duration`, `subagent`, `hooks` (the notices of the call's
-    PreToolUse/PostToolUse hooks), `source` (the cell source a `notebook_run` call ran) and
-    `answer` (the kernel variable the `answer` tool handed back) are ours: stored for the
-    transcript views (undo panel, history, export, a branch as a notebook) and never sent to a
-    provider."""
+    PreToolUse/PostToolUse hooks), `source` (the cell source a `notebook_run` call ran),
+    `answer` (the kernel variable the `answer` tool handed back) and `variables` (what a kernel
+    call did to the user's variables, see `session/variable_changes.py`) are ours: stored for
+    the transcript views (undo panel, history, export, a branch as a notebook) and never sent
+    to a provider."""
 
     type: Literal["tool_result"] = "tool_result"
     tool_use_id: str
@@ -64,6 +65,7 @@ class ToolResultBlock(_Model):
     hooks: list[str] | None = None
     source: str | None = None
     answer: str | None = None
+    variables: list[dict[str, Any]] | None = None
 
     def text(self, image: str | None = None) -> str:
         """The result's text: the blocks of a list content joined by lines, an image as the

@@ -25,7 +25,8 @@ Show = Callable[[Any], None]
 class KernelSession:
     """The working directory and the kernel's one `Agent`, opened at the first prompt.
 
-    `model` and `yes` are the defaults for new sessions (the magics' traits feed them),
+    `model` and `yes` are the defaults for new sessions and `protect` turns protect mode on
+    for every turn (the magics' traits feed them),
     `namespace` the kernel's user namespace, `show` displays an object in the cell that runs
     (notices, approval cards), `show_from_tool` displays from a tool's thread, and
     `set_next_cell` puts code into a new cell below and says whether it could (a headless run
@@ -39,6 +40,7 @@ class KernelSession:
         *,
         model: str | None = None,
         yes: bool = False,
+        protect: bool = False,
         namespace: dict[str, Any] | None = None,
         show: Show | None = None,
         show_from_tool: Show | None = None,
@@ -47,6 +49,7 @@ class KernelSession:
         self.cwd = Path(os.path.abspath(os.fspath(cwd or os.getcwd())))
         self.model = model
         self.yes = yes
+        self.protect = protect
         self.namespace = namespace
         self.show: Show = show or (lambda _value: None)
         self.show_from_tool = show_from_tool

@@ -56,6 +56,11 @@ class LarikMagics(Magics):
         allow_none=True,
         help="Whether approvals can be answered in this notebook; unset means detect a browser.",
     ).tag(config=True)
+    protect = Bool(
+        False,
+        help="Protect mode: python code the agent runs that would change an existing variable asks "
+        "first, even when an allow rule or --yes would allow it.",
+    ).tag(config=True)
     context = Bool(
         True,
         help="Send each prompt with the notebook context (the kernel's notebook, the last cells "
@@ -69,6 +74,7 @@ class LarikMagics(Magics):
             os.getcwd(),
             model=self.model,
             yes=self.yes,
+            protect=self.protect,
             namespace=shell.user_ns if shell is not None else None,
             show=display,
             show_from_tool=lambda value: self.pump.post(lambda: display(value)),
@@ -79,7 +85,7 @@ class LarikMagics(Magics):
         # Set by the extension: the kernel's background start (SDK warm-up, retention prune).
         self.warmup: Warmup | None = None
 
-    @observe("model", "yes")
+    @observe("model", "yes", "protect")
     def _defaults_changed(self, change: Any) -> None:
         if hasattr(self, "session"):
             setattr(self.session, change["name"], change["new"])

@@ -23,6 +23,7 @@ from larik_jupyter.session.entry import Entry
 from larik_jupyter.session.export import code_fence, image_markdown
 from larik_jupyter.session.plan import Todo, checklist, plan_of, progress
 from larik_jupyter.session.tool_names import SKILL_TOOL, TODO_WRITE
+from larik_jupyter.session.variable_changes import VariableChange, changes_of, changes_text
 
 _OUTPUT_CAP = 4000
 
@@ -53,6 +54,8 @@ class ToolPart:
     # How an asked call was allowed (`allowed once`, `always allowed`), shown on its row: the
     # decision sits with its call (not stored: a session read from disk has none).
     decision: str | None = None
+    # What a kernel call did to the user's variables, shown under its row.
+    variables: list[VariableChange] = field(default_factory=list)
 
 
 @dataclass
@@ -189,6 +192,8 @@ def render_tool(part: ToolPart) -> str:
         lines.append(_fence(_cap(diagnostics)))
     for path, change in part.uncaptured:
         lines.append(f"> **!** `{path}` {change} by {changed_by(part.name)} — **not undoable**")
+    if part.variables:
+        lines.append(render_variables(part.variables))
     lines += [render_notice(notice) for notice in part.hooks]
     return "\n\n".join(lines)
 
@@ -206,6 +211,11 @@ def rich_html(value: object) -> str | None:
     if isinstance(data.get("image/png"), str):
         return f'<img alt="displayed value" src="data:image/png;base64,{data["image/png"]}"/>'
     return None
+
+
+def render_variables(changes: list[VariableChange]) -> str:
+    """The line under a kernel call saying what it did to the user's variables."""
+    return f'<span class="larik-variables">**Variables** · {_escape(changes_text(changes))}</span>'
 
 
 def render_notice(text: str) -> str:
@@ -330,3 +340,4 @@ def _apply_result(part: ToolPart | None, block: ToolResultBlock) -> None:
     part.diff = block.diff
     part.seconds = block.duration
     part.hooks = list(block.hooks or [])
+    part.variables = changes_of(block.variables)

@@ -124,6 +124,7 @@ class TurnRunner:
         self, agent: Agent, ui: TurnUI | TerminalTurnUI, text: str, parsed: Prompt, extras: PromptExtras
     ) -> Any:
         """The turn's coroutine, with this cell's approver and view for that turn only."""
+        agent.protect = self.session.protect
         return agent.arun(
             text, extras, approver=ui.approver, yes=parsed.yes or self.session.yes, listener=ui.listener
         )

@@ -138,6 +138,7 @@ class TranscriptView:
                 part.uncaptured = list(event.uncaptured)
                 part.images = list(event.images)
                 part.rich = rich_html(event.display) if event.display is not None else None
+                part.variables = list(event.variables)
         elif isinstance(event, ae.Notice):
             self.parts.append(NoticePart(event.text))
         elif isinstance(event, ae.AssistantMessage) and event.message.interrupted:

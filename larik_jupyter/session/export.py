@@ -27,6 +27,7 @@ from larik_jupyter.session.reader import load_entries, session_id_of
 from larik_jupyter.session.state import replay
 from larik_jupyter.session.summary import prompts_before
 from larik_jupyter.session.tool_names import SKILL_TOOL, TODO_WRITE
+from larik_jupyter.session.variable_changes import changes_of, changes_text
 
 
 class ExportExistsError(LarikError):
@@ -88,6 +89,8 @@ def _render_message(message: Message, calls: dict[str, ToolUseBlock]) -> list[st
             if not isinstance(block.content, str):
                 out += [image_markdown(b) for b in block.content if isinstance(b, ImageBlock)]
             out += [_hook_notice(notice) for notice in block.hooks or []]
+            if changes := changes_of(block.variables):
+                out.append(f"*Variables:* {changes_text(changes)}")
         elif isinstance(block, ImageBlock):
             out.append(image_markdown(block))
     for item in message.attachments or []:

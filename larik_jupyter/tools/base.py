@@ -22,6 +22,7 @@ from larik_jupyter.errors import LarikError, exception_text
 
 if TYPE_CHECKING:
     from larik_jupyter.llm.messages import ImageBlock
+    from larik_jupyter.session.variable_changes import VariableChange
     from larik_jupyter.tools.answer import Answer
     from larik_jupyter.tools.env import Env
 
@@ -48,7 +49,8 @@ class ToolResult:
     the user. `images` are image blocks the model sees with the text; `notices` are
     sentences the turn view shows the user (e.g. to reload a notebook the call rewrote);
     `source` is the code a call ran that its input does not hold (`notebook_run`'s cell);
-    `answer` is the kernel variable the `answer` tool handed back as the turn's value.
+    `answer` is the kernel variable the `answer` tool handed back as the turn's value;
+    `variables` what a kernel call did to the user's variables.
     """
 
     content: str
@@ -63,6 +65,7 @@ class ToolResult:
     traceback: str | None = None
     source: str | None = None
     answer: Answer | None = None
+    variables: list[VariableChange] = field(default_factory=list)
 
 
 # How long a stopped tool's thread may take to wind down before the turn ends without it.

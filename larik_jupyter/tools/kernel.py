@@ -26,6 +26,7 @@ from larik_jupyter.tools.figures import (
 )
 from larik_jupyter.tools.images import ImageCollector
 from larik_jupyter.tools.touched_names import names_it_may_change
+from larik_jupyter.tools.variable_watch import VariableWatch
 
 MAX_OUTPUT = 30_000
 MAX_TRACEBACK_FRAMES = 8
@@ -126,6 +127,7 @@ class PythonTool(Tool):
         snapshots = env.variables
         if snapshots is not None:
             snapshots.before_run(env.namespace, names)
+        watch = VariableWatch(env.namespace, names)
         # Keep the source so tracebacks can quote the model's own lines.
         linecache.cache[filename] = (len(code), None, code.splitlines(keepends=True), filename)
         stdout, stderr = io.StringIO(), io.StringIO()
@@ -177,6 +179,7 @@ class PythonTool(Tool):
             is_error=error is not None or bool(stop.reason),
             display=shown,
             images=images.images,
+            variables=watch.changes(env.namespace),
         )
 
 

@@ -26,6 +26,7 @@ from larik_jupyter.tools.notebook_live import (
     with_provenance,
 )
 from larik_jupyter.tools.notebook_outputs import outputs_text
+from larik_jupyter.tools.variable_watch import VariableWatch, cell_names
 
 
 @dataclass
@@ -89,8 +90,10 @@ class NotebookRunTool(Tool):
             if live is not None:
                 live.post(nb.path, {"op": "set_outputs", "cell_id": cell_id, "outputs": outputs})
 
+        source = source_text(cell)
+        watch = VariableWatch(env.namespace, cell_names(source)) if env.namespace is not None else None
         run: CellRun = await env.run_cell(
-            source_text(cell), timeout=timeout, stop=env.stop_event, changed=streamed if live is not None else None
+            source, timeout=timeout, stop=env.stop_event, changed=streamed if live is not None else None
         )
         # Shielded: a Stop that cancels the turn must not leave the cell's outputs half written.
         if nb.live:
@@ -117,7 +120,8 @@ class NotebookRunTool(Tool):
             text,
             is_error=run.error or bool(run.interrupted),
             images=images.images,
-            source=source_text(cell),
+            source=source,
+            variables=watch.changes(env.namespace) if watch is not None and env.namespace is not None else [],
         )
 
 

@@ -100,7 +100,9 @@ function render({ model, el: host }) {
       if (variables.length) {
         const ul = el("ul", "larik-variables");
         for (const v of variables) {
-          const text = v.gone ? `${v.name}: ${v.reason}` : `${v.name}: ${v.before} → ${v.after}` + (v.restorable ? "" : ` (cannot be restored: ${v.reason})`);
+          // The transcript's line for it (as shown under the calls), else before → now.
+          const change = v.change || `${v.name}: ${v.before} → ${v.after}`;
+          const text = v.gone ? `${v.change || v.name}: ${v.reason}` : change + (v.restorable ? "" : ` (cannot be restored: ${v.reason})`);
           ul.appendChild(el("li", v.restorable ? "larik-variable" : "larik-variable larik-refused", text));
         }
         box.appendChild(ul);

@@ -26,15 +26,19 @@ _HERE = pathlib.Path(__file__).parent
 MAX_DIFF_CHARS = 100_000
 
 
-def _variables(session_id: str, turn: int, recorded: list[tuple[str, bool]]) -> list[dict[str, Any]]:
+def _variables(
+    session_id: str, turn: int, recorded: list[tuple[str, bool]], changes: dict[str, str]
+) -> list[dict[str, Any]]:
     """A turn's variable changes: name, type and shape `before` → `after` (now), and whether
-    undo can put it back; without this kernel's snapshot every one is `gone`."""
+    undo can put it back; without this kernel's snapshot every one is `gone`. `change` is
+    what the transcript says the turn did to it (the line shown under its calls), when it
+    says."""
     rows = kernel_snapshots(session_id).changes(turn)
     if rows is not None:
-        return [{**row, "gone": False} for row in rows]
+        return [{**row, "gone": False, "change": changes.get(row["name"])} for row in rows]
     return [
         {"name": name, "before": "", "after": "", "restorable": False, "gone": True,
-         "reason": "gone with the kernel (it restarted since that turn)"}
+         "reason": "gone with the kernel (it restarted since that turn)", "change": changes.get(name)}
         for name, _existed in recorded
     ]
 
@@ -61,7 +65,9 @@ def undo_data(agent: Agent | None) -> dict[str, Any]:
             "label": info.label,
             "time": info.time.isoformat(),
             "files": [{"path": f.path, "diff": f.diff, "error": f.error} for f in files],
-            "variables": _variables(agent.session_id, info.turn, info.variables),
+            "variables": _variables(agent.session_id, info.turn, info.variables, {
+                c.name: c.text() for c in (agent.variable_changes(info.prompt) if info.prompt else [])
+            }),
             "cells": [
                 {"path": c.path, "id": c.cell_id, "change": c.change, "diff": c.diff}
                 for c in cell_diffs(info, limit=MAX_DIFF_CHARS)

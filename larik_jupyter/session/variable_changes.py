@@ -1,0 +1,95 @@
+"""What a `python` or `notebook_run` call did to the user's variables, as stored with its
+`tool_result` (`variables`) and shown under the call by every view (live, terminal,
+`/history`, export, the undo panel)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from larik_jupyter.llm.messages import Message
+
+Change = Literal["created", "rebound", "changed", "deleted", "unknown"]
+
+
+class VariableChange(BaseModel):
+    """One variable a call touched: `before` and `after` are its type and shape
+    (`DataFrame 1000×5`), absent where it did not exist; `note` says why a change is unknown."""
+
+    model_config = ConfigDict(extra="allow", frozen=True)
+
+    name: str
+    change: Change
+    before: str | None = None
+    after: str | None = None
+    note: str | None = None
+
+    def text(self) -> str:
+        """`df: DataFrame 1000×5 → 1000×4, changed in place`, `x: created int`, `y: deleted`."""
+        if self.change == "created":
+            return f"{self.name}: created {self.after or ''}".rstrip()
+        if self.change == "deleted":
+            return f"{self.name}: deleted"
+        if self.change == "unknown":
+            return f"{self.name}: {self.before}, may have changed ({self.note or 'not compared'})"
+        before, after = self.before or "", self.after or ""
+        shown = before
+        if after != before:
+            kind, _, shape = after.partition(" ")
+            same_type = before.partition(" ")[0] == kind and shape
+            shown = f"{before} → {shape if same_type else after}"
+        if self.change == "changed":
+            return f"{self.name}: {shown}, changed in place"
+        return f"{self.name}: {shown}" + (", rebound" if after == before else "")
+
+
+def changes_text(changes: Iterable[VariableChange]) -> str:
+    """The changes of one call on one line."""
+    return " · ".join(change.text() for change in changes)
+
+
+def changes_of(stored: list[dict[str, Any]] | None) -> list[VariableChange]:
+    """The changes a `tool_result` holds (a malformed item, from a damaged file, is skipped)."""
+    out = []
+    for item in stored or []:
+        try:
+            out.append(VariableChange.model_validate(item))
+        except ValidationError:
+            continue
+    return out
+
+
+def turn_changes(messages: Iterable[Message], prompt: int) -> list[VariableChange]:
+    """What prompt `prompt`'s turn (1-based) did to each variable over all its calls: the
+    first state before it and the last after it (a variable it created then deleted is left
+    out), for the undo panel."""
+    merged: dict[str, VariableChange] = {}
+    seen = 0
+    for message in messages:
+        if message.is_prompt():
+            seen += 1
+        elif seen == prompt:
+            for block in message.tool_results():
+                for change in changes_of(block.variables):
+                    merged[change.name] = _merge(merged.get(change.name), change)
+    return [c for c in merged.values() if not (c.change == "deleted" and c.before is None)]
+
+
+def _merge(first: VariableChange | None, then: VariableChange) -> VariableChange:
+    if first is None:
+        return then
+    if then.change == "deleted":
+        kind: Change = "deleted"
+    elif first.change == "created":
+        kind = "created"
+    elif "unknown" in (first.change, then.change):
+        kind = "unknown"
+    elif "rebound" in (first.change, then.change):
+        kind = "rebound"
+    else:
+        kind = "changed"
+    return VariableChange(
+        name=then.name, change=kind, before=first.before, after=then.after, note=then.note or first.note
+    )

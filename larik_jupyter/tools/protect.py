@@ -1,0 +1,113 @@
+"""Protect mode: what a `python` call's code would do to the user's existing variables, read
+from its syntax tree before it runs, so the approval can name each variable and the change.
+
+Seen: rebinding a name (`df = …`, `df += 1`, `for df in …`, `import df`), `del name` and
+`del name[…]`, item and attribute assignment (`df["c"] = …`, `df.loc[0] = …`, `m.x = …`), a
+call with `inplace=True` on anything rooted at the name, and a call of a method known to
+change its object (`data.append(4)`, `df.insert(…)`, `arr.fill(0)`). Not seen: a value changed
+through a function argument (`shuffle(data)`), another alias, `globals()` or `exec`.
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import Any
+
+from larik_jupyter.tools.touched_names import root_name
+from larik_jupyter.tools.variable_watch import is_user_name
+
+# Methods of builtin containers, numpy arrays and pandas objects that change their object.
+MUTATING_METHODS = frozenset({
+    "append", "extend", "insert", "remove", "pop", "clear", "sort", "reverse",
+    "update", "popitem", "setdefault", "add", "discard", "difference_update",
+    "intersection_update", "symmetric_difference_update",
+    "fill", "resize", "put", "itemset", "partition", "setflags", "byteswap",
+    "__setitem__", "__delitem__", "__setattr__", "__iadd__",
+})
+
+
+class _Visitor(ast.NodeVisitor):
+    def __init__(self) -> None:
+        self.found: dict[str, list[str]] = {}
+        self.depth = 0  # inside a function, lambda or class body: plain names are local
+        self.globals: set[str] = set()
+
+    def _note(self, name: str | None, what: str) -> None:
+        if name is not None and what not in self.found.setdefault(name, []):
+            self.found[name].append(what)
+
+    def _scoped(self, node: ast.AST) -> None:
+        self.depth += 1
+        self.generic_visit(node)
+        self.depth -= 1
+
+    visit_FunctionDef = visit_AsyncFunctionDef = visit_Lambda = visit_ClassDef = _scoped
+    visit_ListComp = visit_SetComp = visit_DictComp = visit_GeneratorExp = _scoped
+
+    def visit_Global(self, node: ast.Global) -> None:
+        self.globals.update(node.names)
+
+    def visit_Name(self, node: ast.Name) -> None:
+        if self.depth == 0 or node.id in self.globals:
+            if isinstance(node.ctx, ast.Store):
+                self._note(node.id, "rebinds it")
+            elif isinstance(node.ctx, ast.Del):
+                self._note(node.id, "deletes it")
+
+    def visit_AugAssign(self, node: ast.AugAssign) -> None:
+        if isinstance(node.target, ast.Name) and (self.depth == 0 or node.target.id in self.globals):
+            op = type(node.op).__name__
+            self._note(node.target.id, f"updates it in place or rebinds it ({op} assignment)")
+            self.visit(node.value)
+        else:
+            self.generic_visit(node)
+
+    def visit_Subscript(self, node: ast.Subscript) -> None:
+        if isinstance(node.ctx, ast.Store):
+            self._note(root_name(node.value), "assigns to an item of it")
+        elif isinstance(node.ctx, ast.Del):
+            self._note(root_name(node.value), "deletes an item of it")
+        self.generic_visit(node)
+
+    def visit_Attribute(self, node: ast.Attribute) -> None:
+        if isinstance(node.ctx, ast.Store):
+            self._note(root_name(node.value), f"sets its attribute .{node.attr}")
+        elif isinstance(node.ctx, ast.Del):
+            self._note(root_name(node.value), f"deletes its attribute .{node.attr}")
+        self.generic_visit(node)
+
+    def visit_Call(self, node: ast.Call) -> None:
+        func = node.func
+        if isinstance(func, ast.Attribute):
+            inplace = any(
+                k.arg == "inplace" and isinstance(k.value, ast.Constant) and k.value.value is True
+                for k in node.keywords
+            )
+            if inplace:
+                self._note(root_name(func.value), f"calls .{func.attr}(…, inplace=True)")
+            elif func.attr in MUTATING_METHODS:
+                self._note(root_name(func.value), f"calls .{func.attr}(…), which changes it")
+        self.generic_visit(node)
+
+
+def protected_changes(code: str, namespace: dict[str, Any]) -> dict[str, list[str]]:
+    """The user's existing variables `code` would change, each with what it does to them;
+    empty when none (or when the code does not parse: running it changes nothing)."""
+    try:
+        module = ast.parse(code)
+    except (SyntaxError, ValueError):
+        return {}
+    visitor = _Visitor()
+    visitor.visit(module)
+    return {
+        name: what
+        for name, what in visitor.found.items()
+        if name in namespace and is_user_name(name, namespace[name])
+    }
+
+
+def protect_text(changes: dict[str, list[str]]) -> str:
+    """The approval's lines above the code (as comments): each protected variable and what the
+    code does to it."""
+    lines = [f"#   {name}: {', '.join(what)}" for name, what in changes.items()]
+    return "# Protect mode: this code changes your existing variables:\n" + "\n".join(lines)

@@ -1,0 +1,95 @@
+"""Watching the user's variables around one call: what it created, rebound, changed in place
+or deleted (see `session/variable_changes.py` for how that is stored and shown).
+
+Before the code runs, the existing names it may change (`touched_names`) are fingerprinted
+(`fingerprint.py`); after, a name holding another object was rebound, the same object with
+another digest was changed in place, one without a digest may have changed (said as such).
+New names are found by comparing the namespace's keys. Modules, private names (`_x`) and
+Python's own dunders are not the user's variables.
+"""
+
+from __future__ import annotations
+
+import ast
+import types
+from collections.abc import Iterable
+from typing import Any
+
+from larik_jupyter.session.variable_changes import VariableChange
+from larik_jupyter.tools.fingerprint import IMMUTABLE, Fingerprint, fingerprint, shape_of, type_name
+from larik_jupyter.tools.touched_names import names_it_may_change
+
+
+def is_user_name(name: str, value: object) -> bool:
+    """Whether `name` holding `value` is one of the user's variables."""
+    return not name.startswith("_") and not isinstance(value, types.ModuleType)
+
+
+def cell_names(source: str) -> list[str]:
+    """The names a notebook cell's code may change; IPython's `%magic` and `!shell` lines are
+    read as `pass` (what they do to variables is not seen), a cell that still does not parse
+    has none."""
+    for attempt in (source, _without_magics(source)):
+        try:
+            return names_it_may_change(ast.parse(attempt))
+        except (SyntaxError, ValueError):
+            continue
+    return []
+
+
+def _without_magics(source: str) -> str:
+    lines = source.splitlines()
+    return "\n".join(
+        line[: len(line) - len(line.lstrip())] + "pass" if line.lstrip().startswith(("%", "!")) else line
+        for line in lines
+    )
+
+
+def _summary(value: object) -> str:
+    try:
+        return f"{type_name(value)} {shape_of(value)}".rstrip()
+    except Exception:
+        return type_name(value)
+
+
+class VariableWatch:
+    """The state of `names` in `namespace` before a call, to compare with after it."""
+
+    def __init__(self, namespace: dict[str, Any], names: Iterable[str]) -> None:
+        self.keys = set(namespace)
+        self.before: dict[str, tuple[object, Fingerprint]] = {}
+        for name in names:
+            if name in namespace and is_user_name(name, namespace[name]):
+                value = namespace[name]
+                self.before[name] = (value, fingerprint(value))
+
+    def changes(self, namespace: dict[str, Any]) -> list[VariableChange]:
+        """What the call did, watched names first in the code's order, then names it created."""
+        out: list[VariableChange] = []
+        missing = object()
+        for name, (old, print_before) in self.before.items():
+            now = namespace.get(name, missing)
+            if now is missing:
+                out.append(VariableChange(name=name, change="deleted", before=print_before.summary))
+            elif now is not old:
+                out.append(VariableChange(name=name, change="rebound", before=print_before.summary, after=_summary(now)))
+            elif print_before.digest != IMMUTABLE:
+                change = self._in_place(name, print_before, fingerprint(now))
+                if change is not None:
+                    out.append(change)
+        for name in sorted(namespace.keys() - self.keys):
+            value = namespace[name]
+            if is_user_name(name, value):
+                out.append(VariableChange(name=name, change="created", after=_summary(value)))
+        return out
+
+    @staticmethod
+    def _in_place(name: str, before: Fingerprint, after: Fingerprint) -> VariableChange | None:
+        if before.digest is None or after.digest is None:
+            return VariableChange(
+                name=name, change="unknown", before=before.summary, after=after.summary,
+                note=before.why or after.why,
+            )
+        if before == after:
+            return None
+        return VariableChange(name=name, change="changed", before=before.summary, after=after.summary)

@@ -1,0 +1,232 @@
+"""What the agent did to the user's variables: fingerprints, the change line under each kernel
+call in every view (live, terminal, /history, export), the stored `variables` of its result,
+and protect mode asking first."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from larik_jupyter import Agent, PermissionAnswer, PermissionRequest
+from larik_jupyter.agent.textlog import TextLog
+from larik_jupyter.notebook.render import parts_from_messages, render_parts
+from larik_jupyter.notebook.view import TranscriptView
+from larik_jupyter.session.export import render_markdown
+from larik_jupyter.session.reader import load_entries
+from larik_jupyter.session.state import replay
+from larik_jupyter.tools.fingerprint import fingerprint
+from larik_jupyter.tools.protect import protected_changes
+from larik_jupyter.tools.variable_watch import VariableWatch
+from tests.agent_helpers import done, personal, scripted, tool
+
+CHANGE = 'df.drop(columns=["a"], inplace=True); data.append(4); x = 5'
+LINES = (
+    "df: DataFrame 1000×5 → 1000×4, changed in place",
+    "data: list len 3 → len 4, changed in place",
+    "x: created int",
+)
+
+
+def frame() -> pd.DataFrame:
+    return pd.DataFrame(np.arange(5000).reshape(1000, 5), columns=list("abcde"))
+
+
+def kernel_ns() -> dict[str, Any]:
+    return {"df": frame(), "data": [1, 2, 3]}
+
+
+def watched(ns: dict[str, Any], names: list[str], code: str) -> list[str]:
+    watch = VariableWatch(ns, names)
+    exec(code, ns)
+    return [c.text() for c in watch.changes(ns)]
+
+
+def stored_results(path: Path) -> list[dict[str, Any]]:
+    lines = [json.loads(line) for line in path.read_text().splitlines()]
+    return [b for e in lines for b in e.get("message", {}).get("content", []) if b["type"] == "tool_result"]
+
+
+def test_every_view_shows_the_changes_and_the_transcript_stores_them(project: Path, tmp_path: Path) -> None:
+    ns = kernel_ns()
+    agent = Agent(project, model=scripted(tmp_path, [tool("python", code=CHANGE)], done()), yes=True, namespace=ns)
+    view, out = TranscriptView(), io.StringIO()
+    agent.subscribe(view.handle)
+    agent.subscribe(TextLog(out))
+    agent.run("change the data")
+    path = agent.session_path
+    agent.close()
+    live = render_parts(view.parts)
+    stored = replay(load_entries(path).entries).all
+    assert render_parts(parts_from_messages(list(stored), include_prompts=False)) == live
+    exported = render_markdown(path, load_entries(path).entries)
+    for line in LINES:
+        assert line in live and line in out.getvalue() and line in exported
+    assert stored_results(path)[0]["variables"] == [
+        {"name": "df", "change": "changed", "before": "DataFrame 1000×5", "after": "DataFrame 1000×4"},
+        {"name": "data", "change": "changed", "before": "list len 3", "after": "list len 4"},
+        {"name": "x", "change": "created", "after": "int"},
+    ]
+
+
+def test_rebound_deleted_unchanged_and_unknown() -> None:
+    class Model:
+        pass
+
+    ns: dict[str, Any] = {"df": frame(), "arr": np.zeros((3, 4)), "y": [1], "m": Model(), "keep": {"k": [1]}}
+    code = "df = df.iloc[:10]; arr[0, 0] = 1.0; del y; m.fitted = True; keep.get('k')"
+    assert watched(ns, ["df", "arr", "y", "m", "keep"], code) == [
+        "df: DataFrame 1000×5 → 10×5",
+        "arr: ndarray 3×4, changed in place",
+        "y: deleted",
+        "m: Model, may have changed (no fingerprint for this type)",
+    ]
+    # A change inside a nested builtin container, and a string column edited in place.
+    ns = {"d": {"k": [1, 2]}, "s": pd.DataFrame({"t": ["a", "b"]})}
+    assert watched(ns, ["d", "s"], "d['k'].append(3); s.loc[0, 't'] = 'z'") == [
+        "d: dict len 1, changed in place",
+        "s: DataFrame 2×1, changed in place",
+    ]
+
+
+def test_fingerprints_are_bounded_and_never_raise() -> None:
+    big = np.zeros(1 << 20)
+    assert fingerprint(big, budget=1 << 10).digest is None
+    assert "over the" in fingerprint(big, budget=1 << 10).why
+    assert fingerprint(list(range(200_000))).digest is None
+    a, b = frame(), frame()
+    assert fingerprint(a) == fingerprint(b)
+    b.iloc[999, 4] = -1
+    assert fingerprint(a).digest != fingerprint(b).digest
+
+    class Broken:
+        @property
+        def shape(self) -> Any:
+            raise RuntimeError("no")
+
+    assert fingerprint(Broken()).summary == "Broken"
+
+
+def test_protected_changes_name_what_the_code_does() -> None:
+    ns = {"df": frame(), "data": [1], "m": object(), "n": 1, "other": 2}
+    found = protected_changes(
+        "df.drop(columns=['a'], inplace=True)\ndata.append(4)\nm.x = 1\nn += 1\ndel other\n"
+        "fresh = df.copy(); fresh['b'] = 0; total = df['a'].sum()",
+        ns,
+    )
+    assert found == {
+        "df": ["calls .drop(…, inplace=True)"],
+        "data": ["calls .append(…), which changes it"],
+        "m": ["sets its attribute .x"],
+        "n": ["updates it in place or rebinds it (Add assignment)"],
+        "other": ["deletes it"],
+    }
+    assert protected_changes("def f():\n    df = 1\n", ns) == {}
+    assert protected_changes("df[", ns) == {}
+
+
+def test_protect_asks_even_with_yes_and_denies_without_anyone_to_answer(project: Path, tmp_path: Path) -> None:
+    ns = kernel_ns()
+    agent = Agent(project, model=scripted(tmp_path, [tool("python", code=CHANGE)], done(),
+                                          [tool("python", code="y = df.shape")], done()),
+                  yes=True, namespace=ns, protect=True)
+    agent.run("change the data")
+    result = agent.loop.session.state.all[-2].tool_results()[0]
+    assert result.is_error and "the user's variables are protected" in result.text()
+    assert "df, data" in result.text()
+    assert list(ns["df"].columns) == list("abcde") and ns["data"] == [1, 2, 3] and "x" not in ns
+    assert "The user's variables are protected" in agent.loop._system()
+    agent.run("only read")  # a call changing no existing variable runs as --yes allows
+    assert ns["y"] == (1000, 5)
+    agent.close()
+
+
+def test_protect_from_personal_config_names_each_variable_in_the_approval(project: Path, tmp_path: Path) -> None:
+    personal({"protect_variables": True, "permissions": {"allow": ["python"]}})
+    asked: list[PermissionRequest] = []
+
+    async def approver(request: PermissionRequest) -> PermissionAnswer:
+        asked.append(request)
+        return PermissionAnswer("allow")
+
+    ns = kernel_ns()
+    agent = Agent(project, model=scripted(tmp_path, [tool("python", code=CHANGE)], done()),
+                  namespace=ns, approver=approver)
+    agent.run("change the data")
+    agent.close()
+    assert len(asked) == 1
+    assert "#   df: calls .drop(…, inplace=True)" in asked[0].detail
+    assert "#   data: calls .append(…), which changes it" in asked[0].detail
+    assert list(ns["df"].columns) == list("bcde")
+
+
+def test_protect_from_a_project_file_is_ignored(project: Path, tmp_path: Path) -> None:
+    (project / ".larik").mkdir()
+    (project / ".larik" / "settings.json").write_text(json.dumps({"protect_variables": True}))
+    agent = Agent(project, model=scripted(tmp_path, done()), namespace={})
+    assert agent.loop.protecting is False
+    agent.close()
+
+
+@pytest.mark.parametrize("code", ["exec('df = 1')", "globals()['df'] = 1"])
+def test_changes_not_seen_by_the_name_scan_still_show_created_names(code: str) -> None:
+    ns: dict[str, Any] = {}
+    assert watched(ns, [], code) == ["df: created int"]
+
+
+@pytest.mark.timeout(240)
+def test_in_a_kernel_the_cell_shows_the_changes_and_protect_mode_denies_headless(
+    project: Path, tmp_path: Path
+) -> None:
+    from tests.test_notebook_kernel_undo import client, run_cells
+
+    model = scripted(
+        tmp_path, [tool("python", code=CHANGE)], done("Tried."), [tool("python", code=CHANGE)], done("Changed."),
+    )
+    magics = "get_ipython().magics_manager.registry['LarikMagics']"
+    show = "print(list(df.columns), data, 'x' in globals())"
+    nbc = client(project, [
+        "%load_ext larik_jupyter",
+        "import warnings\nwarnings.simplefilter('ignore')\nimport numpy as np\nimport pandas as pd\n"
+        "df = pd.DataFrame(np.arange(5000).reshape(1000, 5), columns=list('abcde'))\ndata = [1, 2, 3]",
+        f"{magics}.protect = True",
+        f"%larik --model {model} --yes change the data",
+        show,
+        f"{magics}.protect = False",
+        "%larik --yes change it now",
+        show,
+    ])
+    with nbc.setup_kernel():
+        texts = run_cells(nbc)
+    assert "variables are protected and this code changes df, data" in texts[3]
+    assert "['a', 'b', 'c', 'd', 'e'] [1, 2, 3] False" in texts[4]
+    for line in LINES:
+        assert line in texts[6]
+    assert "['b', 'c', 'd', 'e'] [1, 2, 3, 4] True" in texts[7]
+    [path] = Path(os.environ["LARIK_DATA_DIR"]).glob("sessions/*/*.jsonl")
+    denied, applied = stored_results(path)
+    assert denied["is_error"] and "variables" not in denied
+    assert [(v["name"], v["change"]) for v in applied["variables"]] == [
+        ("df", "changed"), ("data", "changed"), ("x", "created")
+    ]
+
+
+def test_a_turns_changes_merge_over_its_calls(project: Path, tmp_path: Path) -> None:
+    ns = kernel_ns()
+    model = scripted(
+        tmp_path,
+        [tool("python", code="df.drop(columns=['a'], inplace=True); tmp = 1")],
+        [tool("python", code="df = df.iloc[:10]; del tmp; z = [1]")], done(),
+    )
+    agent = Agent(project, model=model, yes=True, namespace=ns)
+    agent.run("twice")
+    assert [c.text() for c in agent.variable_changes(1)] == [
+        "df: DataFrame 1000×5 → 10×4", "z: created list len 1"
+    ]
+    agent.close()
