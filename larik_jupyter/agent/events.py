@@ -99,6 +99,14 @@ class ToolFinished:
 
 
 @dataclass(frozen=True)
+class NumbersUnfound:
+    """The numbers of the turn's replies that no output of the turn supports (emitted when a
+    turn ends with any; the notebook view derives the same from the transcript itself)."""
+
+    numbers: list[str]
+
+
+@dataclass(frozen=True)
 class Notice:
     """Something the user should see that is not part of the conversation."""
 
@@ -134,6 +142,7 @@ AgentEvent = (
     | ToolStarted
     | ToolFinished
     | Notice
+    | NumbersUnfound
     | UsageReported
     | TurnEnded
 )

@@ -52,6 +52,7 @@ from larik_jupyter.llm.valid_text import valid_event, valid_text
 from larik_jupyter.lsp.manager import LspManager
 from larik_jupyter.session.branch import BranchError
 from larik_jupyter.session.entry import Entry
+from larik_jupyter.session.numbers import trace_messages
 from larik_jupyter.session.store import Session
 from larik_jupyter.tools.answer import Answer
 from larik_jupyter.tools.base import Tool, ToolResult, failure_result
@@ -299,6 +300,10 @@ class AgentLoop:
         else:
             self.session.sync()
         state = self.session.state
+        if state.prompt_indexes:
+            _, traced = trace_messages(state.all[state.prompt_indexes[-1]:])
+            if traced.count:
+                self.emit(ae.NumbersUnfound(traced.texts()))
         self.emit(
             ae.UsageReported(
                 turn_usage=outcome.usage,

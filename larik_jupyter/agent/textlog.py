@@ -7,6 +7,7 @@ from typing import TextIO
 
 from larik_jupyter.agent import events as ae
 from larik_jupyter.agent.summary import changed_by
+from larik_jupyter.session.numbers import footer
 from larik_jupyter.session.variable_changes import changes_text
 
 
@@ -72,6 +73,8 @@ class TextLog:
                 self.line(f"  variables: {changes_text(event.variables)}")
         elif isinstance(event, ae.Notice):
             self.line(f"! {event.text}")
+        elif isinstance(event, ae.NumbersUnfound):
+            self.line(f"? {footer(len(event.numbers))}: {', '.join(event.numbers)}")
         elif isinstance(event, ae.UsageReported):
             u = event.turn_usage
             self.line(

@@ -21,6 +21,7 @@ from larik_jupyter.lsp.diagnostic import HEADING as DIAGNOSTICS_HEADING
 from larik_jupyter.session.context_view import context_view
 from larik_jupyter.session.entry import Entry
 from larik_jupyter.session.export import code_fence, image_markdown
+from larik_jupyter.session.numbers import Claim, footer, mark, trace
 from larik_jupyter.session.plan import Todo, checklist, plan_of, progress
 from larik_jupyter.session.tool_names import SKILL_TOOL, TODO_WRITE
 from larik_jupyter.session.variable_changes import VariableChange, changes_of, changes_text
@@ -230,15 +231,37 @@ def render_context(part: ContextPart) -> str:
     return f"<details><summary>{label}</summary>\n\n{inner}\n\n</details>"
 
 
-def render_parts(parts: list[Part]) -> str:
-    """The Markdown of a turn (or several)."""
+def _traced(parts: list[Part]) -> tuple[dict[int, list[Claim]], dict[int, str]]:
+    """Each turn's numbers traced (a prompt starts a turn): the unfound numbers of each reply
+    text part, and the count line of each turn keyed by where the turn ends, both by position
+    in `parts`."""
+    marks: dict[int, list[Claim]] = {}
+    footers: dict[int, str] = {}
+    starts = [i for i, p in enumerate(parts) if isinstance(p, PromptPart)]
+    for start, end in zip([0, *starts], [*starts, len(parts)], strict=True):
+        texts = [(i, p.text) for i, p in enumerate(parts[start:end], start) if isinstance(p, TextPart)]
+        sources = [p.output for p in parts[start:end] if isinstance(p, ToolPart)]
+        sources += [p.text for p in parts[start:end] if isinstance(p, ContextPart)]
+        traced = trace([text for _, text in texts], sources)
+        marks.update({i: found for (i, _), found in zip(texts, traced.unfound, strict=True) if found})
+        if traced.count:
+            footers[end] = f"<sub>{footer(traced.count)}</sub>"
+    return marks, footers
+
+
+def render_parts(parts: list[Part], *, numbers: bool = True) -> str:
+    """The Markdown of a turn (or several); with `numbers` (once a turn ended), the numbers of
+    its replies that no output of the turn supports are marked and counted."""
     chunks: list[str] = []
-    for part in parts:
+    marks, footers = _traced(parts) if numbers else ({}, {})
+    for index, part in enumerate(parts):
+        if index in footers:
+            chunks.append(footers[index])
         if isinstance(part, PromptPart):
             chunks.append("**You:** " + part.text.strip().replace("\n", "  \n"))
         elif isinstance(part, TextPart):
             if part.text.strip():
-                chunks.append(part.text)
+                chunks.append(mark(part.text, marks[index]) if index in marks else part.text)
         elif isinstance(part, ThinkingPart):
             if part.text.strip():
                 chunks.append(
@@ -250,6 +273,8 @@ def render_parts(parts: list[Part]) -> str:
             chunks.append(render_context(part))
         else:
             chunks.append(render_notice(part.text))
+    if len(parts) in footers:
+        chunks.append(footers[len(parts)])
     return "\n\n".join(chunks)
 
 

@@ -37,6 +37,7 @@ class TranscriptView:
         self.parts: list[Part] = []
         self.status = ""
         self.footer = ""
+        self.ended = False  # the turn ended: its numbers are traced from here on
         self.updates = 0
         self._interval = 1.0 / max_updates_per_second
         self._last = 0.0
@@ -50,7 +51,7 @@ class TranscriptView:
         self.on_update: Callable[[], None] | None = None
 
     def markdown(self) -> str:
-        body = render_parts(self.parts)
+        body = render_parts(self.parts, numbers=self.ended)
         tail = [t for t in (f"*{self.status}*" if self.status else "", self.footer) if t]
         return "\n\n".join([body, *tail]) if body else "\n\n".join(tail) or "*…*"
 
@@ -156,6 +157,7 @@ class TranscriptView:
                 + f"{format_cost(event.session_cost)}</sub>"
             ).replace("$", "&#36;")
         elif isinstance(event, ae.TurnEnded):
+            self.ended = True
             self.status = {
                 "done": "",
                 "interrupted": "Interrupted.",

@@ -22,6 +22,7 @@ from larik_jupyter.llm.messages import (
 from larik_jupyter.session.context_view import context_view
 from larik_jupyter.session.entry_list import EntryList
 from larik_jupyter.session.new_file import write_new, write_numbered
+from larik_jupyter.session.numbers import Claim, footer, mark, split_turns, trace_messages
 from larik_jupyter.session.plan import checklist, plan_of, progress
 from larik_jupyter.session.reader import load_entries, session_id_of
 from larik_jupyter.session.state import replay
@@ -69,13 +70,20 @@ def _folded(text: str) -> str:
     return f"<details><summary>{label[:1].upper() + label[1:]}</summary>\n\n{code_fence(body)}\n\n</details>"
 
 
-def _render_message(message: Message, calls: dict[str, ToolUseBlock]) -> list[str]:
+def _render_message(
+    message: Message, calls: dict[str, ToolUseBlock], unfound: dict[int, list[Claim]] | None = None
+) -> list[str]:
+    """A message's blocks; `unfound` marks the numbers of its text blocks (by block index)
+    that no output of the turn supports."""
     out: list[str] = []
     prompt = message.is_prompt()
-    for block in message.content:
+    for index, block in enumerate(message.content):
         if isinstance(block, TextBlock):
             folded = prompt and is_context_text(block.text)
-            out.append(_folded(block.text) if folded else block.text)
+            if unfound and index in unfound:
+                out.append(mark(block.text, unfound[index]))
+            else:
+                out.append(_folded(block.text) if folded else block.text)
         elif isinstance(block, ThinkingBlock):
             out.append("\n".join(["> *Thinking*", ">", *(f"> {line}" for line in block.thinking.splitlines())]))
         elif isinstance(block, RedactedThinkingBlock):
@@ -109,6 +117,24 @@ def _hook_notice(text: str) -> str:
     return "\n".join(f"> {line}".rstrip() for line in f"*Hook:* {text}".splitlines())
 
 
+def _traced_numbers(entries: EntryList) -> tuple[dict[int, dict[int, list[Claim]]], dict[int, str]]:
+    """Each turn's numbers traced (see `session/numbers.py`): the unfound ones by entry index
+    and block index, and each turn's count line keyed by the entry index where it ends."""
+    indexed = [(i, entries[i].message) for i in range(1, len(entries)) if entries[i].type == "message"]
+    messages = [m for _, m in indexed if m is not None]
+    positions = [i for i, m in indexed if m is not None]
+    unfound: dict[int, dict[int, list[Claim]]] = {}
+    footers: dict[int, str] = {}
+    for turn in split_turns(messages):
+        found, traced = trace_messages([messages[k] for k in turn])
+        for (k, block), claims in found.items():
+            unfound.setdefault(positions[turn[k]], {})[block] = claims
+        if traced.count:
+            after = positions[turn[-1]] + 1
+            footers[after] = f"{footer(traced.count)}: {', '.join(traced.texts())}"
+    return unfound, footers
+
+
 def render_markdown(path: Path, entries: EntryList) -> str:
     """The Markdown transcript of a session's entries."""
     state = replay(entries)
@@ -128,8 +154,11 @@ def render_markdown(path: Path, entries: EntryList) -> str:
         lines.append(f"- Cost: ${state.cost:.4f}")
     turn = 0
     calls: dict[str, ToolUseBlock] = {}
+    unfound, footers = _traced_numbers(entries)
     for index in range(1, len(entries)):
         entry = entries[index]
+        if index in footers:
+            lines += ["", f"*{footers[index]}*"]
         if entry.type == "compaction":
             lines += ["", "---", "", "*Context compacted; the model continued from this summary:*", ""]
             lines += [f"> {line}" for line in (entry.summary or "").splitlines()]
@@ -144,10 +173,12 @@ def render_markdown(path: Path, entries: EntryList) -> str:
                 heading = "### Assistant"
             when = f" · {entry.time}" if entry.time else ""
             lines += ["", f"{heading}{when}", ""]
-            lines.append("\n\n".join(_render_message(message, calls)))
+            lines.append("\n\n".join(_render_message(message, calls, unfound.get(index))))
         # A turn's closing usage entry keeps what its Stop hooks printed.
         for notice in entry.hooks or []:
             lines += ["", _hook_notice(notice)]
+    if len(entries) in footers:
+        lines += ["", f"*{footers[len(entries)]}*"]
     if state.interrupted:
         lines += ["", f"*⚠ The session ended in an interrupted turn: {state.interrupted}.*"]
     return "\n".join(lines) + "\n"
