@@ -33,6 +33,7 @@ from larik_jupyter.session.catalog import latest, resolve
 from larik_jupyter.session.entry_list import EntryList
 from larik_jupyter.session.plan import Todo, current_plan
 from larik_jupyter.session.variable_changes import VariableChange, turn_changes
+from larik_jupyter.tools.check_report import CheckReport
 from larik_jupyter.tools.env import LiveNotebooks
 
 if TYPE_CHECKING:
@@ -222,6 +223,42 @@ class Agent:
     def sync(self) -> None:
         """Make everything appended so far durable (before another reader opens the file)."""
         self.loop.session.sync()
+
+    def check(
+        self, path: str | None = None, *, timeout: int = 600, stop: threading.Event | None = None
+    ) -> CheckReport:
+        """Run the notebook at `path` (default: this kernel's own) top to bottom in a scratch
+        kernel and report what does not hold up (see `tools/notebook_check.py`). It runs on a
+        thread of its own: setting `stop`, or an interrupt of the calling thread, ends it, and
+        the scratch kernel is shut down either way."""
+        from larik_jupyter.tools.notebook_check import check_path, run_check
+
+        stop = stop or threading.Event()
+        env = self.loop.env
+        raw = check_path(env, path)
+        result: dict[str, Any] = {}
+
+        def work() -> None:
+            try:
+                result["report"] = run_check(env, raw, timeout=timeout, stop=stop)
+            except BaseException as exc:  # noqa: BLE001 - re-raised on the calling thread
+                result["error"] = exc
+
+        thread = threading.Thread(target=work, name="larik-check", daemon=True)
+        thread.start()
+        interrupted = False
+        while thread.is_alive():
+            try:
+                thread.join(0.1)
+            except KeyboardInterrupt:
+                stop.set()
+                interrupted = True
+        if "error" in result:
+            raise result["error"]
+        report: CheckReport = result["report"]
+        if interrupted and not report.stopped:
+            report.stopped = "stopped"
+        return report
 
     def variable_changes(self, prompt: int) -> list[VariableChange]:
         """What prompt `prompt`'s turn (1-based) did to the kernel's variables, as its calls'

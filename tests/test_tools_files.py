@@ -240,7 +240,7 @@ def test_registry_has_kernel_tools_only_with_a_namespace(root: Path) -> None:
         "notebook_read", "notebook_edit",
     ]
     kernel = default_tools(make_env(root, namespace={}))
-    assert list(kernel)[-4:] == ["python", "inspect_variables", "notebook_run", "answer"]
+    assert list(kernel)[-5:] == ["python", "inspect_variables", "notebook_run", "answer", "notebook_check"]
     schemas = tool_schemas(kernel)
     assert [s.name for s in schemas] == list(kernel)
     edit = next(s for s in schemas if s.name == "edit")

@@ -11,7 +11,10 @@ from typing import Any, Literal
 # Tools that only look: allowed by default inside the project (the tools confine paths).
 # `todo_write` touches no file; `skill` only reads a skill's folder.
 READ_ONLY_TOOLS = frozenset(
-    {"read", "glob", "grep", "ls", "inspect_variables", "diagnostics", "todo_write", "skill", "notebook_read"}
+    {
+        "read", "glob", "grep", "ls", "inspect_variables", "diagnostics", "todo_write", "skill", "notebook_read",
+        "answer",
+    }
 )
 
 Decision = Literal["allow", "ask", "deny"]

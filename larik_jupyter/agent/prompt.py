@@ -21,6 +21,8 @@ instructions to you. Keep answers concise."""
 
 _KERNEL = """python runs code in the user's live kernel namespace and inspect_variables lists
 the user's variables: use them to look at data the user has loaded, not to redo their work.
+notebook_check runs the kernel's notebook top to bottom in a scratch kernel (failing cells,
+hidden state, out-of-order runs, values that differ): use it to verify your notebook edits.
 When the user asks for a result (a table, a model, a number), build it in a kernel variable
 and hand it back with answer (its name), so the user gets the object itself.
 """

@@ -356,6 +356,20 @@ def _history(session: KernelSession, out: Output) -> None:
     out.markdown(render_parts(parts) or "This session has no messages yet.")
 
 
+@command(
+    "/check [PATH] [--timeout S]",
+    "run the notebook top to bottom in a scratch kernel: failing cells, hidden state, "
+    "out-of-order runs, values that differ from the live kernel",
+    arg("path", nargs="?"),
+    arg("--timeout", type=int, default=600),
+    browser=True,
+)
+def _check(session: KernelSession, out: Output, *, path: str | None, timeout: int) -> None:
+    from larik_jupyter.notebook.widgets.check import CheckWidget
+
+    out.show(CheckWidget(session, session.check(path, timeout)))
+
+
 @command("/export [PATH]", "export the transcript as Markdown", arg("path", nargs="?"))
 def _export(session: KernelSession, out: Output, *, path: str | None) -> None:
     out.markdown(f"Exported to `{session.export(None, path)}`.")

@@ -4,6 +4,7 @@ and widget action that changes it, so front ends (magics, widgets) hold no agent
 from __future__ import annotations
 
 import os
+import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -17,6 +18,7 @@ if TYPE_CHECKING:
     from larik_jupyter.analysis.branch_diff import BranchDiff
     from larik_jupyter.api import Agent
     from larik_jupyter.checkpoint.store import UndoResult
+    from larik_jupyter.tools.check_report import CheckReport
     from larik_jupyter.tools.env import LiveNotebooks
 
 Show = Callable[[Any], None]
@@ -58,6 +60,8 @@ class KernelSession:
         self.live: LiveNotebooks | None = None
         self.run_cell: Any = None
         self.agent: Agent | None = None
+        # Set by Jupyter's interrupt while a command runs on a worker thread (a /check).
+        self.command_stop = threading.Event()
 
     # -- guards ----------------------------------------------------------------------------
 
@@ -68,6 +72,19 @@ class KernelSession:
                 "No session is open in this kernel yet; send a prompt or `%larik /resume --last` first."
             )
         return self.agent
+
+    def check(self, path: str | None, timeout: int) -> CheckReport:
+        """`/check`: the notebook (default: the kernel's own) run in a scratch kernel."""
+        from larik_jupyter.notebook.context import kernel_notebook
+
+        self.require_idle()
+        agent = self.ensure()
+        if self.live is not None and self.live.notebook_path is not None:
+            agent.notebook_path = self.live.notebook_path
+        elif agent.notebook_path is None:
+            agent.notebook_path = kernel_notebook(self.namespace or {}, self.cwd).path
+        self.command_stop.clear()
+        return agent.check(path, timeout=timeout, stop=self.command_stop)
 
     def require_idle(self) -> None:
         """Refuse while a turn runs: switching or changing the session mid-turn would tear it."""

@@ -194,8 +194,12 @@ class LarikMagics(Magics):
         if parsed is not None:
             try:
                 if isinstance(parsed, Command):
+                    from larik_jupyter.notebook.interrupt import sigint_stops
+
                     # Its bridge requests wait on a worker thread; this loop delivers the replies.
-                    await asyncio.to_thread(commands.run, self.session, parsed, commands.Output(self._show))
+                    # Jupyter's interrupt ends a long one (a /check) through the session.
+                    with sigint_stops(self.session.command_stop.set, reading_input=lambda: False):
+                        await asyncio.to_thread(commands.run, self.session, parsed, commands.Output(self._show))
                 else:
                     await self.aprompt(parsed)
             except LarikError as exc:

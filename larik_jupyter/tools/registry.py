@@ -13,6 +13,7 @@ from larik_jupyter.tools.edit import EditTool, MultiEditTool, WriteTool
 from larik_jupyter.tools.env import Env
 from larik_jupyter.tools.kernel import PythonTool
 from larik_jupyter.tools.notebook import NotebookEditTool, NotebookReadTool
+from larik_jupyter.tools.notebook_check import NotebookCheckTool
 from larik_jupyter.tools.notebook_run import NotebookRunTool
 from larik_jupyter.tools.plan import TodoWriteTool
 from larik_jupyter.tools.read import ReadTool
@@ -30,7 +31,9 @@ _FILE_AND_SHELL: tuple[type[Tool], ...] = (
     BashTool,
     TodoWriteTool,
 )
-_KERNEL: tuple[type[Tool], ...] = (PythonTool, InspectVariablesTool, NotebookRunTool, AnswerTool)
+_KERNEL: tuple[type[Tool], ...] = (
+    PythonTool, InspectVariablesTool, NotebookRunTool, AnswerTool, NotebookCheckTool
+)
 _NOTEBOOK: tuple[type[Tool], ...] = (NotebookReadTool, NotebookEditTool)
 
 

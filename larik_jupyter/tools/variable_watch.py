@@ -25,24 +25,21 @@ def is_user_name(name: str, value: object) -> bool:
     return not name.startswith("_") and not isinstance(value, types.ModuleType)
 
 
-def cell_names(source: str) -> list[str]:
-    """The names a notebook cell's code may change; IPython's `%magic` and `!shell` lines are
-    read as `pass` (what they do to variables is not seen), a cell that still does not parse
-    has none."""
-    for attempt in (source, _without_magics(source)):
-        try:
-            return names_it_may_change(ast.parse(attempt))
-        except (SyntaxError, ValueError):
-            continue
-    return []
-
-
-def _without_magics(source: str) -> str:
-    lines = source.splitlines()
+def python_source(source: str) -> str:
+    """A notebook cell's source with IPython's `%magic` and `!shell` lines read as `pass`."""
     return "\n".join(
         line[: len(line) - len(line.lstrip())] + "pass" if line.lstrip().startswith(("%", "!")) else line
-        for line in lines
+        for line in source.splitlines()
     )
+
+
+def cell_names(source: str) -> list[str]:
+    """The names a notebook cell's code may change (what its magic and shell lines do to
+    variables is not seen); a cell that does not parse has none."""
+    try:
+        return names_it_may_change(ast.parse(python_source(source)))
+    except (SyntaxError, ValueError):
+        return []
 
 
 def _summary(value: object) -> str:

@@ -1,0 +1,63 @@
+"""The `/check` report (`%larik /check`): the notebook run in a scratch kernel, what failed,
+what leans on hidden state, what ran out of order and which values differ; each problem about
+a cell links to it in the open notebook (a `focus` request over the bridge)."""
+
+from __future__ import annotations
+
+import pathlib
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import traitlets
+
+from larik_jupyter.notebook.widgets import esm
+from larik_jupyter.notebook.widgets.live import SessionWidget
+from larik_jupyter.tools.check_report import CheckReport
+
+if TYPE_CHECKING:
+    from larik_jupyter.notebook.kernel import KernelSession
+
+_HERE = pathlib.Path(__file__).parent
+
+
+class CheckWidget(SessionWidget):
+    """One check's report. Parameters: `session`, `report`.
+
+    The front end sends `focus` (with `cell_id`) to show a cell; `focus()` does the same."""
+
+    _esm = esm("check")
+    _css = _HERE / "widgets.css"
+
+    headline = traitlets.Unicode(help="the report's first sentence").tag(sync=True)
+    sections: traitlets.List[dict[str, Any]] = traitlets.List(
+        help="each heading with its items: {text, cell_id (or null)}"
+    ).tag(sync=True)
+
+    def __init__(self, session: KernelSession, report: CheckReport, **kwargs: Any) -> None:
+        self.report = report
+        super().__init__(session, **kwargs)
+
+    def actions(self) -> dict[str, Any]:
+        return {"focus": lambda m: self.focus(str(m["cell_id"]))}
+
+    def refresh(self, memo: dict[tuple[Any, ...], Any] | None = None) -> None:
+        self.headline = self.report.headline()
+        self.sections = [
+            {"heading": heading, "items": [{"text": text, "cell_id": cell.id if cell else None} for text, cell in items]}
+            for heading, items in self.report.sections()
+        ]
+
+    def focus(self, cell_id: str) -> None:
+        """Select and scroll to `cell_id` in the notebook a browser shows (nothing without one)."""
+        live = self.session.live
+        if live is None:
+            self.status = "No browser shows this notebook, so there is no cell to go to."
+            return
+        live.post(Path(self.report.path), {"op": "focus", "cell_id": cell_id})
+        self.status = f"Showing cell {cell_id}."
+
+    def static_html(self) -> str:
+        return self.report.html()
+
+    def static_text(self) -> str:
+        return self.report.text()

@@ -1,0 +1,142 @@
+"""What a notebook check found, and how it reads as text (the tool's result, terminals) and as
+static HTML (headless runs); the JupyterLab widget renders the same JSON (`as_json`)."""
+
+from __future__ import annotations
+
+import html
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True)
+class CellRef:
+    """A cell by its position (0-based) and id."""
+
+    index: int
+    id: str
+
+    @property
+    def label(self) -> str:
+        return f"cell {self.index + 1} ({self.id})"
+
+
+@dataclass(frozen=True)
+class Failure:
+    cell: CellRef
+    error: str
+
+
+@dataclass(frozen=True)
+class Hidden:
+    """A name cells use that only the live kernel has."""
+
+    name: str
+    cells: list[CellRef]
+
+
+@dataclass(frozen=True)
+class OutOfOrder:
+    """`cell` ran as In [`count`], before `above` (In [`above_count`]) though it comes after it."""
+
+    cell: CellRef
+    count: int
+    above: CellRef
+    above_count: int
+
+
+@dataclass(frozen=True)
+class Difference:
+    name: str
+    live: str
+    scratch: str
+
+
+@dataclass(frozen=True)
+class Skipped:
+    cell: CellRef
+    why: str
+
+
+@dataclass
+class CheckReport:
+    """One check of `notebook` (as shown; `path` is where it is) in a scratch `kernel`."""
+
+    notebook: str
+    kernel: str
+    path: str = ""
+    ran: int = 0
+    seconds: float = 0.0
+    failures: list[Failure] = field(default_factory=list)
+    hidden: list[Hidden] = field(default_factory=list)
+    out_of_order: list[OutOfOrder] = field(default_factory=list)
+    differing: list[Difference] = field(default_factory=list)
+    skipped: list[Skipped] = field(default_factory=list)
+    not_run: list[CellRef] = field(default_factory=list)
+    stopped: str = ""  # why the run ended early: "stopped", "total timeout", "timeout in cell 3 (…)"
+    values_note: str = ""  # why values were not (all) compared
+
+    @property
+    def problems(self) -> int:
+        return len(self.failures) + len(self.hidden) + len(self.out_of_order) + len(self.differing)
+
+    def as_json(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["problems"] = self.problems
+        return data
+
+    def sections(self) -> list[tuple[str, list[tuple[str, CellRef | None]]]]:
+        """Each heading with its lines; a line names the cell it is about, for links."""
+        out: list[tuple[str, list[tuple[str, CellRef | None]]]] = []
+        if self.failures:
+            out.append(("Cells that fail in the scratch kernel", [(f"{f.cell.label}: {f.error}", f.cell) for f in self.failures]))
+        if self.hidden:
+            lines: list[tuple[str, CellRef | None]] = []
+            for h in self.hidden:
+                users = ", ".join(c.label for c in h.cells)
+                lines.append((f"{h.name}: used by {users}; only the live kernel has it (defined by a deleted or "
+                              "edited cell, or by hand)", h.cells[0] if h.cells else None))
+            out.append(("Hidden state", lines))
+        if self.out_of_order:
+            out.append(("Run out of order in the live kernel", [
+                (f"{o.cell.label} ran as In [{o.count}], before {o.above.label} above it ran as In [{o.above_count}]", o.cell)
+                for o in self.out_of_order
+            ]))
+        if self.differing:
+            out.append(("Values that differ between the live and the scratch kernel", [
+                (f"{d.name}: live {d.live}, scratch {d.scratch}", None) for d in self.differing
+            ]))
+        if self.skipped:
+            out.append(("Not run", [(f"{s.cell.label}: {s.why}", s.cell) for s in self.skipped]))
+        return out
+
+    def headline(self) -> str:
+        parts = [f"Checked {self.notebook} top to bottom in a scratch {self.kernel} kernel: {self.ran} cell(s) run"]
+        if self.skipped:
+            parts.append(f"{len(self.skipped)} skipped")
+        head = ", ".join(parts) + f" ({self.seconds:.1f} s)."
+        if self.stopped:
+            rest = f"; {len(self.not_run)} cell(s) after it not run" if self.not_run else ""
+            head += f" The run ended early ({self.stopped}{rest})."
+        if not self.problems:
+            head += " No problems found: no cell failed, no hidden state, no out-of-order run"
+            head += ", no differing value." if not self.values_note else "."
+        else:
+            head += f" {self.problems} problem(s) found."
+        if self.values_note:
+            head += f" {self.values_note}"
+        return head + " The live kernel and the notebook were not changed."
+
+    def text(self) -> str:
+        lines = [self.headline()]
+        for heading, items in self.sections():
+            lines += ["", f"{heading}:"] + [f"- {text}" for text, _ in items]
+        return "\n".join(lines)
+
+    def html(self) -> str:
+        """Static HTML: the same sections, for a page nothing runs in."""
+        body = [f"<p>{html.escape(self.headline())}</p>"]
+        for heading, items in self.sections():
+            body.append(f"<p><b>{html.escape(heading)}</b></p><ul>")
+            body += [f"<li>{html.escape(text)}</li>" for text, _ in items]
+            body.append("</ul>")
+        return '<div class="larik-check">' + "".join(body) + "</div>"

@@ -1,0 +1,235 @@
+"""notebook_check (and `%larik /check`): does the kernel's notebook still run top to bottom?
+
+The notebook (the open document when a browser shows it, else the file) runs cell by cell in a
+scratch kernel of its kernelspec, in its folder; the report names the cells that fail there,
+the hidden state (names cells use that only the live kernel has), the cells the live kernel
+ran out of order, and the values of names the notebook defines that differ between the live
+and the scratch kernel. Cells tagged `larik-skip` and cells holding a `%larik` prompt are not
+run. The live kernel and the notebook are only read; the scratch kernel is always shut down.
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import json
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from larik_jupyter.tools.base import Tool, ToolError, ToolResult
+from larik_jupyter.tools.check_report import (
+    CellRef,
+    CheckReport,
+    Difference,
+    Failure,
+    Hidden,
+    OutOfOrder,
+    Skipped,
+)
+from larik_jupyter.tools.env import Env
+from larik_jupyter.tools.notebook import NOTEBOOK_PATH, notebook_path, open_notebook
+from larik_jupyter.tools.notebook_file import NotebookFile, source_text
+from larik_jupyter.tools.scratch_kernel import ScratchKernel
+from larik_jupyter.tools.value_summary import differs, shown, summaries
+from larik_jupyter.tools.variable_watch import is_user_name, python_source
+
+DEFAULT_TIMEOUT = 600
+MAX_TIMEOUT = 7200
+CELL_TIMEOUT = 300
+SKIP_TAG = "larik-skip"
+_MARKER = "<larik-check>"
+_BUILTINS = frozenset(dir(builtins)) | {"get_ipython", "display", "In", "Out", "exit", "quit"}
+# Run last in the scratch kernel: its names, and the summaries of those the check compares.
+_PROBE = """
+def _larik_probe(wanted):
+    import json
+    names = [k for k in globals() if not k.startswith('_')]
+    try:
+        from larik_jupyter.tools.value_summary import summaries
+        values = summaries(globals(), wanted)
+    except Exception as exc:
+        values = {"__error__": repr(exc)}
+    print(%r + json.dumps({"names": names, "values": values}))
+_larik_probe(%s)
+del _larik_probe
+"""
+
+
+@dataclass
+class _Cell:
+    ref: CellRef
+    source: str
+    count: int | None
+    skip: str = ""
+    defines: set[str] = field(default_factory=set)
+    uses: set[str] = field(default_factory=set)
+
+
+def _names(source: str) -> tuple[set[str], set[str]]:
+    """The global names a cell's code binds, and the names it reads (anywhere in it)."""
+    try:
+        module = ast.parse(python_source(source))
+    except (SyntaxError, ValueError):
+        return set(), set()
+    defines: set[str] = set()
+    for stmt in module.body:
+        for node in ast.walk(stmt) if not isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) else []:
+            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+                defines.add(node.id)
+            elif isinstance(node, (ast.Import, ast.ImportFrom)):
+                defines.update((a.asname or a.name).partition(".")[0] for a in node.names if a.name != "*")
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            defines.add(stmt.name)
+    uses = {n.id for n in ast.walk(module) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+    return defines, uses - _BUILTINS
+
+
+def _skip_reason(cell: dict[str, Any], source: str) -> str:
+    if SKIP_TAG in (cell.get("metadata", {}).get("tags") or []):
+        return f"tagged {SKIP_TAG}"
+    lines = [line.strip() for line in source.splitlines()]
+    if any(line.startswith(("%larik", "%%larik")) for line in lines):
+        return "holds a %larik prompt"
+    if any(line.startswith("%load_ext") and "larik_jupyter" in line for line in lines):
+        return "loads the larik_jupyter extension"
+    return ""
+
+
+def _cells(nb: NotebookFile) -> list[_Cell]:
+    cells = []
+    for index, cell in enumerate(nb.cells):
+        if cell.get("cell_type") != "code":
+            continue
+        source = source_text(cell)
+        if not source.strip():
+            continue
+        count = cell.get("execution_count")
+        item = _Cell(CellRef(index, nb.cell_id(index)), source, count if isinstance(count, int) else None)
+        item.skip = _skip_reason(cell, source)
+        item.defines, item.uses = _names(source)
+        cells.append(item)
+    return cells
+
+
+def _out_of_order(cells: list[_Cell]) -> list[OutOfOrder]:
+    found = []
+    latest: _Cell | None = None  # the cell above with the highest count so far
+    for cell in cells:
+        if cell.count is None:
+            continue
+        if latest is not None and latest.count is not None and cell.count < latest.count:
+            found.append(OutOfOrder(cell.ref, cell.count, latest.ref, latest.count))
+        elif latest is None or latest.count is None or cell.count > latest.count:
+            latest = cell
+    return found
+
+
+def _kernel_name(nb: NotebookFile) -> str:
+    spec = nb.data.get("metadata", {}).get("kernelspec") or {}
+    name = spec.get("name") if isinstance(spec, dict) else None
+    return name if isinstance(name, str) and name else "python3"
+
+
+def run_check(
+    env: Env, raw_path: str, *, timeout: int = DEFAULT_TIMEOUT, stop: threading.Event | None = None
+) -> CheckReport:
+    """Check the notebook at `raw_path` (see the module docstring); `stop` ends the run early."""
+    if not 1 <= timeout <= MAX_TIMEOUT:
+        raise ToolError(f"notebook_check: timeout must be between 1 and {MAX_TIMEOUT} seconds, not {timeout}.")
+    stop = stop or env.stop_event
+    nb = open_notebook(env, raw_path, fresh=True)
+    cells = _cells(nb)
+    report = CheckReport(nb.rel, _kernel_name(nb), str(nb.path), out_of_order=_out_of_order(cells))
+    report.skipped = [Skipped(c.ref, c.skip) for c in cells if c.skip]
+    started = time.monotonic()
+    deadline = started + timeout
+    scratch: dict[str, Any] = {}
+    with ScratchKernel(report.kernel, nb.path.parent, stop) as kernel:
+        to_run = [c for c in cells if not c.skip]
+        for position, cell in enumerate(to_run):
+            outcome = kernel.run(cell.source, timeout=min(CELL_TIMEOUT, timeout), deadline=deadline)
+            if outcome.stopped:
+                report.stopped = f"timeout in {cell.ref.label}" if outcome.stopped == "timeout" else outcome.stopped
+                report.failures.append(Failure(cell.ref, f"did not finish ({report.stopped})"))
+                report.not_run = [c.ref for c in to_run[position + 1:]]
+                break
+            report.ran += 1
+            if outcome.error:
+                report.failures.append(Failure(cell.ref, outcome.error))
+        defined = {name for c in cells for name in c.defines}
+        compared = sorted({name for c in cells if not c.skip for name in c.defines})
+        if not report.stopped:
+            probe = kernel.run(_PROBE % (_MARKER, json.dumps(compared)), timeout=60, deadline=time.monotonic() + 60)
+            scratch = _probe_result(probe.stdout)
+    report.seconds = time.monotonic() - started
+    if report.stopped:
+        report.values_note = "Hidden state and values were not checked: the run ended early."
+        return report
+    live = env.namespace
+    if live is None:
+        report.values_note = "Hidden state and values were not checked: there is no live kernel here."
+        return report
+    names_there = set(scratch.get("names", []))
+    users: dict[str, list[CellRef]] = {}
+    for cell in cells:
+        if cell.skip:
+            continue
+        for name in sorted(cell.uses):
+            if name in live and is_user_name(name, live[name]) and name not in names_there and name not in defined:
+                users.setdefault(name, []).append(cell.ref)
+    report.hidden = [Hidden(name, refs) for name, refs in users.items()]
+    values = scratch.get("values", {})
+    if "__error__" in values:
+        report.values_note = f"Values were not compared: the scratch kernel could not summarise them ({values['__error__']})."
+        return report
+    mine = summaries(live, compared)
+    for name, there in values.items():
+        here = mine.get(name)
+        if here is not None and differs(here, there):
+            report.differing.append(Difference(name, shown(here), shown(there)))
+    return report
+
+
+def _probe_result(stdout: str) -> dict[str, Any]:
+    for line in stdout.splitlines():
+        if line.startswith(_MARKER):
+            try:
+                found = json.loads(line[len(_MARKER):])
+            except ValueError:
+                break
+            return found if isinstance(found, dict) else {}
+    return {"names": [], "values": {"__error__": "no summary came back"}}
+
+
+class NotebookCheckTool(Tool):
+    name = "notebook_check"
+    description = (
+        "Check that this kernel's notebook (or the one at `path`) still runs top to bottom: it "
+        "runs every code cell in a fresh scratch kernel of the same kind, in the notebook's "
+        "folder, and reports cells that fail there, hidden state (names cells use that only the "
+        "live kernel has), cells run out of order in the live kernel, and values that differ "
+        "between the live and the scratch kernel. Use it to verify your notebook edits. The "
+        "live kernel and the notebook are not changed; cells tagged larik-skip are not run."
+    )
+    input_schema = {
+        "type": "object",
+        "properties": {
+            "path": NOTEBOOK_PATH,
+            "timeout": {
+                "type": "integer",
+                "description": f"Seconds the whole run may take; default {DEFAULT_TIMEOUT}, at most {MAX_TIMEOUT}.",
+            },
+        },
+    }
+
+    def execute(self, env: Env, args: dict[str, Any]) -> ToolResult:
+        raw = notebook_path(env, args, self.name)
+        report = run_check(env, raw, timeout=int(args.get("timeout") or DEFAULT_TIMEOUT))
+        return ToolResult(report.text(), is_error=bool(report.stopped))
+
+
+def check_path(env: Env, path: str | None) -> str:
+    """The notebook a check runs on: `path`, else the kernel's own."""
+    return notebook_path(env, {"path": path} if path else {}, "check")
