@@ -124,7 +124,7 @@ def test_a_page_that_connects_mid_turn_is_sent_the_cells_outputs_until_the_turn_
     original.hello("nb.ipynb", tmp_path)  # a rename in the page that ran the cell: it has the outputs
 
     reloaded = connect(bridge, tmp_path, "nb.ipynb", lambda _request: None)
-    ui.view.handle(ae.TextDelta("The answer is 42."))
+    ui.view.handle(ae.TextDelta("The answer is forty-two."))
     ui.view.handle(ae.TurnEnded(turn=1, status="done"))
     ui.finish()
     # A reload that reconnects just after the turn ended still gets its final state.
@@ -134,8 +134,8 @@ def test_a_page_that_connects_mid_turn_is_sent_the_cells_outputs_until_the_turn_
     first, *_, last = [m for m in reloaded.sent if m["op"] == "show_outputs"]
     assert first["cell_id"] == "cell-1" and first["path"] == "nb.ipynb" and first["id"] == 0
     transcript, asks, controls = last["outputs"]
-    assert "The answer is 42." in transcript["data"]["text/markdown"]
-    assert "The answer is 42." not in first["outputs"][0]["data"]["text/markdown"]
+    assert "The answer is forty-two." in transcript["data"]["text/markdown"]
+    assert "The answer is forty-two." not in first["outputs"][0]["data"]["text/markdown"]
     assert asks["data"]["application/vnd.jupyter.widget-view+json"]["model_id"] == ui.asks.model_id
     assert controls["data"]["application/vnd.jupyter.widget-view+json"]["model_id"] == ui.controls.model_id
     (final,) = [m for m in just_after.sent if m["op"] == "show_outputs"]

@@ -129,3 +129,23 @@ def test_the_agent_can_call_notebook_check(project: Path, tmp_path: Path) -> Non
     agent.close()
     assert "b: live int 3, scratch int 2" in result.text()
     assert "notebook_check" in agent.loop._system() and "verify your notebook edits" in agent.loop._system()
+
+
+def test_the_check_widget_links_problems_to_cells(project: Path, tmp_path: Path) -> None:
+    from larik_jupyter.notebook.widgets.check import CheckWidget
+    from larik_jupyter.notebook.widgets.live import live_widgets
+    from tests.widget_helpers import click, larik, shell_with_magics
+
+    write_notebook(project / "bad.ipynb", [("a = 1", 1, []), ("b = a + missing", 2, [])])
+    shell, magics = shell_with_magics(project, scripted(tmp_path, done()))
+    larik(shell, "/check bad.ipynb --timeout 120")
+    (widget,) = [w for w in live_widgets() if isinstance(w, CheckWidget)]
+    cell = ids(project / "bad.ipynb")[2]
+    failing = widget.sections[0]
+    assert failing["heading"] == "Cells that fail in the scratch kernel"
+    assert failing["items"] == [{"text": f"cell 3 ({cell}): NameError: name 'missing' is not defined", "cell_id": cell}]
+    assert "NameError: name 'missing' is not defined" in widget.static_text()
+    click(widget, type="focus", cell_id=cell)
+    assert widget.status == "No browser shows this notebook, so there is no cell to go to."
+    with pytest.raises(Exception, match="timeout must be between 1 and 7200"):
+        larik(shell, "/check bad.ipynb --timeout 0")

@@ -426,6 +426,13 @@ export class NotebookBridge {
           }
           return { cell_ids: [widget.model.id] };
         }
+        case 'focus': {
+          // A cell the kernel points the user at (a /check problem): select it, show it.
+          const index = indexOf(request.cell_id);
+          panel.content.activeCellIndex = index;
+          void panel.content.scrollToItem(index, 'center');
+          return { cell_ids: [model.cells[index].getId()] };
+        }
         case 'set_metadata': {
           const cell = model.cells[indexOf(request.cell_id)];
           cell.setMetadata(request.metadata ?? {});

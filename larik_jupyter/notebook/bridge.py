@@ -240,6 +240,7 @@ def _describe(op: dict[str, Any]) -> str:
         "set_outputs": f"setting the outputs{cell}",
         "set_metadata": f"setting the metadata{cell}",
         "restore": "restoring cells",
+        "focus": f"showing{cell.replace(' of', '')}",
     }.get(str(op.get("op")), str(op.get("op")))
 
 
