@@ -54,6 +54,16 @@ export interface IContentBlock {
   content?: string | IContentBlock[];
   is_error?: boolean;
   source?: { type: string; media_type?: string; data?: string; url?: string };
+  /** What a kernel call did to the user's variables (docs/format.md, Variable changes). */
+  variables?: IVariableChange[];
+}
+
+export interface IVariableChange {
+  name: string;
+  change: 'created' | 'rebound' | 'changed' | 'deleted' | 'unknown';
+  before?: string;
+  after?: string;
+  note?: string;
 }
 
 export interface IEntry {

@@ -3,7 +3,7 @@
  */
 import { IRenderMimeRegistry } from '@jupyterlab/rendermime';
 
-import { IContentBlock, IEntry } from './api';
+import { IContentBlock, IEntry, IVariableChange } from './api';
 
 /** A new `tag` element with `className` and, when given, `text`. */
 export function element<K extends keyof HTMLElementTagNameMap>(
@@ -144,6 +144,33 @@ export function renderPlan(todos: ITodo[]): HTMLElement {
   return node;
 }
 
+/**
+ * One variable change as the notebook's views say it (`VariableChange.text` in
+ * larik_jupyter/session/variable_changes.py): `df: DataFrame 1000×5 → 1000×4, changed in place`.
+ */
+export function changeText(change: IVariableChange): string {
+  const { name, before = '', after = '' } = change;
+  if (change.change === 'created') {
+    return `${name}: created ${after}`.trimEnd();
+  }
+  if (change.change === 'deleted') {
+    return `${name}: deleted`;
+  }
+  if (change.change === 'unknown') {
+    return `${name}: ${before}, may have changed (${change.note || 'not compared'})`;
+  }
+  let shown = before;
+  if (after !== before) {
+    const [kind, ...rest] = after.split(' ');
+    const shape = rest.join(' ');
+    shown = `${before} → ${before.split(' ')[0] === kind && shape ? shape : after}`;
+  }
+  if (change.change === 'changed') {
+    return `${name}: ${shown}, changed in place`;
+  }
+  return `${name}: ${shown}` + (after === before ? ', rebound' : '');
+}
+
 /** Renders entries into DOM nodes using JupyterLab's Markdown renderer. */
 export class TranscriptRenderer {
   constructor(private readonly rendermime: IRenderMimeRegistry) {}
@@ -202,11 +229,17 @@ export class TranscriptRenderer {
           'jp-larik-tool'
         );
       case 'tool_result': {
-        const node = this.special(block) ?? collapsed(
+        let node = this.special(block) ?? collapsed(
           block.is_error ? '↳ tool error' : '↳ result',
           plain(resultText(block.content)),
           'jp-larik-tool-result'
         );
+        if (block.variables?.length) {
+          const both = element('div', 'jp-larik-tool-variables');
+          both.appendChild(node);
+          both.appendChild(element('div', 'jp-larik-variables', 'Variables · ' + block.variables.map(changeText).join(' · ')));
+          node = both;
+        }
         const images = typeof block.content === 'string' ? [] : (block.content ?? []);
         if (!images.some(inner => inner.type === 'image')) {
           return node;
