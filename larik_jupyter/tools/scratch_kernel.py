@@ -38,18 +38,19 @@ class ScratchKernel:
         self.kc: Any = None
 
     def __enter__(self) -> ScratchKernel:
-        from jupyter_client.kernelspec import NoSuchKernel
+        from jupyter_client.kernelspec import KernelSpecManager, NoSuchKernel
         from jupyter_client.manager import KernelManager
 
         try:
-            self.km = KernelManager(kernel_name=self.kernel_name)
-            self.km.start_kernel(cwd=str(self.cwd))
+            KernelSpecManager().get_kernel_spec(self.kernel_name)
         except NoSuchKernel:
             raise ToolError(
                 f"The notebook's kernel {self.kernel_name!r} is not installed here, so no scratch "
                 "kernel can run it; install that kernelspec or set the notebook's kernel."
             ) from None
         try:
+            self.km = KernelManager(kernel_name=self.kernel_name)
+            self.km.start_kernel(cwd=str(self.cwd))
             self.kc = self.km.blocking_client()
             self.kc.start_channels()
             self.kc.wait_for_ready(timeout=START_TIMEOUT)
