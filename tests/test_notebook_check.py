@@ -55,7 +55,7 @@ def test_the_check_reports_each_problem_and_changes_nothing(project: Path) -> No
     live: dict[str, Any] = {"x": 10, "helper": 5, "total": 15, "count": 4}
     report = run_check(make_env(project, namespace=live), "analysis.ipynb", timeout=120)
     text = report.text()
-    assert report.ran == 4 and not report.stopped
+    assert report.ran == 5 and not report.stopped
     assert [(f.cell.id, f.error) for f in report.failures] == [
         (cell[3], "NameError: name 'helper' is not defined"), (cell[4], "ValueError: boom")
     ]
@@ -65,7 +65,7 @@ def test_the_check_reports_each_problem_and_changes_nothing(project: Path) -> No
     ]
     assert [(d.name, d.live, d.scratch) for d in report.differing] == [("count", "int 4", "int 3")]
     assert [(s.cell.id, s.why) for s in report.skipped] == [
-        (cell[1], "loads the larik_jupyter extension"), (cell[5], "tagged larik-skip"), (cell[7], "holds a %larik prompt")
+        (cell[5], "tagged larik-skip"), (cell[7], "holds a %larik prompt")
     ]
     assert f"cell 4 ({cell[3]}): NameError: name 'helper' is not defined" in text
     assert "helper: used by cell 4" in text and "count: live int 4, scratch int 3" in text

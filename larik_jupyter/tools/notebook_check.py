@@ -92,8 +92,6 @@ def _skip_reason(cell: dict[str, Any], source: str) -> str:
     lines = [line.strip() for line in source.splitlines()]
     if any(line.startswith(("%larik", "%%larik")) for line in lines):
         return "holds a %larik prompt"
-    if any(line.startswith("%load_ext") and "larik_jupyter" in line for line in lines):
-        return "loads the larik_jupyter extension"
     return ""
 
 
