@@ -10,6 +10,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+import nbformat
 import numpy as np
 import pandas as pd
 import pytest
@@ -230,3 +231,22 @@ def test_a_turns_changes_merge_over_its_calls(project: Path, tmp_path: Path) -> 
         "df: DataFrame 1000×5 → 10×4", "z: created list len 1"
     ]
     agent.close()
+
+
+@pytest.mark.timeout(240)
+def test_notebook_run_reports_what_the_cell_did_to_the_variables(tmp_path: Path) -> None:
+    from tests.test_notebook_fallback import run_turns
+
+    work = nbformat.v4.new_notebook()
+    work.cells = [nbformat.v4.new_code_cell("%who_ls\ndata.append(4)\nz = len(data)", id="calc")]
+    nbformat.write(work, tmp_path / "work.ipynb")
+    script = {"responses": [
+        {"content": [{"type": "tool_use", "name": "notebook_run", "input": {"path": "work.ipynb", "cell_id": "calc"}}]},
+        {"content": [{"type": "text", "text": "Ran it."}]},
+    ]}
+    driver = run_turns(tmp_path, script, "data = [1, 2, 3]", "%larik --yes --model scripted:script.json run calc")
+    shown = "".join(o.get("data", {}).get("text/markdown", "") for o in driver.cells[2].outputs)
+    assert "data: list len 3 → len 4, changed in place · z: created int" in shown
+    [path] = Path(os.environ["LARIK_DATA_DIR"]).glob("sessions/*/*.jsonl")
+    (ran,) = stored_results(path)
+    assert [(v["name"], v["change"]) for v in ran["variables"]] == [("data", "changed"), ("z", "created")]
