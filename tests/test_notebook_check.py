@@ -149,3 +149,34 @@ def test_the_check_widget_links_problems_to_cells(project: Path, tmp_path: Path)
     assert widget.status == "No browser shows this notebook, so there is no cell to go to."
     with pytest.raises(Exception, match="timeout must be between 1 and 7200"):
         larik(shell, "/check bad.ipynb --timeout 0")
+
+
+def scratch_kernels() -> list[psutil.Process]:
+    return [p for p in psutil.Process().children(recursive=True) if "ipykernel" in " ".join(p.cmdline())]
+
+
+def test_stop_ends_the_agents_check_and_its_scratch_kernel(project: Path, tmp_path: Path) -> None:
+    from larik_jupyter import Agent
+
+    write_notebook(project / "slow.ipynb", [("import time\nwhile True: time.sleep(0.05)", 1, [])])
+    model = scripted(tmp_path, [tool("notebook_check", path="slow.ipynb", timeout=300)], done())
+    agent = Agent(project, model=model, yes=True, namespace={})
+    seen: list[int] = []
+
+    def stop_once_running() -> None:
+        deadline = time.monotonic() + 60
+        while not scratch_kernels() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        seen.append(len(scratch_kernels()))
+        time.sleep(1.0)
+        agent.stop()
+
+    threading.Thread(target=stop_once_running, daemon=True).start()
+    started = time.monotonic()
+    outcome = agent.run("check it")
+    agent.close()
+    assert outcome.status == "interrupted" and time.monotonic() - started < 60 and seen == [1]
+    deadline = time.monotonic() + 15
+    while scratch_kernels() and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert scratch_kernels() == []
