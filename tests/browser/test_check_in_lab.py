@@ -53,3 +53,30 @@ def test_variable_line_under_a_python_call_and_check_links_to_the_failing_cell(
     link.click()
     page.wait_for_function(f"() => ({ACTIVE})() === 'broken'", timeout=20_000)
     shot(page, "check_links_to_cell")
+
+
+def test_the_sidebar_shows_the_variable_line_under_a_python_result(lab_page: Page, lab_server: LabServer) -> None:
+    import os
+    from pathlib import Path
+
+    from larik_jupyter.llm.messages import Message, ToolResultBlock, ToolUseBlock, user_text
+    from larik_jupyter.session.store import Session
+
+    root = Path(os.path.realpath(lab_server.root))
+    changes = [
+        {"name": "data", "change": "changed", "before": "list len 3", "after": "list len 4"},
+        {"name": "x", "change": "created", "after": "int"},
+    ]
+    with Session.create(root, "scripted", "demo") as session:
+        session.append_message(user_text("change data"))
+        call = ToolUseBlock(id="t1", name="python", input={"code": "data.append(4); x = 5"})
+        session.append_message(Message(role="assistant", content=[call]))
+        result = ToolResultBlock(tool_use_id="t1", content="(no output)", variables=changes)
+        session.append_message(Message(role="user", content=[result]))
+        sid = session.id
+    page = lab_page
+    page.click('li[data-id="larik-sessions"]')
+    page.click(f'.jp-larik-node[data-session-id="{sid}"] > .jp-larik-row')
+    line = page.locator(".jp-larik-transcript .jp-larik-variables")
+    expect(line).to_have_text("Variables · data: list len 3 → len 4, changed in place · x: created int")
+    shot(page, "sidebar_variable_line")
