@@ -250,3 +250,20 @@ def test_notebook_run_reports_what_the_cell_did_to_the_variables(tmp_path: Path)
     [path] = Path(os.environ["LARIK_DATA_DIR"]).glob("sessions/*/*.jsonl")
     (ran,) = stored_results(path)
     assert [(v["name"], v["change"]) for v in ran["variables"]] == [("data", "changed"), ("z", "created")]
+
+
+def test_keys_that_are_not_strings_and_values_that_raise_never_fail_the_watch() -> None:
+    class Hostile:
+        def __eq__(self, other: object) -> bool:
+            raise RuntimeError("no")
+
+        __hash__ = object.__hash__
+
+        @property
+        def shape(self) -> Any:
+            raise RuntimeError("no")
+
+    ns: dict[Any, Any] = {1: "one", "h": Hostile(), ("t",): 2}
+    assert watched(ns, ["h"], "ns_key = 3\nglobals()[2] = 'two'\nh.x = 1") == [
+        "h: Hostile, may have changed (no fingerprint for this type)", "ns_key: created int"
+    ]

@@ -59,7 +59,7 @@ def summary(value: object) -> dict[str, Any]:
 
 def summaries(namespace: dict[str, Any], names: Iterable[str]) -> dict[str, dict[str, Any]]:
     """The summaries of those `names` that `namespace` holds."""
-    wanted = [name for name in names if name in namespace][:MAX_NAMES]
+    wanted = [name for name in names if isinstance(name, str) and name in namespace][:MAX_NAMES]
     return {name: summary(namespace[name]) for name in wanted}
 
 

@@ -20,9 +20,10 @@ from larik_jupyter.tools.fingerprint import IMMUTABLE, Fingerprint, fingerprint,
 from larik_jupyter.tools.touched_names import names_it_may_change
 
 
-def is_user_name(name: str, value: object) -> bool:
-    """Whether `name` holding `value` is one of the user's variables."""
-    return not name.startswith("_") and not isinstance(value, types.ModuleType)
+def is_user_name(name: object, value: object) -> bool:
+    """Whether `name` holding `value` is one of the user's variables (a namespace may also hold
+    keys that are not strings, which are no one's variables)."""
+    return isinstance(name, str) and not name.startswith("_") and not isinstance(value, types.ModuleType)
 
 
 def python_source(source: str) -> str:
@@ -74,7 +75,7 @@ class VariableWatch:
                 change = self._in_place(name, print_before, fingerprint(now))
                 if change is not None:
                     out.append(change)
-        for name in sorted(namespace.keys() - self.keys):
+        for name in sorted(n for n in namespace.keys() - self.keys if isinstance(n, str)):
             value = namespace[name]
             if is_user_name(name, value):
                 out.append(VariableChange(name=name, change="created", after=_summary(value)))
