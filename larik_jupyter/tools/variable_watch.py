@@ -38,7 +38,7 @@ def cell_names(source: str) -> list[str]:
     """The names a notebook cell's code may change (what its magic and shell lines do to
     variables is not seen); a cell that does not parse has none."""
     try:
-        return names_it_may_change(ast.parse(python_source(source)))
+        return names_it_may_change(ast.parse(python_source(source))) or []
     except (SyntaxError, ValueError):
         return []
 
@@ -53,10 +53,11 @@ def _summary(value: object) -> str:
 class VariableWatch:
     """The state of `names` in `namespace` before a call, to compare with after it."""
 
-    def __init__(self, namespace: dict[str, Any], names: Iterable[str]) -> None:
+    def __init__(self, namespace: dict[str, Any], names: Iterable[str] | None) -> None:
+        """`names` None: the code could not be scanned, so only the names it creates are seen."""
         self.keys = set(namespace)
         self.before: dict[str, tuple[object, Fingerprint]] = {}
-        for name in names:
+        for name in names or []:
             if name in namespace and is_user_name(name, namespace[name]):
                 value = namespace[name]
                 self.before[name] = (value, fingerprint(value))
