@@ -19,6 +19,7 @@ from larik_jupyter.errors import LarikError
 from larik_jupyter.llm.messages import ImageBlock, TextBlock, ToolResultBlock, ToolUseBlock
 from larik_jupyter.paths import project_root
 from larik_jupyter.session import catalog
+from larik_jupyter.session.context_view import without_envelopes
 from larik_jupyter.session.reader import load_entries, session_id_of
 from larik_jupyter.session.state import INTERRUPTED_TOOL_RESULT, replay
 from larik_jupyter.session.summary import first_line, summary
@@ -211,7 +212,7 @@ def _run_source(call: ToolUseBlock, result: ToolResultBlock, cwd: Path) -> str |
 
 
 def _run_output(result: ToolResultBlock) -> str:
-    lines = output_text(result).split("\n")
+    lines = without_envelopes(output_text(result)).split("\n")
     if lines and _RUN_HEAD.match(lines[0]):
         lines = lines[1:]
     text = "\n".join(lines)

@@ -24,3 +24,9 @@ def context_view(text: str) -> tuple[str, str]:
     if data := _ENVELOPE.fullmatch(text.strip()):
         return f"attached {data['source'].removeprefix('--with ')}".strip(), data["text"]
     return ("notebook context" if text.startswith("<notebook-context") else "attached"), text
+
+
+def without_envelopes(text: str) -> str:
+    """`text` with each notebook-data envelope in it replaced by the data it carries (what a
+    person or a re-run compares, not the wrapping meant for the model)."""
+    return _ENVELOPE.sub(lambda m: m["text"], text)
