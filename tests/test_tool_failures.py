@@ -78,7 +78,8 @@ class Exploding(Tool):
 
 
 def test_the_debug_trace_keeps_the_traceback_the_model_never_sees(project: Path, tmp_path: Path) -> None:
-    (project / "bad.ipynb").write_text(json.dumps({"nbformat": 4, "nbformat_minor": 5, "cells": []}))
+    # Torn JSON (an invalid notebook is read, its problems named: issue 30).
+    (project / "bad.ipynb").write_text('{"nbformat": 4, "cells": [')
     agent = Agent(project, model=scripted(tmp_path, [tool("notebook_read", path="bad.ipynb")], done("Carried on.")))
     folder = agent.trace(True)
     assert folder is not None
@@ -87,9 +88,9 @@ def test_the_debug_trace_keeps_the_traceback_the_model_never_sees(project: Path,
     rows = [orjson.loads(line) for line in (folder / "events.jsonl").read_bytes().splitlines()]
     (finished,) = [r for r in rows if r["type"] == "ToolFinished"]
     assert finished["content"] == (
-        "bad.ipynb is not a valid notebook ('metadata' is a required property); the file was left unchanged."
+        "bad.ipynb does not parse as a notebook (Expecting value: line 1 column 27 (char 26)); it was left unchanged."
     )
-    assert "Traceback (most recent call last)" in finished["traceback"] and "ValidationError" in finished["traceback"]
+    assert "Traceback (most recent call last)" in finished["traceback"] and "JSONDecodeError" in finished["traceback"]
     assert "Traceback" not in results_of(agent)[0].text()
     agent.close()
 

@@ -21,6 +21,10 @@ from larik_jupyter.checkpoint.durable import DIR_FLAGS, Barrier
 from larik_jupyter.checkpoint.manifest import CellRecord, NotebookRecord
 from larik_jupyter.checkpoint.restore import replace_bytes
 from larik_jupyter.checkpoint.safepath import DirWalk, PathRefused, confine, open_entry
+from larik_jupyter.nbjson.cells import file_form, lines_form
+from larik_jupyter.nbjson.layout import decode
+from larik_jupyter.nbjson.splice import splice
+from larik_jupyter.nbjson.validate import new_problems, problems
 
 
 class CellsNotRestored(Exception):
@@ -102,11 +106,8 @@ def _changed(record: NotebookRecord) -> list[CellRecord]:
 
 def restore_in_file(root: Path, record: NotebookRecord) -> str:
     """Put `record`'s cells back in the notebook's file (the notebook is not open): read
-    without following symlinks, changed as `placed` says, validated by nbformat, written in the
-    file's own layout so the cells undo did not touch keep their bytes."""
-    from larik_jupyter.tools.base import ToolError
-    from larik_jupyter.tools.notebook_file import layout, lines_form, validate_notebook
-
+    without following symlinks, changed as `placed` says, refused if that adds a validation
+    problem, written so that only the bytes of the cells undo put back change."""
     try:
         parts = confine(root, record.path)
         root_fd = os.open(root, DIR_FLAGS)
@@ -119,26 +120,11 @@ def restore_in_file(root: Path, record: NotebookRecord) -> str:
                 raise CellsNotRestored("is neither open in the browser nor on disk, so its cells were not restored")
             with os.fdopen(fd, "rb") as f:
                 mode = os.fstat(f.fileno()).st_mode
-                text = f.read().decode("utf-8")
-            data = json.loads(text)
-            if not isinstance(data, dict) or not isinstance(data.get("cells"), list):
-                raise CellsNotRestored("is not a notebook now (no list of cells), so its cells were not restored")
-            lines = lines_form(None, data["cells"])
-            in_file = record.model_copy(update={"cells": [
-                c.model_copy(update={"cell": _in_file_form(c.cell, lines)}) if c.cell else c
-                for c in record.cells
-            ]})
-            new = {**data, "cells": placed(data["cells"], in_file)}
-            try:
-                validate_notebook(record.path, new, "would not be a valid notebook")
-            except ToolError as exc:
-                raise CellsNotRestored(str(exc)) from None
-            indent, sort_keys = layout(text, data)
-            out = json.dumps(new, indent=indent, sort_keys=sort_keys, ensure_ascii=False)
-            out += "\n" if text.endswith("\n") else ""
-            if out != text:
+                raw = f.read()
+            out = restored_bytes(record, raw)
+            if out != raw:
                 with Barrier() as barrier:
-                    replace_bytes(walk, parts, out.encode("utf-8"), mode, barrier)
+                    replace_bytes(walk, parts, out, mode, barrier)
                     barrier.commit()
     except PathRefused as exc:
         raise CellsNotRestored(f"{exc}, so its cells were not restored in the file") from None
@@ -149,13 +135,21 @@ def restore_in_file(root: Path, record: NotebookRecord) -> str:
     return "the file"
 
 
-def _in_file_form(cell: dict[str, Any], lines: bool) -> dict[str, Any]:
-    """A cell captured from the browser (strings) as nbformat writes it: in a file whose sources
-    are lists of lines, split as nbformat splits them; the transient `trusted` flag left out."""
-    import nbformat
-    from nbformat.v4.rwbase import split_lines, strip_transient
-
-    node = nbformat.from_dict({"metadata": {}, "cells": [copy.deepcopy(cell)]})
-    strip_transient(split_lines(node) if lines else node)
-    plain: dict[str, Any] = json.loads(json.dumps(node["cells"][0]))
-    return plain
+def restored_bytes(record: NotebookRecord, raw: bytes) -> bytes:
+    """The notebook file `raw` with `record`'s cells put back: its own bytes elsewhere."""
+    bom, text = decode(raw)
+    data = json.loads(text)
+    if not isinstance(data, dict) or not isinstance(data.get("cells"), list):
+        raise CellsNotRestored("is not a notebook now (no list of cells), so its cells were not restored")
+    lines = lines_form(None, data["cells"])
+    in_file = record.model_copy(update={"cells": [
+        c.model_copy(update={"cell": file_form(c.cell, lines)}) if c.cell else c
+        for c in record.cells
+    ]})
+    new = {**data, "cells": placed(data["cells"], in_file)}
+    added = new_problems(problems(data), new, data)
+    if added:
+        raise CellsNotRestored(
+            f"would not be a valid notebook with its cells put back ({added[0]}), so they were not restored"
+        )
+    return splice(text, data, new, bom).raw

@@ -20,7 +20,7 @@ from larik_jupyter.llm.messages import ContentBlock, TextBlock
 from larik_jupyter.session.regular import file_kind
 from larik_jupyter.tools.envelope import wrap
 from larik_jupyter.tools.figures import image_of, is_figure
-from larik_jupyter.tools.images import image_block
+from larik_jupyter.tools.images import InvalidImage, image_block
 from larik_jupyter.tools.textfile import is_binary
 from larik_jupyter.tools.variables import describe
 
@@ -129,8 +129,11 @@ def _add_variable(out: Attached, name: str, text: str, nonce: str) -> None:
 
 
 def _add_image(out: Attached, name: str, kind: str, data: bytes, media: str, label: str, nonce: str) -> None:
-    block = image_block(data, media)
-    note = "the image follows" if block is not None else "the image could not be reduced to about 1 MB and is not sent"
+    try:
+        block = image_block(data, media)
+        note = "the image follows" if block is not None else "the image could not be reduced to about 1 MB and is not sent"
+    except InvalidImage as exc:
+        block, note = None, f"{exc}, so the image is not sent"
     out.blocks.append(TextBlock(text=wrap(nonce, f"--with {name}", f"{label}, {media}, {len(data)} bytes: {note}.")))
     if block is not None:
         out.blocks.append(block)

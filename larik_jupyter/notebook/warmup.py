@@ -1,5 +1,5 @@
-"""What a kernel does in the background once `%larik` is loaded: warm the chosen provider's SDK
-and the agent's modules, then prune old checkpoints.
+"""What a kernel does in the background once `%larik` is loaded: warm the notebook tools, the
+chosen provider's SDK and the agent's modules, then prune old checkpoints.
 
 `%load_ext` itself only registers the magics; this work starts on a daemon thread when the
 loading cell has finished (or at the first `%larik` line, whichever comes first), so it never
@@ -13,6 +13,7 @@ import asyncio
 import contextlib
 import gc
 import importlib
+import io
 import socket
 import threading
 from collections.abc import Callable, Iterator
@@ -38,6 +39,7 @@ _TURN_MODULES = (
     "larik_jupyter.notebook.interrupt",
     "larik_jupyter.notebook.reattach",
     "larik_jupyter.notebook.terminal",
+    "larik_jupyter.tools.notebook",
 )
 
 
@@ -84,6 +86,12 @@ class Warmup:
         from larik_jupyter.config.layers import load_config
 
         with _collector_paused():
+            # First, and quick (0.3 s): the SDK's import below is what a turn waits for, so
+            # this is ready before any notebook call can come.
+            try:
+                warm_notebooks()
+            except (ImportError, OSError, RuntimeError, ValueError):
+                pass  # the first notebook call prepares them itself, and reports what fails
             try:
                 config = load_config(self._cwd()).config
             except (LarikError, OSError) as exc:
@@ -122,6 +130,23 @@ def _collector_paused() -> Iterator[None]:
         gc.unfreeze()
         if paused:
             gc.enable()
+
+
+def warm_notebooks() -> None:
+    """Prepare what only a notebook call needs (the tools themselves come with the agent's
+    modules): nbformat's schema compiled for validation (not nbformat itself: its import takes
+    seconds, and only a notebook that does not validate needs it), and Pillow's image formats,
+    which read the images of outputs (one tiny PNG written and read back)."""
+    from larik_jupyter.nbjson.validate import warm
+
+    warm()
+    try:
+        from PIL import Image
+    except ImportError:
+        return
+    buffer = io.BytesIO()
+    Image.new("RGB", (1, 1)).save(buffer, format="PNG")
+    Image.open(io.BytesIO(buffer.getvalue())).load()
 
 
 def warm_sdk(model: str | None, config: Any) -> str | None:

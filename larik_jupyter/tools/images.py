@@ -21,6 +21,16 @@ MAX_BYTES = 1_000_000
 MAX_PER_RESULT = 8
 
 
+_SIGNATURES = {"image/png": b"\x89PNG\r\n\x1a\n", "image/jpeg": b"\xff\xd8\xff"}
+
+
+class InvalidImage(ValueError):
+    """Image data that is not an image of its type (empty, cut short, another format)."""
+
+    def __init__(self, media_type: str) -> None:
+        super().__init__(f"invalid {media_type.removeprefix('image/').upper()} data")
+
+
 def _fits(data: bytes) -> bool:
     return len(data) <= MAX_BYTES
 
@@ -34,7 +44,11 @@ def _png_side(data: bytes) -> int:
 
 
 def shrink(data: bytes, media_type: str) -> tuple[bytes, str] | None:
-    """`data` within the limits (maybe re-encoded as JPEG), or None when that is impossible."""
+    """`data` within the limits (maybe re-encoded as JPEG), or None when that is impossible;
+    raises `InvalidImage` when `data` is not an image of its type."""
+    signature = _SIGNATURES.get(media_type)
+    if signature is not None and not data.startswith(signature):
+        raise InvalidImage(media_type)
     try:
         from PIL import Image
     except ImportError:
@@ -43,7 +57,7 @@ def shrink(data: bytes, media_type: str) -> tuple[bytes, str] | None:
         image = Image.open(io.BytesIO(data))
         image.load()
     except Exception:
-        return None
+        raise InvalidImage(media_type) from None
     if max(image.size) <= MAX_SIDE and _fits(data):
         return data, media_type
     scale = min(1.0, MAX_SIDE / max(image.size))
@@ -63,7 +77,8 @@ def shrink(data: bytes, media_type: str) -> tuple[bytes, str] | None:
 
 
 def image_block(data: bytes, media_type: str) -> ImageBlock | None:
-    """A Larik `image` block of `data`, shrunk to the limits; None if it cannot be."""
+    """A Larik `image` block of `data`, shrunk to the limits; None if it cannot be
+    (`InvalidImage` when it is not an image)."""
     shrunk = shrink(data, media_type)
     if shrunk is None:
         return None
@@ -81,15 +96,21 @@ class ImageCollector:
     images: list[ImageBlock] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
 
-    def add(self, data: bytes, media_type: str, label: str) -> None:
+    def add(self, data: bytes, media_type: str, label: str) -> str | None:
+        """Keep the image (or note why not); returns why it is not an image ("invalid PNG
+        data"), for the caller to say where it shows the image."""
         if len(self.images) >= MAX_PER_RESULT:
             self.notes.append(f"[image {label} not sent: at most {MAX_PER_RESULT} per result]")
-            return
-        block = image_block(data, media_type)
+            return None
+        try:
+            block = image_block(data, media_type)
+        except InvalidImage as exc:
+            return str(exc)
         if block is None:
             self.notes.append(f"[image {label} omitted: it could not be reduced to about 1 MB]")
-            return
+            return None
         self.images.append(block)
+        return None
 
     def text(self, base: str) -> str:
         """`base` followed by the notes about images left out."""

@@ -1,8 +1,9 @@
 """notebook_read and notebook_edit: cells of an `.ipynb` by id, through nbformat.
 
 Cells are addressed by their nbformat id, or as `cell-N` (0-based) in a notebook without ids.
-An edit reads, changes, validates and writes the notebook in its own layout (see
-`notebook_file`), after the checkpoint captured it; any failure leaves the file unchanged.
+An edit reads, changes, checks and writes the notebook, changing only the bytes of the cells it
+touched (see `notebook_file`), after the checkpoint captured it; any failure leaves the file
+unchanged.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from larik_jupyter.nbjson.cells import lines_form
 from larik_jupyter.tools.base import Tool, ToolError, ToolResult
 from larik_jupyter.tools.diff import unified_diff
 from larik_jupyter.tools.edit import apply_edit
@@ -24,10 +26,11 @@ from larik_jupyter.tools.file_write import outside_root
 from larik_jupyter.tools.images import ImageCollector
 from larik_jupyter.tools.live_cells import CellChanged
 from larik_jupyter.tools.notebook_file import (
+    REWRITTEN_NOTE,
     NotebookFile,
     as_source,
-    lines_form,
     load_notebook,
+    problems_note,
     save_notebook,
     source_text,
 )
@@ -151,7 +154,7 @@ class NotebookReadTool(Tool):
                 + " with cell_ids in another call"
             )
         body = wrap(env.nonce, nb.rel, "\n".join(rows)) if rows else ""
-        text = head + "." + ("\n" + body if body else "")
+        text = head + "." + ("\n" + problems_note(nb) if nb.problems else "") + ("\n" + body if body else "")
         if nb.live:
             text += "\n(Read from the notebook open in the browser; the file may lag until the user saves it.)"
         elif _is_kernel_notebook(env, nb.path):
@@ -179,13 +182,15 @@ def _rows(
 
 def _cell_text(nb: NotebookFile, index: int, outputs: bool, offset: int, images: ImageCollector) -> str:
     cell = nb.cells[index]
+    if not isinstance(cell, dict):
+        return f"--- cell {index} · not a cell (a JSON {type(cell).__name__}, not an object)"
     kind = cell.get("cell_type", "?")
     head = f"--- cell {index} · id {nb.cell_id(index)} · {kind}"
     if kind == "code":
         count = cell.get("execution_count")
         head += f" · execution_count {count if count is not None else '-'}"
     rows = [head, _source_page(nb.cell_id(index), source_text(cell), offset)]
-    if outputs and kind == "code" and cell.get("outputs"):
+    if outputs and kind == "code" and isinstance(cell.get("outputs"), list) and cell["outputs"]:
         rows += ["--- outputs", outputs_text(cell["outputs"], images, f"cell {index}")]
     return "\n".join(rows)
 
@@ -268,7 +273,12 @@ class NotebookEditTool(Tool):
         index = _find(nb, str(cell_id))
         cell = nb.cells[index]
         where = f"{nb.rel}#{cell_id}"
-        old = source_text(cell)
+        if not isinstance(cell, dict) and mode != "delete":
+            raise ToolError(
+                f"{where} is not a cell but a JSON {type(cell).__name__}; delete it, or fix the "
+                "file in Jupyter; the file was left unchanged."
+            )
+        old = source_text(cell) if isinstance(cell, dict) else ""
         named = f"{_cell_name(nb, str(cell_id), index)} of {nb.rel}"
         if mode == "delete":
             del data["cells"][index]
@@ -350,8 +360,10 @@ class NotebookEditTool(Tool):
                 + (change.diff or "(the source did not change)")
             )
             return ToolResult(text, diff=change.diff or None)
-        save_notebook(env, change.nb, change.data)
+        written = save_notebook(env, change.nb, change.data)
         text = change.summary + "\n" + (change.diff or "(the source did not change)")
+        if written.rewritten:
+            text += "\n" + REWRITTEN_NOTE
         notices = []
         if _is_kernel_notebook(env, change.nb.path):
             text += "\n" + RELOAD_NOTE
@@ -423,7 +435,7 @@ def _new_cell(nb: NotebookFile, kind: str, source: str, seed: str) -> dict[str, 
     if not nb.has_ids:
         cell.pop("id", None)
     else:
-        taken = {c.get("id") for c in nb.cells} | set(nb.order)
+        taken = {c.get("id") for c in nb.cells if isinstance(c, dict)} | set(nb.order)
         while cell["id"] in taken:
             cell["id"] = next(ids)
     return cell

@@ -1,48 +1,49 @@
-"""A `.ipynb` file read and written the way it was: same nbformat minor, indentation, key order
-and trailing newline, so the cells an edit did not touch stay byte-identical in the JSON.
+"""A `.ipynb` file read as it is and written back exactly: an edit changes only the bytes of
+the cells it touched (`nbjson.splice`), whatever the file's layout (indent, key order, line
+endings, final newline, byte-order mark, one line), and never upgrades the notebook (one without
+cell ids, nbformat < 4.5, is addressed as `cell-N` and written without ids).
 
-nbformat parses and validates every read and every write; nothing here upgrades a notebook
-(one without cell ids, nbformat < 4.5, is addressed as `cell-N` and written without ids).
+A notebook that does not validate is read all the same, its problems named (as JupyterLab opens
+it with a warning); an edit of it is refused only if it adds a problem.
 """
 
 from __future__ import annotations
 
-import copy
+import importlib.metadata
 import json
 import re
-import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from larik_jupyter.errors import exception_text
+from larik_jupyter.nbjson.layout import decode
+from larik_jupyter.nbjson.splice import Spliced, splice
+from larik_jupyter.nbjson.validate import Problem, new_problems, problems
 from larik_jupyter.tools.base import ToolError
 from larik_jupyter.tools.env import Env
 from larik_jupyter.tools.file_write import write_file
 from larik_jupyter.tools.textfile import MAX_TEXT_BYTES
 
-_INDENT = re.compile(r"\n([ \t]+)\S")
 _INDEX_ID = re.compile(r"^cell-(\d+)$")
-_SURROGATE = re.compile("[\ud800-\udfff]")
-
-
-def _nbformat() -> Any:
-    import nbformat
-
-    return nbformat
+# The newest nbformat major version nbformat reads (its `current_nbformat`, without importing it).
+CURRENT_NBFORMAT = 4
+REWRITTEN_NOTE = (
+    "The file's layout could not be kept around this change, so the whole notebook was written "
+    "again in its layout; a diff of the file may show lines outside this cell changed."
+)
 
 
 @dataclass
 class NotebookFile:
-    """One notebook as its JSON (`data`, key order kept) and how its text was laid out."""
+    """One notebook: its JSON (`data`, key order kept) and, read from a file, its text."""
 
     path: Path
     rel: str
-    text: str
+    text: str  # as read, without its byte-order mark
     data: dict[str, Any]
-    indent: str | None
-    sort_keys: bool
-    newline: bool
+    bom: str = ""
+    # What nbformat finds wrong with the file as read (empty: it validates).
+    problems: list[Problem] = field(default_factory=list)
     live: bool = False  # the document open in a browser rather than the file
     # The open document's cell ids in order (the reply may carry only some cells).
     order: list[str] = field(default_factory=list)
@@ -59,11 +60,12 @@ class NotebookFile:
     @property
     def has_ids(self) -> bool:
         """Whether cells carry nbformat ids (4.5+); otherwise they are `cell-N`."""
-        return (self.data.get("nbformat"), self.data.get("nbformat_minor", 0)) >= (4, 5)
+        major, minor = self.data.get("nbformat"), self.data.get("nbformat_minor", 0)
+        return isinstance(major, int) and isinstance(minor, int) and (major, minor) >= (4, 5)
 
     def cell_id(self, index: int) -> str:
         cell = self.cells[index]
-        return str(cell["id"]) if self.has_ids and "id" in cell else f"cell-{index}"
+        return str(cell["id"]) if self.has_ids and isinstance(cell, dict) and "id" in cell else f"cell-{index}"
 
     def find(self, cell_id: str) -> int:
         """The index of the cell `cell_id` names (its id, or `cell-N`); an id two cells share
@@ -83,12 +85,6 @@ class NotebookFile:
             "call notebook_read to see the cell ids."
         )
 
-    def dumps(self, data: dict[str, Any]) -> str:
-        """`data` laid out like the file was."""
-        indent: str | int | None = self.indent
-        text = json_text(data, indent, self.sort_keys)
-        return text + ("\n" if self.newline else "")
-
 
 def duplicate_id(rel: str, cell_id: str, indexes: list[int]) -> str:
     """The refusal of an edit by an id that several cells of `rel` carry."""
@@ -98,25 +94,6 @@ def duplicate_id(rel: str, cell_id: str, indexes: list[int]) -> str:
         f"{rel} has {len(indexes)} cells with the id {cell_id!r} (at positions {where}), so it "
         f"does not say which one is meant; address the cell as {addresses} instead."
     )
-
-
-def json_text(data: dict[str, Any], indent: str | int | None, sort_keys: bool) -> str:
-    """`data` as JSON text in that layout, UTF-8 as nbformat writes it; a lone surrogate (the
-    file held it as a `\\uXXXX` escape) stays an escape, since UTF-8 cannot hold it."""
-    text = json.dumps(data, indent=indent, sort_keys=sort_keys, ensure_ascii=False)
-    return _SURROGATE.sub(lambda found: f"\\u{ord(found.group()):04x}", text)
-
-
-def layout(text: str, data: dict[str, Any]) -> tuple[str | None, bool]:
-    """The indentation and key order that reproduce `text`; nbformat's own when none does."""
-    found = _INDENT.search(text)
-    indent = found.group(1) if found else None
-    body = text.rstrip("\n")
-    for sort_keys in (True, False):
-        if json_text(data, indent, sort_keys) == body:
-            return indent, sort_keys
-    # Hand-made layout: write what nbformat writes; unchanged cells may then change spacing.
-    return indent or " ", True
 
 
 def load_notebook(env: Env, raw_path: str) -> NotebookFile:
@@ -130,7 +107,7 @@ def load_notebook(env: Env, raw_path: str) -> NotebookFile:
     if path.stat().st_size > MAX_TEXT_BYTES:
         raise ToolError(f"{rel} is larger than 50 MB; too large to load.")
     try:
-        text = path.read_bytes().decode("utf-8")
+        bom, text = decode(path.read_bytes())
         data = json.loads(text)
     except (UnicodeDecodeError, ValueError) as exc:
         raise ToolError(f"{rel} does not parse as a notebook ({exc}); it was left unchanged.") from exc
@@ -139,19 +116,17 @@ def load_notebook(env: Env, raw_path: str) -> NotebookFile:
             f"{rel} nests its JSON too deeply to parse (RecursionError); it is not a notebook "
             "this tool can read, and it was left unchanged."
         ) from None
+    refuse_old_format(rel, data)
     if not isinstance(data, dict) or not isinstance(data.get("cells"), list):
         raise ToolError(f"{rel} is not a notebook: its JSON has no list of cells.")
     check_shape(rel, data)
-    validate_notebook(rel, data, "is not a valid notebook")
-    indent, sort_keys = layout(text, data)
-    return NotebookFile(path, rel, text, data, indent, sort_keys, text.endswith("\n"))
+    return NotebookFile(path, rel, text, data, bom, problems(data))
 
 
 def check_shape(rel: str, data: dict[str, Any]) -> None:
     """Refuse (ToolError) what nbformat's validator fails on with its own errors rather than a
     validation error: a version that is not a whole number or newer than it reads, and cells
     that are not objects or have no string `cell_type`."""
-    nbformat = _nbformat()
     for key in ("nbformat", "nbformat_minor"):
         value = data.get(key)
         if (value is not None or key == "nbformat") and (not isinstance(value, int) or isinstance(value, bool)):
@@ -161,11 +136,11 @@ def check_shape(rel: str, data: dict[str, Any]) -> None:
                 "tool can read; it was left unchanged."
             )
     version = data["nbformat"]
-    if version > nbformat.current_nbformat:
+    if version > CURRENT_NBFORMAT:
         raise ToolError(
             f"{rel} uses nbformat {version}, which this nbformat cannot read (nbformat "
-            f"{nbformat.__version__} reads up to nbformat {nbformat.current_nbformat}); it was "
-            "left unchanged."
+            f"{importlib.metadata.version('nbformat')} reads up to nbformat {CURRENT_NBFORMAT}); "
+            "it was left unchanged."
         )
     for index, cell in enumerate(data["cells"]):
         if not isinstance(cell, dict):
@@ -194,44 +169,60 @@ def _shown(value: object) -> str:
     return text if len(text) <= 20 else _json_kind(value)
 
 
-def validate_notebook(rel: str, data: dict[str, Any], what: str) -> None:
-    """Refuse (ToolError) `data` that nbformat does not validate; `what` says what it is."""
-    nbformat = _nbformat()
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            nbformat.validate(copy.deepcopy(data))
-    except nbformat.ValidationError as exc:
-        reason = str(exc).strip().splitlines()[0]
-        raise ToolError(f"{rel} {what} ({reason}); the file was left unchanged.") from exc
-    except Exception as exc:  # nbformat's own failures on JSON it did not expect
+def refuse_old_format(rel: str, data: Any) -> None:
+    """Refuse an nbformat 1-3 notebook (cells inside worksheets) with how to convert it."""
+    if not isinstance(data, dict) or data.get("nbformat") not in (1, 2, 3):
+        return
+    raise ToolError(
+        f"{rel} is an nbformat {data['nbformat']} notebook, an old format these tools do not "
+        "read; convert it to nbformat 4 by opening and saving it in Jupyter, or with "
+        f"`jupyter nbconvert --to notebook --inplace {rel}`, then try again."
+    )
+
+
+def problems_note(nb: NotebookFile) -> str:
+    """What a read says of a notebook that does not validate ("" when it does)."""
+    if not nb.problems:
+        return ""
+    shown = "; ".join(str(p) for p in nb.problems[:3])
+    more = f" (and {len(nb.problems) - 3} more)" if len(nb.problems) > 3 else ""
+    return (
+        f"{nb.rel} does not validate as nbformat {nb.data.get('nbformat')}.{nb.data.get('nbformat_minor')}: "
+        f"{shown}{more}. JupyterLab opens it with a warning; edits are allowed when they add no problem."
+    )
+
+
+def checked(nb: NotebookFile, data: dict[str, Any]) -> None:
+    """Refuse (ToolError) `data` when it has a validation problem the file did not have."""
+    added = new_problems(nb.problems, data, nb.data)
+    if added:
+        was = " (a problem the file did not have)" if nb.problems else ""
         raise ToolError(
-            f"{rel} {what}: nbformat could not validate it ({exception_text(exc)}); the file was "
-            "left unchanged."
-        ) from exc
+            f"{nb.rel} would not be a valid notebook after this edit ({added[0]}{was}); "
+            "the file was left unchanged."
+        )
 
 
-def save_notebook(env: Env, nb: NotebookFile, data: dict[str, Any]) -> str:
-    """Validate `data`, let the checkpoint capture the file, write it; returns the new text."""
-    validate_notebook(nb.rel, data, "would not be a valid notebook after this edit")
-    text = nb.dumps(data)
+def notebook_bytes(nb: NotebookFile, data: dict[str, Any]) -> Spliced:
+    """The file's bytes holding `data`: its own bytes outside what changed."""
+    return splice(nb.text, nb.data, data, nb.bom)
+
+
+def save_notebook(env: Env, nb: NotebookFile, data: dict[str, Any]) -> Spliced:
+    """Check `data`, let the checkpoint capture the file, write it; returns what was written."""
+    checked(nb, data)
+    spliced = notebook_bytes(nb, data)
     env.capture_before_write(nb.path)
-    write_file(env.root, nb.path, text.encode("utf-8"))
-    return text
+    write_file(env.root, nb.path, spliced.raw)
+    return spliced
 
 
 def source_text(cell: dict[str, Any]) -> str:
     """A cell's source as one string (the file may hold it as a list of lines)."""
     source = cell.get("source", "")
-    return "".join(source) if isinstance(source, list) else str(source)
-
-
-def lines_form(cell: dict[str, Any] | None, cells: list[dict[str, Any]]) -> bool:
-    """Whether a (new, when `cell` is None) cell's source is written as a list of lines, as
-    nbformat does, rather than one string: the cell's own form, else the notebook's."""
-    if cell is not None:
-        return not isinstance(cell.get("source"), str)
-    return not any(isinstance(c.get("source"), str) for c in cells)
+    if isinstance(source, list):
+        return "".join(line if isinstance(line, str) else json.dumps(line) for line in source)
+    return str(source)
 
 
 def as_source(text: str, lines: bool) -> Any:

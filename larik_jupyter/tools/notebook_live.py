@@ -73,7 +73,7 @@ def live_notebook(
             return None
         held = _read(env, path, reply)
     return NotebookFile(
-        path, env.rel(path), "", {**held.head, "cells": held.cells}, " ", True, True, live=True,
+        path, env.rel(path), "", {**held.head, "cells": held.cells}, live=True,
         order=held.order, hashes=held.hashes, order_hash=held.order_hash,
     )
 

@@ -69,6 +69,8 @@ def outputs_text(outputs: list[dict[str, Any]], images: ImageCollector, label: s
     """The outputs of one cell as text (capped); their PNG/JPEG images go to `images`."""
     parts: list[str] = []
     for output in outputs:
+        if not isinstance(output, dict):
+            continue
         kind = output.get("output_type")
         if kind == "stream":
             parts.append(_joined(output.get("text", "")))
@@ -76,7 +78,8 @@ def outputs_text(outputs: list[dict[str, Any]], images: ImageCollector, label: s
             head = f"{output.get('ename', 'Error')}: {output.get('evalue', '')}"
             parts.append(head + "\n" + short_traceback(list(output.get("traceback", []))))
         elif kind in ("execute_result", "display_data"):
-            parts.append(_data_text(output.get("data", {}), images, label))
+            data = output.get("data")
+            parts.append(_data_text(data if isinstance(data, dict) else {}, images, label))
     return cap("\n".join(p.rstrip("\n") for p in parts if p))
 
 
@@ -87,9 +90,9 @@ def _data_text(data: dict[str, Any], images: ImageCollector, label: str) -> str:
         try:
             raw = base64.b64decode(_joined(data[media]).strip())
         except (binascii.Error, ValueError):
-            return f"[{media} image that does not decode]"
-        images.add(raw, media, f"{media} of {label}")
-        return f"[{media} image]"
+            raw = b""  # not base64: reported as invalid image data below
+        invalid = images.add(raw, media, f"{media} of {label}")
+        return f"[{media} image: {invalid}]" if invalid else f"[{media} image]"
     if "text/plain" in data:
         return _joined(data["text/plain"])
     if "text/html" in data:

@@ -18,7 +18,12 @@ from larik_jupyter.tools.env import Env
 from larik_jupyter.tools.envelope import wrap
 from larik_jupyter.tools.images import ImageCollector
 from larik_jupyter.tools.notebook import NOTEBOOK_PATH, notebook_path, open_notebook
-from larik_jupyter.tools.notebook_file import load_notebook, save_notebook, source_text
+from larik_jupyter.tools.notebook_file import (
+    REWRITTEN_NOTE,
+    load_notebook,
+    save_notebook,
+    source_text,
+)
 from larik_jupyter.tools.notebook_live import (
     apply_live,
     capture_live,
@@ -96,12 +101,13 @@ class NotebookRunTool(Tool):
             source, timeout=timeout, stop=env.stop_event, changed=streamed if live is not None else None
         )
         # Shielded: a Stop that cancels the turn must not leave the cell's outputs half written.
+        rewritten = False
         if nb.live:
             op = {"op": "set_outputs", "cell_id": cell_id, "outputs": run.outputs,
                   "execution_count": run.execution_count, "metadata": with_provenance(cell, env).get("metadata", {})}
             await asyncio.shield(asyncio.to_thread(apply_live, env, nb, op))
         else:
-            await asyncio.shield(asyncio.to_thread(_write_file, env, raw, cell_id, run))
+            rewritten = await asyncio.shield(asyncio.to_thread(_write_file, env, raw, cell_id, run))
         if run.cancelled:
             raise asyncio.CancelledError  # the turn is ending; the cell is stopped and written
         images = ImageCollector()
@@ -115,7 +121,9 @@ class NotebookRunTool(Tool):
         elif run.interrupted:
             head += "; it was interrupted"
         body = outputs_text(run.outputs, images, f"cell {cell_id}") if run.outputs else "(no output)"
-        text = images.text(f"{head}.\n{wrap(env.nonce, f'cell {cell_id} outputs', body)}")
+        text = images.text(
+            f"{head}.\n{wrap(env.nonce, f'cell {cell_id} outputs', body)}" + (f"\n{REWRITTEN_NOTE}" if rewritten else "")
+        )
         return ToolResult(
             text,
             is_error=run.error or bool(run.interrupted),
@@ -125,8 +133,9 @@ class NotebookRunTool(Tool):
         )
 
 
-def _write_file(env: Env, raw: str, cell_id: str, run: CellRun) -> None:
-    """The run's outputs and count into the closed notebook's file (that cell only)."""
+def _write_file(env: Env, raw: str, cell_id: str, run: CellRun) -> bool:
+    """The run's outputs and count into the closed notebook's file (that cell only); whether
+    the whole file had to be written again."""
     nb = load_notebook(env, raw)
     index = nb.find(cell_id)
     data = dict(nb.data)
@@ -135,4 +144,4 @@ def _write_file(env: Env, raw: str, cell_id: str, run: CellRun) -> None:
     cell["outputs"] = run.outputs
     cell["execution_count"] = run.execution_count
     data["cells"][index] = cell
-    save_notebook(env, nb, data)
+    return save_notebook(env, nb, data).rewritten

@@ -1,0 +1,45 @@
+"""Cells as a notebook file holds them: sources and text outputs as one string or as a list of
+lines (nbformat's `split_lines`), without the transient `trusted` flag."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+# Besides text/*, the media types nbformat writes as lists of lines.
+_SPLIT_MEDIA = ("application/javascript", "image/svg+xml")
+
+
+def lines_form(cell: dict[str, Any] | None, cells: list[Any]) -> bool:
+    """Whether a (new, when `cell` is None) cell's source is written as a list of lines, as
+    nbformat does, rather than one string: the cell's own form, else the notebook's."""
+    if cell is not None:
+        return not isinstance(cell.get("source"), str)
+    return not any(isinstance(c, dict) and isinstance(c.get("source"), str) for c in cells)
+
+
+def file_form(cell: dict[str, Any], lines: bool) -> dict[str, Any]:
+    """`cell` (say, from a browser, whose strings are whole) as nbformat writes it: in a file
+    whose sources are lists of lines, split as nbformat splits them; `trusted` left out."""
+    out = copy.deepcopy(cell)
+    metadata = out.get("metadata")
+    if isinstance(metadata, dict):
+        metadata.pop("trusted", None)
+    if not lines:
+        return out
+    if isinstance(out.get("source"), str):
+        out["source"] = out["source"].splitlines(True)
+    for bundle in (out.get("attachments") or {}).values():
+        _split(bundle)
+    for output in out.get("outputs") or [] if out.get("cell_type") == "code" else []:
+        if output.get("output_type") in ("execute_result", "display_data"):
+            _split(output.get("data") or {})
+        elif output.get("output_type") == "stream" and isinstance(output.get("text"), str):
+            output["text"] = output["text"].splitlines(True)
+    return out
+
+
+def _split(bundle: dict[str, Any]) -> None:
+    for key, value in list(bundle.items()):
+        if isinstance(value, str) and (key.startswith("text/") or key in _SPLIT_MEDIA):
+            bundle[key] = value.splitlines(True)
