@@ -106,10 +106,24 @@ def write_document(path: Path, document: Any) -> bytes:
     return path.read_bytes()
 
 
-def still_a_notebook(path: Path) -> None:
-    with path.open(encoding="utf-8") as f, warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # nbformat's notes on ids it repairs in its own copy
-        nbformat.validate(json.load(f))
+def _validates(data: Any) -> bool:
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # nbformat's notes on ids it repairs in its own copy
+            nbformat.validate(data)
+    except Exception:  # noqa: BLE001 - any failure of nbformat's validator: not valid
+        return False
+    return True
+
+
+def still_a_notebook(path: Path, before: bytes) -> None:
+    """The file validates after an edit if it did before (an edit of a notebook that does not
+    validate lands when it adds no problem, issue 30), and is a notebook either way."""
+    with path.open(encoding="utf-8") as f:
+        data = json.load(f)
+    assert isinstance(data, dict) and isinstance(data.get("cells"), list)
+    if _validates(json.loads(before)):
+        assert _validates(data)
 
 
 @pytest.mark.timeout(600)
@@ -137,7 +151,7 @@ def test_notebook_tools_through_turns_always_answer_and_leave_the_file_alone(tmp
         if edited.is_error:
             assert notebook.read_bytes() == before, edited.text("")
         else:
-            still_a_notebook(notebook)
+            still_a_notebook(notebook, before)
         assert "Traceback" not in "".join(r.text("") for r in results)
 
     try:
@@ -162,5 +176,5 @@ def test_notebook_tools_called_directly_with_raw_surrogates(
     if edit_result.is_error:
         assert notebook.read_bytes() == before, edit_result.content
     else:
-        still_a_notebook(notebook)
+        still_a_notebook(notebook, before)
     assert "Traceback" not in read_result.content + edit_result.content

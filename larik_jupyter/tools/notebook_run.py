@@ -121,9 +121,8 @@ class NotebookRunTool(Tool):
         elif run.interrupted:
             head += "; it was interrupted"
         body = outputs_text(run.outputs, images, f"cell {cell_id}") if run.outputs else "(no output)"
-        text = images.text(
-            f"{head}.\n{wrap(env.nonce, f'cell {cell_id} outputs', body)}" + (f"\n{REWRITTEN_NOTE}" if rewritten else "")
-        )
+        note = f"\n{REWRITTEN_NOTE}" if rewritten else ""
+        text = images.text(f"{head}.\n{wrap(env.nonce, f'cell {cell_id} outputs', body)}{note}")
         return ToolResult(
             text,
             is_error=run.error or bool(run.interrupted),
