@@ -16,6 +16,7 @@ import { addFixButton } from './fix';
 import { addNavigation } from './navigate';
 import { insertCellBelow, openInNotebook, runAgainBelow } from './notebook';
 import { SessionsPanel } from './sidebar';
+import { interruptOnStop } from './stop';
 
 /** The hook other larik_jupyter front-end pieces (notebook widgets) call. */
 export interface ILarikJupyterHook {
@@ -182,6 +183,7 @@ const plugin: JupyterFrontEndPlugin<void> = {
       }
     });
     runAgainBelow(tracker);
+    interruptOnStop(tracker);
     if (palette) {
       for (const command of Object.values(CommandIDs)) {
         palette.addItem({ command, category: 'Larik' });

@@ -10,7 +10,7 @@ from playwright.sync_api import Page
 
 from larik_jupyter.session.catalog import list_sessions
 from larik_jupyter.session.reader import load_entries
-from tests.browser.test_notebook_live import body_has, open_and_run, shot, write_notebook
+from tests.browser.test_notebook_live import CELL_ERRORS, CELLS_RAN, body_has, open_and_run, shot, write_notebook
 from tests.process_helpers import processes_running, unique_sleeps
 
 if TYPE_CHECKING:
@@ -106,6 +106,44 @@ def test_stop_cancels_pending_approvals(lab_page: Page, lab_server: LabServer) -
     time.sleep(0.5)
     assert not (lab_server.root / "b.txt").exists()
     shot(lab_page, "stop_cancels_approval")
+
+
+def test_stop_ends_a_busy_loop_the_agent_runs(lab_page: Page, lab_server: LabServer) -> None:
+    # ipykernel reads Stop's comm message only once the loop ends (never, here): the page also
+    # interrupts the kernel, which stops the loop and ends the turn.
+    code = "open('looping', 'w').close()\nwhile True:\n    pass"
+    script = {"responses": [
+        {"content": [{"type": "tool_use", "name": "python", "input": {"code": code}}]},
+        {"content": [{"type": "text", "text": "never"}]},
+    ]}
+    write_notebook(lab_server.root, "loop.ipynb", script, "--yes spin")
+    open_and_run(lab_page, lab_server, "loop.ipynb")
+    deadline = time.monotonic() + 60
+    while not (lab_server.root / "looping").exists():
+        assert time.monotonic() < deadline, "the loop never started"
+        time.sleep(0.1)
+    time.sleep(2)
+    lab_page.locator("button.larik-stop").click()
+    clicked = time.monotonic()
+    lab_page.wait_for_function(CELLS_RAN, arg=2, timeout=10_000)
+    took = time.monotonic() - clicked
+    assert took <= 10, f"the turn ended {took:.2f} s after Stop"
+    body_has(lab_page, "Interrupted.")
+    assert lab_page.evaluate(CELL_ERRORS) == []
+    assert lab_page.locator("button.larik-stop:visible").count() == 0
+    (result,) = last_messages(lab_server)[-1].tool_results()  # type: ignore[attr-defined]
+    assert result.is_error and result.content.endswith("[stopped: interrupted]")  # the code's own stop
+    # The kernel is free again: a plain cell runs.
+    lab_page.evaluate("""() => {
+      const panel = window.jupyterapp.shell.currentWidget;
+      panel.content.activeCellIndex = 1;
+      window.jupyterapp.commands.execute('notebook:insert-cell-below');
+      panel.content.activeCell.model.sharedModel.setSource('print(6 * 7)');
+      window.jupyterapp.commands.execute('notebook:run-cell');
+    }""")
+    lab_page.wait_for_function(CELLS_RAN, arg=3, timeout=30_000)
+    body_has(lab_page, "42")
+    shot(lab_page, "stop_ends_a_busy_loop")
 
 
 COLOURS = """sel => Array.from(document.querySelectorAll(sel)).map(e => getComputedStyle(e).color)"""

@@ -6,6 +6,9 @@ function render({ model, el }) {
   button.addEventListener("click", () => {
     button.disabled = true;
     model.send({ type: "stop" });
+    // Read by the labextension, which interrupts the kernel: the message above reaches a kernel
+    // only when its main thread is free, never during the agent's synchronous code.
+    el.dispatchEvent(new CustomEvent("larik-stop", { bubbles: true }));
   });
   const sync = () => {
     const running = model.get("running");
