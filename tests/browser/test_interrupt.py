@@ -6,11 +6,21 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING
 
+import nbformat
+import pytest
 from playwright.sync_api import Page
 
 from larik_jupyter.session.catalog import list_sessions
 from larik_jupyter.session.reader import load_entries
-from tests.browser.test_notebook_live import CELL_ERRORS, CELLS_RAN, body_has, open_and_run, shot, write_notebook
+from tests.browser.test_bridge_in_lab import open_notebook, run_cell
+from tests.browser.test_notebook_live import (
+    CELL_ERRORS,
+    CELLS_RAN,
+    body_has,
+    open_and_run,
+    shot,
+    write_notebook,
+)
 from tests.process_helpers import processes_running, unique_sleeps
 
 if TYPE_CHECKING:
@@ -108,16 +118,29 @@ def test_stop_cancels_pending_approvals(lab_page: Page, lab_server: LabServer) -
     shot(lab_page, "stop_cancels_approval")
 
 
-def test_stop_ends_a_busy_loop_the_agent_runs(lab_page: Page, lab_server: LabServer) -> None:
+BUSY_LOOP = "open('looping', 'w').close()\nwhile True:\n    pass"
+
+
+@pytest.mark.parametrize("tool", ["python", "notebook_run"])
+def test_stop_ends_a_busy_loop_the_agent_runs(lab_page: Page, lab_server: LabServer, tool: str) -> None:
     # ipykernel reads Stop's comm message only once the loop ends (never, here): the page also
     # interrupts the kernel, which stops the loop and ends the turn.
-    code = "open('looping', 'w').close()\nwhile True:\n    pass"
+    call = {"cell_id": "spin"} if tool == "notebook_run" else {"code": BUSY_LOOP}
     script = {"responses": [
-        {"content": [{"type": "tool_use", "name": "python", "input": {"code": code}}]},
+        {"content": [{"type": "tool_use", "name": tool, "input": call}]},
         {"content": [{"type": "text", "text": "never"}]},
     ]}
     write_notebook(lab_server.root, "loop.ipynb", script, "--yes spin")
-    open_and_run(lab_page, lab_server, "loop.ipynb")
+    if tool == "notebook_run":  # the open notebook's third cell, run by the agent only
+        nb = nbformat.read(lab_server.root / "loop.ipynb", as_version=4)
+        nb.cells.append(nbformat.v4.new_code_cell(BUSY_LOOP, id="spin"))
+        nbformat.write(nb, lab_server.root / "loop.ipynb")
+        open_notebook(lab_page, lab_server, "loop.ipynb")
+        run_cell(lab_page, 0)
+        lab_page.wait_for_function(CELLS_RAN, arg=1)
+        run_cell(lab_page, 1)
+    else:
+        open_and_run(lab_page, lab_server, "loop.ipynb")
     deadline = time.monotonic() + 60
     while not (lab_server.root / "looping").exists():
         assert time.monotonic() < deadline, "the loop never started"
@@ -132,7 +155,8 @@ def test_stop_ends_a_busy_loop_the_agent_runs(lab_page: Page, lab_server: LabSer
     assert lab_page.evaluate(CELL_ERRORS) == []
     assert lab_page.locator("button.larik-stop:visible").count() == 0
     (result,) = last_messages(lab_server)[-1].tool_results()  # type: ignore[attr-defined]
-    assert result.is_error and result.content.endswith("[stopped: interrupted]")  # the code's own stop
+    # The python tool's code ends "[stopped: interrupted]"; a notebook_run cell's task is cancelled.
+    assert result.is_error and "interrupted" in result.content.lower(), result.content
     # The kernel is free again: a plain cell runs.
     lab_page.evaluate("""() => {
       const panel = window.jupyterapp.shell.currentWidget;
@@ -143,7 +167,7 @@ def test_stop_ends_a_busy_loop_the_agent_runs(lab_page: Page, lab_server: LabSer
     }""")
     lab_page.wait_for_function(CELLS_RAN, arg=3, timeout=30_000)
     body_has(lab_page, "42")
-    shot(lab_page, "stop_ends_a_busy_loop")
+    shot(lab_page, f"stop_ends_a_busy_loop_in_{tool}")
 
 
 COLOURS = """sel => Array.from(document.querySelectorAll(sel)).map(e => getComputedStyle(e).color)"""
