@@ -96,6 +96,18 @@ def test_rebound_deleted_unchanged_and_unknown() -> None:
     ]
 
 
+def test_calling_a_function_or_class_is_no_change_but_rebinding_one_is(tmp_path: Path) -> None:
+    # ipykernel's namespace holds its own `open`; a call of it (or of any function) is not a
+    # change to the user's data, so it is not reported as "may have changed".
+    def helper() -> int:
+        return 1
+
+    ns: dict[str, Any] = {"open": open, "helper": helper, "Model": dict}
+    code = f"with open({str(tmp_path / 'f.txt')!r}, 'w') as fh: fh.write('x')\nhelper(); Model()"
+    assert watched(ns, ["open", "fh", "helper", "Model"], code) == ["fh: created TextIOWrapper"]
+    assert watched(ns, ["helper"], "helper = 5") == ["helper: function → int"]
+
+
 def test_fingerprints_are_bounded_and_never_raise() -> None:
     big = np.zeros(1 << 20)
     assert fingerprint(big, budget=1 << 10).digest is None

@@ -43,6 +43,11 @@ def cell_names(source: str) -> list[str]:
         return []
 
 
+# Functions and classes hold code, not the user's data: calling one (`open(...)`, which the
+# kernel's namespace holds) is not a change to report, though rebinding or deleting it is.
+_CODE = (types.FunctionType, types.BuiltinFunctionType, types.MethodType, type)
+
+
 def _summary(value: object) -> str:
     try:
         return f"{type_name(value)} {shape_of(value)}".rstrip()
@@ -72,7 +77,7 @@ class VariableWatch:
                 out.append(VariableChange(name=name, change="deleted", before=print_before.summary))
             elif now is not old:
                 out.append(VariableChange(name=name, change="rebound", before=print_before.summary, after=_summary(now)))
-            elif print_before.digest != IMMUTABLE:
+            elif print_before.digest != IMMUTABLE and not isinstance(old, _CODE):
                 change = self._in_place(name, print_before, fingerprint(now))
                 if change is not None:
                     out.append(change)
