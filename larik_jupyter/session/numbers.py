@@ -183,3 +183,19 @@ def trace_messages(messages: Sequence[Message]) -> tuple[dict[tuple[int, int], l
         sources += [result.text() for result in message.tool_results()]
     numbers = trace(replies, sources)
     return {key: found for key, found in zip(keys, numbers.unfound, strict=True) if found}, numbers
+
+
+def trace_turns(
+    messages: Sequence[tuple[int, Message]],
+) -> tuple[dict[int, dict[int, list[Claim]]], dict[int, TurnNumbers]]:
+    """Messages keyed by their entry index (in file order) traced turn by turn: the unfound
+    claims by entry index and block index, and each turn with any by its last message's index."""
+    unfound: dict[int, dict[int, list[Claim]]] = {}
+    turns: dict[int, TurnNumbers] = {}
+    for turn in split_turns([message for _, message in messages]):
+        found, traced = trace_messages([messages[k][1] for k in turn])
+        for (k, block), claims_ in found.items():
+            unfound.setdefault(messages[turn[k]][0], {})[block] = claims_
+        if traced.count:
+            turns[messages[turn[-1]][0]] = traced
+    return unfound, turns
