@@ -15,7 +15,6 @@ from array import array
 from collections import OrderedDict
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import msgspec
 from pydantic import ValidationError
@@ -152,8 +151,3 @@ def page_entries(path: str | os.PathLike[str], offset: int, limit: int) -> tuple
             raise CorruptSessionError(path, number, f"{where}: {problem['msg']}") from None
     return total, out
 
-
-def page(path: str | os.PathLike[str], offset: int, limit: int) -> tuple[int, list[dict[str, Any]]]:
-    """`page_entries` as stored (unknown keys preserved, as `Entry.to_json`)."""
-    total, entries = page_entries(path, offset, limit)
-    return total, [entry.to_json() for entry in entries]
