@@ -12,7 +12,7 @@ from larik_jupyter.session.numbers import Claim, footer, trace_turns
 from larik_jupyter.session.page_index import page_entries
 
 # Entries read at a time when a turn reaches past the page's edge.
-_STEP = 64
+_STEP = 16
 
 
 def _prompts(entries: list[Entry]) -> list[int]:
