@@ -8,10 +8,16 @@ from pathlib import Path
 import pytest
 
 from larik_jupyter.errors import LarikError
-from larik_jupyter.session.page_index import page
+from larik_jupyter.session.page_index import page_entries
 from larik_jupyter.session.reader import CorruptSessionError, load_entries
 from larik_jupyter.session.store import Session
 from tests.session_helpers import add_turn, make_session
+
+
+def page(path: Path, offset: int, limit: int) -> tuple[int, list[dict[str, object]]]:
+    """A page as the server sends it (entries as stored)."""
+    total, entries = page_entries(path, offset, limit)
+    return total, [e.to_json() for e in entries]
 
 
 def full(path: Path) -> list[dict[str, object]]:

@@ -14,11 +14,13 @@ import pytest
 import session_helpers
 from tornado.httpclient import HTTPClientError
 
+from larik_jupyter import Agent
 from larik_jupyter.checkpoint.store import CheckpointStore
 from larik_jupyter.llm.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock, user_text
 from larik_jupyter.paths import sessions_dir
 from larik_jupyter.session.branch import fork
 from larik_jupyter.session.store import Session
+from tests.agent_helpers import done, scripted, tool
 
 pytest_plugins = ["pytest_jupyter.jupyter_server"]
 
@@ -107,6 +109,51 @@ async def test_transcript_is_paged(jp_fetch: Any, root: Path) -> None:
     assert len(default["entries"]) == 200
     beyond = await fetch_json(jp_fetch, path.stem, params={"offset": "5000"})
     assert beyond["entries"] == [] and beyond["total"] == 241
+
+
+async def test_pages_list_the_numbers_no_output_of_their_turn_shows(
+    jp_fetch: Any, root: Path, tmp_path: Path
+) -> None:
+    # One number rounded from a python output (12335 / 7 = 1762.142857…), one invented; the
+    # emoji before them makes Python's and JavaScript's string indexes differ.
+    reply = "🙂 The mean is 1762.1 per row, and about 4,321 rows were dropped."
+    again = "Printed 17; the mean was 1762.1."  # 17 is this turn's output, 1762.1 an earlier turn's
+    model = scripted(
+        tmp_path,
+        [tool("python", code="print(12335 / 7)")],
+        done(reply),
+        [tool("python", code="print(17)")],
+        done(again),
+    )
+    agent = Agent(root, model=model, yes=True, namespace={})
+    agent.run("what is the mean?")
+    agent.run("print 17")
+    path = agent.session_path
+    agent.close()
+
+    whole = await fetch_json(jp_fetch, path.stem)
+
+    first, second = whole["unfound"]
+    entry = whole["entries"][first["entry"]]
+    text = entry["message"]["content"][first["block"]]["text"]
+    assert text == reply
+    (number,) = first["numbers"]
+    assert number["text"] == "4,321"
+    utf16 = text.encode("utf-16-le")
+    assert utf16[2 * number["start"]: 2 * number["end"]].decode("utf-16-le") == "4,321"
+    assert [n["text"] for n in second["numbers"]] == ["1762.1"]
+    assert whole["unfound_counts"] == [
+        {"entry": first["entry"], "count": 1, "text": "1 number not found in this turn's outputs", "numbers": ["4,321"]},
+        {"entry": second["entry"], "count": 1, "text": "1 number not found in this turn's outputs", "numbers": ["1762.1"]},
+    ]
+
+    # Pages of one entry trace each turn whole, so together they say the same.
+    pages = [
+        await fetch_json(jp_fetch, path.stem, params={"offset": str(i), "limit": "1"})
+        for i in range(whole["total"])
+    ]
+    assert [u for p in pages for u in p["unfound"]] == whole["unfound"]
+    assert [c for p in pages for c in p["unfound_counts"]] == whole["unfound_counts"]
 
 
 async def test_bad_paging_parameters_are_refused(jp_fetch: Any, root: Path) -> None:

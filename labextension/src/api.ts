@@ -75,12 +75,37 @@ export interface IEntry {
   meta?: { cwd: string; model?: string; fork_of?: string; fork_at?: number };
 }
 
+/** A number a reply states that no output of its turn supports (UTF-16 offsets in the block's text). */
+export interface IUnfoundNumber {
+  start: number;
+  end: number;
+  text: string;
+}
+
+/** The unfound numbers of one text block: entry index in the transcript, block index in its content. */
+export interface IUnfoundInBlock {
+  entry: number;
+  block: number;
+  numbers: IUnfoundNumber[];
+}
+
+/** A turn's count line, shown after its last message (`entry`). */
+export interface IUnfoundCount {
+  entry: number;
+  count: number;
+  text: string;
+  numbers: string[];
+}
+
 export interface ITranscriptPage {
   id: string;
   total: number;
   offset: number;
   limit: number;
   entries: IEntry[];
+  /** Numbers in replies found in no output of their turn (docs/format.md). */
+  unfound?: IUnfoundInBlock[];
+  unfound_counts?: IUnfoundCount[];
 }
 
 export interface ICheckpointFile {

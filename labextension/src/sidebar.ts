@@ -10,7 +10,7 @@ import { IRenderMimeRegistry } from '@jupyterlab/rendermime';
 import * as api from './api';
 import { CommandIDs } from './commands';
 import { IProvenance, ITouched } from './provenance';
-import { element, renderDiff, TranscriptRenderer } from './transcript';
+import { element, renderDiff, TranscriptRenderer, unfoundCount } from './transcript';
 
 const PAGE = 100;
 const POLL_MS = 5000;
@@ -405,13 +405,23 @@ export class SessionsPanel extends Widget {
     }
     into.querySelector('.jp-larik-more')?.remove();
     const lookup = this.touchedCells?.();
-    for (const entry of page.entries) {
-      const node = await this._renderer.entry(entry);
+    // Numbers found in no output of their turn, as the server traced them (docs/format.md).
+    const unfound = new Map<number, Map<number, api.IUnfoundNumber[]>>();
+    for (const item of page.unfound ?? []) {
+      unfound.set(item.entry, (unfound.get(item.entry) ?? new Map()).set(item.block, item.numbers));
+    }
+    const counts = new Map((page.unfound_counts ?? []).map(count => [count.entry, count.text]));
+    for (const [i, entry] of page.entries.entries()) {
+      const node = await this._renderer.entry(entry, unfound.get(page.offset + i));
       if (node) {
         if (node.dataset.prompt) {
           this.offerJump(node, id, lookup);
         }
         into.appendChild(node);
+      }
+      const count = counts.get(page.offset + i);
+      if (count) {
+        into.appendChild(unfoundCount(count));
       }
     }
     this._loaded = page.offset + page.entries.length;

@@ -3,7 +3,7 @@
  */
 import { IRenderMimeRegistry } from '@jupyterlab/rendermime';
 
-import { IContentBlock, IEntry, IVariableChange } from './api';
+import { IContentBlock, IEntry, IUnfoundNumber, IVariableChange } from './api';
 
 /** A new `tag` element with `className` and, when given, `text`. */
 export function element<K extends keyof HTMLElementTagNameMap>(
@@ -171,6 +171,30 @@ export function changeText(change: IVariableChange): string {
   return `${name}: ${shown}` + (after === before ? ', rebound' : '');
 }
 
+/** The hint on a number no output of its turn shows (larik_jupyter/session/numbers.py `HINT`). */
+export const UNFOUND_HINT = 'not found in any output of this turn';
+
+/**
+ * `text` with each unfound number wrapped in a dotted underline carrying the hint, as
+ * larik_jupyter/session/numbers.py `mark` writes it; the server found them (offsets in UTF-16).
+ */
+export function markUnfound(text: string, numbers: IUnfoundNumber[]): string {
+  let out = '';
+  let at = 0;
+  for (const number of numbers) {
+    out += text.slice(at, number.start);
+    out += `<span class="larik-unfound" style="text-decoration: underline dotted" title="${UNFOUND_HINT}">`;
+    out += text.slice(number.start, number.end) + '</span>';
+    at = number.end;
+  }
+  return out + text.slice(at);
+}
+
+/** A turn's count line: "2 numbers not found in this turn's outputs". */
+export function unfoundCount(text: string): HTMLElement {
+  return element('div', 'jp-larik-unfound-count', text);
+}
+
 /** Renders entries into DOM nodes using JupyterLab's Markdown renderer. */
 export class TranscriptRenderer {
   constructor(private readonly rendermime: IRenderMimeRegistry) {}
@@ -209,14 +233,14 @@ export class TranscriptRenderer {
     return renderer.node;
   }
 
-  private async block(block: IContentBlock): Promise<HTMLElement | null> {
+  private async block(block: IContentBlock, unfound?: IUnfoundNumber[]): Promise<HTMLElement | null> {
     switch (block.type) {
       case 'text':
         if (isContext(block.text ?? '')) {
           const [label, body] = contextView(block.text ?? '');
           return collapsed(label, element('pre', 'jp-larik-pre', body), 'jp-larik-context');
         }
-        return this.markdown(block.text ?? '');
+        return this.markdown(unfound ? markUnfound(block.text ?? '', unfound) : block.text ?? '');
       case 'thinking':
         return collapsed('Thinking', element('pre', 'jp-larik-pre', block.thinking ?? ''), 'jp-larik-thinking');
       case 'tool_use':
@@ -256,8 +280,11 @@ export class TranscriptRenderer {
     }
   }
 
-  /** One entry as a node, or null for entries with nothing to show (usage, meta). */
-  async entry(entry: IEntry): Promise<HTMLElement | null> {
+  /**
+   * One entry as a node, or null for entries with nothing to show (usage, meta); `unfound`
+   * holds the numbers to mark in its text blocks, by block index.
+   */
+  async entry(entry: IEntry, unfound?: Map<number, IUnfoundNumber[]>): Promise<HTMLElement | null> {
     if (entry.type === 'compaction') {
       const node = element('div', 'jp-larik-entry jp-larik-compaction');
       node.appendChild(collapsed('Context compacted', element('pre', 'jp-larik-pre', entry.summary ?? ''), ''));
@@ -278,8 +305,8 @@ export class TranscriptRenderer {
       // The number the agent writes into the `larik` metadata of the cells this prompt changed.
       node.dataset.prompt = String(++this.prompts);
     }
-    for (const block of message.content) {
-      const rendered = await this.block(block);
+    for (const [index, block] of message.content.entries()) {
+      const rendered = await this.block(block, unfound?.get(index));
       if (rendered) {
         node.appendChild(rendered);
       }

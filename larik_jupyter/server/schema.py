@@ -50,14 +50,43 @@ class SessionList(BaseModel):
     tree: list[TreeNodeOut]
 
 
+class UnfoundNumber(BaseModel):
+    """A number a reply states that no output of its turn supports: its text and where it stands
+    in the text block (`start`, `end` in UTF-16 code units, as JavaScript indexes strings)."""
+
+    start: int
+    end: int
+    text: str
+
+
+class UnfoundInBlock(BaseModel):
+    """The unfound numbers of one assistant text block of the page."""
+
+    entry: int  # the entry's index in the transcript
+    block: int  # the text block's index in the message's content
+    numbers: list[UnfoundNumber]
+
+
+class UnfoundCount(BaseModel):
+    """A turn's count line, shown after its last message (`entry`, an index in the transcript)."""
+
+    entry: int
+    count: int
+    text: str  # "2 numbers not found in this turn's outputs"
+    numbers: list[str]
+
+
 class TranscriptPage(BaseModel):
-    """`GET /larik/api/sessions/<id>`: a slice of the canonical transcript's entries."""
+    """`GET /larik/api/sessions/<id>`: a slice of the canonical transcript's entries, with the
+    numbers of its replies that no output of their turn supports (`session/numbers.py`)."""
 
     id: str
     total: int
     offset: int
     limit: int
     entries: list[dict[str, Any]]
+    unfound: list[UnfoundInBlock] = []
+    unfound_counts: list[UnfoundCount] = []
 
 
 class CheckpointFile(BaseModel):

@@ -5,13 +5,14 @@ from __future__ import annotations
 from pathlib import Path
 
 from larik_jupyter.server.confine import relative_to_root
+from larik_jupyter.server.page_numbers import page_numbers
 from larik_jupyter.server.schema import SessionList, SessionOut, TranscriptPage, TreeNodeOut
 from larik_jupyter.server.tokens import DeleteTokens
 from larik_jupyter.server.turn_diffs import checkpoints
 from larik_jupyter.session.branch import TreeNode, fork_tree
 from larik_jupyter.session.catalog import list_sessions
 from larik_jupyter.session.export import render_markdown
-from larik_jupyter.session.page_index import page
+from larik_jupyter.session.page_index import page_entries
 from larik_jupyter.session.reader import load_entries
 
 __all__ = ["checkpoints", "export_bytes", "session_list", "transcript_page"]
@@ -54,9 +55,19 @@ def session_list(root_dir: str, cwd: Path, tokens: DeleteTokens) -> SessionList:
 
 def transcript_page(session_id: str, path: Path, offset: int, limit: int) -> TranscriptPage:
     """Entries `offset … offset+limit` of the canonical transcript at `path` (an offset index
-    kept per file identity reads only the page)."""
-    total, entries = page(path, offset, limit)
-    return TranscriptPage(id=session_id, total=total, offset=offset, limit=limit, entries=entries)
+    kept per file identity reads only the page), with the numbers of its replies that no output
+    of their turn supports (only the page's turns are read for them)."""
+    total, entries = page_entries(path, offset, limit)
+    unfound, counts = page_numbers(path, offset, entries, total)
+    return TranscriptPage(
+        id=session_id,
+        total=total,
+        offset=offset,
+        limit=limit,
+        entries=[entry.to_json() for entry in entries],
+        unfound=unfound,
+        unfound_counts=counts,
+    )
 
 
 def export_bytes(path: Path) -> bytes:

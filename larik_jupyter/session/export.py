@@ -22,7 +22,7 @@ from larik_jupyter.llm.messages import (
 from larik_jupyter.session.context_view import context_view
 from larik_jupyter.session.entry_list import EntryList
 from larik_jupyter.session.new_file import write_new, write_numbered
-from larik_jupyter.session.numbers import Claim, footer, mark, split_turns, trace_messages
+from larik_jupyter.session.numbers import Claim, footer, mark, trace_turns
 from larik_jupyter.session.plan import checklist, plan_of, progress
 from larik_jupyter.session.reader import load_entries, session_id_of
 from larik_jupyter.session.state import replay
@@ -120,18 +120,9 @@ def _hook_notice(text: str) -> str:
 def _traced_numbers(entries: EntryList) -> tuple[dict[int, dict[int, list[Claim]]], dict[int, str]]:
     """Each turn's numbers traced (see `session/numbers.py`): the unfound ones by entry index
     and block index, and each turn's count line keyed by the entry index where it ends."""
-    indexed = [(i, entries[i].message) for i in range(1, len(entries)) if entries[i].type == "message"]
-    messages = [m for _, m in indexed if m is not None]
-    positions = [i for i, m in indexed if m is not None]
-    unfound: dict[int, dict[int, list[Claim]]] = {}
-    footers: dict[int, str] = {}
-    for turn in split_turns(messages):
-        found, traced = trace_messages([messages[k] for k in turn])
-        for (k, block), claims in found.items():
-            unfound.setdefault(positions[turn[k]], {})[block] = claims
-        if traced.count:
-            after = positions[turn[-1]] + 1
-            footers[after] = f"{footer(traced.count)}: {', '.join(traced.texts())}"
+    messages = [(i, m) for i in range(1, len(entries)) if entries[i].type == "message" and (m := entries[i].message)]
+    unfound, turns = trace_turns(messages)
+    footers = {last + 1: f"{footer(traced.count)}: {', '.join(traced.texts())}" for last, traced in turns.items()}
     return unfound, footers
 
 

@@ -49,6 +49,7 @@ _POINTER = re.compile(
     r"(?:\b(?:cells?|prompts?|turns?|steps?|lines?|rows? index|index|In|Out|execution count|#)\s*\[?\s*)$",
     re.IGNORECASE,
 )
+_DIGIT = re.compile(r"\d")
 # Numbers in outputs: plain, with thousands separators, or in scientific notation.
 _VALUE = re.compile(r"\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d*\.?\d+(?:[eE][-+]?\d+)?")
 
@@ -67,6 +68,8 @@ class Claim:
 
 def claims(text: str) -> list[Claim]:
     """The numbers `text` states (see the module docstring for what is left out)."""
+    if not _DIGIT.search(text):
+        return []  # most replies: nothing to mask or look for
     masked = _MASKS.sub(lambda m: " " * len(m.group()), text)
     found = []
     for m in _CLAIM.finditer(masked):
@@ -132,8 +135,11 @@ class TurnNumbers:
 
 def trace(replies: Sequence[str], sources: Sequence[str]) -> TurnNumbers:
     """The claims of `replies` that no number of `sources` supports."""
+    stated = [claims(text) for text in replies]
+    if not any(stated):
+        return TurnNumbers(stated)  # nothing to look up: the outputs are not even read
     values = _Values(sources)
-    return TurnNumbers([[c for c in claims(text) if not values.supports(c)] for text in replies])
+    return TurnNumbers([[c for c in found if not values.supports(c)] for found in stated])
 
 
 def mark(text: str, unfound: Sequence[Claim]) -> str:
@@ -183,3 +189,19 @@ def trace_messages(messages: Sequence[Message]) -> tuple[dict[tuple[int, int], l
         sources += [result.text() for result in message.tool_results()]
     numbers = trace(replies, sources)
     return {key: found for key, found in zip(keys, numbers.unfound, strict=True) if found}, numbers
+
+
+def trace_turns(
+    messages: Sequence[tuple[int, Message]],
+) -> tuple[dict[int, dict[int, list[Claim]]], dict[int, TurnNumbers]]:
+    """Messages keyed by their entry index (in file order) traced turn by turn: the unfound
+    claims by entry index and block index, and each turn with any by its last message's index."""
+    unfound: dict[int, dict[int, list[Claim]]] = {}
+    turns: dict[int, TurnNumbers] = {}
+    for turn in split_turns([message for _, message in messages]):
+        found, traced = trace_messages([messages[k][1] for k in turn])
+        for (k, block), claims_ in found.items():
+            unfound.setdefault(messages[turn[k]][0], {})[block] = claims_
+        if traced.count:
+            turns[messages[turn[-1]][0]] = traced
+    return unfound, turns

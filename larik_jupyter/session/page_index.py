@@ -15,7 +15,6 @@ from array import array
 from collections import OrderedDict
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import msgspec
 from pydantic import ValidationError
@@ -123,10 +122,9 @@ def _index(path: Path, fd: int) -> _Index:
         return index
 
 
-def page(path: str | os.PathLike[str], offset: int, limit: int) -> tuple[int, list[dict[str, Any]]]:
-    """How many entries the transcript at `path` holds, and entries `offset … offset+limit`
-    as stored (unknown keys preserved, as `Entry.to_json`). A damaged file raises
-    `CorruptSessionError` naming file and line, as a full read would."""
+def page_entries(path: str | os.PathLike[str], offset: int, limit: int) -> tuple[int, list[Entry]]:
+    """How many entries the transcript at `path` holds, and entries `offset … offset+limit`.
+    A damaged file raises `CorruptSessionError` naming file and line, as a full read would."""
     path = Path(path)
     # Never through a symlink, never blocking on a FIFO; only a regular file is a transcript.
     handle = open_regular(path)
@@ -146,9 +144,10 @@ def page(path: str | os.PathLike[str], offset: int, limit: int) -> tuple[int, li
     out = []
     for number, line in enumerate(lines[: stop - offset], offset + 1):
         try:
-            out.append(Entry.model_validate_json(line).to_json())
+            out.append(Entry.model_validate_json(line))
         except ValidationError as exc:
             problem = exc.errors()[0]
             where = ".".join(str(p) for p in problem["loc"])
             raise CorruptSessionError(path, number, f"{where}: {problem['msg']}") from None
     return total, out
+

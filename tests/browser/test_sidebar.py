@@ -152,3 +152,33 @@ def test_sidebar_lists_tree_transcript_and_acts_on_a_session(
     expect(page.locator(f".jp-larik-tree > {node(page, orphan.stem)} > .jp-larik-row .jp-larik-meta")).to_have_text(
         f"{orphan.stem} · branched after prompt 2 of {parent.stem}, which was deleted"
     )
+
+
+def test_sidebar_marks_numbers_no_output_of_the_turn_shows(lab_server: LabServer, lab_page: Page) -> None:
+    root = Path(os.path.realpath(lab_server.root))
+    with Session.create(root, "scripted", "demo") as session:
+        session.append_message(user_text("What is the mean?"))
+        call = ToolUseBlock(id="p1", name="python", input={"code": "print(12335 / 7)"})
+        session.append_message(Message(role="assistant", content=[call]))
+        session.append_message(
+            Message(role="user", content=[ToolResultBlock(tool_use_id="p1", content="1762.142857142857\n")])
+        )
+        reply = "The mean is **1762.1** per row, and about 4,321 rows were dropped."
+        session.append_message(Message(role="assistant", content=[TextBlock(text=reply)]))
+    page = lab_page
+
+    page.click('li[data-id="larik-sessions"]')
+    page.click(f"{node(page, session.id)} > .jp-larik-row")
+    transcript = page.locator(".jp-larik-transcript")
+    expect(transcript.locator("strong", has_text="1762.1")).to_be_visible()
+    marked = transcript.locator("span.larik-unfound")
+    expect(marked).to_have_count(1)
+    expect(marked).to_have_text("4,321")
+    expect(marked).to_be_visible()
+    expect(marked).to_have_attribute("title", "not found in any output of this turn")
+    assert "dotted" in marked.evaluate("node => getComputedStyle(node).textDecorationStyle")
+    expect(transcript.locator(".jp-larik-unfound-count")).to_have_text("1 number not found in this turn's outputs")
+    # The count line closes the turn: it follows the reply.
+    assert transcript.locator(".jp-larik-entry").last.evaluate(
+        "node => node.nextElementSibling.className"
+    ) == "jp-larik-unfound-count"
