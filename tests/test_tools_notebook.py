@@ -16,6 +16,7 @@ from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_outp
 from larik_jupyter.checkpoint.store import CheckpointStore
 from larik_jupyter.tools import Env
 from larik_jupyter.tools.images import MAX_PER_RESULT, MAX_SIDE
+from larik_jupyter.tools.notebook import NotebookEditTool, NotebookReadTool
 from tests.agent_helpers import call, make_env
 
 
@@ -287,21 +288,20 @@ def test_approval_preview_shows_the_cell_diff_without_writing(root: Path) -> Non
     path = sample(root)
     original = path.read_bytes()
     env = make_env(root)
-    detail = preview_change(env, "notebook_edit", {"path": "a.ipynb", "cell_id": "boom", "new_source": "2/1"})
+    detail = preview_change(env, NotebookEditTool(), {"path": "a.ipynb", "cell_id": "boom", "new_source": "2/1"})
     assert detail.startswith("Replace the source of cell 2 (boom) of a.ipynb and clear its outputs?\n--- a/a.ipynb#boom")
     assert "+2/1" in detail and "No newline" not in detail
-    bad = preview_change(env, "notebook_edit", {"path": "a.ipynb", "cell_id": "zz", "new_source": "x"})
+    bad = preview_change(env, NotebookEditTool(), {"path": "a.ipynb", "cell_id": "zz", "new_source": "x"})
     assert bad.startswith("(no preview: ") and "no cell 'zz'" in bad
     assert path.read_bytes() == original
 
 
 def test_rules_match_notebook_paths(root: Path) -> None:
-    from larik_jupyter.agent.permissions import default_decision
     from larik_jupyter.config.model import Config, Permissions
     from larik_jupyter.config.rules import decide
 
-    assert default_decision("notebook_read") == "allow"
-    assert default_decision("notebook_edit") == "ask"
+    assert NotebookReadTool.default_permission == "allow"
+    assert NotebookEditTool.default_permission == "ask"
     rules = Config(permissions=Permissions(allow=["notebook_edit(nb/**)"], deny=["notebook_read(secret/**)"]))
     assert decide(rules, "notebook_edit", {"path": "nb/a.ipynb"}, root=root, cwd=root) == "allow"
     assert decide(rules, "notebook_edit", {"path": "other/a.ipynb"}, root=root, cwd=root) is None
