@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import os
 import threading
-from collections.abc import Coroutine
+from collections.abc import Coroutine, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar, overload
 
@@ -33,6 +33,7 @@ from larik_jupyter.session.catalog import latest, resolve
 from larik_jupyter.session.entry_list import EntryList
 from larik_jupyter.session.plan import Todo, current_plan
 from larik_jupyter.session.variable_changes import VariableChange, turn_changes
+from larik_jupyter.tools.base import Tool
 from larik_jupyter.tools.check_report import CheckReport
 from larik_jupyter.tools.env import LiveNotebooks
 
@@ -83,7 +84,8 @@ class Agent:
     namespace, enabling the `python` and `inspect_variables` tools), `approver` (async
     callback answering asks), `live` (the notebooks open in a browser, see `tools/env.py`),
     `run_cell` (how `notebook_run` runs a cell in the kernel), `protect` (protect mode: python
-    code that changes an existing variable of `namespace` always asks first), `mcp` (the MCP servers of an agent this one replaces in the same
+    code that changes an existing variable of `namespace` always asks first), `tools` (tools of
+    your own, `Tool` subclasses whose traits say how their calls are treated), `mcp` (the MCP servers of an agent this one replaces in the same
     directory, reused instead of restarted; the old agent is then closed with `keep_mcp=True`).
     """
 
@@ -102,6 +104,7 @@ class Agent:
         live: LiveNotebooks | None = None,
         run_cell: Any = None,
         protect: bool = False,
+        tools: Iterable[Tool] = (),
     ) -> None:
         self.cwd = Path(os.path.abspath(os.fspath(cwd or os.getcwd())))
         self.live = live
@@ -111,6 +114,7 @@ class Agent:
         self.namespace = namespace
         self.approver = approver
         self.display = display
+        self.extra_tools = list(tools)
         self.notices: list[str] = []
         # The id of the held session the open one branched from (resume of a session another
         # kernel holds continues on a new branch of it), else None.
@@ -140,6 +144,7 @@ class Agent:
         opened.agent.env.live = self.live
         opened.agent.env.run_cell = self.run_cell
         opened.agent.protect = self._protect
+        opened.agent.add_tools(self.extra_tools)
         for listener in self._listeners:
             opened.agent.subscribe(listener)
         return opened.agent

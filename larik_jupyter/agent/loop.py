@@ -6,7 +6,7 @@ import asyncio
 import os
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -214,6 +214,11 @@ class AgentLoop:
             notices += [started_notice(status) for status in self.mcp.sync(self.loaded)]
             self._set_mcp_tools()
         return notices
+
+    def add_tools(self, tools: Iterable[Tool]) -> None:
+        """Offer `tools` too (after the built-in ones, replacing any of the same name)."""
+        self.tools |= {tool.name: tool for tool in tools}
+        self._set_mcp_tools()
 
     def _set_mcp_tools(self) -> None:
         """The tools in one order whatever the history of loading (the tools lead every
@@ -634,8 +639,7 @@ class AgentLoop:
         """Record provider HTTP bodies through `factory`'s clients (None stops), for this
         provider and any later one; providers without HTTP (scripted) ignore it."""
         self._http_trace = factory
-        if hasattr(self.provider, "http_client_factory"):
-            setattr(self.provider, "http_client_factory", factory)  # noqa: B010 - not every provider has it
+        self.provider.http_client_factory = factory
 
     def undo(self, *, record: bool = True, force: bool = False, skip_changed: bool = False) -> UndoResult:
         """Undo the newest turn that changed files or kernel variables (restoring both) and

@@ -16,13 +16,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
+from larik_jupyter.agent.undo import undo_lines
 from larik_jupyter.errors import LarikError
 from larik_jupyter.notebook.kernel import KernelSession, Show
 from larik_jupyter.notebook.markdown_text import MarkdownText, Preformatted
 
 # Parsing runs at every `%larik`, also the first: what the handlers need loads when they run.
 if TYPE_CHECKING:
-    from larik_jupyter.checkpoint.store import UndoResult
+    pass
 
 
 class MagicUsageError(LarikError):
@@ -274,38 +275,6 @@ def _rewind(
     out.markdown("\n".join(lines))
     if not placed:
         out.preformatted(code)
-
-
-def cells_line(path: str, count: int, where: str) -> str:
-    """What undo did to one notebook's cells, e.g. `restored 3 cells of nb.ipynb in the open
-    notebook (save it to write the file)`."""
-    line = f"restored {count} cell{'s' if count != 1 else ''} of `{path}` in {where}"
-    return line + (" (save it to write the file)" if where == "the open notebook" else "")
-
-
-def undo_lines(result: UndoResult, again: str = "/undo") -> list[str]:
-    """One undone turn as Markdown lines: files, directories and kernel variables; for a turn
-    left alone because the user changed its files since, which ones and how to go on (`again`:
-    the command to repeat with `--force` or `--skip-changed`)."""
-    which = result.label
-    if result.changed:
-        return [
-            f"{which.capitalize()} was **not undone**: these files changed since that turn, and "
-            "undoing it would overwrite those changes:",
-            *[f"- changed since: `{path}`" for path in result.changed],
-            f"Run `%larik {again} --force` to restore them anyway (the later changes are lost), "
-            f"or `%larik {again} --skip-changed` to keep them as they are and undo the rest.",
-        ]
-    lines = [f"Undid {which}." if result.ok else f"{which.capitalize()} was only partly undone:"]
-    lines += [f"- restored `{path}`" for path in result.restored]
-    lines += [f"- {cells_line(path, n, where)}" for path, n, where in result.restored_cells]
-    lines += [f"- kept as you changed it since: `{path}`" for path in result.skipped]
-    lines += [f"- **not restored** `{path}`: {reason}" for path, reason in result.refused]
-    lines += [f"- removed `{path}/` (created by the turn)" for path in result.removed_dirs]
-    lines += [f"- kept `{path}/`: {reason}" for path, reason in result.kept_dirs]
-    if variables := result.variables_text():
-        lines.append(f"- {variables}")
-    return lines
 
 
 @command(
