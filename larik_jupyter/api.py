@@ -4,7 +4,7 @@
     agent = Agent(model="scripted:demo", yes=True)
     agent.run("create hello.py")
     agent.undo()
-    agent.session.turns            # plain records; .to_dataframe() with pandas
+    agent.records.turns            # plain records; .to_dataframe() with pandas
 """
 
 from __future__ import annotations
@@ -173,7 +173,7 @@ class Agent:
         return self.loop.provider.name
 
     @property
-    def session(self) -> SessionRecords:
+    def records(self) -> SessionRecords:
         """The current session as plain records (turns, tool calls, files, tokens, cost)."""
         return SessionRecords.from_state(self.loop.session.state, self.session_id)
 

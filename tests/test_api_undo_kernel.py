@@ -155,7 +155,7 @@ def test_rewind_with_files_restores_them_to_before_the_prompt(project: Path, tmp
     assert list(ns["df"].columns) == ["a", "b"] and ns["data"] == [1, 2, 3] and "x" not in ns
     assert [r.prompt for r in agent.last_undo] == [3, 2]
     assert source.read_bytes() == before
-    branch = agent.session
+    branch = agent.records
     assert [t.prompt for t in branch.turns] == ["first"]  # ends just before prompt 2
     assert agent.session_path != source
     # What remains undoable: the source's turn before prompt 2, from the source; the branch has none.
@@ -174,7 +174,7 @@ def test_rewind_without_files_changes_nothing_on_disk(project: Path, tmp_path: P
     agent.rewind(2)
     assert {p.name: p.read_bytes() for p in project.iterdir() if p.is_file()} == files
     assert source.read_bytes() == before and agent.last_undo == []
-    assert [t.prompt for t in agent.session.turns] == ["first"]
+    assert [t.prompt for t in agent.records.turns] == ["first"]
     agent.close()
 
 

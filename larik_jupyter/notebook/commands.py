@@ -221,7 +221,7 @@ def _resume(session: KernelSession, out: Output, *, id: str | None, last: bool) 
             "and resume one by its id (YYYYMMDD-HHMMSS-xxxxxx)."
         ) from None
     if not agent.branched_from:  # else its opening notice said which branch it continues on
-        turns = len(agent.session.turns)
+        turns = len(agent.records.turns)
         out.markdown(f"Resumed session `{agent.session_id}` ({turns} turn{'' if turns == 1 else 's'}, `{agent.model}`).")
     _history(session, out)
 
@@ -392,7 +392,7 @@ def _model(session: KernelSession, out: Output, *, model: str | None) -> None:
 def _usage(session: KernelSession, out: Output) -> None:
     from larik_jupyter.agent.textlog import format_cost
 
-    records = session.require().session
+    records = session.require().records
     u = records.usage
     out.markdown(
         f"Session `{records.session_id}`: {u.input_tokens:,} input, {u.output_tokens:,} output, "

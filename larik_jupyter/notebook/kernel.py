@@ -162,7 +162,7 @@ class KernelSession:
             self.open(session=str(path))
             return path
         agent = self.require()
-        prompts = len(agent.session.turns)
+        prompts = len(agent.records.turns)
         if n is not None and not 1 <= n <= prompts:
             raise LarikError(
                 f"Session {agent.session_id} has {prompts} prompt(s); choose a prompt from 1 to {prompts}."
