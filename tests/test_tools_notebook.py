@@ -274,11 +274,11 @@ def test_always_allow_of_an_edit_of_the_kernels_notebook_allows_only_that_notebo
         return PermissionAnswer("always" if len(asked) == 1 else "deny")
 
     agent = Agent(root, model=spec, approver=approver)
-    agent.loop.env.notebook_path = root / "a.ipynb"
-    agent.run("edit my notebook")
-    agent.run("edit it again")  # allowed by the rule for a.ipynb, no ask
+    own = root / "a.ipynb"
+    agent.run("edit my notebook", notebook=own)
+    agent.run("edit it again", notebook=own)  # allowed by the rule for a.ipynb, no ask
     assert len(asked) == 1 and "print(2)" in (root / "a.ipynb").read_text()
-    agent.run("edit another notebook")  # b.ipynb is not covered: it asks
+    agent.run("edit another notebook", notebook=own)  # b.ipynb is not covered: it asks
     assert len(asked) == 2 and asked[1].input["path"] == "b.ipynb"
     assert "z = 0" in (root / "b.ipynb").read_text()
     agent.close()

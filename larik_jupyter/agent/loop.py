@@ -56,6 +56,7 @@ from larik_jupyter.tools.answer import Answer
 from larik_jupyter.tools.base import Tool, ToolResult, failure_result
 from larik_jupyter.tools.env import Env
 from larik_jupyter.tools.envelope import new_nonce
+from larik_jupyter.tools.host import KernelHost
 from larik_jupyter.tools.kernel_undo import kernel_snapshots
 from larik_jupyter.tools.notebook_live import (
     cell_positions,
@@ -94,8 +95,7 @@ class AgentLoop:
         loaded: LoadedConfig | None = None,
         approver: Approver | None = None,
         yes: bool = False,
-        namespace: dict[str, Any] | None = None,
-        display: Any = None,
+        host: KernelHost | None = None,
         checkpoints: CheckpointStore | None = None,
         parent: AgentLoop | None = None,
         mcp: McpManager | None = None,
@@ -121,12 +121,15 @@ class AgentLoop:
             forget_cells=self.checkpoints.forget_cells,
             note_cells=self.checkpoints.note_cells,
             checkpoint_paths=list(self.loaded.config.checkpoint_paths),
-            namespace=namespace,
-            display=display,
+            namespace=host.namespace if host is not None else None,
+            display=host.display if host is not None else None,
+            live=host.live if host is not None else None,
+            run_cell=host.run_cell if host is not None else None,
             stop_event=self._stop,
             session_id=session.id,
         )
-        if namespace is not None and self._owns_turns:
+        self.host = host
+        if host is not None and self._owns_turns:
             self.env.variables = kernel_snapshots(session.id)
         # Servers start on the first file they serve, so an agent that edits nothing pays nothing.
         self.lsp = LspManager.from_config(self.loaded.config, self.root)

@@ -14,16 +14,13 @@ import shlex
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NoReturn
+from typing import Any, NoReturn
 
-from larik_jupyter.agent.undo import undo_lines
 from larik_jupyter.errors import LarikError
 from larik_jupyter.notebook.kernel import KernelSession, Show
 from larik_jupyter.notebook.markdown_text import MarkdownText, Preformatted
 
 # Parsing runs at every `%larik`, also the first: what the handlers need loads when they run.
-if TYPE_CHECKING:
-    pass
 
 
 class MagicUsageError(LarikError):
@@ -271,6 +268,8 @@ def _rewind(
     if files and not agent.last_undo:
         lines.append(f"No turn from prompt {n} on changed files or kernel variables.")
     elif files:
+        from larik_jupyter.agent.undo import undo_lines
+
         lines += [line for result in agent.last_undo for line in undo_lines(result)]
     out.markdown("\n".join(lines))
     if not placed:
