@@ -316,8 +316,6 @@ def test_the_insert_preview_names_the_id_the_cell_then_gets(root: Path) -> None:
     call = {"path": "a.ipynb", "edit_mode": "insert", "cell_id": "boom", "new_source": "print(2)"}
     question = preview_change(env, NotebookEditTool(), call).split("\n", 1)[0]
     assert question.startswith("Insert a new code cell (") and question.endswith(") after cell 2 (boom) of a.ipynb?")
-    from larik_jupyter.tools.notebook import NotebookEditTool
-
     NotebookEditTool().execute(env, call)
     ids = [cell.id for cell in nbformat.read(root / "a.ipynb", 4).cells]
     assert question.split("(", 1)[1].split(")", 1)[0] in ids

@@ -70,13 +70,13 @@ class KernelSession:
 
     def own_notebook(self) -> KernelNotebook:
         """The notebook this kernel belongs to: what a browser showing it says through the
-        bridge, else what the front end hinted (see `context.kernel_notebook`)."""
-        from larik_jupyter.notebook.context import KernelNotebook, kernel_notebook
+        bridge, else what the front end hinted (see `context.notebook_from_hints`)."""
+        from larik_jupyter.notebook.context import KernelNotebook, notebook_from_hints
 
         live = self.host.live if self.host is not None else None
         if live is not None and live.notebook_path is not None:
             return KernelNotebook(live.notebook_path, "the notebook bridge")
-        return kernel_notebook(self.host.namespace if self.host is not None else {}, self.cwd)
+        return notebook_from_hints(self.host.namespace if self.host is not None else {}, self.cwd)
 
     def check(self, path: str | None, timeout: int) -> CheckReport:
         """`/check`: the notebook (default: the kernel's own) run in a scratch kernel."""
