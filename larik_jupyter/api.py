@@ -145,11 +145,11 @@ class Agent:
         )
         self.notices = opened.notices
         self.branched_from = opened.branched_from
-        opened.agent.protect = self._protect
-        opened.agent.add_tools(self.extra_tools)
+        opened.loop.protect = self._protect
+        opened.loop.add_tools(self.extra_tools)
         for listener in self._listeners:
-            opened.agent.subscribe(listener)
-        return opened.agent
+            opened.loop.subscribe(listener)
+        return opened.loop
 
     def _switch(self, *, model: str | None, **kwargs: Any) -> None:
         """Open another session; the current one is closed only once the new one opened.

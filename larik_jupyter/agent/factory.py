@@ -22,9 +22,10 @@ from larik_jupyter.tools.host import KernelHost
 
 @dataclass
 class Opened:
-    """The agent and the one-line notices the front end should show before the first turn."""
+    """The agent's turn loop and the one-line notices the front end should show before the
+    first turn."""
 
-    agent: AgentLoop
+    loop: AgentLoop
     notices: list[str] = field(default_factory=list)
     branched_from: str | None = None
 
@@ -83,7 +84,7 @@ def open_agent(
     )
     if loaded.config.debug:
         start_trace(agent)
-    return Opened(agent=agent, notices=notices, branched_from=branched_from)
+    return Opened(loop=agent, notices=notices, branched_from=branched_from)
 
 
 def _open_or_branch(path: Path, notices: list[str]) -> tuple[Session, str | None]:
