@@ -13,6 +13,7 @@ from larik_jupyter.lazy import lazy_names
 __version__ = "0.1.0"
 __all__ = [
     "Agent",
+    "KernelHost",
     "LarikError",
     "PermissionAnswer",
     "PermissionRequest",
@@ -31,10 +32,12 @@ if TYPE_CHECKING:
     from larik_jupyter.errors import LarikError
     from larik_jupyter.notebook.extension import current
     from larik_jupyter.records import SessionRecords
+    from larik_jupyter.tools.host import KernelHost
 
 # Where each public name lives; imported on first access so `import larik_jupyter` stays cheap.
 _LAZY = {
     "Agent": "larik_jupyter.api",
+    "KernelHost": "larik_jupyter.tools.host",
     "LarikError": "larik_jupyter.errors",
     "PermissionAnswer": "larik_jupyter.agent.permissions",
     "PermissionRequest": "larik_jupyter.agent.permissions",

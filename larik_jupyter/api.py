@@ -4,7 +4,7 @@
     agent = Agent(model="scripted:demo", yes=True)
     agent.run("create hello.py")
     agent.undo()
-    agent.session.turns            # plain records; .to_dataframe() with pandas
+    agent.records.turns            # plain records; .to_dataframe() with pandas
 """
 
 from __future__ import annotations
@@ -12,9 +12,9 @@ from __future__ import annotations
 import asyncio
 import os
 import threading
-from collections.abc import Coroutine
+from collections.abc import Coroutine, Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar, overload
+from typing import TYPE_CHECKING, Any, TypedDict, TypeVar, Unpack, overload
 
 from larik_jupyter.agent.events import Listener
 from larik_jupyter.agent.factory import open_agent
@@ -33,8 +33,10 @@ from larik_jupyter.session.catalog import latest, resolve
 from larik_jupyter.session.entry_list import EntryList
 from larik_jupyter.session.plan import Todo, current_plan
 from larik_jupyter.session.variable_changes import VariableChange, turn_changes
+from larik_jupyter.tools.base import Tool
 from larik_jupyter.tools.check_report import CheckReport
-from larik_jupyter.tools.env import LiveNotebooks
+from larik_jupyter.tools.env import InlineRunner
+from larik_jupyter.tools.host import KernelHost
 
 if TYPE_CHECKING:
     from larik_jupyter.analysis.branch_diff import BranchDiff
@@ -74,16 +76,27 @@ def run_sync(coroutine: Coroutine[Any, Any, T]) -> T:
     return result["value"]
 
 
+class TurnOptions(TypedDict, total=False):
+    """The per-turn arguments of `Agent.arun` / `Agent.run`."""
+
+    approver: Approver | None
+    yes: bool | None
+    listener: Listener | None
+    notebook: Path | None
+    inline_runner: InlineRunner | None
+
+
 class Agent:
     """A coding agent working in `cwd` on one session at a time.
 
     Parameters: `cwd` (default: the current directory), `session` (an id or file path to
     resume), `continue_latest` (resume the directory's latest session), `model`
-    (`provider:model`), `yes` (allow calls that would ask), `namespace` (a kernel's user
-    namespace, enabling the `python` and `inspect_variables` tools), `approver` (async
-    callback answering asks), `live` (the notebooks open in a browser, see `tools/env.py`),
-    `run_cell` (how `notebook_run` runs a cell in the kernel), `protect` (protect mode: python
-    code that changes an existing variable of `namespace` always asks first), `mcp` (the MCP servers of an agent this one replaces in the same
+    (`provider:model`), `yes` (allow calls that would ask), `approver` (async callback
+    answering asks), `host` (what a Jupyter kernel offers: its namespace, display, open
+    notebooks and cell runner, see `tools/host.py`; without one the kernel-only tools say they
+    need a kernel), `protect` (protect mode: python code that changes an existing variable of
+    the kernel always asks first), `tools` (tools of your own, `Tool` subclasses whose traits
+    say how their calls are treated), `mcp` (the MCP servers of an agent this one replaces in the same
     directory, reused instead of restarted; the old agent is then closed with `keep_mcp=True`).
     """
 
@@ -95,22 +108,18 @@ class Agent:
         continue_latest: bool = False,
         model: str | None = None,
         yes: bool = False,
-        namespace: dict[str, Any] | None = None,
         approver: Approver | None = None,
-        display: Any = None,
+        host: KernelHost | None = None,
         mcp: McpManager | None = None,
-        live: LiveNotebooks | None = None,
-        run_cell: Any = None,
         protect: bool = False,
+        tools: Iterable[Tool] = (),
     ) -> None:
         self.cwd = Path(os.path.abspath(os.fspath(cwd or os.getcwd())))
-        self.live = live
-        self.run_cell = run_cell
         self.yes = yes
         self._protect = protect
-        self.namespace = namespace
         self.approver = approver
-        self.display = display
+        self.host = host
+        self.extra_tools = list(tools)
         self.notices: list[str] = []
         # The id of the held session the open one branched from (resume of a session another
         # kernel holds continues on a new branch of it), else None.
@@ -131,18 +140,16 @@ class Agent:
             model=model,
             approver=self.approver,
             yes=self.yes,
-            namespace=self.namespace,
-            display=self.display,
+            host=self.host,
             mcp=mcp,
         )
         self.notices = opened.notices
         self.branched_from = opened.branched_from
-        opened.agent.env.live = self.live
-        opened.agent.env.run_cell = self.run_cell
-        opened.agent.protect = self._protect
+        opened.loop.protect = self._protect
+        opened.loop.add_tools(self.extra_tools)
         for listener in self._listeners:
-            opened.agent.subscribe(listener)
-        return opened.agent
+            opened.loop.subscribe(listener)
+        return opened.loop
 
     def _switch(self, *, model: str | None, **kwargs: Any) -> None:
         """Open another session; the current one is closed only once the new one opened.
@@ -168,7 +175,7 @@ class Agent:
         return self.loop.provider.name
 
     @property
-    def session(self) -> SessionRecords:
+    def records(self) -> SessionRecords:
         """The current session as plain records (turns, tool calls, files, tokens, cost)."""
         return SessionRecords.from_state(self.loop.session.state, self.session_id)
 
@@ -225,16 +232,24 @@ class Agent:
         self.loop.session.sync()
 
     def check(
-        self, path: str | None = None, *, timeout: int = 600, stop: threading.Event | None = None
+        self,
+        path: str | None = None,
+        *,
+        timeout: int = 600,
+        stop: threading.Event | None = None,
+        notebook: Path | None = None,
     ) -> CheckReport:
         """Run the notebook at `path` (default: this kernel's own) top to bottom in a scratch
         kernel and report what does not hold up (see `tools/notebook_check.py`). It runs on a
         thread of its own: setting `stop`, or an interrupt of the calling thread, ends it, and
-        the scratch kernel is shut down either way."""
+        the scratch kernel is shut down either way. `notebook`: the kernel's own notebook, when
+        the caller knows it (else the one the last turn was given)."""
         from larik_jupyter.tools.notebook_check import check_path, run_check
 
         stop = stop or threading.Event()
         env = self.loop.env
+        if notebook is not None:
+            env.notebook_path = notebook
         raw = check_path(env, path)
         result: dict[str, Any] = {}
 
@@ -278,25 +293,6 @@ class Agent:
     # -- turns -----------------------------------------------------------------------------
 
     @property
-    def notebook_path(self) -> Path | None:
-        """The notebook this agent's kernel belongs to, when known (notebook tools default to it)."""
-        return self.loop.env.notebook_path
-
-    @notebook_path.setter
-    def notebook_path(self, path: Path | None) -> None:
-        self.loop.env.notebook_path = path
-
-    @property
-    def inline_runner(self) -> Any:
-        """Where kernel tools run (the kernel's main thread, when the turn's loop runs on
-        another thread); None runs them where the loop is."""
-        return self.loop.env.run_inline
-
-    @inline_runner.setter
-    def inline_runner(self, runner: Any) -> None:
-        self.loop.env.run_inline = runner
-
-    @property
     def protect(self) -> bool:
         """Protect mode asked for by this front end (the personal config can also turn it on)."""
         return self._protect
@@ -318,9 +314,14 @@ class Agent:
         approver: Approver | None = None,
         yes: bool | None = None,
         listener: Listener | None = None,
+        notebook: Path | None = None,
+        inline_runner: InlineRunner | None = None,
     ) -> TurnOutcome:
         """Run one turn; `extras` adds blocks (notebook context, attachments) to the prompt
-        message; `approver`, `yes` and `listener` apply to this turn only."""
+        message. For this turn only: `approver` answers asks, `yes` allows them, `listener`
+        hears its events, `notebook` is the kernel's own notebook (the notebook tools' default),
+        `inline_runner` is where kernel tools run (the kernel's main thread, when the turn's
+        loop runs on another one; None: where the loop is)."""
         loop = self.loop
         saved = loop.approver, loop.yes
         if approver is not None:
@@ -329,24 +330,20 @@ class Agent:
             loop.yes = yes
         if listener is not None:
             loop.subscribe(listener)
+        loop.env.notebook_path, loop.env.run_inline = notebook, inline_runner
         try:
             return await loop.run_turn(prompt, extras)
         finally:
             loop.approver, loop.yes = saved
+            loop.env.run_inline = None
             if listener is not None:
                 loop.unsubscribe(listener)
 
     def run(
-        self,
-        prompt: str,
-        extras: PromptExtras | None = None,
-        *,
-        approver: Approver | None = None,
-        yes: bool | None = None,
-        listener: Listener | None = None,
+        self, prompt: str, extras: PromptExtras | None = None, **options: Unpack[TurnOptions]
     ) -> TurnOutcome:
-        """Run one turn to its end and return how it ended (options as for `arun`)."""
-        return run_sync(self.arun(prompt, extras, approver=approver, yes=yes, listener=listener))
+        """Run one turn to its end and return how it ended (`options` as for `arun`)."""
+        return run_sync(self.arun(prompt, extras, **options))
 
     def stop(self) -> None:
         self.loop.stop()

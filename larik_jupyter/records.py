@@ -8,8 +8,13 @@ from typing import Any
 from larik_jupyter.agent.summary import summarize_call
 from larik_jupyter.llm.messages import Usage
 from larik_jupyter.session.state import State
+from larik_jupyter.tools.registry import builtin_tool
 
-_FILE_TOOLS = ("write", "edit", "multi_edit", "notebook_edit")
+
+def _writes_its_path(tool: str) -> bool:
+    """Whether a call of `tool` changes the file or notebook its `path` names (its traits)."""
+    cls = builtin_tool(tool)
+    return cls is not None and bool(cls.writes & {"files", "notebooks"})
 
 
 @dataclass(frozen=True)
@@ -69,7 +74,7 @@ class SessionRecords:
                 failed = errors.get(use.id, True)
                 calls.append(ToolCallRecord(current.turn, use.name, summarize_call(use.name, use.input), failed))
                 path = use.input.get("path")
-                if use.name in _FILE_TOOLS and isinstance(path, str) and not failed:
+                if _writes_its_path(use.name) and isinstance(path, str) and not failed:
                     if path not in current.files_changed:
                         current.files_changed.append(path)
         return cls(session_id, turns, calls, state.usage, state.cost)

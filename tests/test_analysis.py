@@ -19,7 +19,7 @@ from nbclient import NotebookClient
 from session_helpers import python_session, tree_state
 from test_notebook_fallback import run_turns
 
-from larik_jupyter import Agent
+from larik_jupyter import Agent, KernelHost
 from larik_jupyter.analysis.as_notebook import write_notebook
 from larik_jupyter.analysis.compare import text_diff
 from larik_jupyter.llm.messages import Message, ToolResultBlock, ToolUseBlock, user_text
@@ -57,7 +57,7 @@ def analysis(project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> 
     monkeypatch.chdir(project)
     monkeypatch.syspath_prepend(str(project))  # a kernel has its directory on sys.path
     monkeypatch.delitem(sys.modules, "groupstats", raising=False)
-    agent = Agent(project, model=scripted(tmp_path, *_replies()), yes=True, namespace={})
+    agent = Agent(project, model=scripted(tmp_path, *_replies()), yes=True, host=KernelHost({}))
     for prompt in ("Load data.csv", "Summarise by group", "Plot it"):
         agent.run(prompt)
     (project / "groupstats.py").unlink()  # the notebook and the replay must recreate it
@@ -236,7 +236,7 @@ def test_an_edit_of_a_file_the_branch_never_wrote_starts_from_the_checkpoint(
     monkeypatch.chdir(project)
     model = scripted(tmp_path, [tool("edit", path="params.py", old_string="N = 3", new_string="N = 5")],
                      done(), [tool("python", code="print(2)")], done())
-    agent = Agent(project, model=model, yes=True, namespace={})
+    agent = Agent(project, model=model, yes=True, host=KernelHost({}))
     agent.run("raise N")
     agent.run("print two")
     (project / "params.py").write_text("N = 99\n")  # the user's later change is not what the turn left

@@ -24,7 +24,7 @@ def test_session_records_and_dataframe(tmp_path: Path) -> None:
     agent = Agent(tmp_path, model=f"scripted:{script}", yes=True)
     agent.run("one")
     agent.run("two")
-    records = agent.session
+    records = agent.records
     assert [t.prompt for t in records.turns] == ["one", "two"]
     assert records.turns[0].files_changed == ["a.txt"] and records.turns[1].files_changed == []
     assert [(c.name, c.is_error) for c in records.tool_calls] == [("write", False), ("edit", True)]
@@ -41,7 +41,7 @@ def test_rewind_returns_the_prompt_and_switches_session(tmp_path: Path) -> None:
     source = agent.session_id
     assert agent.rewind(2) == "second"
     assert agent.session_id != source
-    assert len(agent.session.turns) == 1
+    assert len(agent.records.turns) == 1
     with pytest.raises(BranchError, match="has 1 prompt\\(s\\); choose a prompt number from 1 to 1"):
         agent.rewind(5)
     agent.close()

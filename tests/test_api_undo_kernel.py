@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from larik_jupyter import Agent
+from larik_jupyter import Agent, KernelHost
 from larik_jupyter.api import RewindStopped
 from larik_jupyter.checkpoint.errors import NothingToUndoError
 from tests.agent_helpers import done, personal, scripted, tool
@@ -31,7 +31,7 @@ def kernel_namespace() -> dict[str, Any]:
 def test_undo_puts_variables_back_deletes_created_ones_and_tells_the_model(project: Path, tmp_path: Path) -> None:
     ns = kernel_namespace()
     model = scripted(tmp_path, [tool("python", code=CHANGE)], done(), done("Again."))
-    agent = Agent(project, model=model, yes=True, namespace=ns)
+    agent = Agent(project, model=model, yes=True, host=KernelHost(ns))
     agent.run("change the data")
     assert list(ns["df"].columns) == ["b"] and ns["data"] == [1, 2, 3, 4] and ns["x"] == 5
 
@@ -55,7 +55,7 @@ def test_a_value_over_the_budget_is_reported_and_left_as_it_is(project: Path, tm
     ns = kernel_namespace()
     ns["big"] = np.zeros(2 * 1024 * 1024 // 8)  # 2 MB of float64
     model = scripted(tmp_path, [tool("python", code="big.fill(7.0)\n" + CHANGE)], done())
-    agent = Agent(project, model=model, yes=True, namespace=ns)
+    agent = Agent(project, model=model, yes=True, host=KernelHost(ns))
     agent.run("change everything")
     result = agent.undo()
     assert result.variables_text() == (
@@ -69,7 +69,7 @@ def test_the_budget_is_honoured_from_personal_config_only(project: Path, tmp_pat
     (project / ".larik").mkdir()
     (project / ".larik" / "settings.json").write_text(json.dumps({"kernel_snapshot_budget_mb": 0}))
     ns = kernel_namespace()
-    agent = Agent(project, model=scripted(tmp_path, [tool("python", code=CHANGE)], done()), yes=True, namespace=ns)
+    agent = Agent(project, model=scripted(tmp_path, [tool("python", code=CHANGE)], done()), yes=True, host=KernelHost(ns))
     assert any("kernel_snapshot_budget_mb" in n for n in agent.notices)
     agent.run("change")
     assert agent.undo().variables_text() == "restored variables: df, data; removed: x"
@@ -84,7 +84,7 @@ def test_modules_functions_and_uncopyable_values_are_not_restorable(project: Pat
 
     ns: dict[str, Any] = {"json": json, "helper": helper, "lock": threading.Lock(), "n": 1}
     code = "import json\nhelper = 2\nlock = None\nn += 1"
-    agent = Agent(project, model=scripted(tmp_path, [tool("python", code=code)], done()), yes=True, namespace=ns)
+    agent = Agent(project, model=scripted(tmp_path, [tool("python", code=code)], done()), yes=True, host=KernelHost(ns))
     agent.run("rebind")
     result = agent.undo()
     assert result.restored_variables == ["n"] and ns["n"] == 1
@@ -98,8 +98,8 @@ def test_modules_functions_and_uncopyable_values_are_not_restorable(project: Pat
 RESTARTED = textwrap.dedent(
     """
     import json, sys
-    from larik_jupyter import Agent
-    agent = Agent(sys.argv[1], session=sys.argv[2], namespace={})
+    from larik_jupyter import Agent, KernelHost
+    agent = Agent(sys.argv[1], session=sys.argv[2], host=KernelHost({}))
     result = agent.undo()
     print(json.dumps({"restored": result.restored, "text": result.variables_text(),
                       "lost": result.lost_variables}))
@@ -114,7 +114,7 @@ def test_after_a_restart_undo_restores_the_files_and_says_the_variables_are_gone
     model = scripted(
         tmp_path, [tool("write", path="notes.txt", content="after\n"), tool("python", code=CHANGE)], done()
     )
-    agent = Agent(project, model=model, yes=True, namespace=ns)
+    agent = Agent(project, model=model, yes=True, host=KernelHost(ns))
     agent.run("change both")
     session = agent.session_id
     agent.close()
@@ -139,7 +139,7 @@ def three_file_turns(project: Path, tmp_path: Path, ns: dict[str, Any] | None = 
         [tool("edit", path="b.txt", old_string="b", new_string="bb")], done(),
         done("on the branch"),
     )
-    agent = Agent(project, model=model, yes=True, namespace=ns)
+    agent = Agent(project, model=model, yes=True, host=KernelHost(ns))
     for prompt in ("first", "second", "third"):
         agent.run(prompt)
     return agent
@@ -155,7 +155,7 @@ def test_rewind_with_files_restores_them_to_before_the_prompt(project: Path, tmp
     assert list(ns["df"].columns) == ["a", "b"] and ns["data"] == [1, 2, 3] and "x" not in ns
     assert [r.prompt for r in agent.last_undo] == [3, 2]
     assert source.read_bytes() == before
-    branch = agent.session
+    branch = agent.records
     assert [t.prompt for t in branch.turns] == ["first"]  # ends just before prompt 2
     assert agent.session_path != source
     # What remains undoable: the source's turn before prompt 2, from the source; the branch has none.
@@ -174,7 +174,7 @@ def test_rewind_without_files_changes_nothing_on_disk(project: Path, tmp_path: P
     agent.rewind(2)
     assert {p.name: p.read_bytes() for p in project.iterdir() if p.is_file()} == files
     assert source.read_bytes() == before and agent.last_undo == []
-    assert [t.prompt for t in agent.session.turns] == ["first"]
+    assert [t.prompt for t in agent.records.turns] == ["first"]
     agent.close()
 
 

@@ -70,7 +70,7 @@ def test_new_option_starts_a_new_session_and_resume_last_comes_back(project: Pat
     larik(shell, "--new second")
     second = magics.agent.session_id
     assert second != first
-    assert [t.prompt for t in magics.agent.session.turns] == ["second"]
+    assert [t.prompt for t in magics.agent.records.turns] == ["second"]
     larik(shell, "/new")
     assert magics.agent.session_id not in (first, second)
     text = shown("/resume --last", shell)
@@ -165,7 +165,7 @@ def test_to_dataframe_turns(project: Path, tmp_path: Path) -> None:
     agent = Agent(project, model=scripted(tmp_path, [tool("write", path="a.txt", content="a")], done("ok")),
                   yes=True)
     agent.run("write a")
-    frame = agent.session.to_dataframe("turns")
+    frame = agent.records.to_dataframe("turns")
     assert list(frame["prompt"]) == ["write a"]
     assert list(frame["files_changed"]) == [["a.txt"]]
     agent.close()
@@ -203,7 +203,7 @@ def test_run_session_id_continues_that_session(project: Path, tmp_path: Path) ->
     (info,) = list_sessions(project)
     assert info.id == session_id
     agent = Agent(project, session=session_id)
-    assert [t.prompt for t in agent.session.turns] == ["first", "second"]
+    assert [t.prompt for t in agent.records.turns] == ["first", "second"]
     agent.close()
 
 
@@ -221,7 +221,7 @@ def test_provider_base_url_from_a_real_config_file_reaches_the_request(
         body = server.requests[0].body
     assert body["model"] == "local-model"
     assert "through the configured server" in json.dumps(body["messages"])
-    assert magics.agent is not None and magics.agent.session.turns[0].prompt == "through the configured server"
+    assert magics.agent is not None and magics.agent.records.turns[0].prompt == "through the configured server"
 
 
 def test_lsp_lists_a_configured_server_as_not_started(project: Path, tmp_path: Path) -> None:

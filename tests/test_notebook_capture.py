@@ -14,7 +14,7 @@ from IPython.core.error import UsageError
 from IPython.core.interactiveshell import InteractiveShell
 
 from larik_jupyter.notebook.capture import IMAGE_CELLS, MAX_BYTES, MAX_CELLS, KernelCapture
-from larik_jupyter.notebook.context import kernel_notebook, notebook_context
+from larik_jupyter.notebook.context import notebook_context, notebook_from_hints
 from larik_jupyter.session.reader import load_entries
 from larik_jupyter.session.state import replay
 from tests.agent_helpers import done, scripted
@@ -90,20 +90,20 @@ def test_kernel_notebook_from_front_end_hints(tmp_path: Path, monkeypatch: pytes
     (tmp_path / "a.ipynb").write_text("{}")
     (tmp_path / "b.ipynb").write_text("{}")
     monkeypatch.delenv("JPY_SESSION_NAME", raising=False)
-    assert kernel_notebook({}, tmp_path).path is None
-    assert kernel_notebook({"__session__": "sub/a.ipynb"}, tmp_path).path == (tmp_path / "a.ipynb").resolve()
-    vsc = kernel_notebook({"__vsc_ipynb_file__": str(tmp_path / "b.ipynb")}, tmp_path)
+    assert notebook_from_hints({}, tmp_path).path is None
+    assert notebook_from_hints({"__session__": "sub/a.ipynb"}, tmp_path).path == (tmp_path / "a.ipynb").resolve()
+    vsc = notebook_from_hints({"__vsc_ipynb_file__": str(tmp_path / "b.ipynb")}, tmp_path)
     assert (vsc.path, vsc.source) == ((tmp_path / "b.ipynb").resolve(), "__vsc_ipynb_file__")
     monkeypatch.setenv("JPY_SESSION_NAME", "b.ipynb")
-    assert kernel_notebook({}, tmp_path).source == "JPY_SESSION_NAME"
+    assert notebook_from_hints({}, tmp_path).source == "JPY_SESSION_NAME"
     monkeypatch.setenv("JPY_SESSION_NAME", "gone.ipynb")
-    assert kernel_notebook({}, tmp_path).path is None
+    assert notebook_from_hints({}, tmp_path).path is None
 
 
 def test_context_names_unknown_notebook_and_error_only_once(shell: InteractiveShell, capture: KernelCapture, tmp_path: Path) -> None:
     run(shell, "1/0")
     count = capture.last_count
-    unknown = kernel_notebook({}, tmp_path)
+    unknown = notebook_from_hints({}, tmp_path)
     text = notebook_context(capture, unknown, since=0, nonce="abc123", cwd=tmp_path)
     assert text.startswith("<notebook-context>") and "Notebook: unknown" in text
     assert f"[{count}]: 1/0  → raised ZeroDivisionError" in text

@@ -119,11 +119,11 @@ def test_check_in_a_kernel_widget_text_and_an_interrupt_leaves_no_scratch_kernel
 
 
 def test_the_agent_can_call_notebook_check(project: Path, tmp_path: Path) -> None:
-    from larik_jupyter import Agent
+    from larik_jupyter import Agent, KernelHost
 
     write_notebook(project / "ok.ipynb", [("a = 1", 1, []), ("b = a + 1", 2, [])])
     model = scripted(tmp_path, [tool("notebook_check", path="ok.ipynb", timeout=120)], done())
-    agent = Agent(project, model=model, yes=True, namespace={"a": 1, "b": 3})
+    agent = Agent(project, model=model, yes=True, host=KernelHost({"a": 1, "b": 3}))
     agent.run("check the notebook")
     result = agent.loop.session.state.all[-2].tool_results()[0]
     agent.close()
@@ -156,11 +156,11 @@ def scratch_kernels() -> list[psutil.Process]:
 
 
 def test_stop_ends_the_agents_check_and_its_scratch_kernel(project: Path, tmp_path: Path) -> None:
-    from larik_jupyter import Agent
+    from larik_jupyter import Agent, KernelHost
 
     write_notebook(project / "slow.ipynb", [("import time\nwhile True: time.sleep(0.05)", 1, [])])
     model = scripted(tmp_path, [tool("notebook_check", path="slow.ipynb", timeout=300)], done())
-    agent = Agent(project, model=model, yes=True, namespace={})
+    agent = Agent(project, model=model, yes=True, host=KernelHost({}))
     seen: list[int] = []
 
     def stop_once_running() -> None:

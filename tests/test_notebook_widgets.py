@@ -88,6 +88,7 @@ def test_a_python_approval_shows_its_code_once(tmp_path) -> None:  # type: ignor
     from larik_jupyter.agent.preview import preview_change
     from larik_jupyter.agent.summary import summarize_call
     from larik_jupyter.notebook.view import TranscriptView
+    from larik_jupyter.tools.kernel import PythonTool
     from tests.agent_helpers import make_env
 
     code = "total = sales['revenue'].sum()"
@@ -96,7 +97,7 @@ def test_a_python_approval_shows_its_code_once(tmp_path) -> None:  # type: ignor
     view = TranscriptView()
     view.handle(ae.ToolRequested("t1", "python", call, summary))
     view.handle(ae.PermissionAsked("t1", "python", summary))
-    detail = preview_change(make_env(tmp_path), "python", call)
+    detail = preview_change(make_env(tmp_path), PythonTool(), call)
     card = ApprovalWidget(PermissionRequest("t1", "python", call, summary, detail), lambda a: None)
     shown = view.markdown() + card.header.value
     assert shown.count("total = sales") == 1 and "Allow python?" in card.header.value

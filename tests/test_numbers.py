@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from larik_jupyter import Agent
+from larik_jupyter import Agent, KernelHost
 from larik_jupyter.agent.textlog import TextLog
 from larik_jupyter.notebook.render import parts_from_entries, render_parts
 from larik_jupyter.notebook.view import TranscriptView
@@ -53,7 +53,7 @@ def stored_views(path: Path) -> tuple[str, str]:
 def test_only_the_invented_number_is_marked_live_in_history_export_and_terminal(
     project: Path, tmp_path: Path
 ) -> None:
-    agent = Agent(project, model=scripted(tmp_path, [tool("python", code=CODE)], done(REPLY)), yes=True, namespace={})
+    agent = Agent(project, model=scripted(tmp_path, [tool("python", code=CODE)], done(REPLY)), yes=True, host=KernelHost({}))
     view, out = TranscriptView(), io.StringIO()
     agent.subscribe(view.handle)
     agent.subscribe(TextLog(out))

@@ -10,7 +10,7 @@ from typing import Any
 import pandas as pd
 import pytest
 
-from larik_jupyter import Agent
+from larik_jupyter import Agent, KernelHost
 from larik_jupyter.notebook.parser import MagicUsageError, Prompt, parse_magic
 from tests.agent_helpers import done, scripted, text, tool
 from tests.test_notebook_kernel_undo import client, run_cells
@@ -30,7 +30,7 @@ def test_run_returns_the_outcome_with_the_very_object_answered(project: Path, tm
         tmp_path, [tool("python", code=MAKE)], [answer("summary")],
         {"content": done(REPLY), "usage": {"input_tokens": 10, "output_tokens": 5}},
     )
-    agent = Agent(project, model=model, yes=True, namespace=ns)
+    agent = Agent(project, model=model, yes=True, host=KernelHost(ns))
     out = agent.run("summarise df by g")
     assert out.value is ns["summary"]
     assert (out.status, out.text, out.prompt, out.session, out.answer) == (
@@ -47,7 +47,7 @@ def test_run_returns_the_outcome_with_the_very_object_answered(project: Path, tm
 
 def test_answer_of_a_missing_name_is_an_error_the_turn_goes_on(project: Path, tmp_path: Path) -> None:
     model = scripted(tmp_path, [answer("nope")], done("No value."))
-    agent = Agent(project, model=model, yes=True, namespace={})
+    agent = Agent(project, model=model, yes=True, host=KernelHost({}))
     out = agent.run("hand it back")
     assert out.value is None and out.answer is None and out.text == "No value."
     result = agent.loop.session.state.all[-2].tool_results()[0]

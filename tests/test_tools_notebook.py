@@ -16,6 +16,7 @@ from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_outp
 from larik_jupyter.checkpoint.store import CheckpointStore
 from larik_jupyter.tools import Env
 from larik_jupyter.tools.images import MAX_PER_RESULT, MAX_SIDE
+from larik_jupyter.tools.notebook import NotebookEditTool, NotebookReadTool
 from tests.agent_helpers import call, make_env
 
 
@@ -273,11 +274,11 @@ def test_always_allow_of_an_edit_of_the_kernels_notebook_allows_only_that_notebo
         return PermissionAnswer("always" if len(asked) == 1 else "deny")
 
     agent = Agent(root, model=spec, approver=approver)
-    agent.loop.env.notebook_path = root / "a.ipynb"
-    agent.run("edit my notebook")
-    agent.run("edit it again")  # allowed by the rule for a.ipynb, no ask
+    own = root / "a.ipynb"
+    agent.run("edit my notebook", notebook=own)
+    agent.run("edit it again", notebook=own)  # allowed by the rule for a.ipynb, no ask
     assert len(asked) == 1 and "print(2)" in (root / "a.ipynb").read_text()
-    agent.run("edit another notebook")  # b.ipynb is not covered: it asks
+    agent.run("edit another notebook", notebook=own)  # b.ipynb is not covered: it asks
     assert len(asked) == 2 and asked[1].input["path"] == "b.ipynb"
     assert "z = 0" in (root / "b.ipynb").read_text()
     agent.close()
@@ -287,21 +288,20 @@ def test_approval_preview_shows_the_cell_diff_without_writing(root: Path) -> Non
     path = sample(root)
     original = path.read_bytes()
     env = make_env(root)
-    detail = preview_change(env, "notebook_edit", {"path": "a.ipynb", "cell_id": "boom", "new_source": "2/1"})
+    detail = preview_change(env, NotebookEditTool(), {"path": "a.ipynb", "cell_id": "boom", "new_source": "2/1"})
     assert detail.startswith("Replace the source of cell 2 (boom) of a.ipynb and clear its outputs?\n--- a/a.ipynb#boom")
     assert "+2/1" in detail and "No newline" not in detail
-    bad = preview_change(env, "notebook_edit", {"path": "a.ipynb", "cell_id": "zz", "new_source": "x"})
+    bad = preview_change(env, NotebookEditTool(), {"path": "a.ipynb", "cell_id": "zz", "new_source": "x"})
     assert bad.startswith("(no preview: ") and "no cell 'zz'" in bad
     assert path.read_bytes() == original
 
 
 def test_rules_match_notebook_paths(root: Path) -> None:
-    from larik_jupyter.agent.permissions import default_decision
     from larik_jupyter.config.model import Config, Permissions
     from larik_jupyter.config.rules import decide
 
-    assert default_decision("notebook_read") == "allow"
-    assert default_decision("notebook_edit") == "ask"
+    assert NotebookReadTool.default_permission == "allow"
+    assert NotebookEditTool.default_permission == "ask"
     rules = Config(permissions=Permissions(allow=["notebook_edit(nb/**)"], deny=["notebook_read(secret/**)"]))
     assert decide(rules, "notebook_edit", {"path": "nb/a.ipynb"}, root=root, cwd=root) == "allow"
     assert decide(rules, "notebook_edit", {"path": "other/a.ipynb"}, root=root, cwd=root) is None
@@ -314,10 +314,8 @@ def test_the_insert_preview_names_the_id_the_cell_then_gets(root: Path) -> None:
     sample(root)
     env = make_env(root)
     call = {"path": "a.ipynb", "edit_mode": "insert", "cell_id": "boom", "new_source": "print(2)"}
-    question = preview_change(env, "notebook_edit", call).split("\n", 1)[0]
+    question = preview_change(env, NotebookEditTool(), call).split("\n", 1)[0]
     assert question.startswith("Insert a new code cell (") and question.endswith(") after cell 2 (boom) of a.ipynb?")
-    from larik_jupyter.tools.notebook import NotebookEditTool
-
     NotebookEditTool().execute(env, call)
     ids = [cell.id for cell in nbformat.read(root / "a.ipynb", 4).cells]
     assert question.split("(", 1)[1].split(")", 1)[0] in ids

@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from larik_jupyter import Agent, PermissionAnswer, PermissionRequest
+from larik_jupyter import Agent, KernelHost, PermissionAnswer, PermissionRequest
 from larik_jupyter.agent.textlog import TextLog
 from larik_jupyter.notebook.render import parts_from_messages, render_parts
 from larik_jupyter.notebook.view import TranscriptView
@@ -56,7 +56,7 @@ def stored_results(path: Path) -> list[dict[str, Any]]:
 
 def test_every_view_shows_the_changes_and_the_transcript_stores_them(project: Path, tmp_path: Path) -> None:
     ns = kernel_ns()
-    agent = Agent(project, model=scripted(tmp_path, [tool("python", code=CHANGE)], done()), yes=True, namespace=ns)
+    agent = Agent(project, model=scripted(tmp_path, [tool("python", code=CHANGE)], done()), yes=True, host=KernelHost(ns))
     view, out = TranscriptView(), io.StringIO()
     agent.subscribe(view.handle)
     agent.subscribe(TextLog(out))
@@ -148,7 +148,7 @@ def test_protect_asks_even_with_yes_and_denies_without_anyone_to_answer(project:
     ns = kernel_ns()
     agent = Agent(project, model=scripted(tmp_path, [tool("python", code=CHANGE)], done(),
                                           [tool("python", code="y = df.shape")], done()),
-                  yes=True, namespace=ns, protect=True)
+                  yes=True, host=KernelHost(ns), protect=True)
     agent.run("change the data")
     result = agent.loop.session.state.all[-2].tool_results()[0]
     assert result.is_error and "the user's variables are protected" in result.text()
@@ -170,7 +170,7 @@ def test_protect_from_personal_config_names_each_variable_in_the_approval(projec
 
     ns = kernel_ns()
     agent = Agent(project, model=scripted(tmp_path, [tool("python", code=CHANGE)], done()),
-                  namespace=ns, approver=approver)
+                  host=KernelHost(ns), approver=approver)
     agent.run("change the data")
     agent.close()
     assert len(asked) == 1
@@ -182,7 +182,7 @@ def test_protect_from_personal_config_names_each_variable_in_the_approval(projec
 def test_protect_from_a_project_file_is_ignored(project: Path, tmp_path: Path) -> None:
     (project / ".larik").mkdir()
     (project / ".larik" / "settings.json").write_text(json.dumps({"protect_variables": True}))
-    agent = Agent(project, model=scripted(tmp_path, done()), namespace={})
+    agent = Agent(project, model=scripted(tmp_path, done()), host=KernelHost({}))
     assert agent.loop.protecting is False
     agent.close()
 
@@ -237,7 +237,7 @@ def test_a_turns_changes_merge_over_its_calls(project: Path, tmp_path: Path) -> 
         [tool("python", code="df.drop(columns=['a'], inplace=True); tmp = 1")],
         [tool("python", code="df = df.iloc[:10]; del tmp; z = [1]")], done(),
     )
-    agent = Agent(project, model=model, yes=True, namespace=ns)
+    agent = Agent(project, model=model, yes=True, host=KernelHost(ns))
     agent.run("twice")
     assert [c.text() for c in agent.variable_changes(1)] == [
         "df: DataFrame 1000×5 → 10×4", "z: created list len 1"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from larik_jupyter.llm.messages import ImageBlock, Message, Usage
 from larik_jupyter.session.variable_changes import VariableChange
@@ -122,10 +122,15 @@ class UsageReported:
     session_cost: float | None
 
 
+# How a turn ended: answered, stopped (Stop, an interrupt, a cut-off stream), a provider or
+# loop failure, out of steps (`max_steps`), or refused by a `UserPromptSubmit` hook.
+TurnStatus = Literal["done", "interrupted", "error", "max_steps", "blocked"]
+
+
 @dataclass(frozen=True)
 class TurnEnded:
     turn: int
-    status: str  # "done", "interrupted", "error", "max_steps"
+    status: TurnStatus
     error: str | None = None
 
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from larik_jupyter.agent.loop import AgentLoop
 from larik_jupyter.agent.mcp import McpManager, open_servers
@@ -18,13 +17,15 @@ from larik_jupyter.session.catalog import latest, resolve
 from larik_jupyter.session.reader import session_id_of
 from larik_jupyter.session.store import Session, SessionLockedError
 from larik_jupyter.session.summary import current_model
+from larik_jupyter.tools.host import KernelHost
 
 
 @dataclass
 class Opened:
-    """The agent and the one-line notices the front end should show before the first turn."""
+    """The agent's turn loop and the one-line notices the front end should show before the
+    first turn."""
 
-    agent: AgentLoop
+    loop: AgentLoop
     notices: list[str] = field(default_factory=list)
     branched_from: str | None = None
 
@@ -37,14 +38,14 @@ def open_agent(
     model: str | None = None,
     approver: Approver | None = None,
     yes: bool = False,
-    namespace: dict[str, Any] | None = None,
-    display: Any = None,
+    host: KernelHost | None = None,
     mcp: McpManager | None = None,
 ) -> Opened:
     """Open an agent in `cwd` on a new session, a given one (id or path) or the latest one.
 
     `mcp`: the MCP servers a previous session of the same kernel ran; they are reused (and
-    brought in line with the config) instead of restarted."""
+    brought in line with the config) instead of restarted. `host`: what the kernel offers
+    (None: no kernel, so the kernel-only tools are not offered)."""
     cwd_path = Path(os.path.abspath(os.fspath(cwd)))
     loaded = load_config(cwd_path)
     notices = [*loaded.errors, *loaded.notices]
@@ -78,13 +79,12 @@ def open_agent(
         loaded=loaded,
         approver=approver,
         yes=yes,
-        namespace=namespace,
-        display=display,
+        host=host,
         mcp=mcp,
     )
     if loaded.config.debug:
         start_trace(agent)
-    return Opened(agent=agent, notices=notices, branched_from=branched_from)
+    return Opened(loop=agent, notices=notices, branched_from=branched_from)
 
 
 def _open_or_branch(path: Path, notices: list[str]) -> tuple[Session, str | None]:

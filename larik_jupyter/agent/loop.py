@@ -6,7 +6,7 @@ import asyncio
 import os
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -17,17 +17,15 @@ from larik_jupyter.agent.hooks import HookRunner
 from larik_jupyter.agent.mcp import McpManager, McpTool, started_notice
 from larik_jupyter.agent.outcome import TurnOutcome
 from larik_jupyter.agent.permissions import (
-    READ_ONLY_TOOLS,
     Approver,
     PermissionAnswer,
     PermissionRequest,
     always_rule,
-    default_decision,
 )
 from larik_jupyter.agent.preview import preview_change
 from larik_jupyter.agent.prompt import system_prompt
-from larik_jupyter.agent.subagents import TASK_TOOL, TaskTool, concurrent_batches
 from larik_jupyter.agent.summary import summarize_call
+from larik_jupyter.agent.toolset import agent_tools, concurrent_batches
 from larik_jupyter.agent.undo import record_note, undo_note, undo_turn
 from larik_jupyter.checkpoint.errors import CheckpointError, NothingToUndoError
 from larik_jupyter.checkpoint.store import CheckpointStore, UndoResult
@@ -58,6 +56,7 @@ from larik_jupyter.tools.answer import Answer
 from larik_jupyter.tools.base import Tool, ToolResult, failure_result
 from larik_jupyter.tools.env import Env
 from larik_jupyter.tools.envelope import new_nonce
+from larik_jupyter.tools.host import KernelHost
 from larik_jupyter.tools.kernel_undo import kernel_snapshots
 from larik_jupyter.tools.notebook_live import (
     cell_positions,
@@ -66,8 +65,7 @@ from larik_jupyter.tools.notebook_live import (
     kernel_notebook,
 )
 from larik_jupyter.tools.protect import protect_text, protected_changes
-from larik_jupyter.tools.registry import default_tools, tool_schemas
-from larik_jupyter.tools.skill import SKILL_TOOL, SkillTool
+from larik_jupyter.tools.registry import tool_schemas, unavailable_reason
 
 DEFAULT_MAX_STEPS = 40
 INTERRUPTED_RESULT = "Interrupted by the user before this tool call finished."
@@ -97,8 +95,7 @@ class AgentLoop:
         loaded: LoadedConfig | None = None,
         approver: Approver | None = None,
         yes: bool = False,
-        namespace: dict[str, Any] | None = None,
-        display: Any = None,
+        host: KernelHost | None = None,
         checkpoints: CheckpointStore | None = None,
         parent: AgentLoop | None = None,
         mcp: McpManager | None = None,
@@ -124,22 +121,22 @@ class AgentLoop:
             forget_cells=self.checkpoints.forget_cells,
             note_cells=self.checkpoints.note_cells,
             checkpoint_paths=list(self.loaded.config.checkpoint_paths),
-            namespace=namespace,
-            display=display,
+            namespace=host.namespace if host is not None else None,
+            display=host.display if host is not None else None,
+            live=host.live if host is not None else None,
+            run_cell=host.run_cell if host is not None else None,
             stop_event=self._stop,
             session_id=session.id,
         )
-        if namespace is not None and self._owns_turns:
+        self.host = host
+        if host is not None and self._owns_turns:
             self.env.variables = kernel_snapshots(session.id)
         # Servers start on the first file they serve, so an agent that edits nothing pays nothing.
         self.lsp = LspManager.from_config(self.loaded.config, self.root)
         self.env.diagnostics = self.lsp if self.lsp.servers else None
-        self.tools: dict[str, Tool] = default_tools(self.env)
+        self.tools: dict[str, Tool] = agent_tools(self)
         self.mcp: McpManager | None = parent.mcp if parent is not None else mcp
-        if parent is None and self.loaded.config.max_subagents > 0:
-            self.tools[TASK_TOOL] = TaskTool(self)
         if self.loaded.skills:
-            self.tools[SKILL_TOOL] = SkillTool(lambda: self.loaded.skills)
             self.env.allow_outside = self._in_personal_skill
         self._set_mcp_tools()
         self.hooks = HookRunner(
@@ -220,6 +217,11 @@ class AgentLoop:
             notices += [started_notice(status) for status in self.mcp.sync(self.loaded)]
             self._set_mcp_tools()
         return notices
+
+    def add_tools(self, tools: Iterable[Tool]) -> None:
+        """Offer `tools` too (after the built-in ones, replacing any of the same name)."""
+        self.tools |= {tool.name: tool for tool in tools}
+        self._set_mcp_tools()
 
     def _set_mcp_tools(self) -> None:
         """The tools in one order whatever the history of loading (the tools lead every
@@ -396,7 +398,11 @@ class AgentLoop:
         raise ProviderError(f"The model stream from {self.provider.name} ended without a message.")
 
     def _touches_disk(self, message: Message) -> bool:
-        return any(call.name not in READ_ONLY_TOOLS for call in message.tool_uses())
+        for call in message.tool_uses():
+            tool = self.tools.get(call.name)
+            if tool is None or not tool.read_only():
+                return True
+        return False
 
     def _forward(self, event: ev.StreamEvent) -> None:
         if isinstance(event, ev.TextDelta):
@@ -421,8 +427,7 @@ class AgentLoop:
             done[call.id] = await self._run_tool(call)
 
         try:
-            # Neighbouring `task` calls run together; everything else one after another.
-            for batch in concurrent_batches(calls):
+            for batch in concurrent_batches(calls, self.tools):
                 await asyncio.gather(*(run(call) for call in batch))
         except asyncio.CancelledError:
             interrupted = [
@@ -439,11 +444,14 @@ class AgentLoop:
         self.emit(ae.ToolRequested(call.id, call.name, dict(call.input), summary))
         tool = self.tools.get(call.name)
         if tool is None:
-            return self._error_result(call, f"Unknown tool `{call.name}`; available: {', '.join(self.tools)}.")
+            why = unavailable_reason(call.name, self.env)
+            return self._error_result(
+                call, why or f"Unknown tool `{call.name}`; available: {', '.join(self.tools)}."
+            )
         before = await self.hooks.before_tool(call.name, dict(call.input))
         if before.refusal is not None:
             return self._error_result(call, before.refusal, before.notices)
-        denial = await self._permission(call, summary)
+        denial = await self._permission(call, tool, summary)
         if denial is not None:
             return self._error_result(call, denial, before.notices)
         self.emit(ae.ToolStarted(call.id, call.name, summary))
@@ -512,12 +520,10 @@ class AgentLoop:
                 return {**call.input, "path": str(own)}
         return dict(call.input)
 
-    async def _permission(self, call: ToolUseBlock, summary: str) -> str | None:
+    async def _permission(self, call: ToolUseBlock, tool: Tool, summary: str) -> str | None:
         """None when the call may run, else the denial text the model sees."""
-        # A subagent's own tool calls ask as usual, so handing it a job needs no ask of its own.
-        fallback = "allow" if call.name == TASK_TOOL else default_decision(call.name)
         scoped = self._scoped_input(call)
-        decision = decide(self.loaded, call.name, scoped) or fallback
+        decision = decide(self.loaded, call.name, scoped) or tool.default_permission
         # Protect mode asks before code changes the user's variables, whatever rules or --yes say.
         protected = self._protected(call)
         if decision == "allow" and not protected:
@@ -529,7 +535,7 @@ class AgentLoop:
             self.emit(ae.PermissionAnswered(call.id, "allow", "--yes"))
             return None
         # In a thread: a notebook preview may ask the browser, whose reply this loop delivers.
-        detail = await asyncio.to_thread(preview_change, self.env, call.name, call.input)
+        detail = await asyncio.to_thread(preview_change, self.env, tool, call.input)
         request = PermissionRequest(
             id=call.id,
             tool=call.name,
@@ -636,8 +642,7 @@ class AgentLoop:
         """Record provider HTTP bodies through `factory`'s clients (None stops), for this
         provider and any later one; providers without HTTP (scripted) ignore it."""
         self._http_trace = factory
-        if hasattr(self.provider, "http_client_factory"):
-            setattr(self.provider, "http_client_factory", factory)  # noqa: B010 - not every provider has it
+        self.provider.http_client_factory = factory
 
     def undo(self, *, record: bool = True, force: bool = False, skip_changed: bool = False) -> UndoResult:
         """Undo the newest turn that changed files or kernel variables (restoring both) and

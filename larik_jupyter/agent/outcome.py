@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from larik_jupyter.agent.events import TurnStatus
 from larik_jupyter.llm.messages import Usage
 
 _TEXT_PREVIEW = 40
@@ -18,7 +19,7 @@ class TurnOutcome:
     the `answer` tool (that very object, not a copy), whose variable name is `answer`."""
 
     turn: int
-    status: str
+    status: TurnStatus
     text: str = ""
     error: str | None = None
     usage: Usage = field(default_factory=Usage)

@@ -8,17 +8,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-# Tools that only look: allowed by default inside the project (the tools confine paths).
-# `todo_write` touches no file; `skill` only reads a skill's folder.
-READ_ONLY_TOOLS = frozenset(
-    {
-        "read", "glob", "grep", "ls", "inspect_variables", "diagnostics", "todo_write", "skill", "notebook_read",
-        "answer",
-    }
-)
-
-Decision = Literal["allow", "ask", "deny"]
-
 
 @dataclass(frozen=True)
 class PermissionRequest:
@@ -41,11 +30,6 @@ class PermissionAnswer:
 
 # None means nobody can answer right now (a headless run): the call is treated as unanswerable.
 Approver = Callable[[PermissionRequest], Awaitable[PermissionAnswer | None]]
-
-
-def default_decision(tool: str) -> Decision:
-    """Reads are allowed; writes, bash, python and anything else ask."""
-    return "allow" if tool in READ_ONLY_TOOLS else "ask"
 
 
 def always_rule(tool: str, tool_input: dict[str, Any], cwd: Path, root: Path) -> tuple[str, str]:

@@ -15,7 +15,6 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import weakref
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -30,7 +29,6 @@ from larik_jupyter.agent.worktree import (
     diff_summary,
 )
 from larik_jupyter.checkpoint.store import CheckpointStore
-from larik_jupyter.llm.messages import ToolUseBlock
 from larik_jupyter.session.entry import now_rfc3339
 from larik_jupyter.session.store import Session
 from larik_jupyter.tools.base import Tool, ToolError, ToolResult, check_input
@@ -55,25 +53,13 @@ def agents_dir(session_path: Path) -> Path:
     return session_path.with_name(f"{session_path.stem}-agents")
 
 
-def concurrent_batches(calls: list[ToolUseBlock]) -> Iterator[list[ToolUseBlock]]:
-    """The calls in order, with neighbouring `task` calls grouped to run together."""
-    batch: list[ToolUseBlock] = []
-    for call in calls:
-        if call.name == TASK_TOOL:
-            batch.append(call)
-            continue
-        if batch:
-            yield batch
-            batch = []
-        yield [call]
-    if batch:
-        yield batch
-
-
 class TaskTool(Tool):
     """Runs a subagent; needs the parent agent, so it exists only inside one."""
 
     name = TASK_TOOL
+    # A subagent's own tool calls ask as usual, so handing it a job needs no ask of its own.
+    default_permission = "allow"
+    concurrent = True
     description = (
         "Hand a self-contained job to a subagent with its own fresh context and the same tools "
         "(except task). It sees only `prompt`, so say everything it needs; it answers with a "
@@ -128,8 +114,6 @@ class TaskTool(Tool):
 
 async def run_subagent(parent: AgentLoop, description: str, prompt: str, isolated: bool) -> ToolResult:
     """Run one subagent to its end and describe how it went for the parent's model."""
-    from larik_jupyter.agent.loop import AgentLoop
-
     worktree: Worktree | None = None
     try:
         if isolated:
@@ -144,7 +128,7 @@ async def run_subagent(parent: AgentLoop, description: str, prompt: str, isolate
         loaded = dataclasses.replace(parent.loaded, cwd=cwd, root=cwd)
     else:
         checkpoints, loaded = parent.checkpoints, parent.loaded
-    child = AgentLoop(
+    child = type(parent)(
         session,
         parent.provider,
         loaded=loaded,

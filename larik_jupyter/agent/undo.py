@@ -1,6 +1,7 @@
 """The one undo path every front end takes (the notebook, `Agent`, the CLI): put a turn's
-files, cells and kernel variables back, asking first where the user changed them since, and
-the `<system-note>` that tells the model with the next prompt."""
+files, cells and kernel variables back, asking first where the user changed them since; what
+it did told once, for the user (`undo_lines`: Markdown, `plain_line`) and for the model
+(`undo_note`: the `<system-note>` the next prompt carries)."""
 
 from __future__ import annotations
 
@@ -65,6 +66,44 @@ def undo_note(result: UndoResult) -> str | None:
             "variables again before relying on their values."
         )
     return "<system-note>" + " ".join(sentences) + "</system-note>" if sentences else None
+
+
+def cells_line(path: str, count: int, where: str) -> str:
+    """What undo did to one notebook's cells, e.g. `restored 3 cells of nb.ipynb in the open
+    notebook (save it to write the file)`."""
+    line = f"restored {count} cell{'s' if count != 1 else ''} of `{path}` in {where}"
+    return line + (" (save it to write the file)" if where == "the open notebook" else "")
+
+
+def undo_lines(result: UndoResult, again: str = "/undo") -> list[str]:
+    """One undone turn as Markdown lines (the `/undo` output; the undo panel shows them as
+    plain text, `plain_line`): files, directories and kernel variables; for a turn
+    left alone because the user changed its files since, which ones and how to go on (`again`:
+    the command to repeat with `--force` or `--skip-changed`)."""
+    which = result.label
+    if result.changed:
+        return [
+            f"{which.capitalize()} was **not undone**: these files changed since that turn, and "
+            "undoing it would overwrite those changes:",
+            *[f"- changed since: `{path}`" for path in result.changed],
+            f"Run `%larik {again} --force` to restore them anyway (the later changes are lost), "
+            f"or `%larik {again} --skip-changed` to keep them as they are and undo the rest.",
+        ]
+    lines = [f"Undid {which}." if result.ok else f"{which.capitalize()} was only partly undone:"]
+    lines += [f"- restored `{path}`" for path in result.restored]
+    lines += [f"- {cells_line(path, n, where)}" for path, n, where in result.restored_cells]
+    lines += [f"- kept as you changed it since: `{path}`" for path in result.skipped]
+    lines += [f"- **not restored** `{path}`: {reason}" for path, reason in result.refused]
+    lines += [f"- removed `{path}/` (created by the turn)" for path in result.removed_dirs]
+    lines += [f"- kept `{path}/`: {reason}" for path, reason in result.kept_dirs]
+    if variables := result.variables_text():
+        lines.append(f"- {variables}")
+    return lines
+
+
+def plain_line(line: str) -> str:
+    """An `undo_lines` line without its Markdown (code spans, bold)."""
+    return line.replace("`", "").replace("**", "")
 
 
 def record_note(session: Session, pending: str | None, note: str, model: str | None) -> str:

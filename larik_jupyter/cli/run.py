@@ -42,7 +42,7 @@ def _run(args: argparse.Namespace) -> int:
         model=args.model,
         yes=args.yes,
     )
-    agent = opened.agent
+    agent = opened.loop
     log = TextLog(sys.stdout)
     for notice in opened.notices:
         print(f"! {notice}", file=sys.stderr)

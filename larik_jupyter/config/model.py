@@ -127,11 +127,6 @@ class Config(_Open):
         """`mcpServers` under its Python spelling."""
         return self.mcpServers
 
-    @property
-    def lsp_servers(self) -> dict[str, LspServer]:
-        """`lspServers` under its Python spelling."""
-        return self.lspServers
-
 
 def flatten_hooks(value: Any) -> Any:
     """Accept Claude's nested hook form `{matcher, hooks: [{type, command, timeout}]}` too."""

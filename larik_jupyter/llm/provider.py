@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -33,11 +33,14 @@ class ToolSchema:
 
 class Provider(Protocol):
     """Streams one model call. `name` is the `provider:model` label shown to the user; `info`
-    is the model's entry of the model table (`llm/models.py`)."""
+    is the model's entry of the model table (`llm/models.py`): its capabilities (vision,
+    thinking, caching, limits), read there, never probed. `http_client_factory`, when set (a
+    debug trace), makes the HTTP clients its calls use; a provider without HTTP ignores it."""
 
     name: str
     model: str
     info: ModelInfo
+    http_client_factory: Callable[[], Any] | None
 
     def stream(
         self, system: str, messages: list[Message], tools: list[ToolSchema], *, cache: bool = True

@@ -15,6 +15,7 @@ import re
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from larik_jupyter.llm.api_errors import ApiTarget, status_failure
 from larik_jupyter.llm.builder import MessageBuilder, cut_short
@@ -62,6 +63,7 @@ class ScriptedProvider:
         self.name = f"scripted:{source}"
         # The scripted model takes anything, images included.
         self.info = dataclasses.replace(UNKNOWN, vision=True)
+        self.http_client_factory: Callable[[], Any] | None = None  # no HTTP: nothing to trace
         self.retry = retry or SCRIPTED_RETRY
         self.delay = delay
         self._pick = pick

@@ -60,7 +60,6 @@ class Bridge:
         self._ids = itertools.count(1)
         self._lock = threading.Lock()
         self._main = threading.main_thread().ident
-        self._connected = threading.Event()
         # Called with the comm id of every panel that says hello (a page connecting mid-turn).
         self.joined: list[Callable[[str], None]] = []
 
@@ -108,7 +107,6 @@ class Bridge:
             self._forget(self.panels.pop(comm.comm_id, None))
             self._forget(panel)
             self.panels[comm.comm_id] = panel
-            self._connected.set()
             for listener in list(self.joined):
                 listener(comm.comm_id)
         elif kind == "reply":
@@ -116,10 +114,6 @@ class Bridge:
                 future = self._pending.pop(int(data.get("id", -1)), None)
             if future is not None and not future.done():
                 future.set_result(data)
-
-    def wait_connected(self, timeout: float) -> bool:
-        """Whether a panel has said hello within `timeout` seconds (for tests and the CLI)."""
-        return self._connected.wait(timeout)
 
     @property
     def notebook_path(self) -> Path | None:

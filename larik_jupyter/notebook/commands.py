@@ -14,15 +14,13 @@ import shlex
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NoReturn
+from typing import Any, NoReturn
 
 from larik_jupyter.errors import LarikError
 from larik_jupyter.notebook.kernel import KernelSession, Show
 from larik_jupyter.notebook.markdown_text import MarkdownText, Preformatted
 
 # Parsing runs at every `%larik`, also the first: what the handlers need loads when they run.
-if TYPE_CHECKING:
-    from larik_jupyter.checkpoint.store import UndoResult
 
 
 class MagicUsageError(LarikError):
@@ -148,9 +146,9 @@ def parse_command(text: str) -> Command:
     return Command(spec.name, args)
 
 
-def run(session: KernelSession, command: Command, out: Output) -> None:
+def run(kernel: KernelSession, command: Command, out: Output) -> None:
     """Run a parsed command's handler."""
-    COMMANDS[command.name].handler(session, out, **command.args)
+    COMMANDS[command.name].handler(kernel, out, **command.args)
 
 
 def waits_for_browser(command: Command) -> bool:
@@ -186,16 +184,16 @@ def _cell(text: str) -> str:
 
 
 @command("/new [--model M]", "start a new session in this directory", arg("--model"))
-def _new(session: KernelSession, out: Output, *, model: str | None) -> None:
-    agent = session.new(model=model)
+def _new(kernel: KernelSession, out: Output, *, model: str | None) -> None:
+    agent = kernel.new(model=model)
     out.markdown(f"New session `{agent.session_id}` with `{agent.model}`.")
 
 
 @command("/sessions", "browse this directory's sessions")
-def _sessions(session: KernelSession, out: Output) -> None:
+def _sessions(kernel: KernelSession, out: Output) -> None:
     from larik_jupyter.notebook.widgets.sessions import SessionsBrowser
 
-    out.show(SessionsBrowser(session))
+    out.show(SessionsBrowser(kernel))
 
 
 def _one_of_id_or_last(args: dict[str, Any]) -> str | None:
@@ -209,26 +207,26 @@ def _one_of_id_or_last(args: dict[str, Any]) -> str | None:
     arg("--last", action="store_true"),
     check=_one_of_id_or_last,
 )
-def _resume(session: KernelSession, out: Output, *, id: str | None, last: bool) -> None:
+def _resume(kernel: KernelSession, out: Output, *, id: str | None, last: bool) -> None:
     from larik_jupyter.session.catalog import UnknownSessionError
 
     try:
-        agent = session.resume(id, last=last or id is None)
+        agent = kernel.resume(id, last=last or id is None)
     except UnknownSessionError:
         raise LarikError(
             f"No session {id!r} here; list this directory's sessions with `%larik /sessions` "
             "and resume one by its id (YYYYMMDD-HHMMSS-xxxxxx)."
         ) from None
     if not agent.branched_from:  # else its opening notice said which branch it continues on
-        turns = len(agent.session.turns)
+        turns = len(agent.records.turns)
         out.markdown(f"Resumed session `{agent.session_id}` ({turns} turn{'' if turns == 1 else 's'}, `{agent.model}`).")
-    _history(session, out)
+    _history(kernel, out)
 
 
 @command("/fork", "branch the current session at its end and continue there")
-def _fork(session: KernelSession, out: Output) -> None:
-    source = session.require().session_id
-    path = session.fork()
+def _fork(kernel: KernelSession, out: Output) -> None:
+    source = kernel.require().session_id
+    path = kernel.fork()
     out.markdown(f"Forked `{source}` at its end; now on branch `{Path(path).stem}`.")
 
 
@@ -256,12 +254,12 @@ _CHANGED_ARGS = (arg("--force", action="store_true"), arg("--skip-changed", acti
     browser=True,
 )
 def _rewind(
-    session: KernelSession, out: Output, *, n: int, files: bool, force: bool, skip_changed: bool
+    kernel: KernelSession, out: Output, *, n: int, files: bool, force: bool, skip_changed: bool
 ) -> None:
-    agent = session.require()
+    agent = kernel.require()
     source = agent.session_id
-    code = session.rewind(n, files=files, force=force, skip_changed=skip_changed)
-    placed = session.set_next_cell(code) is not False
+    code = kernel.rewind(n, files=files, force=force, skip_changed=skip_changed)
+    placed = kernel.set_next_cell(code) is not False
     where = "in a new cell below" if placed else "below (no front end here to add a cell); copy it into a cell"
     lines = [
         f"Rewound `{source}` to before prompt {n}; now on branch `{agent.session_id}`. "
@@ -270,42 +268,12 @@ def _rewind(
     if files and not agent.last_undo:
         lines.append(f"No turn from prompt {n} on changed files or kernel variables.")
     elif files:
+        from larik_jupyter.agent.undo import undo_lines
+
         lines += [line for result in agent.last_undo for line in undo_lines(result)]
     out.markdown("\n".join(lines))
     if not placed:
         out.preformatted(code)
-
-
-def cells_line(path: str, count: int, where: str) -> str:
-    """What undo did to one notebook's cells, e.g. `restored 3 cells of nb.ipynb in the open
-    notebook (save it to write the file)`."""
-    line = f"restored {count} cell{'s' if count != 1 else ''} of `{path}` in {where}"
-    return line + (" (save it to write the file)" if where == "the open notebook" else "")
-
-
-def undo_lines(result: UndoResult, again: str = "/undo") -> list[str]:
-    """One undone turn as Markdown lines: files, directories and kernel variables; for a turn
-    left alone because the user changed its files since, which ones and how to go on (`again`:
-    the command to repeat with `--force` or `--skip-changed`)."""
-    which = result.label
-    if result.changed:
-        return [
-            f"{which.capitalize()} was **not undone**: these files changed since that turn, and "
-            "undoing it would overwrite those changes:",
-            *[f"- changed since: `{path}`" for path in result.changed],
-            f"Run `%larik {again} --force` to restore them anyway (the later changes are lost), "
-            f"or `%larik {again} --skip-changed` to keep them as they are and undo the rest.",
-        ]
-    lines = [f"Undid {which}." if result.ok else f"{which.capitalize()} was only partly undone:"]
-    lines += [f"- restored `{path}`" for path in result.restored]
-    lines += [f"- {cells_line(path, n, where)}" for path, n, where in result.restored_cells]
-    lines += [f"- kept as you changed it since: `{path}`" for path in result.skipped]
-    lines += [f"- **not restored** `{path}`: {reason}" for path, reason in result.refused]
-    lines += [f"- removed `{path}/` (created by the turn)" for path in result.removed_dirs]
-    lines += [f"- kept `{path}/`: {reason}" for path, reason in result.kept_dirs]
-    if variables := result.variables_text():
-        lines.append(f"- {variables}")
-    return lines
 
 
 @command(
@@ -317,15 +285,15 @@ def undo_lines(result: UndoResult, again: str = "/undo") -> list[str]:
     check=_from_one,
     browser=True,
 )
-def _undo(session: KernelSession, out: Output, *, to: int | None, force: bool, skip_changed: bool) -> None:
+def _undo(kernel: KernelSession, out: Output, *, to: int | None, force: bool, skip_changed: bool) -> None:
     from larik_jupyter.notebook.widgets.undo import UndoPanel
 
     if to is None:
-        results = [session.undo(force=force, skip_changed=skip_changed)]
+        results = [kernel.undo(force=force, skip_changed=skip_changed)]
     else:
-        results = session.undo_to(to, force=force, skip_changed=skip_changed)
+        results = kernel.undo_to(to, force=force, skip_changed=skip_changed)
     # One report: the panel says what was undone (its static renderings too).
-    out.show(UndoPanel(session, results=results, to=to))
+    out.show(UndoPanel(kernel, results=results, to=to))
     if to is not None and not results[-1].ok and not results[-1].changed:
         out.markdown(
             f"Stopped at {results[-1].label}: it was not fully undone, so the prompts before it "
@@ -334,25 +302,25 @@ def _undo(session: KernelSession, out: Output, *, to: int | None, force: bool, s
 
 
 @command("/checkpoints", "show the turns that changed files, without undoing")
-def _checkpoints(session: KernelSession, out: Output) -> None:
+def _checkpoints(kernel: KernelSession, out: Output) -> None:
     from larik_jupyter.notebook.widgets.undo import UndoPanel
 
-    session.require()
-    out.show(UndoPanel(session))
+    kernel.require()
+    out.show(UndoPanel(kernel))
 
 
 @command("/tree", "the fork tree of this directory's sessions")
-def _tree(session: KernelSession, out: Output) -> None:
+def _tree(kernel: KernelSession, out: Output) -> None:
     from larik_jupyter.notebook.widgets.tree import ForkTreeWidget
 
-    out.show(ForkTreeWidget(session))
+    out.show(ForkTreeWidget(kernel))
 
 
 @command("/history", "render the current session's transcript from disk")
-def _history(session: KernelSession, out: Output) -> None:
+def _history(kernel: KernelSession, out: Output) -> None:
     from larik_jupyter.notebook.render import parts_from_entries, render_parts
 
-    parts = parts_from_entries(session.require().entries)
+    parts = parts_from_entries(kernel.require().entries)
     out.markdown(render_parts(parts) or "This session has no messages yet.")
 
 
@@ -364,15 +332,15 @@ def _history(session: KernelSession, out: Output) -> None:
     arg("--timeout", type=int, default=600),
     browser=True,
 )
-def _check(session: KernelSession, out: Output, *, path: str | None, timeout: int) -> None:
+def _check(kernel: KernelSession, out: Output, *, path: str | None, timeout: int) -> None:
     from larik_jupyter.notebook.widgets.check import CheckWidget
 
-    out.show(CheckWidget(session, session.check(path, timeout)))
+    out.show(CheckWidget(kernel, kernel.check(path, timeout)))
 
 
 @command("/export [PATH]", "export the transcript as Markdown", arg("path", nargs="?"))
-def _export(session: KernelSession, out: Output, *, path: str | None) -> None:
-    out.markdown(f"Exported to `{session.export(None, path)}`.")
+def _export(kernel: KernelSession, out: Output, *, path: str | None) -> None:
+    out.markdown(f"Exported to `{kernel.export(None, path)}`.")
 
 
 @command(
@@ -382,14 +350,14 @@ def _export(session: KernelSession, out: Output, *, path: str | None) -> None:
     arg("--at", type=int),
     arg("--include-shell", action="store_true"),
 )
-def _notebook(session: KernelSession, out: Output, *, path: str | None, at: int | None, include_shell: bool) -> None:
-    written = session.to_notebook(None, path, at=at, include_shell=include_shell)
+def _notebook(kernel: KernelSession, out: Output, *, path: str | None, at: int | None, include_shell: bool) -> None:
+    written = kernel.to_notebook(None, path, at=at, include_shell=include_shell)
     out.markdown(f"Wrote the branch as the notebook `{written}`; open it to read or re-run the analysis.")
 
 
 @command("/delete ID", "delete a session with its checkpoints", arg("id"))
-def _delete(session: KernelSession, out: Output, *, id: str) -> None:
-    path = session.delete(id)
+def _delete(kernel: KernelSession, out: Output, *, id: str) -> None:
+    path = kernel.delete(id)
     out.markdown(f"Deleted session `{path.stem}` with its checkpoints.")
 
 
@@ -398,32 +366,32 @@ def _delete(session: KernelSession, out: Output, *, id: str) -> None:
 
 @command("/compact [instructions]", "summarise the conversation to free context",
          parse=lambda rest: {"instructions": rest})
-def _compact(session: KernelSession, out: Output, *, instructions: str) -> None:
-    summary = session.require().compact(instructions)
+def _compact(kernel: KernelSession, out: Output, *, instructions: str) -> None:
+    summary = kernel.require().compact(instructions)
     out.markdown(f"Compacted the conversation. Summary:\n\n> {summary.replace(chr(10), chr(10) + '> ')}")
 
 
 @command("/clear", "start a fresh model context (the session file continues)")
-def _clear(session: KernelSession, out: Output) -> None:
-    session.require().clear()
+def _clear(kernel: KernelSession, out: Output) -> None:
+    kernel.require().clear()
     out.markdown("Started a fresh model context; the session file continues.")
 
 
 @command("/model [PROVIDER:MODEL]", "show or switch the model", arg("model", nargs="?"))
-def _model(session: KernelSession, out: Output, *, model: str | None) -> None:
+def _model(kernel: KernelSession, out: Output, *, model: str | None) -> None:
     if model:
-        out.markdown(f"Model is now `{session.ensure(model=model).model}`.")
-    elif session.agent is not None:
-        out.markdown(f"Model: `{session.agent.model}`.")
+        out.markdown(f"Model is now `{kernel.ensure(model=model).model}`.")
+    elif kernel.agent is not None:
+        out.markdown(f"Model: `{kernel.agent.model}`.")
     else:
         out.markdown("No session yet; the next prompt picks the model from the config (see `/config`).")
 
 
 @command("/usage", "tokens and cost of this session")
-def _usage(session: KernelSession, out: Output) -> None:
+def _usage(kernel: KernelSession, out: Output) -> None:
     from larik_jupyter.agent.textlog import format_cost
 
-    records = session.require().session
+    records = kernel.require().records
     u = records.usage
     out.markdown(
         f"Session `{records.session_id}`: {u.input_tokens:,} input, {u.output_tokens:,} output, "
@@ -438,7 +406,7 @@ def _key_value(rest: str) -> dict[str, object]:
 
 
 @command("/config [KEY [VALUE]]", "show the merged config, or set a personal value", parse=_key_value)
-def _config(session: KernelSession, out: Output, *, key: str | None, value: str | None) -> None:
+def _config(kernel: KernelSession, out: Output, *, key: str | None, value: str | None) -> None:
     from larik_jupyter.config.layers import load_config
     from larik_jupyter.config.report import render
     from larik_jupyter.config.update import parse_setting_value, set_user_setting
@@ -448,21 +416,21 @@ def _config(session: KernelSession, out: Output, *, key: str | None, value: str 
         set_user_setting(key, parsed)
         out.markdown(f"Set `{key}` = `{json.dumps(parsed)}` in your personal config.")
         return
-    out.preformatted(render(load_config(session.cwd), key))
+    out.preformatted(render(load_config(kernel.cwd), key))
 
 
 # -- servers, subagents, the running turn ----------------------------------------------------
 
 
 @command("/lsp", "list the language servers with their state")
-def _lsp(session: KernelSession, out: Output) -> None:
+def _lsp(kernel: KernelSession, out: Output) -> None:
     from larik_jupyter.config.layers import load_config
     from larik_jupyter.lsp.manager import LspManager
 
-    if session.agent is not None:
-        states = session.agent.lsp_status()
+    if kernel.agent is not None:
+        states = kernel.agent.lsp_status()
     else:
-        loaded = load_config(session.cwd)
+        loaded = load_config(kernel.cwd)
         states = LspManager.from_config(loaded.config, loaded.root).states()
     if not states:
         out.markdown(
@@ -481,28 +449,28 @@ def _lsp(session: KernelSession, out: Output) -> None:
 
 
 @command("/stop", "stop the running turn")
-def _stop(session: KernelSession, out: Output) -> None:
-    if session.agent is None or not session.agent.running:
+def _stop(kernel: KernelSession, out: Output) -> None:
+    if kernel.agent is None or not kernel.agent.running:
         out.markdown("No turn is running.")
         return
-    session.agent.stop()
+    kernel.agent.stop()
     out.markdown("Stopping the running turn.")
 
 
 @command("/mcp", "MCP servers with their status and tools")
-def _mcp(session: KernelSession, out: Output) -> None:
+def _mcp(kernel: KernelSession, out: Output) -> None:
     from larik_jupyter.agent.mcp import McpManager, status_table
     from larik_jupyter.config.layers import load_config
     from larik_jupyter.notebook.widgets.trust import TrustWidget
 
-    loaded = load_config(session.cwd)
-    if session.agent is not None:
-        statuses = session.agent.mcp_status()
+    loaded = load_config(kernel.cwd)
+    if kernel.agent is not None:
+        statuses = kernel.agent.mcp_status()
     else:  # nothing started: show what the config declares and what awaits approval
         statuses = McpManager.from_config(loaded).statuses()
     out.markdown(status_table(statuses))
     if loaded.pending:
-        out.show(TrustWidget(session, loaded.pending))
+        out.show(TrustWidget(kernel, loaded.pending))
 
 
 def _discard_needs_a_name(args: dict[str, Any]) -> str | None:
@@ -518,11 +486,11 @@ def _discard_needs_a_name(args: dict[str, Any]) -> str | None:
     arg("name", nargs="?"),
     check=_discard_needs_a_name,
 )
-def _agents(session: KernelSession, out: Output, *, action: str | None, name: str | None) -> None:
+def _agents(kernel: KernelSession, out: Output, *, action: str | None, name: str | None) -> None:
     from larik_jupyter import paths
     from larik_jupyter.agent.worktree import clean_worktrees, list_worktrees, remove_worktree
 
-    root = paths.project_root(session.cwd)
+    root = paths.project_root(kernel.cwd)
     if action == "discard":
         info = remove_worktree(root, str(name))
         out.markdown(f"Discarded worktree `{info.name}` and its branch `{info.branch}`.")
@@ -541,8 +509,8 @@ def _agents(session: KernelSession, out: Output, *, action: str | None, name: st
 
 @command("/debug [on | off]", "write a debug trace of events and HTTP bodies",
          arg("state", nargs="?", choices=["on", "off"]))
-def _debug(session: KernelSession, out: Output, *, state: str | None) -> None:
-    agent = session.require()
+def _debug(kernel: KernelSession, out: Output, *, state: str | None) -> None:
+    agent = kernel.require()
     if state == "on":
         out.markdown(f"Debug trace on: writing `{agent.trace(True)}`.")
     elif state == "off":
@@ -553,10 +521,10 @@ def _debug(session: KernelSession, out: Output, *, state: str | None) -> None:
 
 
 @command("/plan", "the current plan (the agent's todo_write checklist)")
-def _plan(session: KernelSession, out: Output) -> None:
+def _plan(kernel: KernelSession, out: Output) -> None:
     from larik_jupyter.notebook.render import render_plan
 
-    agent = session.require()
+    agent = kernel.require()
     plan = agent.plan
     if plan is None:
         out.markdown(f"Session `{agent.session_id}` has no plan yet; the agent makes one with `todo_write`.")
@@ -565,12 +533,12 @@ def _plan(session: KernelSession, out: Output) -> None:
 
 
 @command("/skills", "the skills found, personal and from the repository")
-def _skills(session: KernelSession, out: Output) -> None:
+def _skills(kernel: KernelSession, out: Output) -> None:
     from larik_jupyter import paths
     from larik_jupyter.config.instructions import display_path
     from larik_jupyter.config.skills import load_skills
 
-    skills = load_skills(paths.project_root(session.cwd))
+    skills = load_skills(paths.project_root(kernel.cwd))
     if not skills:
         personal = display_path(paths.config_dir() / "skills")
         out.markdown(
@@ -591,5 +559,5 @@ def _skills(session: KernelSession, out: Output) -> None:
 
 
 @command("/help", "list the commands")
-def _help(session: KernelSession, out: Output) -> None:
+def _help(kernel: KernelSession, out: Output) -> None:
     out.preformatted(help_text())

@@ -29,7 +29,7 @@ class KernelNotebook:
     source: str = ""
 
 
-def kernel_notebook(namespace: Mapping[str, Any], cwd: Path) -> KernelNotebook:
+def notebook_from_hints(namespace: Mapping[str, Any], cwd: Path) -> KernelNotebook:
     """Find the notebook from what the front end set; relative names are tried against cwd."""
     candidates = [
         ("__vsc_ipynb_file__", namespace.get("__vsc_ipynb_file__")),

@@ -18,8 +18,9 @@ if TYPE_CHECKING:
     from larik_jupyter.analysis.branch_diff import BranchDiff
     from larik_jupyter.api import Agent
     from larik_jupyter.checkpoint.store import UndoResult
+    from larik_jupyter.notebook.context import KernelNotebook
     from larik_jupyter.tools.check_report import CheckReport
-    from larik_jupyter.tools.env import LiveNotebooks
+    from larik_jupyter.tools.host import KernelHost
 
 Show = Callable[[Any], None]
 
@@ -28,12 +29,11 @@ class KernelSession:
     """The working directory and the kernel's one `Agent`, opened at the first prompt.
 
     `model` and `yes` are the defaults for new sessions and `protect` turns protect mode on
-    for every turn (the magics' traits feed them),
-    `namespace` the kernel's user namespace, `show` displays an object in the cell that runs
-    (notices, approval cards), `show_from_tool` displays from a tool's thread, and
-    `set_next_cell` puts code into a new cell below and says whether it could (a headless run
-    has no cell to add). All are optional, so commands and widget
-    actions run against a KernelSession without an IPython shell.
+    for every turn (the magics' traits feed them), `host` what the kernel offers the agent
+    (handed to it as is), `show` displays an object in the cell that runs (notices, approval
+    cards), and `set_next_cell` puts code into a new cell below and says whether it could (a
+    headless run has no cell to add). All are optional, so commands and widget actions run
+    against a KernelSession without an IPython shell.
     """
 
     def __init__(
@@ -43,22 +43,17 @@ class KernelSession:
         model: str | None = None,
         yes: bool = False,
         protect: bool = False,
-        namespace: dict[str, Any] | None = None,
+        host: KernelHost | None = None,
         show: Show | None = None,
-        show_from_tool: Show | None = None,
         set_next_cell: Callable[[str], bool | None] | None = None,
     ) -> None:
         self.cwd = Path(os.path.abspath(os.fspath(cwd or os.getcwd())))
         self.model = model
         self.yes = yes
         self.protect = protect
-        self.namespace = namespace
+        self.host = host
         self.show: Show = show or (lambda _value: None)
-        self.show_from_tool = show_from_tool
         self.set_next_cell: Callable[[str], bool | None] = set_next_cell or (lambda _code: False)
-        # The notebooks open in a browser and how `notebook_run` runs a cell (set in a kernel).
-        self.live: LiveNotebooks | None = None
-        self.run_cell: Any = None
         self.agent: Agent | None = None
         # Set by Jupyter's interrupt while a command runs on a worker thread (a /check).
         self.command_stop = threading.Event()
@@ -73,18 +68,24 @@ class KernelSession:
             )
         return self.agent
 
+    def own_notebook(self) -> KernelNotebook:
+        """The notebook this kernel belongs to: what a browser showing it says through the
+        bridge, else what the front end hinted (see `context.notebook_from_hints`)."""
+        from larik_jupyter.notebook.context import KernelNotebook, notebook_from_hints
+
+        live = self.host.live if self.host is not None else None
+        if live is not None and live.notebook_path is not None:
+            return KernelNotebook(live.notebook_path, "the notebook bridge")
+        return notebook_from_hints(self.host.namespace if self.host is not None else {}, self.cwd)
+
     def check(self, path: str | None, timeout: int) -> CheckReport:
         """`/check`: the notebook (default: the kernel's own) run in a scratch kernel."""
-        from larik_jupyter.notebook.context import kernel_notebook
-
         self.require_idle()
         agent = self.ensure()
-        if self.live is not None and self.live.notebook_path is not None:
-            agent.notebook_path = self.live.notebook_path
-        elif agent.notebook_path is None:
-            agent.notebook_path = kernel_notebook(self.namespace or {}, self.cwd).path
         self.command_stop.clear()
-        return agent.check(path, timeout=timeout, stop=self.command_stop)
+        return agent.check(
+            path, timeout=timeout, stop=self.command_stop, notebook=self.own_notebook().path
+        )
 
     def require_idle(self) -> None:
         """Refuse while a turn runs: switching or changing the session mid-turn would tear it."""
@@ -112,10 +113,7 @@ class KernelSession:
                 self.cwd,
                 model=model or self.model,
                 yes=self.yes,
-                namespace=self.namespace,
-                display=self.show_from_tool,
-                live=self.live,
-                run_cell=self.run_cell,
+                host=self.host,
                 **kwargs,
             )
         elif kwargs:
@@ -162,7 +160,7 @@ class KernelSession:
             self.open(session=str(path))
             return path
         agent = self.require()
-        prompts = len(agent.session.turns)
+        prompts = len(agent.records.turns)
         if n is not None and not 1 <= n <= prompts:
             raise LarikError(
                 f"Session {agent.session_id} has {prompts} prompt(s); choose a prompt from 1 to {prompts}."

@@ -27,6 +27,7 @@ from larik_jupyter.notebook.pump import MainThreadPump
 from larik_jupyter.notebook.static import headless, static_bundle
 from larik_jupyter.notebook.turn_runner import TurnRunner
 from larik_jupyter.notebook.warmup import Warmup
+from larik_jupyter.tools.host import KernelHost
 
 # `%load_ext` imports this module: the agent, the views and the widgets load at the first use.
 if TYPE_CHECKING:
@@ -70,14 +71,19 @@ class LarikMagics(Magics):
     def __init__(self, shell: Any = None, **kwargs: Any) -> None:
         super().__init__(shell=shell, **kwargs)
         self.pump = MainThreadPump()
+        # What this kernel offers the agent, built once; the extension attaches the bridge.
+        self.host = (
+            KernelHost(shell.user_ns, display=lambda value: self.pump.post(lambda: display(value)))
+            if shell is not None
+            else None
+        )
         self.session = KernelSession(
             os.getcwd(),
             model=self.model,
             yes=self.yes,
             protect=self.protect,
-            namespace=shell.user_ns if shell is not None else None,
+            host=self.host,
             show=display,
-            show_from_tool=lambda value: self.pump.post(lambda: display(value)),
             set_next_cell=self._set_next_cell,
         )
         self.runner = TurnRunner(self.session, self.pump, shell, context=lambda: self.context)
@@ -108,8 +114,9 @@ class LarikMagics(Magics):
     def bridge(self, bridge: Bridge | None) -> None:
         self._bridge = bridge
         self.runner.bridge = bridge
-        self.session.live = bridge
-        self.session.run_cell = self._run_cell if self.shell is not None else None
+        if self.host is not None:
+            self.host.live = bridge
+            self.host.run_cell = self._run_cell
 
     def _run_cell(self, *args: Any, **kwargs: Any) -> Any:
         """`notebook_run`'s way to run a cell in this kernel (the runner loads at first use)."""

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from IPython.core.error import UsageError
@@ -26,6 +27,7 @@ if TYPE_CHECKING:
     from larik_jupyter.notebook.capture import KernelCapture
     from larik_jupyter.notebook.terminal import TerminalTurnUI
     from larik_jupyter.notebook.turn_ui import TurnUI
+    from larik_jupyter.tools.env import InlineRunner
 
 
 DEMO_MODEL = "scripted:demo"
@@ -57,12 +59,13 @@ class TurnRunner:
         self.bridge: Bridge | None = None
         self._context_since = 0
 
-    def _extras(self, parsed: Prompt, agent: Agent) -> PromptExtras:
-        """The notebook context and the `--with` attachments of a prompt, under a new nonce."""
+    def _extras(self, parsed: Prompt) -> tuple[PromptExtras, Path | None]:
+        """The notebook context and the `--with` attachments of a prompt, under a new nonce,
+        and the kernel's own notebook, when known."""
         from larik_jupyter.agent.loop import PromptExtras
         from larik_jupyter.llm.messages import TextBlock
         from larik_jupyter.notebook.attachments import attach
-        from larik_jupyter.notebook.context import KernelNotebook, kernel_notebook, notebook_context
+        from larik_jupyter.notebook.context import notebook_context
         from larik_jupyter.tools.envelope import new_nonce
 
         nonce = new_nonce()
@@ -71,11 +74,7 @@ class TurnRunner:
             attached = attach(parsed.attach, namespace, self.session.cwd, nonce)
         except LarikError as exc:
             raise UsageError(str(exc)) from None
-        notebook = kernel_notebook(namespace, self.session.cwd)
-        if self.bridge is not None and self.bridge.notebook_path is not None:
-            # A browser showing this kernel's notebook says so reliably through the bridge.
-            notebook = KernelNotebook(self.bridge.notebook_path, "the notebook bridge")
-        agent.notebook_path = notebook.path
+        notebook = self.session.own_notebook()
         before = []
         if parsed.context and self.context():
             text = notebook_context(
@@ -83,13 +82,16 @@ class TurnRunner:
             )
             before.append(TextBlock(text=text))
         self._context_since = self.capture.last_count if self.capture is not None else 0
-        return PromptExtras(
+        extras = PromptExtras(
             before=list(before), after=attached.blocks, attachments=attached.metadata, nonce=nonce
         )
+        return extras, notebook.path
 
     def _start_turn(
         self, parsed: Prompt, *, interactive: bool | None
-    ) -> tuple[Agent, TurnUI | TerminalTurnUI, str, PromptExtras]:
+    ) -> tuple[Agent, TurnUI | TerminalTurnUI, Callable[[InlineRunner | None], Any]]:
+        """Open the turn's view; the agent, the view, and the turn's coroutine given where
+        kernel tools run."""
         from larik_jupyter.llm.messages import Message, TextBlock
         from larik_jupyter.notebook.reattach import LiveCell, running_cell_id
         from larik_jupyter.notebook.render import ContextPart, parts_from_messages
@@ -103,7 +105,7 @@ class TurnRunner:
         agent = self.session.ensure(model=parsed.model, new=parsed.new)
         if agent.model == DEMO_MODEL and text.startswith(FIX_PROMPT_START):
             raise LarikError(FIX_NEEDS_A_MODEL)
-        extras = self._extras(parsed, agent)
+        extras, notebook = self._extras(parsed)
         ui: TurnUI | TerminalTurnUI = (
             TerminalTurnUI(self.pump)
             if is_terminal(self.shell)
@@ -118,46 +120,44 @@ class TurnRunner:
             cell_id = running_cell_id(self.shell)
             if cell_id is not None:
                 ui.follow(LiveCell(self.bridge, cell_id, ui.outputs))
-        return agent, ui, text, extras
 
-    def _turn(
-        self, agent: Agent, ui: TurnUI | TerminalTurnUI, text: str, parsed: Prompt, extras: PromptExtras
-    ) -> Any:
-        """The turn's coroutine, with this cell's approver and view for that turn only."""
-        agent.protect = self.session.protect
-        return agent.arun(
-            text, extras, approver=ui.approver, yes=parsed.yes or self.session.yes, listener=ui.listener
-        )
+        def turn(inline_runner: InlineRunner | None) -> Any:
+            # This cell's approver, view and notebook apply to this turn only.
+            agent.protect = self.session.protect
+            return agent.arun(
+                text, extras, approver=ui.approver, yes=parsed.yes or self.session.yes,
+                listener=ui.listener, notebook=notebook, inline_runner=inline_runner,
+            )
+
+        return agent, ui, turn
 
     def _bind(self, parsed: Prompt, outcome: TurnOutcome) -> None:
         """`-o NAME`: the turn's outcome as a variable of the user's namespace."""
         if parsed.output is not None and self.shell is not None:
             self.shell.user_ns[parsed.output] = outcome
 
-    def _end_turn(self, agent: Agent, ui: TurnUI | TerminalTurnUI) -> None:
-        agent.inline_runner = None
+    def _end_turn(self, ui: TurnUI | TerminalTurnUI) -> None:
         self.pump.drain()
         ui.finish()
 
     def run(self, parsed: Prompt, *, interactive: bool) -> None:
         """The synchronous path: nobody can click while the cell's thread waits, so asks are
         answered by rules and `--yes` only (a cell holding just `%larik` runs asynchronously)."""
-        agent, ui, text, extras = self._start_turn(parsed, interactive=interactive)
-        agent.inline_runner = self.pump.on_main_thread
+        agent, ui, turn = self._start_turn(parsed, interactive=interactive)
         try:
             with sigint_stops(agent.stop, reading_input=lambda: ui.reading_input):
-                outcome = self.pump.run(self._turn(agent, ui, text, parsed, extras), on_interrupt=agent.stop)
+                outcome = self.pump.run(turn(self.pump.on_main_thread), on_interrupt=agent.stop)
             self._bind(parsed, outcome)
         finally:
-            self._end_turn(agent, ui)
+            self._end_turn(ui)
 
     async def arun(self, parsed: Prompt, *, interactive: bool | None) -> None:
         """The asynchronous path: the turn runs on the kernel's loop, which keeps handling
         widget messages (approvals, Stop) while the cell awaits it."""
-        agent, ui, text, extras = self._start_turn(parsed, interactive=interactive)
+        agent, ui, turn = self._start_turn(parsed, interactive=interactive)
         try:
             with sigint_stops(agent.stop, reading_input=lambda: ui.reading_input):
-                outcome = await self._turn(agent, ui, text, parsed, extras)
+                outcome = await turn(None)
             self._bind(parsed, outcome)
         except asyncio.CancelledError:
             # Something else cancelled the cell (ipykernel's own interrupt handling, when it
@@ -166,5 +166,5 @@ class TurnRunner:
             if task is not None:
                 task.uncancel()
         finally:
-            self._end_turn(agent, ui)
+            self._end_turn(ui)
 

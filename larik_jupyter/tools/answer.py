@@ -20,6 +20,8 @@ class Answer:
 
 class AnswerTool(Tool):
     name = "answer"
+    writes = frozenset()
+    needs_kernel = True
     description = (
         "Hand a variable you made in the user's kernel back to the user as this turn's result "
         "(`%larik -o NAME` binds it, `Agent.run(...).value` returns it): the object itself, not "

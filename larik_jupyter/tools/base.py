@@ -13,10 +13,11 @@ them), because the kernel's namespace, display machinery and interrupts belong t
 from __future__ import annotations
 
 import asyncio
+import json
 import traceback
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from larik_jupyter.errors import LarikError, exception_text
 
@@ -68,17 +69,64 @@ class ToolResult:
     variables: list[VariableChange] = field(default_factory=list)
 
 
+# What a call decides when no rule matches: run, ask the user first, or refuse.
+Permission = Literal["allow", "ask", "deny"]
+# What a tool may change: files in the project, notebooks (file or open document), the
+# kernel's variables, or anything a shell command or a subagent reaches.
+Writes = Literal["files", "notebooks", "kernel", "anything"]
+
+
 # How long a stopped tool's thread may take to wind down before the turn ends without it.
 STOP_GRACE_SECONDS = 0.5
 
 
 class Tool(ABC):
-    """One tool offered to the model."""
+    """One tool offered to the model, with its traits: everything that decides how a call is
+    treated (asked for, run, previewed, recorded) reads them here, never a list of names.
+
+    - `writes`: what a call may change; empty for a tool that only looks.
+    - `concurrent`: neighbouring calls of this tool in one reply run together.
+    - `default_permission`: what a call decides when no rule matches; by default a tool that
+      writes nothing is allowed and any other asks.
+    - `needs_kernel`: the tool works only in a Jupyter kernel (`Env.namespace`); an agent
+      without one (CLI, server) does not offer it and a call of it is refused in one sentence.
+    - `inline`: run on the caller's thread (the kernel's), not a worker thread.
+    - `preview(env, args)`: what an approval shows of the call.
+    """
 
     name: ClassVar[str]
     description: ClassVar[str]
     input_schema: ClassVar[dict[str, Any]]
+    writes: ClassVar[frozenset[Writes]] = frozenset({"anything"})
+    concurrent: ClassVar[bool] = False
+    default_permission: ClassVar[Permission] = "ask"
+    needs_kernel: ClassVar[bool] = False
     inline: ClassVar[bool] = False
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if "default_permission" not in cls.__dict__:
+            cls.default_permission = "ask" if cls.writes else "allow"
+
+    @classmethod
+    def read_only(cls) -> bool:
+        """Whether a call changes nothing (it may still read outside what it was given)."""
+        return not cls.writes
+
+    def preview(self, env: Env, args: dict[str, Any]) -> str:
+        """What an approval of this call shows the user; may raise (the caller says why
+        there is no preview). By default the input as JSON."""
+        return json.dumps(args, indent=2, ensure_ascii=False)
+
+    def unavailable(self, env: Env) -> str | None:
+        """Why this tool cannot run in `env`, in one sentence; None when it can."""
+        if self.needs_kernel and env.namespace is None:
+            return (
+                f"The {self.name} tool needs a live kernel: it runs only inside Jupyter (`%larik` "
+                "in a notebook), and this agent has none (the CLI, the server or a plain Python "
+                "script); use bash or the file tools instead."
+            )
+        return None
 
     @abstractmethod
     def execute(self, env: Env, args: dict[str, Any]) -> ToolResult:
@@ -105,7 +153,7 @@ class Tool(ABC):
     def run(self, env: Env, args: dict[str, Any]) -> ToolResult:
         """Validate `args` and execute; any failure comes back as an error result."""
         try:
-            check_input(self.input_schema, args, self.name)
+            self._check(env, args)
             return self.execute(env, args)
         except Exception as exc:
             return failure_result(self.name, exc)
@@ -113,10 +161,16 @@ class Tool(ABC):
     async def arun(self, env: Env, args: dict[str, Any]) -> ToolResult:
         """`run` from async code (see `aexecute`)."""
         try:
-            check_input(self.input_schema, args, self.name)
+            self._check(env, args)
             return await self.aexecute(env, args)
         except Exception as exc:
             return failure_result(self.name, exc)
+
+    def _check(self, env: Env, args: dict[str, Any]) -> None:
+        why = self.unavailable(env)
+        if why is not None:
+            raise ToolError(why)
+        check_input(self.input_schema, args, self.name)
 
 
 def failure_result(tool: str, exc: Exception) -> ToolResult:

@@ -43,6 +43,9 @@ class BashTool(Tool):
         "required": ["command"],
     }
 
+    def preview(self, env: Env, args: dict[str, Any]) -> str:
+        return f"$ {args.get('command', '')}"
+
     def execute(self, env: Env, args: dict[str, Any]) -> ToolResult:
         command: str = args["command"]
         if not command.strip():

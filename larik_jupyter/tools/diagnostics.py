@@ -10,6 +10,7 @@ from larik_jupyter.tools.env import Env
 
 class DiagnosticsTool(Tool):
     name = "diagnostics"
+    writes = frozenset()
     description = (
         "Errors and warnings that the language servers report for a file (read from disk now), "
         "or, without a path, for every file checked so far. write, edit and multi_edit already "

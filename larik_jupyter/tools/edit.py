@@ -55,6 +55,24 @@ def apply_edit(text: str, old: str, new: str, replace_all: bool, where: str) -> 
     return text.replace(old, new), count
 
 
+def _preview(env: Env, args: dict[str, Any], edits: list[dict[str, Any]] | None) -> str:
+    """The diff a write (`edits` None) or edits of `args["path"]` would make; nothing written."""
+    path = env.resolve(str(args["path"]))
+    rel = env.rel(path)
+    old = path.read_text(encoding="utf-8") if path.is_file() else None
+    if edits is None:
+        new = str(args["content"])
+    elif old is None:
+        return f"(no preview: {rel} does not exist, so there is nothing to edit)"
+    else:
+        new = old
+        for edit in edits:
+            new, _ = apply_edit(
+                new, edit["old_string"], edit["new_string"], bool(edit.get("replace_all")), rel
+            )
+    return unified_diff(rel, old, new) or "(no change)"
+
+
 def _lines(text: str) -> str:
     count = len(text.splitlines())
     return f"{count} line" + ("" if count == 1 else "s")
@@ -66,6 +84,7 @@ def _plural(count: int) -> str:
 
 class WriteTool(Tool):
     name = "write"
+    writes = frozenset({"files"})
     description = (
         "Create a file or overwrite it with the given content. Read a file before overwriting it."
     )
@@ -85,9 +104,13 @@ class WriteTool(Tool):
         verb = "Created" if old is None else "Overwrote"
         return _commit(env, path, old, content, f"{verb} {env.rel(path)} ({_lines(content)}).")
 
+    def preview(self, env: Env, args: dict[str, Any]) -> str:
+        return _preview(env, args, None)
+
 
 class EditTool(Tool):
     name = "edit"
+    writes = frozenset({"files"})
     description = (
         "Replace an exact string in a file. old_string must match exactly once "
         "(or pass replace_all=true); the edit is refused when it matches nothing or several places."
@@ -107,9 +130,13 @@ class EditTool(Tool):
         )
         return _commit(env, path, old, new, f"Edited {rel}: replaced {_plural(count)}.")
 
+    def preview(self, env: Env, args: dict[str, Any]) -> str:
+        return _preview(env, args, [args])
+
 
 class MultiEditTool(Tool):
     name = "multi_edit"
+    writes = frozenset({"files"})
     description = (
         "Apply several exact-string edits to one file in order, each seeing the result of the "
         "previous ones. All or nothing: if any edit fails, the file is left unchanged."
@@ -149,3 +176,6 @@ class MultiEditTool(Tool):
         return _commit(
             env, path, old, new, f"Edited {rel}: {len(edits)} edits, replaced {_plural(total)}."
         )
+
+    def preview(self, env: Env, args: dict[str, Any]) -> str:
+        return _preview(env, args, list(args["edits"]))

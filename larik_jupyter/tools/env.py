@@ -50,6 +50,10 @@ class LiveNotebooks(Protocol):
         browser still shows it."""
 
 
+# Runs a kernel tool's call where the kernel wants it (its main thread) and awaits the result.
+InlineRunner = Callable[[Callable[[], Any]], Awaitable[Any]]
+
+
 @dataclass
 class Env:
     """The world one agent's tools run in.
@@ -91,7 +95,7 @@ class Env:
     session_id: str = ""
     prompt: int = 0
     tool_use_id: str = ""
-    run_inline: Callable[[Callable[[], Any]], Awaitable[Any]] | None = None
+    run_inline: InlineRunner | None = None
     capture_cells: Callable[[Path, list[str], list[dict[str, Any]], list[str]], list[str]] | None = None
     forget_cells: Callable[[Path, list[str]], None] | None = None
     note_cells: Callable[[Path, dict[str, str | None]], None] | None = None

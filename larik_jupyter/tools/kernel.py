@@ -77,6 +77,7 @@ def _short_traceback(exc: BaseException, filename: str) -> str:
 
 class PythonTool(Tool):
     name = "python"
+    needs_kernel = True
     description = (
         "Run Python code in the user's live Jupyter kernel, sharing its variables. Returns "
         "stdout, stderr and the repr of the last expression (or a short traceback); rich "
@@ -101,6 +102,9 @@ class PythonTool(Tool):
         "required": ["code"],
     }
     inline = True
+
+    def preview(self, env: Env, args: dict[str, Any]) -> str:
+        return str(args.get("code", ""))
 
     def execute(self, env: Env, args: dict[str, Any]) -> ToolResult:
         if env.namespace is None:

@@ -87,6 +87,7 @@ def _is_kernel_notebook(env: Env, path: Path) -> bool:
 
 class NotebookReadTool(Tool):
     name = "notebook_read"
+    writes = frozenset()
     description = (
         "Read a Jupyter notebook's cells in order: id, type, execution count, source and "
         "outputs (text capped per cell, errors with a short traceback, images you can see). "
@@ -233,6 +234,7 @@ class NotebookChange:
 
 class NotebookEditTool(Tool):
     name = "notebook_edit"
+    writes = frozenset({"notebooks"})
     description = (
         "Edit one cell of a Jupyter notebook. edit_mode replace: new_source (the whole source) "
         "or old_string + new_string (exactly one occurrence in the cell); insert: a new cell of "
@@ -340,6 +342,12 @@ class NotebookEditTool(Tool):
         spot = f"after {_cell_name(nb, str(after), index - 1)}" if after else "as the first cell"
         question = f"Insert a new {kind} cell ({new_id}) {spot} of {nb.rel}?"
         return NotebookChange(nb, data, unified_diff(where, None, str(args["new_source"])), summary, op, question)
+
+    def preview(self, env: Env, args: dict[str, Any]) -> str:
+        change = self.plan(env, args)
+        # A cell's source rarely ends with a newline: difflib's note about it is noise here.
+        diff = change.diff.replace("\n\\ No newline at end of file", "")
+        return change.question + "\n" + (diff or "(the source would not change)")
 
     def execute(self, env: Env, args: dict[str, Any]) -> ToolResult:
         change = self.plan(env, args)

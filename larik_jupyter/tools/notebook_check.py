@@ -203,6 +203,7 @@ def _probe_result(stdout: str) -> dict[str, Any]:
 
 class NotebookCheckTool(Tool):
     name = "notebook_check"
+    needs_kernel = True
     description = (
         "Check that this kernel's notebook (or the one at `path`) still runs top to bottom: it "
         "runs every code cell in a fresh scratch kernel of the same kind, in the notebook's "

@@ -47,6 +47,7 @@ class CellRun:
 
 class NotebookRunTool(Tool):
     name = "notebook_run"
+    needs_kernel = True
     description = (
         "Run a code cell of this kernel's own notebook in the live kernel (sharing its "
         "variables), like the user pressing Shift+Enter: its outputs go into the cell and come "
@@ -62,6 +63,10 @@ class NotebookRunTool(Tool):
         "required": ["cell_id"],
     }
     inline = True
+
+    def preview(self, env: Env, args: dict[str, Any]) -> str:
+        nb = open_notebook(env, notebook_path(env, args, self.name))
+        return source_text(nb.cells[nb.find(str(args.get("cell_id", "")))])
 
     def execute(self, env: Env, args: dict[str, Any]) -> ToolResult:
         raise ToolError("notebook_run runs cells only during a turn in a Jupyter kernel.")

@@ -12,6 +12,7 @@ from larik_jupyter.tools.env import Env
 
 class TodoWriteTool(Tool):
     name = TODO_WRITE
+    writes = frozenset()
     description = (
         "Replace the task plan shown to the user as a checklist. Send the whole list every "
         "time (it replaces the previous one): each item has content and a status of pending, "

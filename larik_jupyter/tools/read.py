@@ -15,6 +15,7 @@ MAX_LINE = 2000
 
 class ReadTool(Tool):
     name = "read"
+    writes = frozenset()
     description = (
         "Read a text file. Lines come back numbered (number, tab, text). "
         f"At most {DEFAULT_LIMIT} lines and {MAX_CHARS} characters per call; "

@@ -35,14 +35,28 @@ _KERNEL: tuple[type[Tool], ...] = (
     PythonTool, InspectVariablesTool, NotebookRunTool, AnswerTool, NotebookCheckTool
 )
 _NOTEBOOK: tuple[type[Tool], ...] = (NotebookReadTool, NotebookEditTool)
+_BUILTIN = _FILE_AND_SHELL + _NOTEBOOK + _KERNEL + (DiagnosticsTool,)
 
 
 def default_tools(env: Env) -> dict[str, Tool]:
-    """Every built-in tool by name; the kernel tools only when `env` has a kernel namespace,
-    `diagnostics` only when it has language servers."""
-    classes = _FILE_AND_SHELL + _NOTEBOOK + (_KERNEL if env.namespace is not None else ())
+    """Every built-in tool that can run in `env`, by name: the kernel tools only when `env`
+    has a kernel (their `needs_kernel` trait), `diagnostics` only with language servers."""
+    classes = _FILE_AND_SHELL + _NOTEBOOK + _KERNEL
     classes += (DiagnosticsTool,) if env.diagnostics is not None else ()
-    return {cls.name: cls() for cls in classes}
+    tools = (cls() for cls in classes)
+    return {tool.name: tool for tool in tools if tool.unavailable(env) is None}
+
+
+def builtin_tool(name: str) -> type[Tool] | None:
+    """The built-in tool class called `name`, for its traits; None for any other name."""
+    return next((cls for cls in _BUILTIN if cls.name == name), None)
+
+
+def unavailable_reason(name: str, env: Env) -> str | None:
+    """Why the built-in tool `name` is not offered in `env`, in one sentence; None when it is
+    offered or no built-in tool has that name."""
+    cls = builtin_tool(name)
+    return None if cls is None else cls().unavailable(env)
 
 
 def tool_schemas(tools: Mapping[str, Tool] | Iterable[Tool]) -> list[ToolSchema]:

@@ -61,6 +61,7 @@ def _shown(env: Env, full: Path) -> str:
 
 class GlobTool(Tool):
     name = "glob"
+    writes = frozenset()
     description = (
         "Find files by name pattern, e.g. '**/*.py' or 'src/*.ts' ('**' spans directories). "
         "Git-ignored files and directories like .git and node_modules are skipped. "
@@ -104,6 +105,7 @@ class GlobTool(Tool):
 
 class GrepTool(Tool):
     name = "grep"
+    writes = frozenset()
     description = (
         "Search file contents with a Python regular expression. Prints path:line: text for "
         f"each matching line (at most {MAX_GREP}). Git-ignored and binary files are skipped; "
@@ -187,6 +189,7 @@ def _matching_lines(path: Path, regex: re.Pattern[str]) -> list[tuple[int, str]]
 
 class LsTool(Tool):
     name = "ls"
+    writes = frozenset()
     description = f"List a directory: subdirectories end with '/', files show their size. At most {MAX_LS} entries."
     input_schema = {
         "type": "object",

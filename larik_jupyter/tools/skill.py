@@ -15,6 +15,7 @@ from larik_jupyter.tools.env import Env
 
 class SkillTool(Tool):
     name = SKILL_TOOL
+    writes = frozenset()
     description = (
         "Load a skill listed in the system prompt by its name: returns its instructions and the "
         "other files in its folder. Read those files with read; run a skill's scripts only "

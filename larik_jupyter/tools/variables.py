@@ -93,6 +93,8 @@ def _preview(value: object) -> str | None:
 
 class InspectVariablesTool(Tool):
     name = "inspect_variables"
+    writes = frozenset()
+    needs_kernel = True
     description = (
         "List the user's variables in the live Jupyter kernel: type, shape or length, dtype, "
         "and column names with dtypes for data frames."

@@ -49,7 +49,7 @@ class CheckWidget(SessionWidget):
 
     def focus(self, cell_id: str) -> None:
         """Select and scroll to `cell_id` in the notebook a browser shows (nothing without one)."""
-        live = self.session.live
+        live = self.session.host.live if self.session.host is not None else None
         if live is None:
             self.status = "No browser shows this notebook, so there is no cell to go to."
             return

@@ -10,10 +10,10 @@ from typing import TYPE_CHECKING, Any
 
 import traitlets
 
+from larik_jupyter.agent.undo import cells_line, plain_line, undo_lines
 from larik_jupyter.api import Agent
 from larik_jupyter.checkpoint.diffs import cell_diffs
 from larik_jupyter.checkpoint.store import UndoResult
-from larik_jupyter.notebook.commands import cells_line
 from larik_jupyter.notebook.widgets import esm
 from larik_jupyter.notebook.widgets.live import SessionWidget, escape, refresh_all
 from larik_jupyter.tools.kernel_undo import kernel_snapshots
@@ -99,7 +99,7 @@ def result_data(result: UndoResult) -> dict[str, Any]:
     if variables := result.variables_text():
         data["variables"] = variables
     if result.restored_cells:
-        data["cells"] = [cells_line(*restored).replace("`", "") for restored in result.restored_cells]
+        data["cells"] = [plain_line(cells_line(*restored)) for restored in result.restored_cells]
     return data
 
 
@@ -160,12 +160,8 @@ class UndoPanel(SessionWidget):
 
     def _outcome_lines(self) -> list[str]:
         """What the last undo did, as plain lines (the same report `/undo` gives)."""
-        from larik_jupyter.notebook.commands import undo_lines
-
         again = "/undo" if self._to is None else f"/undo --to {self._to}"
-        return [
-            line.replace("`", "").replace("**", "") for r in self._undone for line in undo_lines(r, again)
-        ]
+        return [plain_line(line) for r in self._undone for line in undo_lines(r, again)]
 
     def static_html(self) -> str:
         outcome = []

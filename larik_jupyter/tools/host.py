@@ -1,0 +1,26 @@
+"""What a Jupyter kernel offers the agent, in one object: built once when the extension loads
+(`notebook/magics.py`, the bridge attached by `notebook/extension.py`) and handed to `Agent`
+once. An agent without one (the CLI, the server, a plain script) has no kernel, and the tools
+that need one say so in one sentence (`Tool.needs_kernel`)."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from larik_jupyter.tools.env import LiveNotebooks
+
+
+@dataclass
+class KernelHost:
+    """`namespace`: the kernel's user namespace (the `python` tool's globals, the variables
+    undo restores); `display`: shows a rich value in the running cell from a tool's thread;
+    `live`: the notebooks open in a browser (the `larik.bridge` comm), when one is connected;
+    `run_cell`: how `notebook_run` runs a cell in this kernel."""
+
+    namespace: dict[str, Any]
+    display: Callable[[object], None] | None = None
+    live: LiveNotebooks | None = None
+    run_cell: Callable[..., Awaitable[Any]] | None = None

@@ -1,0 +1,212 @@
+"""The package's imports follow docs/architecture.md: no layer imports a later one, and no two
+modules of different concerns import each other (directly or round a longer circle).
+
+Imports are read from the source (`ast`), at any depth (a function-level import is still a
+dependency); only those under `if TYPE_CHECKING:` are left out, since they never run.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Iterator
+from pathlib import Path
+
+import larik_jupyter
+
+PACKAGE = Path(larik_jupyter.__file__).parent
+ARCHITECTURE = PACKAGE.parent / "docs" / "architecture.md"
+
+# Circles allowed, each with why it is harmless: one concern split over two modules, where
+# the second import is a lazy, function-level one.
+ALLOWED_CYCLES: dict[frozenset[str], str] = {
+    frozenset({"session.entry_list", "session.reader"}): (
+        "one concern (reading a session file): the reader builds entry lists, and an entry "
+        "that fails to decode later raises the reader's CorruptSessionError (imported in the "
+        "function that raises it)"
+    ),
+    frozenset({"config.model", "config.rules"}): (
+        "one concern (the config model): the model validates its rules with the rules parser, "
+        "and `decide` tells a Config from a LoadedConfig (imported in that function)"
+    ),
+}
+
+# Imports from a lower layer into a later one, each with why it is still there.
+_ISSUE_30 = (
+    "issue 30 (notebook files) moves the notebook and diff code checkpoints share with the "
+    "tools below both; until it lands, checkpoints import it from tools"
+)
+ALLOWED_UPWARD: dict[tuple[str, str], str] = {
+    ("checkpoint.cells", "tools.notebook_file"): _ISSUE_30,
+    ("checkpoint.diffs", "tools.diff"): _ISSUE_30,
+}
+
+
+def _module_name(path: Path) -> str:
+    parts = list(path.relative_to(PACKAGE).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+MODULES = {_module_name(p): p for p in PACKAGE.rglob("*.py")}
+
+
+def _known(name: str) -> str | None:
+    """The package module `name` (dotted, without `larik_jupyter.`) is, or lies in."""
+    while name and name not in MODULES:
+        name = name.rpartition(".")[0]
+    return name or None
+
+
+def _imports(name: str, path: Path) -> Iterator[str]:
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+
+    def walk(node: ast.AST) -> Iterator[ast.Import | ast.ImportFrom]:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.If) and "TYPE_CHECKING" in ast.unparse(child.test):
+                for other in child.orelse:
+                    yield from walk(other)
+                continue
+            if isinstance(child, (ast.Import, ast.ImportFrom)):
+                yield child
+            yield from walk(child)
+
+    for node in walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            targets = [alias.name for alias in node.names]
+        else:
+            if node.level:
+                base = package.split(".") if package else []
+                base = base[: len(base) - (node.level - 1)]
+                module = ".".join([*base, node.module] if node.module else base)
+                module = f"larik_jupyter.{module}" if module else "larik_jupyter"
+            else:
+                module = node.module or ""
+            targets = [f"{module}.{alias.name}" for alias in node.names]
+        for target in targets:
+            if target == "larik_jupyter" or not target.startswith("larik_jupyter."):
+                continue
+            found = _known(target.removeprefix("larik_jupyter."))
+            if found is not None and found != name:
+                yield found
+
+
+GRAPH = {name: set(_imports(name, path)) for name, path in MODULES.items()}
+
+
+def _layers() -> list[tuple[str, list[str]]]:
+    """The layer table of docs/architecture.md: each layer with the module paths it names."""
+    rows = []
+    for line in ARCHITECTURE.read_text(encoding="utf-8").splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) == 3 and cells[0] not in ("layer", "") and not set(cells[0]) <= {"-"}:
+            rows.append((cells[0], re.findall(r"`([^`]+)`", cells[1])))
+    return rows
+
+
+def _layer_of() -> dict[str, int]:
+    """Each module's layer index, from the table: `dir/` names a folder, `dir/a.py` a module,
+    and a bare `b.py` after one lies in the same folder."""
+    where: dict[str, int] = {}
+    for index, (_, names) in enumerate(_layers()):
+        folder = ""
+        for entry in names:
+            entry = entry.split(" ")[0]
+            if entry.endswith("/"):
+                prefix = entry.rstrip("/").replace("/", ".")
+                if prefix == "labextension":
+                    continue
+                if folder and "." not in prefix:  # `widgets/` after `notebook/…` entries
+                    prefix = f"{folder}.{prefix}"
+                for module in MODULES:
+                    if module == prefix or module.startswith(prefix + "."):
+                        where.setdefault(module, index)
+                continue
+            if not entry.endswith(".py"):
+                continue
+            if "/" in entry:
+                folder = entry.rpartition("/")[0].replace("/", ".")
+                entry = entry.rpartition("/")[2]
+            module = ".".join(filter(None, [folder, entry.removesuffix(".py")]))
+            where[module] = index
+    # A package (its `__init__`) belongs with its modules.
+    for module, path in MODULES.items():
+        if path.name == "__init__.py" and module not in where:
+            inside = [where[m] for m in where if m.startswith(module + ".")]
+            if inside:
+                where[module] = min(inside)
+    return where
+
+
+def _cycles() -> list[list[str]]:
+    """The strongly connected groups of more than one module (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    groups: list[list[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        on_stack.add(node)
+        for other in sorted(GRAPH[node]):
+            if other not in index:
+                visit(other)
+                low[node] = min(low[node], low[other])
+            elif other in on_stack:
+                low[node] = min(low[node], index[other])
+        if low[node] == index[node]:
+            group = []
+            while True:
+                top = stack.pop()
+                on_stack.discard(top)
+                group.append(top)
+                if top == node:
+                    break
+            if len(group) > 1:
+                groups.append(sorted(group))
+
+    for node in sorted(GRAPH):
+        if node not in index:
+            visit(node)
+    return groups
+
+
+def test_the_graph_is_read() -> None:
+    # The walk sees real imports, so the checks below cannot pass on an empty graph.
+    assert "agent.loop" in GRAPH["api"] or any(m.startswith("agent.") for m in GRAPH["api"])
+    assert "tools.base" in GRAPH["tools.edit"]
+
+
+def test_every_module_is_in_a_layer() -> None:
+    where = _layer_of()
+    missing = sorted(m for m in MODULES if m and m not in where and m != "__main__")
+    assert not missing, f"modules docs/architecture.md does not place in a layer: {missing}"
+
+
+def test_no_import_cycle_between_concerns() -> None:
+    tangles = [g for g in _cycles() if frozenset(g) not in ALLOWED_CYCLES]
+    assert not tangles, f"import cycles (break them or allow-list with a reason): {tangles}"
+
+
+def test_no_layer_imports_a_later_one() -> None:
+    where = _layer_of()
+    names = [name for name, _ in _layers()]
+    upward = [
+        (module, target, f"{names[where[module]]} -> {names[where[target]]}")
+        for module, targets in sorted(GRAPH.items())
+        for target in sorted(targets)
+        if module in where and target in where and where[target] > where[module]
+        and (module, target) not in ALLOWED_UPWARD
+    ]
+    assert not upward, f"imports of a later layer: {upward}"
+
+
+def test_every_allowance_is_still_needed() -> None:
+    # An allow-list entry whose import is gone would hide the next one that comes back.
+    cycles = {frozenset(group) for group in _cycles()}
+    assert set(ALLOWED_CYCLES) <= cycles, set(ALLOWED_CYCLES) - cycles
+    stale = [pair for pair in ALLOWED_UPWARD if pair[1] not in GRAPH[pair[0]]]
+    assert not stale, f"allowed imports that no longer exist: {stale}"
