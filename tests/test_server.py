@@ -14,7 +14,7 @@ import pytest
 import session_helpers
 from tornado.httpclient import HTTPClientError
 
-from larik_jupyter import Agent
+from larik_jupyter import Agent, KernelHost
 from larik_jupyter.checkpoint.store import CheckpointStore
 from larik_jupyter.llm.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock, user_text
 from larik_jupyter.paths import sessions_dir
@@ -125,7 +125,7 @@ async def test_pages_list_the_numbers_no_output_of_their_turn_shows(
         [tool("python", code="print(17)")],
         done(again),
     )
-    agent = Agent(root, model=model, yes=True, namespace={})
+    agent = Agent(root, model=model, yes=True, host=KernelHost({}))
     agent.run("what is the mean?")
     agent.run("print 17")
     path = agent.session_path
