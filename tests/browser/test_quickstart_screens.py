@@ -92,11 +92,12 @@ def test_quickstart_screens(lab_page: Page, lab_server: LabServer, theme: str) -
     for tool in ("write", "edit", "bash"):  # the first prompt's calls each ask once
         button = page.locator("button:has-text('Allow once'):not([disabled])").first
         button.wait_for(timeout=60_000)
-        card = page.locator(".larik-approval").last
-        card.scroll_into_view_if_needed()
+        # An answered card goes away (its decision moves to its call's row): the card asking now
+        # is the one holding the enabled button (a screenshot scrolls it into view).
+        card = page.locator(".larik-approval", has=button)
+        expect(card).to_contain_text(f"Allow {tool}")
         cell = page.locator(".jp-Cell", has=card)
         cell.screenshot(path=str(ARTIFACTS / f"quickstart_{theme}_asks_{tool}.png"))
-        expect(card).to_contain_text(f"Allow {tool}")
         button.click()
     code_cells = sum(1 for c in nbformat.read(NOTEBOOK, 4).cells if c.cell_type == "code")
     try:
