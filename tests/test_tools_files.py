@@ -305,7 +305,7 @@ def test_lone_surrogate_in_new_text_is_refused(root: Path) -> None:
 
 
 def test_snapshot_diff_is_shared_by_the_undo_panel_and_the_sidebar() -> None:
-    from larik_jupyter.tools.diff import snapshot_diff
+    from larik_jupyter.textdiff import snapshot_diff
 
     assert snapshot_diff("a.txt", None, b"x\n", limit=1000).startswith("--- /dev/null\n+++ b/a.txt")
     assert snapshot_diff("a.bin", b"\0\1", b"\0\2", limit=1000) == "Binary file a.bin changed.\n"

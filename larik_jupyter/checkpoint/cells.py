@@ -21,7 +21,7 @@ from larik_jupyter.checkpoint.durable import DIR_FLAGS, Barrier
 from larik_jupyter.checkpoint.manifest import CellRecord, NotebookRecord
 from larik_jupyter.checkpoint.restore import replace_bytes
 from larik_jupyter.checkpoint.safepath import DirWalk, PathRefused, confine, open_entry
-from larik_jupyter.nbjson.cells import file_form, lines_form
+from larik_jupyter.nbjson.cells import file_form, lines_form, source_text
 from larik_jupyter.nbjson.layout import decode
 from larik_jupyter.nbjson.splice import splice
 from larik_jupyter.nbjson.validate import new_problems, problems
@@ -41,13 +41,6 @@ CellSources = Callable[[Path, NotebookRecord], "dict[str, str] | None"]
 it cannot be read, so undo cannot tell whether its cells changed since the turn."""
 
 
-def source_of(cell: dict[str, Any]) -> str:
-    """A cell's source as one string (a file may hold it as a list of lines)."""
-    from larik_jupyter.tools.notebook_file import source_text
-
-    return source_text(cell)
-
-
 def sources_in_file(root: Path, record: NotebookRecord) -> dict[str, str] | None:
     """The sources of the cells of `record`'s notebook file, read without following symlinks."""
     try:
@@ -65,7 +58,7 @@ def sources_in_file(root: Path, record: NotebookRecord) -> dict[str, str] | None
         cells = data.get("cells") if isinstance(data, dict) else None
         if not isinstance(cells, list):
             return None
-        return {str(c["id"]): source_of(c) for c in cells if isinstance(c, dict) and "id" in c}
+        return {str(c["id"]): source_text(c) for c in cells if isinstance(c, dict) and "id" in c}
     except (PathRefused, OSError, UnicodeDecodeError, ValueError):
         return None
     finally:

@@ -16,7 +16,7 @@ from pathlib import Path
 from larik_jupyter.checkpoint.store import CheckpointStore, TurnInfo
 from larik_jupyter.errors import LarikError
 from larik_jupyter.session.regular import UnreadableFileError, read_regular
-from larik_jupyter.tools.diff import snapshot_diff, unified_diff
+from larik_jupyter.textdiff import snapshot_diff, unified_diff
 
 ReadNow = Callable[[str], bytes | None]
 """Reads a project-relative path as it is now (None: absent); raises LarikError to refuse."""

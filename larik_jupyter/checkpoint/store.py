@@ -27,7 +27,6 @@ from larik_jupyter.checkpoint.cells import (
     CellsNotRestored,
     CellSources,
     restore_in_file,
-    source_of,
     sources_in_file,
 )
 from larik_jupyter.checkpoint.durable import (
@@ -66,6 +65,7 @@ from larik_jupyter.checkpoint.sessiondir import (
     turn_dirs,
 )
 from larik_jupyter.errors import LarikError
+from larik_jupyter.nbjson.cells import source_text
 from larik_jupyter.session.entry import now_rfc3339
 
 __all__ = [
@@ -715,7 +715,7 @@ class CheckpointStore:
                 if cell.source_after is None and not cell.deleted:
                     continue
                 source = now_cells.get(cell.id)
-                before = source_of(cell.cell) if cell.existed and cell.cell is not None else None
+                before = source_text(cell.cell) if cell.existed and cell.cell is not None else None
                 if source is not None and source != (None if cell.deleted else cell.source_after) and source != before:
                     changed.append(f"{notebook.path}#{cell.id}")
         return changed

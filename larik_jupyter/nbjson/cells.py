@@ -4,6 +4,7 @@ lines (nbformat's `split_lines`), without the transient `trusted` flag."""
 from __future__ import annotations
 
 import copy
+import json
 from typing import Any
 
 # Besides text/*, the media types nbformat writes as lists of lines.
@@ -43,3 +44,16 @@ def _split(bundle: dict[str, Any]) -> None:
     for key, value in list(bundle.items()):
         if isinstance(value, str) and (key.startswith("text/") or key in _SPLIT_MEDIA):
             bundle[key] = value.splitlines(True)
+
+
+def source_text(cell: dict[str, Any]) -> str:
+    """A cell's source as one string (the file may hold it as a list of lines)."""
+    source = cell.get("source", "")
+    if isinstance(source, list):
+        return "".join(line if isinstance(line, str) else json.dumps(line) for line in source)
+    return str(source)
+
+
+def as_source(text: str, lines: bool) -> Any:
+    """`text` as a cell's source in the file's form: a list of lines or one string."""
+    return text.splitlines(keepends=True) if lines else text

@@ -16,9 +16,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from larik_jupyter.nbjson.cells import lines_form
+from larik_jupyter.nbjson.cells import as_source, lines_form, source_text
+from larik_jupyter.textdiff import unified_diff
 from larik_jupyter.tools.base import Tool, ToolError, ToolResult
-from larik_jupyter.tools.diff import unified_diff
 from larik_jupyter.tools.edit import apply_edit
 from larik_jupyter.tools.env import Env
 from larik_jupyter.tools.envelope import wrap
@@ -28,11 +28,9 @@ from larik_jupyter.tools.live_cells import CellChanged
 from larik_jupyter.tools.notebook_file import (
     REWRITTEN_NOTE,
     NotebookFile,
-    as_source,
     load_notebook,
     problems_note,
     save_notebook,
-    source_text,
 )
 from larik_jupyter.tools.notebook_live import (
     apply_live,

@@ -18,6 +18,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from larik_jupyter.nbjson.cells import source_text
 from larik_jupyter.tools.base import Tool, ToolError, ToolResult
 from larik_jupyter.tools.check_report import (
     CellRef,
@@ -30,7 +31,7 @@ from larik_jupyter.tools.check_report import (
 )
 from larik_jupyter.tools.env import Env
 from larik_jupyter.tools.notebook import NOTEBOOK_PATH, notebook_path, open_notebook
-from larik_jupyter.tools.notebook_file import NotebookFile, source_text
+from larik_jupyter.tools.notebook_file import NotebookFile
 from larik_jupyter.tools.scratch_kernel import ScratchKernel
 from larik_jupyter.tools.value_summary import differs, shown, summaries
 from larik_jupyter.tools.variable_watch import is_user_name, python_source

@@ -215,15 +215,3 @@ def save_notebook(env: Env, nb: NotebookFile, data: dict[str, Any]) -> Spliced:
     env.capture_before_write(nb.path)
     write_file(env.root, nb.path, spliced.raw)
     return spliced
-
-
-def source_text(cell: dict[str, Any]) -> str:
-    """A cell's source as one string (the file may hold it as a list of lines)."""
-    source = cell.get("source", "")
-    if isinstance(source, list):
-        return "".join(line if isinstance(line, str) else json.dumps(line) for line in source)
-    return str(source)
-
-
-def as_source(text: str, lines: bool) -> Any:
-    return text.splitlines(keepends=True) if lines else text

@@ -23,10 +23,11 @@ from larik_jupyter.checkpoint.cells import (
     sources_in_file,
 )
 from larik_jupyter.checkpoint.manifest import NotebookRecord
+from larik_jupyter.nbjson.cells import source_text
 from larik_jupyter.tools.base import ToolError
 from larik_jupyter.tools.env import Env
 from larik_jupyter.tools.live_cells import CachedCells, Refused
-from larik_jupyter.tools.notebook_file import NotebookFile, source_text
+from larik_jupyter.tools.notebook_file import NotebookFile
 
 
 def kernel_notebook(env: Env) -> Path | None:

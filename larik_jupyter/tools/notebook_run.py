@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from larik_jupyter.nbjson.cells import source_text
 from larik_jupyter.tools.base import Tool, ToolError, ToolResult
 from larik_jupyter.tools.code_stop import TIMEOUT_INPUT, timeout_of
 from larik_jupyter.tools.env import Env
@@ -22,7 +23,6 @@ from larik_jupyter.tools.notebook_file import (
     REWRITTEN_NOTE,
     load_notebook,
     save_notebook,
-    source_text,
 )
 from larik_jupyter.tools.notebook_live import (
     apply_live,

@@ -37,11 +37,6 @@ def read_text(env: Env, path: Path) -> str:
     return data.decode("utf-8", errors="surrogateescape")
 
 
-def printable(text: str) -> str:
-    """Text from `read_text` with undecodable bytes shown as U+FFFD, safe to serialise."""
-    return text.encode("utf-8", errors="surrogateescape").decode("utf-8", errors="replace")
-
-
 def write_text(env: Env, path: Path, text: str) -> None:
     """Write `text` to `path` after the checkpoint store has captured it."""
     if path.is_dir():

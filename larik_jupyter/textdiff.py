@@ -1,10 +1,14 @@
-"""Unified diffs of a file's change: in tool results, the undo panel and the sidebar."""
+"""Unified diffs of a file's change: in tool results, the undo panel and the sidebar. Imports
+no other layer, so `checkpoint` and `tools` both diff through it."""
 
 from __future__ import annotations
 
 import difflib
 
-from larik_jupyter.tools.textfile import printable
+
+def printable(text: str) -> str:
+    """Text from `read_text` with undecodable bytes shown as U+FFFD, safe to serialise."""
+    return text.encode("utf-8", errors="surrogateescape").decode("utf-8", errors="replace")
 
 
 def unified_diff(rel: str, old: str | None, new: str | None) -> str:
