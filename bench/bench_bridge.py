@@ -1,8 +1,8 @@
 """The notebook bridge's round trip in a real JupyterLab (kernel -> browser -> kernel).
 
 A headless chromium opens a notebook of 500 code cells whose kernel loads larik_jupyter. A cell
-then times, on the kernel's own loop: (floor) a request the browser refuses at once (one comm
-message each way, no document work); one live cell edit (`replace` of one cell's source); and
+then times, on the kernel's own loop: (floor) a request the browser refuses at once (the `delete` of a
+cell it does not have: one comm message each way, a lookup of the id); one live cell edit (`replace` of one cell's source); and
 `notebook_edit` itself on 50 of the 500 cells, from a worker thread as in a turn: on cells the
 kernel has not read (a read of the cell, then the edit), and after a `notebook_read` of the
 notebook, as an agent reads it to learn the cell ids (the edit alone, sent with what the kernel
@@ -50,6 +50,7 @@ from tests.browser.conftest import (  # noqa: E402
 
 MEASURE = r'''
 import asyncio, json, statistics, time
+from larik_jupyter.bridge_protocol import Delete, Replace
 from larik_jupyter.notebook import extension
 from larik_jupyter.tools.env import Env
 from larik_jupyter.tools.notebook import NotebookEditTool, NotebookReadTool
@@ -68,10 +69,10 @@ async def timed(op, n):
 settle_until = time.monotonic() + 30
 quick = 0
 while quick < 5 and time.monotonic() < settle_until:
-    quick = quick + 1 if max(await timed(lambda i: {"op": "ping"}, 1)) < 25 else 0
+    quick = quick + 1 if max(await timed(lambda i: Delete(cell_id="no-such-cell"), 1)) < 25 else 0
 measuring_since = time.time() * 1000
-floor = await timed(lambda i: {"op": "ping"}, ROUNDS)
-edit = await timed(lambda i: {"op": "replace", "cell_id": f"c{(i * 10 + 5) % 500}", "cell": {"cell_type": "code", "source": f"x = {i}", "metadata": {}, "outputs": [], "execution_count": None}}, ROUNDS)
+floor = await timed(lambda i: Delete(cell_id="no-such-cell"), ROUNDS)
+edit = await timed(lambda i: Replace(cell_id=f"c{(i * 10 + 5) % 500}", cell={"cell_type": "code", "source": f"x = {i}", "metadata": {}, "outputs": [], "execution_count": None}), ROUNDS)
 env = Env(cwd=path.parent, root=path.parent, before_write=lambda p: None, capture_paths=lambda ps: None, live=bridge)
 tool = NotebookEditTool()
 async def edits(offset, read):

@@ -14,10 +14,20 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import pytest
 from IPython.core.interactiveshell import InteractiveShell
 
 from larik_jupyter.agent import events as ae
+from larik_jupyter.bridge_protocol import (
+    Delete,
+    ErrorReply,
+    Get,
+    Patch,
+    Reply,
+    read_request,
+    reply_data,
+)
 from larik_jupyter.notebook.bridge import Bridge, NotLanded
 from larik_jupyter.notebook.pump import MainThreadPump
 from larik_jupyter.notebook.reattach import LiveCell
@@ -27,7 +37,10 @@ from larik_jupyter.tools.notebook import NotebookEditTool, NotebookReadTool
 
 
 class Panel:
-    """A comm whose other end is a panel: it answers each request with `answer(request)`."""
+    """A comm whose other end is a panel: it answers each request with `answer(request)`,
+    speaking the declared protocol (`bridge_protocol`) as the labextension does: each request
+    is read with `read_request` (a malformed one gets its typed error, as the page sends it),
+    handed on as the protocol's JSON of it, and each answer is checked as a `Reply`."""
 
     counter = 0
 
@@ -35,7 +48,8 @@ class Panel:
         Panel.counter += 1
         self.comm_id = f"comm-{Panel.counter}"
         self.bridge, self.answer = bridge, answer
-        self.sent: list[dict[str, Any]] = []
+        self.sent: list[dict[str, Any]] = []  # the requests, as the protocol reads them
+        self.received: list[dict[str, Any]] = []  # the kernel's other messages (hello, errors)
         self._handler: Callable[[dict[str, Any]], None] | None = None
 
     def on_msg(self, handler: Callable[[dict[str, Any]], None]) -> None:
@@ -45,11 +59,24 @@ class Panel:
         """Closing is not exercised here."""
 
     def send(self, data: dict[str, Any]) -> None:
-        self.sent.append(data)
-        reply = self.answer(data)
-        if reply is not None and self._handler is not None:
+        if data.get("type") in ("hello", "error"):
+            self.received.append(data)
+            return
+        request = read_request(data)
+        if isinstance(request, ErrorReply):
+            answer: dict[str, Any] | None = msgspec.to_builtins(request)
+        else:
+            self.sent.append(msgspec.to_builtins(request))
+            reply = self.answer(self.sent[-1])
+            answer = None if reply is None else reply_data(msgspec.convert({"id": request.id, **reply}, Reply))
+        if answer is not None and request.id and self._handler is not None:
             # The labextension answers on the kernel's main thread's comm dispatch.
-            threading.Timer(0.01, self._handler, args=({"content": {"data": {"type": "reply", "id": data["id"], **reply}}},)).start()
+            self.later(answer)
+
+    def later(self, data: dict[str, Any]) -> None:
+        """`data` from the page, delivered as ipykernel does (a moment later)."""
+        assert self._handler is not None
+        threading.Timer(0.01, self._handler, args=({"content": {"data": data}},)).start()
 
     def hello(self, path: str, root: Path) -> None:
         assert self._handler is not None
@@ -74,7 +101,7 @@ def test_requests_go_to_the_panel_showing_the_notebook_and_return_its_cell_ids(t
     other = connect(bridge, tmp_path, "other.ipynb", lambda r: {"ok": True, "cell_ids": ["o"]})
     mine = connect(bridge, tmp_path, "sub/nb.ipynb", lambda r: {"ok": True, "cell_ids": ["c1"]})
     assert bridge.notebook_path == (tmp_path / "other.ipynb").resolve()
-    reply = in_worker(lambda: bridge.request(tmp_path / "sub" / "nb.ipynb", {"op": "delete", "cell_id": "x"}))
+    reply = in_worker(lambda: bridge.request(tmp_path / "sub" / "nb.ipynb", Delete(cell_id="x")))
     assert reply["cell_ids"] == ["c1"]
     assert mine.sent[0]["path"] == "sub/nb.ipynb" and not other.sent
 
@@ -83,7 +110,7 @@ def test_a_reloaded_page_replaces_the_stale_comm_of_the_same_notebook(tmp_path: 
     bridge = Bridge()
     stale = connect(bridge, tmp_path, "nb.ipynb", lambda r: None)  # the old page: nobody answers
     fresh = connect(bridge, tmp_path, "nb.ipynb", lambda r: {"ok": True, "cell_ids": ["a"]})
-    assert in_worker(lambda: bridge.request(tmp_path / "nb.ipynb", {"op": "get"}))["ok"]
+    assert in_worker(lambda: bridge.request(tmp_path / "nb.ipynb", Get()))["ok"]
     assert fresh.sent and not stale.sent
     assert list(bridge.panels) == [fresh.comm_id]
 
@@ -93,24 +120,24 @@ def test_a_refused_edit_is_not_landed_with_the_browsers_reason(tmp_path: Path) -
     connect(bridge, tmp_path, "nb.ipynb",
             lambda r: {"ok": False, "code": "missing_cell", "error": "the notebook has no cell \"x\""})
     with pytest.raises(NotLanded, match=r"Not landed: editing of cell x failed in the open notebook: the notebook has no cell \"x\""):
-        in_worker(lambda: bridge.request(tmp_path / "nb.ipynb", {"op": "patch", "cell_id": "x"}))
+        in_worker(lambda: bridge.request(tmp_path / "nb.ipynb", Patch(cell_id="x", old_string="a", new_string="b")))
 
 
 def test_a_closed_notebook_or_a_path_outside_the_root_falls_back_to_the_file(tmp_path: Path) -> None:
     bridge = Bridge()
     connect(bridge, tmp_path / "root", "nb.ipynb", lambda r: {"ok": False, "code": "not_open", "error": "closed"})
-    assert in_worker(lambda: bridge.request(tmp_path / "root" / "gone.ipynb", {"op": "get"})) is None
-    assert in_worker(lambda: bridge.request(tmp_path / "elsewhere.ipynb", {"op": "get"})) is None
-    assert Bridge().request(tmp_path / "nb.ipynb", {"op": "get"}) is None  # nobody connected
+    assert in_worker(lambda: bridge.request(tmp_path / "root" / "gone.ipynb", Get())) is None
+    assert in_worker(lambda: bridge.request(tmp_path / "elsewhere.ipynb", Get())) is None
+    assert Bridge().request(tmp_path / "nb.ipynb", Get()) is None  # nobody connected
 
 
 def test_no_answer_is_not_landed_and_the_main_thread_never_waits(tmp_path: Path) -> None:
     bridge = Bridge()
     connect(bridge, tmp_path, "nb.ipynb", lambda r: None)
     with pytest.raises(NotLanded, match=r"did not confirm deleting cell c within 0.2 s"):
-        in_worker(lambda: bridge.request(tmp_path / "nb.ipynb", {"op": "delete", "cell_id": "c"}, timeout=0.2))
+        in_worker(lambda: bridge.request(tmp_path / "nb.ipynb", Delete(cell_id="c"), timeout=0.2))
     with pytest.raises(NotLanded, match=r"put the prompt in a cell of its own"):
-        bridge.request(tmp_path / "nb.ipynb", {"op": "delete", "cell_id": "c"})
+        bridge.request(tmp_path / "nb.ipynb", Delete(cell_id="c"))
 
 
 def test_a_page_that_connects_mid_turn_is_sent_the_cells_outputs_until_the_turn_ends(tmp_path: Path) -> None:
@@ -237,7 +264,7 @@ def test_a_page_without_fingerprints_or_after_a_reload_is_read_before_each_edit(
     in_worker(lambda: NotebookReadTool().run(env, {"path": "nb.ipynb"}))
     read = len(panel.sent)
     edit_cell(env, "c1", "y = 1")
-    assert [(r["op"], "expect" in r) for r in panel.sent[read:]] == [("get", False), ("replace", False)]
+    assert [(r["op"], r.get("expect") is not None) for r in panel.sent[read:]] == [("get", False), ("replace", False)]
 
     bridge, document = Bridge(), Document()
     panel = connect(bridge, tmp_path, "nb.ipynb", document.answer)

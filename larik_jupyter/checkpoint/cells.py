@@ -17,6 +17,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from larik_jupyter.bridge_protocol import Restore, RestoreEntry
 from larik_jupyter.checkpoint.durable import DIR_FLAGS, Barrier
 from larik_jupyter.checkpoint.manifest import CellRecord, NotebookRecord
 from larik_jupyter.checkpoint.restore import replace_bytes
@@ -65,15 +66,12 @@ def sources_in_file(root: Path, record: NotebookRecord) -> dict[str, str] | None
         os.close(root_fd)
 
 
-def restore_op(record: NotebookRecord) -> dict[str, Any]:
+def restore_op(record: NotebookRecord) -> Restore:
     """The bridge's `restore` request for `record`."""
-    return {
-        "op": "restore",
-        "delete": [c.id for c in record.cells if not c.existed],
-        "cells": [
-            {"index": c.position, "previous": c.previous, "cell": c.cell} for c in _changed(record)
-        ],
-    }
+    return Restore(
+        delete=[c.id for c in record.cells if not c.existed],
+        cells=[RestoreEntry(c.position or 0, c.previous, c.cell or {}) for c in _changed(record)],
+    )
 
 
 def placed(cells: list[dict[str, Any]], record: NotebookRecord) -> list[dict[str, Any]]:

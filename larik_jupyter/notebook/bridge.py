@@ -5,7 +5,9 @@ comm when its kernel connects, and the kernel opens one when the extension loads
 that were already open connect too. A panel says which notebook it shows (`hello`); requests
 from the kernel (read the document, insert, replace, patch, delete a cell, set outputs or
 metadata) are applied to the live document model in the browser, never to the file, and each
-gets a reply: success with the resulting cell ids, or a precise error. What replies say of the
+gets a reply: success with the resulting cell ids, or a precise error. The messages are declared
+once in `bridge_protocol`; a message from the page this kernel cannot read gets an `error` reply
+(and fails the request it answers), never an exception. What replies say of the
 cells is kept (`cells`, `tools/live_cells.py`), so an edit of a cell already read is one request.
 
 Replies arrive on the kernel's main thread, where ipykernel dispatches comm messages (also
@@ -27,6 +29,17 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+import msgspec
+
+from larik_jupyter.bridge_protocol import (
+    ErrorReply,
+    Hello,
+    Reply,
+    Request,
+    read_page_message,
+    reply_data,
+    request_data,
+)
 from larik_jupyter.tools.live_cells import CachedCells, CellChanged, LiveCells, NotLanded, Refused
 
 TARGET = "larik.bridge"
@@ -72,7 +85,7 @@ class Bridge:
 
         comm.get_comm_manager().register_target(TARGET, self._opened)
         if hello:
-            self._attach(comm.create_comm(target_name=TARGET, data={"type": "hello"}))
+            self._attach(comm.create_comm(target_name=TARGET, data=msgspec.to_builtins(Hello())))
 
     def _opened(self, comm: Any, msg: dict[str, Any]) -> None:
         self._attach(comm)
@@ -92,13 +105,11 @@ class Bridge:
             self.cells.forget(panel.real)
 
     def _on_msg(self, comm: Any, msg: dict[str, Any]) -> None:
-        data = msg.get("content", {}).get("data") or {}
-        kind = data.get("type")
-        if kind == "hello" and isinstance(data.get("path"), str):
-            root = data.get("root")
-            panel = Panel(
-                data["path"], Path(os.path.expanduser(root)) if isinstance(root, str) and root else None
-            )
+        data = (msg.get("content") or {}).get("data") if isinstance(msg, dict) else None
+        message = read_page_message(data)
+        if isinstance(message, Hello) and message.path is not None:
+            root = message.root
+            panel = Panel(message.path, Path(os.path.expanduser(root)) if root else None)
             # A page reload leaves the old page's comm open on this side with nobody behind
             # it: the newest hello for a notebook replaces the older ones.
             for stale in [cid for cid, p in self.panels.items() if p == panel and cid != comm.comm_id]:
@@ -109,11 +120,18 @@ class Bridge:
             self.panels[comm.comm_id] = panel
             for listener in list(self.joined):
                 listener(comm.comm_id)
-        elif kind == "reply":
-            with self._lock:
-                future = self._pending.pop(int(data.get("id", -1)), None)
-            if future is not None and not future.done():
-                future.set_result(data)
+        elif isinstance(message, Reply):
+            self._answered(message)
+        elif isinstance(message, ErrorReply):
+            if not (isinstance(data, dict) and data.get("type") == "error"):
+                comm.send(msgspec.to_builtins(message))  # the page's message was malformed
+            self._answered(Reply(id=message.id, ok=False, code=message.code, error=message.error))
+
+    def _answered(self, reply: Reply) -> None:
+        with self._lock:
+            future = self._pending.pop(reply.id, None)
+        if future is not None and not future.done():
+            future.set_result(reply_data(reply))
 
     @property
     def notebook_path(self) -> Path | None:
@@ -148,7 +166,7 @@ class Bridge:
 
     # -- requests --------------------------------------------------------------------------
 
-    def _send(self, path: Path, op: dict[str, Any]) -> tuple[int, concurrent.futures.Future[dict[str, Any]]] | None:
+    def _send(self, path: Path, op: Request) -> tuple[int, concurrent.futures.Future[dict[str, Any]]] | None:
         route = self._route(path)
         if route is None:
             return None
@@ -157,10 +175,10 @@ class Bridge:
         request_id = next(self._ids)
         with self._lock:
             self._pending[request_id] = future
-        comm.send({"type": "request", "id": request_id, "path": name, **op})
+        comm.send(request_data(op, request_id, name))
         return request_id, future
 
-    def request(self, path: Path, op: dict[str, Any], timeout: float = REPLY_TIMEOUT) -> dict[str, Any] | None:
+    def request(self, path: Path, op: Request, timeout: float = REPLY_TIMEOUT) -> dict[str, Any] | None:
         """Send `op` for the notebook at `path` and wait for the browser's reply (from a worker
         thread). None when no browser shows it (`not_open`): the caller uses the file. Raises
         `NotLanded` when the browser did not apply it."""
@@ -191,7 +209,7 @@ class Bridge:
         self.cells.absorb(path, reply)
         return _checked(reply, what)
 
-    async def arequest(self, path: Path, op: dict[str, Any], timeout: float = REPLY_TIMEOUT) -> dict[str, Any] | None:
+    async def arequest(self, path: Path, op: Request, timeout: float = REPLY_TIMEOUT) -> dict[str, Any] | None:
         """`request` awaited on the kernel's loop, which keeps dispatching comm messages."""
         what = _describe(op)
         sent = self._send(path, op)
@@ -209,22 +227,24 @@ class Bridge:
         self.cells.absorb(path, reply)
         return _checked(reply, what)
 
-    def send_to(self, comm_id: str, op: dict[str, Any]) -> None:
+    def send_to(self, comm_id: str, op: Request) -> None:
         """Send `op` without waiting to one panel, about the notebook it shows."""
         comm, panel = self.comms.get(comm_id), self.panels.get(comm_id)
         if comm is not None and panel is not None:
-            comm.send({"type": "request", "id": 0, "path": panel.path, **op})
+            comm.send(request_data(op, 0, panel.path))
 
-    def post(self, path: Path, op: dict[str, Any]) -> None:
+    def post(self, path: Path, op: Request) -> None:
         """Send `op` without waiting (streamed outputs); a final `request` confirms them."""
         route = self._route(path)
         if route is not None:
             comm, name = route
-            comm.send({"type": "request", "id": 0, "path": name, **op})
+            comm.send(request_data(op, 0, name))
 
 
-def _describe(op: dict[str, Any]) -> str:
-    cell = f" of cell {op['cell_id']}" if op.get("cell_id") else ""
+def _describe(op: Request) -> str:
+    cell_id = getattr(op, "cell_id", "")
+    cell = f" of cell {cell_id}" if cell_id else ""
+    name = str(op.__struct_config__.tag)
     return {
         "get": "reading the notebook",
         "insert": "inserting a cell",
@@ -235,7 +255,7 @@ def _describe(op: dict[str, Any]) -> str:
         "set_metadata": f"setting the metadata{cell}",
         "restore": "restoring cells",
         "focus": f"showing{cell.replace(' of', '')}",
-    }.get(str(op.get("op")), str(op.get("op")))
+    }.get(name, name)
 
 
 def _checked(reply: dict[str, Any], what: str) -> dict[str, Any] | None:

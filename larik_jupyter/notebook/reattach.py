@@ -16,6 +16,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from larik_jupyter.bridge_protocol import ShowOutputs
 from larik_jupyter.notebook.bridge import Bridge
 from larik_jupyter.notebook.running_request import running_request
 
@@ -78,7 +79,7 @@ class LiveCell:
             self.bridge.joined.remove(self._joined)
 
     def _send(self, comm_ids: set[str]) -> None:
-        op = {"op": "show_outputs", "cell_id": self.cell_id, "outputs": self.outputs()}
+        op = ShowOutputs(cell_id=self.cell_id, outputs=self.outputs())
         for comm_id in list(comm_ids):
             if comm_id in self.bridge.comms:
                 self.bridge.send_to(comm_id, op)

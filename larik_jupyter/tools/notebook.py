@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from larik_jupyter.bridge_protocol import Delete, Insert, Patch, Replace
 from larik_jupyter.nbjson.cells import as_source, lines_form, source_text
 from larik_jupyter.textdiff import unified_diff
 from larik_jupyter.tools.base import Tool, ToolError, ToolResult
@@ -226,7 +227,7 @@ class NotebookChange:
     data: dict[str, Any]
     diff: str
     summary: str
-    op: dict[str, Any]  # the same edit as one request to the open document (`notebook_live`)
+    op: Insert | Replace | Patch | Delete  # the same edit as one request to the open document (`notebook_live`)
     question: str = ""  # what the approval asks, before the edit: "Replace the source of cell 3 …?"
 
 
@@ -282,19 +283,19 @@ class NotebookEditTool(Tool):
         named = f"{_cell_name(nb, str(cell_id), index)} of {nb.rel}"
         if mode == "delete":
             del data["cells"][index]
-            op: dict[str, Any] = {"op": "delete", "cell_id": str(cell_id)}
+            op: Insert | Replace | Patch | Delete = Delete(cell_id=str(cell_id))
             return NotebookChange(
                 nb, data, unified_diff(where, old, None), f"Deleted cell {cell_id} of {nb.rel}.", op, f"Delete {named}?"
             )
         new = self._new_source(args, old, where)
         changed = with_provenance(_changed_cell(cell, new, kind), env)
         data["cells"][index] = changed
-        op = {"op": "replace", "cell_id": str(cell_id), "cell": changed}
+        op = Replace(cell_id=str(cell_id), cell=changed)
         if args.get("new_source") is None and changed.get("cell_type") == cell.get("cell_type"):
             # Applied to the cell's source as it is when the edit lands, keeping what the user
             # typed since the read elsewhere in the cell.
-            op = {"op": "patch", "cell_id": str(cell_id), "old_string": str(args["old_string"]),
-                  "new_string": str(args["new_string"]), "metadata": changed.get("metadata", {})}
+            op = Patch(cell_id=str(cell_id), old_string=str(args["old_string"]),
+                       new_string=str(args["new_string"]), metadata=changed.get("metadata", {}))
         summary = f"Replaced the source of cell {cell_id} of {nb.rel}"
         question = f"Replace the source of {named}"
         if changed.get("cell_type") != cell.get("cell_type"):
@@ -336,7 +337,7 @@ class NotebookEditTool(Tool):
         summary = f"Inserted {kind} cell {new_id} {place} of {nb.rel}."
         if not nb.has_ids and index < len(nb.cells):
             summary += " Cells after it moved up one index (cell-N numbers changed)."
-        op = {"op": "insert", "after": str(after) if after else None, "cell": cell}
+        op = Insert(after=str(after) if after else None, cell=cell)
         spot = f"after {_cell_name(nb, str(after), index - 1)}" if after else "as the first cell"
         question = f"Insert a new {kind} cell ({new_id}) {spot} of {nb.rel}?"
         return NotebookChange(nb, data, unified_diff(where, None, str(args["new_source"])), summary, op, question)

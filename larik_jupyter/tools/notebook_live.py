@@ -14,6 +14,18 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import msgspec
+
+from larik_jupyter.bridge_protocol import (
+    CellChange,
+    Delete,
+    Expect,
+    Get,
+    Insert,
+    Patch,
+    Replace,
+    Request,
+)
 from larik_jupyter.checkpoint.cells import (
     CellRestorer,
     CellsNotRestored,
@@ -66,10 +78,7 @@ def live_notebook(
         return None
     held = env.live.cached(path, cell_ids) if cell_ids is not None and not fresh else None
     if held is None:
-        op: dict[str, object] = {"op": "get"}
-        if cell_ids is not None:
-            op["cell_ids"] = cell_ids
-        reply = env.live.request(path, op)
+        reply = env.live.request(path, Get(cell_ids=cell_ids))
         if reply is None:
             return None
         held = _read(env, path, reply)
@@ -115,7 +124,7 @@ def with_provenance(cell: dict[str, Any], env: Env) -> dict[str, Any]:
     return marked
 
 
-def apply_live(env: Env, nb: NotebookFile, op: dict[str, Any]) -> list[str]:
+def apply_live(env: Env, nb: NotebookFile, op: CellChange) -> list[str]:
     """Send one edit to the open document, the cells it changes checkpointed first (their state
     before the turn, for undo); the ids of the cells it produced. Raises `CellChanged` when the
     cell changed in the browser since `nb` was read (the kernel's copy then holds it as it is)."""
@@ -138,45 +147,42 @@ def apply_live(env: Env, nb: NotebookFile, op: dict[str, Any]) -> list[str]:
     return [str(i) for i in reply.get("cell_ids", [])]
 
 
-def capture_live(env: Env, nb: NotebookFile, op: dict[str, Any]) -> list[str]:
+def capture_live(env: Env, nb: NotebookFile, op: CellChange) -> list[str]:
     """Checkpoint the cell `op` is about to change (or create) in the open document; the ids
     recorded now."""
-    if op["op"] == "insert":
-        return env.capture_cells_before_change(nb.path, nb.order, [], [str(op["cell"].get("id", ""))])
-    cell = _cell(nb, str(op["cell_id"]))
+    if isinstance(op, Insert):
+        return env.capture_cells_before_change(nb.path, nb.order, [], [str(op.cell.get("id", ""))])
+    cell = _cell(nb, op.cell_id)
     return env.capture_cells_before_change(nb.path, nb.order, [cell] if cell is not None else [], [])
 
 
-def _expecting(nb: NotebookFile, op: dict[str, Any]) -> dict[str, Any]:
+def _expecting(nb: NotebookFile, op: Request) -> Request:
     """`op` carrying what the edited cell and the cell order were when `nb` was read, for the
     browser to check: what was checkpointed is then what the edit changes."""
-    if op["op"] not in ("insert", "replace", "patch", "delete"):
+    if not isinstance(op, Insert | Replace | Patch | Delete):
         return op  # outputs and metadata of a cell the turn is running: set as they are
-    expect: dict[str, str] = {}
-    if nb.order_hash:
-        expect["order"] = nb.order_hash
-    cell_id = str(op.get("cell_id", ""))
-    if op["op"] != "insert" and cell_id in nb.hashes:
-        expect["hash"] = nb.hashes[cell_id]
-    return {**op, "expect": expect} if expect else op
+    cell_hash = None if isinstance(op, Insert) else nb.hashes.get(op.cell_id)
+    if not nb.order_hash and cell_hash is None:
+        return op
+    return msgspec.structs.replace(op, expect=Expect(hash=cell_hash, order=nb.order_hash or None))
 
 
 def _cell(nb: NotebookFile, cell_id: str) -> dict[str, Any] | None:
     return next((c for c in nb.cells if c.get("id") == cell_id), None)
 
 
-def _left(nb: NotebookFile, op: dict[str, Any]) -> dict[str, str | None]:
+def _left(nb: NotebookFile, op: Request) -> dict[str, str | None]:
     """The source `op` leaves in its cell (None: it deleted it), for the undo panel's diff."""
-    if op["op"] == "insert":
-        return {str(op["cell"].get("id", "")): source_text(op["cell"])}
-    cell_id = str(op["cell_id"])
-    if op["op"] == "delete":
+    if isinstance(op, Insert):
+        return {str(op.cell.get("id", "")): source_text(op.cell)}
+    cell_id = str(getattr(op, "cell_id", ""))
+    if isinstance(op, Delete):
         return {cell_id: None}
-    if op["op"] == "replace":
-        return {cell_id: source_text(op["cell"])}
+    if isinstance(op, Replace):
+        return {cell_id: source_text(op.cell)}
     old = source_text(_cell(nb, cell_id) or {})
-    if op["op"] == "patch":
-        return {cell_id: old.replace(str(op["old_string"]), str(op["new_string"]), 1)}
+    if isinstance(op, Patch):
+        return {cell_id: old.replace(op.old_string, op.new_string, 1)}
     return {cell_id: old}
 
 

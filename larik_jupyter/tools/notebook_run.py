@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from larik_jupyter.bridge_protocol import SetOutputs
 from larik_jupyter.nbjson.cells import source_text
 from larik_jupyter.tools.base import Tool, ToolError, ToolResult
 from larik_jupyter.tools.code_stop import TIMEOUT_INPUT, timeout_of
@@ -94,11 +95,11 @@ class NotebookRunTool(Tool):
         live = env.live if nb.live else None
         if live is not None:
             # Before the first streamed output lands: undo puts the cell's old outputs back.
-            await asyncio.to_thread(capture_live, env, nb, {"op": "set_outputs", "cell_id": cell_id})
+            await asyncio.to_thread(capture_live, env, nb, SetOutputs(cell_id=cell_id))
 
         def streamed(outputs: list[dict[str, Any]]) -> None:
             if live is not None:
-                live.post(nb.path, {"op": "set_outputs", "cell_id": cell_id, "outputs": outputs})
+                live.post(nb.path, SetOutputs(cell_id=cell_id, outputs=outputs))
 
         source = source_text(cell)
         watch = VariableWatch(env.namespace, cell_names(source)) if env.namespace is not None else None
@@ -108,8 +109,8 @@ class NotebookRunTool(Tool):
         # Shielded: a Stop that cancels the turn must not leave the cell's outputs half written.
         rewritten = False
         if nb.live:
-            op = {"op": "set_outputs", "cell_id": cell_id, "outputs": run.outputs,
-                  "execution_count": run.execution_count, "metadata": with_provenance(cell, env).get("metadata", {})}
+            op = SetOutputs(cell_id=cell_id, outputs=run.outputs, execution_count=run.execution_count,
+                            metadata=with_provenance(cell, env).get("metadata", {}))
             await asyncio.shield(asyncio.to_thread(apply_live, env, nb, op))
         else:
             rewritten = await asyncio.shield(asyncio.to_thread(_write_file, env, raw, cell_id, run))

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 import traitlets
 
+from larik_jupyter.bridge_protocol import Focus
 from larik_jupyter.notebook.widgets import esm
 from larik_jupyter.notebook.widgets.live import SessionWidget
 from larik_jupyter.tools.check_report import CheckReport
@@ -53,7 +54,7 @@ class CheckWidget(SessionWidget):
         if live is None:
             self.status = "No browser shows this notebook, so there is no cell to go to."
             return
-        live.post(Path(self.report.path), {"op": "focus", "cell_id": cell_id})
+        live.post(Path(self.report.path), Focus(cell_id=cell_id))
         self.status = f"Showing cell {cell_id}."
 
     def static_html(self) -> str:

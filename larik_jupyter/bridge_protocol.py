@@ -1,0 +1,256 @@
+"""The messages of `larik.bridge`, declared once: the kernel's requests to the page that shows a
+notebook (each a discriminated `op`), the page's `hello` and replies, and the error either side
+sends back for a message it cannot read. The page's TypeScript types and its check of incoming
+requests (`labextension/src/protocol.ts`) are generated from these models
+(`python -m larik_jupyter.bridge_protocol > labextension/src/protocol.ts`; a test keeps the file
+equal to the output). Imports no other layer, so `tools` and `checkpoint` build requests with it.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any, Literal
+
+import msgspec
+
+Json = dict[str, Any]
+
+
+class Expect(msgspec.Struct, omit_defaults=True):
+    """What the kernel read of the cell it edits: the edit lands only on that state."""
+
+    hash: str | None = None
+    order: str | None = None
+
+
+class Op(msgspec.Struct, tag_field="op", kw_only=True):
+    """A request's envelope: its id (0: no reply wanted) and the notebook's path on the page;
+    every field is sent (null where unset), except an execution count not given."""
+
+    type: Literal["request"] = "request"
+    id: int = 0
+    path: str = ""
+
+
+class Get(Op, tag="get"):
+    """The document (with `cell_ids`, only those cells)."""
+
+    cell_ids: list[str] | None = None
+
+
+class Insert(Op, tag="insert"):
+    """`cell` inserted after the cell `after` (None: first)."""
+
+    after: str | None
+    cell: Json
+    expect: Expect | None = None
+
+
+class Replace(Op, tag="replace"):
+    """The cell `cell_id` becomes `cell` (its id kept)."""
+
+    cell_id: str
+    cell: Json
+    expect: Expect | None = None
+
+
+class Patch(Op, tag="patch"):
+    """`old_string`, found exactly once in the cell's source, replaced by `new_string`."""
+
+    cell_id: str
+    old_string: str
+    new_string: str
+    metadata: Json | None = None
+    expect: Expect | None = None
+
+
+class Delete(Op, tag="delete"):
+    cell_id: str
+    expect: Expect | None = None
+
+
+class SetOutputs(Op, tag="set_outputs"):
+    """A code cell's outputs (and, when given, its execution count) as a run left them."""
+
+    cell_id: str
+    outputs: list[Json] = []
+    execution_count: int | None | msgspec.UnsetType = msgspec.UNSET
+    metadata: Json | None = None
+
+
+class ShowOutputs(Op, tag="show_outputs"):
+    """A running turn's outputs shown in the cell's view (not the document)."""
+
+    cell_id: str
+    outputs: list[Json] = []
+
+
+class SetMetadata(Op, tag="set_metadata"):
+    cell_id: str
+    metadata: Json
+
+
+class Focus(Op, tag="focus"):
+    """The cell selected and scrolled into view (a `/check` problem the user clicked)."""
+
+    cell_id: str
+
+
+class RestoreEntry(msgspec.Struct):
+    """A cell as it was before a turn: placed after `previous` (None: first), else at `index`."""
+
+    index: int
+    previous: str | None
+    cell: Json
+
+
+class Restore(Op, tag="restore"):
+    """The cells a turn created (`delete`) go, and those it changed are put back."""
+
+    delete: list[str] = []
+    cells: list[RestoreEntry] = []
+
+
+CellChange = Insert | Replace | Patch | Delete | SetOutputs
+"""The requests a tool sends to change a cell (checkpointed first)."""
+
+Request = Get | Insert | Replace | Patch | Delete | SetOutputs | ShowOutputs | SetMetadata | Focus | Restore
+
+
+class Hello(msgspec.Struct, tag_field="type", tag="hello", omit_defaults=True):
+    """A page saying which notebook it shows (the kernel's own hello carries no path)."""
+
+    path: str | None = None
+    root: str | None = None
+
+
+class Reply(msgspec.Struct, tag_field="type", tag="reply", kw_only=True, omit_defaults=True):
+    """The page's answer to request `id`: what it changed, or why not (`code`)."""
+
+    id: int
+    ok: bool
+    code: str | None = None
+    error: str | None = None
+    cell_ids: list[str] | None = None
+    notebook: Json | None = None
+    cells: list[Json] | None = None
+    hashes: dict[str, str] | None = None
+    order: list[str] | None = None
+    order_hash: str | None = None
+
+
+class ErrorReply(msgspec.Struct, tag_field="type", tag="error", kw_only=True):
+    """The answer to a message its receiver cannot read (`code` "malformed")."""
+
+    code: str = "malformed"
+    error: str
+    id: int = 0
+
+
+PageMessage = Hello | Reply | ErrorReply
+"""What the page sends the kernel."""
+
+
+def request_data(op: Request, request_id: int, path: str) -> Json:
+    """`op` as the comm sends it, with its id and the page's name of the notebook."""
+    data: Json = msgspec.to_builtins(msgspec.structs.replace(op, id=request_id, path=path))
+    return data
+
+
+def reply_data(reply: Reply) -> Json:
+    data: Json = msgspec.to_builtins(reply)
+    return data
+
+
+def read_request(data: Any) -> Request | ErrorReply:
+    """A request from its comm data, or the error to send back for a malformed one."""
+    try:
+        return msgspec.convert(data, Request)
+    except msgspec.ValidationError as exc:
+        return ErrorReply(error=f"malformed request: {exc}", id=_id(data))
+
+
+def read_page_message(data: Any) -> Hello | Reply | ErrorReply:
+    """A page's message, or the error to send back for a malformed one."""
+    try:
+        return msgspec.convert(data, PageMessage)
+    except msgspec.ValidationError as exc:
+        return ErrorReply(error=f"malformed message: {exc}", id=_id(data))
+
+
+def _id(data: Any) -> int:
+    value = data.get("id") if isinstance(data, dict) else None
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+
+# -- TypeScript ------------------------------------------------------------------------------
+
+
+def _ts_type(schema: dict[str, Any]) -> str:
+    if "$ref" in schema:
+        return str(schema["$ref"]).rsplit("/", 1)[-1]
+    if "anyOf" in schema:
+        return " | ".join(_ts_type(s) for s in schema["anyOf"])
+    if "const" in schema:
+        return json.dumps(schema["const"])
+    if "enum" in schema:
+        return " | ".join(json.dumps(v) for v in schema["enum"])
+    kind = schema.get("type")
+    if kind == "array":
+        return f"{_ts_type(schema.get('items', {}))}[]"
+    if kind == "object":
+        values = schema.get("additionalProperties")
+        return f"{{ [key: string]: {_ts_type(values) if isinstance(values, dict) else 'Json'} }}"
+    return {"string": "string", "integer": "number", "boolean": "boolean", "null": "null"}.get(str(kind), "Json")
+
+
+def _json_types(schema: dict[str, Any], components: dict[str, Any]) -> list[str]:
+    """The JSON types (as `typeof`/`Array.isArray` name them) a field's value may have."""
+    if "$ref" in schema:
+        schema = components[str(schema["$ref"]).rsplit("/", 1)[-1]]
+    if "anyOf" in schema:
+        return sorted({kind for inner in schema["anyOf"] for kind in _json_types(inner, components)})
+    if "enum" in schema or "const" in schema:
+        return ["string"]
+    kind = str(schema.get("type", "any"))
+    return [{"integer": "number"}.get(kind, kind)]
+
+
+def typescript() -> str:
+    """`labextension/src/protocol.ts`: an interface per message and the fields each request
+    must carry (name → the JSON types it may have), for the page's check."""
+    (request, page), components = msgspec.json.schema_components([Request, PageMessage])
+    out = [
+        "// Generated by `python -m larik_jupyter.bridge_protocol` from larik_jupyter/bridge_protocol.py;",
+        "// do not edit (tests/test_bridge_protocol.py checks it is current).",
+        "/* eslint-disable @typescript-eslint/no-explicit-any */",
+        "",
+        "export type Json = any;",
+    ]
+    for name, schema in components.items():
+        out += ["", f"export interface {name} {{"]
+        required = set(schema.get("required", []))
+        for field, inner in schema.get("properties", {}).items():
+            optional = "" if field in required else "?"
+            out.append(f"  {field}{optional}: {_ts_type(inner)};")
+        out.append("}")
+    names = [str(s["$ref"]).rsplit("/", 1)[-1] for s in request["anyOf"]]
+    out += ["", f"export type Request = {' | '.join(names)};"]
+    out += [f"export type PageMessage = {_ts_type(page)};"]
+    out += ["", "/** Each request's fields: the JSON types each may have, and whether it must be there. */"]
+    out += ["export const FIELDS: { [op: string]: { [field: string]: [string[], boolean] } } = {"]
+    for name in names:
+        schema = components[name]
+        required = set(schema.get("required", [])) | {"id", "path"}
+        fields = {
+            field: [_json_types(inner, components), field in required]
+            for field, inner in schema["properties"].items()
+        }
+        out.append(f"  {schema['properties']['op']['enum'][0]}: {json.dumps(fields)},")
+    out += ["};", ""]
+    return "\n".join(out)
+
+
+if __name__ == "__main__":
+    sys.stdout.write(typescript())

@@ -1,0 +1,75 @@
+"""The bridge's messages are declared once: the page's TypeScript is generated from the
+declaration, and a message either side cannot read gets a typed error, never an exception."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+import msgspec
+import pytest
+
+from larik_jupyter.bridge_protocol import (
+    ErrorReply,
+    Get,
+    Patch,
+    Restore,
+    read_request,
+    request_data,
+    typescript,
+)
+from larik_jupyter.notebook.bridge import Bridge, NotLanded
+from tests.test_notebook_bridge import connect, in_worker
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_the_pages_protocol_types_are_generated_from_the_declaration() -> None:
+    written = (ROOT / "labextension" / "src" / "protocol.ts").read_text(encoding="utf-8")
+    assert written == typescript(), "run: python -m larik_jupyter.bridge_protocol > labextension/src/protocol.ts"
+
+
+def test_a_request_round_trips_with_its_id_path_and_op() -> None:
+    data = request_data(Patch(cell_id="c1", old_string="a", new_string="b"), 7, "sub/nb.ipynb")
+    assert data["type"] == "request" and data["id"] == 7 and data["path"] == "sub/nb.ipynb" and data["op"] == "patch"
+    assert read_request(data) == Patch(id=7, path="sub/nb.ipynb", cell_id="c1", old_string="a", new_string="b")
+    assert request_data(Restore(), 0, "nb.ipynb")["delete"] == []
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        None,
+        "get",
+        {"type": "request", "id": 3, "path": "nb.ipynb", "op": "explode"},
+        {"type": "request", "id": 3, "path": "nb.ipynb", "op": "patch", "cell_id": "c1"},
+        {"type": "request", "id": 3, "path": "nb.ipynb", "op": "delete", "cell_id": 12},
+    ],
+)
+def test_a_malformed_request_reads_as_a_typed_error(data: Any) -> None:
+    error = read_request(data)
+    assert isinstance(error, ErrorReply) and error.code == "malformed" and error.error.startswith("malformed request")
+    assert error.id == (3 if isinstance(data, dict) else 0)
+    assert msgspec.to_builtins(error)["type"] == "error"
+
+
+def test_a_malformed_reply_from_the_page_gets_a_typed_error_and_fails_its_request_at_once(tmp_path: Path) -> None:
+    bridge = Bridge()
+    panel = connect(bridge, tmp_path, "nb.ipynb", lambda r: None)
+    panel.answer = lambda r: panel.later({"type": "reply", "id": r["id"], "ok": "yes"})  # type: ignore[func-returns-value]
+    started = time.monotonic()
+    with pytest.raises(NotLanded, match=r"reading the notebook failed in the open notebook: malformed message: "):
+        in_worker(lambda: bridge.request(tmp_path / "nb.ipynb", Get(), timeout=5))
+    assert time.monotonic() - started < 2  # not the reply timeout
+    (error,) = [m for m in panel.received if m["type"] == "error"]
+    assert error["code"] == "malformed" and error["id"] == 1 and "ok" in error["error"]
+
+
+def test_an_unknown_message_from_the_page_gets_a_typed_error_not_an_exception(tmp_path: Path) -> None:
+    bridge = Bridge()
+    panel = connect(bridge, tmp_path, "nb.ipynb", lambda r: None)
+    for data in ({"type": "gossip"}, None, ["not", "an", "object"]):
+        bridge._on_msg(panel, {"content": {"data": data}})
+    assert [m["code"] for m in panel.received if m["type"] == "error"] == ["malformed"] * 3
+    assert list(bridge.panels) == [panel.comm_id]  # the page is still connected
