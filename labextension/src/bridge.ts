@@ -10,28 +10,9 @@ import { INotebookTracker, NotebookActions, NotebookPanel } from '@jupyterlab/no
 import { Kernel, KernelMessage } from '@jupyterlab/services';
 
 import { IProvenance, provenanceOf } from './provenance';
+import { ErrorReply, FIELDS, Json, Request } from './protocol';
 
 export const TARGET = 'larik.bridge';
-
-type Json = any; // eslint-disable-line @typescript-eslint/no-explicit-any
-
-interface IRequest {
-  type: 'request';
-  id: number;
-  path: string;
-  op: string;
-  cell_id?: string;
-  after?: string | null;
-  cell?: Json;
-  old_string?: string;
-  new_string?: string;
-  metadata?: Json;
-  outputs?: Json[];
-  execution_count?: number | null;
-  cells?: Json[];
-  /** What the kernel read of the cell it edits: the edit lands only on that state. */
-  expect?: { hash?: string; order?: string };
-}
 
 /** A request the document cannot take; `code` tells the kernel why (`not_open`: use the file). */
 class Refusal extends Error {
@@ -155,15 +136,6 @@ export class NotebookBridge {
       }
     });
     panel.context.pathChanged.connect(() => this.sayHello(panel));
-    // The markers come back with the page: from the `larik` metadata the cells were saved with.
-    void panel.context.ready.then(() => {
-      for (const widget of panel.content.widgets) {
-        const target = provenanceOf(widget.model.getMetadata('larik'));
-        if (target) {
-          mark(panel, widget.model.id, target, () => this.applying, t => this.onMarkerClick?.(panel, t));
-        }
-      }
-    });
     panel.disposed.connect(() => {
       // Closing the notebook tells the kernel, whose edits of it then go to the file.
       this.comms.get(panel)?.forEach(comm => {
@@ -226,10 +198,23 @@ export class NotebookBridge {
   }
 
   private onMsg(comm: Kernel.IComm, data: Json): void {
+    if (data?.type === 'error') {
+      // The kernel could not read a message of this page's: say so where a developer looks.
+      console.warn(`larik: the kernel could not read a bridge message: ${data.error}`);
+      return;
+    }
     if (data?.type !== 'request') {
       return;
     }
-    const request = data as IRequest;
+    const malformed = problemOf(data);
+    if (malformed) {
+      const error: ErrorReply = { type: 'error', code: 'malformed', error: malformed, id: validId(data.id) };
+      if (!comm.isDisposed) {
+        void comm.send(error as Json);
+      }
+      return;
+    }
+    const request = data as Request;
     if (request.id) {
       // Two panels on one kernel share the kernel's comm: apply each request once.
       const key = `${comm.commId}:${request.id}`;
@@ -250,236 +235,300 @@ export class NotebookBridge {
     }
   }
 
-  private apply(request: IRequest): Json {
+  private apply(request: Request): Json {
     const panel = this.find(p => p.context.path === request.path);
     const model = panel?.content.model?.sharedModel;
     if (!panel || !model) {
       throw new Refusal(`${request.path} is not open in this browser`, 'not_open');
     }
-    // Every cell's id in order (where a changed cell stood, for undo), and its fingerprint.
-    const order = (): Json => {
-      const ids = model.cells.map(cell => cell.getId());
-      return { order: ids, order_hash: fingerprint(ids) };
-    };
-    const indexOf = (id: string | undefined | null): number => {
-      const index = model.cells.findIndex(cell => cell.getId() === id);
-      if (index < 0) {
-        throw new Refusal(
-          `the notebook has no cell ${JSON.stringify(id)} (it was deleted or its id changed); read the notebook again`,
-          'missing_cell',
-          order()
-        );
-      }
-      return index;
-    };
-    // What the request changed, as the document holds it now (the kernel's copy follows it).
-    const after = (ids: string[]): Json => ({
-      cell_ids: ids,
-      ...stateOf(model.cells.filter(cell => ids.includes(cell.getId()))),
-      ...order()
-    });
-    const landed = (id: string, metadata: Json): Json => {
-      const larik = provenanceOf(metadata?.larik);
-      if (larik) {
-        mark(panel, id, larik, () => this.applying, target => this.onMarkerClick?.(panel, target));
-      }
-      return after([id]);
-    };
-    // An edit worked out from what the kernel read earlier lands only if the cell is still
-    // what it read (not typed in, run or reloaded since) and the cells still stand in the order
-    // it read (undo puts cells back by it); else the kernel gets them as they are now.
-    const checked = (index: number | null): number => {
-      const expected = request.expect;
-      if (!expected) {
-        return index ?? 0;
-      }
-      const cell = index === null ? null : model.cells[index];
-      const now = order();
-      const moved = expected.order !== undefined && expected.order !== now.order_hash;
-      const changed = cell && expected.hash !== undefined && expected.hash !== fingerprint(cell.toJSON());
-      if (moved || changed) {
-        const what = changed ? `cell ${request.cell_id} changed` : 'cells were added, removed or moved';
-        throw new Refusal(`${what} in the browser since the kernel read the notebook`, 'stale', {
-          ...stateOf(cell ? [cell] : []),
-          ...now
-        });
-      }
-      return index ?? 0;
-    };
+    const doc = new OpenDocument(panel, model, request, this);
     this.applying = true;
     try {
-      switch (request.op) {
-        case 'get': {
-          // With `cell_ids`, only those cells (an edit needs one, not the whole document).
-          const wanted = (request as Json).cell_ids as string[] | undefined;
-          const chosen = wanted ? model.cells.filter(cell => wanted.includes(cell.getId())) : model.cells;
-          const { cells, hashes } = stateOf(chosen);
-          const head = { metadata: model.getMetadata(), nbformat: model.nbformat, nbformat_minor: model.nbformat_minor };
-          return { notebook: { ...head, cells }, hashes, ...order() };
-        }
-        case 'insert': {
-          checked(null);
-          const index = request.after ? indexOf(request.after) + 1 : 0;
-          const cell = model.insertCell(index, request.cell);
-          return landed(cell.getId(), request.cell?.metadata);
-        }
-        case 'delete': {
-          model.deleteCell(checked(indexOf(request.cell_id)));
-          return after([]);
-        }
-        case 'replace': {
-          const index = checked(indexOf(request.cell_id));
-          const old = model.cells[index];
-          const cell = request.cell;
-          if (old.cell_type !== cell.cell_type) {
-            model.transact(() => {
-              model.deleteCell(index);
-              model.insertCell(index, { ...cell, id: old.getId() });
-            });
-          } else {
-            model.transact(() => {
-              const changed = old.getSource() !== sourceOf(cell);
-              old.setSource(sourceOf(cell));
-              old.setMetadata(cell.metadata ?? {});
-              if (old.cell_type === 'code' && changed) {
-                const code = old as Json;
-                code.setOutputs([]);
-                code.execution_count = null;
-              }
-            });
-          }
-          return landed(old.getId(), cell.metadata);
-        }
-        case 'patch': {
-          const index = checked(indexOf(request.cell_id));
-          const cell = model.cells[index];
-          const source = cell.getSource();
-          const old = request.old_string ?? '';
-          const count = old ? source.split(old).length - 1 : 0;
-          if (count !== 1) {
-            throw new Refusal(
-              `old_string occurs ${count} times in cell ${request.cell_id} as it is now in the browser, not exactly once; read the cell again`,
-              'no_match'
-            );
-          }
-          model.transact(() => {
-            cell.setSource(source.replace(old, () => request.new_string ?? ''));
-            if (request.metadata?.larik) {
-              cell.setMetadata('larik', request.metadata.larik);
-            }
-            if (cell.cell_type === 'code') {
-              (cell as Json).setOutputs([]);
-              (cell as Json).execution_count = null;
-            }
-          });
-          return landed(cell.getId(), request.metadata);
-        }
-        case 'set_outputs': {
-          const cell = model.cells[indexOf(request.cell_id)] as Json;
-          if (cell.cell_type !== 'code') {
-            throw new Refusal(`cell ${request.cell_id} is not a code cell`);
-          }
-          // Cleared first, on its own: the output area merges a stream output that arrives
-          // next to an earlier stream of the same name, which would double the streamed text.
-          cell.clearOutputs();
-          model.transact(() => {
-            cell.setOutputs(request.outputs ?? []);
-            if (request.execution_count !== undefined) {
-              cell.execution_count = request.execution_count;
-            }
-            if (request.metadata?.larik) {
-              cell.setMetadata('larik', request.metadata.larik);
-            }
-          });
-          const errored = (request.outputs ?? []).some(o => o.output_type === 'error');
-          if (request.execution_count !== undefined && errored) {
-            const widget = panel.content.widgets.find(w => w.model.id === request.cell_id);
-            if (widget) {
-              this.onError?.(panel, widget);
-            }
-          }
-          return request.metadata ? landed(cell.getId(), request.metadata) : after([cell.getId()]);
-        }
-        case 'show_outputs': {
-          // A turn still running in this cell, shown again after this page (re)connected. The
-          // cell's output model is changed, not the document's: the document's output changes
-          // reach the output area as appends, which would reorder the outputs. Outputs that did
-          // not change stay, so the live widget views are not rebuilt.
-          const widget = panel.content.widgets.find(w => w.model.id === request.cell_id);
-          if (!widget || widget.model.type !== 'code') {
-            indexOf(request.cell_id);
-            throw new Refusal(`cell ${request.cell_id} is not a code cell`);
-          }
-          // As trusted as if this page had run the cell: a widget view renders only there.
-          widget.model.trusted = true;
-          const outputs = (widget.model as ICodeCellModel).outputs;
-          const wanted = request.outputs ?? [];
-          if (outputs.length !== wanted.length) {
-            outputs.clear();
-            wanted.forEach(output => outputs.add(output));
-          } else {
-            wanted.forEach((output, index) => {
-              if (canonical(outputs.get(index).toJSON()) !== canonical(output)) {
-                outputs.set(index, output);
-              }
-            });
-          }
-          return { cell_ids: [widget.model.id] };
-        }
-        case 'focus': {
-          // A cell the kernel points the user at (a /check problem): select it, show it.
-          const index = indexOf(request.cell_id);
-          panel.content.activeCellIndex = index;
-          void panel.content.scrollToItem(index, 'center');
-          return { cell_ids: [model.cells[index].getId()] };
-        }
-        case 'set_metadata': {
-          const cell = model.cells[indexOf(request.cell_id)];
-          cell.setMetadata(request.metadata ?? {});
-          return after([cell.getId()]);
-        }
-        case 'restore': {
-          // Put cells back as they were before a turn (larik_jupyter/checkpoint/cells.py
-          // `placed` does the same to a closed notebook's file): the cells it created (`delete`)
-          // go; each changed cell, in its old order, is taken out and inserted after the cell
-          // that preceded it then (`previous`; null: first), else at its old `index`.
-          // The target order is worked out on plain ids first: inside a transaction the shared
-          // model's `cells` still lists the cells as they were before it (it follows the Yjs
-          // array only when the transaction ends), so no index is read from it there.
-          const entries = (request.cells ?? []) as { index: number; previous: string | null; cell: Json }[];
-          const touched = new Set<string>([...((request as Json).delete ?? []), ...entries.map(e => e.cell.id)]);
-          const ids = model.cells.map(cell => cell.getId());
-          const target = ids.filter(id => !touched.has(id));
-          for (const entry of entries) {
-            const after = entry.previous === null ? -1 : target.indexOf(entry.previous);
-            const index = entry.previous === null ? 0 : after >= 0 ? after + 1 : Math.min(entry.index, target.length);
-            target.splice(index, 0, entry.cell.id);
-          }
-          const cellOf = new Map(entries.map(entry => [entry.cell.id as string, entry.cell]));
-          model.transact(() => {
-            for (let i = ids.length - 1; i >= 0; i--) {
-              if (touched.has(ids[i])) {
-                model.deleteCell(i);
-              }
-            }
-            // In target order the kept cells are already in place; each restored cell goes in at
-            // its final index, everything before it being final already.
-            target.forEach((id, index) => {
-              const cell = cellOf.get(id);
-              if (cell !== undefined) {
-                model.insertCell(index, cell);
-              }
-            });
-          });
-          return after(entries.map(entry => entry.cell.id));
-        }
-        default:
-          throw new Refusal(`unknown request ${JSON.stringify(request.op)}`);
-      }
+      // Each op's handler; `Request` is a union discriminated by `op`, so `FIELDS` and the
+      // declared models (larik_jupyter/bridge_protocol.py) decide which one runs.
+      return (HANDLERS[request.op] as (doc: OpenDocument, request: Request) => Json)(doc, request);
     } finally {
       this.applying = false;
     }
   }
+
+  /** Mark a cell the kernel changed ("edited by Larik"), unmarked when the user edits it. */
+  markEdited(panel: NotebookPanel, id: string, larik: IProvenance): void {
+    mark(panel, id, larik, () => this.applying, target => this.onMarkerClick?.(panel, target));
+  }
+}
+
+type Model = NonNullable<NotebookPanel['content']['model']>['sharedModel'];
+
+/** One request's view of the document it changes: where cells stand, and what the reply says. */
+class OpenDocument {
+  constructor(
+    readonly panel: NotebookPanel,
+    readonly model: Model,
+    readonly request: Request,
+    private bridge: NotebookBridge
+  ) {}
+
+  /** Every cell's id in order (where a changed cell stood, for undo), and its fingerprint. */
+  order(): Json {
+    const ids = this.model.cells.map(cell => cell.getId());
+    return { order: ids, order_hash: fingerprint(ids) };
+  }
+
+  indexOf(id: string | undefined | null): number {
+    const index = this.model.cells.findIndex(cell => cell.getId() === id);
+    if (index < 0) {
+      throw new Refusal(
+        `the notebook has no cell ${JSON.stringify(id)} (it was deleted or its id changed); read the notebook again`,
+        'missing_cell',
+        this.order()
+      );
+    }
+    return index;
+  }
+
+  /** What the request changed, as the document holds it now (the kernel's copy follows it). */
+  after(ids: string[]): Json {
+    return { cell_ids: ids, ...stateOf(this.model.cells.filter(cell => ids.includes(cell.getId()))), ...this.order() };
+  }
+
+  landed(id: string, metadata: Json): Json {
+    const larik = provenanceOf(metadata?.larik);
+    if (larik) {
+      this.bridge.markEdited(this.panel, id, larik);
+    }
+    return this.after([id]);
+  }
+
+  /**
+   * An edit worked out from what the kernel read earlier lands only if the cell is still what
+   * it read (not typed in, run or reloaded since) and the cells still stand in the order it
+   * read (undo puts cells back by it); else the kernel gets them as they are now.
+   */
+  checked(index: number | null): number {
+    const expected = 'expect' in this.request ? this.request.expect : null;
+    if (!expected) {
+      return index ?? 0;
+    }
+    const cell = index === null ? null : this.model.cells[index];
+    const now = this.order();
+    const moved = expected.order != null && expected.order !== now.order_hash;
+    const changed = cell && expected.hash != null && expected.hash !== fingerprint(cell.toJSON());
+    if (moved || changed) {
+      const id = 'cell_id' in this.request ? this.request.cell_id : '';
+      const what = changed ? `cell ${id} changed` : 'cells were added, removed or moved';
+      throw new Refusal(`${what} in the browser since the kernel read the notebook`, 'stale', {
+        ...stateOf(cell ? [cell] : []),
+        ...now
+      });
+    }
+    return index ?? 0;
+  }
+
+  codeWidget(id: string): Cell | undefined {
+    return this.panel.content.widgets.find(w => w.model.id === id);
+  }
+
+  /** A run the kernel reports left an error in `widget`: offer "Fix with Larik". */
+  failed(widget: Cell): void {
+    this.bridge.onError?.(this.panel, widget);
+  }
+}
+
+type Handlers = { [Op in Request['op']]: (doc: OpenDocument, request: Extract<Request, { op: Op }>) => Json };
+
+const HANDLERS: Handlers = {
+  get: (doc, request) => {
+    // With `cell_ids`, only those cells (an edit needs one, not the whole document).
+    const wanted = request.cell_ids;
+    const model = doc.model;
+    const chosen = wanted ? model.cells.filter(cell => wanted.includes(cell.getId())) : model.cells;
+    const { cells, hashes } = stateOf(chosen);
+    const head = { metadata: model.getMetadata(), nbformat: model.nbformat, nbformat_minor: model.nbformat_minor };
+    return { notebook: { ...head, cells }, hashes, ...doc.order() };
+  },
+
+  insert: (doc, request) => {
+    doc.checked(null);
+    const index = request.after ? doc.indexOf(request.after) + 1 : 0;
+    const cell = doc.model.insertCell(index, request.cell as Json);
+    return doc.landed(cell.getId(), request.cell?.metadata);
+  },
+
+  delete: (doc, request) => {
+    doc.model.deleteCell(doc.checked(doc.indexOf(request.cell_id)));
+    return doc.after([]);
+  },
+
+  replace: (doc, request) => {
+    const model = doc.model;
+    const index = doc.checked(doc.indexOf(request.cell_id));
+    const old = model.cells[index];
+    const cell = request.cell;
+    if (old.cell_type !== cell.cell_type) {
+      model.transact(() => {
+        model.deleteCell(index);
+        model.insertCell(index, { ...cell, id: old.getId() } as Json);
+      });
+    } else {
+      model.transact(() => {
+        const changed = old.getSource() !== sourceOf(cell);
+        old.setSource(sourceOf(cell));
+        old.setMetadata(cell.metadata ?? {});
+        if (old.cell_type === 'code' && changed) {
+          const code = old as Json;
+          code.setOutputs([]);
+          code.execution_count = null;
+        }
+      });
+    }
+    return doc.landed(old.getId(), cell.metadata);
+  },
+
+  patch: (doc, request) => {
+    const index = doc.checked(doc.indexOf(request.cell_id));
+    const cell = doc.model.cells[index];
+    const source = cell.getSource();
+    const old = request.old_string;
+    const count = old ? source.split(old).length - 1 : 0;
+    if (count !== 1) {
+      throw new Refusal(
+        `old_string occurs ${count} times in cell ${request.cell_id} as it is now in the browser, not exactly once; read the cell again`,
+        'no_match'
+      );
+    }
+    doc.model.transact(() => {
+      cell.setSource(source.replace(old, () => request.new_string));
+      if (request.metadata?.larik) {
+        cell.setMetadata('larik', request.metadata.larik);
+      }
+      if (cell.cell_type === 'code') {
+        (cell as Json).setOutputs([]);
+        (cell as Json).execution_count = null;
+      }
+    });
+    return doc.landed(cell.getId(), request.metadata);
+  },
+
+  set_outputs: (doc, request) => {
+    const cell = doc.model.cells[doc.indexOf(request.cell_id)] as Json;
+    if (cell.cell_type !== 'code') {
+      throw new Refusal(`cell ${request.cell_id} is not a code cell`);
+    }
+    const outputs = request.outputs ?? [];
+    // Cleared first, on its own: the output area merges a stream output that arrives next to
+    // an earlier stream of the same name, which would double the streamed text.
+    cell.clearOutputs();
+    doc.model.transact(() => {
+      cell.setOutputs(outputs);
+      if (request.execution_count !== undefined) {
+        cell.execution_count = request.execution_count;
+      }
+      if (request.metadata?.larik) {
+        cell.setMetadata('larik', request.metadata.larik);
+      }
+    });
+    const errored = outputs.some(o => o.output_type === 'error');
+    if (request.execution_count !== undefined && errored) {
+      const widget = doc.codeWidget(request.cell_id);
+      if (widget) {
+        doc.failed(widget);
+      }
+    }
+    return request.metadata ? doc.landed(cell.getId(), request.metadata) : doc.after([cell.getId()]);
+  },
+
+  show_outputs: (doc, request) => {
+    // A turn still running in this cell, shown again after this page (re)connected. The
+    // cell's output model is changed, not the document's: the document's output changes reach
+    // the output area as appends, which would reorder the outputs. Outputs that did not change
+    // stay, so the live widget views are not rebuilt.
+    const widget = doc.codeWidget(request.cell_id);
+    if (!widget || widget.model.type !== 'code') {
+      doc.indexOf(request.cell_id);
+      throw new Refusal(`cell ${request.cell_id} is not a code cell`);
+    }
+    // As trusted as if this page had run the cell: a widget view renders only there.
+    widget.model.trusted = true;
+    const outputs = (widget.model as ICodeCellModel).outputs;
+    const wanted = (request.outputs ?? []) as Json[];
+    if (outputs.length !== wanted.length) {
+      outputs.clear();
+      wanted.forEach(output => outputs.add(output));
+    } else {
+      wanted.forEach((output, index) => {
+        if (canonical(outputs.get(index).toJSON()) !== canonical(output)) {
+          outputs.set(index, output);
+        }
+      });
+    }
+    return { cell_ids: [widget.model.id] };
+  },
+
+  focus: (doc, request) => {
+    // A cell the kernel points the user at (a /check problem): select it, show it.
+    const index = doc.indexOf(request.cell_id);
+    doc.panel.content.activeCellIndex = index;
+    void doc.panel.content.scrollToItem(index, 'center');
+    return { cell_ids: [doc.model.cells[index].getId()] };
+  },
+
+  set_metadata: (doc, request) => {
+    const cell = doc.model.cells[doc.indexOf(request.cell_id)];
+    cell.setMetadata(request.metadata ?? {});
+    return doc.after([cell.getId()]);
+  },
+
+  restore: (doc, request) => {
+    // Put cells back as they were before a turn (larik_jupyter/checkpoint/cells.py `placed`
+    // does the same to a closed notebook's file): the cells it created (`delete`) go; each
+    // changed cell, in its old order, is taken out and inserted after the cell that preceded
+    // it then (`previous`; null: first), else at its old `index`.
+    const model = doc.model;
+    const entries = request.cells ?? [];
+    const touched = new Set<string>([...(request.delete ?? []), ...entries.map(e => e.cell.id)]);
+    const positionOf = (id: string): number => model.cells.findIndex(cell => cell.getId() === id);
+    model.transact(() => {
+      for (let i = model.cells.length - 1; i >= 0; i--) {
+        if (touched.has(model.cells[i].getId())) {
+          model.deleteCell(i);
+        }
+      }
+      for (const entry of entries) {
+        const after = entry.previous === null ? -1 : positionOf(entry.previous);
+        const index =
+          entry.previous === null ? 0 : after >= 0 ? after + 1 : Math.min(entry.index, model.cells.length);
+        model.insertCell(index, entry.cell as Json);
+      }
+    });
+    return doc.after(entries.map(entry => entry.cell.id));
+  }
+};
+
+/** What is wrong with a request, checked against the declared fields of its op; null: nothing. */
+function problemOf(data: Json): string | null {
+  const fields = FIELDS[String(data?.op)];
+  if (!fields) {
+    return `malformed request: unknown op ${JSON.stringify(data?.op)}`;
+  }
+  for (const [name, [types, required]] of Object.entries(fields)) {
+    const value = data[name];
+    if (value === undefined) {
+      if (required) {
+        return `malformed request: ${data.op} needs ${name}`;
+      }
+      continue;
+    }
+    const kind = value === null ? 'null' : Array.isArray(value) ? 'array' : typeof value;
+    if (!types.includes(kind) && !types.includes('any')) {
+      return `malformed request: ${data.op}'s ${name} is ${kind}, not ${types.join(' or ')}`;
+    }
+  }
+  return null;
+}
+
+function validId(id: Json): number {
+  return Number.isInteger(id) ? id : 0;
 }
 
 /**

@@ -285,3 +285,30 @@ def test_fix_with_larik_button_inserts_and_runs_a_fix_prompt(lab_page: Page, lab
     assert boom["source"] == "1 / 1"
     assert [o["output_type"] for o in boom["outputs"]] == ["execute_result"]
     assert lab_page.get_by_role("button", name="Fix with Larik").count() == 0
+
+
+MALFORMED = """from larik_jupyter.notebook import extension
+from larik_jupyter.bridge_protocol import Delete
+bridge = extension._magics.bridge
+try:
+    await bridge.arequest(bridge.notebook_path, Delete(cell_id=12))
+except Exception as exc:
+    print(type(exc).__name__, exc)"""
+
+
+def test_a_malformed_request_gets_the_pages_typed_error(lab_page: Page, lab_server: LabServer) -> None:
+    # A `delete` whose cell id is a number, not a string: the page answers with the declared
+    # protocol's error, and the kernel's request fails at once with the page's reason.
+    notebook(lab_server.root, "malformed.ipynb", MALFORMED)
+    open_notebook(lab_page, lab_server, "malformed.ipynb")
+    run_cell(lab_page, 0)
+    wait_idle_count(lab_page, "load")
+    started = time.monotonic()
+    run_cell(lab_page, 3)
+    wait_idle_count(lab_page, "prompt")
+    assert time.monotonic() - started < 8  # the reply, not the 10 s timeout
+    (output,) = lab_page.evaluate(CELL, "prompt")["outputs"]
+    text = "".join(output["text"])
+    assert "Refused Not landed: deleting cell 12 failed in the open notebook: malformed request: " in text
+    assert "delete's cell_id is number, not string" in text
+    assert lab_page.evaluate(SOURCES)[:3] == ["load|%load_ext larik_jupyter", "target|x = 1", "gone|print('bye')"]
