@@ -136,6 +136,15 @@ export class NotebookBridge {
       }
     });
     panel.context.pathChanged.connect(() => this.sayHello(panel));
+    // The markers come back with the page: from the `larik` metadata the cells were saved with.
+    void panel.context.ready.then(() => {
+      for (const widget of panel.content.widgets) {
+        const target = provenanceOf(widget.model.getMetadata('larik'));
+        if (target) {
+          this.markEdited(panel, widget.model.id, target);
+        }
+      }
+    });
     panel.disposed.connect(() => {
       // Closing the notebook tells the kernel, whose edits of it then go to the file.
       this.comms.get(panel)?.forEach(comm => {
@@ -484,22 +493,34 @@ const HANDLERS: Handlers = {
     // does the same to a closed notebook's file): the cells it created (`delete`) go; each
     // changed cell, in its old order, is taken out and inserted after the cell that preceded
     // it then (`previous`; null: first), else at its old `index`.
+    // The target order is worked out on plain ids first: inside a transaction the shared
+    // model's `cells` still lists the cells as they were before it (it follows the Yjs array
+    // only when the transaction ends), so no index is read from it there.
     const model = doc.model;
     const entries = request.cells ?? [];
     const touched = new Set<string>([...(request.delete ?? []), ...entries.map(e => e.cell.id)]);
-    const positionOf = (id: string): number => model.cells.findIndex(cell => cell.getId() === id);
+    const ids = model.cells.map(cell => cell.getId());
+    const target = ids.filter(id => !touched.has(id));
+    for (const entry of entries) {
+      const after = entry.previous === null ? -1 : target.indexOf(entry.previous);
+      const index = entry.previous === null ? 0 : after >= 0 ? after + 1 : Math.min(entry.index, target.length);
+      target.splice(index, 0, entry.cell.id);
+    }
+    const cellOf = new Map(entries.map(entry => [entry.cell.id as string, entry.cell]));
     model.transact(() => {
-      for (let i = model.cells.length - 1; i >= 0; i--) {
-        if (touched.has(model.cells[i].getId())) {
+      for (let i = ids.length - 1; i >= 0; i--) {
+        if (touched.has(ids[i])) {
           model.deleteCell(i);
         }
       }
-      for (const entry of entries) {
-        const after = entry.previous === null ? -1 : positionOf(entry.previous);
-        const index =
-          entry.previous === null ? 0 : after >= 0 ? after + 1 : Math.min(entry.index, model.cells.length);
-        model.insertCell(index, entry.cell as Json);
-      }
+      // In target order the kept cells are already in place; each restored cell goes in at its
+      // final index, everything before it being final already.
+      target.forEach((id, index) => {
+        const cell = cellOf.get(id);
+        if (cell !== undefined) {
+          model.insertCell(index, cell as Json);
+        }
+      });
     });
     return doc.after(entries.map(entry => entry.cell.id));
   }
