@@ -31,15 +31,8 @@ ALLOWED_CYCLES: dict[frozenset[str], str] = {
     ),
 }
 
-# Imports from a lower layer into a later one, each with why it is still there.
-_ISSUE_30 = (
-    "issue 30 (notebook files) moves the notebook and diff code checkpoints share with the "
-    "tools below both; until it lands, checkpoints import it from tools"
-)
-ALLOWED_UPWARD: dict[tuple[str, str], str] = {
-    ("checkpoint.cells", "tools.notebook_file"): _ISSUE_30,
-    ("checkpoint.diffs", "tools.diff"): _ISSUE_30,
-}
+# Imports from a lower layer into a later one, each with why it is still there (none today).
+ALLOWED_UPWARD: dict[tuple[str, str], str] = {}
 
 
 def _module_name(path: Path) -> str:
