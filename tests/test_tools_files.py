@@ -312,3 +312,35 @@ def test_snapshot_diff_is_shared_by_the_undo_panel_and_the_sidebar() -> None:
     assert snapshot_diff("a.bin", b"\xff", b"\xff", limit=1000) == ""
     long = snapshot_diff("big.txt", None, b"line\n" * 1000, limit=100)
     assert len(long) < 200 and long.endswith("(diff cut; open the file to see the rest)\n")
+
+
+@pytest.mark.parametrize(
+    ("name", "args"),
+    [
+        ("read", {"path": "pipe"}),
+        ("write", {"path": "pipe", "content": "x"}),
+        ("edit", {"path": "pipe", "old_string": "a", "new_string": "b"}),
+        ("grep", {"pattern": "a", "path": "pipe"}),
+    ],
+)
+def test_a_fifo_is_refused_without_blocking(root: Path, name: str, args: dict[str, Any]) -> None:
+    """Nothing writes to the FIFO: reading it would wait forever. Each file tool says what it
+    is at once (grep finds nothing in it) and the turn goes on."""
+    import os
+    import threading
+
+    os.mkfifo(root / "pipe")
+    results: list[Any] = []
+    worker = threading.Thread(target=lambda: results.append(call(make_env(root), name, **args)), daemon=True)
+    worker.start()
+    worker.join(10)
+    if worker.is_alive():  # unblock the reader so the test process can end
+        fd = os.open(root / "pipe", os.O_WRONLY | os.O_NONBLOCK)
+        os.close(fd)
+        pytest.fail(f"{name} blocked on a FIFO")
+    result = results[0]
+    if name == "grep":
+        assert result.content == "No matches for 'a'."
+    else:
+        assert result.is_error and "pipe is a FIFO, not a regular file" in result.content
+    assert (root / "pipe").exists() and not (root / "pipe").is_file()

@@ -9,7 +9,7 @@ from typing import Any
 from larik_jupyter.tools.base import Tool, ToolError, ToolResult
 from larik_jupyter.tools.env import Env
 from larik_jupyter.tools.ignore import walk_files
-from larik_jupyter.tools.textfile import is_binary
+from larik_jupyter.tools.textfile import is_binary, read_regular
 
 MAX_GLOB = 500
 MAX_GREP = 200
@@ -172,10 +172,8 @@ class GrepTool(Tool):
 
 def _matching_lines(path: Path, regex: re.Pattern[str]) -> list[tuple[int, str]]:
     try:
-        if path.stat().st_size > MAX_GREP_FILE:
-            return []
-        data = path.read_bytes()
-    except OSError:
+        data = read_regular(path, MAX_GREP_FILE, str(path))
+    except ToolError:  # too large, gone, or not a regular file (a FIFO is never waited on)
         return []
     if is_binary(data):
         return []

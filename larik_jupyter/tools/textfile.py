@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import os
+import stat
 from pathlib import Path
 
+from larik_jupyter.session.regular import file_kind
 from larik_jupyter.tools.base import ToolError
 from larik_jupyter.tools.env import Env
 from larik_jupyter.tools.file_write import write_file
 
 _SNIFF = 8192
 MAX_TEXT_BYTES = 50 * 1024 * 1024
+_READ = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
 
 
 def is_binary(data: bytes) -> bool:
@@ -18,23 +22,41 @@ def is_binary(data: bytes) -> bool:
 
 
 def read_text(env: Env, path: Path) -> str:
-    """The text of an existing file, refusing directories, missing and binary files."""
+    """The text of an existing file, refusing directories, missing, binary and non-regular
+    files (a FIFO is never waited on)."""
     if path.is_dir():
         raise ToolError(f"{env.rel(path)} is a directory; use ls to list it.")
     if not path.exists():
         raise ToolError(f"{env.rel(path)} does not exist; check the path with ls or glob.")
-    size = path.stat().st_size
-    if size > MAX_TEXT_BYTES:
-        raise ToolError(
-            f"{env.rel(path)} is {size // (1024 * 1024)} MB, too large to load; "
-            "use grep, or bash with head, tail or sed, to look at parts of it."
-        )
-    data = path.read_bytes()
+    data = read_regular(path, MAX_TEXT_BYTES, env.rel(path))
     if is_binary(data):
         raise ToolError(f"{env.rel(path)} is a binary file; only text files can be read or edited.")
     # \r\n is kept as it is, and bytes that are not UTF-8 survive as surrogates, so an edit
     # writes back exactly the bytes it did not touch. Use `printable` before showing the text.
     return data.decode("utf-8", errors="surrogateescape")
+
+
+def read_regular(path: Path, limit: int, shown: str) -> bytes:
+    """The bytes of `path` if it is a regular file of at most `limit` bytes: opened without
+    following a link or blocking, and checked on the open descriptor, so a FIFO, a device or
+    a link swapped in is refused (`shown` names the file in the error), never read."""
+    try:
+        fd = os.open(path, _READ)
+    except OSError as exc:
+        raise ToolError(f"Cannot read {shown}: {exc.strerror or exc}.") from None
+    with os.fdopen(fd, "rb") as f:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise ToolError(
+                f"{shown} is {file_kind(st.st_mode)}, not a regular file; only regular files can be read or edited."
+            )
+        if st.st_size > limit:
+            raise ToolError(
+                f"{shown} is {st.st_size // (1024 * 1024)} MB, too large to load; "
+                "use grep, or bash with head, tail or sed, to look at parts of it."
+            )
+        os.set_blocking(fd, True)
+        return f.read()
 
 
 def write_text(env: Env, path: Path, text: str) -> None:
