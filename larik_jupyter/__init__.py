@@ -19,6 +19,7 @@ __all__ = [
     "PermissionRequest",
     "SessionRecords",
     "TurnOutcome",
+    "UndoReport",
     "UndoResult",
     "current",
     "load_ipython_extension",
@@ -27,6 +28,7 @@ __all__ = [
 if TYPE_CHECKING:
     from larik_jupyter.agent.outcome import TurnOutcome
     from larik_jupyter.agent.permissions import PermissionAnswer, PermissionRequest
+    from larik_jupyter.agent.undo import UndoReport
     from larik_jupyter.api import Agent
     from larik_jupyter.checkpoint.store import UndoResult
     from larik_jupyter.errors import LarikError
@@ -43,6 +45,7 @@ _LAZY = {
     "PermissionRequest": "larik_jupyter.agent.permissions",
     "SessionRecords": "larik_jupyter.records",
     "TurnOutcome": "larik_jupyter.agent.outcome",
+    "UndoReport": "larik_jupyter.agent.undo",
     "UndoResult": "larik_jupyter.checkpoint.store",
     "current": "larik_jupyter.notebook.extension",
 }

@@ -14,16 +14,17 @@ import os
 import threading
 from collections.abc import Coroutine, Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypedDict, TypeVar, Unpack, overload
+from typing import TYPE_CHECKING, Any, TypedDict, TypeVar, Unpack
 
 from larik_jupyter.agent.events import Listener
 from larik_jupyter.agent.factory import open_agent
 from larik_jupyter.agent.loop import AgentLoop, PromptExtras, TurnOutcome
 from larik_jupyter.agent.mcp import McpManager, ServerStatus, awaiting_notice
 from larik_jupyter.agent.permissions import Approver
+from larik_jupyter.agent.undo import UndoReport
 from larik_jupyter.checkpoint.diffs import FileDiff, read_current, turn_diffs
 from larik_jupyter.checkpoint.errors import CheckpointError
-from larik_jupyter.checkpoint.store import TurnInfo, UndoResult
+from larik_jupyter.checkpoint.store import TurnInfo
 from larik_jupyter.config.layers import PendingApproval
 from larik_jupyter.config.update import approve as approve_pending
 from larik_jupyter.lsp.manager import ServerState
@@ -49,7 +50,7 @@ class RewindStopped(CheckpointError):
     """`rewind(n, files=True)` could not put every file back, so it made no branch; `results`
     are the turns it undid, the last one not fully."""
 
-    def __init__(self, message: str, results: list[UndoResult]) -> None:
+    def __init__(self, message: str, results: UndoReport) -> None:
         super().__init__(message)
         self.results = results
 
@@ -124,8 +125,8 @@ class Agent:
         # The id of the held session the open one branched from (resume of a session another
         # kernel holds continues on a new branch of it), else None.
         self.branched_from: str | None = None
-        # The turns the latest undo, undo(to=...) or rewind(n, files=True) undid, newest first.
-        self.last_undo: list[UndoResult] = []
+        # What the latest undo, undo(to=...) or rewind(n, files=True) undid.
+        self.last_undo = UndoReport()
         self._listeners: list[Listener] = []
         self.loop: AgentLoop = self._open(
             session=session, continue_latest=continue_latest, model=model, mcp=mcp
@@ -354,28 +355,20 @@ class Agent:
     def clear(self) -> None:
         self.loop.clear()
 
-    @overload
-    def undo(self, *, force: bool = ..., skip_changed: bool = ...) -> UndoResult: ...
-
-    @overload
-    def undo(self, to: int, *, force: bool = ..., skip_changed: bool = ...) -> list[UndoResult]: ...
-
-    def undo(
-        self, to: int | None = None, *, force: bool = False, skip_changed: bool = False
-    ) -> UndoResult | list[UndoResult]:
+    def undo(self, to: int | None = None, *, force: bool = False, skip_changed: bool = False) -> UndoReport:
         """Revert the newest turn that changed files or kernel variables; the next prompt tells
         the model. With `to`, every turn from the newest down to prompt `to` (1-based), newest
-        first, stopping after the first one not fully undone.
+        first, stopping after the first one not fully undone. Returns the report: the turns'
+        `UndoResult`s, newest first, and what it did in words (`markdown()`, `plain()`, …).
 
         A file or cell the user changed since its turn is never overwritten unasked: that turn
         is left as it is and its result lists them in `changed`. Undo again with `force=True`
         to restore them anyway (their later changes are lost) or `skip_changed=True` to keep
         them as they are and undo the rest."""
         if to is None:
-            result = self.loop.undo(force=force, skip_changed=skip_changed)
-            self.last_undo = [result]
-            return result
-        self.last_undo = self.loop.undo_to(to, force=force, skip_changed=skip_changed)
+            self.last_undo = self.loop.undo(force=force, skip_changed=skip_changed)
+        else:
+            self.last_undo = self.loop.undo_to(to, force=force, skip_changed=skip_changed)
         return self.last_undo
 
     # -- branches and sessions -------------------------------------------------------------

@@ -38,7 +38,7 @@ def test_turn_writes_edits_runs_bash_and_undo_restores(project: Path, tmp_path: 
     assert "hello" in results[3].content
     assert (results[1].diff or "").startswith("--- a/new.py")
 
-    undone = agent.undo()
+    (undone,) = agent.undo()
     assert sorted(undone.restored) == ["keep.txt", "new.py"]
     assert not (project / "new.py").exists()
     assert (project / "keep.txt").read_text() == "one\ntwo\n"

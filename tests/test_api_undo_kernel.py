@@ -35,7 +35,7 @@ def test_undo_puts_variables_back_deletes_created_ones_and_tells_the_model(proje
     agent.run("change the data")
     assert list(ns["df"].columns) == ["b"] and ns["data"] == [1, 2, 3, 4] and ns["x"] == 5
 
-    result = agent.undo()
+    (result,) = agent.undo()
     assert list(ns["df"].columns) == ["a", "b"] and list(ns["df"]["a"]) == [1, 2]
     assert ns["data"] == [1, 2, 3] and "x" not in ns
     assert result.variables_text() == "restored variables: df, data; removed: x"
@@ -57,7 +57,7 @@ def test_a_value_over_the_budget_is_reported_and_left_as_it_is(project: Path, tm
     model = scripted(tmp_path, [tool("python", code="big.fill(7.0)\n" + CHANGE)], done())
     agent = Agent(project, model=model, yes=True, host=KernelHost(ns))
     agent.run("change everything")
-    result = agent.undo()
+    (result,) = agent.undo()
     assert result.variables_text() == (
         "restored variables: df, data; removed: x; could not restore: big (2.0 MB, over the 1 MB budget)"
     )
@@ -72,7 +72,7 @@ def test_the_budget_is_honoured_from_personal_config_only(project: Path, tmp_pat
     agent = Agent(project, model=scripted(tmp_path, [tool("python", code=CHANGE)], done()), yes=True, host=KernelHost(ns))
     assert any("kernel_snapshot_budget_mb" in n for n in agent.notices)
     agent.run("change")
-    assert agent.undo().variables_text() == "restored variables: df, data; removed: x"
+    assert agent.undo()[0].variables_text() == "restored variables: df, data; removed: x"
     agent.close()
 
 
@@ -86,7 +86,7 @@ def test_modules_functions_and_uncopyable_values_are_not_restorable(project: Pat
     code = "import json\nhelper = 2\nlock = None\nn += 1"
     agent = Agent(project, model=scripted(tmp_path, [tool("python", code=code)], done()), yes=True, host=KernelHost(ns))
     agent.run("rebind")
-    result = agent.undo()
+    (result,) = agent.undo()
     assert result.restored_variables == ["n"] and ns["n"] == 1
     # `import json` rebound the same module: nothing to report; the rest stays as the code left it.
     reasons = dict(result.unrestored_variables)
@@ -100,7 +100,7 @@ RESTARTED = textwrap.dedent(
     import json, sys
     from larik_jupyter import Agent, KernelHost
     agent = Agent(sys.argv[1], session=sys.argv[2], host=KernelHost({}))
-    result = agent.undo()
+    (result,) = agent.undo()
     print(json.dumps({"restored": result.restored, "text": result.variables_text(),
                       "lost": result.lost_variables}))
     agent.close()
@@ -162,7 +162,7 @@ def test_rewind_with_files_restores_them_to_before_the_prompt(project: Path, tmp
     with pytest.raises(NothingToUndoError):
         agent.undo()
     agent.resume(str(source))
-    assert [r.turn for r in [agent.undo()]] == [1] and not (project / "a.txt").exists()
+    assert [r.turn for r in agent.undo()] == [1] and not (project / "a.txt").exists()
     agent.close()
 
 
@@ -173,7 +173,7 @@ def test_rewind_without_files_changes_nothing_on_disk(project: Path, tmp_path: P
     before = source.read_bytes()
     agent.rewind(2)
     assert {p.name: p.read_bytes() for p in project.iterdir() if p.is_file()} == files
-    assert source.read_bytes() == before and agent.last_undo == []
+    assert source.read_bytes() == before and not agent.last_undo
     assert [t.prompt for t in agent.records.turns] == ["first"]
     agent.close()
 

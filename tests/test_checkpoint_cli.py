@@ -55,10 +55,11 @@ def test_checkpoints_lists_turns_and_undo_restores_from_a_terminal(tmp_path: Pat
     assert "created  src/b.py" in listing.stdout
     undone = cli("undo", SID)
     assert undone.returncode == 0, undone.stderr
-    assert "restored  src/a.py" in undone.stdout and "restored  src/b.py" in undone.stdout
+    # The same report `%larik /undo` gives, as plain text.
+    assert "- restored src/a.py" in undone.stdout and "- restored src/b.py" in undone.stdout
     assert (tmp_path / "src" / "a.py").read_bytes() == b"print('before')\n"
     assert not (tmp_path / "src" / "b.py").exists()
-    assert "removed   src/new/ (created by the turn)" in undone.stdout
+    assert "- removed src/new/ (created by the turn)" in undone.stdout
     assert not (tmp_path / "src" / "new").exists()
     again = cli("undo", SID)
     assert again.returncode == 2
@@ -71,8 +72,9 @@ def test_undo_by_path_reports_refusals_and_keeps_the_snapshot(tmp_path: Path) ->
     (tmp_path / "src" / "a.py").symlink_to(tmp_path / "elsewhere")
     undone = cli("undo", str(transcript))
     assert undone.returncode == 1
-    assert "refused   src/a.py: is a symbolic link" in undone.stdout
-    assert "restored  src/b.py" in undone.stdout
+    assert "- not restored src/a.py: is a symbolic link" in undone.stdout
+    assert "- restored src/b.py" in undone.stdout
+    assert f"The snapshot was kept: fix the files not restored, then run larik-jupyter undo {SID} again." in undone.stdout
     assert not (tmp_path / "elsewhere").exists()
     assert "turn 1 " in cli("checkpoints", str(transcript)).stdout
 

@@ -140,7 +140,7 @@ def test_the_checkpoint_records_each_changed_cell_before_the_turn(tmp_path: Path
 def test_undo_puts_the_open_document_back_through_the_bridge(tmp_path: Path) -> None:
     agent, page, _ = agent_on_page(tmp_path)
     want = [_plain(c) for c in original(tmp_path).cells]
-    result = in_worker(agent.undo)
+    (result,) = in_worker(agent.undo)
     assert result.ok and result.restored_cells == [("nb.ipynb", 3, "the open notebook")]
     assert page.cells == want
     assert agent.checkpoints() == []
@@ -149,7 +149,7 @@ def test_undo_puts_the_open_document_back_through_the_bridge(tmp_path: Path) -> 
 
 def test_undo_from_the_kernels_main_thread_keeps_the_turn_to_retry(tmp_path: Path) -> None:
     agent, page, _ = agent_on_page(tmp_path)
-    result = agent.undo()  # the thread that would deliver the browser's reply: never waited on
+    (result,) = agent.undo()  # the thread that would deliver the browser's reply: never waited on
     assert not result.ok and result.refused[0][0] == "nb.ipynb"
     assert "its cells were not restored in the open notebook" in result.refused[0][1]
     assert page.restores == 0 and len(agent.checkpoints()) == 1
@@ -162,7 +162,7 @@ def test_undo_of_a_notebook_closed_since_restores_its_file_byte_for_byte(tmp_pat
     saved.cells = [nbformat.from_dict(c) for c in page.cells]
     nbformat.write(saved, tmp_path / "nb.ipynb")
     page.open = False
-    result = in_worker(agent.undo)
+    (result,) = in_worker(agent.undo)
     assert result.restored_cells == [("nb.ipynb", 3, "the file")]
     assert (tmp_path / "nb.ipynb").read_bytes() == before
 
@@ -174,7 +174,7 @@ def test_a_symlinked_notebook_is_not_followed_on_restore(tmp_path: Path) -> None
     (tmp_path / "nb.ipynb").rename(target)
     (tmp_path / "nb.ipynb").symlink_to(target)
     kept = target.read_bytes()
-    result = in_worker(agent.undo)
+    (result,) = in_worker(agent.undo)
     assert not result.ok and result.refused == [
         ("nb.ipynb", "is a symbolic link, so its cells were not restored in the file")
     ]
@@ -229,7 +229,7 @@ def test_the_cli_lists_and_undoes_a_cell_only_turn(tmp_path: Path) -> None:
     listing = subprocess.run([*cli, "checkpoints", session_id], capture_output=True, text=True, check=True)
     assert "0 file(s), 3 notebook cell(s)" in listing.stdout and "changed  nb.ipynb#calc  (cell)" in listing.stdout
     undone = subprocess.run([*cli, "undo", session_id], capture_output=True, text=True, check=True)
-    assert "restored  3 cell(s) of nb.ipynb in the file" in undone.stdout
+    assert "- restored 3 cells of nb.ipynb in the file" in undone.stdout
     assert (tmp_path / "nb.ipynb").read_bytes() == before
 
 
@@ -316,7 +316,7 @@ def test_undo_of_inserts_deletes_and_rewrites_restores_the_cell_order(tmp_path: 
             saved.cells = [nbformat.from_dict(c) for c in page.cells]
             nbformat.write(saved, root / "nb.ipynb")
             page.open = False
-        result = in_worker(agent.undo)
+        (result,) = in_worker(agent.undo)
         assert result.ok, (trial, result.refused)
         if closed:
             assert (root / "nb.ipynb").read_bytes() == before, trial

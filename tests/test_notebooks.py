@@ -140,9 +140,9 @@ def test_the_quickstart_prompts_leave_two_visible_undoable_changes(project: Path
         assert "What happened:" in outcome.text and "denied" not in outcome.text
         contents.append((project / "larik_demo.txt").read_text())
     assert contents[0] != contents[1]
-    assert agent.undo().restored == ["larik_demo.txt"]
+    assert agent.undo()[0].restored == ["larik_demo.txt"]
     assert (project / "larik_demo.txt").read_text() == contents[0]
-    assert agent.undo().restored == ["larik_demo.txt"]
+    assert agent.undo()[0].restored == ["larik_demo.txt"]
     assert not (project / "larik_demo.txt").exists()
     agent.close()
 

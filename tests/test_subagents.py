@@ -123,7 +123,7 @@ def test_two_parallel_subagents_one_in_a_worktree(repo: Path, tmp_path: Path) ->
     assert listed.branch == branch and not listed.merged
 
     # Undoing the parent's turn reverts the shared-store write, not the worktree's branch.
-    undone = loop.undo()
+    (undone,) = loop.undo()
     assert undone.restored == ["a.txt"]
     assert not (repo / "a.txt").exists()
     assert git(repo, "show", f"{branch}:b.txt") == "from B\n"

@@ -38,14 +38,14 @@ def two_file_turn(project: Path, tmp_path: Path, *more: list[dict[str, object]])
 def test_undo_names_a_file_changed_since_and_restores_nothing_unasked(project: Path, tmp_path: Path) -> None:
     agent = two_file_turn(project, tmp_path)
     (project / "f.txt").write_bytes(b"v2\nmy own line\n")  # the user's edit after the turn
-    result = agent.undo()
+    (result,) = agent.undo()
     assert result.changed == ["f.txt"] and not result.ok and result.restored == []
     assert (project / "f.txt").read_bytes() == b"v2\nmy own line\n"
     assert (project / "g.txt").read_bytes() == b"new\n"  # nothing of the turn was undone
     assert agent.loop.pending_note is None and len(agent.checkpoints()) == 1
     assert result_data(result)["changed"] == ["f.txt"]
 
-    forced = agent.undo(force=True)
+    (forced,) = agent.undo(force=True)
     assert forced.ok and sorted(forced.restored) == ["f.txt", "g.txt"]
     assert (project / "f.txt").read_bytes() == b"v1\n" and not (project / "g.txt").exists()
     assert agent.checkpoints() == []
@@ -55,7 +55,7 @@ def test_undo_names_a_file_changed_since_and_restores_nothing_unasked(project: P
 def test_undo_skipping_changed_files_keeps_them_and_tells_the_model(project: Path, tmp_path: Path) -> None:
     agent = two_file_turn(project, tmp_path, done("next"))
     (project / "f.txt").write_bytes(b"mine\n")
-    result = agent.undo(skip_changed=True)
+    (result,) = agent.undo(skip_changed=True)
     assert result.ok and result.skipped == ["f.txt"] and result.restored == ["g.txt"]
     assert (project / "f.txt").read_bytes() == b"mine\n" and not (project / "g.txt").exists()
     assert agent.checkpoints() == []
@@ -73,7 +73,7 @@ def test_a_file_back_as_before_or_deleted_since_loses_nothing_so_undo_does_not_a
     agent = two_file_turn(project, tmp_path)
     (project / "f.txt").write_bytes(b"v1\n")  # the user put it back by hand
     (project / "g.txt").unlink()  # and deleted the new one
-    result = agent.undo()
+    (result,) = agent.undo()
     assert result.ok and result.changed == [] and (project / "f.txt").read_bytes() == b"v1\n"
     agent.close()
 
@@ -96,9 +96,9 @@ def test_cells_the_user_edited_since_in_the_open_notebook_are_asked_about(tmp_pa
     calc = next(c for c in page.cells if c["id"] == "calc")
     calc["source"] += "\nw = 'typed by the user'"
     typed = [dict(c) for c in page.cells]
-    result = in_worker(agent.undo)
+    (result,) = in_worker(agent.undo)
     assert result.changed == ["nb.ipynb#calc"] and page.cells == typed and page.restores == 0
-    kept = in_worker(lambda: agent.undo(skip_changed=True))
+    (kept,) = in_worker(lambda: agent.undo(skip_changed=True))
     assert kept.ok and kept.skipped == ["nb.ipynb#calc"]
     want = [_plain(c) for c in original(tmp_path).cells]
     want[1] = calc  # the inserted cell is gone, `ran` is back, `calc` stays as the user typed it
@@ -113,7 +113,7 @@ def test_cells_edited_since_in_a_closed_notebooks_file_are_asked_about(tmp_path:
     nbformat.write(saved, tmp_path / "nb.ipynb")
     page.open = False
     written = (tmp_path / "nb.ipynb").read_bytes()
-    result = in_worker(agent.undo)
+    (result,) = in_worker(agent.undo)
     assert result.changed == [f"nb.ipynb#{page.cells[0]['id']}"]
     assert (tmp_path / "nb.ipynb").read_bytes() == written
     assert in_worker(lambda: agent.undo(force=True)).ok
@@ -129,14 +129,17 @@ def test_the_cli_refuses_without_force_and_its_undo_reaches_the_next_prompt(proj
     (project / "f.txt").write_bytes(b"mine\n")
     refused = subprocess.run([*CLI, "undo", session_id], capture_output=True, text=True)
     assert refused.returncode == 1
-    assert refused.stdout.splitlines()[:2] == [
-        f"Prompt 1 of session {session_id} was not undone: these files changed since that turn, "
-        "and undoing it would overwrite those changes:",
-        "  changed since  f.txt",
+    assert refused.stdout.splitlines()[1:4] == [
+        "Prompt 1 was not undone: these files changed since that turn, and undoing it would "
+        "overwrite those changes:",
+        "- changed since: f.txt",
+        f"Run larik-jupyter undo {session_id} --force to restore them anyway (the later changes are "
+        f"lost), or larik-jupyter undo {session_id} --skip-changed to keep them as they are and undo the rest.",
     ]
-    assert "--force" in refused.stdout and (project / "f.txt").read_bytes() == b"mine\n"
+    assert refused.stdout.startswith(f"Session {session_id} in {project}:")
+    assert (project / "f.txt").read_bytes() == b"mine\n"
     forced = subprocess.run([*CLI, "undo", session_id, "--force"], capture_output=True, text=True, check=True)
-    assert "restored  f.txt" in forced.stdout and (project / "f.txt").read_bytes() == b"v1\n"
+    assert "- restored f.txt" in forced.stdout and (project / "f.txt").read_bytes() == b"v1\n"
     assert not (project / "g.txt").exists()
 
     resumed = Agent(project, session=session_id, model=scripted(tmp_path, done("ok")))

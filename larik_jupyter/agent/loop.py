@@ -26,7 +26,7 @@ from larik_jupyter.agent.preview import preview_change
 from larik_jupyter.agent.prompt import system_prompt
 from larik_jupyter.agent.summary import summarize_call
 from larik_jupyter.agent.toolset import agent_tools, concurrent_batches
-from larik_jupyter.agent.undo import record_note, undo_note, undo_turn
+from larik_jupyter.agent.undo import UndoReport, record_note, undo_turn
 from larik_jupyter.checkpoint.errors import CheckpointError, NothingToUndoError
 from larik_jupyter.checkpoint.store import CheckpointStore, UndoResult
 from larik_jupyter.config.layers import LoadedConfig, load_config
@@ -644,22 +644,22 @@ class AgentLoop:
         self._http_trace = factory
         self.provider.http_client_factory = factory
 
-    def undo(self, *, record: bool = True, force: bool = False, skip_changed: bool = False) -> UndoResult:
+    def undo(self, *, record: bool = True, force: bool = False, skip_changed: bool = False) -> UndoReport:
         """Undo the newest turn that changed files or kernel variables (restoring both) and
-        queue a note telling the model (recorded in the session unless `record` is off); see
-        `agent.undo.undo_turn` for files the user changed since."""
-        result = undo_turn(
+        queue the report's note to the model (recorded in the session unless `record` is off);
+        see `agent.undo.undo_turn` for files the user changed since."""
+        report = undo_turn(
             self.checkpoints, cells=cell_restorer(self.env), sources=cell_sources(self.env),
             force=force, skip_changed=skip_changed,
         )
-        if note := undo_note(result):
+        if note := report.system_note():
             self.queue_note(note, record=record)
-        return result
+        return report
 
     def undo_to(
         self, prompt: int, *, nothing_ok: bool = False, record: bool = True, force: bool = False,
         skip_changed: bool = False,
-    ) -> list[UndoResult]:
+    ) -> UndoReport:
         """Undo every turn from the newest down to the one of prompt `prompt` (1-based, as
         `/rewind` counts), newest first, stopping after the first one not fully undone.
 
@@ -684,17 +684,16 @@ class AgentLoop:
             if newest.prompt < prompt:
                 break
             try:
-                result = self.undo(record=record, force=force, skip_changed=skip_changed)
+                results += self.undo(record=record, force=force, skip_changed=skip_changed)
             except CheckpointError as exc:
                 raise CheckpointError(_undone(results) + str(exc)) from None
-            results.append(result)
-            if not result.ok:
+            if not results[-1].ok:
                 break
         if not results and not nothing_ok:
             raise NothingToUndoError(
                 f"No turn from prompt {prompt} on changed files or kernel variables; nothing was undone."
             )
-        return results
+        return UndoReport(tuple(results), to=prompt)
 
 
 def _undone(results: list[UndoResult]) -> str:

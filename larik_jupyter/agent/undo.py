@@ -1,9 +1,15 @@
 """The one undo path every front end takes (the notebook, `Agent`, the CLI): put a turn's
-files, cells and kernel variables back, asking first where the user changed them since; what
-it did told once, for the user (`undo_lines`: Markdown, `plain_line`) and for the model
-(`undo_note`: the `<system-note>` the next prompt carries)."""
+files, cells and kernel variables back, asking first where the user changed them since; and
+what it did, told once (`UndoReport`): for the user as Markdown, plain text and HTML, and for
+the model as the `<system-note>` the next prompt carries."""
 
 from __future__ import annotations
+
+import html
+import re
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from typing import Literal, overload
 
 from larik_jupyter.checkpoint.cells import (
     CellRestorer,
@@ -17,31 +23,242 @@ from larik_jupyter.session.entry import Entry
 from larik_jupyter.session.store import Session
 from larik_jupyter.tools.kernel_undo import kernel_snapshots
 
+# A piece of a report line: words, a name (a path or a command: code in Markdown and HTML), or
+# an emphasised word.
+Span = tuple[Literal["text", "code", "strong"], str]
+# What a line says, which the undo panel styles it by: the heading of an undone turn, an item
+# under it (restored, kept as the user changed it, not restored, changed since, the kernel's
+# variables), or what to do next.
+LineKind = Literal["head", "restored", "skipped", "refused", "changed", "variables", "advice"]
 
-def undo_turn(
-    checkpoints: CheckpointStore,
-    *,
-    cells: CellRestorer = restore_in_file,
-    sources: CellSources = sources_in_file,
-    force: bool = False,
-    skip_changed: bool = False,
-) -> UndoResult:
-    """Undo the newest turn that changed files, cells or kernel variables (see
-    `CheckpointStore.undo` for `force` and `skip_changed`): its files and cells, then the
-    variables this process holds snapshots of (none in a process that did not run the turn,
-    such as the CLI: they are reported gone). When the result lists files changed since the
-    turn, nothing was done."""
-    result = checkpoints.undo(cells, sources, force=force, skip_changed=skip_changed)
+
+def _code(text: str) -> Span:
+    return ("code", text)
+
+
+def _text(text: str) -> Span:
+    return ("text", text)
+
+
+@dataclass(frozen=True)
+class ReportLine:
+    """One line of an `UndoReport`: spans every rendering reads the same words from."""
+
+    kind: LineKind
+    spans: tuple[Span, ...]
+
+    @property
+    def is_item(self) -> bool:
+        return self.kind not in ("head", "advice")
+
+    def plain(self) -> str:
+        return "".join(text for _, text in self.spans)
+
+    def markdown(self) -> str:
+        return "".join(_markdown_span(style, text) for style, text in self.spans)
+
+    def html(self) -> str:
+        return "".join(_html_span(style, text) for style, text in self.spans)
+
+
+def _markdown_span(style: str, text: str) -> str:
+    if style == "code":
+        # A fence longer than any run of backticks in the name, so a name holding one stays whole.
+        fence = "`" * (max((len(run) for run in re.findall("`+", text)), default=0) + 1)
+        pad = " " if text.startswith("`") or text.endswith("`") else ""
+        return f"{fence}{pad}{text}{pad}{fence}"
+    return f"**{text}**" if style == "strong" else text
+
+
+def _html_span(style: str, text: str) -> str:
+    escaped = html.escape(text)
+    if style == "code":
+        return f"<code>{escaped}</code>"
+    return f"<strong>{escaped}</strong>" if style == "strong" else escaped
+
+
+# How each kind of line is classed in HTML (the undo panel's stylesheet and its tests).
+_HTML_CLASS: dict[LineKind, str] = {
+    "head": "larik-outcome-head",
+    "restored": "larik-restored",
+    "skipped": "larik-skipped",
+    "refused": "larik-refused",
+    "changed": "larik-refused",
+    "variables": "larik-variables-outcome",
+    "advice": "larik-outcome-advice",
+}
+
+
+@dataclass(frozen=True)
+class UndoReport(Sequence[UndoResult]):
+    """What one undo did, the one source of its words in every front end: the turns it undid
+    (`results`, newest first; `/undo` undoes one, `/undo --to N` down to prompt `to`, stopping
+    after the first not fully undone), as Markdown (the magic), plain text (the CLI, text-only
+    front ends), HTML (the undo panel and its static page), a one-line `summary` (the panel's
+    status) and the `<system-note>` that tells the model.
+
+    `again` in the renderings is the command that repeats the undo (default: `command()`);
+    `buttons` says the front end offers restoring anyway or skipping as buttons, so the
+    advice to run `again --force` or `--skip-changed` is left out."""
+
+    results: tuple[UndoResult, ...] = ()
+    to: int | None = None
+
+    @overload
+    def __getitem__(self, index: int) -> UndoResult: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[UndoResult]: ...
+
+    def __getitem__(self, index: int | slice) -> UndoResult | Sequence[UndoResult]:
+        return self.results[index]
+
+    def __len__(self) -> int:
+        return len(self.results)
+
+    def __iter__(self) -> Iterator[UndoResult]:
+        return iter(self.results)
+
+    @property
+    def ok(self) -> bool:
+        """Whether every turn it reached was fully undone (nothing refused, nothing changed since)."""
+        return all(result.ok for result in self.results)
+
+    def command(self) -> str:
+        """The magic that repeats this undo."""
+        return "%larik /undo" if self.to is None else f"%larik /undo --to {self.to}"
+
+    def lines(self, again: str | None = None, *, buttons: bool = False) -> list[ReportLine]:
+        """The report, line by line (`again`, `buttons`: see the class)."""
+        again = again or self.command()
+        lines = [line for result in self.results for line in _result_lines(result, again, buttons)]
+        if self.results and not self.ok and not self.results[-1].changed:
+            last = self.results[-1]
+            then = (_text("then run "), _code(again), _text(" again."))
+            if self.to is not None:
+                lines.append(ReportLine("advice", (
+                    _text(f"Stopped at {last.label}: it was not fully undone, so the prompts before "
+                          "it were left as they are. Fix the files above, "), *then,
+                )))
+            else:
+                lines.append(ReportLine("advice", (
+                    _text("The snapshot was kept: fix the files not restored, "), *then,
+                )))
+        return lines
+
+    def markdown(self, again: str | None = None, *, buttons: bool = False) -> str:
+        return "\n".join(_listed(line, line.markdown()) for line in self.lines(again, buttons=buttons))
+
+    def plain(self, again: str | None = None, *, buttons: bool = False) -> str:
+        return "\n".join(_listed(line, line.plain()) for line in self.lines(again, buttons=buttons))
+
+    def html(self, again: str | None = None, *, buttons: bool = False) -> str:
+        """Each turn's heading as a paragraph and its items as one list, classed by kind."""
+        parts: list[str] = []
+        items: list[ReportLine] = []
+        for line in [*self.lines(again, buttons=buttons), None]:
+            if line is not None and line.is_item:
+                items.append(line)
+                continue
+            if items:
+                parts.append(_html_list(items))
+                items = []
+            if line is not None:
+                parts.append(f'<p class="{_HTML_CLASS[line.kind]}">{line.html()}</p>')
+        return "".join(parts)
+
+    def summary(self) -> str:
+        """One line on what it did (the undo panel's status)."""
+        if not self.results:
+            return "Nothing was undone."
+        last = self.results[-1]
+        if last.ok:
+            return f"Undid {', '.join(r.label for r in self.results)}."
+        if last.changed:
+            return (f"{last.label.capitalize()} was not undone: {', '.join(last.changed)} changed "
+                    "since; restore them anyway or skip them.")
+        if self.to is not None:
+            return (f"Stopped at {last.label}: it was only partly undone, so older prompts were "
+                    "left as they are; see the files not restored.")
+        return f"{last.label.capitalize()} was only partly undone; see the files not restored."
+
+    def system_note(self) -> str | None:
+        """The `<system-note>` telling the model what was put back (None: nothing)."""
+        sentences = [sentence for result in self.results for sentence in _note_sentences(result)]
+        return "<system-note>" + " ".join(sentences) + "</system-note>" if sentences else None
+
+    def __str__(self) -> str:
+        return self.plain()
+
+    def _repr_markdown_(self) -> str:
+        return self.markdown() or "Nothing was undone."
+
+
+def _listed(line: ReportLine, text: str) -> str:
+    return f"- {text}" if line.is_item else text
+
+
+def _html_list(items: list[ReportLine]) -> str:
+    """A turn's items; the files changed since a turn not undone are marked as a list apart."""
+    changed = " larik-changed" if any(item.kind == "changed" for item in items) else ""
+    return f'<ul class="larik-outcome-files{changed}">' + "".join(
+        f'<li class="{_HTML_CLASS[item.kind]}">{item.html()}</li>' for item in items
+    ) + "</ul>"
+
+
+def _result_lines(result: UndoResult, again: str, buttons: bool) -> list[ReportLine]:
+    """One undone turn: its heading, then what became of each file, cell, directory and
+    variable; for a turn left alone because the user changed its files since, which ones and
+    how to go on."""
+    which = result.label
     if result.changed:
-        return result
-    done = kernel_snapshots(checkpoints.session_id).restore(result.turn, result.variables, keep=not result.ok)
-    result.restored_variables, result.removed_variables = done.restored, done.removed
-    result.unrestored_variables, result.lost_variables = done.not_restored, done.gone
-    return result
+        lines = [
+            ReportLine("head", (
+                _text(f"{which.capitalize()} was "), ("strong", "not undone"),
+                _text(": these files changed since that turn, and undoing it would overwrite "
+                      "those changes:"),
+            )),
+            *[ReportLine("changed", (_text("changed since: "), _code(path))) for path in result.changed],
+        ]
+        if not buttons:
+            lines.append(ReportLine("advice", (
+                _text("Run "), _code(f"{again} --force"),
+                _text(" to restore them anyway (the later changes are lost), or "),
+                _code(f"{again} --skip-changed"), _text(" to keep them as they are and undo the rest."),
+            )))
+        return lines
+    head = f"Undid {which}." if result.ok else f"{which.capitalize()} was only partly undone:"
+    lines = [ReportLine("head", (_text(head),))]
+    lines += [ReportLine("restored", (_text("restored "), _code(path))) for path in result.restored]
+    for path, count, where in result.restored_cells:
+        saved = " (save it to write the file)" if where == "the open notebook" else ""
+        lines.append(ReportLine("restored", (
+            _text(f"restored {count} cell{'s' if count != 1 else ''} of "), _code(path),
+            _text(f" in {where}{saved}"),
+        )))
+    lines += [
+        ReportLine("skipped", (_text("kept as you changed it since: "), _code(path)))
+        for path in result.skipped
+    ]
+    lines += [
+        ReportLine("refused", (("strong", "not restored"), _text(" "), _code(path), _text(f": {reason}")))
+        for path, reason in result.refused
+    ]
+    lines += [
+        ReportLine("restored", (_text("removed "), _code(f"{path}/"), _text(" (created by the turn)")))
+        for path in result.removed_dirs
+    ]
+    lines += [
+        ReportLine("refused", (_text("kept "), _code(f"{path}/"), _text(f": {reason}")))
+        for path, reason in result.kept_dirs
+    ]
+    if variables := result.variables_text():
+        lines.append(ReportLine("variables", (_text(variables),)))
+    return lines
 
 
-def undo_note(result: UndoResult) -> str | None:
-    """The `<system-note>` telling the model what `result` put back (None: nothing)."""
+def _note_sentences(result: UndoResult) -> list[str]:
+    """What one undone turn tells the model."""
     sentences = []
     if result.restored:
         sentences.append(
@@ -65,45 +282,28 @@ def undo_note(result: UndoResult) -> str | None:
             f"The user reverted {result.label} in the kernel: {variables}. Inspect these "
             "variables again before relying on their values."
         )
-    return "<system-note>" + " ".join(sentences) + "</system-note>" if sentences else None
+    return sentences
 
 
-def cells_line(path: str, count: int, where: str) -> str:
-    """What undo did to one notebook's cells, e.g. `restored 3 cells of nb.ipynb in the open
-    notebook (save it to write the file)`."""
-    line = f"restored {count} cell{'s' if count != 1 else ''} of `{path}` in {where}"
-    return line + (" (save it to write the file)" if where == "the open notebook" else "")
-
-
-def undo_lines(result: UndoResult, again: str = "/undo") -> list[str]:
-    """One undone turn as Markdown lines (the `/undo` output; the undo panel shows them as
-    plain text, `plain_line`): files, directories and kernel variables; for a turn
-    left alone because the user changed its files since, which ones and how to go on (`again`:
-    the command to repeat with `--force` or `--skip-changed`)."""
-    which = result.label
-    if result.changed:
-        return [
-            f"{which.capitalize()} was **not undone**: these files changed since that turn, and "
-            "undoing it would overwrite those changes:",
-            *[f"- changed since: `{path}`" for path in result.changed],
-            f"Run `%larik {again} --force` to restore them anyway (the later changes are lost), "
-            f"or `%larik {again} --skip-changed` to keep them as they are and undo the rest.",
-        ]
-    lines = [f"Undid {which}." if result.ok else f"{which.capitalize()} was only partly undone:"]
-    lines += [f"- restored `{path}`" for path in result.restored]
-    lines += [f"- {cells_line(path, n, where)}" for path, n, where in result.restored_cells]
-    lines += [f"- kept as you changed it since: `{path}`" for path in result.skipped]
-    lines += [f"- **not restored** `{path}`: {reason}" for path, reason in result.refused]
-    lines += [f"- removed `{path}/` (created by the turn)" for path in result.removed_dirs]
-    lines += [f"- kept `{path}/`: {reason}" for path, reason in result.kept_dirs]
-    if variables := result.variables_text():
-        lines.append(f"- {variables}")
-    return lines
-
-
-def plain_line(line: str) -> str:
-    """An `undo_lines` line without its Markdown (code spans, bold)."""
-    return line.replace("`", "").replace("**", "")
+def undo_turn(
+    checkpoints: CheckpointStore,
+    *,
+    cells: CellRestorer = restore_in_file,
+    sources: CellSources = sources_in_file,
+    force: bool = False,
+    skip_changed: bool = False,
+) -> UndoReport:
+    """Undo the newest turn that changed files, cells or kernel variables (see
+    `CheckpointStore.undo` for `force` and `skip_changed`): its files and cells, then the
+    variables this process holds snapshots of (none in a process that did not run the turn,
+    such as the CLI: they are reported gone). When the result lists files changed since the
+    turn, nothing was done."""
+    result = checkpoints.undo(cells, sources, force=force, skip_changed=skip_changed)
+    if not result.changed:
+        done = kernel_snapshots(checkpoints.session_id).restore(result.turn, result.variables, keep=not result.ok)
+        result.restored_variables, result.removed_variables = done.restored, done.removed
+        result.unrestored_variables, result.lost_variables = done.not_restored, done.gone
+    return UndoReport((result,))
 
 
 def record_note(session: Session, pending: str | None, note: str, model: str | None) -> str:

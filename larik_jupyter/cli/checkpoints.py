@@ -57,7 +57,7 @@ def _list(args: argparse.Namespace) -> int:
 
 
 def _undo(args: argparse.Namespace) -> int:
-    from larik_jupyter.agent.undo import record_note, undo_note, undo_turn  # kernel_undo: on use
+    from larik_jupyter.agent.undo import record_note, undo_turn  # kernel_undo: on use
 
     session_file = resolve(args.session)
     store = _open_store(args.session)
@@ -71,36 +71,12 @@ def _undo(args: argparse.Namespace) -> int:
     with session:
         # The same path as `/undo` and `Agent.undo`: files, cells, variables, then the note
         # the next prompt of this session carries.
-        result = undo_turn(store, force=args.force, skip_changed=args.skip_changed)
-        if note := undo_note(result):
+        report = undo_turn(store, force=args.force, skip_changed=args.skip_changed)
+        if note := report.system_note():
             record_note(session, session.state.pending_note, note, None)
-    if result.changed:
-        print(f"{result.label.capitalize()} of session {store.session_id} was not undone: these "
-              "files changed since that turn, and undoing it would overwrite those changes:")
-        for path in result.changed:
-            print(f"  changed since  {path}")
-        print(f"Run `larik-jupyter undo {store.session_id} --force` to restore them anyway (the later "
-              f"changes are lost), or `--skip-changed` to keep them as they are and undo the rest.")
-        return 1
-    print(f"Undid {result.label} of session {store.session_id} in {store.root}:")
-    for path in result.restored:
-        print(f"  restored  {path}")
-    for path, count, where in result.restored_cells:
-        print(f"  restored  {count} cell(s) of {path} in {where}")
-    for path in result.skipped:
-        print(f"  kept      {path}: changed since the turn, left as it is")
-    for path, reason in result.refused:
-        print(f"  refused   {path}: {reason}")
-    for path in result.removed_dirs:
-        print(f"  removed   {path}/ (created by the turn)")
-    for path, reason in result.kept_dirs:
-        print(f"  kept      {path}/: {reason}")
-    if result.variables:
-        print(f"  {result.variables_text()}")
-    if not result.ok:
-        print("The snapshot was kept; fix the refused paths and run undo again.")
-        return 1
-    return 0
+    print(f"Session {store.session_id} in {store.root}:")
+    print(report.plain(f"larik-jupyter undo {store.session_id}"))
+    return 0 if report.ok else 1
 
 
 def _open_store(id_or_path: str) -> CheckpointStore:

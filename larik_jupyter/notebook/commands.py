@@ -268,9 +268,7 @@ def _rewind(
     if files and not agent.last_undo:
         lines.append(f"No turn from prompt {n} on changed files or kernel variables.")
     elif files:
-        from larik_jupyter.agent.undo import undo_lines
-
-        lines += [line for result in agent.last_undo for line in undo_lines(result)]
+        lines.append(agent.last_undo.markdown())
     out.markdown("\n".join(lines))
     if not placed:
         out.preformatted(code)
@@ -289,16 +287,11 @@ def _undo(kernel: KernelSession, out: Output, *, to: int | None, force: bool, sk
     from larik_jupyter.notebook.widgets.undo import UndoPanel
 
     if to is None:
-        results = [kernel.undo(force=force, skip_changed=skip_changed)]
+        report = kernel.undo(force=force, skip_changed=skip_changed)
     else:
-        results = kernel.undo_to(to, force=force, skip_changed=skip_changed)
+        report = kernel.undo_to(to, force=force, skip_changed=skip_changed)
     # One report: the panel says what was undone (its static renderings too).
-    out.show(UndoPanel(kernel, results=results, to=to))
-    if to is not None and not results[-1].ok and not results[-1].changed:
-        out.markdown(
-            f"Stopped at {results[-1].label}: it was not fully undone, so the prompts before it "
-            f"were left as they are. Fix the files above, then `/undo --to {to}` again."
-        )
+    out.show(UndoPanel(kernel, report))
 
 
 @command("/checkpoints", "show the turns that changed files, without undoing")

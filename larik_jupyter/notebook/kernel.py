@@ -15,9 +15,9 @@ from larik_jupyter.notebook.markdown_text import MarkdownText
 # The magics import this module at `%load_ext`: the agent and the session store load when a
 # session first opens.
 if TYPE_CHECKING:
+    from larik_jupyter.agent.undo import UndoReport
     from larik_jupyter.analysis.branch_diff import BranchDiff
     from larik_jupyter.api import Agent
-    from larik_jupyter.checkpoint.store import UndoResult
     from larik_jupyter.notebook.context import KernelNotebook
     from larik_jupyter.tools.check_report import CheckReport
     from larik_jupyter.tools.host import KernelHost
@@ -202,13 +202,13 @@ class KernelSession:
         """Whether `session_id` (an id or a path) names the session this kernel has open."""
         return self.agent is not None and self._resolve(session_id) == self.agent.session_path
 
-    def undo(self, *, force: bool = False, skip_changed: bool = False) -> UndoResult:
+    def undo(self, *, force: bool = False, skip_changed: bool = False) -> UndoReport:
         """Revert the newest turn of the current session that changed files (see `Agent.undo`
         for files the user changed since)."""
         self.require_idle()
         return self.require().undo(force=force, skip_changed=skip_changed)
 
-    def undo_to(self, n: int, *, force: bool = False, skip_changed: bool = False) -> list[UndoResult]:
+    def undo_to(self, n: int, *, force: bool = False, skip_changed: bool = False) -> UndoReport:
         """Revert every turn from the newest down to prompt `n`, newest first."""
         self.require_idle()
         return self.require().undo(to=n, force=force, skip_changed=skip_changed)

@@ -1,18 +1,11 @@
 // The undo panel: turns that changed files or kernel variables, newest first, with diffs and
 // variable changes; undo on the newest, "undo down to here" on the older ones.
 
-function diffView(text) {
-  const pre = el("pre", "larik-diff");
-  for (const line of text.split(/(?<=\n)/)) {
-    if (line.startsWith("\\ No newline at end of file")) continue;  // difflib's note: noise to a reader
-    let cls = "";
-    if (line.startsWith("+++") || line.startsWith("---")) cls = "larik-diff-file";
-    else if (line.startsWith("+")) cls = "larik-diff-add";
-    else if (line.startsWith("-")) cls = "larik-diff-del";
-    else if (line.startsWith("@@")) cls = "larik-diff-hunk";
-    pre.appendChild(el("span", cls, line));
-  }
-  return pre;
+// A diff as the kernel rendered it (`render.diff_html`: the one diff rendering).
+function diffView(html) {
+  const template = document.createElement("template");
+  template.innerHTML = html;
+  return template.content;
 }
 
 const CHANGES = { inserted: "inserted", edited: "edited", deleted: "deleted", outputs: "outputs changed" };
@@ -28,31 +21,14 @@ function render({ model, el: host }) {
   watchEnded(model, root);
 
   function drawOutcome() {
-    const results = model.get("results") || [];
-    outcome.replaceChildren();
-    for (const r of results) {
-      const changed = r.changed || [];
-      if (changed.length) {
-        // Nothing was undone: the user changed these since the turn, so ask before losing that.
-        outcome.appendChild(el("div", "larik-outcome-head", `${capitalized(r.label)} was not undone: these files changed since that turn, and undoing it would overwrite those changes.`));
-        const ul = el("ul", "larik-outcome-files larik-changed");
-        for (const path of changed) ul.appendChild(el("li", "larik-refused", `changed since: ${path}`));
-        outcome.appendChild(ul);
-        const retry = model.get("retry") || { type: "undo" };
-        outcome.appendChild(undoButton("Restore anyway", "larik-force-button", "Put the files back as before that turn; the later changes are lost", { ...retry, force: true }));
-        outcome.appendChild(undoButton("Skip them", "larik-skip-button", "Keep these files as they are now and undo the rest of the turn", { ...retry, skip_changed: true }));
-        continue;
-      }
-      outcome.appendChild(el("div", "larik-outcome-head", r.ok ? `Undid ${r.label}.` : `${capitalized(r.label)} was not fully undone.`));
-      const ul = el("ul", "larik-outcome-files");
-      for (const path of r.restored || []) ul.appendChild(el("li", "larik-restored", `restored ${path}`));
-      for (const path of r.skipped || []) ul.appendChild(el("li", "larik-skipped", `kept as you changed it since: ${path}`));
-      for (const line of r.cells || []) ul.appendChild(el("li", "larik-restored", line));
-      for (const item of r.refused || []) ul.appendChild(el("li", "larik-refused", `not restored ${item.path}: ${item.reason}`));
-      for (const path of r.removed_dirs || []) ul.appendChild(el("li", "larik-restored", `removed ${path}/ (created by the turn)`));
-      for (const item of r.kept_dirs || []) ul.appendChild(el("li", "larik-refused", `kept ${item.path}/: ${item.reason}`));
-      if (r.variables) ul.appendChild(el("li", "larik-variables-outcome", r.variables));
-      outcome.appendChild(ul);
+    // The words are the kernel's `UndoReport`, rendered there; a turn left alone because the
+    // user changed its files since gets the buttons that repeat the action with their answer.
+    outcome.innerHTML = model.get("outcome") || "";
+    const result = model.get("result") || {};
+    if ((result.changed || []).length) {
+      const retry = model.get("retry") || { type: "undo" };
+      outcome.appendChild(undoButton("Restore anyway", "larik-force-button", "Put the files back as before that turn; the later changes are lost", { ...retry, force: true }));
+      outcome.appendChild(undoButton("Skip them", "larik-skip-button", "Keep these files as they are now and undo the rest of the turn", { ...retry, skip_changed: true }));
     }
   }
 
@@ -110,12 +86,12 @@ function render({ model, el: host }) {
       for (const file of turn.files) {
         box.appendChild(el("div", "larik-file", file.path));
         if (file.error) box.appendChild(el("div", "larik-error", file.error));
-        else if (file.diff) box.appendChild(diffView(file.diff));
+        else if (file.diff) box.appendChild(diffView(file.diff_html));
         else box.appendChild(el("div", "larik-meta", "no difference from before this turn"));
       }
       for (const cell of cells) {
         box.appendChild(el("div", "larik-file larik-cell", `${cell.path} · cell ${cell.id} · ${CHANGES[cell.change] || cell.change}`));
-        if (cell.diff) box.appendChild(diffView(cell.diff));
+        if (cell.diff) box.appendChild(diffView(cell.diff_html));
       }
       list.appendChild(box);
     }
@@ -134,7 +110,7 @@ function render({ model, el: host }) {
     }
   };
   model.on("change:panel", draw);
-  model.on("change:results", drawOutcome);
+  model.on("change:outcome", drawOutcome);
   model.on("change:results", syncStatus);
   model.on("change:status", syncStatus);
   model.on("change:error", syncStatus);
@@ -144,7 +120,7 @@ function render({ model, el: host }) {
   syncStatus();
   return () => {
     model.off("change:panel", draw);
-    model.off("change:results", drawOutcome);
+    model.off("change:outcome", drawOutcome);
     model.off("change:results", syncStatus);
     model.off("change:status", syncStatus);
     model.off("change:error", syncStatus);

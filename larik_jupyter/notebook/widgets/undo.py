@@ -5,15 +5,15 @@ the newest and "undo down to here" on the older ones."""
 from __future__ import annotations
 
 import pathlib
-from itertools import groupby
 from typing import TYPE_CHECKING, Any
 
 import traitlets
 
-from larik_jupyter.agent.undo import cells_line, plain_line, undo_lines
+from larik_jupyter.agent.undo import UndoReport
 from larik_jupyter.api import Agent
 from larik_jupyter.checkpoint.diffs import cell_diffs
 from larik_jupyter.checkpoint.store import UndoResult
+from larik_jupyter.notebook.render import diff_html
 from larik_jupyter.notebook.widgets import esm
 from larik_jupyter.notebook.widgets.live import SessionWidget, escape, refresh_all
 from larik_jupyter.tools.kernel_undo import kernel_snapshots
@@ -47,8 +47,9 @@ def undo_data(agent: Agent | None) -> dict[str, Any]:
     """The JSON the undo panel renders: the session and its turns with files or variables,
     newest first.
 
-    Each file shows what that turn did to it (`checkpoint.diffs`); each variable shows its
-    type and shape before the turn and now.
+    Each file and cell shows what that turn did to it (`checkpoint.diffs`: the text `diff`, and
+    `diff_html`, the one diff rendering the panel shows); each variable shows its type and
+    shape before the turn and now.
     """
     if agent is None:
         return {"session": None, "turns": []}
@@ -64,12 +65,16 @@ def undo_data(agent: Agent | None) -> dict[str, Any]:
             "prompt": info.prompt,
             "label": info.label,
             "time": info.time.isoformat(),
-            "files": [{"path": f.path, "diff": f.diff, "error": f.error} for f in files],
+            "files": [
+                {"path": f.path, "diff": f.diff, "diff_html": diff_html(f.diff) if f.diff else "", "error": f.error}
+                for f in files
+            ],
             "variables": _variables(agent.session_id, info.turn, info.variables, {
                 c.name: c.text() for c in (agent.variable_changes(info.prompt) if info.prompt else [])
             }),
             "cells": [
-                {"path": c.path, "id": c.cell_id, "change": c.change, "diff": c.diff}
+                {"path": c.path, "id": c.cell_id, "change": c.change, "diff": c.diff,
+                 "diff_html": diff_html(c.diff) if c.diff else ""}
                 for c in cell_diffs(info, limit=MAX_DIFF_CHARS)
             ],
             "undoable": newest,
@@ -79,10 +84,11 @@ def undo_data(agent: Agent | None) -> dict[str, Any]:
 
 
 def result_data(result: UndoResult) -> dict[str, Any]:
-    """An undo's outcome as JSON: what was restored and what was not, with reasons; the
+    """An undo's outcome as JSON facts: what was restored and what was not, with reasons; the
     kernel variables' part (`variables`, see `UndoResult.variables_text`), the notebooks'
-    cells (`cells`, one line each), the files changed since (`changed`: nothing was done, the
-    user is asked) and those kept as changed (`skipped`), when it had any."""
+    cells (`cells`: path, count and where), the files changed since (`changed`: nothing was
+    done, the user is asked) and those kept as changed (`skipped`), when it had any. The
+    words the panel shows come from the `UndoReport` (`outcome`)."""
     data = {
         "turn": result.turn,
         "label": result.label,
@@ -99,18 +105,19 @@ def result_data(result: UndoResult) -> dict[str, Any]:
     if variables := result.variables_text():
         data["variables"] = variables
     if result.restored_cells:
-        data["cells"] = [plain_line(cells_line(*restored)) for restored in result.restored_cells]
+        data["cells"] = [
+            {"path": path, "count": count, "where": where} for path, count, where in result.restored_cells
+        ]
     return data
 
 
 class UndoPanel(SessionWidget):
     """The file-changing turns of the kernel's current session, with one-click undo.
 
-    Parameters: `session` (the kernel's `KernelSession`), `result` (an undo just made, to show
-    what it restored) or `results` (several, newest first, from `/undo --to N`, then `to` is N).
-    The front end sends `undo` and `undo_to` (with `prompt`), either with `force` or
-    `skip_changed` to repeat one that stopped at files the user changed since (`retry` is that
-    action); `undo()` and `undo_to()` are the same actions.
+    Parameters: `session` (the kernel's `KernelSession`) and `report` (an undo just made, to
+    show what it did). The front end sends `undo` and `undo_to` (with `prompt`), either with
+    `force` or `skip_changed` to repeat one that stopped at files the user changed since
+    (`retry` is that action); `undo()` and `undo_to()` are the same actions.
     """
 
     COMMAND = "/checkpoints"
@@ -123,20 +130,17 @@ class UndoPanel(SessionWidget):
     results: traitlets.List[dict[str, Any]] = traitlets.List(
         help="every turn the last action undid (`result_data`), newest first"
     ).tag(sync=True)
+    outcome = traitlets.Unicode(
+        help="what the last action did, as the `UndoReport`'s HTML (its buttons ask what `/undo` "
+        "would say to run)"
+    ).tag(sync=True)
     retry = traitlets.Dict(
         help="the last action as the front end sends it, to repeat with `force` or `skip_changed`"
     ).tag(sync=True)
 
-    def __init__(
-        self,
-        session: KernelSession,
-        result: UndoResult | None = None,
-        results: list[UndoResult] | None = None,
-        to: int | None = None,
-        **kwargs: Any,
-    ) -> None:
+    def __init__(self, session: KernelSession, report: UndoReport | None = None, **kwargs: Any) -> None:
         super().__init__(session, **kwargs)
-        self._show(results or ([result] if result is not None else []), to)
+        self._show(report or UndoReport())
 
     browser_actions = frozenset({"undo", "undo_to"})
 
@@ -148,30 +152,18 @@ class UndoPanel(SessionWidget):
             ),
         }
 
-    def _show(self, results: list[UndoResult], to: int | None = None) -> None:
-        self._undone = list(results)
-        self._to = to
-        self.retry = {"type": "undo"} if to is None else {"type": "undo_to", "prompt": to}
-        self.results = [result_data(r) for r in results]
+    def _show(self, report: UndoReport) -> None:
+        self._report = report
+        self.retry = {"type": "undo"} if report.to is None else {"type": "undo_to", "prompt": report.to}
+        self.results = [result_data(r) for r in report]
         self.result = self.results[-1] if self.results else {}
+        self.outcome = report.html(buttons=True)
 
     def refresh(self, memo: dict[tuple[Any, ...], Any] | None = None) -> None:
         self.panel = undo_data(self.session.agent)
 
-    def _outcome_lines(self) -> list[str]:
-        """What the last undo did, as plain lines (the same report `/undo` gives)."""
-        again = "/undo" if self._to is None else f"/undo --to {self._to}"
-        return [plain_line(line) for r in self._undone for line in undo_lines(r, again)]
-
     def static_html(self) -> str:
-        outcome = []
-        # Each undone turn's heading line, then its items ("- restored …") as one list.
-        for items, lines in groupby(self._outcome_lines(), key=lambda line: line.startswith("- ")):
-            if items:
-                outcome.append("<ul>" + "".join(f"<li>{escape(line[2:])}</li>" for line in lines) + "</ul>")
-            else:
-                outcome += [f"<p>{escape(line)}</p>" for line in lines]
-        return "".join(outcome) + self._turns_html()
+        return self._report.html() + self._turns_html()
 
     def _empty_line(self) -> str:
         # The panel follows the kernel's current session, which a /fork or /rewind changes
@@ -198,7 +190,7 @@ class UndoPanel(SessionWidget):
 
     def static_text(self) -> str:
         turns = self.panel.get("turns", [])
-        lines = self._outcome_lines()
+        lines = self._report.plain().splitlines()
         if not turns:
             return "\n".join([*lines, self._empty_line()])
         return "\n".join(
@@ -210,32 +202,16 @@ class UndoPanel(SessionWidget):
             ]
         )
 
-    def undo(self, *, force: bool = False, skip_changed: bool = False) -> UndoResult:
-        """Revert the newest turn, as `%larik /undo`; the panel shows the outcome."""
-        result = self.session.undo(force=force, skip_changed=skip_changed)
-        self._show([result])
-        self.status = _status([result], down_to=False)
-        refresh_all()
-        return result
+    def undo(self, *, force: bool = False, skip_changed: bool = False) -> UndoReport:
+        """Revert the newest turn, as `%larik /undo`; the panel shows the report."""
+        return self._did(self.session.undo(force=force, skip_changed=skip_changed))
 
-    def undo_to(self, prompt: int, *, force: bool = False, skip_changed: bool = False) -> list[UndoResult]:
+    def undo_to(self, prompt: int, *, force: bool = False, skip_changed: bool = False) -> UndoReport:
         """Revert every turn down to prompt `prompt`, as `%larik /undo --to N`."""
-        results = self.session.undo_to(prompt, force=force, skip_changed=skip_changed)
-        self._show(results, prompt)
-        self.status = _status(results, down_to=True)
+        return self._did(self.session.undo_to(prompt, force=force, skip_changed=skip_changed))
+
+    def _did(self, report: UndoReport) -> UndoReport:
+        self._show(report)
+        self.status = report.summary()
         refresh_all()
-        return results
-
-
-def _status(results: list[UndoResult], *, down_to: bool) -> str:
-    """One line on what an action of the panel did (`down_to`: "undo down to here")."""
-    last = results[-1]
-    if last.ok:
-        return f"Undid {', '.join(r.label for r in results)}."
-    if last.changed:
-        return (f"{last.label.capitalize()} was not undone: {', '.join(last.changed)} changed since; "
-                "restore them anyway or skip them.")
-    if down_to:
-        return (f"Stopped at {last.label}: it was only partly undone, so older prompts were left "
-                "as they are; see the files not restored.")
-    return f"{last.label.capitalize()} was only partly undone; see the files not restored."
+        return report
