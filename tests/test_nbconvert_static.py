@@ -59,7 +59,7 @@ def test_executed_quickstart_html_shows_every_output_readably(project: Path, tmp
 
     undo = only(cells, "%larik /undo")
     assert [p.get_text(strip=True) for out in undo for p in out.select("p")][0] == "Undid prompt 2."
-    assert [li.get_text(strip=True) for out in undo for li in out.select("li")] == ["restored larik_demo.txt"]
+    assert [li.get_text(" ", strip=True) for out in undo for li in out.select("li")] == ["restored larik_demo.txt"]
 
     tree = " ".join(out.get_text(" ", strip=True) for out in only(cells, "%larik /tree"))
     assert "1. Write larik_demo.txt with a greeting" in tree

@@ -114,25 +114,14 @@ function render({ model, el: host }) {
     if (!rows.length) table.appendChild(el("caption", "larik-empty", "No sessions in this directory yet."));
   }
 
-  const syncStatus = () => {
-    status.textContent = model.get("status") || "";
-    error.textContent = model.get("error") || "";
-  };
   const onMessage = (msg) => {
     if (msg && msg.type === "error") error.textContent = msg.message;
   };
-  model.on("change:sessions", draw);
-  model.on("change:status", syncStatus);
-  model.on("change:error", syncStatus);
-  model.on("msg:custom", onMessage);
-  draw();
-  syncStatus();
-  return () => {
-    model.off("change:sessions", draw);
-    model.off("change:status", syncStatus);
-    model.off("change:error", syncStatus);
-    model.off("msg:custom", onMessage);
-  };
+  return bindView(model, {
+    "change:sessions": draw,
+    "change:status change:error": statusLines(model, status, error),
+    "msg:custom": onMessage,
+  });
 }
 
 export default { render };

@@ -69,3 +69,31 @@ function showEnded(model, root) {
   }
   root.prepend(banner);
 }
+
+// Draw a widget's view from its model now and on each change: `handlers` maps events
+// ("change:panel", "msg:custom"; several separated by spaces) to what runs on them, and every
+// handler but a message's runs once now, in order. Returns the cleanup anywidget calls when
+// the view goes.
+function bindView(model, handlers) {
+  const bound = [];
+  const now = new Set();
+  for (const [names, handler] of Object.entries(handlers)) {
+    for (const name of names.split(" ")) {
+      model.on(name, handler);
+      bound.push([name, handler]);
+      if (!name.startsWith("msg:")) now.add(handler);
+    }
+  }
+  for (const handler of now) handler();
+  return () => {
+    for (const [name, handler] of bound) model.off(name, handler);
+  };
+}
+
+// The status and error lines a widget keeps under what it shows.
+function statusLines(model, status, error) {
+  return () => {
+    status.textContent = model.get("status") || "";
+    error.textContent = model.get("error") || "";
+  };
+}

@@ -378,28 +378,16 @@ function render({ model, el: host }) {
     confirm.append(button("Cancel", "larik-confirm-cancel", () => send("cancel_rewind", {})));
   }
 
-  const syncStatus = () => {
-    status.textContent = model.get("status") || "";
-    error.textContent = model.get("error") || "";
-  };
-  model.on("change:tree", draw);
-  model.on("change:confirm", drawConfirm);
-  model.on("change:comparison", drawComparison);
-  model.on("change:status", syncStatus);
-  model.on("change:error", syncStatus);
-  model.on("msg:custom", onMessage);
   window.addEventListener("larik-jupyter:show-prompt", showPrompt);
-  draw();
-  drawConfirm();
-  drawComparison();
-  syncStatus();
+  const unbind = bindView(model, {
+    "change:tree": draw,
+    "change:confirm": drawConfirm,
+    "change:comparison": drawComparison,
+    "change:status change:error": statusLines(model, status, error),
+    "msg:custom": onMessage,
+  });
   return () => {
-    model.off("change:tree", draw);
-    model.off("change:confirm", drawConfirm);
-    model.off("change:comparison", drawComparison);
-    model.off("change:status", syncStatus);
-    model.off("change:error", syncStatus);
-    model.off("msg:custom", onMessage);
+    unbind();
     window.removeEventListener("larik-jupyter:show-prompt", showPrompt);
   };
 }

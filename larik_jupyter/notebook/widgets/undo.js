@@ -109,23 +109,12 @@ function render({ model, el: host }) {
       draw();
     }
   };
-  model.on("change:panel", draw);
-  model.on("change:outcome", drawOutcome);
-  model.on("change:results", syncStatus);
-  model.on("change:status", syncStatus);
-  model.on("change:error", syncStatus);
-  model.on("msg:custom", onMessage);
-  draw();
-  drawOutcome();
-  syncStatus();
-  return () => {
-    model.off("change:panel", draw);
-    model.off("change:outcome", drawOutcome);
-    model.off("change:results", syncStatus);
-    model.off("change:status", syncStatus);
-    model.off("change:error", syncStatus);
-    model.off("msg:custom", onMessage);
-  };
+  return bindView(model, {
+    "change:panel": draw,
+    "change:outcome": drawOutcome,
+    "change:results change:status change:error": syncStatus,
+    "msg:custom": onMessage,
+  });
 }
 
 export default { render };

@@ -158,6 +158,8 @@ class UndoPanel(SessionWidget):
         self.results = [result_data(r) for r in report]
         self.result = self.results[-1] if self.results else {}
         self.outcome = report.html(buttons=True)
+        # One line on it for a status bar; the panel's own view shows `outcome` instead.
+        self.status = report.summary() if report else ""
 
     def refresh(self, memo: dict[tuple[Any, ...], Any] | None = None) -> None:
         self.panel = undo_data(self.session.agent)
@@ -212,6 +214,5 @@ class UndoPanel(SessionWidget):
 
     def _did(self, report: UndoReport) -> UndoReport:
         self._show(report)
-        self.status = report.summary()
         refresh_all()
         return report
