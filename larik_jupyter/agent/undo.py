@@ -9,6 +9,7 @@ import html
 import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from itertools import groupby
 from typing import Literal, overload
 
 from larik_jupyter.checkpoint.cells import (
@@ -147,25 +148,26 @@ class UndoReport(Sequence[UndoResult]):
         return lines
 
     def markdown(self, again: str | None = None, *, buttons: bool = False) -> str:
-        return "\n".join(_listed(line, line.markdown()) for line in self.lines(again, buttons=buttons))
+        """Headings and advice as paragraphs, each turn's items as a list (blank lines between,
+        so a paragraph after a list does not run into its last item)."""
+        return "\n\n".join(
+            "\n".join(f"- {line.markdown()}" for line in run) if listed else "\n\n".join(line.markdown() for line in run)
+            for listed, run in groupby(self.lines(again, buttons=buttons), key=lambda line: line.is_item)
+        )
 
     def plain(self, again: str | None = None, *, buttons: bool = False) -> str:
-        return "\n".join(_listed(line, line.plain()) for line in self.lines(again, buttons=buttons))
+        """One line each, items as `- …`."""
+        return "\n".join(
+            f"- {line.plain()}" if line.is_item else line.plain() for line in self.lines(again, buttons=buttons)
+        )
 
     def html(self, again: str | None = None, *, buttons: bool = False) -> str:
-        """Each turn's heading as a paragraph and its items as one list, classed by kind."""
-        parts: list[str] = []
-        items: list[ReportLine] = []
-        for line in [*self.lines(again, buttons=buttons), None]:
-            if line is not None and line.is_item:
-                items.append(line)
-                continue
-            if items:
-                parts.append(_html_list(items))
-                items = []
-            if line is not None:
-                parts.append(f'<p class="{_HTML_CLASS[line.kind]}">{line.html()}</p>')
-        return "".join(parts)
+        """Headings and advice as paragraphs, each turn's items as a list, classed by kind."""
+        return "".join(
+            _html_list(list(run)) if listed
+            else "".join(f'<p class="{_HTML_CLASS[line.kind]}">{line.html()}</p>' for line in run)
+            for listed, run in groupby(self.lines(again, buttons=buttons), key=lambda line: line.is_item)
+        )
 
     def summary(self) -> str:
         """One line on what it did (the undo panel's status)."""
@@ -192,10 +194,6 @@ class UndoReport(Sequence[UndoResult]):
 
     def _repr_markdown_(self) -> str:
         return self.markdown() or "Nothing was undone."
-
-
-def _listed(line: ReportLine, text: str) -> str:
-    return f"- {text}" if line.is_item else text
 
 
 def _html_list(items: list[ReportLine]) -> str:

@@ -268,7 +268,7 @@ def _rewind(
     if files and not agent.last_undo:
         lines.append(f"No turn from prompt {n} on changed files or kernel variables.")
     elif files:
-        lines.append(agent.last_undo.markdown())
+        lines += ["", agent.last_undo.markdown()]
     out.markdown("\n".join(lines))
     if not placed:
         out.preformatted(code)

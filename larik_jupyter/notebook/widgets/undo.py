@@ -131,8 +131,8 @@ class UndoPanel(SessionWidget):
         help="every turn the last action undid (`result_data`), newest first"
     ).tag(sync=True)
     outcome = traitlets.Unicode(
-        help="what the last action did, as the `UndoReport`'s HTML (its buttons ask what `/undo` "
-        "would say to run)"
+        help="what the last action did: the `UndoReport` as HTML, less the commands to run that "
+        "the panel's buttons stand for"
     ).tag(sync=True)
     retry = traitlets.Dict(
         help="the last action as the front end sends it, to repeat with `force` or `skip_changed`"
