@@ -11,19 +11,17 @@ once in `bridge_protocol`; a message from the page this kernel cannot read gets 
 cells is kept (`cells`, `tools/live_cells.py`), so an edit of a cell already read is one request.
 
 Replies arrive on the kernel's main thread, where ipykernel dispatches comm messages (also
-while an async `%larik` cell awaits). A request waits for its reply on a thread-safe future:
-from a worker thread (`request`), or awaited on the kernel's loop (`arequest`). The main thread
-can never block on one, since it is the thread that would deliver the reply.
+while an async `%larik` cell awaits). A request waits for its reply on a thread-safe future
+from a worker thread (`request`); the main thread can never block on one, since it is the
+thread that would deliver the reply.
 """
 
 from __future__ import annotations
 
-import asyncio
 import concurrent.futures
 import itertools
 import os
 import threading
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
@@ -68,7 +66,7 @@ class Bridge:
         self.comms: dict[str, Any] = {}
         self.panels: dict[str, Panel] = {}
         self.cells = LiveCells()
-        self.round_trips: list[float] = []
+        self.requests = 0  # how many requests the browser answered (tests and the bench count them)
         self._pending: dict[int, concurrent.futures.Future[dict[str, Any]]] = {}
         self._ids = itertools.count(1)
         self._lock = threading.Lock()
@@ -191,7 +189,6 @@ class Bridge:
                 "cannot hear the browser while a `%larik` line runs inside a larger cell; put "
                 "the prompt in a cell of its own and ask again."
             )
-        started = time.perf_counter()
         sent = self._send(path, op)
         if sent is None:
             return None
@@ -205,25 +202,7 @@ class Bridge:
                 f"Not landed: the browser did not confirm {what} within {timeout:g} s; the "
                 "notebook may have been closed. Read it again before retrying."
             ) from None
-        self.round_trips.append(time.perf_counter() - started)
-        self.cells.absorb(path, reply)
-        return _checked(reply, what)
-
-    async def arequest(self, path: Path, op: Request, timeout: float = REPLY_TIMEOUT) -> dict[str, Any] | None:
-        """`request` awaited on the kernel's loop, which keeps dispatching comm messages."""
-        what = _describe(op)
-        sent = self._send(path, op)
-        if sent is None:
-            return None
-        request_id, future = sent
-        try:
-            reply = await asyncio.wait_for(asyncio.wrap_future(future), timeout)
-        except TimeoutError:
-            with self._lock:
-                self._pending.pop(request_id, None)
-            raise NotLanded(
-                f"Not landed: the browser did not confirm {what} within {timeout:g} s."
-            ) from None
+        self.requests += 1
         self.cells.absorb(path, reply)
         return _checked(reply, what)
 

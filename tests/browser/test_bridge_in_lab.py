@@ -287,11 +287,12 @@ def test_fix_with_larik_button_inserts_and_runs_a_fix_prompt(lab_page: Page, lab
     assert lab_page.get_by_role("button", name="Fix with Larik").count() == 0
 
 
-MALFORMED = """from larik_jupyter.notebook import extension
+MALFORMED = """import asyncio
+from larik_jupyter.notebook import extension
 from larik_jupyter.bridge_protocol import Delete
 bridge = extension._magics.bridge
 try:
-    await bridge.arequest(bridge.notebook_path, Delete(cell_id=12))
+    await asyncio.to_thread(bridge.request, bridge.notebook_path, Delete(cell_id=12))
 except Exception as exc:
     print(type(exc).__name__, exc)"""
 
