@@ -203,3 +203,10 @@ def test_every_allowance_is_still_needed() -> None:
     assert set(ALLOWED_CYCLES) <= cycles, set(ALLOWED_CYCLES) - cycles
     stale = [pair for pair in ALLOWED_UPWARD if pair[1] not in GRAPH[pair[0]]]
     assert not stale, f"allowed imports that no longer exist: {stale}"
+
+
+def test_kernel_session_builds_no_widget() -> None:
+    # `KernelSession` is what commands and widgets work through; a widget it built would import
+    # it back (the approval card is the magics' to show, handed in as `show_pending`).
+    widgets = sorted(m for m in GRAPH["notebook.kernel"] if m.startswith("notebook.widgets"))
+    assert not widgets, f"notebook/kernel.py imports widgets: {widgets}"

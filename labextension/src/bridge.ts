@@ -77,9 +77,13 @@ function sourceOf(cell: Json): string {
   return Array.isArray(source) ? source.join('') : String(source);
 }
 
+/** How many applied requests are remembered to skip a second panel's copy of one. */
+const HANDLED_KEPT = 256;
+
 export class NotebookBridge {
   /** The comms of each panel (the panel's own and the one its kernel opened). */
   private comms = new Map<NotebookPanel, Set<Kernel.IComm>>();
+  /** The latest requests applied (`comm id:request id`), oldest first, at most `HANDLED_KEPT`. */
   private handled = new Set<string>();
   /** Cells whose changes come from the kernel right now (not the user's edits). */
   private applying = false;
@@ -231,6 +235,10 @@ export class NotebookBridge {
         return;
       }
       this.handled.add(key);
+      if (this.handled.size > HANDLED_KEPT) {
+        // Both panels' copies of a request arrive within moments of each other.
+        this.handled.delete(this.handled.values().next().value as string);
+      }
     }
     let reply: Json;
     try {

@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from larik_jupyter.agent.undo import UndoReport
     from larik_jupyter.analysis.branch_diff import BranchDiff
     from larik_jupyter.api import Agent
+    from larik_jupyter.config.layers import PendingApproval
     from larik_jupyter.notebook.context import KernelNotebook
     from larik_jupyter.tools.check_report import CheckReport
     from larik_jupyter.tools.host import KernelHost
@@ -32,8 +33,10 @@ class KernelSession:
     for every turn (the magics' traits feed them), `host` what the kernel offers the agent
     (handed to it as is), `show` displays an object in the cell that runs (notices, approval
     cards), and `set_next_cell` puts code into a new cell below and says whether it could (a
-    headless run has no cell to add). All are optional, so commands and widget actions run
-    against a KernelSession without an IPython shell.
+    headless run has no cell to add), `show_pending` shows what the project's shared config
+    declares awaiting approval (the magics show the approval card; without it the session's
+    notices say it). All are optional, so commands and widget actions run against a
+    KernelSession without an IPython shell; it builds no widget itself.
     """
 
     def __init__(
@@ -46,6 +49,7 @@ class KernelSession:
         host: KernelHost | None = None,
         show: Show | None = None,
         set_next_cell: Callable[[str], bool | None] | None = None,
+        show_pending: Callable[[list[PendingApproval]], None] | None = None,
     ) -> None:
         self.cwd = Path(os.path.abspath(os.fspath(cwd or os.getcwd())))
         self.model = model
@@ -54,6 +58,7 @@ class KernelSession:
         self.host = host
         self.show: Show = show or (lambda _value: None)
         self.set_next_cell: Callable[[str], bool | None] = set_next_cell or (lambda _code: False)
+        self.show_pending = show_pending
         self.agent: Agent | None = None
         # Set by Jupyter's interrupt while a command runs on a worker thread (a /check).
         self.command_stop = threading.Event()
@@ -124,17 +129,15 @@ class KernelSession:
         return self.agent
 
     def _show_opened(self, agent: Agent) -> None:
-        """The notices of a freshly opened session, and the approval card when the project's
-        shared config declares something awaiting approval (it replaces those notices)."""
-        from larik_jupyter.notebook.widgets.trust import TrustWidget
-
-        pending = agent.pending_approvals()
+        """The notices of a freshly opened session, and (through `show_pending`) what the
+        project's shared config declares awaiting approval, which replaces those notices."""
+        pending = agent.pending_approvals() if self.show_pending is not None else []
         skip = set(agent.awaiting_notices()) if pending else set()
         for notice in agent.notices:
             if notice not in skip:
                 self.show(MarkdownText(f"> {notice}"))
-        if pending:
-            self.show(TrustWidget(self, pending))
+        if pending and self.show_pending is not None:
+            self.show_pending(pending)
 
     # -- what commands and widgets do ------------------------------------------------------
 

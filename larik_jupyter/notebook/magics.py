@@ -32,6 +32,7 @@ from larik_jupyter.tools.host import KernelHost
 # `%load_ext` imports this module: the agent, the views and the widgets load at the first use.
 if TYPE_CHECKING:
     from larik_jupyter.api import Agent
+    from larik_jupyter.config.layers import PendingApproval
     from larik_jupyter.notebook.bridge import Bridge
     from larik_jupyter.notebook.capture import KernelCapture
 
@@ -85,6 +86,7 @@ class LarikMagics(Magics):
             host=self.host,
             show=display,
             set_next_cell=self._set_next_cell,
+            show_pending=self._show_pending,
         )
         self.runner = TurnRunner(self.session, self.pump, shell, context=lambda: self.context)
         self._bridge: Bridge | None = None
@@ -171,6 +173,12 @@ class LarikMagics(Magics):
             if handed_back is None:
                 refresh_all()  # trees and panels shown earlier follow the session
         return handed_back
+
+    def _show_pending(self, pending: list[PendingApproval]) -> None:
+        """The approval card for what the project's shared config declares awaiting approval."""
+        from larik_jupyter.notebook.widgets.trust import TrustWidget
+
+        display(TrustWidget(self.session, pending))
 
     def _show(self, value: object) -> None:
         """Display a command's output; a widget in a headless run as its static renderings,
