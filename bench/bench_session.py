@@ -223,7 +223,7 @@ def main() -> None:
         big = files[max(sizes)]
         total = len(load_entries(big).entries)
         state = replay(load_entries(big).entries)
-        keep = min(state.prompt_indexes, key=lambda i: abs(state.entry_indexes[i] - total // 2))
+        keep = min(state.prompt_positions, key=lambda i: abs(state.entry_indexes[i] - total // 2))
         forks: list[Path] = []
         f, spent, ratio = paired(lambda: floor(big), lambda: forks.append(fork(big, keep)), args.repeat)
         print(f"\nFork of {state.entry_indexes[keep]} of {total} entries: {span(spent, 1, 3, ' s')}, "

@@ -36,7 +36,7 @@ def test_show_markdown_and_json(tmp_path: Path, capsys: pytest.CaptureFixture[st
     assert code == 0 and out.startswith(f"# Session {path.stem}") and "## 1. User" in out
     code, out, _ = run(capsys, "show", str(path), "--json")
     data = json.loads(out)
-    assert data["session"]["id"] == path.stem and len(data["entries"]) == 6 and data["prompt_indexes"] == [0]
+    assert data["session"]["id"] == path.stem and len(data["entries"]) == 6 and data["prompt_positions"] == [0]
 
 
 def test_unknown_id_is_one_clear_line(capsys: pytest.CaptureFixture[str]) -> None:

@@ -32,7 +32,7 @@ def test_fork_at_the_end_copies_messages_not_usage_and_records_origin(tmp_path: 
 def test_fork_at_a_prompt_keeps_the_messages_before_it(tmp_path: Path) -> None:
     src = make_session(tmp_path, 3)
     state = replay(load_entries(fork(src, 4)).entries)
-    assert len(state.all) == 4 and state.prompt_indexes == [0]
+    assert len(state.all) == 4 and state.prompt_positions == [0]
 
 
 def test_fork_at_a_non_boundary_names_the_nearest_boundaries(tmp_path: Path) -> None:
@@ -99,7 +99,7 @@ def test_fork_tree_is_computed_from_the_files(tmp_path: Path) -> None:
     roots = fork_tree(tmp_path)
     assert sorted(r.id for r in roots) == sorted([src.stem, other.stem])
     root = next(r for r in roots if r.id == src.stem)
-    assert [p.index for p in root.prompts] == [0, 4]
+    assert [p.position for p in root.prompts] == [0, 4]
     assert root.prompts[0].first_line == "prompt 1" and root.prompts[0].time
     assert [c.id for c in root.children] == [child.stem]
     assert root.children[0].fork_at == 4

@@ -45,7 +45,7 @@ def created_earlier_written_later(cwd: Path) -> tuple[Path, Path]:
 
 def prompts_of(path: Path) -> list[str]:
     state = replay(load_entries(path).entries)
-    return [state.all[i].prompt_text() for i in state.prompt_indexes]
+    return [state.all[i].prompt_text() for i in state.prompt_positions]
 
 
 def test_latest_and_listings_go_by_the_last_entry_not_the_creation(project: Path) -> None:

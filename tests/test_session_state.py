@@ -28,7 +28,7 @@ def test_replay_counts_messages_prompts_usage_and_cost(tmp_path: Path) -> None:
     state = replay(load_entries(path).entries)
     assert state.meta.cwd == str(tmp_path)
     assert len(state.all) == 12 and len(state.messages) == 12
-    assert state.prompt_indexes == [0, 4, 8]
+    assert state.prompt_positions == [0, 4, 8]
     assert state.usage == Usage(input_tokens=300, output_tokens=30)
     assert state.cost == pytest.approx(cost("claude-sonnet-4-5", state.usage))
     assert state.interrupted is None

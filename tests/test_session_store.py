@@ -47,7 +47,7 @@ def test_append_updates_state_and_entries(tmp_path: Path) -> None:
         entry = session.append_message(user_text("hi"))
         assert session.entries[-1] is entry
         assert entry.parent_id == session.entries[0].id
-        assert session.state.all[-1].text() == "hi" and session.state.prompt_indexes == [0]
+        assert session.state.all[-1].text() == "hi" and session.state.prompt_positions == [0]
 
 
 def test_append_refuses_a_tool_result_without_its_tool_use(tmp_path: Path) -> None:

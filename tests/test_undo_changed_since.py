@@ -60,7 +60,7 @@ def test_undo_skipping_changed_files_keeps_them_and_tells_the_model(project: Pat
     assert (project / "f.txt").read_bytes() == b"mine\n" and not (project / "g.txt").exists()
     assert agent.checkpoints() == []
     agent.run("go on")
-    prompt = agent.loop.session.state.all[agent.loop.session.state.prompt_indexes[-1]]
+    prompt = agent.loop.session.state.all[agent.loop.session.state.prompt_positions[-1]]
     note = prompt.content[0].text  # type: ignore[union-attr]
     assert note.startswith("<system-note>") and "back to their state before that turn: g.txt" in note
     assert "changed these files or cells again after prompt 1 and kept them as they are now (not reverted): f.txt" in note
@@ -145,7 +145,7 @@ def test_the_cli_refuses_without_force_and_its_undo_reaches_the_next_prompt(proj
     resumed = Agent(project, session=session_id, model=scripted(tmp_path, done("ok")))
     resumed.run("what changed?")
     state = resumed.loop.session.state
-    note = state.all[state.prompt_indexes[-1]].content[0].text  # type: ignore[union-attr]
+    note = state.all[state.prompt_positions[-1]].content[0].text  # type: ignore[union-attr]
     assert note.startswith("<system-note>The user reverted the file changes of prompt 1;")
     assert "f.txt" in note and "g.txt" in note
     resumed.close()

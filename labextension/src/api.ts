@@ -21,7 +21,7 @@ export interface ISessionInfo {
 }
 
 export interface IPromptInfo {
-  index: number;
+  position: number;
   first_line: string;
   time: string | null;
 }

@@ -243,7 +243,7 @@ class AgentLoop:
         self._stop.clear()
         self._loop = asyncio.get_running_loop()
         self._task = asyncio.current_task()
-        prompt_number = len(self.session.state.prompt_indexes) + 1
+        prompt_number = len(self.session.state.prompt_positions) + 1
         if self._owns_turns:
             turn = self.checkpoints.begin_turn(prompt_number)
             if self.env.variables is not None:
@@ -302,8 +302,8 @@ class AgentLoop:
         else:
             self.session.sync()
         state = self.session.state
-        if state.prompt_indexes:
-            _, traced = trace_messages(state.all[state.prompt_indexes[-1]:])
+        if state.prompt_positions:
+            _, traced = trace_messages(state.all[state.prompt_positions[-1]:])
             if traced.count:
                 self.emit(ae.NumbersUnfound(traced.texts()))
         self.emit(
@@ -666,7 +666,7 @@ class AgentLoop:
         Raises `NothingToUndoError` when no turn from that prompt on is left (unless
         `nothing_ok`), and `CheckpointError` naming what was undone when a turn cannot be
         undone at all or was saved without its prompt number."""
-        prompts = len(self.session.state.prompt_indexes)
+        prompts = len(self.session.state.prompt_positions)
         if not 1 <= prompt <= prompts:
             raise BranchError(
                 f"Session {self.session.id} has {prompts} prompt(s); choose a prompt number "

@@ -93,7 +93,7 @@ def _message_ids(path: os.PathLike[str]) -> list[str]:
 
 def _prompt_count(path: os.PathLike[str], messages: int) -> int:
     state = replay(load_entries(path).entries)
-    return sum(1 for index in state.prompt_indexes if index < messages)
+    return sum(1 for index in state.prompt_positions if index < messages)
 
 
 def diff_branches(a: str | os.PathLike[str], b: str | os.PathLike[str], *, cwd: str | os.PathLike[str] | None = None,

@@ -270,7 +270,7 @@ def read_branch(id_or_path: str | os.PathLike[str], *, at: int | None = None,
     path = catalog.resolve(id_or_path, cwd)
     state = replay(load_entries(path).entries)
     workdir = Path(state.meta.cwd)
-    total = len(state.prompt_indexes)
+    total = len(state.prompt_positions)
     if at is not None and not 1 <= at <= total:
         raise AtError(
             f"Session {session_id_of(path)} has {total} prompt{'s' if total != 1 else ''}; "

@@ -50,7 +50,7 @@ def _cmd_show(args: argparse.Namespace) -> int:
         _print_json(
             {
                 "session": catalog.info(path).model_dump(mode="json"),
-                "prompt_indexes": state.prompt_indexes,
+                "prompt_positions": state.prompt_positions,
                 "entries": [result.entries.raw(i) for i in range(len(result.entries))],
             }
         )
@@ -126,7 +126,7 @@ def _print_tree(nodes: list[branch.TreeNode], indent: str = "") -> None:
         print(f"{indent}{node.id}{flags}")
         # The message index in brackets is what `fork --at` takes.
         for n, prompt in enumerate(node.prompts[shared:], shared + 1):
-            print(f"{indent}  {n}. [{prompt.index}] {prompt.first_line}")
+            print(f"{indent}  {n}. [{prompt.position}] {prompt.first_line}")
         _print_tree(node.children, indent + "    ")
 
 

@@ -141,7 +141,7 @@ def rewind(src_path: str | os.PathLike[str], n: int) -> tuple[Path, str]:
     """Branch just before prompt `n` (1-based); returns the new file and that prompt's text."""
     src = Path(src_path)
     state = replay(load_entries(src).entries)
-    prompts = state.prompt_indexes
+    prompts = state.prompt_positions
     if not 1 <= n <= len(prompts):
         raise BranchError(
             f"Session {session_id_of(src)} has {len(prompts)} prompt(s); choose a prompt number from 1 to {len(prompts)}."
@@ -156,7 +156,7 @@ def fork_after(src_path: str | os.PathLike[str], n: int | None = None) -> Path:
     src = Path(src_path)
     if n is None:
         return fork(src)
-    prompts = replay(load_entries(src).entries).prompt_indexes
+    prompts = replay(load_entries(src).entries).prompt_positions
     if not 1 <= n <= len(prompts):
         raise BranchError(
             f"Session {session_id_of(src)} has {len(prompts)} prompt(s); choose a prompt number from 1 to {len(prompts)}."
@@ -165,9 +165,9 @@ def fork_after(src_path: str | os.PathLike[str], n: int | None = None) -> Path:
 
 
 class PromptInfo(BaseModel):
-    """One prompt of a session: its message index, first line and time."""
+    """One prompt of a session: its message position, first line and time."""
 
-    index: int
+    position: int
     first_line: str
     time: str | None = None
 
@@ -210,7 +210,7 @@ def _node(path: Path) -> TreeNode:
         fork_of=s.meta.fork_of if s.meta else None,
         fork_at=s.meta.fork_at if s.meta else None,
         fork_prompt=s.fork_prompt,
-        prompts=[PromptInfo(index=p.index, first_line=p.first_line, time=p.time) for p in s.prompts],
+        prompts=[PromptInfo(position=p.position, first_line=p.first_line, time=p.time) for p in s.prompts],
         interrupted=s.interrupted,
         compactions=list(s.compactions),
         error=s.error,

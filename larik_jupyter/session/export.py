@@ -135,7 +135,7 @@ def render_markdown(path: Path, entries: EntryList) -> str:
     if meta.model:
         lines.append(f"- Model: `{':'.join(filter(None, (meta.provider, meta.model)))}`")
     if meta.fork_of:
-        shared = prompts_before(state.prompt_indexes, meta.fork_at)
+        shared = prompts_before(state.prompt_positions, meta.fork_at)
         lines.append(f"- Forked from `{meta.fork_of}` " + (f"after prompt {shared}" if shared else "at the start"))
     if entries.raw(0).get("time"):
         lines.append(f"- Started: {entries.raw(0)['time']}")

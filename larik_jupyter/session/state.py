@@ -31,7 +31,7 @@ class State:
     Both are read-only sequences that grow as the session appends (`context_start` is the
     index in `all` where `messages` resumes after `summary`). `interrupted` describes
     an interrupted turn at the end of the transcript, if any. `cost` is None when some model's
-    price is unknown. `prompt_indexes` are the indexes in `all` of the prompts,
+    price is unknown. `prompt_positions` are the positions in `all` of the prompts,
     `compactions` the lengths of `all` when each compaction happened, and `entry_indexes`
     the entry index of each message. `model` is the model named by the newest usage or
     compaction entry (a `/model` switch writes a usage entry with no tokens), else None.
@@ -42,7 +42,7 @@ class State:
     meta: Meta
     messages: MessageView
     all: MessageView
-    prompt_indexes: list[int] = field(default_factory=list)
+    prompt_positions: list[int] = field(default_factory=list)
     compactions: list[int] = field(default_factory=list)
     entry_indexes: list[int] = field(default_factory=list)
     context_start: int = 0
@@ -70,7 +70,7 @@ class State:
     @property
     def pending_note(self) -> str | None:
         """The undo note no prompt has carried yet, or None."""
-        return self._note if self._note_prompts == len(self.prompt_indexes) else None
+        return self._note if self._note_prompts == len(self.prompt_positions) else None
 
     @property
     def usage(self) -> Usage:
@@ -89,7 +89,7 @@ class State:
     def fold(self, start: int, stop: int) -> None:
         """Fold entries `start` to `stop` (exclusive) into the state, in one tight loop:
         this is most of resume's Python time, hence the local names."""
-        entry_indexes, prompts, orphans = self.entry_indexes, self.prompt_indexes, self._orphans
+        entry_indexes, prompts, orphans = self.entry_indexes, self.prompt_positions, self._orphans
         pending, pending_at, last_interrupted = self._pending, self._pending_at, self._last_interrupted
         tally = self._tally
         priced_as: dict[str | None, str] = {}  # `provider:model` of each usage entry's model

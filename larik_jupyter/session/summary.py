@@ -33,11 +33,11 @@ RACY_SECONDS = 2.0
 
 @dataclass(frozen=True)
 class PromptSummary:
-    """One prompt: its number (1-based), message index, first line, time, and its turn's
+    """One prompt: its number (1-based), message position, first line, time, and its turn's
     usage, cost (None: price unknown) and whether a reply in the turn was interrupted."""
 
     number: int
-    index: int
+    position: int
     first_line: str
     time: str | None
     usage: Usage
@@ -73,13 +73,13 @@ class SessionSummary:
         branch's own copy of the prefix, so it holds after the source is deleted."""
         if self.meta is None or self.meta.fork_of is None:
             return None
-        return prompts_before([p.index for p in self.prompts], self.meta.fork_at)
+        return prompts_before([p.position for p in self.prompts], self.meta.fork_at)
 
 
-def prompts_before(prompt_indexes: list[int], fork_at: int | None) -> int:
-    """How many prompts (by message index) a branch made at message `fork_at` shares with its
+def prompts_before(prompt_positions: list[int], fork_at: int | None) -> int:
+    """How many prompts (by message position) a branch made at message `fork_at` shares with its
     source: the prompt number people read for a fork point (None: the source's end)."""
-    return sum(1 for index in prompt_indexes if fork_at is None or index < fork_at)
+    return sum(1 for position in prompt_positions if fork_at is None or position < fork_at)
 
 
 def session_time(path: Path) -> str:
@@ -174,13 +174,13 @@ def read_summary(path: Path) -> SessionSummary:
             model = o.model or meta.model or ""
             turns[-1][0].add(f"{meta.provider}:{model}" if ":" not in model and meta.provider else model, o.usage)
     prompts = []
-    for number, (index, (tally, interrupted)) in enumerate(zip(state.prompt_indexes, turns, strict=True), 1):
+    for number, (position, (tally, interrupted)) in enumerate(zip(state.prompt_positions, turns, strict=True), 1):
         prompts.append(
             PromptSummary(
                 number=number,
-                index=index,
-                first_line=first_line(state.all[index].prompt_text()),
-                time=entries.outline(state.entry_indexes[index]).time,
+                position=position,
+                first_line=first_line(state.all[position].prompt_text()),
+                time=entries.outline(state.entry_indexes[position]).time,
                 usage=tally.usage(),
                 cost=tally.cost(),
                 interrupted=interrupted[0],

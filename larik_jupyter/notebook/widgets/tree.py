@@ -39,20 +39,20 @@ def _session(node: TreeNode, counter: list[int]) -> dict[str, Any]:
     for prompt in details.prompts:
         spent = prompt.cost
         total = None if total is None or spent is None else total + spent
-        if node.fork_of and _shares(node.fork_at, prompt.index):
+        if node.fork_of and _shares(node.fork_at, prompt.position):
             continue  # the copied prefix: shown once, in the session it was forked from
         last = prompt.number == len(details.prompts)
         item = {
             "kind": "prompt",
             "n": prompt.number,
-            "index": prompt.index,
+            "position": prompt.position,
             "text": prompt.first_line,
             "time": prompt.time,
             "cost": spent,
             "interrupted": prompt.interrupted or bool(last and node.interrupted),
             "children": [],
         }
-        items.append(((prompt.index, 1), item))
+        items.append(((prompt.position, 1), item))
         counter[0] += 1
     for at in node.compactions:
         if not (node.fork_of and _shares(node.fork_at, at)):
@@ -63,7 +63,7 @@ def _session(node: TreeNode, counter: list[int]) -> dict[str, Any]:
     children: list[dict[str, Any]] = []
     for child in node.children:
         data = _session(child, counter)
-        before = [p for p in prompts if _shares(child.fork_at, p["index"])]
+        before = [p for p in prompts if _shares(child.fork_at, p["position"])]
         (before[-1]["children"] if before else children).append(data)
     return {
         "kind": "session",
