@@ -25,9 +25,9 @@ from larik_jupyter.session.summary import summary
 _HERE = pathlib.Path(__file__).parent
 
 
-def _shares(fork_at: int | None, index: int) -> bool:
-    """Whether a branch made at message `fork_at` shares the message at `index`."""
-    return fork_at is None or index < fork_at
+def _shares(fork_at: int | None, position: int) -> bool:
+    """Whether a branch made at message `fork_at` shares the message at `position`."""
+    return fork_at is None or position < fork_at
 
 
 def _session(node: TreeNode, counter: list[int]) -> dict[str, Any]:
@@ -231,23 +231,23 @@ class ForkTreeWidget(SessionWidget):
     def static_text(self) -> str:
         return _static_text(self.tree)
 
-    def _plan(self, session_id: str, prompt_index: int) -> dict[str, Any]:
+    def _plan(self, session_id: str, prompt_number: int) -> dict[str, Any]:
         agent = self.session.agent
         if agent is not None and agent.session_path == resolve(session_id, self.session.cwd):
-            return rewind_plan(agent.checkpoints(), prompt_index)
-        return rewind_plan(CheckpointStore(session_id).turns(), prompt_index)
+            return rewind_plan(agent.checkpoints(), prompt_number)
+        return rewind_plan(CheckpointStore(session_id).turns(), prompt_number)
 
-    def plan_rewind(self, session_id: str, prompt_index: int) -> dict[str, Any]:
+    def plan_rewind(self, session_id: str, prompt_number: int) -> dict[str, Any]:
         """Show what "Rewind here with files" would restore, for the user to confirm."""
-        plan = self._plan(session_id, prompt_index)
-        self.confirm = {"session": session_id, "prompt": prompt_index, **plan}
+        plan = self._plan(session_id, prompt_number)
+        self.confirm = {"session": session_id, "prompt": prompt_number, **plan}
         return plan
 
     def rewind_here(
-        self, session_id: str, prompt_index: int, *, files: bool = False, turns: Any = None,
+        self, session_id: str, prompt_number: int, *, files: bool = False, turns: Any = None,
         force: bool = False, skip_changed: bool = False,
     ) -> str:
-        """Branch `session_id` before its prompt `prompt_index` (1-based, as `/rewind N`),
+        """Branch `session_id` before its prompt `prompt_number` (1-based, as `/rewind N`),
         continue there, and send that prompt as a new `%%larik` cell; returns the cell.
 
         With `files` (`/rewind N --files`) the turns from that prompt on are undone first;
@@ -256,41 +256,41 @@ class ForkTreeWidget(SessionWidget):
         branched: `confirm` asks again, naming them (`changed`), to go on with `force` or
         `skip_changed` (as `Agent.rewind`); returns "" then."""
         self.confirm = {}
-        if files and turns is not None and self._plan(session_id, prompt_index)["turns"] != turns:
+        if files and turns is not None and self._plan(session_id, prompt_number)["turns"] != turns:
             raise LarikError(
                 "The turns to undo changed since you confirmed; click Rewind here with files again "
                 "to see the current list."
             )
         try:
             code = self.session.rewind(
-                prompt_index, session_id=session_id, files=files, force=force, skip_changed=skip_changed
+                prompt_number, session_id=session_id, files=files, force=force, skip_changed=skip_changed
             )
         except RewindStopped as exc:
             if not exc.results[-1].changed:
                 raise
-            plan = self._plan(session_id, prompt_index)
-            self.confirm = {"session": session_id, "prompt": prompt_index, **plan, "changed": exc.results[-1].changed}
+            plan = self._plan(session_id, prompt_number)
+            self.confirm = {"session": session_id, "prompt": prompt_number, **plan, "changed": exc.results[-1].changed}
             refresh_all()
             return ""
         how = " and restored its files" if files else ""
-        self.status = f"Rewound {session_id} to before prompt {prompt_index}{how}; now on {self.current}."
+        self.status = f"Rewound {session_id} to before prompt {prompt_number}{how}; now on {self.current}."
         self.send({"type": "insert_cell", "code": code})
         refresh_all()
         return code
 
-    def fork_here(self, session_id: str, prompt_index: int | None = None) -> Path:
-        """Branch `session_id` after the turn of prompt `prompt_index` (default: its end) and
+    def fork_here(self, session_id: str, prompt_number: int | None = None) -> Path:
+        """Branch `session_id` after the turn of prompt `prompt_number` (default: its end) and
         continue on the branch; returns the branch's file."""
-        path = self.session.fork(session_id=session_id, n=prompt_index)
-        where = "its end" if prompt_index is None else f"prompt {prompt_index}"
+        path = self.session.fork(session_id=session_id, n=prompt_number)
+        where = "its end" if prompt_number is None else f"prompt {prompt_number}"
         self.status = f"Forked {session_id} after {where}; now on {self.current}."
         refresh_all()
         return path
 
-    def open_as_notebook(self, session_id: str, prompt_index: int | None = None) -> Path:
-        """Write `session_id` (up to prompt `prompt_index`, default: all of it) as a new notebook,
+    def open_as_notebook(self, session_id: str, prompt_number: int | None = None) -> Path:
+        """Write `session_id` (up to prompt `prompt_number`, default: all of it) as a new notebook,
         as `/notebook` does, and ask the page to open it (`{"type": "open_notebook", "path"}`)."""
-        path = self.session.to_notebook(session_id, at=prompt_index)
+        path = self.session.to_notebook(session_id, at=prompt_number)
         self.status = f"Wrote {path}."
         self.send({"type": "open_notebook", "path": str(path)})
         return path
