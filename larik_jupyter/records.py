@@ -19,7 +19,9 @@ def _writes_its_path(tool: str) -> bool:
 
 @dataclass(frozen=True)
 class ToolCallRecord:
-    turn: int
+    """One tool call, with the prompt number (1-based) of the turn that made it."""
+
+    prompt_number: int
     name: str
     summary: str
     is_error: bool
@@ -27,7 +29,9 @@ class ToolCallRecord:
 
 @dataclass
 class TurnRecord:
-    turn: int
+    """One turn: its prompt number (1-based, as `/rewind N` reads it) and prompt text."""
+
+    prompt_number: int
     prompt: str
     reply: str = ""
     tool_calls: int = 0
@@ -62,7 +66,7 @@ class SessionRecords:
                 errors[result.tool_use_id] = bool(result.is_error)
         for message in state.all:
             if message.is_prompt():
-                turns.append(TurnRecord(turn=len(turns) + 1, prompt=message.prompt_text()))
+                turns.append(TurnRecord(prompt_number=len(turns) + 1, prompt=message.prompt_text()))
                 continue
             if message.role != "assistant" or not turns:
                 continue
@@ -72,7 +76,7 @@ class SessionRecords:
             for use in message.tool_uses():
                 current.tool_calls += 1
                 failed = errors.get(use.id, True)
-                calls.append(ToolCallRecord(current.turn, use.name, summarize_call(use.name, use.input), failed))
+                calls.append(ToolCallRecord(current.prompt_number, use.name, summarize_call(use.name, use.input), failed))
                 path = use.input.get("path")
                 if _writes_its_path(use.name) and isinstance(path, str) and not failed:
                     if path not in current.files_changed:
