@@ -79,7 +79,7 @@ class CommandSpec:
     arguments: tuple[Arg, ...] = ()
     parse: Callable[[str], dict[str, object]] | None = None
     check: Callable[[dict[str, Any]], str | None] | None = None
-    browser: bool = False
+    off_main_thread: bool = False
 
 
 COMMANDS: dict[str, CommandSpec] = {}
@@ -91,17 +91,17 @@ def command(
     *arguments: Arg,
     parse: Callable[[str], dict[str, object]] | None = None,
     check: Callable[[dict[str, Any]], str | None] | None = None,
-    browser: bool = False,
+    off_main_thread: bool = False,
 ) -> Callable[[Handler], Handler]:
     """Register the decorated handler as the command `usage` names (`/name …`); `check`
-    returns a complaint about parsed arguments argparse cannot express, or None. A `browser`
-    command may wait for the browser (undo restores cells of open notebooks through the
-    bridge), so a cell holding only it runs it off the kernel's main thread, which delivers
-    the browser's replies."""
+    returns a complaint about parsed arguments argparse cannot express, or None. An
+    `off_main_thread` command runs off the kernel's main thread when a cell holds only it: it
+    may wait for the browser (undo restores cells of open notebooks through the bridge), whose
+    replies the main thread delivers, or run long (a /check Jupyter's interrupt stops)."""
 
     def register(handler: Handler) -> Handler:
         name = usage.split()[0].removeprefix("/")
-        COMMANDS[name] = CommandSpec(name, usage, help, handler, arguments, parse, check, browser)
+        COMMANDS[name] = CommandSpec(name, usage, help, handler, arguments, parse, check, off_main_thread)
         return handler
 
     return register
@@ -151,9 +151,9 @@ def run(kernel: KernelSession, command: Command, out: Output) -> None:
     COMMANDS[command.name].handler(kernel, out, **command.args)
 
 
-def waits_for_browser(command: Command) -> bool:
-    """Whether the command may wait for the browser's replies (see `command`)."""
-    return COMMANDS[command.name].browser
+def runs_off_main_thread(command: Command) -> bool:
+    """Whether a cell holding only this command runs it off the main thread (see `command`)."""
+    return COMMANDS[command.name].off_main_thread
 
 
 PROMPT_USAGE = (
@@ -251,7 +251,7 @@ _CHANGED_ARGS = (arg("--force", action="store_true"), arg("--skip-changed", acti
     arg("--files", action="store_true"),
     *_CHANGED_ARGS,
     check=_from_one,
-    browser=True,
+    off_main_thread=True,
 )
 def _rewind(
     kernel: KernelSession, out: Output, *, n: int, files: bool, force: bool, skip_changed: bool
@@ -281,7 +281,7 @@ def _rewind(
     arg("--to", type=int),
     *_CHANGED_ARGS,
     check=_from_one,
-    browser=True,
+    off_main_thread=True,
 )
 def _undo(kernel: KernelSession, out: Output, *, to: int | None, force: bool, skip_changed: bool) -> None:
     from larik_jupyter.notebook.widgets.undo import UndoPanel
@@ -323,7 +323,7 @@ def _history(kernel: KernelSession, out: Output) -> None:
     "out-of-order runs, values that differ from the live kernel",
     arg("path", nargs="?"),
     arg("--timeout", type=int, default=600),
-    browser=True,
+    off_main_thread=True,
 )
 def _check(kernel: KernelSession, out: Output, *, path: str | None, timeout: int) -> None:
     from larik_jupyter.notebook.widgets.check import CheckWidget

@@ -151,7 +151,7 @@ class LarikMagics(Magics):
         self, line: str, cell: str | None, *, prompt: Callable[[Prompt], None] | None
     ) -> Prompt | Command | None:
         """Run a command, or the prompt through `prompt`; with `prompt` None, hand it back, and
-        also a command that waits for the browser (the caller runs it off the main thread)."""
+        also a command that runs off the main thread (the caller runs it there)."""
         handed_back: Prompt | Command | None = None
         try:
             parsed = parse_magic(line, cell)
@@ -159,7 +159,7 @@ class LarikMagics(Magics):
                 self.warmup.start(parsed.model if isinstance(parsed, Prompt) else None)
                 for notice in self.warmup.notices():
                     display(MarkdownText(f"> {notice}"))
-            if isinstance(parsed, Command) and prompt is None and commands.waits_for_browser(parsed):
+            if isinstance(parsed, Command) and prompt is None and commands.runs_off_main_thread(parsed):
                 handed_back = parsed
             elif isinstance(parsed, Command):
                 commands.run(self.session, parsed, commands.Output(self._show))
