@@ -108,9 +108,13 @@ class KernelSession:
             self.agent.switch_model(model)
         return self.agent
 
-    def open(self, *, model: str | None = None, **kwargs: Any) -> Agent:
-        """Open the agent (a new session unless `session`/`continue_latest` say otherwise); the
-        first time, and when there is none, a new `Agent`; else the current one switches."""
+    def open(
+        self, *, model: str | None = None, resume: str | None = None, latest: bool = False
+    ) -> Agent:
+        """Open the agent on a new session, or continue the session `resume` names (an id or a
+        path) or, with `latest`, the latest one; the first time a new `Agent`, after that the
+        current one switches."""
+        resuming = resume is not None or latest
         if self.agent is None:
             from larik_jupyter.api import Agent
 
@@ -119,10 +123,11 @@ class KernelSession:
                 model=model or self.model,
                 yes=self.yes,
                 host=self.host,
-                **kwargs,
+                session=resume,
+                continue_latest=latest,
             )
-        elif kwargs:
-            self.agent.resume(kwargs.get("session"), last=bool(kwargs.get("continue_latest")))
+        elif resuming:
+            self.agent.resume(resume, last=latest)
         else:
             self.agent.new(model=model or self.model)
         self._show_opened(self.agent)
@@ -148,7 +153,7 @@ class KernelSession:
     def resume(self, session: str | None, *, last: bool = False) -> Agent:
         """Continue `session` (or the latest with `last`), opening the agent if needed."""
         self.require_idle()
-        return self.open(session=session, continue_latest=last)
+        return self.open(resume=session, latest=last)
 
     def fork(self, *, session_id: str | None = None, n: int | None = None) -> Path:
         """Branch `session_id` (default: the current session) after the turn of its prompt `n`
@@ -160,7 +165,7 @@ class KernelSession:
             from larik_jupyter.session import branch
 
             path = branch.fork_after(self._resolve(session_id), n)
-            self.open(session=str(path))
+            self.open(resume=str(path))
             return path
         agent = self.require()
         prompts = len(agent.records.turns)
@@ -186,7 +191,7 @@ class KernelSession:
             from larik_jupyter.session import branch
 
             path, text = branch.rewind(self._resolve(session_id), n)
-            self.open(session=str(path))
+            self.open(resume=str(path))
             return "%%larik\n" + text
         agent = self.resume(session_id) if session_id else self.require()
         if files and agent.branched_from:
