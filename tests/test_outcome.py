@@ -33,7 +33,7 @@ def test_run_returns_the_outcome_with_the_very_object_answered(project: Path, tm
     agent = Agent(project, model=model, yes=True, host=KernelHost(ns))
     out = agent.run("summarise df by g")
     assert out.value is ns["summary"]
-    assert (out.status, out.text, out.prompt, out.session, out.answer) == (
+    assert (out.status, out.text, out.prompt, out.session_id, out.answer) == (
         "done", REPLY, "summarise df by g", agent.session_id, "summary"
     )
     assert out.usage.output_tokens == 5
@@ -80,7 +80,7 @@ def test_dash_o_binds_the_outcome_in_a_kernel(project: Path, tmp_path: Path) -> 
         f"%larik -o out --model {model} --yes summarise df",
         "print(out.value is summary, repr(out.text), out.status, out.prompt)\nout",
         "%%larik -o again --yes\nadd it up",
-        "print(again.value, again.value is total, again.session == out.session)",
+        "print(again.value, again.value is total, again.session_id == out.session_id)",
     ])
     with nbc.setup_kernel():
         texts = run_cells(nbc)

@@ -251,7 +251,7 @@ class AgentLoop:
         else:
             turn = 1
         self.env.prompt = prompt_number
-        outcome = TurnOutcome(turn=turn, status="done", session=self.session.id, prompt=prompt)
+        outcome = TurnOutcome(turn=turn, status="done", session_id=self.session.id, prompt=prompt)
         self.answered = None
         self.emit(ae.TurnStarted(turn=turn, prompt=prompt, model=self.provider.name))
         try:

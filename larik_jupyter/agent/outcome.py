@@ -15,7 +15,7 @@ _TEXT_PREVIEW = 40
 class TurnOutcome:
     """One turn's result: `status` (done, interrupted, error, blocked, max_steps), the reply's
     final `text`, `error`, `usage` and `cost` (None when the model's price is unknown), the
-    `session` id, the `prompt` sent, and `value`: the kernel object the agent handed back with
+    `session_id`, the `prompt` sent, and `value`: the kernel object the agent handed back with
     the `answer` tool (that very object, not a copy), whose variable name is `answer`."""
 
     turn: int
@@ -24,7 +24,7 @@ class TurnOutcome:
     error: str | None = None
     usage: Usage = field(default_factory=Usage)
     cost: float | None = None
-    session: str = ""
+    session_id: str = ""
     prompt: str = ""
     value: Any = None
     answer: str | None = None
