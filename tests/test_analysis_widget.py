@@ -47,7 +47,7 @@ def test_magic_writes_the_branch_and_refuses_an_existing_file(project: Path, tmp
 
 def test_tree_opens_a_branch_as_notebook_and_compares_two_branches(project: Path, tmp_path: Path) -> None:
     shell, magics, first, second = _two_branches(project, tmp_path)
-    widget = ForkTreeWidget(magics.session)
+    widget = ForkTreeWidget(magics.kernel)
     sent: list[dict[str, Any]] = []
     widget.send = sent.append  # type: ignore[method-assign]  # the comm transport, not the widget
     click(widget, type="notebook", session=first, prompt=2)

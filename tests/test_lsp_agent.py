@@ -109,7 +109,7 @@ def test_lsp_command_lists_servers_with_their_state(
     monkeypatch.chdir(project)
     magics = LarikMagics(shell=InteractiveShell.instance())
     with capture_output() as cap:
-        commands.run(magics.session, Command("lsp", {}), commands.Output(display))
+        commands.run(magics.kernel, Command("lsp", {}), commands.Output(display))
     table = cap.outputs[0].data["text/markdown"]
     assert "| server | state | pid | starts | open files | command | log |" in table
     assert f"| pylsp | not started |  | 0 | 0 | `{PYLSP}` |" in table

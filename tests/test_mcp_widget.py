@@ -35,7 +35,7 @@ def test_approving_in_the_card_starts_the_server_for_the_running_agent(project: 
         assert any("larik-jupyter approve mcp:tiny" in t for t in texts)
         assert "mcp__tiny__echo" not in agent.loop.tools
 
-        card = TrustWidget(magics.session, load_config(project).pending)
+        card = TrustWidget(magics.kernel, load_config(project).pending)
         shown_html = card.rows["mcp:tiny"].children[0].value
         assert "MCP server <code>tiny</code> from .mcp.json" in shown_html and "tiny_server.py" in shown_html
         card.approve_buttons["mcp:tiny"].click()
@@ -56,7 +56,7 @@ def test_approving_in_the_card_starts_the_server_for_the_running_agent(project: 
         (pending,) = load_config(project).pending
         assert pending.key == "mcp:tiny" and "--verbose" in pending.definition["args"]
         # A card shown before the change cannot approve the changed definition.
-        stale = TrustWidget(magics.session, [card.pending[0]])
+        stale = TrustWidget(magics.kernel, [card.pending[0]])
         stale.approve_buttons["mcp:tiny"].click()
         assert "mcp:tiny" not in stale.settled and load_config(project).pending
     finally:
@@ -66,7 +66,7 @@ def test_approving_in_the_card_starts_the_server_for_the_running_agent(project: 
 def test_not_now_leaves_it_pending(project: Path) -> None:
     share(project, [])
     shell, magics = shell_with_magics(project, "scripted:demo")
-    card = TrustWidget(magics.session, load_config(project).pending)
+    card = TrustWidget(magics.kernel, load_config(project).pending)
     card.later_buttons["mcp:tiny"].click()
     card.approve_buttons["mcp:tiny"].click()  # settled rows ignore later clicks
     assert "Not approved" in card.settled["mcp:tiny"]
@@ -84,7 +84,7 @@ def test_approving_a_shared_hook_in_the_card_runs_it_from_the_next_call(project:
     larik(shell, "look")
     assert not flag.exists()
     (pending,) = load_config(project).pending
-    card = TrustWidget(magics.session, [pending])
+    card = TrustWidget(magics.kernel, [pending])
     card.approve_buttons[pending.key].click()
     assert card.settled[pending.key].startswith("✓ Approved hook:PreToolUse:")
     larik(shell, "look again")

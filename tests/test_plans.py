@@ -82,7 +82,7 @@ def test_todo_write_needs_no_approval_and_refuses_two_items_in_progress(project:
     assert two.is_error and "at most one item may be in_progress" in two.content
     assert status.is_error and "todos.0.status" in status.content
     shell, magics = shell_with_magics(project, model)
-    magics.session.agent = agent
+    magics.kernel.agent = agent
     with capture_output() as plan:
         larik(shell, "/plan")
     assert "**Read the code** _(in progress)_" in markdown_of(plan.outputs)  # the refused plans changed nothing
@@ -160,7 +160,7 @@ def test_an_empty_list_clears_the_plan(project: Path, tmp_path: Path) -> None:
     agent.run("plan, then drop it")
     assert agent.plan == []
     shell, magics = shell_with_magics(project, "scripted:demo")
-    magics.session.agent = agent
+    magics.kernel.agent = agent
     with capture_output() as plan:
         larik(shell, "/plan")
     assert "0/0 done\n\n_(the plan is empty)_" in markdown_of(plan.outputs)

@@ -177,7 +177,7 @@ def test_the_undo_panel_asks_then_restores_anyway_or_skips(tmp_path: Path) -> No
     shell, magics = two_turns(tmp_path / "p", tmp_path)
     root = tmp_path / "p"
     (root / "new.py").write_text("print('mine')\n")
-    panel = UndoPanel(magics.session)
+    panel = UndoPanel(magics.kernel)
     click(panel, type="undo")
     assert panel.result["changed"] == ["new.py"] and not panel.result["ok"]
     assert panel.retry == {"type": "undo"} and panel.status == (
@@ -204,7 +204,7 @@ def test_the_fork_trees_rewind_with_files_asks_about_changed_files_then_skips_th
     larik(shell, "second")
     (project / "a.txt").write_text("mine\n")
     source = magics.agent.session_id
-    tree = ForkTreeWidget(magics.session)
+    tree = ForkTreeWidget(magics.kernel)
     click(tree, type="plan_rewind", session=source, prompt=1)
     click(tree, type="rewind", session=source, prompt=1, files=True, turns=tree.confirm["turns"])
     assert tree.confirm["changed"] == ["a.txt"] and magics.agent.session_id == source

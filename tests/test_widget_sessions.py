@@ -49,7 +49,7 @@ def test_table_rows_carry_time_prompt_messages_tokens_cost_and_fork(project: Pat
 
 def test_resume_and_fork_match_the_magics(project: Path, tmp_path: Path) -> None:
     shell, magics, first, second = two_sessions(project, tmp_path)
-    browser = SessionsBrowser(magics.session)
+    browser = SessionsBrowser(magics.kernel)
     assert {r["id"] for r in browser.sessions["rows"]} == {first, second}
     assert browser.sessions["current"] == second
     click(browser, type="resume", session=first)
@@ -65,7 +65,7 @@ def test_resume_and_fork_match_the_magics(project: Path, tmp_path: Path) -> None
 
 def test_export_writes_what_the_magic_writes(project: Path, tmp_path: Path) -> None:
     shell, magics, first, second = two_sessions(project, tmp_path)
-    browser = SessionsBrowser(magics.session)
+    browser = SessionsBrowser(magics.kernel)
     out = browser.export(second)
     assert out == project / ".larik" / "exports" / f"{second}.md"
     larik(shell, "/export")
@@ -80,7 +80,7 @@ def test_delete_needs_confirmation_and_removes_everything(project: Path, tmp_pat
     extras = [path.with_name(f"{first}-agents"), path.with_name(f"{first}.trace"), paths.checkpoints_dir(first)]
     for extra in extras:
         extra.mkdir(parents=True, exist_ok=True)
-    browser = SessionsBrowser(magics.session)
+    browser = SessionsBrowser(magics.kernel)
     click(browser, type="delete", session=first)
     assert "needs confirmation" in browser.error and path.is_file()
     click(browser, type="delete", session=first, confirm=True)
@@ -94,7 +94,7 @@ def test_delete_needs_confirmation_and_removes_everything(project: Path, tmp_pat
 def test_sessions_magic_shows_the_browser_with_a_static_fallback(project: Path, tmp_path: Path) -> None:
     shell, magics, first, second = two_sessions(project, tmp_path)
     larik(shell, "/sessions")
-    browser = [w for w in live_widgets() if isinstance(w, SessionsBrowser) and w.session is magics.session][-1]
+    browser = [w for w in live_widgets() if isinstance(w, SessionsBrowser) and w.kernel is magics.kernel][-1]
     data, _ = browser._repr_mimebundle_()
     assert "first session" in data["text/html"] and "application/vnd.jupyter.widget-view+json" in data
     larik(shell, "a third prompt")
@@ -115,7 +115,7 @@ def test_delete_magic_and_button_refuse_what_is_not_a_session(project: Path, tmp
         with pytest.raises(UsageError) as refused:
             larik(shell, f"/delete {target}")
         assert "\n" not in str(refused.value) and ("Refusing to delete" in str(refused.value) or "not a regular file" in str(refused.value))
-    browser = SessionsBrowser(magics.session)
+    browser = SessionsBrowser(magics.kernel)
     click(browser, type="delete", session=link.stem, confirm=True)
     assert "Refusing to delete" in browser.error and "symbolic link" in browser.error
     assert (tree_state(paths.data_dir()), tree_state(tmp_path)) == before

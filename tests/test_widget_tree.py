@@ -39,7 +39,7 @@ def sent_messages(widget: ForkTreeWidget) -> list[dict[str, Any]]:
 
 def test_tree_shows_two_forks_under_the_prompts_they_branched_at(project: Path, tmp_path: Path) -> None:
     shell, magics, source = three_prompts(project, tmp_path)
-    widget = ForkTreeWidget(magics.session)
+    widget = ForkTreeWidget(magics.kernel)
     after_one = widget.fork_here(source, 1)
     sent = sent_messages(widget)
     code = widget.rewind_here(source, 3)
@@ -65,7 +65,7 @@ def test_tree_shows_two_forks_under_the_prompts_they_branched_at(project: Path, 
 
 def test_rewind_here_writes_what_resume_then_rewind_writes(project: Path, tmp_path: Path) -> None:
     shell, magics, source = three_prompts(project, tmp_path)
-    widget = ForkTreeWidget(magics.session)
+    widget = ForkTreeWidget(magics.kernel)
     sent = sent_messages(widget)
     click(widget, type="rewind", session=source, prompt=2)
     by_widget = magics.agent.session_path  # type: ignore[union-attr]
@@ -83,7 +83,7 @@ def test_fork_here_matches_fork_at_the_end_and_rewind_to_the_next_prompt(
     project: Path, tmp_path: Path
 ) -> None:
     shell, magics, source = three_prompts(project, tmp_path)
-    widget = ForkTreeWidget(magics.session)
+    widget = ForkTreeWidget(magics.kernel)
     at_end = widget.fork_here(source, 3)
     larik(shell, f"/resume {source}")
     larik(shell, "/fork")
@@ -98,7 +98,7 @@ def test_fork_here_matches_fork_at_the_end_and_rewind_to_the_next_prompt(
 
 def test_resume_continues_the_clicked_session(project: Path, tmp_path: Path) -> None:
     shell, magics, source = three_prompts(project, tmp_path)
-    widget = ForkTreeWidget(magics.session)
+    widget = ForkTreeWidget(magics.kernel)
     widget.fork_here(source)
     assert magics.agent.session_id != source  # type: ignore[union-attr]
     click(widget, type="resume", session=source)
@@ -110,7 +110,7 @@ def test_resume_continues_the_clicked_session(project: Path, tmp_path: Path) -> 
 
 def test_tree_follows_new_turns_and_forks_without_rerunning(project: Path, tmp_path: Path) -> None:
     shell, magics, source = three_prompts(project, tmp_path)
-    widget = ForkTreeWidget(magics.session)
+    widget = ForkTreeWidget(magics.kernel)
     assert widget in live_widgets()
     larik(shell, "fourth prompt")
     assert widget.tree["roots"][0]["items"][-1]["text"] == "fourth prompt"
@@ -122,7 +122,7 @@ def test_tree_follows_new_turns_and_forks_without_rerunning(project: Path, tmp_p
 
 def test_a_bad_click_reports_one_sentence_and_changes_nothing(project: Path, tmp_path: Path) -> None:
     shell, magics, source = three_prompts(project, tmp_path)
-    widget = ForkTreeWidget(magics.session)
+    widget = ForkTreeWidget(magics.kernel)
     sent = sent_messages(widget)
     click(widget, type="rewind", session=source, prompt=9)
     assert "has 3 prompt(s)" in widget.error
@@ -166,7 +166,7 @@ def test_a_damaged_session_is_marked_not_hidden(project: Path, tmp_path: Path) -
 
 def test_refresh_all_computes_each_tree_once(project: Path, tmp_path: Path) -> None:
     shell, magics, source = three_prompts(project, tmp_path)
-    one, two = ForkTreeWidget(magics.session), ForkTreeWidget(magics.session)
+    one, two = ForkTreeWidget(magics.kernel), ForkTreeWidget(magics.kernel)
     larik(shell, "another")
     assert one.tree is two.tree  # the same computed data, shared
     refresh_all()
@@ -175,7 +175,7 @@ def test_refresh_all_computes_each_tree_once(project: Path, tmp_path: Path) -> N
 
 def test_widget_bundle_has_the_view_and_a_static_fallback(project: Path, tmp_path: Path) -> None:
     shell, magics, source = three_prompts(project, tmp_path)
-    data, _ = ForkTreeWidget(magics.session)._repr_mimebundle_()
+    data, _ = ForkTreeWidget(magics.kernel)._repr_mimebundle_()
     assert "application/vnd.jupyter.widget-view+json" in data
     assert "write the parser" in data["text/html"]
 
@@ -193,7 +193,7 @@ def test_rewind_here_with_files_lists_them_first_then_restores_them(project: Pat
     for prompt in ("first", "second", "third"):
         larik(shell, prompt)
     source = magics.agent.session_id
-    tree = ForkTreeWidget(magics.session)
+    tree = ForkTreeWidget(magics.kernel)
     sent = sent_messages(tree)
     click(tree, type="plan_rewind", session=source, prompt=2)
     assert tree.confirm == {
@@ -213,7 +213,7 @@ def test_rewind_here_with_files_lists_them_first_then_restores_them(project: Pat
 
 def test_tree_names_empty_branches_and_branches_whose_source_was_deleted(project: Path, tmp_path: Path) -> None:
     shell, magics, source = three_prompts(project, tmp_path)
-    widget = ForkTreeWidget(magics.session)
+    widget = ForkTreeWidget(magics.kernel)
     after_two = widget.fork_here(source, 2).stem
     widget.rewind_here(source, 1)  # before the first prompt: a branch with no prompt yet
     at_start = magics.agent.session_id  # type: ignore[union-attr]

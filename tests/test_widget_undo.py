@@ -36,7 +36,7 @@ def two_turns(root: Path, tmp_path: Path) -> tuple[Any, Any]:
 
 def test_panel_lists_turns_newest_first_with_diffs_and_one_undo_button(tmp_path: Path) -> None:
     shell, magics = two_turns(tmp_path / "p", tmp_path)
-    panel = UndoPanel(magics.session)
+    panel = UndoPanel(magics.kernel)
     newest, older = panel.panel["turns"]
     assert (newest["turn"], older["turn"]) == (2, 1)
     assert [f["path"] for f in newest["files"]] == ["notes.txt", "new.py"]
@@ -50,8 +50,8 @@ def test_panel_lists_turns_newest_first_with_diffs_and_one_undo_button(tmp_path:
 
 def test_undo_button_restores_files_like_the_magic_and_panels_follow(tmp_path: Path) -> None:
     shell, magics = two_turns(tmp_path / "widget", tmp_path)
-    panel = UndoPanel(magics.session)
-    tree = ForkTreeWidget(magics.session)
+    panel = UndoPanel(magics.kernel)
+    tree = ForkTreeWidget(magics.kernel)
     click(panel, type="undo")
     root = tmp_path / "widget"
     assert (root / "notes.txt").read_text() == "alpha\nBETA\n" and not (root / "new.py").exists()
@@ -72,7 +72,7 @@ def test_undo_button_restores_files_like_the_magic_and_panels_follow(tmp_path: P
         m.agent.loop.checkpoints.settle()
         assert sorted(os.listdir(paths.checkpoints_dir(m.agent.session_id))) == ["1"]
     # The magic shows the panel too, alive and refreshed with the session.
-    shown = [w for w in live_widgets() if isinstance(w, UndoPanel) and w.session is twin.session]
+    shown = [w for w in live_widgets() if isinstance(w, UndoPanel) and w.kernel is twin.kernel]
     assert shown and shown[-1].result["turn"] == 2
 
 
@@ -81,7 +81,7 @@ def test_a_refused_file_is_reported_and_the_turn_stays(tmp_path: Path) -> None:
     root = tmp_path / "p"
     (root / "notes.txt").unlink()
     (root / "notes.txt").symlink_to(root / "elsewhere.txt")
-    panel = UndoPanel(magics.session)
+    panel = UndoPanel(magics.kernel)
     click(panel, type="undo")
     assert panel.result["ok"] is False
     assert panel.result["restored"] == ["new.py"]
@@ -97,7 +97,7 @@ def test_checkpoints_shows_the_panel_and_nothing_to_undo_is_one_sentence(tmp_pat
     shell, magics = shell_with_magics(root, scripted(tmp_path, [text("hi")]))
     larik(shell, "just talk")
     larik(shell, "/checkpoints")
-    (panel,) = [w for w in live_widgets() if isinstance(w, UndoPanel) and w.session is magics.session]
+    (panel,) = [w for w in live_widgets() if isinstance(w, UndoPanel) and w.kernel is magics.kernel]
     assert panel.panel == {"session": magics.agent.session_id, "turns": []}
     click(panel, type="undo")
     assert "has no turn with file changes left to undo" in panel.error
@@ -116,7 +116,7 @@ def test_panel_lists_variable_changes_and_undoes_them(tmp_path: Path) -> None:
     shell.user_ns["data"] = [1, 2, 3]
     larik(shell, "change data")
     larik(shell, "write a")
-    panel = UndoPanel(magics.session)
+    panel = UndoPanel(magics.kernel)
     newest, older = panel.panel["turns"]
     assert (newest["prompt"], older["prompt"]) == (2, 1) and newest["variables"] == []
     assert [(v["name"], v["before"], v["after"]) for v in older["variables"]] == [

@@ -78,7 +78,7 @@ class LarikMagics(Magics):
             if shell is not None
             else None
         )
-        self.session = KernelSession(
+        self.kernel = KernelSession(
             os.getcwd(),
             model=self.model,
             yes=self.yes,
@@ -88,15 +88,15 @@ class LarikMagics(Magics):
             set_next_cell=self._set_next_cell,
             show_pending=self._show_pending,
         )
-        self.runner = TurnRunner(self.session, self.pump, shell, context=lambda: self.context)
+        self.runner = TurnRunner(self.kernel, self.pump, shell, context=lambda: self.context)
         self._bridge: Bridge | None = None
         # Set by the extension: the kernel's background start (SDK warm-up, retention prune).
         self.warmup: Warmup | None = None
 
     @observe("model", "yes", "protect")
     def _defaults_changed(self, change: Any) -> None:
-        if hasattr(self, "session"):
-            setattr(self.session, change["name"], change["new"])
+        if hasattr(self, "kernel"):
+            setattr(self.kernel, change["name"], change["new"])
 
     @property
     def capture(self) -> KernelCapture | None:
@@ -129,15 +129,15 @@ class LarikMagics(Magics):
     @property
     def agent(self) -> Agent | None:
         """The kernel's agent (None before the first prompt)."""
-        return self.session.agent
+        return self.kernel.agent
 
     @property
     def cwd(self) -> Path:
-        return self.session.cwd
+        return self.kernel.cwd
 
     @cwd.setter
     def cwd(self, value: str | os.PathLike[str]) -> None:
-        self.session.cwd = Path(os.path.abspath(os.fspath(value)))
+        self.kernel.cwd = Path(os.path.abspath(os.fspath(value)))
 
     # -- entry point -----------------------------------------------------------------------
 
@@ -162,7 +162,7 @@ class LarikMagics(Magics):
             if isinstance(parsed, Command) and prompt is None and commands.runs_off_main_thread(parsed):
                 handed_back = parsed
             elif isinstance(parsed, Command):
-                commands.run(self.session, parsed, commands.Output(self._show))
+                commands.run(self.kernel, parsed, commands.Output(self._show))
             elif prompt is None:
                 handed_back = parsed
             else:
@@ -178,7 +178,7 @@ class LarikMagics(Magics):
         """The approval card for what the project's shared config declares awaiting approval."""
         from larik_jupyter.notebook.widgets.trust import TrustWidget
 
-        display(TrustWidget(self.session, pending))
+        display(TrustWidget(self.kernel, pending))
 
     def _show(self, value: object) -> None:
         """Display a command's output; a widget in a headless run as its static renderings,
@@ -213,8 +213,8 @@ class LarikMagics(Magics):
 
                     # Its bridge requests wait on a worker thread; this loop delivers the replies.
                     # Jupyter's interrupt ends a long one (a /check) through the session.
-                    with sigint_stops(self.session.command_stop.set, reading_input=lambda: False):
-                        await asyncio.to_thread(commands.run, self.session, parsed, commands.Output(self._show))
+                    with sigint_stops(self.kernel.command_stop.set, reading_input=lambda: False):
+                        await asyncio.to_thread(commands.run, self.kernel, parsed, commands.Output(self._show))
                 else:
                     await self.aprompt(parsed)
             except LarikError as exc:

@@ -42,16 +42,16 @@ FIX_NEEDS_A_MODEL = (
 
 
 class TurnRunner:
-    """Runs prompts of `session` in the cells of `shell`.
+    """Runs prompts through `kernel` (the `KernelSession`) in the cells of `shell`.
 
     `context` says whether prompts carry the notebook context (the magics' trait); `capture`
     (what ran in the kernel) and `bridge` (the open notebooks) are set by the extension.
     """
 
     def __init__(
-        self, session: KernelSession, pump: MainThreadPump, shell: Any, *, context: Callable[[], bool]
+        self, kernel: KernelSession, pump: MainThreadPump, shell: Any, *, context: Callable[[], bool]
     ) -> None:
-        self.session = session
+        self.kernel = kernel
         self.pump = pump
         self.shell = shell
         self.context = context
@@ -71,14 +71,14 @@ class TurnRunner:
         nonce = new_nonce()
         namespace = self.shell.user_ns if self.shell is not None else {}
         try:
-            attached = attach(parsed.attach, namespace, self.session.cwd, nonce)
+            attached = attach(parsed.attach, namespace, self.kernel.cwd, nonce)
         except LarikError as exc:
             raise UsageError(str(exc)) from None
-        notebook = self.session.own_notebook()
+        notebook = self.kernel.own_notebook()
         before = []
         if parsed.context and self.context():
             text = notebook_context(
-                self.capture, notebook, since=self._context_since, nonce=nonce, cwd=self.session.cwd
+                self.capture, notebook, since=self._context_since, nonce=nonce, cwd=self.kernel.cwd
             )
             before.append(TextBlock(text=text))
         self._context_since = self.capture.last_count if self.capture is not None else 0
@@ -102,7 +102,7 @@ class TurnRunner:
         text = parsed.text
         if parsed.expand and self.shell is not None:
             text = self.shell.var_expand(text, depth=2)
-        agent = self.session.ensure(model=parsed.model, new=parsed.new)
+        agent = self.kernel.ensure(model=parsed.model, new=parsed.new)
         if agent.model == DEMO_MODEL and text.startswith(FIX_PROMPT_START):
             raise LarikError(FIX_NEEDS_A_MODEL)
         extras, notebook = self._extras(parsed)
@@ -123,9 +123,9 @@ class TurnRunner:
 
         def turn(inline_runner: InlineRunner | None) -> Any:
             # This cell's approver, view and notebook apply to this turn only.
-            agent.protect = self.session.protect
+            agent.protect = self.kernel.protect
             return agent.arun(
-                text, extras, approver=ui.approver, yes=parsed.yes or self.session.yes,
+                text, extras, approver=ui.approver, yes=parsed.yes or self.kernel.yes,
                 listener=ui.listener, notebook=notebook, inline_runner=inline_runner,
             )
 

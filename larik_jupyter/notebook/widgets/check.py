@@ -22,7 +22,7 @@ _HERE = pathlib.Path(__file__).parent
 
 
 class CheckWidget(SessionWidget):
-    """One check's report. Parameters: `session`, `report`.
+    """One check's report. Parameters: `kernel`, `report`.
 
     The front end sends `focus` (with `cell_id`) to show a cell; `focus()` does the same."""
 
@@ -34,9 +34,9 @@ class CheckWidget(SessionWidget):
         help="each heading with its items: {text, cell_id (or null)}"
     ).tag(sync=True)
 
-    def __init__(self, session: KernelSession, report: CheckReport, **kwargs: Any) -> None:
+    def __init__(self, kernel: KernelSession, report: CheckReport, **kwargs: Any) -> None:
         self.report = report
-        super().__init__(session, **kwargs)
+        super().__init__(kernel, **kwargs)
 
     def actions(self) -> dict[str, Any]:
         return {"focus": lambda m: self.focus(str(m["cell_id"]))}
@@ -50,7 +50,7 @@ class CheckWidget(SessionWidget):
 
     def focus(self, cell_id: str) -> None:
         """Select and scroll to `cell_id` in the notebook a browser shows (nothing without one)."""
-        live = self.session.host.live if self.session.host is not None else None
+        live = self.kernel.host.live if self.kernel.host is not None else None
         if live is None:
             self.status = "No browser shows this notebook, so there is no cell to go to."
             return

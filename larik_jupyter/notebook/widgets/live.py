@@ -49,7 +49,7 @@ def escape(text: object) -> str:
 class SessionWidget(anywidget.AnyWidget):
     """Base of the tree, undo panel and sessions browser.
 
-    Parameters: `session` (the kernel's `KernelSession`: its working directory and agent).
+    Parameters: `kernel` (the kernel's `KernelSession`: its working directory and agent).
     Front-end messages `{"type": NAME, ...}` call the action registered for NAME; a
     LarikError becomes the `error` trait (one sentence), success clears it.
     """
@@ -66,10 +66,10 @@ class SessionWidget(anywidget.AnyWidget):
     status = traitlets.Unicode("", help="what the last action did, for the user").tag(sync=True)
     error = traitlets.Unicode("", help="why the last action failed").tag(sync=True)
 
-    def __init__(self, session: KernelSession, **kwargs: Any) -> None:
+    def __init__(self, kernel: KernelSession, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.command = f"%larik {self.COMMAND}"
-        self.session = session
+        self.kernel = kernel
         self._tasks: set[asyncio.Task[None]] = set()
         self.on_msg(self._on_custom_msg)
         _LIVE.add(self)
@@ -98,7 +98,7 @@ class SessionWidget(anywidget.AnyWidget):
     @property
     def current(self) -> str | None:
         """The id of the session the kernel's agent is on, if any."""
-        agent = self.session.agent
+        agent = self.kernel.agent
         return agent.session_id if agent is not None else None
 
     def _on_custom_msg(self, _widget: Any, content: Any, _buffers: Any) -> None:

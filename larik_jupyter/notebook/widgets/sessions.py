@@ -51,7 +51,7 @@ def _branch_text(row: dict[str, Any]) -> str:
 class SessionsBrowser(SessionWidget):
     """This working directory's sessions, with resume, fork, export and a confirmed delete.
 
-    Parameters: `session` (the kernel's `KernelSession`). The front end sends `resume`, `fork`,
+    Parameters: `kernel` (the kernel's `KernelSession`). The front end sends `resume`, `fork`,
     `export` and `delete` (the last only with `"confirm": true`, after asking the user).
     """
 
@@ -71,10 +71,10 @@ class SessionsBrowser(SessionWidget):
         }
 
     def refresh(self, memo: dict[tuple[Any, ...], Any] | None = None) -> None:
-        key = ("sessions", str(self.session.cwd), self.current)
+        key = ("sessions", str(self.kernel.cwd), self.current)
         memo = {} if memo is None else memo
         if key not in memo:
-            memo[key] = sessions_data(self.session.cwd, self.current)
+            memo[key] = sessions_data(self.kernel.cwd, self.current)
         self.sessions = memo[key]
 
     def static_html(self) -> str:
@@ -103,26 +103,26 @@ class SessionsBrowser(SessionWidget):
 
     def resume(self, session_id: str) -> None:
         """Continue `session_id` in this kernel, as `%larik /resume ID`."""
-        self.session.resume(session_id)
+        self.kernel.resume(session_id)
         self.status = f"Resumed {session_id}."
         refresh_all()
 
     def fork(self, session_id: str) -> Path:
         """Branch `session_id` at its end and continue there, as `/resume ID` then `/fork`."""
-        path = self.session.fork(session_id=session_id)
+        path = self.kernel.fork(session_id=session_id)
         self.status = f"Forked {session_id}; now on {path.stem}."
         refresh_all()
         return path
 
     def export(self, session_id: str) -> Path:
         """Write `session_id` as Markdown under `.larik/exports/`; returns the file."""
-        out = self.session.export(session_id)
+        out = self.kernel.export(session_id)
         self.status = f"Exported {session_id} to {out}."
         return out
 
     def delete(self, session_id: str) -> Path:
         """Remove `session_id` with its agents, trace and checkpoints, as `%larik /delete ID`."""
-        path = self.session.delete(session_id)
+        path = self.kernel.delete(session_id)
         self.status = f"Deleted {session_id} with its checkpoints."
         refresh_all()
         return path

@@ -174,7 +174,7 @@ def _static_text(data: dict[str, Any]) -> str:
 class ForkTreeWidget(SessionWidget):
     """The fork tree of the working directory's sessions, with rewind, fork and resume.
 
-    Parameters: `session` (the kernel's `KernelSession`). The front end sends `rewind`,
+    Parameters: `kernel` (the kernel's `KernelSession`). The front end sends `rewind`,
     `fork` and `resume` messages; the same actions are the methods below. After a rewind the
     prompt's `%%larik` cell goes to the front end as `{"type": "insert_cell", "code": ...}`.
     "Rewind here with files" first sends `plan_rewind` and shows `confirm` (the files and
@@ -219,10 +219,10 @@ class ForkTreeWidget(SessionWidget):
         }
 
     def refresh(self, memo: dict[tuple[Any, ...], Any] | None = None) -> None:
-        key = ("tree", str(self.session.cwd), self.current)
+        key = ("tree", str(self.kernel.cwd), self.current)
         memo = {} if memo is None else memo
         if key not in memo:
-            memo[key] = tree_data(self.session.cwd, self.current)
+            memo[key] = tree_data(self.kernel.cwd, self.current)
         self.tree = memo[key]
 
     def static_html(self) -> str:
@@ -232,8 +232,8 @@ class ForkTreeWidget(SessionWidget):
         return _static_text(self.tree)
 
     def _plan(self, session_id: str, prompt_number: int) -> dict[str, Any]:
-        agent = self.session.agent
-        if agent is not None and agent.session_path == resolve(session_id, self.session.cwd):
+        agent = self.kernel.agent
+        if agent is not None and agent.session_path == resolve(session_id, self.kernel.cwd):
             return rewind_plan(agent.checkpoints(), prompt_number)
         return rewind_plan(CheckpointStore(session_id).turns(), prompt_number)
 
@@ -262,7 +262,7 @@ class ForkTreeWidget(SessionWidget):
                 "to see the current list."
             )
         try:
-            code = self.session.rewind(
+            code = self.kernel.rewind(
                 prompt_number, session_id=session_id, files=files, force=force, skip_changed=skip_changed
             )
         except RewindStopped as exc:
@@ -281,7 +281,7 @@ class ForkTreeWidget(SessionWidget):
     def fork_here(self, session_id: str, prompt_number: int | None = None) -> Path:
         """Branch `session_id` after the turn of prompt `prompt_number` (default: its end) and
         continue on the branch; returns the branch's file."""
-        path = self.session.fork(session_id=session_id, n=prompt_number)
+        path = self.kernel.fork(session_id=session_id, n=prompt_number)
         where = "its end" if prompt_number is None else f"prompt {prompt_number}"
         self.status = f"Forked {session_id} after {where}; now on {self.current}."
         refresh_all()
@@ -290,7 +290,7 @@ class ForkTreeWidget(SessionWidget):
     def open_as_notebook(self, session_id: str, prompt_number: int | None = None) -> Path:
         """Write `session_id` (up to prompt `prompt_number`, default: all of it) as a new notebook,
         as `/notebook` does, and ask the page to open it (`{"type": "open_notebook", "path"}`)."""
-        path = self.session.to_notebook(session_id, at=prompt_number)
+        path = self.kernel.to_notebook(session_id, at=prompt_number)
         self.status = f"Wrote {path}."
         self.send({"type": "open_notebook", "path": str(path)})
         return path
@@ -299,12 +299,12 @@ class ForkTreeWidget(SessionWidget):
         """Compare two branches as `larik-jupyter diff` does; the text goes to `comparison`."""
         if session_id == other:
             raise LarikError("Pick two different sessions to compare.")
-        self.comparison = self.session.diff(session_id, other).render()
+        self.comparison = self.kernel.diff(session_id, other).render()
         self.status = f"Compared {session_id} with {other}."
         return self.comparison
 
     def resume(self, session_id: str) -> None:
         """Continue `session_id` in this kernel, as `%larik /resume ID`."""
-        self.session.resume(session_id)
+        self.kernel.resume(session_id)
         self.status = f"Resumed {session_id}."
         refresh_all()

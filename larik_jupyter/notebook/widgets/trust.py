@@ -25,27 +25,27 @@ def describe(item: PendingApproval) -> str:
     return f"{KIND_LABELS.get(item.kind, item.kind)} `{item.name}` from {item.layer}"
 
 
-def approve_item(session: KernelSession, item: PendingApproval) -> list[str]:
+def approve_item(kernel: KernelSession, item: PendingApproval) -> list[str]:
     """Approve `item` as shown (pinned to that definition's hash) and apply it to the kernel's
     agent at once; returns what happened, one line each."""
-    current = find_pending(load_config(session.cwd), item.key)
+    current = find_pending(load_config(kernel.cwd), item.key)
     if current.hash != item.hash:
         raise LarikError(
             f"The definition of {item.key} changed since this card was shown; "
             "run `%larik /mcp` to see the new one and approve that."
         )
-    return session.approve(item.key)
+    return kernel.approve(item.key)
 
 
 class TrustWidget(widgets.VBox):
     """One row per pending item with its definition, "Approve" and "Not now".
 
-    Parameters: `session` (the kernel's `KernelSession`), `pending` (the items to show). Clicking a
+    Parameters: `kernel` (the kernel's `KernelSession`), `pending` (the items to show). Clicking a
     button (or calling its `click()`) settles that row; later clicks on it do nothing.
     """
 
-    def __init__(self, session: KernelSession, pending: list[PendingApproval], **kwargs: Any) -> None:
-        self.session = session
+    def __init__(self, kernel: KernelSession, pending: list[PendingApproval], **kwargs: Any) -> None:
+        self.kernel = kernel
         self.pending = list(pending)
         self.settled: dict[str, str] = {}
         self.rows: dict[str, widgets.VBox] = {}
@@ -72,7 +72,7 @@ class TrustWidget(widgets.VBox):
         if item.key in self.settled:
             return
         try:
-            lines = approve_item(self.session, item)
+            lines = approve_item(self.kernel, item)
         except LarikError as exc:
             # The row stays open: the user can fix the file and look again.
             self._show(item, f"! {exc}", settle=False)

@@ -114,7 +114,7 @@ def result_data(result: UndoResult) -> dict[str, Any]:
 class UndoPanel(SessionWidget):
     """The file-changing turns of the kernel's current session, with one-click undo.
 
-    Parameters: `session` (the kernel's `KernelSession`) and `report` (an undo just made, to
+    Parameters: `kernel` (the kernel's `KernelSession`) and `report` (an undo just made, to
     show what it did). The front end sends `undo` and `undo_to` (with `prompt`), either with
     `force` or `skip_changed` to repeat one that stopped at files the user changed since
     (`retry` is that action); `undo()` and `undo_to()` are the same actions.
@@ -138,8 +138,8 @@ class UndoPanel(SessionWidget):
         help="the last action as the front end sends it, to repeat with `force` or `skip_changed`"
     ).tag(sync=True)
 
-    def __init__(self, session: KernelSession, report: UndoReport | None = None, **kwargs: Any) -> None:
-        super().__init__(session, **kwargs)
+    def __init__(self, kernel: KernelSession, report: UndoReport | None = None, **kwargs: Any) -> None:
+        super().__init__(kernel, **kwargs)
         self._show(report or UndoReport())
 
     browser_actions = frozenset({"undo", "undo_to"})
@@ -162,7 +162,7 @@ class UndoPanel(SessionWidget):
         self.status = report.summary() if report else ""
 
     def refresh(self, memo: dict[tuple[Any, ...], Any] | None = None) -> None:
-        self.panel = undo_data(self.session.agent)
+        self.panel = undo_data(self.kernel.agent)
 
     def static_html(self) -> str:
         return self._report.html() + self._turns_html()
@@ -206,11 +206,11 @@ class UndoPanel(SessionWidget):
 
     def undo(self, *, force: bool = False, skip_changed: bool = False) -> UndoReport:
         """Revert the newest turn, as `%larik /undo`; the panel shows the report."""
-        return self._did(self.session.undo(force=force, skip_changed=skip_changed))
+        return self._did(self.kernel.undo(force=force, skip_changed=skip_changed))
 
     def undo_to(self, prompt: int, *, force: bool = False, skip_changed: bool = False) -> UndoReport:
         """Revert every turn down to prompt `prompt`, as `%larik /undo --to N`."""
-        return self._did(self.session.undo_to(prompt, force=force, skip_changed=skip_changed))
+        return self._did(self.kernel.undo_to(prompt, force=force, skip_changed=skip_changed))
 
     def _did(self, report: UndoReport) -> UndoReport:
         self._show(report)
