@@ -8,10 +8,15 @@ import threading
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from larik_jupyter import Agent
 from larik_jupyter.agent.permissions import PermissionAnswer, PermissionRequest
+from larik_jupyter.testing import ScriptedHTTPServer
 from larik_jupyter.tools.base import Tool, ToolResult
 from larik_jupyter.tools.env import Env
+from larik_jupyter.tools.registry import BUILTIN_TOOLS
+from tests.agent_helpers import wire_model
 
 
 class WordCount(Tool):
@@ -57,6 +62,20 @@ class Meet(Tool):
     def execute(self, env: Env, args: dict[str, Any]) -> ToolResult:
         self.barrier.wait()
         return ToolResult("met")
+
+
+class Shred(Tool):
+    """Refused by default: no approver is asked, and nothing runs."""
+
+    name = "shred"
+    description = "Shred a file."
+    input_schema = {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]}
+    writes = frozenset({"files"})
+    default_permission = "deny"
+
+    def execute(self, env: Env, args: dict[str, Any]) -> ToolResult:
+        env.resolve(args["path"]).unlink()
+        return ToolResult("shredded")
 
 
 def _script(tmp_path: Path, *calls: tuple[str, dict[str, Any]]) -> str:
@@ -114,3 +133,69 @@ def test_kernel_only_tools_without_a_kernel_say_why(tmp_path: Path) -> None:
             )
     finally:
         agent.close()
+
+
+def test_a_new_tool_is_offered_to_the_model_and_its_default_permission_holds(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Through the real SDK: the request carries the new tools' schemas; a call of the tool
+    # whose default is "deny" is refused without asking, one that asks shows its preview.
+    (tmp_path / "keep.txt").write_text("kept")
+    uses = [
+        {"type": "tool_use", "name": "shred", "input": {"path": "keep.txt"}},
+        {"type": "tool_use", "name": "stamp", "input": {"label": "v2"}},
+    ]
+    replies = [{"content": uses}, {"content": [{"type": "text", "text": "done"}]}]
+    asked: list[PermissionRequest] = []
+
+    async def approve(request: PermissionRequest) -> PermissionAnswer:
+        asked.append(request)
+        return PermissionAnswer("allow")
+
+    with ScriptedHTTPServer(replies, api_key="k") as server:
+        agent = Agent(tmp_path, model=wire_model("anthropic", server, "k", monkeypatch), tools=[Shred(), Stamp()])
+        try:
+            assert agent.run("go", approver=approve).status == "done"
+            results = _results(agent)
+        finally:
+            agent.close()
+        offered = {t["name"]: t for t in server.requests[0].body["tools"]}
+    assert offered["shred"]["input_schema"] == Shred.input_schema
+    assert offered["shred"]["description"] == "Shred a file."
+    assert "stamp" in offered
+    assert [(r.tool, r.detail) for r in asked] == [("stamp", "stamp.txt := v2")]
+    (shredded, shred_error), stamped = results
+    assert shred_error and "shred" in shredded and stamped == ("stamped", False)
+    assert (tmp_path / "keep.txt").read_text() == "kept"
+
+
+KERNEL_ONLY = [cls for cls in BUILTIN_TOOLS if cls.needs_kernel]
+
+
+def test_the_kernel_only_tools_are_known() -> None:
+    # The parametrized test below covers every built-in tool that needs a kernel.
+    assert {cls.name for cls in KERNEL_ONLY} >= {"python", "inspect_variables", "notebook_run", "answer"}
+
+
+@pytest.mark.parametrize("tool", KERNEL_ONLY, ids=lambda cls: cls.name)
+def test_each_kernel_only_tool_without_a_kernel_says_why(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, tool: type[Tool]
+) -> None:
+    # Not offered to the model; called anyway, one sentence saying it needs a kernel.
+    uses = [{"type": "tool_use", "name": tool.name, "input": {}}]
+    replies = [{"content": uses}, {"content": [{"type": "text", "text": "done"}]}]
+    with ScriptedHTTPServer(replies, api_key="k") as server:
+        agent = Agent(tmp_path, model=wire_model("anthropic", server, "k", monkeypatch), yes=True)
+        try:
+            assert agent.run("use the kernel").status == "done"
+            ((text, is_error),) = _results(agent)
+        finally:
+            agent.close()
+        offered = [t["name"] for t in server.requests[0].body["tools"]]
+    assert tool.name not in offered and "read" in offered
+    assert is_error
+    assert text == (
+        f"The {tool.name} tool needs a live kernel: it runs only inside Jupyter (`%larik` in a "
+        "notebook), and this agent has none (the CLI, the server or a plain Python "
+        "script); use bash or the file tools instead."
+    )

@@ -35,7 +35,8 @@ _KERNEL: tuple[type[Tool], ...] = (
     PythonTool, InspectVariablesTool, NotebookRunTool, AnswerTool, NotebookCheckTool
 )
 _NOTEBOOK: tuple[type[Tool], ...] = (NotebookReadTool, NotebookEditTool)
-_BUILTIN = _FILE_AND_SHELL + _NOTEBOOK + _KERNEL + (DiagnosticsTool,)
+# Every built-in tool class (the kernel's and the language servers' among them).
+BUILTIN_TOOLS = _FILE_AND_SHELL + _NOTEBOOK + _KERNEL + (DiagnosticsTool,)
 
 
 def default_tools(env: Env) -> dict[str, Tool]:
@@ -49,7 +50,7 @@ def default_tools(env: Env) -> dict[str, Tool]:
 
 def builtin_tool(name: str) -> type[Tool] | None:
     """The built-in tool class called `name`, for its traits; None for any other name."""
-    return next((cls for cls in _BUILTIN if cls.name == name), None)
+    return next((cls for cls in BUILTIN_TOOLS if cls.name == name), None)
 
 
 def unavailable_reason(name: str, env: Env) -> str | None:
