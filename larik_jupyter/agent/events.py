@@ -6,6 +6,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+# The provider's retry announcement reaches front ends as it is.
+from larik_jupyter.llm.events import Retrying as Retrying
 from larik_jupyter.llm.messages import ImageBlock, Message, Usage
 from larik_jupyter.session.variable_changes import VariableChange
 
@@ -32,14 +34,6 @@ class TextDelta:
 @dataclass(frozen=True)
 class ThinkingDelta:
     thinking: str
-
-
-@dataclass(frozen=True)
-class Retrying:
-    attempt: int
-    max_attempts: int
-    wait_seconds: float
-    reason: str
 
 
 @dataclass(frozen=True)

@@ -410,9 +410,7 @@ class AgentLoop:
         elif isinstance(event, ev.ThinkingDelta) and event.thinking:
             self.emit(ae.ThinkingDelta(event.thinking))
         elif isinstance(event, ev.Retrying):
-            self.emit(
-                ae.Retrying(event.attempt, event.max_attempts, event.wait_seconds, event.reason)
-            )
+            self.emit(event)
 
     def _add_usage(self, outcome: TurnOutcome, usage: Usage) -> None:
         outcome.usage = outcome.usage + usage

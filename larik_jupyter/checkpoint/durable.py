@@ -34,12 +34,24 @@ def write_atomic(dir_fd: int, name: str, data: bytes) -> None:
     """Replace `name` in `dir_fd` with `data` so readers see the old or the new bytes, never a mix."""
     tmp = temp_name()
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600, dir_fd=dir_fd)
+
+    def fill(fd: int) -> None:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view) :]
+        os.fsync(fd)
+
+    rename_filled(dir_fd, fd, tmp, name, fill)
+    fsync_dir(dir_fd)
+
+
+def rename_filled(dir_fd: int, fd: int, tmp: str, name: str, fill: Callable[[int], None]) -> None:
+    """Write the new temporary file `fd` (named `tmp` in `dir_fd`) with `fill`, close it and
+    rename it over `name`; rename replaces the directory entry itself, so a symlink swapped in
+    at `name` is replaced, never followed. On any failure the temporary file is removed."""
     try:
         try:
-            view = memoryview(data)
-            while view:
-                view = view[os.write(fd, view) :]
-            os.fsync(fd)
+            fill(fd)
         finally:
             os.close(fd)
         os.rename(tmp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
@@ -47,7 +59,6 @@ def write_atomic(dir_fd: int, name: str, data: bytes) -> None:
         with contextlib.suppress(OSError):
             os.unlink(tmp, dir_fd=dir_fd)
         raise
-    fsync_dir(dir_fd)
 
 
 def make_dirs(path: Path) -> None:

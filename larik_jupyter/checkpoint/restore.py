@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
 import errno
 import hashlib
 import os
@@ -10,7 +9,7 @@ import stat
 from collections.abc import Callable
 
 from larik_jupyter.checkpoint.blobs import copy_verified
-from larik_jupyter.checkpoint.durable import Barrier
+from larik_jupyter.checkpoint.durable import Barrier, rename_filled
 from larik_jupyter.checkpoint.manifest import FileRecord
 from larik_jupyter.checkpoint.safepath import (
     DirWalk,
@@ -119,17 +118,10 @@ def replace_entry(dir_fd: int, name: str, tmp: str, mode: int | None, fill: Call
     except FileExistsError:  # a crashed write's leftover
         os.unlink(tmp, dir_fd=dir_fd)
         fd = os.open(tmp, _CREATE, perm, dir_fd=dir_fd)
-    try:
-        try:
-            fill(fd)
-            if mode is not None:
-                os.fchmod(fd, mode & 0o777)
-        finally:
-            os.close(fd)
-        # rename replaces the directory entry itself: a symlink swapped in after the check
-        # is replaced, never followed.
-        os.rename(tmp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp, dir_fd=dir_fd)
-        raise
+
+    def fill_with_mode(fd: int) -> None:
+        fill(fd)
+        if mode is not None:
+            os.fchmod(fd, mode & 0o777)
+
+    rename_filled(dir_fd, fd, tmp, name, fill_with_mode)
