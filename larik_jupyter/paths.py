@@ -6,6 +6,7 @@ import hashlib
 import os
 import re
 import secrets
+from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
 
@@ -19,28 +20,24 @@ _SLUG_READABLE_MAX = 48
 
 def data_dir() -> Path:
     """The data root: `$LARIK_DATA_DIR`, else `$XDG_DATA_HOME/larik`, else `~/.local/share/larik`."""
-    override = os.environ.get("LARIK_DATA_DIR")
-    if override:
-        return Path(override)
-    xdg = os.environ.get("XDG_DATA_HOME")
-    if xdg:
-        return Path(xdg) / _APP
-    if os.name == "posix":
-        return Path.home() / ".local" / "share" / _APP
-    return Path(platformdirs.user_data_dir(_APP, appauthor=False))
+    return _root("LARIK_DATA_DIR", "XDG_DATA_HOME", (".local", "share"), platformdirs.user_data_dir)
 
 
 def config_dir() -> Path:
     """The config root: `$LARIK_CONFIG_DIR`, else `$XDG_CONFIG_HOME/larik`, else `~/.config/larik`."""
-    override = os.environ.get("LARIK_CONFIG_DIR")
-    if override:
-        return Path(override)
-    xdg = os.environ.get("XDG_CONFIG_HOME")
-    if xdg:
-        return Path(xdg) / _APP
+    return _root("LARIK_CONFIG_DIR", "XDG_CONFIG_HOME", (".config",), platformdirs.user_config_dir)
+
+
+def _root(override: str, xdg: str, posix_home: tuple[str, ...], elsewhere: Callable[..., str]) -> Path:
+    """Larik's own variable `override`, else the XDG variable `xdg` (with `larik` appended),
+    else `~/<posix_home>/larik` on POSIX and the platform's own directory elsewhere."""
+    if value := os.environ.get(override):
+        return Path(value)
+    if value := os.environ.get(xdg):
+        return Path(value) / _APP
     if os.name == "posix":
-        return Path.home() / ".config" / _APP
-    return Path(platformdirs.user_config_dir(_APP, appauthor=False))
+        return Path.home().joinpath(*posix_home, _APP)
+    return Path(elsewhere(_APP, appauthor=False))
 
 
 def _short_hash(text: str, n: int) -> str:

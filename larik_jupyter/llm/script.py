@@ -24,7 +24,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from larik_jupyter.errors import LarikError
+from larik_jupyter.errors import LarikError, first_problem
 from larik_jupyter.llm.messages import Usage
 
 
@@ -109,10 +109,9 @@ def parse_script(data: Any, source: str) -> Script:
     try:
         return Script.model_validate(data)
     except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(part) for part in first["loc"]) or "top level"
+        where, what = first_problem(exc, "top level")
         raise ScriptError(
-            f"Script {source} is invalid at {where}: {first['msg']}; "
+            f"Script {source} is invalid at {where}: {what}; "
             "see the 'scripted models' section of docs/format.md."
         ) from None
 

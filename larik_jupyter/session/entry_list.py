@@ -15,6 +15,7 @@ from typing import Any, overload
 import orjson
 from pydantic import ValidationError
 
+from larik_jupyter.errors import first_problem
 from larik_jupyter.llm.messages import Message
 from larik_jupyter.session.entry import Entry
 from larik_jupyter.session.outline import EntryOutline, decode_outline
@@ -92,10 +93,9 @@ class EntryList(Sequence[Entry]):
                 # still report it the way every other corruption is reported.
                 from larik_jupyter.session.reader import CorruptSessionError
 
-                first = exc.errors()[0]
-                where = ".".join(str(p) for p in first["loc"])
+                where, what = first_problem(exc)
                 raise CorruptSessionError(
-                    self._path or Path("<memory>"), index + 1, f"{where}: {first['msg']}"
+                    self._path or Path("<memory>"), index + 1, f"{where}: {what}"
                 ) from None
             self._built[index] = built
         return built

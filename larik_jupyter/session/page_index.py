@@ -19,6 +19,7 @@ from pathlib import Path
 import msgspec
 from pydantic import ValidationError
 
+from larik_jupyter.errors import first_problem
 from larik_jupyter.session.entry import Entry
 from larik_jupyter.session.outline import decode_outline
 from larik_jupyter.session.reader import Checker, CorruptSessionError, load_entries
@@ -146,8 +147,7 @@ def page_entries(path: str | os.PathLike[str], offset: int, limit: int) -> tuple
         try:
             out.append(Entry.model_validate_json(line))
         except ValidationError as exc:
-            problem = exc.errors()[0]
-            where = ".".join(str(p) for p in problem["loc"])
-            raise CorruptSessionError(path, number, f"{where}: {problem['msg']}") from None
+            where, what = first_problem(exc)
+            raise CorruptSessionError(path, number, f"{where}: {what}") from None
     return total, out
 

@@ -11,7 +11,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from larik_jupyter.errors import LarikError
+from larik_jupyter.errors import LarikError, first_problem
 from larik_jupyter.llm.messages import Message
 from larik_jupyter.session.tool_names import TODO_WRITE
 
@@ -44,10 +44,9 @@ def parse_todos(tool_input: Mapping[str, Any]) -> list[Todo]:
     try:
         todos = _Plan.model_validate(dict(tool_input)).todos
     except ValidationError as exc:
-        error = exc.errors()[0]
-        where = ".".join(str(part) for part in error["loc"]) or "input"
+        where, what = first_problem(exc, "input")
         raise PlanError(
-            f"todo_write input is invalid at {where}: {error['msg']}; each item needs a "
+            f"todo_write input is invalid at {where}: {what}; each item needs a "
             "non-empty content and a status of pending, in_progress or completed."
         ) from None
     active = [t.content for t in todos if t.status == "in_progress"]
