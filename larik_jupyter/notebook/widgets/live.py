@@ -11,7 +11,8 @@ import asyncio
 import html
 import weakref
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import anywidget
 import traitlets
@@ -23,6 +24,7 @@ if TYPE_CHECKING:
     from larik_jupyter.notebook.kernel import KernelSession
 
 _LIVE: weakref.WeakSet[SessionWidget] = weakref.WeakSet()
+_Data = TypeVar("_Data")
 
 
 def refresh_all() -> None:
@@ -94,6 +96,18 @@ class SessionWidget(anywidget.AnyWidget):
         raise NotImplementedError
 
     # -- shared ----------------------------------------------------------------------------
+
+    def directory_data(
+        self, memo: dict[tuple[Any, ...], Any] | None, compute: Callable[[Path, str | None], _Data]
+    ) -> _Data:
+        """`compute(cwd, current session)` for the kernel's working directory, computed once
+        per `memo` for widgets showing the same directory and session."""
+        key = (compute, str(self.kernel.cwd), self.current)
+        memo = {} if memo is None else memo
+        if key not in memo:
+            memo[key] = compute(self.kernel.cwd, self.current)
+        result: _Data = memo[key]
+        return result
 
     @property
     def current(self) -> str | None:

@@ -71,11 +71,7 @@ class SessionsBrowser(SessionWidget):
         }
 
     def refresh(self, memo: dict[tuple[Any, ...], Any] | None = None) -> None:
-        key = ("sessions", str(self.kernel.cwd), self.current)
-        memo = {} if memo is None else memo
-        if key not in memo:
-            memo[key] = sessions_data(self.kernel.cwd, self.current)
-        self.sessions = memo[key]
+        self.sessions = self.directory_data(memo, sessions_data)
 
     def static_html(self) -> str:
         rows = self.sessions.get("rows", [])

@@ -219,11 +219,7 @@ class ForkTreeWidget(SessionWidget):
         }
 
     def refresh(self, memo: dict[tuple[Any, ...], Any] | None = None) -> None:
-        key = ("tree", str(self.kernel.cwd), self.current)
-        memo = {} if memo is None else memo
-        if key not in memo:
-            memo[key] = tree_data(self.kernel.cwd, self.current)
-        self.tree = memo[key]
+        self.tree = self.directory_data(memo, tree_data)
 
     def static_html(self) -> str:
         return _static(self.tree)
