@@ -20,7 +20,7 @@ from __future__ import annotations
 import os
 import re
 import shlex
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
 from functools import lru_cache
@@ -134,19 +134,19 @@ class Rule:
         cwd: str | os.PathLike[str] | None = None,
     ) -> bool:
         """Whether this rule covers the whole call (for bash: every command of a chain)."""
-        call = _call(tool_name, tool_input, root, cwd)
-        if not self._names(call):
-            return False
-        if call.tool == "bash" and self.pattern not in (None, "*"):
-            return self._whole_command(call) or all(self._segment(s) for s in call.segments)
-        return self._argument(call)
+        return self._applies(_call(tool_name, tool_input, root, cwd), all)
 
     def _touches(self, call: _Call) -> bool:
         """Whether this rule applies to any part of the call; how deny and ask rules match."""
+        return self._applies(call, any)
+
+    def _applies(self, call: _Call, segments: Callable[[Iterable[bool]], bool]) -> bool:
+        """Whether the rule names the call's tool and matches its argument; for a bash chain,
+        the whole command or, by `segments` (`all`: covers, `any`: touches), its commands."""
         if not self._names(call):
             return False
         if call.tool == "bash" and self.pattern not in (None, "*"):
-            return self._whole_command(call) or any(self._segment(s) for s in call.segments)
+            return self._whole_command(call) or segments(self._segment(s) for s in call.segments)
         return self._argument(call)
 
     def _names(self, call: _Call) -> bool:

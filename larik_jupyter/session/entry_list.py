@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Any, overload
+from typing import Any, TypeVar, overload
 
 import orjson
 from pydantic import ValidationError
@@ -20,8 +20,34 @@ from larik_jupyter.llm.messages import Message
 from larik_jupyter.session.entry import Entry
 from larik_jupyter.session.outline import EntryOutline, decode_outline
 
+_Item = TypeVar("_Item")
 
-class EntryList(Sequence[Entry]):
+
+class _Lazy(Sequence[_Item]):
+    """A sequence whose items are made on access by `_at` (an index within `len`)."""
+
+    def _at(self, index: int) -> _Item:
+        raise NotImplementedError
+
+    @overload
+    def __getitem__(self, index: int) -> _Item: ...
+    @overload
+    def __getitem__(self, index: slice) -> list[_Item]: ...
+    def __getitem__(self, index: int | slice) -> _Item | list[_Item]:
+        if isinstance(index, slice):
+            return [self._at(i) for i in range(*index.indices(len(self)))]
+        if index < 0:
+            index += len(self)
+        if not 0 <= index < len(self):
+            raise IndexError(index)
+        return self._at(index)
+
+    def __iter__(self) -> Iterator[_Item]:
+        for i in range(len(self)):
+            yield self._at(i)
+
+
+class EntryList(_Lazy[Entry]):
     """The entries of one session file, in file order; `Entry` models are built on first access."""
 
     def __init__(self, lines: list[bytes], outlines: list[EntryOutline], path: Path | None = None) -> None:
@@ -42,23 +68,6 @@ class EntryList(Sequence[Entry]):
 
     def __len__(self) -> int:
         return len(self._built)
-
-    @overload
-    def __getitem__(self, index: int) -> Entry: ...
-    @overload
-    def __getitem__(self, index: slice) -> list[Entry]: ...
-    def __getitem__(self, index: int | slice) -> Entry | list[Entry]:
-        if isinstance(index, slice):
-            return [self._entry(i) for i in range(*index.indices(len(self)))]
-        if index < 0:
-            index += len(self)
-        if not 0 <= index < len(self):
-            raise IndexError(index)
-        return self._entry(index)
-
-    def __iter__(self) -> Iterator[Entry]:
-        for i in range(len(self)):
-            yield self._entry(i)
 
     def raw(self, index: int) -> dict[str, Any]:
         """A fresh JSON object of entry `index` as stored, unknown keys included."""
@@ -83,7 +92,7 @@ class EntryList(Sequence[Entry]):
         self._outlines.append(outline if outline is not None else decode_outline(line))
         self._built.append(entry)
 
-    def _entry(self, index: int) -> Entry:
+    def _at(self, index: int) -> Entry:
         built = self._built[index]
         if built is None:
             try:
@@ -101,7 +110,7 @@ class EntryList(Sequence[Entry]):
         return built
 
 
-class MessageView(Sequence[Message]):
+class MessageView(_Lazy[Message]):
     """A read-only view of some message entries of an EntryList, optionally led by one extra message.
 
     It grows as the session appends; slicing returns a plain list.
@@ -115,23 +124,6 @@ class MessageView(Sequence[Message]):
 
     def __len__(self) -> int:
         return len(self._indexes) - self._start + (self._lead is not None)
-
-    @overload
-    def __getitem__(self, index: int) -> Message: ...
-    @overload
-    def __getitem__(self, index: slice) -> list[Message]: ...
-    def __getitem__(self, index: int | slice) -> Message | list[Message]:
-        if isinstance(index, slice):
-            return [self._at(i) for i in range(*index.indices(len(self)))]
-        if index < 0:
-            index += len(self)
-        if not 0 <= index < len(self):
-            raise IndexError(index)
-        return self._at(index)
-
-    def __iter__(self) -> Iterator[Message]:
-        for i in range(len(self)):
-            yield self._at(i)
 
     def __eq__(self, other: object) -> bool:
         if isinstance(other, Sequence) and not isinstance(other, str | bytes):
