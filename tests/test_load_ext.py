@@ -15,7 +15,7 @@ from tests.test_checkpoint_prune import saved_turn
 
 HEAVY = ("anthropic", "openai", "pydantic", "ipywidgets", "anywidget", "mcp")
 LOADED = f"import sys\nprint('loaded:', sorted(m for m in {HEAVY!r} if m in sys.modules))"
-EAGER = "import larik_jupyter.api, larik_jupyter.notebook.view, larik_jupyter.notebook.widgets.live"
+EAGER = "import larik_jupyter.api, larik_jupyter.notebook.view, larik_jupyter.notebook.widgets.session_widget"
 # Polls what a user could check by hand: the old snapshot directory disappears on its own.
 GONE = (
     "import os, time\n"

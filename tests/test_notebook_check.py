@@ -133,13 +133,13 @@ def test_the_agent_can_call_notebook_check(project: Path, tmp_path: Path) -> Non
 
 def test_the_check_widget_links_problems_to_cells(project: Path, tmp_path: Path) -> None:
     from larik_jupyter.notebook.widgets.check import CheckWidget
-    from larik_jupyter.notebook.widgets.live import live_widgets
+    from larik_jupyter.notebook.widgets.session_widget import shown_widgets
     from tests.widget_helpers import click, larik, shell_with_magics
 
     write_notebook(project / "bad.ipynb", [("a = 1", 1, []), ("b = a + missing", 2, [])])
     shell, magics = shell_with_magics(project, scripted(tmp_path, done()))
     larik(shell, "/check bad.ipynb --timeout 120")
-    (widget,) = [w for w in live_widgets() if isinstance(w, CheckWidget)]
+    (widget,) = [w for w in shown_widgets() if isinstance(w, CheckWidget)]
     cell = ids(project / "bad.ipynb")[2]
     failing = widget.sections[0]
     assert failing["heading"] == "Cells that fail in the scratch kernel"

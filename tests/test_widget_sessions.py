@@ -12,7 +12,7 @@ from session_helpers import tree_state
 
 from larik_jupyter import paths
 from larik_jupyter.llm.messages import Message, TextBlock, Usage, user_text
-from larik_jupyter.notebook.widgets.live import live_widgets
+from larik_jupyter.notebook.widgets.session_widget import shown_widgets
 from larik_jupyter.notebook.widgets.sessions import SessionsBrowser, sessions_data
 from larik_jupyter.session.entry import Entry
 from larik_jupyter.session.store import Session
@@ -94,7 +94,7 @@ def test_delete_needs_confirmation_and_removes_everything(project: Path, tmp_pat
 def test_sessions_magic_shows_the_browser_with_a_static_fallback(project: Path, tmp_path: Path) -> None:
     shell, magics, first, second = two_sessions(project, tmp_path)
     larik(shell, "/sessions")
-    browser = [w for w in live_widgets() if isinstance(w, SessionsBrowser) and w.kernel is magics.kernel][-1]
+    browser = [w for w in shown_widgets() if isinstance(w, SessionsBrowser) and w.kernel is magics.kernel][-1]
     data, _ = browser._repr_mimebundle_()
     assert "first session" in data["text/html"] and "application/vnd.jupyter.widget-view+json" in data
     larik(shell, "a third prompt")

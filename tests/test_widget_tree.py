@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from larik_jupyter.llm.messages import Message, TextBlock, Usage, user_text
-from larik_jupyter.notebook.widgets.live import live_widgets, refresh_all
+from larik_jupyter.notebook.widgets.session_widget import refresh_all, shown_widgets
 from larik_jupyter.notebook.widgets.tree import ForkTreeWidget, tree_data
 from larik_jupyter.session.catalog import delete, list_sessions
 from larik_jupyter.session.entry import Entry
@@ -111,7 +111,7 @@ def test_resume_continues_the_clicked_session(project: Path, tmp_path: Path) -> 
 def test_tree_follows_new_turns_and_forks_without_rerunning(project: Path, tmp_path: Path) -> None:
     shell, magics, source = three_prompts(project, tmp_path)
     widget = ForkTreeWidget(magics.kernel)
-    assert widget in live_widgets()
+    assert widget in shown_widgets()
     larik(shell, "fourth prompt")
     assert widget.tree["roots"][0]["items"][-1]["text"] == "fourth prompt"
     larik(shell, "/fork")

@@ -9,7 +9,7 @@ from typing import Any
 from IPython.utils.capture import capture_output
 
 from larik_jupyter import paths
-from larik_jupyter.notebook.widgets.live import live_widgets
+from larik_jupyter.notebook.widgets.session_widget import shown_widgets
 from larik_jupyter.notebook.widgets.tree import ForkTreeWidget
 from larik_jupyter.notebook.widgets.undo import UndoPanel, undo_data
 from tests.agent_helpers import scripted, text, tool
@@ -72,7 +72,7 @@ def test_undo_button_restores_files_like_the_magic_and_panels_follow(tmp_path: P
         m.agent.loop.checkpoints.settle()
         assert sorted(os.listdir(paths.checkpoints_dir(m.agent.session_id))) == ["1"]
     # The magic shows the panel too, alive and refreshed with the session.
-    shown = [w for w in live_widgets() if isinstance(w, UndoPanel) and w.kernel is twin.kernel]
+    shown = [w for w in shown_widgets() if isinstance(w, UndoPanel) and w.kernel is twin.kernel]
     assert shown and shown[-1].result["turn"] == 2
 
 
@@ -97,7 +97,7 @@ def test_checkpoints_shows_the_panel_and_nothing_to_undo_is_one_sentence(tmp_pat
     shell, magics = shell_with_magics(root, scripted(tmp_path, [text("hi")]))
     larik(shell, "just talk")
     larik(shell, "/checkpoints")
-    (panel,) = [w for w in live_widgets() if isinstance(w, UndoPanel) and w.kernel is magics.kernel]
+    (panel,) = [w for w in shown_widgets() if isinstance(w, UndoPanel) and w.kernel is magics.kernel]
     assert panel.panel == {"session": magics.agent.session_id, "turns": []}
     click(panel, type="undo")
     assert "has no turn with file changes left to undo" in panel.error

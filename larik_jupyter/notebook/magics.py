@@ -40,9 +40,9 @@ if TYPE_CHECKING:
 def refresh_all() -> None:
     """Refresh the session widgets shown so far; before the widgets module is first imported
     there are none, and nothing to import anywidget for."""
-    live = sys.modules.get("larik_jupyter.notebook.widgets.live")
-    if live is not None:
-        live.refresh_all()
+    widgets = sys.modules.get("larik_jupyter.notebook.widgets.session_widget")
+    if widgets is not None:
+        widgets.refresh_all()
 
 
 @magics_class

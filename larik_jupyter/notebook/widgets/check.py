@@ -12,7 +12,7 @@ import traitlets
 
 from larik_jupyter.bridge_protocol import Focus
 from larik_jupyter.notebook.widgets import esm
-from larik_jupyter.notebook.widgets.live import SessionWidget
+from larik_jupyter.notebook.widgets.session_widget import SessionWidget
 from larik_jupyter.tools.check_report import CheckReport
 
 if TYPE_CHECKING:

@@ -12,7 +12,7 @@ import traitlets
 
 from larik_jupyter.errors import LarikError
 from larik_jupyter.notebook.widgets import esm
-from larik_jupyter.notebook.widgets.live import SessionWidget, escape, refresh_all
+from larik_jupyter.notebook.widgets.session_widget import SessionWidget, escape, refresh_all
 from larik_jupyter.session import branch, catalog
 
 _HERE = pathlib.Path(__file__).parent

@@ -17,7 +17,7 @@ from larik_jupyter.api import RewindStopped
 from larik_jupyter.checkpoint.store import CheckpointStore, TurnInfo
 from larik_jupyter.errors import LarikError
 from larik_jupyter.notebook.widgets import esm
-from larik_jupyter.notebook.widgets.live import SessionWidget, escape, refresh_all
+from larik_jupyter.notebook.widgets.session_widget import SessionWidget, escape, refresh_all
 from larik_jupyter.session.branch import TreeNode, fork_label, fork_tree
 from larik_jupyter.session.catalog import resolve
 from larik_jupyter.session.summary import summary

@@ -1,4 +1,4 @@
-"""What the session widgets share: the registry of live widgets, message dispatch, fallbacks.
+"""What the session widgets share: the registry of shown widgets, message dispatch, fallbacks.
 
 A widget keeps no truth of its own: `refresh()` recomputes its one JSON trait from the
 files. The magics call `refresh_all()` after every turn and command, so a tree or panel
@@ -23,14 +23,14 @@ from larik_jupyter.notebook.widgets import with_fallback
 if TYPE_CHECKING:
     from larik_jupyter.notebook.kernel import KernelSession
 
-_LIVE: weakref.WeakSet[SessionWidget] = weakref.WeakSet()
+_SHOWN: weakref.WeakSet[SessionWidget] = weakref.WeakSet()
 _Data = TypeVar("_Data")
 
 
 def refresh_all() -> None:
-    """Recompute every live session widget; equal inputs are computed once per call."""
+    """Recompute every shown session widget; equal inputs are computed once per call."""
     memo: dict[tuple[Any, ...], Any] = {}
-    for widget in list(_LIVE):
+    for widget in list(_SHOWN):
         if widget.comm is None:
             continue
         try:
@@ -39,9 +39,9 @@ def refresh_all() -> None:
             widget.error = str(exc)
 
 
-def live_widgets() -> list[SessionWidget]:
-    """The session widgets still alive in this kernel."""
-    return list(_LIVE)
+def shown_widgets() -> list[SessionWidget]:
+    """The session widgets shown in this kernel and not yet closed."""
+    return list(_SHOWN)
 
 
 def escape(text: object) -> str:
@@ -74,7 +74,7 @@ class SessionWidget(anywidget.AnyWidget):
         self.kernel = kernel
         self._tasks: set[asyncio.Task[None]] = set()
         self.on_msg(self._on_custom_msg)
-        _LIVE.add(self)
+        _SHOWN.add(self)
         self.refresh()
 
     # -- for subclasses --------------------------------------------------------------------
