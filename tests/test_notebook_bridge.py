@@ -30,7 +30,7 @@ from larik_jupyter.bridge_protocol import (
 )
 from larik_jupyter.notebook.bridge import Bridge, NotLanded
 from larik_jupyter.notebook.pump import MainThreadPump
-from larik_jupyter.notebook.reattach import LiveCell
+from larik_jupyter.notebook.reattach import MirroredCell
 from larik_jupyter.notebook.turn_ui import TurnUI
 from larik_jupyter.tools.env import Env
 from larik_jupyter.tools.notebook import NotebookEditTool, NotebookReadTool
@@ -146,7 +146,7 @@ def test_a_page_that_connects_mid_turn_is_sent_the_cells_outputs_until_the_turn_
     original = connect(bridge, tmp_path, "nb.ipynb", lambda _request: None)
     ui = TurnUI(MainThreadPump(), lambda: None, interactive=None)
     ui.show()
-    ui.follow(LiveCell(bridge, "cell-1", ui.outputs))
+    ui.follow(MirroredCell(bridge, "cell-1", ui.outputs))
     ui.view.handle(ae.TurnStarted(turn=1, prompt="the answer?", model="scripted:demo"))
     original.hello("nb.ipynb", tmp_path)  # a rename in the page that ran the cell: it has the outputs
 
@@ -169,7 +169,7 @@ def test_a_page_that_connects_mid_turn_is_sent_the_cells_outputs_until_the_turn_
     assert final["outputs"] == last["outputs"]
 
     # The next turn's cell replaces the ended one: a page joining now is not sent the old cell.
-    LiveCell(bridge, "cell-2", lambda: []).end()
+    MirroredCell(bridge, "cell-2", lambda: []).end()
     later = connect(bridge, tmp_path, "nb.ipynb", lambda _request: None)
     assert [m["cell_id"] for m in later.sent if m["op"] == "show_outputs"] == ["cell-2"]
 
@@ -177,7 +177,7 @@ def test_a_page_that_connects_mid_turn_is_sent_the_cells_outputs_until_the_turn_
 def test_an_ended_turns_cell_is_not_sent_after_the_grace_period(tmp_path: Path) -> None:
     bridge = Bridge()
     connect(bridge, tmp_path, "nb.ipynb", lambda _request: None)
-    LiveCell(bridge, "cell-1", lambda: [], grace=0.0).end()
+    MirroredCell(bridge, "cell-1", lambda: [], grace=0.0).end()
     time.sleep(0.01)
     late = connect(bridge, tmp_path, "nb.ipynb", lambda _request: None)
     assert [m for m in late.sent if m["op"] == "show_outputs"] == []

@@ -63,7 +63,7 @@ def test_the_check_reports_each_problem_and_changes_nothing(project: Path) -> No
     assert [(o.cell.id, o.count, o.above.id, o.above_count) for o in report.out_of_order] == [
         (cell[4], 4, cell[3], 6), (cell[6], 5, cell[3], 6)
     ]
-    assert [(d.name, d.live, d.scratch) for d in report.differing] == [("count", "int 4", "int 3")]
+    assert [(d.name, d.kernel, d.scratch) for d in report.differing] == [("count", "int 4", "int 3")]
     assert [(s.cell.id, s.why) for s in report.skipped] == [
         (cell[5], "tagged larik-skip"), (cell[7], "holds a %larik prompt")
     ]

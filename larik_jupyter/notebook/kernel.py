@@ -78,9 +78,9 @@ class KernelSession:
         bridge, else what the front end hinted (see `context.notebook_from_hints`)."""
         from larik_jupyter.notebook.context import KernelNotebook, notebook_from_hints
 
-        live = self.host.live if self.host is not None else None
-        if live is not None and live.notebook_path is not None:
-            return KernelNotebook(live.notebook_path, "the notebook bridge")
+        bridge = self.host.live if self.host is not None else None
+        if bridge is not None and bridge.notebook_path is not None:
+            return KernelNotebook(bridge.notebook_path, "the notebook bridge")
         return notebook_from_hints(self.host.namespace if self.host is not None else {}, self.cwd)
 
     def check(self, path: str | None, timeout: int) -> CheckReport:

@@ -4,7 +4,7 @@ Such a page shows the cell's outputs as they were last saved, and the display up
 running cell no longer reach it: they go to the output area of the page that ran the cell. So
 the kernel sends that page the cell's outputs as they are now (`show_outputs` over the bridge)
 and again whenever the transcript changes, until the turn ends with its final state. The
-approval cards and the Stop control are live widget models, which the new page's widget
+approval cards and the Stop control are widget models the kernel still holds, which the new page's widget
 manager loads again from the kernel, so their buttons keep working. A page that reconnects
 just after the turn ended (a reload takes seconds) still gets the final state, until the next
 turn starts or `ENDED_GRACE_SECONDS` have passed.
@@ -29,7 +29,7 @@ def running_cell_id(shell: Any) -> str | None:
     return cell_id if isinstance(cell_id, str) and cell_id else None
 
 
-class LiveCell:
+class MirroredCell:
     """The outputs of cell `cell_id`, kept shown in the pages that said hello after the turn
     began. `outputs` returns them as nbformat outputs."""
 
@@ -44,7 +44,7 @@ class LiveCell:
         # A new turn's cell replaces an ended one's: its outputs are what a page should show.
         for listener in list(bridge.joined):
             owner = getattr(listener, "__self__", None)
-            if isinstance(owner, LiveCell) and owner.ended_at is not None:
+            if isinstance(owner, MirroredCell) and owner.ended_at is not None:
                 owner.detach()
         self.bridge = bridge
         self.grace = grace

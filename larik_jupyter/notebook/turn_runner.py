@@ -1,5 +1,5 @@
 """Running one `%larik` prompt as a turn in the cell that holds it: the prompt's notebook context
-and attachments, the cell's view (a live transcript with approvals, or plain text in a
+and attachments, the cell's view (a streaming transcript with approvals, or plain text in a
 terminal), and the two paths, synchronous (a line inside a larger cell) and asynchronous (a cell
 holding only `%larik`, awaited on the kernel's loop)."""
 
@@ -93,7 +93,7 @@ class TurnRunner:
         """Open the turn's view; the agent, the view, and the turn's coroutine given where
         kernel tools run."""
         from larik_jupyter.llm.messages import Message, TextBlock
-        from larik_jupyter.notebook.reattach import LiveCell, running_cell_id
+        from larik_jupyter.notebook.reattach import MirroredCell, running_cell_id
         from larik_jupyter.notebook.render import ContextPart, parts_from_messages
         from larik_jupyter.notebook.static import headless
         from larik_jupyter.notebook.terminal import TerminalTurnUI, is_terminal
@@ -119,7 +119,7 @@ class TurnRunner:
         if isinstance(ui, TurnUI) and self.bridge is not None:
             cell_id = running_cell_id(self.shell)
             if cell_id is not None:
-                ui.follow(LiveCell(self.bridge, cell_id, ui.outputs))
+                ui.follow(MirroredCell(self.bridge, cell_id, ui.outputs))
 
         def turn(inline_runner: InlineRunner | None) -> Any:
             # This cell's approver, view and notebook apply to this turn only.

@@ -1,4 +1,4 @@
-"""Everything one `%larik` turn shows in its cell: the live transcript, the approval cards and
+"""Everything one `%larik` turn shows in its cell: the streaming transcript, the approval cards and
 the Stop control, and the approver that waits for a click."""
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from larik_jupyter.notebook.widgets.approval import ApprovalWidget
 from larik_jupyter.notebook.widgets.controls import TurnControls
 
 if TYPE_CHECKING:
-    from larik_jupyter.notebook.reattach import LiveCell
+    from larik_jupyter.notebook.reattach import MirroredCell
 
 # How long the first approval waits for a browser to show the controls before deciding
 # that nobody is watching (nbclient, `jupyter execute`).
@@ -49,7 +49,7 @@ class TurnUI:
         self.controls = TurnControls(on_stop=on_stop)
         self.interactive = False if headless else interactive
         self.approvals: list[ApprovalWidget] = []
-        self.live: LiveCell | None = None
+        self.mirror: MirroredCell | None = None
 
     def show(self) -> None:
         self.view.show()
@@ -62,10 +62,10 @@ class TurnUI:
         shown = [(self.view.bundle(), {}), *(format_display_data(w) for w in (self.asks, self.controls))]
         return [{"output_type": "display_data", "data": data, "metadata": meta} for data, meta in shown]
 
-    def follow(self, live: LiveCell) -> None:
-        """Keep `live` (the cell in pages that connect mid-turn) up to date."""
-        self.live = live
-        self.view.on_update = live.changed
+    def follow(self, mirror: MirroredCell) -> None:
+        """Keep `mirror` (the cell in pages that connect mid-turn) up to date."""
+        self.mirror = mirror
+        self.view.on_update = mirror.changed
 
     def listener(self, event: ae.AgentEvent) -> None:
         """Subscribed to the agent on its worker thread; hands every event to the cell's thread."""
@@ -80,8 +80,8 @@ class TurnUI:
             card.cancel()
         self.view.flush(force=True)
         self.controls.running = False
-        if self.live is not None:
-            self.live.end()
+        if self.mirror is not None:
+            self.mirror.end()
 
     async def approver(self, request: PermissionRequest) -> PermissionAnswer | None:
         """Show an approval card and wait for a click; None when no browser is watching."""

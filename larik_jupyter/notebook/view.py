@@ -1,4 +1,4 @@
-"""The live transcript of one turn in a cell's output: Markdown updated in place, throttled."""
+"""The streaming transcript of one turn in a cell's output: Markdown updated in place, throttled."""
 
 from __future__ import annotations
 

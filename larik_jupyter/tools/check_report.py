@@ -46,8 +46,10 @@ class OutOfOrder:
 
 @dataclass(frozen=True)
 class Difference:
+    """A variable whose value differs: as the user's (live) kernel has it, and the scratch one."""
+
     name: str
-    live: str
+    kernel: str
     scratch: str
 
 
@@ -103,7 +105,7 @@ class CheckReport:
             ]))
         if self.differing:
             out.append(("Values that differ between the live and the scratch kernel", [
-                (f"{d.name}: live {d.live}, scratch {d.scratch}", None) for d in self.differing
+                (f"{d.name}: live {d.kernel}, scratch {d.scratch}", None) for d in self.differing
             ]))
         if self.skipped:
             out.append(("Not run", [(f"{s.cell.label}: {s.why}", s.cell) for s in self.skipped]))

@@ -75,20 +75,20 @@ def shown(found: dict[str, Any]) -> str:
     return f"{found['type']} {found.get('shape', '')}".rstrip()
 
 
-def differs(live: dict[str, Any], scratch: dict[str, Any]) -> bool | None:
-    """Whether two summaries of one name differ; None when they cannot be compared (a type
-    without content summary on either side)."""
-    if live.get("type") != scratch.get("type"):
+def differs(kernel: dict[str, Any], scratch: dict[str, Any]) -> bool | None:
+    """Whether two summaries of one name (the user's kernel's and the scratch kernel's)
+    differ; None when they cannot be compared (a type without content summary on either side)."""
+    if kernel.get("type") != scratch.get("type"):
         return True
-    if "number" in live and "number" in scratch:
+    if "number" in kernel and "number" in scratch:
         return not all(
             math.isclose(a, b, rel_tol=REL_TOLERANCE, abs_tol=1e-12)
-            for a, b in zip(live["number"], scratch["number"], strict=True)
+            for a, b in zip(kernel["number"], scratch["number"], strict=True)
         )
-    if "repr" in live and "repr" in scratch:
-        return bool(live["repr"] != scratch["repr"])
-    if live.get("shape") != scratch.get("shape"):
+    if "repr" in kernel and "repr" in scratch:
+        return bool(kernel["repr"] != scratch["repr"])
+    if kernel.get("shape") != scratch.get("shape"):
         return True
-    if "digest" in live and "digest" in scratch:
-        return bool(live["digest"] != scratch["digest"])
+    if "digest" in kernel and "digest" in scratch:
+        return bool(kernel["digest"] != scratch["digest"])
     return None

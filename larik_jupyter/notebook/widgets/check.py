@@ -50,11 +50,11 @@ class CheckWidget(SessionWidget):
 
     def focus(self, cell_id: str) -> None:
         """Select and scroll to `cell_id` in the notebook a browser shows (nothing without one)."""
-        live = self.kernel.host.live if self.kernel.host is not None else None
-        if live is None:
+        bridge = self.kernel.host.live if self.kernel.host is not None else None
+        if bridge is None:
             self.status = "No browser shows this notebook, so there is no cell to go to."
             return
-        live.post(Path(self.report.path), Focus(cell_id=cell_id))
+        bridge.post(Path(self.report.path), Focus(cell_id=cell_id))
         self.status = f"Showing cell {cell_id}."
 
     def static_html(self) -> str:
