@@ -59,7 +59,7 @@ class SessionWidget(anywidget.AnyWidget):
     # Actions that may wait for the browser (undo restores cells of open notebooks through the
     # bridge): in a kernel they run on a worker thread, since the thread handling this click
     # is the one that delivers the browser's replies.
-    browser_actions: frozenset[str] = frozenset()
+    off_main_thread_actions: frozenset[str] = frozenset()
 
     # The command that shows the widget, offered again when its kernel has ended.
     COMMAND = ""
@@ -122,7 +122,7 @@ class SessionWidget(anywidget.AnyWidget):
         handler = self.actions().get(kind)
         if handler is None:
             return
-        if kind in self.browser_actions:
+        if kind in self.off_main_thread_actions:
             try:
                 loop = asyncio.get_running_loop()
             except RuntimeError:

@@ -198,7 +198,7 @@ class ForkTreeWidget(SessionWidget):
         help="the last \"compare with…\" result, as `larik-jupyter diff` prints it"
     ).tag(sync=True)
 
-    browser_actions = frozenset({"rewind"})
+    off_main_thread_actions = frozenset({"rewind"})
 
     def actions(self) -> dict[str, Any]:
         return {

@@ -142,7 +142,7 @@ class UndoPanel(SessionWidget):
         super().__init__(kernel, **kwargs)
         self._show(report or UndoReport())
 
-    browser_actions = frozenset({"undo", "undo_to"})
+    off_main_thread_actions = frozenset({"undo", "undo_to"})
 
     def actions(self) -> dict[str, Any]:
         return {
