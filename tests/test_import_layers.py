@@ -91,7 +91,9 @@ GRAPH = {name: set(_imports(name, path)) for name, path in MODULES.items()}
 def _layers() -> list[tuple[str, list[str]]]:
     """The layer table of docs/architecture.md: each layer with the module paths it names."""
     rows = []
-    for line in ARCHITECTURE.read_text(encoding="utf-8").splitlines():
+    text = ARCHITECTURE.read_text(encoding="utf-8")
+    section = text.split("\n## Layers\n", 1)[1].split("\n## ", 1)[0]  # not the other tables
+    for line in section.splitlines():
         cells = [c.strip() for c in line.strip().strip("|").split("|")]
         if len(cells) == 3 and cells[0] not in ("layer", "") and not set(cells[0]) <= {"-"}:
             rows.append((cells[0], re.findall(r"`([^`]+)`", cells[1])))
