@@ -124,7 +124,7 @@ def _print_tree(nodes: list[branch.TreeNode], indent: str = "") -> None:
             ]
         )
         print(f"{indent}{node.id}{flags}")
-        # The message index in brackets is what `fork --at` takes.
+        # The message position in brackets is what `fork --at` takes.
         for n, prompt in enumerate(node.prompts[shared:], shared + 1):
             print(f"{indent}  {n}. [{prompt.position}] {prompt.first_line}")
         _print_tree(node.children, indent + "    ")
@@ -188,10 +188,10 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "fork",
         help="branch a session into a new one; prints the new id and path",
         description="Copy the first N messages into a new session. N must be a turn boundary: "
-        "the end, or the message index of a prompt (see `larik-jupyter tree`). The source is not touched.",
+        "the end, or the message position of a prompt (see `larik-jupyter tree`). The source is not touched.",
     )
     p.add_argument("id", metavar="ID", help=_ID_HELP)
-    p.add_argument("--at", metavar="N", type=_non_negative, help="message index to fork at (default: the end)")
+    p.add_argument("--at", metavar="N", type=_non_negative, help="message position to fork at (default: the end)")
     p.set_defaults(func=_cmd_fork)
 
     p = sub.add_parser(

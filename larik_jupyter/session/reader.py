@@ -197,7 +197,7 @@ def read_meta(path: str | os.PathLike[str]) -> MetaOutline:
 
 
 def prefix_boundary(outlines: Sequence[EntryOutline]) -> int | None:
-    """The last message index of a (valid) prefix a fork may keep: its end when no tool call is
+    """The last message position of a (valid) prefix a fork may keep: its end when no tool call is
     left open, else its last prompt; None when the prefix has no meta entry."""
     if not outlines:
         return None
