@@ -33,16 +33,7 @@ function render({ model, el: host }) {
   let sortKey = "updated";
   let descending = true;
 
-  function send(type, extra) {
-    error.textContent = "";
-    sendOrEnded(model, root, Object.assign({ type }, extra));
-  }
-
-  function button(label, cls, onClick) {
-    const b = el("button", "larik-button " + cls, label);
-    b.addEventListener("click", onClick);
-    return b;
-  }
+  const send = sender(model, root, error);
 
   function askDelete(id) {
     confirm.replaceChildren(

@@ -42,6 +42,20 @@ function sendOrEnded(model, root, message) {
   }
 }
 
+// What a widget's buttons send: `{type, ...extra}`, clearing the last error first.
+function sender(model, root, error) {
+  return (type, extra) => {
+    error.textContent = "";
+    sendOrEnded(model, root, Object.assign({ type }, extra));
+  };
+}
+
+function button(label, cls, onClick) {
+  const b = el("button", "larik-button " + cls, label);
+  b.addEventListener("click", onClick);
+  return b;
+}
+
 function watchEnded(model, root) {
   // A kernel restart or shutdown closes the widget's comm: check it can still send.
   const check = () => sendOrEnded(model, root, { type: "ping" });

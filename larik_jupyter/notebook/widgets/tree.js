@@ -129,16 +129,7 @@ function render({ model, el: host }) {
     root.dataset.renderMs = ms.toFixed(1);
   }
 
-  function send(type, extra) {
-    error.textContent = "";
-    sendOrEnded(model, root, Object.assign({ type }, extra));
-  }
-
-  function button(label, cls, onClick) {
-    const b = el("button", "larik-button " + cls, label);
-    b.addEventListener("click", onClick);
-    return b;
-  }
+  const send = sender(model, root, error);
 
   function drawActions() {
     actions.replaceChildren();
