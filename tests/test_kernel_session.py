@@ -89,3 +89,27 @@ def test_the_notebook_layer_goes_through_agent_and_kernel_session_only() -> None
         assert not re.search(r"\.loop\.", source), f"{path} reaches around Agent into its loop"
         if path.name != "extension.py":
             assert "notebook.magics" not in source, f"{path} imports the magics"
+
+
+def test_a_pending_shared_config_is_shown_by_the_front_end_not_built_here(project: Path) -> None:
+    # KernelSession builds no widget: without `show_pending` its notices say what awaits
+    # approval; with it, the front end gets the pending items and the notices step aside.
+    server = {"command": "python", "args": ["-c", "pass"]}
+    (project / ".mcp.json").write_text(json.dumps({"mcpServers": {"tiny": server}}))
+    shown: list[Any] = []
+    plain = KernelSession(project, model="scripted:demo", show=shown.append)
+    try:
+        plain.ensure()
+        assert "awaits your approval" in text_of(shown)
+        assert all(hasattr(item, "data") for item in shown)  # Markdown only, no widget
+    finally:
+        plain.require().close()
+    shown.clear()
+    handed: list[list[Any]] = []
+    front = KernelSession(project, model="scripted:demo", show=shown.append, show_pending=handed.append)
+    try:
+        front.ensure()
+        assert [[p.key for p in pending] for pending in handed] == [["mcp:tiny"]]
+        assert "awaits your approval" not in text_of(shown)
+    finally:
+        front.require().close()
