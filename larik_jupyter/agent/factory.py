@@ -73,7 +73,7 @@ def open_agent(
     if opened.state.interrupted:
         notices.append(f"The last turn of this session was interrupted: {opened.state.interrupted}")
     mcp = open_servers(loaded, notices, reuse=mcp)
-    agent = AgentLoop(
+    loop = AgentLoop(
         opened,
         provider,
         loaded=loaded,
@@ -83,8 +83,8 @@ def open_agent(
         mcp=mcp,
     )
     if loaded.config.debug:
-        start_trace(agent)
-    return Opened(loop=agent, notices=notices, branched_from=branched_from)
+        start_trace(loop)
+    return Opened(loop=loop, notices=notices, branched_from=branched_from)
 
 
 def _open_or_branch(path: Path, notices: list[str]) -> tuple[Session, str | None]:
