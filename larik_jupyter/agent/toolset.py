@@ -16,15 +16,15 @@ if TYPE_CHECKING:
     from larik_jupyter.agent.loop import AgentLoop
 
 
-def agent_tools(agent: AgentLoop) -> dict[str, Tool]:
-    """The tools of `agent` by name (MCP tools are added as their servers list them): a
+def agent_tools(loop: AgentLoop) -> dict[str, Tool]:
+    """The tools of the turn loop `loop` by name (MCP tools are added as their servers list them): a
     subagent gets no `task` of its own, skills only when there are some."""
-    tools = default_tools(agent.env)
+    tools = default_tools(loop.env)
     extra: list[Tool] = []
-    if agent.parent is None and agent.loaded.config.max_subagents > 0:
-        extra.append(TaskTool(agent))
-    if agent.loaded.skills:
-        extra.append(SkillTool(lambda: agent.loaded.skills))
+    if loop.parent is None and loop.loaded.config.max_subagents > 0:
+        extra.append(TaskTool(loop))
+    if loop.loaded.skills:
+        extra.append(SkillTool(lambda: loop.loaded.skills))
     return tools | {tool.name: tool for tool in extra}
 
 
