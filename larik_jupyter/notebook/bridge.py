@@ -4,7 +4,7 @@ Every open notebook panel whose kernel has the extension loaded connects: the pa
 comm when its kernel connects, and the kernel opens one when the extension loads, so panels
 that were already open connect too. A panel says which notebook it shows (`hello`); requests
 from the kernel (read the document, insert, replace, patch, delete a cell, set outputs or
-metadata) are applied to the live document model in the browser, never to the file, and each
+metadata) are applied to the open document's model in the browser, never to the file, and each
 gets a reply: success with the resulting cell ids, or a precise error. The messages are declared
 once in `bridge_protocol`; a message from the page this kernel cannot read gets an `error` reply
 (and fails the request it answers), never an exception. What replies say of the
