@@ -24,9 +24,9 @@ def text_of(items: list[Any]) -> str:
     return "\n".join(i.data if hasattr(i, "data") else i.static_text() for i in items)
 
 
-def run(session: KernelSession, line: str) -> str:
+def run(kernel: KernelSession, line: str) -> str:
     shown: list[Any] = []
-    commands.run(session, commands.parse_command(line), commands.Output(shown.append))
+    commands.run(kernel, commands.parse_command(line), commands.Output(shown.append))
     return text_of(shown)
 
 

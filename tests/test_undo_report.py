@@ -14,7 +14,7 @@ from bs4 import BeautifulSoup
 from IPython.utils.capture import capture_output
 
 from larik_jupyter import Agent, UndoReport
-from larik_jupyter.notebook.widgets.live import live_widgets
+from larik_jupyter.notebook.widgets.session_widget import shown_widgets
 from larik_jupyter.notebook.widgets.undo import UndoPanel
 from larik_jupyter.session.catalog import list_sessions
 from larik_jupyter.testing import ScriptedHTTPServer
@@ -88,7 +88,7 @@ def test_the_magic_the_panel_agent_and_the_cli_tell_one_undo_in_the_same_words(
         larik(shell, "/undo")
     (output,) = shown.outputs
     magic_lines = output.data["text/plain"].replace("%larik /undo", "<again>").splitlines()
-    panel = [w for w in live_widgets() if isinstance(w, UndoPanel) and w.session is magics.session][-1]
+    panel = [w for w in shown_widgets() if isinstance(w, UndoPanel) and w.kernel is magics.kernel][-1]
     js_lines = [line.replace("%larik /undo", "<again>") for line in html_lines(panel.outcome)]
 
     # The CLI, on a session closed after its turn.
