@@ -53,11 +53,11 @@ def main() -> None:
         big = Path(tmp) / "20260101-000000-000001.jsonl"
         big.write_bytes(b"".join(session_lines(ENTRIES)))
         size_mb = big.stat().st_size / 1e6
-        build = timed(lambda: views.transcript_page(big.stem, big, 0, LIMIT))
+        build = timed(lambda: views.transcript_page(big.stem, big, 0, LIMIT, Path(tmp)))
         last = ENTRIES - LIMIT
 
         def a_page(offset: int) -> float:
-            return timed(lambda: views.transcript_page(big.stem, big, offset, LIMIT).model_dump_json())
+            return timed(lambda: views.transcript_page(big.stem, big, offset, LIMIT, Path(tmp)).model_dump_json())
 
         pages = alternate(
             {

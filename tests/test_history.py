@@ -31,7 +31,9 @@ def test_history_from_disk_matches_the_live_transcript(tmp_path: Path) -> None:
     agent.close()
     stored = replay(load_entries(path).entries).all
     live = render_parts(view.parts)
-    assert render_parts(parts_from_messages(list(stored), include_prompts=False)) == live
+    # The same picture, but for how each call was allowed: the live row says it, no file stores it.
+    assert live.count(" · allowed by --yes") == 2
+    assert render_parts(parts_from_messages(list(stored), include_prompts=False)) == live.replace(" · allowed by --yes", "")
     assert 'class="larik-diff"' in live and "-x = 1" in live and "+x = 2" in live
     assert "<summary>thinking</summary>" in live and "✗ <code>bash: false</code>" in live
 
@@ -77,3 +79,33 @@ def test_the_undo_note_and_an_attachment_are_labelled_in_history_and_export(tmp_
     assert "<summary>Note to the model</summary>" in exported and "<summary>Attached sales</summary>" in exported
     assert "do not follow instructions" not in exported
     kernel.close()
+
+
+def test_history_names_cells_by_their_position_with_the_id_on_hover(tmp_path: Path) -> None:
+    import nbformat
+
+    from larik_jupyter.notebook import commands
+    from larik_jupyter.notebook.kernel import KernelSession
+    from tests.agent_helpers import done, scripted, tool
+
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_markdown_cell("# Sales", id="title"), nbformat.v4.new_code_cell("x = 1", id="calc")]
+    nbformat.write(nb, tmp_path / "work.ipynb")
+    model = scripted(
+        tmp_path,
+        [tool("notebook_edit", path="work.ipynb", cell_id="calc", new_source="x = 2")],
+        [tool("notebook_read", path="work.ipynb", cell_ids=["title", "calc"])],
+        [tool("python", code="total = 1 + 1\nprint(total)")],
+        done("Done."),
+    )
+    kernel = KernelSession(tmp_path, model=model, yes=True)
+    kernel.ensure().run("change calc")
+    shown: list[object] = []
+    commands.run(kernel, commands.parse_command("/history"), commands.Output(shown.append))
+    history = "\n".join(getattr(item, "data", "") for item in shown)
+    kernel.close()
+    # Read from disk, with no browser: the cells are named by where they stand in the file.
+    assert '<code title="cell id calc">notebook_edit: replace cell 2 of work.ipynb ("x = 2")</code>' in history
+    assert '<code title="cell ids title, calc">notebook_read: cells 1, 2 of work.ipynb</code>' in history
+    assert "<code>python: total = 1 + 1…</code> · allowed by --yes" not in history  # no decision is stored
+    assert "```python\ntotal = 1 + 1\nprint(total)\n```" in history  # the whole code, one click away

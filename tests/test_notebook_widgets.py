@@ -123,7 +123,7 @@ def test_the_decision_sits_on_its_calls_row_and_python_code_is_one_click_away() 
         view.handle(ae.ToolFinished(id=f"t{n}", name="python", summary="", content="ok", is_error=False, seconds=0.1))
     shown = view.markdown()
     rows = [line for line in shown.split("\n") if line.startswith("<details><summary>✓")]
-    assert [r.split("</code>")[1].split(" · ")[1:-1] for r in rows] == [[], ["always allowed"], ["allowed once"]]
+    assert [r.split("</code>")[1].split(" · ")[1:-1] for r in rows] == [["allowed by --yes"], ["always allowed"], ["allowed once"]]
     assert "<code>python: import pandas as pd…</code>" in rows[0]
     assert shown.count("```python\n" + code + "\n```") == 3  # the whole code in each fold
 

@@ -390,3 +390,25 @@ async def test_refuses_a_bad_prompt_number_and_a_bad_body(jp_fetch: Any, root: P
         assert caught.value.code == 400
         assert words in json.loads(caught.value.response.body)["message"]
     assert not list(root.glob("*.ipynb"))
+
+
+async def test_pages_summarize_tool_calls_with_cells_by_position(jp_fetch: Any, root: Path) -> None:
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_markdown_cell("# Sales", id="title"), nbformat.v4.new_code_cell("x = 1", id="calc")]
+    nbformat.write(nb, root / "work.ipynb")
+    with Session.create(root, "scripted", "demo") as session:
+        session.append_message(user_text("change calc"))
+        calls = [
+            ToolUseBlock(id="e", name="notebook_edit", input={"path": "work.ipynb", "cell_id": "calc", "new_source": "x = 2"}),
+            ToolUseBlock(id="p", name="python", input={"code": "import pandas as pd\npd.read_csv('a.csv')"}),
+            ToolUseBlock(id="r", name="notebook_run", input={"path": "../outside.ipynb", "cell_id": "calc"}),
+        ]
+        session.append_message(Message(role="assistant", content=calls))
+    page = await fetch_json(jp_fetch, session.path.stem)
+    blocks = page["entries"][-1]["message"]["content"]
+    assert [b["summary"] for b in blocks] == [
+        'notebook_edit: replace cell 2 of work.ipynb ("x = 2")',
+        "python: import pandas as pd…",
+        "notebook_run: run cell calc of outside.ipynb",  # a file outside the listing is not read
+    ]
+    assert [b.get("hint") for b in blocks] == ["cell id calc", None, "cell id calc"]

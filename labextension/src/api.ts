@@ -51,6 +51,10 @@ export interface IContentBlock {
   thinking?: string;
   name?: string;
   input?: unknown;
+  /** A tool call's one-line summary, cells named by position (the server's, as the notebook words it). */
+  summary?: string;
+  /** The ids of the cells a notebook call names, shown on hover. */
+  hint?: string;
   content?: string | IContentBlock[];
   is_error?: boolean;
   source?: { type: string; media_type?: string; data?: string; url?: string };

@@ -100,12 +100,6 @@ function contextView(text: string): [string, string] {
   return [text.startsWith('<notebook-context') ? 'Notebook context' : 'Attached', text];
 }
 
-function toolSummary(block: IContentBlock): string {
-  const input = (block.input ?? {}) as Record<string, unknown>;
-  const hint = input.path ?? input.file_path ?? input.command ?? input.pattern ?? '';
-  return `Tool ${block.name}${hint ? ' ' + String(hint).slice(0, 80) : ''}`;
-}
-
 interface ITodo {
   content: string;
   status: string;
@@ -247,11 +241,18 @@ export class TranscriptRenderer {
         if (block.id) {
           this.calls.set(block.id, block);
         }
-        return collapsed(
-          toolSummary(block),
+      {
+        // The server's one-line summary (larik_jupyter/agent/summary.py), the one the notebook shows.
+        const call = collapsed(
+          block.summary ?? block.name ?? 'tool',
           element('pre', 'jp-larik-pre', JSON.stringify(block.input ?? {}, null, 2)),
           'jp-larik-tool'
         );
+        if (block.hint) {
+          call.querySelector('summary')!.title = block.hint;
+        }
+        return call;
+      }
       case 'tool_result': {
         let node = this.special(block) ?? collapsed(
           block.is_error ? '↳ tool error' : '↳ result',

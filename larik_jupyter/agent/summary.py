@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from larik_jupyter.session.plan import plan_of, progress
@@ -21,6 +22,66 @@ def _clip(text: str) -> str:
 CellPosition = Callable[[str | None, str], int | None]
 """The 0-based position of a cell (notebook path as the call gave it, None: the kernel's own
 notebook; cell id) in the open document, when known."""
+
+# A notebook larger than this is not read just to number the cells of a summary.
+_MAX_NOTEBOOK_BYTES = 64 * 1024 * 1024
+
+
+def positions_in_files(cwd: Path) -> CellPosition:
+    """Where a cell stands in a notebook file under `cwd` (for summaries read from disk: `/history`,
+    the sidebar, the export); None for the kernel's own notebook (no path), a path outside `cwd`,
+    a file that is not a readable notebook, or a cell it no longer holds. Each file is read once."""
+    root = cwd.resolve()
+    read: dict[str, dict[str, int]] = {}
+
+    def ids_in(raw_path: str) -> dict[str, int]:
+        try:
+            path = (root / raw_path).resolve()
+            if path.suffix != ".ipynb" or not path.is_relative_to(root) or path.stat().st_size > _MAX_NOTEBOOK_BYTES:
+                return {}
+            cells = json.loads(path.read_bytes()).get("cells")
+        except (OSError, ValueError, AttributeError):
+            return {}
+        if not isinstance(cells, list):
+            return {}
+        return {c["id"]: i for i, c in enumerate(cells) if isinstance(c, dict) and isinstance(c.get("id"), str)}
+
+    def position(raw_path: str | None, cell_id: str) -> int | None:
+        if not raw_path:
+            return None
+        if raw_path not in read:
+            read[raw_path] = ids_in(raw_path)
+        return read[raw_path].get(cell_id)
+
+    return position
+
+
+def first_known(*positions: CellPosition) -> CellPosition:
+    """A cell's position from the first of `positions` that knows it (the open document's, then
+    the file's)."""
+
+    def position(raw_path: str | None, cell_id: str) -> int | None:
+        for find in positions:
+            if (found := find(raw_path, cell_id)) is not None:
+                return found
+        return None
+
+    return position
+
+
+def cell_ids_hint(name: str, tool_input: dict[str, Any]) -> str | None:
+    """The ids of the cells a notebook call names, for its summary's hover (`cell id calc`):
+    summaries name cells by position, which moves; the id does not."""
+    if not name.startswith("notebook_"):
+        return None
+    ids = tool_input.get("cell_ids")
+    named = [str(i) for i in ids] if isinstance(ids, list) else []
+    if isinstance(cell_id := tool_input.get("cell_id"), str) and cell_id:
+        named = [cell_id]
+    if not named:
+        return None
+    return f"cell id{'s' if len(named) > 1 else ''} {', '.join(named)}"
+
 
 # notebook_read's default number of cells (tools/notebook.py DEFAULT_LIMIT).
 _READ_LIMIT = 50

@@ -7,7 +7,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from larik_jupyter.agent.summary import asked_label, changed_by, summarize_call
+from larik_jupyter.agent.summary import CellPosition, asked_label, cell_ids_hint, changed_by, summarize_call
 from larik_jupyter.llm.messages import (
     ImageBlock,
     Message,
@@ -36,7 +36,9 @@ class ToolPart:
 
     id: str
     summary: str
-    name: str = ""  # the tool's name: who changed the files listed in `uncaptured`
+    name: str = ""
+    # The ids of the cells a notebook call names, shown on hover (the summary names them by position).
+    hint: str | None = None  # the tool's name: who changed the files listed in `uncaptured`
     status: str = "requested"  # requested, asking, running, done, error, denied, interrupted
     seconds: float | None = None
     output: str = ""
@@ -170,7 +172,8 @@ def render_tool(part: ToolPart) -> str:
         f" · {part.seconds:.1f}s" if part.seconds is not None else ""
     )
     label = asked_label(part.name, part.summary) if part.status == "asking" else part.summary
-    head = f"{_MARKS.get(part.status, '·')} <code>{_escape(label)}</code>{duration}"
+    title = f' title="{html.escape(part.hint)}"' if part.hint else ""
+    head = f"{_MARKS.get(part.status, '·')} <code{title}>{_escape(label)}</code>{duration}"
     if part.status == "denied" and part.output.strip():
         # Why a call did not run matters more than its output: never folded away.
         return f"{head}\n\n" + "\n".join(render_notice(line) for line in _escape(part.output.strip()).split("\n"))
@@ -278,17 +281,23 @@ def render_parts(parts: list[Part], *, numbers: bool = True) -> str:
     return "\n\n".join(chunks)
 
 
-def parts_from_messages(messages: Iterable[Message], *, include_prompts: bool = True) -> list[Part]:
-    """Rebuild the parts of stored messages, pairing each tool_use with its tool_result."""
-    rebuilt = _Rebuild(include_prompts)
+def parts_from_messages(
+    messages: Iterable[Message], *, include_prompts: bool = True, position: CellPosition | None = None
+) -> list[Part]:
+    """Rebuild the parts of stored messages, pairing each tool_use with its tool_result;
+    `position` numbers the cells notebook calls name."""
+    rebuilt = _Rebuild(include_prompts, position)
     for message in messages:
         rebuilt.message(message)
     return rebuilt.parts
 
 
-def parts_from_entries(entries: Iterable[Entry], *, include_prompts: bool = True) -> list[Part]:
-    """The parts of a stored transcript, with the `Stop` hook notices kept on usage entries."""
-    rebuilt = _Rebuild(include_prompts)
+def parts_from_entries(
+    entries: Iterable[Entry], *, include_prompts: bool = True, position: CellPosition | None = None
+) -> list[Part]:
+    """The parts of a stored transcript, with the `Stop` hook notices kept on usage entries;
+    `position` numbers the cells notebook calls name."""
+    rebuilt = _Rebuild(include_prompts, position)
     for entry in entries:
         if entry.message is not None:
             rebuilt.message(entry.message)
@@ -299,8 +308,9 @@ def parts_from_entries(entries: Iterable[Entry], *, include_prompts: bool = True
 class _Rebuild:
     """Parts accumulated message by message; tool results find their call's row by id."""
 
-    def __init__(self, include_prompts: bool) -> None:
+    def __init__(self, include_prompts: bool, position: CellPosition | None) -> None:
         self.include_prompts = include_prompts
+        self.position = position
         self.parts: list[Part] = []
         self.tools: dict[str, ToolPart] = {}
 
@@ -333,16 +343,18 @@ class _Rebuild:
             elif isinstance(block, ThinkingBlock):
                 parts.append(ThinkingPart(block.thinking))
             elif isinstance(block, ToolUseBlock):
-                part = tool_part(block.id, block.name, block.input)
+                part = tool_part(block.id, block.name, block.input, self.position)
                 self.tools[block.id] = part
                 parts.append(part)
         if message.interrupted:
             parts.append(NoticePart("**interrupted**"))
 
 
-def tool_part(call_id: str, name: str, tool_input: dict[str, Any]) -> ToolPart:
+def tool_part(call_id: str, name: str, tool_input: dict[str, Any], position: CellPosition | None = None) -> ToolPart:
     """The row of a tool call; a plan update or a skill load carries what it shows when done."""
-    part = ToolPart(id=call_id, summary=summarize_call(name, tool_input), name=name)
+    part = ToolPart(
+        id=call_id, summary=summarize_call(name, tool_input, position), name=name, hint=cell_ids_hint(name, tool_input)
+    )
     if name == TODO_WRITE:
         part.plan = plan_of(tool_input)
     elif name == SKILL_TOOL and isinstance(tool_input.get("name"), str):

@@ -125,7 +125,7 @@ class TranscriptView:
         elif isinstance(event, ae.PermissionAnswered) and event.decision == "deny":
             self._set_tool(event.id, "denied")
         elif isinstance(event, ae.PermissionAnswered) and (asked := self._tools.get(event.id)) is not None:
-            asked.decision = None if event.reason == "--yes" else DECISIONS.get(event.decision)
+            asked.decision = "allowed by --yes" if event.reason == "--yes" else DECISIONS.get(event.decision)
         elif isinstance(event, ae.ToolStarted):
             self._set_tool(event.id, "running")
             self.status = f"Running {event.summary}"

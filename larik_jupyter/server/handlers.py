@@ -149,7 +149,7 @@ class SessionHandler(_LarikHandler):
         offset = self.int_argument("offset", 0, 0, 2**31)
         limit = self.int_argument("limit", _DEFAULT_LIMIT, 1, _MAX_LIMIT)
         self.write_model(
-            await off_loop(lambda: views.transcript_page(session_id, self.session_path(session_id), offset, limit))
+            await off_loop(lambda: views.transcript_page(session_id, self.session_path(session_id), offset, limit, self.cwd()))
         )
 
     @_endpoint

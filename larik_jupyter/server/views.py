@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
+from larik_jupyter.agent.summary import CellPosition, cell_ids_hint, positions_in_files, summarize_call
 from larik_jupyter.server.confine import relative_to_root
 from larik_jupyter.server.page_numbers import page_numbers
 from larik_jupyter.server.schema import SessionList, SessionOut, TranscriptPage, TreeNodeOut
@@ -53,18 +55,32 @@ def session_list(root_dir: str, cwd: Path, tokens: DeleteTokens) -> SessionList:
     )
 
 
-def transcript_page(session_id: str, path: Path, offset: int, limit: int) -> TranscriptPage:
+def _summarized(entry: dict[str, Any], position: CellPosition) -> dict[str, Any]:
+    """`entry` with each tool call's one-line summary (`summary`) and the ids of the cells it
+    names (`hint`, for the hover): the notebook's own words, not re-worded by the sidebar."""
+    for block in (entry.get("message") or {}).get("content") or []:
+        if block.get("type") == "tool_use":
+            tool_input = block.get("input") or {}
+            block["summary"] = summarize_call(block["name"], tool_input, position)
+            if (hint := cell_ids_hint(block["name"], tool_input)) is not None:
+                block["hint"] = hint
+    return entry
+
+
+def transcript_page(session_id: str, path: Path, offset: int, limit: int, cwd: Path) -> TranscriptPage:
     """Entries `offset … offset+limit` of the canonical transcript at `path` (an offset index
     kept per file identity reads only the page), with the numbers of its replies that no output
-    of their turn supports (only the page's turns are read for them)."""
+    of their turn supports (only the page's turns are read for them), and its tool calls
+    summarized with the cells named by where they stand in the notebooks under `cwd`."""
     total, entries = page_entries(path, offset, limit)
+    position = positions_in_files(cwd)
     unfound, counts = page_numbers(path, offset, entries, total)
     return TranscriptPage(
         id=session_id,
         total=total,
         offset=offset,
         limit=limit,
-        entries=[entry.to_json() for entry in entries],
+        entries=[_summarized(entry.to_json(), position) for entry in entries],
         unfound=unfound,
         unfound_counts=counts,
     )

@@ -87,7 +87,7 @@ def test_sidebar_lists_tree_transcript_and_acts_on_a_session(
     expect(transcript.locator("strong", has_text="beta")).to_be_visible()
     expect(transcript.locator("code", has_text="BETA")).to_be_visible()
     tool = transcript.locator("details.jp-larik-tool").first
-    expect(tool).to_contain_text("Tool edit notes.txt")
+    expect(tool).to_contain_text("edit: notes.txt")
     assert tool.get_attribute("open") is None
     expect(page.locator(".jp-larik-turn summary")).to_have_text("Turn 1: notes.txt")
     expect(page.locator(".jp-larik-turn .jp-larik-diff-add")).to_have_text("+BETA\n")
