@@ -583,14 +583,21 @@ function mark(
   badge.setAttribute('role', 'button');
   badge.addEventListener('click', () => open(target));
   widget.addClass('jp-larik-edited');
-  widget.node.prepend(badge);
   const edited = (_: unknown, change: Json) => {
     if (change.sourceChange && !fromKernel()) {
       unmark(widget);
     }
   };
   widget.model.sharedModel.changed.connect(edited);
-  markers.set(widget, () => widget.model.sharedModel.changed.disconnect(edited));
+  const disconnect = () => widget.model.sharedModel.changed.disconnect(edited);
+  markers.set(widget, disconnect);
+  // Above the cell's content once the cell has built it (a cell of a notebook just opened
+  // may not have yet, and a badge put in before would land between its input and outputs).
+  void widget.ready.then(() => {
+    if (markers.get(widget) === disconnect) {
+      widget.node.prepend(badge);
+    }
+  });
 }
 
 const markers = new WeakMap<Cell, () => void>();
