@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from larik_jupyter.agent.summary import summarize_call
 from larik_jupyter.llm.messages import Usage
+from larik_jupyter.session.call_summary import summarize_call
 from larik_jupyter.session.state import State
 from larik_jupyter.tools.registry import builtin_tool
 

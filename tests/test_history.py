@@ -81,11 +81,12 @@ def test_the_undo_note_and_an_attachment_are_labelled_in_history_and_export(tmp_
     kernel.close()
 
 
-def test_history_names_cells_by_their_position_with_the_id_on_hover(tmp_path: Path) -> None:
+def test_history_and_the_export_name_cells_by_their_position_with_the_id_on_hover(tmp_path: Path) -> None:
     import nbformat
 
     from larik_jupyter.notebook import commands
     from larik_jupyter.notebook.kernel import KernelSession
+    from larik_jupyter.session.export import render_markdown
     from tests.agent_helpers import done, scripted, tool
 
     nb = nbformat.v4.new_notebook()
@@ -103,7 +104,10 @@ def test_history_names_cells_by_their_position_with_the_id_on_hover(tmp_path: Pa
     shown: list[object] = []
     commands.run(kernel, commands.parse_command("/history"), commands.Output(shown.append))
     history = "\n".join(getattr(item, "data", "") for item in shown)
+    exported = render_markdown(kernel.require().session_path, load_entries(kernel.require().session_path).entries)
     kernel.close()
+    assert '**Tool call** `notebook_edit: replace cell 2 of work.ipynb ("x = 2")` (`' in exported
+    assert "`, cell id calc)" in exported and "`, cell ids title, calc)" in exported
     # Read from disk, with no browser: the cells are named by where they stand in the file.
     assert '<code title="cell id calc">notebook_edit: replace cell 2 of work.ipynb ("x = 2")</code>' in history
     assert '<code title="cell ids title, calc">notebook_read: cells 1, 2 of work.ipynb</code>' in history

@@ -77,6 +77,8 @@ def test_new_option_starts_a_new_session_and_resume_last_comes_back(project: Pat
     # The latest session with a prompt is the --new one; the empty /new session is skipped or latest.
     assert magics.agent.session_id in (second, list_sessions(project)[0].id)
     assert "Resumed session" in text
+    once = shown(f"/resume {first}", shell)
+    assert f"Resumed session `{first}` (1 turn, " in once  # not "1 turns"
 
 
 def test_expand_only_with_the_option(project: Path, wire: ScriptedHTTPServer) -> None:

@@ -163,8 +163,10 @@ def test_a_page_that_connects_mid_turn_is_sent_the_cells_outputs_until_the_turn_
     transcript, asks, controls = last["outputs"]
     assert "The answer is forty-two." in transcript["data"]["text/markdown"]
     assert "The answer is forty-two." not in first["outputs"][0]["data"]["text/markdown"]
-    assert asks["data"]["application/vnd.jupyter.widget-view+json"]["model_id"] == ui.asks.model_id
-    assert controls["data"]["application/vnd.jupyter.widget-view+json"]["model_id"] == ui.controls.model_id
+    _, mid_asks, mid_controls = first["outputs"]
+    assert mid_asks["data"]["application/vnd.jupyter.widget-view+json"]["model_id"] == ui.asks.model_id
+    assert mid_controls["data"]["application/vnd.jupyter.widget-view+json"]["model_id"] == ui.controls.model_id
+    assert asks["data"] == controls["data"] == {}  # the ended turn's cell keeps no blank widget
     (final,) = [m for m in just_after.sent if m["op"] == "show_outputs"]
     assert final["outputs"] == last["outputs"]
 

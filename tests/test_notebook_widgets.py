@@ -86,8 +86,8 @@ def test_one_coloured_diff_rendering_in_approvals_and_the_transcript() -> None:
 def test_a_python_approval_shows_its_code_once(tmp_path) -> None:  # type: ignore[no-untyped-def]
     from larik_jupyter.agent import events as ae
     from larik_jupyter.agent.preview import preview_change
-    from larik_jupyter.agent.summary import summarize_call
     from larik_jupyter.notebook.view import TranscriptView
+    from larik_jupyter.session.call_summary import summarize_call
     from larik_jupyter.tools.kernel import PythonTool
     from tests.agent_helpers import make_env
 
@@ -110,8 +110,8 @@ def test_a_python_approval_shows_its_code_once(tmp_path) -> None:  # type: ignor
 
 def test_the_decision_sits_on_its_calls_row_and_python_code_is_one_click_away() -> None:
     from larik_jupyter.agent import events as ae
-    from larik_jupyter.agent.summary import summarize_call
     from larik_jupyter.notebook.view import TranscriptView
+    from larik_jupyter.session.call_summary import summarize_call
 
     code = "import pandas as pd\nsales = pd.read_csv('sales.csv')\nsales.describe()"
     view = TranscriptView()

@@ -28,7 +28,7 @@ def test_export_renders_everything_to_the_default_place(tmp_path: Path) -> None:
     out = export_markdown(path, cwd=tmp_path)
     assert out == tmp_path / ".larik" / "exports" / f"{path.stem}.md"
     text = out.read_text()
-    for expected in ("## 1. User", "fix the build", "**Tool call** `bash` (`t1`)", '"command": "make"',
+    for expected in ("## 1. User", "fix the build", "**Tool call** `bash: make` (`t1`)", '"command": "make"',
                      "**Tool error** for `t1`", "````\nerror: ```x```\n````", "Context compacted",
                      "> The build failed on x.", "## 2. User", "Retrying", "Interrupted", "claude-sonnet-4-5"):
         assert expected in text

@@ -24,7 +24,6 @@ from larik_jupyter.agent.permissions import (
 )
 from larik_jupyter.agent.preview import preview_change
 from larik_jupyter.agent.prompt import system_prompt
-from larik_jupyter.agent.summary import summarize_call
 from larik_jupyter.agent.toolset import agent_tools, concurrent_batches
 from larik_jupyter.agent.undo import UndoReport, record_note, undo_turn
 from larik_jupyter.checkpoint.errors import CheckpointError, NothingToUndoError
@@ -49,6 +48,7 @@ from larik_jupyter.llm.provider import Provider, ProviderError
 from larik_jupyter.llm.valid_text import valid_event, valid_text
 from larik_jupyter.lsp.manager import LspManager
 from larik_jupyter.session.branch import BranchError
+from larik_jupyter.session.call_summary import summarize_call
 from larik_jupyter.session.entry import Entry
 from larik_jupyter.session.numbers import trace_messages
 from larik_jupyter.session.store import Session

@@ -311,8 +311,8 @@ def _tree(kernel: KernelSession, out: Output) -> None:
 
 @command("/history", "render the current session's transcript from disk")
 def _history(kernel: KernelSession, out: Output) -> None:
-    from larik_jupyter.agent.summary import first_known, positions_in_files
     from larik_jupyter.notebook.render import parts_from_entries, render_parts
+    from larik_jupyter.session.call_summary import first_known, positions_in_files
     from larik_jupyter.tools.notebook_live import cell_positions
 
     agent = kernel.require()

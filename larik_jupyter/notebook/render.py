@@ -7,7 +7,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from larik_jupyter.agent.summary import CellPosition, asked_label, cell_ids_hint, changed_by, summarize_call
+from larik_jupyter.agent.summary import asked_label, changed_by
 from larik_jupyter.llm.messages import (
     ImageBlock,
     Message,
@@ -18,6 +18,7 @@ from larik_jupyter.llm.messages import (
     is_context_text,
 )
 from larik_jupyter.lsp.diagnostic import HEADING as DIAGNOSTICS_HEADING
+from larik_jupyter.session.call_summary import CellPosition, cell_ids_hint, summarize_call
 from larik_jupyter.session.context_view import context_view
 from larik_jupyter.session.entry import Entry
 from larik_jupyter.session.export import code_fence, image_markdown

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 import ipywidgets as widgets
 from IPython.core.formatters import format_display_data
-from IPython.display import display
+from IPython.display import DisplayHandle, display
 
 from larik_jupyter.agent import events as ae
 from larik_jupyter.agent.permissions import PermissionAnswer, PermissionRequest
@@ -50,17 +50,29 @@ class TurnUI:
         self.interactive = False if headless else interactive
         self.approvals: list[ApprovalWidget] = []
         self.mirror: MirroredCell | None = None
+        self._handles: list[DisplayHandle] = []
+        self._gone: set[widgets.Widget] = set()  # taken out of the cell when the turn ended
 
     def show(self) -> None:
         self.view.show()
         if not self.headless:
-            display(self.asks)
-            display(self.controls)
+            self._handles = [display(w, display_id=True) for w in (self.asks, self.controls)]
 
     def outputs(self) -> list[dict[str, Any]]:
         """What `show` put in the cell, as it is now, as nbformat outputs."""
-        shown = [(self.view.bundle(), {}), *(format_display_data(w) for w in (self.asks, self.controls))]
+        shown: list[tuple[dict[str, Any], dict[str, Any]]] = [(self.view.bundle(), {})]
+        shown += [({}, {}) if w in self._gone else format_display_data(w) for w in (self.asks, self.controls)]
         return [{"output_type": "display_data", "data": data, "metadata": meta} for data, meta in shown]
+
+    def _take_out(self) -> None:
+        """Once the turn ended, the Stop control and an empty approval area leave the cell (and
+        the saved notebook): no blank widget left behind, none that a kernel restart would mark
+        as disconnected. An approval area holding a cancelled card stays."""
+        for handle, widget in zip(self._handles, (self.asks, self.controls), strict=True):
+            if widget is self.asks and self.asks.children:
+                continue
+            handle.update({}, raw=True)
+            self._gone.add(widget)
 
     def follow(self, mirror: MirroredCell) -> None:
         """Keep `mirror` (the cell in pages that connect mid-turn) up to date."""
@@ -78,9 +90,11 @@ class TurnUI:
         """The turn ended: an unanswered card says it was cancelled, without its buttons."""
         for card in self.approvals:
             card.cancel()
-        self.view.flush(force=True)
         self.controls.running = False
+        self._take_out()
+        self.view.flush(force=True)
         if self.mirror is not None:
+            self.mirror.changed()  # pages that joined mid-turn: the cell without its widgets
             self.mirror.end()
 
     async def approver(self, request: PermissionRequest) -> PermissionAnswer | None:

@@ -5,13 +5,18 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from larik_jupyter.agent.summary import CellPosition, cell_ids_hint, positions_in_files, summarize_call
 from larik_jupyter.server.confine import relative_to_root
 from larik_jupyter.server.page_numbers import page_numbers
 from larik_jupyter.server.schema import SessionList, SessionOut, TranscriptPage, TreeNodeOut
 from larik_jupyter.server.tokens import DeleteTokens
 from larik_jupyter.server.turn_diffs import checkpoints
 from larik_jupyter.session.branch import TreeNode, fork_tree
+from larik_jupyter.session.call_summary import (
+    CellPosition,
+    cell_ids_hint,
+    positions_in_files,
+    summarize_call,
+)
 from larik_jupyter.session.catalog import list_sessions
 from larik_jupyter.session.export import render_markdown
 from larik_jupyter.session.page_index import page_entries

@@ -19,6 +19,12 @@ from larik_jupyter.llm.messages import (
     ToolUseBlock,
     is_context_text,
 )
+from larik_jupyter.session.call_summary import (
+    CellPosition,
+    cell_ids_hint,
+    positions_in_files,
+    summarize_call,
+)
 from larik_jupyter.session.context_view import context_view
 from larik_jupyter.session.entry_list import EntryList
 from larik_jupyter.session.new_file import write_new, write_numbered
@@ -70,11 +76,21 @@ def _folded(text: str) -> str:
     return f"<details><summary>{label[:1].upper() + label[1:]}</summary>\n\n{code_fence(body)}\n\n</details>"
 
 
+def _code_span(text: str) -> str:
+    """`text` as one Markdown code span, however many backticks it holds."""
+    ticks = "`" * (max((len(run) for run in re.findall("`+", text)), default=0) + 1)
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    return f"{ticks}{pad}{text}{pad}{ticks}"
+
+
 def _render_message(
-    message: Message, calls: dict[str, ToolUseBlock], unfound: dict[int, list[Claim]] | None = None
+    message: Message,
+    calls: dict[str, ToolUseBlock],
+    unfound: dict[int, list[Claim]] | None = None,
+    position: CellPosition | None = None,
 ) -> list[str]:
     """A message's blocks; `unfound` marks the numbers of its text blocks (by block index)
-    that no output of the turn supports."""
+    that no output of the turn supports; `position` numbers the cells tool calls name."""
     out: list[str] = []
     prompt = message.is_prompt()
     for index, block in enumerate(message.content):
@@ -91,7 +107,9 @@ def _render_message(
         elif isinstance(block, ToolUseBlock):
             calls[block.id] = block
             payload = json.dumps(block.input, indent=2, ensure_ascii=False)
-            out.append(f"**Tool call** `{block.name}` (`{block.id}`)\n\n{code_fence(payload, 'json')}")
+            said = _code_span(summarize_call(block.name, block.input, position))
+            ids = ", ".join(filter(None, [f"`{block.id}`", cell_ids_hint(block.name, block.input)]))
+            out.append(f"**Tool call** {said} ({ids})\n\n{code_fence(payload, 'json')}")
         elif isinstance(block, ToolResultBlock):
             out.append(_render_result(block, calls.get(block.tool_use_id)))
             if not isinstance(block.content, str):
@@ -145,6 +163,7 @@ def render_markdown(path: Path, entries: EntryList) -> str:
         lines.append(f"- Cost: ${state.cost:.4f}")
     turn = 0
     calls: dict[str, ToolUseBlock] = {}
+    position = positions_in_files(Path(meta.cwd))  # cells named by where they stand in the file
     unfound, footers = _traced_numbers(entries)
     for index in range(1, len(entries)):
         entry = entries[index]
@@ -164,7 +183,7 @@ def render_markdown(path: Path, entries: EntryList) -> str:
                 heading = "### Assistant"
             when = f" · {entry.time}" if entry.time else ""
             lines += ["", f"{heading}{when}", ""]
-            lines.append("\n\n".join(_render_message(message, calls, unfound.get(index))))
+            lines.append("\n\n".join(_render_message(message, calls, unfound.get(index), position)))
         # A turn's closing usage entry keeps what its Stop hooks printed.
         for notice in entry.hooks or []:
             lines += ["", _hook_notice(notice)]

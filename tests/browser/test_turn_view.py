@@ -36,6 +36,8 @@ PROMPT_OUTPUTS = """() => {
     rowThenImage: !!outputs[0].querySelector('details + p img, details + img'),
     laterImages: outputs.slice(1).reduce((n, o) => n + o.querySelectorAll('img').length, 0),
     buttons: Array.from(cell.querySelectorAll('.larik-approval button, .larik-approval input')).length,
+    widgets: cell.querySelectorAll('.jupyter-widgets').length,
+    disconnected: cell.querySelectorAll('.jupyter-widgets-disconnected').length,
     cost: outputs[0].querySelector('sub.mathjax_ignore')?.innerText ?? null,
     formulas: cell.querySelectorAll('mjx-container, .MathJax').length,
   };
@@ -103,7 +105,13 @@ def test_a_turn_reads_in_words_asks_before_it_acts_and_keeps_outputs_with_their_
     text = seen["transcript"]
     assert 'notebook_edit: replace cell 2 of work.ipynb ("x = 1…") · allowed once' in text
     assert "python: import matplotlib.pyplot as plt… · allowed once" in text
+    hovers = lab_page.evaluate(
+        """() => Object.fromEntries(Array.from(document.querySelectorAll('.jp-OutputArea-output summary code[title]'))
+                 .map(c => [c.innerText, c.title]))"""
+    )
+    assert hovers == {'notebook_edit: replace cell 2 of work.ipynb ("x = 1…")': "cell id calc"}  # the id on hover
     assert seen["buttons"] == 0  # no approval button or reason box left behind
+    assert seen["widgets"] == 0  # nor the approval area or Stop control, as blank widgets
     assert seen["images"] == 1 and seen["rowThenImage"] and seen["laterImages"] == 0  # the figure, under its call
     # Money as money: four priced requests of 1,000 in and 100 out tokens at $3/$15 per million.
     cost = seen["cost"]
@@ -129,6 +137,15 @@ def test_a_turn_reads_in_words_asks_before_it_acts_and_keeps_outputs_with_their_
     match.wait_for()
     assert match.inner_text() == "prompt 1: rework work.ipynb" and match.locator("mark").inner_text() == "rework"
     row.click()
+    # The transcript names the tool calls in the notebook's words, cells by position, ids on hover.
+    calls = lab_page.locator("#larik-sessions details.jp-larik-tool > summary")
+    calls.nth(2).wait_for()
+    assert calls.all_inner_texts() == [
+        "notebook_read: cells 1–20 of work.ipynb",
+        'notebook_edit: replace cell 2 of work.ipynb ("x = 1…")',
+        "python: import matplotlib.pyplot as plt…",
+    ]
+    assert calls.nth(1).get_attribute("title") == "cell id calc"
     lab_page.click('.jp-larik-action[data-command="larik:export-session"]')
     body_has(lab_page, ".md to your browser's downloads folder.")
     shot(lab_page, "turn_view_dark_sidebar")
@@ -143,6 +160,8 @@ def test_a_turn_reads_in_words_asks_before_it_acts_and_keeps_outputs_with_their_
         "window.jupyterapp.shell.currentWidget.sessionContext.session?.kernel?.status === 'idle'", timeout=60_000
     )
     body_has(lab_page, "This belongs to a kernel that has ended (restarted or shut down)")
+    # The ended turn's cell shows no widget the restart marks as disconnected.
+    assert lab_page.evaluate(PROMPT_OUTPUTS)["disconnected"] == 0
     assert lab_page.locator(".larik-undo-button").first.is_disabled()
     again = lab_page.get_by_role("button", name="Run %larik /checkpoints again")
     shot(lab_page, "turn_view_dark_ended_panel")
