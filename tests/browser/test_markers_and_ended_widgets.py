@@ -27,7 +27,7 @@ MARKERS = """() => Array.from(window.jupyterapp.shell.currentWidget.content.widg
               return {id: w.model.id, type: w.model.type, text: m.innerText, first: w.node.firstElementChild === m,
                       top: Math.round(r.top - c.top), left: Math.round(r.left - c.left)}; })"""
 
-DRIVE = ["load", "setup", "cells", "file", "undo", "tree"]
+DRIVE = ["load", "setup", "cells", "other", "undo", "tree"]
 
 
 def notebooks(lab: LabServer) -> None:
@@ -43,8 +43,8 @@ def notebooks(lab: LabServer) -> None:
         {"content": [edit(path="work.ipynb", cell_id="title", new_source="# Sales by region"),
                      edit(path="work.ipynb", cell_id="calc", new_source="x = 10")]},
         {"content": [{"type": "text", "text": "Cells changed."}]},
-        {"content": [{"type": "tool_use", "name": "write", "input": {"path": "notes.txt", "content": "hi\n"}}]},
-        {"content": [{"type": "text", "text": "File written."}]},
+        {"content": [edit(path="work.ipynb", cell_id="other", new_source="y = 3")]},
+        {"content": [{"type": "text", "text": "Other changed."}]},
     ]}  # fmt: skip
     (lab.root / "script.json").write_text(json.dumps(script))
     setup = (
@@ -52,7 +52,7 @@ def notebooks(lab: LabServer) -> None:
         "get_ipython().magics_manager.registry['LarikMagics'].yes = True"
     )
     drive = nbformat.v4.new_notebook()
-    sources = ["%load_ext larik_jupyter", setup, "%larik retitle and rework work.ipynb", "%larik write notes.txt",
+    sources = ["%load_ext larik_jupyter", setup, "%larik retitle and rework work.ipynb", "%larik change the other cell",
                "%larik /undo", "%larik /tree"]  # fmt: skip
     drive.cells = [nbformat.v4.new_code_cell(s, id=i) for i, s in zip(DRIVE, sources, strict=True)]
     drive.metadata["kernelspec"] = work.metadata["kernelspec"]
@@ -85,8 +85,22 @@ def test_markers_come_back_after_a_reload_and_old_panels_say_their_kernel_ended(
     for index, cell_id in enumerate(DRIVE):
         run_cell(lab_page, index)
         wait_idle_count(lab_page, cell_id)
-    body_has(lab_page, "Undid ")
-    assert not (lab_server.root / "notes.txt").exists()
+    body_has(lab_page, "Undid prompt 2")
+    sources = lab_page.evaluate(
+        """() => Array.from(window.jupyterapp.shell.widgets('main')).find(w => w.context?.path === 'work.ipynb')
+                 .content.model.sharedModel.cells.map(c => c.getSource())"""
+    )
+    assert sources == ["# Sales by region", "x = 10", "y = 2"]
+
+    # "Jump to cells" of the undone prompt, from the tree: said once, in place (no toast too).
+    lab_page.locator(".larik-tree .larik-row-prompt[data-prompt='2']").click()
+    lab_page.locator(".larik-tree button.larik-jump").click()
+    status = lab_page.locator(".larik-tree .larik-status")
+    status.wait_for()
+    lab_page.wait_for_function("document.querySelector('.larik-tree .larik-status').innerText.includes('undone')")
+    assert status.inner_text().count("undone") == 1
+    lab_page.wait_for_timeout(1000)
+    assert lab_page.locator(".Toastify__toast").count() == 0
 
     # The undo panel and the tree of the old kernel: after a restart they say so and offer to
     # run their command again, instead of buttons that only log "Cannot send".
