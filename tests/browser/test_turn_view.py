@@ -44,6 +44,23 @@ PROMPT_OUTPUTS = """() => {
 }"""
 
 
+def theme(page: Page, name: str) -> None:
+    page.evaluate("name => window.jupyterapp.commands.execute('apputils:change-theme', {theme: name})", name)
+    light = "true" if name == "JupyterLab Light" else "false"
+    page.wait_for_function(f"document.body.dataset.jpThemeLight === '{light}'")
+    page.wait_for_function("!document.querySelector('#jupyterlab-splash')")  # the change's splash is gone
+
+
+def assert_diff_coloured(page: Page) -> None:
+    """The approval's added line is green and its removed line red, in the theme shown."""
+    colours = page.evaluate(
+        """() => ['.larik-diff-add', '.larik-diff-del'].map(s => getComputedStyle(
+             document.querySelector('.larik-approval ' + s)).color.match(/[0-9.]+/g).map(Number))"""
+    )
+    (ar, ag, _), (dr, dg, _) = (c[:3] for c in colours)
+    assert ag > ar and dr > dg, colours
+
+
 def notebooks(root: Path, base_url: str) -> None:
     work = nbformat.v4.new_notebook()
     work.cells = [
@@ -58,6 +75,7 @@ def notebooks(root: Path, base_url: str) -> None:
         nbformat.v4.new_code_cell("%load_ext larik_jupyter", id="load"),
         nbformat.v4.new_code_cell(setup, id="setup"),
         nbformat.v4.new_code_cell("%larik --model anthropic:claude-sonnet-4-6 rework work.ipynb", id="prompt"),
+        nbformat.v4.new_code_cell("%larik /model anthropic:claude-opus-4-1", id="switch"),
         nbformat.v4.new_code_cell("%larik /checkpoints", id="panel"),
     ]
     drive.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
@@ -94,6 +112,11 @@ def test_a_turn_reads_in_words_asks_before_it_acts_and_keeps_outputs_with_their_
         assert "notebook_read: cells 1–20 of work.ipynb" in text
         assert text.count("Replace the source") == 0 and "approval" not in text  # the card asks, once
         shot(lab_page, "turn_view_light_approval")
+        assert_diff_coloured(lab_page)
+        theme(lab_page, "JupyterLab Dark")
+        assert_diff_coloured(lab_page)
+        shot(lab_page, "turn_view_dark_approval")
+        theme(lab_page, "JupyterLab Light")
         lab_page.get_by_role("button", name="Allow once").click()
 
         body_has(lab_page, "Allow python?")
@@ -119,19 +142,23 @@ def test_a_turn_reads_in_words_asks_before_it_acts_and_keeps_outputs_with_their_
     assert re.fullmatch(r"this turn 4,000 in · 400 out tokens, \$0\.0180 · session 4,400 tokens, \$0\.0180", cost), cost
     shot(lab_page, "turn_view_light_done")
 
-    lab_page.evaluate("window.jupyterapp.commands.execute('apputils:change-theme', {theme: 'JupyterLab Dark'})")
-    lab_page.wait_for_function("document.body.dataset.jpThemeLight === 'false'")
+    theme(lab_page, "JupyterLab Dark")
     again = lab_page.evaluate(PROMPT_OUTPUTS)
     assert again["cost"] == cost and again["formulas"] == 0 and again["buttons"] == 0
     shot(lab_page, "turn_view_dark_done")
 
+    run_cell(lab_page, 3)  # /model: the sidebar shows the session's model as it is now
+    wait_idle_count(lab_page, "switch")
     # The sidebar: the session this kernel holds is marked, with its current model; a search
     # says which prompt matched; Export says where the file went.
     lab_page.click('li[data-id="larik-sessions"]')
     row = lab_page.locator(".jp-larik-node > .jp-larik-row").first
     row.locator(".jp-larik-held").wait_for(timeout=30_000)
     assert row.locator(".jp-larik-held").inner_text() == "open in a kernel"
-    assert row.locator(".jp-larik-model").inner_text().strip() == "· anthropic:claude-sonnet-4-6"
+    lab_page.wait_for_function(
+        "document.querySelector('.jp-larik-node > .jp-larik-row .jp-larik-model')?.innerText.trim() === '· anthropic:claude-opus-4-1'",
+        timeout=30_000,
+    )
     lab_page.fill(".jp-larik-search", "REWORK")
     match = lab_page.locator(".jp-larik-match").first
     match.wait_for()
@@ -153,7 +180,7 @@ def test_a_turn_reads_in_words_asks_before_it_acts_and_keeps_outputs_with_their_
 
     # A panel from before a kernel restart says it belongs to an ended kernel and runs its
     # command again below, in the new kernel, instead of buttons that only log "Cannot send".
-    run_cell(lab_page, 3)
+    run_cell(lab_page, 4)
     wait_idle_count(lab_page, "panel")
     lab_page.evaluate("window.jupyterapp.shell.currentWidget.sessionContext.session.kernel.restart()")
     lab_page.wait_for_function(
