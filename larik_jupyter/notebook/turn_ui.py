@@ -68,6 +68,8 @@ class TurnUI:
         """Once the turn ended, the Stop control and an empty approval area leave the cell (and
         the saved notebook): no blank widget left behind, none that a kernel restart would mark
         as disconnected. An approval area holding a cancelled card stays."""
+        if not self._handles:
+            return  # headless: nothing was shown
         for handle, widget in zip(self._handles, (self.asks, self.controls), strict=True):
             if widget is self.asks and self.asks.children:
                 continue
