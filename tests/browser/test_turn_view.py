@@ -204,6 +204,7 @@ def test_a_turn_reads_in_words_asks_before_it_acts_and_keeps_outputs_with_their_
         timeout=30_000,
     )
     body_has(lab_page, "No session is open in this kernel yet")  # it ran in the new kernel
+    lab_page.locator(".jp-Notebook .jp-Cell").last.scroll_into_view_if_needed()
     shot(lab_page, "turn_view_dark_ran_again")
     saved = json.loads((lab_server.root / "work.ipynb").read_text())
     assert [c["id"] for c in saved["cells"]] == ["title", "calc", "tail"]
