@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
+from pathlib import Path
 from typing import Any
 
 from larik_jupyter.llm.messages import Usage
-from larik_jupyter.session.call_summary import summarize_call
+from larik_jupyter.session.call_summary import positions_in_files, summarize_call
 from larik_jupyter.session.state import State
 from larik_jupyter.tools.registry import builtin_tool
 
@@ -61,6 +62,7 @@ class SessionRecords:
         turns: list[TurnRecord] = []
         calls: list[ToolCallRecord] = []
         errors: dict[str, bool] = {}
+        position = positions_in_files(Path(state.meta.cwd))  # cells named as the notebook file has them
         for message in state.all:
             for result in message.tool_results():
                 errors[result.tool_use_id] = bool(result.is_error)
@@ -76,7 +78,9 @@ class SessionRecords:
             for use in message.tool_uses():
                 current.tool_calls += 1
                 failed = errors.get(use.id, True)
-                calls.append(ToolCallRecord(current.prompt_number, use.name, summarize_call(use.name, use.input), failed))
+                calls.append(
+                    ToolCallRecord(current.prompt_number, use.name, summarize_call(use.name, use.input, position), failed)
+                )
                 path = use.input.get("path")
                 if _writes_its_path(use.name) and isinstance(path, str) and not failed:
                     if path not in current.files_changed:

@@ -105,7 +105,9 @@ def test_history_and_the_export_name_cells_by_their_position_with_the_id_on_hove
     commands.run(kernel, commands.parse_command("/history"), commands.Output(shown.append))
     history = "\n".join(getattr(item, "data", "") for item in shown)
     exported = render_markdown(kernel.require().session_path, load_entries(kernel.require().session_path).entries)
+    records = kernel.require().records
     kernel.close()
+    assert records.tool_calls[0].summary == 'notebook_edit: replace cell 2 of work.ipynb ("x = 2")'  # the API's too
     assert '**Tool call** `notebook_edit: replace cell 2 of work.ipynb ("x = 2")` (`' in exported
     assert "`, cell id calc)" in exported and "`, cell ids title, calc)" in exported
     # Read from disk, with no browser: the cells are named by where they stand in the file.
