@@ -229,3 +229,38 @@ def test_tree_names_empty_branches_and_branches_whose_source_was_deleted(project
     assert roots[after_two]["parent_deleted"] and roots[after_two]["fork_prompt"] == 2
     assert roots[after_two]["branch"] == f"branched after prompt 2 of {source}, which was deleted"
     assert f"<i>branched at the start of {source}, which was deleted</i> <i>(no prompt yet)</i>" in widget.static_html()
+
+
+def test_jump_to_cells_finding_nothing_says_why_once(project: Path, tmp_path: Path) -> None:
+    """The page finds no open cell of the prompt; the kernel says why: the notebook it edited
+    is not open (named), its cell changes were undone, or it changed no cells."""
+    import nbformat
+
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("x = 1", id="calc")])
+    nbformat.write(nb, project / "work.ipynb")
+    from tests.agent_helpers import done, scripted, tool
+
+    model = scripted(
+        tmp_path,
+        [tool("notebook_edit", path="work.ipynb", cell_id="calc", new_source="x = 2", edit_mode="replace")],
+        done("Edited."),
+        done("Talked."),
+    )
+    shell, magics = shell_with_magics(project, model)
+    larik(shell, "change the cell")
+    larik(shell, "just talk")
+    source = magics.agent.session_id  # type: ignore[union-attr]
+    widget = ForkTreeWidget(magics.kernel)
+
+    click(widget, type="no_cells", session=source, prompt=1)
+    assert widget.error == ""
+    assert widget.status == (
+        f"Prompt 1 of {source} changed cells of work.ipynb, which no open notebook shows; open it to jump to them."
+    )
+    click(widget, type="no_cells", session=source, prompt=2)
+    assert widget.status == f"Prompt 2 of {source} changed no cells."
+
+    larik(shell, "/undo")
+    assert "x = 1" in (project / "work.ipynb").read_text()
+    click(widget, type="no_cells", session=source, prompt=1)
+    assert widget.status == f"Prompt 1 of {source} changed cells, and those changes were undone."

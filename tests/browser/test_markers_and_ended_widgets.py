@@ -6,6 +6,7 @@ their command again in the new one. Screenshots: artifacts/markers_*.png, ended_
 from __future__ import annotations
 
 import json
+import re
 from typing import TYPE_CHECKING
 
 import nbformat
@@ -99,6 +100,7 @@ def test_markers_come_back_after_a_reload_and_old_panels_say_their_kernel_ended(
     status.wait_for()
     lab_page.wait_for_function("document.querySelector('.larik-tree .larik-status').innerText.includes('undone')")
     assert status.inner_text().count("undone") == 1
+    assert re.search(r"Prompt 2 of \S+ changed cells, and those changes were undone\.$", status.inner_text())
     lab_page.wait_for_timeout(1000)
     assert lab_page.locator(".Toastify__toast").count() == 0
 

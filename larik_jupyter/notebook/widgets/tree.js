@@ -181,9 +181,8 @@ function render({ model, el: host }) {
       return;
     }
     const count = await hook.jumpToCells(sid, n);
-    status.textContent = count
-      ? `Selected the ${count} cell${count === 1 ? "" : "s"} prompt ${n} changed.`
-      : `No open notebook has a cell that prompt ${n} of ${sid} changed: they were undone, or the notebook it edited is not open.`;
+    if (count) status.textContent = `Selected the ${count} cell${count === 1 ? "" : "s"} prompt ${n} changed.`;
+    else send("no_cells", { session: sid, prompt: n }); // the kernel knows why: undone, not open, or none
   }
 
   // "Open prompt in Larik sidebar" (a cell's marker or menu) also selects the prompt here.

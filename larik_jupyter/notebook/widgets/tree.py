@@ -18,9 +18,13 @@ from larik_jupyter.checkpoint.store import CheckpointStore, TurnInfo
 from larik_jupyter.errors import LarikError
 from larik_jupyter.notebook.widgets import esm
 from larik_jupyter.notebook.widgets.session_widget import SessionWidget, escape, refresh_all
+from larik_jupyter.records import SessionRecords
 from larik_jupyter.session.branch import TreeNode, fork_label, fork_tree
 from larik_jupyter.session.catalog import resolve
+from larik_jupyter.session.reader import load_entries
+from larik_jupyter.session.state import replay
 from larik_jupyter.session.summary import summary
+from larik_jupyter.tools.registry import builtin_tool
 
 _HERE = pathlib.Path(__file__).parent
 
@@ -124,6 +128,21 @@ def _static(data: dict[str, Any]) -> str:
     return f"<ul class='larik-tree-static'>{body}</ul>" if body else "<p>No sessions yet.</p>"
 
 
+def _writes_cells(tool: str) -> bool:
+    cls = builtin_tool(tool)
+    return cls is not None and "notebooks" in cls.writes
+
+
+def _changed_cells(path: Path, session_id: str, prompt_number: int) -> bool:
+    """Whether prompt `prompt_number` of the transcript at `path` made a call that changed
+    notebook cells and did not fail."""
+    records = SessionRecords.from_state(replay(load_entries(path).entries), session_id)
+    return any(
+        call.prompt_number == prompt_number and not call.is_error and _writes_cells(call.name)
+        for call in records.tool_calls
+    )
+
+
 def rewind_plan(saved: list[TurnInfo], n: int) -> dict[str, Any]:
     """What rewinding before prompt `n` with files would undo: `turns` (newest first), the
     `files`, `variables` and notebook `cells` (`PATH#ID`) they changed, and `stop` when an older-format turn (no prompt
@@ -216,6 +235,7 @@ class ForkTreeWidget(SessionWidget):
                 str(m["session"]), None if m.get("prompt") is None else int(m["prompt"])
             ),
             "compare": lambda m: self.compare(str(m["session"]), str(m["other"])),
+            "no_cells": lambda m: self.explain_no_cells(str(m["session"]), int(m["prompt"])),
         }
 
     def refresh(self, memo: dict[tuple[Any, ...], Any] | None = None) -> None:
@@ -227,11 +247,35 @@ class ForkTreeWidget(SessionWidget):
     def static_text(self) -> str:
         return _static_text(self.tree)
 
-    def _plan(self, session_id: str, prompt_number: int) -> dict[str, Any]:
+    def _saved(self, session_id: str) -> list[TurnInfo]:
+        """The saved (undoable) turns of `session_id`, from the kernel's agent when it holds it."""
         agent = self.kernel.agent
         if agent is not None and agent.session_path == resolve(session_id, self.kernel.cwd):
-            return rewind_plan(agent.checkpoints(), prompt_number)
-        return rewind_plan(CheckpointStore(session_id).turns(), prompt_number)
+            return agent.checkpoints()
+        return CheckpointStore(session_id).turns()
+
+    def _plan(self, session_id: str, prompt_number: int) -> dict[str, Any]:
+        return rewind_plan(self._saved(session_id), prompt_number)
+
+    def explain_no_cells(self, session_id: str, prompt_number: int) -> str:
+        """Why "Jump to cells" found no open cell of prompt `prompt_number`, said once in
+        `status`: the notebook it edited is not open (named), its cell changes were undone (it
+        changed cells, and no saved turn holds them now), or it changed no cells."""
+        saved = [turn for turn in self._saved(session_id) if turn.prompt == prompt_number]
+        edited = [record.path for turn in saved for record in turn.notebooks if record.cells] + [
+            file.path for turn in saved for file in turn.files if file.path.endswith(".ipynb")
+        ]
+        if edited:
+            names = ", ".join(dict.fromkeys(edited))
+            self.status = (
+                f"Prompt {prompt_number} of {session_id} changed cells of {names}, which no open "
+                "notebook shows; open it to jump to them."
+            )
+        elif _changed_cells(resolve(session_id, self.kernel.cwd), session_id, prompt_number):
+            self.status = f"Prompt {prompt_number} of {session_id} changed cells, and those changes were undone."
+        else:
+            self.status = f"Prompt {prompt_number} of {session_id} changed no cells."
+        return self.status
 
     def plan_rewind(self, session_id: str, prompt_number: int) -> dict[str, Any]:
         """Show what "Rewind here with files" would restore, for the user to confirm."""
