@@ -20,6 +20,7 @@ from larik_jupyter.llm.messages import Message, TextBlock, ToolResultBlock, Tool
 from larik_jupyter.paths import sessions_dir
 from larik_jupyter.session.branch import fork
 from larik_jupyter.session.store import Session
+from larik_jupyter.textdiff import diff_html
 from tests.agent_helpers import done, scripted, tool
 
 pytest_plugins = ["pytest_jupyter.jupyter_server"]
@@ -291,6 +292,9 @@ async def test_checkpoint_turns_with_diffs_newest_first(jp_fetch: Any, root: Pat
     newest, oldest = result["turns"]
     files = {f["path"]: f for f in newest["files"]}
     assert "+three" in files["a.txt"]["diff"] and "-two" not in files["a.txt"]["diff"]
+    # The one diff rendering every front end shows, escaped and coloured by the server.
+    assert files["a.txt"]["diff_html"] == diff_html(files["a.txt"]["diff"])
+    assert '<span class="larik-diff-add" style="color: var(--jp-success-color1, #2e7d32)">+three</span>' in files["a.txt"]["diff_html"]
     assert files["b.txt"]["existed"] is False
     assert "--- /dev/null" in files["b.txt"]["diff"] and "+new" in files["b.txt"]["diff"]
     [only] = oldest["files"]
@@ -412,3 +416,21 @@ async def test_pages_summarize_tool_calls_with_cells_by_position(jp_fetch: Any, 
         "notebook_run: run cell calc of outside.ipynb",  # a file outside the listing is not read
     ]
     assert [b.get("hint") for b in blocks] == ["cell id calc", None, "cell id calc"]
+
+
+async def test_pages_send_a_result_that_is_a_diff_as_the_one_diff_html(jp_fetch: Any, root: Path) -> None:
+    diff = "--- a/x.py\n+++ b/x.py\n@@ -1 +1 @@\n-a = 1\n+a = '<2>'\n"
+    with Session.create(root, "scripted", "demo") as session:
+        session.append_message(user_text("edit"))
+        session.append_message(Message(role="assistant", content=[
+            ToolUseBlock(id="e", name="edit", input={"path": "x.py"}),
+            ToolUseBlock(id="r", name="read", input={"path": "x.py"}),
+        ]))
+        session.append_message(Message(role="user", content=[
+            ToolResultBlock(tool_use_id="e", content=diff),
+            ToolResultBlock(tool_use_id="r", content="     1\ta = 1 -- not @@ a diff"),
+        ]))
+    page = await fetch_json(jp_fetch, session.path.stem)
+    edited, read = page["entries"][-1]["message"]["content"]
+    assert edited["diff_html"] == diff_html(diff) and "+a = &#x27;&lt;2&gt;&#x27;</span>" in edited["diff_html"]
+    assert "diff_html" not in read

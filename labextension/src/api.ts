@@ -57,6 +57,8 @@ export interface IContentBlock {
   hint?: string;
   content?: string | IContentBlock[];
   is_error?: boolean;
+  /** A result that is a diff, as the one diff HTML every front end shows (the server's). */
+  diff_html?: string;
   source?: { type: string; media_type?: string; data?: string; url?: string };
   /** What a kernel call did to the user's variables (docs/format.md, Variable changes). */
   variables?: IVariableChange[];
@@ -116,6 +118,8 @@ export interface ICheckpointFile {
   path: string;
   existed: boolean;
   diff: string;
+  /** `diff` as the one diff HTML every front end shows (the server's). */
+  diff_html: string;
 }
 
 export interface ICheckpointTurn {

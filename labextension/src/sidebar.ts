@@ -10,7 +10,7 @@ import { IRenderMimeRegistry } from '@jupyterlab/rendermime';
 import * as api from './api';
 import { CommandIDs } from './commands';
 import { IProvenance, ITouched } from './provenance';
-import { element, renderDiff, TranscriptRenderer, unfoundCount } from './transcript';
+import { diffOrText, element, TranscriptRenderer, unfoundCount } from './transcript';
 
 const PAGE = 100;
 const POLL_MS = 5000;
@@ -392,7 +392,7 @@ export class SessionsPanel extends Widget {
       details.appendChild(element('summary', '', `${turn.prompt ? `Prompt ${turn.prompt}` : `Turn ${turn.turn}`}: ${names}`));
       for (const file of turn.files) {
         details.appendChild(element('div', 'jp-larik-file', file.existed ? file.path : `${file.path} (new)`));
-        details.appendChild(renderDiff(file.diff || '(no change)'));
+        details.appendChild(diffOrText(file.diff, file.diff_html));
       }
       into.appendChild(details);
     }

@@ -19,34 +19,15 @@ export function element<K extends keyof HTMLElementTagNameMap>(
   return node;
 }
 
-const DIFF_START = /^(--- |\+\+\+ |@@ )/m;
-
-/** Whether `text` reads as a unified diff. */
-export function looksLikeDiff(text: string): boolean {
-  return DIFF_START.test(text) && /^@@ /m.test(text);
-}
-
-/** A `<pre>` with each diff line classed as added, removed or hunk header. */
-export function renderDiff(text: string): HTMLElement {
-  const pre = element('pre', 'jp-larik-diff');
-  for (const line of text.split('\n')) {
-    let kind = 'jp-larik-diff-context';
-    if (line.startsWith('+++') || line.startsWith('---')) {
-      kind = 'jp-larik-diff-file';
-    } else if (line.startsWith('+')) {
-      kind = 'jp-larik-diff-add';
-    } else if (line.startsWith('-')) {
-      kind = 'jp-larik-diff-del';
-    } else if (line.startsWith('@@')) {
-      kind = 'jp-larik-diff-hunk';
-    }
-    pre.appendChild(element('span', kind, line + '\n'));
+/** A diff as the server rendered it (`textdiff.diff_html`: the one diff rendering every
+ * front end shows, escaped there); any other result text as it is. */
+export function diffOrText(text: string, html?: string): HTMLElement {
+  if (html === undefined) {
+    return element('pre', 'jp-larik-pre', text);
   }
-  return pre;
-}
-
-function plain(text: string): HTMLElement {
-  return looksLikeDiff(text) ? renderDiff(text) : element('pre', 'jp-larik-pre', text);
+  const node = element('div', 'jp-larik-diff');
+  node.innerHTML = html;
+  return node;
 }
 
 function collapsed(summary: string, body: HTMLElement, className: string): HTMLElement {
@@ -215,7 +196,7 @@ export class TranscriptRenderer {
     }
     const name = (call.input as { name?: unknown } | undefined)?.name;
     if (call.name === 'skill' && typeof name === 'string') {
-      return collapsed(`loaded skill ${name}`, plain(resultText(block.content)), 'jp-larik-skill');
+      return collapsed(`loaded skill ${name}`, diffOrText(resultText(block.content), block.diff_html), 'jp-larik-skill');
     }
     return null;
   }
@@ -242,7 +223,7 @@ export class TranscriptRenderer {
           this.calls.set(block.id, block);
         }
       {
-        // The server's one-line summary (larik_jupyter/agent/summary.py), the one the notebook shows.
+        // The server's one-line summary (larik_jupyter/session/call_summary.py), the one the notebook shows.
         const call = collapsed(
           block.summary ?? block.name ?? 'tool',
           element('pre', 'jp-larik-pre', JSON.stringify(block.input ?? {}, null, 2)),
@@ -256,7 +237,7 @@ export class TranscriptRenderer {
       case 'tool_result': {
         let node = this.special(block) ?? collapsed(
           block.is_error ? '↳ tool error' : '↳ result',
-          plain(resultText(block.content)),
+          diffOrText(resultText(block.content), block.diff_html),
           'jp-larik-tool-result'
         );
         if (block.variables?.length) {

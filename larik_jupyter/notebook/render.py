@@ -26,6 +26,7 @@ from larik_jupyter.session.numbers import Claim, footer, mark, trace
 from larik_jupyter.session.plan import Todo, checklist, plan_of, progress
 from larik_jupyter.session.tool_names import SKILL_TOOL, TODO_WRITE
 from larik_jupyter.session.variable_changes import VariableChange, changes_of, changes_text
+from larik_jupyter.textdiff import diff_html
 
 _OUTPUT_CAP = 4000
 
@@ -108,40 +109,6 @@ _MARKS = {
 # One diff rendering for the transcript, approvals, the undo panel and the sidebar: the
 # theme's success/error/info colours (readable in the dark theme), light-theme fallbacks for
 # static pages. Inline styles, since a Markdown output loads no stylesheet of ours.
-_DIFF_STYLES = {
-    "larik-diff-add": "color: var(--jp-success-color1, #2e7d32)",
-    "larik-diff-del": "color: var(--jp-error-color1, #c62828)",
-    "larik-diff-hunk": "color: var(--jp-info-color1, #0277bd)",
-    "larik-diff-file": "font-weight: bold",
-}
-_DIFF_PRE = (
-    "font-family: var(--jp-code-font-family, monospace); font-size: 0.9em; white-space: pre; "
-    "overflow: auto; max-height: 20em; margin: 2px 0"
-)
-
-
-def _diff_class(line: str) -> str:
-    if line.startswith(("+++", "---")):
-        return "larik-diff-file"
-    if line.startswith("+"):
-        return "larik-diff-add"
-    if line.startswith("-"):
-        return "larik-diff-del"
-    return "larik-diff-hunk" if line.startswith("@@") else ""
-
-
-def diff_html(diff: str) -> str:
-    """A unified diff as coloured, monospace HTML (one line per span)."""
-    spans = []
-    for line in diff.rstrip("\n").split("\n"):
-        if line == "\\ No newline at end of file":
-            continue  # difflib's note for a source without a final newline: noise to a reader
-        cls = _diff_class(line)
-        style = f' style="{_DIFF_STYLES[cls]}"' if cls else ""
-        spans.append(f'<span class="{cls}"{style}>{html.escape(line)}</span>' if cls else html.escape(line))
-    return f'<pre class="larik-diff" style="{_DIFF_PRE}">' + "\n".join(spans) + "</pre>"
-
-
 def _fence(text: str, lang: str = "") -> str:
     return code_fence(text.rstrip(), lang)
 

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, computed_field
 
 from larik_jupyter.session.branch import PromptInfo
+from larik_jupyter.textdiff import diff_html
 
 
 class SessionOut(BaseModel):
@@ -95,6 +96,12 @@ class CheckpointFile(BaseModel):
     path: str
     existed: bool
     diff: str
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def diff_html(self) -> str:
+        """`diff` as the one diff HTML every front end shows (`textdiff.diff_html`)."""
+        return diff_html(self.diff or "(no change)")
 
 
 class CheckpointTurn(BaseModel):

@@ -21,6 +21,7 @@ from larik_jupyter.session.catalog import list_sessions
 from larik_jupyter.session.export import render_markdown
 from larik_jupyter.session.page_index import page_entries
 from larik_jupyter.session.reader import load_entries
+from larik_jupyter.textdiff import diff_html, looks_like_diff
 
 __all__ = ["checkpoints", "export_bytes", "session_list", "transcript_page"]
 
@@ -62,14 +63,25 @@ def session_list(root_dir: str, cwd: Path, tokens: DeleteTokens) -> SessionList:
 
 def _summarized(entry: dict[str, Any], position: CellPosition) -> dict[str, Any]:
     """`entry` with each tool call's one-line summary (`summary`) and the ids of the cells it
-    names (`hint`, for the hover): the notebook's own words, not re-worded by the sidebar."""
+    names (`hint`, for the hover), and each result that is a diff rendered as the one diff HTML
+    every front end shows (`diff_html`): the notebook's own words and colours, not re-done by
+    the sidebar."""
     for block in (entry.get("message") or {}).get("content") or []:
         if block.get("type") == "tool_use":
             tool_input = block.get("input") or {}
             block["summary"] = summarize_call(block["name"], tool_input, position)
             if (hint := cell_ids_hint(block["name"], tool_input)) is not None:
                 block["hint"] = hint
+        elif block.get("type") == "tool_result" and looks_like_diff(text := _result_text(block.get("content"))):
+            block["diff_html"] = diff_html(text)
     return entry
+
+
+def _result_text(content: Any) -> str:
+    """A tool result's text as the sidebar shows it (its text blocks, one per line)."""
+    if isinstance(content, str):
+        return content
+    return "\n".join(b.get("text", "") for b in content or [] if isinstance(b, dict) and b.get("type") == "text")
 
 
 def transcript_page(session_id: str, path: Path, offset: int, limit: int, cwd: Path) -> TranscriptPage:

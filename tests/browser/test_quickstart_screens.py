@@ -144,7 +144,7 @@ def test_quickstart_screens(lab_page: Page, lab_server: LabServer, theme: str) -
     turn = sidebar.locator(".jp-larik-turn").first
     expect(turn.locator("summary")).to_have_text("Prompt 1: larik_demo.txt", timeout=20_000)
     turn.locator("summary").click()
-    added = turn.locator(".jp-larik-diff-add").first
+    added = turn.locator(".larik-diff-add").first
     expect(added).to_be_visible()
     sidebar.screenshot(path=str(ARTIFACTS / f"quickstart_{theme}_sidebar.png"))
     for element, floor in ((root_row.locator(".jp-larik-prompt-text"), 4.5), (added, 3.0)):

@@ -10,8 +10,8 @@ import ipywidgets as widgets
 
 from larik_jupyter.agent.permissions import PermissionAnswer, PermissionRequest
 from larik_jupyter.agent.summary import asked_label
-from larik_jupyter.notebook.render import diff_html
 from larik_jupyter.notebook.widgets import with_fallback
+from larik_jupyter.textdiff import diff_html
 
 
 class ApprovalWidget(widgets.VBox):

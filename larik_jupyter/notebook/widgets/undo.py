@@ -13,9 +13,9 @@ from larik_jupyter.agent.undo import UndoReport
 from larik_jupyter.api import Agent
 from larik_jupyter.checkpoint.diffs import cell_diffs
 from larik_jupyter.checkpoint.store import UndoResult
-from larik_jupyter.notebook.render import diff_html
 from larik_jupyter.notebook.widgets import esm
 from larik_jupyter.notebook.widgets.session_widget import SessionWidget, escape, refresh_all
+from larik_jupyter.textdiff import diff_html
 from larik_jupyter.tools.kernel_undo import kernel_snapshots
 
 if TYPE_CHECKING:
