@@ -41,7 +41,7 @@ import time as _t, pathlib as _p
 from larik_jupyter.tools.env import Env as _Env
 from larik_jupyter.tools.notebook import NotebookReadTool as _Read
 _root = _p.Path({root!r})
-_env = _Env(cwd=_root, root=_root, before_write=lambda p: None, capture_paths=lambda p: None)
+_env = _Env(cwd=_root, root=_root)
 _s = _t.perf_counter()
 _r = _Read().run(_env, {{"path": {name!r}, "limit": 1000}})
 assert not _r.is_error, _r.content
@@ -64,7 +64,7 @@ def bench_read(rounds: int) -> list[tuple[str, float, float]]:
     from larik_jupyter.tools.env import Env
     from larik_jupyter.tools.notebook import NotebookReadTool
 
-    env = Env(cwd=CORPUS, root=CORPUS, before_write=lambda p: None, capture_paths=lambda p: None)
+    env = Env(cwd=CORPUS, root=CORPUS)
     tool = NotebookReadTool()
     rows = []
     for path in corpus():

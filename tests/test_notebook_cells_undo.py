@@ -63,15 +63,11 @@ class Page:
             return {"ok": True, "cell_ids": [cell["id"]]}
         if op == "restore":
             self.restores += 1
-            touched = set(request["delete"]) | {e["cell"]["id"] for e in request["cells"]}
-            self.cells = [c for c in self.cells if c["id"] not in touched]
-            for entry in request["cells"]:
-                at = [c["id"] for c in self.cells]
-                index = 0 if entry["previous"] is None else (
-                    at.index(entry["previous"]) + 1 if entry["previous"] in at else min(entry["index"], len(at))
-                )
-                self.cells.insert(index, entry["cell"])
-            return {"ok": True, "cell_ids": [e["cell"]["id"] for e in request["cells"]]}
+            # As the page does: no placement rule of its own, the cells end in `order`.
+            back = {c["id"]: c for c in request["cells"]}
+            kept = {c["id"]: c for c in self.cells if c["id"] not in set(request["delete"]) | set(back)}
+            self.cells = [kept.get(i) or back[i] for i in request["order"]]
+            return {"ok": True, "cell_ids": list(back)}
         return {"ok": False, "code": "refused", "error": f"unknown request {op}"}
 
 
