@@ -100,7 +100,7 @@ def _changed(nb: NotebookFile, change: CellChange) -> tuple[dict[str, Any], list
         cell["outputs"] = change.outputs
         if change.execution_count is not msgspec.UNSET:
             cell["execution_count"] = change.execution_count
-    if isinstance(change, Patch | SetOutputs) and change.metadata is not None:
+    if isinstance(change, Patch | SetOutputs) and change.metadata not in (None, cell.get("metadata", {})):
         cells[index] = {**cells[index], "metadata": change.metadata}
     return data, [change.cell_id]
 
