@@ -13,6 +13,7 @@ import copy
 import importlib.metadata
 import json
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import msgspec
@@ -62,7 +63,7 @@ class NotebookFile(NotebookDocument):
     def apply(self, env: Env, change: CellChange) -> Landed:
         """`change` made to the file as it is now (read again if it changed since this read),
         checked, checkpointed and written."""
-        nb = self if self._unchanged() else load_notebook(env, str(self.path))
+        nb = self if self._unchanged() else load_notebook(env, self.path)
         data, ids = _changed(nb, change)
         written = save_notebook(env, nb, data)
         return Landed(
@@ -105,9 +106,9 @@ def _changed(nb: NotebookFile, change: CellChange) -> tuple[dict[str, Any], list
     return data, [change.cell_id]
 
 
-def load_notebook(env: Env, raw_path: str) -> NotebookFile:
-    """Read and validate the notebook at `raw_path`; refuse anything that is not one."""
-    path = env.resolve(raw_path)
+def load_notebook(env: Env, path: Path) -> NotebookFile:
+    """Read and validate the notebook at `path` (resolved, `env.resolve`); refuse anything that
+    is not one."""
     rel = env.rel(path)
     if path.suffix != ".ipynb":
         raise ToolError(f"{rel} is not a notebook (.ipynb); use read or edit for other files.")

@@ -26,7 +26,8 @@ def open_notebook(
 ) -> NotebookDocument:
     """The notebook as the user sees it: the open document when a browser shows it (only the
     cells `cell_ids` names, when given, from the kernel's copy unless `fresh`), else the file."""
-    return open_document(env, env.resolve(raw_path), cell_ids, fresh=fresh) or load_notebook(env, raw_path)
+    path = env.resolve(raw_path)
+    return open_document(env, path, cell_ids, fresh=fresh) or load_notebook(env, path)
 
 
 def cell_restorer(env: Env) -> CellRestorer:
