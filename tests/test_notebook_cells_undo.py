@@ -157,7 +157,7 @@ class RacingPage(Page):
 
 def test_undo_works_the_order_out_again_when_the_cells_moved_before_its_restore(tmp_path: Path) -> None:
     agent, page, _ = agent_on_page(tmp_path, RacingPage)
-    result = in_worker(agent.undo)
+    (result,) = in_worker(agent.undo)
     assert result.ok and result.restored_cells == [("nb.ipynb", 3, "the open notebook")]
     assert [c["id"] for c in page.cells] == ["title", "calc", "ran", "tail", "mine"]
 
