@@ -62,7 +62,7 @@ def measure(steps: int, tool: str, rounds: int) -> None:
             return time.perf_counter() - started
 
         # Floor 2: the tool alone, called the same number of times.
-        env = Env(cwd=project, root=project, before_write=lambda p: None, capture_paths=lambda ps: None)
+        env = Env(cwd=project, root=project)
         runner = default_tools(env)[tool]
 
         def tool_alone() -> float:

@@ -50,6 +50,7 @@ from tests.browser.conftest import (  # noqa: E402
 
 MEASURE = r'''
 import asyncio, json, statistics, time
+from larik_jupyter.tools.host import KernelHost
 from larik_jupyter.bridge_protocol import Delete, Replace
 from larik_jupyter.notebook import extension
 from larik_jupyter.tools.env import Env
@@ -73,7 +74,7 @@ while quick < 5 and time.monotonic() < settle_until:
 measuring_since = time.time() * 1000
 floor = await timed(lambda i: Delete(cell_id="no-such-cell"), ROUNDS)
 edit = await timed(lambda i: Replace(cell_id=f"c{(i * 10 + 5) % 500}", cell={"cell_type": "code", "source": f"x = {i}", "metadata": {}, "outputs": [], "execution_count": None}), ROUNDS)
-env = Env(cwd=path.parent, root=path.parent, before_write=lambda p: None, capture_paths=lambda ps: None, live=bridge)
+env = Env(cwd=path.parent, root=path.parent, host=KernelHost({}, live=bridge))
 tool = NotebookEditTool()
 async def edits(offset, read):
     """50 `notebook_edit` calls from a worker thread as in a turn, on every tenth cell from
@@ -98,7 +99,7 @@ tool_times, tool_trips = await edits(1, True)
 from larik_jupyter.checkpoint.store import CheckpointStore
 store = CheckpointStore("20250101-000000-bench0", path.parent)
 store.begin_turn(1)
-env.capture_cells, env.forget_cells, env.note_cells = store.capture_cells, store.forget_cells, store.note_cells
+env.checkpoints = store
 checkpointed, kept_trips = await edits(2, True)
 store.finish_turn()
 ended = time.time() * 1000

@@ -29,6 +29,7 @@ import pandas as pd
 from bench.paired import alternate, ratios, span, timed
 from larik_jupyter.tools.env import Env
 from larik_jupyter.tools.fingerprint import fingerprint
+from larik_jupyter.tools.host import KernelHost
 from larik_jupyter.tools.kernel import PythonTool
 from larik_jupyter.tools.touched_names import names_it_may_change
 from larik_jupyter.tools.variable_watch import VariableWatch
@@ -76,7 +77,7 @@ def small_call(frame: pd.DataFrame, root: Path) -> None:
     ns: dict[str, Any] = {f"v{i}": list(range(10)) for i in range(200)}
     ns.update(df=frame, data=[1, 2, 3], cfg={"k": 0}, total=0)
     names = names_it_may_change(ast.parse(SMALL_CODE))
-    env = Env(cwd=root, root=root, before_write=lambda p: None, capture_paths=lambda ps: None, namespace=ns)
+    env = Env(cwd=root, root=root, host=KernelHost(ns))
     tool = PythonTool()
 
     def watch_only() -> None:

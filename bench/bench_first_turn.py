@@ -15,14 +15,12 @@ Run: .venv/bin/python bench/bench_first_turn.py [ROUNDS] [PAUSE_SECONDS]
 
 from __future__ import annotations
 
-import os
 import sys
 import tempfile
 import time
 from pathlib import Path
 
-from jupyter_client.manager import start_new_kernel
-from paired import banner, ratios, span
+from paired import banner, kernel, ratios, run_cell, span
 
 from larik_jupyter.testing.server import ScriptedHTTPServer
 
@@ -30,32 +28,20 @@ REPLY = {"content": [{"type": "text", "text": "Hello from the wire."}]}
 
 
 def sdk_import_seconds() -> float:
-    km, kc = start_new_kernel(kernel_name="python3")
-    try:
-        out: list[str] = []
-        kc.execute_interactive(
-            "import time as _t\n_s = _t.perf_counter()\nimport anthropic\nprint(_t.perf_counter() - _s)",
-            timeout=120,
-            output_hook=lambda m: out.append(m["content"].get("text", "")) if m["msg_type"] == "stream" else None,
-        )
-        return float("".join(out).split()[-1])
-    finally:
-        kc.stop_channels()
-        km.shutdown_kernel(now=True)
+    with kernel() as kc:
+        return float(run_cell(kc, "import time as _t\n_s = _t.perf_counter()\nimport anthropic\nprint(_t.perf_counter() - _s)").split()[-1])
 
 
 def one_round(work: Path, pause: float) -> tuple[float, float]:
     with ScriptedHTTPServer([REPLY, REPLY], api_key="sk-bench") as server:
         env = {
-            **os.environ,
             "ANTHROPIC_API_KEY": "sk-bench",
             "ANTHROPIC_BASE_URL": server.anthropic_base_url,
             "LARIK_MODEL": "anthropic:claude-sonnet-4-6",
             "LARIK_DATA_DIR": str(work / "data"),
             "LARIK_CONFIG_DIR": str(work / "config"),
         }
-        km, kc = start_new_kernel(kernel_name="python3", env=env, cwd=str(work))
-        try:
+        with kernel(env, work) as kc:
             kc.execute_interactive("%load_ext larik_jupyter", timeout=60, output_hook=lambda m: None)
             time.sleep(pause)
             turns = []
@@ -66,9 +52,6 @@ def one_round(work: Path, pause: float) -> tuple[float, float]:
                 assert reply["content"]["status"] == "ok", reply["content"]
             assert server.remaining == 0, "a turn did not reach the wire server"
             return turns[0], turns[1]
-        finally:
-            kc.stop_channels()
-            km.shutdown_kernel(now=True)
 
 
 def main() -> None:

@@ -28,6 +28,7 @@ import numpy as np
 import pandas as pd
 
 from larik_jupyter.tools.env import Env
+from larik_jupyter.tools.host import KernelHost
 from larik_jupyter.tools.kernel import PythonTool
 from larik_jupyter.tools.kernel_undo import KernelSnapshots
 
@@ -74,11 +75,8 @@ def small_call_cost(df: pd.DataFrame, root: Path) -> tuple[list[float], list[flo
     ns: dict[str, Any] = {f"v{i}": list(range(10)) for i in range(200)}
     ns.update(df=df, data=[1, 2, 3], cfg={"k": 0}, total=0)
     tool = PythonTool()
-    plain = Env(cwd=root, root=root, before_write=lambda p: None, capture_paths=lambda ps: None, namespace=ns)
-    snapshotting = Env(
-        cwd=root, root=root, before_write=lambda p: None, capture_paths=lambda ps: None,
-        namespace=ns, variables=KernelSnapshots(),
-    )
+    plain = Env(cwd=root, root=root, host=KernelHost(ns))
+    snapshotting = Env(cwd=root, root=root, host=KernelHost(ns), variables=KernelSnapshots())
     turn = iter(range(1, 10**9))
 
     def calls(env: Env) -> Callable[[], None]:

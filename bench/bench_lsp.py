@@ -29,8 +29,7 @@ SOURCE = "".join(f"def f{i}(x):\n    return x + {i}\n\n" for i in range(200))
 
 
 def make_env(root: Path, manager: LspManager | None) -> Env:
-    return Env(cwd=root, root=root, before_write=lambda p: None, capture_paths=lambda ps: None,
-               diagnostics=manager)
+    return Env(cwd=root, root=root, diagnostics=manager)
 
 
 def timed_edits(env: Env, path: Path, count: int) -> list[float]:

@@ -135,7 +135,7 @@ def bench_read() -> tuple[list[float], list[float]]:
                 cells.append(cell)
         path = root / "big.ipynb"
         nbformat.write(new_notebook(cells=cells), str(path))
-        env = Env(cwd=root, root=root, before_write=lambda p: None, capture_paths=lambda p: None)
+        env = Env(cwd=root, root=root)
         tool = NotebookReadTool()
         args = {"path": "big.ipynb", "limit": 1000}
         assert "1000 cells" in tool.run(env, args).content

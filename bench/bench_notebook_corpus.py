@@ -20,7 +20,6 @@ Run:
 from __future__ import annotations
 
 import json
-import os
 import statistics
 import sys
 import tempfile
@@ -28,8 +27,7 @@ import time
 import warnings
 from pathlib import Path
 
-from jupyter_client.manager import start_new_kernel
-from paired import alternate, banner, span, timed
+from paired import alternate, banner, kernel, run_cell, span, timed
 
 CORPUS = Path(__file__).resolve().parent.parent / "tests" / "corpus" / "notebooks"
 FIRST_CALL_NOTEBOOK = "nbformat__tests_test4.5.ipynb"
@@ -41,7 +39,7 @@ import time as _t, pathlib as _p
 from larik_jupyter.tools.env import Env as _Env
 from larik_jupyter.tools.notebook import NotebookReadTool as _Read
 _root = _p.Path({root!r})
-_env = _Env(cwd=_root, root=_root, before_write=lambda p: None, capture_paths=lambda p: None)
+_env = _Env(cwd=_root, root=_root)
 _s = _t.perf_counter()
 _r = _Read().run(_env, {{"path": {name!r}, "limit": 1000}})
 assert not _r.is_error, _r.content
@@ -64,7 +62,7 @@ def bench_read(rounds: int) -> list[tuple[str, float, float]]:
     from larik_jupyter.tools.env import Env
     from larik_jupyter.tools.notebook import NotebookReadTool
 
-    env = Env(cwd=CORPUS, root=CORPUS, before_write=lambda p: None, capture_paths=lambda p: None)
+    env = Env(cwd=CORPUS, root=CORPUS)
     tool = NotebookReadTool()
     rows = []
     for path in corpus():
@@ -84,21 +82,6 @@ def bench_read(rounds: int) -> list[tuple[str, float, float]]:
     return rows
 
 
-def _run(kc: object, code: str) -> str:
-    out: list[str] = []
-
-    def hook(msg: dict[str, object]) -> None:
-        content = msg["content"]
-        if msg["msg_type"] == "stream" and isinstance(content, dict):
-            out.append(str(content.get("text", "")))
-        elif msg["msg_type"] == "error" and isinstance(content, dict):
-            out.append("ERROR " + str(content.get("evalue", "")))
-
-    reply = kc.execute_interactive(code, timeout=120, output_hook=hook)  # type: ignore[attr-defined]
-    assert reply["content"]["status"] == "ok", "".join(out)
-    return "".join(out)
-
-
 # What a turn waits for before its first model request: the warm-up's SDK import.
 JOIN_WARMUP = "from larik_jupyter.notebook import extension as _x\n_x._warmup.thread.join()"
 
@@ -106,21 +89,17 @@ JOIN_WARMUP = "from larik_jupyter.notebook import extension as _x\n_x._warmup.th
 def first_call(work: Path, load: bool, settled: bool = False) -> tuple[float, float]:
     env = {"LARIK_DATA_DIR": str(work / "data"), "LARIK_CONFIG_DIR": str(work / "config"),
            "LARIK_MODEL": "anthropic:claude-sonnet-4-6", "ANTHROPIC_API_KEY": "sk-bench"}
-    km, kc = start_new_kernel(kernel_name="python3", env={**os.environ, **env}, cwd=str(work))
-    try:
+    with kernel(env, work) as kc:
         if load:
-            _run(kc, "%load_ext larik_jupyter")
+            run_cell(kc, "%load_ext larik_jupyter")
         time.sleep(2)
         if settled:
-            _run(kc, JOIN_WARMUP)
+            run_cell(kc, JOIN_WARMUP)
         code = CALL.format(root=str(CORPUS), name=FIRST_CALL_NOTEBOOK)
-        first = float(_run(kc, code).split()[-1])
+        first = float(run_cell(kc, code).split()[-1])
         time.sleep(2)
-        later = float(_run(kc, code).split()[-1])
+        later = float(run_cell(kc, code).split()[-1])
         return first, later
-    finally:
-        kc.stop_channels()
-        km.shutdown_kernel(now=True)
 
 
 def main() -> None:

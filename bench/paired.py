@@ -9,8 +9,10 @@ import statistics
 import subprocess
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 
 def timed(fn: Callable[[], object]) -> float:
@@ -77,3 +79,34 @@ def banner() -> None:
     print(f"command: python {' '.join([script, *sys.argv[1:]])}")
     print(f"commit: {commit}{' (with uncommitted changes)' if dirty else ''}; load average {load}")
     print("bytecode: larik_jupyter's .pyc files written first, as an install does")
+
+
+@contextmanager
+def kernel(env: dict[str, str] | None = None, cwd: Path | None = None) -> Iterator[Any]:
+    """A fresh python3 kernel (with `env` added to this process's environment, in `cwd`): its
+    client, the kernel shut down at the end."""
+    from jupyter_client.manager import start_new_kernel
+
+    where: dict[str, Any] = {"cwd": str(cwd)} if cwd is not None else {}
+    km, kc = start_new_kernel(kernel_name="python3", env={**os.environ, **(env or {})}, **where)
+    try:
+        yield kc
+    finally:
+        kc.stop_channels()
+        km.shutdown_kernel(now=True)
+
+
+def run_cell(kc: Any, code: str, timeout: float = 120) -> str:
+    """Run `code` in the kernel of client `kc`; what it printed (asserting it ran without error)."""
+    out: list[str] = []
+
+    def hook(msg: dict[str, Any]) -> None:
+        content = msg["content"]
+        if msg["msg_type"] == "stream":
+            out.append(str(content.get("text", "")))
+        elif msg["msg_type"] == "error":
+            out.append("ERROR " + str(content.get("evalue", "")))
+
+    reply = kc.execute_interactive(code, timeout=timeout, output_hook=hook)
+    assert reply["content"]["status"] == "ok", "".join(out)
+    return "".join(out)

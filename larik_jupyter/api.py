@@ -250,7 +250,7 @@ class Agent:
         stop = stop or threading.Event()
         env = self.loop.env
         if notebook is not None:
-            env.notebook_path = notebook
+            env.call.notebook_path = notebook
         raw = check_path(env, path)
         result: dict[str, Any] = {}
 
@@ -331,12 +331,12 @@ class Agent:
             loop.yes = yes
         if listener is not None:
             loop.subscribe(listener)
-        loop.env.notebook_path, loop.env.run_inline = notebook, inline_runner
+        loop.env.call.notebook_path, loop.env.call.run_inline = notebook, inline_runner
         try:
             return await loop.run_turn(prompt, extras)
         finally:
             loop.approver, loop.yes = saved
-            loop.env.run_inline = None
+            loop.env.call.run_inline = None
             if listener is not None:
                 loop.unsubscribe(listener)
 

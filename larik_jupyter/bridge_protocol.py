@@ -97,19 +97,15 @@ class Focus(Op, tag="focus"):
     cell_id: str
 
 
-class RestoreEntry(msgspec.Struct):
-    """A cell as it was before a turn: placed after `previous` (None: first), else at `index`."""
-
-    index: int
-    previous: str | None
-    cell: Json
-
-
 class Restore(Op, tag="restore"):
-    """The cells a turn created (`delete`) go, and those it changed are put back."""
+    """The cells a turn created (`delete`) go, and those it changed (`cells`) are put back, so
+    that the document's cells stand in `order` (worked out by the kernel,
+    `checkpoint/cells.py` `placed_order`, from the order `expect` fingerprints)."""
 
     delete: list[str] = []
-    cells: list[RestoreEntry] = []
+    cells: list[Json] = []
+    order: list[str] = []
+    expect: Expect | None = None
 
 
 CellChange = Insert | Replace | Patch | Delete | SetOutputs

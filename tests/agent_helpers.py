@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -12,6 +14,7 @@ from larik_jupyter import Agent
 from larik_jupyter.config.layers import user_config_path
 from larik_jupyter.testing import ScriptedHTTPServer
 from larik_jupyter.tools import Env, ToolResult, default_tools
+from larik_jupyter.tools.env import NoCheckpoints
 
 
 def tool(name: str, **kwargs: Any) -> dict[str, Any]:
@@ -63,10 +66,24 @@ def wire_model(kind: str, server: ScriptedHTTPServer, key: str, monkeypatch: pyt
     return "openai:gpt-5"
 
 
+@dataclass
+class Hooks(NoCheckpoints):
+    """A checkpointer that hands each file capture to `file` and each command's to `paths`."""
+
+    file: Callable[[Path], None] = lambda path: None
+    paths: Callable[[list[Path]], None] = lambda paths: None
+
+    def capture(self, path: Path) -> None:
+        self.file(path)
+
+    def capture_paths(self, paths: list[Path]) -> None:
+        self.paths(paths)
+
+
 def make_env(root: Path, captured: list[Path] | None = None, **kw: Any) -> Env:
     """A tool environment confined to `root`; captured paths go to `captured`."""
     log = captured if captured is not None else []
-    return Env(cwd=root, root=root, before_write=log.append, capture_paths=log.extend, **kw)
+    return Env(cwd=root, root=root, checkpoints=Hooks(log.append, log.extend), **kw)
 
 
 def call(env: Env, tool: str, **args: Any) -> ToolResult:

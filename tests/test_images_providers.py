@@ -92,9 +92,9 @@ def test_matplotlib_figure_reaches_the_model_and_the_history(
 def test_non_figure_rich_values_and_svg(project: Path) -> None:
     shell = InteractiveShell.instance()
     from larik_jupyter.tools import Env, default_tools
+    from larik_jupyter.tools.host import KernelHost
 
-    env = Env(cwd=project, root=project, before_write=lambda p: None, capture_paths=lambda p: None,
-              namespace=shell.user_ns)
+    env = Env(cwd=project, root=project, host=KernelHost(shell.user_ns))
     python = default_tools(env)["python"]
     data = base64.b64encode(small_png()).decode()
     code = (

@@ -33,6 +33,7 @@ from larik_jupyter.notebook.pump import MainThreadPump
 from larik_jupyter.notebook.reattach import MirroredCell
 from larik_jupyter.notebook.turn_ui import TurnUI
 from larik_jupyter.tools.env import Env
+from larik_jupyter.tools.host import KernelHost
 from larik_jupyter.tools.notebook import NotebookEditTool, NotebookReadTool
 
 
@@ -226,7 +227,7 @@ class Document:
 
 
 def live_env(tmp_path: Path, bridge: Bridge) -> Env:
-    return Env(cwd=tmp_path, root=tmp_path, before_write=lambda p: None, capture_paths=lambda ps: None, live=bridge)
+    return Env(cwd=tmp_path, root=tmp_path, host=KernelHost({}, live=bridge))
 
 
 def edit_cell(env: Env, cell_id: str, source: str) -> str:

@@ -63,15 +63,11 @@ class Page:
             return {"ok": True, "cell_ids": [cell["id"]]}
         if op == "restore":
             self.restores += 1
-            touched = set(request["delete"]) | {e["cell"]["id"] for e in request["cells"]}
-            self.cells = [c for c in self.cells if c["id"] not in touched]
-            for entry in request["cells"]:
-                at = [c["id"] for c in self.cells]
-                index = 0 if entry["previous"] is None else (
-                    at.index(entry["previous"]) + 1 if entry["previous"] in at else min(entry["index"], len(at))
-                )
-                self.cells.insert(index, entry["cell"])
-            return {"ok": True, "cell_ids": [e["cell"]["id"] for e in request["cells"]]}
+            # As the page does: no placement rule of its own, the cells end in `order`.
+            back = {c["id"]: c for c in request["cells"]}
+            kept = {c["id"]: c for c in self.cells if c["id"] not in set(request["delete"]) | set(back)}
+            self.cells = [kept.get(i) or back[i] for i in request["order"]]
+            return {"ok": True, "cell_ids": list(back)}
         return {"ok": False, "code": "refused", "error": f"unknown request {op}"}
 
 
@@ -108,10 +104,10 @@ def turn_script(tmp_path: Path) -> str:
     )
 
 
-def agent_on_page(tmp_path: Path) -> tuple[Agent, Page, bytes]:
+def agent_on_page(tmp_path: Path, kind: type[Page] = Page) -> tuple[Agent, Page, bytes]:
     nb = original(tmp_path)
     before = (tmp_path / "nb.ipynb").read_bytes()
-    page = Page(nb)
+    page = kind(nb)
     bridge = Bridge()
     connect(bridge, tmp_path, "nb.ipynb", page.answer)
     agent = Agent(tmp_path, model=turn_script(tmp_path), yes=True, host=KernelHost({}, live=bridge))
@@ -145,6 +141,25 @@ def test_undo_puts_the_open_document_back_through_the_bridge(tmp_path: Path) -> 
     assert page.cells == want
     assert agent.checkpoints() == []
     assert "reverted the notebook cells prompt 1 changed" in (agent.loop.pending_note or "")
+
+
+class RacingPage(Page):
+    """A page where the user adds a cell between undo's read of the cell order and its
+    restore, which the page then refuses as `stale` (as `bridge.ts` does when the order's
+    fingerprint no longer holds)."""
+
+    def answer(self, request: dict[str, Any]) -> dict[str, Any]:
+        if request["op"] == "restore" and not any(c["id"] == "mine" for c in self.cells):
+            self.cells.append({"id": "mine", "cell_type": "markdown", "source": "my note", "metadata": {}})
+            return {"ok": False, "code": "stale", "error": "cells were added, removed or moved in the browser"}
+        return super().answer(request)
+
+
+def test_undo_works_the_order_out_again_when_the_cells_moved_before_its_restore(tmp_path: Path) -> None:
+    agent, page, _ = agent_on_page(tmp_path, RacingPage)
+    (result,) = in_worker(agent.undo)
+    assert result.ok and result.restored_cells == [("nb.ipynb", 3, "the open notebook")]
+    assert [c["id"] for c in page.cells] == ["title", "calc", "ran", "tail", "mine"]
 
 
 def test_undo_from_the_kernels_main_thread_keeps_the_turn_to_retry(tmp_path: Path) -> None:

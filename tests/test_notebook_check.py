@@ -16,6 +16,7 @@ import psutil
 import pytest
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
+from larik_jupyter.tools.host import KernelHost
 from larik_jupyter.tools.notebook_check import run_check
 from tests.agent_helpers import done, make_env, scripted, tool
 from tests.test_notebook_kernel_undo import client, run_cells
@@ -53,7 +54,7 @@ def test_the_check_reports_each_problem_and_changes_nothing(project: Path) -> No
     before = notebook.read_bytes()
     cell = ids(notebook)
     live: dict[str, Any] = {"x": 10, "helper": 5, "total": 15, "count": 4}
-    report = run_check(make_env(project, namespace=live), "analysis.ipynb", timeout=120)
+    report = run_check(make_env(project, host=KernelHost(live)), "analysis.ipynb", timeout=120)
     text = report.text()
     assert report.ran == 5 and not report.stopped
     assert [(f.cell.id, f.error) for f in report.failures] == [
@@ -75,7 +76,7 @@ def test_the_check_reports_each_problem_and_changes_nothing(project: Path) -> No
 
 def test_a_clean_notebook_and_a_timeout(project: Path) -> None:
     write_notebook(project / "ok.ipynb", [("a = 1", 1, []), ("b = a + 1", 2, [])])
-    env = make_env(project, namespace={"a": 1, "b": 2})
+    env = make_env(project, host=KernelHost({"a": 1, "b": 2}))
     report = run_check(env, "ok.ipynb", timeout=120)
     assert report.problems == 0 and "No problems found" in report.text()
     write_notebook(project / "slow.ipynb", [("import time\nwhile True: time.sleep(0.05)", 1, []), ("after = 1", 2, [])])

@@ -159,7 +159,7 @@ def test_edits_change_only_the_cells_they_touch(case: Case, tmp_path: Path, vali
     assert len(spans) == len(cells)
     had_ids = any(isinstance(c, dict) and "id" in c for c in cells)
     store = CheckpointStore("20260101-000000-abcdef", root)
-    env = Env(cwd=root, root=root, before_write=store.capture, capture_paths=store.capture_paths)
+    env = Env(cwd=root, root=root, checkpoints=store)
     ids = [call(env, "notebook_read", path="nb.ipynb", limit=10_000)]
     assert not ids[0].is_error, ids[0].content
 
@@ -223,7 +223,7 @@ def test_the_corpus_is_recorded_and_small() -> None:
 def test_old_formats_name_their_version_and_how_to_convert(tmp_path: Path) -> None:
     old = [p for p in sorted(CORPUS.glob("*.ipynb")) if not _is_v4(p.read_bytes())]
     assert {json.loads(p.read_bytes())["nbformat"] for p in old} == {2, 3}
-    env = Env(cwd=tmp_path, root=tmp_path, before_write=lambda p: None, capture_paths=lambda p: None)
+    env = Env(cwd=tmp_path, root=tmp_path)
     for source in old:
         shutil.copy(source, tmp_path / source.name)
         version = json.loads(source.read_bytes())["nbformat"]

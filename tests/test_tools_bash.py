@@ -14,6 +14,7 @@ import pytest
 
 from larik_jupyter.tools import Env, ToolResult, default_tools
 from larik_jupyter.tools.snapshot import changes, take_snapshot
+from tests.agent_helpers import Hooks
 
 
 def call(env: Env, **args: object) -> ToolResult:
@@ -48,7 +49,7 @@ def captures() -> list[list[Path]]:
 
 @pytest.fixture
 def env(root: Path, captures: list[list[Path]]) -> Env:
-    return Env(cwd=root, root=root, before_write=lambda p: None, capture_paths=captures.append)
+    return Env(cwd=root, root=root, checkpoints=Hooks(paths=captures.append))
 
 
 def test_runs_in_cwd_and_reports_output_and_exit_code(env: Env, root: Path) -> None:
@@ -81,7 +82,7 @@ def test_stop_event_interrupts_and_kills_children(env: Env, root: Path) -> None:
     while not (root / "bg.pid").exists() or not (root / "bg.pid").read_text().strip():
         assert time.monotonic() - started < 5
         time.sleep(0.02)
-    env.stop_event.set()
+    env.call.stop_event.set()
     worker.join(timeout=5)
     assert not worker.is_alive() and time.monotonic() - started < 5
     assert (
@@ -160,7 +161,7 @@ def test_refused_capture_does_not_run_the_command(root: Path) -> None:
     def refuse(paths: list[Path]) -> None:
         raise OSError("no space left")
 
-    env = Env(cwd=root, root=root, before_write=lambda p: None, capture_paths=refuse)
+    env = Env(cwd=root, root=root, checkpoints=Hooks(paths=refuse))
     result = call(env, command="echo ran > ran.txt", checkpoint_paths=["ran.txt"])
     assert result.is_error and "the command was not run" in result.content
     assert not (root / "ran.txt").exists()

@@ -10,7 +10,8 @@ from typing import Any
 import pytest
 
 from larik_jupyter.tools import Env, default_tools, tool_schemas
-from tests.agent_helpers import call, make_env
+from larik_jupyter.tools.host import KernelHost
+from tests.agent_helpers import Hooks, call, make_env
 
 
 @pytest.fixture
@@ -92,7 +93,7 @@ def test_refused_capture_refuses_the_write_and_leaves_the_file(root: Path) -> No
     def refuse(path: Path) -> None:
         raise OSError("disk full")
 
-    env = Env(cwd=root, root=root, before_write=refuse, capture_paths=lambda ps: None)
+    env = Env(cwd=root, root=root, checkpoints=Hooks(file=refuse))
     calls: list[tuple[str, dict[str, Any]]] = [
         ("write", {"path": "keep.txt", "content": "x"}),
         ("edit", {"path": "keep.txt", "old_string": "original", "new_string": "x"}),
@@ -205,9 +206,7 @@ def test_allow_outside_lets_a_permitted_path_through(root: Path, tmp_path: Path)
 def test_relative_paths_follow_cwd_inside_the_root(root: Path) -> None:
     (root / "sub").mkdir()
     (root / "sub" / "x.txt").write_text("x\n")
-    env = Env(
-        cwd=root / "sub", root=root, before_write=lambda p: None, capture_paths=lambda ps: None
-    )
+    env = Env(cwd=root / "sub", root=root)
     assert call(env, "read", path="x.txt").content == "     1\tx"
     result = call(env, "write", path="../top.txt", content="t\n")
     assert result.files_changed == ["top.txt"] and (root / "top.txt").exists()
@@ -239,7 +238,7 @@ def test_registry_has_kernel_tools_only_with_a_namespace(root: Path) -> None:
         "read", "write", "edit", "multi_edit", "glob", "grep", "ls", "bash", "todo_write",
         "notebook_read", "notebook_edit",
     ]
-    kernel = default_tools(make_env(root, namespace={}))
+    kernel = default_tools(make_env(root, host=KernelHost({})))
     assert list(kernel)[-5:] == ["python", "inspect_variables", "notebook_run", "answer", "notebook_check"]
     schemas = tool_schemas(kernel)
     assert [s.name for s in schemas] == list(kernel)

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from larik_jupyter.tools import Env, ToolResult, default_tools
+from larik_jupyter.tools.host import KernelHost
 from larik_jupyter.tools.kernel import PythonTool
 
 
@@ -16,10 +17,7 @@ def kernel_env(tmp_path: Path, namespace: dict[str, Any], shown: list[object] | 
     return Env(
         cwd=tmp_path,
         root=tmp_path,
-        before_write=lambda p: None,
-        capture_paths=lambda ps: None,
-        namespace=namespace,
-        display=shown.append if shown is not None else None,
+        host=KernelHost(namespace, display=shown.append if shown is not None else None),
     )
 
 
@@ -90,9 +88,7 @@ def test_kernel_tools_run_on_the_calling_thread(tmp_path: Path) -> None:
 
 
 def test_python_without_a_kernel_is_refused(tmp_path: Path) -> None:
-    env = Env(
-        cwd=tmp_path, root=tmp_path, before_write=lambda p: None, capture_paths=lambda ps: None
-    )
+    env = Env(cwd=tmp_path, root=tmp_path)
     assert "python" not in default_tools(env)
     result = PythonTool().run(env, {"code": "1"})
     assert result.is_error and "needs a live kernel" in result.content

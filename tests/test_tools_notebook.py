@@ -15,6 +15,7 @@ from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_outp
 
 from larik_jupyter.checkpoint.store import CheckpointStore
 from larik_jupyter.tools import Env
+from larik_jupyter.tools.env import CallContext
 from larik_jupyter.tools.images import MAX_PER_RESULT, MAX_SIDE
 from larik_jupyter.tools.notebook import NotebookEditTool, NotebookReadTool
 from tests.agent_helpers import call, make_env
@@ -74,8 +75,8 @@ def test_read_lists_cells_with_outputs_in_an_envelope(root: Path) -> None:
     assert "a.ipynb: 3 cells (nbformat 4.5); showing cells 0-2." in text
     assert "--- cell 1 · id boom · code · execution_count 2" in text
     assert "ZeroDivisionError: division by zero" in text and "\x1b" not in text
-    assert f'<notebook-data nonce="{env.nonce}" source="a.ipynb">' in text
-    assert text.rstrip().endswith(f'</notebook-data nonce="{env.nonce}">')
+    assert f'<notebook-data nonce="{env.call.nonce}" source="a.ipynb">' in text
+    assert text.rstrip().endswith(f'</notebook-data nonce="{env.call.nonce}">')
     bare = call(env, "notebook_read", path="a.ipynb", include_outputs=False).content
     assert "division by zero" not in bare and "1/0" in bare
 
@@ -231,7 +232,7 @@ def test_layout_indent_key_order_and_newline_are_kept(root: Path) -> None:
 
 def test_default_path_is_the_kernel_notebook_and_edits_say_reload(root: Path) -> None:
     path = sample(root)
-    env = make_env(root, notebook_path=path)
+    env = make_env(root, call=CallContext(notebook_path=path))
     assert "3 cells" in call(env, "notebook_read").content
     result = call(env, "notebook_edit", cell_id="intro", new_source="# New title")
     assert "reload it from disk" in result.content and result.notices
@@ -244,7 +245,7 @@ def test_undo_restores_the_notebook_byte_for_byte(root: Path) -> None:
     original = path.read_bytes()
     store = CheckpointStore("20260101-000000-abcdef", root)
     store.begin_turn()
-    env = Env(cwd=root, root=root, before_write=store.capture, capture_paths=store.capture_paths)
+    env = Env(cwd=root, root=root, checkpoints=store)
     assert not call(env, "notebook_edit", path="a.ipynb", cell_id="boom", new_source="1/1").is_error
     assert not call(env, "notebook_edit", path="a.ipynb", edit_mode="delete", cell_id="tail").is_error
     assert path.read_bytes() != original

@@ -34,7 +34,7 @@ def env(tmp_path: Path) -> Env:
         (root / rel).parent.mkdir(parents=True, exist_ok=True)
         (root / rel).write_text(text)
     (root / "image.bin").write_bytes(b"hello\x00\x01")
-    return Env(cwd=root, root=root, before_write=lambda p: None, capture_paths=lambda ps: None)
+    return Env(cwd=root, root=root)
 
 
 def test_glob_double_star_skips_ignored_and_heavy(env: Env) -> None:
@@ -81,12 +81,7 @@ def test_grep_glob_and_path_filters(env: Env) -> None:
 
 
 def test_grep_paths_are_relative_to_cwd(env: Env) -> None:
-    sub = Env(
-        cwd=env.root / "src",
-        root=env.root,
-        before_write=env.before_write,
-        capture_paths=env.capture_paths,
-    )
+    sub = Env(cwd=env.root / "src", root=env.root, checkpoints=env.checkpoints)
     assert call(sub, "grep", pattern="HELLO").content == "util.py:1: HELLO = 1"
     assert call(sub, "glob", pattern="**/deep.py").content == "pkg/deep.py"
 

@@ -13,7 +13,7 @@ import nbformat
 from larik_jupyter import Agent
 from larik_jupyter.tools import Env
 from larik_jupyter.tools.file_write import last_moment
-from tests.agent_helpers import call, done, make_env, results_of, scripted, tool
+from tests.agent_helpers import Hooks, call, done, make_env, results_of, scripted, tool
 
 OUTSIDE_NB = {"cells": [], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
 
@@ -102,7 +102,7 @@ def test_a_directory_swapped_for_a_link_is_refused_with_one_sentence(project: Pa
         (project / "sub").rename(project / "sub.moved")
         os.symlink(outside, project / "sub")
 
-    env = Env(cwd=project, root=project, before_write=swap_dir, capture_paths=lambda paths: None)
+    env = Env(cwd=project, root=project, checkpoints=Hooks(file=swap_dir))
     result = call(env, "write", path="sub/new.txt", content="data")
     assert result.is_error
     assert result.content == (

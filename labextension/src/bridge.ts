@@ -497,40 +497,33 @@ const HANDLERS: Handlers = {
   },
 
   restore: (doc, request) => {
-    // Put cells back as they were before a turn (larik_jupyter/checkpoint/cells.py `placed`
-    // does the same to a closed notebook's file): the cells it created (`delete`) go; each
-    // changed cell, in its old order, is taken out and inserted after the cell that preceded
-    // it then (`previous`; null: first), else at its old `index`.
-    // The target order is worked out on plain ids first: inside a transaction the shared
-    // model's `cells` still lists the cells as they were before it (it follows the Yjs array
-    // only when the transaction ends), so no index is read from it there.
+    // Put cells back as they were before a turn: the cells it created (`delete`) go and the
+    // changed ones come back so that the cells stand in `order`, which the kernel worked out
+    // (larik_jupyter/checkpoint/cells.py `placed_order`, the one placement rule) from the order
+    // `expect` fingerprints; `checked` refuses the request if the cells moved since.
+    // Inside a transaction the shared model's `cells` still lists the cells as they were before
+    // it (it follows the Yjs array only when the transaction ends), so no index is read there.
+    doc.checked(null);
     const model = doc.model;
-    const entries = request.cells ?? [];
-    const touched = new Set<string>([...(request.delete ?? []), ...entries.map(e => e.cell.id)]);
+    const cellOf = new Map((request.cells ?? []).map(cell => [cell.id as string, cell]));
+    const touched = new Set<string>([...(request.delete ?? []), ...cellOf.keys()]);
     const ids = model.cells.map(cell => cell.getId());
-    const target = ids.filter(id => !touched.has(id));
-    for (const entry of entries) {
-      const after = entry.previous === null ? -1 : target.indexOf(entry.previous);
-      const index = entry.previous === null ? 0 : after >= 0 ? after + 1 : Math.min(entry.index, target.length);
-      target.splice(index, 0, entry.cell.id);
-    }
-    const cellOf = new Map(entries.map(entry => [entry.cell.id as string, entry.cell]));
     model.transact(() => {
       for (let i = ids.length - 1; i >= 0; i--) {
         if (touched.has(ids[i])) {
           model.deleteCell(i);
         }
       }
-      // In target order the kept cells are already in place; each restored cell goes in at its
+      // In `order` the kept cells are already in place; each restored cell goes in at its
       // final index, everything before it being final already.
-      target.forEach((id, index) => {
+      (request.order ?? []).forEach((id, index) => {
         const cell = cellOf.get(id);
         if (cell !== undefined) {
           model.insertCell(index, cell as Json);
         }
       });
     });
-    return doc.after(entries.map(entry => entry.cell.id));
+    return doc.after([...cellOf.keys()]);
   }
 };
 

@@ -98,16 +98,12 @@ export interface Focus {
 export interface Restore {
   op: "restore";
   delete?: string[];
-  cells?: RestoreEntry[];
+  cells?: { [key: string]: Json }[];
+  order?: string[];
+  expect?: Expect | null;
   type?: "request";
   id?: number;
   path?: string;
-}
-
-export interface RestoreEntry {
-  index: number;
-  previous: string | null;
-  cell: { [key: string]: Json };
 }
 
 export interface Hello {
@@ -151,5 +147,5 @@ export const FIELDS: { [op: string]: { [field: string]: [string[], boolean] } } 
   show_outputs: {"op": [["string"], true], "cell_id": [["string"], true], "outputs": [["array"], false], "type": [["string"], false], "id": [["number"], true], "path": [["string"], true]},
   set_metadata: {"op": [["string"], true], "cell_id": [["string"], true], "metadata": [["object"], true], "type": [["string"], false], "id": [["number"], true], "path": [["string"], true]},
   focus: {"op": [["string"], true], "cell_id": [["string"], true], "type": [["string"], false], "id": [["number"], true], "path": [["string"], true]},
-  restore: {"op": [["string"], true], "delete": [["array"], false], "cells": [["array"], false], "type": [["string"], false], "id": [["number"], true], "path": [["string"], true]},
+  restore: {"op": [["string"], true], "delete": [["array"], false], "cells": [["array"], false], "order": [["array"], false], "expect": [["null", "object"], false], "type": [["string"], false], "id": [["number"], true], "path": [["string"], true]},
 };

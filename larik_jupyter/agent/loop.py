@@ -54,16 +54,13 @@ from larik_jupyter.session.numbers import trace_messages
 from larik_jupyter.session.store import Session
 from larik_jupyter.tools.answer import Answer
 from larik_jupyter.tools.base import Tool, ToolResult, failure_result
-from larik_jupyter.tools.env import Env
+from larik_jupyter.tools.env import CallContext, Env
 from larik_jupyter.tools.envelope import new_nonce
 from larik_jupyter.tools.host import KernelHost
 from larik_jupyter.tools.kernel_undo import kernel_snapshots
-from larik_jupyter.tools.notebook_live import (
-    cell_positions,
-    cell_restorer,
-    cell_sources,
-    kernel_notebook,
-)
+from larik_jupyter.tools.notebook_document import kernel_notebook
+from larik_jupyter.tools.notebook_live import cell_positions
+from larik_jupyter.tools.notebook_open import cell_restorer, cell_sources
 from larik_jupyter.tools.protect import protect_text, protected_changes
 from larik_jupyter.tools.registry import tool_schemas, unavailable_reason
 
@@ -115,18 +112,10 @@ class AgentLoop:
         self.env = Env(
             cwd=self.cwd,
             root=self.root,
-            before_write=self.checkpoints.capture,
-            capture_paths=self.checkpoints.capture_paths,
-            capture_cells=self.checkpoints.capture_cells,
-            forget_cells=self.checkpoints.forget_cells,
-            note_cells=self.checkpoints.note_cells,
+            checkpoints=self.checkpoints,
+            host=host,
+            call=CallContext(session_id=session.id, stop_event=self._stop),
             checkpoint_paths=list(self.loaded.config.checkpoint_paths),
-            namespace=host.namespace if host is not None else None,
-            display=host.display if host is not None else None,
-            live=host.live if host is not None else None,
-            run_cell=host.run_cell if host is not None else None,
-            stop_event=self._stop,
-            session_id=session.id,
         )
         self.host = host
         if host is not None and self._owns_turns:
@@ -239,7 +228,7 @@ class AgentLoop:
             raise LarikError("A turn is already running; stop it first with `%larik /stop`.")
         extras = extras or PromptExtras()
         prompt = valid_text(prompt)
-        self.env.nonce = extras.nonce or new_nonce()
+        self.env.call.nonce = extras.nonce or new_nonce()
         self._stop.clear()
         self._loop = asyncio.get_running_loop()
         self._task = asyncio.current_task()
@@ -250,7 +239,7 @@ class AgentLoop:
                 self.env.variables.open_turn(turn, self.loaded.config.kernel_snapshot_budget_mb)
         else:
             turn = 1
-        self.env.prompt = prompt_number
+        self.env.call.prompt = prompt_number
         outcome = TurnOutcome(turn=turn, status="done", session_id=self.session.id, prompt=prompt)
         self.answered = None
         self.emit(ae.TurnStarted(turn=turn, prompt=prompt, model=self.provider.name))
@@ -348,9 +337,9 @@ class AgentLoop:
             self.cwd,
             self.root,
             self.loaded.instructions,
-            in_kernel=self.env.namespace is not None,
+            in_kernel=self.host is not None,
             skills=skills_prompt(self.loaded.skills),
-            protected=self.protecting and self.env.namespace is not None,
+            protected=self.protecting and self.host is not None,
         )
 
     async def _steps(self, outcome: TurnOutcome) -> None:
@@ -453,7 +442,7 @@ class AgentLoop:
         if denial is not None:
             return self._error_result(call, denial, before.notices)
         self.emit(ae.ToolStarted(call.id, call.name, summary))
-        self.env.tool_use_id = call.id
+        self.env.call.tool_use_id = call.id
         started = time.monotonic()
         try:
             result: ToolResult = await tool.arun(self.env, dict(call.input))
@@ -581,9 +570,9 @@ class AgentLoop:
 
     def _protected(self, call: ToolUseBlock) -> dict[str, list[str]]:
         """In protect mode, the user's variables a `python` call's code would change."""
-        if not self.protecting or call.name != "python" or self.env.namespace is None:
+        if not self.protecting or call.name != "python" or self.host is None:
             return {}
-        return protected_changes(str(call.input.get("code", "")), self.env.namespace)
+        return protected_changes(str(call.input.get("code", "")), self.host.namespace)
 
     def _answer_unanswered(self, text: str) -> None:
         """Keep the transcript valid: every tool_use gets a tool_result before the next prompt."""

@@ -1,10 +1,10 @@
 """Putting back the cells a turn changed in an open notebook: in the document (through the
 bridge, by the caller) or, when the notebook is closed, in its file.
 
-Both ways place cells the same way (`labextension/src/bridge.ts` mirrors `placed`): the cells
-the turn created go, every cell it changed or deleted is taken out and put back as it was, in
-the order the cells stood before the turn, each right after the cell that preceded it then
-(at its old index when that cell is gone). With no other edit since the turn, that is the
+Both ways place cells by one rule, `placed_order` (the page applies the order it gives, it
+has no rule of its own): the cells the turn created go, every cell it changed or deleted is
+taken out and put back as it was, in the order the cells stood before the turn, each right
+after the cell that preceded it then (at its old index when that cell is gone). With no other edit since the turn, that is the
 document as it was before the turn, cell for cell.
 """
 
@@ -17,7 +17,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from larik_jupyter.bridge_protocol import Restore, RestoreEntry
+from larik_jupyter.bridge_protocol import Expect, Restore
 from larik_jupyter.checkpoint.durable import DIR_FLAGS, Barrier
 from larik_jupyter.checkpoint.manifest import CellRecord, NotebookRecord
 from larik_jupyter.checkpoint.restore import replace_bytes
@@ -66,28 +66,41 @@ def sources_in_file(root: Path, record: NotebookRecord) -> dict[str, str] | None
         os.close(root_fd)
 
 
-def restore_op(record: NotebookRecord) -> Restore:
-    """The bridge's `restore` request for `record`."""
+def restore_op(record: NotebookRecord, order: list[str], order_hash: str | None) -> Restore:
+    """The bridge's `restore` request for `record`, on an open document whose cells stand in
+    `order` (fingerprinted `order_hash`): the page only applies the order `placed_order` gives."""
     return Restore(
         delete=[c.id for c in record.cells if not c.existed],
-        cells=[RestoreEntry(c.position or 0, c.previous, c.cell or {}) for c in _changed(record)],
+        cells=[c.cell or {} for c in _changed(record)],
+        order=placed_order(order, record),
+        expect=Expect(order=order_hash) if order_hash else None,
     )
+
+
+def placed_order(ids: list[str], record: NotebookRecord) -> list[str]:
+    """The cell ids `ids` (in document order) with `record`'s cells as before the turn: the
+    cells it created and changed taken out, each changed cell (in the order they stood then)
+    put back right after the cell that preceded it then, else at its old index. The one
+    placement rule of undo, for the open document and the file alike."""
+    touched = {c.id for c in record.cells}
+    out = [i for i in ids if i not in touched]
+    for before in _changed(record):
+        if before.previous is None:
+            index = 0
+        elif before.previous in out:
+            index = out.index(before.previous) + 1
+        else:
+            index = min(before.position or 0, len(out))
+        out.insert(index, before.id)
+    return out
 
 
 def placed(cells: list[dict[str, Any]], record: NotebookRecord) -> list[dict[str, Any]]:
     """`cells` (nbformat cells in document order) with `record`'s cells as before the turn."""
-    touched = {c.id for c in record.cells}
-    out = [cell for cell in cells if cell.get("id") not in touched]
-    for before in _changed(record):
-        ids = [cell.get("id") for cell in out]
-        if before.previous is None:
-            index = 0
-        elif before.previous in ids:
-            index = ids.index(before.previous) + 1
-        else:
-            index = min(before.position or 0, len(out))
-        out.insert(index, copy.deepcopy(before.cell or {}))
-    return out
+    # Cells are named by id, and cells without one (nbformat < 4.5) by a name no id can be.
+    names = [c["id"] if isinstance(c.get("id"), str) else f"\0{n}" for n, c in enumerate(cells)]
+    by_name = dict(zip(names, cells, strict=True)) | {c.id: copy.deepcopy(c.cell or {}) for c in _changed(record)}
+    return [by_name[name] for name in placed_order(names, record)]
 
 
 def _changed(record: NotebookRecord) -> list[CellRecord]:

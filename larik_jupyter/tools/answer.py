@@ -38,17 +38,18 @@ class AnswerTool(Tool):
     inline = True
 
     def execute(self, env: Env, args: dict[str, Any]) -> ToolResult:
-        if env.namespace is None:
+        if env.host is None:
             raise ToolError("The answer tool needs a live kernel; run the agent inside Jupyter to use it.")
+        namespace = env.host.namespace
         name: str = args["name"]
         if not name.isidentifier():
             raise ToolError(f"{name!r} is not a variable name; pass the name of a kernel variable, e.g. \"summary\".")
-        if name not in env.namespace:
+        if name not in namespace:
             raise ToolError(
                 f"There is no variable {name!r} in the kernel; create it with the python tool first, "
                 "then call answer with its name."
             )
-        value = env.namespace[name]
+        value = namespace[name]
         try:
             what = describe(value, preview=False)
         except Exception:

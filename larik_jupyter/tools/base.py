@@ -6,8 +6,8 @@ so a bad call never crashes the turn loop: a `LarikError` is its own message, an
 names the file, anything else is one sentence with the exception's type and message (its
 traceback rides on the result for the debug trace, never into the model's text). `arun` runs the tool in a
 worker thread so the event loop stays responsive and a kernel interrupt can land; kernel
-tools (`inline = True`) run on the caller's thread instead (or where `env.run_inline` puts
-them), because the kernel's namespace, display machinery and interrupts belong to it. To interrupt a running tool, set `env.stop_event`.
+tools (`inline = True`) run on the caller's thread instead (or where `env.call.run_inline` puts
+them), because the kernel's namespace, display machinery and interrupts belong to it. To interrupt a running tool, set `env.call.stop_event`.
 """
 
 from __future__ import annotations
@@ -88,7 +88,7 @@ class Tool(ABC):
     - `concurrent`: neighbouring calls of this tool in one reply run together.
     - `default_permission`: what a call decides when no rule matches; by default a tool that
       writes nothing is allowed and any other asks.
-    - `needs_kernel`: the tool works only in a Jupyter kernel (`Env.namespace`); an agent
+    - `needs_kernel`: the tool works only in a Jupyter kernel (`Env.host`); an agent
       without one (CLI, server) does not offer it and a call of it is refused in one sentence.
     - `inline`: run on the caller's thread (the kernel's), not a worker thread.
     - `preview(env, args)`: what an approval shows of the call.
@@ -120,7 +120,7 @@ class Tool(ABC):
 
     def unavailable(self, env: Env) -> str | None:
         """Why this tool cannot run in `env`, in one sentence; None when it can."""
-        if self.needs_kernel and env.namespace is None:
+        if self.needs_kernel and env.host is None:
             return (
                 f"The {self.name} tool needs a live kernel: it runs only inside Jupyter (`%larik` "
                 "in a notebook), and this agent has none (the CLI, the server or a plain Python "
@@ -136,9 +136,9 @@ class Tool(ABC):
         """`execute` from async code: in a worker thread, or on this thread for kernel tools.
         A tool that must await the kernel's loop (e.g. to hear the browser) overrides this."""
         if self.inline:
-            if env.run_inline is None:
+            if env.call.run_inline is None:
                 return self.execute(env, args)
-            result: ToolResult = await env.run_inline(lambda: self.execute(env, args))
+            result: ToolResult = await env.call.run_inline(lambda: self.execute(env, args))
             return result
         worker = asyncio.ensure_future(asyncio.to_thread(self.execute, env, args))
         try:
@@ -146,7 +146,7 @@ class Tool(ABC):
         except asyncio.CancelledError:
             # A cancelled call is told to stop, and gets a moment to clean up (a shell command
             # kills its process group) before the turn is over.
-            env.stop_event.set()
+            env.call.stop_event.set()
             await asyncio.wait([worker], timeout=STOP_GRACE_SECONDS)
             raise
 

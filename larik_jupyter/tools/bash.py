@@ -62,7 +62,7 @@ class BashTool(Tool):
         env.capture(targets)
         captured = {env.rel(p) for p in targets}
         before = _snapshot(env, captured)
-        outcome = run_command(command, env.cwd, timeout, env.stop_event)
+        outcome = run_command(command, env.cwd, timeout, env.call.stop_event)
         after = _snapshot(env, captured)
 
         found = changes(before, after)

@@ -1,4 +1,5 @@
-"""What a tool may touch: the working directory, the project root, checkpoint hooks, the kernel."""
+"""What a tool may touch: the working directory and project root, the checkpointer, the kernel
+host, and which call is running."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from larik_jupyter.tools.base import ToolError
 from larik_jupyter.tools.envelope import new_nonce
 
 if TYPE_CHECKING:
+    from larik_jupyter.tools.host import KernelHost
     from larik_jupyter.tools.kernel_undo import KernelSnapshots
     from larik_jupyter.tools.live_cells import CachedCells, LiveCells
 
@@ -55,51 +57,94 @@ class LiveNotebooks(Protocol):
 InlineRunner = Callable[[Callable[[], Any]], Awaitable[Any]]
 
 
+class Checkpointer(Protocol):
+    """What the checkpoint store (`checkpoint/store.py` `CheckpointStore`) records before a tool
+    changes something; each capture raising refuses the change. Tools never call it directly
+    but through `Env.capture_before_write` / `Env.capture` and the notebook documents
+    (`tools/notebook_document.py`), so a refusal becomes a `ToolError` and nothing changes."""
+
+    def capture(self, path: Path, /) -> None:
+        """Save the file `path` before it is written."""
+
+    def capture_paths(self, paths: list[Path], /) -> None:
+        """Save the files `paths` before a command that may change them."""
+
+    def capture_cells(
+        self, path: Path, order: list[str], cells: list[dict[str, Any]], created: list[str], /
+    ) -> list[str]:
+        """Record `cells` of the open notebook at `path` (cell ids `order` now) and the ids of
+        cells about to be `created`, before an edit; the ids it recorded."""
+
+    def forget_cells(self, path: Path, cell_ids: list[str], /) -> None:
+        """Drop the records of `cell_ids` just taken, for an edit that did not land."""
+
+    def note_cells(self, path: Path, after: dict[str, str | None], /) -> None:
+        """What an edit that landed left of each cell's source (None: deleted), for undo's diff."""
+
+
+class NoCheckpoints:
+    """A `Checkpointer` that keeps nothing: tools run with it change things with no undo (a
+    script or bench that builds an `Env` of its own)."""
+
+    def capture(self, path: Path) -> None:
+        pass
+
+    def capture_paths(self, paths: list[Path]) -> None:
+        pass
+
+    def capture_cells(
+        self, path: Path, order: list[str], cells: list[dict[str, Any]], created: list[str]
+    ) -> list[str]:
+        return []
+
+    def forget_cells(self, path: Path, cell_ids: list[str]) -> None:
+        pass
+
+    def note_cells(self, path: Path, after: dict[str, str | None]) -> None:
+        pass
+
+
+@dataclass
+class CallContext:
+    """Which call is running, for what it marks and stops: `session_id`, `prompt` (the prompt
+    number) and `tool_use_id` go into the provenance of the cells it changes; `nonce` is the
+    turn's nonce for the envelope around notebook data (`tools/envelope.py`); setting
+    `stop_event` interrupts the running tool. Per turn (`Agent.arun`'s options): `notebook_path`
+    is the notebook the kernel belongs to, when the front end said; `run_inline`, when set, is
+    where kernel tools run (the kernel's main thread, when the loop runs on another one)."""
+
+    session_id: str = ""
+    prompt: int = 0
+    tool_use_id: str = ""
+    nonce: str = field(default_factory=new_nonce)
+    stop_event: threading.Event = field(default_factory=threading.Event)
+    notebook_path: Path | None = None
+    run_inline: InlineRunner | None = None
+
+
 @dataclass
 class Env:
-    """The world one agent's tools run in.
+    """The world one agent's tools run in: the working directory and the project root (what a
+    path means and may reach), the `checkpoints` taken before changes, the kernel `host` (None
+    for an agent outside Jupyter: every kernel-only tool then says so, `Tool.needs_kernel`),
+    and the running `call`.
 
-    `before_write` is the checkpoint store's capture of one path and `capture_paths`
-    its capture of several; either raising refuses the change. Tools never call them
-    directly but through `capture_before_write` / `capture`, so a refusal becomes a
-    `ToolError` and the file stays unchanged. `allow_outside` says yes to reading a path
-    outside `root` (a personal skill's folder); writes never leave the root (`file_write`).
-    `diagnostics`, when set, is asked about every file a tool wrote. `variables`, when set,
-    snapshots the kernel variables the `python` tool's code may change, for undo.
-    `notebook_path` is the notebook this kernel belongs to, when the front end said; `nonce`
-    is the current turn's nonce for the envelope around notebook data (`tools/envelope.py`).
-    `live`, when set, reaches the notebooks open in a browser (their edits land there, not in
-    the file); `run_cell` runs a cell's source in the kernel for `notebook_run`.
-    `capture_cells` (the checkpoint store's, like `before_write`) records cells of an open
-    notebook before an edit changes them, `forget_cells` drops those records when the browser
-    refused the edit, `note_cells` what the edit left (see `capture_cells_before_change`).
-    `session_id`, `prompt` and `tool_use_id` say which call is running, for the provenance of
-    the cells it changes. `run_inline`, when set, is where kernel tools run (the kernel's main
-    thread, when the loop runs on another one).
+    `checkpoint_paths` are captured before every shell command. `allow_outside` says yes to
+    reading a path outside `root` (a personal skill's folder); writes never leave the root
+    (`file_write`). `diagnostics`, when set, is asked about every file a tool wrote.
+    `variables`, set for an agent in a kernel that owns its turns, snapshots the kernel
+    variables the `python` tool's code may change, for undo (per session, so not the host's).
     """
 
     cwd: Path
     root: Path
-    before_write: Callable[[Path], None]
-    capture_paths: Callable[[list[Path]], None]
+    checkpoints: Checkpointer = field(default_factory=NoCheckpoints)
+    host: KernelHost | None = None
+    call: CallContext = field(default_factory=CallContext)
     checkpoint_paths: list[str] = field(default_factory=list)
-    namespace: dict[str, Any] | None = None
-    display: Callable[[object], None] | None = None
-    stop_event: threading.Event = field(default_factory=threading.Event)
     allow_outside: Callable[[Path], bool] | None = None
     diagnostics: DiagnosticsSource | None = None
     variables: KernelSnapshots | None = None
-    notebook_path: Path | None = None
-    nonce: str = field(default_factory=new_nonce)
-    live: LiveNotebooks | None = None
-    run_cell: Callable[..., Awaitable[Any]] | None = None
-    session_id: str = ""
-    prompt: int = 0
-    tool_use_id: str = ""
-    run_inline: InlineRunner | None = None
-    capture_cells: Callable[[Path, list[str], list[dict[str, Any]], list[str]], list[str]] | None = None
-    forget_cells: Callable[[Path, list[str]], None] | None = None
-    note_cells: Callable[[Path, dict[str, str | None]], None] | None = None
 
     def __post_init__(self) -> None:
         self.root = Path(os.path.realpath(self.root))
@@ -139,7 +184,7 @@ class Env:
     def capture_before_write(self, path: Path) -> None:
         """Let the checkpoint store save `path` before it changes; a refusal raises `ToolError`."""
         try:
-            self.before_write(path)
+            self.checkpoints.capture(path)
         except Exception as exc:
             raise ToolError(
                 f"Could not checkpoint {self.rel(path)} before writing it ({exc}); the file was left unchanged."
@@ -150,35 +195,9 @@ class Env:
         if not paths:
             return
         try:
-            self.capture_paths(paths)
+            self.checkpoints.capture_paths(paths)
         except Exception as exc:
             names = ", ".join(self.rel(p) for p in paths[:5])
             raise ToolError(
                 f"Could not checkpoint {names} before the command ({exc}); the command was not run."
             ) from exc
-
-    def capture_cells_before_change(
-        self, path: Path, order: list[str], cells: list[dict[str, Any]], created: list[str]
-    ) -> list[str]:
-        """Let the checkpoint store record `cells` of the open notebook at `path` (and the ids
-        of cells about to be `created`) before an edit; the ids it recorded. A refusal raises
-        `ToolError`."""
-        if self.capture_cells is None:
-            return []
-        try:
-            return self.capture_cells(path, order, cells, created)
-        except Exception as exc:
-            raise ToolError(
-                f"Not landed: could not checkpoint the cells of {self.rel(path)} before the edit "
-                f"({exc}); the notebook was left unchanged."
-            ) from exc
-
-    def forget_cells_not_changed(self, path: Path, cell_ids: list[str], why: ToolError) -> None:
-        """Drop the records just taken of `cell_ids`, whose edit the browser refused (`why`);
-        a failure to is added to `why`'s reason."""
-        if self.forget_cells is None or not cell_ids:
-            return
-        try:
-            self.forget_cells(path, cell_ids)
-        except Exception as exc:
-            raise ToolError(f"{why} Undo may also put back the cells' earlier state: {exc}") from exc

@@ -1,7 +1,9 @@
 """What a Jupyter kernel offers the agent, in one object: built once when the extension loads
 (`notebook/magics.py`, the bridge attached by `notebook/extension.py`) and handed to `Agent`
-once. An agent without one (the CLI, the server, a plain script) has no kernel, and the tools
-that need one say so in one sentence (`Tool.needs_kernel`)."""
+once; tools reach it as `env.host`. An agent without one (the CLI, the server, a plain script)
+has no kernel, and the tools that need one say so in one sentence (`Tool.needs_kernel`). What
+changes per turn (the kernel's own notebook, where kernel tools run) is the call's
+(`tools/env.py` `CallContext`), not the host's."""
 
 from __future__ import annotations
 

@@ -107,10 +107,11 @@ class PythonTool(Tool):
         return str(args.get("code", ""))
 
     def execute(self, env: Env, args: dict[str, Any]) -> ToolResult:
-        if env.namespace is None:
+        if env.host is None:
             raise ToolError(
                 "The python tool needs a live kernel; run the agent inside Jupyter to use it."
             )
+        host = env.host
         code: str = args["code"]
         timeout = timeout_of(args, self.name)
         filename = f"{CODE_FILENAME_PREFIX}{next(_cells)}>"
@@ -130,8 +131,8 @@ class PythonTool(Tool):
             )
         snapshots = env.variables
         if snapshots is not None:
-            snapshots.before_run(env.namespace, names)
-        watch = VariableWatch(env.namespace, names)
+            snapshots.before_run(host.namespace, names)
+        watch = VariableWatch(host.namespace, names)
         # Keep the source so tracebacks can quote the model's own lines.
         linecache.cache[filename] = (len(code), None, code.splitlines(keepends=True), filename)
         stdout, stderr = io.StringIO(), io.StringIO()
@@ -139,15 +140,15 @@ class PythonTool(Tool):
         value: object = None
         error: str | None = None
         with (
-            stoppable(timeout, env.stop_event) as stop,
+            stoppable(timeout, env.call.stop_event) as stop,
             contextlib.redirect_stdout(stdout),
             contextlib.redirect_stderr(stderr),
         ):
             try:
                 with stop.code():
-                    exec(body, env.namespace)
+                    exec(body, host.namespace)
                     if last is not None:
-                        value = eval(last, env.namespace)
+                        value = eval(last, host.namespace)
             # Anything the model's code raises is its own error: SystemExit (`exit()` must not
             # end the user's kernel), KeyboardInterrupt (a timeout, Stop or Jupyter's interrupt stopping it), a
             # GeneratorExit or BaseException subclass it raises itself.
@@ -155,7 +156,7 @@ class PythonTool(Tool):
                 error = _short_traceback(exc, filename)
             finally:
                 if snapshots is not None:
-                    snapshots.after_run(env.namespace)
+                    snapshots.after_run(host.namespace)
         parts = []
         if stop.reason == "timeout":
             parts.append(f"The code timed out after {timeout} s and was stopped; its output so far:")
@@ -172,7 +173,7 @@ class PythonTool(Tool):
             broken = _broken_repr(value) if is_rich(value) else None
             if is_rich(value) and broken is None:
                 shown = value  # the front end shows it with the call (`ToolResult.display`)
-            parts.append(_value_text(value, shown is not None and env.display is not None))
+            parts.append(_value_text(value, shown is not None and host.display is not None))
             if broken is not None:
                 parts.append(f"[not shown to the user as rich output: {broken}]")
         images = _images(figures_before, value if error is None else None)
@@ -183,7 +184,7 @@ class PythonTool(Tool):
             is_error=error is not None or bool(stop.reason),
             display=shown,
             images=images.images,
-            variables=watch.changes(env.namespace),
+            variables=watch.changes(host.namespace),
         )
 
 

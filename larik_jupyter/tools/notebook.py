@@ -1,19 +1,18 @@
-"""notebook_read and notebook_edit: cells of an `.ipynb` by id, through nbformat.
+"""notebook_read and notebook_edit: cells of an `.ipynb` by id, in the notebook as the user
+sees it (`tools/notebook_open.py`: the open document, or the file).
 
 Cells are addressed by their nbformat id, or as `cell-N` (0-based) in a notebook without ids.
-An edit reads, changes, checks and writes the notebook, changing only the bytes of the cells it
-touched (see `notebook_file`), after the checkpoint captured it; any failure leaves the file
-unchanged.
+An edit is worked out from the cells read into one typed change, which the document applies
+where the notebook lives, checkpointing it first (`tools/notebook_document.py`); any failure
+leaves the notebook unchanged.
 """
 
 from __future__ import annotations
 
-import copy
 import hashlib
 import itertools
 import json
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from larik_jupyter.bridge_protocol import Delete, Insert, Patch, Replace
@@ -26,19 +25,14 @@ from larik_jupyter.tools.envelope import wrap
 from larik_jupyter.tools.file_write import outside_root
 from larik_jupyter.tools.images import ImageCollector
 from larik_jupyter.tools.live_cells import CellChanged
-from larik_jupyter.tools.notebook_file import (
-    REWRITTEN_NOTE,
-    NotebookFile,
-    load_notebook,
-    problems_note,
-    save_notebook,
-)
-from larik_jupyter.tools.notebook_live import (
-    apply_live,
+from larik_jupyter.tools.notebook_document import (
+    NotebookDocument,
+    changed_cell,
     kernel_notebook,
-    live_notebook,
     with_provenance,
 )
+from larik_jupyter.tools.notebook_file import REWRITTEN_NOTE, problems_note
+from larik_jupyter.tools.notebook_open import open_notebook
 from larik_jupyter.tools.notebook_outputs import outputs_text
 
 DEFAULT_LIMIT = 50
@@ -71,17 +65,6 @@ def notebook_path(env: Env, args: dict[str, Any], tool: str) -> str:
             "pass the notebook's path."
         )
     return str(own)
-
-
-def open_notebook(env: Env, raw_path: str, cell_ids: list[str] | None = None, *, fresh: bool = False) -> NotebookFile:
-    """The notebook as the user sees it: the open document when a browser shows it (only the
-    cells `cell_ids` names, when given, from the kernel's copy unless `fresh`), else the file."""
-    return live_notebook(env, raw_path, cell_ids, fresh=fresh) or load_notebook(env, raw_path)
-
-
-def _is_kernel_notebook(env: Env, path: Path) -> bool:
-    own = kernel_notebook(env)
-    return own is not None and Path(own).resolve() == path
 
 
 class NotebookReadTool(Tool):
@@ -153,17 +136,14 @@ class NotebookReadTool(Tool):
                 + ", ".join(nb.cell_id(i) for i in left_out)
                 + " with cell_ids in another call"
             )
-        body = wrap(env.nonce, nb.rel, "\n".join(rows)) if rows else ""
+        body = wrap(env.call.nonce, nb.rel, "\n".join(rows)) if rows else ""
         text = head + "." + ("\n" + problems_note(nb) if nb.problems else "") + ("\n" + body if body else "")
-        if nb.live:
-            text += "\n(Read from the notebook open in the browser; the file may lag until the user saves it.)"
-        elif _is_kernel_notebook(env, nb.path):
-            text += "\n(The file on disk may lag behind the open editor until the user saves it.)"
+        text += nb.read_note(env)
         return ToolResult(images.text(text), images=images.images)
 
 
 def _rows(
-    nb: NotebookFile, indexes: list[int], outputs: bool, offset: int, images: ImageCollector
+    nb: NotebookDocument, indexes: list[int], outputs: bool, offset: int, images: ImageCollector
 ) -> list[str]:
     """The text of the cells `indexes`, in order, until the result would pass `MAX_READ_CHARS`
     (the first cell is always shown)."""
@@ -180,7 +160,7 @@ def _rows(
     return rows
 
 
-def _cell_text(nb: NotebookFile, index: int, outputs: bool, offset: int, images: ImageCollector) -> str:
+def _cell_text(nb: NotebookDocument, index: int, outputs: bool, offset: int, images: ImageCollector) -> str:
     cell = nb.cells[index]
     if not isinstance(cell, dict):
         return f"--- cell {index} · not a cell (a JSON {type(cell).__name__}, not an object)"
@@ -221,13 +201,12 @@ def _source_page(cell_id: str, source: str, offset: int) -> str:
 
 @dataclass
 class NotebookChange:
-    """An edit worked out but not written: the new JSON, the cell's diff and a summary."""
+    """An edit worked out but not made: the change, the cell's diff and a summary."""
 
-    nb: NotebookFile
-    data: dict[str, Any]
+    nb: NotebookDocument
     diff: str
     summary: str
-    op: Insert | Replace | Patch | Delete  # the same edit as one request to the open document (`notebook_live`)
+    op: Insert | Replace | Patch | Delete  # the edit, as the document applies it
     question: str = ""  # what the approval asks, before the edit: "Replace the source of cell 3 …?"
 
 
@@ -265,10 +244,8 @@ class NotebookEditTool(Tool):
         kind = args.get("cell_type")
         if kind is not None and kind not in CELL_TYPES:
             raise ToolError(f"notebook_edit: cell_type must be code, markdown or raw, not {kind!r}.")
-        data = copy.copy(nb.data)
-        data["cells"] = list(nb.cells)
         if mode == "insert":
-            return self._insert(env, nb, data, args, kind or "code")
+            return self._insert(env, nb, args, kind or "code")
         if not cell_id:
             raise ToolError(f"notebook_edit: {mode} needs cell_id; call notebook_read to see the ids.")
         index = _find(nb, str(cell_id))
@@ -282,14 +259,12 @@ class NotebookEditTool(Tool):
         old = source_text(cell) if isinstance(cell, dict) else ""
         named = f"{_cell_name(nb, str(cell_id), index)} of {nb.rel}"
         if mode == "delete":
-            del data["cells"][index]
             op: Insert | Replace | Patch | Delete = Delete(cell_id=str(cell_id))
             return NotebookChange(
-                nb, data, unified_diff(where, old, None), f"Deleted cell {cell_id} of {nb.rel}.", op, f"Delete {named}?"
+                nb, unified_diff(where, old, None), f"Deleted cell {cell_id} of {nb.rel}.", op, f"Delete {named}?"
             )
         new = self._new_source(args, old, where)
-        changed = with_provenance(_changed_cell(cell, new, kind), env)
-        data["cells"][index] = changed
+        changed = with_provenance(changed_cell(cell, new, kind), env)
         op = Replace(cell_id=str(cell_id), cell=changed)
         if args.get("new_source") is None and changed.get("cell_type") == cell.get("cell_type"):
             # Applied to the cell's source as it is when the edit lands, keeping what the user
@@ -304,7 +279,7 @@ class NotebookEditTool(Tool):
         if cell.get("cell_type") == "code" and cell.get("outputs"):
             summary += "; its outputs were cleared"
             question += " and clear its outputs"
-        return NotebookChange(nb, data, unified_diff(where, old, new), summary + ".", op, question + "?")
+        return NotebookChange(nb, unified_diff(where, old, new), summary + ".", op, question + "?")
 
     def _new_source(self, args: dict[str, Any], old: str, where: str) -> str:
         has_source = args.get("new_source") is not None
@@ -322,7 +297,7 @@ class NotebookEditTool(Tool):
         return _encodable(new, where)
 
     def _insert(
-        self, env: Env, nb: NotebookFile, data: dict[str, Any], args: dict[str, Any], kind: str
+        self, env: Env, nb: NotebookDocument, args: dict[str, Any], kind: str
     ) -> NotebookChange:
         if args.get("new_source") is None:
             raise ToolError("notebook_edit insert needs new_source, the new cell's source.")
@@ -330,7 +305,6 @@ class NotebookEditTool(Tool):
         index = _find(nb, str(after)) + 1 if after else 0
         seed = json.dumps(args, sort_keys=True, ensure_ascii=False)
         cell = with_provenance(_new_cell(nb, kind, _encodable(str(args["new_source"]), nb.rel), seed), env)
-        data["cells"].insert(index, cell)
         new_id = str(cell["id"]) if "id" in cell else f"cell-{index}"
         where = f"{nb.rel}#{new_id}"
         place = f"after cell {after}" if after else "as the first cell"
@@ -340,7 +314,7 @@ class NotebookEditTool(Tool):
         op = Insert(after=str(after) if after else None, cell=cell)
         spot = f"after {_cell_name(nb, str(after), index - 1)}" if after else "as the first cell"
         question = f"Insert a new {kind} cell ({new_id}) {spot} of {nb.rel}?"
-        return NotebookChange(nb, data, unified_diff(where, None, str(args["new_source"])), summary, op, question)
+        return NotebookChange(nb, unified_diff(where, None, str(args["new_source"])), summary, op, question)
 
     def preview(self, env: Env, args: dict[str, Any]) -> str:
         change = self.plan(env, args)
@@ -350,45 +324,33 @@ class NotebookEditTool(Tool):
 
     def execute(self, env: Env, args: dict[str, Any]) -> ToolResult:
         change = self.plan(env, args)
-        if change.nb.live:
-            assert env.live is not None
-            with env.live.cells.editing(change.nb.path):
-                try:
-                    ids = apply_live(env, change.nb, change.op)
-                except CellChanged:
-                    # The kernel's copy of the cell was out of date (the user typed in it or
-                    # ran it): worked out again from the cell as the refusal brought it back.
-                    change = self.plan(env, args)
-                    ids = apply_live(env, change.nb, change.op)
-            text = (
-                change.summary
-                + f" It landed in the notebook open in the browser (cells: {', '.join(ids) or 'none'});"
-                " the file changes when the user saves.\n"
-                + (change.diff or "(the source did not change)")
-            )
-            return ToolResult(text, diff=change.diff or None)
-        written = save_notebook(env, change.nb, change.data)
-        text = change.summary + "\n" + (change.diff or "(the source did not change)")
-        if written.rewritten:
+        with change.nb.editing(env):
+            try:
+                landed = change.nb.apply(env, change.op)
+            except CellChanged:
+                # The kernel's copy of the cell was out of date (the user typed in it or ran
+                # it): worked out again from the cell as the refusal brought it back.
+                change = self.plan(env, args)
+                landed = change.nb.apply(env, change.op)
+        text = change.summary + landed.said + "\n" + (change.diff or "(the source did not change)")
+        if landed.rewritten:
             text += "\n" + REWRITTEN_NOTE
         notices = []
-        if _is_kernel_notebook(env, change.nb.path):
+        if landed.own_file:
             text += "\n" + RELOAD_NOTE
             notices.append(
                 f"{change.nb.rel} was changed on disk: reload it from disk (File > Reload Notebook "
                 "from Disk) before you save, or saving overwrites the agent's edit."
             )
-        return ToolResult(text, diff=change.diff or None, files_changed=[change.nb.rel], notices=notices)
+        return ToolResult(text, diff=change.diff or None, files_changed=landed.files_changed, notices=notices)
 
 
-def _find(nb: NotebookFile, cell_id: str) -> int:
-    """The cell's index; in the open document a missing cell means the edit cannot land."""
+def _find(nb: NotebookDocument, cell_id: str) -> int:
+    """The cell's index; a missing cell refused as the document says (`missing`)."""
     try:
         return nb.find(cell_id)
     except ToolError as exc:
-        if nb.live:
-            raise ToolError(f"Not landed: {exc}") from None
-        raise
+        raise nb.missing(exc) from None
 
 
 def _encodable(text: str, where: str) -> str:
@@ -403,30 +365,13 @@ def _encodable(text: str, where: str) -> str:
     return text
 
 
-def _changed_cell(cell: dict[str, Any], new: str, kind: str | None) -> dict[str, Any]:
-    """`cell` with source `new` (and type `kind`); a code cell loses outputs that no longer match."""
-    changed = dict(cell)
-    changed["source"] = as_source(new, lines_form(cell, []))
-    target = kind or cell.get("cell_type", "code")
-    if target == "code":
-        if cell.get("cell_type") != "code" or source_text(cell) != new:
-            changed["outputs"] = []
-            changed["execution_count"] = None
-        changed.pop("attachments", None)
-    else:
-        changed.pop("outputs", None)
-        changed.pop("execution_count", None)
-    changed["cell_type"] = target
-    return changed
-
-
-def _cell_name(nb: NotebookFile, cell_id: str, index: int) -> str:
+def _cell_name(nb: NotebookDocument, cell_id: str, index: int) -> str:
     """`cell 3 (2363e7e8)`: where the cell stands now, counted from 1, and its id."""
     position = nb.order.index(cell_id) if cell_id in nb.order else index
     return f"cell {position + 1}" + ("" if cell_id.startswith("cell-") else f" ({cell_id})")
 
 
-def _new_cell(nb: NotebookFile, kind: str, source: str, seed: str) -> dict[str, Any]:
+def _new_cell(nb: NotebookDocument, kind: str, source: str, seed: str) -> dict[str, Any]:
     """A new cell as nbformat 4.5's `new_*_cell` builds it (same keys, same order, an id of 8
     hex digits), without importing nbformat (over a second here) for an edit of an open
     document; a write of a file still goes through nbformat's validation. The id follows from

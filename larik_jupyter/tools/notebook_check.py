@@ -30,8 +30,9 @@ from larik_jupyter.tools.check_report import (
     Skipped,
 )
 from larik_jupyter.tools.env import Env
-from larik_jupyter.tools.notebook import NOTEBOOK_PATH, notebook_path, open_notebook
-from larik_jupyter.tools.notebook_file import NotebookFile
+from larik_jupyter.tools.notebook import NOTEBOOK_PATH, notebook_path
+from larik_jupyter.tools.notebook_document import NotebookDocument
+from larik_jupyter.tools.notebook_open import open_notebook
 from larik_jupyter.tools.scratch_kernel import ScratchKernel
 from larik_jupyter.tools.value_summary import differs, shown, summaries
 from larik_jupyter.tools.variable_watch import is_user_name, python_source
@@ -96,7 +97,7 @@ def _skip_reason(cell: dict[str, Any], source: str) -> str:
     return ""
 
 
-def _cells(nb: NotebookFile) -> list[_Cell]:
+def _cells(nb: NotebookDocument) -> list[_Cell]:
     cells = []
     for index, cell in enumerate(nb.cells):
         if cell.get("cell_type") != "code":
@@ -125,7 +126,7 @@ def _out_of_order(cells: list[_Cell]) -> list[OutOfOrder]:
     return found
 
 
-def _kernel_name(nb: NotebookFile) -> str:
+def _kernel_name(nb: NotebookDocument) -> str:
     spec = nb.data.get("metadata", {}).get("kernelspec") or {}
     name = spec.get("name") if isinstance(spec, dict) else None
     return name if isinstance(name, str) and name else "python3"
@@ -137,7 +138,7 @@ def run_check(
     """Check the notebook at `raw_path` (see the module docstring); `stop` ends the run early."""
     if not 1 <= timeout <= MAX_TIMEOUT:
         raise ToolError(f"notebook_check: timeout must be between 1 and {MAX_TIMEOUT} seconds, not {timeout}.")
-    stop = stop or env.stop_event
+    stop = stop or env.call.stop_event
     nb = open_notebook(env, raw_path, fresh=True)
     cells = _cells(nb)
     report = CheckReport(nb.rel, _kernel_name(nb), str(nb.path), out_of_order=_out_of_order(cells))
@@ -166,7 +167,7 @@ def run_check(
     if report.stopped:
         report.values_note = "Hidden state and values were not checked: the run ended early."
         return report
-    live = env.namespace
+    live = env.host.namespace if env.host is not None else None
     if live is None:
         report.values_note = "Hidden state and values were not checked: there is no live kernel here."
         return report

@@ -9,22 +9,32 @@ it with a warning); an edit of it is refused only if it adds a problem.
 
 from __future__ import annotations
 
+import copy
 import importlib.metadata
 import json
-import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import msgspec
+
+from larik_jupyter.bridge_protocol import CellChange, Delete, Insert, Patch, Replace, SetOutputs
+from larik_jupyter.nbjson.cells import source_text
 from larik_jupyter.nbjson.layout import decode
 from larik_jupyter.nbjson.splice import Spliced, splice
-from larik_jupyter.nbjson.validate import Problem, new_problems, problems
+from larik_jupyter.nbjson.validate import new_problems, problems
 from larik_jupyter.tools.base import ToolError
+from larik_jupyter.tools.edit import apply_edit
 from larik_jupyter.tools.env import Env
 from larik_jupyter.tools.file_write import write_file
+from larik_jupyter.tools.notebook_document import (
+    Landed,
+    NotebookDocument,
+    changed_cell,
+    is_kernel_notebook,
+)
 from larik_jupyter.tools.textfile import MAX_TEXT_BYTES
 
-_INDEX_ID = re.compile(r"^cell-(\d+)$")
 # The newest nbformat major version nbformat reads (its `current_nbformat`, without importing it).
 CURRENT_NBFORMAT = 4
 REWRITTEN_NOTE = (
@@ -33,72 +43,72 @@ REWRITTEN_NOTE = (
 )
 
 
-@dataclass
-class NotebookFile:
-    """One notebook: its JSON (`data`, key order kept) and, read from a file, its text."""
+@dataclass(kw_only=True)
+class NotebookFile(NotebookDocument):
+    """A notebook no browser shows: its file, read as it is (`text`, without its byte-order
+    mark `bom`) and written back exactly."""
 
-    path: Path
-    rel: str
-    text: str  # as read, without its byte-order mark
-    data: dict[str, Any]
+    text: str
     bom: str = ""
-    # What nbformat finds wrong with the file as read (empty: it validates).
-    problems: list[Problem] = field(default_factory=list)
-    live: bool = False  # the document open in a browser rather than the file
-    # The open document's cell ids in order (the reply may carry only some cells).
-    order: list[str] = field(default_factory=list)
-    # The browser's fingerprints of each cell read from the open document and of its cell order
-    # (`tools/live_cells.py`).
-    hashes: dict[str, str] = field(default_factory=dict)
-    order_hash: str = ""
 
     @property
-    def cells(self) -> list[dict[str, Any]]:
-        cells: list[dict[str, Any]] = self.data["cells"]
-        return cells
+    def where(self) -> str:
+        return self.rel
 
-    @property
-    def has_ids(self) -> bool:
-        """Whether cells carry nbformat ids (4.5+); otherwise they are `cell-N`."""
-        major, minor = self.data.get("nbformat"), self.data.get("nbformat_minor", 0)
-        return isinstance(major, int) and isinstance(minor, int) and (major, minor) >= (4, 5)
+    def read_note(self, env: Env) -> str:
+        if is_kernel_notebook(env, self.path):
+            return "\n(The file on disk may lag behind the open editor until the user saves it.)"
+        return ""
 
-    def cell_id(self, index: int) -> str:
-        cell = self.cells[index]
-        return str(cell["id"]) if self.has_ids and isinstance(cell, dict) and "id" in cell else f"cell-{index}"
-
-    def find(self, cell_id: str) -> int:
-        """The index of the cell `cell_id` names (its id, or `cell-N`); an id two cells share
-        is refused, since either could be meant."""
-        found = [index for index in range(len(self.cells)) if self.cell_id(index) == cell_id]
-        if len(found) > 1:
-            raise ToolError(duplicate_id(self.rel, cell_id, found))
-        if found:
-            return found[0]
-        match = _INDEX_ID.match(cell_id)
-        if match and int(match.group(1)) < len(self.cells):
-            return int(match.group(1))
-        known = ", ".join(self.cell_id(i) for i in range(min(len(self.cells), 8)))
-        more = ", …" if len(self.cells) > 8 else ""
-        raise ToolError(
-            f"{self.rel} has no cell {cell_id!r} (cells: {known}{more}); "
-            "call notebook_read to see the cell ids."
+    def apply(self, env: Env, change: CellChange) -> Landed:
+        """`change` made to the file as it is now (read again if it changed since this read),
+        checked, checkpointed and written."""
+        nb = self if self._unchanged() else load_notebook(env, self.path)
+        data, ids = _changed(nb, change)
+        written = save_notebook(env, nb, data)
+        return Landed(
+            ids, files_changed=[nb.rel], rewritten=written.rewritten, own_file=is_kernel_notebook(env, nb.path)
         )
 
-
-def duplicate_id(rel: str, cell_id: str, indexes: list[int]) -> str:
-    """The refusal of an edit by an id that several cells of `rel` carry."""
-    where = ", ".join(str(i) for i in indexes[:-1]) + f" and {indexes[-1]}"
-    addresses = ", ".join(f"cell-{i}" for i in indexes[:-1]) + f" or cell-{indexes[-1]}"
-    return (
-        f"{rel} has {len(indexes)} cells with the id {cell_id!r} (at positions {where}), so it "
-        f"does not say which one is meant; address the cell as {addresses} instead."
-    )
+    def _unchanged(self) -> bool:
+        try:
+            return decode(self.path.read_bytes()) == (self.bom, self.text)
+        except (OSError, UnicodeDecodeError):
+            return False
 
 
-def load_notebook(env: Env, raw_path: str) -> NotebookFile:
-    """Read and validate the notebook at `raw_path`; refuse anything that is not one."""
-    path = env.resolve(raw_path)
+def _changed(nb: NotebookFile, change: CellChange) -> tuple[dict[str, Any], list[str]]:
+    """The notebook's JSON with `change` made, and the ids of the cells it left."""
+    data = copy.copy(nb.data)
+    cells = data["cells"] = list(nb.cells)
+    if isinstance(change, Insert):
+        index = nb.find(change.after) + 1 if change.after else 0
+        cells.insert(index, change.cell)
+        return data, [str(change.cell.get("id", f"cell-{index}"))]
+    index = nb.find(change.cell_id)
+    if isinstance(change, Delete):
+        del cells[index]
+        return data, []
+    cell = cells[index]
+    if isinstance(change, Replace):
+        cells[index] = change.cell
+    elif isinstance(change, Patch):
+        where = f"{nb.rel}#{change.cell_id}"
+        new, _ = apply_edit(source_text(cell), change.old_string, change.new_string, False, where)
+        cells[index] = changed_cell(cell, new, None)
+    else:
+        cells[index] = cell = dict(cell)
+        cell["outputs"] = change.outputs
+        if change.execution_count is not msgspec.UNSET:
+            cell["execution_count"] = change.execution_count
+    if isinstance(change, Patch | SetOutputs) and change.metadata not in (None, cell.get("metadata", {})):
+        cells[index] = {**cells[index], "metadata": change.metadata}
+    return data, [change.cell_id]
+
+
+def load_notebook(env: Env, path: Path) -> NotebookFile:
+    """Read and validate the notebook at `path` (resolved, `env.resolve`); refuse anything that
+    is not one."""
     rel = env.rel(path)
     if path.suffix != ".ipynb":
         raise ToolError(f"{rel} is not a notebook (.ipynb); use read or edit for other files.")
@@ -120,7 +130,7 @@ def load_notebook(env: Env, raw_path: str) -> NotebookFile:
     if not isinstance(data, dict) or not isinstance(data.get("cells"), list):
         raise ToolError(f"{rel} is not a notebook: its JSON has no list of cells.")
     check_shape(rel, data)
-    return NotebookFile(path, rel, text, data, bom, problems(data))
+    return NotebookFile(path, rel, data, problems(data), text=text, bom=bom)
 
 
 def check_shape(rel: str, data: dict[str, Any]) -> None:
@@ -180,7 +190,7 @@ def refuse_old_format(rel: str, data: Any) -> None:
     )
 
 
-def problems_note(nb: NotebookFile) -> str:
+def problems_note(nb: NotebookDocument) -> str:
     """What a read says of a notebook that does not validate ("" when it does)."""
     if not nb.problems:
         return ""

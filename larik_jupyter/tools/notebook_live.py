@@ -1,16 +1,19 @@
-"""Notebooks open in a browser: read from and edited in the live document, through `env.live`.
+"""A notebook open in a browser: its document, read and changed through the bridge
+(`env.host.live`).
 
 An open notebook's file lags behind its editor, and writing it behind the editor makes the next
 save overwrite the edit (or raise a "file changed" dialog). So while a browser shows a notebook,
-the notebook tools read the document the user sees and send each edit as one request that the
-browser applies to its model and confirms; only closed notebooks are read and written on disk.
-An edit of cells already read is worked out from the kernel's copy of them and lands only if
-they are unchanged in the browser (`tools/live_cells.py`).
+the notebook tools read the document the user sees and send each change as one request that the
+browser applies to its model and confirms; only closed notebooks are read and written on disk
+(`tools/notebook_file.py`). A change of cells already read is worked out from the kernel's copy
+of them and lands only if they are unchanged in the browser (`tools/live_cells.py`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from contextlib import AbstractContextManager
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -25,66 +28,160 @@ from larik_jupyter.bridge_protocol import (
     Patch,
     Replace,
     Request,
+    SetOutputs,
 )
-from larik_jupyter.checkpoint.cells import (
-    CellRestorer,
-    CellsNotRestored,
-    CellSources,
-    restore_in_file,
-    restore_op,
-    sources_in_file,
-)
+from larik_jupyter.checkpoint.cells import CellsNotRestored, restore_op
 from larik_jupyter.checkpoint.manifest import NotebookRecord
 from larik_jupyter.nbjson.cells import source_text
 from larik_jupyter.tools.base import ToolError
-from larik_jupyter.tools.env import Env
-from larik_jupyter.tools.live_cells import CachedCells, Refused
-from larik_jupyter.tools.notebook_file import NotebookFile
+from larik_jupyter.tools.env import Env, LiveNotebooks
+from larik_jupyter.tools.live_cells import CachedCells, CellChanged, Refused
+from larik_jupyter.tools.notebook_document import (
+    Landed,
+    NotebookDocument,
+    OutputSink,
+    kernel_notebook,
+)
+
+# How often undo works its restore out again when the cells moved between its read and its
+# request (the user typing in the notebook at that moment).
+RESTORE_TRIES = 3
 
 
-def kernel_notebook(env: Env) -> Path | None:
-    """The notebook this kernel belongs to: what the bridge says, else what the front end set."""
-    from_bridge = env.live.notebook_path if env.live is not None else None
-    return from_bridge or env.notebook_path
+def _live(env: Env) -> LiveNotebooks | None:
+    return env.host.live if env.host is not None else None
 
 
-def cell_positions(env: Env) -> Callable[[str | None, str], int | None]:
-    """Where a cell stands in an open document, from the kernel's copy (for the one-line
-    summaries of notebook calls); None when no browser shows the notebook or it is not held."""
+@dataclass(kw_only=True)
+class OpenNotebook(NotebookDocument):
+    """The document a browser shows: some or all of its cells as the browser sent them, with
+    the browser's fingerprints of each cell (`hashes`) and of the cell order (`order_hash`), so
+    a change worked out from them lands only on that state."""
 
-    def position(raw_path: str | None, cell_id: str) -> int | None:
-        if env.live is None:
-            return None
+    live: LiveNotebooks
+    hashes: dict[str, str] = field(default_factory=dict)
+    order_hash: str = ""
+
+    @property
+    def where(self) -> str:
+        return "the open notebook"
+
+    def read_note(self, env: Env) -> str:
+        return "\n(Read from the notebook open in the browser; the file may lag until the user saves it.)"
+
+    def editing(self, env: Env) -> AbstractContextManager[Any]:
+        return self.live.cells.editing(self.path)
+
+    def missing(self, exc: ToolError) -> ToolError:
+        # In the open document a missing cell means the edit cannot land.
+        return ToolError(f"Not landed: {exc}")
+
+    def apply(self, env: Env, change: CellChange) -> Landed:
+        """Send `change` to the document, the cells it changes checkpointed first (their state
+        before the turn, for undo). Raises `CellChanged` when the cell changed in the browser
+        since it was read (the kernel's copy then holds it as it is)."""
+        captured = self._capture(env, change)
         try:
-            path = env.resolve(raw_path) if raw_path else kernel_notebook(env)
-        except ToolError:
-            return None
-        return env.live.cells.position(path, cell_id) if path is not None else None
+            reply = self.live.request(self.path, self._expecting(change))
+            if reply is None:
+                raise Refused(
+                    f"Not landed: {self.rel} was closed in the browser before the edit reached it; "
+                    "read it again (it is now edited on disk) and retry."
+                )
+        except Refused as exc:
+            # Nothing landed, and the records may come from an out-of-date copy: undo must not
+            # put them back over the cells, and the retry records the cells as they are now.
+            self._forget(env, captured, exc)
+            raise
+        env.checkpoints.note_cells(self.path, self._left(change))
+        ids = [str(i) for i in reply.get("cell_ids", [])]
+        said = (
+            f" It landed in the notebook open in the browser (cells: {', '.join(ids) or 'none'});"
+            " the file changes when the user saves."
+        )
+        return Landed(ids, said)
 
-    return position
+    def output_sink(self, env: Env, cell_id: str) -> OutputSink:
+        # Before the first streamed output lands: undo puts the cell's old outputs back.
+        self._capture(env, SetOutputs(cell_id=cell_id))
+
+        def show(outputs: list[dict[str, Any]]) -> None:
+            self.live.post(self.path, SetOutputs(cell_id=cell_id, outputs=outputs))
+
+        return show
+
+    def _capture(self, env: Env, change: CellChange) -> list[str]:
+        """Checkpoint the cell `change` is about to change (or create); the ids recorded now.
+        A refusal raises `ToolError`."""
+        if isinstance(change, Insert):
+            cells, created = [], [str(change.cell.get("id", ""))]
+        else:
+            cell = self._cell(change.cell_id)
+            cells, created = [cell] if cell is not None else [], []
+        try:
+            return env.checkpoints.capture_cells(self.path, self.order, cells, created)
+        except Exception as exc:
+            raise ToolError(
+                f"Not landed: could not checkpoint the cells of {self.rel} before the edit "
+                f"({exc}); the notebook was left unchanged."
+            ) from exc
+
+    def _forget(self, env: Env, cell_ids: list[str], why: ToolError) -> None:
+        """Drop the records just taken of `cell_ids`, whose change the browser refused (`why`);
+        a failure to is added to `why`'s reason."""
+        if not cell_ids:
+            return
+        try:
+            env.checkpoints.forget_cells(self.path, cell_ids)
+        except Exception as exc:
+            raise ToolError(f"{why} Undo may also put back the cells' earlier state: {exc}") from exc
+
+    def _expecting(self, change: CellChange) -> Request:
+        """`change` carrying what the changed cell and the cell order were when this was read,
+        for the browser to check: what was checkpointed is then what the change changes."""
+        if not isinstance(change, Insert | Replace | Patch | Delete):
+            return change  # outputs and metadata of a cell the turn is running: set as they are
+        cell_hash = None if isinstance(change, Insert) else self.hashes.get(change.cell_id)
+        if not self.order_hash and cell_hash is None:
+            return change
+        return msgspec.structs.replace(change, expect=Expect(hash=cell_hash, order=self.order_hash or None))
+
+    def _cell(self, cell_id: str) -> dict[str, Any] | None:
+        return next((c for c in self.cells if c.get("id") == cell_id), None)
+
+    def _left(self, change: CellChange) -> dict[str, str | None]:
+        """The source `change` leaves in its cell (None: it deleted it), for the undo panel's diff."""
+        if isinstance(change, Insert):
+            return {str(change.cell.get("id", "")): source_text(change.cell)}
+        if isinstance(change, Delete):
+            return {change.cell_id: None}
+        if isinstance(change, Replace):
+            return {change.cell_id: source_text(change.cell)}
+        old = source_text(self._cell(change.cell_id) or {})
+        if isinstance(change, Patch):
+            return {change.cell_id: old.replace(change.old_string, change.new_string, 1)}
+        return {change.cell_id: old}
 
 
-def live_notebook(
-    env: Env, raw_path: str, cell_ids: list[str] | None = None, *, fresh: bool = False
-) -> NotebookFile | None:
-    """The open document of the notebook at `raw_path`, or None when no browser shows it;
-    with `cell_ids`, only those of its cells (an edit of one cell in a large notebook then
-    costs one cell's transfer, not the whole document's), from the kernel's copy when it holds
-    them all, unless `fresh`: an edit sent with their fingerprints lands only on that state."""
-    if env.live is None:
+def open_document(
+    env: Env, path: Path, cell_ids: list[str] | None = None, *, fresh: bool = False
+) -> OpenNotebook | None:
+    """The open document of the notebook at `path`, or None when no browser shows it; with
+    `cell_ids`, only those of its cells (an edit of one cell in a large notebook then costs one
+    cell's transfer, not the whole document's), from the kernel's copy when it holds them all,
+    unless `fresh`: a change sent with their fingerprints lands only on that state."""
+    live = _live(env)
+    if live is None or path.suffix != ".ipynb":
         return None
-    path = env.resolve(raw_path)
-    if path.suffix != ".ipynb":
-        return None
-    held = env.live.cached(path, cell_ids) if cell_ids is not None and not fresh else None
+    held = live.cached(path, cell_ids) if cell_ids is not None and not fresh else None
     if held is None:
-        reply = env.live.request(path, Get(cell_ids=cell_ids))
+        reply = live.request(path, Get(cell_ids=cell_ids))
         if reply is None:
             return None
         held = _read(env, path, reply)
-    return NotebookFile(
-        path, env.rel(path), "", {**held.head, "cells": held.cells}, live=True,
-        order=held.order, hashes=held.hashes, order_hash=held.order_hash,
+    return OpenNotebook(
+        path, env.rel(path), {**held.head, "cells": held.cells}, order=held.order,
+        live=live, hashes=held.hashes, order_hash=held.order_hash,
     )
 
 
@@ -104,119 +201,43 @@ def _read(env: Env, path: Path, reply: dict[str, Any]) -> CachedCells:
     )
 
 
-def provenance(env: Env) -> dict[str, Any] | None:
-    """The `larik` metadata of a cell the running call creates or changes (None outside a turn)."""
-    if not env.session_id:
-        return None
-    mark: dict[str, Any] = {"session": env.session_id, "prompt": env.prompt}
-    if env.tool_use_id:
-        mark["tool_use_id"] = env.tool_use_id
-    return mark
-
-
-def with_provenance(cell: dict[str, Any], env: Env) -> dict[str, Any]:
-    """`cell` carrying the running call's `larik` metadata (unchanged outside a turn)."""
-    mark = provenance(env)
-    if mark is None:
-        return cell
-    marked = dict(cell)
-    marked["metadata"] = {**cell.get("metadata", {}), "larik": mark}
-    return marked
-
-
-def apply_live(env: Env, nb: NotebookFile, op: CellChange) -> list[str]:
-    """Send one edit to the open document, the cells it changes checkpointed first (their state
-    before the turn, for undo); the ids of the cells it produced. Raises `CellChanged` when the
-    cell changed in the browser since `nb` was read (the kernel's copy then holds it as it is)."""
-    assert env.live is not None
-    captured = capture_live(env, nb, op)
+def restore_open(env: Env, path: Path, record: NotebookRecord) -> bool:
+    """Put `record`'s cells back in the open document of `path`, placed by the one rule
+    (`checkpoint/cells.py` `placed_order`) on the order the document has now; False when no
+    browser shows it. Raises `CellsNotRestored`."""
+    live = _live(env)
+    if live is None:
+        return False
     try:
-        reply = env.live.request(nb.path, _expecting(nb, op))
-        if reply is None:
-            raise Refused(
-                f"Not landed: {nb.rel} was closed in the browser before the edit reached it; "
-                "read it again (it is now edited on disk) and retry."
-            )
-    except Refused as exc:
-        # Nothing landed, and the records may come from an out-of-date copy: undo must not put
-        # them back over the cells, and the retry records the cells as they are now.
-        env.forget_cells_not_changed(nb.path, captured, exc)
-        raise
-    if env.note_cells is not None:
-        env.note_cells(nb.path, _left(nb, op))
-    return [str(i) for i in reply.get("cell_ids", [])]
-
-
-def capture_live(env: Env, nb: NotebookFile, op: CellChange) -> list[str]:
-    """Checkpoint the cell `op` is about to change (or create) in the open document; the ids
-    recorded now."""
-    if isinstance(op, Insert):
-        return env.capture_cells_before_change(nb.path, nb.order, [], [str(op.cell.get("id", ""))])
-    cell = _cell(nb, op.cell_id)
-    return env.capture_cells_before_change(nb.path, nb.order, [cell] if cell is not None else [], [])
-
-
-def _expecting(nb: NotebookFile, op: Request) -> Request:
-    """`op` carrying what the edited cell and the cell order were when `nb` was read, for the
-    browser to check: what was checkpointed is then what the edit changes."""
-    if not isinstance(op, Insert | Replace | Patch | Delete):
-        return op  # outputs and metadata of a cell the turn is running: set as they are
-    cell_hash = None if isinstance(op, Insert) else nb.hashes.get(op.cell_id)
-    if not nb.order_hash and cell_hash is None:
-        return op
-    return msgspec.structs.replace(op, expect=Expect(hash=cell_hash, order=nb.order_hash or None))
-
-
-def _cell(nb: NotebookFile, cell_id: str) -> dict[str, Any] | None:
-    return next((c for c in nb.cells if c.get("id") == cell_id), None)
-
-
-def _left(nb: NotebookFile, op: Request) -> dict[str, str | None]:
-    """The source `op` leaves in its cell (None: it deleted it), for the undo panel's diff."""
-    if isinstance(op, Insert):
-        return {str(op.cell.get("id", "")): source_text(op.cell)}
-    cell_id = str(getattr(op, "cell_id", ""))
-    if isinstance(op, Delete):
-        return {cell_id: None}
-    if isinstance(op, Replace):
-        return {cell_id: source_text(op.cell)}
-    old = source_text(_cell(nb, cell_id) or {})
-    if isinstance(op, Patch):
-        return {cell_id: old.replace(op.old_string, op.new_string, 1)}
-    return {cell_id: old}
-
-
-def cell_restorer(env: Env) -> CellRestorer:
-    """How undo puts a turn's cells back: in the document when a browser shows the notebook
-    (through `env.live`), else in its file."""
-
-    def restore(root: Path, record: NotebookRecord) -> str:
-        if env.live is not None:
+        for _ in range(RESTORE_TRIES):
+            now = live.request(path, Get(cell_ids=[]))
+            if now is None:
+                return False
+            order = [str(i) for i in now.get("order") or []]
             try:
-                reply = env.live.request(root / record.path, restore_op(record))
-            except ToolError as exc:
-                raise CellsNotRestored(
-                    f"its cells were not restored in the open notebook ({str(exc).removeprefix('Not landed: ')})"
-                ) from None
-            if reply is not None:
-                return "the open notebook"
-        return restore_in_file(root, record)
+                done = live.request(path, restore_op(record, order, now.get("order_hash")))
+            except CellChanged:
+                continue  # the cells moved since the read: work it out again
+            return done is not None
+        raise ToolError("the cells kept moving in the browser; try again")
+    except ToolError as exc:
+        raise CellsNotRestored(
+            f"its cells were not restored in the open notebook ({str(exc).removeprefix('Not landed: ')})"
+        ) from None
 
-    return restore
 
+def cell_positions(env: Env) -> Callable[[str | None, str], int | None]:
+    """Where a cell stands in an open document, from the kernel's copy (for the one-line
+    summaries of notebook calls); None when no browser shows the notebook or it is not held."""
 
-def cell_sources(env: Env) -> CellSources:
-    """How undo reads a turn's cells as they are now: from the document when a browser shows
-    the notebook, else from its file (None when neither can be read)."""
+    def position(raw_path: str | None, cell_id: str) -> int | None:
+        live = _live(env)
+        if live is None:
+            return None
+        try:
+            path = env.resolve(raw_path) if raw_path else kernel_notebook(env)
+        except ToolError:
+            return None
+        return live.cells.position(path, cell_id) if path is not None else None
 
-    def sources(root: Path, record: NotebookRecord) -> dict[str, str] | None:
-        if env.live is not None:
-            try:
-                nb = live_notebook(env, str(root / record.path), fresh=True)
-            except ToolError:
-                return None
-            if nb is not None:
-                return {str(c.get("id")): source_text(c) for c in nb.cells if "id" in c}
-        return sources_in_file(root, record)
-
-    return sources
+    return position

@@ -1,8 +1,9 @@
 """notebook_run: a code cell of the kernel's own notebook, run in the kernel itself.
 
-The kernel runs the cell (see `notebook/runner.py`, handed in as `env.run_cell`); its outputs
-stream into that cell of the open document, or are written to the file when no browser shows
-the notebook, and come back to the model the way notebook_read shows outputs.
+The kernel runs the cell (see `notebook/runner.py`, the host's `run_cell`); its outputs show in
+the document as they come (`NotebookDocument.output_sink`: in the open document; a file gets
+them at the end), land in it when the run ends, and come back to the model the way
+notebook_read shows outputs.
 """
 
 from __future__ import annotations
@@ -19,18 +20,10 @@ from larik_jupyter.tools.code_stop import TIMEOUT_INPUT, timeout_of
 from larik_jupyter.tools.env import Env
 from larik_jupyter.tools.envelope import wrap
 from larik_jupyter.tools.images import ImageCollector
-from larik_jupyter.tools.notebook import NOTEBOOK_PATH, notebook_path, open_notebook
-from larik_jupyter.tools.notebook_file import (
-    REWRITTEN_NOTE,
-    load_notebook,
-    save_notebook,
-)
-from larik_jupyter.tools.notebook_live import (
-    apply_live,
-    capture_live,
-    kernel_notebook,
-    with_provenance,
-)
+from larik_jupyter.tools.notebook import NOTEBOOK_PATH, notebook_path
+from larik_jupyter.tools.notebook_document import kernel_notebook, with_provenance
+from larik_jupyter.tools.notebook_file import REWRITTEN_NOTE
+from larik_jupyter.tools.notebook_open import open_notebook
 from larik_jupyter.tools.notebook_outputs import outputs_text
 from larik_jupyter.tools.variable_watch import VariableWatch, cell_names
 
@@ -73,7 +66,8 @@ class NotebookRunTool(Tool):
         raise ToolError("notebook_run runs cells only during a turn in a Jupyter kernel.")
 
     async def aexecute(self, env: Env, args: dict[str, Any]) -> ToolResult:
-        if env.run_cell is None:
+        host = env.host
+        if host is None or host.run_cell is None:
             raise ToolError(
                 "notebook_run needs a live Jupyter kernel; run the agent in a notebook to use it."
             )
@@ -92,32 +86,18 @@ class NotebookRunTool(Tool):
         cell = nb.cells[nb.find(cell_id)]
         if cell.get("cell_type") != "code":
             raise ToolError(f"notebook_run: cell {cell_id} of {nb.rel} is a {cell.get('cell_type')} cell, not code.")
-        live = env.live if nb.live else None
-        if live is not None:
-            # Before the first streamed output lands: undo puts the cell's old outputs back.
-            await asyncio.to_thread(capture_live, env, nb, SetOutputs(cell_id=cell_id))
-
-        def streamed(outputs: list[dict[str, Any]]) -> None:
-            if live is not None:
-                live.post(nb.path, SetOutputs(cell_id=cell_id, outputs=outputs))
-
+        sink = await asyncio.to_thread(nb.output_sink, env, cell_id)
         source = source_text(cell)
-        watch = VariableWatch(env.namespace, cell_names(source)) if env.namespace is not None else None
-        run: CellRun = await env.run_cell(
-            source, timeout=timeout, stop=env.stop_event, changed=streamed if live is not None else None
-        )
+        watch = VariableWatch(host.namespace, cell_names(source))
+        run: CellRun = await host.run_cell(source, timeout=timeout, stop=env.call.stop_event, changed=sink)
         # Shielded: a Stop that cancels the turn must not leave the cell's outputs half written.
-        rewritten = False
-        if nb.live:
-            op = SetOutputs(cell_id=cell_id, outputs=run.outputs, execution_count=run.execution_count,
-                            metadata=with_provenance(cell, env).get("metadata", {}))
-            await asyncio.shield(asyncio.to_thread(apply_live, env, nb, op))
-        else:
-            rewritten = await asyncio.shield(asyncio.to_thread(_write_file, env, raw, cell_id, run))
+        op = SetOutputs(cell_id=cell_id, outputs=run.outputs, execution_count=run.execution_count,
+                        metadata=with_provenance(cell, env).get("metadata", {}))
+        landed = await asyncio.shield(asyncio.to_thread(nb.apply, env, op))
         if run.cancelled:
             raise asyncio.CancelledError  # the turn is ending; the cell is stopped and written
         images = ImageCollector()
-        where = "the open notebook" if nb.live else nb.rel
+        where = nb.where
         head = f"Ran cell {cell_id} of {nb.rel} as In [{run.execution_count}]; its outputs are in {where}"
         if run.interrupted == "timeout":
             head = (
@@ -127,26 +107,12 @@ class NotebookRunTool(Tool):
         elif run.interrupted:
             head += "; it was interrupted"
         body = outputs_text(run.outputs, images, f"cell {cell_id}") if run.outputs else "(no output)"
-        note = f"\n{REWRITTEN_NOTE}" if rewritten else ""
-        text = images.text(f"{head}.\n{wrap(env.nonce, f'cell {cell_id} outputs', body)}{note}")
+        note = f"\n{REWRITTEN_NOTE}" if landed.rewritten else ""
+        text = images.text(f"{head}.\n{wrap(env.call.nonce, f'cell {cell_id} outputs', body)}{note}")
         return ToolResult(
             text,
             is_error=run.error or bool(run.interrupted),
             images=images.images,
             source=source,
-            variables=watch.changes(env.namespace) if watch is not None and env.namespace is not None else [],
+            variables=watch.changes(host.namespace),
         )
-
-
-def _write_file(env: Env, raw: str, cell_id: str, run: CellRun) -> bool:
-    """The run's outputs and count into the closed notebook's file (that cell only); whether
-    the whole file had to be written again."""
-    nb = load_notebook(env, raw)
-    index = nb.find(cell_id)
-    data = dict(nb.data)
-    data["cells"] = list(nb.cells)
-    cell = with_provenance(dict(nb.cells[index]), env)
-    cell["outputs"] = run.outputs
-    cell["execution_count"] = run.execution_count
-    data["cells"][index] = cell
-    return save_notebook(env, nb, data).rewritten

@@ -103,11 +103,11 @@ class InspectVariablesTool(Tool):
     inline = True
 
     def execute(self, env: Env, args: dict[str, Any]) -> ToolResult:
-        if env.namespace is None:
+        if env.host is None:
             raise ToolError(
                 "inspect_variables needs a live kernel; run the agent inside Jupyter to use it."
             )
-        found = user_variables(env.namespace)
+        found = user_variables(env.host.namespace)
         if not found:
             return ToolResult("No user variables are defined in the kernel.")
         rows = []

@@ -1,0 +1,58 @@
+"""Which home a notebook is read from and changed in: its open document when a browser shows
+it (`tools/notebook_live.py`), else its file (`tools/notebook_file.py`). The one place that
+asks; the tools and undo work on the `NotebookDocument` it returns."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from larik_jupyter.checkpoint.cells import (
+    CellRestorer,
+    CellSources,
+    restore_in_file,
+    sources_in_file,
+)
+from larik_jupyter.checkpoint.manifest import NotebookRecord
+from larik_jupyter.nbjson.cells import source_text
+from larik_jupyter.tools.base import ToolError
+from larik_jupyter.tools.env import Env
+from larik_jupyter.tools.notebook_document import NotebookDocument
+from larik_jupyter.tools.notebook_file import load_notebook
+from larik_jupyter.tools.notebook_live import open_document, restore_open
+
+
+def open_notebook(
+    env: Env, raw_path: str, cell_ids: list[str] | None = None, *, fresh: bool = False
+) -> NotebookDocument:
+    """The notebook as the user sees it: the open document when a browser shows it (only the
+    cells `cell_ids` names, when given, from the kernel's copy unless `fresh`), else the file."""
+    path = env.resolve(raw_path)
+    return open_document(env, path, cell_ids, fresh=fresh) or load_notebook(env, path)
+
+
+def cell_restorer(env: Env) -> CellRestorer:
+    """How undo puts a turn's cells back: in the document when a browser shows the notebook,
+    else in its file."""
+
+    def restore(root: Path, record: NotebookRecord) -> str:
+        if restore_open(env, root / record.path, record):
+            return "the open notebook"
+        return restore_in_file(root, record)
+
+    return restore
+
+
+def cell_sources(env: Env) -> CellSources:
+    """How undo reads a turn's cells as they are now: from the document when a browser shows
+    the notebook, else from its file (None when neither can be read)."""
+
+    def sources(root: Path, record: NotebookRecord) -> dict[str, str] | None:
+        try:
+            document = open_document(env, env.resolve(str(root / record.path)), fresh=True)
+        except ToolError:
+            return None
+        if document is not None:
+            return {str(c.get("id")): source_text(c) for c in document.cells if "id" in c}
+        return sources_in_file(root, record)
+
+    return sources
