@@ -74,7 +74,7 @@ while quick < 5 and time.monotonic() < settle_until:
 measuring_since = time.time() * 1000
 floor = await timed(lambda i: Delete(cell_id="no-such-cell"), ROUNDS)
 edit = await timed(lambda i: Replace(cell_id=f"c{(i * 10 + 5) % 500}", cell={"cell_type": "code", "source": f"x = {i}", "metadata": {}, "outputs": [], "execution_count": None}), ROUNDS)
-env = Env(cwd=path.parent, root=path.parent, host=KernelHost({}, live=bridge))
+env = Env(cwd=path.parent, root=path.parent, host=KernelHost({}, bridge=bridge))
 tool = NotebookEditTool()
 async def edits(offset, read):
     """50 `notebook_edit` calls from a worker thread as in a turn, on every tenth cell from

@@ -227,7 +227,7 @@ class Document:
 
 
 def live_env(tmp_path: Path, bridge: Bridge) -> Env:
-    return Env(cwd=tmp_path, root=tmp_path, host=KernelHost({}, live=bridge))
+    return Env(cwd=tmp_path, root=tmp_path, host=KernelHost({}, bridge=bridge))
 
 
 def edit_cell(env: Env, cell_id: str, source: str) -> str:

@@ -110,7 +110,7 @@ def agent_on_page(tmp_path: Path, kind: type[Page] = Page) -> tuple[Agent, Page,
     page = kind(nb)
     bridge = Bridge()
     connect(bridge, tmp_path, "nb.ipynb", page.answer)
-    agent = Agent(tmp_path, model=turn_script(tmp_path), yes=True, host=KernelHost({}, live=bridge))
+    agent = Agent(tmp_path, model=turn_script(tmp_path), yes=True, host=KernelHost({}, bridge=bridge))
     agent.run("edit the notebook")
     return agent, page, before
 
@@ -273,7 +273,7 @@ def test_undo_puts_back_the_outputs_notebook_run_replaced(tmp_path: Path) -> Non
         return CellRun([{"output_type": "stream", "name": "stdout", "text": "again\n"}], 9)
 
     model = scripted(tmp_path, [tool("notebook_run", cell_id="ran")], done())
-    agent = Agent(tmp_path, model=model, yes=True, host=KernelHost({}, live=bridge, run_cell=run_cell))
+    agent = Agent(tmp_path, model=model, yes=True, host=KernelHost({}, bridge=bridge, run_cell=run_cell))
     agent.run("run it")
     ran = next(c for c in page.cells if c["id"] == "ran")
     assert ran["outputs"][0]["text"] == "again\n" and ran["execution_count"] == 9
@@ -323,7 +323,7 @@ def test_undo_of_inserts_deletes_and_rewrites_restores_the_cell_order(tmp_path: 
         page = Page(nb)
         bridge = Bridge()
         connect(bridge, root, "nb.ipynb", page.answer)
-        agent = Agent(root, model=scripted(root, *steps, done()), yes=True, host=KernelHost({}, live=bridge))
+        agent = Agent(root, model=scripted(root, *steps, done()), yes=True, host=KernelHost({}, bridge=bridge))
         agent.run("rework the notebook")
         assert [c["id"] for c in page.cells] != [c.id for c in nb.cells] or trial
         if closed:  # saved and closed since: the file is put back

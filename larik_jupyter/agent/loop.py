@@ -59,8 +59,8 @@ from larik_jupyter.tools.envelope import new_nonce
 from larik_jupyter.tools.host import KernelHost
 from larik_jupyter.tools.kernel_undo import kernel_snapshots
 from larik_jupyter.tools.notebook_document import kernel_notebook
-from larik_jupyter.tools.notebook_live import cell_positions
 from larik_jupyter.tools.notebook_open import cell_restorer, cell_sources
+from larik_jupyter.tools.notebook_page import cell_positions
 from larik_jupyter.tools.protect import protect_text, protected_changes
 from larik_jupyter.tools.registry import tool_schemas, unavailable_reason
 
@@ -239,7 +239,7 @@ class AgentLoop:
                 self.env.variables.open_turn(turn, self.loaded.config.kernel_snapshot_budget_mb)
         else:
             turn = 1
-        self.env.call.prompt = prompt_number
+        self.env.call.prompt_number = prompt_number
         outcome = TurnOutcome(turn=turn, status="done", session_id=self.session.id, prompt=prompt)
         self.answered = None
         self.emit(ae.TurnStarted(turn=turn, prompt=prompt, model=self.provider.name))

@@ -313,7 +313,7 @@ def _tree(kernel: KernelSession, out: Output) -> None:
 def _history(kernel: KernelSession, out: Output) -> None:
     from larik_jupyter.notebook.render import parts_from_entries, render_parts
     from larik_jupyter.session.call_summary import first_known, positions_in_files
-    from larik_jupyter.tools.notebook_live import cell_positions
+    from larik_jupyter.tools.notebook_page import cell_positions
 
     agent = kernel.require()
     # Cells named by where they stand now: in the open document, else in the file.

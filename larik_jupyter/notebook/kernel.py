@@ -78,7 +78,7 @@ class KernelSession:
         bridge, else what the front end hinted (see `context.notebook_from_hints`)."""
         from larik_jupyter.notebook.context import KernelNotebook, notebook_from_hints
 
-        bridge = self.host.live if self.host is not None else None
+        bridge = self.host.bridge if self.host is not None else None
         if bridge is not None and bridge.notebook_path is not None:
             return KernelNotebook(bridge.notebook_path, "the notebook bridge")
         return notebook_from_hints(self.host.namespace if self.host is not None else {}, self.cwd)

@@ -117,7 +117,7 @@ class LarikMagics(Magics):
         self._bridge = bridge
         self.runner.bridge = bridge
         if self.host is not None:
-            self.host.live = bridge
+            self.host.bridge = bridge
             self.host.run_cell = self._run_cell
 
     def _run_cell(self, *args: Any, **kwargs: Any) -> Any:

@@ -44,7 +44,7 @@ class ToolResult:
     """What a tool call produced.
 
     `content` is what the model reads. `diff` is a unified diff (a/ b/ paths relative to
-    the project root) of the files it changed, listed in `files_changed`. `uncaptured`
+    the project root) of the files it changed. `uncaptured`
     lists `(path, change)` pairs, change being created/changed/deleted, that a shell
     command made outside the checkpoints (not undoable). `display` is a rich object for
     the user. `images` are image blocks the model sees with the text; `notices` are
@@ -57,7 +57,6 @@ class ToolResult:
     content: str
     is_error: bool = False
     diff: str | None = None
-    files_changed: list[str] = field(default_factory=list)
     uncaptured: list[tuple[str, str]] = field(default_factory=list)
     display: object | None = None
     images: list[ImageBlock] = field(default_factory=list)

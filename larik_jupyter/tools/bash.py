@@ -66,7 +66,6 @@ class BashTool(Tool):
         after = _snapshot(env, captured)
 
         found = changes(before, after)
-        undoable = [path for path, _ in found if path in captured]
         uncaptured = [(path, change) for path, change in found if path not in captured]
         parts = [outcome.output.rstrip("\n")] if outcome.output.strip() else ["(no output)"]
         if outcome.timed_out:
@@ -89,7 +88,7 @@ class BashTool(Tool):
             )
         failed = outcome.timed_out or outcome.interrupted or bool(outcome.exit_code)
         return ToolResult(
-            "\n".join(parts), is_error=failed, files_changed=undoable, uncaptured=uncaptured
+            "\n".join(parts), is_error=failed, uncaptured=uncaptured
         )
 
 

@@ -27,7 +27,7 @@ def _commit(env: Env, path: Path, old: str | None, new: str, summary: str) -> To
     if env.diagnostics is not None:
         found = env.diagnostics.after_write(path, new)
         summary += f"\n\n{found}" if found else ""
-    return ToolResult(summary, diff=unified_diff(rel, old, new), files_changed=[rel])
+    return ToolResult(summary, diff=unified_diff(rel, old, new))
 
 
 def apply_edit(text: str, old: str, new: str, replace_all: bool, where: str) -> tuple[str, int]:

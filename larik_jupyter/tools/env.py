@@ -17,7 +17,7 @@ from larik_jupyter.tools.envelope import new_nonce
 if TYPE_CHECKING:
     from larik_jupyter.tools.host import KernelHost
     from larik_jupyter.tools.kernel_undo import KernelSnapshots
-    from larik_jupyter.tools.live_cells import CachedCells, LiveCells
+    from larik_jupyter.tools.page_cells import CachedCells, PageCells
 
 
 class DiagnosticsSource(Protocol):
@@ -30,7 +30,7 @@ class DiagnosticsSource(Protocol):
         """The diagnostics of `path`, or of every file checked so far."""
 
 
-class LiveNotebooks(Protocol):
+class OpenNotebooks(Protocol):
     """The notebooks a browser shows, reached through the notebook bridge."""
 
     @property
@@ -45,7 +45,7 @@ class LiveNotebooks(Protocol):
         """Send `op` without waiting for the reply."""
 
     @property
-    def cells(self) -> LiveCells:
+    def cells(self) -> PageCells:
         """What the browser last sent of each open document's cells."""
 
     def cached(self, path: Path, cell_ids: list[str]) -> CachedCells | None:
@@ -106,15 +106,15 @@ class NoCheckpoints:
 
 @dataclass
 class CallContext:
-    """Which call is running, for what it marks and stops: `session_id`, `prompt` (the prompt
-    number) and `tool_use_id` go into the provenance of the cells it changes; `nonce` is the
+    """Which call is running, for what it marks and stops: `session_id`, `prompt_number`
+    and `tool_use_id` go into the provenance of the cells it changes; `nonce` is the
     turn's nonce for the envelope around notebook data (`tools/envelope.py`); setting
     `stop_event` interrupts the running tool. Per turn (`Agent.arun`'s options): `notebook_path`
     is the notebook the kernel belongs to, when the front end said; `run_inline`, when set, is
     where kernel tools run (the kernel's main thread, when the loop runs on another one)."""
 
     session_id: str = ""
-    prompt: int = 0
+    prompt_number: int = 0
     tool_use_id: str = ""
     nonce: str = field(default_factory=new_nonce)
     stop_event: threading.Event = field(default_factory=threading.Event)

@@ -12,17 +12,17 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from larik_jupyter.tools.env import LiveNotebooks
+    from larik_jupyter.tools.env import OpenNotebooks
 
 
 @dataclass
 class KernelHost:
     """`namespace`: the kernel's user namespace (the `python` tool's globals, the variables
     undo restores); `display`: shows a rich value in the running cell from a tool's thread;
-    `live`: the notebooks open in a browser (the `larik.bridge` comm), when one is connected;
+    `bridge`: the notebooks open in a browser (the `larik.bridge` comm), when one is connected;
     `run_cell`: how `notebook_run` runs a cell in this kernel."""
 
     namespace: dict[str, Any]
     display: Callable[[object], None] | None = None
-    live: LiveNotebooks | None = None
+    bridge: OpenNotebooks | None = None
     run_cell: Callable[..., Awaitable[Any]] | None = None

@@ -24,7 +24,6 @@ from larik_jupyter.tools.env import Env
 from larik_jupyter.tools.envelope import wrap
 from larik_jupyter.tools.file_write import outside_root
 from larik_jupyter.tools.images import ImageCollector
-from larik_jupyter.tools.live_cells import CellChanged
 from larik_jupyter.tools.notebook_document import (
     NotebookDocument,
     changed_cell,
@@ -34,6 +33,7 @@ from larik_jupyter.tools.notebook_document import (
 from larik_jupyter.tools.notebook_file import REWRITTEN_NOTE, problems_note
 from larik_jupyter.tools.notebook_open import open_notebook
 from larik_jupyter.tools.notebook_outputs import outputs_text
+from larik_jupyter.tools.page_cells import CellChanged
 
 DEFAULT_LIMIT = 50
 # A cell's source is cut after this many characters (the rest is read with source_offset), and
@@ -342,7 +342,7 @@ class NotebookEditTool(Tool):
                 f"{change.nb.rel} was changed on disk: reload it from disk (File > Reload Notebook "
                 "from Disk) before you save, or saving overwrites the agent's edit."
             )
-        return ToolResult(text, diff=change.diff or None, files_changed=landed.files_changed, notices=notices)
+        return ToolResult(text, diff=change.diff or None, notices=notices)
 
 
 def _find(nb: NotebookDocument, cell_id: str) -> int:

@@ -167,8 +167,8 @@ def run_check(
     if report.stopped:
         report.values_note = "Hidden state and values were not checked: the run ended early."
         return report
-    live = env.host.namespace if env.host is not None else None
-    if live is None:
+    namespace = env.host.namespace if env.host is not None else None
+    if namespace is None:
         report.values_note = "Hidden state and values were not checked: there is no live kernel here."
         return report
     names_there = set(scratch.get("names", []))
@@ -177,14 +177,14 @@ def run_check(
         if cell.skip:
             continue
         for name in sorted(cell.uses):
-            if name in live and is_user_name(name, live[name]) and name not in names_there and name not in defined:
+            if name in namespace and is_user_name(name, namespace[name]) and name not in names_there and name not in defined:
                 users.setdefault(name, []).append(cell.ref)
     report.hidden = [Hidden(name, refs) for name, refs in users.items()]
     values = scratch.get("values", {})
     if "__error__" in values:
         report.values_note = f"Values were not compared: the scratch kernel could not summarise them ({values['__error__']})."
         return report
-    mine = summaries(live, compared)
+    mine = summaries(namespace, compared)
     for name, there in values.items():
         here = mine.get(name)
         if here is not None and differs(here, there):

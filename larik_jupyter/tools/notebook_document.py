@@ -1,5 +1,5 @@
 """One notebook document, two homes: what the notebook tools read and change, whether a browser
-shows the notebook (`tools/notebook_live.py`, its open document through the bridge) or not
+shows the notebook (`tools/notebook_page.py`, its open document through the bridge) or not
 (`tools/notebook_file.py`, the `.ipynb` file written back exactly). `tools/notebook_open.py`
 picks the home; the tools never ask which one it is.
 
@@ -40,7 +40,6 @@ class Landed:
 
     cell_ids: list[str]
     said: str = ""
-    files_changed: list[str] = field(default_factory=list)
     rewritten: bool = False
     own_file: bool = False
 
@@ -131,8 +130,8 @@ def duplicate_id(rel: str, cell_id: str, indexes: list[int]) -> str:
 
 def kernel_notebook(env: Env) -> Path | None:
     """The notebook this kernel belongs to: what the bridge says, else what the front end set."""
-    live = env.host.live if env.host is not None else None
-    from_bridge = live.notebook_path if live is not None else None
+    bridge = env.host.bridge if env.host is not None else None
+    from_bridge = bridge.notebook_path if bridge is not None else None
     return from_bridge or env.call.notebook_path
 
 
@@ -146,7 +145,7 @@ def provenance(env: Env) -> dict[str, Any] | None:
     call = env.call
     if not call.session_id:
         return None
-    mark: dict[str, Any] = {"session": call.session_id, "prompt": call.prompt}
+    mark: dict[str, Any] = {"session": call.session_id, "prompt": call.prompt_number}
     if call.tool_use_id:
         mark["tool_use_id"] = call.tool_use_id
     return mark

@@ -67,7 +67,7 @@ class NotebookFile(NotebookDocument):
         data, ids = _changed(nb, change)
         written = save_notebook(env, nb, data)
         return Landed(
-            ids, files_changed=[nb.rel], rewritten=written.rewritten, own_file=is_kernel_notebook(env, nb.path)
+            ids, rewritten=written.rewritten, own_file=is_kernel_notebook(env, nb.path)
         )
 
     def _unchanged(self) -> bool:

@@ -50,7 +50,7 @@ class CheckWidget(SessionWidget):
 
     def focus(self, cell_id: str) -> None:
         """Select and scroll to `cell_id` in the notebook a browser shows (nothing without one)."""
-        bridge = self.kernel.host.live if self.kernel.host is not None else None
+        bridge = self.kernel.host.bridge if self.kernel.host is not None else None
         if bridge is None:
             self.status = "No browser shows this notebook, so there is no cell to go to."
             return

@@ -1,12 +1,12 @@
 """A notebook open in a browser: its document, read and changed through the bridge
-(`env.host.live`).
+(`env.host.bridge`).
 
 An open notebook's file lags behind its editor, and writing it behind the editor makes the next
 save overwrite the edit (or raise a "file changed" dialog). So while a browser shows a notebook,
 the notebook tools read the document the user sees and send each change as one request that the
 browser applies to its model and confirms; only closed notebooks are read and written on disk
 (`tools/notebook_file.py`). A change of cells already read is worked out from the kernel's copy
-of them and lands only if they are unchanged in the browser (`tools/live_cells.py`).
+of them and lands only if they are unchanged in the browser (`tools/page_cells.py`).
 """
 
 from __future__ import annotations
@@ -34,22 +34,22 @@ from larik_jupyter.checkpoint.cells import CellsNotRestored, restore_op
 from larik_jupyter.checkpoint.manifest import NotebookRecord
 from larik_jupyter.nbjson.cells import source_text
 from larik_jupyter.tools.base import ToolError
-from larik_jupyter.tools.env import Env, LiveNotebooks
-from larik_jupyter.tools.live_cells import CachedCells, CellChanged, Refused
+from larik_jupyter.tools.env import Env, OpenNotebooks
 from larik_jupyter.tools.notebook_document import (
     Landed,
     NotebookDocument,
     OutputSink,
     kernel_notebook,
 )
+from larik_jupyter.tools.page_cells import CachedCells, CellChanged, Refused
 
 # How often undo works its restore out again when the cells moved between its read and its
 # request (the user typing in the notebook at that moment).
 RESTORE_TRIES = 3
 
 
-def _live(env: Env) -> LiveNotebooks | None:
-    return env.host.live if env.host is not None else None
+def _bridge(env: Env) -> OpenNotebooks | None:
+    return env.host.bridge if env.host is not None else None
 
 
 @dataclass(kw_only=True)
@@ -58,7 +58,7 @@ class OpenNotebook(NotebookDocument):
     the browser's fingerprints of each cell (`hashes`) and of the cell order (`order_hash`), so
     a change worked out from them lands only on that state."""
 
-    live: LiveNotebooks
+    bridge: OpenNotebooks
     hashes: dict[str, str] = field(default_factory=dict)
     order_hash: str = ""
 
@@ -70,7 +70,7 @@ class OpenNotebook(NotebookDocument):
         return "\n(Read from the notebook open in the browser; the file may lag until the user saves it.)"
 
     def editing(self, env: Env) -> AbstractContextManager[Any]:
-        return self.live.cells.editing(self.path)
+        return self.bridge.cells.editing(self.path)
 
     def missing(self, exc: ToolError) -> ToolError:
         # In the open document a missing cell means the edit cannot land.
@@ -82,7 +82,7 @@ class OpenNotebook(NotebookDocument):
         since it was read (the kernel's copy then holds it as it is)."""
         captured = self._capture(env, change)
         try:
-            reply = self.live.request(self.path, self._expecting(change))
+            reply = self.bridge.request(self.path, self._expecting(change))
             if reply is None:
                 raise Refused(
                     f"Not landed: {self.rel} was closed in the browser before the edit reached it; "
@@ -106,7 +106,7 @@ class OpenNotebook(NotebookDocument):
         self._capture(env, SetOutputs(cell_id=cell_id))
 
         def show(outputs: list[dict[str, Any]]) -> None:
-            self.live.post(self.path, SetOutputs(cell_id=cell_id, outputs=outputs))
+            self.bridge.post(self.path, SetOutputs(cell_id=cell_id, outputs=outputs))
 
         return show
 
@@ -170,18 +170,18 @@ def open_document(
     `cell_ids`, only those of its cells (an edit of one cell in a large notebook then costs one
     cell's transfer, not the whole document's), from the kernel's copy when it holds them all,
     unless `fresh`: a change sent with their fingerprints lands only on that state."""
-    live = _live(env)
-    if live is None or path.suffix != ".ipynb":
+    bridge = _bridge(env)
+    if bridge is None or path.suffix != ".ipynb":
         return None
-    held = live.cached(path, cell_ids) if cell_ids is not None and not fresh else None
+    held = bridge.cached(path, cell_ids) if cell_ids is not None and not fresh else None
     if held is None:
-        reply = live.request(path, Get(cell_ids=cell_ids))
+        reply = bridge.request(path, Get(cell_ids=cell_ids))
         if reply is None:
             return None
         held = _read(env, path, reply)
     return OpenNotebook(
         path, env.rel(path), {**held.head, "cells": held.cells}, order=held.order,
-        live=live, hashes=held.hashes, order_hash=held.order_hash,
+        bridge=bridge, hashes=held.hashes, order_hash=held.order_hash,
     )
 
 
@@ -205,17 +205,17 @@ def restore_open(env: Env, path: Path, record: NotebookRecord) -> bool:
     """Put `record`'s cells back in the open document of `path`, placed by the one rule
     (`checkpoint/cells.py` `placed_order`) on the order the document has now; False when no
     browser shows it. Raises `CellsNotRestored`."""
-    live = _live(env)
-    if live is None:
+    bridge = _bridge(env)
+    if bridge is None:
         return False
     try:
         for _ in range(RESTORE_TRIES):
-            now = live.request(path, Get(cell_ids=[]))
+            now = bridge.request(path, Get(cell_ids=[]))
             if now is None:
                 return False
             order = [str(i) for i in now.get("order") or []]
             try:
-                done = live.request(path, restore_op(record, order, now.get("order_hash")))
+                done = bridge.request(path, restore_op(record, order, now.get("order_hash")))
             except CellChanged:
                 continue  # the cells moved since the read: work it out again
             return done is not None
@@ -231,13 +231,13 @@ def cell_positions(env: Env) -> Callable[[str | None, str], int | None]:
     summaries of notebook calls); None when no browser shows the notebook or it is not held."""
 
     def position(raw_path: str | None, cell_id: str) -> int | None:
-        live = _live(env)
-        if live is None:
+        bridge = _bridge(env)
+        if bridge is None:
             return None
         try:
             path = env.resolve(raw_path) if raw_path else kernel_notebook(env)
         except ToolError:
             return None
-        return live.cells.position(path, cell_id) if path is not None else None
+        return bridge.cells.position(path, cell_id) if path is not None else None
 
     return position

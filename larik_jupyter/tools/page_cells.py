@@ -56,7 +56,7 @@ def _key(path: Path) -> Path:
     return Path(os.path.realpath(path))
 
 
-class LiveCells:
+class PageCells:
     """Cells of the documents a browser shows, keyed by the notebook's real path."""
 
     def __init__(self) -> None:
