@@ -312,13 +312,10 @@ def _tree(kernel: KernelSession, out: Output) -> None:
 @command("/history", "render the current session's transcript from disk")
 def _history(kernel: KernelSession, out: Output) -> None:
     from larik_jupyter.notebook.render import parts_from_entries, render_parts
-    from larik_jupyter.session.call_summary import first_known, positions_in_files
-    from larik_jupyter.tools.notebook_page import cell_positions
 
     agent = kernel.require()
     # Cells named by where they stand now: in the open document, else in the file.
-    position = first_known(cell_positions(agent.loop.env), positions_in_files(agent.cwd))
-    parts = parts_from_entries(agent.entries, position=position)
+    parts = parts_from_entries(agent.entries, position=agent.cell_position())
     out.markdown(render_parts(parts) or "This session has no messages yet.")
 
 
