@@ -89,3 +89,9 @@ def make_env(root: Path, captured: list[Path] | None = None, **kw: Any) -> Env:
 def call(env: Env, tool: str, **args: Any) -> ToolResult:
     """Run tool `tool` with `args` in `env`."""
     return default_tools(env)[tool].run(env, args)
+
+
+def as_stored(live: str) -> str:
+    """A live transcript without what only a live view can show: how each call was allowed
+    (`· allowed by --yes`), a decision never stored, so `/history` renders everything else."""
+    return live.replace(" · allowed by --yes", "")

@@ -16,7 +16,7 @@ from larik_jupyter.notebook.view import TranscriptView
 from larik_jupyter.session.export import export_markdown
 from larik_jupyter.session.reader import load_entries
 from larik_jupyter.session.state import replay
-from tests.agent_helpers import done, personal, scripted, tool
+from tests.agent_helpers import as_stored, done, personal, scripted, tool
 from tests.widget_helpers import larik, shell_with_magics
 
 HOOKS = {
@@ -48,7 +48,7 @@ def test_hook_notices_survive_a_reload_and_show_in_history_and_export(project: P
     # The live view and the history from disk draw the same picture, notices included.
     live = render_parts(view.parts)
     assert "> PostToolUse hook" in live and "> UserPromptSubmit hook" in live
-    assert render_parts(parts_from_messages(list(stored), include_prompts=False)) == live
+    assert render_parts(parts_from_messages(list(stored), include_prompts=False)) == as_stored(live)
     # Never sent to a model.
     assert "about to run bash" not in json.dumps(anthropic_messages(list(stored)))
     assert "prompt checked" not in json.dumps(openai_messages("", list(stored)))
@@ -85,6 +85,6 @@ def test_stop_hook_notices_are_kept_on_the_turns_usage_entry(project: Path, tmp_
     closing = entries[-1]
     assert closing.type == "usage" and closing.hooks == ["Stop hook `echo turn is over`: turn is over"]
     live = render_parts(view.parts)
-    assert render_parts(parts_from_entries(list(entries), include_prompts=False)) == live
+    assert render_parts(parts_from_entries(list(entries), include_prompts=False)) == as_stored(live)
     exported = export_markdown(path, None, cwd=project).read_text()
     assert "> *Hook:* Stop hook `echo turn is over`: turn is over" in exported

@@ -17,7 +17,7 @@ from larik_jupyter.llm.messages import NO_VISION_NOTE
 from larik_jupyter.session.export import render_markdown
 from larik_jupyter.session.reader import load_entries
 from larik_jupyter.testing import ScriptedHTTPServer
-from tests.agent_helpers import personal, wire_model
+from tests.agent_helpers import as_stored, personal, wire_model
 from tests.widget_helpers import larik, shell_with_magics
 
 KEY = "sk-image-test-0123456789abcdef"
@@ -160,4 +160,4 @@ def test_live_view_shows_the_figure_as_history_does(project: Path) -> None:
     stored = replay(load_entries(agent.session_path).entries).all
     agent.close()
     assert "![image/png](data:image/png;base64," in live
-    assert render_parts(parts_from_messages(list(stored), include_prompts=False)) == live
+    assert render_parts(parts_from_messages(list(stored), include_prompts=False)) == as_stored(live)

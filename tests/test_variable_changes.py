@@ -25,7 +25,7 @@ from larik_jupyter.session.state import replay
 from larik_jupyter.tools.fingerprint import fingerprint
 from larik_jupyter.tools.protect import protected_changes
 from larik_jupyter.tools.variable_watch import VariableWatch
-from tests.agent_helpers import done, personal, scripted, tool
+from tests.agent_helpers import as_stored, done, personal, scripted, tool
 
 CHANGE = 'df.drop(columns=["a"], inplace=True); data.append(4); x = 5'
 LINES = (
@@ -65,7 +65,7 @@ def test_every_view_shows_the_changes_and_the_transcript_stores_them(project: Pa
     agent.close()
     live = render_parts(view.parts)
     stored = replay(load_entries(path).entries).all
-    assert render_parts(parts_from_messages(list(stored), include_prompts=False)) == live
+    assert render_parts(parts_from_messages(list(stored), include_prompts=False)) == as_stored(live)
     exported = render_markdown(path, load_entries(path).entries)
     for line in LINES:
         assert line in live and line in out.getvalue() and line in exported
