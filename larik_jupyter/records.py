@@ -9,13 +9,12 @@ from typing import Any
 from larik_jupyter.llm.messages import Usage
 from larik_jupyter.session.call_summary import positions_in_files, summarize_call
 from larik_jupyter.session.state import State
-from larik_jupyter.tools.registry import builtin_tool
+from larik_jupyter.tools.registry import builtin_writes
 
 
 def _writes_its_path(tool: str) -> bool:
     """Whether a call of `tool` changes the file or notebook its `path` names (its traits)."""
-    cls = builtin_tool(tool)
-    return cls is not None and bool(cls.writes & {"files", "notebooks"})
+    return bool(builtin_writes(tool) & {"files", "notebooks"})
 
 
 @dataclass(frozen=True)

@@ -53,6 +53,13 @@ def builtin_tool(name: str) -> type[Tool] | None:
     return next((cls for cls in BUILTIN_TOOLS if cls.name == name), None)
 
 
+def builtin_writes(name: str) -> frozenset[str]:
+    """What a call of the built-in tool `name` writes (its `writes` trait: "files",
+    "notebooks", "kernel"); nothing for any other name."""
+    cls = builtin_tool(name)
+    return cls.writes if cls is not None else frozenset()
+
+
 def unavailable_reason(name: str, env: Env) -> str | None:
     """Why the built-in tool `name` is not offered in `env`, in one sentence; None when it is
     offered or no built-in tool has that name."""

@@ -24,7 +24,7 @@ from larik_jupyter.session.catalog import resolve
 from larik_jupyter.session.reader import load_entries
 from larik_jupyter.session.state import replay
 from larik_jupyter.session.summary import summary
-from larik_jupyter.tools.registry import builtin_tool
+from larik_jupyter.tools.registry import builtin_writes
 
 _HERE = pathlib.Path(__file__).parent
 
@@ -128,17 +128,12 @@ def _static(data: dict[str, Any]) -> str:
     return f"<ul class='larik-tree-static'>{body}</ul>" if body else "<p>No sessions yet.</p>"
 
 
-def _writes_cells(tool: str) -> bool:
-    cls = builtin_tool(tool)
-    return cls is not None and "notebooks" in cls.writes
-
-
 def _changed_cells(path: Path, session_id: str, prompt_number: int) -> bool:
     """Whether prompt `prompt_number` of the transcript at `path` made a call that changed
     notebook cells and did not fail."""
     records = SessionRecords.from_state(replay(load_entries(path).entries), session_id)
     return any(
-        call.prompt_number == prompt_number and not call.is_error and _writes_cells(call.name)
+        call.prompt_number == prompt_number and not call.is_error and "notebooks" in builtin_writes(call.name)
         for call in records.tool_calls
     )
 
