@@ -468,15 +468,18 @@ class Agent:
 
     def replay(
         self, session: str | None = None, *, at: int | None = None, cwd: str | os.PathLike[str] | None = None,
-        timeout: float = 600.0, stop_on_fail: bool = False, in_place: bool = False, rtol: float = 1e-6,
+        timeout: float = 600.0, stop_on_fail: bool = False, in_place: bool = False, force: bool = False,
+        include_shell: bool = False, rtol: float = 1e-6,
     ) -> ReplayReport:
         """Re-run a branch's code (default: the current session's) in a fresh kernel without the
-        model, in a scratch copy of the project unless `in_place`, and compare each output with
-        the recorded one; `report.table()` prints it, `report.exit_status` is 0, 1 or 2."""
+        model, in a scratch copy of the project unless `in_place` (then files changed since the
+        session are left alone unless `force`, and shell commands run only with
+        `include_shell`), and compare each output with the recorded one; `report.table()`
+        prints it, `report.exit_status` is 0, 1 or 2."""
         from larik_jupyter.analysis.replay import replay_branch
 
-        return replay_branch(self._source(session), at=at, cwd=cwd, timeout=timeout,
-                             stop_on_fail=stop_on_fail, in_place=in_place, rtol=rtol)
+        return replay_branch(self._source(session), at=at, cwd=cwd, timeout=timeout, stop_on_fail=stop_on_fail,
+                             in_place=in_place, force=force, include_shell=include_shell, rtol=rtol)
 
     def diff(self, other: str, session: str | None = None) -> BranchDiff:
         """Compare a branch (default: the current session) with `other`: their common prefix,

@@ -1,34 +1,51 @@
 """Replay a branch without the model: its `python` calls, file writes and `notebook_run`
-sources run in order in a fresh kernel, in a scratch copy of the project (or in place), each
-output compared with the recorded one."""
+sources run in order in a fresh guarded kernel (`scratch.kernel`), in a scratch copy of the
+project or in place, each output compared with the recorded one.
+
+In a copy nothing reaches the project: changes outside the copy (absolute paths, symlinks out)
+and shell commands are refused. In place, changes stay inside the project, a file changed since
+the session is left alone unless `force`, and shell commands (the `bash` tool's, `!` lines of
+recorded code) run only with `include_shell`."""
 
 from __future__ import annotations
 
 import os
-import shutil
-import tempfile
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
 from larik_jupyter.analysis.as_notebook import cells_of
-from larik_jupyter.analysis.compare import DEFAULT_RTOL, block_size, image_diff, text_diff
-from larik_jupyter.analysis.kernel_run import FreshKernel
+from larik_jupyter.analysis.compare import (
+    DEFAULT_RTOL,
+    block_size,
+    image_diff,
+    image_size,
+    text_diff,
+)
 from larik_jupyter.analysis.steps import Step, read_branch
 from larik_jupyter.errors import LarikError
 from larik_jupyter.paths import project_root
+from larik_jupyter.scratch.copy import ScratchFolder, make_copy, scratch_folder
+from larik_jupyter.scratch.kernel import CellOutcome, Confinement, ScratchKernel
 from larik_jupyter.session.summary import first_line
 
 Status = Literal["same", "changed", "failed", "skipped"]
 DEFAULT_TIMEOUT = 600.0
 EXIT_STATUS: dict[Status, int] = {"same": 0, "skipped": 0, "changed": 1, "failed": 2}
-# Left out of the scratch copy: version control, environments and caches no analysis reads.
-NOT_COPIED = (".git", ".venv", "node_modules", "__pycache__", ".ipynb_checkpoints")
+# A line of recorded code that runs a shell command: `!cmd`, `x = !cmd`, `%sx`, `%system`,
+# `%pip`/`%conda`/`%mamba`; and a cell that is a shell script (`%%bash`, `%%sh`, `%%script`).
+_SHELL_LINE = re.compile(r"^(\s*)(?:[\w.]+\s*=\s*)?(?:!|%sx\b|%system\b|%pip\b|%conda\b|%mamba\b)")
+_SHELL_CELL = re.compile(r"^\s*%%(?:bash|sh|script|system|sx)\b")
 
 
 class ReplayDirError(LarikError):
     """The directory to replay in is missing or not a directory."""
+
+
+class ReplayShellError(LarikError):
+    """Shell commands were asked for where they cannot be kept inside the replay's folder."""
 
 
 @dataclass
@@ -83,9 +100,9 @@ def _label(step: Step) -> str:
     return f"{name} …{(step.tool_use_id or '')[-8:]}"
 
 
-def _compare(step: Step, run_text: str, run_images: list[object], rtol: float) -> tuple[Status, list[str]]:
-    diff = text_diff(step.recorded, run_text, rtol)
-    diff += image_diff([block_size(b) for b in step.images], run_images)  # type: ignore[arg-type]
+def _compare(step: Step, run: CellOutcome, rtol: float) -> tuple[Status, list[str]]:
+    diff = text_diff(step.recorded, run.text, rtol)
+    diff += image_diff([block_size(b) for b in step.images], [image_size(raw) for raw in run.images])
     return ("changed", diff) if diff else ("same", [])
 
 
@@ -93,14 +110,35 @@ def _outside(step: Step) -> bool:
     return step.path is not None and (os.path.isabs(step.path) or step.path.startswith(".."))
 
 
-def _copy_project(source: Path) -> tuple[Path, Path]:
-    """A scratch copy of `source`'s project (links copied as links, `NOT_COPIED` left out);
-    returns the temporary folder and the copy of `source` in it."""
-    root = project_root(source)
-    scratch = Path(tempfile.mkdtemp(prefix="larik-replay-"))
-    copy = scratch / (root.name or "project")
-    shutil.copytree(root, copy, symlinks=True, ignore=shutil.ignore_patterns(*NOT_COPIED))
-    return scratch, copy / source.relative_to(root)
+def without_shell(source: str) -> tuple[str, list[str]]:
+    """`source` with each shell line replaced by `pass` (same indent, so blocks stay valid),
+    and the lines taken out; a whole shell cell becomes empty."""
+    if _SHELL_CELL.match(source):
+        return "", [first_line(source, 60)]
+    kept: list[str] = []
+    taken: list[str] = []
+    for line in source.split("\n"):
+        found = _SHELL_LINE.match(line)
+        if found:
+            taken.append(line.strip())
+            line = f"{found.group(1)}pass  # shell line not replayed"
+        kept.append(line)
+    return "\n".join(kept), taken
+
+
+def _row(step: Step, run: CellOutcome, timeout: float, rtol: float) -> tuple[Status, list[str]]:
+    """How a step's run compares with what was recorded."""
+    if run.refused and step.kind == "write" and not run.died:
+        return "skipped", run.refused
+    if run.stopped == "timeout" and not run.died:
+        return "failed", [*run.refused, f"timed out after {timeout:g} s and was interrupted"]
+    if run.error:
+        return "failed", [*run.refused, run.error]
+    if run.refused:
+        return "failed", run.refused
+    if step.kind == "write":
+        return "same", []
+    return _compare(step, run, rtol)
 
 
 def replay_branch(
@@ -111,58 +149,78 @@ def replay_branch(
     timeout: float = DEFAULT_TIMEOUT,
     stop_on_fail: bool = False,
     in_place: bool = False,
+    force: bool = False,
+    include_shell: bool = False,
     rtol: float = DEFAULT_RTOL,
     lookup: str | os.PathLike[str] | None = None,
     progress: Callable[[ReplayRow], None] | None = None,
 ) -> ReplayReport:
     """Replay `session` (an id, looked up in `lookup`'s folder first, or a file) up to prompt
     `at` in a fresh kernel. It works in a scratch copy of `cwd` (default: the directory the
-    session recorded), removed afterwards, or in `cwd` itself with `in_place`. No model is
-    asked anything. `progress` is called with each row as it is decided."""
+    session recorded), removed afterwards, or in `cwd` itself with `in_place`, where a file
+    changed since the session is left alone unless `force` and shell commands run only with
+    `include_shell` (see the module docstring). No model is asked anything. `progress` is
+    called with each row as it is decided."""
+    if include_shell and not in_place:
+        raise ReplayShellError(
+            "--include-shell runs shell commands, which cannot be kept inside a scratch copy; "
+            "add --in-place to run them in the project itself."
+        )
+    if force and not in_place:
+        raise ReplayShellError("--force replays over files changed since the session, so it needs --in-place.")
     branch = read_branch(session, at=at, cwd=lookup)
     workdir = Path(os.path.abspath(cwd)) if cwd is not None else branch.cwd
     if not workdir.is_dir():
         raise ReplayDirError(f"{workdir} is not a directory; pass --cwd with the project directory to replay in.")
-    scratch: Path | None = None
-    where = workdir
+    folder: ScratchFolder | None = None
     try:
-        if not in_place:
-            scratch, where = _copy_project(workdir)
+        if in_place:
+            folder, where = scratch_folder(), workdir
+            rule = "" if include_shell else "replay runs shell commands only with --include-shell"
+            confinement = Confinement.in_place(project_root(workdir), folder, "replayed in place",
+                                               shell_rule=rule, cutoff=None if force else branch.ended)
+        else:
+            copy = make_copy(project_root(workdir))
+            folder, where = copy.folder, copy.place(workdir)
+            confinement = Confinement.in_copy(copy, "replayed in a copy")
         report = ReplayReport(branch.session_id, where, scratch=not in_place)
-        sources = {id(step): cell.source for step, cell in zip(branch.steps, cells_of(branch), strict=True)}
+        sources = {id(step): cell.source for step, cell in zip(branch.steps, cells_of(branch, include_shell=True), strict=True)}
 
         def add(row: ReplayRow) -> None:
             report.rows.append(row)
             if progress is not None:
                 progress(row)
 
-        stopped = False
-        with FreshKernel(where) as kernel:
+        ended = ""
+        with ScratchKernel(where, confinement, store_history=True) as kernel:
             for step in branch.steps:
                 if step.kind in ("prompt", "reply"):
                     continue
                 row = ReplayRow(step.prompt, _label(step), "skipped", tool_use_id=step.tool_use_id)
+                source = sources[id(step)]
+                taken: list[str] = []
+                if step.kind in ("python", "notebook_run") and not include_shell:
+                    source, taken = without_shell(source)
                 if step.kind == "note":
                     row.detail = [step.text.strip("*")]
-                elif step.kind == "shell":
-                    row.detail = [f"shell commands are not replayed: {first_line(step.text, 60)}"]
-                elif stopped:
-                    row.detail = ["not run: --stop-on-fail stopped at the first failure"]
+                elif step.kind == "shell" and not include_shell:
+                    row.detail = [f"shell commands are not replayed (--include-shell runs them): {first_line(step.text, 60)}"]
+                elif ended:
+                    row.detail = [ended]
                 elif step.kind == "write" and _outside(step) and not in_place:
                     row.detail = ["the file lies outside the project, so the scratch copy cannot hold it"]
+                elif not source.strip():
+                    row.detail = [f"shell commands are not replayed (--include-shell runs them): {line}" for line in taken]
                 else:
-                    run = kernel.run(sources[id(step)], timeout)
-                    if run.timed_out:
-                        row.status, row.detail = "failed", [f"timed out after {timeout:g} s and was interrupted"]
-                    elif run.error is not None:
-                        row.status, row.detail = "failed", [run.error]
-                    elif step.kind == "write":
-                        row.status = "same"
-                    else:
-                        row.status, row.detail = _compare(step, run.text, list(run.images), rtol)
-                    stopped = stop_on_fail and row.status == "failed"
+                    run = kernel.run(source, timeout=timeout)
+                    row.status, row.detail = _row(step, run, timeout, rtol)
+                    row.detail += [f"shell line not replayed (--include-shell runs it): {line}" for line in taken]
+                    if run.died:
+                        ended = f"not run: the kernel died at call #{len(report.rows) + 1}"
+                    elif stop_on_fail and row.status == "failed":
+                        ended = "not run: --stop-on-fail stopped at the first failure"
                 add(row)
         return report
     finally:
-        if scratch is not None:
-            shutil.rmtree(scratch, ignore_errors=True)
+        if folder is not None:
+            folder.remove()

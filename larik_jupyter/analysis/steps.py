@@ -9,7 +9,9 @@ from __future__ import annotations
 import json
 import os
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 from typing import Literal
 
@@ -20,6 +22,7 @@ from larik_jupyter.llm.messages import ImageBlock, TextBlock, ToolResultBlock, T
 from larik_jupyter.paths import project_root
 from larik_jupyter.session import catalog
 from larik_jupyter.session.context_view import without_envelopes
+from larik_jupyter.session.entry import Entry
 from larik_jupyter.session.reader import load_entries, session_id_of
 from larik_jupyter.session.state import INTERRUPTED_TOOL_RESULT, replay
 from larik_jupyter.session.summary import first_line, summary
@@ -62,13 +65,15 @@ class Step:
 
 @dataclass
 class Branch:
-    """A session's steps up to prompt `at` (all of them when None); `cwd` is where it worked."""
+    """A session's steps up to prompt `at` (all of them when None); `cwd` is where it worked;
+    `ended` the POSIX time of the session file's last entry."""
 
     session_id: str
     path: Path
     cwd: Path
     prompts: int
     steps: list[Step]
+    ended: float
 
 
 def output_text(result: ToolResultBlock) -> str:
@@ -268,7 +273,8 @@ def read_branch(id_or_path: str | os.PathLike[str], *, at: int | None = None,
     """The steps of a session (an id, looked up in `cwd`'s folder first, or a file path), up
     to and including prompt `at` (1-based)."""
     path = catalog.resolve(id_or_path, cwd)
-    state = replay(load_entries(path).entries)
+    entries = load_entries(path).entries
+    state = replay(entries)
     workdir = Path(state.meta.cwd)
     total = len(state.prompt_positions)
     if at is not None and not 1 <= at <= total:
@@ -299,4 +305,14 @@ def read_branch(id_or_path: str | os.PathLike[str], *, at: int | None = None,
                     steps[-1] = step  # one cell with the content the turn's run of writes left
                 else:
                     steps.append(step)
-    return Branch(session_id_of(path), path, workdir, at if at is not None else total, steps)
+    return Branch(session_id_of(path), path, workdir, at if at is not None else total, steps, _ended(entries, path))
+
+
+def _ended(entries: Sequence[Entry], path: Path) -> float:
+    """When the session last wrote: its last entry's time (the file's when none can be read)."""
+    for entry in reversed(entries):
+        try:
+            return datetime.fromisoformat(entry.time).timestamp()
+        except (TypeError, ValueError):
+            continue
+    return path.stat().st_mtime

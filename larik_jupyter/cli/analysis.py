@@ -35,7 +35,8 @@ def _cmd_replay(args: argparse.Namespace) -> int:
 
     report = replay_branch(
         args.id, at=args.at, cwd=args.cwd, timeout=args.timeout, stop_on_fail=args.stop_on_fail,
-        in_place=args.in_place, rtol=args.rtol, lookup=os.getcwd(),
+        in_place=args.in_place, force=args.force, include_shell=args.include_shell, rtol=args.rtol,
+        lookup=os.getcwd(),
     )
     print(report.table())
     return report.exit_status
@@ -70,6 +71,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         description="Run the session's python calls, file writes and notebook_run sources in order in a fresh "
         "kernel, in a scratch copy of the project (--in-place: the real one), and print a table of calls: "
         "same, changed (with a short diff), failed (with the error) or skipped. No model is asked. "
+        "In a copy, changes outside it (absolute paths, symlinks out of the project) and shell commands are "
+        "refused. In place, changes stay inside the project, a file changed since the session is left alone "
+        "(--force replays over it), and shell commands run only with --include-shell. "
         "Exit status 0: everything matched; 1: some output changed; 2: a call failed.",
     )
     p.add_argument("id", metavar="ID", help=_ID_HELP)
@@ -78,6 +82,10 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--timeout", metavar="S", type=_positive_float, default=600.0, help="seconds per call before it is interrupted (default 600)")
     p.add_argument("--stop-on-fail", action="store_true", help="stop at the first call that fails")
     p.add_argument("--in-place", action="store_true", help="run in the project directory itself, not a scratch copy")
+    p.add_argument("--force", action="store_true",
+                   help="with --in-place: replay over files changed since the session (those changes are lost)")
+    p.add_argument("--include-shell", action="store_true",
+                   help="with --in-place: run the session's shell commands and the ! lines of its code (default: skipped)")
     p.add_argument("--rtol", metavar="R", type=float, default=1e-6, help="relative tolerance for numbers (default 1e-6)")
     p.set_defaults(func=_cmd_replay)
 

@@ -54,6 +54,14 @@ class Difference:
 
 
 @dataclass(frozen=True)
+class Refusal:
+    """A change outside the scratch copy (or a shell command) a cell tried, and was refused."""
+
+    cell: CellRef
+    message: str
+
+
+@dataclass(frozen=True)
 class Skipped:
     cell: CellRef
     why: str
@@ -73,13 +81,15 @@ class CheckReport:
     out_of_order: list[OutOfOrder] = field(default_factory=list)
     differing: list[Difference] = field(default_factory=list)
     skipped: list[Skipped] = field(default_factory=list)
+    refused: list[Refusal] = field(default_factory=list)
     not_run: list[CellRef] = field(default_factory=list)
+    copy_of: str = ""  # the project folder the cells ran a scratch copy of
     stopped: str = ""  # why the run ended early: "stopped", "total timeout", "timeout in cell 3 (…)"
     values_note: str = ""  # why values were not (all) compared
 
     @property
     def problems(self) -> int:
-        return len(self.failures) + len(self.hidden) + len(self.out_of_order) + len(self.differing)
+        return len(self.failures) + len(self.hidden) + len(self.out_of_order) + len(self.differing) + len(self.refused)
 
     def as_json(self) -> dict[str, Any]:
         data = asdict(self)
@@ -107,6 +117,10 @@ class CheckReport:
             out.append(("Values that differ between the live and the scratch kernel", [
                 (f"{d.name}: live {d.kernel}, scratch {d.scratch}", None) for d in self.differing
             ]))
+        if self.refused:
+            out.append(("Refused: changes outside the scratch copy and shell commands", [
+                (f"{r.cell.label}: {r.message}", r.cell) for r in self.refused
+            ]))
         if self.skipped:
             out.append(("Not run", [(f"{s.cell.label}: {s.why}", s.cell) for s in self.skipped]))
         return out
@@ -121,12 +135,13 @@ class CheckReport:
             head += f" The run ended early ({self.stopped}{rest})."
         if not self.problems:
             head += " No problems found: no cell failed, no hidden state, no out-of-order run"
-            head += ", no differing value." if not self.values_note else "."
+            head += (", no differing value" if not self.values_note else "") + ", nothing refused."
         else:
             head += f" {self.problems} problem(s) found."
         if self.values_note:
             head += f" {self.values_note}"
-        return head + " The live kernel and the notebook were not changed."
+        where = f": the cells ran in a scratch copy of {self.copy_of}" if self.copy_of else ""
+        return head + f" The live kernel, the notebook and your files were not changed{where}."
 
     def text(self) -> str:
         lines = [self.headline()]

@@ -1,11 +1,14 @@
 """notebook_check (and `%larik /check`): does the kernel's notebook still run top to bottom?
 
 The notebook (the open document when a browser shows it, else the file) runs cell by cell in a
-scratch kernel of its kernelspec, in its folder; the report names the cells that fail there,
+scratch kernel of its kernelspec, in a scratch copy of its project (`scratch.copy`), guarded so
+that nothing it runs changes a file outside the copy or starts a shell command (`scratch.guard`:
+each refusal is that cell's error and is reported); the report names the cells that fail there,
 the hidden state (names cells use that only the live kernel has), the cells the live kernel
 ran out of order, and the values of names the notebook defines that differ between the live
 and the scratch kernel. Cells tagged `larik-skip` and cells holding a `%larik` prompt are not
-run. The live kernel and the notebook are only read; the scratch kernel is always shut down.
+run. The live kernel, the notebook and the project are only read; the scratch kernel is always
+shut down and the copy removed.
 """
 
 from __future__ import annotations
@@ -18,7 +21,11 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from larik_jupyter.errors import LarikError
 from larik_jupyter.nbjson.cells import source_text
+from larik_jupyter.paths import project_root
+from larik_jupyter.scratch.copy import make_copy
+from larik_jupyter.scratch.kernel import Confinement, ScratchKernel
 from larik_jupyter.tools.base import Tool, ToolError, ToolResult
 from larik_jupyter.tools.check_report import (
     CellRef,
@@ -27,13 +34,13 @@ from larik_jupyter.tools.check_report import (
     Failure,
     Hidden,
     OutOfOrder,
+    Refusal,
     Skipped,
 )
 from larik_jupyter.tools.env import Env
 from larik_jupyter.tools.notebook import NOTEBOOK_PATH, notebook_path
 from larik_jupyter.tools.notebook_document import NotebookDocument
 from larik_jupyter.tools.notebook_open import open_notebook
-from larik_jupyter.tools.scratch_kernel import ScratchKernel
 from larik_jupyter.tools.value_summary import differs, shown, summaries
 from larik_jupyter.tools.variable_watch import is_user_name, python_source
 
@@ -146,23 +153,38 @@ def run_check(
     started = time.monotonic()
     deadline = started + timeout
     scratch: dict[str, Any] = {}
-    with ScratchKernel(report.kernel, nb.path.parent, stop) as kernel:
-        to_run = [c for c in cells if not c.skip]
-        for position, cell in enumerate(to_run):
-            outcome = kernel.run(cell.source, timeout=min(CELL_TIMEOUT, timeout), deadline=deadline)
-            if outcome.stopped:
-                report.stopped = f"timeout in {cell.ref.label}" if outcome.stopped == "timeout" else outcome.stopped
-                report.failures.append(Failure(cell.ref, f"did not finish ({report.stopped})"))
-                report.not_run = [c.ref for c in to_run[position + 1:]]
-                break
-            report.ran += 1
-            if outcome.error:
-                report.failures.append(Failure(cell.ref, outcome.error))
-        defined = {name for c in cells for name in c.defines}
-        compared = sorted({name for c in cells if not c.skip for name in c.defines})
-        if not report.stopped:
-            probe = kernel.run(_PROBE % (_MARKER, json.dumps(compared)), timeout=60, deadline=time.monotonic() + 60)
-            scratch = _probe_result(probe.stdout)
+    defined = {name for c in cells for name in c.defines}
+    compared = sorted({name for c in cells if not c.skip for name in c.defines})
+    try:
+        copy = make_copy(project_root(nb.path.parent))
+    except LarikError as exc:
+        raise ToolError(str(exc)) from None
+    report.copy_of = str(copy.original)
+    try:
+        with ScratchKernel(copy.place(nb.path.parent), Confinement.in_copy(copy, "checked in a copy"),
+                           kernel_name=report.kernel, stop=stop) as kernel:
+            to_run = [c for c in cells if not c.skip]
+            for position, cell in enumerate(to_run):
+                outcome = kernel.run(cell.source, timeout=min(CELL_TIMEOUT, timeout), deadline=deadline)
+                report.refused += [Refusal(cell.ref, message) for message in outcome.refused]
+                if outcome.died and not outcome.stopped:
+                    report.stopped = f"the kernel died at {cell.ref.label}"
+                elif outcome.stopped:
+                    report.stopped = f"timeout in {cell.ref.label}" if outcome.stopped == "timeout" else outcome.stopped
+                if report.stopped:
+                    report.failures.append(Failure(cell.ref, f"did not finish ({report.stopped})"))
+                    report.not_run = [c.ref for c in to_run[position + 1:]]
+                    break
+                report.ran += 1
+                if outcome.error:
+                    report.failures.append(Failure(cell.ref, outcome.error))
+            if not report.stopped:
+                probe = kernel.run(_PROBE % (_MARKER, json.dumps(compared)), timeout=60, deadline=time.monotonic() + 60)
+                scratch = _probe_result(probe.stdout)
+    except LarikError as exc:
+        raise ToolError(str(exc)) from None
+    finally:
+        copy.folder.remove()
     report.seconds = time.monotonic() - started
     if report.stopped:
         report.values_note = "Hidden state and values were not checked: the run ended early."
@@ -208,11 +230,12 @@ class NotebookCheckTool(Tool):
     needs_kernel = True
     description = (
         "Check that this kernel's notebook (or the one at `path`) still runs top to bottom: it "
-        "runs every code cell in a fresh scratch kernel of the same kind, in the notebook's "
-        "folder, and reports cells that fail there, hidden state (names cells use that only the "
-        "live kernel has), cells run out of order in the live kernel, and values that differ "
-        "between the live and the scratch kernel. Use it to verify your notebook edits. The "
-        "live kernel and the notebook are not changed; cells tagged larik-skip are not run."
+        "runs every code cell in a fresh scratch kernel of the same kind, in a scratch copy of "
+        "the notebook's project, and reports cells that fail there, hidden state (names cells use "
+        "that only the live kernel has), cells run out of order in the live kernel, values that "
+        "differ between the live and the scratch kernel, and changes outside the copy or shell "
+        "commands it refused. Use it to verify your notebook edits. The live kernel, the "
+        "notebook and the user's files are not changed; cells tagged larik-skip are not run."
     )
     input_schema = {
         "type": "object",

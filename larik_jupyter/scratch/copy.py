@@ -1,0 +1,100 @@
+"""A scratch copy of a project for code run to check or replay: the same folders, each file a
+link to its original (so a 2 GB data file costs one link, not a copy), each symlink of the
+project recreated (pointing into the copy where it pointed into the project). The guard
+(`scratch.guard`) copies a linked file before anything writes to it, and refuses changes that
+resolve outside the copy, so the originals are only ever read."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from larik_jupyter.errors import LarikError
+
+# Left out of the copy: version control, environments and caches no analysis reads.
+NOT_COPIED = frozenset({".git", ".venv", "node_modules", "__pycache__", ".ipynb_checkpoints"})
+_PREFIX = "larik-scratch-"
+
+
+class ScratchCopyError(LarikError):
+    """The scratch copy could not be made."""
+
+
+@dataclass(frozen=True)
+class ScratchFolder:
+    """A temporary folder `base` of one run; `tmp` inside it is the run's TMPDIR, caches and
+    the guard's log."""
+
+    base: Path
+
+    @property
+    def tmp(self) -> Path:
+        return self.base / "tmp"
+
+    def remove(self) -> None:
+        """Delete the folder: only one this module made under the temp dir, links unfollowed."""
+        base = Path(os.path.realpath(self.base))
+        if base.parent != Path(os.path.realpath(tempfile.gettempdir())) or not base.name.startswith(_PREFIX):
+            raise ScratchCopyError(f"{self.base} is not a scratch folder; it was left in place.")
+        shutil.rmtree(base, ignore_errors=True)
+
+
+def scratch_folder() -> ScratchFolder:
+    """A new, empty scratch folder (with its `tmp`)."""
+    folder = ScratchFolder(Path(tempfile.mkdtemp(prefix=_PREFIX)))
+    folder.tmp.mkdir()
+    return folder
+
+
+@dataclass(frozen=True)
+class ScratchCopy:
+    """`copy` mirrors `original` inside the scratch `folder`."""
+
+    folder: ScratchFolder
+    original: Path
+    copy: Path
+
+    def place(self, path: Path) -> Path:
+        """Where `path` (inside the original) is in the copy."""
+        return self.copy / Path(os.path.abspath(path)).relative_to(self.original)
+
+
+def _mirror(source: Path, target: Path, original: Path, copy: Path) -> None:
+    target.mkdir()
+    with os.scandir(source) as entries:
+        for item in entries:
+            if item.name in NOT_COPIED:
+                continue
+            there = target / item.name
+            if item.is_symlink():
+                link = os.readlink(item.path)
+                resolved = os.path.normpath(os.path.join(source, link))
+                if os.path.isabs(link) and (resolved == str(original) or resolved.startswith(f"{original}{os.sep}")):
+                    link = str(copy / os.path.relpath(resolved, original))
+                os.symlink(link, there)
+            elif item.is_dir(follow_symlinks=False):
+                _mirror(Path(item.path), there, original, copy)
+            elif item.is_file(follow_symlinks=False):
+                os.symlink(item.path, there)
+            # FIFOs, sockets and devices are not part of an analysis: left out.
+
+
+def make_copy(root: Path) -> ScratchCopy:
+    """A scratch copy of the folder `root` (see the module docstring)."""
+    original = Path(os.path.realpath(root))
+    if not original.is_dir():
+        raise ScratchCopyError(f"{root} is not a folder, so no scratch copy of it can be made.")
+    folder = scratch_folder()
+    made = ScratchCopy(folder, original, folder.base / (original.name or "project"))
+    try:
+        _mirror(original, made.copy, original, made.copy)
+    except OSError as exc:
+        folder.remove()
+        raise ScratchCopyError(f"The scratch copy of {original} could not be made ({exc.strerror or exc}).") from None
+    except BaseException:
+        folder.remove()
+        raise
+    return made
