@@ -219,7 +219,7 @@ def test_ctrl_c_shuts_the_kernel_down_and_removes_the_scratch_copy(project: Path
         proc.kill()
     time.sleep(1)
     assert not [pid for pid in kernels if Path(f"/proc/{pid}").exists()]
-    assert not [p for p in scratch_root.iterdir() if p.name.startswith("larik-replay-")]
+    assert not [p for p in scratch_root.iterdir() if p.name.startswith("larik-scratch-")]
 
 
 def test_replay_refuses_a_missing_directory_and_a_bad_prompt_in_one_line(project: Path) -> None:

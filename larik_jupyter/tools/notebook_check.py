@@ -176,7 +176,8 @@ def run_check(
                     report.not_run = [c.ref for c in to_run[position + 1:]]
                     break
                 report.ran += 1
-                if outcome.error:
+                # A cell whose error is a refusal is reported once, as the refusal.
+                if outcome.error and outcome.error not in {f"PermissionError: {m}" for m in outcome.refused}:
                     report.failures.append(Failure(cell.ref, outcome.error))
             if not report.stopped:
                 probe = kernel.run(_PROBE % (_MARKER, json.dumps(compared)), timeout=60, deadline=time.monotonic() + 60)

@@ -1,0 +1,89 @@
+"""How soon `/check` starts its first cell, in a folder with a 2 GB data file and without it,
+against a plain kernel started in the same folder (no copy, no guard), round by round.
+
+The check works in a scratch copy of the project (`scratch/copy.py`) whose files are links to
+the originals, and installs its guard before the first cell; the subject is the time from
+the copy being made (what `run_check` does first) to the first checked cell running (the cell
+prints `time.time()`).
+The floor is a plain `KernelManager` start in the real folder to its first cell. Target
+(issue 37): a folder with a 2 GB data file starts its first checked cell within 2 s.
+
+Run:
+
+    .venv/bin/python bench/bench_check.py [ROUNDS]
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import nbformat
+from nbformat.v4 import new_code_cell, new_notebook
+from paired import alternate, banner, run_cell, span
+
+FIRST = "import time\nprint('LARIK-FIRST', time.time())"
+BIG = 2 * 1024**3
+
+
+def _project(root: Path, big: bool) -> Path:
+    project = root / ("big" if big else "small")
+    (project / ".git").mkdir(parents=True)
+    nb = new_notebook(cells=[new_code_cell(FIRST), new_code_cell("x = 1")])
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    nbformat.write(nb, project / "analysis.ipynb")
+    if big:
+        with open(project / "data.bin", "wb") as handle:  # written out, not sparse: a copy would read it all
+            block = os.urandom(1 << 20)
+            for _ in range(BIG >> 20):
+                handle.write(block)
+    return project
+
+
+def _checked(project: Path) -> float:
+    """The steps `run_check` takes before its first cell: the copy, the guarded kernel, the cell."""
+    from larik_jupyter.scratch.copy import make_copy
+    from larik_jupyter.scratch.kernel import Confinement, ScratchKernel
+
+    started = time.time()
+    copy = make_copy(project)
+    try:
+        with ScratchKernel(copy.place(project), Confinement.in_copy(copy, "checked in a copy")) as kernel:
+            outcome = kernel.run(FIRST, timeout=60)
+    finally:
+        copy.folder.remove()
+    assert not outcome.error, outcome.error
+    return float(outcome.stdout.split()[-1]) - started
+
+
+def _plain(project: Path) -> float:
+    from paired import kernel
+
+    started = time.time()
+    with kernel(cwd=project) as kc:
+        printed = run_cell(kc, FIRST)
+    return float(printed.split()[-1]) - started
+
+
+def main() -> None:
+    rounds = int(sys.argv[1]) if len(sys.argv) > 1 else 5
+    banner()
+    with tempfile.TemporaryDirectory() as tmp:
+        small, big = _project(Path(tmp), False), _project(Path(tmp), True)
+        results = alternate({
+            "plain kernel, small folder": lambda: _plain(small),
+            "check, small folder": lambda: _checked(small),
+            "plain kernel, 2 GB folder": lambda: _plain(big),
+            "check, 2 GB folder": lambda: _checked(big),
+        }, rounds)
+    for name, values in results.items():
+        print(f"{name:<28} first cell after {span(values, 1000, 0, ' ms')}")
+    added = [c - p for c, p in zip(results["check, 2 GB folder"], results["plain kernel, 2 GB folder"], strict=True)]
+    print(f"check over a plain kernel, 2 GB folder: +{span(added, 1000, 0, ' ms')}; target: first checked cell within 2 s")
+
+
+if __name__ == "__main__":
+    main()
