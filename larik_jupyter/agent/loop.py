@@ -72,13 +72,15 @@ CLEARED_SUMMARY = "The user cleared the conversation context (/clear); earlier m
 @dataclass
 class PromptExtras:
     """What a front end adds to a prompt message: blocks before the prompt text (the notebook
-    context), blocks after it (attachments), the attachments' metadata, and the nonce its
-    notebook data was wrapped with (the turn's nonce; tools wrap with the same one)."""
+    context), blocks after it (attachments), the attachments' metadata, the nonce its
+    notebook data was wrapped with (the turn's nonce; tools wrap with the same one), and the
+    cells the user ran since the previous prompt (stored with the prompt, never sent)."""
 
     before: list[ContentBlock] = field(default_factory=list)
     after: list[ContentBlock] = field(default_factory=list)
     attachments: list[dict[str, Any]] = field(default_factory=list)
     nonce: str | None = None
+    cells: list[dict[str, Any]] = field(default_factory=list)
 
 
 class AgentLoop:
@@ -322,7 +324,8 @@ class AgentLoop:
             self.pending_note = None
         blocks += [*extras.before, TextBlock(text=prompt), *extras.after]
         return Message(
-            role="user", content=blocks, hooks=hooks or None, attachments=extras.attachments or None
+            role="user", content=blocks, hooks=hooks or None, attachments=extras.attachments or None,
+            cells=extras.cells or None,
         )
 
     def _append(self, message: Message, *, sync: bool = False) -> Message:

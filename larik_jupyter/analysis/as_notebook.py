@@ -30,6 +30,12 @@ def _outputs(step: Step) -> list[Any]:
     return outputs
 
 
+def _expecting(meta: dict[str, Any], step: Step) -> dict[str, Any]:
+    """A code cell's metadata: a step that raised when recorded is tagged `raises-exception`,
+    so the notebook runs on past it (nbclient, "Run All") as the session did."""
+    return {**meta, "tags": ["raises-exception"]} if step.error else meta
+
+
 def _shell_source(command: str) -> str:
     return f"!{command}" if "\n" not in command.strip() else f"%%bash\n{command}"
 
@@ -52,8 +58,11 @@ def cells_of(branch: Branch, *, include_shell: bool = False) -> list[Any]:
             cells.append(v4.new_markdown_cell(f"### Prompt {step.prompt}\n\n{_markdown_quote(step.text)}", metadata=meta))
         elif step.kind in ("reply", "note"):
             cells.append(v4.new_markdown_cell(step.text, metadata=meta))
+        elif step.kind == "user":
+            larik["user_cell"] = True  # the user's own cell, run before the prompt: not the agent's
+            cells.append(v4.new_code_cell(step.text, metadata=_expecting(meta, step)))
         elif step.kind in ("python", "notebook_run"):
-            cells.append(v4.new_code_cell(step.text, metadata=meta, outputs=_outputs(step)))
+            cells.append(v4.new_code_cell(step.text, metadata=_expecting(meta, step), outputs=_outputs(step)))
         elif step.kind == "write":
             assert step.path is not None
             cells.append(v4.new_code_cell(f"%%writefile {shlex.quote(step.path)}\n{step.text}", metadata=meta))

@@ -96,12 +96,17 @@ class ReplayReport:
 def _label(step: Step) -> str:
     if step.kind == "write":
         return f"write {step.path}"
+    if step.kind == "user":
+        return "user cell"
     name = "shell" if step.tool == "bash" else step.tool or step.kind
     return f"{name} …{(step.tool_use_id or '')[-8:]}"
 
 
-def _compare(step: Step, run: CellOutcome, rtol: float) -> tuple[Status, list[str]]:
-    diff = text_diff(step.recorded, run.text, rtol)
+def _compare(step: Step, run: CellOutcome, rtol: float, *, error: bool = False) -> tuple[Status, list[str]]:
+    """The recorded output against the run's; for a run that raised as recorded, the output
+    before the traceback (which the recorded text ends with)."""
+    recorded = step.recorded.split("Traceback (most recent call last):")[0].rstrip("\n") if error else step.recorded
+    diff = text_diff(recorded, run.text, rtol)
     diff += image_diff([block_size(b) for b in step.images], [image_size(raw) for raw in run.images])
     return ("changed", diff) if diff else ("same", [])
 
@@ -132,11 +137,15 @@ def _row(step: Step, run: CellOutcome, timeout: float, rtol: float) -> tuple[Sta
         return "skipped", run.refused
     if run.stopped == "timeout" and not run.died:
         return "failed", [*run.refused, f"timed out after {timeout:g} s and was interrupted"]
+    if step.error and not run.died:  # it raised when recorded: the same exception is expected
+        if run.error.partition(":")[0] == step.error.partition(":")[0]:
+            return ("same", []) if step.kind == "user" else _compare(step, run, rtol, error=True)
+        return "changed", [f"- {step.error}", f"+ {run.error or 'no error'}"]
     if run.error:
         return "failed", [*run.refused, run.error]
     if run.refused:
         return "failed", run.refused
-    if step.kind == "write":
+    if step.kind in ("write", "user"):
         return "same", []
     return _compare(step, run, rtol)
 
@@ -199,7 +208,7 @@ def replay_branch(
                 row = ReplayRow(step.prompt, _label(step), "skipped", tool_use_id=step.tool_use_id)
                 source = sources[id(step)]
                 taken: list[str] = []
-                if step.kind in ("python", "notebook_run") and not include_shell:
+                if step.kind in ("user", "python", "notebook_run") and not include_shell:
                     source, taken = without_shell(source)
                 if step.kind == "note":
                     row.detail = [step.text.strip("*")]

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from larik_jupyter.checkpoint.errors import CheckpointError
 from larik_jupyter.checkpoint.store import CheckpointStore
@@ -28,8 +28,9 @@ from larik_jupyter.session.state import INTERRUPTED_TOOL_RESULT, replay
 from larik_jupyter.session.summary import first_line, summary
 from larik_jupyter.tools.base import ToolError
 from larik_jupyter.tools.edit import apply_edit
+from larik_jupyter.tools.notebook_check import names_of_cell
 
-StepKind = Literal["prompt", "reply", "python", "notebook_run", "write", "shell", "note"]
+StepKind = Literal["user", "prompt", "reply", "python", "notebook_run", "write", "shell", "note"]
 
 # Lines a tool appends about images and rich display: not output of the code.
 _NOTE_LINE = re.compile(
@@ -40,6 +41,8 @@ _RUN_HEAD = re.compile(r"^Ran cell \S+ of .+ as In \[\d*\]; its outputs are in .
 # Tools that only look: they leave nothing a notebook needs.
 _READ_ONLY = {"read", "glob", "grep", "ls", "inspect_variables", "diagnostics", "todo_write", "skill", "notebook_read"}
 _EDITS = {"edit", "multi_edit"}
+# The last line of a traceback: what the code raised.
+_RAISED = re.compile(r"^[A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt|Warning|Iteration)\b(?::.*)?$")
 
 
 class AtError(LarikError):
@@ -48,10 +51,12 @@ class AtError(LarikError):
 
 @dataclass
 class Step:
-    """One step of a branch. `text` is the prompt, reply or note (Markdown), the code, the
-    file content or the command; `recorded` the output text the call returned (tool notes
-    about images removed) and `images` its images; `path` the file a write left; `tool` the
-    name of the tool called."""
+    """One step of a branch. `text` is the prompt, reply or note (Markdown), the code (the
+    user's own, for a `user` step: a cell run in the kernel before prompt `prompt` that the
+    branch's code relies on), the file content or the command; `recorded` the output text the
+    call returned (tool notes about images removed) and `images` its images; `error` the
+    exception a call (or user cell) raised when recorded, expected again; `path` the file a
+    write left; `tool` the name of the tool called."""
 
     kind: StepKind
     prompt: int
@@ -61,6 +66,7 @@ class Step:
     tool: str | None = None
     recorded: str = ""
     images: list[ImageBlock] = field(default_factory=list)
+    error: str | None = None
 
 
 @dataclass
@@ -99,6 +105,13 @@ def _outcome(result: ToolResultBlock | None) -> str | None:
     if text.startswith((INTERRUPTED_TOOL_RESULT, "Interrupted by the user")):
         return "was interrupted"
     return "failed"
+
+
+def _raised(result: ToolResultBlock | None) -> str | None:
+    """`Name: value` of the exception a failed run's code raised (its traceback's last line),
+    or None when the call failed before its code ran."""
+    lines = [line for line in (result.text() if result is not None else "").splitlines() if line.strip()]
+    return lines[-1] if lines and _RAISED.match(lines[-1]) else None
 
 
 def _call_label(call: ToolUseBlock) -> str:
@@ -241,20 +254,21 @@ def _call_steps(
     if name in _READ_ONLY:
         return []
     why = _outcome(result)
-    if why is not None:
+    raised = _raised(result) if why == "failed" and name in ("python", "notebook_run") else None
+    if why is not None and raised is None:
         detail = f": {first_line(result.text())}" if result is not None and why == "failed" else ""
         return [Step("note", prompt, f"*The {_call_label(call)} {why}{detail}.*", call.id)]
     assert result is not None
     if name == "python":
         return [Step("python", prompt, str(call.input.get("code", "")), call.id,
-                     recorded=output_text(result), images=_images(result))]
+                     recorded=output_text(result), images=_images(result), error=raised)]
     if name == "notebook_run":
         source = _run_source(call, result, files.cwd)
         if source is None:
             return [Step("note", prompt, f"*{_call_label(call)} ran a notebook cell whose source "
                          "is no longer known; it is left out.*", call.id)]
         return [Step("notebook_run", prompt, source, call.id, recorded=_run_output(result),
-                     images=_images(result))]
+                     images=_images(result), error=raised)]
     if name == "write" or name in _EDITS:
         key, content = files.apply(call, prompt)
         if content is None:
@@ -291,6 +305,7 @@ def read_branch(id_or_path: str | os.PathLike[str], *, at: int | None = None,
             if at is not None and prompt >= at:
                 break
             prompt += 1
+            steps += _user_steps(message.cells or [], prompt)
             steps.append(Step("prompt", prompt, message.prompt_text()))
             continue
         if message.role != "assistant":
@@ -305,7 +320,34 @@ def read_branch(id_or_path: str | os.PathLike[str], *, at: int | None = None,
                     steps[-1] = step  # one cell with the content the turn's run of writes left
                 else:
                     steps.append(step)
-    return Branch(session_id_of(path), path, workdir, at if at is not None else total, steps, _ended(entries, path))
+    return Branch(session_id_of(path), path, workdir, at if at is not None else total, _relied_on(steps),
+                  _ended(entries, path))
+
+
+def _user_steps(cells: list[Any], prompt: int) -> list[Step]:
+    """The user's cells a prompt recorded (see `Message.cells`), as `user` steps."""
+    steps = []
+    for cell in cells:
+        source = cell.get("source") if isinstance(cell, dict) else None
+        if isinstance(source, str) and source.strip():
+            error = cell.get("error")
+            steps.append(Step("user", prompt, source, error=error if isinstance(error, str) else None))
+    return steps
+
+
+def _relied_on(steps: list[Step]) -> list[Step]:
+    """`steps` keeping only the user cells the branch relies on: those binding a name that
+    later code (the agent's, or a user cell kept) reads."""
+    needed: set[str] = set()
+    kept: list[Step] = []
+    for step in reversed(steps):
+        if step.kind in ("python", "notebook_run", "user"):
+            defines, uses = names_of_cell(step.text)
+            if step.kind == "user" and not defines & needed:
+                continue
+            needed = (needed - defines) | uses
+        kept.append(step)
+    return kept[::-1]
 
 
 def _ended(entries: Sequence[Entry], path: Path) -> float:

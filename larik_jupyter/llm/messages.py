@@ -105,13 +105,16 @@ class Message(_Model):
     """One message of the conversation. `interrupted` marks a reply cut short; `hooks` (ours,
     never sent) holds the notices of the UserPromptSubmit hooks that ran before a prompt;
     `attachments` (ours, never sent) describes what `--with` attached to a prompt: one
-    `{name, kind, size, sha256}` object each (the blocks sent are in `content`)."""
+    `{name, kind, size, sha256}` object each (the blocks sent are in `content`); `cells` (ours,
+    never sent) holds the cells the user ran in the kernel since the previous prompt, what the
+    branch stood on (`{count, source, error?}` each, oldest first)."""
 
     role: Literal["user", "assistant"]
     content: list[ContentBlock] = Field(default_factory=list)
     interrupted: bool | None = None
     hooks: list[str] | None = None
     attachments: list[dict[str, Any]] | None = None
+    cells: list[dict[str, Any]] | None = None
 
     def text(self) -> str:
         """The concatenated text blocks."""

@@ -18,6 +18,8 @@ from larik_jupyter.tools.envelope import wrap
 
 RECENT_CELLS = 5
 FIRST_LINES = 2
+# The most source a prompt records of the cells run before it (the newest kept).
+RECORDED_CHARS = 256_000
 _LARIK = ("%larik", "%%larik")
 
 
@@ -90,3 +92,29 @@ def notebook_context(
         error = failed.error
         lines.append(wrap(nonce, where, f"{error.name}: {error.value}\n{error.traceback}\nCell source:\n{failed.source}"))
     return "<notebook-context>\n" + "\n".join(lines) + "\n</notebook-context>"
+
+
+def cells_ran(shell: Any, capture: KernelCapture | None, *, after: int) -> list[dict[str, Any]]:
+    """The cells the user ran after execution count `after` and before the running one, from
+    IPython's input history (so cells run before `%load_ext` count too), with the error each
+    raised where the capture saw it; `%larik` cells left out, at most `RECORDED_CHARS` of
+    source (the newest kept). What a branch notebook and replay start from."""
+    history = getattr(getattr(shell, "history_manager", None), "input_hist_raw", None)
+    now = getattr(shell, "execution_count", 0)
+    if not isinstance(history, list) or not isinstance(now, int):
+        return []
+    errors = {c.execution_count: c.error for c in (capture.cells if capture else []) if c.error is not None}
+    cells: list[dict[str, Any]] = []
+    size = 0
+    for count in range(min(now, len(history)) - 1, after, -1):
+        source = history[count]
+        if not isinstance(source, str) or not source.strip() or source.lstrip().startswith(_LARIK):
+            continue
+        size += len(source)
+        if size > RECORDED_CHARS:
+            break
+        cell: dict[str, Any] = {"count": count, "source": source}
+        if (error := errors.get(count)) is not None:
+            cell["error"] = f"{error.name}: {error.value}"
+        cells.append(cell)
+    return cells[::-1]

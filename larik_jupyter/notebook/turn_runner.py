@@ -58,6 +58,7 @@ class TurnRunner:
         self.capture: KernelCapture | None = None
         self.bridge: Bridge | None = None
         self._context_since = 0
+        self._cells_recorded = 0  # the execution count up to which cells went with a prompt
 
     def _extras(self, parsed: Prompt) -> tuple[PromptExtras, Path | None]:
         """The notebook context and the `--with` attachments of a prompt, under a new nonce,
@@ -65,7 +66,7 @@ class TurnRunner:
         from larik_jupyter.agent.loop import PromptExtras
         from larik_jupyter.llm.messages import TextBlock
         from larik_jupyter.notebook.attachments import attach
-        from larik_jupyter.notebook.context import notebook_context
+        from larik_jupyter.notebook.context import cells_ran, notebook_context
         from larik_jupyter.tools.envelope import new_nonce
 
         nonce = new_nonce()
@@ -82,8 +83,10 @@ class TurnRunner:
             )
             before.append(TextBlock(text=text))
         self._context_since = self.capture.last_count if self.capture is not None else 0
+        cells = cells_ran(self.shell, self.capture, after=self._cells_recorded)
+        self._cells_recorded = max(self._cells_recorded, getattr(self.shell, "execution_count", 0) or 0)
         extras = PromptExtras(
-            before=list(before), after=attached.blocks, attachments=attached.metadata, nonce=nonce
+            before=list(before), after=attached.blocks, attachments=attached.metadata, nonce=nonce, cells=cells
         )
         return extras, notebook.path
 

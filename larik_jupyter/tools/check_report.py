@@ -134,8 +134,10 @@ class CheckReport:
             rest = f"; {len(self.not_run)} cell(s) after it not run" if self.not_run else ""
             head += f" The run ended early ({self.stopped}{rest})."
         if not self.problems:
-            head += " No problems found: no cell failed, no hidden state, no out-of-order run"
-            head += (", no differing value" if not self.values_note else "") + ", nothing refused."
+            checked = ["no cell failed", "no hidden state", "no out-of-order run", "no differing value", "nothing refused"]
+            if self.values_note:  # hidden state and values were not (all) looked at
+                checked = [c for c in checked if c not in ("no hidden state", "no differing value")]
+            head += f" No problems found: {', '.join(checked)}."
         else:
             head += f" {self.problems} problem(s) found."
         if self.values_note:

@@ -16,6 +16,7 @@ from __future__ import annotations
 import ast
 import builtins
 import json
+import re
 import threading
 import time
 from dataclasses import dataclass, field
@@ -48,6 +49,8 @@ DEFAULT_TIMEOUT = 600
 MAX_TIMEOUT = 7200
 CELL_TIMEOUT = 300
 SKIP_TAG = "larik-skip"
+# `-o NAME` on a `%larik` / `%%larik` line: the turn's answer bound to NAME.
+_OUTPUT = re.compile(r"^\s*%%?larik\b[^\n]*?\s-o\s*([A-Za-z_]\w*)", re.MULTILINE)
 _MARKER = "<larik-check>"
 _BUILTINS = frozenset(dir(builtins)) | {"get_ipython", "display", "In", "Out", "exit", "quit"}
 # Run last in the scratch kernel: its names, and the summaries of those the check compares.
@@ -76,7 +79,7 @@ class _Cell:
     uses: set[str] = field(default_factory=set)
 
 
-def _names(source: str) -> tuple[set[str], set[str]]:
+def names_of_cell(source: str) -> tuple[set[str], set[str]]:
     """The global names a cell's code binds, and the names it reads (anywhere in it)."""
     try:
         module = ast.parse(python_source(source))
@@ -115,9 +118,30 @@ def _cells(nb: NotebookDocument) -> list[_Cell]:
         count = cell.get("execution_count")
         item = _Cell(CellRef(index, nb.cell_id(index)), source, count if isinstance(count, int) else None)
         item.skip = _skip_reason(cell, source)
-        item.defines, item.uses = _names(source)
+        item.defines, item.uses = names_of_cell(source)
         cells.append(item)
+    _skip_what_needs_an_answer(cells)
     return cells
+
+
+def _skip_what_needs_an_answer(cells: list[_Cell]) -> None:
+    """Skip the cells that read a name a skipped `%larik -o NAME` cell binds (the turn's
+    answer, which only running the prompt gives), and those that read what such a cell
+    binds in turn: the check cannot run them, and they are not broken."""
+    answers: dict[str, tuple[str, CellRef]] = {}  # a name the check cannot have -> the -o name, its cell
+    for cell in cells:
+        if cell.skip and (found := _OUTPUT.search(cell.source)):
+            answers[found.group(1)] = (found.group(1), cell.ref)
+            cell.defines.add(found.group(1))
+            continue
+        needs = sorted(cell.uses & answers.keys())
+        if cell.skip or not needs:
+            continue
+        name = needs[0]
+        origin, where = answers[name]
+        via = f", which needs `{origin}`" if origin != name else ""
+        cell.skip = f"uses `{name}`{via}, set by the %larik -o prompt in {where.label}, which the check does not run"
+        answers.update({defined: answers[name] for defined in cell.defines})
 
 
 def _out_of_order(cells: list[_Cell]) -> list[OutOfOrder]:
