@@ -4,6 +4,7 @@ and edited, plot it) recorded through the real agent, then the real CLI and API 
 
 from __future__ import annotations
 
+import io
 import os
 import signal
 import subprocess
@@ -144,6 +145,7 @@ def test_replay_matches_then_reports_exactly_the_changed_numbers(analysis: Agent
     ]
     assert "- b 15.0" in changed.stdout and "+ b 19.5" in changed.stdout
     assert "- total 34.0" in changed.stdout and "+ total 43.0" in changed.stdout
+    assert "image 1: plot changed (" in changed.stdout  # the bars' heights, same size of figure
 
 
 def test_replay_stops_on_a_failure_and_in_place_writes_the_project(analysis: Agent, project: Path) -> None:
@@ -285,3 +287,37 @@ def test_a_notebook_run_in_a_kernel_stores_the_source_it_ran(tmp_path: Path) -> 
     nb = nbformat.read(write_notebook(newest.path, "ran.ipynb", cwd=tmp_path), as_version=4)
     (cell,) = [c for c in nb.cells if c.cell_type == "code"]
     assert cell.source == "y = 6 * 7\nprint('y is', y)" and cell.outputs[0]["text"] == "y is 42\n"
+
+
+def _figure(heights: list[float], dpi: int = 100) -> bytes:
+    import matplotlib
+    matplotlib.use("agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(4, 3), dpi=dpi)
+    ax.bar(["a", "b", "c"], heights)
+    out = io.BytesIO()
+    fig.savefig(out, format="png")
+    plt.close(fig)
+    return out.getvalue()
+
+
+def test_plots_are_compared_by_their_pixels_not_only_their_size() -> None:
+    from PIL import Image
+
+    from larik_jupyter.analysis.compare import image_diff
+
+    plot = _figure([2.0, 15.0, 7.0])
+    again = _figure([2.0, 15.0, 7.0])
+    scaled = _png(Image.open(io.BytesIO(_figure([2.0, 15.0, 7.0], dpi=200))).resize((400, 300)))
+    assert image_diff([plot], [again]) == [] and image_diff([plot], [scaled]) == []
+    for other in ([2.0, 19.5, 7.0], [7.0, 15.0, 2.0], [2.0, 15.0, 7.5]):
+        (line,) = image_diff([plot], [_figure(other)])
+        assert line.startswith("image 1: plot changed ("), (other, line)
+    assert image_diff([plot], [_figure([2.0, 15.0, 7.0], dpi=150)]) == ["image 1: 400×300 recorded, 600×450 now"]
+
+
+def _png(image: Any) -> bytes:
+    out = io.BytesIO()
+    image.save(out, format="PNG")
+    return out.getvalue()

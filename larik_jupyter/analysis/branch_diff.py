@@ -9,7 +9,7 @@ import textwrap
 from dataclasses import dataclass, field
 from itertools import zip_longest
 
-from larik_jupyter.analysis.compare import block_size, image_diff, text_diff
+from larik_jupyter.analysis.compare import block_bytes, image_diff, text_diff
 from larik_jupyter.analysis.steps import Step, read_branch
 from larik_jupyter.session import catalog
 from larik_jupyter.session.reader import load_entries
@@ -117,7 +117,7 @@ def diff_branches(a: str | os.PathLike[str], b: str | os.PathLike[str], *, cwd: 
     for x, y in zip_longest(outputs_a, outputs_b):
         differs = x is None or y is None or bool(
             text_diff(x.recorded, y.recorded, rtol)
-            or image_diff([block_size(i) for i in x.images], [block_size(i) for i in y.images])
+            or image_diff([block_bytes(i) for i in x.images], [block_bytes(i) for i in y.images])
         )
         result.pairs.append(OutputPair(x, y, differs))
     return result

@@ -1,16 +1,19 @@
 """Whether two outputs of the same code say the same thing: text equal after normalising object
 addresses and timings, numbers within a relative tolerance (so a DataFrame's repr compares by
-its shape line and values, not its column alignment), images by size."""
+its shape line and values, not its column alignment), images by size and then by their pixels
+(scaled down, in grey levels, with a tolerance for scaling and re-encoding)."""
 
 from __future__ import annotations
 
 import base64
 import difflib
+import io
 import math
 import re
 import struct
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from larik_jupyter.llm.messages import ImageBlock
 
@@ -19,6 +22,11 @@ MAX_DIFF_LINES = 6
 MAX_LINE = 160
 # Images a tool result carries are scaled to this long side (tools/images.py).
 IMAGE_SIDE = 1568
+# Images are compared at this long side, in grey levels: a pixel differs clearly past this
+# step of 255, and a plot has changed past this share of such pixels.
+COMPARE_SIDE = 160
+CLEAR_DIFFERENCE = 64
+CHANGED_SHARE = 0.002
 
 _ADDRESS = re.compile(r"0x[0-9a-fA-F]{4,}")
 _TIMING = re.compile(
@@ -111,26 +119,63 @@ def image_size(data: bytes) -> ImageSize | None:
     return None
 
 
-def block_size(block: ImageBlock) -> ImageSize | None:
-    """The size of a stored image block (base64 data)."""
+def block_bytes(block: ImageBlock) -> bytes | None:
+    """The bytes of a stored image block (base64 data), or None."""
     if block.source.get("type") != "base64":
         return None
     try:
-        return image_size(base64.b64decode(block.source.get("data", ""), validate=False))
+        return base64.b64decode(block.source.get("data", ""), validate=False)
     except ValueError:
         return None
 
 
-def image_diff(old: Sequence[ImageSize | None], new: Sequence[ImageSize | None]) -> list[str]:
-    """How the images differ by count and size (each new one as a tool result would carry it,
-    within 2 pixels); empty when they match."""
+def _gray(data: bytes, size: tuple[int, int]) -> Any:
+    """The image scaled to `size`, in grey levels (Pillow); None when it cannot be read."""
+    from PIL import Image, UnidentifiedImageError
+
+    try:
+        with Image.open(io.BytesIO(data)) as image:
+            return image.convert("L").resize(size, Image.Resampling.BILINEAR)
+    except (UnidentifiedImageError, OSError, ValueError, Image.DecompressionBombError):
+        return None
+
+
+def pixels_differ(old: bytes, new: bytes) -> float:
+    """The share of pixels that differ clearly (by more than a quarter of the grey range) once
+    both images are scaled to `COMPARE_SIDE` on their long side: scaling and re-encoding move
+    few pixels by much, a changed plot many; 0.0 when either cannot be read."""
+    if old == new:
+        return 0.0
+    size = image_size(old)
+    if size is None or not size.width or not size.height:
+        return 0.0
+    scale = COMPARE_SIDE / max(size.width, size.height)
+    shape = (max(1, round(size.width * scale)), max(1, round(size.height * scale)))
+    a, b = _gray(old, shape), _gray(new, shape)
+    if a is None or b is None:
+        return 0.0
+    from PIL import ImageChops
+
+    counts = ImageChops.difference(a, b).histogram()
+    return sum(counts[CLEAR_DIFFERENCE:]) / (shape[0] * shape[1])
+
+
+def image_diff(old: Sequence[bytes | None], new: Sequence[bytes | None]) -> list[str]:
+    """How the images differ: by count, by size (each new one as a tool result would carry it,
+    within 2 pixels), else by content (`plot changed` when more than `CHANGED_SHARE` of the
+    pixels differ clearly); empty when they match."""
     if len(old) != len(new):
         return [f"images: {len(old)} recorded, {len(new)} now"]
     out = []
     for n, (a, b) in enumerate(zip(old, new, strict=True), 1):
         if a is None or b is None:
             continue
-        c = b.capped()
-        if abs(a.width - c.width) > 2 or abs(a.height - c.height) > 2:
-            out.append(f"image {n}: {a} recorded, {c} now")
+        was, now = image_size(a), image_size(b)
+        if was is None or now is None:
+            continue
+        c = now.capped()
+        if abs(was.width - c.width) > 2 or abs(was.height - c.height) > 2:
+            out.append(f"image {n}: {was} recorded, {c} now")
+        elif (share := pixels_differ(a, b)) > CHANGED_SHARE:
+            out.append(f"image {n}: plot changed ({share:.1%} of its pixels differ)")
     return out

@@ -19,9 +19,8 @@ from typing import Literal
 from larik_jupyter.analysis.as_notebook import cells_of
 from larik_jupyter.analysis.compare import (
     DEFAULT_RTOL,
-    block_size,
+    block_bytes,
     image_diff,
-    image_size,
     text_diff,
 )
 from larik_jupyter.analysis.steps import Step, read_branch
@@ -107,7 +106,7 @@ def _compare(step: Step, run: CellOutcome, rtol: float, *, error: bool = False) 
     before the traceback (which the recorded text ends with)."""
     recorded = step.recorded.split("Traceback (most recent call last):")[0].rstrip("\n") if error else step.recorded
     diff = text_diff(recorded, run.text, rtol)
-    diff += image_diff([block_size(b) for b in step.images], [image_size(raw) for raw in run.images])
+    diff += image_diff([block_bytes(b) for b in step.images], list(run.images))
     return ("changed", diff) if diff else ("same", [])
 
 
