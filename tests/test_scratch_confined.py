@@ -196,3 +196,19 @@ def test_replay_in_place_leaves_what_the_user_changed_since_and_skips_shell_line
     forced = _replay(project, path.stem, "--in-place", "--force", "--include-shell")
     assert (project / "report.txt").read_text() == "agent's report\n", forced.stdout
     assert (project / "results.csv").read_text() == "replayed" and not (project / "victim").exists()
+
+
+def test_check_reads_beside_the_project_as_there_and_writes_nothing_there(world: dict[str, Path]) -> None:
+    from larik_jupyter.tools.notebook_check import run_check
+    from tests.agent_helpers import make_env
+
+    project = world["project"]
+    write_notebook(project / "sibling.ipynb", [
+        ("raw = open('../outside/raw.csv').read()\nassert raw == 'raw\\n'", 1, []),
+        ("open('../outside/raw.csv', 'w').write('changed')", 2, []),
+    ])
+    before = both(world)
+    report = run_check(make_env(project, host=KernelHost({})), "sibling.ipynb", timeout=120)
+    assert both(world) == before
+    assert not report.failures and len(report.refused) == 1, report.text()
+    assert f"tried to write {world['outside'] / 'raw.csv'} outside it" in report.refused[0].message

@@ -1,6 +1,7 @@
 """A scratch copy of a project for code run to check or replay: the same folders, each file a
 link to its original (so a 2 GB data file costs one link, not a copy), each symlink of the
-project recreated (pointing into the copy where it pointed into the project). The guard
+project recreated (pointing into the copy where it pointed into the project), and beside the
+copy a link to each thing beside the project (so `../data` reads as it does there). The guard
 (`scratch.guard`) copies a linked file before anything writes to it, and refuses changes that
 resolve outside the copy, so the originals are only ever read."""
 
@@ -17,6 +18,7 @@ from larik_jupyter.errors import LarikError
 # Left out of the copy: version control, environments and caches no analysis reads.
 NOT_COPIED = frozenset({".git", ".venv", "node_modules", "__pycache__", ".ipynb_checkpoints"})
 _PREFIX = "larik-scratch-"
+TMP_NAME = ".larik-tmp"
 
 
 class ScratchCopyError(LarikError):
@@ -32,7 +34,7 @@ class ScratchFolder:
 
     @property
     def tmp(self) -> Path:
-        return self.base / "tmp"
+        return self.base / TMP_NAME
 
     def remove(self) -> None:
         """Delete the folder: only one this module made under the temp dir, links unfollowed."""
@@ -82,6 +84,17 @@ def _mirror(source: Path, target: Path, original: Path, copy: Path) -> None:
             # FIFOs, sockets and devices are not part of an analysis: left out.
 
 
+def _siblings(original: Path, base: Path) -> None:
+    """Links beside the copy to what lies beside the original, so `../data/raw.csv` reads the
+    same; the guard refuses writes through them (they resolve outside the copy)."""
+    if original.parent == original:
+        return
+    with os.scandir(original.parent) as entries:
+        for item in entries:
+            if item.name not in (original.name, TMP_NAME):
+                os.symlink(item.path, base / item.name)
+
+
 def make_copy(root: Path) -> ScratchCopy:
     """A scratch copy of the folder `root` (see the module docstring)."""
     original = Path(os.path.realpath(root))
@@ -91,6 +104,7 @@ def make_copy(root: Path) -> ScratchCopy:
     made = ScratchCopy(folder, original, folder.base / (original.name or "project"))
     try:
         _mirror(original, made.copy, original, made.copy)
+        _siblings(original, folder.base)
     except OSError as exc:
         folder.remove()
         raise ScratchCopyError(f"The scratch copy of {original} could not be made ({exc.strerror or exc}).") from None
