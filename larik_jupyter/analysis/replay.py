@@ -16,6 +16,7 @@ from larik_jupyter.analysis.as_notebook import cells_of
 from larik_jupyter.analysis.compare import DEFAULT_RTOL, block_size, image_diff, text_diff
 from larik_jupyter.analysis.kernel_run import FreshKernel
 from larik_jupyter.analysis.steps import Step, read_branch
+from larik_jupyter.config.secrets import redactor_for
 from larik_jupyter.errors import LarikError
 from larik_jupyter.paths import project_root
 from larik_jupyter.session.summary import first_line
@@ -73,7 +74,7 @@ class ReplayReport:
             lines += [f"{'':>13}{line}" for line in row.detail]
         counts = self.counts()
         lines += ["", ", ".join(f"{v} {k}" for k, v in counts.items())]
-        return "\n".join(lines)
+        return redactor_for(self.where).text("\n".join(lines))
 
 
 def _label(step: Step) -> str:
