@@ -3,10 +3,10 @@
 
 A `Redactor` replaces each known secret value, in every form it takes on the way (`secret_forms`),
 by `[redacted: NAME]`, NAME being the environment variable or config key that holds it; then
-the values no name gives away but whose shape does (bearer tokens, provider and service keys:
-`KEY_SHAPES`), by `[redacted: <what it is>]`. Which values are secret is the caller's to say:
-`environment_secrets` reads the environment, `config.secrets.redactor_for` adds what the
-config names.
+the values no name gives away but whose shape does (provider and service keys, a private key,
+bearer tokens: `KEY_SHAPES`, `OTHER_SHAPES`), by `[redacted: <what it is>]`. Which values are
+secret is the caller's to say: `environment_secrets` reads the environment,
+`config.secrets.redactor_for` adds what the config names.
 """
 
 from __future__ import annotations
@@ -29,25 +29,30 @@ CUT = "…"
 SECRET_HEADERS = frozenset(
     {"authorization", "proxy-authorization", "x-api-key", "api-key", "cookie", "set-cookie", "x-goog-api-key"}
 )
-# Not part of a longer token: a shape must not match inside base64 data (an image in an export).
-_START = r"(?<![A-Za-z0-9+/_-])"
-_END = r"(?![A-Za-z0-9_-])"
-# Secrets known by their shape alone, each with the name its marker gives it.
-KEY_SHAPES: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
-    (name, re.compile(pattern))
-    for name, pattern in (
-        ("private key", r"-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?-----END [A-Z ]*PRIVATE KEY-----"),
-        ("Anthropic API key", _START + r"sk-ant-[A-Za-z0-9_-]{20,}" + _END),
-        ("OpenAI API key", _START + r"sk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,}" + _END),
-        ("GitHub token", _START + r"(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{30,})" + _END),
-        ("GitLab token", _START + r"glpat-[A-Za-z0-9_-]{20,}" + _END),
-        ("Hugging Face token", _START + r"hf_[A-Za-z0-9]{30,}" + _END),
-        ("Slack token", _START + r"xox[abprs]-[A-Za-z0-9-]{10,}" + _END),
-        ("Google API key", _START + r"AIza[A-Za-z0-9_-]{35}" + _END),
-        ("AWS access key", _START + r"(?:AKIA|ASIA)[A-Z0-9]{16}" + _END),
-        # The credential after the word, whatever its shape (in a header, a curl line, a log).
-        ("bearer token", r"(?i)(?<=\bbearer )[A-Za-z0-9._~+/=-]{8,}"),
-    )
+# Secrets known by their shape alone, each with the name its marker gives it: keys and tokens
+# (never part of a longer token, so none matches inside base64 data such as an image in an
+# export), a PEM private key, and the credential after the word `Bearer` whatever its shape.
+KEY_SHAPES: tuple[tuple[str, str], ...] = (
+    ("Anthropic API key", r"sk-ant-[A-Za-z0-9_-]{20,}"),
+    ("OpenAI API key", r"sk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,}"),
+    ("GitHub token", r"gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{30,}"),
+    ("GitLab token", r"glpat-[A-Za-z0-9_-]{20,}"),
+    ("Hugging Face token", r"hf_[A-Za-z0-9]{30,}"),
+    ("Slack token", r"xox[abprs]-[A-Za-z0-9-]{10,}"),
+    ("Google API key", r"AIza[A-Za-z0-9_-]{35}"),
+    ("AWS access key", r"(?:AKIA|ASIA)[A-Z0-9]{16}"),
+)
+OTHER_SHAPES: tuple[tuple[str, str], ...] = (
+    ("private key", r"-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?-----END [A-Z ]*PRIVATE KEY-----"),
+    ("bearer token", r"(?<=\b[Bb][Ee][Aa][Rr][Ee][Rr] )[A-Za-z0-9._~+/=-]{8,}"),
+)
+_SHAPE_NAMES = [name for name, _ in KEY_SHAPES + OTHER_SHAPES]
+# One pass over the text: the token shapes share their boundaries, each shape is a group.
+_SHAPES = re.compile(
+    r"(?<![A-Za-z0-9+/_-])(?:"
+    + "|".join(f"(?P<s{i}>{pattern})" for i, (_, pattern) in enumerate(KEY_SHAPES))
+    + r")(?![A-Za-z0-9_-])|"
+    + "|".join(f"(?P<s{i}>{pattern})" for i, (_, pattern) in enumerate(OTHER_SHAPES, len(KEY_SHAPES)))
 )
 
 
@@ -104,7 +109,7 @@ def secret_forms(secret: str) -> set[str]:
 
 class Redactor:
     """Replaces `secrets` (name → value; a value two names hold is named by the first) in all
-    their `secret_forms`, then the `KEY_SHAPES`, in text and JSON-like data, and hides
+    their `secret_forms`, then the shapes, in text and JSON-like data, and hides
     `SECRET_HEADERS` in header maps."""
 
     def __init__(self, secrets: Mapping[str, str]) -> None:
@@ -122,9 +127,7 @@ class Redactor:
         first characters, then `…`) too."""
         if self._pattern is not None:
             value = self._cut_short(self._pattern.sub(lambda m: marker(self._names[m.group()]), value))
-        for name, shape in KEY_SHAPES:
-            value = shape.sub(marker(name), value)
-        return value
+        return _SHAPES.sub(lambda m: marker(_SHAPE_NAMES[int(str(m.lastgroup)[1:])]), value)
 
     def _cut_short(self, value: str) -> str:
         end = value.rfind(CUT)

@@ -108,3 +108,26 @@ def test_values_the_config_holds_are_named_by_their_key(project: Path) -> None:
     (project / ".mcp.json").write_text(json.dumps({"mcpServers": {"db": {"command": "db", "env": {"DB_PASSWORD": "hunter2-hunter2"}}}}))
     text = redactor_for(project).text("gh ghx-0123456789abcdef db hunter2-hunter2")
     assert text == "gh [redacted: mcpServers.gh.env.GITHUB_TOKEN] db [redacted: mcpServers.db.env.DB_PASSWORD]"
+
+
+def test_values_known_by_their_shape_are_named_and_base64_data_is_left() -> None:
+    redactor = redactor_for(None)
+    shapes = {
+        "sk-ant-api03-" + "a1" * 12: "Anthropic API key",
+        "sk-proj-" + "b2" * 12: "OpenAI API key",
+        "ghp_" + "c3" * 18: "GitHub token",
+        "github_pat_" + "d4" * 16: "GitHub token",
+        "glpat-" + "e5" * 10: "GitLab token",
+        "hf_" + "f6" * 16: "Hugging Face token",
+        "xoxb-1234567890-abcdef": "Slack token",
+        "AIza" + "g7" * 17 + "h": "Google API key",
+        "AKIA" + "Z9" * 8: "AWS access key",
+        "-----BEGIN OPENSSH PRIVATE KEY-----\nb3Blbn\n-----END OPENSSH PRIVATE KEY-----": "private key",
+    }
+    for value, name in shapes.items():
+        assert redactor.text(f"got {value}.") == f"got [redacted: {name}]."
+    assert redactor.text("curl -H 'authorization: bearer abc.def-123'") == "curl -H 'authorization: bearer [redacted: bearer token]'"
+    # Inside a longer token (an image's base64, a longer word) no shape is seen.
+    image = "data:image/png;base64,iVBORw0KGgoAAAIza" + "x" * 35 + "AKIA" + "Q" * 16 + "rest"
+    assert redactor.text(image) == image
+    assert redactor.text("mask-" + "a" * 30) == "mask-" + "a" * 30
