@@ -1,5 +1,5 @@
 """Secrets kept out of what a session writes for people to read: the debug trace and the exports
-(the Markdown transcript, a branch as a notebook, replay's report).
+(the Markdown transcript, a branch as a notebook, replay's report, two branches compared).
 
 A `Redactor` replaces each known secret value, in every form it takes on the way (`secret_forms`),
 by `[redacted: NAME]`, NAME being the environment variable or config key that holds it; then

@@ -36,7 +36,9 @@ def recorded(project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> 
     (project / "data.txt").write_text("v1\n")
     (project / "auth.txt").write_text(f"Authorization: Bearer {BEARER}\n")
     monkeypatch.chdir(project)
-    model = scripted(tmp_path, [tool("python", code=CODE)], done(f"The token is {TOKEN}."))
+    model = scripted(
+        tmp_path, [tool("python", code=CODE)], done(f"The token is {TOKEN}."), [tool("python", code=CODE)], done("Again."),
+    )
     agent = Agent(project, model=model, yes=True, host=KernelHost({}))
     outcome = agent.run("print the credentials")
     assert TOKEN in outcome.text  # the secret did flow through the session
@@ -85,6 +87,16 @@ def test_replay_redacts_its_table_and_diffs(recorded: Agent, project: Path, monk
     # Nothing names the token as a secret any more: the same report shows it.
     monkeypatch.delenv("MY_SERVICE_TOKEN")
     assert f"- {TOKEN} [redacted: ANTHROPIC_API_KEY] v1" in report.table()
+
+
+def test_diff_redacts_the_outputs_it_shows_side_by_side(recorded: Agent, project: Path) -> None:
+    first = recorded.session_id
+    recorded.fork()
+    (project / "data.txt").write_text("v2\n")
+    recorded.run("print them again")
+    shown = recorded.diff(first).render()
+    assert "[redacted: MY_SERVICE_TOKEN]" in shown and "Bearer [redacted: bearer" in shown
+    assert TOKEN not in shown and API_KEY not in shown and BEARER not in shown
 
 
 def test_a_value_nothing_names_as_secret_is_left_and_the_config_can_name_it(
