@@ -27,6 +27,7 @@ from larik_jupyter.checkpoint.errors import CheckpointError
 from larik_jupyter.checkpoint.store import TurnInfo
 from larik_jupyter.config.layers import PendingApproval
 from larik_jupyter.config.update import approve as approve_pending
+from larik_jupyter.errors import LarikError
 from larik_jupyter.lsp.manager import ServerState
 from larik_jupyter.records import SessionRecords
 from larik_jupyter.session import branch
@@ -308,6 +309,23 @@ class Agent:
     @protect.setter
     def protect(self, on: bool) -> None:
         self._protect = self.loop.protect = on
+
+    @property
+    def protecting(self) -> bool:
+        """Whether protect mode is on: asked for by this front end or in the personal config."""
+        return self.loop.protecting
+
+    def bind(self, name: str, value: object) -> None:
+        """Bind the kernel variable `name` to `value` as a change of the last turn (what
+        `%larik -o NAME` does with the outcome): undoing that turn puts back what `name` held
+        before, or deletes it. Needs a kernel (`host`); raises `CheckpointError` when the turn's
+        record cannot be written (the binding is made, undo does not know of it)."""
+        snapshots = self.loop.env.variables
+        if self.host is None or snapshots is None:
+            raise LarikError(f"Binding `{name}` needs a kernel; run the agent inside Jupyter (with a `host`).")
+        existed = name in self.host.namespace
+        snapshots.rebind(self.host.namespace, name, value)
+        self.loop.checkpoints.note_variables([(name, existed)])  # a failure says undo will not know
 
     @property
     def running(self) -> bool:

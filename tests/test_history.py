@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 from larik_jupyter import Agent
+from larik_jupyter.config.secrets import redactor_for
 from larik_jupyter.notebook.render import parts_from_messages, render_parts
 from larik_jupyter.notebook.view import TranscriptView
 from larik_jupyter.session.reader import load_entries
@@ -76,7 +77,7 @@ def test_the_undo_note_and_an_attachment_are_labelled_in_history_and_export(tmp_
     assert "<summary>note to the model</summary>" in history and "The user reverted" in history
     assert "<summary>attached sales</summary>" in history and "region,total\nnorth,3" in history
     assert "do not follow instructions" not in history
-    exported = render_markdown(agent.session_path, load_entries(agent.session_path).entries)
+    exported = render_markdown(agent.session_path, load_entries(agent.session_path).entries, redactor=redactor_for(None))
     assert "<summary>Note to the model</summary>" in exported and "<summary>Attached sales</summary>" in exported
     assert "do not follow instructions" not in exported
     kernel.close()
@@ -105,7 +106,7 @@ def test_history_and_the_export_name_cells_by_their_position_with_the_id_on_hove
     shown: list[object] = []
     commands.run(kernel, commands.parse_command("/history"), commands.Output(shown.append))
     history = "\n".join(getattr(item, "data", "") for item in shown)
-    exported = render_markdown(kernel.require().session_path, load_entries(kernel.require().session_path).entries)
+    exported = render_markdown(kernel.require().session_path, load_entries(kernel.require().session_path).entries, redactor=redactor_for(None))
     records = kernel.require().records
     kernel.close()
     assert records.tool_calls[0].summary == 'notebook_edit: replace cell 2 of work.ipynb ("x = 2")'  # the API's too

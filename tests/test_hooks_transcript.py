@@ -9,6 +9,7 @@ from pathlib import Path
 from IPython.utils.capture import capture_output
 
 from larik_jupyter import Agent
+from larik_jupyter.config.secrets import redactor_for
 from larik_jupyter.llm.anthropic_provider import request_messages as anthropic_messages
 from larik_jupyter.llm.openai_provider import request_messages as openai_messages
 from larik_jupyter.notebook.render import parts_from_entries, parts_from_messages, render_parts
@@ -53,7 +54,7 @@ def test_hook_notices_survive_a_reload_and_show_in_history_and_export(project: P
     assert "about to run bash" not in json.dumps(anthropic_messages(list(stored)))
     assert "prompt checked" not in json.dumps(openai_messages("", list(stored)))
 
-    exported = export_markdown(path, None, cwd=project).read_text()
+    exported = export_markdown(path, None, cwd=project, redactor=redactor_for(project)).read_text()
     assert "> *Hook:* UserPromptSubmit hook `echo prompt checked`: prompt checked" in exported
     assert "> *Hook:* PostToolUse hook `echo logged the call; echo second line >&2`: logged the call\n> second line" in exported
 
@@ -86,5 +87,5 @@ def test_stop_hook_notices_are_kept_on_the_turns_usage_entry(project: Path, tmp_
     assert closing.type == "usage" and closing.hooks == ["Stop hook `echo turn is over`: turn is over"]
     live = render_parts(view.parts)
     assert render_parts(parts_from_entries(list(entries), include_prompts=False)) == as_stored(live)
-    exported = export_markdown(path, None, cwd=project).read_text()
+    exported = export_markdown(path, None, cwd=project, redactor=redactor_for(project)).read_text()
     assert "> *Hook:* Stop hook `echo turn is over`: turn is over" in exported

@@ -13,6 +13,7 @@ import pytest
 from IPython.core.interactiveshell import InteractiveShell
 from IPython.utils.capture import capture_output
 
+from larik_jupyter.config.secrets import redactor_for
 from larik_jupyter.llm.messages import NO_VISION_NOTE
 from larik_jupyter.session.export import render_markdown
 from larik_jupyter.session.reader import load_entries
@@ -85,7 +86,7 @@ def test_matplotlib_figure_reaches_the_model_and_the_history(
     assert image_block.type == "image" and png_of(image_block.source["data"]) == sent
     history = "".join(o.data.get("text/markdown", "") for o in shown.outputs)
     assert "![image/png](data:image/png;base64," in history and "The curve rises." in history
-    assert "![image/png](data:image/png;base64," in render_markdown(magics.agent.session_path, entries)
+    assert "![image/png](data:image/png;base64," in render_markdown(magics.agent.session_path, entries, redactor=redactor_for(None))
     magics.agent.close()
 
 

@@ -11,6 +11,7 @@ import pytest
 
 from larik_jupyter import Agent, KernelHost
 from larik_jupyter.agent.textlog import TextLog
+from larik_jupyter.config.secrets import redactor_for
 from larik_jupyter.notebook.render import parts_from_entries, render_parts
 from larik_jupyter.notebook.view import TranscriptView
 from larik_jupyter.session.export import render_markdown
@@ -47,7 +48,7 @@ def test_rounding_percentages_and_separators_are_allowed() -> None:
 
 def stored_views(path: Path) -> tuple[str, str]:
     entries = load_entries(path).entries
-    return render_parts(parts_from_entries(entries)), render_markdown(path, entries)
+    return render_parts(parts_from_entries(entries)), render_markdown(path, entries, redactor=redactor_for(None))
 
 
 def test_only_the_invented_number_is_marked_live_in_history_export_and_terminal(

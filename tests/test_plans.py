@@ -12,6 +12,7 @@ from IPython.utils.capture import capture_output
 from nbclient import NotebookClient
 
 from larik_jupyter import Agent
+from larik_jupyter.config.secrets import redactor_for
 from larik_jupyter.notebook.view import TranscriptView
 from larik_jupyter.session.export import export_markdown
 from tests.agent_helpers import done, results_of, scripted, tool
@@ -101,7 +102,7 @@ def test_history_and_export_render_every_update_as_a_checklist(project: Path, tm
     assert magics.agent is not None
     path = magics.agent.session_path
     magics.agent.close()
-    exported = export_markdown(path, None, cwd=project).read_text()
+    exported = export_markdown(path, None, cwd=project, redactor=redactor_for(project)).read_text()
     assert exported.count("**Plan updated**") == 2
     assert "· 0/3 done\n\n- [ ] **Read the code** _(in progress)_\n- [ ] Fix the bug" in exported
     assert "· 3/3 done\n\n- [x] Read the code\n- [x] Fix the bug\n- [x] Run the tests" in exported

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from larik_jupyter.config.secrets import redactor_for
 from larik_jupyter.llm.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock, user_text
 from larik_jupyter.session.entry import Entry
 from larik_jupyter.session.export import ExportExistsError, export_markdown
@@ -25,7 +26,7 @@ def _session(cwd: Path) -> Path:
 
 def test_export_renders_everything_to_the_default_place(tmp_path: Path) -> None:
     path = _session(tmp_path)
-    out = export_markdown(path, cwd=tmp_path)
+    out = export_markdown(path, cwd=tmp_path, redactor=redactor_for(tmp_path))
     assert out == tmp_path / ".larik" / "exports" / f"{path.stem}.md"
     text = out.read_text()
     for expected in ("## 1. User", "fix the build", "**Tool call** `bash: make` (`t1`)", '"command": "make"',
@@ -36,12 +37,12 @@ def test_export_renders_everything_to_the_default_place(tmp_path: Path) -> None:
 
 def test_export_never_overwrites(tmp_path: Path) -> None:
     path = _session(tmp_path)
-    first = export_markdown(path, cwd=tmp_path)
-    second = export_markdown(path, cwd=tmp_path)
+    first = export_markdown(path, cwd=tmp_path, redactor=redactor_for(tmp_path))
+    second = export_markdown(path, cwd=tmp_path, redactor=redactor_for(tmp_path))
     assert second == first.with_name(f"{path.stem}-2.md") and first.exists()
     target = tmp_path / "mine.md"
     target.write_text("precious")
     with pytest.raises(ExportExistsError, match="mine.md already exists"):
-        export_markdown(path, "mine.md", cwd=tmp_path)
+        export_markdown(path, "mine.md", cwd=tmp_path, redactor=redactor_for(tmp_path))
     assert target.read_text() == "precious"
-    assert export_markdown(path, "sub/other.md", cwd=tmp_path) == tmp_path / "sub" / "other.md"
+    assert export_markdown(path, "sub/other.md", cwd=tmp_path, redactor=redactor_for(tmp_path)) == tmp_path / "sub" / "other.md"

@@ -10,6 +10,7 @@ import pytest
 from IPython.utils.capture import capture_output
 
 from larik_jupyter import Agent
+from larik_jupyter.config.secrets import redactor_for
 from larik_jupyter.config.skills import load_skills, skills_prompt
 from larik_jupyter.session.export import export_markdown
 from larik_jupyter.testing import ScriptedHTTPServer
@@ -141,7 +142,7 @@ def test_history_and_export_show_loaded_skill(project: Path, tmp_path: Path, ski
     assert magics.agent is not None
     path = magics.agent.session_path
     magics.agent.close()
-    exported = export_markdown(path, None, cwd=project).read_text()
+    exported = export_markdown(path, None, cwd=project, redactor=redactor_for(project)).read_text()
     assert "loaded skill deploy" in exported and "# Deploy\nRun make deploy." in exported
 
 

@@ -18,6 +18,7 @@ from nbformat.v4 import new_code_cell, new_notebook
 from larik_jupyter import Agent
 from larik_jupyter.agent import events as ae
 from larik_jupyter.agent.trace import Trace
+from larik_jupyter.config.secrets import redactor_for
 from larik_jupyter.session.reader import load_entries
 from larik_jupyter.testing import ScriptedHTTPServer
 from larik_jupyter.tools import Env, Tool, ToolResult
@@ -107,7 +108,7 @@ def test_an_unexpected_exception_is_one_sentence_and_its_traceback_goes_only_to_
         )
         assert result.traceback is not None and "Traceback (most recent call last)" in result.traceback
         assert 'return {"cells": 1}["cells"] + "x"' in result.traceback
-    trace = Trace(tmp_path / "t.trace")
+    trace = Trace(tmp_path / "t.trace", redactor_for(tmp_path))
     trace.record(ae.ToolFinished("id", "exploding", "", result.content, True, 0.0, traceback=result.traceback))
     trace.close()
     (row,) = [orjson.loads(line) for line in (tmp_path / "t.trace" / "events.jsonl").read_bytes().splitlines()]

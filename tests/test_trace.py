@@ -14,8 +14,9 @@ import pytest
 
 from larik_jupyter import Agent
 from larik_jupyter.agent import events as ae
-from larik_jupyter.agent.trace import REDACTED, Trace, active_trace, start_trace, stop_trace
+from larik_jupyter.agent.trace import Trace, active_trace, start_trace, stop_trace
 from larik_jupyter.config.layers import user_config_path
+from larik_jupyter.config.secrets import redactor_for
 from larik_jupyter.session import catalog
 from larik_jupyter.testing import ScriptedHTTPServer
 
@@ -62,7 +63,7 @@ def test_a_traced_turn_keeps_bodies_and_no_key(
     first = json.loads((http / "0001-request.json").read_text())
     assert first["body"]["messages"][0]["content"][0]["text"] == "print the key"
     auth = {k: v for k, v in first["headers"].items() if k in ("x-api-key", "authorization")}
-    assert auth and set(auth.values()) == {REDACTED}
+    assert auth and set(auth.values()) <= {"[redacted: x-api-key header]", "[redacted: authorization header]"}
     second = json.loads((http / "0002-request.json").read_text())
     assert second["body"]["messages"][-1]["content"][0]["type"] == "tool_result"
     assert json.loads((http / "0001-response.json").read_text())["status"] == 200
@@ -98,11 +99,11 @@ def test_secret_values_are_redacted_wherever_they_appear(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("MY_SERVICE_TOKEN", "tok-9f8e7d6c5b4a")
-    trace = Trace(tmp_path / "x.trace")
+    trace = Trace(tmp_path / "x.trace", redactor_for(tmp_path))
     trace.record(ae.Notice("the tool printed tok-9f8e7d6c5b4a"))
     trace.close()
     line = (tmp_path / "x.trace" / "events.jsonl").read_text()
-    assert "tok-9f8e7d6c5b4a" not in line and line.count(REDACTED) == 1
+    assert "tok-9f8e7d6c5b4a" not in line and line.count("[redacted: MY_SERVICE_TOKEN]") == 1
 
 
 HOSTILE_SECRET = 'pa"ss\\wo/rd+x=é€-0123'
@@ -156,8 +157,8 @@ def test_a_hostile_secret_is_redacted_in_every_form_in_every_trace_file(
     assert {p.name for p in files} >= {"events.jsonl", "0002-request.json", "0002-response.json", "0002-response.body"}
     leaks = [(p.name, form) for p, text in files.items() for form in encoded_forms(HOSTILE_SECRET) if form in text]
     assert leaks == []
-    assert REDACTED in files[trace.directory / "http" / "0002-request.json"]
-    assert REDACTED in files[trace.directory / "http" / "0002-response.body"]
+    assert "[redacted: MY_DB_PASSWORD]" in files[trace.directory / "http" / "0002-request.json"]
+    assert "[redacted: MY_DB_PASSWORD]" in files[trace.directory / "http" / "0002-response.body"]
     for line in files[trace.directory / "events.jsonl"].splitlines():
         json.loads(line)  # redaction keeps every line valid JSON
     json.loads(files[trace.directory / "http" / "0002-request.json"])

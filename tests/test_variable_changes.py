@@ -17,6 +17,7 @@ import pytest
 
 from larik_jupyter import Agent, KernelHost, PermissionAnswer, PermissionRequest
 from larik_jupyter.agent.textlog import TextLog
+from larik_jupyter.config.secrets import redactor_for
 from larik_jupyter.notebook.render import parts_from_messages, render_parts
 from larik_jupyter.notebook.view import TranscriptView
 from larik_jupyter.session.export import render_markdown
@@ -66,7 +67,7 @@ def test_every_view_shows_the_changes_and_the_transcript_stores_them(project: Pa
     live = render_parts(view.parts)
     stored = replay(load_entries(path).entries).all
     assert render_parts(parts_from_messages(list(stored), include_prompts=False)) == as_stored(live)
-    exported = render_markdown(path, load_entries(path).entries)
+    exported = render_markdown(path, load_entries(path).entries, redactor=redactor_for(None))
     for line in LINES:
         assert line in live and line in out.getvalue() and line in exported
     assert stored_results(path)[0]["variables"] == [

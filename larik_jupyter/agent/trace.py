@@ -3,124 +3,41 @@
 `<session-dir>/<id>.trace/events.jsonl` gets one line per agent event (`time`, `type`,
 the event's fields; subagents' events carry `agent`), and `http/` one
 `NNNN-request.json` / `NNNN-response.json` / `NNNN-response.body` set per provider call.
-Auth headers are replaced by `[redacted]`, and so is every value of an environment
-variable whose name says it holds a secret (`*KEY*`, `*TOKEN*`, `*SECRET*`, `*PASSWORD*`,
-`*CREDENTIAL*`) wherever it appears, raw or in the forms it takes on the way (JSON-escaped,
-URL-encoded, base64). Traces are never needed to resume; deleting the session deletes them.
+Everything written passes the project's `Redactor` (`redaction.py`, shared with the exports):
+auth headers become `[redacted: authorization header]`, and known secrets `[redacted: NAME]`
+wherever they appear, raw or in the forms they take on the way (JSON-escaped, URL-encoded,
+base64). Traces are never needed to resume; deleting the session deletes them.
 """
 
 from __future__ import annotations
 
-import base64
 import dataclasses
 import functools
 import itertools
 import json
-import os
-import re
 import threading
 import weakref
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
-from urllib.parse import quote, quote_plus
 
 import orjson
 from pydantic import BaseModel
 
 from larik_jupyter.agent import events as ae
+from larik_jupyter.config.secrets import redactor_for
+from larik_jupyter.redaction import Redactor
 from larik_jupyter.session.entry import now_rfc3339
 
 if TYPE_CHECKING:
     from larik_jupyter.agent.loop import AgentLoop
 
-REDACTED = "[redacted]"
-SECRET_HEADERS = frozenset(
-    {"authorization", "proxy-authorization", "x-api-key", "api-key", "cookie", "set-cookie", "x-goog-api-key"}
-)
-_SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSWORD|CREDENTIAL", re.I)
-_MIN_SECRET = 8
 _ACTIVE: weakref.WeakKeyDictionary[AgentLoop, Trace] = weakref.WeakKeyDictionary()
 
 
 def trace_dir(session_path: Path) -> Path:
     """`<session-dir>/<id>.trace` of the session file `session_path`."""
     return session_path.with_name(f"{session_path.stem}.trace")
-
-
-def known_secrets() -> list[str]:
-    """Values of environment variables whose names say they hold secrets, longest first."""
-    found = {v for k, v in os.environ.items() if _SECRET_NAME.search(k) and len(v) >= _MIN_SECRET}
-    return sorted(found, key=len, reverse=True)
-
-
-def _json_escaped(forms: set[str]) -> set[str]:
-    out = set()
-    for form in forms:
-        for ascii_only in (False, True):
-            escaped = json.dumps(form, ensure_ascii=ascii_only)[1:-1]
-            out |= {escaped, escaped.replace("/", "\\/")}  # some servers escape `/` too
-    return out
-
-
-def _url_encoded(secret: str) -> set[str]:
-    forms = {quote(secret, safe=""), quote(secret), quote_plus(secret)}
-    return forms | {re.sub(r"%[0-9A-F]{2}", lambda m: m.group().lower(), f) for f in forms}
-
-
-def _base64_cores(raw: bytes) -> set[str]:
-    """The base64 characters that depend on `raw` alone, at each of the three alignments it
-    can have inside a longer encoded stream (standard and URL-safe alphabets)."""
-    out = set()
-    for shift in range(3):
-        encoded = base64.b64encode(b"\0" * shift + raw).decode("ascii")
-        core = encoded[-(-shift * 8 // 6) : (shift + len(raw)) * 8 // 6]
-        out |= {core, core.replace("+", "-").replace("/", "_")}
-    return out
-
-
-def secret_forms(secret: str) -> set[str]:
-    """Every spelling of `secret` a trace may hold: raw; JSON-escaped once or twice (a JSON
-    document inside a JSON string, as in a streamed tool input), with `\\uXXXX` or UTF-8 and
-    with `/` escaped or not; URL-encoded; base64 at any alignment."""
-    once = _json_escaped({secret})
-    forms = {secret} | once | _json_escaped(once) | _url_encoded(secret)
-    forms |= _base64_cores(secret.encode("utf-8", "surrogateescape"))
-    return {form for form in forms if len(form) >= _MIN_SECRET}
-
-
-class Redactor:
-    """Replaces secrets (in all their `secret_forms`) in text and data, and auth headers in
-    header maps."""
-
-    def __init__(self, secrets: list[str] | None = None) -> None:
-        self.secrets = known_secrets() if secrets is None else secrets
-        forms = {form for secret in self.secrets for form in secret_forms(secret)}
-        # Longest first, so a form is never cut by a shorter one it contains.
-        ordered = sorted(forms, key=lambda f: (-len(f), f))
-        self._pattern = re.compile("|".join(map(re.escape, ordered))) if ordered else None
-
-    def text(self, value: str) -> str:
-        if self._pattern is None:
-            return value
-        return self._pattern.sub(REDACTED, value)
-
-    def data(self, value: Any) -> Any:
-        """JSON-like `value` with every string (keys too) redacted: done before serializing,
-        so what serializing escapes never escapes redaction."""
-        if isinstance(value, str):
-            return self.text(value)
-        if isinstance(value, dict):
-            return {self.text(str(k)): self.data(v) for k, v in value.items()}
-        if isinstance(value, list):
-            return [self.data(v) for v in value]
-        return value
-
-    def headers(self, headers: Any) -> dict[str, str]:
-        return {
-            k: (REDACTED if k.lower() in SECRET_HEADERS else self.text(v))
-            for k, v in headers.items()
-        }
 
 
 def _default(value: Any) -> Any:
@@ -132,13 +49,14 @@ def _default(value: Any) -> Any:
 
 
 class Trace:
-    """An open trace directory; `listener` records events, `http_client` records HTTP bodies."""
+    """An open trace directory; `listener` records events, `http_client` records HTTP bodies,
+    both through `redactor`."""
 
-    def __init__(self, directory: Path) -> None:
+    def __init__(self, directory: Path, redactor: Redactor) -> None:
         self.directory = directory
         self.http_dir = directory / "http"
         self.http_dir.mkdir(parents=True, exist_ok=True)
-        self.redactor = Redactor()
+        self.redactor = redactor
         self._lock = threading.Lock()
         self._counter = itertools.count(len(list(self.http_dir.glob("*-request.json"))) + 1)
         self._events = open(directory / "events.jsonl", "ab")  # noqa: SIM115 - closed by close()
@@ -277,7 +195,7 @@ def start_trace(loop: AgentLoop) -> Trace:
     current = _ACTIVE.get(loop)
     if current is not None:
         return current
-    trace = Trace(trace_dir(Path(loop.session.path)))
+    trace = Trace(trace_dir(Path(loop.session.path)), redactor_for(loop.cwd))
     loop.subscribe(trace.main_listener)
     loop.trace_http(trace.http_client)
     _ACTIVE[loop] = trace

@@ -1,5 +1,6 @@
 """A branch written as a new `.ipynb`: prompts and replies as Markdown, the code the agent ran
-with its recorded outputs, each file it wrote as a `%%writefile` cell, notes for the rest."""
+with its recorded outputs, each file it wrote as a `%%writefile` cell, notes for the rest; the
+written notebook has its secrets redacted (replay runs the cells as recorded)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,9 @@ from pathlib import Path
 from typing import Any
 
 from larik_jupyter.analysis.steps import Branch, Step, read_branch
+from larik_jupyter.config.secrets import redactor_for
 from larik_jupyter.errors import LarikError
+from larik_jupyter.redaction import Redactor
 from larik_jupyter.session.new_file import write_new, write_numbered
 
 
@@ -76,8 +79,9 @@ def cells_of(branch: Branch, *, include_shell: bool = False) -> list[Any]:
     return cells
 
 
-def build_notebook(branch: Branch, *, include_shell: bool = False) -> Any:
-    """The branch as an nbformat v4 notebook, validated."""
+def build_notebook(branch: Branch, *, redactor: Redactor, include_shell: bool = False) -> Any:
+    """The branch as an nbformat v4 notebook, validated, every string of its cells (sources,
+    outputs) redacted by `redactor`."""
     import nbformat
     import nbformat.v4 as v4
 
@@ -86,7 +90,7 @@ def build_notebook(branch: Branch, *, include_shell: bool = False) -> Any:
         "language_info": {"name": "python"},
         "larik": {"session": branch.session_id, "prompts": branch.prompts},
     })
-    nb.cells = cells_of(branch, include_shell=include_shell)
+    nb.cells = [nbformat.from_dict(redactor.data(cell)) for cell in cells_of(branch, include_shell=include_shell)]
     nbformat.validate(nb)
     return nb
 
@@ -109,7 +113,8 @@ def write_notebook(
 
     here = Path(os.fspath(cwd or os.getcwd()))
     branch = read_branch(session, at=at, cwd=here)
-    text = nbformat.writes(build_notebook(branch, include_shell=include_shell))
+    notebook = build_notebook(branch, redactor=redactor_for(branch.cwd), include_shell=include_shell)
+    text = nbformat.writes(notebook)
     if path is not None:
         target = here / Path(path).expanduser()
         if target.suffix != ".ipynb":

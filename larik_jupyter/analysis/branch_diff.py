@@ -1,6 +1,7 @@
 """Two branches compared: the prefix they share (their message entries keep their ids when a
 branch is made, so it is the longest run of equal ids), then each branch's own prompts and the
-outputs of its `python` / `notebook_run` calls side by side, marking the outputs that differ."""
+outputs of its `python` / `notebook_run` calls side by side, marking the outputs that differ;
+secrets redacted as in the exports."""
 
 from __future__ import annotations
 
@@ -8,9 +9,12 @@ import os
 import textwrap
 from dataclasses import dataclass, field
 from itertools import zip_longest
+from pathlib import Path
 
 from larik_jupyter.analysis.compare import block_bytes, image_diff, text_diff
 from larik_jupyter.analysis.steps import Step, read_branch
+from larik_jupyter.config.secrets import redactor_for
+from larik_jupyter.redaction import Redactor
 from larik_jupyter.session import catalog
 from larik_jupyter.session.reader import load_entries
 from larik_jupyter.session.state import replay
@@ -30,7 +34,8 @@ class OutputPair:
 
 @dataclass
 class BranchDiff:
-    """`a` and `b` compared: the prompts they share, then what each did on its own."""
+    """`a` and `b` compared: the prompts they share, then what each did on its own; `cwd` is
+    the project whose config names the secrets `render` redacts (None: the personal config)."""
 
     a: str
     b: str
@@ -38,6 +43,7 @@ class BranchDiff:
     a_prompts: list[str] = field(default_factory=list)
     b_prompts: list[str] = field(default_factory=list)
     pairs: list[OutputPair] = field(default_factory=list)
+    cwd: Path | None = None
 
     @property
     def fork_prompt(self) -> int:
@@ -50,7 +56,8 @@ class BranchDiff:
 
     def render(self) -> str:
         """The comparison as text: the common prefix, each branch's prompts, then the outputs
-        side by side (`≠` before outputs that differ)."""
+        side by side (`≠` before outputs that differ), secrets redacted."""
+        redactor = redactor_for(self.cwd)
         n = self.fork_prompt
         lines = [f"A: {self.a}", f"B: {self.b}", ""]
         if n:
@@ -65,18 +72,20 @@ class BranchDiff:
         if not self.pairs:
             lines.append("  (neither branch ran code after the fork point)")
         for pair in self.pairs:
-            left, right = _block(pair.a), _block(pair.b)
+            left, right = _block(pair.a, redactor), _block(pair.b, redactor)
             mark = "≠" if pair.differs else "="
             for i, (x, y) in enumerate(zip_longest(left, right, fillvalue="")):
                 lines.append(f"{mark if i == 0 else ' '} {x:<{COLUMN}} | {y}".rstrip())
-        return "\n".join(lines)
+        return redactor.text("\n".join(lines))
 
 
-def _block(step: Step | None) -> list[str]:
+def _block(step: Step | None, redactor: Redactor) -> list[str]:
+    """A step's output in lines of the column's width, redacted before it is wrapped (a wrap
+    would cut a secret in two)."""
     if step is None:
         return ["(no call)"]
     head = f"[prompt {step.prompt}] {step.kind} …{(step.tool_use_id or '')[-8:]}"
-    body = step.recorded or "(no output)"
+    body = redactor.text(step.recorded) or "(no output)"
     if step.images:
         body += f"\n[{len(step.images)} image(s)]"
     out = [head]
@@ -109,7 +118,7 @@ def diff_branches(a: str | os.PathLike[str], b: str | os.PathLike[str], *, cwd: 
     fork = min(_prompt_count(path_a, shared), _prompt_count(path_b, shared))
     branch_a, branch_b = read_branch(path_a), read_branch(path_b)
     common = [first_line(s.text) for s in branch_a.steps if s.kind == "prompt" and s.prompt <= fork]
-    result = BranchDiff(branch_a.session_id, branch_b.session_id, common)
+    result = BranchDiff(branch_a.session_id, branch_b.session_id, common, cwd=branch_a.cwd)
     result.a_prompts = [first_line(s.text) for s in branch_a.steps if s.kind == "prompt" and s.prompt > fork]
     result.b_prompts = [first_line(s.text) for s in branch_b.steps if s.kind == "prompt" and s.prompt > fork]
     outputs_a = [s for s in branch_a.steps if s.kind in ("python", "notebook_run") and s.prompt > fork]

@@ -24,6 +24,7 @@ from larik_jupyter.analysis.compare import (
     text_diff,
 )
 from larik_jupyter.analysis.steps import Step, read_branch
+from larik_jupyter.config.secrets import redactor_for
 from larik_jupyter.errors import LarikError
 from larik_jupyter.paths import project_root
 from larik_jupyter.scratch.copy import ScratchFolder, make_copy, scratch_folder
@@ -89,7 +90,7 @@ class ReplayReport:
             lines += [f"{'':>13}{line}" for line in row.detail]
         counts = self.counts()
         lines += ["", ", ".join(f"{v} {k}" for k, v in counts.items())]
-        return "\n".join(lines)
+        return redactor_for(self.where).text("\n".join(lines))
 
 
 def _label(step: Step) -> str:

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from larik_jupyter import paths
+from larik_jupyter.config.secrets import redactor_for
 from larik_jupyter.errors import LarikError
 from larik_jupyter.session import branch, catalog
 from larik_jupyter.session.export import export_markdown, render_markdown
@@ -55,12 +56,12 @@ def _cmd_show(args: argparse.Namespace) -> int:
             }
         )
     else:
-        sys.stdout.write(render_markdown(path, result.entries))
+        sys.stdout.write(render_markdown(path, result.entries, redactor=redactor_for(os.getcwd())))
     return 0
 
 
 def _cmd_export(args: argparse.Namespace) -> int:
-    target = export_markdown(catalog.resolve(args.id), args.path, cwd=os.getcwd())
+    target = export_markdown(catalog.resolve(args.id), args.path, cwd=os.getcwd(), redactor=redactor_for(os.getcwd()))
     print(target)
     return 0
 

@@ -158,7 +158,7 @@ def runs_off_main_thread(command: Command) -> bool:
 
 PROMPT_USAGE = (
     "%larik [--model M] [--new] [--yes] [--expand] [--no-context] [--with NAME[,NAME…]] "
-    "[-o NAME] PROMPT"
+    "[-o NAME [--replace]] PROMPT"
 )
 
 
@@ -171,7 +171,8 @@ def help_text() -> str:
     rows[1:1] = [
         "  options: --model M  --new  --yes (allow asks)  --expand ({x} becomes the value of x)",
         "           --no-context (no notebook context this time)  --with NAME[,NAME…] (attach",
-        "           variables, figures or files)",
+        "           variables, figures or files)  -o NAME (bind the turn's outcome to NAME; a",
+        "           variable -o did not bind is replaced only with --replace, and /undo puts it back)",
     ]
     return "\n".join(rows)
 

@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import argparse
-import keyword
 from dataclasses import dataclass
 
 from larik_jupyter.notebook.commands import (
@@ -15,6 +14,7 @@ from larik_jupyter.notebook.commands import (
     parse_command,
     split_words,
 )
+from larik_jupyter.notebook.output_binding import name_refusal
 
 __all__ = ["Command", "MagicUsageError", "Prompt", "parse_magic"]
 
@@ -29,6 +29,7 @@ class Prompt:
     context: bool = True
     attach: tuple[str, ...] = ()
     output: str | None = None
+    replace: bool = False
 
 
 # Options that take a value, and an example of it for the error when it is missing.
@@ -44,13 +45,18 @@ def _prompt_options() -> UsageParser:
     p.add_argument("--no-context", action="store_true")
     p.add_argument("--with", dest="attach", action="append", default=[])
     p.add_argument("-o", dest="output")
+    p.add_argument("--replace", action="store_true")
     return p
 
 
-def _output_name(name: str | None) -> str | None:
-    """The variable `-o NAME` binds the outcome to; a non-identifier is refused."""
-    if name is not None and (not name.isidentifier() or keyword.iskeyword(name)):
-        raise MagicUsageError(f"-o takes a Python variable name to bind the outcome to, e.g. `-o out`; got {name!r}.")
+def _output_name(name: str | None, replace: bool) -> str | None:
+    """The variable `-o NAME` binds the outcome to; a name it may never bind is refused, and
+    so is `--replace` without `-o`."""
+    if name is None and replace:
+        raise MagicUsageError("--replace goes with -o NAME: it lets the outcome replace an existing variable NAME.")
+    problem = name_refusal(name) if name is not None else None
+    if problem is not None:
+        raise MagicUsageError(problem)
     return name
 
 
@@ -105,5 +111,6 @@ def parse_magic(line: str, cell: str | None = None) -> Prompt | Command:
         expand=opts.expand,
         context=not opts.no_context,
         attach=_attach_names(opts.attach),
-        output=_output_name(opts.output),
+        output=_output_name(opts.output, opts.replace),
+        replace=opts.replace,
     )

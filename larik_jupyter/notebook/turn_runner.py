@@ -15,6 +15,7 @@ from IPython.core.error import UsageError
 from larik_jupyter.errors import LarikError
 from larik_jupyter.notebook.interrupt import sigint_stops
 from larik_jupyter.notebook.kernel import KernelSession
+from larik_jupyter.notebook.output_binding import OutputBinder
 from larik_jupyter.notebook.parser import Prompt
 from larik_jupyter.notebook.pump import MainThreadPump
 
@@ -59,6 +60,8 @@ class TurnRunner:
         self.bridge: Bridge | None = None
         self._context_since = 0
         self._cells_recorded = 0  # the execution count up to which cells went with a prompt
+        # What `-o NAME` bound in this kernel (a bare runner without a shell binds nothing).
+        self.outputs = OutputBinder(shell) if shell is not None else None
 
     def _extras(self, parsed: Prompt) -> tuple[PromptExtras, Path | None]:
         """The notebook context and the `--with` attachments of a prompt, under a new nonce,
@@ -66,6 +69,7 @@ class TurnRunner:
         from larik_jupyter.agent.loop import PromptExtras
         from larik_jupyter.llm.messages import TextBlock
         from larik_jupyter.notebook.attachments import attach
+        from larik_jupyter.config.secrets import redactor_for
         from larik_jupyter.notebook.context import cells_ran, notebook_context
         from larik_jupyter.tools.envelope import new_nonce
 
@@ -83,7 +87,8 @@ class TurnRunner:
             )
             before.append(TextBlock(text=text))
         self._context_since = self.capture.last_count if self.capture is not None else 0
-        cells = cells_ran(self.shell, self.capture, after=self._cells_recorded)
+        # The user's cells may hold a key typed in: stored redacted, as exports are.
+        cells = redactor_for(self.kernel.cwd).data(cells_ran(self.shell, self.capture, after=self._cells_recorded))
         self._cells_recorded = max(self._cells_recorded, getattr(self.shell, "execution_count", 0) or 0)
         extras = PromptExtras(
             before=list(before), after=attached.blocks, attachments=attached.metadata, nonce=nonce, cells=cells
@@ -102,6 +107,8 @@ class TurnRunner:
         from larik_jupyter.notebook.terminal import TerminalTurnUI, is_terminal
         from larik_jupyter.notebook.turn_ui import TurnUI
 
+        if parsed.output is not None and self.outputs is not None:
+            self.outputs.check(parsed.output, replace=parsed.replace)
         text = parsed.text
         if parsed.expand and self.shell is not None:
             text = self.shell.var_expand(text, depth=2)
@@ -124,20 +131,23 @@ class TurnRunner:
             if cell_id is not None:
                 ui.follow(MirroredCell(self.bridge, cell_id, ui.outputs))
 
-        def turn(inline_runner: InlineRunner | None) -> Any:
+        async def turn(inline_runner: InlineRunner | None) -> TurnOutcome:
             # This cell's approver, view and notebook apply to this turn only.
             agent.protect = self.kernel.protect
-            return agent.arun(
+            if parsed.output is not None and self.outputs is not None:
+                await self.outputs.approve(parsed.output, agent, ui.approver)
+            return await agent.arun(
                 text, extras, approver=ui.approver, yes=parsed.yes or self.kernel.yes,
                 listener=ui.listener, notebook=notebook, inline_runner=inline_runner,
             )
 
         return agent, ui, turn
 
-    def _bind(self, parsed: Prompt, outcome: TurnOutcome) -> None:
-        """`-o NAME`: the turn's outcome as a variable of the user's namespace."""
-        if parsed.output is not None and self.shell is not None:
-            self.shell.user_ns[parsed.output] = outcome
+    def _bind(self, parsed: Prompt, agent: Agent, outcome: TurnOutcome) -> None:
+        """`-o NAME`: the turn's outcome as a variable of the user's namespace, a change of the
+        turn that undo puts back."""
+        if parsed.output is not None and self.outputs is not None:
+            self.outputs.bind(agent, parsed.output, outcome)
 
     def _end_turn(self, ui: TurnUI | TerminalTurnUI) -> None:
         self.pump.drain()
@@ -150,7 +160,7 @@ class TurnRunner:
         try:
             with sigint_stops(agent.stop, reading_input=lambda: ui.reading_input):
                 outcome = self.pump.run(turn(self.pump.on_main_thread), on_interrupt=agent.stop)
-            self._bind(parsed, outcome)
+            self._bind(parsed, agent, outcome)
         finally:
             self._end_turn(ui)
 
@@ -161,7 +171,7 @@ class TurnRunner:
         try:
             with sigint_stops(agent.stop, reading_input=lambda: ui.reading_input):
                 outcome = await turn(None)
-            self._bind(parsed, outcome)
+            self._bind(parsed, agent, outcome)
         except asyncio.CancelledError:
             # Something else cancelled the cell (ipykernel's own interrupt handling, when it
             # gets there first); the loop has stored the partial reply as interrupted.

@@ -193,7 +193,7 @@ class ExportHandler(_LarikHandler):
 
     @_endpoint
     async def get(self, session_id: str) -> None:
-        body = await off_loop(lambda: views.export_bytes(self.session_path(session_id)))
+        body = await off_loop(lambda: views.export_bytes(self.session_path(session_id), self.cwd()))
         self.set_header("Content-Disposition", f'attachment; filename="{session_id}.md"')
         self.finish(body, set_content_type="text/markdown; charset=utf-8")
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from larik_jupyter.config.secrets import redactor_for
 from larik_jupyter.server.confine import relative_to_root
 from larik_jupyter.server.page_numbers import page_numbers
 from larik_jupyter.server.schema import SessionList, SessionOut, TranscriptPage, TreeNodeOut
@@ -103,6 +104,7 @@ def transcript_page(session_id: str, path: Path, offset: int, limit: int, cwd: P
     )
 
 
-def export_bytes(path: Path) -> bytes:
-    """The Markdown export of `path`, byte for byte what `larik-jupyter export` writes."""
-    return render_markdown(path, load_entries(path).entries).encode("utf-8")
+def export_bytes(path: Path, cwd: Path) -> bytes:
+    """The Markdown export of `path`, byte for byte what `larik-jupyter export` writes (from
+    `cwd`: its project's secrets redacted)."""
+    return render_markdown(path, load_entries(path).entries, redactor=redactor_for(cwd)).encode("utf-8")

@@ -1,5 +1,6 @@
 """Markdown export of the canonical transcript: every message, tool call and result, compaction
-markers and interrupted turns, rendered from the entries (never from a view's projection)."""
+markers and interrupted turns, rendered from the entries (never from a view's projection), with
+every secret the caller's `Redactor` knows replaced by its marker."""
 
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ from larik_jupyter.llm.messages import (
     ToolUseBlock,
     is_context_text,
 )
+from larik_jupyter.redaction import Redactor
 from larik_jupyter.session.call_summary import (
     CellPosition,
     cell_ids_hint,
@@ -144,8 +146,8 @@ def _traced_numbers(entries: EntryList) -> tuple[dict[int, dict[int, list[Claim]
     return unfound, footers
 
 
-def render_markdown(path: Path, entries: EntryList) -> str:
-    """The Markdown transcript of a session's entries."""
+def render_markdown(path: Path, entries: EntryList, *, redactor: Redactor) -> str:
+    """The Markdown transcript of a session's entries, its secrets redacted by `redactor`."""
     state = replay(entries)
     meta = state.meta
     lines = [f"# Session {session_id_of(path)}", ""]
@@ -191,19 +193,24 @@ def render_markdown(path: Path, entries: EntryList) -> str:
         lines += ["", f"*{footers[len(entries)]}*"]
     if state.interrupted:
         lines += ["", f"*⚠ The session ended in an interrupted turn: {state.interrupted}.*"]
-    return "\n".join(lines) + "\n"
+    return redactor.text("\n".join(lines) + "\n")
 
 
 def export_markdown(
-    path: str | os.PathLike[str], out: str | os.PathLike[str] | None = None, *, cwd: str | os.PathLike[str]
+    path: str | os.PathLike[str],
+    out: str | os.PathLike[str] | None = None,
+    *,
+    cwd: str | os.PathLike[str],
+    redactor: Redactor,
 ) -> Path:
-    """Write a session's Markdown transcript and return where it went.
+    """Write a session's Markdown transcript, its secrets redacted by `redactor`, and return
+    where it went.
 
     Default: `<cwd>/.larik/exports/<id>.md`, or `<id>-2.md`, `<id>-3.md`, … if taken. An
     explicit `out` (relative to `cwd`) that exists is refused.
     """
     path = Path(path)
-    text = render_markdown(path, load_entries(path).entries)
+    text = render_markdown(path, load_entries(path).entries, redactor=redactor)
     if out is not None:
         target = Path(cwd) / Path(out).expanduser()
         try:

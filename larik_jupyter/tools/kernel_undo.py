@@ -31,7 +31,8 @@ class SavedValue:
     """One variable as it was before the turn.
 
     `existed` False: the turn created it (undo deletes it). Otherwise `copy` is the value to
-    put back, or `reason` says why there is none; for a module, function or class `shared` is
+    put back (with `same_object`, the very object the name held: it was only rebound, never
+    changed), or `reason` says why there is none; for a module, function or class `shared` is
     the original object, so undo can tell whether the name was rebound at all.
     """
 
@@ -41,6 +42,7 @@ class SavedValue:
     shared: object = None
     reason: str | None = None
     before: str = ""
+    same_object: bool = False
 
 
 @dataclass
@@ -130,6 +132,21 @@ class KernelSnapshots:
         for name in changed:
             turn.saved[name] = SavedValue(name, True, reason=reason, before=_describe(before[name]))
 
+    def rebind(self, namespace: dict[str, Any], name: str, value: object) -> None:
+        """Bind `name` to `value` outside any code run (`%larik -o`), as a change of the turn
+        opened last: undo puts back the object `name` held (rebinding leaves it as it was, so
+        it is kept, not copied) or deletes `name`."""
+        turn = self._turns.get(self._turn)
+        if turn is None:
+            turn = self._turns[self._turn] = _Turn(namespace, self._budget_mb)
+        if name not in turn.saved:
+            old = namespace.get(name, _MISSING)
+            turn.saved[name] = (
+                SavedValue(name, False) if old is _MISSING
+                else SavedValue(name, True, copy=old, before=_describe(old), same_object=True)
+            )
+        namespace[name] = value
+
     def recorded(self, turn: int) -> list[tuple[str, bool]]:
         """`(name, existed before the turn)` for every variable `turn` snapshotted or created."""
         saved = self._turns.get(turn)
@@ -168,7 +185,7 @@ class KernelSnapshots:
                 if ns.pop(s.name, _MISSING) is not _MISSING:
                     done.removed.append(s.name)
             elif s.reason is None:
-                ns[s.name] = copy_value(s.copy) if keep else s.copy
+                ns[s.name] = copy_value(s.copy) if keep and not s.same_object else s.copy
                 done.restored.append(s.name)
             elif s.shared is None or ns.get(s.name, _MISSING) is not s.shared:
                 done.not_restored.append((s.name, s.reason))
