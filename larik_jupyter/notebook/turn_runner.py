@@ -67,9 +67,9 @@ class TurnRunner:
         """The notebook context and the `--with` attachments of a prompt, under a new nonce,
         and the kernel's own notebook, when known."""
         from larik_jupyter.agent.loop import PromptExtras
+        from larik_jupyter.config.secrets import redactor_for
         from larik_jupyter.llm.messages import TextBlock
         from larik_jupyter.notebook.attachments import attach
-        from larik_jupyter.config.secrets import redactor_for
         from larik_jupyter.notebook.context import cells_ran, notebook_context
         from larik_jupyter.tools.envelope import new_nonce
 
