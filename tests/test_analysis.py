@@ -90,10 +90,10 @@ def test_the_notebook_reruns_the_analysis_and_recreates_its_files(analysis: Agen
     denied = [(c.cell_type, c.source) for c in nb.cells if "rm data.csv" in c.source]
     assert denied == [("markdown", "*The shell command `rm data.csv` was denied.*")]
     for cell in nb.cells:
-        assert cell.metadata["larik"]["session"] == analysis.session_id
+        assert cell.metadata["larik_branch"]["session"] == analysis.session_id
     code = [c for c in nb.cells if c.cell_type == "code"]
-    assert [c.metadata["larik"]["prompt"] for c in code] == [1, 2, 2, 3]
-    assert all(c.metadata["larik"]["tool_use_id"].startswith("toolu_") for c in code)
+    assert [c.metadata["larik_branch"]["prompt"] for c in code] == [1, 2, 2, 3]
+    assert all(c.metadata["larik_branch"]["tool_use_id"].startswith("toolu_") for c in code)
     recorded = [_text(c.outputs) for c in code]
     assert recorded[0] == "4 rows\n(4, 2)" and "15.0" in recorded[2]
     assert any(o["output_type"] == "display_data" and "image/png" in o["data"] for o in code[3].outputs)
@@ -114,7 +114,7 @@ def test_notebook_cli_stops_at_prompt_n_and_never_overwrites(analysis: Agent, pr
     done_ = _cli("notebook", analysis.session_id, "upto2.ipynb", "--at", "2", cwd=project)
     assert done_.returncode == 0, done_.stderr
     nb = nbformat.read(project / "upto2.ipynb", as_version=4)
-    assert max(c.metadata["larik"]["prompt"] for c in nb.cells) == 2
+    assert max(c.metadata["larik_branch"]["prompt"] for c in nb.cells) == 2
     assert PLOT not in [c.source for c in nb.cells]
     before = (project / "upto2.ipynb").read_bytes()
     again = _cli("notebook", analysis.session_id, "upto2.ipynb", cwd=project)

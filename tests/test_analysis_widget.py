@@ -38,7 +38,7 @@ def test_magic_writes_the_branch_and_refuses_an_existing_file(project: Path, tmp
     code = [c for c in nb.cells if c.cell_type == "code"]
     assert [c.source for c in code] == ["x = 6 * 7\nprint('x is', x)"]
     assert code[0].outputs[0]["text"] == "x is 42\n"
-    assert code[0].metadata["larik"]["session"] == second  # the copied prefix is this branch's
+    assert code[0].metadata["larik_branch"]["session"] == second  # the copied prefix is this branch's
     before = (project / "out.ipynb").read_bytes()
     with pytest.raises(UsageError, match="already exists"):
         larik(shell, "/notebook out.ipynb")

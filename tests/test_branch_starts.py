@@ -46,7 +46,7 @@ def test_the_branch_notebook_of_a_kernel_session_runs_in_a_fresh_kernel_elsewher
                           cwd=project, capture_output=True, text=True, timeout=120)
     assert made.returncode == 0, made.stderr
     nb = nbformat.read(elsewhere / "branch.ipynb", as_version=4)
-    user = [c.source for c in nb.cells if c.get("metadata", {}).get("larik", {}).get("user_cell")]
+    user = [c.source for c in nb.cells if c.get("metadata", {}).get("larik_branch", {}).get("user_cell")]
     assert user == [USER_CELLS[0], USER_CELLS[1], USER_CELLS[3]]  # not the cell nothing reads
     failing = [c for c in nb.cells if c.cell_type == "code" and c.source == FAILS]
     assert failing and failing[0].metadata.get("tags") == ["raises-exception"]

@@ -48,7 +48,9 @@ def _markdown_quote(text: str) -> str:
 
 
 def cells_of(branch: Branch, *, include_shell: bool = False) -> list[Any]:
-    """The notebook cells of a branch's steps, each with its `larik` provenance."""
+    """The notebook cells of a branch's steps, each with its provenance under `larik_branch`
+    (not `larik`, which marks a cell the agent changed in a notebook: an export is a record
+    of a branch, and its cells must not pass for the edited ones in JupyterLab)."""
     import nbformat.v4 as v4
 
     cells = []
@@ -56,7 +58,7 @@ def cells_of(branch: Branch, *, include_shell: bool = False) -> list[Any]:
         larik: dict[str, Any] = {"session": branch.session_id, "prompt": step.prompt}
         if step.tool_use_id:
             larik["tool_use_id"] = step.tool_use_id
-        meta = {"larik": larik}
+        meta = {"larik_branch": larik}
         if step.kind == "prompt":
             cells.append(v4.new_markdown_cell(f"### Prompt {step.prompt}\n\n{_markdown_quote(step.text)}", metadata=meta))
         elif step.kind in ("reply", "note"):
