@@ -321,3 +321,21 @@ def _png(image: Any) -> bytes:
     out = io.BytesIO()
     image.save(out, format="PNG")
     return out.getvalue()
+
+
+def test_a_notebook_path_that_cannot_be_written_is_one_sentence(project: Path, tmp_path: Path) -> None:
+    from IPython.core.error import UsageError
+    from widget_helpers import larik, shell_with_magics
+
+    path = python_session(project, [("print(1)", "1")])
+    (project / "file.txt").write_text("a file\n")
+    for target, words in [("/proc/x.ipynb", "/proc/x.ipynb could not be written ("),
+                          ("file.txt/x.ipynb", "file.txt is a file, not a folder, so x.ipynb cannot be written in it")]:
+        done_ = _cli("notebook", path.stem, target, cwd=project)
+        assert done_.returncode == 2 and words in done_.stderr and "Traceback" not in done_.stderr, done_.stderr
+        assert "already exists" not in done_.stderr
+    shell, _ = shell_with_magics(project, scripted(tmp_path, [tool("python", code="print(1)")], done()))
+    larik(shell, "make a session")
+    with pytest.raises(UsageError, match="could not be written"):
+        larik(shell, "/notebook /proc/x.ipynb")
+    assert (project / "file.txt").read_text() == "a file\n"
