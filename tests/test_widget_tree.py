@@ -151,7 +151,8 @@ def test_prompt_nodes_carry_time_cost_interruptions_and_compactions(project: Pat
     assert first["cost"] == pytest.approx(3.0) and first["time"]
     assert second["cost"] == 0.0 and second["interrupted"] and not first["interrupted"]
     assert third["cost"] is None and root["cost"] is None  # an unknown model's price
-    assert root["model"] == "claude-sonnet-4-5"
+    # The model the session uses now (its last turn's), as /sessions shows it, not its first.
+    assert root["model"] == "anthropic:mystery-model" == list_sessions(project)[0].model
 
 
 def test_a_damaged_session_is_marked_not_hidden(project: Path, tmp_path: Path) -> None:

@@ -73,7 +73,7 @@ def _session(node: TreeNode, counter: list[int]) -> dict[str, Any]:
         "kind": "session",
         "id": node.id,
         "time": details.started,
-        "model": details.meta.model if details.meta else None,
+        "model": details.model,  # the current model, as /sessions shows it
         "cost": total,
         "fork_of": node.fork_of,
         "fork_at": node.fork_at,
