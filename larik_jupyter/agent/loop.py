@@ -236,7 +236,11 @@ class AgentLoop:
         if self._owns_turns:
             turn = self.checkpoints.begin_turn(prompt_number)
             if self.env.variables is not None:
-                self.env.variables.open_turn(turn, self.loaded.config.kernel_snapshot_budget_mb)
+                self.env.variables.open_turn(
+                    turn, self.loaded.config.kernel_snapshot_budget_mb, protect=self.protecting
+                )
+            if self.host is not None:
+                self.host.fingerprints.clear()  # the user may have run cells since the last turn
         else:
             turn = 1
         self.env.call.prompt_number = prompt_number
@@ -438,7 +442,8 @@ class AgentLoop:
         before = await self.hooks.before_tool(call.name, dict(call.input))
         if before.refusal is not None:
             return self._error_result(call, before.refusal, before.notices)
-        denial = await self._permission(call, tool, summary)
+        protected = self._protected(call)
+        denial = await self._permission(call, tool, summary, protected)
         if denial is not None:
             return self._error_result(call, denial, before.notices)
         self.emit(ae.ToolStarted(call.id, call.name, summary))
@@ -448,6 +453,8 @@ class AgentLoop:
             result: ToolResult = await tool.arun(self.env, dict(call.input))
         except Exception as exc:  # a tool with its own `arun` (MCP, task) that let one through
             result = failure_result(call.name, exc)
+        if result.variables and self._guarded(call):
+            await self._keep_or_roll_back(call, result, set(protected))
         seconds = time.monotonic() - started
         result.content, result.diff = valid_text(result.content), result.diff and valid_text(result.diff)
         after = await self.hooks.after_tool(call.name, dict(call.input), result.content, result.is_error)
@@ -507,12 +514,14 @@ class AgentLoop:
                 return {**call.input, "path": str(own)}
         return dict(call.input)
 
-    async def _permission(self, call: ToolUseBlock, tool: Tool, summary: str) -> str | None:
-        """None when the call may run, else the denial text the model sees."""
+    async def _permission(
+        self, call: ToolUseBlock, tool: Tool, summary: str, protected: dict[str, list[str]]
+    ) -> str | None:
+        """None when the call may run, else the denial text the model sees. Protect mode
+        (`protected`: what the code would do to the user's variables) asks before code changes
+        them, whatever rules or --yes say."""
         scoped = self._scoped_input(call)
         decision = decide(self.loaded, call.name, scoped) or tool.default_permission
-        # Protect mode asks before code changes the user's variables, whatever rules or --yes say.
-        protected = self._protected(call)
         if decision == "allow" and not protected:
             return None
         if decision == "deny":
@@ -569,10 +578,58 @@ class AgentLoop:
         return self.protect or self.loaded.config.protect_variables
 
     def _protected(self, call: ToolUseBlock) -> dict[str, list[str]]:
-        """In protect mode, the user's variables a `python` call's code would change."""
+        """In protect mode, the user's variables a `python` call's code would change (the
+        agent's own variables are not the user's)."""
         if not self.protecting or call.name != "python" or self.host is None:
             return {}
-        return protected_changes(str(call.input.get("code", "")), self.host.namespace)
+        own = self.env.variables.own_names(self.host.namespace) if self.env.variables is not None else set()
+        return protected_changes(str(call.input.get("code", "")), self.host.namespace, own)
+
+    def _guarded(self, call: ToolUseBlock) -> bool:
+        """Whether protect mode checks what this call did to the variables after it ran."""
+        return (
+            self.protecting and self.host is not None and self.env.variables is not None
+            and call.name in ("python", "notebook_run")
+        )
+
+    async def _keep_or_roll_back(self, call: ToolUseBlock, result: ToolResult, asked: set[str]) -> None:
+        """Protect mode, after the call: changes to the user's existing variables that were not
+        asked about before it ran (a route the scan cannot see: `f()`, `globals()`, an alias, a
+        notebook cell) are kept only if the user says so; otherwise, and where nobody can
+        answer, they are rolled back from the snapshot and the result tells the model."""
+        assert self.host is not None and self.env.variables is not None
+        own = self.env.variables.call_own()
+        found = [
+            c for c in result.variables
+            if c.change in ("changed", "rebound", "deleted") and c.name not in asked and c.name not in own
+        ]
+        if not found:
+            return
+        what = ", ".join(c.name + (f" through {c.route}" if c.route else "") for c in found)
+        summary = f"the code changed {what}"
+        answer: PermissionAnswer | None = None
+        if self.approver is not None:
+            self.emit(ae.PermissionAsked(call.id, call.name, summary))
+            detail = "# Protect mode: this call changed your existing variables:\n" + "\n".join(
+                f"#   {c.text()}" for c in found
+            )
+            answer = await self.approver(PermissionRequest(
+                id=call.id, tool=call.name, input=dict(call.input), summary=summary, detail=detail, ask="keep",
+            ))
+        if answer is not None and answer.decision != "deny":
+            self.emit(ae.Notice(f"Kept: {summary}."))
+            return
+        rolled, failed = self.env.variables.roll_back(self.host.namespace, [c.name for c in found])
+        result.variables = [c.model_copy(update={"rolled_back": True}) if c.name in rolled else c for c in result.variables]
+        who = "the user chose to roll them back" if answer is not None else "nobody can approve keeping them in this run"
+        text = f"[Protect mode: {summary}; the user's variables are protected and {who}"
+        if rolled:
+            text += f", so {', '.join(rolled)} {'is' if len(rolled) == 1 else 'are'} back as before the call"
+        if failed:
+            text += "; could not roll back " + ", ".join(f"{name} ({why})" for name, why in failed)
+        result.content += f"\n{text}. Work on a copy (e.g. `df2 = df.copy()`) instead.]"
+        result.is_error = True
+        self.emit(ae.Notice(text.strip("[") + ".", level="warning"))
 
     def _answer_unanswered(self, text: str) -> None:
         """Keep the transcript valid: every tool_use gets a tool_result before the next prompt."""

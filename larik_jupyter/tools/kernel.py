@@ -14,6 +14,7 @@ from typing import Any
 from larik_jupyter.errors import exception_text
 from larik_jupyter.tools import code_stop
 from larik_jupyter.tools.base import Tool, ToolError, ToolResult
+from larik_jupyter.tools.change_routes import names_reached
 from larik_jupyter.tools.code_stop import TIMEOUT_INPUT, stoppable, timeout_of
 from larik_jupyter.tools.env import Env
 from larik_jupyter.tools.figures import (
@@ -129,10 +130,12 @@ class PythonTool(Tool):
                 "nothing ran. Split it into smaller expressions.",
                 is_error=True,
             )
+        watch = VariableWatch(host.namespace, names, module=module, cache=host.fingerprints)
         snapshots = env.variables
         if snapshots is not None:
-            snapshots.before_run(host.namespace, names)
-        watch = VariableWatch(host.namespace, names)
+            # Undo also copies what the functions the code calls and its aliases may change.
+            reached = None if names is None else [*names, *names_reached(module, host.namespace)]
+            snapshots.before_run(host.namespace, reached, watch)
         # Keep the source so tracebacks can quote the model's own lines.
         linecache.cache[filename] = (len(code), None, code.splitlines(keepends=True), filename)
         stdout, stderr = io.StringIO(), io.StringIO()
@@ -155,8 +158,9 @@ class PythonTool(Tool):
             except BaseException as exc:
                 error = _short_traceback(exc, filename)
             finally:
+                variables = watch.changes(host.namespace)
                 if snapshots is not None:
-                    snapshots.after_run(host.namespace)
+                    snapshots.after_run(host.namespace, variables)
         parts = []
         if stop.reason == "timeout":
             parts.append(f"The code timed out after {timeout} s and was stopped; its output so far:")
@@ -179,12 +183,14 @@ class PythonTool(Tool):
         images = _images(figures_before, value if error is None else None)
         if snapshots is not None and names is None:
             parts.append(UNSCANNED_NOTE)
+        if note := watch.note():
+            parts.append(note)
         return ToolResult(
             images.text(_cap("\n".join(parts)) or "(no output)"),
             is_error=error is not None or bool(stop.reason),
             display=shown,
             images=images.images,
-            variables=watch.changes(host.namespace),
+            variables=variables,
         )
 
 

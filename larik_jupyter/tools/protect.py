@@ -4,13 +4,16 @@ from its syntax tree before it runs, so the approval can name each variable and 
 Seen: rebinding a name (`df = …`, `df += 1`, `for df in …`, `import df`), `del name` and
 `del name[…]`, item and attribute assignment (`df["c"] = …`, `df.loc[0] = …`, `m.x = …`), a
 call with `inplace=True` on anything rooted at the name, and a call of a method known to
-change its object (`data.append(4)`, `df.insert(…)`, `arr.fill(0)`). Not seen: a value changed
-through a function argument (`shuffle(data)`), another alias, `globals()` or `exec`.
+change its object (`data.append(4)`, `df.insert(…)`, `arr.fill(0)`). Not seen here: a value
+changed through a function argument (`shuffle(data)`), another alias, `globals()` or `exec`;
+those the namespace comparison after the call finds (`variable_watch.py`), and the agent
+loop then asks whether to keep them or roll them back.
 """
 
 from __future__ import annotations
 
 import ast
+from collections.abc import Collection
 from typing import Any
 
 from larik_jupyter.tools.touched_names import root_name
@@ -90,9 +93,10 @@ class _Visitor(ast.NodeVisitor):
         self.generic_visit(node)
 
 
-def protected_changes(code: str, namespace: dict[str, Any]) -> dict[str, list[str]]:
+def protected_changes(code: str, namespace: dict[str, Any], own: Collection[str] = ()) -> dict[str, list[str]]:
     """The user's existing variables `code` would change, each with what it does to them;
-    empty when none (or when the code does not parse: running it changes nothing)."""
+    empty when none (or when the code does not parse: running it changes nothing). `own`: the
+    agent's own variables, which are not the user's."""
     try:
         module = ast.parse(code)
     except (SyntaxError, ValueError):
@@ -102,7 +106,7 @@ def protected_changes(code: str, namespace: dict[str, Any]) -> dict[str, list[st
     return {
         name: what
         for name, what in visitor.found.items()
-        if name in namespace and is_user_name(name, namespace[name])
+        if name in namespace and is_user_name(name, namespace[name]) and name not in own
     }
 
 
