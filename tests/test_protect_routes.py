@@ -212,3 +212,56 @@ def test_a_variable_over_the_fingerprint_budget_is_said_not_compared_once_a_turn
     note = "[not compared, so changes to them are not seen: big (over the 100,000 items a fingerprint hashes)]"
     assert note in first and note not in second and note in third
     agent.close()
+
+
+KERNEL_ROUTES = [
+    ("import sys\nsetattr(sys.modules['__main__'], 'x', 5)", "x: int, rebound through setattr"),
+    ("__import__('__main__').x = 6", "x: int, rebound through __import__('__main__')"),
+    ("get_ipython().run_cell('data.append(4)')", "data: list len 3 → len 4, changed in place through get_ipython().run_cell"),
+    ("f()", "df: DataFrame 2×2 → 2×1, changed in place through f()"),
+]
+
+
+@pytest.mark.timeout(300)
+def test_in_a_kernel_every_route_is_reported_and_protect_rolls_it_back_headless(project: Path, tmp_path: Path) -> None:
+    import json
+
+    import nbformat
+
+    from tests.test_notebook_kernel_undo import client, run_cells
+
+    work = nbformat.v4.new_notebook()
+    work.cells = [nbformat.v4.new_code_cell("data.append(7)", id="calc")]
+    nbformat.write(work, project / "work.ipynb")
+    calls = [tool("python", code=code) for code, _ in KERNEL_ROUTES]
+    calls.append(tool("notebook_run", path="work.ipynb", cell_id="calc"))
+    model = scripted(tmp_path, calls, done("Tried."), calls, done("Changed."))
+    magics = "get_ipython().magics_manager.registry['LarikMagics']"
+    show = "print(json.dumps([list(df.columns), x, data]))"
+    nbc = client(project, [
+        "%load_ext larik_jupyter",
+        "import json, warnings\nwarnings.simplefilter('ignore')\nimport pandas as pd\n"
+        "df = pd.DataFrame({'a': [1, 2], 'b': [3, 4]})\nx = 1\ndata = [1, 2, 3]\n"
+        "def f():\n    df.drop(columns=['a'], inplace=True)",
+        f"{magics}.protect = True",
+        f"%larik --model {model} --yes change the data",
+        show,
+        f"{magics}.protect = False",
+        "%larik --yes change it now",
+        show,
+        "%larik /undo",
+        show,
+    ])
+    with nbc.setup_kernel():
+        texts = run_cells(nbc)
+    assert json.loads(texts[4].strip()) == [["a", "b"], 1, [1, 2, 3]]  # every change rolled back
+    assert "Work on a copy" in texts[3]
+    for _, line in KERNEL_ROUTES:
+        assert f"{line}, rolled back" in texts[3]
+        assert line in texts[6]
+    assert "data: list len 4 → len 5, changed in place through cell calc" in texts[6]
+    assert json.loads(texts[7].strip()) == [["b"], 6, [1, 2, 3, 4, 7]]
+    # `run_cell` changed data before anything named it, so undo had no copy, and says so.
+    assert "Prompt 2 was only partly undone:" in texts[8] and "restored variables: x, df" in texts[8]
+    assert "could not restore: data (changed in place through get_ipython().run_cell" in texts[8]
+    assert json.loads(texts[9].strip()) == [["a", "b"], 1, [1, 2, 3, 4, 7]]

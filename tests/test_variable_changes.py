@@ -258,7 +258,7 @@ def test_notebook_run_reports_what_the_cell_did_to_the_variables(tmp_path: Path)
     ]}
     driver = run_turns(tmp_path, script, "data = [1, 2, 3]", "%larik --yes --model scripted:script.json run calc")
     shown = "".join(o.get("data", {}).get("text/markdown", "") for o in driver.cells[2].outputs)
-    assert "data: list len 3 → len 4, changed in place · z: created int" in shown
+    assert "data: list len 3 → len 4, changed in place through cell calc · z: created int" in shown
     [path] = Path(os.environ["LARIK_DATA_DIR"]).glob("sessions/*/*.jsonl")
     (ran,) = stored_results(path)
     assert [(v["name"], v["change"]) for v in ran["variables"]] == [("data", "changed"), ("z", "created")]

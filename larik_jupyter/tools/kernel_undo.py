@@ -9,6 +9,7 @@ switched back to in the same kernel still undoes its variables.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -165,7 +166,7 @@ class KernelSnapshots:
             return
         watch = self._call.watch
         # Private names the code created go on undo too; dunders (`__builtins__`) are Python's.
-        created = sorted(n for n in namespace.keys() - watch.keys if not _dunder(n))
+        created = sorted(n for n in namespace.keys() - watch.keys if not _dunder(n) and not _history(n))
         changes = [c for c in changes if c.change != "created"]
         if not created and not changes:
             return
@@ -301,6 +302,11 @@ def _intact(old: object, before: Fingerprint) -> bool:
     """Whether an object a name no longer holds is still as it was before the call (one
     without a digest is taken as it is: nothing can tell)."""
     return before.digest is None or before.digest == IMMUTABLE or fingerprint(old, identity=True) == before
+
+
+def _history(name: object) -> bool:
+    """IPython's output history names (`_i9`, `_9`, `_ii`) that a nested `run_cell` adds."""
+    return isinstance(name, str) and re.fullmatch(r"_(i*|i?\d+)", name) is not None
 
 
 def _dunder(name: object) -> bool:

@@ -86,7 +86,7 @@ class VariableWatch:
 
     `names`: those the code may change (from the scan; None when it could not be scanned),
     fingerprinted first; `module`: the code, to find routes; `cache`: the turn's fingerprints
-    (`KernelHost.fingerprints`); `route`: said for a change no route explains (`cell c1`)."""
+    (`KernelHost.fingerprints`); `route`: said for a change no other route explains (`cell c1`), the code's own included."""
 
     def __init__(
         self,
@@ -158,7 +158,8 @@ class VariableWatch:
         return "[not compared, so changes to them are not seen: " + ", ".join(self.not_compared) + "]"
 
     def _change(self, namespace: dict[str, Any], name: str, change: str, **fields: Any) -> VariableChange:
-        route = None if name in self.named else route_of(self.module, name, namespace) or self.route
+        found = None if name in self.named else route_of(self.module, name, namespace)
+        route = found or self.route
         return VariableChange(name=name, change=change, route=route, **fields)  # type: ignore[arg-type]
 
     def _in_place(
