@@ -204,8 +204,9 @@ def test_value_sizes_and_copies_by_type() -> None:
 
     from larik_jupyter.tools.value_copy import NotCopyable, copy_value, human_size, value_size
 
-    frame = pd.DataFrame({"a": np.arange(1000, dtype="int64")})
-    assert value_size(frame) == frame.memory_usage(deep=True).sum()
+    frame = pd.DataFrame({"a": np.arange(1000, dtype="int64"), "s": ["text"] * 1000})
+    # What the copy takes: the buffers, not the strings that a copy of the frame shares.
+    assert value_size(frame) == frame.memory_usage(deep=False).sum() < frame.memory_usage(deep=True).sum()
     copied = copy_value(frame)
     assert copied is not frame and copied.equals(frame)
     assert value_size(np.zeros(1000)) == 8000

@@ -41,7 +41,7 @@ def _globals_of(code: types.CodeType) -> list[str]:
 def _uses(function: object, name: str) -> bool:
     """Whether `function` (a plain function of the namespace) uses the global `name`."""
     # `type()`, not `isinstance` or `getattr`: they would run a hostile object's own code.
-    return type(function) is types.FunctionType and name in _globals_of(function.__code__)  # type: ignore[attr-defined]
+    return type(function) is types.FunctionType and name in _globals_of(function.__code__)
 
 
 def route_of(module: ast.Module | None, name: str, namespace: dict[str, Any]) -> str | None:

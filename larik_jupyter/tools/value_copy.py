@@ -52,7 +52,8 @@ def _array_or_frame(value: object) -> str | None:
 
 
 def value_size(value: object) -> int:
-    """Bytes `value` holds: exact for arrays and frames, `sys.getsizeof` summed over the
+    """Bytes a copy of `value` takes: exact for arrays and frames (their buffers; the Python
+    objects of an object column are shared by the copy), `sys.getsizeof` summed over the
     object graph of containers and instance dictionaries otherwise."""
     total = 0
     seen: set[int] = set()
@@ -67,7 +68,9 @@ def value_size(value: object) -> int:
             total += int(item.nbytes)
             continue
         if library == "pandas":
-            used = item.memory_usage(deep=True)
+            # Shallow: a deep copy of a frame shares its Python objects (strings), so this is
+            # what the copy takes, and counting each string would cost more than the copy.
+            used = item.memory_usage(deep=False)
             total += int(used.sum() if hasattr(used, "sum") else used)
             continue
         try:

@@ -160,7 +160,7 @@ class VariableWatch:
     def _change(self, namespace: dict[str, Any], name: str, change: str, **fields: Any) -> VariableChange:
         found = None if name in self.named else route_of(self.module, name, namespace)
         route = found or self.route
-        return VariableChange(name=name, change=change, route=route, **fields)  # type: ignore[arg-type]
+        return VariableChange(name=name, change=change, route=route, **fields)
 
     def _in_place(
         self, namespace: dict[str, Any], name: str, before: Fingerprint, after: Fingerprint
