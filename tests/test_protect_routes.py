@@ -86,6 +86,9 @@ def test_protect_headless_rolls_back_every_route_and_tells_the_model(
     (result,) = results_of(agent)
     assert state(ns) == BEFORE, code
     assert result.is_error
+    if "**" in code:  # the scan sees that `**` may pass inplace=True: denied before it runs
+        assert result.text().startswith("Permission denied") and "this code changes df" in result.text()
+        return
     assert "the user's variables are protected" in result.text() and "Work on a copy" in result.text()
     assert f"so {name} is back as before the call" in result.text()
     changed = [_text(v) for v in result.variables or []]

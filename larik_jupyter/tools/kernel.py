@@ -26,7 +26,9 @@ from larik_jupyter.tools.figures import (
     open_figures,
 )
 from larik_jupyter.tools.images import ImageCollector
+from larik_jupyter.tools.protect import changes_in
 from larik_jupyter.tools.touched_names import names_it_may_change
+from larik_jupyter.tools.value_copy import array_or_frame
 from larik_jupyter.tools.variable_watch import VariableWatch
 
 MAX_OUTPUT = 30_000
@@ -133,9 +135,7 @@ class PythonTool(Tool):
         watch = VariableWatch(host.namespace, names, module=module, cache=host.fingerprints)
         snapshots = env.variables
         if snapshots is not None:
-            # Undo also copies what the functions the code calls and its aliases may change.
-            reached = None if names is None else [*names, *names_reached(module, host.namespace)]
-            snapshots.before_run(host.namespace, reached, watch)
+            snapshots.before_run(host.namespace, _to_copy(module, names, host.namespace), watch)
         # Keep the source so tracebacks can quote the model's own lines.
         linecache.cache[filename] = (len(code), None, code.splitlines(keepends=True), filename)
         stdout, stderr = io.StringIO(), io.StringIO()
@@ -192,6 +192,19 @@ class PythonTool(Tool):
             images=images.images,
             variables=variables,
         )
+
+
+def _to_copy(module: ast.Module, names: list[str] | None, namespace: dict[str, Any]) -> list[str] | None:
+    """The names undo copies before the code runs: those it may change, but not an array or
+    frame whose methods it only calls and whose known mutations it does not make (`df.head()`:
+    copying a large frame costs more than the call; should it change after all, the namespace
+    comparison says so and that it could not be restored); and what the functions the code
+    calls and its aliases may change."""
+    if names is None:
+        return None
+    changed = changes_in(module)
+    kept = [n for n in names if n in changed or array_or_frame(namespace.get(n)) is None]
+    return [*kept, *names_reached(module, namespace)]
 
 
 def _compiled(code: str, module: ast.Module, filename: str) -> tuple[CodeType, CodeType | None]:

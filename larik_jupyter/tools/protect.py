@@ -88,9 +88,22 @@ class _Visitor(ast.NodeVisitor):
             )
             if inplace:
                 self._note(root_name(func.value), f"calls .{func.attr}(…, inplace=True)")
+            elif any(k.arg is None for k in node.keywords):
+                self._note(root_name(func.value), f"calls .{func.attr}(**…), which may pass inplace=True")
             elif func.attr in MUTATING_METHODS:
                 self._note(root_name(func.value), f"calls .{func.attr}(…), which changes it")
         self.generic_visit(node)
+
+
+def changes_in(module: ast.Module) -> dict[str, list[str]]:
+    """Every global name `module`'s code visibly changes, with what it does to it (empty when
+    it is nested too deeply to read)."""
+    visitor = _Visitor()
+    try:
+        visitor.visit(module)
+    except RecursionError:
+        return {}
+    return visitor.found
 
 
 def protected_changes(code: str, namespace: dict[str, Any], own: Collection[str] = ()) -> dict[str, list[str]]:
@@ -101,11 +114,9 @@ def protected_changes(code: str, namespace: dict[str, Any], own: Collection[str]
         module = ast.parse(code)
     except (SyntaxError, ValueError):
         return {}
-    visitor = _Visitor()
-    visitor.visit(module)
     return {
         name: what
-        for name, what in visitor.found.items()
+        for name, what in changes_in(module).items()
         if name in namespace and is_user_name(name, namespace[name]) and name not in own
     }
 

@@ -41,12 +41,14 @@ def kind_of_shared(value: object) -> str | None:
     return None
 
 
-def _array_or_frame(value: object) -> str | None:
+def array_or_frame(value: object) -> str | None:
+    """`numpy` for an array, `pandas` for a frame, series or index, else None."""
+    # `type()`, not `isinstance`: an object whose `__class__` raises is neither.
     numpy = sys.modules.get("numpy")
-    if numpy is not None and isinstance(value, numpy.ndarray):
+    if numpy is not None and issubclass(type(value), numpy.ndarray):
         return "numpy"
     pandas = sys.modules.get("pandas")
-    if pandas is not None and isinstance(value, (pandas.DataFrame, pandas.Series, pandas.Index)):
+    if pandas is not None and issubclass(type(value), (pandas.DataFrame, pandas.Series, pandas.Index)):
         return "pandas"
     return None
 
@@ -63,7 +65,7 @@ def value_size(value: object) -> int:
         if id(item) in seen:
             continue
         seen.add(id(item))
-        library = _array_or_frame(item)
+        library = array_or_frame(item)
         if library == "numpy":
             total += int(item.nbytes)
             continue
@@ -94,7 +96,7 @@ def copy_value(value: object) -> object:
     shared = kind_of_shared(value)
     if shared is not None:
         raise NotCopyable(shared)
-    library = _array_or_frame(value)
+    library = array_or_frame(value)
     if library == "numpy":
         return value.copy()  # type: ignore[attr-defined]
     if library == "pandas":
