@@ -84,14 +84,16 @@ class PythonTool(Tool):
     description = (
         "Run Python code in the user's live Jupyter kernel, sharing its variables. Returns "
         "stdout, stderr and the repr of the last expression (or a short traceback); rich "
-        "values (plots, tables) are also shown to the user. /undo can revert what the code does "
+        "values (plots, tables) are also shown to the user. Every variable is compared before "
+        "and after the call, and what changed is reported. /undo can revert what the code does "
         "to the kernel's variables: existing variables it assigns, deletes, changes through "
-        "attributes or items, or calls methods on are copied first (within a per-turn memory "
-        "budget) and put back, and variables it creates are deleted. Not undoable: modules, "
-        "functions, classes, values that cannot be copied or are over the budget, objects "
-        "changed through function arguments or other names, and effects outside the kernel "
-        "(files written from Python, network calls). The code is stopped (KeyboardInterrupt) "
-        "after `timeout` seconds."
+        "attributes, items or mutating methods, or changes through functions it calls or "
+        "aliases it makes are copied first (within a per-turn memory budget) and put back; "
+        "variables rebound any other way get their old object back, and variables it creates "
+        "are deleted. Not undoable: values that cannot be copied or are over the budget, objects "
+        "changed in place through function arguments (`random.shuffle(data)`), and effects "
+        "outside the kernel (files written from Python, network calls). The code is stopped "
+        "(KeyboardInterrupt) after `timeout` seconds."
     )
     input_schema = {
         "type": "object",

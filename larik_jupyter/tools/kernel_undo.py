@@ -188,6 +188,8 @@ class KernelSnapshots:
                 turn.saved[name] = SavedValue(name, True, reason=NOT_SCANNED, before=_describe(old))
             elif change.change == "changed":
                 turn.saved[name] = SavedValue(name, True, reason=_no_copy(change.route), before=_describe(old))
+            elif (held := self._held(turn, old)) is not None:
+                turn.saved[name] = SavedValue(name, True, reason=held, before=_describe(old))
             elif _intact(old, before):
                 turn.saved[name] = SavedValue(name, True, copy=old, before=_describe(old), print=before, by_reference=True)
             else:
@@ -261,12 +263,29 @@ class KernelSnapshots:
             elif s.reason is None:
                 ns[s.name] = copy_value(s.copy) if keep and not s.by_reference else s.copy
                 done.restored.append(s.name)
-            elif s.shared is None or ns.get(s.name, _MISSING) is not s.shared:
+            elif s.shared is not None:  # a module, function or class: put back the object itself
+                if ns.get(s.name, _MISSING) is not s.shared:
+                    ns[s.name] = s.shared
+                    done.restored.append(s.name)
+            else:
                 done.not_restored.append((s.name, s.reason))
         done.gone = [n for n in names if n not in saved.saved or n not in saved.changed]
         if not keep:
             del self._turns[turn]
         return done
+
+    @staticmethod
+    def _held(turn: _Turn, value: object) -> str | None:
+        """None when undo may keep `value` (an object the code unbound) within the turn's
+        budget, else why not."""
+        try:
+            size = 0 if kind_of_shared(value) else value_size(value)
+        except Exception as exc:
+            return f"its size cannot be measured ({exception_text(exc)})"
+        if size > (turn.budget_mb << 20) - turn.used:
+            return f"{human_size(size)}, over what is left of the {turn.budget_mb} MB budget"
+        turn.used += size
+        return None
 
     def _save(self, turn: _Turn, name: str, value: object, found: Fingerprint | None) -> SavedValue:
         before = _describe(value)
