@@ -126,6 +126,24 @@ def test_fingerprints_are_bounded_and_never_raise() -> None:
     assert fingerprint(Broken()).summary == "Broken"
 
 
+def test_object_and_string_columns_are_bounded_and_compared_by_identity_within_a_call() -> None:
+    from larik_jupyter.tools.fingerprint import MAX_OBJECT_ITEMS
+
+    frame = pd.DataFrame({"s": [f"v{i}" for i in range(1000)], "o": [[i] for i in range(1000)]})
+    before = fingerprint(frame, identity=True)
+    assert before == fingerprint(frame.copy(), identity=True)  # a copy shares the same strings
+    frame.loc[999, "s"] = "changed"
+    assert fingerprint(frame, identity=True) != before
+    frame.loc[999, "s"] = "v999"
+    after = fingerprint(frame, identity=True)
+    frame.loc[0, "o"].append(5)  # a mutable item among the sampled ones
+    assert fingerprint(frame, identity=True) != after
+    # By content (compared across processes), object items past the bound are not hashed.
+    many = pd.Series(["x"] * (MAX_OBJECT_ITEMS + 1), dtype=object)
+    assert fingerprint(many).digest is None and "object items" in fingerprint(many).why
+    assert fingerprint(many, identity=True).digest is not None
+
+
 def test_protected_changes_name_what_the_code_does() -> None:
     ns = {"df": frame(), "data": [1], "m": object(), "n": 1, "other": 2}
     found = protected_changes(
