@@ -268,3 +268,33 @@ def test_in_a_kernel_every_route_is_reported_and_protect_rolls_it_back_headless(
     assert "Prompt 2 was only partly undone:" in texts[8] and "restored variables: x, df" in texts[8]
     assert "could not restore: data (changed in place through get_ipython().run_cell" in texts[8]
     assert json.loads(texts[9].strip()) == [["a", "b"], 1, [1, 2, 3, 4, 7]]
+
+
+def test_routes_through_the_main_module_are_asked_about_with_a_front_end(
+    project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import sys
+    import types
+
+    main = types.ModuleType("__main__")
+    main.__dict__.update(x=1, data=[1, 2, 3])
+    monkeypatch.setitem(sys.modules, "__main__", main)  # the kernel's namespace is __main__'s
+    asked: list[str] = []
+
+    async def approver(request: PermissionRequest) -> PermissionAnswer:
+        asked.append(request.summary)
+        return PermissionAnswer("deny")
+
+    model = scripted(
+        tmp_path,
+        [tool("python", code="import sys\nsetattr(sys.modules['__main__'], 'x', 5)")],
+        [tool("python", code="__import__('__main__').data.append(4)")], done(),
+    )
+    agent = Agent(project, model=model, yes=True, host=KernelHost(main.__dict__), approver=approver, protect=True)
+    agent.run("change it")
+    assert asked == [
+        "the code changed x through setattr",
+        "the code changed data through __import__('__main__')",
+    ]
+    assert main.x == 1 and main.data == [1, 2, 3]
+    agent.close()
