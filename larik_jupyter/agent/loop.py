@@ -277,6 +277,11 @@ class AgentLoop:
         self._answer_unanswered(INTERRUPTED_RESULT)
         if self._owns_turns:
             self.checkpoints.finish_turn()
+        if self.host is not None and self._owns_turns:
+            # Held only within the turn: a variable the user deletes next must not stay alive here.
+            self.host.fingerprints.clear()
+        if self.env.variables is not None:
+            self.env.variables.forget_call()
         if self.env.variables is not None and (changed := self.env.variables.recorded(outcome.turn)):
             try:
                 self.checkpoints.note_variables(changed)
@@ -613,9 +618,13 @@ class AgentLoop:
             detail = "# Protect mode: this call changed your existing variables:\n" + "\n".join(
                 f"#   {c.text()}" for c in found
             )
-            answer = await self.approver(PermissionRequest(
-                id=call.id, tool=call.name, input=dict(call.input), summary=summary, detail=detail, ask="keep",
-            ))
+            try:
+                answer = await self.approver(PermissionRequest(
+                    id=call.id, tool=call.name, input=dict(call.input), summary=summary, detail=detail, ask="keep",
+                ))
+            except asyncio.CancelledError:  # stopped while asking: nobody said keep
+                self.env.variables.roll_back(self.host.namespace, [c.name for c in found])
+                raise
         if answer is not None and answer.decision != "deny":
             self.emit(ae.Notice(f"Kept: {summary}."))
             return

@@ -123,6 +123,10 @@ class KernelSnapshots:
         """The agent's own, untouched variables as the last call began."""
         return self._call.own if self._call is not None else set()
 
+    def forget_call(self) -> None:
+        """The turn ended: drop the last call's state (it holds the variables' objects)."""
+        self._call = None
+
     def open_turn(self, turn: int, budget_mb: int = DEFAULT_BUDGET_MB, *, protect: bool = False) -> None:
         """Captures from now on belong to `turn`, whose copies may take `budget_mb` MB; a stale
         snapshot under that number (its turn never reached the disk) is dropped. `protect`:
