@@ -138,6 +138,18 @@ def test_object_and_string_columns_are_bounded_and_compared_by_identity_within_a
     after = fingerprint(frame, identity=True)
     frame.loc[0, "o"].append(5)  # a mutable item among the sampled ones
     assert fingerprint(frame, identity=True) != after
+    # Every storage has a digest that a change moves: datetimes, masked integers, categories,
+    # and a MultiIndex (a groupby's result).
+    typed = pd.DataFrame({
+        "t": pd.date_range("2020", periods=3, tz="UTC"), "i": pd.array([1, None, 3], dtype="Int64"),
+        "c": pd.Categorical(["a", "b", "a"]),
+    })
+    grouped = pd.DataFrame({"a": [1, 2], "b": ["x", "y"], "v": [1.0, 2.0]}).groupby(["a", "b"]).sum()
+    for value, change in ((typed, "typed.loc[1, 'i'] = 5"), (grouped, "grouped.iloc[0, 0] = 9.0")):
+        first = fingerprint(value, identity=True)
+        assert first.digest is not None and fingerprint(value).digest is not None
+        exec(change, {"typed": typed, "grouped": grouped})
+        assert fingerprint(value, identity=True) != first
     # By content (compared across processes), object items past the bound are not hashed.
     many = pd.Series(["x"] * (MAX_OBJECT_ITEMS + 1), dtype=object)
     assert fingerprint(many).digest is None and "object items" in fingerprint(many).why

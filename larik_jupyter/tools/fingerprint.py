@@ -146,8 +146,9 @@ class _Hasher:
         if array.nbytes > self.left:
             raise _OverBudget
         if array.dtype.kind in _NUMERIC_KINDS:
-            data = numpy.ascontiguousarray(array)
-            self.buffer(memoryview(data).cast("B"), data.nbytes)
+            # As bytes: datetime and timedelta arrays export no buffer of their own.
+            data = numpy.ascontiguousarray(array).reshape(-1).view(numpy.uint8)
+            self.buffer(data, data.nbytes)
         elif array.dtype.kind == "O" and self.identity:
             self._addresses(numpy.ascontiguousarray(array).ravel(), numpy)
         else:
@@ -187,6 +188,10 @@ class _Hasher:
             columns, index = [], value
         if isinstance(index, pandas.RangeIndex):
             self.text(f"range{index.start},{index.stop},{index.step}")
+        elif isinstance(index, pandas.MultiIndex):
+            for level, codes in zip(index.levels, index.codes, strict=True):
+                self.values(level.array, pandas)
+                self.array(codes, sys.modules["numpy"])
         else:
             self.values(index.array, pandas)
         for column in columns:
