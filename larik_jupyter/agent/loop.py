@@ -52,6 +52,7 @@ from larik_jupyter.session.call_summary import summarize_call
 from larik_jupyter.session.entry import Entry
 from larik_jupyter.session.numbers import trace_messages
 from larik_jupyter.session.store import Session
+from larik_jupyter.session.variable_changes import VariableChange
 from larik_jupyter.tools.answer import Answer
 from larik_jupyter.tools.base import Tool, ToolResult, failure_result
 from larik_jupyter.tools.env import CallContext, Env
@@ -458,6 +459,12 @@ class AgentLoop:
             result: ToolResult = await tool.arun(self.env, dict(call.input))
         except Exception as exc:  # a tool with its own `arun` (MCP, task) that let one through
             result = failure_result(call.name, exc)
+        except asyncio.CancelledError:  # Stop during a cell: what it did unasked is not kept
+            if self._guarded(call):
+                assert self.host is not None and self.env.variables is not None
+                unasked = self._unasked(self.env.variables.last_changes(), set(protected))
+                self.env.variables.roll_back(self.host.namespace, [c.name for c in unasked])
+            raise
         if result.variables and self._guarded(call):
             await self._keep_or_roll_back(call, result, set(protected))
         seconds = time.monotonic() - started
@@ -597,17 +604,22 @@ class AgentLoop:
             and call.name in ("python", "notebook_run")
         )
 
+    def _unasked(self, changes: list[VariableChange], asked: set[str]) -> list[VariableChange]:
+        """The changes to the user's existing variables protect mode did not ask about before
+        the call (the agent's own variables are not the user's)."""
+        own = self.env.variables.call_own() if self.env.variables is not None else set()
+        return [
+            c for c in changes
+            if c.change in ("changed", "rebound", "deleted") and c.name not in asked and c.name not in own
+        ]
+
     async def _keep_or_roll_back(self, call: ToolUseBlock, result: ToolResult, asked: set[str]) -> None:
         """Protect mode, after the call: changes to the user's existing variables that were not
         asked about before it ran (a route the scan cannot see: `f()`, `globals()`, an alias, a
         notebook cell) are kept only if the user says so; otherwise, and where nobody can
         answer, they are rolled back from the snapshot and the result tells the model."""
         assert self.host is not None and self.env.variables is not None
-        own = self.env.variables.call_own()
-        found = [
-            c for c in result.variables
-            if c.change in ("changed", "rebound", "deleted") and c.name not in asked and c.name not in own
-        ]
+        found = self._unasked(result.variables, asked)
         if not found:
             return
         what = ", ".join(c.name + (f" through {c.route}" if c.route else "") for c in found)

@@ -76,6 +76,7 @@ class _Call:
     watch: VariableWatch
     own: set[str]
     copies: dict[str, SavedValue] = field(default_factory=dict)
+    changes: list[VariableChange] = field(default_factory=list)
 
 
 def _describe(value: object) -> str:
@@ -123,6 +124,10 @@ class KernelSnapshots:
         """The agent's own, untouched variables as the last call began."""
         return self._call.own if self._call is not None else set()
 
+    def last_changes(self) -> list[VariableChange]:
+        """What the last call did to the variables (its result may never come: a Stop)."""
+        return self._call.changes if self._call is not None else []
+
     def forget_call(self) -> None:
         """The turn ended: drop the last call's state (it holds the variables' objects)."""
         self._call = None
@@ -169,6 +174,7 @@ class KernelSnapshots:
         if self._call is None:
             return
         watch = self._call.watch
+        self._call.changes = changes = list(changes)
         # Private names the code created go on undo too; dunders (`__builtins__`) are Python's.
         created = sorted(n for n in namespace.keys() - watch.keys if not _dunder(n) and not _history(n))
         changes = [c for c in changes if c.change != "created"]
