@@ -86,7 +86,8 @@ class VariableWatch:
 
     `names`: those the code may change (from the scan; None when it could not be scanned),
     fingerprinted first; `module`: the code, to find routes; `cache`: the turn's fingerprints
-    (`KernelHost.fingerprints`); `route`: said for a change no other route explains (`cell c1`), the code's own included."""
+    (`KernelHost.fingerprints`); `route`: said for a change no other route explains, the
+    code's own included (`cell c1`)."""
 
     def __init__(
         self,
@@ -102,7 +103,7 @@ class VariableWatch:
         self.module, self.route = module, route
         self.cache = cache if cache is not None else FingerprintCache()
         self.bound = {n: v for n, v in namespace.items() if is_user_name(n, v)}
-        order = [n for n in names or () if n in self.bound] + list(self.bound)
+        order = [n for n in self.named if n in self.bound] + list(self.bound)
         self.before: dict[str, Fingerprint] = {}
         left = BUDGET_BYTES
         for name in dict.fromkeys(order):
