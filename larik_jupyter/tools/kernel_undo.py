@@ -219,7 +219,11 @@ class KernelSnapshots:
             old, before = call.watch.bound[name], call.watch.before[name]
             saved = call.copies.get(name) or (turn.saved.get(name) if turn is not None else None)
             if saved is not None and saved.reason is None and saved.existed and saved.print == before:
-                namespace[name] = saved.copy if saved.by_reference else copy_value(saved.copy)
+                try:  # a fresh copy: the snapshot stays for undo
+                    namespace[name] = saved.copy if saved.by_reference else copy_value(saved.copy)
+                except Exception as exc:
+                    failed.append((name, f"its copy could not be copied again: {exception_text(exc)}"))
+                    continue
             elif namespace.get(name, _MISSING) is not old and _intact(old, before):
                 namespace[name] = old
             else:
