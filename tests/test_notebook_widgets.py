@@ -30,6 +30,24 @@ def test_deny_carries_the_reason_and_always_allow_is_distinct() -> None:
     assert other == [PermissionAnswer("always")]
 
 
+def test_a_change_already_made_is_asked_as_keep_or_roll_back() -> None:
+    request = PermissionRequest(
+        id="t2", tool="python", input={"code": "f()"}, summary="the code changed df through f()",
+        detail="# Protect mode: this call changed your existing variables:\n#   df: DataFrame 2×2, changed in place through f()",
+        ask="keep",
+    )
+    answers: list[PermissionAnswer] = []
+    card = ApprovalWidget(request, answers.append)
+    assert "The code changed df through f(): keep or roll back?" in card.header.value
+    assert [b.description for b in card.children[1].children] == ["Keep", "Roll back"]
+    card.deny_button.click()
+    assert answers == [PermissionAnswer("deny")]
+    assert "rolled back" in card.children[0].value
+    kept: list[PermissionAnswer] = []
+    ApprovalWidget(request, kept.append).allow_button.click()
+    assert kept == [PermissionAnswer("allow")]
+
+
 def test_approval_has_a_static_fallback() -> None:
     bundle = ApprovalWidget(_request(), lambda a: None)._repr_mimebundle_()
     assert "bash: ls" in bundle["text/html"]

@@ -188,12 +188,13 @@ def test_python_with_snapshots_restores_and_removes_exactly_what_the_code_did(tm
     snapshots.open_turn(1)
     run_python(env, "data[1].append(3)\ncfg['k'] = 1\ndel gone\nnew = keep")
     run_python(env, "data.append(5)\nnew.append(1)\nlater = 2")  # a second call in the same turn
+    # `keep` changed through its alias `new`: copied when the alias was made, so put back too.
     assert snapshots.recorded(1) == [
-        ("data", True), ("cfg", True), ("gone", True), ("new", False), ("later", False)
+        ("data", True), ("cfg", True), ("gone", True), ("keep", True), ("new", False), ("later", False)
     ]
     undone = snapshots.restore(1, [name for name, _ in snapshots.recorded(1)], keep=False)
-    assert undone.restored == ["data", "cfg", "gone"] and undone.removed == ["new", "later"]
-    assert ns == {"data": [1, [2]], "cfg": {"k": 0}, "keep": [9, 1], "gone": "here", "__builtins__": ns["__builtins__"]}
+    assert undone.restored == ["data", "cfg", "gone", "keep"] and undone.removed == ["new", "later"]
+    assert ns == {"data": [1, [2]], "cfg": {"k": 0}, "keep": [9], "gone": "here", "__builtins__": ns["__builtins__"]}
     assert snapshots.restore(1, ["data"], keep=False).gone == ["data"]  # a snapshot is used once
 
 
@@ -203,8 +204,9 @@ def test_value_sizes_and_copies_by_type() -> None:
 
     from larik_jupyter.tools.value_copy import NotCopyable, copy_value, human_size, value_size
 
-    frame = pd.DataFrame({"a": np.arange(1000, dtype="int64")})
-    assert value_size(frame) == frame.memory_usage(deep=True).sum()
+    frame = pd.DataFrame({"a": np.arange(1000, dtype="int64"), "s": ["text"] * 1000})
+    # What the copy takes: the buffers, not the strings that a copy of the frame shares.
+    assert value_size(frame) == frame.memory_usage(deep=False).sum() < frame.memory_usage(deep=True).sum()
     copied = copy_value(frame)
     assert copied is not frame and copied.equals(frame)
     assert value_size(np.zeros(1000)) == 8000

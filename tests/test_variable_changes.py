@@ -127,6 +127,36 @@ def test_fingerprints_are_bounded_and_never_raise() -> None:
     assert fingerprint(Broken()).summary == "Broken"
 
 
+def test_object_and_string_columns_are_bounded_and_compared_by_identity_within_a_call() -> None:
+    from larik_jupyter.tools.fingerprint import MAX_OBJECT_ITEMS
+
+    frame = pd.DataFrame({"s": [f"v{i}" for i in range(1000)], "o": [[i] for i in range(1000)]})
+    before = fingerprint(frame, identity=True)
+    assert before == fingerprint(frame.copy(), identity=True)  # a copy shares the same strings
+    frame.loc[999, "s"] = "changed"
+    assert fingerprint(frame, identity=True) != before
+    frame.loc[999, "s"] = "v999"
+    after = fingerprint(frame, identity=True)
+    frame.loc[0, "o"].append(5)  # a mutable item among the sampled ones
+    assert fingerprint(frame, identity=True) != after
+    # Every storage has a digest that a change moves: datetimes, masked integers, categories,
+    # and a MultiIndex (a groupby's result).
+    typed = pd.DataFrame({
+        "t": pd.date_range("2020", periods=3, tz="UTC"), "i": pd.array([1, None, 3], dtype="Int64"),
+        "c": pd.Categorical(["a", "b", "a"]),
+    })
+    grouped = pd.DataFrame({"a": [1, 2], "b": ["x", "y"], "v": [1.0, 2.0]}).groupby(["a", "b"]).sum()
+    for value, change in ((typed, "typed.loc[1, 'i'] = 5"), (grouped, "grouped.iloc[0, 0] = 9.0")):
+        first = fingerprint(value, identity=True)
+        assert first.digest is not None and fingerprint(value).digest is not None
+        exec(change, {"typed": typed, "grouped": grouped})
+        assert fingerprint(value, identity=True) != first
+    # By content (compared across processes), object items past the bound are not hashed.
+    many = pd.Series(["x"] * (MAX_OBJECT_ITEMS + 1), dtype=object)
+    assert fingerprint(many).digest is None and "object items" in fingerprint(many).why
+    assert fingerprint(many, identity=True).digest is not None
+
+
 def test_protected_changes_name_what_the_code_does() -> None:
     ns = {"df": frame(), "data": [1], "m": object(), "n": 1, "other": 2}
     found = protected_changes(
@@ -259,7 +289,7 @@ def test_notebook_run_reports_what_the_cell_did_to_the_variables(tmp_path: Path)
     ]}
     driver = run_turns(tmp_path, script, "data = [1, 2, 3]", "%larik --yes --model scripted:script.json run calc")
     shown = "".join(o.get("data", {}).get("text/markdown", "") for o in driver.cells[2].outputs)
-    assert "data: list len 3 → len 4, changed in place · z: created int" in shown
+    assert "data: list len 3 → len 4, changed in place through cell calc · z: created int" in shown
     [path] = Path(os.environ["LARIK_DATA_DIR"]).glob("sessions/*/*.jsonl")
     (ran,) = stored_results(path)
     assert [(v["name"], v["change"]) for v in ran["variables"]] == [("data", "changed"), ("z", "created")]

@@ -52,6 +52,7 @@ from larik_jupyter.session.call_summary import summarize_call
 from larik_jupyter.session.entry import Entry
 from larik_jupyter.session.numbers import trace_messages
 from larik_jupyter.session.store import Session
+from larik_jupyter.session.variable_changes import VariableChange
 from larik_jupyter.tools.answer import Answer
 from larik_jupyter.tools.base import Tool, ToolResult, failure_result
 from larik_jupyter.tools.env import CallContext, Env
@@ -238,7 +239,11 @@ class AgentLoop:
         if self._owns_turns:
             turn = self.checkpoints.begin_turn(prompt_number)
             if self.env.variables is not None:
-                self.env.variables.open_turn(turn, self.loaded.config.kernel_snapshot_budget_mb)
+                self.env.variables.open_turn(
+                    turn, self.loaded.config.kernel_snapshot_budget_mb, protect=self.protecting
+                )
+            if self.host is not None:
+                self.host.fingerprints.clear()  # the user may have run cells since the last turn
         else:
             turn = 1
         self.env.call.prompt_number = prompt_number
@@ -275,6 +280,11 @@ class AgentLoop:
         self._answer_unanswered(INTERRUPTED_RESULT)
         if self._owns_turns:
             self.checkpoints.finish_turn()
+        if self.host is not None and self._owns_turns:
+            # Held only within the turn: a variable the user deletes next must not stay alive here.
+            self.host.fingerprints.clear()
+        if self.env.variables is not None:
+            self.env.variables.forget_call()
         if self.env.variables is not None and (changed := self.env.variables.recorded(outcome.turn)):
             try:
                 self.checkpoints.note_variables(changed)
@@ -441,7 +451,8 @@ class AgentLoop:
         before = await self.hooks.before_tool(call.name, dict(call.input))
         if before.refusal is not None:
             return self._error_result(call, before.refusal, before.notices)
-        denial = await self._permission(call, tool, summary)
+        protected = self._protected(call)
+        denial = await self._permission(call, tool, summary, protected)
         if denial is not None:
             return self._error_result(call, denial, before.notices)
         self.emit(ae.ToolStarted(call.id, call.name, summary))
@@ -451,6 +462,14 @@ class AgentLoop:
             result: ToolResult = await tool.arun(self.env, dict(call.input))
         except Exception as exc:  # a tool with its own `arun` (MCP, task) that let one through
             result = failure_result(call.name, exc)
+        except asyncio.CancelledError:  # Stop during a cell: what it did unasked is not kept
+            if self._guarded(call):
+                assert self.host is not None and self.env.variables is not None
+                unasked = self._unasked(self.env.variables.last_changes(), set(protected))
+                self.env.variables.roll_back(self.host.namespace, [c.name for c in unasked])
+            raise
+        if result.variables and self._guarded(call):
+            await self._keep_or_roll_back(call, result, set(protected))
         seconds = time.monotonic() - started
         result.content, result.diff = valid_text(result.content), result.diff and valid_text(result.diff)
         after = await self.hooks.after_tool(call.name, dict(call.input), result.content, result.is_error)
@@ -510,12 +529,14 @@ class AgentLoop:
                 return {**call.input, "path": str(own)}
         return dict(call.input)
 
-    async def _permission(self, call: ToolUseBlock, tool: Tool, summary: str) -> str | None:
-        """None when the call may run, else the denial text the model sees."""
+    async def _permission(
+        self, call: ToolUseBlock, tool: Tool, summary: str, protected: dict[str, list[str]]
+    ) -> str | None:
+        """None when the call may run, else the denial text the model sees. Protect mode
+        (`protected`: what the code would do to the user's variables) asks before code changes
+        them, whatever rules or --yes say."""
         scoped = self._scoped_input(call)
         decision = decide(self.loaded, call.name, scoped) or tool.default_permission
-        # Protect mode asks before code changes the user's variables, whatever rules or --yes say.
-        protected = self._protected(call)
         if decision == "allow" and not protected:
             return None
         if decision == "deny":
@@ -572,10 +593,67 @@ class AgentLoop:
         return self.protect or self.loaded.config.protect_variables
 
     def _protected(self, call: ToolUseBlock) -> dict[str, list[str]]:
-        """In protect mode, the user's variables a `python` call's code would change."""
+        """In protect mode, the user's variables a `python` call's code would change (the
+        agent's own variables are not the user's)."""
         if not self.protecting or call.name != "python" or self.host is None:
             return {}
-        return protected_changes(str(call.input.get("code", "")), self.host.namespace)
+        own = self.env.variables.own_names(self.host.namespace) if self.env.variables is not None else set()
+        return protected_changes(str(call.input.get("code", "")), self.host.namespace, own)
+
+    def _guarded(self, call: ToolUseBlock) -> bool:
+        """Whether protect mode checks what this call did to the variables after it ran."""
+        return (
+            self.protecting and self.host is not None and self.env.variables is not None
+            and call.name in ("python", "notebook_run")
+        )
+
+    def _unasked(self, changes: list[VariableChange], asked: set[str]) -> list[VariableChange]:
+        """The changes to the user's existing variables protect mode did not ask about before
+        the call (the agent's own variables are not the user's)."""
+        own = self.env.variables.call_own() if self.env.variables is not None else set()
+        return [
+            c for c in changes
+            if c.change in ("changed", "rebound", "deleted") and c.name not in asked and c.name not in own
+        ]
+
+    async def _keep_or_roll_back(self, call: ToolUseBlock, result: ToolResult, asked: set[str]) -> None:
+        """Protect mode, after the call: changes to the user's existing variables that were not
+        asked about before it ran (a route the scan cannot see: `f()`, `globals()`, an alias, a
+        notebook cell) are kept only if the user says so; otherwise, and where nobody can
+        answer, they are rolled back from the snapshot and the result tells the model."""
+        assert self.host is not None and self.env.variables is not None
+        found = self._unasked(result.variables, asked)
+        if not found:
+            return
+        what = ", ".join(c.name + (f" through {c.route}" if c.route else "") for c in found)
+        summary = f"the code changed {what}"
+        answer: PermissionAnswer | None = None
+        if self.approver is not None:
+            self.emit(ae.PermissionAsked(call.id, call.name, summary))
+            detail = "# Protect mode: this call changed your existing variables:\n" + "\n".join(
+                f"#   {c.text()}" for c in found
+            )
+            try:
+                answer = await self.approver(PermissionRequest(
+                    id=call.id, tool=call.name, input=dict(call.input), summary=summary, detail=detail, ask="keep",
+                ))
+            except asyncio.CancelledError:  # stopped while asking: nobody said keep
+                self.env.variables.roll_back(self.host.namespace, [c.name for c in found])
+                raise
+        if answer is not None and answer.decision != "deny":
+            self.emit(ae.Notice(f"Kept: {summary}."))
+            return
+        rolled, failed = self.env.variables.roll_back(self.host.namespace, [c.name for c in found])
+        result.variables = [c.model_copy(update={"rolled_back": True}) if c.name in rolled else c for c in result.variables]
+        who = "the user chose to roll them back" if answer is not None else "nobody can approve keeping them in this run"
+        text = f"[Protect mode: {summary}; the user's variables are protected and {who}"
+        if rolled:
+            text += f", so {', '.join(rolled)} {'is' if len(rolled) == 1 else 'are'} back as before the call"
+        if failed:
+            text += "; could not roll back " + ", ".join(f"{name} ({why})" for name, why in failed)
+        result.content += f"\n{text}. Work on a copy (e.g. `df2 = df.copy()`) instead.]"
+        result.is_error = True
+        self.emit(ae.Notice(text.strip("[") + ".", level="warning"))
 
     def _answer_unanswered(self, text: str) -> None:
         """Keep the transcript valid: every tool_use gets a tool_result before the next prompt."""

@@ -11,13 +11,18 @@ from typing import Any, Literal
 
 @dataclass(frozen=True)
 class PermissionRequest:
-    """An ask shown to the user: the call, a one-line summary and what it would do."""
+    """An ask shown to the user: the call, a one-line summary and what it would do.
+
+    `ask` "keep": the call already ran and changed the user's variables (protect mode, a route
+    the scan could not see); `summary` says what, `allow` keeps the changes, `deny` rolls them
+    back, and there is no "always"."""
 
     id: str
     tool: str
     input: dict[str, Any]
     summary: str
     detail: str
+    ask: Literal["run", "keep"] = "run"
 
 
 @dataclass(frozen=True)

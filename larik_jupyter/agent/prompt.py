@@ -30,8 +30,10 @@ and hand it back with answer (its name), so the user gets the object itself.
 
 _PROTECTED = """The user's variables are protected: any python code that changes an existing
 variable (rebinding it, inplace=True, assigning to its items or attributes, a mutating method,
-del) waits for the user's approval. Work on copies (`df2 = df.copy()`) and leave their data as
-it is.
+del) waits for the user's approval, and a change made any other way (through a function, an
+alias, globals(), a notebook cell) is found after the call and rolled back unless the user keeps
+it. Work on copies (`df2 = df.copy()`) and leave their data as it is; variables you created
+yourself are yours to change.
 """
 
 

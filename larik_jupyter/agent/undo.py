@@ -174,8 +174,11 @@ class UndoReport(Sequence[UndoResult]):
         if not self.results:
             return "Nothing was undone."
         last = self.results[-1]
-        if last.ok:
+        if last.ok and not any(r.unrestored_variables for r in self.results):
             return f"Undid {', '.join(r.label for r in self.results)}."
+        if last.ok:
+            return (f"{', '.join(r.label for r in self.results).capitalize()}: undone, but some variables "
+                    "could not be restored; see the report.")
         if last.changed:
             return (f"{last.label.capitalize()} was not undone: {', '.join(last.changed)} changed "
                     "since; restore them anyway or skip them.")
@@ -225,7 +228,9 @@ def _result_lines(result: UndoResult, again: str, buttons: bool) -> list[ReportL
                 _code(f"{again} --skip-changed"), _text(" to keep them as they are and undo the rest."),
             )))
         return lines
-    head = f"Undid {which}." if result.ok else f"{which.capitalize()} was only partly undone:"
+    # Variables left changed make the undo partial too, though the turn's snapshot is dropped.
+    whole = result.ok and not result.unrestored_variables
+    head = f"Undid {which}." if whole else f"{which.capitalize()} was only partly undone:"
     lines = [ReportLine("head", (_text(head),))]
     lines += [ReportLine("restored", (_text("restored "), _code(path))) for path in result.restored]
     for path, count, where in result.restored_cells:

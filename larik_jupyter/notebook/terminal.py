@@ -58,7 +58,10 @@ class TerminalTurnUI:
         return await self.pump.on_main_thread(lambda: self._ask(request))
 
     def _ask(self, request: PermissionRequest) -> PermissionAnswer:
-        self.log.line(f"? Allow {asked_label(request.tool, request.summary)}?")
+        if request.ask == "keep":
+            self.log.line(f"? {request.summary[:1].upper()}{request.summary[1:]}: keep (y) or roll back (n)?")
+        else:
+            self.log.line(f"? Allow {asked_label(request.tool, request.summary)}?")
         if request.detail.strip():
             sys.stdout.write(request.detail.rstrip("\n") + "\n")
         self.reading_input = True

@@ -16,7 +16,9 @@ Change = Literal["created", "rebound", "changed", "deleted", "unknown"]
 
 class VariableChange(BaseModel):
     """One variable a call touched: `before` and `after` are its type and shape
-    (`DataFrame 1000×5`), absent where it did not exist; `note` says why a change is unknown."""
+    (`DataFrame 1000×5`), absent where it did not exist; `note` says why a change is unknown;
+    `route` how code that does not name it changed it (`f()`, `globals()`, `the alias d`);
+    `rolled_back` true when protect mode put it back as it was before the call."""
 
     model_config = ConfigDict(extra="allow", frozen=True)
 
@@ -25,13 +27,20 @@ class VariableChange(BaseModel):
     before: str | None = None
     after: str | None = None
     note: str | None = None
+    route: str | None = None
+    rolled_back: bool | None = None
 
     def text(self) -> str:
-        """`df: DataFrame 1000×5 → 1000×4, changed in place`, `x: created int`, `y: deleted`."""
+        """`df: DataFrame 1000×5 → 1000×4, changed in place`, `x: created int`, `y: deleted`,
+        `df: DataFrame 1000×5, changed in place through f(), rolled back`."""
+        how = f" through {self.route}" if self.route else ""
+        return self._what(how) + (", rolled back" if self.rolled_back else "")
+
+    def _what(self, how: str) -> str:
         if self.change == "created":
             return f"{self.name}: created {self.after or ''}".rstrip()
         if self.change == "deleted":
-            return f"{self.name}: deleted"
+            return f"{self.name}: deleted{how}"
         if self.change == "unknown":
             return f"{self.name}: {self.before}, may have changed ({self.note or 'not compared'})"
         before, after = self.before or "", self.after or ""
@@ -41,8 +50,8 @@ class VariableChange(BaseModel):
             same_type = before.partition(" ")[0] == kind and shape
             shown = f"{before} → {shape if same_type else after}"
         if self.change == "changed":
-            return f"{self.name}: {shown}, changed in place"
-        return f"{self.name}: {shown}" + (", rebound" if after == before else "")
+            return f"{self.name}: {shown}, changed in place{how}"
+        return f"{self.name}: {shown}" + (", rebound" if after == before or how else "") + how
 
 
 def changes_text(changes: Iterable[VariableChange]) -> str:
@@ -91,5 +100,6 @@ def _merge(first: VariableChange | None, then: VariableChange) -> VariableChange
     else:
         kind = "changed"
     return VariableChange(
-        name=then.name, change=kind, before=first.before, after=then.after, note=then.note or first.note
+        name=then.name, change=kind, before=first.before, after=then.after, note=then.note or first.note,
+        route=then.route or first.route, rolled_back=then.rolled_back,
     )

@@ -14,14 +14,18 @@ from typing import Any
 
 def is_figure(value: object) -> bool:
     """A matplotlib figure (or anything that saves itself like one)."""
-    return callable(getattr(value, "savefig", None)) and hasattr(value, "get_axes")
+    # Looked up on the type: an object whose own attribute lookup raises is just not a figure.
+    return callable(getattr(type(value), "savefig", None)) and hasattr(type(value), "get_axes")
 
 
 def _figure_of(value: object) -> object | None:
     """The figure `value` is or draws into (an Axes, an artist), if any."""
     if is_figure(value):
         return value
-    figure = getattr(value, "figure", None)
+    try:
+        figure = getattr(value, "figure", None)
+    except Exception:  # an object whose attribute lookup raises draws into no figure
+        return None
     return figure if is_figure(figure) else None
 
 

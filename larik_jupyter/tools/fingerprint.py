@@ -2,24 +2,31 @@
 
 A fingerprint is the value's type, a short shape (`1000×5`, `len 3`) and, where the type
 allows it within a byte budget, a content digest: pandas and numpy objects hash their data
-(CRC-32 of numeric buffers, pandas' `hash_pandas_object` for other columns and the index),
-builtin containers hash their scalar items (any other item by identity, so a change inside
-it is not seen). Immutable scalars cannot change in place. Anything else has no digest:
-whether it changed is unknown, and `why` says so. Nothing here imports pandas or numpy; a
+(CRC-32 of the buffers behind each column and the index: numeric, datetime, categorical codes,
+masks; object and string items either by identity, their addresses, for a comparison within
+one process, or by content through pandas' hashes within `MAX_OBJECT_ITEMS`), builtin
+containers hash their scalar items (any other item by identity, so a change inside it is not
+seen). Immutable scalars cannot change in place. Anything else has no digest: whether it
+changed is unknown, and `why` says so. Nothing here imports pandas or numpy; a
 value can only be one of theirs when its library is already loaded.
 """
 
 from __future__ import annotations
 
+import ctypes
 import sys
 import zlib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 # Content bytes hashed per value; a larger value keeps its type and shape but no digest.
 BUDGET_BYTES = 512 << 20
 # Items of a builtin container (nested ones included) hashed per value.
 MAX_ITEMS = 100_000
+# Items of an object or other non-numeric column hashed by content (~0.1 s of pandas' hashing).
+MAX_OBJECT_ITEMS = 2_000_000
+# Items of an object column, compared by identity, whose own content is hashed when mutable.
+SAMPLE_ITEMS = 1_000
 _SCALARS = (int, float, complex, bool, str, bytes, type(None))
 _CONTAINERS = (list, tuple, dict, set, frozenset)
 _NUMERIC_KINDS = "biufcmM"
@@ -35,11 +42,32 @@ class Fingerprint:
     shape: str = ""
     digest: int | None = None
     why: str = ""
+    hashed: int = field(default=0, compare=False)  # bytes of the budget it used
 
     @property
     def summary(self) -> str:
         """`DataFrame 1000×5`, `list len 3`, `int`."""
         return f"{self.type} {self.shape}".rstrip()
+
+
+@dataclass
+class FingerprintCache:
+    """Fingerprints taken after a call, by name, with the object they are of: the state before
+    the next call of the same turn (nothing else runs in the kernel between them), so each call
+    fingerprints a variable once. `said`: the names already reported as not compared."""
+
+    prints: dict[str, tuple[object, Fingerprint]] = field(default_factory=dict)
+    said: set[str] = field(default_factory=set)
+
+    def get(self, name: str, value: object) -> Fingerprint | None:
+        """The cached fingerprint of `name` if it is still bound to the same object."""
+        found = self.prints.get(name)
+        return found[1] if found is not None and found[0] is value else None
+
+    def clear(self) -> None:
+        """A new turn: the user may have run cells since, so nothing cached holds."""
+        self.prints.clear()
+        self.said.clear()
 
 
 class _OverBudget(Exception):
@@ -60,42 +88,49 @@ def shape_of(value: object) -> str:
     return ""
 
 
-def fingerprint(value: object, budget: int = BUDGET_BYTES) -> Fingerprint:
-    """The fingerprint of `value`; never raises (a failure is a fingerprint without digest)."""
+def fingerprint(value: object, budget: int = BUDGET_BYTES, *, identity: bool = False) -> Fingerprint:
+    """The fingerprint of `value`, hashing at most `budget` bytes; never raises (a failure is a
+    fingerprint without digest). `identity`: items of object columns and arrays by identity
+    (their addresses, 8 bytes an item), valid only to compare with a fingerprint taken in the
+    same process while the value lives; without it by content, within `MAX_OBJECT_ITEMS`."""
     kind = type_name(value)
     try:
         shape = shape_of(value)
     except Exception:
         shape = ""
+    hasher = _Hasher(budget, identity)
     try:
-        digest, why = _digest(value, budget)
+        digest, why = _digest(value, hasher)
     except _OverBudget as exc:
         digest, why = None, str(exc) or f"over the {budget >> 20} MB fingerprint budget"
     except Exception as exc:
         digest, why = None, f"its content could not be hashed ({type(exc).__name__})"
-    return Fingerprint(kind, shape, digest, why)
+    return Fingerprint(kind, shape, digest, why, budget - hasher.left)
 
 
-def _digest(value: object, budget: int) -> tuple[int | None, str]:
-    if isinstance(value, _SCALARS):
+def _digest(value: object, hasher: _Hasher) -> tuple[int | None, str]:
+    # `type()`, not `isinstance`: an object whose `__class__` raises is still fingerprinted.
+    cls = type(value)
+    if issubclass(cls, _SCALARS):
         return IMMUTABLE, ""
-    if isinstance(value, _CONTAINERS):
+    if issubclass(cls, _CONTAINERS):
         return _container(value), ""
     pandas = sys.modules.get("pandas")
-    if pandas is not None and isinstance(value, (pandas.DataFrame, pandas.Series, pandas.Index)):
-        return _Hasher(budget).pandas(value, pandas), ""
+    if pandas is not None and issubclass(cls, (pandas.DataFrame, pandas.Series, pandas.Index)):
+        return hasher.pandas(value, pandas), ""
     numpy = sys.modules.get("numpy")
-    if numpy is not None and isinstance(value, numpy.ndarray):
-        return _Hasher(budget).array(value, numpy), ""
+    if numpy is not None and issubclass(cls, numpy.ndarray):
+        return hasher.array(value, numpy), ""
     return None, "no fingerprint for this type"
 
 
 class _Hasher:
-    """A running CRC-32 over at most `budget` bytes."""
+    """A running CRC-32 over at most `budget` bytes (`identity`: see `fingerprint`)."""
 
-    def __init__(self, budget: int) -> None:
+    def __init__(self, budget: int, identity: bool) -> None:
         self.crc = 0
         self.left = budget
+        self.identity = identity
 
     def text(self, text: str) -> None:
         self.crc = zlib.crc32(text.encode("utf-8", "surrogatepass"), self.crc)
@@ -108,24 +143,40 @@ class _Hasher:
 
     def array(self, array: Any, numpy: Any) -> int:
         self.text(f"{array.dtype.str}{array.shape}")
+        if array.nbytes > self.left:
+            raise _OverBudget
         if array.dtype.kind in _NUMERIC_KINDS:
-            if array.nbytes > self.left:
-                raise _OverBudget
-            data = numpy.ascontiguousarray(array)
-            self.buffer(memoryview(data).cast("B"), data.nbytes)
+            # As bytes: datetime and timedelta arrays export no buffer of their own.
+            data = numpy.ascontiguousarray(array).reshape(-1).view(numpy.uint8)
+            self.buffer(data, data.nbytes)
+        elif array.dtype.kind == "O" and self.identity:
+            self._addresses(numpy.ascontiguousarray(array).ravel(), numpy)
         else:
-            pandas = sys.modules.get("pandas")
-            if pandas is None:
-                raise TypeError("an object array needs pandas to hash")
-            self._hashed(pandas.util.hash_array(array.ravel(order="K")), len(array.ravel(order="K")))
+            self._objects(array.ravel(order="K"))
         return self.crc
 
-    def _hashed(self, hashes: Any, items: int) -> None:
-        """Per-item uint64 hashes (pandas'), counted as 8 bytes an item."""
-        self.buffer(memoryview(hashes).cast("B"), items * 8)
+    def _addresses(self, array: Any, numpy: Any) -> None:
+        """An object array's item addresses, and the content of the mutable items among up to
+        `SAMPLE_ITEMS` of them spread over it (the immutable ones, strings and numbers, cannot
+        change behind their address)."""
+        # The pointer buffer itself: numpy exports no buffer for object arrays.
+        pointers = (ctypes.c_char * array.nbytes).from_address(array.__array_interface__["data"][0])
+        self.buffer(pointers, array.nbytes)
+        for item in array[:: max(1, len(array) // SAMPLE_ITEMS)]:
+            if issubclass(type(item), _CONTAINERS):
+                self.crc = zlib.crc32(str(_container(item)).encode(), self.crc)
+
+    def _objects(self, array: Any) -> None:
+        """Object items by content, through pandas' per-item hashes (8 bytes an item)."""
+        if len(array) > MAX_OBJECT_ITEMS:
+            raise _OverBudget(f"over the {MAX_OBJECT_ITEMS:,} object items a fingerprint compares by content")
+        pandas = sys.modules.get("pandas")
+        if pandas is None:
+            raise TypeError("an object array needs pandas to hash")
+        hashes = pandas.util.hash_array(array)
+        self.buffer(memoryview(hashes).cast("B"), len(array) * 8)
 
     def pandas(self, value: Any, pandas: Any) -> int:
-        numpy = sys.modules["numpy"]
         if isinstance(value, pandas.DataFrame):
             self.text(repr([(str(c), str(d)) for c, d in value.dtypes.items()]))
             columns = [col for _, col in value.items()]
@@ -135,20 +186,38 @@ class _Hasher:
             columns, index = [value], value.index
         else:
             columns, index = [], value
-        self._index(index, pandas, numpy)
-        for column in columns:
-            values = column.to_numpy(copy=False) if column.dtype.kind in _NUMERIC_KINDS else None
-            if isinstance(values, numpy.ndarray) and values.dtype.kind in _NUMERIC_KINDS:
-                self.array(values, numpy)
-            else:
-                self._hashed(pandas.util.hash_pandas_object(column, index=False).to_numpy(), len(column))
-        return self.crc
-
-    def _index(self, index: Any, pandas: Any, numpy: Any) -> None:
         if isinstance(index, pandas.RangeIndex):
             self.text(f"range{index.start},{index.stop},{index.step}")
+        elif isinstance(index, pandas.MultiIndex):
+            for level, codes in zip(index.levels, index.codes, strict=True):
+                self.values(level.array, pandas)
+                self.array(codes, sys.modules["numpy"])
         else:
-            self._hashed(pandas.util.hash_pandas_object(index).to_numpy(), len(index))
+            self.values(index.array, pandas)
+        for column in columns:
+            self.values(column.array, pandas)
+        return self.crc
+
+    def values(self, array: Any, pandas: Any) -> None:
+        """One column's (or index's) values by their storage: numpy-backed arrays (object,
+        string, datetime, categorical codes) by their buffer, masked ones by data and mask,
+        anything else through `hash_pandas_object` within `MAX_OBJECT_ITEMS`."""
+        numpy = sys.modules["numpy"]
+        self.text(type(array).__name__)
+        if isinstance(array, pandas.Categorical):
+            self.text(f"ordered={array.ordered}")
+            self.values(array.categories.array, pandas)
+        backing = [getattr(array, "_ndarray", None)]
+        if backing[0] is None:
+            backing = [getattr(array, "_data", None), getattr(array, "_mask", None)]
+        if all(isinstance(part, numpy.ndarray) for part in backing):
+            for part in backing:
+                self.array(part, numpy)
+            return
+        if len(array) > MAX_OBJECT_ITEMS:
+            raise _OverBudget(f"over the {MAX_OBJECT_ITEMS:,} items of a {type(array).__name__} a fingerprint hashes")
+        hashes = pandas.util.hash_pandas_object(pandas.Series(array, copy=False), index=False).to_numpy()
+        self.buffer(memoryview(hashes).cast("B"), len(array) * 8)
 
 
 def _container(value: object) -> int:

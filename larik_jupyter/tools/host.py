@@ -8,8 +8,10 @@ changes per turn (the kernel's own notebook, where kernel tools run) is the call
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
+
+from larik_jupyter.tools.fingerprint import FingerprintCache
 
 if TYPE_CHECKING:
     from larik_jupyter.tools.env import OpenNotebooks
@@ -20,9 +22,11 @@ class KernelHost:
     """`namespace`: the kernel's user namespace (the `python` tool's globals, the variables
     undo restores); `display`: shows a rich value in the running cell from a tool's thread;
     `bridge`: the notebooks open in a browser (the `larik.bridge` comm), when one is connected;
-    `run_cell`: how `notebook_run` runs a cell in this kernel."""
+    `run_cell`: how `notebook_run` runs a cell in this kernel; `fingerprints`: the variables'
+    fingerprints after the last kernel call of the turn (`tools/variable_watch.py`)."""
 
     namespace: dict[str, Any]
     display: Callable[[object], None] | None = None
     bridge: OpenNotebooks | None = None
     run_cell: Callable[..., Awaitable[Any]] | None = None
+    fingerprints: FingerprintCache = field(default_factory=FingerprintCache)

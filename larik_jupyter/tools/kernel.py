@@ -14,6 +14,7 @@ from typing import Any
 from larik_jupyter.errors import exception_text
 from larik_jupyter.tools import code_stop
 from larik_jupyter.tools.base import Tool, ToolError, ToolResult
+from larik_jupyter.tools.change_routes import names_reached
 from larik_jupyter.tools.code_stop import TIMEOUT_INPUT, stoppable, timeout_of
 from larik_jupyter.tools.env import Env
 from larik_jupyter.tools.figures import (
@@ -25,7 +26,9 @@ from larik_jupyter.tools.figures import (
     open_figures,
 )
 from larik_jupyter.tools.images import ImageCollector
+from larik_jupyter.tools.protect import changes_in
 from larik_jupyter.tools.touched_names import names_it_may_change
+from larik_jupyter.tools.value_copy import array_or_frame
 from larik_jupyter.tools.variable_watch import VariableWatch
 
 MAX_OUTPUT = 30_000
@@ -81,14 +84,16 @@ class PythonTool(Tool):
     description = (
         "Run Python code in the user's live Jupyter kernel, sharing its variables. Returns "
         "stdout, stderr and the repr of the last expression (or a short traceback); rich "
-        "values (plots, tables) are also shown to the user. /undo can revert what the code does "
+        "values (plots, tables) are also shown to the user. Every variable is compared before "
+        "and after the call, and what changed is reported. /undo can revert what the code does "
         "to the kernel's variables: existing variables it assigns, deletes, changes through "
-        "attributes or items, or calls methods on are copied first (within a per-turn memory "
-        "budget) and put back, and variables it creates are deleted. Not undoable: modules, "
-        "functions, classes, values that cannot be copied or are over the budget, objects "
-        "changed through function arguments or other names, and effects outside the kernel "
-        "(files written from Python, network calls). The code is stopped (KeyboardInterrupt) "
-        "after `timeout` seconds."
+        "attributes, items or mutating methods, or changes through functions it calls or "
+        "aliases it makes are copied first (within a per-turn memory budget) and put back; "
+        "variables rebound any other way get their old object back, and variables it creates "
+        "are deleted. Not undoable: values that cannot be copied or are over the budget, objects "
+        "changed in place through function arguments (`random.shuffle(data)`), and effects "
+        "outside the kernel (files written from Python, network calls). The code is stopped "
+        "(KeyboardInterrupt) after `timeout` seconds."
     )
     input_schema = {
         "type": "object",
@@ -129,10 +134,10 @@ class PythonTool(Tool):
                 "nothing ran. Split it into smaller expressions.",
                 is_error=True,
             )
+        watch = VariableWatch(host.namespace, names, module=module, cache=host.fingerprints)
         snapshots = env.variables
         if snapshots is not None:
-            snapshots.before_run(host.namespace, names)
-        watch = VariableWatch(host.namespace, names)
+            snapshots.before_run(host.namespace, _to_copy(module, names, host.namespace), watch)
         # Keep the source so tracebacks can quote the model's own lines.
         linecache.cache[filename] = (len(code), None, code.splitlines(keepends=True), filename)
         stdout, stderr = io.StringIO(), io.StringIO()
@@ -155,8 +160,9 @@ class PythonTool(Tool):
             except BaseException as exc:
                 error = _short_traceback(exc, filename)
             finally:
+                variables = watch.changes(host.namespace)
                 if snapshots is not None:
-                    snapshots.after_run(host.namespace)
+                    snapshots.after_run(host.namespace, variables)
         parts = []
         if stop.reason == "timeout":
             parts.append(f"The code timed out after {timeout} s and was stopped; its output so far:")
@@ -179,13 +185,28 @@ class PythonTool(Tool):
         images = _images(figures_before, value if error is None else None)
         if snapshots is not None and names is None:
             parts.append(UNSCANNED_NOTE)
+        if note := watch.note():
+            parts.append(note)
         return ToolResult(
             images.text(_cap("\n".join(parts)) or "(no output)"),
             is_error=error is not None or bool(stop.reason),
             display=shown,
             images=images.images,
-            variables=watch.changes(host.namespace),
+            variables=variables,
         )
+
+
+def _to_copy(module: ast.Module, names: list[str] | None, namespace: dict[str, Any]) -> list[str] | None:
+    """The names undo copies before the code runs: those it may change, but not an array or
+    frame whose methods it only calls and whose known mutations it does not make (`df.head()`:
+    copying a large frame costs more than the call; should it change after all, the namespace
+    comparison says so and that it could not be restored); and what the functions the code
+    calls and its aliases may change."""
+    if names is None:
+        return None
+    changed = changes_in(module)
+    kept = [n for n in names if n in changed or array_or_frame(namespace.get(n)) is None]
+    return [*kept, *names_reached(module, namespace)]
 
 
 def _compiled(code: str, module: ast.Module, filename: str) -> tuple[CodeType, CodeType | None]:

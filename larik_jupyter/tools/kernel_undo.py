@@ -9,11 +9,14 @@ switched back to in the same kernel still undoes its variables.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
 from larik_jupyter.errors import exception_text
+from larik_jupyter.session.variable_changes import VariableChange
+from larik_jupyter.tools.fingerprint import IMMUTABLE, Fingerprint, fingerprint
 from larik_jupyter.tools.value_copy import (
     NotCopyable,
     copy_value,
@@ -21,6 +24,7 @@ from larik_jupyter.tools.value_copy import (
     kind_of_shared,
     value_size,
 )
+from larik_jupyter.tools.variable_watch import VariableWatch
 from larik_jupyter.tools.variables import describe
 
 DEFAULT_BUDGET_MB = 512
@@ -31,10 +35,10 @@ class SavedValue:
     """One variable as it was before the turn.
 
     `existed` False: the turn created it (undo deletes it). Otherwise `copy` is the value to
-    put back (with `same_object`, the very object the name held: it was only rebound, never
-    changed), or `reason` says why there is none; for a module, function or class `shared` is
-    the original object, so undo can tell whether the name was rebound at all.
-    """
+    put back (`by_reference`: the original object itself, which code rebound and left as it
+    was), or `reason` says why there is none; for a module, function or class `shared` is the
+    original object, so undo can tell whether the name was rebound at all. `print`: the
+    value's fingerprint when it was saved."""
 
     name: str
     existed: bool
@@ -42,7 +46,8 @@ class SavedValue:
     shared: object = None
     reason: str | None = None
     before: str = ""
-    same_object: bool = False
+    print: Fingerprint | None = None
+    by_reference: bool = False
 
 
 @dataclass
@@ -61,6 +66,17 @@ class _Turn:
     budget_mb: int
     used: int = 0
     saved: dict[str, SavedValue] = field(default_factory=dict)
+    changed: set[str] = field(default_factory=set)  # names a call of the turn changed or created
+
+
+@dataclass
+class _Call:
+    """The state around the last call, for protect mode to roll it back."""
+
+    watch: VariableWatch
+    own: set[str]
+    copies: dict[str, SavedValue] = field(default_factory=dict)
+    changes: list[VariableChange] = field(default_factory=list)
 
 
 def _describe(value: object) -> str:
@@ -70,67 +86,152 @@ def _describe(value: object) -> str:
         return type(value).__name__
 
 
-# Why a variable the code rebound or deleted without the scan naming it cannot be put back.
-NOT_COVERED = (
-    "not covered: it was set through globals()[...], exec, setattr on the module or a function "
-    "the code called, which undo does not follow"
-)
 NOT_SCANNED = "not covered: the code that changed it could not be scanned for the variables it changes"
+
+
+def _no_copy(route: str | None) -> str:
+    """Why a variable changed in place through a route the scan did not see has no copy."""
+    through = f" through {route}" if route else ""
+    return f"changed in place{through}, which the code does not name, so undo had taken no copy of it"
 
 
 class KernelSnapshots:
     """The variable snapshots of one session's turns in this kernel, by turn number.
 
-    Around each run, `before_run` snapshots the names the code may change and notes what every
-    name is bound to; `after_run` then records the names the code created, and the names it
-    rebound or deleted that were not snapshotted (set through `globals()`, `exec`, a function's
-    `global`): those are reported as not covered, never silently left changed."""
+    Around each run (`VariableWatch` compares the namespace), `before_run` copies the names the
+    code may change (in protect mode every user variable but the agent's own), and `after_run`
+    records what the call changed: names it created, and names changed without a copy (through
+    `globals()`, `exec`, a function it called): a rebound one keeps its original object to put
+    back, one changed in place is reported not restorable, never silently left changed.
+    `own`: variables the agent created in this session, by id and fingerprint, as long as
+    nobody touched them since."""
 
     def __init__(self) -> None:
         self._turns: dict[int, _Turn] = {}
         self._turn = 0
         self._budget_mb = DEFAULT_BUDGET_MB
-        self._bound: dict[str, Any] = {}
         self._scanned = True
+        self._call: _Call | None = None
+        self.protect = False
+        self.own: dict[str, tuple[int, Fingerprint]] = {}
 
-    def open_turn(self, turn: int, budget_mb: int = DEFAULT_BUDGET_MB) -> None:
+    def own_names(self, namespace: dict[str, Any]) -> set[str]:
+        """The agent's own variables still bound to what it left there (whether their content
+        is untouched is checked by `before_run`)."""
+        return {n for n, (ident, _) in self.own.items() if n in namespace and id(namespace[n]) == ident}
+
+    def call_own(self) -> set[str]:
+        """The agent's own, untouched variables as the last call began."""
+        return self._call.own if self._call is not None else set()
+
+    def last_changes(self) -> list[VariableChange]:
+        """What the last call did to the variables (its result may never come: a Stop)."""
+        return self._call.changes if self._call is not None else []
+
+    def forget_call(self) -> None:
+        """The turn ended: drop the last call's state (it holds the variables' objects)."""
+        self._call = None
+
+    def open_turn(self, turn: int, budget_mb: int = DEFAULT_BUDGET_MB, *, protect: bool = False) -> None:
         """Captures from now on belong to `turn`, whose copies may take `budget_mb` MB; a stale
-        snapshot under that number (its turn never reached the disk) is dropped."""
-        self._turn, self._budget_mb = turn, budget_mb
+        snapshot under that number (its turn never reached the disk) is dropped. `protect`:
+        copy every user variable, so a change by any route can be rolled back."""
+        self._turn, self._budget_mb, self.protect = turn, budget_mb, protect
         self._turns.pop(turn, None)
 
-    def before_run(self, namespace: dict[str, Any], names: Iterable[str] | None) -> None:
-        """Snapshot the existing `names` the code may change, each once per turn (None: the
-        code could not be scanned, so nothing is snapshotted)."""
-        self._bound, self._scanned = dict(namespace), names is not None
+    def _open(self, namespace: dict[str, Any]) -> _Turn:
         turn = self._turns.get(self._turn)
-        for name in names or ():
-            if name not in namespace or (turn is not None and name in turn.saved):
-                continue
-            if turn is None:
-                turn = self._turns[self._turn] = _Turn(namespace, self._budget_mb)
-            turn.saved[name] = self._save(turn, name, namespace[name])
-
-    def after_run(self, namespace: dict[str, Any]) -> None:
-        """Note the names the code created, and the ones it rebound or deleted unsnapshotted."""
-        before, self._bound = self._bound, {}
-        # Dunder names (`__builtins__` that exec adds, `__warningregistry__`) are Python's own.
-        created = {n for n in namespace.keys() - before.keys() if not _dunder(n)}
-        turn = self._turns.get(self._turn)
-        saved = turn.saved if turn is not None else {}
-        changed = sorted(
-            n for n, value in before.items()
-            if not _dunder(n) and n not in saved and namespace.get(n, _MISSING) is not value
-        )
-        if not created and not changed:
-            return
         if turn is None:
             turn = self._turns[self._turn] = _Turn(namespace, self._budget_mb)
-        for name in sorted(created):
+        return turn
+
+    def before_run(self, namespace: dict[str, Any], names: Iterable[str] | None, watch: VariableWatch) -> None:
+        """Copy the existing `names` the code may change, each once per turn (None: the code
+        could not be scanned, so nothing is copied); in protect mode every user variable not the
+        agent's own too, again when an earlier call of the turn changed it."""
+        self._scanned = names is not None
+        self.own = {
+            n: (ident, found) for n, (ident, found) in self.own.items()
+            if n in watch.bound and id(watch.bound[n]) == ident and watch.before[n] == found
+        }
+        wanted = [n for n in names or () if n in namespace]
+        if self.protect:
+            wanted += [n for n in watch.bound if n not in self.own]
+        self._call = _Call(watch, set(self.own))
+        if not wanted:
+            return
+        turn = self._open(namespace)
+        for name in dict.fromkeys(wanted):
+            found = watch.before.get(name)
+            saved = turn.saved.get(name)
+            if saved is None:
+                turn.saved[name] = self._save(turn, name, namespace[name], found)
+            elif self.protect and saved.existed and found is not None and found.digest is not None and saved.print != found:
+                self._call.copies[name] = self._save(turn, name, namespace[name], found)
+
+    def after_run(self, namespace: dict[str, Any], changes: Iterable[VariableChange]) -> None:
+        """Record what the call changed (see the class)."""
+        if self._call is None:
+            return
+        watch = self._call.watch
+        self._call.changes = changes = list(changes)
+        # Private names the code created go on undo too; dunders (`__builtins__`) are Python's.
+        created = sorted(n for n in namespace.keys() - watch.keys if not _dunder(n) and not _history(n))
+        changes = [c for c in changes if c.change != "created"]
+        if not created and not changes:
+            return
+        turn = self._open(namespace)
+        for name in created:
             turn.saved.setdefault(name, SavedValue(name, existed=False))
-        reason = NOT_COVERED if self._scanned else NOT_SCANNED
-        for name in changed:
-            turn.saved[name] = SavedValue(name, True, reason=reason, before=_describe(before[name]))
+            turn.changed.add(name)
+            if (found := watch.cache.prints.get(name)) is not None:
+                self.own[name] = (id(found[0]), found[1])
+        for change in changes:
+            name = change.name
+            turn.changed.add(name)
+            if name in self.own and (found := watch.cache.prints.get(name)) is not None:
+                self.own[name] = (id(found[0]), found[1])  # the agent's own, changed by the agent
+            if name in turn.saved:
+                continue
+            old, before = watch.bound[name], watch.before[name]
+            if not self._scanned:
+                turn.saved[name] = SavedValue(name, True, reason=NOT_SCANNED, before=_describe(old))
+            elif change.change == "changed":
+                turn.saved[name] = SavedValue(name, True, reason=_no_copy(change.route), before=_describe(old))
+            elif (held := self._held(turn, old)) is not None:
+                turn.saved[name] = SavedValue(name, True, reason=held, before=_describe(old))
+            elif _intact(old, before):
+                turn.saved[name] = SavedValue(name, True, copy=old, before=_describe(old), print=before, by_reference=True)
+            else:
+                reason = "rebound after its object was changed in place, which undo had no copy of"
+                turn.saved[name] = SavedValue(name, True, reason=reason, before=_describe(old))
+
+    def roll_back(self, namespace: dict[str, Any], names: Iterable[str]) -> tuple[list[str], list[tuple[str, str]]]:
+        """Put `names` back as they were before the last call (protect mode); returns those put
+        back and those that could not be, with why."""
+        call, turn = self._call, self._turns.get(self._turn)
+        done: list[str] = []
+        failed: list[tuple[str, str]] = []
+        for name in names:
+            if call is None or name not in call.watch.bound:
+                failed.append((name, "it did not exist before the call"))
+                continue
+            old, before = call.watch.bound[name], call.watch.before[name]
+            saved = call.copies.get(name) or (turn.saved.get(name) if turn is not None else None)
+            if saved is not None and saved.reason is None and saved.existed and saved.print == before:
+                try:  # a fresh copy: the snapshot stays for undo
+                    namespace[name] = saved.copy if saved.by_reference else copy_value(saved.copy)
+                except Exception as exc:
+                    failed.append((name, f"its copy could not be copied again: {exception_text(exc)}"))
+                    continue
+            elif namespace.get(name, _MISSING) is not old and _intact(old, before):
+                namespace[name] = old
+            else:
+                why = saved.reason if saved is not None and saved.reason else "no copy of it was taken before the call"
+                failed.append((name, why))
+                continue
+            done.append(name)
+        return done, failed
 
     def rebind(self, namespace: dict[str, Any], name: str, value: object) -> None:
         """Bind `name` to `value` outside any code run (`%larik -o`), as a change of the turn
@@ -143,14 +244,14 @@ class KernelSnapshots:
             old = namespace.get(name, _MISSING)
             turn.saved[name] = (
                 SavedValue(name, False) if old is _MISSING
-                else SavedValue(name, True, copy=old, before=_describe(old), same_object=True)
+                else SavedValue(name, True, copy=old, before=_describe(old), by_reference=True)
             )
         namespace[name] = value
 
     def recorded(self, turn: int) -> list[tuple[str, bool]]:
         """`(name, existed before the turn)` for every variable `turn` snapshotted or created."""
         saved = self._turns.get(turn)
-        return [(s.name, s.existed) for s in saved.saved.values()] if saved else []
+        return [(s.name, s.existed) for s in saved.saved.values() if s.name in saved.changed] if saved else []
 
     def changes(self, turn: int) -> list[dict[str, Any]] | None:
         """Each variable of `turn`: name, `before` and `after` (type and shape), `restorable`
@@ -160,6 +261,8 @@ class KernelSnapshots:
             return None
         rows = []
         for s in saved.saved.values():
+            if s.name not in saved.changed:
+                continue
             now = saved.namespace.get(s.name, _MISSING)
             rows.append({
                 "name": s.name,
@@ -181,25 +284,46 @@ class KernelSnapshots:
             return done
         ns = saved.namespace
         for s in saved.saved.values():
+            if s.name not in saved.changed:
+                continue
             if not s.existed:
                 if ns.pop(s.name, _MISSING) is not _MISSING:
                     done.removed.append(s.name)
             elif s.reason is None:
-                ns[s.name] = copy_value(s.copy) if keep and not s.same_object else s.copy
+                ns[s.name] = copy_value(s.copy) if keep and not s.by_reference else s.copy
                 done.restored.append(s.name)
-            elif s.shared is None or ns.get(s.name, _MISSING) is not s.shared:
+            elif s.shared is not None:  # a module, function or class: put back the object itself
+                if ns.get(s.name, _MISSING) is not s.shared:
+                    ns[s.name] = s.shared
+                    done.restored.append(s.name)
+            else:
                 done.not_restored.append((s.name, s.reason))
-        done.gone = [n for n in names if n not in saved.saved]
+        done.gone = [n for n in names if n not in saved.saved or n not in saved.changed]
         if not keep:
             del self._turns[turn]
         return done
 
-    def _save(self, turn: _Turn, name: str, value: object) -> SavedValue:
+    @staticmethod
+    def _held(turn: _Turn, value: object) -> str | None:
+        """None when undo may keep `value` (an object the code unbound) within the turn's
+        budget, else why not."""
+        try:
+            size = 0 if kind_of_shared(value) else value_size(value)
+        except Exception as exc:
+            return f"its size cannot be measured ({exception_text(exc)})"
+        if size > (turn.budget_mb << 20) - turn.used:
+            return f"{human_size(size)}, over what is left of the {turn.budget_mb} MB budget"
+        turn.used += size
+        return None
+
+    def _save(self, turn: _Turn, name: str, value: object, found: Fingerprint | None) -> SavedValue:
         before = _describe(value)
         try:
-            return self._copy(turn, name, value, before)
+            saved = self._copy(turn, name, value, before)
         except Exception as exc:  # a value whose type, size or copy raises: noted, never fatal
             return SavedValue(name, True, reason=f"it cannot be copied: {exception_text(exc)}", before=before)
+        saved.print = found
+        return saved
 
     def _copy(self, turn: _Turn, name: str, value: object, before: str) -> SavedValue:
         shared = kind_of_shared(value)
@@ -220,6 +344,17 @@ class KernelSnapshots:
             return SavedValue(name, True, reason=str(exc), before=before)
         turn.used += size
         return SavedValue(name, True, copy=copied, before=before)
+
+
+def _intact(old: object, before: Fingerprint) -> bool:
+    """Whether an object a name no longer holds is still as it was before the call (one
+    without a digest is taken as it is: nothing can tell)."""
+    return before.digest is None or before.digest == IMMUTABLE or fingerprint(old, identity=True) == before
+
+
+def _history(name: object) -> bool:
+    """IPython's output history names (`_i9`, `_9`, `_ii`) that a nested `run_cell` adds."""
+    return isinstance(name, str) and re.fullmatch(r"_(i*|i?\d+)", name) is not None
 
 
 def _dunder(name: object) -> bool:

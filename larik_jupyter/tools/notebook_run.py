@@ -3,7 +3,8 @@
 The kernel runs the cell (see `notebook/runner.py`, the host's `run_cell`); its outputs show in
 the document as they come (`NotebookDocument.output_sink`: in the open document; a file gets
 them at the end), land in it when the run ends, and come back to the model the way
-notebook_read shows outputs.
+notebook_read shows outputs. Its changes to the kernel's variables are watched, snapshotted
+and undone as the python tool's are.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from larik_jupyter.tools.notebook_document import kernel_notebook, with_provenan
 from larik_jupyter.tools.notebook_file import REWRITTEN_NOTE
 from larik_jupyter.tools.notebook_open import open_notebook
 from larik_jupyter.tools.notebook_outputs import outputs_text
-from larik_jupyter.tools.variable_watch import VariableWatch, cell_names
+from larik_jupyter.tools.variable_watch import VariableWatch, cell_code, cell_names
 
 
 @dataclass
@@ -45,7 +46,8 @@ class NotebookRunTool(Tool):
     description = (
         "Run a code cell of this kernel's own notebook in the live kernel (sharing its "
         "variables), like the user pressing Shift+Enter: its outputs go into the cell and come "
-        "back to you (text, errors, images). Changes to the kernel cannot be undone."
+        "back to you (text, errors, images). /undo puts back the kernel variables it changed "
+        "where it could copy them, as for the python tool."
     )
     input_schema = {
         "type": "object",
@@ -88,8 +90,17 @@ class NotebookRunTool(Tool):
             raise ToolError(f"notebook_run: cell {cell_id} of {nb.rel} is a {cell.get('cell_type')} cell, not code.")
         sink = await asyncio.to_thread(nb.output_sink, env, cell_id)
         source = source_text(cell)
-        watch = VariableWatch(host.namespace, cell_names(source))
-        run: CellRun = await host.run_cell(source, timeout=timeout, stop=env.call.stop_event, changed=sink)
+        module = cell_code(source)
+        names = cell_names(module)
+        watch = VariableWatch(host.namespace, names, module=module, cache=host.fingerprints, route=f"cell {cell_id}")
+        if env.variables is not None:
+            env.variables.before_run(host.namespace, names, watch)
+        try:
+            run: CellRun = await host.run_cell(source, timeout=timeout, stop=env.call.stop_event, changed=sink)
+        finally:
+            variables = watch.changes(host.namespace)
+            if env.variables is not None:
+                env.variables.after_run(host.namespace, variables)
         # Shielded: a Stop that cancels the turn must not leave the cell's outputs half written.
         op = SetOutputs(cell_id=cell_id, outputs=run.outputs, execution_count=run.execution_count,
                         metadata=with_provenance(cell, env).get("metadata", {}))
@@ -108,11 +119,13 @@ class NotebookRunTool(Tool):
             head += "; it was interrupted"
         body = outputs_text(run.outputs, images, f"cell {cell_id}") if run.outputs else "(no output)"
         note = f"\n{REWRITTEN_NOTE}" if landed.rewritten else ""
+        if watched := watch.note():
+            note += f"\n{watched}"
         text = images.text(f"{head}.\n{wrap(env.call.nonce, f'cell {cell_id} outputs', body)}{note}")
         return ToolResult(
             text,
             is_error=run.error or bool(run.interrupted),
             images=images.images,
             source=source,
-            variables=watch.changes(host.namespace),
+            variables=variables,
         )

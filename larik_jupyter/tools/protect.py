@@ -4,13 +4,16 @@ from its syntax tree before it runs, so the approval can name each variable and 
 Seen: rebinding a name (`df = …`, `df += 1`, `for df in …`, `import df`), `del name` and
 `del name[…]`, item and attribute assignment (`df["c"] = …`, `df.loc[0] = …`, `m.x = …`), a
 call with `inplace=True` on anything rooted at the name, and a call of a method known to
-change its object (`data.append(4)`, `df.insert(…)`, `arr.fill(0)`). Not seen: a value changed
-through a function argument (`shuffle(data)`), another alias, `globals()` or `exec`.
+change its object (`data.append(4)`, `df.insert(…)`, `arr.fill(0)`). Not seen here: a value
+changed through a function argument (`shuffle(data)`), another alias, `globals()` or `exec`;
+those the namespace comparison after the call finds (`variable_watch.py`), and the agent
+loop then asks whether to keep them or roll them back.
 """
 
 from __future__ import annotations
 
 import ast
+from collections.abc import Collection
 from typing import Any
 
 from larik_jupyter.tools.touched_names import root_name
@@ -85,24 +88,36 @@ class _Visitor(ast.NodeVisitor):
             )
             if inplace:
                 self._note(root_name(func.value), f"calls .{func.attr}(…, inplace=True)")
+            elif any(k.arg is None for k in node.keywords):
+                self._note(root_name(func.value), f"calls .{func.attr}(**…), which may pass inplace=True")
             elif func.attr in MUTATING_METHODS:
                 self._note(root_name(func.value), f"calls .{func.attr}(…), which changes it")
         self.generic_visit(node)
 
 
-def protected_changes(code: str, namespace: dict[str, Any]) -> dict[str, list[str]]:
+def changes_in(module: ast.Module) -> dict[str, list[str]]:
+    """Every global name `module`'s code visibly changes, with what it does to it (empty when
+    it is nested too deeply to read)."""
+    visitor = _Visitor()
+    try:
+        visitor.visit(module)
+    except RecursionError:
+        return {}
+    return visitor.found
+
+
+def protected_changes(code: str, namespace: dict[str, Any], own: Collection[str] = ()) -> dict[str, list[str]]:
     """The user's existing variables `code` would change, each with what it does to them;
-    empty when none (or when the code does not parse: running it changes nothing)."""
+    empty when none (or when the code does not parse: running it changes nothing). `own`: the
+    agent's own variables, which are not the user's."""
     try:
         module = ast.parse(code)
     except (SyntaxError, ValueError):
         return {}
-    visitor = _Visitor()
-    visitor.visit(module)
     return {
         name: what
-        for name, what in visitor.found.items()
-        if name in namespace and is_user_name(name, namespace[name])
+        for name, what in changes_in(module).items()
+        if name in namespace and is_user_name(name, namespace[name]) and name not in own
     }
 
 

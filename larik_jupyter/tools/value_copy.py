@@ -41,18 +41,21 @@ def kind_of_shared(value: object) -> str | None:
     return None
 
 
-def _array_or_frame(value: object) -> str | None:
+def array_or_frame(value: object) -> str | None:
+    """`numpy` for an array, `pandas` for a frame, series or index, else None."""
+    # `type()`, not `isinstance`: an object whose `__class__` raises is neither.
     numpy = sys.modules.get("numpy")
-    if numpy is not None and isinstance(value, numpy.ndarray):
+    if numpy is not None and issubclass(type(value), numpy.ndarray):
         return "numpy"
     pandas = sys.modules.get("pandas")
-    if pandas is not None and isinstance(value, (pandas.DataFrame, pandas.Series, pandas.Index)):
+    if pandas is not None and issubclass(type(value), (pandas.DataFrame, pandas.Series, pandas.Index)):
         return "pandas"
     return None
 
 
 def value_size(value: object) -> int:
-    """Bytes `value` holds: exact for arrays and frames, `sys.getsizeof` summed over the
+    """Bytes a copy of `value` takes: exact for arrays and frames (their buffers; the Python
+    objects of an object column are shared by the copy), `sys.getsizeof` summed over the
     object graph of containers and instance dictionaries otherwise."""
     total = 0
     seen: set[int] = set()
@@ -62,12 +65,14 @@ def value_size(value: object) -> int:
         if id(item) in seen:
             continue
         seen.add(id(item))
-        library = _array_or_frame(item)
+        library = array_or_frame(item)
         if library == "numpy":
             total += int(item.nbytes)
             continue
         if library == "pandas":
-            used = item.memory_usage(deep=True)
+            # Shallow: a deep copy of a frame shares its Python objects (strings), so this is
+            # what the copy takes, and counting each string would cost more than the copy.
+            used = item.memory_usage(deep=False)
             total += int(used.sum() if hasattr(used, "sum") else used)
             continue
         try:
@@ -91,7 +96,7 @@ def copy_value(value: object) -> object:
     shared = kind_of_shared(value)
     if shared is not None:
         raise NotCopyable(shared)
-    library = _array_or_frame(value)
+    library = array_or_frame(value)
     if library == "numpy":
         return value.copy()  # type: ignore[attr-defined]
     if library == "pandas":

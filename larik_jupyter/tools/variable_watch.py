@@ -1,11 +1,14 @@
 """Watching the user's variables around one call: what it created, rebound, changed in place
-or deleted (see `session/variable_changes.py` for how that is stored and shown).
+or deleted (see `session/variable_changes.py` for how that is stored and shown), by any route.
 
-Before the code runs, the existing names it may change (`touched_names`) are fingerprinted
-(`fingerprint.py`); after, a name holding another object was rebound, the same object with
-another digest was changed in place, one without a digest may have changed (said as such).
-New names are found by comparing the namespace's keys. Modules, private names (`_x`) and
-Python's own dunders are not the user's variables.
+Before the code runs every user variable is fingerprinted (`fingerprint.py`; the names the code
+may change first, then the rest, within one byte budget a phase; a fingerprint the previous
+call of the turn took after it ran is reused); after, a name holding another object was
+rebound, the same object with another digest was changed in place. A change to a name the code
+does not name as a target is given its route (`change_routes.py`). A named value without a
+digest may have changed (said as such); an unnamed one over the budget is "not compared", said
+once a turn. New names are found by comparing the namespace's keys. Modules, private names
+(`_x`), IPython's own names and Python's dunders are not the user's variables.
 """
 
 from __future__ import annotations
@@ -16,14 +19,30 @@ from collections.abc import Iterable
 from typing import Any
 
 from larik_jupyter.session.variable_changes import VariableChange
-from larik_jupyter.tools.fingerprint import IMMUTABLE, Fingerprint, fingerprint, shape_of, type_name
+from larik_jupyter.tools.change_routes import route_of
+from larik_jupyter.tools.fingerprint import (
+    BUDGET_BYTES,
+    IMMUTABLE,
+    Fingerprint,
+    FingerprintCache,
+    fingerprint,
+    shape_of,
+    type_name,
+)
 from larik_jupyter.tools.touched_names import names_it_may_change
+
+# IPython's own names in the user namespace (`Out` changes with every cell), never the user's.
+IPYTHON_NAMES = frozenset({"In", "Out", "exit", "quit", "get_ipython"})
 
 
 def is_user_name(name: object, value: object) -> bool:
     """Whether `name` holding `value` is one of the user's variables (a namespace may also hold
     keys that are not strings, which are no one's variables)."""
-    return isinstance(name, str) and not name.startswith("_") and not isinstance(value, types.ModuleType)
+    return (
+        isinstance(name, str) and not name.startswith("_") and name not in IPYTHON_NAMES
+        # `type()`, not `isinstance`: an object whose `__class__` raises is still a variable.
+        and not issubclass(type(value), types.ModuleType)
+    )
 
 
 def python_source(source: str) -> str:
@@ -34,18 +53,25 @@ def python_source(source: str) -> str:
     )
 
 
-def cell_names(source: str) -> list[str]:
+def cell_code(source: str) -> ast.Module | None:
+    """A notebook cell's syntax tree (its magic and shell lines as `pass`), None when it does
+    not parse."""
+    try:
+        return ast.parse(python_source(source))
+    except (SyntaxError, ValueError):
+        return None
+
+
+def cell_names(module: ast.Module | None) -> list[str]:
     """The names a notebook cell's code may change (what its magic and shell lines do to
     variables is not seen); a cell that does not parse has none."""
-    try:
-        return names_it_may_change(ast.parse(python_source(source))) or []
-    except (SyntaxError, ValueError):
-        return []
+    return (names_it_may_change(module) or []) if module is not None else []
 
 
 # Functions and classes hold code, not the user's data: calling one (`open(...)`, which the
 # kernel's namespace holds) is not a change to report, though rebinding or deleting it is.
 _CODE = (types.FunctionType, types.BuiltinFunctionType, types.MethodType, type)
+_MISSING = object()
 
 
 def _summary(value: object) -> str:
@@ -56,44 +82,97 @@ def _summary(value: object) -> str:
 
 
 class VariableWatch:
-    """The state of `names` in `namespace` before a call, to compare with after it."""
+    """Every user variable of `namespace` before a call, to compare with after it.
 
-    def __init__(self, namespace: dict[str, Any], names: Iterable[str] | None) -> None:
-        """`names` None: the code could not be scanned, so only the names it creates are seen."""
+    `names`: those the code may change (from the scan; None when it could not be scanned),
+    fingerprinted first; `module`: the code, to find routes; `cache`: the turn's fingerprints
+    (`KernelHost.fingerprints`); `route`: said for a change no other route explains, the
+    code's own included (`cell c1`)."""
+
+    def __init__(
+        self,
+        namespace: dict[str, Any],
+        names: Iterable[str] | None,
+        *,
+        module: ast.Module | None = None,
+        cache: FingerprintCache | None = None,
+        route: str | None = None,
+    ) -> None:
         self.keys = set(namespace)
-        self.before: dict[str, tuple[object, Fingerprint]] = {}
-        for name in names or []:
-            if name in namespace and is_user_name(name, namespace[name]):
-                value = namespace[name]
-                self.before[name] = (value, fingerprint(value))
+        self.named = dict.fromkeys(names or ())  # an ordered set
+        self.module, self.route = module, route
+        self.cache = cache if cache is not None else FingerprintCache()
+        self.bound = {n: v for n, v in namespace.items() if is_user_name(n, v)}
+        order = [n for n in self.named if n in self.bound] + list(self.bound)
+        self.before: dict[str, Fingerprint] = {}
+        left = BUDGET_BYTES
+        for name in dict.fromkeys(order):
+            value = self.bound[name]
+            found = self.cache.get(name, value)
+            if found is None:
+                found = fingerprint(value, left, identity=True)
+                left -= found.hashed
+            self.before[name] = found
+        self.not_compared: list[str] = []
 
     def changes(self, namespace: dict[str, Any]) -> list[VariableChange]:
-        """What the call did, watched names first in the code's order, then names it created."""
+        """What the call did, named variables first in the code's order, then the others, then
+        names it created; the fingerprints taken go to the cache for the next call."""
         out: list[VariableChange] = []
-        missing = object()
-        for name, (old, print_before) in self.before.items():
-            now = namespace.get(name, missing)
-            if now is missing:
-                out.append(VariableChange(name=name, change="deleted", before=print_before.summary))
+        left = BUDGET_BYTES
+        after: dict[str, tuple[object, Fingerprint]] = {}
+        order = [n for n in self.named if n in self.bound] + list(self.bound)
+        for name in dict.fromkeys(order):
+            old, print_before = self.bound[name], self.before[name]
+            now = namespace.get(name, _MISSING)
+            if now is _MISSING:
+                out.append(self._change(namespace, name, "deleted", before=print_before.summary))
             elif now is not old:
-                out.append(VariableChange(name=name, change="rebound", before=print_before.summary, after=_summary(now)))
-            elif print_before.digest != IMMUTABLE and not isinstance(old, _CODE):
-                change = self._in_place(name, print_before, fingerprint(now))
+                out.append(self._change(namespace, name, "rebound", before=print_before.summary, after=_summary(now)))
+            elif print_before.digest == IMMUTABLE or issubclass(type(old), _CODE):
+                after[name] = (old, print_before)
+            elif print_before.digest is None and name not in self.named:
+                if print_before.why.startswith("over") and name not in self.cache.said:
+                    self.not_compared.append(f"{name} ({print_before.why})")
+                    self.cache.said.add(name)
+            else:
+                print_after = fingerprint(now, left, identity=True)
+                left -= print_after.hashed
+                after[name] = (now, print_after)
+                change = self._in_place(namespace, name, print_before, print_after)
                 if change is not None:
                     out.append(change)
         for name in sorted(n for n in namespace.keys() - self.keys if isinstance(n, str)):
             value = namespace[name]
             if is_user_name(name, value):
                 out.append(VariableChange(name=name, change="created", after=_summary(value)))
+                found = fingerprint(value, left, identity=True)
+                left -= found.hashed
+                after[name] = (value, found)
+        self.cache.prints = after
         return out
 
-    @staticmethod
-    def _in_place(name: str, before: Fingerprint, after: Fingerprint) -> VariableChange | None:
+    def note(self) -> str:
+        """The result's line naming the variables not compared (each once a turn), or ""."""
+        if not self.not_compared:
+            return ""
+        return "[not compared, so changes to them are not seen: " + ", ".join(self.not_compared) + "]"
+
+    def _change(self, namespace: dict[str, Any], name: str, change: str, **fields: Any) -> VariableChange:
+        found = None if name in self.named else route_of(self.module, name, namespace)
+        route = found or self.route
+        return VariableChange(name=name, change=change, route=route, **fields)
+
+    def _in_place(
+        self, namespace: dict[str, Any], name: str, before: Fingerprint, after: Fingerprint
+    ) -> VariableChange | None:
         if before.digest is None or after.digest is None:
+            if name not in self.named:
+                return None
             return VariableChange(
                 name=name, change="unknown", before=before.summary, after=after.summary,
                 note=before.why or after.why,
             )
         if before == after:
             return None
-        return VariableChange(name=name, change="changed", before=before.summary, after=after.summary)
+        return self._change(namespace, name, "changed", before=before.summary, after=after.summary)

@@ -1,4 +1,5 @@
-"""The approval card shown when a tool call asks: allow once, always allow, or deny with a reason."""
+"""The approval card shown when a tool call asks: allow once, always allow, or deny with a reason;
+or, after a call changed the user's variables in protect mode, keep or roll back."""
 
 from __future__ import annotations
 
@@ -30,7 +31,11 @@ class ApprovalWidget(widgets.VBox):
         self._on_answer = on_answer
         # A notebook edit's preview is its question in the future tense, then the cell's diff.
         question, _, rest = request.detail.partition("\n")
-        if question.endswith("?") and rest.startswith("--- "):
+        keep = request.ask == "keep"
+        if keep:
+            ask = f"{request.summary[:1].upper()}{request.summary[1:]}: keep or roll back?"
+            detail = f"<pre style='max-height:20em;overflow:auto'>{html.escape(request.detail)}</pre>"
+        elif question.endswith("?") and rest.startswith("--- "):
             ask, detail = question, diff_html(rest)
         else:
             ask = f"Allow {asked_label(request.tool, request.summary)}?"
@@ -40,14 +45,17 @@ class ApprovalWidget(widgets.VBox):
                 else f"<pre style='max-height:20em;overflow:auto'>{html.escape(request.detail)}</pre>"
             )
         self.header = widgets.HTML(f"<b>{html.escape(ask)}</b>{detail}")
-        self.allow_button = widgets.Button(description="Allow once", button_style="success")
+        self.allow_button = widgets.Button(description="Keep" if keep else "Allow once", button_style="success")
         self.always_button = widgets.Button(description="Always allow", button_style="info")
-        self.deny_button = widgets.Button(description="Deny", button_style="danger")
+        self.deny_button = widgets.Button(description="Roll back" if keep else "Deny", button_style="danger")
         self.reason = widgets.Text(placeholder="optional reason for the model (deny)")
         self.allow_button.on_click(lambda _: self._answer("allow"))
         self.always_button.on_click(lambda _: self._answer("always"))
         self.deny_button.on_click(lambda _: self._answer("deny"))
-        buttons = widgets.HBox([self.allow_button, self.always_button, self.deny_button, self.reason])
+        shown = [self.allow_button, self.deny_button] if keep else [
+            self.allow_button, self.always_button, self.deny_button, self.reason
+        ]
+        buttons = widgets.HBox(shown)
         super().__init__([self.header, buttons], **kwargs)
         self.add_class("larik-approval")
 
@@ -73,7 +81,10 @@ class ApprovalWidget(widgets.VBox):
         message = self.reason.value.strip() if decision == "deny" else ""
         self.answer = PermissionAnswer(decision=decision, message=message)  # type: ignore[arg-type]
         self._disable()
-        label = {"allow": "allowed once", "always": "always allowed", "deny": "denied"}[decision]
+        labels = {"allow": "allowed once", "always": "always allowed", "deny": "denied"}
+        if self.request.ask == "keep":
+            labels = {"allow": "kept", "always": "kept", "deny": "rolled back"}
+        label = labels[decision]
         self.children = (
             widgets.HTML(f"<i>{html.escape(self.request.summary)}: {label}"
                          + (f" ({html.escape(message)})" if message else "") + "</i>"),
