@@ -246,6 +246,7 @@ class KernelSnapshots:
                 SavedValue(name, False) if old is _MISSING
                 else SavedValue(name, True, copy=old, before=_describe(old), by_reference=True)
             )
+        turn.changed.add(name)
         namespace[name] = value
 
     def recorded(self, turn: int) -> list[tuple[str, bool]]:
