@@ -31,11 +31,16 @@ _MONTH = (
     r"(?:Jan(?:uary)?|Feb(?:ruary)?|Mar(?:ch)?|Apr(?:il)?|May|June?|July?|Aug(?:ust)?|"
     r"Sep(?:t(?:ember)?)?|Oct(?:ober)?|Nov(?:ember)?|Dec(?:ember)?)\.?"
 )
-# Spans whose digits are never claims: code, links, dates, periods, times, versions.
-_MASKS = re.compile(
-    r"```.*?(?:```|$)|`[^`\n]*`"  # fenced and inline code
-    r"|https?://\S+|\]\([^)]*\)"  # links
-    r"|\b\d{4}[-/.]\d{1,2}[-/.]\d{1,2}\b|\b\d{1,2}[-/.]\d{1,2}[-/.]\d{4}\b"  # numeric dates
+# Spans whose digits are never claims: code and links (anywhere in a reply) ...
+_CODE = re.compile(
+    r"(?=[`\]hH])(?:```.*?(?:```|$)|`[^`\n]*`"  # fenced and inline code
+    r"|https?://\S+|\]\([^)]*\))",  # links
+    re.DOTALL | re.IGNORECASE,
+)
+# ... and dates, periods, times and versions, each within a few words of a digit, so looked
+# for only around digits (`_NEAR`): most of a reply's text is never scanned for them.
+_DATES = re.compile(
+    r"\b\d{4}[-/.]\d{1,2}[-/.]\d{1,2}\b|\b\d{1,2}[-/.]\d{1,2}[-/.]\d{4}\b"  # numeric dates
     rf"|\b{_MONTH}\s+\d{{1,2}}(?:st|nd|rd|th)?,?\s+\d{{4}}\b"  # March 5, 2024
     rf"|\b\d{{1,2}}(?:st|nd|rd|th)?\s+{_MONTH},?\s+\d{{4}}\b"  # 5 March 2024
     rf"|\b{_MONTH},?\s+\d{{4}}\b"  # March 2024
@@ -44,13 +49,15 @@ _MASKS = re.compile(
     r"|\b(?:19|20)\d{2}\s?[-/]?\s?[QH][1-4]\b"  # 2024 Q3, 2024-H1
     r"|\b\d{1,2}:\d{2}(?::\d{2})?\b"  # times
     r"|\bv?\d+(?:\.\d+){2,}\b",  # versions
-    re.DOTALL | re.IGNORECASE,
+    re.IGNORECASE,
 )
+_NEAR = (40, 25)  # characters before and after a digit run that a `_DATES` match can reach
+_DIGITS = re.compile(r"\d+")
 _CURRENCY = "$€£¥"
 # A number as a reply states it: a sign, a currency sign, the digits (grouped by `,`), a
 # fraction, an exponent, a multiplier and `%`; not glued to a word, a dot or a hyphenated word.
 _CLAIM = re.compile(
-    rf"(?<![\w.,/#\[])(?<!\w-)"
+    rf"(?=[-−+{_CURRENCY}\d])(?<![\w.,/#\[])(?<!\w-)"
     rf"(?P<sign>[-−+](?=[{_CURRENCY}\d]))?(?P<cur>[{_CURRENCY}]\s?)?(?P<sign2>[-−](?=\d))?"
     r"(?P<int>\d{1,3}(?:,\d{3})+|\d+)(?P<frac>\.\d+)?"
     r"(?P<exp>[eE][-+]?\d+|\s?[×x]\s?10\^[-−+]?\d+)?"
@@ -62,7 +69,7 @@ _MULTIPLIERS = {
     "k": 1e3, "thousand": 1e3, "m": 1e6, "million": 1e6, "mn": 1e6,
     "b": 1e9, "billion": 1e9, "bn": 1e9, "trillion": 1e12,
 }
-_ORDINAL = re.compile(r"(?:^|\n)[ \t]*(?:[-*+][ \t]+)?$")
+_ORDINAL = re.compile(r"[ \t]*(?:[-*+][ \t]+)?")
 _POINTER = re.compile(
     r"(?:\b(?:cells?|prompts?|turns?|steps?|lines?|rows?|columns?|index|In|Out|execution count|#)\s*\[?\s*)$",
     re.IGNORECASE,
@@ -114,7 +121,7 @@ def _sign_of(masked: str, m: re.Match[str]) -> Sign:
     words = clause + " " + " ".join(after)
     if _DOWN.search(words):
         return "down"
-    if _EITHER.search(words) or m.group("sign") == "±":
+    if _EITHER.search(words):
         return "either"
     return "+"
 
@@ -123,7 +130,7 @@ def claims(text: str) -> list[Claim]:
     """The numbers `text` states (see `docs/format.md` for what is left out)."""
     if not _DIGIT.search(text):
         return []  # most replies: nothing to mask or look for
-    masked = _MASKS.sub(lambda m: " " * len(m.group()), text)
+    masked = _masked(text)
     found = []
     for m in _CLAIM.finditer(masked):
         digits = m.group("int").replace(",", "")
@@ -132,9 +139,11 @@ def claims(text: str) -> list[Claim]:
         scaled = bool(m.group("exp") or m.group("mult"))
         if len(digits) < 2 and not frac and not percent and not scaled and not m.group("cur"):
             continue
-        before = masked[: m.start()]
-        after = masked[m.end("frac") if frac else m.end("int"):]
-        if not (frac or percent or scaled or m.group("cur")) and after[:1] in (".", ")") and _ORDINAL.search(before):
+        before = masked[max(m.start() - _NEAR[0], 0): m.start()]  # what the word checks need
+        at = m.end("frac") if frac else m.end("int")
+        after = masked[at: at + 1]
+        line = masked[masked.rfind("\n", 0, m.start()) + 1: m.start()]
+        if not (frac or percent or scaled or m.group("cur")) and after in (".", ")") and _ORDINAL.fullmatch(line):
             continue  # a list ordinal: "12. item"
         if _POINTER.search(before):
             continue  # cell 12, prompt 3, In [14], row 42
@@ -153,6 +162,23 @@ def claims(text: str) -> list[Claim]:
     return found
 
 
+def _masked(text: str) -> str:
+    """`text` with code, links, dates, periods, times and versions blanked out."""
+    masked = _CODE.sub(lambda m: " " * len(m.group()), text)
+    spans: list[tuple[int, int]] = []
+    start = end = -1
+    for m in _DIGITS.finditer(masked):
+        low, high = max(m.start() - _NEAR[0], 0), min(m.end() + _NEAR[1], len(masked))
+        if low > end:
+            if end > start:
+                spans += [d.span() for d in _DATES.finditer(masked, start, end)]
+            start = low
+        end = high
+    if end > start:
+        spans += [d.span() for d in _DATES.finditer(masked, start, end)]
+    return _blank(masked, spans) if spans else masked
+
+
 def _exponent(text: str | None) -> int:
     if not text:
         return 0
@@ -166,7 +192,7 @@ _ADDRESS = re.compile(r"\b0[xX][0-9a-fA-F]+\b")
 # A number in what the model was shown: signed, with a currency sign, grouped by `,` (not
 # followed by more digits: `1,234,5` is three numbers) or `_`, a fraction, an exponent, `%`.
 _VALUE = re.compile(
-    rf"(?P<sign>[-−+])?(?P<cur>[{_CURRENCY}])?(?P<sign2>[-−])?"
+    rf"(?=[-−+{_CURRENCY}\d])(?P<sign>[-−+])?(?P<cur>[{_CURRENCY}])?(?P<sign2>[-−])?"
     r"(?P<num>\d{1,3}(?:,\d{3})+(?!,?\d)|\d{1,3}(?:_\d{3})+(?![\d_])|\d+)(?P<frac>\.\d+)?"
     r"(?P<exp>[eE][-+]?\d+)?"
     r"(?P<mult>\s(?:thousand|million|billion|trillion)\b|[kKMB]\b)?"
