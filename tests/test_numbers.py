@@ -20,7 +20,7 @@ from larik_jupyter.notebook.render import parts_from_entries, render_parts
 from larik_jupyter.notebook.view import TranscriptView
 from larik_jupyter.session.entry import Entry
 from larik_jupyter.session.export import render_markdown
-from larik_jupyter.session.numbers import HINT, claims, trace, trace_entries
+from larik_jupyter.session.numbers import HINT, claims, spread, trace, trace_entries
 from larik_jupyter.session.reader import load_entries
 from tests.agent_helpers import done, scripted, tool
 
@@ -212,6 +212,17 @@ def test_the_live_view_terminal_history_and_export_mark_the_same_numbers(project
     assert history.count("1 number not found in this turn's outputs") == 3
     lines = [line for line in out.getvalue().splitlines() if line.startswith("? ")]
     assert lines == [f"? 1 number not found in this turn's outputs: {numbers[0]}" for numbers in MARKED]
+
+
+def test_the_live_view_marks_replies_it_streamed_into_one_part() -> None:
+    # Two replies streamed into one text part, a part no reply starts (another agent's text),
+    # then a reply of its own: each unfound number lands where the part shows it.
+    traced = trace(["Kept 4,321. ", "Dropped 555.", "Left 777."], ["nothing"])
+    parts = ["Kept 4,321. Dropped 555.", "Elsewhere 98765.", "Left 777."]
+    found = spread(parts, traced)
+    assert [[part[c.start:c.end] for c in claims_] for part, claims_ in zip(parts, found, strict=True)] == [
+        ["4,321", "555"], [], ["777"],
+    ]
 
 
 def test_while_the_turn_runs_nothing_is_marked(project: Path, tmp_path: Path) -> None:

@@ -17,7 +17,7 @@ from __future__ import annotations
 import bisect
 import re
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from larik_jupyter.llm.messages import Message, TextBlock, is_context_text
@@ -423,18 +423,17 @@ def footer(n: int) -> str:
 
 def spread(parts: Sequence[str], traced: TurnNumbers) -> list[list[Claim]]:
     """The unfound claims of each of `parts`: texts that each join one or more consecutive
-    replies of `traced`, in order, as a live view gathers streamed text (a part that does not
-    join replies gets none)."""
+    replies of `traced`, in order, as a live view gathers streamed text (a part that starts
+    with no reply left gets none)."""
     out: list[list[Claim]] = []
-    r = 0
+    replies, r = traced.replies, 0
     for text in parts:
         found: list[Claim] = []
-        at = 0
-        while r < len(traced.replies) and at < len(text) and text.startswith(traced.replies[r], at):
-            found += [
-                Claim(at + c.start, at + c.end, c.text, c.value, c.step, c.percent, c.sign) for c in traced.unfound[r]
-            ]
-            at += len(traced.replies[r])
+        first = next((k for k in range(r, len(replies)) if replies[k] and text.startswith(replies[k])), None)
+        at, r = (0, first) if first is not None else (len(text), r)
+        while r < len(replies) and at < len(text) and text.startswith(replies[r], at):
+            found += [replace(c, start=at + c.start, end=at + c.end) for c in traced.unfound[r]]
+            at += len(replies[r])
             r += 1
         out.append(found)
     return out
