@@ -162,6 +162,11 @@ def marked(shown: str) -> list[str]:
     return UNFOUND.findall(shown)
 
 
+def export_of(path: Path) -> str:
+    """The session's Markdown export."""
+    return render_markdown(path, load_entries(path).entries)
+
+
 # A session whose second turn leans on the first's output, cleared before the third.
 PROMPTS = ["My budget is 3900. What is the mean?", "And above the threshold?", "And again?"]
 REPLIES = [
@@ -202,8 +207,7 @@ def test_the_live_view_terminal_history_and_export_mark_the_same_numbers(project
         return lambda event: (view.handle(event), log(event)) and None
 
     path = numbers_session(project, tmp_path, [both(view) for view in views])
-    entries = load_entries(path).entries
-    history, exported = render_parts(parts_from_entries(entries)), render_markdown(path, entries)
+    history, exported = render_parts(parts_from_entries(load_entries(path).entries)), export_of(path)
     for view, numbers in zip(views, MARKED, strict=True):
         assert marked(view.markdown()) == numbers
         assert "1 number not found in this turn's outputs" in view.markdown()

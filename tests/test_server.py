@@ -19,11 +19,9 @@ from larik_jupyter.checkpoint.store import CheckpointStore
 from larik_jupyter.llm.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock, user_text
 from larik_jupyter.paths import sessions_dir
 from larik_jupyter.session.branch import fork
-from larik_jupyter.session.export import render_markdown
-from larik_jupyter.session.reader import load_entries
 from larik_jupyter.session.store import Session
 from larik_jupyter.textdiff import diff_html
-from tests.test_numbers import MARKED, numbers_session
+from tests.test_numbers import MARKED, export_of, numbers_session
 
 pytest_plugins = ["pytest_jupyter.jupyter_server"]
 
@@ -139,7 +137,7 @@ async def test_pages_list_the_numbers_nothing_the_model_saw_supports(
         {"entry": u["entry"], "count": 1, "text": line, "numbers": numbers}
         for u, numbers in zip(whole["unfound"], MARKED, strict=True)
     ]
-    exported = render_markdown(path, load_entries(path).entries)
+    exported = export_of(path)
     assert re.findall(r'class="larik-unfound"[^>]*>([^<]*)<', exported) == [n for m in MARKED for n in m]
 
     # Pages of one entry trace each turn whole, with the context before it, so together they
