@@ -69,6 +69,15 @@ COLUMNS = """\
 a   1.5   2.5
 b   3.5   4.5"""
 ADDRESS = "<Model object at 0x7f3a12c4d0>"
+SIGNED = """\
+      x     y
+a  1.00 -0.35
+b -0.42  0.50"""
+BY_YEAR = """\
+      sales
+year       
+2021  31.50
+2022  47.25"""
 
 
 @dataclass(frozen=True)
@@ -129,6 +138,10 @@ CASES = {
     "describe()'s 50% label": case("The median is 50.", "50", output=DESCRIBE),
     "a printed table's value": case("The value is 1.5.", output=COLUMNS),
     "a printed table's column label": case("The value is 20.", "20", output=COLUMNS),
+    "a negative value beside a row label": case("Row b's x is -0.42.", output=SIGNED),
+    "a made-up negative value": case("Row b's x is -0.45.", "-0.45", output=SIGNED),
+    "a year that labels a row": case("2022 had the most sales (47.25).", output=BY_YEAR),
+    "a made-up value in a year's row": case("2022 had the most sales (48.25).", "48.25", output=BY_YEAR),
     "rounded as shown": case("The mean is 12.3.", output="12.345"),
     "rounded wrongly": case("The mean is 12.4.", "12.4", output="12.345"),
     "about, to its last non-zero digit": case("About 12,000 rows.", output="12,034"),

@@ -92,6 +92,7 @@ _EITHER = re.compile(
 )
 _CLAUSE = re.compile(r"[.;:!?\n(]|,\s|\d")
 _DIGIT = re.compile(r"\d")
+_YEAR = re.compile(r"(?:19|20)\d{2}")
 
 Sign = Literal["+", "-", "down", "either"]
 
@@ -137,13 +138,16 @@ def claims(text: str) -> list[Claim]:
         frac = m.group("frac") or ""
         percent = bool(m.group("pct"))
         scaled = bool(m.group("exp") or m.group("mult"))
-        if len(digits) < 2 and not frac and not percent and not scaled and not m.group("cur"):
-            continue
+        plain = not (frac or percent or scaled or m.group("cur"))
+        if plain and len(digits) < 2:
+            continue  # a single digit
+        if plain and not (m.group("sign") or m.group("sign2")) and _YEAR.fullmatch(m.group("int")):
+            continue  # a year is a period (and often a table's row label)
         before = masked[max(m.start() - _NEAR[0], 0): m.start()]  # what the word checks need
         at = m.end("frac") if frac else m.end("int")
         after = masked[at: at + 1]
         line = masked[masked.rfind("\n", 0, m.start()) + 1: m.start()]
-        if not (frac or percent or scaled or m.group("cur")) and after in (".", ")") and _ORDINAL.fullmatch(line):
+        if plain and after in (".", ")") and _ORDINAL.fullmatch(line):
             continue  # a list ordinal: "12. item"
         if _POINTER.search(before):
             continue  # cell 12, prompt 3, In [14], row 42
@@ -199,7 +203,9 @@ _VALUE = re.compile(
     r"(?P<pct>\s?%)?"
 )
 _GLUED = re.compile(r"[A-Za-z_]*\d|\.\d")  # after a number: it was a piece of an identifier or version
-_FIELDS = re.compile(r"\S(?:\S| (?! ))*")  # a printed table's cells: text parted by 2+ spaces
+# Between a printed table's cells: two or more spaces, a tab, or one space before a negative
+# number (pandas gives a minus sign the place of the second space).
+_GAP = re.compile(r"\s{2,}|\t| (?=[-−]\d)")
 _FOOTER = re.compile(r"^(?:Name: .*, )?(?:Length: \d+, )?dtype: \w+$")
 _RULE = re.compile(r"^\s*\|?\s*:?-{3,}")
 
@@ -217,16 +223,22 @@ class _Line:
     def indented(self) -> bool:
         return self.text[:1].isspace()
 
-    def fields(self) -> list[re.Match[str]]:
-        return list(_FIELDS.finditer(self.text))
+    def cells(self) -> list[str]:
+        return _GAP.split(self.text.strip())
+
+    def first_cell(self) -> tuple[int, int]:
+        """Where the line's first cell is (in the text)."""
+        start = len(self.text) - len(self.text.lstrip())
+        gap = _GAP.search(self.text, start)
+        return self.start + start, self.start + (gap.start() if gap else len(self.text.rstrip()))
 
 
 def _row(line: _Line) -> bool:
     """A table row: not indented, two or more cells, the first not a `key: value` or `k = v`."""
     if line.blank or line.indented:
         return False
-    cells = line.fields()
-    return len(cells) >= 2 and not re.search(r": |=", cells[0].group())
+    cells = line.cells()
+    return len(cells) >= 2 and not re.search(r": |=", cells[0])
 
 
 def _lines(text: str) -> list[_Line]:
@@ -248,21 +260,19 @@ def _labels(text: str) -> list[tuple[int, int]]:
         if _RULE.match(lines[i].text) and i > 0 and "|" in lines[i - 1].text:
             i = _pipe_table(lines, i, spans)
             continue
-        width = len(lines[i].fields())
+        width = len(lines[i].cells())
         j = i
-        while j < len(lines) and _row(lines[j]) and len(lines[j].fields()) == width:
+        while j < len(lines) and _row(lines[j]) and len(lines[j].cells()) == width:
             j += 1
         header = i
         while header > 0 and not lines[header - 1].blank and lines[header - 1].indented:
             header -= 1
-        if header == i and i > 1 and len(lines[i - 1].fields()) == 1 and lines[i - 2].indented:
+        if header == i and i > 1 and len(lines[i - 1].cells()) == 1 and lines[i - 2].indented:
             header = i - 2  # a header, then the index's name: `      sales` / `year`
         footer = j < len(lines) and bool(_FOOTER.match(lines[j].text.strip()))
         if j > i and (j - i >= 2 or header < i or footer):
             spans += [(line.start, line.start + len(line.text)) for line in lines[header:i]]
-            for line in lines[i:j]:
-                first = line.fields()[0]
-                spans.append((line.start + first.start(), line.start + first.end()))
+            spans += [line.first_cell() for line in lines[i:j]]
         i = max(j, i + 1)
     return spans
 
