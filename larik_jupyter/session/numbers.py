@@ -251,8 +251,8 @@ def _lines(text: str) -> list[_Line]:
 
 def _labels(text: str) -> list[tuple[int, int]]:
     """Where a printed table's labels are: the first cell of each row and every header line of
-    a pandas-style table (rows parted into cells by two or more spaces), and the header row and
-    index cells of a Markdown pipe table."""
+    a pandas-style table (rows parted into cells by `_GAP`), and the header row and index cells
+    of a Markdown pipe table."""
     lines = _lines(text)
     spans: list[tuple[int, int]] = []
     i = 0
@@ -260,8 +260,11 @@ def _labels(text: str) -> list[tuple[int, int]]:
         if _RULE.match(lines[i].text) and i > 0 and "|" in lines[i - 1].text:
             i = _pipe_table(lines, i, spans)
             continue
+        if not _row(lines[i]):
+            i += 1
+            continue
         width = len(lines[i].cells())
-        j = i
+        j = i + 1
         while j < len(lines) and _row(lines[j]) and len(lines[j].cells()) == width:
             j += 1
         header = i
@@ -270,10 +273,10 @@ def _labels(text: str) -> list[tuple[int, int]]:
         if header == i and i > 1 and len(lines[i - 1].cells()) == 1 and lines[i - 2].indented:
             header = i - 2  # a header, then the index's name: `      sales` / `year`
         footer = j < len(lines) and bool(_FOOTER.match(lines[j].text.strip()))
-        if j > i and (j - i >= 2 or header < i or footer):
+        if j - i >= 2 or header < i or footer:
             spans += [(line.start, line.start + len(line.text)) for line in lines[header:i]]
             spans += [line.first_cell() for line in lines[i:j]]
-        i = max(j, i + 1)
+        i = j
     return spans
 
 
