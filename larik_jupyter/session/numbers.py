@@ -202,6 +202,7 @@ _VALUE = re.compile(
     r"(?P<mult>\s(?:thousand|million|billion|trillion)\b|[kKMB]\b)?"
     r"(?P<pct>\s?%)?"
 )
+_LEVEL = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)%")  # a quantile's label: `75%`
 _GLUED = re.compile(r"[A-Za-z_]*\d|\.\d")  # after a number: it was a piece of an identifier or version
 # Between a printed table's cells: two or more spaces, a tab, or one space before a negative
 # number (pandas gives a minus sign the place of the second space).
@@ -308,10 +309,13 @@ def _blank(text: str, spans: Iterable[tuple[int, int]]) -> str:
 
 @dataclass(frozen=True)
 class Value:
-    """A number found in a source: its size, and how it was signed (`+`, `-`, or "" for none)."""
+    """A number found in a source: its size, and how it was signed (`+`, `-`, or "" for none);
+    `level` marks a percentage that labels a table's row or column (`describe()`'s `75%`): it
+    supports only a reply's percentage (`75% of orders`), never a plain number."""
 
     size: float
     sign: Literal["+", "-", ""]
+    level: bool = False
 
 
 def output_values(text: str) -> list[Value]:
@@ -321,9 +325,12 @@ def output_values(text: str) -> list[Value]:
     if not _DIGIT.search(text):
         return []
     masked = _ADDRESS.sub(lambda m: " " * len(m.group()), text)
-    if "  " in masked or "|" in masked:  # only then can there be a table
-        masked = _blank(masked, _labels(masked))
     values = []
+    if "  " in masked or "|" in masked:  # only then can there be a table
+        labels = _labels(masked)
+        for start, end in labels:
+            values += [Value(float(m.group(1)), "", level=True) for m in _LEVEL.finditer(masked, start, end)]
+        masked = _blank(masked, labels)
     for m in _VALUE.finditer(masked):
         before = masked[m.start() - 1] if m.start() else " "
         signed = bool(m.group("sign")) and not (before.isalnum() or before in "_.)]")
@@ -350,11 +357,11 @@ class _Values:
     """The sorted numbers of some sources, by how they were signed, to look claims up in."""
 
     def __init__(self, sources: Iterable[str]) -> None:
-        by_sign: dict[str, list[float]] = {"": [], "+": [], "-": []}
+        by_sign: dict[str, list[float]] = {"": [], "+": [], "-": [], "level": []}
         for text in sources:
             for value in output_values(text):
-                by_sign[value.sign].append(value.size)
-        self.plain, self.plus, self.minus = (sorted(by_sign[s]) for s in ("", "+", "-"))
+                by_sign["level" if value.level else value.sign].append(value.size)
+        self.plain, self.plus, self.minus, self.levels = (sorted(by_sign[s]) for s in ("", "+", "-", "level"))
 
     @staticmethod
     def _near(values: list[float], size: float, tolerance: float) -> bool:
@@ -374,7 +381,9 @@ class _Values:
         tolerance = 0.5 * claim.step * (1 + 1e-9) + 1e-12
         if self._has(claim.sign, claim.value, tolerance) or claim.value == 0 and self._has("either", 0, tolerance):
             return True
-        return claim.percent and self._has(claim.sign, claim.value / 100, tolerance / 100)
+        if not claim.percent:
+            return False
+        return self._has(claim.sign, claim.value / 100, tolerance / 100) or self._near(self.levels, claim.value, tolerance)
 
 
 @dataclass
