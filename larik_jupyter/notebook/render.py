@@ -65,7 +65,7 @@ class ToolPart:
 
 @dataclass
 class TextPart:
-    """A reply's text, with the numbers no output supports once its turn is traced."""
+    """A reply's text, with its unfound numbers once its turn is traced (`session/numbers.py`)."""
 
     text: str
     unfound: list[Claim] = field(default_factory=list)
