@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -14,14 +15,13 @@ import pytest
 import session_helpers
 from tornado.httpclient import HTTPClientError
 
-from larik_jupyter import Agent, KernelHost
 from larik_jupyter.checkpoint.store import CheckpointStore
 from larik_jupyter.llm.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock, user_text
 from larik_jupyter.paths import sessions_dir
 from larik_jupyter.session.branch import fork
 from larik_jupyter.session.store import Session
 from larik_jupyter.textdiff import diff_html
-from tests.agent_helpers import done, scripted, tool
+from tests.test_numbers import MARKED, export_of, numbers_session
 
 pytest_plugins = ["pytest_jupyter.jupyter_server"]
 
@@ -112,43 +112,36 @@ async def test_transcript_is_paged(jp_fetch: Any, root: Path) -> None:
     assert beyond["entries"] == [] and beyond["total"] == 241
 
 
-async def test_pages_list_the_numbers_no_output_of_their_turn_shows(
+async def test_pages_list_the_numbers_nothing_the_model_saw_supports(
     jp_fetch: Any, root: Path, tmp_path: Path
 ) -> None:
-    # One number rounded from a python output (12335 / 7 = 1762.142857…), one invented; the
-    # emoji before them makes Python's and JavaScript's string indexes differ.
-    reply = "🙂 The mean is 1762.1 per row, and about 4,321 rows were dropped."
-    again = "Printed 17; the mean was 1762.1."  # 17 is this turn's output, 1762.1 an earlier turn's
-    model = scripted(
-        tmp_path,
-        [tool("python", code="print(12335 / 7)")],
-        done(reply),
-        [tool("python", code="print(17)")],
-        done(again),
-    )
-    agent = Agent(root, model=model, yes=True, host=KernelHost({}))
-    agent.run("what is the mean?")
-    agent.run("print 17")
-    path = agent.session_path
-    agent.close()
+    # The session of tests/test_numbers.py: numbers from the prompt, the code and an earlier
+    # turn's output are found, one made-up number a turn is marked, and after `/clear` the
+    # earlier output no longer supports the third turn's 1762.1; the export marks the same.
+    path = numbers_session(root, tmp_path)
+    # The emoji before the numbers makes Python's and JavaScript's string indexes differ.
+    text = path.read_text().replace("The mean is 1762.1", "🙂 The mean is 1762.1")
+    path.write_text(text)
 
     whole = await fetch_json(jp_fetch, path.stem)
 
-    first, second = whole["unfound"]
-    entry = whole["entries"][first["entry"]]
-    text = entry["message"]["content"][first["block"]]["text"]
-    assert text == reply
+    assert [[n["text"] for n in u["numbers"]] for u in whole["unfound"]] == MARKED
+    first = whole["unfound"][0]
+    block = whole["entries"][first["entry"]]["message"]["content"][first["block"]]["text"]
+    assert block.startswith("🙂")
     (number,) = first["numbers"]
-    assert number["text"] == "4,321"
-    utf16 = text.encode("utf-16-le")
+    utf16 = block.encode("utf-16-le")
     assert utf16[2 * number["start"]: 2 * number["end"]].decode("utf-16-le") == "4,321"
-    assert [n["text"] for n in second["numbers"]] == ["1762.1"]
+    line = "1 number not found in this turn's outputs"
     assert whole["unfound_counts"] == [
-        {"entry": first["entry"], "count": 1, "text": "1 number not found in this turn's outputs", "numbers": ["4,321"]},
-        {"entry": second["entry"], "count": 1, "text": "1 number not found in this turn's outputs", "numbers": ["1762.1"]},
+        {"entry": u["entry"], "count": 1, "text": line, "numbers": numbers}
+        for u, numbers in zip(whole["unfound"], MARKED, strict=True)
     ]
+    exported = export_of(path)
+    assert re.findall(r'class="larik-unfound"[^>]*>([^<]*)<', exported) == [n for m in MARKED for n in m]
 
-    # Pages of one entry trace each turn whole, so together they say the same.
+    # Pages of one entry trace each turn whole, with the context before it, so together they
+    # say the same.
     pages = [
         await fetch_json(jp_fetch, path.stem, params={"offset": str(i), "limit": "1"})
         for i in range(whole["total"])

@@ -9,6 +9,7 @@ from typing import Any, Literal
 # The provider's retry announcement reaches front ends as it is.
 from larik_jupyter.llm.events import Retrying as Retrying
 from larik_jupyter.llm.messages import ImageBlock, Message, Usage
+from larik_jupyter.session.numbers import TurnNumbers
 from larik_jupyter.session.variable_changes import VariableChange
 
 
@@ -94,10 +95,12 @@ class ToolFinished:
 
 @dataclass(frozen=True)
 class NumbersUnfound:
-    """The numbers of the turn's replies that no output of the turn supports (emitted when a
-    turn ends with any; the notebook view derives the same from the transcript itself)."""
+    """The numbers of the turn's replies that nothing the model was shown or given supports
+    (`session/numbers.py`; emitted when a turn ends with any): their texts, and the turn as
+    traced from the transcript, which the live view marks."""
 
     numbers: list[str]
+    traced: TurnNumbers
 
 
 @dataclass(frozen=True)

@@ -50,7 +50,7 @@ from larik_jupyter.lsp.manager import LspManager
 from larik_jupyter.session.branch import BranchError
 from larik_jupyter.session.call_summary import summarize_call
 from larik_jupyter.session.entry import Entry
-from larik_jupyter.session.numbers import trace_messages
+from larik_jupyter.session.numbers import trace_last_turn
 from larik_jupyter.session.store import Session
 from larik_jupyter.session.variable_changes import VariableChange
 from larik_jupyter.tools.answer import Answer
@@ -303,10 +303,9 @@ class AgentLoop:
         else:
             self.session.sync()
         state = self.session.state
-        if state.prompt_positions:
-            _, traced = trace_messages(state.all[state.prompt_positions[-1]:])
-            if traced.count:
-                self.emit(ae.NumbersUnfound(traced.texts()))
+        traced = trace_last_turn(state)
+        if traced is not None and traced.count:
+            self.emit(ae.NumbersUnfound(traced.texts(), traced))
         self.emit(
             ae.UsageReported(
                 turn_usage=outcome.usage,

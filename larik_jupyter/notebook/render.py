@@ -22,7 +22,7 @@ from larik_jupyter.session.call_summary import CellPosition, cell_ids_hint, summ
 from larik_jupyter.session.context_view import context_view
 from larik_jupyter.session.entry import Entry
 from larik_jupyter.session.export import code_fence, image_markdown
-from larik_jupyter.session.numbers import Claim, footer, mark, trace
+from larik_jupyter.session.numbers import Claim, footer, mark, trace_entries
 from larik_jupyter.session.plan import Todo, checklist, plan_of, progress
 from larik_jupyter.session.tool_names import SKILL_TOOL, TODO_WRITE
 from larik_jupyter.session.variable_changes import VariableChange, changes_of, changes_text
@@ -65,7 +65,10 @@ class ToolPart:
 
 @dataclass
 class TextPart:
+    """A reply's text, with its unfound numbers once its turn is traced (`session/numbers.py`)."""
+
     text: str
+    unfound: list[Claim] = field(default_factory=list)
 
 
 @dataclass
@@ -92,7 +95,14 @@ class ContextPart:
     images: list[ImageBlock] = field(default_factory=list)
 
 
-Part = TextPart | ThinkingPart | ToolPart | NoticePart | PromptPart | ContextPart
+@dataclass
+class NumbersPart:
+    """A traced turn's count line: `N numbers not found in this turn's outputs`."""
+
+    text: str
+
+
+Part = TextPart | ThinkingPart | ToolPart | NoticePart | PromptPart | ContextPart | NumbersPart
 
 # Text marks, not emoji: they render without an emoji font (and in a terminal).
 _MARKS = {
@@ -202,37 +212,15 @@ def render_context(part: ContextPart) -> str:
     return f"<details><summary>{label}</summary>\n\n{inner}\n\n</details>"
 
 
-def _traced(parts: list[Part]) -> tuple[dict[int, list[Claim]], dict[int, str]]:
-    """Each turn's numbers traced (a prompt starts a turn): the unfound numbers of each reply
-    text part, and the count line of each turn keyed by where the turn ends, both by position
-    in `parts`."""
-    marks: dict[int, list[Claim]] = {}
-    footers: dict[int, str] = {}
-    starts = [i for i, p in enumerate(parts) if isinstance(p, PromptPart)]
-    for start, end in zip([0, *starts], [*starts, len(parts)], strict=True):
-        texts = [(i, p.text) for i, p in enumerate(parts[start:end], start) if isinstance(p, TextPart)]
-        sources = [p.output for p in parts[start:end] if isinstance(p, ToolPart)]
-        sources += [p.text for p in parts[start:end] if isinstance(p, ContextPart)]
-        traced = trace([text for _, text in texts], sources)
-        marks.update({i: found for (i, _), found in zip(texts, traced.unfound, strict=True) if found})
-        if traced.count:
-            footers[end] = f"<sub>{footer(traced.count)}</sub>"
-    return marks, footers
-
-
-def render_parts(parts: list[Part], *, numbers: bool = True) -> str:
-    """The Markdown of a turn (or several); with `numbers` (once a turn ended), the numbers of
-    its replies that no output of the turn supports are marked and counted."""
+def render_parts(parts: list[Part]) -> str:
+    """The Markdown of a turn (or several), the unfound numbers of traced replies marked."""
     chunks: list[str] = []
-    marks, footers = _traced(parts) if numbers else ({}, {})
-    for index, part in enumerate(parts):
-        if index in footers:
-            chunks.append(footers[index])
+    for part in parts:
         if isinstance(part, PromptPart):
             chunks.append("**You:** " + part.text.strip().replace("\n", "  \n"))
         elif isinstance(part, TextPart):
             if part.text.strip():
-                chunks.append(mark(part.text, marks[index]) if index in marks else part.text)
+                chunks.append(mark(part.text, part.unfound))
         elif isinstance(part, ThinkingPart):
             if part.text.strip():
                 chunks.append(
@@ -242,34 +230,43 @@ def render_parts(parts: list[Part], *, numbers: bool = True) -> str:
             chunks.append(render_tool(part))
         elif isinstance(part, ContextPart):
             chunks.append(render_context(part))
+        elif isinstance(part, NumbersPart):
+            chunks.append(f"<sub>{part.text}</sub>")
         else:
             chunks.append(render_notice(part.text))
-    if len(parts) in footers:
-        chunks.append(footers[len(parts)])
     return "\n\n".join(chunks)
 
 
 def parts_from_messages(
     messages: Iterable[Message], *, include_prompts: bool = True, position: CellPosition | None = None
 ) -> list[Part]:
-    """Rebuild the parts of stored messages, pairing each tool_use with its tool_result;
-    `position` numbers the cells notebook calls name."""
-    rebuilt = _Rebuild(include_prompts, position)
-    for message in messages:
-        rebuilt.message(message)
-    return rebuilt.parts
+    """Rebuild the parts of stored messages, pairing each tool_use with its tool_result, as
+    `parts_from_entries` does; `position` numbers the cells notebook calls name."""
+    entries = [Entry(type="message", message=message) for message in messages]
+    return parts_from_entries(entries, include_prompts=include_prompts, position=position)
 
 
 def parts_from_entries(
     entries: Iterable[Entry], *, include_prompts: bool = True, position: CellPosition | None = None
 ) -> list[Part]:
-    """The parts of a stored transcript, with the `Stop` hook notices kept on usage entries;
-    `position` numbers the cells notebook calls name."""
+    """The parts of a stored transcript, with the `Stop` hook notices kept on usage entries and
+    each turn's numbers traced (its count line where the turn ends); `position` numbers the
+    cells notebook calls name."""
+    listed = list(entries)
+    unfound, turns = trace_entries(enumerate(listed))
     rebuilt = _Rebuild(include_prompts, position)
-    for entry in entries:
+    count = ""  # the count line of the turn being rebuilt, shown where it ends
+    for index, entry in enumerate(listed):
         if entry.message is not None:
-            rebuilt.message(entry.message)
+            if entry.message.is_prompt() and count:
+                rebuilt.parts.append(NumbersPart(count))
+                count = ""
+            rebuilt.message(entry.message, unfound.get(index, {}))
         rebuilt.parts += [NoticePart(notice) for notice in entry.hooks or []]
+        if index in turns:
+            count = footer(turns[index].count)
+    if count:
+        rebuilt.parts.append(NumbersPart(count))
     return rebuilt.parts
 
 
@@ -282,7 +279,8 @@ class _Rebuild:
         self.parts: list[Part] = []
         self.tools: dict[str, ToolPart] = {}
 
-    def message(self, message: Message) -> None:
+    def message(self, message: Message, unfound: dict[int, list[Claim]] | None = None) -> None:
+        """Add the parts of `message`; `unfound` holds its text blocks' unfound numbers."""
         parts = self.parts
         if message.role == "user":
             prompt = self.include_prompts and message.is_prompt()
@@ -305,9 +303,9 @@ class _Rebuild:
             parts += [NoticePart(notice) for notice in message.hooks or []]
             parts += context
             return
-        for block in message.content:
+        for index, block in enumerate(message.content):
             if isinstance(block, TextBlock):
-                parts.append(TextPart(block.text))
+                parts.append(TextPart(block.text, (unfound or {}).get(index, [])))
             elif isinstance(block, ThinkingBlock):
                 parts.append(ThinkingPart(block.thinking))
             elif isinstance(block, ToolUseBlock):

@@ -12,6 +12,7 @@ from larik_jupyter.agent import events as ae
 from larik_jupyter.agent.textlog import format_cost
 from larik_jupyter.notebook.render import (
     NoticePart,
+    NumbersPart,
     Part,
     TextPart,
     ThinkingPart,
@@ -20,6 +21,7 @@ from larik_jupyter.notebook.render import (
     rich_html,
     tool_part,
 )
+from larik_jupyter.session.numbers import TurnNumbers, footer, spread
 from larik_jupyter.session.plan import Todo, plan_of
 from larik_jupyter.session.tool_names import TODO_WRITE
 
@@ -37,7 +39,6 @@ class TranscriptView:
         self.parts: list[Part] = []
         self.status = ""
         self.footer = ""
-        self.ended = False  # the turn ended: its numbers are traced from here on
         self.updates = 0
         self._interval = 1.0 / max_updates_per_second
         self._last = 0.0
@@ -47,11 +48,13 @@ class TranscriptView:
         # The turn's one plan block: every `todo_write` that succeeds updates it in place.
         self.plan: ToolPart | None = None
         self._plan_calls: dict[str, list[Todo]] = {}
+        # The turn's numbers as traced from the transcript, marked once the turn ended.
+        self._numbers: TurnNumbers | None = None
         # Called after each update of the output (the cell shown again after a page reload).
         self.on_update: Callable[[], None] | None = None
 
     def markdown(self) -> str:
-        body = render_parts(self.parts, numbers=self.ended)
+        body = render_parts(self.parts)
         tail = [t for t in (f"*{self.status}*" if self.status else "", self.footer) if t]
         return "\n\n".join([body, *tail]) if body else "\n\n".join(tail) or "*…*"
 
@@ -142,6 +145,8 @@ class TranscriptView:
                 part.variables = list(event.variables)
         elif isinstance(event, ae.Notice):
             self.parts.append(NoticePart(event.text))
+        elif isinstance(event, ae.NumbersUnfound):
+            self._numbers = event.traced
         elif isinstance(event, ae.AssistantMessage) and event.message.interrupted:
             self.parts.append(NoticePart("**interrupted** — the partial reply is saved"))
         elif isinstance(event, ae.UsageReported):
@@ -157,7 +162,6 @@ class TranscriptView:
                 + f"{format_cost(event.session_cost)}</sub>"
             ).replace("$", "&#36;")
         elif isinstance(event, ae.TurnEnded):
-            self.ended = True
             self.status = {
                 "done": "",
                 "interrupted": "Interrupted.",
@@ -169,6 +173,15 @@ class TranscriptView:
             for part in self._tools.values():
                 if part.status in ("requested", "asking", "running"):
                     part.status = "interrupted"
+            if self._numbers is not None:
+                self._mark(self._numbers)
+
+    def _mark(self, traced: TurnNumbers) -> None:
+        """Mark the turn's unfound numbers (once it ended) and add its count line."""
+        texts = [part for part in self.parts if isinstance(part, TextPart)]
+        for text, found in zip(texts, spread([t.text for t in texts], traced), strict=True):
+            text.unfound = found
+        self.parts.append(NumbersPart(footer(traced.count)))
 
     def _plan_finished(self, event: ae.ToolFinished, todos: list[Todo]) -> None:
         if event.is_error:  # the plan stays as it was; the failed call gets its own row

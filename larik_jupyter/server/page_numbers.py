@@ -1,18 +1,23 @@
-"""The numbers of a transcript page's replies that no output of their turn supports, traced by
-`session/numbers.py` exactly as the export traces them, reading only the page's turns."""
+"""The numbers of a transcript page's replies that nothing the model was shown or given
+supports, traced by `session/numbers.py` exactly as the export traces them: the page's turns
+are read whole, and the entries before them (back to the latest compaction, the context those
+turns had) only while some number is still unfound."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 from larik_jupyter.llm.messages import Message, TextBlock
 from larik_jupyter.server.schema import UnfoundCount, UnfoundInBlock, UnfoundNumber
 from larik_jupyter.session.entry import Entry
-from larik_jupyter.session.numbers import Claim, footer, trace_turns
+from larik_jupyter.session.numbers import Claim, footer, trace_entries
 from larik_jupyter.session.page_index import page_entries
 
-# Entries read at a time when a turn reaches past the page's edge.
+# Entries read at a time when a turn reaches past the page's edge (and, doubling up to
+# `_MOST`, when a number is looked for in the context before the page's turns).
 _STEP = 16
+_MOST = 1024
 
 
 def _prompts(entries: list[Entry]) -> list[int]:
@@ -40,6 +45,20 @@ def _whole_turns(path: Path, offset: int, entries: list[Entry], total: int) -> t
     return start, window
 
 
+def _context_before(path: Path, start: int) -> Iterator[list[Message]]:
+    """The messages before entry `start` back to the latest compaction (the model context of a
+    turn starting at `start`), newest first, read a growing number of entries at a time."""
+    stop, step = start, _STEP
+    while stop > 0:
+        low = max(stop - step, 0)
+        chunk = page_entries(path, low, stop - low)[1]
+        cut = max((k + 1 for k, entry in enumerate(chunk) if entry.type == "compaction"), default=0)
+        yield [entry.message for entry in chunk[cut:] if entry.type == "message" and entry.message is not None]
+        if cut:
+            return
+        stop, step = low, min(step * 2, _MOST)
+
+
 def _utf16(text: str, index: int) -> int:
     """Index `index` of `text` counted in UTF-16 code units."""
     return len(text[:index].encode("utf-16-le")) // 2
@@ -58,12 +77,9 @@ def page_numbers(
     if not entries:
         return [], []
     start, window = _whole_turns(path, offset, entries, total)
-    messages: list[tuple[int, Message]] = [
-        (i, entry.message) for i, entry in enumerate(window, start) if entry.type == "message" and entry.message
-    ]
-    unfound, turns = trace_turns(messages)
+    unfound, turns = trace_entries(enumerate(window, start), _context_before(path, start))
     on_page = range(offset, offset + len(entries))
-    by_index = dict(messages)
+    by_index = {i: entry.message for i, entry in enumerate(window, start) if entry.message is not None}
     blocks = [
         UnfoundInBlock(entry=i, block=b, numbers=_numbers(by_index[i].content[b], claims))
         for i, by_block in sorted(unfound.items())

@@ -30,7 +30,7 @@ from larik_jupyter.session.call_summary import (
 from larik_jupyter.session.context_view import context_view
 from larik_jupyter.session.entry_list import EntryList
 from larik_jupyter.session.new_file import write_new, write_numbered
-from larik_jupyter.session.numbers import Claim, footer, mark, trace_turns
+from larik_jupyter.session.numbers import Claim, footer, mark, trace_entries
 from larik_jupyter.session.plan import checklist, plan_of, progress
 from larik_jupyter.session.reader import load_entries, session_id_of
 from larik_jupyter.session.state import replay
@@ -140,8 +140,7 @@ def _hook_notice(text: str) -> str:
 def _traced_numbers(entries: EntryList) -> tuple[dict[int, dict[int, list[Claim]]], dict[int, str]]:
     """Each turn's numbers traced (see `session/numbers.py`): the unfound ones by entry index
     and block index, and each turn's count line keyed by the entry index where it ends."""
-    messages = [(i, m) for i in range(1, len(entries)) if entries[i].type == "message" and (m := entries[i].message)]
-    unfound, turns = trace_turns(messages)
+    unfound, turns = trace_entries((i, entries[i]) for i in range(1, len(entries)))
     footers = {last + 1: f"{footer(traced.count)}: {', '.join(traced.texts())}" for last, traced in turns.items()}
     return unfound, footers
 
