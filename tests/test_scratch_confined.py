@@ -212,3 +212,20 @@ def test_check_reads_beside_the_project_as_there_and_writes_nothing_there(world:
     assert both(world) == before
     assert not report.failures and len(report.refused) == 1, report.text()
     assert f"tried to write {world['outside'] / 'raw.csv'} outside it" in report.refused[0].message
+
+
+def test_a_checked_load_ext_leaves_the_users_larik_data_alone(project: Path, larik_dirs: dict[str, Path]) -> None:
+    from larik_jupyter.tools.notebook_check import run_check
+    from tests.agent_helpers import make_env
+
+    # A turn snapshot old enough for the retention prune `%load_ext` starts in the background.
+    turn = larik_dirs["data"] / "checkpoints" / "20200101-000000-abcdef" / "1"
+    turn.mkdir(parents=True)
+    (turn / "manifest.json").write_text("{}")
+    old = time.time() - 30 * 86400
+    os.utime(turn / "manifest.json", (old, old))
+    write_notebook(project / "loads.ipynb", [("%load_ext larik_jupyter", 1, []), ("import time\ntime.sleep(2)", 2, [])])
+    before = tree_state(larik_dirs["data"])
+    report = run_check(make_env(project, host=KernelHost({})), "loads.ipynb", timeout=120)
+    assert tree_state(larik_dirs["data"]) == before
+    assert report.problems == 0, report.text()

@@ -101,9 +101,9 @@ def _matplotlib_cache() -> Path:
 
 
 def _kernel_env(tmp: Path) -> dict[str, str]:
-    """The environment of a guarded kernel: its temporary files, IPython profile and library
-    caches in `tmp` (so nothing it does needs the user's folders), matplotlib's font list
-    copied there so it is not rebuilt."""
+    """The environment of a guarded kernel: its temporary files, IPython profile, library
+    caches and larik's own data and config in `tmp` (so nothing it does needs the user's
+    folders), matplotlib's font list copied there so it is not rebuilt."""
     mpl = tmp / "matplotlib"
     mpl.mkdir(exist_ok=True)
     for found in glob.glob(str(_matplotlib_cache() / "fontlist-*.json")):
@@ -111,6 +111,9 @@ def _kernel_env(tmp: Path) -> dict[str, str]:
     return {
         **os.environ, "TMPDIR": str(tmp), "MPLCONFIGDIR": str(mpl), "IPYTHONDIR": str(tmp / "ipython"),
         "XDG_CACHE_HOME": str(tmp / "cache"), "PYTHONDONTWRITEBYTECODE": "1",
+        # A checked `%load_ext larik_jupyter` gets data and config of its own: its retention
+        # prune must not reach the user's sessions, nor its config the user's keys.
+        "LARIK_DATA_DIR": str(tmp / "larik-data"), "LARIK_CONFIG_DIR": str(tmp / "larik-config"),
     }
 
 
