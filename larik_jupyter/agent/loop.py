@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import os
 import threading
 import time
@@ -345,12 +346,21 @@ class AgentLoop:
     async def _steps(self, outcome: TurnOutcome) -> None:
         max_steps = self.loaded.config.max_steps or DEFAULT_MAX_STEPS
         for step in range(1, max_steps + 1):
-            message = await self._call_model(step, outcome)
+            end = await self._call_model(step, outcome)
+            message = end.message
             outcome.text = message.text() or outcome.text
+            if message.refused:
+                outcome.status, outcome.error = "error", refused_error(self.provider.name)
+                return
             calls = message.tool_uses()
-            if not calls or message.interrupted:
+            cut = calls.pop() if calls and end.stop_reason == "max_tokens" else None
+            if end.stop_reason == "max_tokens":
+                self.emit(ae.Notice(output_limit_notice(self.provider.name, cut), level="warning"))
+            if not (calls or cut) or message.interrupted:
                 return
             results = await self._run_tools(calls)
+            if cut is not None:
+                results.append(self._error_result(cut, cut_call_result(cut.name)))
             # Written and flushed at once (tool completion); fsynced with the next boundary.
             self._append(Message(role="user", content=list(results)))
         outcome.status = "max_steps"
@@ -362,7 +372,8 @@ class AgentLoop:
             )
         )
 
-    async def _call_model(self, step: int, outcome: TurnOutcome) -> Message:
+    async def _call_model(self, step: int, outcome: TurnOutcome) -> ev.MessageEnd:
+        """One model call; its end event carries the message as stored."""
         self.emit(ae.ModelCall(step=step))
         builder = MessageBuilder()
         try:
@@ -373,12 +384,15 @@ class AgentLoop:
                 if isinstance(event, ev.MessageEnd):
                     self._add_usage(outcome, event.usage)
                     self.last_call_usage = event.usage
+                    reply = event.message
+                    if event.stop_reason == "refusal":
+                        reply = reply.model_copy(update={"refused": True})
                     # A tool about to touch the disk is a durability boundary; reads are not.
-                    message = self._append(event.message, sync=self._touches_disk(event.message))
+                    message = self._append(reply, sync=self._touches_disk(reply))
                     self.emit(ae.AssistantMessage(message))
                     if event.error:
                         outcome.status, outcome.error = "interrupted", event.error
-                    return message
+                    return dataclasses.replace(event, message=message)
         except asyncio.CancelledError:
             partial = builder.message(interrupted=True)
             self._append(partial, sync=True)
@@ -681,6 +695,36 @@ class AgentLoop:
                 f"No turn from prompt {prompt} on changed files or kernel variables; nothing was undone."
             )
         return UndoReport(tuple(results), to=prompt)
+
+
+def refused_error(model: str) -> str:
+    """The turn's error when the model refused it (stop reason `refusal`)."""
+    return (
+        f"{model} declined to continue this turn (stop reason `refusal`); the refused turn is "
+        "left out of the next requests, so rephrase the prompt and send it again."
+    )
+
+
+def output_limit_notice(model: str, cut: ToolUseBlock | None) -> str:
+    """What the user is told when a reply stopped at the output limit (stop reason `max_tokens`)."""
+    if cut is None:
+        return (
+            f"The reply from {model} stopped at its output limit (max_tokens); send \"go on\" for "
+            "the rest, or raise `max_tokens` in the provider's config."
+        )
+    return (
+        f"The reply from {model} reached its output limit (max_tokens) in the middle of a "
+        f"`{cut.name}` call: the call was not run, and the model was told why."
+    )
+
+
+def cut_call_result(tool: str) -> str:
+    """The result a call cut off by the output limit gets instead of running."""
+    return (
+        f"This `{tool}` call was not run: your reply reached the output limit (max_tokens) while "
+        "its input was being written, so the input is incomplete. Send the call again with a "
+        "smaller input (write a large file in parts, or edit it piece by piece)."
+    )
 
 
 def _undone(results: list[UndoResult]) -> str:

@@ -102,7 +102,9 @@ def is_context_text(text: str) -> bool:
 
 
 class Message(_Model):
-    """One message of the conversation. `interrupted` marks a reply cut short; `hooks` (ours,
+    """One message of the conversation. `interrupted` marks a reply cut short; `refused` (ours,
+    never sent) a reply the model ended with stop reason `refusal`, whose turn later requests
+    leave out (`llm/context.py`); `hooks` (ours,
     never sent) holds the notices of the UserPromptSubmit hooks that ran before a prompt;
     `attachments` (ours, never sent) describes what `--with` attached to a prompt: one
     `{name, kind, size, sha256}` object each (the blocks sent are in `content`)."""
@@ -110,6 +112,7 @@ class Message(_Model):
     role: Literal["user", "assistant"]
     content: list[ContentBlock] = Field(default_factory=list)
     interrupted: bool | None = None
+    refused: bool | None = None
     hooks: list[str] | None = None
     attachments: list[dict[str, Any]] | None = None
 
@@ -163,6 +166,8 @@ def user_text(text: str) -> Message:
     return Message(role="user", content=[TextBlock(text=text)])
 
 
+# The result an unanswered tool call gets in what is sent (never in the file).
+INTERRUPTED_TOOL_RESULT = "The tool call was interrupted before it returned a result."
 NO_VISION_NOTE = "[image omitted: the model in use does not take images]"
 
 

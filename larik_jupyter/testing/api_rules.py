@@ -13,6 +13,17 @@ import re
 from typing import Any
 
 TOOL_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
+TOOL_ID = re.compile(r"^[a-zA-Z0-9_-]+$")
+# OpenAI's limits as its 400s state them: "Invalid 'messages[68].tool_calls[0].id': string
+# too long. Expected a string with maximum length 40" (anomalyco/opencode#12653) and "Invalid
+# 'tools[13].function.description': string too long. Expected a string with maximum length
+# 1024" (getsentry/sentry-mcp#106).
+MAX_CALL_ID = 40
+MAX_DESCRIPTION = 1024
+# DeepSeek's thinking mode (https://api-docs.deepseek.com/guides/thinking_mode): "For turns
+# that do perform tool calls, the reasoning_content must be fully passed back to the API in all
+# subsequent requests"; its 400 (the-open-agent/openagent#2206) follows.
+_DEEPSEEK_THINKING = re.compile(r"^deepseek-(?!chat)")
 
 # https://platform.claude.com/docs/en/about-claude/models/overview ("Max output").
 _CLAUDE_OUTPUT = {
@@ -85,8 +96,33 @@ def anthropic_problem(body: dict[str, Any]) -> str | None:
     return (
         _anthropic_params(body)
         or _anthropic_turns(body)
+        or _anthropic_thinking_loop(body)
         or _anthropic_blocks(body)
         or _tool_names(t.get("name") for t in body.get("tools") or [])
+    )
+
+
+def _anthropic_thinking_loop(body: dict[str, Any]) -> str | None:
+    """extended-thinking with tool use: while thinking is on, the assistant message whose
+    tool calls the last message answers must start with its thinking. The API's words, as
+    users report them (e.g. anthropics/claude-code#11978, OpenRouterTeam/ai-sdk-provider#162)."""
+    thinking = body.get("thinking")
+    messages = body.get("messages") or []
+    if not isinstance(thinking, dict) or thinking.get("type") not in ("enabled", "adaptive"):
+        return None
+    if len(messages) < 2 or not any(b.get("type") == "tool_result" for b in _blocks(messages[-1].get("content"))):
+        return None
+    m = len(messages) - 2
+    first = (_blocks(messages[m].get("content")) or [{}])[0].get("type")
+    if first in ("thinking", "redacted_thinking"):
+        return None
+    return (
+        f"messages.{m}.content.0.type: Expected `thinking` or `redacted_thinking`, but found "
+        f"`{first}`. When `thinking` is enabled, a final `assistant` message must start with a "
+        "thinking block (preceeding the lastmost set of `tool_use` and `tool_result` blocks). We "
+        "recommend you include thinking blocks from previous turns. To avoid this requirement, "
+        "disable `thinking`. Please consult our documentation at "
+        "https://docs.claude.com/en/docs/build-with-claude/extended-thinking"
     )
 
 
@@ -137,7 +173,23 @@ def _anthropic_turns(body: dict[str, Any]) -> str | None:
             return f"messages.{m}: all messages must have non-empty content except for the optional final assistant message"
         if m and message.get("role") == messages[m - 1].get("role"):
             return f"messages.{m}: roles must alternate between \"user\" and \"assistant\""
-        calls = [b["id"] for b in _blocks(content) if b.get("type") == "tool_use"]
+        blocks = _blocks(content)
+        if message.get("role") == "assistant" and blocks and blocks[-1].get("type") in ("thinking", "redacted_thinking"):
+            # As users report it (tailcallhq/forgecode#2107): a reply stopped after its thinking.
+            return f"messages.{m}: The final block in an assistant message cannot be `thinking`."
+        if message.get("role") == "user":
+            # tool use docs: each tool_result must answer a tool_use of the previous message;
+            # the API's words as users report them (anthropics/claude-code#13460).
+            before = _blocks(messages[m - 1].get("content")) if m else []
+            asked = {b.get("id") for b in before if b.get("type") == "tool_use"}
+            stray = [b.get("tool_use_id") for b in blocks if b.get("type") == "tool_result" and b.get("tool_use_id") not in asked]
+            if stray:
+                return (
+                    f"messages.{m}.content.0: unexpected `tool_use_id` found in `tool_result` blocks: "
+                    f"{stray[0]}. Each `tool_result` block must have a corresponding `tool_use` block "
+                    "in the previous message."
+                )
+        calls = [b["id"] for b in blocks if b.get("type") == "tool_use"]
         if not calls:
             continue
         # tool use docs: "Tool result blocks must immediately follow their corresponding
@@ -171,6 +223,11 @@ def _anthropic_blocks(body: dict[str, Any]) -> str | None:
             return f"{place}: text content blocks must contain non-whitespace text"
         if kind == "thinking" and not block.get("signature"):
             return f"{place}.thinking.signature: Field required"
+        # A tool call's id, as users report the API's words (CommandCodeAI/command-code#323,
+        # HKUDS/nanobot#4356): "tool_use.id: String should match pattern '^[a-zA-Z0-9_-]+$'".
+        for key, field in (("tool_use", "id"), ("tool_result", "tool_use_id")):
+            if kind == key and not TOOL_ID.match(str(block.get(field, ""))):
+                return f"{place}.{key}.{field}: String should match pattern '^[a-zA-Z0-9_-]+$'"
         if kind == "image":
             images += 1
             source = block.get("source") or {}
@@ -214,7 +271,55 @@ def openai_problem(body: dict[str, Any]) -> str | None:
         return "The 'stream_options' parameter is only allowed when 'stream' is enabled."
     if problem := _tool_names((t.get("function") or {}).get("name") for t in body.get("tools") or []):
         return problem
+    for i, tool in enumerate(body.get("tools") or []):
+        if problem := _openai_function(i, tool.get("function") or {}):
+            return problem
+    if _DEEPSEEK_THINKING.match(model):
+        for message in body.get("messages") or []:
+            if message.get("tool_calls") and "reasoning_content" not in message:
+                return "The `reasoning_content` in the thinking mode must be passed back to the API."
     return _openai_messages(body.get("messages") or [])
+
+
+def _openai_function(index: int, function: dict[str, Any]) -> str | None:
+    """A function tool's description and parameters schema, as OpenAI checks them."""
+    description = str(function.get("description") or "")
+    if len(description) > MAX_DESCRIPTION:
+        return (
+            f"Invalid 'tools[{index}].function.description': string too long. Expected a string "
+            f"with maximum length {MAX_DESCRIPTION}, but got a string with length {len(description)} instead."
+        )
+    name = function.get("name")
+    schema = function.get("parameters")
+    if schema is None:
+        return None
+    # The 400s as users report them: "schema must be a JSON Schema of 'type: "object"', got
+    # 'type: "None"'" (browserbase/stagehand#1159); "In context=(), object schema missing
+    # properties" (spring-projects/spring-ai#4776); "In context=('properties', 'paths'), array
+    # schema missing items" (sigoden/aichat#1049, mark3labs/mcp-filesystem-server#23).
+    if not isinstance(schema, dict) or schema.get("type") != "object":
+        got = schema.get("type") if isinstance(schema, dict) else None
+        return (
+            f"Invalid schema for function '{name}': schema must be a JSON Schema of "
+            f"'type: \"object\"', got 'type: \"{got}\"'."
+        )
+    if found := _schema_problem(schema, ()):
+        return f"Invalid schema for function '{name}': {found}"
+    return None
+
+
+def _schema_problem(schema: Any, context: tuple[str, ...]) -> str | None:
+    if not isinstance(schema, dict):
+        return None
+    kind = schema.get("type")
+    if kind == "object" and "properties" not in schema:
+        return f"In context={context!r}, object schema missing properties."
+    if kind == "array" and "items" not in schema:
+        return f"In context={context!r}, array schema missing items."
+    for name, inner in (schema.get("properties") or {}).items():
+        if found := _schema_problem(inner, (*context, "properties", name)):
+            return found
+    return _schema_problem(schema.get("items"), (*context, "items"))
 
 
 def _openai_messages(messages: list[dict[str, Any]]) -> str | None:
@@ -237,6 +342,12 @@ def _openai_messages(messages: list[dict[str, Any]]) -> str | None:
                     "preceeding message with 'tool_calls'."
                 )
         calls = [c.get("id") for c in message.get("tool_calls") or []]
+        for k, call in enumerate(calls):
+            if len(str(call)) > MAX_CALL_ID:
+                return (
+                    f"Invalid 'messages[{m}].tool_calls[{k}].id': string too long. Expected a string "
+                    f"with maximum length {MAX_CALL_ID}, but got a string with length {len(str(call))} instead."
+                )
         if calls:
             answered = []
             for later in messages[m + 1 :]:

@@ -76,6 +76,21 @@ class _State:
     requests: list[RecordedRequest] = field(default_factory=list)
     served: int = 0
     lock: threading.Lock = field(default_factory=threading.Lock)
+    # The user messages that drew a refusal. Anthropic's streaming-refusals page: "you must
+    # reset the conversation context by removing or updating the turn that was refused before
+    # continuing. Attempting to continue without resetting will result in continued refusals."
+    refused: set[str] = field(default_factory=set)
+
+    def refuses(self, request: dict[str, Any]) -> bool:
+        """Whether `request` still carries a user message that drew a refusal."""
+        with self.lock:
+            return any(_user_key(m) in self.refused for m in _user_messages(request))
+
+    def note_refusal(self, request: dict[str, Any]) -> None:
+        users = _user_messages(request)
+        if users:
+            with self.lock:
+                self.refused.add(_user_key(users[-1]))
 
     def take(self) -> ScriptReply | ScriptFailure | None:
         with self.lock:
@@ -83,6 +98,18 @@ class _State:
                 return None
             self.served += 1
             return self.responses[self.served - 1]
+
+
+def _user_messages(request: dict[str, Any]) -> list[dict[str, Any]]:
+    return [m for m in request.get("messages") or [] if isinstance(m, dict) and m.get("role") == "user"]
+
+
+def _user_key(message: dict[str, Any]) -> str:
+    return json.dumps(api_rules.without_breakpoints(message.get("content")), sort_keys=True)
+
+
+# What the server answers, without playing a step, to a request that repeats a refused turn.
+_REFUSAL = ScriptReply(content=[], stop_reason="refusal")
 
 
 def _handler(state: _State) -> type[BaseHTTPRequestHandler]:
@@ -117,7 +144,9 @@ def _handler(state: _State) -> type[BaseHTTPRequestHandler]:
             if problem := protocol.problem(request):
                 self._json(400, protocol.error_body(400, problem))
                 return
-            step = state.take()
+            step = _REFUSAL if state.refuses(request) else state.take()
+            if isinstance(step, ScriptReply) and step.final_stop_reason() == "refusal":
+                state.note_refusal(request)
             if step is None:
                 message = f"the test server's script is exhausted after {state.served} responses"
                 self._json(400, protocol.error_body(400, message))
@@ -176,7 +205,8 @@ class ScriptedHTTPServer:
     `/v1/chat/completions` (OpenAI) takes the next one. A response's `drop_after`
     cuts the connection after that many output deltas. With `api_key` set, requests
     carrying another key get a 401; a request the real API would refuse (`api_rules`) gets
-    the 400 it would give, and plays no response. Received requests are kept in `requests`.
+    the 400 it would give, and plays no response; a request that still carries a user message
+    whose reply was a refusal (stop reason `refusal`) is refused again, as the real API does. Received requests are kept in `requests`.
     Use as a context manager; point the SDKs at `anthropic_base_url` / `openai_base_url`.
     """
 

@@ -1,0 +1,277 @@
+"""No dead ends (issue 38): each state a session can reach leads to a request the real APIs
+accept. Every test drives `Agent` through the real SDKs against `ScriptedHTTPServer`, whose
+`api_rules` refuse (400) what the real APIs refuse, each rule citing its source."""
+
+from __future__ import annotations
+
+import base64
+import io
+import json
+import random
+from pathlib import Path
+from typing import Any
+
+import nbformat
+import pytest
+
+from larik_jupyter import Agent
+from larik_jupyter.agent import events as ae
+from larik_jupyter.agent.loop import PromptExtras
+from larik_jupyter.llm.messages import ImageBlock
+from larik_jupyter.testing import ScriptedHTTPServer
+from larik_jupyter.testing.api_rules import anthropic_problem, openai_problem
+from tests.agent_helpers import personal, results_of, text, tool
+
+KEY = "sk-dead-ends-0123456789"
+SIGNED = {"type": "thinking", "thinking": "Look at every file first.", "signature": "Sig+1=="}
+
+
+def wire(server: ScriptedHTTPServer, monkeypatch: pytest.MonkeyPatch, **providers: Any) -> None:
+    """Point both SDKs and the compatible server at `server`; `providers` is personal config."""
+    monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", server.anthropic_base_url)
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+    monkeypatch.setenv("OPENAI_BASE_URL", server.openai_base_url)
+    compatible = {"base_url": server.openai_base_url, "api_key_env": "OPENAI_API_KEY"}
+    personal({"providers": {"openai-compatible": compatible, **providers}})
+
+
+def bodies(server: ScriptedHTTPServer) -> list[dict[str, Any]]:
+    return [r.body for r in server.requests]
+
+
+def accepted(server: ScriptedHTTPServer) -> None:
+    for r in server.requests:
+        check = anthropic_problem if r.path == "/v1/messages" else openai_problem
+        assert check(r.body) is None, r.body
+
+
+THINKING = {"anthropic": {"thinking_budget": 2048}}
+
+
+def call_ids(body: dict[str, Any]) -> set[str]:
+    """Every tool-call id a request body names (calls and results, both APIs)."""
+    ids: set[str] = set()
+    for m in body["messages"]:
+        for b in m["content"] if isinstance(m["content"], list) else []:
+            ids |= {b[k] for k in ("id", "tool_use_id") if b.get("type", "").startswith("tool_") and k in b}
+        ids |= {c["id"] for c in m.get("tool_calls") or []}
+        ids |= {m["tool_call_id"]} if m.get("tool_call_id") else set()
+    return ids
+
+
+def test_a_reply_stopped_right_after_its_thinking_does_not_block_the_next_prompt(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The thinking text streams in 5 deltas and its signature in one: cut after the signature.
+    script = [
+        {"content": [SIGNED, text("Here is a long answer.")], "drop_after": 6},
+        {"content": [SIGNED, text("Fine.")]},
+    ]
+    with ScriptedHTTPServer(script, api_key=KEY) as server:
+        wire(server, monkeypatch, **THINKING)
+        agent = Agent(project, model="anthropic:claude-sonnet-4-5", yes=True)
+        cut = agent.run("explain")
+        after = agent.run("again")
+        agent.close()
+    assert cut.status == "interrupted"
+    stored = agent.loop.session.state.all[1]
+    assert [b.type for b in stored.content] == ["thinking"] and stored.interrupted
+    assert after.status == "done" and after.text == "Fine.", after.error
+    # The stopped reply goes as a placeholder: "The final block in an assistant message
+    # cannot be `thinking`."
+    assert bodies(server)[1]["messages"][1]["content"] == [{"type": "text", "text": "(no reply)"}]
+    accepted(server)
+
+
+@pytest.mark.parametrize(
+    ("call_id", "target"),
+    [("functions.read:0", "anthropic:claude-sonnet-4-6"), ("chatcmpl-tool-" + "a1b2" * 8, "openai:gpt-5")],
+)
+def test_tool_call_ids_from_another_server_are_mapped_for_the_next_provider(
+    call_id: str, target: str, project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (project / "a.txt").write_text("a\n")
+    script = [
+        {"content": [{**tool("read", path="a.txt"), "id": call_id}]},
+        {"content": [text("Read.")]},
+        {"content": [text("Switched.")]},
+        {"content": [text("Still fine.")]},
+    ]
+    with ScriptedHTTPServer(script, api_key=KEY) as server:
+        wire(server, monkeypatch)
+        agent = Agent(project, model="openai-compatible:kimi-k2", yes=True)
+        assert agent.run("read a").status == "done"
+        agent.switch_model(target)
+        outcomes = [agent.run("go on"), agent.run("and on")]
+        agent.close()
+        sent = bodies(server)
+    assert [o.status for o in outcomes] == ["done", "done"], [o.error for o in outcomes]
+    # The transcript keeps the server's id; the requests carry one mapping, the same each time.
+    assert results_of(agent)[0].tool_use_id == call_id
+    ids = [call_ids(body) for body in sent[2:]]
+    assert ids[0] == ids[1] and call_id not in ids[0] and len(ids[0]) == 1
+    accepted(server)
+
+
+def test_a_refused_turn_is_not_sent_again_and_does_not_end_as_done(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    script = [
+        {"content": [text("Sure.")]},
+        {"content": [text("I can't")], "stop_reason": "refusal"},
+        {"content": [text("Happy to help with that.")]},
+    ]
+    with ScriptedHTTPServer(script, api_key=KEY) as server:
+        wire(server, monkeypatch)
+        agent = Agent(project, model="anthropic:claude-sonnet-4-6", yes=True)
+        agent.run("hello")
+        refused = agent.run("something the classifier stops")
+        after = agent.run("something else")
+        agent.close()
+        sent = bodies(server)
+    assert refused.status == "error" and "refusal" in (refused.error or "")
+    assert "rephrase the prompt" in (refused.error or "")
+    # The server refuses any request that still carries the refused turn (as the real API
+    # does), so this reply is the scripted one only because the turn was left out.
+    assert after.status == "done" and after.text == "Happy to help with that."
+    assert "classifier" not in json.dumps(sent[2]) and "hello" in json.dumps(sent[2])
+    stored = [m for m in agent.loop.session.state.all if m.refused]
+    assert len(stored) == 1 and stored[0].text() == "I can't"
+    accepted(server)
+
+
+@pytest.mark.parametrize("kind", ["anthropic", "openai"])
+def test_a_tool_call_cut_by_the_output_limit_is_not_run_and_both_sides_are_told(
+    kind: str, project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    script = [
+        # The wire cuts the last call's JSON halfway, as the APIs do at max_tokens.
+        {"content": [tool("write", path="big.txt", content="x" * 400)], "stop_reason": "max_tokens"},
+        {"content": [tool("write", path="big.txt", content="x")]},
+        {"content": [text("Written in parts.")]},
+    ]
+    seen: list[ae.AgentEvent] = []
+    with ScriptedHTTPServer(script, api_key=KEY) as server:
+        wire(server, monkeypatch)
+        agent = Agent(project, model="anthropic:claude-sonnet-4-6" if kind == "anthropic" else "openai:gpt-5", yes=True)
+        outcome = agent.run("write a big file", listener=seen.append)
+        agent.close()
+    assert outcome.status == "done" and outcome.text == "Written in parts."
+    first = results_of(agent)[0]
+    assert first.is_error and "output limit (max_tokens)" in str(first.content)
+    assert "missing" not in str(first.content)
+    assert (project / "big.txt").read_text() == "x"  # only the second, complete call ran
+    notices = [e.text for e in seen if isinstance(e, ae.Notice)]
+    assert any("output limit (max_tokens) in the middle of a `write` call" in n for n in notices)
+    accepted(server)
+
+
+def test_an_interrupted_openai_tool_call_then_anthropic_with_thinking(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    script = [
+        {"content": [tool("bash", command="sleep 20")]},
+        {"content": [SIGNED, text("Carrying on.")]},
+    ]
+    with ScriptedHTTPServer(script, api_key=KEY) as server:
+        wire(server, monkeypatch, **THINKING)
+        agent = Agent(project, model="openai:gpt-5", yes=True)
+
+        def stop_on_start(event: ae.AgentEvent) -> None:
+            if isinstance(event, ae.ToolStarted):
+                agent.stop()
+
+        assert agent.run("sleep", listener=stop_on_start).status == "interrupted"
+        agent.switch_model("anthropic:claude-sonnet-4-5")
+        after = agent.run("go on")
+        agent.close()
+        sent = bodies(server)
+    assert after.status == "done" and after.text == "Carrying on.", after.error
+    # The interrupted turn is closed by a placeholder reply, so the new prompt starts a turn.
+    roles = [m["role"] for m in sent[1]["messages"]]
+    assert roles == ["user", "assistant", "user", "assistant", "user"]
+    accepted(server)
+
+
+def test_deepseek_gets_its_reasoning_back_on_tool_call_turns(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (project / "a.txt").write_text("a\n")
+    thought = {"type": "thinking", "thinking": "I should read a.txt."}
+    script = [
+        {"content": [thought, tool("read", path="a.txt")]},
+        {"content": [{"type": "thinking", "thinking": "Done."}, text("It says a.")]},
+        {"content": [text("Next.")]},
+    ]
+    with ScriptedHTTPServer(script, api_key=KEY) as server:
+        wire(server, monkeypatch)
+        agent = Agent(project, model="openai-compatible:deepseek-v4-pro", yes=True)
+        outcomes = [agent.run("read a"), agent.run("next")]
+        agent.close()
+        sent = bodies(server)
+    assert [o.status for o in outcomes] == ["done", "done"], [o.error for o in outcomes]
+    calls = [m for m in sent[2]["messages"] if m.get("tool_calls")]
+    assert [m["reasoning_content"] for m in calls] == ["I should read a.txt."]
+    # Not on turns without tool calls, where DeepSeek ignores it.
+    assert all("reasoning_content" not in m for m in sent[2]["messages"] if not m.get("tool_calls"))
+    accepted(server)
+
+
+def noise_png(seed: int, side: int = 40) -> str:
+    from PIL import Image
+
+    rng = random.Random(seed)
+    raw = bytes(rng.randrange(256) for _ in range(side * side * 3))
+    out = io.BytesIO()
+    Image.frombytes("RGB", (side, side), raw).save(out, format="PNG")
+    return base64.b64encode(out.getvalue()).decode()
+
+
+def test_the_image_budget_drops_only_the_oldest_images_it_must(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    figures = [noise_png(i) for i in range(8)]
+    nb = nbformat.v4.new_notebook()
+    for i, data in enumerate(figures):
+        cell = nbformat.v4.new_code_cell(f"plot({i})")
+        cell.outputs = [nbformat.v4.new_output("display_data", data={"image/png": data})]
+        nb.cells.append(cell)
+    nbformat.write(nb, project / "figs.ipynb")
+    size = len(figures[0])
+    attached = ImageBlock(source={"type": "base64", "media_type": "image/png", "data": noise_png(99)})
+    script = [
+        *({"content": [tool("notebook_read", path="figs.ipynb")]} for _ in range(3)),
+        {"content": [text("Seen them all.")]},
+    ]
+    with ScriptedHTTPServer(script, api_key=KEY) as server:
+        wire(server, monkeypatch)
+        # 25 images (24 figures and the attachment) just over a budget of 23.5.
+        models = {"claude-sonnet-4-6": {"max_image_bytes": int(23.5 * size)}}
+        compatible = {"base_url": server.openai_base_url}
+        personal({"providers": {"openai-compatible": compatible}, "models": models})
+        agent = Agent(project, model="anthropic:claude-sonnet-4-6", yes=True)
+        outcome = agent.run("look", PromptExtras(after=[attached]))
+        agent.close()
+        last = json.dumps(bodies(server)[-1])
+    assert outcome.status == "done"
+    assert last.count("image omitted") == 3  # a step of an eighth of the budget: 3 images
+    assert attached.source["data"] in last
+    newest = bodies(server)[-1]["messages"][-1]["content"][0]["content"]
+    assert sum(b["type"] == "image" for b in newest) == 8
+    accepted(server)
+
+
+def test_an_api_error_names_the_cause_the_api_named(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    final = "messages.1: The final block in an assistant message cannot be `thinking`."
+    script = [{"error": {"status": 400, "message": final}}]
+    with ScriptedHTTPServer(script, api_key=KEY) as server:
+        wire(server, monkeypatch, **THINKING)
+        agent = Agent(project, model="anthropic:claude-sonnet-4-5", yes=True)
+        failed = agent.run("hi")
+        agent.close()
+    assert failed.status == "error"
+    assert "a message of the conversation (messages.1), not a setting" in (failed.error or "")
+    assert "thinking_budget" not in (failed.error or "")
