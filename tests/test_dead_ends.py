@@ -8,6 +8,7 @@ import base64
 import io
 import json
 import random
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +18,8 @@ import pytest
 from larik_jupyter import Agent
 from larik_jupyter.agent import events as ae
 from larik_jupyter.agent.loop import PromptExtras
+from larik_jupyter.agent.mcp import status_table
+from larik_jupyter.config.layers import user_config_path
 from larik_jupyter.llm.messages import ImageBlock
 from larik_jupyter.testing import ScriptedHTTPServer
 from larik_jupyter.testing.api_rules import anthropic_problem, openai_problem
@@ -275,3 +278,40 @@ def test_an_api_error_names_the_cause_the_api_named(
     assert failed.status == "error"
     assert "a message of the conversation (messages.1), not a setting" in (failed.error or "")
     assert "thinking_budget" not in (failed.error or "")
+
+
+ODD = Path(__file__).parent / "mcp_servers" / "odd_schemas_server.py"
+
+
+@pytest.mark.parametrize("model", ["openai:gpt-5", "anthropic:claude-sonnet-4-6"])
+def test_mcp_tool_schemas_are_made_valid_and_a_hopeless_one_is_left_out_alone(
+    model: str, project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    script = [
+        {"content": [tool("mcp__odd__untyped", text="hi")]},
+        {"content": [tool("mcp__odd__bare_array", paths=["a", "b"])]},
+        {"content": [text("Both answered.")]},
+    ]
+    with ScriptedHTTPServer(script, api_key=KEY) as server:
+        wire(server, monkeypatch)
+        settings = json.loads(user_config_path().read_text())
+        personal({**settings, "mcpServers": {"odd": {"command": sys.executable, "args": [str(ODD)]}}})
+        agent = Agent(project, model=model, yes=True)
+        try:
+            outcome = agent.run("use the odd tools")
+            table = status_table(agent.mcp_status())
+        finally:
+            agent.close()
+        sent = bodies(server)
+    # One tool no API takes is left out, and /mcp says so; the rest of its server runs.
+    assert "| `odd` | running |" in table and "`mcp__odd__wordy`" in table
+    assert "left out" in table and "`hopeless`: its input is a string, not an object" in table
+    assert outcome.status == "done" and outcome.text == "Both answered.", outcome.error
+    untyped, bare = results_of(agent)
+    assert json.loads(str(untyped.content)) == {"text": "hi"} and not bare.is_error
+    names = [t.get("name") or t["function"]["name"] for t in sent[0]["tools"]]
+    assert "mcp__odd__hopeless" not in names and "mcp__odd__untyped" in names
+    if model.startswith("openai"):
+        wordy = next(t["function"] for t in sent[0]["tools"] if t["function"]["name"] == "mcp__odd__wordy")
+        assert len(wordy["description"]) == 1024 and wordy["description"].endswith("…")
+    accepted(server)

@@ -35,6 +35,7 @@ from larik_jupyter.llm.messages import (
     Usage,
 )
 from larik_jupyter.llm.models import ModelInfo, model_info
+from larik_jupyter.llm.openai_tools import openai_function
 from larik_jupyter.llm.provider import ToolSchema
 from larik_jupyter.llm.retry import RetryPolicy
 from larik_jupyter.llm.script import new_tool_id
@@ -241,17 +242,7 @@ class OpenAIProvider(SdkProvider):
             "stream_options": {"include_usage": True},
         }
         if tools:
-            params["tools"] = [
-                {
-                    "type": "function",
-                    "function": {
-                        "name": t.name,
-                        "description": t.description,
-                        "parameters": t.input_schema,
-                    },
-                }
-                for t in tools
-            ]
+            params["tools"] = [openai_function(t) for t in tools]
         if self.max_tokens:
             limit = min(self.max_tokens, self.info.max_output_tokens)
             params["max_completion_tokens" if self.info.reasoning else "max_tokens"] = limit
