@@ -315,3 +315,129 @@ def test_mcp_tool_schemas_are_made_valid_and_a_hopeless_one_is_left_out_alone(
         wordy = next(t["function"] for t in sent[0]["tools"] if t["function"]["name"] == "mcp__odd__wordy")
         assert len(wordy["description"]) == 1024 and wordy["description"].endswith("…")
     accepted(server)
+
+
+def big_files(project: Path, count: int) -> None:
+    """`count` files of about 100,000 characters (what one `read` returns at most)."""
+    for n in range(count):
+        (project / f"f{n}.txt").write_text("".join(f"{n}:{i:05d} " + "x" * 90 + "\n" for i in range(1000)))
+
+
+def test_a_turn_outgrowing_the_window_is_compacted_between_its_steps(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    big_files(project, 9)
+    script = [
+        {"content": [tool("read", path=f"f{n}.txt") for n in range(5)]},
+        {"content": [text("SUMMARY: read f0 to f4, all lines of x.")]},
+        {"content": [tool("read", path=f"f{n}.txt") for n in range(5, 9)]},
+        {"content": [text("All nine read.")]},
+    ]
+    seen: list[ae.AgentEvent] = []
+    with ScriptedHTTPServer(script, api_key=KEY) as server:
+        wire(server, monkeypatch)
+        agent = Agent(project, model="anthropic:claude-sonnet-4-6", yes=True)
+        outcome = agent.run("read all nine files", listener=seen.append)
+        agent.close()
+        sent = bodies(server)
+    # Without the compaction between the steps, the third request would carry all nine files
+    # (about 225k tokens) and be refused: "prompt is too long".
+    assert outcome.status == "done" and outcome.text == "All nine read.", outcome.error
+    assert any(isinstance(e, ae.Notice) and "compacting" in e.text for e in seen)
+    assert agent.loop.session.state.compactions and "Summarise the conversation" in json.dumps(sent[1])
+    assert "SUMMARY: read f0 to f4" in json.dumps(sent[2]) and "f0:00000" not in json.dumps(sent[2])
+    accepted(server)
+
+
+SMALL = {"small": {"context_window": 60_000}}
+
+
+def test_a_switch_to_a_smaller_window_compacts_with_a_request_that_fits_it(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    big_files(project, 3)
+    script = [
+        {"content": [tool("read", path=f"f{n}.txt") for n in range(3)]},
+        {"content": [text("Read.")]},
+        {"content": [text("SUMMARY: three files of x.")]},
+        {"content": [text("Continuing on the small model.")]},
+    ]
+    seen: list[ae.AgentEvent] = []
+    with ScriptedHTTPServer(script, api_key=KEY, context_window=60_000) as server:
+        wire(server, monkeypatch)
+        settings = json.loads(user_config_path().read_text())
+        personal({**settings, "models": SMALL})
+        agent = Agent(project, model="anthropic:claude-sonnet-4-6", yes=True)
+        assert agent.run("read three files").status == "done"
+        agent.switch_model("openai-compatible:small")
+        outcome = agent.run("go on", listener=seen.append)
+        agent.close()
+        summary_request = bodies(server)[2]
+    assert outcome.status == "done" and outcome.text == "Continuing on the small model.", outcome.error
+    # The history (about 75k tokens) is over the small model's window: its long tool results
+    # were cut to fit, and both the user and the summary say so.
+    notices = [e.text for e in seen if isinstance(e, ae.Notice)]
+    assert any("3 long tool result(s) were cut to their first 2,000 characters" in n for n in notices)
+    assert "more characters left out" in json.dumps(summary_request) and "tools" not in summary_request
+    summary = agent.loop.session.state.summary
+    assert summary is not None and "were cut to their first 2,000 characters" in summary.text()
+    accepted(server)
+
+
+def test_a_history_too_long_even_shortened_is_summarised_in_parts_oldest_first(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pasted = ["".join(f"paste {n} line {i} " + "y" * 80 + "\n" for i in range(1000)) for n in range(3)]
+    script = [
+        *({"content": [text(f"Noted {n}.")]} for n in range(3)),
+        *({"content": [text(f"SUMMARY part {n}: pastes noted.")]} for n in range(1, 4)),
+        {"content": [text("Still here.")]},
+    ]
+    seen: list[ae.AgentEvent] = []
+    with ScriptedHTTPServer(script, api_key=KEY, context_window=60_000) as server:
+        wire(server, monkeypatch)
+        settings = json.loads(user_config_path().read_text())
+        personal({**settings, "models": SMALL})
+        agent = Agent(project, model="anthropic:claude-sonnet-4-6", yes=True)
+        for n in range(3):
+            assert agent.run(f"keep this:\n{pasted[n]}").status == "done"
+        agent.switch_model("openai-compatible:small")
+        outcome = agent.run("go on", listener=seen.append)
+        agent.close()
+        parts = bodies(server)[3:6]
+    assert outcome.status == "done" and outcome.text == "Still here.", outcome.error
+    assert any("summarised in 3 parts, oldest first" in e.text for e in seen if isinstance(e, ae.Notice))
+    # Oldest first, each part with the summary so far.
+    assert "paste 0 line 0" in json.dumps(parts[0]) and "paste 2" not in json.dumps(parts[0])
+    assert "SUMMARY part 1" in json.dumps(parts[1]) and "paste 1 line 0" in json.dumps(parts[1])
+    assert "SUMMARY part 2" in json.dumps(parts[2]) and "paste 2 line 0" in json.dumps(parts[2])
+    summary = agent.loop.session.state.summary
+    assert summary is not None and summary.text().startswith("SUMMARY part 3")
+    accepted(server)
+
+
+def test_a_server_without_usage_still_compacts_and_usage_says_it_estimated(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from larik_jupyter.notebook import commands
+    from larik_jupyter.notebook.kernel import KernelSession
+
+    window = 32_000
+    with ScriptedHTTPServer([{"content": [text("ok")]}] * 30, api_key=KEY, context_window=window, send_usage=False) as server:
+        wire(server, monkeypatch)
+        settings = json.loads(user_config_path().read_text())
+        personal({**settings, "models": {"local": {"context_window": window}}})
+        kernel = KernelSession(project, model="openai-compatible:local", yes=True)
+        agent = kernel.ensure()
+        outcomes = [agent.run(f"note {n}: " + "z" * 12_000) for n in range(12)]
+        shown: list[Any] = []
+        commands.run(kernel, commands.parse_command("/usage"), commands.Output(shown.append))
+        kernel.close()
+    assert [o.status for o in outcomes] == ["done"] * 12, [o.error for o in outcomes]
+    # Twelve prompts of about 3k tokens are over the 32k window: compaction fired on estimates.
+    assert agent.loop.session.state.compactions
+    usage = "\n".join(getattr(i, "data", "") for i in shown)
+    assert "(tokens estimated, price unknown)" in usage and "about " in usage
+    assert " 0 input" not in usage and "$0.0000" not in usage
+    assert all(o.cost is None and o.usage.estimated and o.usage.input_tokens for o in outcomes)
+    accepted(server)

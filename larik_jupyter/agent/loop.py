@@ -46,6 +46,7 @@ from larik_jupyter.llm.messages import (
 )
 from larik_jupyter.llm.pricing import cost as price_usage
 from larik_jupyter.llm.provider import Provider, ProviderError
+from larik_jupyter.llm.tokens import context_tokens, estimate_tokens, has_tokens
 from larik_jupyter.llm.valid_text import valid_event, valid_text
 from larik_jupyter.lsp.manager import LspManager
 from larik_jupyter.session.branch import BranchError
@@ -139,6 +140,7 @@ class AgentLoop:
         self.context: list[Message] = session.state.context_for_model()
         self.pending_note: str | None = session.state.pending_note
         self.last_call_usage: Usage | None = None
+        self._usage_at = 0  # len(self.context) right after the call `last_call_usage` counts
         self._http_trace: Callable[[], Any] | None = None
         self._listeners: list[ae.Listener] = []
         self._task: asyncio.Task[Any] | None = None
@@ -346,6 +348,8 @@ class AgentLoop:
     async def _steps(self, outcome: TurnOutcome) -> None:
         max_steps = self.loaded.config.max_steps or DEFAULT_MAX_STEPS
         for step in range(1, max_steps + 1):
+            if step > 1:
+                await self._maybe_compact()
             end = await self._call_model(step, outcome)
             message = end.message
             outcome.text = message.text() or outcome.text
@@ -377,18 +381,27 @@ class AgentLoop:
         self.emit(ae.ModelCall(step=step))
         builder = MessageBuilder()
         try:
-            async for raw in self.provider.stream(self._system(), self.context, tool_schemas(self.tools)):
+            system, schemas = self._system(), tool_schemas(self.tools)
+            async for raw in self.provider.stream(system, self.context, schemas):
                 event = valid_event(raw)
                 builder.add(event)
                 self._forward(event)
                 if isinstance(event, ev.MessageEnd):
-                    self._add_usage(outcome, event.usage)
-                    self.last_call_usage = event.usage
+                    usage = event.usage
+                    if usage.estimated and not has_tokens(usage):
+                        # The server reported no usage: count the request and reply ourselves.
+                        usage = Usage(
+                            input_tokens=estimate_tokens(self.context, system, schemas),
+                            output_tokens=estimate_tokens([event.message]),
+                            estimated=True,
+                        )
+                    self._add_usage(outcome, usage)
                     reply = event.message
                     if event.stop_reason == "refusal":
                         reply = reply.model_copy(update={"refused": True})
                     # A tool about to touch the disk is a durability boundary; reads are not.
                     message = self._append(reply, sync=self._touches_disk(reply))
+                    self.last_call_usage, self._usage_at = usage, len(self.context)
                     self.emit(ae.AssistantMessage(message))
                     if event.error:
                         outcome.status, outcome.error = "interrupted", event.error
@@ -606,16 +619,32 @@ class AgentLoop:
 
     # -- context management ---------------------------------------------------------------
 
+    def next_request_tokens(self) -> int:
+        """About how many tokens the next request takes: the last call's reported usage plus
+        an estimate of what came after it, or (no usage known: after a resume, a compaction,
+        or from a server that reports none) an estimate of the whole request."""
+        usage = self.last_call_usage
+        if has_tokens(usage) and usage is not None and not usage.estimated:
+            return context_tokens(usage) + estimate_tokens(self.context[self._usage_at :])
+        return estimate_tokens(self.context, self._system(), tool_schemas(self.tools))
+
     async def _maybe_compact(self) -> None:
-        if needs_compaction(self.last_call_usage, self.loaded.config, self.provider.info):
+        """Compact when the next request would come near the window (before a prompt, and
+        between the steps of a turn); a context of one message (none, or a summary) has
+        nothing to shorten."""
+        if len(self.context) > 1 and needs_compaction(self.next_request_tokens(), self.loaded.config, self.provider.info):
             self.emit(ae.Notice("The conversation is nearing the model's window; compacting it."))
             await self.compact()
 
     async def compact(self, instructions: str = "") -> str:
         """Summarise the model context into a compaction entry; `All` keeps every message."""
-        summary = await compact_context(
+        done = await compact_context(
             self.provider, self._system(), self.context, tool_schemas(self.tools), instructions
         )
+        summary = done.summary
+        if done.shortened:
+            self.emit(ae.Notice(f"Compaction: {done.shortened}.", level="warning"))
+            summary += f"\n\n(For this summary {done.shortened}.)"
         self.session.append(
             Entry(type="compaction", summary=summary, model=self.provider.name), sync=True
         )

@@ -150,7 +150,7 @@ class _Decoder(ChunkDecoder):
     def feed(self, chunk: Any) -> list[StreamEvent]:
         kind = chunk.type
         if kind == "message_start":
-            self.usage = _usage(chunk.message.usage, self.usage)
+            self.usage, self.usage_seen = _usage(chunk.message.usage, self.usage), True
         elif kind == "content_block_start":
             return self._start(chunk.index, chunk.content_block)
         elif kind == "content_block_delta":

@@ -142,12 +142,14 @@ class Message(_Model):
 
 
 class Usage(_Model):
-    """Token counts of one or more model calls."""
+    """Token counts of one or more model calls. `estimated`: some counts are our estimate
+    (`llm/tokens.py`), because the server reported none; its price is then unknown."""
 
     input_tokens: int = 0
     output_tokens: int = 0
     cache_read_tokens: int = 0
     cache_write_tokens: int = 0
+    estimated: bool | None = None
 
     def __add__(self, other: Usage) -> Usage:
         return Usage(
@@ -155,6 +157,7 @@ class Usage(_Model):
             output_tokens=self.output_tokens + other.output_tokens,
             cache_read_tokens=self.cache_read_tokens + other.cache_read_tokens,
             cache_write_tokens=self.cache_write_tokens + other.cache_write_tokens,
+            estimated=self.estimated or other.estimated or None,
         )
 
     def to_json(self) -> dict[str, Any]:

@@ -139,7 +139,7 @@ class _Decoder(ChunkDecoder):
 
     def feed(self, chunk: Any) -> list[StreamEvent]:
         if chunk.usage is not None:
-            self.usage = _usage(chunk.usage)
+            self.usage, self.usage_seen = _usage(chunk.usage), True
         out: list[StreamEvent] = []
         for choice in chunk.choices[:1]:
             delta = choice.delta

@@ -57,6 +57,60 @@ _REASONING = re.compile(r"^(o1|o3|o4|gpt-5(?!-chat))")
 _OPENAI_OUTPUT = {"gpt-5": 128_000, "gpt-4.1": 32_768, "gpt-4o": 16_384, "o3": 100_000, "o4-mini": 100_000}
 
 
+# Context windows: https://platform.claude.com/docs/en/about-claude/models/overview ("Context
+# window: 200K" for every model without a beta header) and https://platform.openai.com/docs/models.
+CLAUDE_WINDOW = 200_000
+_OPENAI_WINDOW = {
+    "gpt-5": 400_000, "gpt-5-chat": 128_000, "gpt-4.1": 1_047_576, "gpt-4o": 128_000,
+    "o3": 200_000, "o4-mini": 200_000,
+}
+# Tokens as this server counts them: four characters of text a token, an image a flat cost.
+_CHARS_PER_TOKEN = 4
+_IMAGE_TOKENS = 800
+
+
+def request_tokens(body: Any) -> int:
+    """The input tokens of a request body as the test server counts them: the characters of
+    its text values over four (keys, ids and signatures aside), each image `_IMAGE_TOKENS`."""
+    def walk(value: Any, key: str = "") -> tuple[int, int]:
+        if isinstance(value, dict):
+            if value.get("type") in ("image", "image_url"):
+                return 0, 1
+            pairs = [walk(v, k) for k, v in value.items()]
+            return sum(c for c, _ in pairs), sum(i for _, i in pairs)
+        if isinstance(value, list):
+            pairs = [walk(v) for v in value]
+            return sum(c for c, _ in pairs), sum(i for _, i in pairs)
+        if isinstance(value, str) and key not in ("id", "tool_use_id", "tool_call_id", "signature", "type", "role", "model"):
+            return len(value), 0
+        return 0, 0
+
+    chars, images = walk({k: v for k, v in body.items() if k in ("system", "messages", "tools")})
+    return chars // _CHARS_PER_TOKEN + images * _IMAGE_TOKENS
+
+
+def anthropic_too_long(body: dict[str, Any], window: int | None = None) -> str | None:
+    """The 400 of a request over the model's window (`window`: a compatible server's own, for
+    models not Claude's), as the API words it (users report "prompt is too long: 201000
+    tokens > 200000 maximum")."""
+    limit = CLAUDE_WINDOW if str(body.get("model", "")).startswith("claude") else window
+    tokens = request_tokens(body)
+    return f"prompt is too long: {tokens} tokens > {limit} maximum" if limit and tokens > limit else None
+
+
+def openai_too_long(body: dict[str, Any], window: int | None = None) -> str | None:
+    """The 400 (`context_length_exceeded`) of a request over the model's window (`window`: a
+    compatible server's own, for models not OpenAI's)."""
+    limit = _prefixed(str(body.get("model", "")), _OPENAI_WINDOW) or window
+    tokens = request_tokens(body)
+    if not limit or tokens <= limit:
+        return None
+    return (
+        f"This model's maximum context length is {limit} tokens. However, your messages "
+        f"resulted in {tokens} tokens. Please reduce the length of the messages."
+    )
+
+
 def without_breakpoints(value: Any) -> Any:
     """`value` (a request body or part of one) without `cache_control` markers, which are not
     part of the prefix a prompt cache matches."""

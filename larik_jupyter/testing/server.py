@@ -34,6 +34,7 @@ class _Protocol:
     key_of: Callable[[dict[str, str]], str]
     bad_key_message: Callable[[str], str]
     problem: Callable[[dict[str, Any]], str | None]
+    too_long: Callable[[dict[str, Any], int | None], str | None]
 
 
 def _bearer(headers: dict[str, str]) -> str:
@@ -48,6 +49,7 @@ _ANTHROPIC = _Protocol(
     lambda h: h.get("x-api-key") or _bearer(h),
     lambda key: "invalid x-api-key",
     api_rules.anthropic_problem,
+    api_rules.anthropic_too_long,
 )
 # Like the real service, the OpenAI flavour echoes the rejected key, so tests can check
 # that it never reaches the user.
@@ -60,6 +62,7 @@ _OPENAI = _Protocol(
         f"Incorrect API key provided: {key}. You can find your API key in your account settings."
     ),
     api_rules.openai_problem,
+    api_rules.openai_too_long,
 )
 _ROUTES = {
     "/v1/messages": _ANTHROPIC,
@@ -73,6 +76,8 @@ class _State:
     responses: list[ScriptReply | ScriptFailure]
     api_key: str | None
     fragment: int
+    context_window: int | None = None
+    send_usage: bool = True
     requests: list[RecordedRequest] = field(default_factory=list)
     served: int = 0
     lock: threading.Lock = field(default_factory=threading.Lock)
@@ -141,7 +146,7 @@ def _handler(state: _State) -> type[BaseHTTPRequestHandler]:
                 self._json(401, protocol.error_body(401, protocol.bad_key_message(key)))
                 return
             # A request the real API refuses is refused here too, without playing a step.
-            if problem := protocol.problem(request):
+            if problem := protocol.problem(request) or protocol.too_long(request, state.context_window):
                 self._json(400, protocol.error_body(400, problem))
                 return
             step = _REFUSAL if state.refuses(request) else state.take()
@@ -161,7 +166,9 @@ def _handler(state: _State) -> type[BaseHTTPRequestHandler]:
                 message = error.message or f"scripted failure {error.status}"
                 self._json(error.status, protocol.error_body(error.status, message), extra)
             elif request.get("stream"):
-                self._stream(protocol.stream_events(step, request, state.fragment), step.drop_after)
+                # A server that sends no usage ignores the request for it.
+                asked = request if state.send_usage else {k: v for k, v in request.items() if k != "stream_options"}
+                self._stream(protocol.stream_events(step, asked, state.fragment), step.drop_after)
             else:
                 self._json(200, protocol.full_response(step, request))
 
@@ -206,7 +213,10 @@ class ScriptedHTTPServer:
     cuts the connection after that many output deltas. With `api_key` set, requests
     carrying another key get a 401; a request the real API would refuse (`api_rules`) gets
     the 400 it would give, and plays no response; a request that still carries a user message
-    whose reply was a refusal (stop reason `refusal`) is refused again, as the real API does. Received requests are kept in `requests`.
+    whose reply was a refusal (stop reason `refusal`) is refused again, as the real API does.
+    A request over the model's context window (`context_window`: the window of the models
+    the vendors' tables do not know, as a compatible server has its own) gets the API's 400; `send_usage=False` plays a
+    compatible server that reports no usage in its OpenAI stream. Received requests are kept in `requests`.
     Use as a context manager; point the SDKs at `anthropic_base_url` / `openai_base_url`.
     """
 
@@ -216,6 +226,8 @@ class ScriptedHTTPServer:
         *,
         api_key: str | None = None,
         fragment: int = 5,
+        context_window: int | None = None,
+        send_usage: bool = True,
     ) -> None:
         if isinstance(responses, list):
             responses = {"responses": responses}
@@ -224,7 +236,7 @@ class ScriptedHTTPServer:
             if isinstance(responses, Script)
             else parse_script(responses, "given to ScriptedHTTPServer")
         )
-        self._state = _State(list(script.responses), api_key, fragment)
+        self._state = _State(list(script.responses), api_key, fragment, context_window, send_usage)
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self._state))
         self._server.daemon_threads = True
         self._thread = threading.Thread(
