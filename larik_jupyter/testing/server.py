@@ -71,6 +71,11 @@ _ROUTES = {
 }
 
 
+# Chooses the step for a request (a reply or failure, or its script JSON), for tests whose
+# model calls are not known in advance.
+Responder = Callable[[dict[str, Any]], "ScriptReply | ScriptFailure | dict[str, Any]"]
+
+
 @dataclass
 class _State:
     responses: list[ScriptReply | ScriptFailure]
@@ -78,6 +83,7 @@ class _State:
     fragment: int
     context_window: int | None = None
     send_usage: bool = True
+    responder: Responder | None = None
     requests: list[RecordedRequest] = field(default_factory=list)
     served: int = 0
     lock: threading.Lock = field(default_factory=threading.Lock)
@@ -97,7 +103,14 @@ class _State:
             with self.lock:
                 self.refused.add(_user_key(users[-1]))
 
-    def take(self) -> ScriptReply | ScriptFailure | None:
+    def take(self, request: dict[str, Any]) -> ScriptReply | ScriptFailure | None:
+        if self.responder is not None:
+            step = self.responder(request)
+            if isinstance(step, dict):
+                step = parse_script({"responses": [step]}, "from the responder").responses[0]
+            with self.lock:
+                self.served += 1
+            return step
         with self.lock:
             if self.served >= len(self.responses):
                 return None
@@ -149,7 +162,7 @@ def _handler(state: _State) -> type[BaseHTTPRequestHandler]:
             if problem := protocol.problem(request) or protocol.too_long(request, state.context_window):
                 self._json(400, protocol.error_body(400, problem))
                 return
-            step = _REFUSAL if state.refuses(request) else state.take()
+            step = _REFUSAL if state.refuses(request) else state.take(request)
             if isinstance(step, ScriptReply) and step.final_stop_reason() == "refusal":
                 state.note_refusal(request)
             if step is None:
@@ -197,8 +210,11 @@ def _handler(state: _State) -> type[BaseHTTPRequestHandler]:
                     self.connection.shutdown(socket.SHUT_RDWR)
                     return
                 deltas += chunk.delta
-                self.wfile.write(b"%x\r\n%s\r\n" % (len(chunk.data), chunk.data))
-                self.wfile.flush()
+                try:
+                    self.wfile.write(b"%x\r\n%s\r\n" % (len(chunk.data), chunk.data))
+                    self.wfile.flush()
+                except (BrokenPipeError, ConnectionResetError):
+                    return  # the client stopped reading (a user's Stop): nothing to report
             self.wfile.write(b"0\r\n\r\n")
 
     return Handler
@@ -208,7 +224,7 @@ class ScriptedHTTPServer:
     """A real HTTP server on 127.0.0.1 (ephemeral port, own thread) playing a script.
 
     `responses` is a script (`{"responses": [...]}`, the format of `scripted:` models)
-    or its list of responses; each POST to `/v1/messages` (Anthropic) or
+    or its list of responses, or a function choosing each step from the request body; each POST to `/v1/messages` (Anthropic) or
     `/v1/chat/completions` (OpenAI) takes the next one. A response's `drop_after`
     cuts the connection after that many output deltas. With `api_key` set, requests
     carrying another key get a 401; a request the real API would refuse (`api_rules`) gets
@@ -222,21 +238,26 @@ class ScriptedHTTPServer:
 
     def __init__(
         self,
-        responses: Script | dict[str, Any] | list[Any],
+        responses: Script | dict[str, Any] | list[Any] | Responder,
         *,
         api_key: str | None = None,
         fragment: int = 5,
         context_window: int | None = None,
         send_usage: bool = True,
     ) -> None:
+        responder = responses if callable(responses) else None
         if isinstance(responses, list):
             responses = {"responses": responses}
         script = (
             responses
             if isinstance(responses, Script)
+            else Script(responses=[])
+            if callable(responses)
             else parse_script(responses, "given to ScriptedHTTPServer")
         )
-        self._state = _State(list(script.responses), api_key, fragment, context_window, send_usage)
+        self._state = _State(
+            list(script.responses), api_key, fragment, context_window, send_usage, responder
+        )
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self._state))
         self._server.daemon_threads = True
         self._thread = threading.Thread(
