@@ -19,6 +19,7 @@ from larik_jupyter import Agent
 from larik_jupyter.agent import events as ae
 from larik_jupyter.agent.loop import PromptExtras
 from larik_jupyter.agent.mcp import status_table
+from larik_jupyter.agent.textlog import TextLog
 from larik_jupyter.config.layers import user_config_path
 from larik_jupyter.llm.messages import ImageBlock
 from larik_jupyter.testing import ScriptedHTTPServer
@@ -430,10 +431,13 @@ def test_a_server_without_usage_still_compacts_and_usage_says_it_estimated(
         kernel = KernelSession(project, model="openai-compatible:local", yes=True)
         agent = kernel.ensure()
         outcomes = [agent.run(f"note {n}: " + "z" * 12_000) for n in range(12)]
+        printed = io.StringIO()
+        outcomes.append(agent.run("one more", listener=TextLog(printed)))
         shown: list[Any] = []
         commands.run(kernel, commands.parse_command("/usage"), commands.Output(shown.append))
         kernel.close()
-    assert [o.status for o in outcomes] == ["done"] * 12, [o.error for o in outcomes]
+    assert [o.status for o in outcomes] == ["done"] * 13, [o.error for o in outcomes]
+    assert "out (estimated, price unknown)" in printed.getvalue()
     # Twelve prompts of about 3k tokens are over the 32k window: compaction fired on estimates.
     assert agent.loop.session.state.compactions
     usage = "\n".join(getattr(i, "data", "") for i in shown)
