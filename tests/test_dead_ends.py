@@ -351,6 +351,7 @@ def test_a_turn_outgrowing_the_window_is_compacted_between_its_steps(
 
 
 SMALL = {"small": {"context_window": 60_000}}
+WINDOW_32K = 32_000
 
 
 def test_a_switch_to_a_smaller_window_compacts_with_a_request_that_fits_it(
@@ -444,4 +445,22 @@ def test_a_server_without_usage_still_compacts_and_usage_says_it_estimated(
     assert "(tokens estimated, price unknown)" in usage and "about " in usage
     assert " 0 input" not in usage and "$0.0000" not in usage
     assert all(o.cost is None and o.usage.estimated and o.usage.input_tokens for o in outcomes)
+    accepted(server)
+
+
+def test_a_prompt_over_the_window_by_itself_is_summarised_before_it_is_sent(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    script = [{"content": [text(f"SUMMARY part {n}.")]} for n in range(1, 4)] + [{"content": [text("On it.")]}]
+    seen: list[ae.AgentEvent] = []
+    with ScriptedHTTPServer(script, api_key=KEY, context_window=WINDOW_32K) as server:
+        wire(server, monkeypatch)
+        settings = json.loads(user_config_path().read_text())
+        personal({**settings, "models": {"local": {"context_window": WINDOW_32K}}})
+        agent = Agent(project, model="openai-compatible:local", yes=True)
+        outcome = agent.run("look at this:\n" + "".join(f"row {i} " + "q" * 60 + "\n" for i in range(2000)), listener=seen.append)
+        agent.close()
+    # About 35k tokens of paste in a 32k window: summarised in parts, then answered.
+    assert outcome.status == "done" and outcome.text == "On it.", outcome.error
+    assert any("summarised in" in e.text for e in seen if isinstance(e, ae.Notice))
     accepted(server)

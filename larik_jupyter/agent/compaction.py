@@ -103,18 +103,17 @@ def _text_request(text: str) -> list[Message]:
 
 def _parts(lines: list[str], budget: int) -> list[str]:
     """`lines` joined into parts of at most `budget` characters, oldest first; a line longer
-    than a part is cut to fit, saying so."""
+    than a part (a long paste) is split across parts."""
+    pieces = [line[i : i + budget] for line in lines for i in range(0, max(len(line), 1), budget)]
     parts: list[str] = []
     current: list[str] = []
     size = 0
-    for line in lines:
-        if len(line) > budget:
-            line = line[: budget - 60] + f"\n[… {len(line) - budget + 60:,} more characters left out]"
-        if current and size + len(line) + 1 > budget:
+    for piece in pieces:
+        if current and size + len(piece) + 1 > budget:
             parts.append("\n".join(current))
             current, size = [], 0
-        current.append(line)
-        size += len(line) + 1
+        current.append(piece)
+        size += len(piece) + 1
     if current:
         parts.append("\n".join(current))
     return parts
@@ -153,10 +152,14 @@ async def _flat(
         text = f"{earlier}The conversation (part {n} of {len(parts)}):\n{part}\n\n{ask}"
         request = _text_request(text[-(fits - overhead) * CHARS_PER_TOKEN :])
         summary = await _summary(provider, system, request, [], False) or summary
+    cut = (
+        f", after {shortened} long tool result(s) were cut to their first {SHORT_RESULT:,} characters"
+        if shortened
+        else ""
+    )
     note = (
         f"the conversation was over the model's window, so it was summarised in {len(parts)} "
-        f"parts, oldest first, after {shortened} long tool result(s) were cut to their first "
-        f"{SHORT_RESULT:,} characters"
+        f"parts, oldest first{cut}"
     )
     return Compacted(summary, note)
 

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from larik_jupyter.agent import events as ae
-from larik_jupyter.agent.compaction import compact_context, needs_compaction
+from larik_jupyter.agent.compaction import compact_context, needs_compaction, room
 from larik_jupyter.agent.hooks import HookRunner
 from larik_jupyter.agent.mcp import McpManager, McpTool, started_notice
 from larik_jupyter.agent.outcome import TurnOutcome
@@ -348,8 +348,7 @@ class AgentLoop:
     async def _steps(self, outcome: TurnOutcome) -> None:
         max_steps = self.loaded.config.max_steps or DEFAULT_MAX_STEPS
         for step in range(1, max_steps + 1):
-            if step > 1:
-                await self._maybe_compact()
+            await self._maybe_compact(only_if_over=step == 1)
             end = await self._call_model(step, outcome)
             message = end.message
             outcome.text = message.text() or outcome.text
@@ -628,11 +627,18 @@ class AgentLoop:
             return context_tokens(usage) + estimate_tokens(self.context[self._usage_at :])
         return estimate_tokens(self.context, self._system(), tool_schemas(self.tools))
 
-    async def _maybe_compact(self) -> None:
+    async def _maybe_compact(self, *, only_if_over: bool = False) -> None:
         """Compact when the next request would come near the window (before a prompt, and
-        between the steps of a turn); a context of one message (none, or a summary) has
-        nothing to shorten."""
-        if len(self.context) > 1 and needs_compaction(self.next_request_tokens(), self.loaded.config, self.provider.info):
+        between the steps of a turn), or (`only_if_over`: right after the prompt) when it
+        would not fit at all and the messages are most of it (a summary cannot shrink the
+        tools or the system prompt). Near the window, a context of one message (none, or a
+        summary) is left alone: there is nothing to shorten."""
+        if not self.context or not self.loaded.config.compaction.enabled:
+            return
+        tokens, fits = self.next_request_tokens(), room(self.provider.info)
+        over = tokens > fits and estimate_tokens(self.context) > fits // 2
+        near = len(self.context) > 1 and needs_compaction(tokens, self.loaded.config, self.provider.info)
+        if over or (near and not only_if_over):
             self.emit(ae.Notice("The conversation is nearing the model's window; compacting it."))
             await self.compact()
 
