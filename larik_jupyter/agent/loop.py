@@ -25,6 +25,7 @@ from larik_jupyter.agent.permissions import (
 )
 from larik_jupyter.agent.preview import preview_change
 from larik_jupyter.agent.prompt import system_prompt
+from larik_jupyter.agent.stop_reasons import cut_call_result, output_limit_notice, refused_error
 from larik_jupyter.agent.toolset import agent_tools, concurrent_batches
 from larik_jupyter.agent.undo import UndoReport, record_note, undo_turn
 from larik_jupyter.checkpoint.errors import CheckpointError, NothingToUndoError
@@ -730,36 +731,6 @@ class AgentLoop:
                 f"No turn from prompt {prompt} on changed files or kernel variables; nothing was undone."
             )
         return UndoReport(tuple(results), to=prompt)
-
-
-def refused_error(model: str) -> str:
-    """The turn's error when the model refused it (stop reason `refusal`)."""
-    return (
-        f"{model} declined to continue this turn (stop reason `refusal`); the refused turn is "
-        "left out of the next requests, so rephrase the prompt and send it again."
-    )
-
-
-def output_limit_notice(model: str, cut: ToolUseBlock | None) -> str:
-    """What the user is told when a reply stopped at the output limit (stop reason `max_tokens`)."""
-    if cut is None:
-        return (
-            f"The reply from {model} stopped at its output limit (max_tokens); send \"go on\" for "
-            "the rest, or raise `max_tokens` in the provider's config."
-        )
-    return (
-        f"The reply from {model} reached its output limit (max_tokens) in the middle of a "
-        f"`{cut.name}` call: the call was not run, and the model was told why."
-    )
-
-
-def cut_call_result(tool: str) -> str:
-    """The result a call cut off by the output limit gets instead of running."""
-    return (
-        f"This `{tool}` call was not run: your reply reached the output limit (max_tokens) while "
-        "its input was being written, so the input is incomplete. Send the call again with a "
-        "smaller input (write a large file in parts, or edit it piece by piece)."
-    )
 
 
 def _undone(results: list[UndoResult]) -> str:
