@@ -464,3 +464,25 @@ def test_a_prompt_over_the_window_by_itself_is_summarised_before_it_is_sent(
     assert outcome.status == "done" and outcome.text == "On it.", outcome.error
     assert any("summarised in" in e.text for e in seen if isinstance(e, ae.Notice))
     accepted(server)
+
+
+def test_the_newest_images_go_only_when_alone_over_the_limit_and_the_user_is_told(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    attached = [
+        ImageBlock(source={"type": "base64", "media_type": "image/png", "data": noise_png(i, 6)})
+        for i in range(104)
+    ]
+    seen: list[ae.AgentEvent] = []
+    with ScriptedHTTPServer([{"content": [text("Seen.")]}], api_key=KEY) as server:
+        wire(server, monkeypatch)
+        agent = Agent(project, model="anthropic:claude-sonnet-4-6", yes=True)
+        outcome = agent.run("look at all of them", PromptExtras(after=attached), listener=seen.append)
+        agent.close()
+        last = json.dumps(bodies(server)[-1])
+    # "up to 100 images per request": a prompt with 104 loses its 4 oldest, and says so.
+    assert outcome.status == "done", outcome.error
+    assert last.count('"type": "image"') == 100 and last.count("image omitted") == 4
+    notices = [e.text for e in seen if isinstance(e, ae.Notice)]
+    assert any(n.startswith("4 image(s) of the latest prompt or tool results were left out") for n in notices)
+    accepted(server)

@@ -427,6 +427,8 @@ class AgentLoop:
             self.emit(ae.ThinkingDelta(event.thinking))
         elif isinstance(event, ev.Retrying):
             self.emit(event)
+        elif isinstance(event, ev.ContextNotice):
+            self.emit(ae.Notice(event.text, level="warning"))
 
     def _add_usage(self, outcome: TurnOutcome, usage: Usage) -> None:
         outcome.usage = outcome.usage + usage

@@ -24,9 +24,11 @@ accept:
   vision.
 - The images of one request stay within the model's count and byte limits
   (`ModelInfo.max_images`, `max_image_bytes`): the oldest are replaced by a note saying where
-  they came from, never those of the newest tool result or of the newest prompt (its
-  attachments). The cut moves in steps (a quarter of the count limit, an eighth of the byte
-  limit), so the requests between two steps keep a byte-identical prefix for the prompt cache.
+  they came from, those of the newest tool result or of the newest prompt (its attachments)
+  only when they alone are over the limits, and then the user is told
+  (`newest_images_omitted`). The cut moves in steps (a quarter of the count limit, an eighth
+  of the byte limit), so the requests between two steps keep a byte-identical prefix for the
+  prompt cache.
 """
 
 from __future__ import annotations
@@ -108,33 +110,53 @@ def _kept_messages(messages: list[Message]) -> set[int]:
     return kept
 
 
+def _oldest(blocks: list[ImageBlock], count: int, excess: int) -> int:
+    """How many of `blocks`, oldest first, to leave out: at least `count`, and enough to
+    shed `excess` characters (all of them if they cannot)."""
+    n = shed = 0
+    while n < len(blocks) and (n < count or shed < excess):
+        shed += image_size(blocks[n])
+        n += 1
+    return n
+
+
 def images_to_omit(
     messages: list[Message], info: ModelInfo, refused: Collection[str] = ()
-) -> list[ImageBlock]:
+) -> tuple[list[ImageBlock], int]:
     """The oldest images (besides those `refused`: a request carrying them was refused) to
-    leave out so the rest fit the model's count and byte limits, never those of the newest
-    prompt or tool results. The count moves in steps of a quarter of `max_images`, the bytes
-    in steps of an eighth of `max_image_bytes`."""
+    leave out so the rest fit the model's count and byte limits, and how many of them are of
+    the newest prompt or tool results: those go only when the others are not enough. The
+    others' cut moves in steps of a quarter of `max_images` and an eighth of
+    `max_image_bytes`."""
     found = [(i, b) for i, b in iter_images(messages) if image_key(b) not in refused]
     kept = _kept_messages(messages)
     droppable = [b for i, b in found if i not in kept]
+    newest = [b for i, b in found if i in kept]
     over = len(found) - info.max_images
-    count = 0
-    if over > 0:
-        step = max(1, info.max_images // 4)
-        count = math.ceil(over / step) * step
     excess = sum(image_size(b) for _, b in found) - info.max_image_bytes
-    if excess > 0:
-        step = max(1, info.max_image_bytes // 8)
-        shed, target = 0, math.ceil(excess / step) * step
-        for n, block in enumerate(droppable, 1):
-            shed += image_size(block)
-            if shed >= target:
-                count = max(count, n)
-                break
-        else:
-            count = len(droppable)
-    return droppable[: min(count, len(droppable))]
+    if over <= 0 and excess <= 0:
+        return [], 0
+    count_step, byte_step = max(1, info.max_images // 4), max(1, info.max_image_bytes // 8)
+    stepped = _oldest(
+        droppable,
+        math.ceil(over / count_step) * count_step if over > 0 else 0,
+        math.ceil(excess / byte_step) * byte_step if excess > 0 else 0,
+    )
+    omit = droppable[:stepped]
+    over -= len(omit)
+    excess -= sum(image_size(b) for b in omit)
+    if over <= 0 and excess <= 0:
+        return omit, 0
+    lost = _oldest(newest, over, excess)
+    return omit + newest[:lost], lost
+
+
+def newest_images_omitted(messages: list[Message], info: ModelInfo, refused: Collection[str] = ()) -> int:
+    """How many images of the newest prompt or tool results `model_context` leaves out: only
+    when they alone are over the model's limits (the caller tells the user)."""
+    if not info.vision:
+        return 0
+    return images_to_omit(_paired(_without_refused_turns(messages)), info, refused)[1]
 
 
 def _origins(messages: list[Message]) -> dict[str, str]:
@@ -232,7 +254,7 @@ def model_context(
     messages = _paired(_without_refused_turns(messages))
     if not info.vision:
         messages = without_images(messages)
-    omit = {id(b) for b in images_to_omit(messages, info, refused)}
+    omit = {id(b) for b in images_to_omit(messages, info, refused)[0]}
     origins = _origins(messages) if omit or refused else {}
 
     def keep(block: Any, origin: str) -> Any:
