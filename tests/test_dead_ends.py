@@ -111,8 +111,9 @@ def test_tool_call_ids_from_another_server_are_mapped_for_the_next_provider(
         agent.close()
         sent = bodies(server)
     assert [o.status for o in outcomes] == ["done", "done"], [o.error for o in outcomes]
-    # The transcript keeps the server's id; the requests carry one mapping, the same each time.
-    assert results_of(agent)[0].tool_use_id == call_id
+    # The transcript keeps the server's id, which goes back to that server as it is; the
+    # requests to the other provider carry one mapping, the same each time.
+    assert results_of(agent)[0].tool_use_id == call_id and call_id in call_ids(sent[1])
     ids = [call_ids(body) for body in sent[2:]]
     assert ids[0] == ids[1] and call_id not in ids[0] and len(ids[0]) == 1
     accepted(server)

@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Awaitable
 from typing import Any
 
-from larik_jupyter.llm.context import NO_REPLY
+from larik_jupyter.llm.context import ANTHROPIC_TOOL_IDS, NO_REPLY
 from larik_jupyter.llm.events import (
     StreamEvent,
     TextDelta,
@@ -193,6 +193,7 @@ class AnthropicProvider(SdkProvider):
 
     sdk_module = "anthropic"
     client_class = "AsyncAnthropic"
+    tool_ids = ANTHROPIC_TOOL_IDS
     base_url_env = "ANTHROPIC_BASE_URL"
     default_base_url = DEFAULT_BASE_URL
     decoder = _Decoder

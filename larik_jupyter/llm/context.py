@@ -15,10 +15,10 @@ accept:
   tool results follow an assistant message without thinking.
 - An assistant message never ends with a thinking block (a reply stopped after its thinking):
   Anthropic answers "The final block in an assistant message cannot be `thinking`."
-- Tool-call ids are what every API takes: Anthropic's pattern `^[a-zA-Z0-9_-]+$` and
-  OpenAI's 40 characters. Another id (a Kimi-style `functions.read:0`, vLLM's 46-character
-  `chatcmpl-tool-…`) is mapped to one that is, the same way every time, so the cached prefix
-  stays byte-identical.
+- Tool-call ids are what the target API takes (`tool_ids`): Anthropic's pattern
+  `^[a-zA-Z0-9_-]+$`, OpenAI's 40 characters; a compatible server gets its own ids back. An id
+  from elsewhere (a Kimi-style `functions.read:0`, vLLM's 46-character `chatcmpl-tool-…`) is
+  mapped to one that is, the same way every time, so the cached prefix stays byte-identical.
 - Text blocks that are only whitespace are left out (Anthropic refuses them: "text content
   blocks must contain non-whitespace text"); images go as text notes to a model without
   vision.
@@ -55,10 +55,11 @@ from larik_jupyter.llm.models import ModelInfo
 
 # What an assistant message with nothing to send says instead, so the roles keep alternating.
 NO_REPLY = "(no reply)"
-# https://docs.anthropic.com/en/api/messages: tool_use.id "String should match pattern
-# '^[a-zA-Z0-9_-]+$'"; OpenAI: "Invalid 'messages[2].tool_calls[0].id': string too long.
-# Expected a string with maximum length 40".
-_TOOL_ID = re.compile(r"^[a-zA-Z0-9_-]{1,40}$")
+# The tool-call ids each API takes, as their 400s say: Anthropic "tool_use.id: String should
+# match pattern '^[a-zA-Z0-9_-]+$'"; OpenAI "Invalid 'messages[2].tool_calls[0].id': string
+# too long. Expected a string with maximum length 40".
+ANTHROPIC_TOOL_IDS = re.compile(r"^[a-zA-Z0-9_-]+$")
+OPENAI_TOOL_IDS = re.compile(r"^.{1,40}$", re.DOTALL)
 _TOOL_ID_UNSAFE = re.compile(r"[^a-zA-Z0-9_-]")
 
 
@@ -67,10 +68,10 @@ def is_blank(block: Any) -> bool:
     return isinstance(block, TextBlock) and not block.text.strip()
 
 
-def wire_tool_id(tool_id: str) -> str:
-    """`tool_id` as every API takes it: unchanged when it already is, else its safe characters
-    (at most 31) and `_` and 8 hex digits of its SHA-256, so two ids never meet."""
-    if _TOOL_ID.match(tool_id):
+def wire_tool_id(tool_id: str, accepted: re.Pattern[str]) -> str:
+    """`tool_id` unchanged when `accepted` matches it, else its safe characters (at most 31),
+    `_` and 8 hex digits of its SHA-256: an id both APIs take, and two ids never meet."""
+    if accepted.match(tool_id):
         return tool_id
     digest = hashlib.sha256(tool_id.encode()).hexdigest()[:8]
     return f"{_TOOL_ID_UNSAFE.sub('_', tool_id)[:31]}_{digest}"
@@ -238,19 +239,25 @@ def _paired(messages: list[Message]) -> list[Message]:
     return out
 
 
-def _wire_ids(block: Any) -> Any:
-    if isinstance(block, ToolUseBlock) and (safe := wire_tool_id(block.id)) != block.id:
+def _wire_ids(block: Any, accepted: re.Pattern[str] | None) -> Any:
+    if accepted is None:
+        return block
+    if isinstance(block, ToolUseBlock) and (safe := wire_tool_id(block.id, accepted)) != block.id:
         return block.model_copy(update={"id": safe})
-    if isinstance(block, ToolResultBlock) and (safe := wire_tool_id(block.tool_use_id)) != block.tool_use_id:
+    if isinstance(block, ToolResultBlock) and (safe := wire_tool_id(block.tool_use_id, accepted)) != block.tool_use_id:
         return block.model_copy(update={"tool_use_id": safe})
     return block
 
 
 def model_context(
-    messages: list[Message], info: ModelInfo, refused: Collection[str] = ()
+    messages: list[Message],
+    info: ModelInfo,
+    refused: Collection[str] = (),
+    tool_ids: re.Pattern[str] | None = None,
 ) -> list[Message]:
     """`messages` as a request may carry them (see the module's docstring); images whose
-    `image_key` is in `refused` (a request carrying them was refused) are left out too."""
+    `image_key` is in `refused` (a request carrying them was refused) are left out too, and
+    tool-call ids `tool_ids` does not match are mapped (None: sent as they are)."""
     messages = _paired(_without_refused_turns(messages))
     if not info.vision:
         messages = without_images(messages)
@@ -276,7 +283,7 @@ def model_context(
                 block = block.model_copy(update={"content": inner})
             else:
                 block = keep(block, "a prompt's attachments")
-            content.append(_wire_ids(block))
+            content.append(_wire_ids(block, tool_ids))
         same = len(content) == len(message.content) and all(
             a is b for a, b in zip(content, message.content, strict=True)
         )

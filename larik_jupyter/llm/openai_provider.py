@@ -18,6 +18,7 @@ import json
 from collections.abc import Awaitable
 from typing import Any
 
+from larik_jupyter.llm.context import OPENAI_TOOL_IDS
 from larik_jupyter.llm.events import (
     StreamEvent,
     TextDelta,
@@ -224,6 +225,8 @@ class OpenAIProvider(SdkProvider):
         self.max_tokens = max_tokens
         # OpenAI streams no reasoning text; a compatible server that does wants it back.
         self.reasoning_back = prefix != "openai"
+        # OpenAI's limit on tool-call ids; a compatible server gets its own ids back.
+        self.tool_ids = OPENAI_TOOL_IDS if prefix == "openai" else None
 
     def __repr__(self) -> str:
         return f"OpenAIProvider({self.name!r}, base_url={self._base_url!r})"

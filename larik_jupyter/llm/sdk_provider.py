@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import functools
 import os
+import re
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
@@ -36,6 +37,8 @@ class SdkProvider:
 
     sdk_module: str
     client_class: str
+    # The tool-call ids the API takes (others are mapped, `llm/context.py`); None: any.
+    tool_ids: re.Pattern[str] | None = None
     base_url_env: str
     default_base_url: str
     decoder: type[ChunkDecoder]
@@ -109,7 +112,7 @@ class SdkProvider:
                 f"({self.info.max_images} images, {self.info.max_image_bytes:,} characters of "
                 "image data); the model was told where each came from."
             )
-        context = model_context(messages, self.info, self.refused_images)
+        context = model_context(messages, self.info, self.refused_images, self.tool_ids)
         params = self.request(system, context, tools, cache=cache)
         async with self._new_client() as client:
             attempt = functools.partial(

@@ -19,6 +19,8 @@ TOOL_ID = re.compile(r"^[a-zA-Z0-9_-]+$")
 # 'tools[13].function.description': string too long. Expected a string with maximum length
 # 1024" (getsentry/sentry-mcp#106).
 MAX_CALL_ID = 40
+# OpenAI's own models (a compatible server serving other names keeps its own id rules).
+_OPENAI_MODEL = re.compile(r"^(gpt-|o\d|chatgpt-)")
 MAX_DESCRIPTION = 1024
 # DeepSeek's thinking mode (https://api-docs.deepseek.com/guides/thinking_mode): "For turns
 # that do perform tool calls, the reasoning_content must be fully passed back to the API in all
@@ -332,7 +334,7 @@ def openai_problem(body: dict[str, Any]) -> str | None:
         for message in body.get("messages") or []:
             if message.get("tool_calls") and "reasoning_content" not in message:
                 return "The `reasoning_content` in the thinking mode must be passed back to the API."
-    return _openai_messages(body.get("messages") or [])
+    return _openai_messages(body.get("messages") or [], _OPENAI_MODEL.match(model) is not None)
 
 
 def _openai_function(index: int, function: dict[str, Any]) -> str | None:
@@ -376,7 +378,8 @@ def _schema_problem(schema: Any, context: tuple[str, ...]) -> str | None:
     return _schema_problem(schema.get("items"), (*context, "items"))
 
 
-def _openai_messages(messages: list[dict[str, Any]]) -> str | None:
+def _openai_messages(messages: list[dict[str, Any]], openai: bool) -> str | None:
+    """The message rules of chat completions; `openai`: OpenAI's own limits too."""
     for m, message in enumerate(messages):
         role = message.get("role")
         parts = _blocks(message.get("content"))
@@ -397,7 +400,7 @@ def _openai_messages(messages: list[dict[str, Any]]) -> str | None:
                 )
         calls = [c.get("id") for c in message.get("tool_calls") or []]
         for k, call in enumerate(calls):
-            if len(str(call)) > MAX_CALL_ID:
+            if openai and len(str(call)) > MAX_CALL_ID:
                 return (
                     f"Invalid 'messages[{m}].tool_calls[{k}].id': string too long. Expected a string "
                     f"with maximum length {MAX_CALL_ID}, but got a string with length {len(str(call))} instead."
