@@ -487,3 +487,16 @@ def test_the_newest_images_go_only_when_alone_over_the_limit_and_the_user_is_tol
     notices = [e.text for e in seen if isinstance(e, ae.Notice)]
     assert any(n.startswith("4 image(s) of the latest prompt or tool results were left out") for n in notices)
     accepted(server)
+
+
+def test_a_reply_of_thinking_and_blank_text_does_not_end_in_thinking(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    script = [{"content": [SIGNED, text("  \n")]}, {"content": [SIGNED, text("Fine.")]}]
+    with ScriptedHTTPServer(script, api_key=KEY) as server:
+        wire(server, monkeypatch, **THINKING)
+        agent = Agent(project, model="anthropic:claude-sonnet-4-5", yes=True)
+        outcomes = [agent.run("think"), agent.run("again")]
+        agent.close()
+    assert [o.status for o in outcomes] == ["done", "done"], [o.error for o in outcomes]
+    accepted(server)

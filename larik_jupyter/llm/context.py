@@ -212,7 +212,10 @@ def _paired(messages: list[Message]) -> list[Message]:
             if calls:
                 out.append(Message(role="user", content=_unanswered(calls)))
             content = list(message.content)
-            while content and isinstance(content[-1], ThinkingBlock | RedactedThinkingBlock):
+            # Blank text goes anyway, so thinking before it would end the message.
+            while content and (
+                isinstance(content[-1], ThinkingBlock | RedactedThinkingBlock) or is_blank(content[-1])
+            ):
                 content.pop()
             if len(content) != len(message.content):
                 message = message.model_copy(update={"content": content})
