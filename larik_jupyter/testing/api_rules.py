@@ -93,8 +93,8 @@ def request_tokens(body: Any) -> int:
 
 def anthropic_too_long(body: dict[str, Any], window: int | None = None) -> str | None:
     """The 400 of a request over the model's window (`window`: a compatible server's own, for
-    models not Claude's), as the API words it (users report "prompt is too long: 201000
-    tokens > 200000 maximum")."""
+    models not Claude's), as the API words it (users report "prompt is too long: 202609
+    tokens > 200000 maximum", stackblitz-labs/bolt.diy#401)."""
     limit = CLAUDE_WINDOW if str(body.get("model", "")).startswith("claude") else window
     tokens = request_tokens(body)
     return f"prompt is too long: {tokens} tokens > {limit} maximum" if limit and tokens > limit else None
@@ -102,7 +102,9 @@ def anthropic_too_long(body: dict[str, Any], window: int | None = None) -> str |
 
 def openai_too_long(body: dict[str, Any], window: int | None = None) -> str | None:
     """The 400 (`context_length_exceeded`) of a request over the model's window (`window`: a
-    compatible server's own, for models not OpenAI's)."""
+    compatible server's own, for models not OpenAI's), as users report it ("This model's
+    maximum context length is 128000 tokens. However, your messages resulted in 204308 tokens.
+    Please reduce the length of the messages.", webtimemachine/wtm2#579)."""
     limit = _prefixed(str(body.get("model", "")), _OPENAI_WINDOW) or window
     tokens = request_tokens(body)
     if not limit or tokens <= limit:
