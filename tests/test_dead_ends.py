@@ -23,7 +23,12 @@ from larik_jupyter.agent.textlog import TextLog
 from larik_jupyter.config.layers import user_config_path
 from larik_jupyter.llm.messages import ImageBlock
 from larik_jupyter.testing import ScriptedHTTPServer
-from larik_jupyter.testing.api_rules import anthropic_problem, openai_problem
+from larik_jupyter.testing.api_rules import (
+    anthropic_problem,
+    anthropic_too_long,
+    openai_problem,
+    openai_too_long,
+)
 from tests.agent_helpers import personal, results_of, text, tool
 
 KEY = "sk-dead-ends-0123456789"
@@ -500,3 +505,50 @@ def test_a_reply_of_thinking_and_blank_text_does_not_end_in_thinking(
         agent.close()
     assert [o.status for o in outcomes] == ["done", "done"], [o.error for o in outcomes]
     accepted(server)
+
+
+def test_the_fakes_refuse_each_dead_end_the_real_apis_refuse() -> None:
+    """Each rule issue 38 added to `api_rules`, met by a request that breaks it and one that
+    does not: the fakes fail a test the way the real API would fail a user."""
+    hi = {"role": "user", "content": "hi"}
+    call = {"type": "tool_use", "id": "toolu_1", "name": "read", "input": {}}
+    answer = {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_1", "content": "a"}]}
+    claude = {"model": "claude-sonnet-4-5", "max_tokens": 8000}
+    thinking = {"thinking": {"type": "enabled", "budget_tokens": 2048}}
+    refused = {
+        "The final block in an assistant message cannot be `thinking`": {
+            **claude, "messages": [hi, {"role": "assistant", "content": [SIGNED]}, hi]},
+        "tool_use.id: String should match pattern": {
+            **claude, "messages": [hi, {"role": "assistant", "content": [{**call, "id": "functions.read:0"}]},
+                                   {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "functions.read:0"}]}]},
+        "a final `assistant` message must start with a thinking block": {
+            **claude, **thinking, "messages": [hi, {"role": "assistant", "content": [call]}, answer]},
+        "unexpected `tool_use_id` found in `tool_result` blocks": {
+            **claude, "messages": [hi, {"role": "assistant", "content": [{"type": "text", "text": "x"}]}, answer]},
+        "prompt is too long": {**claude, "messages": [{"role": "user", "content": "word " * 170_000}]},
+    }
+    for words, body in refused.items():
+        assert words in (anthropic_problem(body) or anthropic_too_long(body) or ""), words
+    fine = {**claude, **thinking, "messages": [hi, {"role": "assistant", "content": [SIGNED, call]}, answer]}
+    assert anthropic_problem(fine) is None and anthropic_too_long(fine) is None
+
+    def function(**schema: Any) -> dict[str, Any]:
+        return {"type": "function", "function": {"name": "f", "description": "d", "parameters": schema}}
+
+    gpt = {"model": "gpt-5", "messages": [hi]}
+    long_id = {"role": "assistant", "content": None, "tool_calls": [
+        {"id": "chatcmpl-tool-" + "a" * 32, "type": "function", "function": {"name": "f", "arguments": "{}"}}]}
+    refused = {
+        "string too long. Expected a string with maximum length 40": {**gpt, "messages": [hi, long_id]},
+        "function.description': string too long": {
+            **gpt, "tools": [{**function(type="object", properties={}), "function": {"name": "f", "description": "d" * 1025, "parameters": {"type": "object", "properties": {}}}}]},
+        "object schema missing properties": {**gpt, "tools": [function(type="object")]},
+        "array schema missing items": {**gpt, "tools": [function(type="object", properties={"p": {"type": "array"}})]},
+        "schema must be a JSON Schema of 'type: \"object\"'": {**gpt, "tools": [function(properties={})]},
+        "reasoning_content` in the thinking mode must be passed back": {"model": "deepseek-v4-pro", "messages": [hi, long_id]},
+        "maximum context length is 400000 tokens": {**gpt, "messages": [{"role": "user", "content": "word " * 330_000}]},
+    }
+    for words, body in refused.items():
+        assert words in (openai_problem(body) or openai_too_long(body) or ""), words
+    # A compatible server's own long ids are its business.
+    assert openai_problem({"model": "kimi-k2", "messages": [hi, long_id]}) is None
