@@ -532,8 +532,8 @@ def test_the_fakes_refuse_each_dead_end_the_real_apis_refuse() -> None:
     fine = {**claude, **thinking, "messages": [hi, {"role": "assistant", "content": [SIGNED, call]}, answer]}
     assert anthropic_problem(fine) is None and anthropic_too_long(fine) is None
 
-    def function(**schema: Any) -> dict[str, Any]:
-        return {"type": "function", "function": {"name": "f", "description": "d", "parameters": schema}}
+    def function(description: str = "d", **schema: Any) -> dict[str, Any]:
+        return {"type": "function", "function": {"name": "f", "description": description, "parameters": schema}}
 
     gpt = {"model": "gpt-5", "messages": [hi]}
     long_id = {"role": "assistant", "content": None, "tool_calls": [
@@ -541,7 +541,7 @@ def test_the_fakes_refuse_each_dead_end_the_real_apis_refuse() -> None:
     refused = {
         "string too long. Expected a string with maximum length 40": {**gpt, "messages": [hi, long_id]},
         "function.description': string too long": {
-            **gpt, "tools": [{**function(type="object", properties={}), "function": {"name": "f", "description": "d" * 1025, "parameters": {"type": "object", "properties": {}}}}]},
+            **gpt, "tools": [function("d" * 1025, type="object", properties={})]},
         "object schema missing properties": {**gpt, "tools": [function(type="object")]},
         "array schema missing items": {**gpt, "tools": [function(type="object", properties={"p": {"type": "array"}})]},
         "schema must be a JSON Schema of 'type: \"object\"'": {**gpt, "tools": [function(properties={})]},
