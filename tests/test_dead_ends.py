@@ -552,3 +552,26 @@ def test_the_fakes_refuse_each_dead_end_the_real_apis_refuse() -> None:
         assert words in (openai_problem(body) or openai_too_long(body) or ""), words
     # A compatible server's own long ids are its business.
     assert openai_problem({"model": "kimi-k2", "messages": [hi, long_id]}) is None
+
+
+def test_compact_after_a_refusal_leaves_the_refused_turn_out_of_every_request(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (project / "a.txt").write_text("a\n")
+    script = [
+        {"content": [text("Sure.")]},
+        {"content": [text("I can't")], "stop_reason": "refusal"},
+        {"content": [tool("read", path="a.txt")]},  # no summary: the flattened request follows
+        {"content": [text("SUMMARY: said hello.")]},
+    ]
+    with ScriptedHTTPServer(script, api_key=KEY) as server:
+        wire(server, monkeypatch)
+        agent = Agent(project, model="anthropic:claude-sonnet-4-6", yes=True)
+        agent.run("hello")
+        agent.run("something the classifier stops")
+        assert agent.compact() == "SUMMARY: said hello."
+        agent.close()
+        cached, flat = bodies(server)[2:]
+    assert "classifier" not in json.dumps(cached) and "classifier" not in json.dumps(flat)
+    assert "hello" in json.dumps(flat) and "tools" not in flat
+    accepted(server)

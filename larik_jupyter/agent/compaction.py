@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 from larik_jupyter.config.model import Config
 from larik_jupyter.llm import events as ev
+from larik_jupyter.llm.context import without_refused_turns
 from larik_jupyter.llm.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock
 from larik_jupyter.llm.models import ModelInfo
 from larik_jupyter.llm.provider import Provider, ProviderError, ToolSchema
@@ -130,7 +131,9 @@ class Compacted:
 async def _flat(
     provider: Provider, system: str, context: list[Message], ask: str, fits: int
 ) -> Compacted:
-    """The summary of `context` sent as text: whole, with long results cut, or in parts."""
+    """The summary of `context` sent as text: whole, with long results cut, or in parts
+    (never with a refused turn, which the model would refuse again)."""
+    context = without_refused_turns(context)
     for short in (False, True):
         lines, shortened = _lines(context, short)
         request = _text_request("\n".join(lines) + f"\n\n{ask}")

@@ -380,7 +380,8 @@ def _connection(name: str, spec: McpServer) -> _Connection:
 def started_notice(status: ServerStatus) -> str:
     """One line on a server just started: running with its tools, or why it failed."""
     if status.state == "running":
-        return f"MCP server `{status.name}` is running with {len(status.tools)} tool(s)."
+        left = f"; {len(status.left_out)} left out, see `/mcp`" if status.left_out else ""
+        return f"MCP server `{status.name}` is running with {len(status.tools)} tool(s){left}."
     return f"MCP server `{status.name}` failed to start ({status.reason}); see {status.log}."
 
 

@@ -157,7 +157,7 @@ def newest_images_omitted(messages: list[Message], info: ModelInfo, refused: Col
     when they alone are over the model's limits (the caller tells the user)."""
     if not info.vision:
         return 0
-    return images_to_omit(_paired(_without_refused_turns(messages)), info, refused)[1]
+    return images_to_omit(_paired(without_refused_turns(messages)), info, refused)[1]
 
 
 def _origins(messages: list[Message]) -> dict[str, str]:
@@ -173,7 +173,7 @@ def _note(origin: str) -> TextBlock:
     )
 
 
-def _without_refused_turns(messages: list[Message]) -> list[Message]:
+def without_refused_turns(messages: list[Message]) -> list[Message]:
     """`messages` without each refused turn: the refused reply and everything back to the
     prompt that started its turn."""
     if not any(m.refused for m in messages):
@@ -261,7 +261,7 @@ def model_context(
     """`messages` as a request may carry them (see the module's docstring); images whose
     `image_key` is in `refused` (a request carrying them was refused) are left out too, and
     tool-call ids `tool_ids` does not match are mapped (None: sent as they are)."""
-    messages = _paired(_without_refused_turns(messages))
+    messages = _paired(without_refused_turns(messages))
     if not info.vision:
         messages = without_images(messages)
     omit = {id(b) for b in images_to_omit(messages, info, refused)[0]}
