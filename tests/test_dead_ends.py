@@ -575,3 +575,25 @@ def test_compact_after_a_refusal_leaves_the_refused_turn_out_of_every_request(
     assert "classifier" not in json.dumps(cached) and "classifier" not in json.dumps(flat)
     assert "hello" in json.dumps(flat) and "tools" not in flat
     accepted(server)
+
+
+def test_reported_usage_near_the_window_compacts_before_the_next_step(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (project / "a.txt").write_text("a\n")
+    near = {"input_tokens": 165_000, "output_tokens": 100}  # 80% of 200k is 160k
+    script = [
+        {"content": [tool("read", path="a.txt")], "usage": near},
+        {"content": [text("SUMMARY: a was read.")]},
+        {"content": [text("Done.")], "usage": {"input_tokens": 3_000, "output_tokens": 10}},
+    ]
+    with ScriptedHTTPServer(script, api_key=KEY) as server:
+        wire(server, monkeypatch)
+        agent = Agent(project, model="anthropic:claude-sonnet-4-6", yes=True)
+        outcome = agent.run("read a")
+        agent.close()
+        sent = bodies(server)
+    assert outcome.status == "done" and outcome.text == "Done.", outcome.error
+    assert "Summarise the conversation" in json.dumps(sent[1])
+    assert json.dumps(sent[2]["messages"]).count("SUMMARY: a was read.") == 1
+    accepted(server)
