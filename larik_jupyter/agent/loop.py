@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import os
 import threading
 import time
@@ -12,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from larik_jupyter.agent import events as ae
-from larik_jupyter.agent.compaction import compact_context, needs_compaction
+from larik_jupyter.agent.compaction import compact_context, needs_compaction, room
 from larik_jupyter.agent.hooks import HookRunner
 from larik_jupyter.agent.mcp import McpManager, McpTool, started_notice
 from larik_jupyter.agent.outcome import TurnOutcome
@@ -24,6 +25,7 @@ from larik_jupyter.agent.permissions import (
 )
 from larik_jupyter.agent.preview import preview_change
 from larik_jupyter.agent.prompt import system_prompt
+from larik_jupyter.agent.stop_reasons import cut_call_result, output_limit_notice, refused_error
 from larik_jupyter.agent.toolset import agent_tools, concurrent_batches
 from larik_jupyter.agent.undo import UndoReport, record_note, undo_turn
 from larik_jupyter.checkpoint.errors import CheckpointError, NothingToUndoError
@@ -45,6 +47,7 @@ from larik_jupyter.llm.messages import (
 )
 from larik_jupyter.llm.pricing import cost as price_usage
 from larik_jupyter.llm.provider import Provider, ProviderError
+from larik_jupyter.llm.tokens import context_tokens, estimate_tokens, has_tokens
 from larik_jupyter.llm.valid_text import valid_event, valid_text
 from larik_jupyter.lsp.manager import LspManager
 from larik_jupyter.session.branch import BranchError
@@ -141,6 +144,7 @@ class AgentLoop:
         self.context: list[Message] = session.state.context_for_model()
         self.pending_note: str | None = session.state.pending_note
         self.last_call_usage: Usage | None = None
+        self._usage_at = 0  # len(self.context) right after the call `last_call_usage` counts
         self._http_trace: Callable[[], Any] | None = None
         self._listeners: list[ae.Listener] = []
         self._task: asyncio.Task[Any] | None = None
@@ -357,12 +361,22 @@ class AgentLoop:
     async def _steps(self, outcome: TurnOutcome) -> None:
         max_steps = self.loaded.config.max_steps or DEFAULT_MAX_STEPS
         for step in range(1, max_steps + 1):
-            message = await self._call_model(step, outcome)
+            await self._maybe_compact(only_if_over=step == 1)
+            end = await self._call_model(step, outcome)
+            message = end.message
             outcome.text = message.text() or outcome.text
+            if message.refused:
+                outcome.status, outcome.error = "error", refused_error(self.provider.name)
+                return
             calls = message.tool_uses()
-            if not calls or message.interrupted:
+            cut = calls.pop() if calls and end.stop_reason == "max_tokens" else None
+            if end.stop_reason == "max_tokens":
+                self.emit(ae.Notice(output_limit_notice(self.provider.name, cut), level="warning"))
+            if not (calls or cut) or message.interrupted:
                 return
             results = await self._run_tools(calls)
+            if cut is not None:
+                results.append(self._error_result(cut, cut_call_result(cut.name)))
             # Written and flushed at once (tool completion); fsynced with the next boundary.
             self._append(Message(role="user", content=list(results)))
         outcome.status = "max_steps"
@@ -374,23 +388,36 @@ class AgentLoop:
             )
         )
 
-    async def _call_model(self, step: int, outcome: TurnOutcome) -> Message:
+    async def _call_model(self, step: int, outcome: TurnOutcome) -> ev.MessageEnd:
+        """One model call; its end event carries the message as stored."""
         self.emit(ae.ModelCall(step=step))
         builder = MessageBuilder()
         try:
-            async for raw in self.provider.stream(self._system(), self.context, tool_schemas(self.tools)):
+            system, schemas = self._system(), tool_schemas(self.tools)
+            async for raw in self.provider.stream(system, self.context, schemas):
                 event = valid_event(raw)
                 builder.add(event)
                 self._forward(event)
                 if isinstance(event, ev.MessageEnd):
-                    self._add_usage(outcome, event.usage)
-                    self.last_call_usage = event.usage
+                    usage = event.usage
+                    if usage.estimated and not has_tokens(usage):
+                        # The server reported no usage: count the request and reply ourselves.
+                        usage = Usage(
+                            input_tokens=estimate_tokens(self.context, system, schemas),
+                            output_tokens=estimate_tokens([event.message]),
+                            estimated=True,
+                        )
+                    self._add_usage(outcome, usage)
+                    reply = event.message
+                    if event.stop_reason == "refusal":
+                        reply = reply.model_copy(update={"refused": True})
                     # A tool about to touch the disk is a durability boundary; reads are not.
-                    message = self._append(event.message, sync=self._touches_disk(event.message))
+                    message = self._append(reply, sync=self._touches_disk(reply))
+                    self.last_call_usage, self._usage_at = usage, len(self.context)
                     self.emit(ae.AssistantMessage(message))
                     if event.error:
                         outcome.status, outcome.error = "interrupted", event.error
-                    return message
+                    return dataclasses.replace(event, message=message)
         except asyncio.CancelledError:
             partial = builder.message(interrupted=True)
             self._append(partial, sync=True)
@@ -412,6 +439,8 @@ class AgentLoop:
             self.emit(ae.ThinkingDelta(event.thinking))
         elif isinstance(event, ev.Retrying):
             self.emit(event)
+        elif isinstance(event, ev.ContextNotice):
+            self.emit(ae.Notice(event.text, level="warning"))
 
     def _add_usage(self, outcome: TurnOutcome, usage: Usage) -> None:
         outcome.usage = outcome.usage + usage
@@ -672,16 +701,39 @@ class AgentLoop:
 
     # -- context management ---------------------------------------------------------------
 
-    async def _maybe_compact(self) -> None:
-        if needs_compaction(self.last_call_usage, self.loaded.config, self.provider.info):
+    def next_request_tokens(self) -> int:
+        """About how many tokens the next request takes: the last call's reported usage plus
+        an estimate of what came after it, or (no usage known: after a resume, a compaction,
+        or from a server that reports none) an estimate of the whole request."""
+        usage = self.last_call_usage
+        if has_tokens(usage) and usage is not None and not usage.estimated:
+            return context_tokens(usage) + estimate_tokens(self.context[self._usage_at :])
+        return estimate_tokens(self.context, self._system(), tool_schemas(self.tools))
+
+    async def _maybe_compact(self, *, only_if_over: bool = False) -> None:
+        """Compact when the next request would come near the window (before a prompt, and
+        between the steps of a turn), or (`only_if_over`: right after the prompt) when it
+        would not fit at all and the messages are most of it (a summary cannot shrink the
+        tools or the system prompt). Near the window, a context of one message (none, or a
+        summary) is left alone: there is nothing to shorten."""
+        if not self.context or not self.loaded.config.compaction.enabled:
+            return
+        tokens, fits = self.next_request_tokens(), room(self.provider.info)
+        over = tokens > fits and estimate_tokens(self.context) > fits // 2
+        near = len(self.context) > 1 and needs_compaction(tokens, self.loaded.config, self.provider.info)
+        if over or (near and not only_if_over):
             self.emit(ae.Notice("The conversation is nearing the model's window; compacting it."))
             await self.compact()
 
     async def compact(self, instructions: str = "") -> str:
         """Summarise the model context into a compaction entry; `All` keeps every message."""
-        summary = await compact_context(
+        done = await compact_context(
             self.provider, self._system(), self.context, tool_schemas(self.tools), instructions
         )
+        summary = done.summary
+        if done.shortened:
+            self.emit(ae.Notice(f"Compaction: {done.shortened}.", level="warning"))
+            summary += f"\n\n(For this summary {done.shortened}.)"
         self.session.append(
             Entry(type="compaction", summary=summary, model=self.provider.name), sync=True
         )

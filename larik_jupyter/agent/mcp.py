@@ -30,6 +30,7 @@ from typing import Any, ClassVar, Literal, TypeVar
 from larik_jupyter import paths
 from larik_jupyter.config.layers import LoadedConfig, PendingApproval
 from larik_jupyter.config.model import McpServer
+from larik_jupyter.errors import first_problem
 from larik_jupyter.tools.base import Tool, ToolResult
 from larik_jupyter.tools.env import Env
 from larik_jupyter.tools.snapshot import Snapshot, changes, take_snapshot
@@ -82,6 +83,8 @@ class ServerStatus:
     reason: str = ""
     tools: list[RemoteTool] = field(default_factory=list)
     log: Path | None = None
+    # The tools it lists whose input schema no API takes, each as "`name`: why" (not offered).
+    left_out: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -201,10 +204,10 @@ class McpManager:
                     streams = await stack.enter_async_context(self._transport(conn.spec, errlog))
                     session = await stack.enter_async_context(ClientSession(streams[0], streams[1]))
                     await asyncio.wait_for(session.initialize(), self.startup_timeout)
-                    listed = await asyncio.wait_for(session.list_tools(), self.startup_timeout)
+                    listed = await asyncio.wait_for(_list_tools(session, status), self.startup_timeout)
                     status.tools = [
                         RemoteTool(t.name, t.description or "", dict(t.input_schema or {}))
-                        for t in listed.tools
+                        for t in listed
                     ]
                     conn.session = session
                     status.state = "running"
@@ -333,6 +336,43 @@ class McpManager:
             conn.closing.set()
 
 
+async def _list_tools(session: Any, status: ServerStatus) -> list[Any]:
+    """The server's tools. The SDK refuses a whole listing when one tool's input schema breaks
+    the MCP schema (a root `type` other than "object", or none), which would take the server
+    down; then the listing is read again as sent and each tool checked on its own: a schema
+    with object keywords but no `type` gets `"type": "object"`, and a tool that still does not
+    pass is left out and named in `status.left_out` (shown by `/mcp`)."""
+    from mcp import types
+    from pydantic import ValidationError
+
+    status.left_out = []
+    try:
+        return list((await session.list_tools()).tools)
+    except ValidationError:
+        pass
+    # The raw listing: the SDK has no public way to read a result it would refuse.
+    raw = await session._dispatcher.send_raw_request("tools/list", None, {})
+    tools = []
+    for item in raw.get("tools") or []:
+        if not isinstance(item, dict):
+            continue
+        schema = item.get("inputSchema")
+        if isinstance(schema, dict) and "type" not in schema:
+            schema = item["inputSchema"] = {"type": "object", **schema}
+        if not isinstance(schema, dict) or schema.get("type") != "object":
+            kind = schema.get("type") if isinstance(schema, dict) else type(schema).__name__
+            status.left_out.append(f"`{item.get('name')}`: its input is a {kind}, not an object")
+            continue
+        try:
+            tools.append(types.Tool.model_validate(item, by_name=False))
+        except ValidationError as exc:
+            where, what = first_problem(exc, "the tool")
+            status.left_out.append(f"`{item.get('name')}`: {where}: {what}")
+    # So calls find the tools' output schemas without listing (and failing) again.
+    session._absorb_tool_listing(types.ListToolsResult(tools=tools), complete=True)
+    return tools
+
+
 def _connection(name: str, spec: McpServer) -> _Connection:
     return _Connection(name, spec, ServerStatus(name, "not started", log=log_path(name)))
 
@@ -340,7 +380,8 @@ def _connection(name: str, spec: McpServer) -> _Connection:
 def started_notice(status: ServerStatus) -> str:
     """One line on a server just started: running with its tools, or why it failed."""
     if status.state == "running":
-        return f"MCP server `{status.name}` is running with {len(status.tools)} tool(s)."
+        left = f"; {len(status.left_out)} left out, see `/mcp`" if status.left_out else ""
+        return f"MCP server `{status.name}` is running with {len(status.tools)} tool(s){left}."
     return f"MCP server `{status.name}` failed to start ({status.reason}); see {status.log}."
 
 
@@ -483,5 +524,7 @@ def status_table(statuses: list[ServerStatus]) -> str:
     for status in statuses:
         state = status.state + (f": {status.reason}" if status.reason else "")
         tools = ", ".join(f"`{tool_name(status.name, t.name)}`" for t in status.tools) or "—"
+        if status.left_out:
+            tools += "; left out (their input schema is not one any API takes): " + "; ".join(status.left_out)
         rows.append(f"| `{status.name}` | {state.replace('|', '/')} | {tools} |")
     return "\n".join(rows)

@@ -79,7 +79,7 @@ class TextLog:
             u = event.turn_usage
             self.line(
                 f"tokens: {u.input_tokens} in, {u.output_tokens} out"
-                f"{format_cost(event.turn_cost)}"
+                f"{' (estimated, price unknown)' if u.estimated else format_cost(event.turn_cost)}"
             )
         elif isinstance(event, ae.TurnEnded):
             if event.status != "done":

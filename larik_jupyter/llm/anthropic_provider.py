@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Awaitable
 from typing import Any
 
+from larik_jupyter.llm.context import ANTHROPIC_TOOL_IDS, NO_REPLY
 from larik_jupyter.llm.events import (
     StreamEvent,
     TextDelta,
@@ -52,10 +53,6 @@ ANSWER_ROOM = 4096
 # https://docs.anthropic.com/en/docs/build-with-claude/prompt-caching: "You can define up
 # to 4 cache breakpoints"; one goes on the system prompt.
 HISTORY_BREAKPOINTS = 3
-# An assistant message with nothing the API takes (an interrupted reply, or only blank text
-# or unsigned thinking): "all messages must have non-empty content except for the optional
-# final assistant message", so it says this instead of vanishing (the roles keep alternating).
-EMPTY_REPLY = "(no reply)"
 _CACHE = {"type": "ephemeral"}
 
 
@@ -96,7 +93,10 @@ def request_messages(messages: list[Message], *, cache: bool = True) -> list[dic
     for index, message in enumerate(messages):
         content = [p for p in map(_block_param, message.content) if p is not None]
         if not content and message.role == "assistant" and index < len(messages) - 1:
-            content = [{"type": "text", "text": EMPTY_REPLY}]
+            # Nothing the API takes (only blank text or unsigned thinking): "all messages must
+            # have non-empty content except for the optional final assistant message", so it
+            # says this instead of vanishing (the roles keep alternating).
+            content = [{"type": "text", "text": NO_REPLY}]
         if params and content and params[-1]["role"] == message.role:
             # Two user messages in a row (a prompt whose call failed, then the next one; a
             # compaction summary, then the prompt): one turn, so the roles alternate.
@@ -150,7 +150,7 @@ class _Decoder(ChunkDecoder):
     def feed(self, chunk: Any) -> list[StreamEvent]:
         kind = chunk.type
         if kind == "message_start":
-            self.usage = _usage(chunk.message.usage, self.usage)
+            self.usage, self.usage_seen = _usage(chunk.message.usage, self.usage), True
         elif kind == "content_block_start":
             return self._start(chunk.index, chunk.content_block)
         elif kind == "content_block_delta":
@@ -193,6 +193,7 @@ class AnthropicProvider(SdkProvider):
 
     sdk_module = "anthropic"
     client_class = "AsyncAnthropic"
+    tool_ids = ANTHROPIC_TOOL_IDS
     base_url_env = "ANTHROPIC_BASE_URL"
     default_base_url = DEFAULT_BASE_URL
     decoder = _Decoder

@@ -7,6 +7,7 @@ API keys are scrubbed from every server message before it reaches the user.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from types import ModuleType
 from typing import Any
@@ -135,6 +136,14 @@ def status_failure(status: int, detail: str, headers: Any, target: ApiTarget) ->
     )
 
 
+# Where an API's 400 names the part of the request it refused: a message (`messages.3.content.0`,
+# `messages[2].tool_calls[0].id`), a tool (`tools.1.custom.input_schema`, `tools[13].function`,
+# "Invalid schema for function 'x'"), or a setting at the top (`thinking.enabled.budget_tokens`).
+_MESSAGE = re.compile(r"\bmessages(?:\.\d+|\[\d+\])")
+_TOOL = re.compile(r"\btools(?:\.\d+|\[\d+\])[\w.\[\]]*|Invalid schema for function '[^']*'")
+_SETTING = re.compile(r"^`?(thinking|budget_tokens|max_tokens)|`thinking\.budget_tokens`|thinking\.type")
+
+
 def _mentions(detail: str, *words: str) -> bool:
     text = detail.lower()
     return any(word in text for word in words)
@@ -162,7 +171,23 @@ def _advice(status: int, detail: str, target: ApiTarget) -> str:
         )
     if _mentions(detail, "prompt is too long", "context length", "context window", "too many tokens"):
         return "run `/compact` to summarise the conversation, or `/clear` to start afresh"
-    if _mentions(detail, "thinking", "budget_tokens"):
+    # The cause the API names decides the advice: a message of the conversation, a tool's
+    # definition, or a setting (checked last: a message's error may mention `thinking` too).
+    named = _MESSAGE.search(detail)
+    if named or _mentions(detail, "reasoning_content", "tool_result", "tool_use_id"):
+        where = f" ({named.group(0)})" if named else ""
+        return (
+            f"the API refused a message of the conversation{where}, not a setting; run `/rewind` "
+            "to a prompt before it, or `/clear` (the request is in the debug trace: `/debug on`, "
+            "then send the prompt again)"
+        )
+    if tool := _TOOL.search(detail):
+        return (
+            f"the API refused the definition of a tool ({tool.group(0).rstrip(':')}); `/mcp` lists "
+            "the MCP servers and their tools: disable the server that offers it, or `/model` to "
+            "another provider"
+        )
+    if _SETTING.search(detail) and _mentions(detail, "thinking", "budget_tokens"):
         return (
             f"change `providers.{provider}.thinking_budget`, or the model's `thinking` with "
             f"{models_key}, in your config"

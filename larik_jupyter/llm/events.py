@@ -49,6 +49,13 @@ class Retrying:
 
 
 @dataclass(frozen=True)
+class ContextNotice:
+    """Something the provider left out of the request that the user should know about."""
+
+    text: str
+
+
+@dataclass(frozen=True)
 class MessageEnd:
     """The final assistant message, exactly what the session stores.
 
@@ -63,4 +70,6 @@ class MessageEnd:
     error: str | None = None
 
 
-StreamEvent = TextDelta | ThinkingDelta | ToolCallStart | ToolCallDelta | ToolCallEnd | Retrying | MessageEnd
+StreamEvent = (
+    TextDelta | ThinkingDelta | ToolCallStart | ToolCallDelta | ToolCallEnd | Retrying | ContextNotice | MessageEnd
+)

@@ -102,7 +102,9 @@ def is_context_text(text: str) -> bool:
 
 
 class Message(_Model):
-    """One message of the conversation. `interrupted` marks a reply cut short; `hooks` (ours,
+    """One message of the conversation. `interrupted` marks a reply cut short; `refused` (ours,
+    never sent) a reply the model ended with stop reason `refusal`, whose turn later requests
+    leave out (`llm/context.py`); `hooks` (ours,
     never sent) holds the notices of the UserPromptSubmit hooks that ran before a prompt;
     `attachments` (ours, never sent) describes what `--with` attached to a prompt: one
     `{name, kind, size, sha256}` object each (the blocks sent are in `content`); `cells` (ours,
@@ -112,6 +114,7 @@ class Message(_Model):
     role: Literal["user", "assistant"]
     content: list[ContentBlock] = Field(default_factory=list)
     interrupted: bool | None = None
+    refused: bool | None = None
     hooks: list[str] | None = None
     attachments: list[dict[str, Any]] | None = None
     cells: list[dict[str, Any]] | None = None
@@ -142,12 +145,14 @@ class Message(_Model):
 
 
 class Usage(_Model):
-    """Token counts of one or more model calls."""
+    """Token counts of one or more model calls. `estimated`: some counts are our estimate
+    (`llm/tokens.py`), because the server reported none; its price is then unknown."""
 
     input_tokens: int = 0
     output_tokens: int = 0
     cache_read_tokens: int = 0
     cache_write_tokens: int = 0
+    estimated: bool | None = None
 
     def __add__(self, other: Usage) -> Usage:
         return Usage(
@@ -155,6 +160,7 @@ class Usage(_Model):
             output_tokens=self.output_tokens + other.output_tokens,
             cache_read_tokens=self.cache_read_tokens + other.cache_read_tokens,
             cache_write_tokens=self.cache_write_tokens + other.cache_write_tokens,
+            estimated=self.estimated or other.estimated or None,
         )
 
     def to_json(self) -> dict[str, Any]:
@@ -166,6 +172,8 @@ def user_text(text: str) -> Message:
     return Message(role="user", content=[TextBlock(text=text)])
 
 
+# The result an unanswered tool call gets in what is sent (never in the file).
+INTERRUPTED_TOOL_RESULT = "The tool call was interrupted before it returned a result."
 NO_VISION_NOTE = "[image omitted: the model in use does not take images]"
 
 

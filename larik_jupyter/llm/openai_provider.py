@@ -3,9 +3,13 @@
 Streams chat completions with tool calls. Our Anthropic-shaped messages are converted:
 tool_use blocks become assistant `tool_calls`, tool_result blocks become `tool` role
 messages; images in tool results (which a `tool` message cannot carry) follow them in one
-user message of `image_url` data URLs. Reasoning streamed as `reasoning_content` / `reasoning` (vLLM, Ollama and
-others) becomes thinking blocks without a signature, which are not sent back. The SDK
-is imported on first use.
+user message of `image_url` data URLs. Reasoning streamed as `reasoning_content` /
+`reasoning` (DeepSeek, vLLM, Ollama and others) becomes thinking blocks without a signature.
+A compatible server gets it back as `reasoning_content` on each assistant message that calls
+tools (DeepSeek's thinking mode, https://api-docs.deepseek.com/guides/thinking_mode: "For
+turns that do perform tool calls, the reasoning_content must be fully passed back to the API
+in all subsequent requests"; on other messages it "will be ignored", so it is not sent);
+OpenAI itself gets none. The SDK is imported on first use.
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ import json
 from collections.abc import Awaitable
 from typing import Any
 
+from larik_jupyter.llm.context import OPENAI_TOOL_IDS
 from larik_jupyter.llm.events import (
     StreamEvent,
     TextDelta,
@@ -25,11 +30,13 @@ from larik_jupyter.llm.messages import (
     ImageBlock,
     Message,
     TextBlock,
+    ThinkingBlock,
     ToolResultBlock,
     ToolUseBlock,
     Usage,
 )
 from larik_jupyter.llm.models import ModelInfo, model_info
+from larik_jupyter.llm.openai_tools import openai_function
 from larik_jupyter.llm.provider import ToolSchema
 from larik_jupyter.llm.retry import RetryPolicy
 from larik_jupyter.llm.script import new_tool_id
@@ -87,7 +94,7 @@ def _user_messages(message: Message) -> list[dict[str, Any]]:
     return out
 
 
-def _assistant_message(message: Message) -> dict[str, Any] | None:
+def _assistant_message(message: Message, reasoning: bool) -> dict[str, Any] | None:
     calls = [
         {
             "id": b.id,
@@ -103,16 +110,23 @@ def _assistant_message(message: Message) -> dict[str, Any] | None:
     param: dict[str, Any] = {"role": "assistant", "content": text or None}
     if calls:
         param["tool_calls"] = calls
+        if reasoning:
+            param["reasoning_content"] = "".join(
+                b.thinking for b in message.content if isinstance(b, ThinkingBlock)
+            )
     return param
 
 
-def request_messages(system: str, messages: list[Message]) -> list[dict[str, Any]]:
-    """The conversation in chat completions form, system prompt first."""
+def request_messages(
+    system: str, messages: list[Message], *, reasoning: bool = False
+) -> list[dict[str, Any]]:
+    """The conversation in chat completions form, system prompt first; with `reasoning`, an
+    assistant message that calls tools carries its thinking back as `reasoning_content`."""
     out: list[dict[str, Any]] = [{"role": "system", "content": system}] if system else []
     for message in messages:
         if message.role == "user":
             out.extend(_user_messages(message))
-        elif (param := _assistant_message(message)) is not None:
+        elif (param := _assistant_message(message, reasoning)) is not None:
             out.append(param)
     return out
 
@@ -126,7 +140,7 @@ class _Decoder(ChunkDecoder):
 
     def feed(self, chunk: Any) -> list[StreamEvent]:
         if chunk.usage is not None:
-            self.usage = _usage(chunk.usage)
+            self.usage, self.usage_seen = _usage(chunk.usage), True
         out: list[StreamEvent] = []
         for choice in chunk.choices[:1]:
             delta = choice.delta
@@ -209,6 +223,10 @@ class OpenAIProvider(SdkProvider):
             info=info or model_info(f"{prefix}:{model}"),
         )
         self.max_tokens = max_tokens
+        # OpenAI streams no reasoning text; a compatible server that does wants it back.
+        self.reasoning_back = prefix != "openai"
+        # OpenAI's limit on tool-call ids; a compatible server gets its own ids back.
+        self.tool_ids = OPENAI_TOOL_IDS if prefix == "openai" else None
 
     def __repr__(self) -> str:
         return f"OpenAIProvider({self.name!r}, base_url={self._base_url!r})"
@@ -222,22 +240,12 @@ class OpenAIProvider(SdkProvider):
         parameters; any model at most its output limit."""
         params: dict[str, Any] = {
             "model": self.model,
-            "messages": request_messages(system, messages),
+            "messages": request_messages(system, messages, reasoning=self.reasoning_back),
             "stream": True,
             "stream_options": {"include_usage": True},
         }
         if tools:
-            params["tools"] = [
-                {
-                    "type": "function",
-                    "function": {
-                        "name": t.name,
-                        "description": t.description,
-                        "parameters": t.input_schema,
-                    },
-                }
-                for t in tools
-            ]
+            params["tools"] = [openai_function(t) for t in tools]
         if self.max_tokens:
             limit = min(self.max_tokens, self.info.max_output_tokens)
             params["max_completion_tokens" if self.info.reasoning else "max_tokens"] = limit

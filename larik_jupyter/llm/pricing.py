@@ -12,9 +12,10 @@ def price_for(model: str) -> Price | None:
 
 
 def cost(model: str, usage: Usage) -> float | None:
-    """The dollar cost of `usage` on `model`, or None when the price is unknown."""
+    """The dollar cost of `usage` on `model`, or None when the price is unknown (or the
+    tokens are only estimated)."""
     price = price_for(model)
-    if price is None:
+    if price is None or usage.estimated:
         return None
     return (
         usage.input_tokens * price.input

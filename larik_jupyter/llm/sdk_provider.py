@@ -8,12 +8,13 @@ from __future__ import annotations
 
 import functools
 import os
+import re
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
 from larik_jupyter.llm.api_errors import ApiTarget, refused_for_images
-from larik_jupyter.llm.context import image_key, iter_images, model_context
-from larik_jupyter.llm.events import StreamEvent
+from larik_jupyter.llm.context import image_key, iter_images, model_context, newest_images_omitted
+from larik_jupyter.llm.events import ContextNotice, StreamEvent
 from larik_jupyter.llm.messages import Message
 from larik_jupyter.llm.models import ModelInfo
 from larik_jupyter.llm.provider import ProviderError, ToolSchema
@@ -36,6 +37,8 @@ class SdkProvider:
 
     sdk_module: str
     client_class: str
+    # The tool-call ids the API takes (others are mapped, `llm/context.py`); None: any.
+    tool_ids: re.Pattern[str] | None = None
     base_url_env: str
     default_base_url: str
     decoder: type[ChunkDecoder]
@@ -102,7 +105,14 @@ class SdkProvider:
     ) -> AsyncIterator[StreamEvent]:
         """Stream one call, retrying transient failures before any output."""
         sdk = import_sdk(self.sdk_module)
-        context = model_context(messages, self.info, self.refused_images)
+        if lost := newest_images_omitted(messages, self.info, self.refused_images):
+            yield ContextNotice(
+                f"{lost} image(s) of the latest prompt or tool results were left out of the "
+                f"request to {self.name}: with them it is over the model's image limits "
+                f"({self.info.max_images} images, {self.info.max_image_bytes:,} characters of "
+                "image data); the model was told where each came from."
+            )
+        context = model_context(messages, self.info, self.refused_images, self.tool_ids)
         params = self.request(system, context, tools, cache=cache)
         async with self._new_client() as client:
             attempt = functools.partial(

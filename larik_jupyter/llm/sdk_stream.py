@@ -25,8 +25,14 @@ class ChunkDecoder:
     def __init__(self) -> None:
         self.builder = MessageBuilder()
         self.usage = Usage()
+        self.usage_seen = False  # set by `feed` when the server reports usage
         self.stop_reason: str | None = None
         self.finished = False
+
+    def reported_usage(self) -> Usage:
+        """The usage the server reported; without one (some compatible servers send none), an
+        empty usage marked `estimated`, which the agent fills in from the text."""
+        return self.usage if self.usage_seen else Usage(estimated=True)
 
     def feed(self, chunk: Any) -> list[StreamEvent]:
         """The events for one chunk, already applied to `builder`."""
@@ -69,7 +75,7 @@ async def run_attempt(
         if not streamed:
             raise failure from None
         reason = failure.reason if isinstance(failure, TransientError) else str(failure)
-        yield cut_short(target.label, decoder.builder, decoder.usage, reason)
+        yield cut_short(target.label, decoder.builder, decoder.reported_usage(), reason)
         return
     finally:
         await stream.close()
@@ -77,6 +83,6 @@ async def run_attempt(
         if not streamed:
             raise closed_early(target)
         reason = "the connection closed before the reply was complete"
-        yield cut_short(target.label, decoder.builder, decoder.usage, reason)
+        yield cut_short(target.label, decoder.builder, decoder.reported_usage(), reason)
         return
-    yield MessageEnd(decoder.builder.message(), decoder.stop_reason or "end_turn", decoder.usage)
+    yield MessageEnd(decoder.builder.message(), decoder.stop_reason or "end_turn", decoder.reported_usage())

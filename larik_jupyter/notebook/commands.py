@@ -389,10 +389,12 @@ def _usage(kernel: KernelSession, out: Output) -> None:
 
     records = kernel.require().records
     u = records.usage
+    # A server that reports no usage: the counts are our estimate, and unpriced.
+    price = " (tokens estimated, price unknown)" if u.estimated else format_cost(records.cost) or " (price unknown)"
+    about = "about " if u.estimated else ""
     out.markdown(
-        f"Session `{records.session_id}`: {u.input_tokens:,} input, {u.output_tokens:,} output, "
-        f"{u.cache_read_tokens:,} cache read, {u.cache_write_tokens:,} cache write tokens"
-        f"{format_cost(records.cost) or ' (price unknown)'}."
+        f"Session `{records.session_id}`: {about}{u.input_tokens:,} input, {u.output_tokens:,} output, "
+        f"{u.cache_read_tokens:,} cache read, {u.cache_write_tokens:,} cache write tokens{price}."
     )
 
 

@@ -156,7 +156,8 @@ class TranscriptView:
             # end typesets the two amounts as a formula.
             self.footer = (
                 '<sub class="tex2jax_ignore mathjax_ignore">'
-                + f"this turn {u.input_tokens:,} in · {u.output_tokens:,} out tokens"
+                + f"this turn {'about ' if u.estimated else ''}{u.input_tokens:,} in · {u.output_tokens:,} out tokens"
+                + (" (estimated, price unknown)" if u.estimated else "")
                 + (f" · {u.cache_read_tokens:,} cached" if u.cache_read_tokens else "")
                 + f"{format_cost(event.turn_cost)} · session {session:,} tokens"
                 + f"{format_cost(event.session_cost)}</sub>"

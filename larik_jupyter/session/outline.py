@@ -78,6 +78,7 @@ class UsageOutline(Struct, gc=False):
     output_tokens: int = 0
     cache_read_tokens: int = 0
     cache_write_tokens: int = 0
+    estimated: bool = False
 
 
 class _EntryBase(Struct, tag_field="type", kw_only=True, gc=False):

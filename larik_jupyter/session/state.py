@@ -6,7 +6,14 @@ import gc
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from larik_jupyter.llm.messages import Message, TextBlock, ThinkingBlock, ToolResultBlock, Usage
+from larik_jupyter.llm.messages import (
+    INTERRUPTED_TOOL_RESULT,
+    Message,
+    TextBlock,
+    ThinkingBlock,
+    ToolResultBlock,
+    Usage,
+)
 from larik_jupyter.session.entry import Entry, Meta
 from larik_jupyter.session.entry_list import EntryList, MessageView
 from larik_jupyter.session.outline import (
@@ -19,7 +26,7 @@ from larik_jupyter.session.outline import (
 )
 from larik_jupyter.session.tally import Tally
 
-INTERRUPTED_TOOL_RESULT = "The tool call was interrupted before it returned a result."
+__all__ = ["INTERRUPTED_TOOL_RESULT", "State", "replay"]
 
 
 @dataclass

@@ -15,6 +15,8 @@ class Tally:
     """Tokens per `provider:model`, which is what prices are looked up by."""
 
     tokens: dict[str, list[int]] = field(default_factory=dict)
+    # The models some of whose counts are estimates (the server reported none): unpriced.
+    estimated: set[str] = field(default_factory=set)
 
     def add(self, model: str, usage: UsageOutline) -> None:
         """Count `usage` for `model`; a usage entry with no tokens (a `/model` switch, an
@@ -26,13 +28,20 @@ class Tally:
         row[1] += usage.output_tokens
         row[2] += usage.cache_read_tokens
         row[3] += usage.cache_write_tokens
+        if usage.estimated:
+            self.estimated.add(model)
 
     def usage(self) -> Usage:
         i, o, r, w = (sum(column) for column in zip(*self.tokens.values(), strict=False)) if self.tokens else (0,) * 4
-        return Usage(input_tokens=i, output_tokens=o, cache_read_tokens=r, cache_write_tokens=w)
+        return Usage(
+            input_tokens=i, output_tokens=o, cache_read_tokens=r, cache_write_tokens=w,
+            estimated=bool(self.estimated) or None,
+        )
 
     def cost(self) -> float | None:
         """Dollars, or None when some model's price is unknown."""
+        if self.estimated:
+            return None
         total = 0.0
         for model, (i, o, r, w) in self.tokens.items():
             spent = price_cost(model, Usage(input_tokens=i, output_tokens=o, cache_read_tokens=r, cache_write_tokens=w))

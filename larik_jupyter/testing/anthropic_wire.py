@@ -14,7 +14,7 @@ from larik_jupyter.llm.script import (
     ScriptToolUse,
     new_tool_id,
 )
-from larik_jupyter.testing.wire import Chunk, pieces, sse
+from larik_jupyter.testing.wire import Chunk, cut_input, pieces, sse
 
 _ERROR_TYPES = {
     400: "invalid_request_error",
@@ -80,7 +80,8 @@ def stream_events(reply: ScriptReply, request: dict[str, Any], fragment: int) ->
     head = full_response(reply, request) | {"content": [], "stop_reason": None}
     head["usage"] = _usage(reply) | {"output_tokens": 1}
     chunks = [sse({"type": "message_start", "message": head}, "message_start")]
-    for index, block in enumerate(_blocks(reply)):
+    blocks = _blocks(reply)
+    for index, block in enumerate(blocks):
         start = dict(block)
         deltas: list[dict[str, Any]] = []
         if block["type"] == "text":
@@ -96,7 +97,7 @@ def stream_events(reply: ScriptReply, request: dict[str, Any], fragment: int) ->
                 deltas.append({"type": "signature_delta", "signature": block["signature"]})
         elif block["type"] == "tool_use":
             start["input"] = {}
-            raw = json.dumps(block["input"])
+            raw = cut_input(reply, json.dumps(block["input"]), last=index == len(blocks) - 1)
             deltas = [
                 {"type": "input_json_delta", "partial_json": p} for p in pieces(raw, fragment)
             ]

@@ -13,6 +13,19 @@ import re
 from typing import Any
 
 TOOL_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
+TOOL_ID = re.compile(r"^[a-zA-Z0-9_-]+$")
+# OpenAI's limits as its 400s state them: "Invalid 'messages[68].tool_calls[0].id': string
+# too long. Expected a string with maximum length 40" (anomalyco/opencode#12653) and "Invalid
+# 'tools[13].function.description': string too long. Expected a string with maximum length
+# 1024" (getsentry/sentry-mcp#106).
+MAX_CALL_ID = 40
+# OpenAI's own models (a compatible server serving other names keeps its own id rules).
+_OPENAI_MODEL = re.compile(r"^(gpt-|o\d|chatgpt-)")
+MAX_DESCRIPTION = 1024
+# DeepSeek's thinking mode (https://api-docs.deepseek.com/guides/thinking_mode): "For turns
+# that do perform tool calls, the reasoning_content must be fully passed back to the API in all
+# subsequent requests"; its 400 (the-open-agent/openagent#2206) follows.
+_DEEPSEEK_THINKING = re.compile(r"^deepseek-(?!chat)")
 
 # https://platform.claude.com/docs/en/about-claude/models/overview ("Max output").
 _CLAUDE_OUTPUT = {
@@ -44,6 +57,62 @@ MAX_BREAKPOINTS = 4
 # gpt-5) take `max_completion_tokens`; `max_tokens`, `temperature` and `top_p` are refused.
 _REASONING = re.compile(r"^(o1|o3|o4|gpt-5(?!-chat))")
 _OPENAI_OUTPUT = {"gpt-5": 128_000, "gpt-4.1": 32_768, "gpt-4o": 16_384, "o3": 100_000, "o4-mini": 100_000}
+
+
+# Context windows: https://platform.claude.com/docs/en/about-claude/models/overview ("Context
+# window: 200K" for every model without a beta header) and https://platform.openai.com/docs/models.
+CLAUDE_WINDOW = 200_000
+_OPENAI_WINDOW = {
+    "gpt-5": 400_000, "gpt-5-chat": 128_000, "gpt-4.1": 1_047_576, "gpt-4o": 128_000,
+    "o3": 200_000, "o4-mini": 200_000,
+}
+# Tokens as this server counts them: four characters of text a token, an image a flat cost.
+_CHARS_PER_TOKEN = 4
+_IMAGE_TOKENS = 800
+
+
+def request_tokens(body: Any) -> int:
+    """The input tokens of a request body as the test server counts them: the characters of
+    its text values over four (keys, ids and signatures aside), each image `_IMAGE_TOKENS`."""
+    def walk(value: Any, key: str = "") -> tuple[int, int]:
+        if isinstance(value, dict):
+            if value.get("type") in ("image", "image_url"):
+                return 0, 1
+            pairs = [walk(v, k) for k, v in value.items()]
+            return sum(c for c, _ in pairs), sum(i for _, i in pairs)
+        if isinstance(value, list):
+            pairs = [walk(v) for v in value]
+            return sum(c for c, _ in pairs), sum(i for _, i in pairs)
+        if isinstance(value, str) and key not in ("id", "tool_use_id", "tool_call_id", "signature", "type", "role", "model"):
+            return len(value), 0
+        return 0, 0
+
+    chars, images = walk({k: v for k, v in body.items() if k in ("system", "messages", "tools")})
+    return chars // _CHARS_PER_TOKEN + images * _IMAGE_TOKENS
+
+
+def anthropic_too_long(body: dict[str, Any], window: int | None = None) -> str | None:
+    """The 400 of a request over the model's window (`window`: a compatible server's own, for
+    models not Claude's), as the API words it (users report "prompt is too long: 202609
+    tokens > 200000 maximum", stackblitz-labs/bolt.diy#401)."""
+    limit = CLAUDE_WINDOW if str(body.get("model", "")).startswith("claude") else window
+    tokens = request_tokens(body)
+    return f"prompt is too long: {tokens} tokens > {limit} maximum" if limit and tokens > limit else None
+
+
+def openai_too_long(body: dict[str, Any], window: int | None = None) -> str | None:
+    """The 400 (`context_length_exceeded`) of a request over the model's window (`window`: a
+    compatible server's own, for models not OpenAI's), as users report it ("This model's
+    maximum context length is 128000 tokens. However, your messages resulted in 204308 tokens.
+    Please reduce the length of the messages.", webtimemachine/wtm2#579)."""
+    limit = _prefixed(str(body.get("model", "")), _OPENAI_WINDOW) or window
+    tokens = request_tokens(body)
+    if not limit or tokens <= limit:
+        return None
+    return (
+        f"This model's maximum context length is {limit} tokens. However, your messages "
+        f"resulted in {tokens} tokens. Please reduce the length of the messages."
+    )
 
 
 def without_breakpoints(value: Any) -> Any:
@@ -85,8 +154,33 @@ def anthropic_problem(body: dict[str, Any]) -> str | None:
     return (
         _anthropic_params(body)
         or _anthropic_turns(body)
+        or _anthropic_thinking_loop(body)
         or _anthropic_blocks(body)
         or _tool_names(t.get("name") for t in body.get("tools") or [])
+    )
+
+
+def _anthropic_thinking_loop(body: dict[str, Any]) -> str | None:
+    """extended-thinking with tool use: while thinking is on, the assistant message whose
+    tool calls the last message answers must start with its thinking. The API's words, as
+    users report them (e.g. anthropics/claude-code#11978, OpenRouterTeam/ai-sdk-provider#162)."""
+    thinking = body.get("thinking")
+    messages = body.get("messages") or []
+    if not isinstance(thinking, dict) or thinking.get("type") not in ("enabled", "adaptive"):
+        return None
+    if len(messages) < 2 or not any(b.get("type") == "tool_result" for b in _blocks(messages[-1].get("content"))):
+        return None
+    m = len(messages) - 2
+    first = (_blocks(messages[m].get("content")) or [{}])[0].get("type")
+    if first in ("thinking", "redacted_thinking"):
+        return None
+    return (
+        f"messages.{m}.content.0.type: Expected `thinking` or `redacted_thinking`, but found "
+        f"`{first}`. When `thinking` is enabled, a final `assistant` message must start with a "
+        "thinking block (preceeding the lastmost set of `tool_use` and `tool_result` blocks). We "
+        "recommend you include thinking blocks from previous turns. To avoid this requirement, "
+        "disable `thinking`. Please consult our documentation at "
+        "https://docs.claude.com/en/docs/build-with-claude/extended-thinking"
     )
 
 
@@ -137,7 +231,23 @@ def _anthropic_turns(body: dict[str, Any]) -> str | None:
             return f"messages.{m}: all messages must have non-empty content except for the optional final assistant message"
         if m and message.get("role") == messages[m - 1].get("role"):
             return f"messages.{m}: roles must alternate between \"user\" and \"assistant\""
-        calls = [b["id"] for b in _blocks(content) if b.get("type") == "tool_use"]
+        blocks = _blocks(content)
+        if message.get("role") == "assistant" and blocks and blocks[-1].get("type") in ("thinking", "redacted_thinking"):
+            # As users report it (tailcallhq/forgecode#2107): a reply stopped after its thinking.
+            return f"messages.{m}: The final block in an assistant message cannot be `thinking`."
+        if message.get("role") == "user":
+            # tool use docs: each tool_result must answer a tool_use of the previous message;
+            # the API's words as users report them (anthropics/claude-code#13460).
+            before = _blocks(messages[m - 1].get("content")) if m else []
+            asked = {b.get("id") for b in before if b.get("type") == "tool_use"}
+            stray = [b.get("tool_use_id") for b in blocks if b.get("type") == "tool_result" and b.get("tool_use_id") not in asked]
+            if stray:
+                return (
+                    f"messages.{m}.content.0: unexpected `tool_use_id` found in `tool_result` blocks: "
+                    f"{stray[0]}. Each `tool_result` block must have a corresponding `tool_use` block "
+                    "in the previous message."
+                )
+        calls = [b["id"] for b in blocks if b.get("type") == "tool_use"]
         if not calls:
             continue
         # tool use docs: "Tool result blocks must immediately follow their corresponding
@@ -171,6 +281,11 @@ def _anthropic_blocks(body: dict[str, Any]) -> str | None:
             return f"{place}: text content blocks must contain non-whitespace text"
         if kind == "thinking" and not block.get("signature"):
             return f"{place}.thinking.signature: Field required"
+        # A tool call's id, as users report the API's words (CommandCodeAI/command-code#323,
+        # HKUDS/nanobot#4356): "tool_use.id: String should match pattern '^[a-zA-Z0-9_-]+$'".
+        for key, field in (("tool_use", "id"), ("tool_result", "tool_use_id")):
+            if kind == key and not TOOL_ID.match(str(block.get(field, ""))):
+                return f"{place}.{key}.{field}: String should match pattern '^[a-zA-Z0-9_-]+$'"
         if kind == "image":
             images += 1
             source = block.get("source") or {}
@@ -214,10 +329,59 @@ def openai_problem(body: dict[str, Any]) -> str | None:
         return "The 'stream_options' parameter is only allowed when 'stream' is enabled."
     if problem := _tool_names((t.get("function") or {}).get("name") for t in body.get("tools") or []):
         return problem
-    return _openai_messages(body.get("messages") or [])
+    for i, tool in enumerate(body.get("tools") or []):
+        if problem := _openai_function(i, tool.get("function") or {}):
+            return problem
+    if _DEEPSEEK_THINKING.match(model):
+        for message in body.get("messages") or []:
+            if message.get("tool_calls") and "reasoning_content" not in message:
+                return "The `reasoning_content` in the thinking mode must be passed back to the API."
+    return _openai_messages(body.get("messages") or [], _OPENAI_MODEL.match(model) is not None)
 
 
-def _openai_messages(messages: list[dict[str, Any]]) -> str | None:
+def _openai_function(index: int, function: dict[str, Any]) -> str | None:
+    """A function tool's description and parameters schema, as OpenAI checks them."""
+    description = str(function.get("description") or "")
+    if len(description) > MAX_DESCRIPTION:
+        return (
+            f"Invalid 'tools[{index}].function.description': string too long. Expected a string "
+            f"with maximum length {MAX_DESCRIPTION}, but got a string with length {len(description)} instead."
+        )
+    name = function.get("name")
+    schema = function.get("parameters")
+    if schema is None:
+        return None
+    # The 400s as users report them: "schema must be a JSON Schema of 'type: "object"', got
+    # 'type: "None"'" (browserbase/stagehand#1159); "In context=(), object schema missing
+    # properties" (spring-projects/spring-ai#4776); "In context=('properties', 'paths'), array
+    # schema missing items" (sigoden/aichat#1049, mark3labs/mcp-filesystem-server#23).
+    if not isinstance(schema, dict) or schema.get("type") != "object":
+        got = schema.get("type") if isinstance(schema, dict) else None
+        return (
+            f"Invalid schema for function '{name}': schema must be a JSON Schema of "
+            f"'type: \"object\"', got 'type: \"{got}\"'."
+        )
+    if found := _schema_problem(schema, ()):
+        return f"Invalid schema for function '{name}': {found}"
+    return None
+
+
+def _schema_problem(schema: Any, context: tuple[str, ...]) -> str | None:
+    if not isinstance(schema, dict):
+        return None
+    kind = schema.get("type")
+    if kind == "object" and "properties" not in schema:
+        return f"In context={context!r}, object schema missing properties."
+    if kind == "array" and "items" not in schema:
+        return f"In context={context!r}, array schema missing items."
+    for name, inner in (schema.get("properties") or {}).items():
+        if found := _schema_problem(inner, (*context, "properties", name)):
+            return found
+    return _schema_problem(schema.get("items"), (*context, "items"))
+
+
+def _openai_messages(messages: list[dict[str, Any]], openai: bool) -> str | None:
+    """The message rules of chat completions; `openai`: OpenAI's own limits too."""
     for m, message in enumerate(messages):
         role = message.get("role")
         parts = _blocks(message.get("content"))
@@ -237,6 +401,12 @@ def _openai_messages(messages: list[dict[str, Any]]) -> str | None:
                     "preceeding message with 'tool_calls'."
                 )
         calls = [c.get("id") for c in message.get("tool_calls") or []]
+        for k, call in enumerate(calls):
+            if openai and len(str(call)) > MAX_CALL_ID:
+                return (
+                    f"Invalid 'messages[{m}].tool_calls[{k}].id': string too long. Expected a string "
+                    f"with maximum length {MAX_CALL_ID}, but got a string with length {len(str(call))} instead."
+                )
         if calls:
             answered = []
             for later in messages[m + 1 :]:

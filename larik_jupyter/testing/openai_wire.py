@@ -18,7 +18,7 @@ from larik_jupyter.llm.script import (
     ScriptToolUse,
     new_tool_id,
 )
-from larik_jupyter.testing.wire import Chunk, pieces, sse
+from larik_jupyter.testing.wire import Chunk, cut_input, pieces, sse
 
 _FINISH = {"end_turn": "stop", "tool_use": "tool_calls", "max_tokens": "length"}
 _ERROR_TYPES = {401: "invalid_api_key", 404: "model_not_found", 429: "rate_limit_exceeded"}
@@ -99,7 +99,8 @@ def stream_events(reply: ScriptReply, request: dict[str, Any], fragment: int) ->
         chunk({"reasoning_content": p}) for p in pieces(_text(reply, ScriptThinking), fragment)
     ]
     chunks += [chunk({"content": p}) for p in pieces(_text(reply, ScriptText), fragment)]
-    for index, call in enumerate(_tool_calls(reply)):
+    calls = _tool_calls(reply)
+    for index, call in enumerate(calls):
         function = {"name": call["function"]["name"], "arguments": ""}
         chunks.append(
             chunk(
@@ -110,7 +111,8 @@ def stream_events(reply: ScriptReply, request: dict[str, Any], fragment: int) ->
                 }
             )
         )
-        for p in pieces(call["function"]["arguments"], fragment):
+        arguments = cut_input(reply, call["function"]["arguments"], last=index == len(calls) - 1)
+        for p in pieces(arguments, fragment):
             chunks.append(chunk({"tool_calls": [{"index": index, "function": {"arguments": p}}]}))
     chunks.append(chunk({}, _finish(reply), output=False))
     if (request.get("stream_options") or {}).get("include_usage"):

@@ -34,6 +34,7 @@ class _Protocol:
     key_of: Callable[[dict[str, str]], str]
     bad_key_message: Callable[[str], str]
     problem: Callable[[dict[str, Any]], str | None]
+    too_long: Callable[[dict[str, Any], int | None], str | None]
 
 
 def _bearer(headers: dict[str, str]) -> str:
@@ -48,6 +49,7 @@ _ANTHROPIC = _Protocol(
     lambda h: h.get("x-api-key") or _bearer(h),
     lambda key: "invalid x-api-key",
     api_rules.anthropic_problem,
+    api_rules.anthropic_too_long,
 )
 # Like the real service, the OpenAI flavour echoes the rejected key, so tests can check
 # that it never reaches the user.
@@ -60,6 +62,7 @@ _OPENAI = _Protocol(
         f"Incorrect API key provided: {key}. You can find your API key in your account settings."
     ),
     api_rules.openai_problem,
+    api_rules.openai_too_long,
 )
 _ROUTES = {
     "/v1/messages": _ANTHROPIC,
@@ -68,21 +71,63 @@ _ROUTES = {
 }
 
 
+# Chooses the step for a request (a reply or failure, or its script JSON), for tests whose
+# model calls are not known in advance.
+Responder = Callable[[dict[str, Any]], "ScriptReply | ScriptFailure | dict[str, Any]"]
+
+
 @dataclass
 class _State:
     responses: list[ScriptReply | ScriptFailure]
     api_key: str | None
     fragment: int
+    context_window: int | None = None
+    send_usage: bool = True
+    responder: Responder | None = None
     requests: list[RecordedRequest] = field(default_factory=list)
     served: int = 0
     lock: threading.Lock = field(default_factory=threading.Lock)
+    # The user messages that drew a refusal. Anthropic's streaming-refusals page: "you must
+    # reset the conversation context by removing or updating the turn that was refused before
+    # continuing. Attempting to continue without resetting will result in continued refusals."
+    refused: set[str] = field(default_factory=set)
 
-    def take(self) -> ScriptReply | ScriptFailure | None:
+    def refuses(self, request: dict[str, Any]) -> bool:
+        """Whether `request` still carries a user message that drew a refusal."""
+        with self.lock:
+            return any(_user_key(m) in self.refused for m in _user_messages(request))
+
+    def note_refusal(self, request: dict[str, Any]) -> None:
+        users = _user_messages(request)
+        if users:
+            with self.lock:
+                self.refused.add(_user_key(users[-1]))
+
+    def take(self, request: dict[str, Any]) -> ScriptReply | ScriptFailure | None:
+        if self.responder is not None:
+            step = self.responder(request)
+            if isinstance(step, dict):
+                step = parse_script({"responses": [step]}, "from the responder").responses[0]
+            with self.lock:
+                self.served += 1
+            return step
         with self.lock:
             if self.served >= len(self.responses):
                 return None
             self.served += 1
             return self.responses[self.served - 1]
+
+
+def _user_messages(request: dict[str, Any]) -> list[dict[str, Any]]:
+    return [m for m in request.get("messages") or [] if isinstance(m, dict) and m.get("role") == "user"]
+
+
+def _user_key(message: dict[str, Any]) -> str:
+    return json.dumps(api_rules.without_breakpoints(message.get("content")), sort_keys=True)
+
+
+# What the server answers, without playing a step, to a request that repeats a refused turn.
+_REFUSAL = ScriptReply(content=[], stop_reason="refusal")
 
 
 def _handler(state: _State) -> type[BaseHTTPRequestHandler]:
@@ -114,10 +159,12 @@ def _handler(state: _State) -> type[BaseHTTPRequestHandler]:
                 self._json(401, protocol.error_body(401, protocol.bad_key_message(key)))
                 return
             # A request the real API refuses is refused here too, without playing a step.
-            if problem := protocol.problem(request):
+            if problem := protocol.problem(request) or protocol.too_long(request, state.context_window):
                 self._json(400, protocol.error_body(400, problem))
                 return
-            step = state.take()
+            step = _REFUSAL if state.refuses(request) else state.take(request)
+            if isinstance(step, ScriptReply) and step.final_stop_reason() == "refusal":
+                state.note_refusal(request)
             if step is None:
                 message = f"the test server's script is exhausted after {state.served} responses"
                 self._json(400, protocol.error_body(400, message))
@@ -132,7 +179,9 @@ def _handler(state: _State) -> type[BaseHTTPRequestHandler]:
                 message = error.message or f"scripted failure {error.status}"
                 self._json(error.status, protocol.error_body(error.status, message), extra)
             elif request.get("stream"):
-                self._stream(protocol.stream_events(step, request, state.fragment), step.drop_after)
+                # A server that sends no usage ignores the request for it.
+                asked = request if state.send_usage else {k: v for k, v in request.items() if k != "stream_options"}
+                self._stream(protocol.stream_events(step, asked, state.fragment), step.drop_after)
             else:
                 self._json(200, protocol.full_response(step, request))
 
@@ -161,8 +210,11 @@ def _handler(state: _State) -> type[BaseHTTPRequestHandler]:
                     self.connection.shutdown(socket.SHUT_RDWR)
                     return
                 deltas += chunk.delta
-                self.wfile.write(b"%x\r\n%s\r\n" % (len(chunk.data), chunk.data))
-                self.wfile.flush()
+                try:
+                    self.wfile.write(b"%x\r\n%s\r\n" % (len(chunk.data), chunk.data))
+                    self.wfile.flush()
+                except (BrokenPipeError, ConnectionResetError):
+                    return  # the client stopped reading (a user's Stop): nothing to report
             self.wfile.write(b"0\r\n\r\n")
 
     return Handler
@@ -172,29 +224,40 @@ class ScriptedHTTPServer:
     """A real HTTP server on 127.0.0.1 (ephemeral port, own thread) playing a script.
 
     `responses` is a script (`{"responses": [...]}`, the format of `scripted:` models)
-    or its list of responses; each POST to `/v1/messages` (Anthropic) or
+    or its list of responses, or a function choosing each step from the request body; each POST to `/v1/messages` (Anthropic) or
     `/v1/chat/completions` (OpenAI) takes the next one. A response's `drop_after`
     cuts the connection after that many output deltas. With `api_key` set, requests
     carrying another key get a 401; a request the real API would refuse (`api_rules`) gets
-    the 400 it would give, and plays no response. Received requests are kept in `requests`.
+    the 400 it would give, and plays no response; a request that still carries a user message
+    whose reply was a refusal (stop reason `refusal`) is refused again, as the real API does.
+    A request over the model's context window (`context_window`: the window of the models
+    the vendors' tables do not know, as a compatible server has its own) gets the API's 400; `send_usage=False` plays a
+    compatible server that reports no usage in its OpenAI stream. Received requests are kept in `requests`.
     Use as a context manager; point the SDKs at `anthropic_base_url` / `openai_base_url`.
     """
 
     def __init__(
         self,
-        responses: Script | dict[str, Any] | list[Any],
+        responses: Script | dict[str, Any] | list[Any] | Responder,
         *,
         api_key: str | None = None,
         fragment: int = 5,
+        context_window: int | None = None,
+        send_usage: bool = True,
     ) -> None:
+        responder = responses if callable(responses) else None
         if isinstance(responses, list):
             responses = {"responses": responses}
         script = (
             responses
             if isinstance(responses, Script)
+            else Script(responses=[])
+            if callable(responses)
             else parse_script(responses, "given to ScriptedHTTPServer")
         )
-        self._state = _State(list(script.responses), api_key, fragment)
+        self._state = _State(
+            list(script.responses), api_key, fragment, context_window, send_usage, responder
+        )
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self._state))
         self._server.daemon_threads = True
         self._thread = threading.Thread(
