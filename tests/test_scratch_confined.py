@@ -229,3 +229,23 @@ def test_a_checked_load_ext_leaves_the_users_larik_data_alone(project: Path, lar
     report = run_check(make_env(project, host=KernelHost({})), "loads.ipynb", timeout=120)
     assert tree_state(larik_dirs["data"]) == before
     assert report.problems == 0, report.text()
+
+
+def test_a_write_in_c_or_to_a_large_linked_file_leaves_the_original(project: Path) -> None:
+    from larik_jupyter.tools.notebook_check import run_check
+    from tests.agent_helpers import make_env
+
+    (project / "data.csv").write_text("a,b\n1,2\n")
+    with open(project / "big.csv", "wb") as big:  # over the size copied outright: linked
+        big.write(b"x" * (65 * 1024 * 1024))
+    write_notebook(project / "writes.ipynb", [
+        # What a library writing in C does (pyarrow, h5py): no Python `open` for the guard to see.
+        ("import ctypes, os\nlibc = ctypes.CDLL(None)\n"
+         "fd = libc.open(b'data.csv', os.O_WRONLY | os.O_TRUNC)\nassert fd >= 0 and libc.close(fd) == 0", 1, []),
+        ("with open('big.csv', 'ab') as f:\n    f.write(b'appended')", 2, []),
+        ("assert os.path.getsize('data.csv') == 0 and os.path.getsize('big.csv') == 65 * 1024 * 1024 + 8", 3, []),
+    ])
+    before = tree_state(project)
+    report = run_check(make_env(project, host=KernelHost({})), "writes.ipynb", timeout=120)
+    assert report.problems == 0, report.text()
+    assert tree_state(project) == before

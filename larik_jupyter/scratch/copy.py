@@ -1,12 +1,17 @@
-"""A scratch copy of a project for code run to check or replay: the same folders, each file a
-link to its original (so a 2 GB data file costs one link, not a copy), each symlink of the
-project recreated (pointing into the copy where it pointed into the project), and beside the
-copy a link to each thing beside the project (so `../data` reads as it does there). The guard
-(`scratch.guard`) copies a linked file before anything writes to it, and refuses changes that
-resolve outside the copy, so the originals are only ever read."""
+"""A scratch copy of a project for code run to check or replay: the same folders; each file a
+copy-on-write clone where the file system can make one, else a real copy up to 64 MB a file
+and 512 MB in all, else a link to its original (so a 2 GB data file costs one link, not a
+copy); each symlink of the project recreated (pointing into the copy where it pointed into the
+project); and beside the copy a link to each thing beside the project (so `../data` reads as
+it does there). The guard (`scratch.guard`) copies a linked file before Python code writes to
+it, and refuses changes that resolve outside the copy. A library that opens files in C
+(pyarrow's writers, h5py) is not seen by the guard: in a real copy it writes the copy, but
+through a link to a large original it would write the original."""
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import os
 import shutil
 import tempfile
@@ -15,6 +20,11 @@ from pathlib import Path
 
 from larik_jupyter.errors import LarikError
 
+# Files are copied (where they cannot be cloned) up to these sizes, each and in all; larger
+# ones are links to the original, which the guard copies before Python code writes to them.
+COPY_FILE_MAX = 64 * 1024 * 1024
+COPY_TOTAL_MAX = 512 * 1024 * 1024
+_FICLONE = 0x40049409  # linux/fs.h: share the source's blocks, copy on write
 # Left out of the copy: version control, environments and caches no analysis reads.
 NOT_COPIED = frozenset({".git", ".venv", "node_modules", "__pycache__", ".ipynb_checkpoints"})
 _PREFIX = "larik-scratch-"
@@ -64,7 +74,37 @@ class ScratchCopy:
         return self.copy / Path(os.path.abspath(path)).relative_to(self.original)
 
 
-def _mirror(source: Path, target: Path, original: Path, copy: Path) -> None:
+def _clone(source: str, target: Path) -> bool:
+    """Copy `source` as a copy-on-write clone (btrfs, XFS: instant, shares blocks); False
+    where the file system cannot."""
+    try:
+        with open(source, "rb") as src, open(target, "xb") as dst:
+            try:
+                fcntl.ioctl(dst.fileno(), _FICLONE, src.fileno())
+                return True
+            except OSError:
+                pass
+    except OSError:
+        pass
+    with contextlib.suppress(OSError):
+        target.unlink()
+    return False
+
+
+class _Budget:
+    """How many bytes of real copies a scratch copy may still make."""
+
+    def __init__(self, size: int) -> None:
+        self.left = size
+
+    def take(self, size: int) -> bool:
+        if size > COPY_FILE_MAX or size > self.left:
+            return False
+        self.left -= size
+        return True
+
+
+def _mirror(source: Path, target: Path, original: Path, copy: Path, budget: _Budget) -> None:
     target.mkdir()
     with os.scandir(source) as entries:
         for item in entries:
@@ -78,8 +118,17 @@ def _mirror(source: Path, target: Path, original: Path, copy: Path) -> None:
                     link = str(copy / os.path.relpath(resolved, original))
                 os.symlink(link, there)
             elif item.is_dir(follow_symlinks=False):
-                _mirror(Path(item.path), there, original, copy)
+                _mirror(Path(item.path), there, original, copy, budget)
             elif item.is_file(follow_symlinks=False):
+                if _clone(item.path, there):
+                    continue
+                if budget.take(item.stat(follow_symlinks=False).st_size):
+                    try:
+                        shutil.copy2(item.path, there, follow_symlinks=False)
+                        continue
+                    except OSError:  # unreadable here: the link says so when code reads it
+                        with contextlib.suppress(OSError):
+                            there.unlink()
                 os.symlink(item.path, there)
             # FIFOs, sockets and devices are not part of an analysis: left out.
 
@@ -103,7 +152,7 @@ def make_copy(root: Path) -> ScratchCopy:
     folder = scratch_folder()
     made = ScratchCopy(folder, original, folder.base / (original.name or "project"))
     try:
-        _mirror(original, made.copy, original, made.copy)
+        _mirror(original, made.copy, original, made.copy, _Budget(COPY_TOTAL_MAX))
         _siblings(original, folder.base)
     except OSError as exc:
         folder.remove()
