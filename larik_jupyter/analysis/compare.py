@@ -10,11 +10,10 @@ import difflib
 import io
 import math
 import re
-import struct
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
+from larik_jupyter.image_size import image_size
 from larik_jupyter.llm.messages import ImageBlock
 
 DEFAULT_RTOL = 1e-6
@@ -84,41 +83,6 @@ def text_diff(old: str, new: str, rtol: float = DEFAULT_RTOL) -> list[str]:
     return out
 
 
-@dataclass(frozen=True)
-class ImageSize:
-    width: int
-    height: int
-
-    def capped(self) -> ImageSize:
-        """The size a tool result would carry the image at."""
-        side = max(self.width, self.height)
-        if side <= IMAGE_SIDE:
-            return self
-        scale = IMAGE_SIDE / side
-        return ImageSize(round(self.width * scale), round(self.height * scale))
-
-    def __str__(self) -> str:
-        return f"{self.width}×{self.height}"
-
-
-def image_size(data: bytes) -> ImageSize | None:
-    """The pixel size of PNG or JPEG bytes, read from their headers; None when neither."""
-    if data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) >= 24:
-        width, height = struct.unpack(">II", data[16:24])
-        return ImageSize(width, height)
-    if data[:2] == b"\xff\xd8":
-        i = 2
-        while i + 9 < len(data):
-            if data[i] != 0xFF:
-                return None
-            marker, length = data[i + 1], struct.unpack(">H", data[i + 2 : i + 4])[0]
-            if marker in (0xC0, 0xC1, 0xC2):
-                height, width = struct.unpack(">HH", data[i + 5 : i + 9])
-                return ImageSize(width, height)
-            i += 2 + length
-    return None
-
-
 def block_bytes(block: ImageBlock) -> bytes | None:
     """The bytes of a stored image block (base64 data), or None."""
     if block.source.get("type") != "base64":
@@ -173,7 +137,7 @@ def image_diff(old: Sequence[bytes | None], new: Sequence[bytes | None]) -> list
         was, now = image_size(a), image_size(b)
         if was is None or now is None:
             continue
-        c = now.capped()
+        c = now.capped(IMAGE_SIDE)
         if abs(was.width - c.width) > 2 or abs(was.height - c.height) > 2:
             out.append(f"image {n}: {was} recorded, {c} now")
         elif (share := pixels_differ(a, b)) > CHANGED_SHARE:

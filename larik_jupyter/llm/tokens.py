@@ -13,10 +13,10 @@ from __future__ import annotations
 
 import base64
 import json
-import struct
 from collections.abc import Sequence
 from typing import Any
 
+from larik_jupyter.image_size import image_size
 from larik_jupyter.llm.messages import (
     ImageBlock,
     Message,
@@ -44,9 +44,8 @@ def image_tokens(block: ImageBlock) -> int:
         head = base64.b64decode(data[:32])
     except ValueError:
         head = b""
-    if head.startswith(b"\x89PNG\r\n\x1a\n") and len(head) >= 24:
-        width, height = struct.unpack(">II", head[16:24])
-        return max(1, min(IMAGE_TOKENS, width * height // 750))
+    if (size := image_size(head)) is not None:
+        return max(1, min(IMAGE_TOKENS, size.width * size.height // 750))
     return max(1, min(IMAGE_TOKENS, len(data) // 100))
 
 

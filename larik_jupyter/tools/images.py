@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import base64
 import io
-import struct
 from dataclasses import dataclass, field
 
 from larik_jupyter.llm.messages import ImageBlock
@@ -35,24 +34,14 @@ def _fits(data: bytes) -> bool:
     return len(data) <= MAX_BYTES
 
 
-def _png_side(data: bytes) -> int:
-    """The long side of a PNG from its IHDR header (0 for anything else)."""
-    if not data.startswith(b"\x89PNG\r\n\x1a\n") or len(data) < 24:
-        return 0
-    width, height = struct.unpack(">II", data[16:24])
-    return int(max(width, height))
-
-
 def shrink(data: bytes, media_type: str) -> tuple[bytes, str] | None:
     """`data` within the limits (maybe re-encoded as JPEG), or None when that is impossible;
     raises `InvalidImage` when `data` is not an image of its type."""
     signature = _SIGNATURES.get(media_type)
     if signature is not None and not data.startswith(signature):
         raise InvalidImage(media_type)
-    try:
-        from PIL import Image
-    except ImportError:
-        return (data, media_type) if _fits(data) and _png_side(data) <= MAX_SIDE else None
+    from PIL import Image
+
     try:
         image = Image.open(io.BytesIO(data))
         image.load()
