@@ -257,6 +257,8 @@ class UndoPanel(SessionWidget):
                 + [f"variable <code>{escape(v['name'])}</code>" for v in t["variables"]]
                 + [f"cell <code>{escape(c['path'])}#{escape(c['id'])}</code>" for c in t["cells"]]
             )
+            + (f" <i>{escape(t['note'])}</i>" if t["note"] else "")
+            + "".join(f"<br>{escape(v['text'])}" for v in t["variables"])
             + "</li>"
             for t in turns
         ]
@@ -269,14 +271,12 @@ class UndoPanel(SessionWidget):
             lines.append(self.stale)
         if not turns:
             return "\n".join([*lines, self.panel.get("empty", "")])
-        return "\n".join(
-            lines + [
-                f"{t['label'].capitalize()}: " + ", ".join(
-                    [f["path"] for f in t["files"]] + [f"{c['path']}#{c['id']}" for c in t["cells"]]
-                )
-                for t in turns
-            ]
-        )
+        for t in turns:
+            named = [f["path"] for f in t["files"]] + [f"{c['path']}#{c['id']}" for c in t["cells"]]
+            lines.append(f"{t['label'].capitalize()}: {', '.join(named)}".rstrip(": ")
+                         + (f" {t['note']}" if t["note"] else ""))
+            lines += [f"  {v['text']}" for v in t["variables"]]
+        return "\n".join(lines)
 
     def undo(self, *, force: bool = False, skip_changed: bool = False) -> UndoReport:
         """Revert the newest turn, as `%larik /undo`; the panel shows the report."""
