@@ -273,8 +273,7 @@ class UndoPanel(SessionWidget):
             return "\n".join([*lines, self.panel.get("empty", "")])
         for t in turns:
             named = [f["path"] for f in t["files"]] + [f"{c['path']}#{c['id']}" for c in t["cells"]]
-            lines.append(f"{t['label'].capitalize()}: {', '.join(named)}".rstrip(": ")
-                         + (f" {t['note']}" if t["note"] else ""))
+            lines.append(f"{t['label'].capitalize()}: " + "; ".join(filter(None, [", ".join(named), t["note"]])))
             lines += [f"  {v['text']}" for v in t["variables"]]
         return "\n".join(lines)
 
