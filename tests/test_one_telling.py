@@ -75,3 +75,58 @@ def test_a_cell_no_view_can_place_is_named_by_its_whole_id_when_short() -> None:
     assert cell_label("cell-4") == "cell 5"
     uuid = "2363e7e8-4a6f-4c4e-9d5b-0f1e2d3c4b5a"
     assert cell_label(uuid) == "cell 2363e7e8…"  # cut, and says so
+
+
+def test_every_approval_asks_a_full_question(tmp_path: Path) -> None:
+    """What each asking tool's card says above its detail, from its own preview; the same
+    words the terminal prints."""
+    from larik_jupyter.agent.preview import preview_change
+    from larik_jupyter.agent.summary import approval_question
+    from larik_jupyter.session.call_summary import summarize_call
+    from larik_jupyter.tools.registry import BUILTIN_TOOLS
+    from tests.agent_helpers import make_env
+
+    env = make_env(tmp_path)
+    (tmp_path / "app.py").write_text("x = 1\n")
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell("df.dropna(inplace=True)\nkept = len(df)", id="calc")]
+    nbformat.write(nb, tmp_path / "work.ipynb")
+    namespace = {"df": object()}
+    calls = {
+        "write": {"path": "new.py", "content": "y = 2\n"},
+        "edit": {"path": "app.py", "old_string": "1", "new_string": "2"},
+        "multi_edit": {"path": "app.py", "edits": [{"old_string": "x", "new_string": "z"},
+                                                    {"old_string": "1", "new_string": "3"}]},
+        "bash": {"command": "ls"},
+        "notebook_edit": {"path": "work.ipynb", "cell_id": "calc", "new_source": "kept = 0"},
+        "python": {"code": "df['b'] = 1\ntotal = 2"},
+        "notebook_run": {"path": "work.ipynb", "cell_id": "calc"},
+        "notebook_check": {"path": "work.ipynb"},
+    }
+    asked = {}
+    for cls in BUILTIN_TOOLS:
+        if cls.default_permission != "ask":
+            continue
+        args = calls[cls.name]  # every asking tool is in the table
+        preview = preview_change(env, cls(), args)
+        asked[cls.name], _ = approval_question(
+            cls.name, args, summarize_call(cls.name, args), preview, namespace
+        )
+    assert asked == {
+        "write": "Create new.py with this content?",
+        "edit": "Make this edit to app.py?",
+        "multi_edit": "Make these 2 edits to app.py?",
+        "bash": "Run this shell command?",
+        "notebook_edit": "Replace the source of cell 1 (calc) of work.ipynb?",
+        "python": "Run this Python in your kernel? It may change df (an item set) and create total.",
+        "notebook_run": "Run cell calc of work.ipynb in your kernel? It may change df (in place: dropna) and create kept.",
+        "notebook_check": "Run work.ipynb top to bottom in a scratch kernel, on a copy (your kernel, the notebook "
+                          "and your files stay as they are)?",
+    }
+    overwrite, _ = approval_question("write", {"path": "app.py"}, "write: app.py",
+                                     preview_change(env, BUILTIN_TOOLS[1](), {"path": "app.py", "content": "x = 2\n"}), {})
+    assert overwrite == "Overwrite app.py with this content?"
+    # The python question follows the kernel: with df gone, the code would create it.
+    assert approval_question("python", calls["python"], "python: …", "", {})[0] == (
+        "Run this Python in your kernel? It may create total."
+    )

@@ -55,6 +55,12 @@ def approval_question(
         edits = tool_input.get("edits")
         many = f"these {len(edits)} edits" if isinstance(edits, list) and len(edits) > 1 else "this edit"
         return f"Make {many} to {path}?", preview
+    if tool == "notebook_check":
+        checked = path or "this notebook"
+        return (f"Run {checked} top to bottom in a scratch kernel, on a copy (your kernel, the notebook "
+                "and your files stay as they are)?"), preview
+    if tool == "read":
+        return f"Read {path}?", preview
     if tool.startswith("mcp__"):
         return f"Call the MCP tool {tool.removeprefix('mcp__').replace('__', ' → ', 1)} with these arguments?", preview
     return f"Run the {tool} tool with these arguments?", preview

@@ -176,9 +176,12 @@ def effects_sentence(code: str, namespace: Mapping[str, Any]) -> str:
         else:
             words = {REBINDS: "replaced", DELETES: "deleted"}
             phrases.append(f"change {name} ({', '.join(words.get(w, w) for w in short)})")
+    # A name the code only changes through (`df["b"] = 1`, `df.drop(…, inplace=True)`) and
+    # that does not exist is no creation: the code would fail there.
     created = [
         n for n in touched
         if n not in namespace and not n.startswith("_") and not hasattr(builtins, n)
+        and (n not in visitor.short or REBINDS in visitor.short[n])
     ]
     if created:
         phrases.append("create " + _and(created))
