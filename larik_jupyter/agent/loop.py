@@ -445,7 +445,8 @@ class AgentLoop:
         return [done[c.id] for c in calls]
 
     async def _run_tool(self, call: ToolUseBlock) -> ToolResultBlock:
-        summary = summarize_call(call.name, call.input, self.cell_position())
+        position = self.cell_position()  # one read of a notebook file per call, at most
+        summary = summarize_call(call.name, call.input, position)
         self.emit(ae.ToolRequested(call.id, call.name, dict(call.input), summary))
         tool = self.tools.get(call.name)
         if tool is None:
@@ -457,7 +458,7 @@ class AgentLoop:
         if before.refusal is not None:
             return self._error_result(call, before.refusal, before.notices)
         protected = self._protected(call)
-        denial = await self._permission(call, tool, summary, protected)
+        denial = await self._permission(call, tool, summary, protected, position)
         if denial is not None:
             return self._error_result(call, denial, before.notices)
         self.emit(ae.ToolStarted(call.id, call.name, summary))
@@ -540,7 +541,8 @@ class AgentLoop:
         return dict(call.input)
 
     async def _permission(
-        self, call: ToolUseBlock, tool: Tool, summary: str, protected: dict[str, list[str]]
+        self, call: ToolUseBlock, tool: Tool, summary: str, protected: dict[str, list[str]],
+        position: CellPosition,
     ) -> str | None:
         """None when the call may run, else the denial text the model sees. Protect mode
         (`protected`: what the code would do to the user's variables) asks before code changes
@@ -559,7 +561,7 @@ class AgentLoop:
         preview = await asyncio.to_thread(preview_change, self.env, tool, call.input)
         namespace = self.host.namespace if self.host is not None else None
         question, detail = approval_question(
-            call.name, call.input, summary, preview, namespace, self.cell_position()
+            call.name, call.input, summary, preview, namespace, position
         )
         request = PermissionRequest(
             id=call.id,
