@@ -1,5 +1,6 @@
 """An undo panel shown before a later turn keeps what it showed and says it is out of date, with
-Refresh instead of its Undo buttons, light and dark, in a real JupyterLab (issue 39, point 9).
+Refresh instead of its Undo buttons, light and dark, in a real JupyterLab (issue 39, point 9);
+with every turn undone, the panel and the sidebar say nothing is left to undo.
 Screenshots: artifacts/undo_panel_stale_<theme>.png."""
 
 from __future__ import annotations
@@ -49,3 +50,15 @@ def test_an_earlier_panel_says_it_is_out_of_date_and_refreshes(
     expect(panel.locator(".larik-turn")).to_have_count(2)
     expect(panel.locator(".larik-undo-button")).to_have_count(1)
     panel.screenshot(path=str(ARTIFACTS / "undo_panel_refreshed_light.png"))
+
+    # Undo everything: the panel and the sidebar say nothing is left to undo.
+    panel.locator(".larik-undo-button").click()
+    expect(panel.locator(".larik-turn")).to_have_count(1)
+    panel.locator(".larik-undo-button").click()
+    expect(panel.locator(".larik-empty")).to_contain_text("Nothing left to undo in the current session, ")
+    assert not (lab_server.root / "a.txt").exists() and not (lab_server.root / "b.txt").exists()
+    lab_page.click('li[data-id="larik-sessions"]')
+    lab_page.locator(".jp-larik-node > .jp-larik-row").first.click()
+    expect(lab_page.locator("#larik-sessions .jp-larik-empty")).to_have_text(
+        "Nothing left to undo in this session.", timeout=30_000
+    )
