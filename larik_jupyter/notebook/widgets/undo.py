@@ -94,7 +94,7 @@ def undo_data(agent: Agent | None) -> dict[str, Any]:
              "diff_html": diff_html(c.diff) if c.diff else ""}
             for c in cell_diffs(info, limit=MAX_DIFF_CHARS)
         ]
-        gone = not files and not cells and all(v["gone"] for v in variables)
+        gone = bool(variables) and not files and not cells and all(v["gone"] for v in variables)
         turn: dict[str, Any] = {
             "turn": info.turn,
             "prompt": info.prompt,
