@@ -31,7 +31,7 @@ from larik_jupyter.errors import LarikError
 from larik_jupyter.lsp.manager import ServerState
 from larik_jupyter.records import SessionRecords
 from larik_jupyter.session import branch
-from larik_jupyter.session.call_summary import CellPosition, first_known, positions_in_files
+from larik_jupyter.session.call_summary import CellPosition
 from larik_jupyter.session.catalog import latest, resolve
 from larik_jupyter.session.entry_list import EntryList
 from larik_jupyter.session.plan import Todo, current_plan
@@ -40,7 +40,6 @@ from larik_jupyter.tools.base import Tool
 from larik_jupyter.tools.check_report import CheckReport
 from larik_jupyter.tools.env import InlineRunner
 from larik_jupyter.tools.host import KernelHost
-from larik_jupyter.tools.notebook_page import cell_positions
 
 if TYPE_CHECKING:
     from larik_jupyter.analysis.branch_diff import BranchDiff
@@ -191,7 +190,7 @@ class Agent:
     def cell_position(self) -> CellPosition:
         """Where a cell a notebook call names stands now (0-based, None when unknown): in the
         open document, else in the notebook file; how `/history` names cells."""
-        return first_known(cell_positions(self.loop.env), positions_in_files(self.cwd))
+        return self.loop.cell_position()
 
     def checkpoints(self) -> list[TurnInfo]:
         """The saved turns that changed files, oldest first (what `/undo` can revert)."""

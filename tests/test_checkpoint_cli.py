@@ -63,7 +63,7 @@ def test_checkpoints_lists_turns_and_undo_restores_from_a_terminal(tmp_path: Pat
     assert not (tmp_path / "src" / "new").exists()
     again = cli("undo", SID)
     assert again.returncode == 2
-    assert f"Session {SID} has no turn with file changes left to undo." in again.stderr
+    assert f"Nothing left to undo in session {SID}: no turn of it has changes" in again.stderr
 
 
 def test_undo_by_path_reports_refusals_and_keeps_the_snapshot(tmp_path: Path) -> None:

@@ -6,13 +6,14 @@ from larik_jupyter.notebook.widgets.controls import TurnControls
 
 
 def _request() -> PermissionRequest:
-    return PermissionRequest(id="t1", tool="bash", input={"command": "ls"}, summary="bash: ls", detail="$ ls")
+    return PermissionRequest(id="t1", tool="bash", input={"command": "ls"}, summary="bash: ls", detail="$ ls",
+                             question="Run this shell command?")
 
 
 def test_clicking_allow_resolves_the_ask_once() -> None:
     answers: list[PermissionAnswer] = []
     card = ApprovalWidget(_request(), answers.append)
-    assert "Allow bash?" in card.header.value and card.header.value.count("ls") == 1
+    assert "Run this shell command?" in card.header.value and card.header.value.count("ls") == 1
     card.allow_button.click()
     card.deny_button.click()
     assert answers == [PermissionAnswer("allow")]
@@ -34,7 +35,7 @@ def test_a_change_already_made_is_asked_as_keep_or_roll_back() -> None:
     request = PermissionRequest(
         id="t2", tool="python", input={"code": "f()"}, summary="the code changed df through f()",
         detail="# Protect mode: this call changed your existing variables:\n#   df: DataFrame 2×2, changed in place through f()",
-        ask="keep",
+        question="The code changed df through f(): keep or roll back?", ask="keep",
     )
     answers: list[PermissionAnswer] = []
     card = ApprovalWidget(request, answers.append)
@@ -93,7 +94,7 @@ def test_one_coloured_diff_rendering_in_approvals_and_the_transcript() -> None:
     from larik_jupyter.notebook.render import ToolPart, diff_html, render_tool
 
     diff = "--- a/x.py\n+++ b/x.py\n@@ -1 +1 @@\n-x = 1\n+x = 2\n"
-    card = ApprovalWidget(PermissionRequest("1", "edit", {}, "edit: x.py", diff), lambda a: None)
+    card = ApprovalWidget(PermissionRequest("1", "edit", {}, "edit: x.py", diff, "Make this edit to x.py?"), lambda a: None)
     shown = diff_html(diff)
     assert shown in card.header.value
     assert shown in render_tool(ToolPart(id="1", summary="edit: x.py", status="done", diff=diff))
@@ -104,6 +105,7 @@ def test_one_coloured_diff_rendering_in_approvals_and_the_transcript() -> None:
 def test_a_python_approval_shows_its_code_once(tmp_path) -> None:  # type: ignore[no-untyped-def]
     from larik_jupyter.agent import events as ae
     from larik_jupyter.agent.preview import preview_change
+    from larik_jupyter.agent.summary import approval_question
     from larik_jupyter.notebook.view import TranscriptView
     from larik_jupyter.session.call_summary import summarize_call
     from larik_jupyter.tools.kernel import PythonTool
@@ -116,9 +118,11 @@ def test_a_python_approval_shows_its_code_once(tmp_path) -> None:  # type: ignor
     view.handle(ae.ToolRequested("t1", "python", call, summary))
     view.handle(ae.PermissionAsked("t1", "python", summary))
     detail = preview_change(make_env(tmp_path), PythonTool(), call)
-    card = ApprovalWidget(PermissionRequest("t1", "python", call, summary, detail), lambda a: None)
+    question, detail = approval_question("python", call, summary, detail, {"sales": object()})
+    card = ApprovalWidget(PermissionRequest("t1", "python", call, summary, detail, question), lambda a: None)
     shown = view.markdown() + card.header.value
-    assert shown.count("total = sales") == 1 and "Allow python?" in card.header.value
+    assert shown.count("total = sales") == 1
+    assert "Run this Python in your kernel? It may create total." in card.header.value
     assert "? <code>python</code>" in view.markdown() and "approval" not in view.markdown()  # the card asks, once
     card.allow_button.click()
     view.handle(ae.PermissionAnswered("t1", "allow"))
@@ -147,6 +151,6 @@ def test_the_decision_sits_on_its_calls_row_and_python_code_is_one_click_away() 
 
 
 def test_a_cancelled_approval_leaves_no_button_or_reason_box() -> None:
-    card = ApprovalWidget(PermissionRequest("t1", "bash", {"command": "ls"}, "bash: ls", "$ ls"), lambda a: None)
+    card = ApprovalWidget(_request(), lambda a: None)
     card.cancel()
     assert card.children == (card.header,) and "cancelled" in card.header.value

@@ -65,7 +65,8 @@ def test_a_turn_streams_once_and_asks_at_a_terminal_prompt(ipython: pexpect.spaw
     assert_plain(transcript)
     assert transcript.count("[scripted demo] Now I'll edit one line of it.") == 1
     assert transcript.count("What happened:") == 1
-    assert "? Allow write: larik_demo.txt?" in transcript and "? Allow bash?\r\n$ cat larik_demo.txt" in transcript
+    assert "? Create larik_demo.txt with this content?" in transcript
+    assert "? Run this shell command?\r\n$ cat larik_demo.txt" in transcript
     assert re.search(r"▶ write: larik_demo.txt … ✓ \(\d+\.\d+s\) Created larik_demo.txt", transcript)
     assert "✗ bash: cat larik_demo.txt" in transcript and "The user said: not now" in transcript
     assert "editing larik_demo.txt: done" in transcript and "`cat larik_demo.txt`: denied" in transcript

@@ -98,10 +98,11 @@ def test_checkpoints_shows_the_panel_and_nothing_to_undo_is_one_sentence(tmp_pat
     larik(shell, "just talk")
     larik(shell, "/checkpoints")
     (panel,) = [w for w in shown_widgets() if isinstance(w, UndoPanel) and w.kernel is magics.kernel]
-    assert panel.panel == {"session": magics.agent.session_id, "turns": []}
+    session = magics.agent.session_id
+    assert panel.panel == {"session": session, "turns": [], "empty": f"Nothing left to undo in the current session, {session}."}
     click(panel, type="undo")
-    assert "has no turn with file changes left to undo" in panel.error
-    assert undo_data(None) == {"session": None, "turns": []}
+    assert panel.error.startswith(f"Nothing left to undo in session {session}: no turn of it has changes")
+    assert undo_data(None) == {"session": None, "turns": [], "empty": "No session is open in this kernel."}
 
 
 def test_panel_lists_variable_changes_and_undoes_them(tmp_path: Path) -> None:

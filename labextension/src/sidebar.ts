@@ -383,7 +383,7 @@ export class SessionsPanel extends Widget {
   private async renderTurns(id: string, into: HTMLElement): Promise<void> {
     const result = await api.checkpoints(this._cwd, id);
     if (result.turns.length === 0) {
-      into.appendChild(element('div', 'jp-larik-empty', 'No turn changed files.'));
+      into.appendChild(element('div', 'jp-larik-empty', 'Nothing left to undo in this session.'));
       return;
     }
     for (const turn of result.turns) {

@@ -26,6 +26,7 @@ from larik_jupyter.agent.permissions import (
 from larik_jupyter.agent.preview import preview_change
 from larik_jupyter.agent.prompt import system_prompt
 from larik_jupyter.agent.stop_reasons import cut_call_result, output_limit_notice, refused_error
+from larik_jupyter.agent.summary import approval_question
 from larik_jupyter.agent.toolset import agent_tools, concurrent_batches
 from larik_jupyter.agent.undo import UndoReport, record_note, undo_turn
 from larik_jupyter.checkpoint.errors import CheckpointError, NothingToUndoError
@@ -51,7 +52,12 @@ from larik_jupyter.llm.tokens import context_tokens, estimate_tokens, has_tokens
 from larik_jupyter.llm.valid_text import valid_event, valid_text
 from larik_jupyter.lsp.manager import LspManager
 from larik_jupyter.session.branch import BranchError
-from larik_jupyter.session.call_summary import summarize_call
+from larik_jupyter.session.call_summary import (
+    CellPosition,
+    first_known,
+    positions_in_files,
+    summarize_call,
+)
 from larik_jupyter.session.entry import Entry
 from larik_jupyter.session.numbers import trace_last_turn
 from larik_jupyter.session.store import Session
@@ -468,7 +474,8 @@ class AgentLoop:
         return [done[c.id] for c in calls]
 
     async def _run_tool(self, call: ToolUseBlock) -> ToolResultBlock:
-        summary = summarize_call(call.name, call.input, cell_positions(self.env))
+        position = self.cell_position()  # one read of a notebook file per call, at most
+        summary = summarize_call(call.name, call.input, position)
         self.emit(ae.ToolRequested(call.id, call.name, dict(call.input), summary))
         tool = self.tools.get(call.name)
         if tool is None:
@@ -480,7 +487,7 @@ class AgentLoop:
         if before.refusal is not None:
             return self._error_result(call, before.refusal, before.notices)
         protected = self._protected(call)
-        denial = await self._permission(call, tool, summary, protected)
+        denial = await self._permission(call, tool, summary, protected, position)
         if denial is not None:
             return self._error_result(call, denial, before.notices)
         self.emit(ae.ToolStarted(call.id, call.name, summary))
@@ -542,11 +549,16 @@ class AgentLoop:
     ) -> ToolResultBlock:
         self.emit(
             ae.ToolFinished(
-                id=call.id, name=call.name, summary=summarize_call(call.name, call.input, cell_positions(self.env)),
+                id=call.id, name=call.name, summary=summarize_call(call.name, call.input, self.cell_position()),
                 content=text, is_error=True, seconds=0.0,
             )
         )
         return ToolResultBlock(tool_use_id=call.id, content=text, is_error=True, hooks=hooks or None)
+
+    def cell_position(self) -> CellPosition:
+        """Where a cell a notebook call names stands now (0-based, None when unknown): in the
+        open document, else in the notebook file; every view names cells by it."""
+        return first_known(cell_positions(self.env), positions_in_files(self.cwd))
 
     def _scoped_input(self, call: ToolUseBlock) -> dict[str, Any]:
         """The call's input as rules see it: a notebook tool called without `path` acts on the
@@ -558,7 +570,8 @@ class AgentLoop:
         return dict(call.input)
 
     async def _permission(
-        self, call: ToolUseBlock, tool: Tool, summary: str, protected: dict[str, list[str]]
+        self, call: ToolUseBlock, tool: Tool, summary: str, protected: dict[str, list[str]],
+        position: CellPosition,
     ) -> str | None:
         """None when the call may run, else the denial text the model sees. Protect mode
         (`protected`: what the code would do to the user's variables) asks before code changes
@@ -574,13 +587,18 @@ class AgentLoop:
             self.emit(ae.PermissionAnswered(call.id, "allow", "--yes"))
             return None
         # In a thread: a notebook preview may ask the browser, whose reply this loop delivers.
-        detail = await asyncio.to_thread(preview_change, self.env, tool, call.input)
+        preview = await asyncio.to_thread(preview_change, self.env, tool, call.input)
+        namespace = self.host.namespace if self.host is not None else None
+        question, detail = approval_question(
+            call.name, call.input, summary, preview, namespace, position
+        )
         request = PermissionRequest(
             id=call.id,
             tool=call.name,
             input=dict(call.input),
             summary=summary,
             detail=f"{protect_text(protected)}\n{detail}" if protected else detail,
+            question=question,
         )
         answer: PermissionAnswer | None = None
         if self.approver is not None:
@@ -663,7 +681,8 @@ class AgentLoop:
             )
             try:
                 answer = await self.approver(PermissionRequest(
-                    id=call.id, tool=call.name, input=dict(call.input), summary=summary, detail=detail, ask="keep",
+                    id=call.id, tool=call.name, input=dict(call.input), summary=summary, detail=detail,
+                    question=f"{summary[:1].upper()}{summary[1:]}: keep or roll back?", ask="keep",
                 ))
             except asyncio.CancelledError:  # stopped while asking: nobody said keep
                 self.env.variables.roll_back(self.host.namespace, [c.name for c in found])

@@ -11,7 +11,8 @@ from typing import Any, Literal
 
 @dataclass(frozen=True)
 class PermissionRequest:
-    """An ask shown to the user: the call, a one-line summary and what it would do.
+    """An ask shown to the user: the call, a one-line summary, the `question` every front end
+    asks in the same words (`agent/summary.approval_question`) and what it would do (`detail`).
 
     `ask` "keep": the call already ran and changed the user's variables (protect mode, a route
     the scan could not see); `summary` says what, `allow` keeps the changes, `deny` rolls them
@@ -22,6 +23,7 @@ class PermissionRequest:
     input: dict[str, Any]
     summary: str
     detail: str
+    question: str
     ask: Literal["run", "keep"] = "run"
 
 

@@ -518,7 +518,8 @@ class CheckpointStore:
 
     def _nothing(self) -> NothingToUndoError:
         return NothingToUndoError(
-            f"Session {self.session_id} has no turn with file changes left to undo."
+            f"Nothing left to undo in session {self.session_id}: no turn of it has changes to files, "
+            "cells or kernel variables that are not undone already."
         )
 
     def _last_saved(self) -> int:

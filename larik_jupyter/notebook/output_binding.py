@@ -102,6 +102,7 @@ class OutputBinder:
             input={"name": name},
             summary=f"-o {name}: replace your variable `{name}` ({what}) with this turn's outcome",
             detail=f"# Protect mode: -o {name} --replace replaces your existing variable:\n#   {name}: {what} → TurnOutcome",
+            question=f"Replace your variable {name} ({what}) with this turn's outcome?",
         )
         answer = await approver(request)
         if answer is None:

@@ -8,7 +8,6 @@ from typing import Any
 
 from larik_jupyter.agent import events as ae
 from larik_jupyter.agent.permissions import PermissionAnswer, PermissionRequest
-from larik_jupyter.agent.summary import asked_label
 from larik_jupyter.agent.textlog import TextLog
 from larik_jupyter.notebook.consoles import console_asking
 from larik_jupyter.notebook.pump import MainThreadPump
@@ -58,10 +57,9 @@ class TerminalTurnUI:
         return await self.pump.on_main_thread(lambda: self._ask(request))
 
     def _ask(self, request: PermissionRequest) -> PermissionAnswer:
+        self.log.line(f"? {request.question}")
         if request.ask == "keep":
-            self.log.line(f"? {request.summary[:1].upper()}{request.summary[1:]}: keep (y) or roll back (n)?")
-        else:
-            self.log.line(f"? Allow {asked_label(request.tool, request.summary)}?")
+            self.log.line("(y keeps the changes, n rolls them back)")
         if request.detail.strip():
             sys.stdout.write(request.detail.rstrip("\n") + "\n")
         self.reading_input = True

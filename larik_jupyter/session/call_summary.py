@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from larik_jupyter.session.plan import plan_of, progress
-from larik_jupyter.session.tool_names import SKILL_TOOL, TODO_WRITE
+from larik_jupyter.session.tool_names import ANSWER_TOOL, SKILL_TOOL, TODO_WRITE
 
 _MAX = 80
 
@@ -98,13 +98,20 @@ def _first_line(text: str, limit: int = 40) -> str:
     return line + ("…" if len(lines) > 1 else "")
 
 
+# An id longer than this is shortened where no position names its cell (JupyterLab's are UUIDs).
+_SHORT_ID = 20
+
+
 def cell_label(cell_id: str, path: str | None = None, position: CellPosition | None = None) -> str:
     """`cell 3` (1-based, as people count) when the cell's position is known or its id is a
-    `cell-N` index; else `cell 2363e7e8` (its id, shortened)."""
+    `cell-N` index; else `cell summary-table` (its id, whole when short, else its first 8
+    characters and `…`, never a piece that reads as a whole)."""
     found = position(path, cell_id) if position is not None else None
     if found is None and (match := _CELL_N.fullmatch(cell_id)):
         found = int(match[1])
-    return f"cell {found + 1}" if found is not None else f"cell {cell_id[:8]}"
+    if found is not None:
+        return f"cell {found + 1}"
+    return f"cell {cell_id if len(cell_id) <= _SHORT_ID else cell_id[:8] + '…'}"
 
 
 def _notebook_call(name: str, tool_input: dict[str, Any], position: CellPosition | None) -> str | None:
@@ -146,7 +153,7 @@ def _int(value: Any, default: int) -> int:
 
 def summarize_call(name: str, tool_input: dict[str, Any], position: CellPosition | None = None) -> str:
     """`bash: pytest -q`, `edit: src/app.py`, `python: df.describe()…` (its first line),
-    `todo_write: 1/3 done`, `notebook_edit: replace cell 3 ("df.groupby…")`; `position`
+    `todo_write: 1/3 done`, `answer: hand back summary as the turn's value`, `notebook_edit: replace cell 3 ("df.groupby…")`; `position`
     numbers notebook cells as they stand in the open document."""
     if name == TODO_WRITE and (todos := plan_of(tool_input)) is not None:
         return f"{name}: {progress(todos)}"
@@ -156,6 +163,8 @@ def summarize_call(name: str, tool_input: dict[str, Any], position: CellPosition
         return f"{name}: {_first_line(code, _MAX)}"
     if name == SKILL_TOOL and isinstance(skill := tool_input.get("name"), str):
         return f"{name}: {_clip(skill)}"
+    if name == ANSWER_TOOL and isinstance(handed := tool_input.get("name"), str) and handed:
+        return f"{name}: hand back {_clip(handed)} as the turn's value"
     for key in ("command", "path", "pattern", "code", "description", "prompt"):
         value = tool_input.get(key)
         if isinstance(value, str) and value:

@@ -5,3 +5,4 @@ from __future__ import annotations
 
 TODO_WRITE = "todo_write"
 SKILL_TOOL = "skill"
+ANSWER_TOOL = "answer"

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from larik_jupyter.session.tool_names import ANSWER_TOOL
 from larik_jupyter.tools.base import Tool, ToolError, ToolResult
 from larik_jupyter.tools.env import Env
 from larik_jupyter.tools.variables import describe
@@ -19,7 +20,7 @@ class Answer:
 
 
 class AnswerTool(Tool):
-    name = "answer"
+    name = ANSWER_TOOL
     writes = frozenset()
     needs_kernel = True
     description = (

@@ -271,6 +271,7 @@ class KernelSnapshots:
                 "after": "(deleted)" if now is _MISSING else _describe(now),
                 "restorable": s.reason is None,
                 "reason": s.reason,
+                "same": _as_before(s, now),
             })
         return rows
 
@@ -345,6 +346,20 @@ class KernelSnapshots:
             return SavedValue(name, True, reason=str(exc), before=before)
         turn.used += size
         return SavedValue(name, True, copy=copied, before=before)
+
+
+def _as_before(saved: SavedValue, now: object) -> bool:
+    """Whether the variable is now as it was before the turn (changed back since, or never
+    really changed): a created one gone again, the very object put back unchanged, or a value
+    equal by content to the copy undo holds. False where nothing can tell."""
+    if not saved.existed:
+        return now is _MISSING
+    if now is _MISSING or saved.reason is not None:
+        return False
+    if saved.by_reference:
+        return now is saved.copy and saved.print is not None and _intact(now, saved.print)
+    now_print, copy_print = fingerprint(now), fingerprint(saved.copy)
+    return now_print.digest is not None and now_print == copy_print
 
 
 def _intact(old: object, before: Fingerprint) -> bool:

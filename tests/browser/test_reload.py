@@ -35,14 +35,14 @@ def test_reload_while_waiting_for_an_approval_then_allow_shows_the_final_state(
 
     # The reloaded page shows the running turn: what was said so far and a working approval.
     body_has(lab_page, "Writing the file first.")
-    body_has(lab_page, "Allow write: a.txt?")
+    body_has(lab_page, "Create a.txt with this content?")
     shot(lab_page, "reload_mid_turn_waiting")
     lab_page.get_by_role("button", name="Allow once").click()
 
     body_has(lab_page, "The file a.txt now says hello.")
     body_has(lab_page, "this turn")  # the footer
     assert (lab_server.root / "a.txt").read_text() == "hello\n"
-    assert not lab_page.evaluate("document.body.innerText.includes('Allow write: a.txt?')")
+    assert not lab_page.evaluate("document.body.innerText.includes('Create a.txt with this content?')")
     body_has(lab_page, "write: a.txt · allowed once")  # answered in the reloaded page; the decision on its row
     expect(lab_page.locator("button:has-text('Stop'):visible")).to_have_count(0)
     shot(lab_page, "reload_mid_turn_final")

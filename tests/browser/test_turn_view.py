@@ -119,7 +119,7 @@ def test_a_turn_reads_in_words_asks_before_it_acts_and_keeps_outputs_with_their_
         theme(lab_page, "JupyterLab Light")
         lab_page.get_by_role("button", name="Allow once").click()
 
-        body_has(lab_page, "Allow python?")
+        body_has(lab_page, "Run this Python in your kernel? It may ")
         lab_page.get_by_role("button", name="Allow once").click()
         body_has(lab_page, "All done.")
         wait_idle_count(lab_page, "prompt")

@@ -10,7 +10,6 @@ from typing import Any
 import ipywidgets as widgets
 
 from larik_jupyter.agent.permissions import PermissionAnswer, PermissionRequest
-from larik_jupyter.agent.summary import asked_label
 from larik_jupyter.notebook.widgets import with_fallback
 from larik_jupyter.textdiff import diff_html
 
@@ -29,22 +28,13 @@ class ApprovalWidget(widgets.VBox):
         self.answer: PermissionAnswer | None = None
         self.cancelled = False
         self._on_answer = on_answer
-        # A notebook edit's preview is its question in the future tense, then the cell's diff.
-        question, _, rest = request.detail.partition("\n")
         keep = request.ask == "keep"
-        if keep:
-            ask = f"{request.summary[:1].upper()}{request.summary[1:]}: keep or roll back?"
-            detail = f"<pre style='max-height:20em;overflow:auto'>{html.escape(request.detail)}</pre>"
-        elif question.endswith("?") and rest.startswith("--- "):
-            ask, detail = question, diff_html(rest)
-        else:
-            ask = f"Allow {asked_label(request.tool, request.summary)}?"
-            detail = (
-                diff_html(request.detail)
-                if request.detail.startswith("--- ")
-                else f"<pre style='max-height:20em;overflow:auto'>{html.escape(request.detail)}</pre>"
-            )
-        self.header = widgets.HTML(f"<b>{html.escape(ask)}</b>{detail}")
+        detail = (
+            diff_html(request.detail)
+            if request.detail.startswith("--- ")
+            else f"<pre style='max-height:20em;overflow:auto'>{html.escape(request.detail)}</pre>"
+        )
+        self.header = widgets.HTML(f"<b>{html.escape(request.question)}</b>{detail}")
         self.allow_button = widgets.Button(description="Keep" if keep else "Allow once", button_style="success")
         self.always_button = widgets.Button(description="Always allow", button_style="info")
         self.deny_button = widgets.Button(description="Roll back" if keep else "Deny", button_style="danger")

@@ -46,10 +46,25 @@ function render({ model, el: host }) {
 
   function draw() {
     const panel = model.get("panel") || {};
+    // Out of date (turns added or undone elsewhere): what it showed stays, its buttons go, and
+    // Refresh shows the session as it is now.
+    const stale = model.get("stale") || "";
     list.replaceChildren();
+    if (stale) {
+      const notice = el("div", "larik-stale", stale + " ");
+      const refresh = el("button", "larik-button larik-refresh-button", "Refresh");
+      refresh.title = "Show the session's turns as they are now";
+      refresh.addEventListener("click", (event) => {
+        event.preventDefault();
+        refresh.disabled = true;
+        sendOrEnded(model, root, { type: "reload" });
+      });
+      notice.appendChild(refresh);
+      list.appendChild(notice);
+    }
     const turns = panel.turns || [];
     if (!turns.length) {
-      list.appendChild(el("div", "larik-empty", panel.session ? `No turn of the current session, ${panel.session}, changed files.` : "No session is open in this kernel."));
+      list.appendChild(el("div", "larik-empty", panel.empty || ""));
       return;
     }
     for (const turn of turns) {
@@ -61,8 +76,12 @@ function render({ model, el: host }) {
       const cells = turn.cells || [];
       const names = turn.files.map((f) => f.path).concat((turn.variables || []).map((v) => v.name), cells.map((c) => `${c.path}#${c.id}`));
       head.appendChild(el("span", "larik-meta", names.join(", ")));
-      if (turn.undoable) {
-        head.appendChild(undoButton("Undo", "larik-undo-button", "Put these files and variables back as they were before this turn", { type: "undo" }));
+      if (turn.gone) {
+        head.appendChild(el("span", "larik-why", turn.note));
+      } else if (stale) {
+        // No button acts on a list that is out of date.
+      } else if (turn.undoable) {
+        head.appendChild(undoButton("Undo", "larik-undo-button", "Put these files and variables back as they were before this turn", turn.undo));
       } else {
         head.appendChild(el("span", "larik-why", turn.why));
         if (turn.prompt) {
@@ -76,10 +95,8 @@ function render({ model, el: host }) {
       if (variables.length) {
         const ul = el("ul", "larik-variables");
         for (const v of variables) {
-          // The transcript's line for it (as shown under the calls), else before → now.
-          const change = v.change || `${v.name}: ${v.before} → ${v.after}`;
-          const text = v.gone ? `${v.change || v.name}: ${v.reason}` : change + (v.restorable ? "" : ` (cannot be restored: ${v.reason})`);
-          ul.appendChild(el("li", v.restorable ? "larik-variable" : "larik-variable larik-refused", text));
+          // The kernel's words for it (`undo._variable_text`).
+          ul.appendChild(el("li", v.restorable ? "larik-variable" : "larik-variable larik-refused", v.text));
         }
         box.appendChild(ul);
       }
@@ -110,7 +127,7 @@ function render({ model, el: host }) {
     }
   };
   return bindView(model, {
-    "change:panel": draw,
+    "change:panel change:stale": draw,
     "change:outcome": drawOutcome,
     "change:results change:status change:error": syncStatus,
     "msg:custom": onMessage,

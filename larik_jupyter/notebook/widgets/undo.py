@@ -13,6 +13,7 @@ from larik_jupyter.agent.undo import UndoReport
 from larik_jupyter.api import Agent
 from larik_jupyter.checkpoint.diffs import cell_diffs
 from larik_jupyter.checkpoint.store import UndoResult
+from larik_jupyter.errors import LarikError
 from larik_jupyter.notebook.widgets import esm
 from larik_jupyter.notebook.widgets.session_widget import SessionWidget, escape, refresh_all
 from larik_jupyter.textdiff import diff_html
@@ -35,12 +36,40 @@ def _variables(
     says."""
     rows = kernel_snapshots(session_id).changes(turn)
     if rows is not None:
-        return [{**row, "gone": False, "change": changes.get(row["name"])} for row in rows]
-    return [
-        {"name": name, "before": "", "after": "", "restorable": False, "gone": True,
-         "reason": "gone with the kernel (it restarted since that turn)", "change": changes.get(name)}
-        for name, _existed in recorded
-    ]
+        found = [{**row, "gone": False, "change": changes.get(row["name"])} for row in rows]
+    else:
+        found = [
+            {"name": name, "before": "", "after": "", "restorable": False, "gone": True, "same": False,
+             "reason": "gone with the kernel (it restarted since that turn)", "change": changes.get(name)}
+            for name, _existed in recorded
+        ]
+    return [{**row, "text": _variable_text(row)} for row in found]
+
+
+def _variable_text(row: dict[str, Any]) -> str:
+    """The panel's line for one variable: the transcript's line for it (as shown under the
+    calls), else its type and shape before → now; never `x → x` for a value whose type and
+    shape stayed while its content changed, nor a change for one that is back as it was."""
+    name, before, after = row["name"], row["before"], row["after"]
+    if row["gone"]:
+        return f"{row['change'] or name}: {row['reason']}"
+    if row["same"]:
+        return f"{name}: {before}, as it was before this turn (changed back since), nothing to undo"
+    if row["change"]:
+        text = row["change"]
+    elif before == after:
+        text = f"{name}: {before}, its content changed (same type and shape)"
+    else:
+        text = f"{name}: {before} → {after}"
+    return text + ("" if row["restorable"] else f" (cannot be restored: {row['reason']})")
+
+
+# What the panel says of a turn whose only changes were to variables of a kernel that has
+# restarted since: there is nothing left that undo could put back.
+WENT_WITH_THE_KERNEL = (
+    "Its changes were all to kernel variables, which went with the kernel when it restarted: "
+    "nothing to undo."
+)
 
 
 def undo_data(agent: Agent | None) -> dict[str, Any]:
@@ -52,15 +81,21 @@ def undo_data(agent: Agent | None) -> dict[str, Any]:
     shape before the turn and now.
     """
     if agent is None:
-        return {"session": None, "turns": []}
-    saved = list(reversed(agent.turn_diffs(limit=MAX_DIFF_CHARS)))
+        return {"session": None, "turns": [], "empty": "No session is open in this kernel."}
     turns = []
-    for position, (info, files) in enumerate(saved):
-        newest = position == 0
-        why = None if newest else (
-            f"Undo goes newest first: undo {saved[position - 1][0].label} before this one."
-        )
-        turns.append({
+    newer: list[dict[str, Any]] = []  # the turns above, newest first, that undo can act on
+    gone_above = False
+    for info, files in reversed(agent.turn_diffs(limit=MAX_DIFF_CHARS)):
+        variables = _variables(agent.session_id, info.turn, info.variables, {
+            c.name: c.text() for c in (agent.variable_changes(info.prompt) if info.prompt else [])
+        })
+        cells = [
+            {"path": c.path, "id": c.cell_id, "change": c.change, "diff": c.diff,
+             "diff_html": diff_html(c.diff) if c.diff else ""}
+            for c in cell_diffs(info, limit=MAX_DIFF_CHARS)
+        ]
+        gone = bool(variables) and not files and not cells and all(v["gone"] for v in variables)
+        turn: dict[str, Any] = {
             "turn": info.turn,
             "prompt": info.prompt,
             "label": info.label,
@@ -69,18 +104,46 @@ def undo_data(agent: Agent | None) -> dict[str, Any]:
                 {"path": f.path, "diff": f.diff, "diff_html": diff_html(f.diff) if f.diff else "", "error": f.error}
                 for f in files
             ],
-            "variables": _variables(agent.session_id, info.turn, info.variables, {
-                c.name: c.text() for c in (agent.variable_changes(info.prompt) if info.prompt else [])
-            }),
-            "cells": [
-                {"path": c.path, "id": c.cell_id, "change": c.change, "diff": c.diff,
-                 "diff_html": diff_html(c.diff) if c.diff else ""}
-                for c in cell_diffs(info, limit=MAX_DIFF_CHARS)
-            ],
-            "undoable": newest,
-            "why": why,
-        })
-    return {"session": agent.session_id, "turns": turns}
+            "variables": variables,
+            "cells": cells,
+            "gone": gone,
+            "note": WENT_WITH_THE_KERNEL if gone else None,
+            "undoable": not gone and not newer,
+            "why": None if gone or not newer else (
+                f"Undo goes newest first: undo {newer[-1]['label']} before this one."
+            ),
+            # What the Undo button sends: past turns above whose changes went with the kernel
+            # (undoing them only drops their checkpoints, and the report says so).
+            "undo": {"type": "undo_to", "prompt": info.prompt} if gone_above and info.prompt else {"type": "undo"},
+        }
+        gone_above = gone_above or gone
+        if not gone:
+            newer.append(turn)
+        turns.append(turn)
+    # Said when no turn is listed: every change undone, or none made (the panel follows the
+    # kernel's current session, which a /fork or /rewind changes: naming it keeps an old
+    # output from reading as a lie).
+    empty = f"Nothing left to undo in the current session, {agent.session_id}."
+    return {"session": agent.session_id, "turns": turns, "empty": empty}
+
+
+def _listed(data: dict[str, Any]) -> tuple[Any, list[int]]:
+    """What a panel shows, as far as its buttons are concerned: the session and its turns."""
+    return data.get("session"), [t["turn"] for t in data.get("turns", [])]
+
+
+def stale_text(shown: dict[str, Any], now: dict[str, Any]) -> str:
+    """Why a panel showing `shown` is out of date, the session being as `now` says."""
+    if shown.get("session") != now.get("session"):
+        current = f"session {now['session']}" if now.get("session") else "no session"
+        return f"Out of date: this list shows session {shown.get('session')}, and the kernel is now on {current}."
+    before, after = set(_listed(shown)[1]), set(_listed(now)[1])
+    changes = [
+        f"{count} turn{'' if count == 1 else 's'} {what}"
+        for count, what in ((len(after - before), "added"), (len(before - after), "undone"))
+        if count
+    ]
+    return f"Out of date: since this list was shown, {' and '.join(changes)}."
 
 
 def result_data(result: UndoResult) -> dict[str, Any]:
@@ -137,6 +200,10 @@ class UndoPanel(SessionWidget):
     retry = traitlets.Dict(
         help="the last action as the front end sends it, to repeat with `force` or `skip_changed`"
     ).tag(sync=True)
+    stale = traitlets.Unicode(
+        help="why the turns shown are out of date (turns added or undone since, elsewhere), or "
+        "empty; the panel keeps showing what it showed, without undo buttons, until `refresh`"
+    ).tag(sync=True)
 
     def __init__(self, kernel: KernelSession, report: UndoReport | None = None, **kwargs: Any) -> None:
         super().__init__(kernel, **kwargs)
@@ -150,6 +217,7 @@ class UndoPanel(SessionWidget):
             "undo_to": lambda m: self.undo_to(
                 int(m["prompt"]), force=bool(m.get("force")), skip_changed=bool(m.get("skip_changed"))
             ),
+            "reload": lambda m: self.reload(),
         }
 
     def _show(self, report: UndoReport) -> None:
@@ -162,29 +230,35 @@ class UndoPanel(SessionWidget):
         self.status = report.summary() if report else ""
 
     def refresh(self, memo: dict[tuple[Any, ...], Any] | None = None) -> None:
-        self.panel = undo_data(self.kernel.agent)
+        """Follow the session while it lists the same turns (diffs and variables as they are
+        now); once turns were added or undone elsewhere, keep what it showed and say it is out
+        of date (its buttons would act on turns it does not show)."""
+        now = undo_data(self.kernel.agent)
+        if not self.panel or _listed(now) == _listed(self.panel):
+            self.panel, self.stale = now, ""
+        else:
+            self.stale = stale_text(self.panel, now)
+
+    def reload(self) -> None:
+        """Show the session as it is now (the panel's Refresh)."""
+        self.panel, self.stale = undo_data(self.kernel.agent), ""
 
     def static_html(self) -> str:
-        return self._report.html() + self._turns_html()
-
-    def _empty_line(self) -> str:
-        # The panel follows the kernel's current session, which a /fork or /rewind changes
-        # after it was shown: naming the session keeps an old output from reading as a lie.
-        session = self.panel.get("session")
-        if session is None:
-            return "No session is open in this kernel."
-        return f"No turn of the current session, {session}, changed files."
+        stale = f"<p class='larik-stale'>{escape(self.stale)}</p>" if self.stale else ""
+        return self._report.html() + stale + self._turns_html()
 
     def _turns_html(self) -> str:
         turns = self.panel.get("turns", [])
         if not turns:
-            return f"<p>{escape(self._empty_line())}</p>"
+            return f"<p>{escape(self.panel.get('empty', ''))}</p>"
         rows = [
             f"<li>{escape(t['label']).capitalize()}: " + ", ".join(
                 [f"<code>{escape(f['path'])}</code>" for f in t["files"]]
                 + [f"variable <code>{escape(v['name'])}</code>" for v in t["variables"]]
                 + [f"cell <code>{escape(c['path'])}#{escape(c['id'])}</code>" for c in t["cells"]]
             )
+            + (f" <i>{escape(t['note'])}</i>" if t["note"] else "")
+            + "".join(f"<br>{escape(v['text'])}" for v in t["variables"])
             + "</li>"
             for t in turns
         ]
@@ -193,26 +267,32 @@ class UndoPanel(SessionWidget):
     def static_text(self) -> str:
         turns = self.panel.get("turns", [])
         lines = self._report.plain().splitlines()
+        if self.stale:
+            lines.append(self.stale)
         if not turns:
-            return "\n".join([*lines, self._empty_line()])
-        return "\n".join(
-            lines + [
-                f"{t['label'].capitalize()}: " + ", ".join(
-                    [f["path"] for f in t["files"]] + [f"{c['path']}#{c['id']}" for c in t["cells"]]
-                )
-                for t in turns
-            ]
-        )
+            return "\n".join([*lines, self.panel.get("empty", "")])
+        for t in turns:
+            named = [f["path"] for f in t["files"]] + [f"{c['path']}#{c['id']}" for c in t["cells"]]
+            lines.append(f"{t['label'].capitalize()}: " + "; ".join(filter(None, [", ".join(named), t["note"]])))
+            lines += [f"  {v['text']}" for v in t["variables"]]
+        return "\n".join(lines)
 
     def undo(self, *, force: bool = False, skip_changed: bool = False) -> UndoReport:
         """Revert the newest turn, as `%larik /undo`; the panel shows the report."""
+        self._require_current()
         return self._did(self.kernel.undo(force=force, skip_changed=skip_changed))
 
     def undo_to(self, prompt: int, *, force: bool = False, skip_changed: bool = False) -> UndoReport:
         """Revert every turn down to prompt `prompt`, as `%larik /undo --to N`."""
+        self._require_current()
         return self._did(self.kernel.undo_to(prompt, force=force, skip_changed=skip_changed))
+
+    def _require_current(self) -> None:
+        if self.stale:
+            raise LarikError(f"{self.stale} Refresh the list before undoing, so you see what an undo would revert.")
 
     def _did(self, report: UndoReport) -> UndoReport:
         self._show(report)
+        self.reload()
         refresh_all()
         return report
