@@ -74,6 +74,15 @@ class ToolStarted:
 
 
 @dataclass(frozen=True)
+class ToolOutput:
+    """What a running call printed since its last `ToolOutput` (stdout and stderr in the order
+    written; throttled by the tool, `tools/live_output.py`); its result still carries it all."""
+
+    id: str
+    text: str
+
+
+@dataclass(frozen=True)
 class ToolFinished:
     id: str
     name: str
@@ -90,6 +99,8 @@ class ToolFinished:
     # A rich value the call displayed (a DataFrame the `python` tool returned): front ends
     # show it with the call, once.
     display: object | None = None
+    # What the call's code displayed that is not an image (mime bundles): shown with the call.
+    displays: list[dict[str, Any]] = field(default_factory=list)
     variables: list[VariableChange] = field(default_factory=list)
 
 
@@ -142,6 +153,7 @@ AgentEvent = (
     | PermissionAsked
     | PermissionAnswered
     | ToolStarted
+    | ToolOutput
     | ToolFinished
     | Notice
     | NumbersUnfound
