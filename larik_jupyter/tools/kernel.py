@@ -250,19 +250,23 @@ def _images(displayed: list[Displayed], figures_before: list[object], value: obj
     value renders as: each figure once, as it looks at the end."""
     collected = _Shown()
     pictured: list[object] = []  # figures whose picture as they are now is in the result
+    kept: list[bytes] = []
     for number, item in enumerate(displayed, 1):
         found = image_in(item.data)
         if found is None:
             collected.displays.append(item.data)
             continue
-        why = collected.add(*found, f"displayed {number}")
-        if why is not None:
-            collected.notes.append(f"[the image displayed {number} is not sent: {why}]")
         if item.figure is not None:
             item.figure.stale = False  # type: ignore[attr-defined]  # drawn into later: sent again
             pictured.append(item.figure)
-    figures = [f for f in drawn_figures(figures_before) if not _among(f, pictured) or getattr(f, "stale", False)]
-    if is_figure(value) and not _among(value, figures) and not (_among(value, pictured) and not getattr(value, "stale", False)):
+        if found[0] in kept:
+            continue  # the same picture shown again is one picture (as replay counts them)
+        kept.append(found[0])
+        why = collected.add(*found, f"displayed {number}")
+        if why is not None:
+            collected.notes.append(f"[the image displayed {number} is not sent: {why}]")
+    figures = [f for f in drawn_figures(figures_before) if not _pictured(f, pictured)]
+    if is_figure(value) and not _among(value, figures) and not _pictured(value, pictured):
         figures.append(value)
     for number, figure in enumerate(figures, 1):
         found = _image(collected, figure, f"figure {number}")
@@ -287,6 +291,11 @@ def _images(displayed: list[Displayed], figures_before: list[object], value: obj
 
 def _among(item: object, items: list[object]) -> bool:
     return item is not None and any(item is other for other in items)
+
+
+def _pictured(figure: object, pictured: list[object]) -> bool:
+    """Whether the result already holds `figure` as it looks now (not drawn into since)."""
+    return _among(figure, pictured) and not getattr(figure, "stale", False)
 
 
 def _plain(bundle: dict[str, Any]) -> str:
