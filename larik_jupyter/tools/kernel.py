@@ -264,7 +264,7 @@ def _images(displayed: list[Displayed], figures_before: list[object], value: obj
         kept.append(found[0])
         why = collected.add(*found, f"displayed {number}")
         if why is not None:
-            collected.notes.append(f"[the image displayed {number} is not sent: {why}]")
+            collected.notes.append(f"[image displayed {number} not sent: {why}]")
     figures = [f for f in drawn_figures(figures_before) if not _pictured(f, pictured)]
     if is_figure(value) and not _among(value, figures) and not _pictured(value, pictured):
         figures.append(value)

@@ -20,14 +20,17 @@ class _Stream:
     """A file-like stdout or stderr that records into its `LiveOutput`."""
 
     def __init__(self, live: LiveOutput, name: str) -> None:
-        self._live, self.name = live, name
+        self.name = name
         self.pieces: list[str] = []
+        # Both streams in the order written, when the output is sent on (appends need no lock).
+        self._both = live.written if live.sends else None
 
     def write(self, text: str) -> int:
         if not isinstance(text, str):
             raise TypeError(f"write() argument must be str, not {type(text).__name__}")
-        if text:
-            self._live.wrote(self, text)
+        self.pieces.append(text)
+        if self._both is not None:
+            self._both.append(text)
         return len(text)
 
     def writelines(self, lines: list[str]) -> None:
@@ -49,23 +52,19 @@ class LiveOutput:
     in the order written) while the call runs, from a thread of its own."""
 
     def __init__(self, send: Callable[[str], None] | None) -> None:
+        self._send = send
+        self.sends = send is not None
+        self.written: list[str] = []
+        self._sent = 0  # how many pieces of `written` went out
         self.stdout = _Stream(self, "stdout")
         self.stderr = _Stream(self, "stderr")
-        self._send = send
-        self._lock = threading.Lock()
-        self._pending: list[str] = []
         self._done = threading.Event()
         self._ticker: threading.Thread | None = None
 
-    def wrote(self, stream: _Stream, text: str) -> None:
-        with self._lock:  # the code may print from threads of its own
-            stream.pieces.append(text)
-            if self._send is not None:
-                self._pending.append(text)
-
     def _flush(self) -> None:
-        with self._lock:
-            new, self._pending = "".join(self._pending), []
+        end = len(self.written)
+        new = "".join(self.written[self._sent : end])
+        self._sent = end
         if not new:
             return
         if len(new) > MAX_UPDATE:

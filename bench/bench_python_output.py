@@ -1,0 +1,69 @@
+"""The python tool's output throughput with live output on: a call printing 6.4 MB as 64,000
+lines, against the same code run as a plain cell, in the same kernel, round by round.
+
+One real ipykernel (jupyter_client) in a temporary project with `%load_ext larik_jupyter` and a
+scripted model. Each round runs the cell plainly (execute request to its reply, its output
+streamed over iopub and read by this client, as a front end would) and then through a `%%larik`
+turn whose model calls `python` with the same code; the subject is that call's own duration as
+the session records it (running the code with its stdout kept and streamed to the call's row at
+most ten times a second, the result for the model). Target: within 1.5x the plain cell.
+
+Run:
+
+    .venv/bin/python bench/bench_python_output.py [ROUNDS]
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import tempfile
+from pathlib import Path
+
+from bench_notebook_run import Kernel, last_tool_result
+from paired import banner, span
+
+LINES = 64_000
+CODE = f"for i in range({LINES}):\n    print('x' * 99)"  # 100 bytes a line: 6.4 MB
+
+
+def main() -> None:
+    rounds = int(sys.argv[1]) if len(sys.argv) > 1 else 5
+    banner()
+    with tempfile.TemporaryDirectory() as tmp:
+        project, data, config = Path(tmp, "proj"), Path(tmp, "data"), Path(tmp, "config")
+        (project / ".git").mkdir(parents=True)
+        config.mkdir()
+        call = {"type": "tool_use", "name": "python", "input": {"code": CODE}}
+        replies = [{"content": [call]}, {"content": [{"type": "text", "text": "Done."}]}] * (rounds + 1)
+        (project / "script.json").write_text(json.dumps({"responses": replies}))
+        (config / "config.json").write_text(json.dumps({"model": f"scripted:{project / 'script.json'}"}))
+        root = Path(__file__).resolve().parent.parent
+        env = {**os.environ, "LARIK_DATA_DIR": str(data), "LARIK_CONFIG_DIR": str(config),
+               "PYTHONPATH": os.pathsep.join([str(root), os.environ.get("PYTHONPATH", "")])}
+        kernel = Kernel(project, env)
+        try:
+            kernel.run("%load_ext larik_jupyter")
+            plain: list[float] = []
+            tool: list[float] = []
+            for round_no in range(rounds + 1):  # the first round warms up (imports, first turn)
+                seconds = kernel.run(CODE)
+                kernel.run("%%larik --yes\nprint the lines")
+                result = last_tool_result(data)
+                assert not result.get("is_error"), result
+                assert "characters cut" in result["content"]  # the whole output went through
+                if round_no:
+                    plain.append(seconds)
+                    tool.append(result["duration"])
+        finally:
+            kernel.close()
+    ratios = [t / p for t, p in zip(tool, plain, strict=True)]
+    print(f"code printing {LINES:,} lines ({LINES * 100 / 1e6:.1f} MB), {rounds} rounds")
+    print(f"  plain cell (execute to reply):    {span(plain, 1000, 0, ' ms')}")
+    print(f"  python call (the call's duration): {span(tool, 1000, 0, ' ms')}")
+    print(f"  ratio python call / plain:        {span(ratios, 1, 2, 'x')}  (target ≤ 1.5x)")
+
+
+if __name__ == "__main__":
+    main()
