@@ -17,20 +17,18 @@ MAX_UPDATE = 4000
 
 
 class _Stream:
-    """A file-like stdout or stderr that records into its `LiveOutput`."""
+    """A file-like stdout or stderr keeping what is written (appends need no lock; the ticker
+    only reads pieces already there)."""
 
-    def __init__(self, live: LiveOutput, name: str) -> None:
+    def __init__(self, name: str) -> None:
         self.name = name
         self.pieces: list[str] = []
-        # Both streams in the order written, when the output is sent on (appends need no lock).
-        self._both = live.written if live.sends else None
+        self.sent = 0  # how many pieces went out as live output
 
     def write(self, text: str) -> int:
         if not isinstance(text, str):
             raise TypeError(f"write() argument must be str, not {type(text).__name__}")
         self.pieces.append(text)
-        if self._both is not None:
-            self._both.append(text)
         return len(text)
 
     def writelines(self, lines: list[str]) -> None:
@@ -46,25 +44,27 @@ class _Stream:
     def getvalue(self) -> str:
         return "".join(self.pieces)
 
+    def new(self) -> str:
+        """What was written since the last call."""
+        end = len(self.pieces)
+        text = "".join(self.pieces[self.sent : end])
+        self.sent = end
+        return text
+
 
 class LiveOutput:
-    """The stdout and stderr of one call; `send`, when given, gets the new text (both streams
-    in the order written) while the call runs, from a thread of its own."""
+    """The stdout and stderr of one call; `send`, when given, gets the new text while the call
+    runs, from a thread of its own (within one update, stdout's before stderr's)."""
 
     def __init__(self, send: Callable[[str], None] | None) -> None:
         self._send = send
-        self.sends = send is not None
-        self.written: list[str] = []
-        self._sent = 0  # how many pieces of `written` went out
-        self.stdout = _Stream(self, "stdout")
-        self.stderr = _Stream(self, "stderr")
+        self.stdout = _Stream("stdout")
+        self.stderr = _Stream("stderr")
         self._done = threading.Event()
         self._ticker: threading.Thread | None = None
 
     def _flush(self) -> None:
-        end = len(self.written)
-        new = "".join(self.written[self._sent : end])
-        self._sent = end
+        new = self.stdout.new() + self.stderr.new()
         if not new:
             return
         if len(new) > MAX_UPDATE:
