@@ -122,3 +122,52 @@ def test_a_loop_shows_its_lines_in_its_row_before_the_call_ends(project: Path, t
     assert all(b - a >= 0.09 for a, b in zip(times, times[1:], strict=False))
     assert "✓ <code>python:" in final and re.search(r"tick 0\ntick 1\n.*tick 5", final, re.S)
     assert final.count("tick 5") == 1  # the live lines gave way to the result
+
+
+ANIMATION = """from IPython.display import clear_output, display
+import matplotlib.pyplot as plt
+before.update('updated from the call')
+for n in range(3):
+    clear_output(wait=True)
+    plt.figure(figsize=(2, 2))
+    plt.plot([0, n])
+    plt.title(f'frame {n}')
+    plt.show()
+display({'application/vnd.jupyter.widget-view+json': {'model_id': 'bar'}, 'text/plain': 'progress'}, raw=True)
+print('animated')"""
+
+
+def test_an_animation_keeps_its_last_frame_and_other_displays_pass(project: Path, shell: InteractiveShell) -> None:
+    """`clear_output` in a loop keeps the last frame for the call; a widget (a progress bar)
+    and an update of a display made before the call still reach the cell."""
+    from IPython.core.displaypub import CapturingDisplayPublisher
+    from IPython.display import display
+
+    from larik_jupyter.notebook.display_capture import captured_displays
+    from larik_jupyter.tools import Env, default_tools
+    from larik_jupyter.tools.host import KernelHost
+
+    cell = CapturingDisplayPublisher()  # stands for the running cell's output
+    saved = shell.display_pub
+    shell.display_pub = cell
+    import matplotlib
+    from matplotlib_inline.backend_inline import configure_inline_support
+
+    inline = "module://matplotlib_inline.backend_inline"
+    matplotlib.use(inline)
+    configure_inline_support(shell, inline)  # what `%matplotlib inline` does in a kernel
+    try:
+        shell.user_ns["before"] = display("shown before the call", display_id=True)
+        env = Env(cwd=project, root=project, host=KernelHost(shell.user_ns, displays=lambda: captured_displays(shell)))
+        result = default_tools(env)["python"].run(env, {"code": ANIMATION})
+    finally:
+        import matplotlib.pyplot as plt
+
+        plt.close("all")
+        plt.switch_backend("agg")
+        configure_inline_support(shell, "agg")
+        shell.display_pub = saved
+    assert not result.is_error, result.content
+    assert len(result.images) == 1 and result.content.startswith("animated\n[1 image(s) attached")
+    reached = [(o["data"].get("text/plain"), o.get("update", False)) for o in cell.outputs]
+    assert reached == [("'shown before the call'", False), ("'updated from the call'", True), ("progress", False)]
