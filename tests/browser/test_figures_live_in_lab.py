@@ -1,7 +1,7 @@
 """Figures and live output in a real JupyterLab (issue 39), light then dark: a loop's lines
 appear in its call's row while it runs; a figure shown with `plt.show()` and one left open each
-appear once, right under the call that drew them, above the final reply, and nothing escapes
-below the transcript. Screenshots: artifacts/figures_live_<theme>_{running,done}.png."""
+appear once, right under the call that drew them, above the final reply, a displayed DataFrame
+shows as a table under its call, and nothing escapes below the transcript. Screenshots: artifacts/figures_live_<theme>_{running,done,end}.png."""
 
 from __future__ import annotations
 
@@ -25,6 +25,7 @@ SHOW = (
     "plt.title('shown with plt.show()')\nplt.show()"
 )
 LEFT_OPEN = "fig, ax = plt.subplots(figsize=(3, 2))\nax.bar(['a', 'b', 'c'], [3, 4, 2])\nax.set_title('left open')"
+TABLE = "import pandas as pd\ndisplay(pd.DataFrame({'epoch': [0, 1, 2], 'loss': [1.0, 0.5, 0.333]}))"
 
 # The prompt cell's transcript (its first output) as the page shows it.
 TRANSCRIPT = """marker => {
@@ -38,11 +39,13 @@ TRANSCRIPT = """marker => {
   const before = (a, b) => !!(a.compareDocumentPosition(b) & Node.DOCUMENT_POSITION_FOLLOWING);
   // Which python row each image follows (the last row above it).
   const under = images.map(img => rows.filter(r => before(r, img)).length - 1);
+  const tables = Array.from(transcript.querySelectorAll('.larik-rich table')).map(t => rows.filter(r => before(r, t)).length - 1);
   return {
     text: transcript.innerText,
     images: images.length,
     loaded: images.filter(i => i.complete && i.naturalWidth > 0).length,
     under,
+    tables,
     aboveReply: reply ? images.every(img => before(img, reply)) : null,
     laterImages: outputs.slice(1).reduce((n, o) => n + o.querySelectorAll('img').length, 0),
     running: cell.querySelector('.jp-InputArea-prompt')?.innerText.includes('*') ?? false,
@@ -53,7 +56,7 @@ TRANSCRIPT = """marker => {
 def write_notebook(root: Path) -> None:
     turn = {"responses": [
         {"content": [{"type": "tool_use", "name": "python", "input": {"code": code}}]}
-        for code in (LOOP, SHOW, LEFT_OPEN)
+        for code in (LOOP, SHOW, LEFT_OPEN, TABLE)
     ] + [{"content": [{"type": "text", "text": "Plotted."}]}]}
     for name in ("light", "dark"):
         (root / f"{name}.json").write_text(json.dumps(turn))
@@ -96,6 +99,9 @@ def run_turn(page: Page, index: int, marker: str, shot_name: str) -> dict[str, A
     page.wait_for_timeout(500)  # the images decode
     done: dict[str, Any] = page.evaluate(TRANSCRIPT, marker)
     cell_shot(page, marker, f"{shot_name}_done")
+    # The cell is taller than the page: its end, the table and the reply under the last call.
+    page.locator(".jp-CodeCell", has_text=marker).get_by_text("Plotted.").scroll_into_view_if_needed()
+    page.screenshot(path=str(ARTIFACTS / f"{shot_name}_end.png"))
     return done
 
 
@@ -110,7 +116,7 @@ def test_figures_under_their_calls_and_live_output_light_and_dark(lab_page: Page
         done = run_turn(lab_page, index, f"scripted:{name}.json", f"figures_live_{name}")
         # One image per figure, each under the call that drew it, above the reply; none below.
         assert done["images"] == 2 and done["loaded"] == 2, done
-        assert done["under"] == [1, 2], done
+        assert done["under"] == [1, 2] and done["tables"] == [3], done
         assert done["aboveReply"] is True and done["laterImages"] == 0, done
         # The loop's lines went into its result (in the fold), not left as live output.
         assert done["text"].count("epoch 7") == 0 and "… running:" not in done["text"]
