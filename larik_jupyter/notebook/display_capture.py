@@ -64,10 +64,14 @@ def captured_displays(shell: Any) -> Iterator[list[Displayed]]:
         return result
 
     saved = shell.display_pub
+    own = "format" in vars(formatter)  # another wrapper already there, put back as it was
     shell.display_pub = keeper
     formatter.format = format  # an instance attribute over the method `display()` looks up
     try:
         yield shown
     finally:
         shell.display_pub = saved
-        del formatter.format
+        if own:
+            formatter.format = formats
+        else:
+            del formatter.format
