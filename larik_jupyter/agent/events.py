@@ -74,6 +74,16 @@ class ToolStarted:
 
 
 @dataclass(frozen=True)
+class ToolOutput:
+    """What a running call printed since its last `ToolOutput` (throttled by the tool,
+    `tools/live_output.py`); its result still carries it all. Emitted from the tool's own
+    thread, as the call's code holds the one it runs on."""
+
+    id: str
+    text: str
+
+
+@dataclass(frozen=True)
 class ToolFinished:
     id: str
     name: str
@@ -90,6 +100,8 @@ class ToolFinished:
     # A rich value the call displayed (a DataFrame the `python` tool returned): front ends
     # show it with the call, once.
     display: object | None = None
+    # What the call's code displayed that is not an image (mime bundles): shown with the call.
+    displays: list[dict[str, Any]] = field(default_factory=list)
     variables: list[VariableChange] = field(default_factory=list)
 
 
@@ -142,6 +154,7 @@ AgentEvent = (
     | PermissionAsked
     | PermissionAnswered
     | ToolStarted
+    | ToolOutput
     | ToolFinished
     | Notice
     | NumbersUnfound

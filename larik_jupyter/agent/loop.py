@@ -492,6 +492,7 @@ class AgentLoop:
             return self._error_result(call, denial, before.notices)
         self.emit(ae.ToolStarted(call.id, call.name, summary))
         self.env.call.tool_use_id = call.id
+        self.env.call.on_output = lambda text: self.emit(ae.ToolOutput(call.id, text))
         started = time.monotonic()
         try:
             result: ToolResult = await tool.arun(self.env, dict(call.input))
@@ -503,6 +504,8 @@ class AgentLoop:
                 unasked = self._unasked(self.env.variables.last_changes(), set(protected))
                 self.env.variables.roll_back(self.host.namespace, [c.name for c in unasked])
             raise
+        finally:
+            self.env.call.on_output = None
         if result.variables and self._guarded(call):
             await self._keep_or_roll_back(call, result, set(protected))
         seconds = time.monotonic() - started
@@ -525,6 +528,7 @@ class AgentLoop:
                 images=list(result.images),
                 traceback=result.traceback,
                 display=result.display,
+                displays=list(result.displays),
                 variables=list(result.variables),
             )
         )

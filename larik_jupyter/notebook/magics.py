@@ -20,6 +20,7 @@ from traitlets import Bool, Unicode, observe
 
 from larik_jupyter.errors import LarikError
 from larik_jupyter.notebook import commands
+from larik_jupyter.notebook.display_capture import captured_displays
 from larik_jupyter.notebook.kernel import KernelSession
 from larik_jupyter.notebook.markdown_text import MarkdownText
 from larik_jupyter.notebook.parser import Command, Prompt, parse_magic
@@ -74,7 +75,11 @@ class LarikMagics(Magics):
         self.pump = MainThreadPump()
         # What this kernel offers the agent, built once; the extension attaches the bridge.
         self.host = (
-            KernelHost(shell.user_ns, display=lambda value: self.pump.post(lambda: display(value)))
+            KernelHost(
+                shell.user_ns,
+                display=lambda value: self.pump.post(lambda: display(value)),
+                displays=lambda: captured_displays(shell),
+            )
             if shell is not None
             else None
         )

@@ -54,8 +54,12 @@ class ToolPart:
     images: list[ImageBlock] = field(default_factory=list)
     # A `python` call's code: one click away in the row's fold, whether or not it was asked about.
     code: str | None = None
-    # A rich value the call displayed, as HTML, shown under its row (once).
+    # What the call displayed besides images (its code's `display()`s, then a rich value), as
+    # HTML, shown under its row (once).
     rich: str | None = None
+    # What a running call printed so far (its last `_OUTPUT_CAP` characters), shown under its
+    # row until its output, in the fold, replaces it.
+    live: str = ""
     # How an asked call was allowed (`allowed once`, `always allowed`), shown on its row: the
     # decision sits with its call (not stored: a session read from disk has none).
     decision: str | None = None
@@ -164,10 +168,11 @@ def render_tool(part: ToolPart) -> str:
     if part.code is not None and part.status != "asking":  # while asking, the card shows it
         body = _fence(part.code, "python") + "\n\n" + body
     lines = [f"<details><summary>{head}</summary>\n\n{body}\n\n</details>"]
+    if part.status == "running" and part.live:
+        lines.append(_fence(part.live))
+    lines += [image_markdown(image) for image in part.images]
     if part.rich is not None:
         lines.append(part.rich)
-    else:
-        lines += [image_markdown(image) for image in part.images]
     if part.diff:
         lines.append(diff_html(_cap(part.diff)))
     if diagnostics:
@@ -183,16 +188,28 @@ def render_tool(part: ToolPart) -> str:
 SHOWN_NOTE = "\n[shown to the user as rich output]"  # tools/kernel.py: for the model, not the user
 
 
-def rich_html(value: object) -> str | None:
-    """How a displayed value shows under its call: its HTML, else its PNG, else None."""
-    from IPython.core.formatters import format_display_data
+def live_tail(text: str) -> str:
+    """The end of what a running call printed, as much as its row shows."""
+    return text if len(text) <= _OUTPUT_CAP else "…" + text[-(_OUTPUT_CAP - 1) :]
 
-    data, _ = format_display_data(value)
+
+def rich_html(displays: list[dict[str, Any]], value: object | None) -> str | None:
+    """How what a call displayed shows under its row (its images aside, which the row shows
+    from the result): each display's HTML, else its text; then the value's HTML, if it has any."""
+    shown = [_bundle_html(data, plain=True) for data in displays]
+    if value is not None:
+        from IPython.core.formatters import format_display_data
+
+        shown.append(_bundle_html(format_display_data(value)[0], plain=False))
+    return "\n\n".join(s for s in shown if s) or None
+
+
+def _bundle_html(data: dict[str, Any], *, plain: bool) -> str:
     if isinstance(data.get("text/html"), str):
         return f'<div class="larik-rich">{data["text/html"]}</div>'
-    if isinstance(data.get("image/png"), str):
-        return f'<img alt="displayed value" src="data:image/png;base64,{data["image/png"]}"/>'
-    return None
+    if plain and isinstance(data.get("text/plain"), str):
+        return _fence(_cap(data["text/plain"]))
+    return ""
 
 
 def render_variables(changes: list[VariableChange]) -> str:

@@ -82,8 +82,12 @@ class TurnUI:
         self.view.on_update = mirror.changed
 
     def listener(self, event: ae.AgentEvent) -> None:
-        """Subscribed to the agent on its worker thread; hands every event to the cell's thread."""
-        self.pump.post(lambda: self.view.handle(event))
+        """Subscribed to the agent on its worker thread; hands every event to the cell's thread,
+        but a running call's output, which comes while that thread runs the call's code."""
+        if isinstance(event, ae.ToolOutput):
+            self.view.handle(event)
+        else:
+            self.pump.post(lambda: self.view.handle(event))
 
     def _remove(self, cards: list[ApprovalWidget]) -> None:
         self.asks.children = tuple(c for c in self.asks.children if c not in cards)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Callable
 from typing import Any
@@ -17,6 +18,7 @@ from larik_jupyter.notebook.render import (
     TextPart,
     ThinkingPart,
     ToolPart,
+    live_tail,
     render_parts,
     rich_html,
     tool_part,
@@ -52,6 +54,8 @@ class TranscriptView:
         self._numbers: TurnNumbers | None = None
         # Called after each update of the output (the cell shown again after a page reload).
         self.on_update: Callable[[], None] | None = None
+        # A running call's output arrives from its own thread (`tools/live_output.py`).
+        self._lock = threading.RLock()
 
     def markdown(self) -> str:
         body = render_parts(self.parts)
@@ -68,6 +72,10 @@ class TranscriptView:
 
     def flush(self, *, force: bool = False) -> None:
         """Send the current Markdown if something changed and the throttle allows it."""
+        with self._lock:
+            self._flush(force)
+
+    def _flush(self, force: bool) -> None:
         now = time.monotonic()
         if not self._dirty or (not force and now - self._last < self._interval):
             return
@@ -87,6 +95,10 @@ class TranscriptView:
 
     def handle(self, event: ae.AgentEvent) -> None:
         """Fold one event in; deltas wait for the throttle, everything else shows at once."""
+        with self._lock:
+            self._handle_event(event)
+
+    def _handle_event(self, event: ae.AgentEvent) -> None:
         self._dirty = True
         if isinstance(event, ae.TextDelta):
             self._text(event.text, TextPart)
@@ -129,6 +141,9 @@ class TranscriptView:
             self._set_tool(event.id, "denied")
         elif isinstance(event, ae.PermissionAnswered) and (asked := self._tools.get(event.id)) is not None:
             asked.decision = "allowed by --yes" if event.reason == "--yes" else DECISIONS.get(event.decision)
+        elif isinstance(event, ae.ToolOutput):
+            if (running := self._tools.get(event.id)) is not None:
+                running.live = live_tail(running.live + event.text)
         elif isinstance(event, ae.ToolStarted):
             self._set_tool(event.id, "running")
             self.status = f"Running {event.summary}"
@@ -141,7 +156,8 @@ class TranscriptView:
                 part.seconds, part.output, part.diff = event.seconds, event.content, event.diff
                 part.uncaptured = list(event.uncaptured)
                 part.images = list(event.images)
-                part.rich = rich_html(event.display) if event.display is not None else None
+                part.rich = rich_html(event.displays, event.display)
+                part.live = ""
                 part.variables = list(event.variables)
         elif isinstance(event, ae.Notice):
             self.parts.append(NoticePart(event.text))

@@ -238,7 +238,11 @@ class ScratchKernel:
                 data = content.get("data", {})
                 raw = data.get("image/png") or data.get("image/jpeg")
                 if raw:
-                    outcome.images.append(base64.b64decode(raw))
+                    # A picture shown again unchanged (`display(fig)`, then the inline backend's
+                    # drawing at the end of the cell) is one picture, as the python tool keeps it.
+                    image = base64.b64decode(raw)
+                    if image not in outcome.images:
+                        outcome.images.append(image)
                 elif kind == "execute_result" or "text/plain" in data:
                     outcome.results.append(str(data.get("text/plain", "")))
             elif kind == "error":

@@ -47,7 +47,7 @@ class ToolResult:
     the project root) of the files it changed. `uncaptured`
     lists `(path, change)` pairs, change being created/changed/deleted, that a shell
     command made outside the checkpoints (not undoable). `display` is a rich object for
-    the user. `images` are image blocks the model sees with the text; `notices` are
+    the user, `displays` the mime bundles (other than images) the call's code displayed. `images` are image blocks the model sees with the text; `notices` are
     sentences the turn view shows the user (e.g. to reload a notebook the call rewrote);
     `source` is the code a call ran that its input does not hold (`notebook_run`'s cell);
     `answer` is the kernel variable the `answer` tool handed back as the turn's value;
@@ -59,6 +59,7 @@ class ToolResult:
     diff: str | None = None
     uncaptured: list[tuple[str, str]] = field(default_factory=list)
     display: object | None = None
+    displays: list[dict[str, Any]] = field(default_factory=list)
     images: list[ImageBlock] = field(default_factory=list)
     notices: list[str] = field(default_factory=list)
     # The traceback of an unexpected exception the call ended with: for the debug trace only.

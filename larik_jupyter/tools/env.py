@@ -111,7 +111,8 @@ class CallContext:
     turn's nonce for the envelope around notebook data (`tools/envelope.py`); setting
     `stop_event` interrupts the running tool. Per turn (`Agent.arun`'s options): `notebook_path`
     is the notebook the kernel belongs to, when the front end said; `run_inline`, when set, is
-    where kernel tools run (the kernel's main thread, when the loop runs on another one)."""
+    where kernel tools run (the kernel's main thread, when the loop runs on another one);
+    `on_output`, when set, gets what the running call prints as it comes (any thread)."""
 
     session_id: str = ""
     prompt_number: int = 0
@@ -120,6 +121,7 @@ class CallContext:
     stop_event: threading.Event = field(default_factory=threading.Event)
     notebook_path: Path | None = None
     run_inline: InlineRunner | None = None
+    on_output: Callable[[str], None] | None = None
 
 
 @dataclass

@@ -18,7 +18,7 @@ def is_figure(value: object) -> bool:
     return callable(getattr(type(value), "savefig", None)) and hasattr(type(value), "get_axes")
 
 
-def _figure_of(value: object) -> object | None:
+def figure_of(value: object) -> object | None:
     """The figure `value` is or draws into (an Axes, an artist), if any."""
     if is_figure(value):
         return value
@@ -44,7 +44,7 @@ def _as_bytes(data: Any) -> bytes | None:
 
 def image_of(value: object) -> tuple[bytes, str] | None:
     """PNG or JPEG bytes of `value` with their media type, or None when it has no image."""
-    figure = _figure_of(value)
+    figure = figure_of(value)
     if figure is not None:
         out = io.BytesIO()
         figure.savefig(out, format="png", bbox_inches="tight")  # type: ignore[attr-defined]
@@ -54,6 +54,15 @@ def image_of(value: object) -> tuple[bytes, str] | None:
             data = _as_bytes(getattr(value, method)())
             if data:
                 return data, media
+    return None
+
+
+def image_in(bundle: dict[str, Any]) -> tuple[bytes, str] | None:
+    """The PNG or JPEG bytes of a displayed mime bundle, with their media type, if it has one."""
+    for media in ("image/png", "image/jpeg"):
+        data = _as_bytes(bundle.get(media))
+        if data:
+            return data, media
     return None
 
 

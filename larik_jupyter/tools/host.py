@@ -8,6 +8,7 @@ changes per turn (the kernel's own notebook, where kernel tools run) is the call
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -18,15 +19,27 @@ if TYPE_CHECKING:
 
 
 @dataclass
+class Displayed:
+    """One display of the code a kernel call runs: its mime bundle, and the figure displayed
+    when it was a matplotlib figure (a figure shown is not sent again unless drawn into after)."""
+
+    data: dict[str, Any]
+    figure: object | None = None
+
+
+@dataclass
 class KernelHost:
     """`namespace`: the kernel's user namespace (the `python` tool's globals, the variables
     undo restores); `display`: shows a rich value in the running cell from a tool's thread;
     `bridge`: the notebooks open in a browser (the `larik.bridge` comm), when one is connected;
     `run_cell`: how `notebook_run` runs a cell in this kernel; `fingerprints`: the variables'
-    fingerprints after the last kernel call of the turn (`tools/variable_watch.py`)."""
+    fingerprints after the last kernel call of the turn (`tools/variable_watch.py`);
+    `displays`: around a `python` call's code, keeps what it displays (`display()`, `plt.show()`
+    under the inline backend) for the call's result instead of the running cell's output."""
 
     namespace: dict[str, Any]
     display: Callable[[object], None] | None = None
     bridge: OpenNotebooks | None = None
     run_cell: Callable[..., Awaitable[Any]] | None = None
     fingerprints: FingerprintCache = field(default_factory=FingerprintCache)
+    displays: Callable[[], AbstractContextManager[list[Displayed]]] | None = None

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import ast
 import contextlib
-import io
 import itertools
 import linecache
 import traceback
+from dataclasses import dataclass, field
 from types import CodeType
 from typing import Any
 
@@ -20,12 +20,16 @@ from larik_jupyter.tools.env import Env
 from larik_jupyter.tools.figures import (
     close_shown,
     drawn_figures,
+    figure_of,
     has_svg_only,
+    image_in,
     image_of,
     is_figure,
     open_figures,
 )
+from larik_jupyter.tools.host import Displayed
 from larik_jupyter.tools.images import ImageCollector
+from larik_jupyter.tools.live_output import LiveOutput
 from larik_jupyter.tools.protect import changes_in
 from larik_jupyter.tools.touched_names import names_it_may_change
 from larik_jupyter.tools.value_copy import array_or_frame
@@ -140,14 +144,16 @@ class PythonTool(Tool):
             snapshots.before_run(host.namespace, _to_copy(module, names, host.namespace), watch)
         # Keep the source so tracebacks can quote the model's own lines.
         linecache.cache[filename] = (len(code), None, code.splitlines(keepends=True), filename)
-        stdout, stderr = io.StringIO(), io.StringIO()
+        live = LiveOutput(env.call.on_output)
         figures_before = open_figures()
         value: object = None
         error: str | None = None
         with (
+            host.displays() if host.displays is not None else contextlib.nullcontext([]) as displayed,
+            live,
             stoppable(timeout, env.call.stop_event) as stop,
-            contextlib.redirect_stdout(stdout),
-            contextlib.redirect_stderr(stderr),
+            contextlib.redirect_stdout(live.stdout),
+            contextlib.redirect_stderr(live.stderr),
         ):
             try:
                 with stop.code():
@@ -166,10 +172,12 @@ class PythonTool(Tool):
         parts = []
         if stop.reason == "timeout":
             parts.append(f"The code timed out after {timeout} s and was stopped; its output so far:")
-        if stdout.getvalue():
-            parts.append(stdout.getvalue().rstrip("\n"))
-        if stderr.getvalue():
-            parts.append("[stderr]\n" + stderr.getvalue().rstrip("\n"))
+        if printed := live.stdout.getvalue():
+            parts.append(printed.rstrip("\n"))
+        if printed := live.stderr.getvalue():
+            parts.append("[stderr]\n" + printed.rstrip("\n"))
+        images = _images(displayed, figures_before, value if error is None else None)
+        parts += [text for bundle in images.displays if (text := _plain(bundle))]
         shown: object | None = None
         if error is not None:
             parts.append(error)
@@ -182,7 +190,6 @@ class PythonTool(Tool):
             parts.append(_value_text(value, shown is not None and host.display is not None))
             if broken is not None:
                 parts.append(f"[not shown to the user as rich output: {broken}]")
-        images = _images(figures_before, value if error is None else None)
         if snapshots is not None and names is None:
             parts.append(UNSCANNED_NOTE)
         if note := watch.note():
@@ -191,6 +198,7 @@ class PythonTool(Tool):
             images.text(_cap("\n".join(parts)) or "(no output)"),
             is_error=error is not None or bool(stop.reason),
             display=shown,
+            displays=images.displays,
             images=images.images,
             variables=variables,
         )
@@ -230,12 +238,35 @@ def _compiled(code: str, module: ast.Module, filename: str) -> tuple[CodeType, C
     return compile("".join(lines[: last.lineno - 1]) + before, filename, "exec"), compile(tail, filename, "eval")
 
 
-def _images(figures_before: list[object], value: object) -> ImageCollector:
-    """The figures the code drew or returned and the image its value renders as."""
-    collected = ImageCollector()
-    shown: list[object] = []
-    figures = drawn_figures(figures_before)
-    if is_figure(value) and all(value is not f for f in figures):
+@dataclass
+class _Shown(ImageCollector):
+    """The images of a call, and what else its code displayed (mime bundles)."""
+
+    displays: list[dict[str, Any]] = field(default_factory=list)
+
+
+def _images(displayed: list[Displayed], figures_before: list[object], value: object) -> _Shown:
+    """The images the code displayed, the figures it drew and left open, and the image its
+    value renders as: each figure once, as it looks at the end."""
+    collected = _Shown()
+    pictured: list[object] = []  # figures whose picture as they are now is in the result
+    kept: list[bytes] = []
+    for number, item in enumerate(displayed, 1):
+        found = image_in(item.data)
+        if found is None:
+            collected.displays.append(item.data)
+            continue
+        if item.figure is not None:
+            item.figure.stale = False  # type: ignore[attr-defined]  # drawn into later: sent again
+            pictured.append(item.figure)
+        if found[0] in kept:
+            continue  # the same picture shown again is one picture (as replay counts them)
+        kept.append(found[0])
+        why = collected.add(*found, f"displayed {number}")
+        if why is not None:
+            collected.notes.append(f"[image displayed {number} not sent: {why}]")
+    figures = [f for f in drawn_figures(figures_before) if not _pictured(f, pictured)]
+    if is_figure(value) and not _among(value, figures) and not _pictured(value, pictured):
         figures.append(value)
     for number, figure in enumerate(figures, 1):
         found = _image(collected, figure, f"figure {number}")
@@ -243,9 +274,10 @@ def _images(figures_before: list[object], value: object) -> ImageCollector:
             collected.add(*found, f"figure {number}")
             # Seen as it is now: a later call sends it again only if it draws into it.
             figure.stale = False  # type: ignore[attr-defined]
-            shown.append(figure)
-    close_shown(shown)
-    if value is not None and not is_figure(value):
+            pictured.append(figure)
+    close_shown(pictured)
+    # A value that draws into a figure pictured above (the Axes `df.plot()` returns) is that picture.
+    if value is not None and not is_figure(value) and not _among(figure_of(value), pictured):
         notes = len(collected.notes)
         found = _image(collected, value, "of the value")
         if found is not None:
@@ -255,6 +287,21 @@ def _images(figures_before: list[object], value: object) -> ImageCollector:
     if collected.images:
         collected.notes.insert(0, f"[{len(collected.images)} image(s) attached to this result]")
     return collected
+
+
+def _among(item: object, items: list[object]) -> bool:
+    return item is not None and any(item is other for other in items)
+
+
+def _pictured(figure: object, pictured: list[object]) -> bool:
+    """Whether the result already holds `figure` as it looks now (not drawn into since)."""
+    return _among(figure, pictured) and not getattr(figure, "stale", False)
+
+
+def _plain(bundle: dict[str, Any]) -> str:
+    """What a display shows as text (the model reads it; the user sees the bundle)."""
+    text = bundle.get("text/plain")
+    return text.rstrip("\n") if isinstance(text, str) else ""
 
 
 def _image(collected: ImageCollector, value: object, label: str) -> tuple[bytes, str] | None:
