@@ -7,12 +7,9 @@ from typing import TextIO
 
 from larik_jupyter.agent import events as ae
 from larik_jupyter.agent.summary import changed_by
+from larik_jupyter.llm.pricing import cost_label
 from larik_jupyter.session.numbers import footer
 from larik_jupyter.session.variable_changes import changes_text
-
-
-def format_cost(cost: float | None) -> str:
-    return "" if cost is None else f", ${cost:.4f}"
 
 
 class TextLog:
@@ -78,8 +75,7 @@ class TextLog:
         elif isinstance(event, ae.UsageReported):
             u = event.turn_usage
             self.line(
-                f"tokens: {u.input_tokens} in, {u.output_tokens} out"
-                f"{format_cost(event.turn_cost)}"
+                f"tokens: {u.input_tokens} in, {u.output_tokens} out, {cost_label(event.turn_cost)}"
             )
         elif isinstance(event, ae.TurnEnded):
             if event.status != "done":

@@ -9,7 +9,7 @@ from typing import Any
 from IPython.display import display
 
 from larik_jupyter.agent import events as ae
-from larik_jupyter.agent.textlog import format_cost
+from larik_jupyter.llm.pricing import cost_label
 from larik_jupyter.notebook.render import (
     NoticePart,
     NumbersPart,
@@ -30,6 +30,8 @@ MAX_UPDATES_PER_SECOND = 20
 
 
 DECISIONS = {"allow": "allowed once", "always": "always allowed"}
+# A call whose approval card was still waiting when the turn ended.
+UNANSWERED = "cancelled, the turn ended before an answer"
 
 
 class TranscriptView:
@@ -128,7 +130,9 @@ class TranscriptView:
         elif isinstance(event, ae.PermissionAnswered) and event.decision == "deny":
             self._set_tool(event.id, "denied")
         elif isinstance(event, ae.PermissionAnswered) and (asked := self._tools.get(event.id)) is not None:
-            asked.decision = "allowed by --yes" if event.reason == "--yes" else DECISIONS.get(event.decision)
+            # Allowed without asking: by --yes or by a saved rule (`rule bash(git:*)`), named.
+            unasked = event.reason == "--yes" or event.reason.startswith("rule ")
+            asked.decision = f"allowed by {event.reason}" if unasked else DECISIONS.get(event.decision)
         elif isinstance(event, ae.ToolStarted):
             self._set_tool(event.id, "running")
             self.status = f"Running {event.summary}"
@@ -158,8 +162,8 @@ class TranscriptView:
                 '<sub class="tex2jax_ignore mathjax_ignore">'
                 + f"this turn {u.input_tokens:,} in · {u.output_tokens:,} out tokens"
                 + (f" · {u.cache_read_tokens:,} cached" if u.cache_read_tokens else "")
-                + f"{format_cost(event.turn_cost)} · session {session:,} tokens"
-                + f"{format_cost(event.session_cost)}</sub>"
+                + f", {cost_label(event.turn_cost)} · session {session:,} tokens"
+                + f", {cost_label(event.session_cost)}</sub>"
             ).replace("$", "&#36;")
         elif isinstance(event, ae.TurnEnded):
             self.status = {
@@ -171,6 +175,8 @@ class TranscriptView:
             if event.status == "interrupted" and event.error:
                 self.status = f"Interrupted: {event.error}"
             for part in self._tools.values():
+                if part.status == "asking":  # said here, above the footer: the turn's end
+                    self.parts.append(NoticePart(f"{part.summary}: {UNANSWERED}"))
                 if part.status in ("requested", "asking", "running"):
                     part.status = "interrupted"
             if self._numbers is not None:
