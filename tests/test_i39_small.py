@@ -164,4 +164,4 @@ def test_help_wraps_within_its_width_and_as_a_table() -> None:
     assert "--files also undoes the turns from prompt N on (files and kernel variables)" in rewind
     html = HelpTable()._repr_mimebundle_()["text/html"]
     assert html.startswith('<table class="larik-help">') and "<pre" not in html
-    assert "<code>%larik /rewind N [--files [--force | --skip-changed]]</code>" in html
+    assert '<code style="white-space: nowrap">%larik /rewind N [--files [--force | --skip-changed]]</code>' in html

@@ -198,9 +198,11 @@ class HelpTable:
     `help_text` where only text shows."""
 
     def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, str]:
+        # JupyterLab lets a <code> wrap at its spaces: a usage stays on one line.
+        usage_html = '<code style="white-space: nowrap">%larik {}</code>'
         rows = "".join(
-            f'<tr><td style="white-space: nowrap; vertical-align: top; text-align: left">'
-            f"{f'<code>%larik {html.escape(usage)}</code>' if usage else ''}</td>"
+            f'<tr><td style="vertical-align: top; text-align: left">'
+            f"{usage_html.format(html.escape(usage)) if usage else ''}</td>"
             f'<td style="text-align: left">{html.escape(what)}</td></tr>'
             for usage, what in _help_entries()
         )

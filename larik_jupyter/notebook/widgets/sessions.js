@@ -78,7 +78,9 @@ function render({ model, el: host }) {
       tr.title = r.id + (r.error ? `\ndamaged: ${r.error}` : "") + (r.interrupted ? `\n${r.interrupted}` : "");
       for (const c of COLUMNS) tr.appendChild(el("td", "larik-col-" + c.key, c.show(r)));
       const cell = el("td", "larik-row-actions");
-      cell.append(
+      const buttons = el("div", "larik-row-buttons");
+      cell.appendChild(buttons);
+      buttons.append(
         button("Resume", "larik-resume", () => send("resume", { session: r.id })),
         button("Fork", "larik-fork", () => send("fork", { session: r.id })),
         button("Export", "larik-export", () => send("export", { session: r.id })),
