@@ -321,12 +321,12 @@ export class SessionsPanel extends Widget {
     if (branch) {
       parts.push(branch);
     }
-    if (info?.cost_label) {
-      parts.push(info.cost_label);
-    }
     row.appendChild(element('span', 'jp-larik-meta', parts.join(' · ')));
     if (info?.model) {
       row.appendChild(element('span', 'jp-larik-model', ` · ${info.model}`));
+    }
+    if (info?.cost_label) {
+      row.appendChild(element('span', 'jp-larik-cost', ` · ${info.cost_label}`));
     }
     if (info?.held) {
       const held = element('span', 'jp-larik-held', 'open in a kernel');

@@ -178,6 +178,6 @@ def test_the_small_things_a_person_sees(lab_page: Page, lab_server: LabServer) -
             lab_page.fill(".jp-larik-search", "")
             held_row = lab_page.locator(f'.jp-larik-node[data-session-id="{source.stem}"] > .jp-larik-row')
             held_row.wait_for()
-            assert f" · {table_cost}" in held_row.locator(".jp-larik-meta").inner_text()
+            assert held_row.locator(".jp-larik-cost").inner_text() == f"· {table_cost}"
     finally:
         os.close(lock)
