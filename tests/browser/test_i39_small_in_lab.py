@@ -72,6 +72,7 @@ def notebook(root: os.PathLike[str], base_url: str) -> None:
         nbformat.v4.new_code_cell("%larik /sessions", id="sessions"),
         nbformat.v4.new_code_cell("%larik /tree", id="tree"),
         nbformat.v4.new_code_cell(CODE, id="plain"),
+        nbformat.v4.new_code_cell("%larik write the totals to a file", id="stopped"),
     ]
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
     nbformat.write(nb, os.path.join(root, "small.ipynb"))
@@ -89,6 +90,9 @@ def test_the_small_things_a_person_sees(lab_page: Page, lab_server: LabServer) -
         {"content": [{"type": "tool_use", "name": "python", "input": {"code": "total = 6 * 7\nprint(total)"}}],
          "usage": {"input_tokens": 1000, "output_tokens": 100}},
         {"content": [{"type": "text", "text": "The total is 42."}], "usage": {"input_tokens": 1000, "output_tokens": 100}},
+        {"content": [{"type": "tool_use", "name": "write", "input": {"path": "totals.txt", "content": "42"}}],
+         "usage": {"input_tokens": 1000, "output_tokens": 100}},
+        {"content": [{"type": "text", "text": "never"}]},
     ]}
     try:
         with ScriptedHTTPServer(script, api_key=KEY) as wire:
@@ -179,5 +183,21 @@ def test_the_small_things_a_person_sees(lab_page: Page, lab_server: LabServer) -
             held_row = lab_page.locator(f'.jp-larik-node[data-session-id="{source.stem}"] > .jp-larik-row')
             held_row.wait_for()
             assert held_row.locator(".jp-larik-cost").inner_text() == f"· {table_cost}"
+
+            # Stopped while its approval waits: the turn's end says so above the token footer,
+            # and no card stays below it.
+            run_cell(lab_page, 7)
+            cell = lab_page.locator(".jp-CodeCell", has=lab_page.locator(".cm-content", has_text="write the totals"))
+            cell.locator(".larik-approval button").first.wait_for()
+            cell.locator("button.larik-stop").click()
+            wait_idle_count(lab_page, "stopped")
+            body_has(lab_page, "cancelled, the turn ended before an answer")
+            outputs = cell.locator(".jp-OutputArea-output").all_inner_texts()
+            shown = "\n".join(outputs)
+            assert shown.index("cancelled, the turn ended before an answer") < shown.index("this turn 1,000 in"), outputs
+            assert cell.locator(".larik-approval").count() == 0
+            assert not status.is_visible()
+            cell.scroll_into_view_if_needed()
+            shot(lab_page, "i39_small_stopped_while_asking")
     finally:
         os.close(lock)
