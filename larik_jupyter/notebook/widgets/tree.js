@@ -70,7 +70,7 @@ function renderRow(row, current, collapsed, selected) {
     if (row.session.id === current) r.classList.add("larik-on-current");
     r.appendChild(el("span", "larik-n", n.n + "."));
     r.appendChild(el("span", "larik-text", n.text || "(empty prompt)"));
-    r.title = n.prompt_text;
+    r.title = n.prompt_text.length > 600 ? n.prompt_text.slice(0, 600) + "…" : n.prompt_text;
     r.appendChild(el("span", "larik-meta", [shortTime(n.time), n.cost_label].filter(Boolean).join(" · ")));
     if (n.interrupted) r.appendChild(el("span", "larik-badge larik-badge-interrupted", "interrupted"));
   } else {
