@@ -12,6 +12,8 @@ import pytest
 from larik_jupyter import Agent
 from larik_jupyter.agent import events as ae
 from larik_jupyter.cli import main
+from larik_jupyter.config.layers import load_config
+from larik_jupyter.config.rules import allowed_by
 from larik_jupyter.config.secrets import redactor_for
 from larik_jupyter.llm.messages import Message, TextBlock, Usage, user_text
 from larik_jupyter.llm.pricing import cost_label
@@ -165,3 +167,13 @@ def test_help_wraps_within_its_width_and_as_a_table() -> None:
     html = HelpTable()._repr_mimebundle_()["text/html"]
     assert html.startswith('<table class="larik-help">') and "<pre" not in html
     assert '<code style="white-space: nowrap">%larik /rewind N [--files [--force | --skip-changed]]</code>' in html
+
+
+def test_a_chain_names_every_rule_that_covers_it(project: Path) -> None:
+    personal({"permissions": {"allow": ["bash(git status:*)", "bash(echo:*)", "read(*.py)"]}})
+    loaded = load_config(project)
+    assert allowed_by(loaded, "bash", {"command": "git status && echo done"}) == ["bash(git status:*)", "bash(echo:*)"]
+    assert allowed_by(loaded, "bash", {"command": "echo a; echo b"}) == ["bash(echo:*)"]
+    assert allowed_by(loaded, "bash", {"command": "git status && rm -rf x"}) == []  # not covered
+    assert allowed_by(loaded, "read", {"path": "a.py"}) == ["read(*.py)"]
+    assert allowed_by(loaded, "read", {"path": "a.txt"}) == []
