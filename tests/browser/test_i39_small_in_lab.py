@@ -170,6 +170,15 @@ def test_the_small_things_a_person_sees(lab_page: Page, lab_server: LabServer) -
             assert f"branched at the start of {branch.stem}" in texts[at_start]
             lab_page.locator(".larik-tree").scroll_into_view_if_needed()
             shot(lab_page, "i39_small_tree")
+            # Its search, too, finds a prompt by a later line (the row shows the first).
+            lab_page.fill(".larik-tree .larik-search", "too slow")
+            lab_page.wait_for_function(
+                "document.querySelectorAll('.larik-tree .larik-row-prompt').length === 1"
+            )
+            found = lab_page.locator(".larik-tree .larik-row-prompt")
+            assert "sum the numbers and plot revenue by region" in found.inner_text()
+            assert "if it is not too slow" in (found.get_attribute("title") or "")
+            lab_page.fill(".larik-tree .larik-search", "")
 
             # The sidebar search finds a prompt by its second line, and shows that line.
             lab_page.click('li[data-id="larik-sessions"]')
