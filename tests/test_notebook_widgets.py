@@ -87,7 +87,9 @@ def test_the_footer_reads_as_turn_then_session() -> None:
     )
     assert "$" not in view.markdown()  # nothing a front end would typeset as a formula
     view.handle(ae.UsageReported(turn_usage=Usage(), turn_cost=None, session_usage=Usage(), session_cost=None))
-    assert view.footer == '<sub class="tex2jax_ignore mathjax_ignore">this turn 0 in · 0 out tokens · session 0 tokens</sub>'
+    assert view.footer == (  # an unknown price is said, as every view says it
+        '<sub class="tex2jax_ignore mathjax_ignore">this turn 0 in · 0 out tokens, price unknown · session 0 tokens, price unknown</sub>'
+    )
 
 
 def test_one_coloured_diff_rendering_in_approvals_and_the_transcript() -> None:

@@ -101,7 +101,9 @@ def test_fork_tree_is_computed_from_the_files(tmp_path: Path) -> None:
     root = next(r for r in roots if r.id == src.stem)
     assert [p.position for p in root.prompts] == [0, 4]
     assert root.prompts[0].first_line == "prompt 1" and root.prompts[0].time
-    assert [c.id for c in root.children] == [child.stem]
-    assert root.children[0].fork_at == 4
-    assert [g.id for g in root.children[0].children] == [grandchild.stem]
-    assert root.children[0].children[0].fork_at == 0
+    # The rewind before the branch's prompt 1 forked inside the prompt the branch copied from
+    # `src`: it hangs beside the branch, under `src`, still naming the branch as its source.
+    below = {c.id: c for c in root.children}
+    assert sorted(below) == sorted([child.stem, grandchild.stem])
+    assert below[child.stem].fork_at == 4 and below[child.stem].children == []
+    assert below[grandchild.stem].fork_of == child.stem and below[grandchild.stem].fork_at == 0

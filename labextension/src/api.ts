@@ -10,6 +10,7 @@ export interface ISessionInfo {
   updated?: string; // when it was last written to (its last entry's time)
   held?: boolean; // a live kernel or process has it open for writing
   model?: string | null; // its current model, provider:model
+  cost_label?: string; // what it cost, as every view of larik says it ("price unknown" when unknown)
   first_prompt: string;
   message_count: number;
   fork_of: string | null;
@@ -23,6 +24,8 @@ export interface ISessionInfo {
 export interface IPromptInfo {
   position: number;
   first_line: string;
+  /** The whole prompt: what the search matches. */
+  text?: string;
   time: string | null;
 }
 

@@ -7,6 +7,7 @@ import { IDefaultFileBrowser } from '@jupyterlab/filebrowser';
 import { PageConfig, PathExt } from '@jupyterlab/coreutils';
 import { INotebookTracker } from '@jupyterlab/notebook';
 import { IRenderMimeRegistry } from '@jupyterlab/rendermime';
+import { IStatusBar } from '@jupyterlab/statusbar';
 import { listIcon } from '@jupyterlab/ui-components';
 
 import * as api from './api';
@@ -15,8 +16,10 @@ import { CommandIDs } from './commands';
 import { addFixButton } from './fix';
 import { addNavigation } from './navigate';
 import { insertCellBelow, openInNotebook, runAgainBelow } from './notebook';
+import { plainPromptCells } from './promptcells';
 import { SessionsPanel } from './sidebar';
 import { interruptOnStop } from './stop';
+import { addTurnStatus } from './waiting';
 
 /** The hook other larik_jupyter front-end pieces (notebook widgets) call. */
 export interface ILarikJupyterHook {
@@ -55,13 +58,14 @@ const plugin: JupyterFrontEndPlugin<void> = {
   description: 'Browse larik_jupyter agent sessions in a sidebar.',
   autoStart: true,
   requires: [INotebookTracker, IRenderMimeRegistry],
-  optional: [ICommandPalette, IDefaultFileBrowser],
+  optional: [ICommandPalette, IDefaultFileBrowser, IStatusBar],
   activate: (
     app: JupyterFrontEnd,
     tracker: INotebookTracker,
     rendermime: IRenderMimeRegistry,
     palette: ICommandPalette | null,
-    browser: IDefaultFileBrowser | null
+    browser: IDefaultFileBrowser | null,
+    statusBar: IStatusBar | null
   ) => {
     window.larikJupyter = {
       insertCellBelow: (code: string) => insertCellBelow(tracker, code),
@@ -184,6 +188,10 @@ const plugin: JupyterFrontEndPlugin<void> = {
     });
     runAgainBelow(tracker);
     interruptOnStop(tracker);
+    plainPromptCells(tracker);
+    if (statusBar) {
+      addTurnStatus(tracker, statusBar);
+    }
     if (palette) {
       for (const command of Object.values(CommandIDs)) {
         palette.addItem({ command, category: 'Larik' });

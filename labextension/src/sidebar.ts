@@ -21,13 +21,25 @@ function shortTime(time: string): string {
 }
 
 /** Where a branch came from, by prompt number (as `fork_label` in session/branch.py). */
-function forkLabel(node: api.ITreeNode): string {
+function forkLabel(node: api.ITreeNode, parent: string | null): string {
   if (!node.fork_of) {
     return '';
   }
   const where = node.fork_prompt ? `after prompt ${node.fork_prompt}` : 'at the start';
-  const deleted = node.parent_deleted ? ` of ${node.fork_of}, which was deleted` : '';
-  return `branched ${where}${deleted}`;
+  // Listed beside its source (it branched inside the prompts its source copied): named.
+  const source = node.parent_deleted || node.fork_of !== parent ? ` of ${node.fork_of}` : '';
+  return `branched ${where}${source}${node.parent_deleted ? ', which was deleted' : ''}`;
+}
+
+/** The line of `text` where `query` (lower case) first occurs, split around the match. */
+function matchedLine(text: string, query: string): [string, string, string] | null {
+  for (const line of text.split('\n')) {
+    const at = line.toLowerCase().indexOf(query);
+    if (at >= 0) {
+      return [line.slice(0, at), line.slice(at, at + query.length), line.slice(at + query.length)];
+    }
+  }
+  return null;
 }
 
 /** The sidebar widget. `cwd` is relative to the server root ('' is the root). */
@@ -253,26 +265,24 @@ export class SessionsPanel extends Widget {
     const query = this._search.value.trim().toLowerCase();
     if (query) {
       const nodes = this.treeNodes();
+      // Any line of a prompt matches, not only the first one the rows show.
+      const whole = (p: api.IPromptInfo) => p.text || p.first_line;
       const hits = this._list.sessions.filter(
         s =>
           s.first_prompt.toLowerCase().includes(query) ||
-          (nodes.get(s.id)?.prompts ?? []).some(p => p.first_line.toLowerCase().includes(query))
+          (nodes.get(s.id)?.prompts ?? []).some(p => whole(p).toLowerCase().includes(query))
       );
       for (const info of hits) {
         const node = nodes.get(info.id) ?? { id: info.id, prompts: [], children: [] };
-        const item = this.renderNode({ ...node, children: [] });
-        // Which prompts matched, the match highlighted.
+        const item = this.renderNode({ ...node, children: [] }, node.fork_of ?? null);
+        // Which prompts matched: the line holding the match, the match highlighted.
         node.prompts.forEach((prompt, index) => {
-          const at = prompt.first_line.toLowerCase().indexOf(query);
-          if (at < 0) {
+          const found = matchedLine(whole(prompt), query);
+          if (!found) {
             return;
           }
           const line = element('div', 'jp-larik-match', `prompt ${index + 1}: `);
-          line.append(
-            prompt.first_line.slice(0, at),
-            element('mark', 'jp-larik-mark', prompt.first_line.slice(at, at + query.length)),
-            prompt.first_line.slice(at + query.length)
-          );
+          line.append(found[0], element('mark', 'jp-larik-mark', found[1]), found[2]);
           item.appendChild(line);
         });
         this._tree.appendChild(item);
@@ -283,11 +293,11 @@ export class SessionsPanel extends Widget {
       return;
     }
     for (const node of this._list.tree) {
-      this._tree.appendChild(this.renderNode(node));
+      this._tree.appendChild(this.renderNode(node, null));
     }
   }
 
-  private renderNode(node: api.ITreeNode): HTMLElement {
+  private renderNode(node: api.ITreeNode, parent: string | null): HTMLElement {
     const info = this.session(node.id);
     const item = element('li', 'jp-larik-node');
     item.dataset.sessionId = node.id;
@@ -307,13 +317,16 @@ export class SessionsPanel extends Widget {
     if (own.length) {
       parts.push(own.length === 1 ? '1 prompt' : `${own.length} prompts`);
     }
-    const branch = forkLabel(node);
+    const branch = forkLabel(node, parent);
     if (branch) {
       parts.push(branch);
     }
     row.appendChild(element('span', 'jp-larik-meta', parts.join(' · ')));
     if (info?.model) {
       row.appendChild(element('span', 'jp-larik-model', ` · ${info.model}`));
+    }
+    if (info?.cost_label) {
+      row.appendChild(element('span', 'jp-larik-cost', ` · ${info.cost_label}`));
     }
     if (info?.held) {
       const held = element('span', 'jp-larik-held', 'open in a kernel');
@@ -335,7 +348,7 @@ export class SessionsPanel extends Widget {
     if (node.children.length) {
       const children = element('ul', 'jp-larik-children');
       for (const child of node.children) {
-        children.appendChild(this.renderNode(child));
+        children.appendChild(this.renderNode(child, node.id));
       }
       item.appendChild(children);
     }

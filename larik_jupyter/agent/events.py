@@ -61,6 +61,9 @@ class PermissionAsked:
 
 @dataclass(frozen=True)
 class PermissionAnswered:
+    """How a call's permission was settled. `reason`: for a call allowed without asking, what
+    allowed it (`--yes`, or `rule ` and the allow rules that cover it); for a denial, why."""
+
     id: str
     decision: str
     reason: str = ""

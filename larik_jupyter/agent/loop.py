@@ -32,7 +32,7 @@ from larik_jupyter.agent.undo import UndoReport, record_note, undo_turn
 from larik_jupyter.checkpoint.errors import CheckpointError, NothingToUndoError
 from larik_jupyter.checkpoint.store import CheckpointStore, UndoResult
 from larik_jupyter.config.layers import LoadedConfig, load_config
-from larik_jupyter.config.rules import decide
+from larik_jupyter.config.rules import allowed_by, decide
 from larik_jupyter.config.skills import skills_prompt
 from larik_jupyter.config.update import add_allow_rule
 from larik_jupyter.errors import LarikError
@@ -581,8 +581,12 @@ class AgentLoop:
         (`protected`: what the code would do to the user's variables) asks before code changes
         them, whatever rules or --yes say."""
         scoped = self._scoped_input(call)
-        decision = decide(self.loaded, call.name, scoped) or tool.default_permission
+        configured = decide(self.loaded, call.name, scoped)
+        decision = configured or tool.default_permission
         if decision == "allow" and not protected:
+            if configured == "allow":  # the row says which rule let it run, as it says --yes
+                rules = ", ".join(allowed_by(self.loaded, call.name, scoped))
+                self.emit(ae.PermissionAnswered(call.id, "allow", f"rule {rules}"))
             return None
         if decision == "deny":
             self.emit(ae.PermissionAnswered(call.id, "deny", "a deny rule matched"))

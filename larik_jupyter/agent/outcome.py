@@ -7,6 +7,7 @@ from typing import Any
 
 from larik_jupyter.agent.events import TurnStatus
 from larik_jupyter.llm.messages import Usage
+from larik_jupyter.llm.pricing import cost_label
 
 _TEXT_PREVIEW = 40
 
@@ -37,5 +38,5 @@ class TurnOutcome:
         if self.answer is not None:
             bits.append(f"value={self.answer} ({type(self.value).__name__})")
         if self.cost is not None:
-            bits.append(f"${self.cost:.4f}")
+            bits.append(cost_label(self.cost))
         return f"<TurnOutcome {' '.join(bits)}: {text!r}>"

@@ -7,12 +7,9 @@ from typing import TextIO
 
 from larik_jupyter.agent import events as ae
 from larik_jupyter.agent.summary import changed_by
+from larik_jupyter.llm.pricing import cost_label
 from larik_jupyter.session.numbers import footer
 from larik_jupyter.session.variable_changes import changes_text
-
-
-def format_cost(cost: float | None) -> str:
-    return "" if cost is None else f", ${cost:.4f}"
 
 
 class TextLog:
@@ -79,7 +76,7 @@ class TextLog:
             u = event.turn_usage
             self.line(
                 f"tokens: {u.input_tokens} in, {u.output_tokens} out"
-                f"{' (estimated, price unknown)' if u.estimated else format_cost(event.turn_cost)}"
+                f"{' (estimated, price unknown)' if u.estimated else ', ' + cost_label(event.turn_cost)}"
             )
         elif isinstance(event, ae.TurnEnded):
             if event.status != "done":

@@ -12,6 +12,7 @@ from typing import Any
 from larik_jupyter import paths
 from larik_jupyter.config.secrets import redactor_for
 from larik_jupyter.errors import LarikError
+from larik_jupyter.llm.pricing import cost_label
 from larik_jupyter.session import branch, catalog
 from larik_jupyter.session.export import export_markdown, render_markdown
 from larik_jupyter.session.reader import load_entries
@@ -38,7 +39,7 @@ def _cmd_ls(args: argparse.Namespace) -> int:
         label = branch.fork_label(i.fork_of, i.fork_prompt, i.fork_of not in ids, name_source=True)
         fork = f"  {label}" if label else ""
         damage = "  DAMAGED (run `larik-jupyter check`)" if i.error else ""
-        cost = f"  ${i.cost:.2f}" if i.cost else ""
+        cost = f"  {cost_label(i.cost)}"
         print(f"{i.id}  {i.message_count:>5} msgs  {i.size / 1024:>8.1f} KB{cost}{fork}{damage}  {i.first_prompt or ''}")
     return 0
 
@@ -112,9 +113,10 @@ def _cmd_rm(args: argparse.Namespace) -> int:
     return 0
 
 
-def _print_tree(nodes: list[branch.TreeNode], indent: str = "") -> None:
+def _print_tree(nodes: list[branch.TreeNode], indent: str = "", parent: str | None = None) -> None:
     for node in nodes:
-        label = branch.fork_label(node.fork_of, node.fork_prompt, node.parent_deleted)
+        # A branch listed beside its source (made inside the prompts its source copied) names it.
+        label = branch.fork_label(node.fork_of, node.fork_prompt, node.parent_deleted, name_source=node.fork_of != parent)
         shared = node.fork_prompt or 0  # the copied prompts are listed once, under the source
         flags = "".join(
             [
@@ -128,7 +130,7 @@ def _print_tree(nodes: list[branch.TreeNode], indent: str = "") -> None:
         # The message position in brackets is what `fork --at` takes.
         for n, prompt in enumerate(node.prompts[shared:], shared + 1):
             print(f"{indent}  {n}. [{prompt.position}] {prompt.first_line}")
-        _print_tree(node.children, indent + "    ")
+        _print_tree(node.children, indent + "    ", node.id)
 
 
 def _cmd_tree(args: argparse.Namespace) -> int:

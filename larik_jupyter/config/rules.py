@@ -227,12 +227,29 @@ def _call(
 
 def _allowed(call: _Call, rules: Iterable[Rule]) -> bool:
     """Every command of a bash chain must be covered, possibly by different allow rules."""
+    return bool(_allowing(call, rules))
+
+
+def _allowing(call: _Call, rules: Iterable[Rule]) -> list[str]:
+    """The allow rules that together cover `call` (one per command of a bash chain that needs
+    its own), in their order; empty when they do not cover it."""
     named = [r for r in rules if r._names(call)]
     if call.tool != "bash":
-        return any(r._argument(call) for r in named)
-    if any(r.pattern in (None, "*") or r._whole_command(call) for r in named):
-        return True
-    return all(any(r._segment(s) for r in named) for s in call.segments)
+        return [r.text for r in named if r._argument(call)][:1]
+    whole = [r.text for r in named if r.pattern in (None, "*") or r._whole_command(call)]
+    if whole:
+        return whole[:1]
+    covering = [next((r.text for r in named if r._segment(s)), None) for s in call.segments]
+    if not covering or None in covering:
+        return []
+    return list(dict.fromkeys(text for text in covering if text is not None))
+
+
+def allowed_by(config: LoadedConfig, tool_name: str, tool_input: Mapping[str, Any]) -> list[str]:
+    """The allow rules that let a call run without asking (as written in the config), for the
+    call's row to name them; empty when no rule allows it."""
+    call = _call(tool_name, tool_input, config.root, config.cwd)
+    return _allowing(call, (parse_rule(text) for text in config.config.permissions.allow))
 
 
 def decide(

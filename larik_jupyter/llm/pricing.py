@@ -23,3 +23,14 @@ def cost(model: str, usage: Usage) -> float | None:
         + usage.cache_read_tokens * price.cache_read
         + usage.cache_write_tokens * price.cache_write
     ) / 1_000_000
+
+
+def cost_label(cost: float | None) -> str:
+    """How every view shows a cost: "price unknown" when the price is unknown, "$0.00" when
+    free, dollars to the cent from a cent up ("$1,234.56"), and under a cent to a hundredth of
+    one ("$0.0045"; "<$0.0001" below that), so a cheap turn does not read as free."""
+    if cost is None:
+        return "price unknown"
+    if cost == 0 or cost >= 0.00995:
+        return f"${cost:,.2f}"
+    return f"${cost:.4f}" if cost >= 0.00005 else "<$0.0001"

@@ -9,8 +9,10 @@ without a shell (tests hand them a recording Output).
 from __future__ import annotations
 
 import argparse
+import html
 import json
 import shlex
+import textwrap
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -162,19 +164,49 @@ PROMPT_USAGE = (
 )
 
 
+# `/help` as text fits this many columns (a terminal, a text-only front end).
+HELP_WIDTH = 100
+_PROMPT_OPTIONS = (
+    "options: --model M  --new  --yes (allow asks)  --expand ({x} becomes the value of x)  "
+    "--no-context (no notebook context this time)  --with NAME[,NAME…] (attach variables, figures "
+    "or files)  -o NAME (bind the turn's outcome to NAME; a variable -o did not bind is replaced "
+    "only with --replace, and /undo puts it back)"
+)
+
+
+def _help_entries() -> list[tuple[str, str]]:
+    """`/help`'s rows: a usage (empty: the prompt's options) and what it does."""
+    entries = [("PROMPT", "send a prompt (%%larik: the cell body is the prompt)"), ("", _PROMPT_OPTIONS)]
+    return entries + [(spec.usage, spec.help) for spec in COMMANDS.values()]
+
+
 def help_text() -> str:
-    """One line per command, for `/help`, usages aligned."""
-    entries = [("PROMPT", "send a prompt (%%larik: the cell body is the prompt)")]
-    entries += [(spec.usage, spec.help) for spec in COMMANDS.values()]
+    """One row per command, for `/help`: usages aligned, what each does wrapped beside it to
+    `HELP_WIDTH` columns."""
+    entries = _help_entries()
     width = max(len(usage) for usage, _ in entries)
-    rows = [f"%larik {usage:<{width}}  {what}" for usage, what in entries]
-    rows[1:1] = [
-        "  options: --model M  --new  --yes (allow asks)  --expand ({x} becomes the value of x)",
-        "           --no-context (no notebook context this time)  --with NAME[,NAME…] (attach",
-        "           variables, figures or files)  -o NAME (bind the turn's outcome to NAME; a",
-        "           variable -o did not bind is replaced only with --replace, and /undo puts it back)",
-    ]
+    indent = " " * (len("%larik ") + width + 2)
+    rows = []
+    for usage, what in entries:
+        first = f"%larik {usage:<{width}}  " if usage else indent
+        rows.append(textwrap.fill(what, HELP_WIDTH, initial_indent=first, subsequent_indent=indent, break_on_hyphens=False))
     return "\n".join(rows)
+
+
+class HelpTable:
+    """`/help` as a table whose right column wraps to the output's width (HTML), and as
+    `help_text` where only text shows."""
+
+    def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, str]:
+        # JupyterLab lets a <code> wrap at its spaces: a usage stays on one line.
+        usage_html = '<code style="white-space: nowrap">%larik {}</code>'
+        rows = "".join(
+            f'<tr><td style="vertical-align: top; text-align: left">'
+            f"{usage_html.format(html.escape(usage)) if usage else ''}</td>"
+            f'<td style="text-align: left">{html.escape(what)}</td></tr>'
+            for usage, what in _help_entries()
+        )
+        return {"text/html": f'<table class="larik-help">{rows}</table>', "text/plain": help_text()}
 
 
 def _cell(text: str) -> str:
@@ -385,12 +417,12 @@ def _model(kernel: KernelSession, out: Output, *, model: str | None) -> None:
 
 @command("/usage", "tokens and cost of this session")
 def _usage(kernel: KernelSession, out: Output) -> None:
-    from larik_jupyter.agent.textlog import format_cost
+    from larik_jupyter.llm.pricing import cost_label
 
     records = kernel.require().records
     u = records.usage
     # A server that reports no usage: the counts are our estimate, and unpriced.
-    price = " (tokens estimated, price unknown)" if u.estimated else format_cost(records.cost) or " (price unknown)"
+    price = " (tokens estimated, price unknown)" if u.estimated else f", {cost_label(records.cost)}"
     about = "about " if u.estimated else ""
     out.markdown(
         f"Session `{records.session_id}`: {about}{u.input_tokens:,} input, {u.output_tokens:,} output, "
@@ -558,4 +590,4 @@ def _skills(kernel: KernelSession, out: Output) -> None:
 
 @command("/help", "list the commands")
 def _help(kernel: KernelSession, out: Output) -> None:
-    out.preformatted(help_text())
+    out.show(HelpTable())

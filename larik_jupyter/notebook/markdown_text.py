@@ -21,7 +21,7 @@ class MarkdownText:
 
 
 class Preformatted:
-    """Text whose columns matter (`/help`, `/config`): a monospace block everywhere."""
+    """Text whose columns matter (`/config`): a monospace block everywhere."""
 
     def __init__(self, text: str) -> None:
         self.data = text

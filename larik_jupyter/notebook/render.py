@@ -29,6 +29,9 @@ from larik_jupyter.session.variable_changes import VariableChange, changes_of, c
 from larik_jupyter.textdiff import diff_html
 
 _OUTPUT_CAP = 4000
+# The captions that part an expanded `python` call's code from its output.
+CODE_CAPTION = "<sub>**Code**</sub>"
+OUTPUT_CAPTION = "<sub>**Output**</sub>"
 
 
 @dataclass
@@ -166,7 +169,8 @@ def render_tool(part: ToolPart) -> str:
         diagnostics = found.lstrip() + rest
     body = _fence(_cap(output)) if output.strip() else "_(no output)_"
     if part.code is not None and part.status != "asking":  # while asking, the card shows it
-        body = _fence(part.code, "python") + "\n\n" + body
+        # Two code blocks in a row read as one: each gets its caption.
+        body = f"{CODE_CAPTION}\n\n{_fence(part.code, 'python')}\n\n{OUTPUT_CAPTION}\n\n{body}"
     lines = [f"<details><summary>{head}</summary>\n\n{body}\n\n</details>"]
     if part.status == "running" and part.live:
         lines.append(_fence(part.live))

@@ -65,14 +65,12 @@ class TurnUI:
         return [{"output_type": "display_data", "data": data, "metadata": meta} for data, meta in shown]
 
     def _take_out(self) -> None:
-        """Once the turn ended, the Stop control and an empty approval area leave the cell (and
-        the saved notebook): no blank widget left behind, none that a kernel restart would mark
-        as disconnected. An approval area holding a cancelled card stays."""
+        """Once the turn ended, the Stop control and the approval area leave the cell (and the
+        saved notebook): no blank widget left behind, none that a kernel restart would mark as
+        disconnected. A card left unanswered is said in the transcript, above its footer."""
         if not self._handles:
             return  # headless: nothing was shown
         for handle, widget in zip(self._handles, (self.asks, self.controls), strict=True):
-            if widget is self.asks and self.asks.children:
-                continue
             handle.update({}, raw=True)
             self._gone.add(widget)
 
@@ -93,9 +91,11 @@ class TurnUI:
         self.asks.children = tuple(c for c in self.asks.children if c not in cards)
 
     def finish(self) -> None:
-        """The turn ended: an unanswered card says it was cancelled, without its buttons."""
+        """The turn ended: an unanswered card's buttons stop answering, and the card goes with
+        the approval area (the transcript says the call was cancelled, as the turn's end)."""
         for card in self.approvals:
             card.cancel()
+        self._remove(self.approvals)
         self.controls.running = False
         self._take_out()
         self.view.flush(force=True)

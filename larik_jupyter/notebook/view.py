@@ -10,7 +10,7 @@ from typing import Any
 from IPython.display import display
 
 from larik_jupyter.agent import events as ae
-from larik_jupyter.agent.textlog import format_cost
+from larik_jupyter.llm.pricing import cost_label
 from larik_jupyter.notebook.render import (
     NoticePart,
     NumbersPart,
@@ -32,6 +32,8 @@ MAX_UPDATES_PER_SECOND = 20
 
 
 DECISIONS = {"allow": "allowed once", "always": "always allowed"}
+# A call whose approval card was still waiting when the turn ended.
+UNANSWERED = "cancelled, the turn ended before an answer"
 
 
 class TranscriptView:
@@ -140,7 +142,9 @@ class TranscriptView:
         elif isinstance(event, ae.PermissionAnswered) and event.decision == "deny":
             self._set_tool(event.id, "denied")
         elif isinstance(event, ae.PermissionAnswered) and (asked := self._tools.get(event.id)) is not None:
-            asked.decision = "allowed by --yes" if event.reason == "--yes" else DECISIONS.get(event.decision)
+            # Allowed without asking: by --yes or by a saved rule (`rule bash(git:*)`), named.
+            unasked = event.reason == "--yes" or event.reason.startswith("rule ")
+            asked.decision = f"allowed by {event.reason}" if unasked else DECISIONS.get(event.decision)
         elif isinstance(event, ae.ToolOutput):
             if (running := self._tools.get(event.id)) is not None:
                 running.live = live_tail(running.live + event.text)
@@ -175,8 +179,8 @@ class TranscriptView:
                 + f"this turn {'about ' if u.estimated else ''}{u.input_tokens:,} in · {u.output_tokens:,} out tokens"
                 + (" (estimated, price unknown)" if u.estimated else "")
                 + (f" · {u.cache_read_tokens:,} cached" if u.cache_read_tokens else "")
-                + f"{format_cost(event.turn_cost)} · session {session:,} tokens"
-                + f"{format_cost(event.session_cost)}</sub>"
+                + ("" if u.estimated else f", {cost_label(event.turn_cost)}")
+                + f" · session {session:,} tokens, {cost_label(event.session_cost)}</sub>"
             ).replace("$", "&#36;")
         elif isinstance(event, ae.TurnEnded):
             self.status = {
@@ -188,6 +192,8 @@ class TranscriptView:
             if event.status == "interrupted" and event.error:
                 self.status = f"Interrupted: {event.error}"
             for part in self._tools.values():
+                if part.status == "asking":  # said here, above the footer: the turn's end
+                    self.parts.append(NoticePart(f"{part.summary}: {UNANSWERED}"))
                 if part.status in ("requested", "asking", "running"):
                     part.status = "interrupted"
             if self._numbers is not None:

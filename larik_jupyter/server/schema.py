@@ -18,6 +18,7 @@ class SessionOut(BaseModel):
     updated: str = ""  # when it was last written to (its last entry's time, UTC)
     held: bool = False  # a live kernel or process has it open for writing
     model: str | None = None  # its current model (after `/model`), `provider:model`
+    cost_label: str = ""  # what it cost, as every view says it (`llm.pricing.cost_label`)
     first_prompt: str
     message_count: int
     fork_of: str | None = None

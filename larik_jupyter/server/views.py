@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Any
 
 from larik_jupyter.config.secrets import redactor_for
+from larik_jupyter.llm.pricing import cost_label
 from larik_jupyter.server.confine import relative_to_root
 from larik_jupyter.server.page_numbers import page_numbers
 from larik_jupyter.server.schema import SessionList, SessionOut, TranscriptPage, TreeNodeOut
@@ -44,6 +45,7 @@ def session_list(root_dir: str, cwd: Path, tokens: DeleteTokens) -> SessionList:
             updated=info.updated,
             held=info.held,
             model=info.model,
+            cost_label=cost_label(info.cost),
             first_prompt=info.first_prompt or "",
             message_count=info.message_count,
             fork_of=info.fork_of,

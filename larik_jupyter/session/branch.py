@@ -165,10 +165,12 @@ def fork_after(src_path: str | os.PathLike[str], n: int | None = None) -> Path:
 
 
 class PromptInfo(BaseModel):
-    """One prompt of a session: its message position, first line and time."""
+    """One prompt of a session: its message position, first line, whole text (what a search
+    matches) and time."""
 
     position: int
     first_line: str
+    text: str = ""
     time: str | None = None
 
 
@@ -210,21 +212,37 @@ def _node(path: Path) -> TreeNode:
         fork_of=s.meta.fork_of if s.meta else None,
         fork_at=s.meta.fork_at if s.meta else None,
         fork_prompt=s.fork_prompt,
-        prompts=[PromptInfo(position=p.position, first_line=p.first_line, time=p.time) for p in s.prompts],
+        prompts=[PromptInfo(position=p.position, first_line=p.first_line, text=p.text, time=p.time) for p in s.prompts],
         interrupted=s.interrupted,
         compactions=list(s.compactions),
         error=s.error,
     )
 
 
+def _owner(node: TreeNode, nodes: dict[str, TreeNode]) -> TreeNode | None:
+    """The session whose own prompt `node` branched after: its source, or, when it branched
+    inside the prefix its source copied (`/rewind 1` on a branch), the session that prefix
+    came from, so it hangs beside its source rather than under it."""
+    parent = nodes.get(node.fork_of) if node.fork_of else None
+    seen = {node.id}
+    while parent is not None and parent.id not in seen and parent.fork_of in nodes:
+        if (node.fork_prompt or 0) > (parent.fork_prompt or 0):
+            break
+        seen.add(parent.id)
+        parent = nodes[parent.fork_of]
+    return None if parent is None or parent.id in seen else parent
+
+
 def fork_tree(cwd: str | os.PathLike[str]) -> list[TreeNode]:
-    """The sessions of `cwd` as a forest: each branch under the session it forked from, oldest first."""
+    """The sessions of `cwd` as a forest, oldest first: each branch under the session whose own
+    prompt it branched after (its source, or the source's source for a branch made inside the
+    prompts its source copied; `fork_of` still names the source)."""
     folder = paths.sessions_dir(cwd)
     files = sorted(p for p in folder.glob("*.jsonl") if paths.is_session_id(session_id_of(p))) if folder.is_dir() else []
     nodes = {n.id: n for n in map(_node, files)}
     roots: list[TreeNode] = []
     for node in nodes.values():
-        parent = nodes.get(node.fork_of) if node.fork_of else None
-        node.parent_deleted = bool(node.fork_of) and parent is None
-        (parent.children if parent is not None and parent is not node else roots).append(node)
+        node.parent_deleted = bool(node.fork_of) and node.fork_of not in nodes
+        parent = _owner(node, nodes)
+        (parent.children if parent is not None else roots).append(node)
     return roots

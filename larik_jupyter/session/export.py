@@ -20,6 +20,7 @@ from larik_jupyter.llm.messages import (
     ToolUseBlock,
     is_context_text,
 )
+from larik_jupyter.llm.pricing import cost_label
 from larik_jupyter.redaction import Redactor
 from larik_jupyter.session.call_summary import (
     CellPosition,
@@ -160,8 +161,7 @@ def render_markdown(path: Path, entries: EntryList, *, redactor: Redactor) -> st
         lines.append(f"- Started: {entries.raw(0)['time']}")
     usage = state.usage
     lines.append(f"- Tokens: {usage.input_tokens} in, {usage.output_tokens} out")
-    if state.cost is not None:
-        lines.append(f"- Cost: ${state.cost:.4f}")
+    lines.append(f"- Cost: {cost_label(state.cost)}")
     turn = 0
     calls: dict[str, ToolUseBlock] = {}
     position = positions_in_files(Path(meta.cwd))  # cells named by where they stand in the file

@@ -26,6 +26,8 @@ from larik_jupyter.session.tally import Tally
 
 # Summaries kept per process; a tree of 1,000 sessions fits with room for other directories.
 CACHE_SIZE = 4096
+# How much of each prompt a summary keeps for searching: a pasted data dump past this is cut.
+PROMPT_TEXT_LIMIT = 20_000
 # A file modified this recently may change again within the clock's granularity without its
 # identity changing (git's "racy" files), so its summary is not kept.
 RACY_SECONDS = 2.0
@@ -33,12 +35,14 @@ RACY_SECONDS = 2.0
 
 @dataclass(frozen=True)
 class PromptSummary:
-    """One prompt: its number (1-based), message position, first line, time, and its turn's
-    usage, cost (None: price unknown) and whether a reply in the turn was interrupted."""
+    """One prompt: its number (1-based), message position, first line, whole text (what a
+    search matches, up to `PROMPT_TEXT_LIMIT` characters), time, and its turn's usage, cost
+    (None: price unknown) and whether a reply in the turn was interrupted."""
 
     number: int
     position: int
     first_line: str
+    text: str
     time: str | None
     usage: Usage
     cost: float | None
@@ -175,11 +179,13 @@ def read_summary(path: Path) -> SessionSummary:
             turns[-1][0].add(f"{meta.provider}:{model}" if ":" not in model and meta.provider else model, o.usage)
     prompts = []
     for number, (position, (tally, interrupted)) in enumerate(zip(state.prompt_positions, turns, strict=True), 1):
+        text = state.all[position].prompt_text()
         prompts.append(
             PromptSummary(
                 number=number,
                 position=position,
-                first_line=first_line(state.all[position].prompt_text()),
+                first_line=first_line(text),
+                text=text[:PROMPT_TEXT_LIMIT],
                 time=entries.outline(state.entry_indexes[position]).time,
                 usage=tally.usage(),
                 cost=tally.cost(),

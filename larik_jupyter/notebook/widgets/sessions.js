@@ -11,7 +11,7 @@ const COLUMNS = [
     value: (r) => r.input_tokens + r.output_tokens,
     show: (r) => `${r.input_tokens.toLocaleString()} / ${r.output_tokens.toLocaleString()}`,
   },
-  { key: "cost", label: "cost", value: (r) => (r.cost === null ? -1 : r.cost), show: (r) => formatCost(r.cost) },
+  { key: "cost", label: "cost", value: (r) => (r.cost === null ? -1 : r.cost), show: (r) => r.cost_label },
   { key: "model", label: "model", value: (r) => r.model || "", show: (r) => r.model || "" },
   {
     key: "fork_of",
@@ -70,7 +70,7 @@ function render({ model, el: host }) {
       });
       head.appendChild(th);
     }
-    head.appendChild(el("th", "", ""));
+    head.append(el("th", "", ""), el("th", "", ""));
     const body = el("tbody");
     for (const r of rows) {
       const tr = el("tr", r.id === data.current ? "larik-current" : "");
@@ -78,7 +78,9 @@ function render({ model, el: host }) {
       tr.title = r.id + (r.error ? `\ndamaged: ${r.error}` : "") + (r.interrupted ? `\n${r.interrupted}` : "");
       for (const c of COLUMNS) tr.appendChild(el("td", "larik-col-" + c.key, c.show(r)));
       const cell = el("td", "larik-row-actions");
-      cell.append(
+      const buttons = el("div", "larik-row-buttons");
+      cell.appendChild(buttons);
+      buttons.append(
         button("Resume", "larik-resume", () => send("resume", { session: r.id })),
         button("Fork", "larik-fork", () => send("fork", { session: r.id })),
         button("Export", "larik-export", () => send("export", { session: r.id })),
@@ -90,13 +92,15 @@ function render({ model, el: host }) {
         del.disabled = true;
         del.title = "This is the open session: run %larik /new first, then delete it.";
       }
-      if (r.id === data.current) cell.appendChild(el("span", "larik-badge larik-badge-current", "current"));
+      // The row's state in a column of its own, so a badge never wraps into the buttons.
+      const state = el("td", "larik-row-state");
+      if (r.id === data.current) state.appendChild(el("span", "larik-badge larik-badge-current", "current"));
       else if (r.held) {
         const badge = el("span", "larik-badge larik-badge-held", "open in a kernel");
         badge.title = "Another kernel has this session open; Resume and Fork continue on a new branch of it.";
-        cell.appendChild(badge);
+        state.appendChild(badge);
       }
-      tr.appendChild(cell);
+      tr.append(state, cell);
       body.appendChild(tr);
     }
     const thead = el("thead");

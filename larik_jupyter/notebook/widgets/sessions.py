@@ -11,6 +11,7 @@ from typing import Any
 import traitlets
 
 from larik_jupyter.errors import LarikError
+from larik_jupyter.llm.pricing import cost_label
 from larik_jupyter.notebook.widgets import esm
 from larik_jupyter.notebook.widgets.session_widget import SessionWidget, escape, refresh_all
 from larik_jupyter.session import branch, catalog
@@ -35,6 +36,7 @@ def sessions_data(cwd: str | os.PathLike[str], current: str | None = None) -> di
             "input_tokens": u.input_tokens + u.cache_read_tokens + u.cache_write_tokens,
             "output_tokens": u.output_tokens,
             "cost": info.cost,
+            "cost_label": cost_label(info.cost),
             "fork_of": info.fork_of,
             "fork_at": info.fork_at,
             "interrupted": info.interrupted,

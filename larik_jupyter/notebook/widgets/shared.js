@@ -18,13 +18,6 @@ function shortTime(iso) {
   return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())} ${pad(d.getHours())}:${pad(d.getMinutes())}`;
 }
 
-// One way to show a cost everywhere: unknown prices say so, a free session shows $0.00.
-function formatCost(cost) {
-  if (cost === null || cost === undefined) return "price unknown";
-  if (cost > 0 && cost < 0.01) return "<$0.01";
-  return "$" + cost.toFixed(2);
-}
-
 function capitalized(text) {
   return text ? text[0].toUpperCase() + text.slice(1) : "";
 }

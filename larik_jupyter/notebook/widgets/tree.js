@@ -2,7 +2,8 @@
 // Data comes from Python as one JSON trait (`tree`); actions go back with model.send().
 
 // Visible rows in display order. Each row: {key, depth, kind, node, session, collapsible}.
-// With a query, only matching prompts (and sessions whose id matches) and their ancestors show.
+// With a query, only prompts whose text (any line of it) matches, sessions whose id matches, and
+// their ancestors show.
 function flatten(tree, collapsed, query) {
   const rows = [];
   const q = query.trim().toLowerCase();
@@ -14,6 +15,11 @@ function flatten(tree, collapsed, query) {
     let matched = q !== "" && node.id.toLowerCase().includes(q);
     let any = false;
     const open = q !== "" || !collapsed.has(key);
+    // Branches that share no prompt are alternatives to the first one: they come before it.
+    for (const child of node.children) {
+      any = true;
+      if (open && session(child, depth + 1)) matched = true;
+    }
     for (const item of node.items) {
       any = true;
       if (item.kind === "compaction") {
@@ -24,15 +30,11 @@ function flatten(tree, collapsed, query) {
       const prow = { key: pkey, depth: depth + 1, kind: "prompt", node: item, session: node, collapsible: item.children.length > 0 };
       const pstart = rows.length;
       if (open) rows.push(prow);
-      let hit = q !== "" && item.text.toLowerCase().includes(q);
+      let hit = q !== "" && item.prompt_text.toLowerCase().includes(q);
       const popen = open && (q !== "" || !collapsed.has(pkey));
       if (popen) for (const child of item.children) if (session(child, depth + 2)) hit = true;
       if (q !== "" && !hit) rows.length = pstart;
       if (hit) matched = true;
-    }
-    for (const child of node.children) {
-      any = true;
-      if (open && session(child, depth + 1)) matched = true;
     }
     row.collapsible = any;
     if (q !== "" && !matched) rows.length = start;
@@ -57,7 +59,7 @@ function renderRow(row, current, collapsed, selected) {
     if (n.id === current) r.classList.add("larik-current");
     if (n.branch) r.appendChild(el("span", "larik-branch", "↳ " + n.branch));
     r.appendChild(el("code", "larik-id", n.id));
-    r.appendChild(el("span", "larik-meta", [shortTime(n.time), n.model || "", formatCost(n.cost)].filter(Boolean).join(" · ")));
+    r.appendChild(el("span", "larik-meta", [shortTime(n.time), n.model || "", n.cost_label].filter(Boolean).join(" · ")));
     if (n.id === current) r.appendChild(el("span", "larik-badge larik-badge-current", "current"));
     if (!n.items.some((item) => item.kind === "prompt")) r.appendChild(el("span", "larik-badge larik-badge-empty", "no prompt yet"));
     if (n.interrupted) r.appendChild(el("span", "larik-badge larik-badge-interrupted", "interrupted")).title = n.interrupted;
@@ -68,7 +70,8 @@ function renderRow(row, current, collapsed, selected) {
     if (row.session.id === current) r.classList.add("larik-on-current");
     r.appendChild(el("span", "larik-n", n.n + "."));
     r.appendChild(el("span", "larik-text", n.text || "(empty prompt)"));
-    r.appendChild(el("span", "larik-meta", [shortTime(n.time), formatCost(n.cost)].filter(Boolean).join(" · ")));
+    r.title = n.prompt_text.length > 600 ? n.prompt_text.slice(0, 600) + "…" : n.prompt_text;
+    r.appendChild(el("span", "larik-meta", [shortTime(n.time), n.cost_label].filter(Boolean).join(" · ")));
     if (n.interrupted) r.appendChild(el("span", "larik-badge larik-badge-interrupted", "interrupted"));
   } else {
     r.appendChild(el("span", "larik-compaction", "⇲ compacted here"));

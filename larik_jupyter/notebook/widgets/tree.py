@@ -1,7 +1,8 @@
 """The fork tree of a working directory's sessions as an interactive widget (`%larik /tree`).
 
 Each session lists its prompts in order; a branch (fork or rewind) hangs under the last prompt
-it shares with its source, so siblings under a prompt are alternative continuations.
+it shares with its source, so siblings under a prompt are alternative continuations. A branch
+that shares no prompt (`/rewind 1`) is an alternative to the first prompt: it comes before it.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import traitlets
 from larik_jupyter.api import RewindStopped
 from larik_jupyter.checkpoint.store import CheckpointStore, TurnInfo
 from larik_jupyter.errors import LarikError
+from larik_jupyter.llm.pricing import cost_label
 from larik_jupyter.notebook.widgets import esm
 from larik_jupyter.notebook.widgets.session_widget import SessionWidget, escape, refresh_all
 from larik_jupyter.records import SessionRecords
@@ -34,7 +36,7 @@ def _shares(fork_at: int | None, position: int) -> bool:
     return fork_at is None or position < fork_at
 
 
-def _session(node: TreeNode, counter: list[int]) -> dict[str, Any]:
+def _session(node: TreeNode, counter: list[int], parent: str | None = None) -> dict[str, Any]:
     # The fork tree was just built from the same summaries, so this reads nothing again.
     details = summary(Path(node.path))
     counter[0] += 1
@@ -51,8 +53,10 @@ def _session(node: TreeNode, counter: list[int]) -> dict[str, Any]:
             "n": prompt.number,
             "position": prompt.position,
             "text": prompt.first_line,
+            "prompt_text": prompt.text,  # what the search matches, and the row's hover
             "time": prompt.time,
             "cost": spent,
+            "cost_label": cost_label(spent),
             "interrupted": prompt.interrupted or bool(last and node.interrupted),
             "children": [],
         }
@@ -66,8 +70,8 @@ def _session(node: TreeNode, counter: list[int]) -> dict[str, Any]:
     prompts = [item for item in ordered if item["kind"] == "prompt"]
     children: list[dict[str, Any]] = []
     for child in node.children:
-        data = _session(child, counter)
-        before = [p for p in prompts if _shares(child.fork_at, p["position"])]
+        data = _session(child, counter, node.id)
+        before = [p for p in prompts if p["n"] <= (child.fork_prompt or 0)]
         (before[-1]["children"] if before else children).append(data)
     return {
         "kind": "session",
@@ -75,11 +79,15 @@ def _session(node: TreeNode, counter: list[int]) -> dict[str, Any]:
         "time": details.started,
         "model": details.model,  # the current model, as /sessions shows it
         "cost": total,
+        "cost_label": cost_label(total),
         "fork_of": node.fork_of,
         "fork_at": node.fork_at,
         "fork_prompt": node.fork_prompt,
         "parent_deleted": node.parent_deleted,
-        "branch": fork_label(node.fork_of, node.fork_prompt, node.parent_deleted),
+        # Hung beside its source (it branched inside the prompts its source copied): named.
+        "branch": fork_label(
+            node.fork_of, node.fork_prompt, node.parent_deleted, name_source=node.fork_of != parent
+        ),
         "interrupted": node.interrupted,
         "error": node.error,
         "items": ordered,
@@ -109,7 +117,7 @@ def _static(data: dict[str, Any]) -> str:
         mark = " <b>(current)</b>" if node["id"] == current else ""
         branch = f" <i>{escape(node['branch'])}</i>" if node.get("branch") else ""
         branch += f" <i>({NO_PROMPT})</i>" if _empty(node) else ""
-        rows = []
+        rows = [session(child) for child in node["children"]]
         for item in node["items"]:
             if item["kind"] == "compaction":
                 rows.append("<li><i>compacted</i></li>")
@@ -121,7 +129,6 @@ def _static(data: dict[str, Any]) -> str:
                 + (f"<ul>{below}</ul>" if below else "")
                 + "</li>"
             )
-        rows += [session(child) for child in node["children"]]
         return f"<li><code>{escape(node['id'])}</code>{branch}{mark}<ul>{''.join(rows)}</ul></li>"
 
     body = "".join(session(root) for root in data.get("roots", []))
@@ -169,6 +176,8 @@ def _static_text(data: dict[str, Any]) -> str:
         branch = f" {node['branch']}" if node.get("branch") else ""
         branch += f" ({NO_PROMPT})" if _empty(node) else ""
         lines.append(f"{pad}{node['id']}{branch}" + (" (current)" if node["id"] == current else ""))
+        for child in node["children"]:
+            session(child, depth + 1)
         for item in node["items"]:
             if item["kind"] == "compaction":
                 lines.append(f"{pad}  (compacted)")
@@ -177,8 +186,6 @@ def _static_text(data: dict[str, Any]) -> str:
             lines.append(f"{pad}  {item['n']}. {item['text']}{stop}")
             for child in item["children"]:
                 session(child, depth + 2)
-        for child in node["children"]:
-            session(child, depth + 1)
 
     for root in data.get("roots", []):
         session(root, 0)
