@@ -279,3 +279,11 @@ def test_in_a_kernel_the_cell_history_and_export_mark_only_the_invented_number(
     for shown in (cell, history, exported):
         assert UNFOUND.findall(shown) == ["4,321"]
         assert "1 number not found in this turn's outputs" in shown
+
+
+def test_numbers_past_what_a_float_holds_are_left_alone() -> None:
+    # A session id's `00e419`, a reply's `1e400`, a 400-digit integer: no OverflowError.
+    huge = "9" * 400
+    output = f"Transcript: 20261204-134937-00e419-agents, total 1e999, {huge}, 42.5"
+    (unfound,) = trace(["The total was 42.5; 1e400 and " + huge + " too."], [output]).unfound
+    assert "42.5" not in [c.text for c in unfound]

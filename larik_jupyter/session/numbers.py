@@ -15,6 +15,7 @@ the export, the terminal and the server's transcript pages agree.
 from __future__ import annotations
 
 import bisect
+import math
 import re
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
@@ -153,10 +154,13 @@ def claims(text: str) -> list[Claim]:
             continue  # cell 12, prompt 3, In [14], row 42
         exponent = _exponent(m.group("exp"))
         multiplier = _MULTIPLIERS[m.group("mult").strip().lower()] if m.group("mult") else 1.0
-        unit = 10.0 ** -(len(frac) - 1) if frac else 1.0
-        if not frac and _APPROXIMATE.search(before):
-            unit = 10.0 ** (len(digits) - len(digits.rstrip("0")))
-        scale = 10.0 ** exponent * multiplier
+        try:  # past what a float holds (`1e400`, 400 digits): not a number anyone reads
+            unit = 10.0 ** -(len(frac) - 1) if frac else 1.0
+            if not frac and _APPROXIMATE.search(before):
+                unit = 10.0 ** (len(digits) - len(digits.rstrip("0")))
+            scale = 10.0 ** exponent * multiplier
+        except OverflowError:
+            continue
         found.append(
             Claim(
                 m.start(), m.end(), m.group().strip(), float(digits + frac) * scale, unit * scale, percent,
@@ -188,6 +192,15 @@ def _exponent(text: str | None) -> int:
         return 0
     digits = re.search(r"[-−+]?\d+$", text)
     return int(digits.group().replace("−", "-")) if digits else 0
+
+
+def _scaled(digits: str, exponent: int) -> float | None:
+    """`digits` × 10^`exponent`, or None past what a float holds (`00e419` in an id)."""
+    try:
+        value = float(digits) * 10.0 ** exponent
+    except OverflowError:
+        return None
+    return value if math.isfinite(value) else None
 
 
 # -- numbers in outputs, prompts and code ------------------------------------------------------
@@ -344,7 +357,9 @@ def output_values(text: str) -> list[Value]:
         elif signed:
             sign = "+"
         digits = m.group("num").replace(",", "").replace("_", "") + (m.group("frac") or "")
-        size = float(digits) * 10.0 ** _exponent(m.group("exp"))
+        size = _scaled(digits, _exponent(m.group("exp")))
+        if size is None:
+            continue
         values.append(Value(size, sign))
         if m.group("mult"):
             values.append(Value(size * _MULTIPLIERS[m.group("mult").strip().lower()], sign))
