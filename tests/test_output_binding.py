@@ -126,12 +126,17 @@ def test_under_protect_mode_replace_asks_through_the_approval_card(project: Path
     magics.interactive = True
     shell.user_ns["df"] = [1, 2, 3]
 
+    earlier = {id(w) for w in _cards()}  # cards other tests of this process left unanswered
+
+    def new_cards() -> list[Any]:
+        return [w for w in _cards() if id(w) not in earlier]
+
     async def run() -> None:
         task = asyncio.ensure_future(magics.run_async("-o df --replace summarise", None))
-        while not _cards():
+        while not new_cards():
             assert not task.done(), task.exception()
             await asyncio.sleep(0.01)
-        [card] = _cards()
+        [card] = new_cards()
         assert card.request.summary == "-o df: replace your variable `df` (list, len 3) with this turn's outcome"
         (card.allow_button if click == "allow" else card.deny_button).click()
         await task
