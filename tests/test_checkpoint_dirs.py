@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -197,7 +198,11 @@ def test_racing_symlink_swaps_never_remove_a_directory_outside(world: tuple[Path
         store.begin_turn()
         write(store, b / "c.txt", b"new")
         racer = threading.Thread(target=swap)
+        started = swaps
         racer.start()
+        deadline = time.monotonic() + 5  # on a loaded machine the racer may start late
+        while swaps == started and time.monotonic() < deadline:
+            time.sleep(0.001)
         try:
             store.undo()
         finally:
