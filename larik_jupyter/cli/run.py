@@ -9,9 +9,9 @@ import signal
 import sys
 import threading
 
-from larik_jupyter.agent.factory import open_agent
-from larik_jupyter.agent.loop import TurnOutcome
+from larik_jupyter.agent.outcome import TurnOutcome
 from larik_jupyter.agent.textlog import TextLog
+from larik_jupyter.api import Agent
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -35,18 +35,11 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def _run(args: argparse.Namespace) -> int:
-    opened = open_agent(
-        args.cwd,
-        session=args.session,
-        continue_latest=args.continue_latest,
-        model=args.model,
-        yes=args.yes,
-    )
-    agent = opened.loop
-    log = TextLog(sys.stdout)
-    for notice in opened.notices:
+    # The same session object every front end drives (`Agent`), with the plain-text view.
+    agent = Agent(args.cwd, session=args.session, continue_latest=args.continue_latest, model=args.model, yes=args.yes)
+    for notice in agent.notices:
         print(f"! {notice}", file=sys.stderr)
-    agent.subscribe(log)
+    agent.subscribe(TextLog(sys.stdout))
     stopped = threading.Event()
 
     def interrupt() -> None:
@@ -62,7 +55,7 @@ def _run(args: argparse.Namespace) -> int:
         if handled:
             loop.add_signal_handler(signal.SIGINT, interrupt)
         try:
-            return await agent.run_turn(" ".join(args.prompt))
+            return await agent.arun(" ".join(args.prompt))
         finally:
             if handled:
                 loop.remove_signal_handler(signal.SIGINT)
@@ -71,10 +64,10 @@ def _run(args: argparse.Namespace) -> int:
         outcome = asyncio.run(turn())
     finally:
         agent.close()
-    print(f"session {agent.session.id} ({agent.session.path})", file=sys.stderr)
+    print(f"session {agent.session_id} ({agent.session_path})", file=sys.stderr)
     if stopped.is_set():
         print(
-            f"Interrupted: the turn was stopped; continue with `larik-jupyter run --session {agent.session.id} PROMPT`.",
+            f"Interrupted: the turn was stopped; continue with `larik-jupyter run --session {agent.session_id} PROMPT`.",
             file=sys.stderr,
         )
         return 130
