@@ -13,7 +13,10 @@ def price_for(model: str) -> Price | None:
 
 def cost(model: str, usage: Usage) -> float | None:
     """The dollar cost of `usage` on `model`, or None when the price is unknown (or the
-    tokens are only estimated)."""
+    tokens are only estimated); no tokens cost nothing, whatever the price (a turn stopped
+    before the model answered says "$0.00", as its session does)."""
+    if not (usage.input_tokens or usage.output_tokens or usage.cache_read_tokens or usage.cache_write_tokens):
+        return 0.0
     price = price_for(model)
     if price is None or usage.estimated:
         return None

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 import nbformat
 import pytest
-from playwright.sync_api import Page
+from playwright.sync_api import Page, expect
 
 from larik_jupyter.session.catalog import list_sessions
 from larik_jupyter.session.reader import load_entries
@@ -69,7 +69,7 @@ def test_interrupt_while_waiting_for_an_approval(lab_page: Page, lab_server: Lab
     took = lab_page.evaluate(INTERRUPT_AND_TIME)
     assert took <= 1.0, f"the turn ended {took:.2f} s after the interrupt"
     body_has(lab_page, "cancelled, the turn ended before an answer")
-    assert lab_page.locator(ENABLED_APPROVAL_BUTTONS).count() == 0
+    expect(lab_page.locator(ENABLED_APPROVAL_BUTTONS)).to_have_count(0, timeout=10_000)  # the card goes with the turn
     assert not (lab_server.root / "a.txt").exists()
     (result,) = last_messages(lab_server)[-1].tool_results()  # type: ignore[attr-defined]
     assert result.is_error and "Interrupted" in result.content
@@ -111,7 +111,7 @@ def test_stop_cancels_pending_approvals(lab_page: Page, lab_server: LabServer) -
     lab_page.locator("button.larik-stop").click()
     body_has(lab_page, "cancelled, the turn ended before an answer")
     lab_server.wait_for_idle_kernel()
-    assert lab_page.locator(ENABLED_APPROVAL_BUTTONS).count() == 0
+    expect(lab_page.locator(ENABLED_APPROVAL_BUTTONS)).to_have_count(0, timeout=10_000)  # the card goes with the turn
     assert lab_page.locator("button:has-text('Allow once'), .larik-approval input").count() == 0  # nothing left behind
     time.sleep(0.5)
     assert not (lab_server.root / "b.txt").exists()
