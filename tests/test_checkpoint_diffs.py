@@ -49,4 +49,7 @@ def test_read_current_never_follows_a_symlink_or_reads_a_fifo(tmp_path: Path) ->
 
 
 def test_kernel_session_undo_data_without_an_agent(project: Path) -> None:
-    assert undo_data(KernelSession(project).agent) == {"session": None, "turns": []}
+    # The panel says why it lists nothing (issue 39's undo panels), instead of an empty list.
+    assert undo_data(KernelSession(project).agent) == {
+        "session": None, "turns": [], "empty": "No session is open in this kernel."
+    }
