@@ -9,8 +9,11 @@ import mmap
 import os
 import threading
 from concurrent.futures import Future, ThreadPoolExecutor
+from pathlib import Path
 
 from larik_jupyter.checkpoint.durable import start_writeback
+from larik_jupyter.checkpoint.manifest import FileRecord
+from larik_jupyter.checkpoint.sessiondir import is_blob_name
 
 _CHUNK = 1 << 20
 # From this size on, the kernel copies the bytes and a second thread hashes the blob's
@@ -19,6 +22,7 @@ _KERNEL_COPY_FROM = 1 << 20
 _KERNEL_CHUNK = 8 << 20
 # The kernel cannot copy between these descriptors; the buffered loop can.
 _NO_KERNEL_COPY = {errno.EXDEV, errno.ENOSYS, errno.EINVAL, errno.EOPNOTSUPP, errno.EBADF}
+_READ = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
 
 
 class BlobMismatch(Exception):
@@ -28,6 +32,18 @@ class BlobMismatch(Exception):
 def blob_name(index: int) -> str:
     """The blob of the manifest's `index`-th file record."""
     return f"{index}.bin"
+
+
+def open_blob(record: FileRecord, turn_dir: Path | int) -> int:
+    """Open the blob `record` names for reading, in its turn directory (a path or an open
+    directory fd), never through a link; `BlobMismatch` when the record names no valid blob."""
+    if not (
+        record.blob and is_blob_name(record.blob) and record.size is not None and record.sha256
+    ):
+        raise BlobMismatch("its manifest record names no valid snapshot blob")
+    if isinstance(turn_dir, int):
+        return os.open(record.blob, _READ, dir_fd=turn_dir)
+    return os.open(turn_dir / record.blob, _READ)
 
 
 @functools.cache
