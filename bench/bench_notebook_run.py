@@ -21,6 +21,7 @@ import queue
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -73,28 +74,39 @@ def last_tool_result(data: Path) -> Any:
     raise AssertionError("no tool result in the session")
 
 
+def scripted_kernel(tmp: str, call: dict[str, Any], rounds: int, setup: Callable[[Path], None] = lambda _: None) -> tuple[Path, Path, Kernel]:
+    """A project in `tmp` (`setup` adds its files) whose personal config's scripted model makes
+    `call` then says "Done.", `rounds` times; a kernel in it with larik_jupyter loaded from this
+    checkout, data and config dirs of its own: the project, the data dir and the kernel."""
+    project, data, config = Path(tmp, "proj"), Path(tmp, "data"), Path(tmp, "config")
+    (project / ".git").mkdir(parents=True)
+    config.mkdir()
+    setup(project)
+    replies = [{"content": [call]}, {"content": [{"type": "text", "text": "Done."}]}] * rounds
+    (project / "script.json").write_text(json.dumps({"responses": replies}))
+    (config / "config.json").write_text(json.dumps({"model": f"scripted:{project / 'script.json'}"}))
+    root = Path(__file__).resolve().parent.parent
+    env = {**os.environ, "LARIK_DATA_DIR": str(data), "LARIK_CONFIG_DIR": str(config),
+           "PYTHONPATH": os.pathsep.join([str(root), os.environ.get("PYTHONPATH", "")])}
+    kernel = Kernel(project, env)
+    kernel.run("%load_ext larik_jupyter")
+    return project, data, kernel
+
+
 def main() -> None:
     import nbformat
 
     rounds = int(sys.argv[1]) if len(sys.argv) > 1 else 5
     banner()
-    with tempfile.TemporaryDirectory() as tmp:
-        project, data, config = Path(tmp, "proj"), Path(tmp, "data"), Path(tmp, "config")
-        (project / ".git").mkdir(parents=True)
-        config.mkdir()
+    def notebook(project: Path) -> None:
         nb = nbformat.v4.new_notebook()
         nb.cells = [nbformat.v4.new_code_cell(CELL, id="lines")]
         nbformat.write(nb, project / "work.ipynb")
+
+    with tempfile.TemporaryDirectory() as tmp:
         call = {"type": "tool_use", "name": "notebook_run", "input": {"path": "work.ipynb", "cell_id": "lines"}}
-        replies = [{"content": [call]}, {"content": [{"type": "text", "text": "Done."}]}] * (rounds + 1)
-        (project / "script.json").write_text(json.dumps({"responses": replies}))
-        (config / "config.json").write_text(json.dumps({"model": f"scripted:{project / 'script.json'}"}))
-        root = Path(__file__).resolve().parent.parent
-        env = {**os.environ, "LARIK_DATA_DIR": str(data), "LARIK_CONFIG_DIR": str(config),
-               "PYTHONPATH": os.pathsep.join([str(root), os.environ.get("PYTHONPATH", "")])}
-        kernel = Kernel(project, env)
+        project, data, kernel = scripted_kernel(tmp, call, rounds + 1, notebook)
         try:
-            kernel.run("%load_ext larik_jupyter")
             plain: list[float] = []
             tool: list[float] = []
             for round_no in range(rounds + 1):  # the first round warms up (imports, first turn)

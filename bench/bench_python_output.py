@@ -17,13 +17,10 @@ Run:
 
 from __future__ import annotations
 
-import json
-import os
 import sys
 import tempfile
-from pathlib import Path
 
-from bench_notebook_run import Kernel, last_tool_result
+from bench_notebook_run import Kernel, last_tool_result, scripted_kernel
 from paired import banner, span
 
 LINES = 320_000
@@ -45,19 +42,9 @@ def main() -> None:
     rounds = int(sys.argv[1]) if len(sys.argv) > 1 else 5
     banner()
     with tempfile.TemporaryDirectory() as tmp:
-        project, data, config = Path(tmp, "proj"), Path(tmp, "data"), Path(tmp, "config")
-        (project / ".git").mkdir(parents=True)
-        config.mkdir()
         call = {"type": "tool_use", "name": "python", "input": {"code": CODE}}
-        replies = [{"content": [call]}, {"content": [{"type": "text", "text": "Done."}]}] * (rounds + 1)
-        (project / "script.json").write_text(json.dumps({"responses": replies}))
-        (config / "config.json").write_text(json.dumps({"model": f"scripted:{project / 'script.json'}"}))
-        root = Path(__file__).resolve().parent.parent
-        env = {**os.environ, "LARIK_DATA_DIR": str(data), "LARIK_CONFIG_DIR": str(config),
-               "PYTHONPATH": os.pathsep.join([str(root), os.environ.get("PYTHONPATH", "")])}
-        kernel = Kernel(project, env)
+        project, data, kernel = scripted_kernel(tmp, call, rounds + 1)
         try:
-            kernel.run("%load_ext larik_jupyter")
             buffered: list[float] = []
             tool: list[float] = []
             for round_no in range(rounds + 1):  # the first round warms up (imports, first turn)
