@@ -130,3 +130,20 @@ def test_every_approval_asks_a_full_question(tmp_path: Path) -> None:
     assert approval_question("python", calls["python"], "python: …", "", {})[0] == (
         "Run this Python in your kernel? It may create total."
     )
+
+
+def test_a_notebook_file_that_cannot_be_read_has_no_positions_and_never_blocks(tmp_path: Path) -> None:
+    import os
+    import threading
+
+    from larik_jupyter.session.call_summary import positions_in_files
+
+    os.mkfifo(tmp_path / "fifo.ipynb")  # reading it would wait for a writer forever
+    (tmp_path / "deep.ipynb").write_text("[" * 100_000 + "]" * 100_000)  # past the JSON parser's depth
+    (tmp_path / "ok.ipynb").write_text('{"cells": [{"id": "a"}, {"id": "b"}]}')
+    position = positions_in_files(tmp_path)
+    found: list[object] = []
+    reader = threading.Thread(target=lambda: found.extend(position(n, "b") for n in ("fifo.ipynb", "deep.ipynb", "ok.ipynb")), daemon=True)
+    reader.start()
+    reader.join(10)
+    assert found == [None, None, 1]

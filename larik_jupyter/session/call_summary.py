@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from larik_jupyter.session.plan import plan_of, progress
+from larik_jupyter.session.regular import UnreadableFileError, read_regular
 from larik_jupyter.session.tool_names import ANSWER_TOOL, SKILL_TOOL, TODO_WRITE
 
 _MAX = 80
@@ -40,8 +41,10 @@ def positions_in_files(cwd: Path) -> CellPosition:
             path = (root / raw_path).resolve()
             if path.suffix != ".ipynb" or not path.is_relative_to(root) or path.stat().st_size > _MAX_NOTEBOOK_BYTES:
                 return {}
-            cells = json.loads(path.read_bytes()).get("cells")
-        except (OSError, ValueError, AttributeError):
+            # A regular file only (a FIFO would block), any JSON it holds (nested past the
+            # parser's depth, too): a notebook that cannot be read has no positions.
+            cells = json.loads(read_regular(path)).get("cells")
+        except (OSError, ValueError, AttributeError, RecursionError, UnreadableFileError):
             return {}
         if not isinstance(cells, list):
             return {}
