@@ -92,10 +92,12 @@ def _clone(source: str, target: Path) -> bool:
 
 
 class _Budget:
-    """How many bytes of real copies a scratch copy may still make."""
+    """What a scratch copy may still do: clone files (until one clone fails: the file system
+    cannot, so the rest are not tried one by one) and make `left` bytes of real copies."""
 
     def __init__(self, size: int) -> None:
         self.left = size
+        self.clones = True
 
     def take(self, size: int) -> bool:
         if size > COPY_FILE_MAX or size > self.left:
@@ -120,8 +122,10 @@ def _mirror(source: Path, target: Path, original: Path, copy: Path, budget: _Bud
             elif item.is_dir(follow_symlinks=False):
                 _mirror(Path(item.path), there, original, copy, budget)
             elif item.is_file(follow_symlinks=False):
-                if _clone(item.path, there):
-                    continue
+                if budget.clones:
+                    if _clone(item.path, there):
+                        continue
+                    budget.clones = False
                 if budget.take(item.stat(follow_symlinks=False).st_size):
                     try:
                         shutil.copy2(item.path, there, follow_symlinks=False)
