@@ -34,10 +34,10 @@ import pandas as pd
 
 from bench.paired import alternate, banner, ratios, span, timed
 from larik_jupyter.tools.env import Env
-from larik_jupyter.tools.fingerprint import fingerprint
 from larik_jupyter.tools.host import KernelHost
-from larik_jupyter.tools.kernel import PythonTool
-from larik_jupyter.tools.kernel_undo import KernelSnapshots
+from larik_jupyter.tools.kernel.fingerprint import fingerprint
+from larik_jupyter.tools.kernel.python import PythonTool
+from larik_jupyter.tools.kernel.undo import KernelSnapshots
 
 ROUNDS = 9
 CALLS = 200

@@ -29,9 +29,9 @@ import pandas as pd
 
 from larik_jupyter.tools.env import Env
 from larik_jupyter.tools.host import KernelHost
-from larik_jupyter.tools.kernel import PythonTool
-from larik_jupyter.tools.kernel_undo import KernelSnapshots
-from larik_jupyter.tools.variable_watch import VariableWatch
+from larik_jupyter.tools.kernel.python import PythonTool
+from larik_jupyter.tools.kernel.undo import KernelSnapshots
+from larik_jupyter.tools.kernel.variable_watch import VariableWatch
 
 REPEAT = 9
 CALLS = 200

@@ -21,8 +21,8 @@ from paired import banner, span
 
 from larik_jupyter.config.model import LspServer
 from larik_jupyter.lsp.manager import LspManager
-from larik_jupyter.tools.edit import EditTool
 from larik_jupyter.tools.env import Env
+from larik_jupyter.tools.files.edit import EditTool
 
 PYLSP = str(Path(sys.executable).parent / "pylsp")
 SOURCE = "".join(f"def f{i}(x):\n    return x + {i}\n\n" for i in range(200))

@@ -121,7 +121,7 @@ def bench_read() -> tuple[list[float], list[float]]:
     from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_output
 
     from larik_jupyter.tools.env import Env
-    from larik_jupyter.tools.notebook import NotebookReadTool
+    from larik_jupyter.tools.notebook.cells import NotebookReadTool
 
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)

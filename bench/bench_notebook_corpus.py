@@ -37,7 +37,7 @@ FIRST_CALL_NOTEBOOK = "nbformat__tests_test4.5.ipynb"
 CALL = """
 import time as _t, pathlib as _p
 from larik_jupyter.tools.env import Env as _Env
-from larik_jupyter.tools.notebook import NotebookReadTool as _Read
+from larik_jupyter.tools.notebook.cells import NotebookReadTool as _Read
 _root = _p.Path({root!r})
 _env = _Env(cwd=_root, root=_root)
 _s = _t.perf_counter()
@@ -60,7 +60,7 @@ def bench_read(rounds: int) -> list[tuple[str, float, float]]:
     import nbformat
 
     from larik_jupyter.tools.env import Env
-    from larik_jupyter.tools.notebook import NotebookReadTool
+    from larik_jupyter.tools.notebook.cells import NotebookReadTool
 
     env = Env(cwd=CORPUS, root=CORPUS)
     tool = NotebookReadTool()

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from paired import alternate, banner, ratios, span, timed
 
-from larik_jupyter.tools.snapshot import changes, take_snapshot
+from larik_jupyter.tools.files.snapshot import changes, take_snapshot
 
 DIRS = 100
 FILES_PER_DIR = 100

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from paired import alternate, banner, ratios, span, timed
 
-from larik_jupyter.tools.file_write import write_file
+from larik_jupyter.tools.files.write import write_file
 
 
 def targets(root: Path, count: int, size: int) -> list[tuple[Path, bytes]]:

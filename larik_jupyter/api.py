@@ -37,7 +37,7 @@ from larik_jupyter.session.entry_list import EntryList
 from larik_jupyter.session.plan import Todo, current_plan
 from larik_jupyter.session.variable_changes import VariableChange, turn_changes
 from larik_jupyter.tools.base import Tool
-from larik_jupyter.tools.check_report import CheckReport
+from larik_jupyter.tools.check import CheckReport
 from larik_jupyter.tools.env import InlineRunner
 from larik_jupyter.tools.host import KernelHost
 
@@ -248,11 +248,11 @@ class Agent:
         notebook: Path | None = None,
     ) -> CheckReport:
         """Run the notebook at `path` (default: this kernel's own) top to bottom in a scratch
-        kernel and report what does not hold up (see `tools/notebook_check.py`). It runs on a
+        kernel and report what does not hold up (see `tools/check/tool.py`). It runs on a
         thread of its own: setting `stop`, or an interrupt of the calling thread, ends it, and
         the scratch kernel is shut down either way. `notebook`: the kernel's own notebook, when
         the caller knows it (else the one the last turn was given)."""
-        from larik_jupyter.tools.notebook_check import check_path, run_check
+        from larik_jupyter.tools.check import check_path, run_check
 
         stop = stop or threading.Event()
         env = self.loop.env

@@ -62,7 +62,7 @@ def test_the_branch_notebook_of_a_kernel_session_runs_in_a_fresh_kernel_elsewher
 
 
 def test_check_names_what_a_skipped_larik_o_cell_sets_and_runs_the_rest(project: Path) -> None:
-    from larik_jupyter.tools.notebook_check import run_check
+    from larik_jupyter.tools.check.tool import run_check
     from tests.agent_helpers import make_env
 
     write_notebook(project / "flow.ipynb", [
@@ -85,7 +85,7 @@ def test_check_names_what_a_skipped_larik_o_cell_sets_and_runs_the_rest(project:
 
 @pytest.mark.parametrize("name", ["quickstart.ipynb", "data-exploration.ipynb"])
 def test_the_shipped_notebooks_pass_their_own_check(name: str) -> None:
-    from larik_jupyter.tools.notebook_check import run_check
+    from larik_jupyter.tools.check.tool import run_check
     from tests.agent_helpers import make_env
 
     notebooks = Path(__file__).resolve().parent.parent / "notebooks"

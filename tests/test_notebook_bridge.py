@@ -34,7 +34,7 @@ from larik_jupyter.notebook.reattach import MirroredCell
 from larik_jupyter.notebook.turn_ui import TurnUI
 from larik_jupyter.tools.env import Env
 from larik_jupyter.tools.host import KernelHost
-from larik_jupyter.tools.notebook import NotebookEditTool, NotebookReadTool
+from larik_jupyter.tools.notebook.cells import NotebookEditTool, NotebookReadTool
 
 
 class Panel:

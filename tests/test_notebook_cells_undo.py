@@ -262,7 +262,7 @@ def test_the_sidebar_and_the_rewind_confirmation_list_the_cells(tmp_path: Path) 
 
 
 def test_undo_puts_back_the_outputs_notebook_run_replaced(tmp_path: Path) -> None:
-    from larik_jupyter.tools.notebook_run import CellRun
+    from larik_jupyter.tools.notebook.run import CellRun
 
     nb = original(tmp_path)
     page = Page(nb)

@@ -16,8 +16,8 @@ import psutil
 import pytest
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
+from larik_jupyter.tools.check.tool import run_check
 from larik_jupyter.tools.host import KernelHost
-from larik_jupyter.tools.notebook_check import run_check
 from tests.agent_helpers import done, make_env, scripted, tool
 from tests.test_notebook_kernel_undo import client, run_cells
 

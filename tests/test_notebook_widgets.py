@@ -110,7 +110,7 @@ def test_a_python_approval_shows_its_code_once(tmp_path) -> None:  # type: ignor
     from larik_jupyter.agent.summary import approval_question
     from larik_jupyter.notebook.view import TranscriptView
     from larik_jupyter.session.call_summary import summarize_call
-    from larik_jupyter.tools.kernel import PythonTool
+    from larik_jupyter.tools.kernel.python import PythonTool
     from tests.agent_helpers import make_env
 
     code = "total = sales['revenue'].sum()"

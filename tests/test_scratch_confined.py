@@ -107,7 +107,7 @@ def test_the_agents_check_runs_every_unkind_cell_in_a_copy_and_names_each_refusa
 
 def test_check_reports_a_kernel_that_dies_at_once_with_its_cell(project: Path) -> None:
     write_notebook(project / "dies.ipynb", [("x = 1", 1, []), ("import os\nos._exit(1)", 2, []), ("y = 2", 3, [])])
-    from larik_jupyter.tools.notebook_check import run_check
+    from larik_jupyter.tools.check.tool import run_check
     from tests.agent_helpers import make_env
 
     started = time.monotonic()
@@ -199,7 +199,7 @@ def test_replay_in_place_leaves_what_the_user_changed_since_and_skips_shell_line
 
 
 def test_check_reads_beside_the_project_as_there_and_writes_nothing_there(world: dict[str, Path]) -> None:
-    from larik_jupyter.tools.notebook_check import run_check
+    from larik_jupyter.tools.check.tool import run_check
     from tests.agent_helpers import make_env
 
     project = world["project"]
@@ -215,7 +215,7 @@ def test_check_reads_beside_the_project_as_there_and_writes_nothing_there(world:
 
 
 def test_a_checked_load_ext_leaves_the_users_larik_data_alone(project: Path, larik_dirs: dict[str, Path]) -> None:
-    from larik_jupyter.tools.notebook_check import run_check
+    from larik_jupyter.tools.check.tool import run_check
     from tests.agent_helpers import make_env
 
     # A turn snapshot old enough for the retention prune `%load_ext` starts in the background.
@@ -232,7 +232,7 @@ def test_a_checked_load_ext_leaves_the_users_larik_data_alone(project: Path, lar
 
 
 def test_a_write_in_c_or_to_a_large_linked_file_leaves_the_original(project: Path) -> None:
-    from larik_jupyter.tools.notebook_check import run_check
+    from larik_jupyter.tools.check.tool import run_check
     from tests.agent_helpers import make_env
 
     (project / "data.csv").write_text("a,b\n1,2\n")

@@ -22,7 +22,7 @@ from larik_jupyter.config.secrets import redactor_for
 from larik_jupyter.session.reader import load_entries
 from larik_jupyter.testing import ScriptedHTTPServer
 from larik_jupyter.tools import Env, Tool, ToolResult
-from larik_jupyter.tools.notebook import MAX_READ_CHARS
+from larik_jupyter.tools.notebook.cells import MAX_READ_CHARS
 from tests.agent_helpers import done, make_env, results_of, scripted, tool, wire_model
 from tests.widget_helpers import larik, shell_with_magics
 

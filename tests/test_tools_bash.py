@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from larik_jupyter.tools import Env, ToolResult, default_tools
-from larik_jupyter.tools.snapshot import changes, take_snapshot
+from larik_jupyter.tools.files.snapshot import changes, take_snapshot
 from tests.agent_helpers import Hooks
 
 

@@ -10,7 +10,7 @@ from typing import Any
 
 from larik_jupyter.tools import Env, ToolResult, default_tools
 from larik_jupyter.tools.host import KernelHost
-from larik_jupyter.tools.kernel import PythonTool
+from larik_jupyter.tools.kernel.python import PythonTool
 
 
 def kernel_env(tmp_path: Path, namespace: dict[str, Any], shown: list[object] | None = None) -> Env:
@@ -153,7 +153,7 @@ def test_exit_in_model_code_does_not_end_the_kernel(tmp_path: Path) -> None:
 def test_the_names_code_may_change_come_from_its_syntax(tmp_path: Path) -> None:
     import ast
 
-    from larik_jupyter.tools.touched_names import names_it_may_change
+    from larik_jupyter.tools.kernel.touched_names import names_it_may_change
 
     code = (
         "df.drop(columns=['a'], inplace=True)\n"
@@ -180,7 +180,7 @@ def test_the_names_code_may_change_come_from_its_syntax(tmp_path: Path) -> None:
 
 
 def test_python_with_snapshots_restores_and_removes_exactly_what_the_code_did(tmp_path: Path) -> None:
-    from larik_jupyter.tools.kernel_undo import KernelSnapshots
+    from larik_jupyter.tools.kernel.undo import KernelSnapshots
 
     ns: dict[str, Any] = {"data": [1, [2]], "cfg": {"k": 0}, "keep": [9], "gone": "here"}
     env = kernel_env(tmp_path, ns)
@@ -202,7 +202,12 @@ def test_value_sizes_and_copies_by_type() -> None:
     import numpy as np
     import pandas as pd
 
-    from larik_jupyter.tools.value_copy import NotCopyable, copy_value, human_size, value_size
+    from larik_jupyter.tools.kernel.value_copy import (
+        NotCopyable,
+        copy_value,
+        human_size,
+        value_size,
+    )
 
     frame = pd.DataFrame({"a": np.arange(1000, dtype="int64"), "s": ["text"] * 1000})
     # What the copy takes: the buffers, not the strings that a copy of the frame shares.

@@ -17,7 +17,7 @@ from larik_jupyter.checkpoint.store import CheckpointStore
 from larik_jupyter.tools import Env
 from larik_jupyter.tools.env import CallContext
 from larik_jupyter.tools.images import MAX_PER_RESULT, MAX_SIDE
-from larik_jupyter.tools.notebook import NotebookEditTool, NotebookReadTool
+from larik_jupyter.tools.notebook.cells import NotebookEditTool, NotebookReadTool
 from tests.agent_helpers import call, make_env
 
 

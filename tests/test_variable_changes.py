@@ -23,9 +23,9 @@ from larik_jupyter.notebook.view import TranscriptView
 from larik_jupyter.session.export import render_markdown
 from larik_jupyter.session.reader import load_entries
 from larik_jupyter.session.state import replay
-from larik_jupyter.tools.fingerprint import fingerprint
-from larik_jupyter.tools.protect import protected_changes
-from larik_jupyter.tools.variable_watch import VariableWatch
+from larik_jupyter.tools.kernel.fingerprint import fingerprint
+from larik_jupyter.tools.kernel.protect import protected_changes
+from larik_jupyter.tools.kernel.variable_watch import VariableWatch
 from tests.agent_helpers import as_stored, done, personal, scripted, tool
 
 CHANGE = 'df.drop(columns=["a"], inplace=True); data.append(4); x = 5'
@@ -128,7 +128,7 @@ def test_fingerprints_are_bounded_and_never_raise() -> None:
 
 
 def test_object_and_string_columns_are_bounded_and_compared_by_identity_within_a_call() -> None:
-    from larik_jupyter.tools.fingerprint import MAX_OBJECT_ITEMS
+    from larik_jupyter.tools.kernel.fingerprint import MAX_OBJECT_ITEMS
 
     frame = pd.DataFrame({"s": [f"v{i}" for i in range(1000)], "o": [[i] for i in range(1000)]})
     before = fingerprint(frame, identity=True)

@@ -12,7 +12,7 @@ import nbformat
 
 from larik_jupyter import Agent
 from larik_jupyter.tools import Env
-from larik_jupyter.tools.file_write import last_moment
+from larik_jupyter.tools.files.write import last_moment
 from tests.agent_helpers import Hooks, call, done, make_env, results_of, scripted, tool
 
 OUTSIDE_NB = {"cells": [], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}

@@ -79,7 +79,7 @@ class ToolStarted:
 @dataclass(frozen=True)
 class ToolOutput:
     """What a running call printed since its last `ToolOutput` (throttled by the tool,
-    `tools/live_output.py`); its result still carries it all. Emitted from the tool's own
+    `tools/kernel/live_output.py`); its result still carries it all. Emitted from the tool's own
     thread, as the call's code holds the one it runs on."""
 
     id: str

@@ -62,16 +62,17 @@ from larik_jupyter.session.entry import Entry
 from larik_jupyter.session.numbers import trace_last_turn
 from larik_jupyter.session.store import Session
 from larik_jupyter.session.variable_changes import VariableChange
-from larik_jupyter.tools.answer import Answer
 from larik_jupyter.tools.base import Tool, ToolResult, failure_result
 from larik_jupyter.tools.env import CallContext, Env
 from larik_jupyter.tools.envelope import new_nonce
 from larik_jupyter.tools.host import KernelHost
-from larik_jupyter.tools.kernel_undo import kernel_snapshots
-from larik_jupyter.tools.notebook_document import kernel_notebook
-from larik_jupyter.tools.notebook_open import cell_restorer, cell_sources
-from larik_jupyter.tools.notebook_page import cell_positions
-from larik_jupyter.tools.protect import protect_text, protected_changes
+from larik_jupyter.tools.kernel import Answer, kernel_snapshots, protect_text, protected_changes
+from larik_jupyter.tools.notebook import (
+    cell_positions,
+    cell_restorer,
+    cell_sources,
+    kernel_notebook,
+)
 from larik_jupyter.tools.registry import tool_schemas, unavailable_reason
 
 DEFAULT_MAX_STEPS = 40

@@ -33,7 +33,7 @@ from larik_jupyter.config.model import McpServer
 from larik_jupyter.errors import first_problem
 from larik_jupyter.tools.base import Tool, ToolResult
 from larik_jupyter.tools.env import Env
-from larik_jupyter.tools.snapshot import Snapshot, changes, take_snapshot
+from larik_jupyter.tools.files import Snapshot, changes, take_snapshot
 
 T = TypeVar("T")
 State = Literal["not started", "starting", "running", "failed", "awaiting approval", "stopped"]

@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from larik_jupyter.session.call_summary import CellPosition, cell_label
-from larik_jupyter.tools.protect import effects_sentence
+from larik_jupyter.tools.kernel import effects_sentence
 
 # Tools whose approval preview (agent/preview.py) is the call's own text: the command, the code.
 _CALL_PREVIEWS = frozenset({"bash", "python"})

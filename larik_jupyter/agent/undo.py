@@ -22,7 +22,7 @@ from larik_jupyter.checkpoint.store import CheckpointStore, UndoResult
 from larik_jupyter.llm.messages import Usage
 from larik_jupyter.session.entry import Entry
 from larik_jupyter.session.store import Session
-from larik_jupyter.tools.kernel_undo import kernel_snapshots
+from larik_jupyter.tools.kernel import kernel_snapshots
 
 # A piece of a report line: words, a name (a path or a command: code in Markdown and HTML), or
 # an emphasised word.

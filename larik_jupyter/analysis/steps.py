@@ -27,8 +27,8 @@ from larik_jupyter.session.reader import load_entries, session_id_of
 from larik_jupyter.session.state import INTERRUPTED_TOOL_RESULT, replay
 from larik_jupyter.session.summary import first_line, summary
 from larik_jupyter.tools.base import ToolError
-from larik_jupyter.tools.edit import apply_edit
-from larik_jupyter.tools.notebook_check import names_of_cell
+from larik_jupyter.tools.check import names_of_cell
+from larik_jupyter.tools.files import apply_edit
 
 StepKind = Literal["user", "prompt", "reply", "python", "notebook_run", "write", "shell", "note"]
 

@@ -19,10 +19,9 @@ from larik_jupyter.errors import LarikError, exception_text
 from larik_jupyter.llm.messages import ContentBlock, TextBlock
 from larik_jupyter.session.regular import file_kind
 from larik_jupyter.tools.envelope import wrap
-from larik_jupyter.tools.figures import image_of, is_figure
+from larik_jupyter.tools.files import is_binary
 from larik_jupyter.tools.images import InvalidImage, image_block
-from larik_jupyter.tools.textfile import is_binary
-from larik_jupyter.tools.variables import describe
+from larik_jupyter.tools.kernel import describe, image_of, is_figure
 
 FILE_LINES = 40
 MAX_FILE_READ = 5 * 1024 * 1024

@@ -6,7 +6,7 @@ whatever the cell's thread is doing. So for the length of a turn SIGINT calls th
 `stop()` (the turn ends, its partial reply stored as interrupted, a shell command's process
 group killed) and raises KeyboardInterrupt only while a terminal approval prompt waits for an
 answer. Code the turn runs in the kernel (the python tool's, a cell notebook_run runs) puts its
-own handler on top of this one for its length (`tools/code_stop.py`): it stops that code, then
+own handler on top of this one for its length (`tools/kernel/code_stop.py`): it stops that code, then
 hands Jupyter's interrupt on to this one.
 """
 

@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from larik_jupyter.api import Agent
     from larik_jupyter.config.layers import PendingApproval
     from larik_jupyter.notebook.context import KernelNotebook
-    from larik_jupyter.tools.check_report import CheckReport
+    from larik_jupyter.tools.check import CheckReport
     from larik_jupyter.tools.host import KernelHost
 
 Show = Callable[[Any], None]

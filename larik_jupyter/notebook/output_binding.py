@@ -16,7 +16,7 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from larik_jupyter.errors import LarikError
-from larik_jupyter.tools.variables import describe
+from larik_jupyter.tools.kernel import describe
 
 if TYPE_CHECKING:
     from larik_jupyter.agent.outcome import TurnOutcome

@@ -189,7 +189,7 @@ def render_tool(part: ToolPart) -> str:
     return "\n\n".join(lines)
 
 
-SHOWN_NOTE = "\n[shown to the user as rich output]"  # tools/kernel.py: for the model, not the user
+SHOWN_NOTE = "\n[shown to the user as rich output]"  # tools/kernel/python.py: for the model, not the user
 
 
 def live_tail(text: str) -> str:

@@ -7,7 +7,7 @@ Its stdout, stderr, displays, result and error are captured as nbformat outputs 
 to the `%larik` cell, and streamed (throttled) to the cell in the open document.
 
 The cell runs as a task of its own under the one stop path of the agent's code
-(`tools/code_stop.py`): a timeout, Stop or Jupyter's interrupt raises KeyboardInterrupt in the
+(`tools/kernel/code_stop.py`): a timeout, Stop or Jupyter's interrupt raises KeyboardInterrupt in the
 cell's code, or cancels it while it awaits; its outputs then end with a line saying so.
 """
 
@@ -24,8 +24,8 @@ from IPython.core.displayhook import CapturingDisplayHook
 from IPython.core.displaypub import CapturingDisplayPublisher
 
 from larik_jupyter.tools.base import STOP_GRACE_SECONDS, ToolError
-from larik_jupyter.tools.code_stop import CodeStop, stoppable
-from larik_jupyter.tools.notebook_run import CellRun
+from larik_jupyter.tools.kernel import CodeStop, stoppable
+from larik_jupyter.tools.notebook import CellRun
 
 STREAM_EVERY = 0.25  # seconds between streamed output updates
 # What a stopped cell's code raises where it stops (IPython records it as the cell's error).

@@ -56,7 +56,7 @@ class TranscriptView:
         self._numbers: TurnNumbers | None = None
         # Called after each update of the output (the cell shown again after a page reload).
         self.on_update: Callable[[], None] | None = None
-        # A running call's output arrives from its own thread (`tools/live_output.py`).
+        # A running call's output arrives from its own thread (`tools/kernel/live_output.py`).
         self._lock = threading.RLock()
 
     def markdown(self) -> str:

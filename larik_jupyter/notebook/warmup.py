@@ -39,7 +39,7 @@ _TURN_MODULES = (
     "larik_jupyter.notebook.interrupt",
     "larik_jupyter.notebook.reattach",
     "larik_jupyter.notebook.terminal",
-    "larik_jupyter.tools.notebook",
+    "larik_jupyter.tools.notebook.cells",
 )
 
 

@@ -87,7 +87,7 @@ def cell_ids_hint(name: str, tool_input: dict[str, Any]) -> str | None:
     return f"cell id{'s' if len(named) > 1 else ''} {', '.join(named)}"
 
 
-# notebook_read's default number of cells (tools/notebook.py DEFAULT_LIMIT).
+# notebook_read's default number of cells (tools/notebook/cells.py DEFAULT_LIMIT).
 _READ_LIMIT = 50
 _CELL_N = re.compile(r"cell-(\d+)")
 

@@ -24,8 +24,8 @@ from larik_jupyter.errors import LarikError, exception_text
 if TYPE_CHECKING:
     from larik_jupyter.llm.messages import ImageBlock
     from larik_jupyter.session.variable_changes import VariableChange
-    from larik_jupyter.tools.answer import Answer
     from larik_jupyter.tools.env import Env
+    from larik_jupyter.tools.kernel import Answer
 
 
 # The `path` input of the tools that act on one file.

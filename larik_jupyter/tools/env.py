@@ -16,8 +16,8 @@ from larik_jupyter.tools.envelope import new_nonce
 
 if TYPE_CHECKING:
     from larik_jupyter.tools.host import KernelHost
-    from larik_jupyter.tools.kernel_undo import KernelSnapshots
-    from larik_jupyter.tools.page_cells import CachedCells, PageCells
+    from larik_jupyter.tools.kernel import KernelSnapshots
+    from larik_jupyter.tools.notebook import CachedCells, PageCells
 
 
 class DiagnosticsSource(Protocol):
@@ -61,7 +61,7 @@ class Checkpointer(Protocol):
     """What the checkpoint store (`checkpoint/store.py` `CheckpointStore`) records before a tool
     changes something; each capture raising refuses the change. Tools never call it directly
     but through `Env.capture_before_write` / `Env.capture` and the notebook documents
-    (`tools/notebook_document.py`), so a refusal becomes a `ToolError` and nothing changes."""
+    (`tools/notebook/document.py`), so a refusal becomes a `ToolError` and nothing changes."""
 
     def capture(self, path: Path, /) -> None:
         """Save the file `path` before it is written."""

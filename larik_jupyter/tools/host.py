@@ -12,7 +12,7 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from larik_jupyter.tools.fingerprint import FingerprintCache
+from larik_jupyter.tools.kernel import FingerprintCache
 
 if TYPE_CHECKING:
     from larik_jupyter.tools.env import OpenNotebooks
@@ -33,7 +33,7 @@ class KernelHost:
     undo restores); `display`: shows a rich value in the running cell from a tool's thread;
     `bridge`: the notebooks open in a browser (the `larik.bridge` comm), when one is connected;
     `run_cell`: how `notebook_run` runs a cell in this kernel; `fingerprints`: the variables'
-    fingerprints after the last kernel call of the turn (`tools/variable_watch.py`);
+    fingerprints after the last kernel call of the turn (`tools/kernel/variable_watch.py`);
     `displays`: around a `python` call's code, keeps what it displays (`display()`, `plt.show()`
     under the inline backend) for the call's result instead of the running cell's output."""
 

@@ -5,20 +5,23 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 
 from larik_jupyter.llm.provider import ToolSchema
-from larik_jupyter.tools.answer import AnswerTool
 from larik_jupyter.tools.base import Tool
-from larik_jupyter.tools.bash import BashTool
-from larik_jupyter.tools.diagnostics import DiagnosticsTool
-from larik_jupyter.tools.edit import EditTool, MultiEditTool, WriteTool
+from larik_jupyter.tools.check import NotebookCheckTool
 from larik_jupyter.tools.env import Env
-from larik_jupyter.tools.kernel import PythonTool
-from larik_jupyter.tools.notebook import NotebookEditTool, NotebookReadTool
-from larik_jupyter.tools.notebook_check import NotebookCheckTool
-from larik_jupyter.tools.notebook_run import NotebookRunTool
+from larik_jupyter.tools.files import (
+    BashTool,
+    DiagnosticsTool,
+    EditTool,
+    GlobTool,
+    GrepTool,
+    LsTool,
+    MultiEditTool,
+    ReadTool,
+    WriteTool,
+)
+from larik_jupyter.tools.kernel import AnswerTool, InspectVariablesTool, PythonTool
+from larik_jupyter.tools.notebook import NotebookEditTool, NotebookReadTool, NotebookRunTool
 from larik_jupyter.tools.plan import TodoWriteTool
-from larik_jupyter.tools.read import ReadTool
-from larik_jupyter.tools.search import GlobTool, GrepTool, LsTool
-from larik_jupyter.tools.variables import InspectVariablesTool
 
 _FILE_AND_SHELL: tuple[type[Tool], ...] = (
     ReadTool,

@@ -13,7 +13,7 @@ import traitlets
 from larik_jupyter.bridge_protocol import Focus
 from larik_jupyter.notebook.widgets import esm
 from larik_jupyter.notebook.widgets.session_widget import SessionWidget
-from larik_jupyter.tools.check_report import CheckReport
+from larik_jupyter.tools.check import CheckReport
 
 if TYPE_CHECKING:
     from larik_jupyter.notebook.kernel import KernelSession

@@ -8,7 +8,7 @@ from typing import Any
 from larik_jupyter.textdiff import unified_diff
 from larik_jupyter.tools.base import FILE_PATH, Tool, ToolError, ToolResult
 from larik_jupyter.tools.env import Env
-from larik_jupyter.tools.textfile import read_text, write_text
+from larik_jupyter.tools.files.textfile import read_text, write_text
 
 _EDIT_FIELDS: dict[str, Any] = {
     "old_string": {"type": "string", "description": "Exact text to replace, including whitespace."},

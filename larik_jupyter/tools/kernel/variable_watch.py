@@ -19,8 +19,8 @@ from collections.abc import Iterable
 from typing import Any
 
 from larik_jupyter.session.variable_changes import VariableChange
-from larik_jupyter.tools.change_routes import route_of
-from larik_jupyter.tools.fingerprint import (
+from larik_jupyter.tools.kernel.change_routes import route_of
+from larik_jupyter.tools.kernel.fingerprint import (
     BUDGET_BYTES,
     IMMUTABLE,
     Fingerprint,
@@ -29,7 +29,7 @@ from larik_jupyter.tools.fingerprint import (
     shape_of,
     type_name,
 )
-from larik_jupyter.tools.touched_names import names_it_may_change
+from larik_jupyter.tools.kernel.touched_names import names_it_may_change
 
 # IPython's own names in the user namespace (`Out` changes with every cell), never the user's.
 IPYTHON_NAMES = frozenset({"In", "Out", "exit", "quit", "get_ipython"})

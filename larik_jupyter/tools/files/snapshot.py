@@ -6,7 +6,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from larik_jupyter.tools.ignore import walk_files
+from larik_jupyter.tools.files.ignore import walk_files
 
 MAX_FILES = 20_000
 MAX_SECONDS = 2.0

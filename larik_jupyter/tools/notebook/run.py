@@ -17,16 +17,21 @@ from typing import Any
 from larik_jupyter.bridge_protocol import SetOutputs
 from larik_jupyter.nbjson.cells import source_text
 from larik_jupyter.tools.base import Tool, ToolError, ToolResult
-from larik_jupyter.tools.code_stop import TIMEOUT_INPUT, timeout_of
 from larik_jupyter.tools.env import Env
 from larik_jupyter.tools.envelope import wrap
 from larik_jupyter.tools.images import ImageCollector
-from larik_jupyter.tools.notebook import NOTEBOOK_PATH, notebook_path
-from larik_jupyter.tools.notebook_document import kernel_notebook, with_provenance
-from larik_jupyter.tools.notebook_file import REWRITTEN_NOTE
-from larik_jupyter.tools.notebook_open import open_notebook
-from larik_jupyter.tools.notebook_outputs import outputs_text
-from larik_jupyter.tools.variable_watch import VariableWatch, cell_code, cell_names
+from larik_jupyter.tools.kernel import (
+    TIMEOUT_INPUT,
+    VariableWatch,
+    cell_code,
+    cell_names,
+    timeout_of,
+)
+from larik_jupyter.tools.notebook.cells import NOTEBOOK_PATH, notebook_path
+from larik_jupyter.tools.notebook.document import kernel_notebook, with_provenance
+from larik_jupyter.tools.notebook.file import REWRITTEN_NOTE
+from larik_jupyter.tools.notebook.open import open_notebook
+from larik_jupyter.tools.notebook.outputs import outputs_text
 
 
 @dataclass

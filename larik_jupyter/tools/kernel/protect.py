@@ -17,8 +17,8 @@ import builtins
 from collections.abc import Collection, Mapping
 from typing import Any
 
-from larik_jupyter.tools.touched_names import names_it_may_change, root_name
-from larik_jupyter.tools.variable_watch import is_user_name
+from larik_jupyter.tools.kernel.touched_names import names_it_may_change, root_name
+from larik_jupyter.tools.kernel.variable_watch import is_user_name
 
 # The short words of a plain rebinding and deletion (the approval says "replace x", "delete x").
 REBINDS, DELETES = "rebinds", "deletes"

@@ -28,7 +28,7 @@ from larik_jupyter.paths import project_root
 from larik_jupyter.scratch.copy import make_copy
 from larik_jupyter.scratch.kernel import Confinement, ScratchKernel
 from larik_jupyter.tools.base import Tool, ToolError, ToolResult
-from larik_jupyter.tools.check_report import (
+from larik_jupyter.tools.check.report import (
     CellRef,
     CheckReport,
     Difference,
@@ -39,11 +39,13 @@ from larik_jupyter.tools.check_report import (
     Skipped,
 )
 from larik_jupyter.tools.env import Env
-from larik_jupyter.tools.notebook import NOTEBOOK_PATH, notebook_path
-from larik_jupyter.tools.notebook_document import NotebookDocument
-from larik_jupyter.tools.notebook_open import open_notebook
-from larik_jupyter.tools.value_summary import differs, shown, summaries
-from larik_jupyter.tools.variable_watch import is_user_name, python_source
+from larik_jupyter.tools.kernel import differs, is_user_name, python_source, shown, summaries
+from larik_jupyter.tools.notebook import (
+    NOTEBOOK_PATH,
+    NotebookDocument,
+    notebook_path,
+    open_notebook,
+)
 
 DEFAULT_TIMEOUT = 600
 MAX_TIMEOUT = 7200
@@ -59,7 +61,7 @@ def _larik_probe(wanted):
     import json
     names = [k for k in globals() if not k.startswith('_')]
     try:
-        from larik_jupyter.tools.value_summary import summaries
+        from larik_jupyter.tools.kernel import summaries
         values = summaries(globals(), wanted)
     except Exception as exc:
         values = {"__error__": repr(exc)}

@@ -16,16 +16,16 @@ from typing import Any
 
 from larik_jupyter.errors import exception_text
 from larik_jupyter.session.variable_changes import VariableChange
-from larik_jupyter.tools.fingerprint import IMMUTABLE, Fingerprint, fingerprint
-from larik_jupyter.tools.value_copy import (
+from larik_jupyter.tools.kernel.fingerprint import IMMUTABLE, Fingerprint, fingerprint
+from larik_jupyter.tools.kernel.value_copy import (
     NotCopyable,
     copy_value,
     human_size,
     kind_of_shared,
     value_size,
 )
-from larik_jupyter.tools.variable_watch import VariableWatch
-from larik_jupyter.tools.variables import describe
+from larik_jupyter.tools.kernel.variable_watch import VariableWatch
+from larik_jupyter.tools.kernel.variables import describe
 
 DEFAULT_BUDGET_MB = 512
 

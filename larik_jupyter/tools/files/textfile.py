@@ -9,7 +9,7 @@ from pathlib import Path
 from larik_jupyter.session.regular import file_kind
 from larik_jupyter.tools.base import ToolError
 from larik_jupyter.tools.env import Env
-from larik_jupyter.tools.file_write import write_file
+from larik_jupyter.tools.files.write import write_file
 
 _SNIFF = 8192
 MAX_TEXT_BYTES = 50 * 1024 * 1024

@@ -8,8 +8,8 @@ from typing import Any
 
 from larik_jupyter.tools.base import Tool, ToolError, ToolResult
 from larik_jupyter.tools.env import Env
-from larik_jupyter.tools.ignore import walk_files
-from larik_jupyter.tools.textfile import is_binary, read_regular
+from larik_jupyter.tools.files.ignore import walk_files
+from larik_jupyter.tools.files.textfile import is_binary, read_regular
 
 MAX_GLOB = 500
 MAX_GREP = 200

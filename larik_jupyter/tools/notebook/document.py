@@ -1,6 +1,6 @@
 """One notebook document, two homes: what the notebook tools read and change, whether a browser
-shows the notebook (`tools/notebook_page.py`, its open document through the bridge) or not
-(`tools/notebook_file.py`, the `.ipynb` file written back exactly). `tools/notebook_open.py`
+shows the notebook (`tools/notebook/page.py`, its open document through the bridge) or not
+(`tools/notebook/file.py`, the `.ipynb` file written back exactly). `tools/notebook/open.py`
 picks the home; the tools never ask which one it is.
 
 A document holds the cells as read (all, or the few an edit needs from an open document) and

@@ -8,7 +8,7 @@ from typing import Any
 from larik_jupyter.session.tool_names import ANSWER_TOOL
 from larik_jupyter.tools.base import Tool, ToolError, ToolResult
 from larik_jupyter.tools.env import Env
-from larik_jupyter.tools.variables import describe
+from larik_jupyter.tools.kernel.variables import describe
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,7 @@ from typing import Any
 from larik_jupyter.textdiff import printable
 from larik_jupyter.tools.base import FILE_PATH, Tool, ToolError, ToolResult
 from larik_jupyter.tools.env import Env
-from larik_jupyter.tools.textfile import read_text
+from larik_jupyter.tools.files.textfile import read_text
 
 DEFAULT_LIMIT = 2000
 MAX_CHARS = 100_000

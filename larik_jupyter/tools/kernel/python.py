@@ -12,12 +12,14 @@ from types import CodeType
 from typing import Any
 
 from larik_jupyter.errors import exception_text
-from larik_jupyter.tools import code_stop
+from larik_jupyter.tools.kernel import code_stop
 from larik_jupyter.tools.base import Tool, ToolError, ToolResult
-from larik_jupyter.tools.change_routes import names_reached
-from larik_jupyter.tools.code_stop import TIMEOUT_INPUT, stoppable, timeout_of
 from larik_jupyter.tools.env import Env
-from larik_jupyter.tools.figures import (
+from larik_jupyter.tools.host import Displayed
+from larik_jupyter.tools.images import ImageCollector
+from larik_jupyter.tools.kernel.change_routes import names_reached
+from larik_jupyter.tools.kernel.code_stop import TIMEOUT_INPUT, stoppable, timeout_of
+from larik_jupyter.tools.kernel.figures import (
     close_shown,
     drawn_figures,
     figure_of,
@@ -27,13 +29,11 @@ from larik_jupyter.tools.figures import (
     is_figure,
     open_figures,
 )
-from larik_jupyter.tools.host import Displayed
-from larik_jupyter.tools.images import ImageCollector
-from larik_jupyter.tools.live_output import LiveOutput
-from larik_jupyter.tools.protect import changes_in
-from larik_jupyter.tools.touched_names import names_it_may_change
-from larik_jupyter.tools.value_copy import array_or_frame
-from larik_jupyter.tools.variable_watch import VariableWatch
+from larik_jupyter.tools.kernel.live_output import LiveOutput
+from larik_jupyter.tools.kernel.protect import changes_in
+from larik_jupyter.tools.kernel.touched_names import names_it_may_change
+from larik_jupyter.tools.kernel.value_copy import array_or_frame
+from larik_jupyter.tools.kernel.variable_watch import VariableWatch
 
 MAX_OUTPUT = 30_000
 MAX_TRACEBACK_FRAMES = 8

@@ -24,16 +24,14 @@ from larik_jupyter.nbjson.layout import decode
 from larik_jupyter.nbjson.splice import Spliced, splice
 from larik_jupyter.nbjson.validate import new_problems, problems
 from larik_jupyter.tools.base import ToolError
-from larik_jupyter.tools.edit import apply_edit
 from larik_jupyter.tools.env import Env
-from larik_jupyter.tools.file_write import write_file
-from larik_jupyter.tools.notebook_document import (
+from larik_jupyter.tools.files import MAX_TEXT_BYTES, apply_edit, write_file
+from larik_jupyter.tools.notebook.document import (
     Landed,
     NotebookDocument,
     changed_cell,
     is_kernel_notebook,
 )
-from larik_jupyter.tools.textfile import MAX_TEXT_BYTES
 
 # The newest nbformat major version nbformat reads (its `current_nbformat`, without importing it).
 CURRENT_NBFORMAT = 4

@@ -1,9 +1,9 @@
 """notebook_read and notebook_edit: cells of an `.ipynb` by id, in the notebook as the user
-sees it (`tools/notebook_open.py`: the open document, or the file).
+sees it (`tools/notebook/open.py`: the open document, or the file).
 
 Cells are addressed by their nbformat id, or as `cell-N` (0-based) in a notebook without ids.
 An edit is worked out from the cells read into one typed change, which the document applies
-where the notebook lives, checkpointing it first (`tools/notebook_document.py`); any failure
+where the notebook lives, checkpointing it first (`tools/notebook/document.py`); any failure
 leaves the notebook unchanged.
 """
 
@@ -19,21 +19,20 @@ from larik_jupyter.bridge_protocol import Delete, Insert, Patch, Replace
 from larik_jupyter.nbjson.cells import as_source, lines_form, source_text
 from larik_jupyter.textdiff import unified_diff
 from larik_jupyter.tools.base import Tool, ToolError, ToolResult
-from larik_jupyter.tools.edit import apply_edit
 from larik_jupyter.tools.env import Env
 from larik_jupyter.tools.envelope import wrap
-from larik_jupyter.tools.file_write import outside_root
+from larik_jupyter.tools.files import apply_edit, outside_root
 from larik_jupyter.tools.images import ImageCollector
-from larik_jupyter.tools.notebook_document import (
+from larik_jupyter.tools.notebook.document import (
     NotebookDocument,
     changed_cell,
     kernel_notebook,
     with_provenance,
 )
-from larik_jupyter.tools.notebook_file import REWRITTEN_NOTE, problems_note
-from larik_jupyter.tools.notebook_open import open_notebook
-from larik_jupyter.tools.notebook_outputs import outputs_text
-from larik_jupyter.tools.page_cells import CellChanged
+from larik_jupyter.tools.notebook.file import REWRITTEN_NOTE, problems_note
+from larik_jupyter.tools.notebook.open import open_notebook
+from larik_jupyter.tools.notebook.outputs import outputs_text
+from larik_jupyter.tools.notebook.page_cells import CellChanged
 
 DEFAULT_LIMIT = 50
 # A cell's source is cut after this many characters (the rest is read with source_offset), and

@@ -1,5 +1,5 @@
 """Which home a notebook is read from and changed in: its open document when a browser shows
-it (`tools/notebook_page.py`), else its file (`tools/notebook_file.py`). The one place that
+it (`tools/notebook/page.py`), else its file (`tools/notebook/file.py`). The one place that
 asks; the tools and undo work on the `NotebookDocument` it returns."""
 
 from __future__ import annotations
@@ -16,9 +16,9 @@ from larik_jupyter.checkpoint.manifest import NotebookRecord
 from larik_jupyter.nbjson.cells import source_text
 from larik_jupyter.tools.base import ToolError
 from larik_jupyter.tools.env import Env
-from larik_jupyter.tools.notebook_document import NotebookDocument
-from larik_jupyter.tools.notebook_file import load_notebook
-from larik_jupyter.tools.notebook_page import open_document, restore_open
+from larik_jupyter.tools.notebook.document import NotebookDocument
+from larik_jupyter.tools.notebook.file import load_notebook
+from larik_jupyter.tools.notebook.page import open_document, restore_open
 
 
 def open_notebook(

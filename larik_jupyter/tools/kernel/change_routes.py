@@ -11,7 +11,7 @@ import ast
 import types
 from typing import Any
 
-from larik_jupyter.tools.touched_names import root_name
+from larik_jupyter.tools.kernel.touched_names import root_name
 
 # Names whose use lets code reach any global, as the route is then named.
 _REACH_ANY = {

@@ -5,8 +5,8 @@ An open notebook's file lags behind its editor, and writing it behind the editor
 save overwrite the edit (or raise a "file changed" dialog). So while a browser shows a notebook,
 the notebook tools read the document the user sees and send each change as one request that the
 browser applies to its model and confirms; only closed notebooks are read and written on disk
-(`tools/notebook_file.py`). A change of cells already read is worked out from the kernel's copy
-of them and lands only if they are unchanged in the browser (`tools/page_cells.py`).
+(`tools/notebook/file.py`). A change of cells already read is worked out from the kernel's copy
+of them and lands only if they are unchanged in the browser (`tools/notebook/page_cells.py`).
 """
 
 from __future__ import annotations
@@ -35,13 +35,13 @@ from larik_jupyter.checkpoint.manifest import NotebookRecord
 from larik_jupyter.nbjson.cells import source_text
 from larik_jupyter.tools.base import ToolError
 from larik_jupyter.tools.env import Env, OpenNotebooks
-from larik_jupyter.tools.notebook_document import (
+from larik_jupyter.tools.notebook.document import (
     Landed,
     NotebookDocument,
     OutputSink,
     kernel_notebook,
 )
-from larik_jupyter.tools.page_cells import CachedCells, CellChanged, Refused
+from larik_jupyter.tools.notebook.page_cells import CachedCells, CellChanged, Refused
 
 # How often undo works its restore out again when the cells moved between its read and its
 # request (the user typing in the notebook at that moment).

@@ -9,8 +9,8 @@ from typing import Any
 
 from larik_jupyter.tools.base import Tool, ToolError, ToolResult
 from larik_jupyter.tools.env import Env
-from larik_jupyter.tools.process import MAX_OUTPUT, run_command
-from larik_jupyter.tools.snapshot import Snapshot, changes, take_snapshot
+from larik_jupyter.tools.files.process import MAX_OUTPUT, run_command
+from larik_jupyter.tools.files.snapshot import Snapshot, changes, take_snapshot
 
 DEFAULT_TIMEOUT = 120
 MAX_TIMEOUT = 600

@@ -1,0 +1,60 @@
+"""The kernel's Python tool: code run in the live namespace, what it did to the user's variables (watch, fingerprints, protect mode), and their copies for undo.
+
+The rest of the package imports this module only; its names load on first access.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from larik_jupyter.lazy import lazy_names
+
+if TYPE_CHECKING:
+    from larik_jupyter.tools.kernel.answer import Answer, AnswerTool
+    from larik_jupyter.tools.kernel.code_stop import TIMEOUT_INPUT, CodeStop, stoppable, timeout_of
+    from larik_jupyter.tools.kernel.figures import image_of, is_figure
+    from larik_jupyter.tools.kernel.fingerprint import FingerprintCache
+    from larik_jupyter.tools.kernel.protect import effects_sentence, protect_text, protected_changes
+    from larik_jupyter.tools.kernel.python import PythonTool
+    from larik_jupyter.tools.kernel.undo import KernelSnapshots, kernel_snapshots
+    from larik_jupyter.tools.kernel.value_summary import differs, shown, summaries
+    from larik_jupyter.tools.kernel.variable_watch import (
+        VariableWatch,
+        cell_code,
+        cell_names,
+        is_user_name,
+        python_source,
+    )
+    from larik_jupyter.tools.kernel.variables import InspectVariablesTool, describe
+
+__all__ = ["Answer", "AnswerTool", "CodeStop", "FingerprintCache", "InspectVariablesTool", "KernelSnapshots", "PythonTool", "TIMEOUT_INPUT", "VariableWatch", "cell_code", "cell_names", "describe", "differs", "effects_sentence", "image_of", "is_figure", "is_user_name", "kernel_snapshots", "protect_text", "protected_changes", "python_source", "shown", "stoppable", "summaries", "timeout_of"]
+
+_LAZY = {
+    "Answer": "larik_jupyter.tools.kernel.answer",
+    "AnswerTool": "larik_jupyter.tools.kernel.answer",
+    "CodeStop": "larik_jupyter.tools.kernel.code_stop",
+    "FingerprintCache": "larik_jupyter.tools.kernel.fingerprint",
+    "InspectVariablesTool": "larik_jupyter.tools.kernel.variables",
+    "KernelSnapshots": "larik_jupyter.tools.kernel.undo",
+    "PythonTool": "larik_jupyter.tools.kernel.python",
+    "TIMEOUT_INPUT": "larik_jupyter.tools.kernel.code_stop",
+    "VariableWatch": "larik_jupyter.tools.kernel.variable_watch",
+    "cell_code": "larik_jupyter.tools.kernel.variable_watch",
+    "cell_names": "larik_jupyter.tools.kernel.variable_watch",
+    "describe": "larik_jupyter.tools.kernel.variables",
+    "differs": "larik_jupyter.tools.kernel.value_summary",
+    "effects_sentence": "larik_jupyter.tools.kernel.protect",
+    "image_of": "larik_jupyter.tools.kernel.figures",
+    "is_figure": "larik_jupyter.tools.kernel.figures",
+    "is_user_name": "larik_jupyter.tools.kernel.variable_watch",
+    "kernel_snapshots": "larik_jupyter.tools.kernel.undo",
+    "protect_text": "larik_jupyter.tools.kernel.protect",
+    "protected_changes": "larik_jupyter.tools.kernel.protect",
+    "python_source": "larik_jupyter.tools.kernel.variable_watch",
+    "shown": "larik_jupyter.tools.kernel.value_summary",
+    "stoppable": "larik_jupyter.tools.kernel.code_stop",
+    "summaries": "larik_jupyter.tools.kernel.value_summary",
+    "timeout_of": "larik_jupyter.tools.kernel.code_stop",
+}
+
+__getattr__ = lazy_names(__name__, _LAZY)
