@@ -43,8 +43,8 @@ def main() -> None:
     banner()
     work = Path(tempfile.mkdtemp(prefix="bench-config-"))
     os.environ["LARIK_CONFIG_DIR"] = str(work / "config")
+    from larik_jupyter.config.decide import decide
     from larik_jupyter.config.layers import config_layers, load_config
-    from larik_jupyter.config.rules import decide
     from larik_jupyter.config.update import update_json
 
     root = work / "repo"

@@ -37,7 +37,7 @@ from larik_jupyter.tools.env import Env
 from larik_jupyter.tools.host import KernelHost
 from larik_jupyter.tools.kernel.fingerprint import fingerprint
 from larik_jupyter.tools.kernel.python import PythonTool
-from larik_jupyter.tools.kernel.undo import KernelSnapshots
+from larik_jupyter.tools.kernel.undo import kernel_snapshots
 
 ROUNDS = 9
 CALLS = 200
@@ -93,7 +93,8 @@ def call_against_plain(label: str, ns: dict[str, Any], code: str, root: Path, ca
     """`code` through the python tool (first call of a turn, later call of a turn) against
     `eval`/`exec` of it in the same namespace, alternating; per call, the difference."""
     env = Env(cwd=root, root=root, host=KernelHost(ns))
-    env.variables = snapshots = KernelSnapshots()
+    env.keeps_variables = True
+    snapshots = kernel_snapshots(env.call.session_id)
     tool = PythonTool()
     compiled = compile(code, "<plain>", "exec")
     turn = iter(range(1, 1 << 30))

@@ -30,7 +30,7 @@ import pandas as pd
 from larik_jupyter.tools.env import Env
 from larik_jupyter.tools.host import KernelHost
 from larik_jupyter.tools.kernel.python import PythonTool
-from larik_jupyter.tools.kernel.undo import KernelSnapshots
+from larik_jupyter.tools.kernel.undo import KernelSnapshots, call_snapshots
 from larik_jupyter.tools.kernel.variable_watch import VariableWatch
 
 REPEAT = 9
@@ -79,14 +79,14 @@ def small_call_cost(df: pd.DataFrame, root: Path) -> tuple[list[float], list[flo
     ns.update(df=df, data=[1, 2, 3], cfg={"k": 0}, total=0)
     tool = PythonTool()
     plain = Env(cwd=root, root=root, host=KernelHost(ns))
-    snapshotting = Env(cwd=root, root=root, host=KernelHost(ns), variables=KernelSnapshots())
+    snapshotting = Env(cwd=root, root=root, host=KernelHost(ns), keeps_variables=True)
     turn = iter(range(1, 10**9))
 
     def calls(env: Env) -> Callable[[], None]:
         def run() -> None:
             for _ in range(CALLS):
-                if env.variables is not None:
-                    env.variables.open_turn(next(turn))  # a fresh turn: every call copies
+                if (snapshots := call_snapshots(env)) is not None:
+                    snapshots.open_turn(next(turn))  # a fresh turn: every call copies
                 tool.run(env, {"code": SMALL_CODE})
                 del ns["data"][3:]
         return run

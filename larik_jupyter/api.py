@@ -319,7 +319,7 @@ class Agent:
         `%larik -o NAME` does with the outcome): undoing that turn puts back what `name` held
         before, or deletes it. Needs a kernel (`host`); raises `CheckpointError` when the turn's
         record cannot be written (the binding is made, undo does not know of it)."""
-        snapshots = self.loop.env.variables
+        snapshots = self.loop.variables
         if self.host is None or snapshots is None:
             raise LarikError(f"Binding `{name}` needs a kernel; run the agent inside Jupyter (with a `host`).")
         existed = name in self.host.namespace

@@ -30,3 +30,7 @@ def exception_text(exc: BaseException) -> str:
     if len(message) > MAX_EXCEPTION_MESSAGE:
         message = message[:MAX_EXCEPTION_MESSAGE] + "…"
     return f"{type(exc).__name__} ({message})" if message else type(exc).__name__
+
+
+class ToolError(LarikError):
+    """A tool call that cannot be done as asked; it goes back to the model as an error result."""

@@ -7,8 +7,8 @@ from typing import Any
 import pytest
 
 from larik_jupyter import paths
+from larik_jupyter.config.decide import decide
 from larik_jupyter.config.layers import definition_hash, load_config, private_settings_path
-from larik_jupyter.config.rules import decide
 from larik_jupyter.config.update import ConfigError, approve
 
 

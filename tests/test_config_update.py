@@ -9,8 +9,9 @@ from typing import Any
 import pytest
 
 from larik_jupyter import paths
+from larik_jupyter.config.decide import decide
 from larik_jupyter.config.layers import load_config, private_settings_path
-from larik_jupyter.config.rules import RuleError, decide
+from larik_jupyter.config.rules import RuleError
 from larik_jupyter.config.update import (
     ConfigError,
     add_allow_rule,

@@ -12,8 +12,8 @@ import pytest
 from larik_jupyter import Agent
 from larik_jupyter.agent import events as ae
 from larik_jupyter.cli import main
+from larik_jupyter.config.decide import allowed_by
 from larik_jupyter.config.layers import load_config
-from larik_jupyter.config.rules import allowed_by
 from larik_jupyter.config.secrets import redactor_for
 from larik_jupyter.llm.messages import Message, TextBlock, Usage, user_text
 from larik_jupyter.llm.pricing import cost_label

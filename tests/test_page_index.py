@@ -8,8 +8,9 @@ from pathlib import Path
 import pytest
 
 from larik_jupyter.errors import LarikError
+from larik_jupyter.session.corrupt import CorruptSessionError
 from larik_jupyter.session.page_index import page_entries
-from larik_jupyter.session.reader import CorruptSessionError, load_entries
+from larik_jupyter.session.reader import load_entries
 from larik_jupyter.session.store import Session
 from tests.session_helpers import add_turn, make_session
 

@@ -4,8 +4,9 @@ from pathlib import Path
 
 import pytest
 
+from larik_jupyter.config.decide import decide
 from larik_jupyter.config.model import Config, Permissions
-from larik_jupyter.config.rules import RuleError, decide, parse_rule
+from larik_jupyter.config.rules import RuleError, parse_rule
 
 
 def config(allow: list[str] = [], ask: list[str] = [], deny: list[str] = []) -> Config:  # noqa: B006

@@ -9,8 +9,9 @@ import pytest
 from session_helpers import add_turn, digest, make_session
 
 from larik_jupyter.session.branch import BranchError, fork, fork_tree, rewind
+from larik_jupyter.session.corrupt import CorruptSessionError
 from larik_jupyter.session.entry import Entry
-from larik_jupyter.session.reader import CorruptSessionError, load_entries
+from larik_jupyter.session.reader import load_entries
 from larik_jupyter.session.state import replay
 from larik_jupyter.session.store import Session
 

@@ -12,7 +12,8 @@ from hypothesis import strategies as st
 
 from larik_jupyter.llm.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock, user_text
 from larik_jupyter.session.branch import BranchError, fork
-from larik_jupyter.session.reader import CorruptSessionError, load_entries
+from larik_jupyter.session.corrupt import CorruptSessionError
+from larik_jupyter.session.reader import load_entries
 from larik_jupyter.session.store import Session
 
 _text = st.text(alphabet=st.characters(blacklist_categories=["Cs"]), max_size=30)

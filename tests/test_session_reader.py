@@ -9,7 +9,8 @@ import pytest
 from session_helpers import make_session
 
 from larik_jupyter.llm.messages import user_text
-from larik_jupyter.session.reader import CorruptSessionError, load_entries
+from larik_jupyter.session.corrupt import CorruptSessionError
+from larik_jupyter.session.reader import load_entries
 from larik_jupyter.session.store import Session
 
 

@@ -180,11 +180,12 @@ def test_the_names_code_may_change_come_from_its_syntax(tmp_path: Path) -> None:
 
 
 def test_python_with_snapshots_restores_and_removes_exactly_what_the_code_did(tmp_path: Path) -> None:
-    from larik_jupyter.tools.kernel.undo import KernelSnapshots
+    from larik_jupyter.tools.kernel.undo import kernel_snapshots
 
     ns: dict[str, Any] = {"data": [1, [2]], "cfg": {"k": 0}, "keep": [9], "gone": "here"}
     env = kernel_env(tmp_path, ns)
-    env.variables = snapshots = KernelSnapshots()
+    env.keeps_variables = True
+    snapshots = kernel_snapshots(env.call.session_id)
     snapshots.open_turn(1)
     run_python(env, "data[1].append(3)\ncfg['k'] = 1\ndel gone\nnew = keep")
     run_python(env, "data.append(5)\nnew.append(1)\nlater = 2")  # a second call in the same turn

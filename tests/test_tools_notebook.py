@@ -298,8 +298,8 @@ def test_approval_preview_shows_the_cell_diff_without_writing(root: Path) -> Non
 
 
 def test_rules_match_notebook_paths(root: Path) -> None:
+    from larik_jupyter.config.decide import decide
     from larik_jupyter.config.model import Config, Permissions
-    from larik_jupyter.config.rules import decide
 
     assert NotebookReadTool.default_permission == "allow"
     assert NotebookEditTool.default_permission == "ask"

@@ -14,7 +14,7 @@ from larik_jupyter.config.layers import load_config
 from larik_jupyter.llm.select import select_provider
 from larik_jupyter.session import branch
 from larik_jupyter.session.catalog import latest, resolve
-from larik_jupyter.session.reader import session_id_of
+from larik_jupyter.session.corrupt import session_id_of
 from larik_jupyter.session.store import Session, SessionLockedError
 from larik_jupyter.session.summary import current_model
 from larik_jupyter.tools.host import KernelHost

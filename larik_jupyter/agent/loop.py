@@ -31,8 +31,8 @@ from larik_jupyter.agent.toolset import agent_tools, concurrent_batches
 from larik_jupyter.agent.undo import UndoReport, record_note, undo_turn
 from larik_jupyter.checkpoint.errors import CheckpointError, NothingToUndoError
 from larik_jupyter.checkpoint.store import CheckpointStore, UndoResult
+from larik_jupyter.config.decide import allowed_by, decide
 from larik_jupyter.config.layers import LoadedConfig, load_config
-from larik_jupyter.config.rules import allowed_by, decide
 from larik_jupyter.config.skills import skills_prompt
 from larik_jupyter.config.update import add_allow_rule
 from larik_jupyter.errors import LarikError
@@ -62,11 +62,11 @@ from larik_jupyter.session.entry import Entry
 from larik_jupyter.session.numbers import trace_last_turn
 from larik_jupyter.session.store import Session
 from larik_jupyter.session.variable_changes import VariableChange
-from larik_jupyter.tools.base import Tool, ToolResult, failure_result
+from larik_jupyter.tools.base import Answer, Tool, ToolResult, failure_result
 from larik_jupyter.tools.env import CallContext, Env
 from larik_jupyter.tools.envelope import new_nonce
 from larik_jupyter.tools.host import KernelHost
-from larik_jupyter.tools.kernel import Answer, kernel_snapshots, protect_text, protected_changes
+from larik_jupyter.tools.kernel import kernel_snapshots, protect_text, protected_changes
 from larik_jupyter.tools.notebook import (
     cell_positions,
     cell_restorer,
@@ -131,8 +131,9 @@ class AgentLoop:
             checkpoint_paths=list(self.loaded.config.checkpoint_paths),
         )
         self.host = host
-        if host is not None and self._owns_turns:
-            self.env.variables = kernel_snapshots(session.id)
+        # The kernel variables kept for undo: this session's, in the one process-wide place.
+        self.variables = kernel_snapshots(session.id) if host is not None and self._owns_turns else None
+        self.env.keeps_variables = self.variables is not None
         # Servers start on the first file they serve, so an agent that edits nothing pays nothing.
         self.lsp = LspManager.from_config(self.loaded.config, self.root)
         self.env.diagnostics = self.lsp if self.lsp.servers else None
@@ -249,8 +250,8 @@ class AgentLoop:
         prompt_number = len(self.session.state.prompt_positions) + 1
         if self._owns_turns:
             turn = self.checkpoints.begin_turn(prompt_number)
-            if self.env.variables is not None:
-                self.env.variables.open_turn(
+            if self.variables is not None:
+                self.variables.open_turn(
                     turn, self.loaded.config.kernel_snapshot_budget_mb, protect=self.protecting
                 )
             if self.host is not None:
@@ -294,9 +295,9 @@ class AgentLoop:
         if self.host is not None and self._owns_turns:
             # Held only within the turn: a variable the user deletes next must not stay alive here.
             self.host.fingerprints.clear()
-        if self.env.variables is not None:
-            self.env.variables.forget_call()
-        if self.env.variables is not None and (changed := self.env.variables.recorded(outcome.turn)):
+        if self.variables is not None:
+            self.variables.forget_call()
+        if self.variables is not None and (changed := self.variables.recorded(outcome.turn)):
             try:
                 self.checkpoints.note_variables(changed)
             except CheckpointError as exc:
@@ -501,9 +502,9 @@ class AgentLoop:
             result = failure_result(call.name, exc)
         except asyncio.CancelledError:  # Stop during a cell: what it did unasked is not kept
             if self._guarded(call):
-                assert self.host is not None and self.env.variables is not None
-                unasked = self._unasked(self.env.variables.last_changes(), set(protected))
-                self.env.variables.roll_back(self.host.namespace, [c.name for c in unasked])
+                assert self.host is not None and self.variables is not None
+                unasked = self._unasked(self.variables.last_changes(), set(protected))
+                self.variables.roll_back(self.host.namespace, [c.name for c in unasked])
             raise
         finally:
             self.env.call.on_output = None
@@ -652,20 +653,20 @@ class AgentLoop:
         agent's own variables are not the user's)."""
         if not self.protecting or call.name != "python" or self.host is None:
             return {}
-        own = self.env.variables.own_names(self.host.namespace) if self.env.variables is not None else set()
+        own = self.variables.own_names(self.host.namespace) if self.variables is not None else set()
         return protected_changes(str(call.input.get("code", "")), self.host.namespace, own)
 
     def _guarded(self, call: ToolUseBlock) -> bool:
         """Whether protect mode checks what this call did to the variables after it ran."""
         return (
-            self.protecting and self.host is not None and self.env.variables is not None
+            self.protecting and self.host is not None and self.variables is not None
             and call.name in ("python", "notebook_run")
         )
 
     def _unasked(self, changes: list[VariableChange], asked: set[str]) -> list[VariableChange]:
         """The changes to the user's existing variables protect mode did not ask about before
         the call (the agent's own variables are not the user's)."""
-        own = self.env.variables.call_own() if self.env.variables is not None else set()
+        own = self.variables.call_own() if self.variables is not None else set()
         return [
             c for c in changes
             if c.change in ("changed", "rebound", "deleted") and c.name not in asked and c.name not in own
@@ -676,7 +677,7 @@ class AgentLoop:
         asked about before it ran (a route the scan cannot see: `f()`, `globals()`, an alias, a
         notebook cell) are kept only if the user says so; otherwise, and where nobody can
         answer, they are rolled back from the snapshot and the result tells the model."""
-        assert self.host is not None and self.env.variables is not None
+        assert self.host is not None and self.variables is not None
         found = self._unasked(result.variables, asked)
         if not found:
             return
@@ -694,12 +695,12 @@ class AgentLoop:
                     question=f"{summary[:1].upper()}{summary[1:]}: keep or roll back?", ask="keep",
                 ))
             except asyncio.CancelledError:  # stopped while asking: nobody said keep
-                self.env.variables.roll_back(self.host.namespace, [c.name for c in found])
+                self.variables.roll_back(self.host.namespace, [c.name for c in found])
                 raise
         if answer is not None and answer.decision != "deny":
             self.emit(ae.Notice(f"Kept: {summary}."))
             return
-        rolled, failed = self.env.variables.roll_back(self.host.namespace, [c.name for c in found])
+        rolled, failed = self.variables.roll_back(self.host.namespace, [c.name for c in found])
         result.variables = [c.model_copy(update={"rolled_back": True}) if c.name in rolled else c for c in result.variables]
         who = "the user chose to roll them back" if answer is not None else "nobody can approve keeping them in this run"
         text = f"[Protect mode: {summary}; the user's variables are protected and {who}"

@@ -29,9 +29,10 @@ from larik_jupyter.agent.worktree import (
     diff_summary,
 )
 from larik_jupyter.checkpoint.store import CheckpointStore
+from larik_jupyter.errors import ToolError
 from larik_jupyter.session.entry import now_rfc3339
 from larik_jupyter.session.store import Session
-from larik_jupyter.tools.base import Tool, ToolError, ToolResult, check_input
+from larik_jupyter.tools.base import Tool, ToolResult, check_input
 from larik_jupyter.tools.env import Env
 
 if TYPE_CHECKING:

@@ -17,16 +17,16 @@ from typing import Any, Literal
 
 from larik_jupyter.checkpoint.errors import CheckpointError
 from larik_jupyter.checkpoint.store import CheckpointStore
-from larik_jupyter.errors import LarikError
+from larik_jupyter.errors import LarikError, ToolError
 from larik_jupyter.llm.messages import ImageBlock, TextBlock, ToolResultBlock, ToolUseBlock
 from larik_jupyter.paths import project_root
 from larik_jupyter.session import catalog
 from larik_jupyter.session.context_view import without_envelopes
+from larik_jupyter.session.corrupt import session_id_of
 from larik_jupyter.session.entry import Entry
-from larik_jupyter.session.reader import load_entries, session_id_of
+from larik_jupyter.session.reader import load_entries
 from larik_jupyter.session.state import INTERRUPTED_TOOL_RESULT, replay
 from larik_jupyter.session.summary import first_line, summary
-from larik_jupyter.tools.base import ToolError
 from larik_jupyter.tools.check import names_of_cell
 from larik_jupyter.tools.files import apply_edit
 

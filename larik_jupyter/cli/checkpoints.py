@@ -8,7 +8,7 @@ from larik_jupyter import paths
 from larik_jupyter.checkpoint.store import CheckpointStore
 from larik_jupyter.cli import CliError
 from larik_jupyter.session.catalog import resolve, session_cwd
-from larik_jupyter.session.reader import session_id_of
+from larik_jupyter.session.corrupt import session_id_of
 from larik_jupyter.session.store import Session, SessionLockedError
 
 

@@ -25,16 +25,12 @@ from dataclasses import dataclass
 from fnmatch import fnmatchcase
 from functools import lru_cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 import pathspec
 
 from larik_jupyter import paths
 from larik_jupyter.errors import LarikError
-
-if TYPE_CHECKING:
-    from larik_jupyter.config.layers import LoadedConfig
-    from larik_jupyter.config.model import Config
 
 Decision = Literal["allow", "ask", "deny"]
 
@@ -134,9 +130,9 @@ class Rule:
         cwd: str | os.PathLike[str] | None = None,
     ) -> bool:
         """Whether this rule covers the whole call (for bash: every command of a chain)."""
-        return self._applies(_call(tool_name, tool_input, root, cwd), all)
+        return self._applies(call_of(tool_name, tool_input, root, cwd), all)
 
-    def _touches(self, call: _Call) -> bool:
+    def touches(self, call: _Call) -> bool:
         """Whether this rule applies to any part of the call; how deny and ask rules match."""
         return self._applies(call, any)
 
@@ -214,7 +210,7 @@ def parse_rule(text: str) -> Rule:
     return Rule(text=text, tool=_tool_key(tool), pattern=pattern.strip() if pattern else None)
 
 
-def _call(
+def call_of(
     tool_name: str,
     tool_input: Mapping[str, Any],
     root: str | os.PathLike[str] | None,
@@ -225,12 +221,12 @@ def _call(
     return _Call.of(tool_name, tool_input, root_path, cwd_path)
 
 
-def _allowed(call: _Call, rules: Iterable[Rule]) -> bool:
+def allowed(call: _Call, rules: Iterable[Rule]) -> bool:
     """Every command of a bash chain must be covered, possibly by different allow rules."""
-    return bool(_allowing(call, rules))
+    return bool(allowing(call, rules))
 
 
-def _allowing(call: _Call, rules: Iterable[Rule]) -> list[str]:
+def allowing(call: _Call, rules: Iterable[Rule]) -> list[str]:
     """The allow rules that together cover `call` (one per command of a bash chain that needs
     its own), in their order; empty when they do not cover it."""
     named = [r for r in rules if r._names(call)]
@@ -243,39 +239,3 @@ def _allowing(call: _Call, rules: Iterable[Rule]) -> list[str]:
     if not covering or None in covering:
         return []
     return list(dict.fromkeys(text for text in covering if text is not None))
-
-
-def allowed_by(config: LoadedConfig, tool_name: str, tool_input: Mapping[str, Any]) -> list[str]:
-    """The allow rules that let a call run without asking (as written in the config), for the
-    call's row to name them; empty when no rule allows it."""
-    call = _call(tool_name, tool_input, config.root, config.cwd)
-    return _allowing(call, (parse_rule(text) for text in config.config.permissions.allow))
-
-
-def decide(
-    config: Config | LoadedConfig,
-    tool_name: str,
-    tool_input: Mapping[str, Any],
-    *,
-    root: str | os.PathLike[str] | None = None,
-    cwd: str | os.PathLike[str] | None = None,
-) -> Decision | None:
-    """The configured decision for a call: deny beats ask beats allow; None when no rule applies.
-
-    Given a LoadedConfig, paths are resolved against its working directory and project root.
-    """
-    from larik_jupyter.config.model import Config
-
-    if not isinstance(config, Config):
-        root = config.root if root is None else root
-        cwd = config.cwd if cwd is None else cwd
-        config = config.config
-    call = _call(tool_name, tool_input, root, cwd)
-    permissions = config.permissions
-    if any(parse_rule(text)._touches(call) for text in permissions.deny):
-        return "deny"
-    if any(parse_rule(text)._touches(call) for text in permissions.ask):
-        return "ask"
-    if _allowed(call, (parse_rule(text) for text in permissions.allow)):
-        return "allow"
-    return None

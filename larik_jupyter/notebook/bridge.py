@@ -8,7 +8,7 @@ metadata) are applied to the open document's model in the browser, never to the 
 gets a reply: success with the resulting cell ids, or a precise error. The messages are declared
 once in `bridge_protocol`; a message from the page this kernel cannot read gets an `error` reply
 (and fails the request it answers), never an exception. What replies say of the
-cells is kept (`cells`, `tools/notebook/page_cells.py`), so an edit of a cell already read is one request.
+cells is kept (`cells`, `tools/page_cells.py`), so an edit of a cell already read is one request.
 
 Replies arrive on the kernel's main thread, where ipykernel dispatches comm messages (also
 while an async `%larik` cell awaits). A request waits for its reply on a thread-safe future
@@ -38,7 +38,7 @@ from larik_jupyter.bridge_protocol import (
     reply_data,
     request_data,
 )
-from larik_jupyter.tools.notebook import CachedCells, CellChanged, NotLanded, PageCells, Refused
+from larik_jupyter.tools.page_cells import CachedCells, CellChanged, NotLanded, PageCells, Refused
 
 TARGET = "larik.bridge"
 REPLY_TIMEOUT = 10.0

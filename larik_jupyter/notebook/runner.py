@@ -23,7 +23,8 @@ from typing import Any
 from IPython.core.displayhook import CapturingDisplayHook
 from IPython.core.displaypub import CapturingDisplayPublisher
 
-from larik_jupyter.tools.base import STOP_GRACE_SECONDS, ToolError
+from larik_jupyter.errors import ToolError
+from larik_jupyter.tools.base import STOP_GRACE_SECONDS
 from larik_jupyter.tools.kernel import CodeStop, stoppable
 from larik_jupyter.tools.notebook import CellRun
 

@@ -26,7 +26,7 @@ from larik_jupyter.server.confine import (
 from larik_jupyter.server.schema import DeleteRequest, NotebookRequest, NotebookWritten
 from larik_jupyter.server.tokens import DeleteTokens
 from larik_jupyter.session.catalog import DeleteRefusedError, UnknownSessionError, delete, resolve
-from larik_jupyter.session.reader import CorruptSessionError
+from larik_jupyter.session.corrupt import CorruptSessionError
 from larik_jupyter.session.regular import UnreadableFileError
 from larik_jupyter.session.store import SessionLockedError
 

@@ -11,6 +11,7 @@ from pydantic import BaseModel, Field
 from larik_jupyter import paths
 from larik_jupyter.errors import LarikError
 from larik_jupyter.llm.messages import Message, ToolResultBlock
+from larik_jupyter.session.corrupt import session_id_of
 from larik_jupyter.session.entry import Entry, Meta
 from larik_jupyter.session.outline import (
     CompactionEntryOutline,
@@ -18,11 +19,7 @@ from larik_jupyter.session.outline import (
     MetaEntryOutline,
     ToolUseOutline,
 )
-from larik_jupyter.session.reader import (
-    load_entries,
-    prefix_boundary,
-    session_id_of,
-)
+from larik_jupyter.session.reader import load_entries, prefix_boundary
 from larik_jupyter.session.state import INTERRUPTED_TOOL_RESULT, replay
 from larik_jupyter.session.store import encode, write_new_file
 from larik_jupyter.session.summary import summary

@@ -17,6 +17,7 @@ from pydantic import ValidationError
 
 from larik_jupyter.errors import first_problem
 from larik_jupyter.llm.messages import Message
+from larik_jupyter.session.corrupt import CorruptSessionError
 from larik_jupyter.session.entry import Entry
 from larik_jupyter.session.outline import EntryOutline, decode_outline
 
@@ -100,8 +101,6 @@ class EntryList(_Lazy[Entry]):
             except ValidationError as exc:
                 # The reader's structural check mirrors the schema, so this is a gap in it;
                 # still report it the way every other corruption is reported.
-                from larik_jupyter.session.reader import CorruptSessionError
-
                 where, what = first_problem(exc)
                 raise CorruptSessionError(
                     self._path or Path("<memory>"), index + 1, f"{where}: {what}"

@@ -29,11 +29,12 @@ from larik_jupyter.session.call_summary import (
     summarize_call,
 )
 from larik_jupyter.session.context_view import context_view
+from larik_jupyter.session.corrupt import session_id_of
 from larik_jupyter.session.entry_list import EntryList
 from larik_jupyter.session.new_file import write_new, write_numbered
 from larik_jupyter.session.numbers import Claim, footer, mark, trace_entries
 from larik_jupyter.session.plan import checklist, plan_of, progress
-from larik_jupyter.session.reader import load_entries, session_id_of
+from larik_jupyter.session.reader import load_entries
 from larik_jupyter.session.state import replay
 from larik_jupyter.session.summary import prompts_before
 from larik_jupyter.session.tool_names import SKILL_TOOL, TODO_WRITE

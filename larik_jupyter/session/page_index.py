@@ -20,9 +20,10 @@ import msgspec
 from pydantic import ValidationError
 
 from larik_jupyter.errors import first_problem
+from larik_jupyter.session.corrupt import CorruptSessionError
 from larik_jupyter.session.entry import Entry
 from larik_jupyter.session.outline import decode_outline
-from larik_jupyter.session.reader import Checker, CorruptSessionError, load_entries
+from larik_jupyter.session.reader import Checker, load_entries
 from larik_jupyter.session.regular import open_regular
 
 # Indexes kept per process (about 8 bytes an entry plus the ids the append check needs).

@@ -22,10 +22,11 @@ from larik_jupyter import paths
 from larik_jupyter.errors import LarikError
 from larik_jupyter.llm.messages import Message
 from larik_jupyter.llm.valid_text import valid_json
+from larik_jupyter.session.corrupt import session_id_of
 from larik_jupyter.session.entry import Entry, Meta
 from larik_jupyter.session.entry_list import EntryList
 from larik_jupyter.session.outline import decode_outline
-from larik_jupyter.session.reader import Checker, load_entries, read_meta, session_id_of
+from larik_jupyter.session.reader import Checker, load_entries, read_meta
 from larik_jupyter.session.state import State, replay
 
 

@@ -18,9 +18,10 @@ from pathlib import Path
 
 from larik_jupyter.errors import LarikError
 from larik_jupyter.llm.messages import Usage
+from larik_jupyter.session.corrupt import session_id_of
 from larik_jupyter.session.entry import Meta
 from larik_jupyter.session.outline import MessageEntryOutline, UsageEntryOutline
-from larik_jupyter.session.reader import load_entries, session_id_of
+from larik_jupyter.session.reader import load_entries
 from larik_jupyter.session.state import replay
 from larik_jupyter.session.tally import Tally
 

@@ -11,7 +11,8 @@ from typing import TYPE_CHECKING
 from larik_jupyter.lazy import lazy_names
 
 if TYPE_CHECKING:
-    from larik_jupyter.tools.base import Tool, ToolError, ToolResult
+    from larik_jupyter.errors import ToolError
+    from larik_jupyter.tools.base import Tool, ToolResult
     from larik_jupyter.tools.env import Env
     from larik_jupyter.tools.registry import default_tools, tool_schemas
 
@@ -20,7 +21,7 @@ __all__ = ["Env", "Tool", "ToolError", "ToolResult", "default_tools", "tool_sche
 _LAZY = {
     "Env": "larik_jupyter.tools.env",
     "Tool": "larik_jupyter.tools.base",
-    "ToolError": "larik_jupyter.tools.base",
+    "ToolError": "larik_jupyter.errors",
     "ToolResult": "larik_jupyter.tools.base",
     "default_tools": "larik_jupyter.tools.registry",
     "tool_schemas": "larik_jupyter.tools.registry",

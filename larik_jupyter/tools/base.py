@@ -19,13 +19,12 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
-from larik_jupyter.errors import LarikError, exception_text
+from larik_jupyter.errors import LarikError, ToolError, exception_text
 
 if TYPE_CHECKING:
     from larik_jupyter.llm.messages import ImageBlock
     from larik_jupyter.session.variable_changes import VariableChange
     from larik_jupyter.tools.env import Env
-    from larik_jupyter.tools.kernel import Answer
 
 
 # The `path` input of the tools that act on one file.
@@ -35,8 +34,12 @@ FILE_PATH: dict[str, Any] = {
 }
 
 
-class ToolError(LarikError):
-    """A tool call that cannot be done as asked; it goes back to the model as an error result."""
+@dataclass(frozen=True)
+class Answer:
+    """The variable a turn handed back (the `answer` tool): its name and the very object it held."""
+
+    name: str
+    value: Any
 
 
 @dataclass

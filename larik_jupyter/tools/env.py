@@ -10,14 +10,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-from larik_jupyter.bridge_protocol import Request
-from larik_jupyter.tools.base import ToolError
+from larik_jupyter.errors import ToolError
 from larik_jupyter.tools.envelope import new_nonce
 
 if TYPE_CHECKING:
     from larik_jupyter.tools.host import KernelHost
-    from larik_jupyter.tools.kernel import KernelSnapshots
-    from larik_jupyter.tools.notebook import CachedCells, PageCells
 
 
 class DiagnosticsSource(Protocol):
@@ -28,29 +25,6 @@ class DiagnosticsSource(Protocol):
 
     def report(self, path: Path | None) -> str:
         """The diagnostics of `path`, or of every file checked so far."""
-
-
-class OpenNotebooks(Protocol):
-    """The notebooks a browser shows, reached through the notebook bridge."""
-
-    @property
-    def notebook_path(self) -> Path | None:
-        """The notebook a browser shows this kernel in, when one said so."""
-
-    def request(self, path: Path, op: Request, timeout: float = ...) -> dict[str, Any] | None:
-        """Apply `op` to the open document of `path` and return the browser's reply; None when
-        no browser shows it (use the file). Raises `ToolError` when it did not land."""
-
-    def post(self, path: Path, op: Request) -> None:
-        """Send `op` without waiting for the reply."""
-
-    @property
-    def cells(self) -> PageCells:
-        """What the browser last sent of each open document's cells."""
-
-    def cached(self, path: Path, cell_ids: list[str]) -> CachedCells | None:
-        """Those cells of the open document at `path` from `cells`, when all are held and a
-        browser still shows it."""
 
 
 # Runs a kernel tool's call where the kernel wants it (its main thread) and awaits the result.
@@ -134,8 +108,9 @@ class Env:
     `checkpoint_paths` are captured before every shell command. `allow_outside` says yes to
     reading a path outside `root` (a personal skill's folder); writes never leave the root
     (`file_write`). `diagnostics`, when set, is asked about every file a tool wrote.
-    `variables`, set for an agent in a kernel that owns its turns, snapshots the kernel
-    variables the `python` tool's code may change, for undo (per session, so not the host's).
+    `keeps_variables`, set for an agent in a kernel that owns its turns: kernel calls snapshot
+    the variables their code may change, for undo, into the session's `kernel_snapshots`
+    (`tools/kernel/undo.py`, the one place they are kept).
     """
 
     cwd: Path
@@ -146,7 +121,7 @@ class Env:
     checkpoint_paths: list[str] = field(default_factory=list)
     allow_outside: Callable[[Path], bool] | None = None
     diagnostics: DiagnosticsSource | None = None
-    variables: KernelSnapshots | None = None
+    keeps_variables: bool = False
 
     def __post_init__(self) -> None:
         self.root = Path(os.path.realpath(self.root))

@@ -10,12 +10,35 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from pathlib import Path
+from typing import Any, Protocol
 
-from larik_jupyter.tools.kernel import FingerprintCache
+from larik_jupyter.bridge_protocol import Request
+from larik_jupyter.tools.fingerprint_cache import FingerprintCache
+from larik_jupyter.tools.page_cells import CachedCells, PageCells
 
-if TYPE_CHECKING:
-    from larik_jupyter.tools.env import OpenNotebooks
+
+class OpenNotebooks(Protocol):
+    """The notebooks a browser shows, reached through the notebook bridge."""
+
+    @property
+    def notebook_path(self) -> Path | None:
+        """The notebook a browser shows this kernel in, when one said so."""
+
+    def request(self, path: Path, op: Request, timeout: float = ...) -> dict[str, Any] | None:
+        """Apply `op` to the open document of `path` and return the browser's reply; None when
+        no browser shows it (use the file). Raises `ToolError` when it did not land."""
+
+    def post(self, path: Path, op: Request) -> None:
+        """Send `op` without waiting for the reply."""
+
+    @property
+    def cells(self) -> PageCells:
+        """What the browser last sent of each open document's cells."""
+
+    def cached(self, path: Path, cell_ids: list[str]) -> CachedCells | None:
+        """Those cells of the open document at `path` from `cells`, when all are held and a
+        browser still shows it."""
 
 
 @dataclass

@@ -8,8 +8,9 @@ from pathlib import Path
 from typing import Any
 
 from larik_jupyter.config.skills import Skill, read_skill
+from larik_jupyter.errors import ToolError
 from larik_jupyter.session.tool_names import SKILL_TOOL
-from larik_jupyter.tools.base import Tool, ToolError, ToolResult
+from larik_jupyter.tools.base import Tool, ToolResult
 from larik_jupyter.tools.env import Env
 
 

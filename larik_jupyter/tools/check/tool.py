@@ -22,12 +22,12 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from larik_jupyter.errors import LarikError
+from larik_jupyter.errors import LarikError, ToolError
 from larik_jupyter.nbjson.cells import source_text
 from larik_jupyter.paths import project_root
 from larik_jupyter.scratch.copy import make_copy
 from larik_jupyter.scratch.kernel import Confinement, ScratchKernel
-from larik_jupyter.tools.base import Tool, ToolError, ToolResult
+from larik_jupyter.tools.base import Tool, ToolResult
 from larik_jupyter.tools.check.report import (
     CellRef,
     CheckReport,

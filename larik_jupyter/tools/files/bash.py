@@ -7,7 +7,8 @@ import os
 from pathlib import Path
 from typing import Any
 
-from larik_jupyter.tools.base import Tool, ToolError, ToolResult
+from larik_jupyter.errors import ToolError
+from larik_jupyter.tools.base import Tool, ToolResult
 from larik_jupyter.tools.env import Env
 from larik_jupyter.tools.files.process import MAX_OUTPUT, run_command
 from larik_jupyter.tools.files.snapshot import Snapshot, changes, take_snapshot

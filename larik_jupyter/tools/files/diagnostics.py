@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from larik_jupyter.tools.base import Tool, ToolError, ToolResult
+from larik_jupyter.errors import ToolError
+from larik_jupyter.tools.base import Tool, ToolResult
 from larik_jupyter.tools.env import Env
 
 

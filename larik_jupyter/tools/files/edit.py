@@ -5,8 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from larik_jupyter.errors import ToolError
 from larik_jupyter.textdiff import unified_diff
-from larik_jupyter.tools.base import FILE_PATH, Tool, ToolError, ToolResult
+from larik_jupyter.tools.base import FILE_PATH, Tool, ToolResult
 from larik_jupyter.tools.env import Env
 from larik_jupyter.tools.files.textfile import read_text, write_text
 

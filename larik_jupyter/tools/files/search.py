@@ -6,7 +6,8 @@ import re
 from pathlib import Path
 from typing import Any
 
-from larik_jupyter.tools.base import Tool, ToolError, ToolResult
+from larik_jupyter.errors import ToolError
+from larik_jupyter.tools.base import Tool, ToolResult
 from larik_jupyter.tools.env import Env
 from larik_jupyter.tools.files.ignore import walk_files
 from larik_jupyter.tools.files.textfile import is_binary, read_regular

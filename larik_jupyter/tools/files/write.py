@@ -25,7 +25,7 @@ from larik_jupyter.checkpoint.safepath import (
     entry_state,
     refuse_unsafe_entry,
 )
-from larik_jupyter.tools.base import ToolError
+from larik_jupyter.errors import ToolError
 
 # Called with the target just before the rename, after every check: tests swap links there.
 _last_moment: Callable[[Path], None] | None = None

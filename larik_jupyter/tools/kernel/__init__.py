@@ -10,13 +10,12 @@ from typing import TYPE_CHECKING
 from larik_jupyter.lazy import lazy_names
 
 if TYPE_CHECKING:
-    from larik_jupyter.tools.kernel.answer import Answer, AnswerTool
+    from larik_jupyter.tools.kernel.answer import AnswerTool
     from larik_jupyter.tools.kernel.code_stop import TIMEOUT_INPUT, CodeStop, stoppable, timeout_of
     from larik_jupyter.tools.kernel.figures import image_of, is_figure
-    from larik_jupyter.tools.kernel.fingerprint import FingerprintCache
     from larik_jupyter.tools.kernel.protect import effects_sentence, protect_text, protected_changes
     from larik_jupyter.tools.kernel.python import PythonTool
-    from larik_jupyter.tools.kernel.undo import KernelSnapshots, kernel_snapshots
+    from larik_jupyter.tools.kernel.undo import KernelSnapshots, call_snapshots, kernel_snapshots
     from larik_jupyter.tools.kernel.value_summary import differs, shown, summaries
     from larik_jupyter.tools.kernel.variable_watch import (
         VariableWatch,
@@ -27,18 +26,17 @@ if TYPE_CHECKING:
     )
     from larik_jupyter.tools.kernel.variables import InspectVariablesTool, describe
 
-__all__ = ["Answer", "AnswerTool", "CodeStop", "FingerprintCache", "InspectVariablesTool", "KernelSnapshots", "PythonTool", "TIMEOUT_INPUT", "VariableWatch", "cell_code", "cell_names", "describe", "differs", "effects_sentence", "image_of", "is_figure", "is_user_name", "kernel_snapshots", "protect_text", "protected_changes", "python_source", "shown", "stoppable", "summaries", "timeout_of"]
+__all__ = ["AnswerTool", "CodeStop", "InspectVariablesTool", "KernelSnapshots", "PythonTool", "TIMEOUT_INPUT", "VariableWatch", "call_snapshots", "cell_code", "cell_names", "describe", "differs", "effects_sentence", "image_of", "is_figure", "is_user_name", "kernel_snapshots", "protect_text", "protected_changes", "python_source", "shown", "stoppable", "summaries", "timeout_of"]
 
 _LAZY = {
-    "Answer": "larik_jupyter.tools.kernel.answer",
     "AnswerTool": "larik_jupyter.tools.kernel.answer",
     "CodeStop": "larik_jupyter.tools.kernel.code_stop",
-    "FingerprintCache": "larik_jupyter.tools.kernel.fingerprint",
     "InspectVariablesTool": "larik_jupyter.tools.kernel.variables",
     "KernelSnapshots": "larik_jupyter.tools.kernel.undo",
     "PythonTool": "larik_jupyter.tools.kernel.python",
     "TIMEOUT_INPUT": "larik_jupyter.tools.kernel.code_stop",
     "VariableWatch": "larik_jupyter.tools.kernel.variable_watch",
+    "call_snapshots": "larik_jupyter.tools.kernel.undo",
     "cell_code": "larik_jupyter.tools.kernel.variable_watch",
     "cell_names": "larik_jupyter.tools.kernel.variable_watch",
     "describe": "larik_jupyter.tools.kernel.variables",

@@ -2,21 +2,13 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
+from larik_jupyter.errors import ToolError
 from larik_jupyter.session.tool_names import ANSWER_TOOL
-from larik_jupyter.tools.base import Tool, ToolError, ToolResult
+from larik_jupyter.tools.base import Answer, Tool, ToolResult
 from larik_jupyter.tools.env import Env
 from larik_jupyter.tools.kernel.variables import describe
-
-
-@dataclass(frozen=True)
-class Answer:
-    """The variable a turn handed back: its name and the very object it held."""
-
-    name: str
-    value: Any
 
 
 class AnswerTool(Tool):

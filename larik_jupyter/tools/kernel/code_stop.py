@@ -26,7 +26,7 @@ from contextlib import contextmanager
 from types import FrameType
 from typing import Any
 
-from larik_jupyter.tools.base import ToolError
+from larik_jupyter.errors import ToolError
 
 DEFAULT_TIMEOUT = 120
 MAX_TIMEOUT = 3600

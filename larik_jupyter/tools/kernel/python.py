@@ -11,12 +11,12 @@ from dataclasses import dataclass, field
 from types import CodeType
 from typing import Any
 
-from larik_jupyter.errors import exception_text
-from larik_jupyter.tools.kernel import code_stop
-from larik_jupyter.tools.base import Tool, ToolError, ToolResult
+from larik_jupyter.errors import ToolError, exception_text
+from larik_jupyter.tools.base import Tool, ToolResult
 from larik_jupyter.tools.env import Env
 from larik_jupyter.tools.host import Displayed
 from larik_jupyter.tools.images import ImageCollector
+from larik_jupyter.tools.kernel import code_stop
 from larik_jupyter.tools.kernel.change_routes import names_reached
 from larik_jupyter.tools.kernel.code_stop import TIMEOUT_INPUT, stoppable, timeout_of
 from larik_jupyter.tools.kernel.figures import (
@@ -32,6 +32,7 @@ from larik_jupyter.tools.kernel.figures import (
 from larik_jupyter.tools.kernel.live_output import LiveOutput
 from larik_jupyter.tools.kernel.protect import changes_in
 from larik_jupyter.tools.kernel.touched_names import names_it_may_change
+from larik_jupyter.tools.kernel.undo import call_snapshots
 from larik_jupyter.tools.kernel.value_copy import array_or_frame
 from larik_jupyter.tools.kernel.variable_watch import VariableWatch
 
@@ -139,7 +140,7 @@ class PythonTool(Tool):
                 is_error=True,
             )
         watch = VariableWatch(host.namespace, names, module=module, cache=host.fingerprints)
-        snapshots = env.variables
+        snapshots = call_snapshots(env)
         if snapshots is not None:
             snapshots.before_run(host.namespace, _to_copy(module, names, host.namespace), watch)
         # Keep the source so tracebacks can quote the model's own lines.

@@ -16,7 +16,9 @@ from typing import Any
 
 from larik_jupyter.errors import exception_text
 from larik_jupyter.session.variable_changes import VariableChange
-from larik_jupyter.tools.kernel.fingerprint import IMMUTABLE, Fingerprint, fingerprint
+from larik_jupyter.tools.env import Env
+from larik_jupyter.tools.fingerprint_cache import IMMUTABLE, Fingerprint
+from larik_jupyter.tools.kernel.fingerprint import fingerprint
 from larik_jupyter.tools.kernel.value_copy import (
     NotCopyable,
     copy_value,
@@ -383,5 +385,12 @@ _BY_SESSION: dict[str, KernelSnapshots] = {}
 
 
 def kernel_snapshots(session_id: str) -> KernelSnapshots:
-    """This process's variable snapshots of `session_id` (created empty on first use)."""
+    """This process's variable snapshots of `session_id` (created empty on first use): the one
+    place they are kept, for the tools, the loop, undo and the undo panel alike."""
     return _BY_SESSION.setdefault(session_id, KernelSnapshots())
+
+
+def call_snapshots(env: Env) -> KernelSnapshots | None:
+    """The snapshots a kernel call of `env` records into: its session's, when its agent keeps
+    kernel variables for undo (`Env.keeps_variables`), else None."""
+    return kernel_snapshots(env.call.session_id) if env.keeps_variables else None

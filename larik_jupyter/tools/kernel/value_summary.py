@@ -14,7 +14,8 @@ import numbers
 from collections.abc import Iterable
 from typing import Any
 
-from larik_jupyter.tools.kernel.fingerprint import IMMUTABLE, fingerprint, type_name
+from larik_jupyter.tools.fingerprint_cache import IMMUTABLE
+from larik_jupyter.tools.kernel.fingerprint import fingerprint, type_name
 
 MAX_NAMES = 200
 MAX_REPR = 2000

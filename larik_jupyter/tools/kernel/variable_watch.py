@@ -19,12 +19,10 @@ from collections.abc import Iterable
 from typing import Any
 
 from larik_jupyter.session.variable_changes import VariableChange
+from larik_jupyter.tools.fingerprint_cache import IMMUTABLE, Fingerprint, FingerprintCache
 from larik_jupyter.tools.kernel.change_routes import route_of
 from larik_jupyter.tools.kernel.fingerprint import (
     BUDGET_BYTES,
-    IMMUTABLE,
-    Fingerprint,
-    FingerprintCache,
     fingerprint,
     shape_of,
     type_name,

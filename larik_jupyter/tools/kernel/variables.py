@@ -5,8 +5,8 @@ from __future__ import annotations
 import types
 from typing import Any
 
-from larik_jupyter.errors import exception_text
-from larik_jupyter.tools.base import Tool, ToolError, ToolResult
+from larik_jupyter.errors import ToolError, exception_text
+from larik_jupyter.tools.base import Tool, ToolResult
 from larik_jupyter.tools.env import Env
 
 # IPython's own names in the user namespace, never the user's variables.

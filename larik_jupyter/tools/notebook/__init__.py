@@ -19,29 +19,17 @@ if TYPE_CHECKING:
     from larik_jupyter.tools.notebook.document import NotebookDocument, kernel_notebook
     from larik_jupyter.tools.notebook.open import cell_restorer, cell_sources, open_notebook
     from larik_jupyter.tools.notebook.page import cell_positions
-    from larik_jupyter.tools.notebook.page_cells import (
-        CachedCells,
-        CellChanged,
-        NotLanded,
-        PageCells,
-        Refused,
-    )
     from larik_jupyter.tools.notebook.run import CellRun, NotebookRunTool
 
-__all__ = ["CachedCells", "CellChanged", "CellRun", "NOTEBOOK_PATH", "NotLanded", "NotebookDocument", "NotebookEditTool", "NotebookReadTool", "NotebookRunTool", "PageCells", "Refused", "cell_positions", "cell_restorer", "cell_sources", "kernel_notebook", "notebook_path", "open_notebook"]
+__all__ = ["CellRun", "NOTEBOOK_PATH", "NotebookDocument", "NotebookEditTool", "NotebookReadTool", "NotebookRunTool", "cell_positions", "cell_restorer", "cell_sources", "kernel_notebook", "notebook_path", "open_notebook"]
 
 _LAZY = {
-    "CachedCells": "larik_jupyter.tools.notebook.page_cells",
-    "CellChanged": "larik_jupyter.tools.notebook.page_cells",
     "CellRun": "larik_jupyter.tools.notebook.run",
     "NOTEBOOK_PATH": "larik_jupyter.tools.notebook.cells",
-    "NotLanded": "larik_jupyter.tools.notebook.page_cells",
     "NotebookDocument": "larik_jupyter.tools.notebook.document",
     "NotebookEditTool": "larik_jupyter.tools.notebook.cells",
     "NotebookReadTool": "larik_jupyter.tools.notebook.cells",
     "NotebookRunTool": "larik_jupyter.tools.notebook.run",
-    "PageCells": "larik_jupyter.tools.notebook.page_cells",
-    "Refused": "larik_jupyter.tools.notebook.page_cells",
     "cell_positions": "larik_jupyter.tools.notebook.page",
     "cell_restorer": "larik_jupyter.tools.notebook.open",
     "cell_sources": "larik_jupyter.tools.notebook.open",

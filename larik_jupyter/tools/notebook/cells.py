@@ -16,9 +16,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from larik_jupyter.bridge_protocol import Delete, Insert, Patch, Replace
+from larik_jupyter.errors import ToolError
 from larik_jupyter.nbjson.cells import as_source, lines_form, source_text
 from larik_jupyter.textdiff import unified_diff
-from larik_jupyter.tools.base import Tool, ToolError, ToolResult
+from larik_jupyter.tools.base import Tool, ToolResult
 from larik_jupyter.tools.env import Env
 from larik_jupyter.tools.envelope import wrap
 from larik_jupyter.tools.files import apply_edit, outside_root
@@ -32,7 +33,7 @@ from larik_jupyter.tools.notebook.document import (
 from larik_jupyter.tools.notebook.file import REWRITTEN_NOTE, problems_note
 from larik_jupyter.tools.notebook.open import open_notebook
 from larik_jupyter.tools.notebook.outputs import outputs_text
-from larik_jupyter.tools.notebook.page_cells import CellChanged
+from larik_jupyter.tools.page_cells import CellChanged
 
 DEFAULT_LIMIT = 50
 # A cell's source is cut after this many characters (the rest is read with source_offset), and

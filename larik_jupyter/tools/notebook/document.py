@@ -20,9 +20,9 @@ from pathlib import Path
 from typing import Any
 
 from larik_jupyter.bridge_protocol import CellChange
+from larik_jupyter.errors import ToolError
 from larik_jupyter.nbjson.cells import as_source, lines_form, source_text
 from larik_jupyter.nbjson.validate import Problem
-from larik_jupyter.tools.base import ToolError
 from larik_jupyter.tools.env import Env
 
 _INDEX_ID = re.compile(r"^cell-(\d+)$")

@@ -19,11 +19,11 @@ from typing import Any
 import msgspec
 
 from larik_jupyter.bridge_protocol import CellChange, Delete, Insert, Patch, Replace, SetOutputs
+from larik_jupyter.errors import ToolError
 from larik_jupyter.nbjson.cells import source_text
 from larik_jupyter.nbjson.layout import decode
 from larik_jupyter.nbjson.splice import Spliced, splice
 from larik_jupyter.nbjson.validate import new_problems, problems
-from larik_jupyter.tools.base import ToolError
 from larik_jupyter.tools.env import Env
 from larik_jupyter.tools.files import MAX_TEXT_BYTES, apply_edit, write_file
 from larik_jupyter.tools.notebook.document import (

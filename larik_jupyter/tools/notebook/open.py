@@ -13,8 +13,8 @@ from larik_jupyter.checkpoint.cells import (
     sources_in_file,
 )
 from larik_jupyter.checkpoint.manifest import NotebookRecord
+from larik_jupyter.errors import ToolError
 from larik_jupyter.nbjson.cells import source_text
-from larik_jupyter.tools.base import ToolError
 from larik_jupyter.tools.env import Env
 from larik_jupyter.tools.notebook.document import NotebookDocument
 from larik_jupyter.tools.notebook.file import load_notebook

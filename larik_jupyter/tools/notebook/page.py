@@ -6,7 +6,7 @@ save overwrite the edit (or raise a "file changed" dialog). So while a browser s
 the notebook tools read the document the user sees and send each change as one request that the
 browser applies to its model and confirms; only closed notebooks are read and written on disk
 (`tools/notebook/file.py`). A change of cells already read is worked out from the kernel's copy
-of them and lands only if they are unchanged in the browser (`tools/notebook/page_cells.py`).
+of them and lands only if they are unchanged in the browser (`tools/page_cells.py`).
 """
 
 from __future__ import annotations
@@ -32,16 +32,17 @@ from larik_jupyter.bridge_protocol import (
 )
 from larik_jupyter.checkpoint.cells import CellsNotRestored, restore_op
 from larik_jupyter.checkpoint.manifest import NotebookRecord
+from larik_jupyter.errors import ToolError
 from larik_jupyter.nbjson.cells import source_text
-from larik_jupyter.tools.base import ToolError
-from larik_jupyter.tools.env import Env, OpenNotebooks
+from larik_jupyter.tools.env import Env
+from larik_jupyter.tools.host import OpenNotebooks
 from larik_jupyter.tools.notebook.document import (
     Landed,
     NotebookDocument,
     OutputSink,
     kernel_notebook,
 )
-from larik_jupyter.tools.notebook.page_cells import CachedCells, CellChanged, Refused
+from larik_jupyter.tools.page_cells import CachedCells, CellChanged, Refused
 
 # How often undo works its restore out again when the cells moved between its read and its
 # request (the user typing in the notebook at that moment).

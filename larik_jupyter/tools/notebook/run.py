@@ -15,14 +15,16 @@ from pathlib import Path
 from typing import Any
 
 from larik_jupyter.bridge_protocol import SetOutputs
+from larik_jupyter.errors import ToolError
 from larik_jupyter.nbjson.cells import source_text
-from larik_jupyter.tools.base import Tool, ToolError, ToolResult
+from larik_jupyter.tools.base import Tool, ToolResult
 from larik_jupyter.tools.env import Env
 from larik_jupyter.tools.envelope import wrap
 from larik_jupyter.tools.images import ImageCollector
 from larik_jupyter.tools.kernel import (
     TIMEOUT_INPUT,
     VariableWatch,
+    call_snapshots,
     cell_code,
     cell_names,
     timeout_of,
@@ -98,14 +100,15 @@ class NotebookRunTool(Tool):
         module = cell_code(source)
         names = cell_names(module)
         watch = VariableWatch(host.namespace, names, module=module, cache=host.fingerprints, route=f"cell {cell_id}")
-        if env.variables is not None:
-            env.variables.before_run(host.namespace, names, watch)
+        snapshots = call_snapshots(env)
+        if snapshots is not None:
+            snapshots.before_run(host.namespace, names, watch)
         try:
             run: CellRun = await host.run_cell(source, timeout=timeout, stop=env.call.stop_event, changed=sink)
         finally:
             variables = watch.changes(host.namespace)
-            if env.variables is not None:
-                env.variables.after_run(host.namespace, variables)
+            if snapshots is not None:
+                snapshots.after_run(host.namespace, variables)
         # Shielded: a Stop that cancels the turn must not leave the cell's outputs half written.
         op = SetOutputs(cell_id=cell_id, outputs=run.outputs, execution_count=run.execution_count,
                         metadata=with_provenance(cell, env).get("metadata", {}))

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from larik_jupyter.tools.base import ToolError
+from larik_jupyter.errors import ToolError
 
 
 class NotLanded(ToolError):
