@@ -19,7 +19,8 @@ from typing import TYPE_CHECKING, Any, TypedDict, TypeVar, Unpack
 from larik_jupyter.agent.events import Listener
 from larik_jupyter.agent.factory import open_agent
 from larik_jupyter.agent.loop import AgentLoop, PromptExtras, TurnOutcome
-from larik_jupyter.agent.mcp import McpManager, ServerStatus, awaiting_notice
+from larik_jupyter.agent.mcp import McpManager
+from larik_jupyter.agent.mcp_status import ServerStatus, awaiting_notice
 from larik_jupyter.agent.permissions import Approver
 from larik_jupyter.agent.undo import UndoReport
 from larik_jupyter.checkpoint.diffs import FileDiff, read_current, turn_diffs

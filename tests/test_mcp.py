@@ -14,7 +14,8 @@ from typing import Any
 import pytest
 
 from larik_jupyter import Agent, paths
-from larik_jupyter.agent.mcp import McpManager, status_table, tool_name
+from larik_jupyter.agent.mcp import McpManager
+from larik_jupyter.agent.mcp_status import status_table, tool_name
 from larik_jupyter.config.layers import load_config
 from larik_jupyter.config.model import McpServer
 from larik_jupyter.config.update import approve

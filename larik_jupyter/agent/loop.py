@@ -15,7 +15,8 @@ from typing import Any
 from larik_jupyter.agent import events as ae
 from larik_jupyter.agent.compaction import compact_context, needs_compaction, room
 from larik_jupyter.agent.hooks import HookRunner
-from larik_jupyter.agent.mcp import McpManager, McpTool, started_notice
+from larik_jupyter.agent.mcp import McpManager, McpTool
+from larik_jupyter.agent.mcp_status import started_notice
 from larik_jupyter.agent.outcome import TurnOutcome
 from larik_jupyter.agent.permissions import (
     Approver,

@@ -489,7 +489,8 @@ def _stop(kernel: KernelSession, out: Output) -> None:
 
 @command("/mcp", "MCP servers with their status and tools")
 def _mcp(kernel: KernelSession, out: Output) -> None:
-    from larik_jupyter.agent.mcp import McpManager, status_table
+    from larik_jupyter.agent.mcp import McpManager
+    from larik_jupyter.agent.mcp_status import status_table
     from larik_jupyter.config.layers import load_config
     from larik_jupyter.notebook.widgets.trust import TrustWidget
 
