@@ -219,6 +219,33 @@ def tools_page() -> str:
     return "".join(out)
 
 
+# -- the model table --------------------------------------------------------------------------
+
+
+def models_page() -> str:
+    from larik_jupyter.llm.models import MODELS, UNKNOWN, ModelInfo
+
+    def row(name: str, m: ModelInfo) -> tuple[str, ...]:
+        price = "unknown" if m.price is None else (
+            f"${m.price.input:g} / ${m.price.output:g} / ${m.price.cache_read:g} / ${m.price.cache_write:g}")
+        return (name, f"{m.context_window:,}", f"{m.max_output_tokens:,}", m.thinking, "yes" if m.reasoning else "",
+                f"{m.max_images}" if m.vision else "no", f"{m.cache_min_tokens:,}", price)
+
+    out = [HEADER, "# The model table\n\n"]
+    out.append(
+        "What each model takes and costs, keyed by model-id prefix (the longest matching prefix "
+        "wins, so `claude-sonnet-4-5-20250929` is `claude-sonnet-4-5`). Prices are US dollars per "
+        "million tokens: input / output / cache read / cache write; `/usage` and the costs shown "
+        "come from them. The `models` config key changes an entry (all but the price), e.g. "
+        "`{\"models\": {\"qwen2.5-coder\": {\"context_window\": 32768, \"vision\": true}}}`. "
+        "Fields: [docs/format.md](../format.md#models).\n\n"
+    )
+    rows = [row(f"`{name}`", info) for name, info in MODELS.items()]
+    rows.append(row("any other model (a local server's, a new id)", UNKNOWN))
+    out.append(_table(("model", "context window", "output limit", "thinking", "reasoning", "images", "cache minimum", "price"), rows))
+    return "".join(out)
+
+
 # -- the CLI ----------------------------------------------------------------------------------
 
 
@@ -254,6 +281,7 @@ def index_page() -> str:
         "- [Configuration keys and IPython traits](config.md)\n"
         "- [Tools the model calls, with their input schemas](tools.md)\n"
         "- [`larik-jupyter` command-line interface](cli.md)\n"
+        "- [The model table: limits and prices](models.md)\n"
     )
 
 
@@ -265,6 +293,7 @@ def pages() -> dict[str, str]:
         "config.md": config_page(),
         "tools.md": tools_page(),
         "cli.md": cli_page(),
+        "models.md": models_page(),
     }
 
 
