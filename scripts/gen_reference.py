@@ -17,7 +17,7 @@ import json
 import sys
 import types
 import typing
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -42,18 +42,19 @@ def _cell(text: str) -> str:
     return " ".join(str(text).split()).replace("|", "\\|")
 
 
-def _table(head: tuple[str, ...], rows: list[tuple[str, ...]]) -> str:
+def _table(head: tuple[str, ...], rows: Sequence[Sequence[str | None]]) -> str:
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
-    lines += ["| " + " | ".join(_cell(c) for c in row) + " |" for row in rows]
+    lines += ["| " + " | ".join(_cell(c or "") for c in row) + " |" for row in rows]
     return "\n".join(lines) + "\n"
 
 
 # -- %larik commands --------------------------------------------------------------------------
 
 
-def _arg_rows(arguments: list[tuple[tuple[str, ...], dict[str, Any]]]) -> list[tuple[str, ...]]:
+def _arg_rows(arguments: list[tuple[tuple[str, ...], dict[str, Any]]]) -> list[tuple[str, str, str]]:
     """Rows of (name, value, default) for arguments given as `add_argument` flags and keywords."""
     rows = []
+    kinds: dict[object, str] = {int: "integer", float: "number"}
     for flags, options in arguments:
         positional = not flags[0].startswith("-")
         name = f"`{flags[0].upper() if positional else ', '.join(flags)}`"
@@ -62,7 +63,7 @@ def _arg_rows(arguments: list[tuple[tuple[str, ...], dict[str, Any]]]) -> list[t
         elif options.get("choices"):
             value = " | ".join(f"`{c}`" for c in options["choices"])
         else:
-            value = {int: "integer", float: "number"}.get(options.get("type"), "text")
+            value = kinds.get(options.get("type"), "text")
         if options.get("nargs") == "?":
             value += ", optional"
         if options.get("action") == "append":
@@ -117,8 +118,8 @@ def _type_name(annotation: Any) -> str:
         return f"object: {_type_name(args[0])} → {_type_name(args[1])}"
     if isinstance(annotation, type) and issubclass(annotation, BaseModel):
         return "{" + ", ".join(annotation.model_fields) + "}"
-    names = {str: "string", int: "integer", float: "number", bool: "boolean", Any: "any value"}
-    return names.get(annotation, getattr(annotation, "__name__", str(annotation)))
+    scalars: dict[object, str] = {str: "string", int: "integer", float: "number", bool: "boolean", Any: "any value"}
+    return scalars.get(annotation, getattr(annotation, "__name__", str(annotation)))
 
 
 def _default(field: FieldInfo) -> str:
@@ -136,7 +137,7 @@ def _bounds(field: FieldInfo) -> str:
     return f" ({', '.join(found)})" if found else ""
 
 
-def _nested(prefix: str, model: type[BaseModel]) -> Iterator[tuple[str, ...]]:
+def _nested(prefix: str, model: type[BaseModel]) -> Iterator[tuple[str, str, str, str, str]]:
     for name, field in model.model_fields.items():
         yield (f"`{prefix}.{name}`", _type_name(field.annotation) + _bounds(field), _default(field), "", field.description or "")
 
@@ -145,7 +146,7 @@ def _is_model(annotation: Any) -> bool:
     return isinstance(annotation, type) and issubclass(annotation, BaseModel)
 
 
-def _nested_rows(name: str, annotation: Any) -> Iterator[tuple[str, ...]]:
+def _nested_rows(name: str, annotation: Any) -> Iterator[tuple[str, str, str, str, str]]:
     """Rows for the fields of a key that holds an object, or a mapping or list of objects."""
     if _is_model(annotation):
         yield from _nested(name, annotation)
@@ -197,10 +198,11 @@ def config_page() -> str:
 
 def tools_page() -> str:
     from larik_jupyter.agent.subagents import TaskTool
+    from larik_jupyter.tools.base import Tool
     from larik_jupyter.tools.registry import BUILTIN_TOOLS
     from larik_jupyter.tools.skill import SkillTool
 
-    classes = [*BUILTIN_TOOLS, TaskTool, SkillTool]
+    classes: list[type[Tool]] = [*BUILTIN_TOOLS, TaskTool, SkillTool]
     out = [HEADER, "# Tools\n\n"]
     out.append(
         "The tools the model may call. \"writes\" is what a call may change (nothing: it only "

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import importlib.util
 import sys
 from pathlib import Path
@@ -55,5 +56,6 @@ def test_the_pages_hold_every_command_key_tool_and_subcommand() -> None:
     assert all(f"### {name}\n\n`%larik /{name}" in pages["commands.md"] for name in COMMANDS)
     assert all(f"| `{key}` |" in pages["config.md"] for key in Config.model_fields)
     assert all(f"\n## {tool.name}\n" in pages["tools.md"] for tool in BUILTIN_TOOLS)
-    subcommands = build_parser()._subparsers._group_actions[0].choices  # type: ignore[union-attr]
+    (sub,) = [a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction)]
+    subcommands = sub.choices
     assert all(f"\n## {name}\n" in pages["cli.md"] for name in subcommands)
