@@ -194,3 +194,27 @@ def test_the_check_catches_a_name_that_does_not_exist() -> None:
     for fine in ("%larik /undo --to 2", "protect_variables", "compaction.threshold", "notebook_check",
                  "providers.openai-compatible.base_url", "larik-jupyter replay ID --rtol 0.01"):
         assert problems_of(fine) == [], fine
+
+
+def slug(heading: str) -> str:
+    """The anchor a code host gives a heading: lower case, punctuation dropped, spaces as -."""
+    return re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
+
+
+@pytest.mark.parametrize(
+    "doc", [*DOCS, *sorted((REPO / "docs" / "reference").glob("*.md"))], ids=lambda p: p.relative_to(REPO).as_posix()
+)
+def test_every_link_between_the_docs_leads_somewhere(doc: Path) -> None:
+    broken = []
+    for target in re.findall(r"\]\(([^)\s]+)\)", doc.read_text()):
+        if re.match(r"[a-z]+:", target):
+            continue  # a web address
+        path, _, anchor = target.partition("#")
+        file = (doc.parent / path).resolve() if path else doc
+        if not file.exists():
+            broken.append(f"{target}: no such file")
+        elif anchor and file.suffix == ".md":
+            headings = re.findall(r"^#+ (.+)$", file.read_text(), re.M)
+            if anchor not in {slug(h) for h in headings}:
+                broken.append(f"{target}: no such heading")
+    assert broken == []
