@@ -74,6 +74,8 @@ def _arg_rows(arguments: list[tuple[tuple[str, ...], dict[str, Any]]]) -> list[t
 
 
 def commands_page() -> str:
+    # The registry as `%load_ext` leaves it: the magics import every module that declares commands.
+    import larik_jupyter.notebook.magics  # noqa: F401
     from larik_jupyter.notebook.commands import COMMANDS, PROMPT_USAGE
     from larik_jupyter.notebook.parser import prompt_options
 
