@@ -45,7 +45,9 @@ def outputs_text(cell: nbformat.NotebookNode) -> str:
 
 
 def test_every_notebook_is_covered() -> None:
-    assert sorted(p.name for p in NOTEBOOKS.glob("*.ipynb")) == ["data-exploration.ipynb", "quickstart.ipynb"]
+    assert sorted(p.name for p in NOTEBOOKS.glob("*.ipynb")) == [
+        "churn-analysis.ipynb", "data-exploration.ipynb", "quickstart.ipynb"
+    ]
 
 
 @pytest.mark.timeout(240)
@@ -162,6 +164,39 @@ def test_data_exploration_runs_headless(tmp_path: Path) -> None:
     results = [b for e in entries if e.message for b in e.message.tool_results()]
     assert [bool(r.is_error) for r in results] == [False, False]
     assert "sales" in str(results[0].content) and "DataFrame" in str(results[0].content)
+
+
+@pytest.mark.timeout(240)
+def test_the_churn_analysis_runs_headless_with_the_offline_model(tmp_path: Path) -> None:
+    """The guide's data-work example: every step shows what a reader is told it shows."""
+    nb = execute("churn-analysis.ipynb", tmp_path)
+    errors = [o for c in nb.cells for o in c.get("outputs", []) if o.output_type == "error"]
+    assert errors == []
+    out = {c.source.splitlines()[0]: outputs_text(c) for c in nb.cells if c.cell_type == "code"}
+    ask = out["%larik --yes what drives churn here?"]
+    assert "overall churn rate: 0.31" in ask and "month-to-month    0.418" in ask
+    assert "by_calls: created Series 7 · by_contract: created Series 3" in ask
+    assert "31% of these customers churned" in ask and "not found" not in ask  # every number traced
+    band = next(c for c in nb.cells if c.source.startswith("%larik --yes add a tenure band"))
+    assert "df: DataFrame 200×6 → 200×7, changed in place" in outputs_text(band)
+    assert "data:image/png;base64," in outputs_text(band)  # the plot, under its call
+    assert "restored variables: df" in out["%larik /undo"]
+    assert "tenure_band" not in out["df.columns.tolist()"] and "'churned'" in out["df.columns.tolist()"]
+    assert "the user's variables are protected and this code changes df" in out[
+        "%larik --yes drop the customers who never called support"]
+    assert out["len(df)"].strip() == "200"
+    assert re.search(r"month-to-month\s+0\.418182\s+110", out["drivers.value"])
+    assert out["drivers.value is rates"].strip() == "True"
+    check = out["%larik /check churn-analysis.ipynb"]
+    assert "No problems found" in check and "uses `drivers`, set by the %larik -o prompt" in check
+    branch = nbformat.read(tmp_path / "churn-branch.ipynb", as_version=4)
+    code = [c.source for c in branch.cells if c.cell_type == "code"]
+    assert any("by_contract = df.groupby('contract')" in c for c in code)
+    assert "Session `" in out["%larik /usage"]
+    (info,) = list_sessions(tmp_path)
+    entries = load_entries(info.path).entries
+    tools = [b.name for e in entries if e.message for b in e.message.tool_uses()]
+    assert tools == ["inspect_variables", "python", "python", "python", "python", "answer"]
 
 
 def test_the_shipped_notebooks_carry_their_kernel_and_language_and_lab_brings_matplotlib() -> None:

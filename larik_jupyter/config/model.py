@@ -95,27 +95,61 @@ class Compaction(_Open):
 class Config(_Open):
     """The effective configuration after merging the layers and applying trust."""
 
-    model: str | None = None
-    providers: dict[str, ProviderSettings] = Field(default_factory=dict)
-    # model id or prefix -> changes to that model's entry of the model table.
-    models: dict[str, ModelOverride] = Field(default_factory=dict)
+    model: str | None = Field(
+        default=None, description="PROVIDER:MODEL used when a prompt names none, e.g. `anthropic:claude-sonnet-4-6`."
+    )
+    providers: dict[str, ProviderSettings] = Field(
+        default_factory=dict,
+        description="Per provider (`anthropic`, `openai`, `ollama`, `openai-compatible`): `base_url` and "
+        "`api_key_env`, the environment variable holding its key.",
+    )
+    models: dict[str, ModelOverride] = Field(
+        default_factory=dict,
+        description="Model id or prefix -> changes to that model's entry of the model table "
+        "(context window, output limit, thinking, vision, ...).",
+    )
     # Negative keeps checkpoints forever (spec: "Retention").
-    checkpoint_retention_days: int = 7
-    permissions: Permissions = Field(default_factory=Permissions)
-    checkpoint_paths: list[str] = Field(default_factory=list)
-    mcpServers: dict[str, McpServer] = Field(default_factory=dict)
-    hooks: dict[str, list[HookSpec]] = Field(default_factory=dict)
-    lspServers: dict[str, LspServer] = Field(default_factory=dict)
-    compaction: Compaction = Field(default_factory=Compaction)
-    max_steps: int = Field(default=40, gt=0)
-    max_subagents: int = Field(default=4, ge=0)
-    debug: bool = False
+    checkpoint_retention_days: int = Field(
+        default=7, description="Days a turn's checkpoint (for undo) is kept; negative keeps them forever."
+    )
+    permissions: Permissions = Field(
+        default_factory=Permissions,
+        description="Rules that allow, ask or deny tool calls, e.g. `bash(git status:*)`, `write(src/**)`.",
+    )
+    checkpoint_paths: list[str] = Field(
+        default_factory=list, description="Project files, folders or globs a `bash` call snapshots first, so /undo covers them."
+    )
+    mcpServers: dict[str, McpServer] = Field(
+        default_factory=dict, description="MCP servers by name: a `command` with `args` and `env`, or a `url`."
+    )
+    hooks: dict[str, list[HookSpec]] = Field(
+        default_factory=dict,
+        description="Shell commands run on `PreToolUse`, `PostToolUse`, `UserPromptSubmit`, `Stop`.",
+    )
+    lspServers: dict[str, LspServer] = Field(
+        default_factory=dict, description="Language servers by name, for the files they match."
+    )
+    compaction: Compaction = Field(
+        default_factory=Compaction, description="When the model context is summarised to free room."
+    )
+    max_steps: int = Field(default=40, gt=0, description="Model calls one turn may make at most.")
+    max_subagents: int = Field(
+        default=4, ge=0, description="Subagents (`task` tool) running at once; 0 removes the tool."
+    )
+    debug: bool = Field(default=False, description="Write a debug trace of events and HTTP bodies.")
     # Memory the python tool's per-turn variable snapshots (for undo) may take.
-    kernel_snapshot_budget_mb: int = Field(default=512, ge=0)
+    kernel_snapshot_budget_mb: int = Field(
+        default=512, ge=0, description="Memory (MB) the in-kernel copies of variables for undo may take per turn."
+    )
     # Protect mode: python code that changes an existing user variable always asks first.
-    protect_variables: bool = False
+    protect_variables: bool = Field(
+        default=False, description="Protect mode: code that would change an existing variable asks first."
+    )
     # kind ("mcp", "hook", "allow-rule", "lsp") -> name -> sha256 of the approved definition.
-    approvals: dict[str, dict[str, str]] = Field(default_factory=dict)
+    approvals: dict[str, dict[str, str]] = Field(
+        default_factory=dict,
+        description="What you approved from a repository's shared files (written by `approve`).",
+    )
 
     @field_validator("hooks", mode="before")
     @classmethod

@@ -36,7 +36,8 @@ class Prompt:
 _VALUE_OPTIONS = {"--model": "anthropic:claude-sonnet-4-6", "--with": "df,fig,data.csv", "-o": "out"}
 
 
-def _prompt_options() -> UsageParser:
+def prompt_options() -> UsageParser:
+    """The prompt's options (`--model`, `--yes`, `-o`, …), for parsing and the reference pages."""
     p = UsageParser(PROMPT_USAGE)
     p.add_argument("--model")
     p.add_argument("--new", action="store_true")
@@ -98,7 +99,7 @@ def parse_magic(line: str, cell: str | None = None) -> Prompt | Command:
             raise MagicUsageError("Options go after the command, e.g. `%larik /new --model M`.")
         return parse_command(stripped)
     try:
-        opts = _prompt_options().parse_args(options_text)
+        opts = prompt_options().parse_args(options_text)
     except argparse.ArgumentError as exc:
         raise MagicUsageError(f"{exc}. Usage: {PROMPT_USAGE}") from exc
     if not stripped:
