@@ -17,10 +17,14 @@ export interface CheckpointTurn {
   files: CheckpointFile[];
 }
 
-/** `GET /larik/api/sessions/<id>/checkpoints`: undoable turns, newest first. */
+/**
+ * `GET /larik/api/sessions/<id>/checkpoints`: undoable turns, newest first, and what to
+ * say when there are none (`empty`: the undo report's words).
+ */
 export interface Checkpoints {
   id: string;
   turns: CheckpointTurn[];
+  empty: string;
 }
 
 /** Where the new notebook went, relative to the server root (what the page opens). */

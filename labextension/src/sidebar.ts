@@ -407,7 +407,7 @@ export class SessionsPanel extends Widget {
   private async renderTurns(id: string, into: HTMLElement): Promise<void> {
     const result = await api.checkpoints(this._cwd, id);
     if (result.turns.length === 0) {
-      into.appendChild(element('div', 'jp-larik-empty', 'Nothing left to undo in this session.'));
+      into.appendChild(element('div', 'jp-larik-empty', result.empty));
       return;
     }
     for (const turn of result.turns) {

@@ -103,10 +103,12 @@ class CheckpointTurn(BaseModel):
 
 
 class Checkpoints(BaseModel):
-    """`GET /larik/api/sessions/<id>/checkpoints`: undoable turns, newest first."""
+    """`GET /larik/api/sessions/<id>/checkpoints`: undoable turns, newest first, and what to
+    say when there are none (`empty`: the undo report's words)."""
 
     id: str
     turns: list[CheckpointTurn]
+    empty: str
 
 
 class NotebookRequest(BaseModel):
