@@ -54,14 +54,11 @@ def read_bytes(path: Path, where: str) -> bytes:
     """The bytes of the regular file at `path` (a resolved path: a symlink there is refused),
     checked before it is opened (so a device is never opened) and on the open descriptor."""
     try:
-        before = os.lstat(path)
-    except (OSError, ValueError) as exc:
-        raise NotebookUnreadable(where, f"cannot be read ({_reason(exc)})") from None
-    _check_regular(before, where)
-    try:
+        _check_regular(os.lstat(path), where)
+        # A symlink swapped in since is refused here (O_NOFOLLOW), a FIFO never waited on.
         fd = os.open(path, _FLAGS)
-    except OSError as exc:
-        raise NotebookUnreadable(where, f"cannot be read ({_reason(exc)})") from None
+    except (OSError, ValueError) as exc:
+        raise NotebookUnreadable(where, f"cannot be read ({getattr(exc, 'strerror', None) or exc})") from None
     with os.fdopen(fd, "rb") as f:
         return read_open(f, where)
 
@@ -132,10 +129,3 @@ def _check_regular(st: os.stat_result, where: str) -> None:
 def _too_large(size: int) -> str:
     return f"is {size // _MB} MB, larger than the {MAX_NOTEBOOK_BYTES // _MB} MB a notebook is read up to"
 
-
-def _reason(exc: Exception) -> str:
-    if isinstance(exc, OSError):
-        if exc.errno is not None and exc.errno == getattr(os, "ELOOP", -1):
-            return "it is a symbolic link"
-        return exc.strerror or str(exc)
-    return str(exc)
