@@ -212,3 +212,23 @@ def test_kernel_session_builds_no_widget() -> None:
     # it back (the approval card is the magics' to show, handed in as `show_pending`).
     widgets = sorted(m for m in GRAPH["notebook.kernel"] if m.startswith("notebook.widgets"))
     assert not widgets, f"notebook/kernel.py imports widgets: {widgets}"
+
+
+def test_one_module_drives_kernels_through_jupyter_client() -> None:
+    # Code run to check or replay starts its kernel only through `ScratchKernel` (guarded, in a
+    # scratch copy, always shut down); a second driver would start kernels without that guard.
+    drivers = sorted(name for name, path in MODULES.items() if any(
+        target.startswith("jupyter_client") for target in _all_imports(path)
+    ))
+    assert drivers == ["scratch.kernel"], drivers
+
+
+def _all_imports(path: Path) -> set[str]:
+    """Every module `path` imports, inside the package or not, at any depth."""
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            found |= {alias.name for alias in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            found.add(node.module)
+    return found
