@@ -434,20 +434,7 @@ class Agent:
                 n, nothing_ok=True, record=False, force=force, skip_changed=skip_changed
             )
             if self.last_undo and not self.last_undo[-1].ok:
-                failed = self.last_undo[-1]
-                if failed.changed:
-                    why = (f"{failed.label} was left as it is because {', '.join(failed.changed)} "
-                           "changed since that turn; no branch was made. Rewind with files again, "
-                           "forcing the restore (`force=True`, `--force`: their later changes are "
-                           "lost) or skipping them (`skip_changed=True`, `--skip-changed`)")
-                else:
-                    paths_ = ", ".join(f"{p} ({reason})" for p, reason in failed.refused)
-                    why = (f"{failed.label} could not restore {paths_}; no branch was made. Fix "
-                           "that and rewind with files again")
-                raise RewindStopped(
-                    f"Rewind to before prompt {n} stopped: {why} (the turns already undone stay undone).",
-                    self.last_undo,
-                )
+                raise RewindStopped(self.last_undo.rewind_stopped(n), self.last_undo)
         path, text = branch.rewind(self.session_path, n)
         # The undo's note goes with the branch, where the next prompt is sent; the source
         # transcript is never written to.

@@ -1,18 +1,23 @@
 """The messages of `larik.bridge`, declared once: the kernel's requests to the page that shows a
 notebook (each a discriminated `op`), the page's `hello` and replies, and the error either side
-sends back for a message it cannot read. The page's TypeScript types and its check of incoming
-requests (`labextension/src/protocol.ts`) are generated from these models
-(`python -m larik_jupyter.bridge_protocol > labextension/src/protocol.ts`; a test keeps the file
-equal to the output). Imports no other layer, so `tools` and `checkpoint` build requests with it.
+sends back for a message it cannot read, with the codes of a refusal (`RefusalCode`). The
+page's TypeScript types and its check of incoming requests (`labextension/src/protocol.ts`) are
+generated from these models (`python -m larik_jupyter.bridge_protocol >
+labextension/src/protocol.ts`; a test keeps the file equal to the output). Replies stay these
+typed structs all the way to the tool that asked. Imports only the TypeScript generator of its
+layer, so `tools` and `checkpoint` build requests with it.
 """
 
 from __future__ import annotations
 
+import enum
 import json
 import sys
 from typing import Any, Literal
 
 import msgspec
+
+from larik_jupyter.typescript import declarations, module
 
 Json = dict[str, Any]
 
@@ -121,15 +126,43 @@ class Hello(msgspec.Struct, tag_field="type", tag="hello", omit_defaults=True):
     root: str | None = None
 
 
+class RefusalCode(enum.Enum):
+    """Why the page did not apply a request (a reply's `code`), or could not read a message."""
+
+    NOT_OPEN = "not_open"  # the page does not show the notebook: the kernel edits the file
+    MISSING_CELL = "missing_cell"  # no cell has the id the request names
+    STALE = "stale"  # the cell or the cell order changed since the kernel read them
+    NO_MATCH = "no_match"  # a patch's old_string is not in the cell exactly once
+    REFUSED = "refused"  # the request cannot be applied (say, outputs for a markdown cell)
+    ERROR = "error"  # applying it failed in the page
+    MALFORMED = "malformed"  # the message does not match its declaration
+
+
+class PageNotebook(msgspec.Struct):
+    """The document as a `get` reply sends it: its cells (with `cell_ids`, only those) and the
+    rest of the notebook's JSON."""
+
+    cells: list[Json]
+    metadata: Json
+    nbformat: int
+    nbformat_minor: int
+
+    def head(self) -> Json:
+        """The notebook's JSON without its cells."""
+        return {"metadata": self.metadata, "nbformat": self.nbformat, "nbformat_minor": self.nbformat_minor}
+
+
 class Reply(msgspec.Struct, tag_field="type", tag="reply", kw_only=True, omit_defaults=True):
-    """The page's answer to request `id`: what it changed, or why not (`code`)."""
+    """The page's answer to request `id`: what it changed, or why not (`code`). With the cells
+    it sends (`notebook` for a `get`, else `cells`) come their fingerprints (`hashes`, by id),
+    and with the order of all cell ids its fingerprint (`order_hash`)."""
 
     id: int
     ok: bool
-    code: str | None = None
+    code: RefusalCode | None = None
     error: str | None = None
     cell_ids: list[str] | None = None
-    notebook: Json | None = None
+    notebook: PageNotebook | None = None
     cells: list[Json] | None = None
     hashes: dict[str, str] | None = None
     order: list[str] | None = None
@@ -139,7 +172,7 @@ class Reply(msgspec.Struct, tag_field="type", tag="reply", kw_only=True, omit_de
 class ErrorReply(msgspec.Struct, tag_field="type", tag="error", kw_only=True):
     """The answer to a message its receiver cannot read (`code` "malformed")."""
 
-    code: str = "malformed"
+    code: RefusalCode = RefusalCode.MALFORMED
     error: str
     id: int = 0
 
@@ -151,11 +184,6 @@ PageMessage = Hello | Reply | ErrorReply
 def request_data(op: Request, request_id: int, path: str) -> Json:
     """`op` as the comm sends it, with its id and the page's name of the notebook."""
     data: Json = msgspec.to_builtins(msgspec.structs.replace(op, id=request_id, path=path))
-    return data
-
-
-def reply_data(reply: Reply) -> Json:
-    data: Json = msgspec.to_builtins(reply)
     return data
 
 
@@ -183,24 +211,6 @@ def _id(data: Any) -> int:
 # -- TypeScript ------------------------------------------------------------------------------
 
 
-def _ts_type(schema: dict[str, Any]) -> str:
-    if "$ref" in schema:
-        return str(schema["$ref"]).rsplit("/", 1)[-1]
-    if "anyOf" in schema:
-        return " | ".join(_ts_type(s) for s in schema["anyOf"])
-    if "const" in schema:
-        return json.dumps(schema["const"])
-    if "enum" in schema:
-        return " | ".join(json.dumps(v) for v in schema["enum"])
-    kind = schema.get("type")
-    if kind == "array":
-        return f"{_ts_type(schema.get('items', {}))}[]"
-    if kind == "object":
-        values = schema.get("additionalProperties")
-        return f"{{ [key: string]: {_ts_type(values) if isinstance(values, dict) else 'Json'} }}"
-    return {"string": "string", "integer": "number", "boolean": "boolean", "null": "null"}.get(str(kind), "Json")
-
-
 def _json_types(schema: dict[str, Any], components: dict[str, Any]) -> list[str]:
     """The JSON types (as `typeof`/`Array.isArray` name them) a field's value may have."""
     if "$ref" in schema:
@@ -209,31 +219,20 @@ def _json_types(schema: dict[str, Any], components: dict[str, Any]) -> list[str]
         return sorted({kind for inner in schema["anyOf"] for kind in _json_types(inner, components)})
     if "enum" in schema or "const" in schema:
         return ["string"]
-    kind = str(schema.get("type", "any"))
+    if "type" not in schema:  # any JSON value
+        return ["array", "boolean", "null", "number", "object", "string"]
+    kind = str(schema["type"])
     return [{"integer": "number"}.get(kind, kind)]
 
 
 def typescript() -> str:
-    """`labextension/src/protocol.ts`: an interface per message and the fields each request
-    must carry (name → the JSON types it may have), for the page's check."""
+    """`labextension/src/protocol.ts`: an interface per message, the refusal codes, and the
+    fields each request must carry (name → the JSON types it may have), for the page's check."""
     (request, page), components = msgspec.json.schema_components([Request, PageMessage])
-    out = [
-        "// Generated by `python -m larik_jupyter.bridge_protocol` from larik_jupyter/bridge_protocol.py;",
-        "// do not edit (tests/test_bridge_protocol.py checks it is current).",
-        "/* eslint-disable @typescript-eslint/no-explicit-any */",
-        "",
-        "export type Json = any;",
-    ]
-    for name, schema in components.items():
-        out += ["", f"export interface {name} {{"]
-        required = set(schema.get("required", []))
-        for field, inner in schema.get("properties", {}).items():
-            optional = "" if field in required else "?"
-            out.append(f"  {field}{optional}: {_ts_type(inner)};")
-        out.append("}")
+    out = declarations(components, {RefusalCode.__name__: RefusalCode})
     names = [str(s["$ref"]).rsplit("/", 1)[-1] for s in request["anyOf"]]
     out += ["", f"export type Request = {' | '.join(names)};"]
-    out += [f"export type PageMessage = {_ts_type(page)};"]
+    out += [f"export type PageMessage = {' | '.join(str(s['$ref']).rsplit('/', 1)[-1] for s in page['anyOf'])};"]
     out += ["", "/** Each request's fields: the JSON types each may have, and whether it must be there. */"]
     out += ["export const FIELDS: { [op: string]: { [field: string]: [string[], boolean] } } = {"]
     for name in names:
@@ -244,8 +243,8 @@ def typescript() -> str:
             for field, inner in schema["properties"].items()
         }
         out.append(f"  {schema['properties']['op']['enum'][0]}: {json.dumps(fields)},")
-    out += ["};", ""]
-    return "\n".join(out)
+    out.append("};")
+    return module("python -m larik_jupyter.bridge_protocol", "larik_jupyter/bridge_protocol.py", out)
 
 
 if __name__ == "__main__":

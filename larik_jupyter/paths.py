@@ -6,6 +6,7 @@ import hashlib
 import os
 import re
 import secrets
+import stat
 from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
@@ -110,3 +111,18 @@ def worktrees_dir() -> Path:
 
 def logs_dir() -> Path:
     return data_dir() / "logs"
+
+
+def file_kind(mode: int) -> str:
+    """What a non-regular file is, for messages: `a directory`, `a FIFO`, …"""
+    if stat.S_ISDIR(mode):
+        return "a directory"
+    if stat.S_ISLNK(mode):
+        return "a symbolic link"
+    if stat.S_ISFIFO(mode):
+        return "a FIFO"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    return "not a regular file"

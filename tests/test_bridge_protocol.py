@@ -3,6 +3,7 @@ declaration, and a message either side cannot read gets a typed error, never an 
 
 from __future__ import annotations
 
+import re
 import time
 from pathlib import Path
 from typing import Any
@@ -14,6 +15,8 @@ from larik_jupyter.bridge_protocol import (
     ErrorReply,
     Get,
     Patch,
+    RefusalCode,
+    Reply,
     Restore,
     read_request,
     request_data,
@@ -28,6 +31,26 @@ ROOT = Path(__file__).resolve().parent.parent
 def test_the_pages_protocol_types_are_generated_from_the_declaration() -> None:
     written = (ROOT / "labextension" / "src" / "protocol.ts").read_text(encoding="utf-8")
     assert written == typescript(), "run: python -m larik_jupyter.bridge_protocol > labextension/src/protocol.ts"
+    # The refusal codes are one enum on both sides, and no protocol file types a value as `any`.
+    assert "export enum RefusalCode {\n" + "".join(f"  {c.name} = \"{c.value}\",\n" for c in RefusalCode) in written
+    for name in ("protocol.ts", "rest.ts", "json.ts"):
+        text = (ROOT / "labextension" / "src" / name).read_text(encoding="utf-8")
+        assert not re.search(r"\bany\b", text.replace("no-explicit-any", "")), name
+
+
+def test_a_reply_is_typed_at_the_door_and_reaches_the_tool_typed(tmp_path: Path) -> None:
+    bridge = Bridge()
+    panel = connect(bridge, tmp_path, "nb.ipynb", lambda r: {
+        "ok": True, "notebook": {"metadata": {}, "nbformat": 4, "nbformat_minor": 5, "cells": [{"id": "a"}]},
+        "hashes": {"a": "h"}, "order": ["a"], "order_hash": "o",
+    })
+    reply = in_worker(lambda: bridge.request(tmp_path / "nb.ipynb", Get()))
+    assert isinstance(reply, Reply) and reply.notebook is not None and reply.notebook.cells == [{"id": "a"}]
+    assert bridge.cached(tmp_path / "nb.ipynb", ["a"]) is not None  # the kernel's copy took it in
+    # A code the declaration does not know is a malformed reply, refused at the door.
+    panel.answer = lambda r: panel.later({"type": "reply", "id": r["id"], "ok": False, "code": "exploded", "error": "?"})  # type: ignore[func-returns-value]
+    with pytest.raises(NotLanded, match=r"malformed message: Invalid enum value 'exploded'"):
+        in_worker(lambda: bridge.request(tmp_path / "nb.ipynb", Get(), timeout=5))
 
 
 def test_a_request_round_trips_with_its_id_path_and_op() -> None:
@@ -49,7 +72,7 @@ def test_a_request_round_trips_with_its_id_path_and_op() -> None:
 )
 def test_a_malformed_request_reads_as_a_typed_error(data: Any) -> None:
     error = read_request(data)
-    assert isinstance(error, ErrorReply) and error.code == "malformed" and error.error.startswith("malformed request")
+    assert isinstance(error, ErrorReply) and error.code is RefusalCode.MALFORMED and error.error.startswith("malformed request")
     assert error.id == (3 if isinstance(data, dict) else 0)
     assert msgspec.to_builtins(error)["type"] == "error"
 

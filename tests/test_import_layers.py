@@ -219,3 +219,23 @@ def test_a_tool_subsystem_is_reached_through_its_package() -> None:
         if target.startswith(package + ".") and not (module == package or module.startswith(package + "."))
     ]
     assert not inside, f"imports past a tools package's public module: {inside}"
+
+
+def test_one_module_drives_kernels_through_jupyter_client() -> None:
+    # Code run to check or replay starts its kernel only through `ScratchKernel` (guarded, in a
+    # scratch copy, always shut down); a second driver would start kernels without that guard.
+    drivers = sorted(name for name, path in MODULES.items() if any(
+        target.startswith("jupyter_client") for target in _all_imports(path)
+    ))
+    assert drivers == ["scratch.kernel"], drivers
+
+
+def _all_imports(path: Path) -> set[str]:
+    """Every module `path` imports, inside the package or not, at any depth."""
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            found |= {alias.name for alias in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            found.add(node.module)
+    return found

@@ -26,7 +26,6 @@ from larik_jupyter.bridge_protocol import (
     Patch,
     Reply,
     read_request,
-    reply_data,
 )
 from larik_jupyter.notebook.bridge import Bridge, NotLanded
 from larik_jupyter.notebook.pump import MainThreadPump
@@ -69,7 +68,7 @@ class Panel:
         else:
             self.sent.append(msgspec.to_builtins(request))
             reply = self.answer(self.sent[-1])
-            answer = None if reply is None else reply_data(msgspec.convert({"id": request.id, **reply}, Reply))
+            answer = None if reply is None else msgspec.to_builtins(msgspec.convert({"id": request.id, **reply}, Reply))
         if answer is not None and request.id and self._handler is not None:
             # The labextension answers on the kernel's main thread's comm dispatch.
             self.later(answer)
@@ -103,7 +102,7 @@ def test_requests_go_to_the_panel_showing_the_notebook_and_return_its_cell_ids(t
     mine = connect(bridge, tmp_path, "sub/nb.ipynb", lambda r: {"ok": True, "cell_ids": ["c1"]})
     assert bridge.notebook_path == (tmp_path / "other.ipynb").resolve()
     reply = in_worker(lambda: bridge.request(tmp_path / "sub" / "nb.ipynb", Delete(cell_id="x")))
-    assert reply["cell_ids"] == ["c1"]
+    assert reply is not None and reply.cell_ids == ["c1"]
     assert mine.sent[0]["path"] == "sub/nb.ipynb" and not other.sent
 
 
@@ -111,7 +110,7 @@ def test_a_reloaded_page_replaces_the_stale_comm_of_the_same_notebook(tmp_path: 
     bridge = Bridge()
     stale = connect(bridge, tmp_path, "nb.ipynb", lambda r: None)  # the old page: nobody answers
     fresh = connect(bridge, tmp_path, "nb.ipynb", lambda r: {"ok": True, "cell_ids": ["a"]})
-    assert in_worker(lambda: bridge.request(tmp_path / "nb.ipynb", Get()))["ok"]
+    assert in_worker(lambda: bridge.request(tmp_path / "nb.ipynb", Get())).ok
     assert fresh.sent and not stale.sent
     assert list(bridge.panels) == [fresh.comm_id]
 

@@ -18,7 +18,7 @@ from tornado.httpclient import HTTPClientError
 from larik_jupyter.checkpoint.store import CheckpointStore
 from larik_jupyter.llm.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock, user_text
 from larik_jupyter.paths import sessions_dir
-from larik_jupyter.session.branch import fork
+from larik_jupyter.session.branch import TreeNode, fork
 from larik_jupyter.session.store import Session
 from larik_jupyter.textdiff import diff_html
 from tests.test_numbers import MARKED, export_of, numbers_session
@@ -88,6 +88,9 @@ async def test_lists_sessions_of_the_server_root_with_fork_tree(jp_fetch: Any, r
     assert [c["id"] for c in tree["children"]] == [child.stem]
     assert (tree["children"][0]["fork_prompt"], tree["children"][0]["parent_deleted"]) == (1, False)
     assert "path" not in tree
+    # Each node is the one tree-node model (the sidebar's `TreeNode` type is generated from it).
+    fields = set(TreeNode.model_fields) - {"path"}
+    assert set(tree) == set(tree["children"][0]) == fields >= {"fork_at", "interrupted", "compactions", "error"}
 
     sub = await fetch_json(jp_fetch, params={"cwd": "sub"})
     assert sub["cwd"] == "sub"

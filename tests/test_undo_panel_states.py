@@ -74,6 +74,6 @@ def test_when_all_is_undone_the_panel_says_nothing_is_left_to_undo(tmp_path: Pat
     click(panel, type="undo")
     session = magics.agent.session_id
     assert panel.panel["turns"] == []
-    assert panel.panel["empty"] == f"Nothing left to undo in the current session, {session}."
-    assert panel.static_text().endswith(f"Nothing left to undo in the current session, {session}.")
+    assert panel.panel["empty"] == f"Nothing left to undo in session {session}: no turn of it has changes to files, cells or kernel variables that are not undone already."
+    assert panel.static_text().endswith(f"Nothing left to undo in session {session}: no turn of it has changes to files, cells or kernel variables that are not undone already.")
     assert "changed files" not in panel.static_text() + panel.static_html()

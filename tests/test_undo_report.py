@@ -146,3 +146,28 @@ def test_the_clis_undo_reaches_the_next_prompt_of_the_session_as_a_system_note(
     )
     assert "what changed?" in json.dumps(first)
     assert "<system-note>" not in json.dumps(second) and "and now?" in json.dumps(second)
+
+
+def test_nothing_left_to_undo_is_one_sentence_in_every_front_end(tmp_path: Path) -> None:
+    from larik_jupyter.checkpoint.errors import NothingToUndoError
+    from larik_jupyter.notebook.widgets.undo import undo_data
+    from larik_jupyter.server.turn_diffs import checkpoints
+
+    project, model = a_turn(tmp_path, "p")
+    agent = Agent(project, model=model, yes=True)
+    agent.run("write them")
+    agent.undo()
+    said = UndoReport().nothing_left(agent.session_id)
+    assert said.startswith(f"Nothing left to undo in session {agent.session_id}: ")
+    with pytest.raises(NothingToUndoError) as raised:
+        agent.undo()
+    assert str(raised.value) == said
+    assert undo_data(agent)["empty"] == said  # the undo panel, when it lists no turn
+    assert checkpoints(agent.session_id, project, str(project)).empty == said  # the sidebar's
+    with pytest.raises(NothingToUndoError) as raised:
+        agent.undo(to=1)
+    assert str(raised.value) == UndoReport(to=1).nothing_left(agent.session_id)
+    assert "from prompt 1 on" in str(raised.value)
+    agent.close()
+    cli = subprocess.run([*CLI, "undo", str(agent.session_path)], capture_output=True, text=True, cwd=project)
+    assert cli.returncode != 0 and said in cli.stderr and "Traceback" not in cli.stderr

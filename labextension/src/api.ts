@@ -4,47 +4,28 @@
 import { URLExt } from '@jupyterlab/coreutils';
 import { ServerConnection } from '@jupyterlab/services';
 
-export interface ISessionInfo {
-  id: string;
-  time: string;
-  updated?: string; // when it was last written to (its last entry's time)
-  held?: boolean; // a live kernel or process has it open for writing
-  model?: string | null; // its current model, provider:model
-  cost_label?: string; // what it cost, as every view of larik says it ("price unknown" when unknown)
-  first_prompt: string;
-  message_count: number;
-  fork_of: string | null;
-  fork_at: number | null;
-  fork_prompt?: number | null;
-  size: number;
-  error: string | null;
-  delete_token: string;
-}
+import {
+  Checkpoints,
+  DeleteRequest,
+  NotebookRequest,
+  NotebookWritten,
+  SessionList,
+  TranscriptPage
+} from './rest';
 
-export interface IPromptInfo {
-  position: number;
-  first_line: string;
-  /** The whole prompt: what the search matches. */
-  text?: string;
-  time: string | null;
-}
-
-export interface ITreeNode {
-  id: string;
-  fork_of?: string | null;
-  /** A branch's last prompt shared with its source (0: before the first). */
-  fork_prompt?: number | null;
-  /** The branch's source is no longer among the directory's sessions. */
-  parent_deleted?: boolean;
-  prompts: IPromptInfo[];
-  children: ITreeNode[];
-}
-
-export interface ISessionList {
-  cwd: string;
-  sessions: ISessionInfo[];
-  tree: ITreeNode[];
-}
+// The endpoints' answers, generated from their Python models (larik_jupyter/server/schema.py).
+export type {
+  CheckpointFile,
+  CheckpointTurn,
+  Checkpoints,
+  PromptInfo,
+  SessionList,
+  SessionOut,
+  TreeNode,
+  UnfoundCount,
+  UnfoundInBlock,
+  UnfoundNumber
+} from './rest';
 
 export interface IContentBlock {
   type: string;
@@ -84,56 +65,12 @@ export interface IEntry {
   meta?: { cwd: string; model?: string; fork_of?: string; fork_at?: number };
 }
 
-/** A number a reply states that no output of its turn supports (UTF-16 offsets in the block's text). */
-export interface IUnfoundNumber {
-  start: number;
-  end: number;
-  text: string;
-}
-
-/** The unfound numbers of one text block: entry index in the transcript, block index in its content. */
-export interface IUnfoundInBlock {
-  entry: number;
-  block: number;
-  numbers: IUnfoundNumber[];
-}
-
-/** A turn's count line, shown after its last message (`entry`). */
-export interface IUnfoundCount {
-  entry: number;
-  count: number;
-  text: string;
-  numbers: string[];
-}
-
-export interface ITranscriptPage {
-  id: string;
-  total: number;
-  offset: number;
-  limit: number;
+/**
+ * A transcript page whose entries are read as the session file's entries (docs/format.md): the
+ * server sends them as the file holds them, plus each tool call's `summary` and `hint`.
+ */
+export interface ITranscriptPage extends Omit<TranscriptPage, 'entries'> {
   entries: IEntry[];
-  /** Numbers in replies found in no output of their turn (docs/format.md). */
-  unfound?: IUnfoundInBlock[];
-  unfound_counts?: IUnfoundCount[];
-}
-
-export interface ICheckpointFile {
-  path: string;
-  existed: boolean;
-  diff: string;
-  /** `diff` as the one diff HTML every front end shows (the server's). */
-  diff_html: string;
-}
-
-export interface ICheckpointTurn {
-  turn: number;
-  prompt?: number | null;
-  files: ICheckpointFile[];
-}
-
-export interface ICheckpoints {
-  id: string;
-  turns: ICheckpointTurn[];
 }
 
 /** An error answered by the server, carrying its one-sentence message. */
@@ -171,7 +108,7 @@ async function request(
 }
 
 /** Sessions of `cwd` (relative to the server root) with their fork tree. */
-export async function listSessions(cwd: string): Promise<ISessionList> {
+export async function listSessions(cwd: string): Promise<SessionList> {
   return (await request('sessions', { cwd })).json();
 }
 
@@ -186,7 +123,7 @@ export async function transcriptPage(
 }
 
 /** The session's undoable turns, newest first, with per-file diffs. */
-export async function checkpoints(cwd: string, id: string): Promise<ICheckpoints> {
+export async function checkpoints(cwd: string, id: string): Promise<Checkpoints> {
   return (await request(`sessions/${id}/checkpoints`, { cwd })).json();
 }
 
@@ -198,11 +135,13 @@ export async function exportMarkdown(cwd: string, id: string): Promise<Blob> {
 /** Write the session (up to prompt `at`) as a new notebook in `cwd`; resolves to its path
  * relative to the server root. */
 export async function writeNotebook(cwd: string, id: string, at: number | null): Promise<string> {
-  const response = await request(`sessions/${id}/notebook`, { cwd }, { method: 'POST', body: JSON.stringify({ at }) });
-  return ((await response.json()) as { path: string }).path;
+  const body: NotebookRequest = { at };
+  const response = await request(`sessions/${id}/notebook`, { cwd }, { method: 'POST', body: JSON.stringify(body) });
+  return ((await response.json()) as NotebookWritten).path;
 }
 
 /** Delete a session, confirming with the token the listing handed out. */
 export async function deleteSession(cwd: string, id: string, token: string): Promise<void> {
-  await request(`sessions/${id}/delete`, { cwd }, { method: 'POST', body: JSON.stringify({ token }) });
+  const body: DeleteRequest = { token };
+  await request(`sessions/${id}/delete`, { cwd }, { method: 'POST', body: JSON.stringify(body) });
 }

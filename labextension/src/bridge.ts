@@ -4,25 +4,49 @@
  * live document model, never to the file, and each gets a reply with the resulting cell ids or
  * a precise error. See larik_jupyter/notebook/bridge.py for the kernel's end.
  */
+import type { ISharedCell, ISharedCodeCell } from '@jupyter/ydoc';
 import { Cell, ICodeCellModel } from '@jupyterlab/cells';
 import { PageConfig } from '@jupyterlab/coreutils';
+import type { ICell, IOutput } from '@jupyterlab/nbformat';
 import { INotebookTracker, NotebookActions, NotebookPanel } from '@jupyterlab/notebook';
 import { Kernel, KernelMessage } from '@jupyterlab/services';
 
 import { IProvenance, provenanceOf } from './provenance';
-import { ErrorReply, FIELDS, Json, Request } from './protocol';
+import { Json, JsonObject } from './json';
+import { ErrorReply, FIELDS, Hello, RefusalCode, Reply, Request } from './protocol';
 
 export const TARGET = 'larik.bridge';
 
-/** A request the document cannot take; `code` tells the kernel why (`not_open`: use the file). */
+/** What a handler answers: a reply without the envelope (`type`, `id`, `ok`) the bridge adds. */
+type Answer = Omit<Reply, 'type' | 'id' | 'ok'>;
+
+/** A request the document cannot take; `code` tells the kernel why (`NOT_OPEN`: use the file). */
 class Refusal extends Error {
   constructor(
     message: string,
-    readonly code = 'refused',
-    readonly data: Json = {}
+    readonly code: RefusalCode = RefusalCode.REFUSED,
+    readonly data: Answer = {}
   ) {
     super(message);
   }
+}
+
+/** An nbformat value of JupyterLab's (a cell, an output) or a message, as the protocol's JSON. */
+function asJson(value: object): JsonObject {
+  return value as JsonObject;
+}
+
+/** JSON from the kernel as the nbformat type it was sent as (a cell, an output). */
+function fromJson<T extends object>(value: JsonObject): T {
+  return value as object as T;
+}
+
+function isObject(value: Json | undefined): value is JsonObject {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function isCode(cell: ISharedCell): cell is ISharedCodeCell {
+  return cell.cell_type === 'code';
 }
 
 /**
@@ -39,7 +63,7 @@ function serverRoot(): string {
 }
 
 /** JSON with sorted keys: the same output compares equal whoever built it. */
-function canonical(value: Json): string {
+function canonical(value: Json | object): string {
   return JSON.stringify(value, (_key, inner) =>
     inner && typeof inner === 'object' && !Array.isArray(inner)
       ? Object.fromEntries(Object.keys(inner).sort().map(key => [key, inner[key]]))
@@ -52,7 +76,7 @@ function canonical(value: Json): string {
  * canonical JSON). The kernel keeps the cells it has read with their fingerprints and sends the
  * fingerprint back with an edit, so one request both checks and edits a cell it read earlier.
  */
-function fingerprint(cell: Json): string {
+function fingerprint(cell: Json | object): string {
   const text = canonical(cell);
   let h1 = 0x811c9dc5;
   let h2 = 0x9747b28c ^ text.length;
@@ -66,14 +90,14 @@ function fingerprint(cell: Json): string {
 }
 
 /** Cells as the reply carries them: their JSON and fingerprints, for the kernel's copy. */
-function stateOf(cells: { toJSON(): Json; getId(): string }[]): Json {
-  const json = cells.map(cell => cell.toJSON());
+function stateOf(cells: ISharedCell[]): { cells: JsonObject[]; hashes: { [id: string]: string } } {
+  const json = cells.map(cell => asJson(cell.toJSON()));
   const hashes = Object.fromEntries(json.map((cell, i) => [cells[i].getId(), fingerprint(cell)]));
   return { cells: json, hashes };
 }
 
-function sourceOf(cell: Json): string {
-  const source = cell?.source ?? '';
+function sourceOf(cell: JsonObject): string {
+  const source = cell.source ?? '';
   return Array.isArray(source) ? source.join('') : String(source);
 }
 
@@ -190,14 +214,15 @@ export class NotebookBridge {
       this.comms.set(panel, comms);
     }
     comms.add(comm);
-    comm.onMsg = (msg: KernelMessage.ICommMsgMsg) => this.onMsg(comm, msg.content.data as Json);
+    comm.onMsg = (msg: KernelMessage.ICommMsgMsg) => this.onMsg(comm, msg.content.data);
     comm.onClose = () => {
       this.comms.get(panel)?.delete(comm);
     };
   }
 
-  private helloData(panel: NotebookPanel): Json {
-    return { type: 'hello', path: panel.context.path, root: serverRoot() };
+  private helloData(panel: NotebookPanel): JsonObject {
+    const hello: Hello = { type: 'hello', path: panel.context.path, root: serverRoot() };
+    return asJson(hello);
   }
 
   private hello(panel: NotebookPanel, comm: Kernel.IComm): void {
@@ -210,24 +235,28 @@ export class NotebookBridge {
     this.comms.get(panel)?.forEach(comm => this.hello(panel, comm));
   }
 
-  private onMsg(comm: Kernel.IComm, data: Json): void {
-    if (data?.type === 'error') {
+  private onMsg(comm: Kernel.IComm, data: Json | undefined): void {
+    if (!isObject(data)) {
+      return;
+    }
+    if (data.type === 'error') {
       // The kernel could not read a message of this page's: say so where a developer looks.
       console.warn(`larik: the kernel could not read a bridge message: ${data.error}`);
       return;
     }
-    if (data?.type !== 'request') {
+    if (data.type !== 'request') {
       return;
     }
     const malformed = problemOf(data);
     if (malformed) {
-      const error: ErrorReply = { type: 'error', code: 'malformed', error: malformed, id: validId(data.id) };
+      const error: ErrorReply = { type: 'error', code: RefusalCode.MALFORMED, error: malformed, id: validId(data.id) };
       if (!comm.isDisposed) {
-        void comm.send(error as Json);
+        void comm.send(asJson(error));
       }
       return;
     }
-    const request = data as Request;
+    // `problemOf` checked it against the declared fields of its op.
+    const request = data as object as Request;
     if (request.id) {
       // Two panels on one kernel share the kernel's comm: apply each request once.
       const key = `${comm.commId}:${request.id}`;
@@ -240,30 +269,32 @@ export class NotebookBridge {
         this.handled.delete(this.handled.values().next().value as string);
       }
     }
-    let reply: Json;
+    let reply: Reply;
+    const id = request.id ?? 0;
     try {
-      reply = { ok: true, ...this.apply(request) };
+      reply = { type: 'reply', id, ok: true, ...this.apply(request) };
     } catch (error) {
       const refusal = error instanceof Refusal ? error : null;
-      reply = { ok: false, code: refusal?.code ?? 'error', error: (error as Error).message, ...refusal?.data };
+      const code = refusal?.code ?? RefusalCode.ERROR;
+      reply = { type: 'reply', id, ok: false, code, error: (error as Error).message, ...refusal?.data };
     }
-    if (request.id && !comm.isDisposed) {
-      void comm.send({ type: 'reply', id: request.id, ...reply });
+    if (id && !comm.isDisposed) {
+      void comm.send(asJson(reply));
     }
   }
 
-  private apply(request: Request): Json {
+  private apply(request: Request): Answer {
     const panel = this.find(p => p.context.path === request.path);
     const model = panel?.content.model?.sharedModel;
     if (!panel || !model) {
-      throw new Refusal(`${request.path} is not open in this browser`, 'not_open');
+      throw new Refusal(`${request.path} is not open in this browser`, RefusalCode.NOT_OPEN);
     }
     const doc = new OpenDocument(panel, model, request, this);
     this.applying = true;
     try {
       // Each op's handler; `Request` is a union discriminated by `op`, so `FIELDS` and the
       // declared models (larik_jupyter/bridge_protocol.py) decide which one runs.
-      return (HANDLERS[request.op] as (doc: OpenDocument, request: Request) => Json)(doc, request);
+      return (HANDLERS[request.op] as (doc: OpenDocument, request: Request) => Answer)(doc, request);
     } finally {
       this.applying = false;
     }
@@ -287,7 +318,7 @@ class OpenDocument {
   ) {}
 
   /** Every cell's id in order (where a changed cell stood, for undo), and its fingerprint. */
-  order(): Json {
+  order(): { order: string[]; order_hash: string } {
     const ids = this.model.cells.map(cell => cell.getId());
     return { order: ids, order_hash: fingerprint(ids) };
   }
@@ -297,7 +328,7 @@ class OpenDocument {
     if (index < 0) {
       throw new Refusal(
         `the notebook has no cell ${JSON.stringify(id)} (it was deleted or its id changed); read the notebook again`,
-        'missing_cell',
+        RefusalCode.MISSING_CELL,
         this.order()
       );
     }
@@ -305,11 +336,11 @@ class OpenDocument {
   }
 
   /** What the request changed, as the document holds it now (the kernel's copy follows it). */
-  after(ids: string[]): Json {
+  after(ids: string[]): Answer {
     return { cell_ids: ids, ...stateOf(this.model.cells.filter(cell => ids.includes(cell.getId()))), ...this.order() };
   }
 
-  landed(id: string, metadata: Json): Json {
+  landed(id: string, metadata: JsonObject | null | undefined): Answer {
     const larik = provenanceOf(metadata?.larik);
     if (larik) {
       this.bridge.markEdited(this.panel, id, larik);
@@ -334,7 +365,7 @@ class OpenDocument {
     if (moved || changed) {
       const id = 'cell_id' in this.request ? this.request.cell_id : '';
       const what = changed ? `cell ${id} changed` : 'cells were added, removed or moved';
-      throw new Refusal(`${what} in the browser since the kernel read the notebook`, 'stale', {
+      throw new Refusal(`${what} in the browser since the kernel read the notebook`, RefusalCode.STALE, {
         ...stateOf(cell ? [cell] : []),
         ...now
       });
@@ -352,7 +383,7 @@ class OpenDocument {
   }
 }
 
-type Handlers = { [Op in Request['op']]: (doc: OpenDocument, request: Extract<Request, { op: Op }>) => Json };
+type Handlers = { [Op in Request['op']]: (doc: OpenDocument, request: Extract<Request, { op: Op }>) => Answer };
 
 const HANDLERS: Handlers = {
   get: (doc, request) => {
@@ -361,15 +392,15 @@ const HANDLERS: Handlers = {
     const model = doc.model;
     const chosen = wanted ? model.cells.filter(cell => wanted.includes(cell.getId())) : model.cells;
     const { cells, hashes } = stateOf(chosen);
-    const head = { metadata: model.getMetadata(), nbformat: model.nbformat, nbformat_minor: model.nbformat_minor };
+    const head = { metadata: asJson(model.getMetadata()), nbformat: model.nbformat, nbformat_minor: model.nbformat_minor };
     return { notebook: { ...head, cells }, hashes, ...doc.order() };
   },
 
   insert: (doc, request) => {
     doc.checked(null);
     const index = request.after ? doc.indexOf(request.after) + 1 : 0;
-    const cell = doc.model.insertCell(index, request.cell as Json);
-    return doc.landed(cell.getId(), request.cell?.metadata);
+    const cell = doc.model.insertCell(index, fromJson<ICell>(request.cell));
+    return doc.landed(cell.getId(), metadataOf(request.cell));
   },
 
   delete: (doc, request) => {
@@ -385,21 +416,20 @@ const HANDLERS: Handlers = {
     if (old.cell_type !== cell.cell_type) {
       model.transact(() => {
         model.deleteCell(index);
-        model.insertCell(index, { ...cell, id: old.getId() } as Json);
+        model.insertCell(index, fromJson<ICell>({ ...cell, id: old.getId() }));
       });
     } else {
       model.transact(() => {
         const changed = old.getSource() !== sourceOf(cell);
         old.setSource(sourceOf(cell));
-        old.setMetadata(cell.metadata ?? {});
-        if (old.cell_type === 'code' && changed) {
-          const code = old as Json;
-          code.setOutputs([]);
-          code.execution_count = null;
+        old.setMetadata(metadataOf(cell) ?? {});
+        if (isCode(old) && changed) {
+          old.setOutputs([]);
+          old.execution_count = null;
         }
       });
     }
-    return doc.landed(old.getId(), cell.metadata);
+    return doc.landed(old.getId(), metadataOf(cell));
   },
 
   patch: (doc, request) => {
@@ -411,7 +441,7 @@ const HANDLERS: Handlers = {
     if (count !== 1) {
       throw new Refusal(
         `old_string occurs ${count} times in cell ${request.cell_id} as it is now in the browser, not exactly once; read the cell again`,
-        'no_match'
+        RefusalCode.NO_MATCH
       );
     }
     doc.model.transact(() => {
@@ -419,23 +449,23 @@ const HANDLERS: Handlers = {
       if (request.metadata?.larik) {
         cell.setMetadata('larik', request.metadata.larik);
       }
-      if (cell.cell_type === 'code') {
-        (cell as Json).setOutputs([]);
-        (cell as Json).execution_count = null;
+      if (isCode(cell)) {
+        cell.setOutputs([]);
+        cell.execution_count = null;
       }
     });
     return doc.landed(cell.getId(), request.metadata);
   },
 
   set_outputs: (doc, request) => {
-    const cell = doc.model.cells[doc.indexOf(request.cell_id)] as Json;
-    if (cell.cell_type !== 'code') {
+    const cell = doc.model.cells[doc.indexOf(request.cell_id)];
+    if (!isCode(cell)) {
       throw new Refusal(`cell ${request.cell_id} is not a code cell`);
     }
-    const outputs = request.outputs ?? [];
+    const outputs = (request.outputs ?? []).map(output => fromJson<IOutput>(output));
     // Cleared first, on its own: the output area merges a stream output that arrives next to
     // an earlier stream of the same name, which would double the streamed text.
-    cell.clearOutputs();
+    cell.clearOutputs(null);
     doc.model.transact(() => {
       cell.setOutputs(outputs);
       if (request.execution_count !== undefined) {
@@ -468,7 +498,7 @@ const HANDLERS: Handlers = {
     // As trusted as if this page had run the cell: a widget view renders only there.
     widget.model.trusted = true;
     const outputs = (widget.model as ICodeCellModel).outputs;
-    const wanted = (request.outputs ?? []) as Json[];
+    const wanted = (request.outputs ?? []).map(output => fromJson<IOutput>(output));
     if (outputs.length !== wanted.length) {
       outputs.clear();
       wanted.forEach(output => outputs.add(output));
@@ -505,7 +535,7 @@ const HANDLERS: Handlers = {
     // it (it follows the Yjs array only when the transaction ends), so no index is read there.
     doc.checked(null);
     const model = doc.model;
-    const cellOf = new Map((request.cells ?? []).map(cell => [cell.id as string, cell]));
+    const cellOf = new Map((request.cells ?? []).map(cell => [String(cell.id), cell]));
     const touched = new Set<string>([...(request.delete ?? []), ...cellOf.keys()]);
     const ids = model.cells.map(cell => cell.getId());
     model.transact(() => {
@@ -519,7 +549,7 @@ const HANDLERS: Handlers = {
       (request.order ?? []).forEach((id, index) => {
         const cell = cellOf.get(id);
         if (cell !== undefined) {
-          model.insertCell(index, cell as Json);
+          model.insertCell(index, fromJson<ICell>(cell));
         }
       });
     });
@@ -528,10 +558,10 @@ const HANDLERS: Handlers = {
 };
 
 /** What is wrong with a request, checked against the declared fields of its op; null: nothing. */
-function problemOf(data: Json): string | null {
-  const fields = FIELDS[String(data?.op)];
+function problemOf(data: JsonObject): string | null {
+  const fields = FIELDS[String(data.op)];
   if (!fields) {
-    return `malformed request: unknown op ${JSON.stringify(data?.op)}`;
+    return `malformed request: unknown op ${JSON.stringify(data.op)}`;
   }
   for (const [name, [types, required]] of Object.entries(fields)) {
     const value = data[name];
@@ -542,15 +572,21 @@ function problemOf(data: Json): string | null {
       continue;
     }
     const kind = value === null ? 'null' : Array.isArray(value) ? 'array' : typeof value;
-    if (!types.includes(kind) && !types.includes('any')) {
+    if (!types.includes(kind)) {
       return `malformed request: ${data.op}'s ${name} is ${kind}, not ${types.join(' or ')}`;
     }
   }
   return null;
 }
 
-function validId(id: Json): number {
-  return Number.isInteger(id) ? id : 0;
+function validId(id: Json | undefined): number {
+  return typeof id === 'number' && Number.isInteger(id) ? id : 0;
+}
+
+/** A cell's metadata, when the kernel's JSON of it holds an object there. */
+function metadataOf(cell: JsonObject | undefined): JsonObject | undefined {
+  const metadata = cell?.metadata;
+  return isObject(metadata) ? metadata : undefined;
 }
 
 /**
@@ -576,7 +612,7 @@ function mark(
   badge.setAttribute('role', 'button');
   badge.addEventListener('click', () => open(target));
   widget.addClass('jp-larik-edited');
-  const edited = (_: unknown, change: Json) => {
+  const edited = (_: unknown, change: { sourceChange?: unknown }) => {
     if (change.sourceChange && !fromKernel()) {
       unmark(widget);
     }

@@ -21,7 +21,7 @@ function shortTime(time: string): string {
 }
 
 /** Where a branch came from, by prompt number (as `fork_label` in session/branch.py). */
-function forkLabel(node: api.ITreeNode, parent: string | null): string {
+function forkLabel(node: api.TreeNode, parent: string | null): string {
   if (!node.fork_of) {
     return '';
   }
@@ -45,7 +45,7 @@ function matchedLine(text: string, query: string): [string, string, string] | nu
 /** The sidebar widget. `cwd` is relative to the server root ('' is the root). */
 export class SessionsPanel extends Widget {
   private _cwd = '';
-  private _list: api.ISessionList | null = null;
+  private _list: api.SessionList | null = null;
   private _listKey = '';
   private _selected: string | null = null;
   private _loaded = 0;
@@ -115,7 +115,7 @@ export class SessionsPanel extends Widget {
   }
 
   /** The listing entry of a session of the current directory. */
-  session(id: string): api.ISessionInfo | undefined {
+  session(id: string): api.SessionOut | undefined {
     return this._list?.sessions.find(s => s.id === id);
   }
 
@@ -132,7 +132,7 @@ export class SessionsPanel extends Widget {
 
   /** Reload the listing; re-render only when something changed. */
   async refresh(): Promise<void> {
-    let list: api.ISessionList;
+    let list: api.SessionList;
     try {
       list = await api.listSessions(this._cwd);
     } catch (error) {
@@ -243,9 +243,9 @@ export class SessionsPanel extends Widget {
   }
 
   /** Every session of the tree by id. */
-  private treeNodes(): Map<string, api.ITreeNode> {
-    const nodes = new Map<string, api.ITreeNode>();
-    const visit = (node: api.ITreeNode) => {
+  private treeNodes(): Map<string, api.TreeNode> {
+    const nodes = new Map<string, api.TreeNode>();
+    const visit = (node: api.TreeNode) => {
       nodes.set(node.id, node);
       node.children.forEach(visit);
     };
@@ -266,14 +266,25 @@ export class SessionsPanel extends Widget {
     if (query) {
       const nodes = this.treeNodes();
       // Any line of a prompt matches, not only the first one the rows show.
-      const whole = (p: api.IPromptInfo) => p.text || p.first_line;
+      const whole = (p: api.PromptInfo) => p.text || p.first_line;
       const hits = this._list.sessions.filter(
         s =>
           s.first_prompt.toLowerCase().includes(query) ||
           (nodes.get(s.id)?.prompts ?? []).some(p => whole(p).toLowerCase().includes(query))
       );
       for (const info of hits) {
-        const node = nodes.get(info.id) ?? { id: info.id, prompts: [], children: [] };
+        const node: api.TreeNode = nodes.get(info.id) ?? {
+          id: info.id,
+          fork_of: info.fork_of,
+          fork_at: info.fork_at,
+          fork_prompt: info.fork_prompt,
+          parent_deleted: false,
+          prompts: [],
+          interrupted: null,
+          compactions: [],
+          error: info.error,
+          children: []
+        };
         const item = this.renderNode({ ...node, children: [] }, node.fork_of ?? null);
         // Which prompts matched: the line holding the match, the match highlighted.
         node.prompts.forEach((prompt, index) => {
@@ -297,7 +308,7 @@ export class SessionsPanel extends Widget {
     }
   }
 
-  private renderNode(node: api.ITreeNode, parent: string | null): HTMLElement {
+  private renderNode(node: api.TreeNode, parent: string | null): HTMLElement {
     const info = this.session(node.id);
     const item = element('li', 'jp-larik-node');
     item.dataset.sessionId = node.id;
@@ -396,7 +407,7 @@ export class SessionsPanel extends Widget {
   private async renderTurns(id: string, into: HTMLElement): Promise<void> {
     const result = await api.checkpoints(this._cwd, id);
     if (result.turns.length === 0) {
-      into.appendChild(element('div', 'jp-larik-empty', 'Nothing left to undo in this session.'));
+      into.appendChild(element('div', 'jp-larik-empty', result.empty));
       return;
     }
     for (const turn of result.turns) {
@@ -419,7 +430,7 @@ export class SessionsPanel extends Widget {
     into.querySelector('.jp-larik-more')?.remove();
     const lookup = this.touchedCells?.();
     // Numbers found in no output of their turn, as the server traced them (docs/format.md).
-    const unfound = new Map<number, Map<number, api.IUnfoundNumber[]>>();
+    const unfound = new Map<number, Map<number, api.UnfoundNumber[]>>();
     for (const item of page.unfound ?? []) {
       unfound.set(item.entry, (unfound.get(item.entry) ?? new Map()).set(item.block, item.numbers));
     }

@@ -3,7 +3,7 @@
  */
 import { IRenderMimeRegistry } from '@jupyterlab/rendermime';
 
-import { IContentBlock, IEntry, IUnfoundNumber, IVariableChange } from './api';
+import { IContentBlock, IEntry, IVariableChange, UnfoundNumber } from './api';
 
 /** A new `tag` element with `className` and, when given, `text`. */
 export function element<K extends keyof HTMLElementTagNameMap>(
@@ -153,7 +153,7 @@ export const UNFOUND_HINT = 'not found in any output of this turn';
  * `text` with each unfound number wrapped in a dotted underline carrying the hint, as
  * larik_jupyter/session/numbers.py `mark` writes it; the server found them (offsets in UTF-16).
  */
-export function markUnfound(text: string, numbers: IUnfoundNumber[]): string {
+export function markUnfound(text: string, numbers: UnfoundNumber[]): string {
   let out = '';
   let at = 0;
   for (const number of numbers) {
@@ -208,7 +208,7 @@ export class TranscriptRenderer {
     return renderer.node;
   }
 
-  private async block(block: IContentBlock, unfound?: IUnfoundNumber[]): Promise<HTMLElement | null> {
+  private async block(block: IContentBlock, unfound?: UnfoundNumber[]): Promise<HTMLElement | null> {
     switch (block.type) {
       case 'text':
         if (isContext(block.text ?? '')) {
@@ -266,7 +266,7 @@ export class TranscriptRenderer {
    * One entry as a node, or null for entries with nothing to show (usage, meta); `unfound`
    * holds the numbers to mark in its text blocks, by block index.
    */
-  async entry(entry: IEntry, unfound?: Map<number, IUnfoundNumber[]>): Promise<HTMLElement | null> {
+  async entry(entry: IEntry, unfound?: Map<number, UnfoundNumber[]>): Promise<HTMLElement | null> {
     if (entry.type === 'compaction') {
       const node = element('div', 'jp-larik-entry jp-larik-compaction');
       node.appendChild(collapsed('Context compacted', element('pre', 'jp-larik-pre', entry.summary ?? ''), ''));

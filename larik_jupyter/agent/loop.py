@@ -825,28 +825,20 @@ class AgentLoop:
         while turns := self.checkpoints.turns():
             newest = turns[-1]
             if newest.prompt is None:
-                raise CheckpointError(
-                    _undone(results) + f"turn {newest.turn} was saved without its prompt number "
-                    f"(by an older version), so it cannot be matched to prompt {prompt}; undo it "
-                    "on its own with `/undo`."
-                )
+                raise CheckpointError(UndoReport(tuple(results), to=prompt).stopped(
+                    f"turn {newest.turn} was saved without its prompt number (by an older "
+                    f"version), so it cannot be matched to prompt {prompt}; undo it on its own "
+                    "with `/undo`."
+                ))
             if newest.prompt < prompt:
                 break
             try:
                 results += self.undo(record=record, force=force, skip_changed=skip_changed)
             except CheckpointError as exc:
-                raise CheckpointError(_undone(results) + str(exc)) from None
+                raise CheckpointError(UndoReport(tuple(results), to=prompt).stopped(str(exc))) from None
             if not results[-1].ok:
                 break
+        report = UndoReport(tuple(results), to=prompt)
         if not results and not nothing_ok:
-            raise NothingToUndoError(
-                f"No turn from prompt {prompt} on changed files or kernel variables; nothing was undone."
-            )
-        return UndoReport(tuple(results), to=prompt)
-
-
-def _undone(results: list[UndoResult]) -> str:
-    """What a multi-turn undo did before it stopped, as the start of its error sentence."""
-    if not results:
-        return "Nothing was undone: "
-    return "Undid " + ", ".join(r.label for r in results) + ", then stopped: "
+            raise NothingToUndoError(report.nothing_left(self.session.id))
+        return report

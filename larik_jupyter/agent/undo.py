@@ -1,7 +1,9 @@
 """The one undo path every front end takes (the notebook, `Agent`, the CLI): put a turn's
 files, cells and kernel variables back, asking first where the user changed them since; and
 what it did, told once (`UndoReport`): for the user as Markdown, plain text and HTML, and for
-the model as the `<system-note>` the next prompt carries."""
+the model as the `<system-note>` the next prompt carries. Its failures are told there too:
+nothing left to undo, an undo of several turns stopped by an error, a rewind that made no
+branch."""
 
 from __future__ import annotations
 
@@ -18,7 +20,7 @@ from larik_jupyter.checkpoint.cells import (
     restore_in_file,
     sources_in_file,
 )
-from larik_jupyter.checkpoint.store import CheckpointStore, UndoResult
+from larik_jupyter.checkpoint.store import CheckpointStore, NothingToUndoError, UndoResult
 from larik_jupyter.llm.messages import Usage
 from larik_jupyter.session.entry import Entry
 from larik_jupyter.session.store import Session
@@ -187,6 +189,38 @@ class UndoReport(Sequence[UndoResult]):
                     "left as they are; see the files not restored.")
         return f"{last.label.capitalize()} was only partly undone; see the files not restored."
 
+    # -- failures: what an undo says when it undid nothing, or stopped ---------------------
+
+    def nothing_left(self, session_id: str) -> str:
+        """What an undo that found no turn to undo says (from prompt `to` on, with `to`); also
+        what the undo panel and the sidebar say when they list no turn."""
+        since = "" if self.to is None else f" from prompt {self.to} on"
+        return (
+            f"Nothing left to undo in session {session_id}{since}: no turn of it has changes to "
+            "files, cells or kernel variables that are not undone already."
+        )
+
+    def stopped(self, reason: str) -> str:
+        """What an undo of several turns says when `reason` (a checkpoint error's sentence)
+        stopped it: the turns it undid first, then why it stopped."""
+        if not self.results:
+            return f"Nothing was undone: {reason}"
+        return f"Undid {', '.join(r.label for r in self.results)}, then stopped: {reason}"
+
+    def rewind_stopped(self, n: int) -> str:
+        """Why a rewind to before prompt `n` with files made no branch: the last turn this undo
+        reached was not fully undone (files changed since it, or files not restored)."""
+        failed = self.results[-1]
+        if failed.changed:
+            why = (f"{failed.label} was left as it is because {', '.join(failed.changed)} "
+                   "changed since that turn; no branch was made. Rewind with files again, "
+                   "forcing the restore (`force=True`, `--force`: their later changes are "
+                   "lost) or skipping them (`skip_changed=True`, `--skip-changed`)")
+        else:
+            paths = ", ".join(f"{p} ({reason})" for p, reason in failed.refused)
+            why = f"{failed.label} could not restore {paths}; no branch was made. Fix that and rewind with files again"
+        return f"Rewind to before prompt {n} stopped: {why} (the turns already undone stay undone)."
+
     def system_note(self) -> str | None:
         """The `<system-note>` telling the model what was put back (None: nothing)."""
         sentences = [sentence for result in self.results for sentence in _note_sentences(result)]
@@ -301,7 +335,10 @@ def undo_turn(
     variables this process holds snapshots of (none in a process that did not run the turn,
     such as the CLI: they are reported gone). When the result lists files changed since the
     turn, nothing was done."""
-    result = checkpoints.undo(cells, sources, force=force, skip_changed=skip_changed)
+    try:
+        result = checkpoints.undo(cells, sources, force=force, skip_changed=skip_changed)
+    except NothingToUndoError:
+        raise NothingToUndoError(UndoReport().nothing_left(checkpoints.session_id)) from None
     if not result.changed:
         done = kernel_snapshots(checkpoints.session_id).restore(result.turn, result.variables, keep=not result.ok)
         result.restored_variables, result.removed_variables = done.restored, done.removed

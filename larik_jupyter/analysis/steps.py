@@ -6,7 +6,6 @@ from the checkpoint snapshot taken before the turn."""
 
 from __future__ import annotations
 
-import json
 import os
 import re
 from collections.abc import Sequence
@@ -19,6 +18,8 @@ from larik_jupyter.checkpoint.errors import CheckpointError
 from larik_jupyter.checkpoint.store import CheckpointStore
 from larik_jupyter.errors import LarikError, ToolError
 from larik_jupyter.llm.messages import ImageBlock, TextBlock, ToolResultBlock, ToolUseBlock
+from larik_jupyter.nbjson.cells import source_text
+from larik_jupyter.nbjson.read import NotebookUnreadable, cell_list, read_notebook
 from larik_jupyter.paths import project_root
 from larik_jupyter.session import catalog
 from larik_jupyter.session.context_view import without_envelopes
@@ -218,14 +219,14 @@ def _run_source(call: ToolUseBlock, result: ToolResultBlock, cwd: Path) -> str |
     if not isinstance(raw, str):
         return None
     try:
-        data = json.loads((cwd / raw).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        cells = cell_list(read_notebook((cwd / raw).resolve(), raw).data) or []
+    except (OSError, ValueError, NotebookUnreadable):
         return None
-    for cell in data.get("cells", []) if isinstance(data, dict) else []:
-        larik = (cell.get("metadata") or {}).get("larik") or {}
+    for cell in cells:
+        metadata = cell.get("metadata") if isinstance(cell, dict) else None
+        larik = metadata.get("larik") if isinstance(metadata, dict) else None
         if isinstance(larik, dict) and larik.get("tool_use_id") == call.id:
-            source = cell.get("source", "")
-            return "".join(source) if isinstance(source, list) else str(source)
+            return source_text(cell)
     return None
 
 

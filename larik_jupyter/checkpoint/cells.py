@@ -11,7 +11,6 @@ document as it was before the turn, cell for cell.
 from __future__ import annotations
 
 import copy
-import json
 import os
 from collections.abc import Callable
 from pathlib import Path
@@ -23,7 +22,7 @@ from larik_jupyter.checkpoint.manifest import CellRecord, NotebookRecord
 from larik_jupyter.checkpoint.restore import replace_bytes
 from larik_jupyter.checkpoint.safepath import DirWalk, PathRefused, confine, open_entry
 from larik_jupyter.nbjson.cells import file_form, lines_form, source_text
-from larik_jupyter.nbjson.layout import decode
+from larik_jupyter.nbjson.read import NotebookUnreadable, cell_list, parse_notebook, read_open
 from larik_jupyter.nbjson.splice import splice
 from larik_jupyter.nbjson.validate import new_problems, problems
 
@@ -55,12 +54,11 @@ def sources_in_file(root: Path, record: NotebookRecord) -> dict[str, str] | None
             if fd is None:
                 return {}
             with os.fdopen(fd, "rb") as f:
-                data = json.loads(f.read().decode("utf-8"))
-        cells = data.get("cells") if isinstance(data, dict) else None
-        if not isinstance(cells, list):
+                cells = cell_list(parse_notebook(read_open(f, record.path), record.path).data)
+        if cells is None:
             return None
         return {str(c["id"]): source_text(c) for c in cells if isinstance(c, dict) and "id" in c}
-    except (PathRefused, OSError, UnicodeDecodeError, ValueError):
+    except (PathRefused, OSError, NotebookUnreadable):
         return None
     finally:
         os.close(root_fd)
@@ -124,7 +122,7 @@ def restore_in_file(root: Path, record: NotebookRecord) -> str:
                 raise CellsNotRestored("is neither open in the browser nor on disk, so its cells were not restored")
             with os.fdopen(fd, "rb") as f:
                 mode = os.fstat(f.fileno()).st_mode
-                raw = f.read()
+                raw = read_open(f, record.path)
             out = restored_bytes(record, raw)
             if out != raw:
                 with Barrier() as barrier:
@@ -132,7 +130,9 @@ def restore_in_file(root: Path, record: NotebookRecord) -> str:
                     barrier.commit()
     except PathRefused as exc:
         raise CellsNotRestored(f"{exc}, so its cells were not restored in the file") from None
-    except (OSError, UnicodeDecodeError, ValueError) as exc:
+    except NotebookUnreadable as exc:
+        raise CellsNotRestored(f"its cells could not be restored in the file: it {exc.reason}") from None
+    except (OSError, ValueError) as exc:
         raise CellsNotRestored(f"its cells could not be restored in the file ({exc})") from None
     finally:
         os.close(root_fd)
@@ -141,9 +141,9 @@ def restore_in_file(root: Path, record: NotebookRecord) -> str:
 
 def restored_bytes(record: NotebookRecord, raw: bytes) -> bytes:
     """The notebook file `raw` with `record`'s cells put back: its own bytes elsewhere."""
-    bom, text = decode(raw)
-    data = json.loads(text)
-    if not isinstance(data, dict) or not isinstance(data.get("cells"), list):
+    read = parse_notebook(raw, record.path)
+    bom, text, data = read.bom, read.text, read.data
+    if cell_list(data) is None:
         raise CellsNotRestored("is not a notebook now (no list of cells), so its cells were not restored")
     lines = lines_form(None, data["cells"])
     in_file = record.model_copy(update={"cells": [

@@ -82,10 +82,8 @@ def last_saved(directory: Path) -> int:
 
 
 def nothing_to_undo(session_id: str) -> NothingToUndoError:
-    return NothingToUndoError(
-        f"Nothing left to undo in session {session_id}: no turn of it has changes to files, "
-        "cells or kernel variables that are not undone already."
-    )
+    # Front ends never show this one: the undo path tells it (`UndoReport.nothing_left`).
+    return NothingToUndoError(f"Session {session_id} has no saved turn with changes left to undo.")
 
 
 def newest_with_changes(directory: Path, session_id: str) -> tuple[int, Path, Manifest]:

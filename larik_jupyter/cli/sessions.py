@@ -133,10 +133,16 @@ def _print_tree(nodes: list[branch.TreeNode], indent: str = "", parent: str | No
         _print_tree(node.children, indent + "    ", node.id)
 
 
+def _node_json(node: branch.TreeNode) -> dict[str, Any]:
+    """A node as `tree --json` prints it: with its session file's path, which the REST API leaves out."""
+    return {**node.model_dump(mode="json", exclude={"children"}), "path": node.path,
+            "children": [_node_json(child) for child in node.children]}
+
+
 def _cmd_tree(args: argparse.Namespace) -> int:
     roots = branch.fork_tree(args.cwd or os.getcwd())
     if args.json:
-        _print_json([n.model_dump(mode="json") for n in roots])
+        _print_json([_node_json(n) for n in roots])
     elif not roots:
         print(f"No sessions for {os.path.abspath(args.cwd or os.getcwd())}.")
     else:

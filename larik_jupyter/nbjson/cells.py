@@ -1,14 +1,28 @@
 """Cells as a notebook file holds them: sources and text outputs as one string or as a list of
-lines (nbformat's `split_lines`), without the transient `trusted` flag."""
+lines (nbformat's `split_lines`), without the transient `trusted` flag; and the one name of a
+cell in a notebook without cell ids (nbformat < 4.5): `cell-N`, its 0-based index."""
 
 from __future__ import annotations
 
 import copy
 import json
+import re
 from typing import Any
 
 # Besides text/*, the media types nbformat writes as lists of lines.
 _SPLIT_MEDIA = ("application/javascript", "image/svg+xml")
+_INDEX_NAME = re.compile(r"cell-([0-9]+)")
+
+
+def index_name(index: int) -> str:
+    """`cell-3`: the name of the cell at 0-based `index` in a notebook without cell ids."""
+    return f"cell-{index}"
+
+
+def named_index(name: str) -> int | None:
+    """The 0-based index a `cell-N` name gives; None for any other name (an id)."""
+    found = _INDEX_NAME.fullmatch(name)
+    return int(found[1]) if found else None
 
 
 def lines_form(cell: dict[str, Any] | None, cells: list[Any]) -> bool:

@@ -17,7 +17,7 @@ from typing import Any
 
 from larik_jupyter.errors import LarikError, exception_text
 from larik_jupyter.llm.messages import ContentBlock, TextBlock
-from larik_jupyter.session.regular import file_kind
+from larik_jupyter.paths import file_kind
 from larik_jupyter.tools.envelope import wrap
 from larik_jupyter.tools.files import is_binary
 from larik_jupyter.tools.images import InvalidImage, image_block

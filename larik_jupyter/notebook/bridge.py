@@ -32,10 +32,10 @@ import msgspec
 from larik_jupyter.bridge_protocol import (
     ErrorReply,
     Hello,
+    RefusalCode,
     Reply,
     Request,
     read_page_message,
-    reply_data,
     request_data,
 )
 from larik_jupyter.tools.page_cells import CachedCells, CellChanged, NotLanded, PageCells, Refused
@@ -67,7 +67,7 @@ class Bridge:
         self.panels: dict[str, Panel] = {}
         self.cells = PageCells()
         self.requests = 0  # how many requests the browser answered (tests and the bench count them)
-        self._pending: dict[int, concurrent.futures.Future[dict[str, Any]]] = {}
+        self._pending: dict[int, concurrent.futures.Future[Reply]] = {}
         self._ids = itertools.count(1)
         self._lock = threading.Lock()
         self._main = threading.main_thread().ident
@@ -129,7 +129,7 @@ class Bridge:
         with self._lock:
             future = self._pending.pop(reply.id, None)
         if future is not None and not future.done():
-            future.set_result(reply_data(reply))
+            future.set_result(reply)
 
     @property
     def notebook_path(self) -> Path | None:
@@ -164,22 +164,22 @@ class Bridge:
 
     # -- requests --------------------------------------------------------------------------
 
-    def _send(self, path: Path, op: Request) -> tuple[int, concurrent.futures.Future[dict[str, Any]]] | None:
+    def _send(self, path: Path, op: Request) -> tuple[int, concurrent.futures.Future[Reply]] | None:
         route = self._route(path)
         if route is None:
             return None
         comm, name = route
-        future: concurrent.futures.Future[dict[str, Any]] = concurrent.futures.Future()
+        future: concurrent.futures.Future[Reply] = concurrent.futures.Future()
         request_id = next(self._ids)
         with self._lock:
             self._pending[request_id] = future
         comm.send(request_data(op, request_id, name))
         return request_id, future
 
-    def request(self, path: Path, op: Request, timeout: float = REPLY_TIMEOUT) -> dict[str, Any] | None:
+    def request(self, path: Path, op: Request, timeout: float = REPLY_TIMEOUT) -> Reply | None:
         """Send `op` for the notebook at `path` and wait for the browser's reply (from a worker
-        thread). None when no browser shows it (`not_open`): the caller uses the file. Raises
-        `NotLanded` when the browser did not apply it."""
+        thread), typed as declared. None when no browser shows it (`not_open`): the caller uses
+        the file. Raises `NotLanded` when the browser did not apply it."""
         what = _describe(op)
         if threading.get_ident() == self._main or self.blocked():
             if not self.panels:
@@ -237,11 +237,11 @@ def _describe(op: Request) -> str:
     }.get(name, name)
 
 
-def _checked(reply: dict[str, Any], what: str) -> dict[str, Any] | None:
-    if reply.get("ok"):
+def _checked(reply: Reply, what: str) -> Reply | None:
+    if reply.ok:
         return reply
-    if reply.get("code") == "not_open":
+    if reply.code is RefusalCode.NOT_OPEN:
         return None
-    if reply.get("code") == "stale":
-        raise CellChanged(f"Not landed: {what} was refused: {reply.get('error')}; read the cell again.")
-    raise Refused(f"Not landed: {what} failed in the open notebook: {reply.get('error') or 'no reason given'}.")
+    if reply.code is RefusalCode.STALE:
+        raise CellChanged(f"Not landed: {what} was refused: {reply.error}; read the cell again.")
+    raise Refused(f"Not landed: {what} failed in the open notebook: {reply.error or 'no reason given'}.")

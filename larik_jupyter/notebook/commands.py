@@ -299,7 +299,7 @@ def _rewind(
         f"The prompt is {where}: edit it and run it."
     ]
     if files and not agent.last_undo:
-        lines.append(f"No turn from prompt {n} on changed files or kernel variables.")
+        lines.append(agent.last_undo.nothing_left(source))
     elif files:
         lines += ["", agent.last_undo.markdown()]
     out.markdown("\n".join(lines))

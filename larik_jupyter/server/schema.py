@@ -1,13 +1,19 @@
-"""The JSON shapes the `/larik/api/` endpoints answer and accept."""
+"""The JSON shapes the `/larik/api/` endpoints answer and accept, declared once: the sidebar's
+TypeScript types (`labextension/src/rest.ts`) are generated from these models (`python -m
+larik_jupyter.server.schema > labextension/src/rest.ts`; a test keeps the file equal to the
+output). The fork tree's nodes are the session layer's own `TreeNode`."""
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, computed_field
+from pydantic.json_schema import models_json_schema
 
-from larik_jupyter.session.branch import PromptInfo
+from larik_jupyter.session.branch import TreeNode
 from larik_jupyter.textdiff import diff_html
+from larik_jupyter.typescript import declarations, module
 
 
 class SessionOut(BaseModel):
@@ -29,27 +35,12 @@ class SessionOut(BaseModel):
     delete_token: str
 
 
-class TreeNodeOut(BaseModel):
-    """A session, its prompts, and the branches forked from it (the notebook tree's shape)."""
-
-    id: str
-    fork_of: str | None = None
-    fork_at: int | None = None
-    fork_prompt: int | None = None
-    parent_deleted: bool = False
-    prompts: list[PromptInfo] = []
-    interrupted: str | None = None
-    compactions: list[int] = []
-    error: str | None = None
-    children: list[TreeNodeOut] = []
-
-
 class SessionList(BaseModel):
     """`GET /larik/api/sessions`: a directory's sessions and their fork tree."""
 
     cwd: str
     sessions: list[SessionOut]
-    tree: list[TreeNodeOut]
+    tree: list[TreeNode]
 
 
 class UnfoundNumber(BaseModel):
@@ -112,10 +103,12 @@ class CheckpointTurn(BaseModel):
 
 
 class Checkpoints(BaseModel):
-    """`GET /larik/api/sessions/<id>/checkpoints`: undoable turns, newest first."""
+    """`GET /larik/api/sessions/<id>/checkpoints`: undoable turns, newest first, and what to
+    say when there are none (`empty`: the undo report's words)."""
 
     id: str
     turns: list[CheckpointTurn]
+    empty: str
 
 
 class NotebookRequest(BaseModel):
@@ -138,3 +131,20 @@ class DeleteRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     token: str
+
+
+# What the endpoints answer (every field is sent) and what they accept.
+ANSWERS: tuple[type[BaseModel], ...] = (SessionList, TranscriptPage, Checkpoints, NotebookWritten)
+ACCEPTS: tuple[type[BaseModel], ...] = (NotebookRequest, DeleteRequest)
+
+
+def typescript() -> str:
+    """`labextension/src/rest.ts`: an interface per answer and request body, and per model in them."""
+    _, answers = models_json_schema([(m, "serialization") for m in ANSWERS], ref_template="#/$defs/{model}")
+    _, accepts = models_json_schema([(m, "validation") for m in ACCEPTS], ref_template="#/$defs/{model}")
+    body = declarations(answers["$defs"], {}, all_required=True) + declarations(accepts["$defs"], {})
+    return module("python -m larik_jupyter.server.schema", "larik_jupyter/server/schema.py", body)
+
+
+if __name__ == "__main__":
+    sys.stdout.write(typescript())

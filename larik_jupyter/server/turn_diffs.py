@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from larik_jupyter.agent.undo import UndoReport
 from larik_jupyter.checkpoint.diffs import cell_diffs, read_current, turn_diffs
 from larik_jupyter.checkpoint.store import CheckpointStore
 from larik_jupyter.errors import LarikError
@@ -40,4 +41,4 @@ def checkpoints(session_id: str, cwd: Path, server_root: str) -> Checkpoints:
         # Turns that changed only kernel variables have nothing to show here; the kernel undoes them.
         if files or turn.notebooks
     ]
-    return Checkpoints(id=session_id, turns=result[::-1])
+    return Checkpoints(id=session_id, turns=result[::-1], empty=UndoReport().nothing_left(session_id))

@@ -9,10 +9,10 @@ from larik_jupyter.config.secrets import redactor_for
 from larik_jupyter.llm.pricing import cost_label
 from larik_jupyter.server.confine import relative_to_root
 from larik_jupyter.server.page_numbers import page_numbers
-from larik_jupyter.server.schema import SessionList, SessionOut, TranscriptPage, TreeNodeOut
+from larik_jupyter.server.schema import SessionList, SessionOut, TranscriptPage
 from larik_jupyter.server.tokens import DeleteTokens
 from larik_jupyter.server.turn_diffs import checkpoints
-from larik_jupyter.session.branch import TreeNode, fork_tree
+from larik_jupyter.session.branch import fork_tree
 from larik_jupyter.session.call_summary import (
     CellPosition,
     cell_ids_hint,
@@ -26,14 +26,6 @@ from larik_jupyter.session.reader import load_entries
 from larik_jupyter.textdiff import diff_html, looks_like_diff
 
 __all__ = ["checkpoints", "export_bytes", "session_list", "transcript_page"]
-
-
-def _tree(node: TreeNode) -> TreeNodeOut:
-    # Everything but `path`: the client never needs the data directory's location.
-    return TreeNodeOut(
-        **node.model_dump(exclude={"path", "children"}),
-        children=[_tree(child) for child in node.children],
-    )
 
 
 def session_list(root_dir: str, cwd: Path, tokens: DeleteTokens) -> SessionList:
@@ -60,7 +52,7 @@ def session_list(root_dir: str, cwd: Path, tokens: DeleteTokens) -> SessionList:
     return SessionList(
         cwd=relative_to_root(root_dir, cwd),
         sessions=sessions,
-        tree=[_tree(node) for node in fork_tree(cwd)],
+        tree=fork_tree(cwd),
     )
 
 

@@ -174,10 +174,12 @@ class PromptInfo(BaseModel):
 class TreeNode(BaseModel):
     """One session in a working directory's fork tree. A branch carries `fork_prompt` (the
     last prompt it shares with its source, 0 before the first) and `parent_deleted` when its
-    source is no longer among the directory's sessions (it is then a root)."""
+    source is no longer among the directory's sessions (it is then a root). The one model of a
+    node: the REST API answers it and the sidebar's types are generated from it."""
 
     id: str
-    path: str
+    # The session file: never serialised (the browser never needs the data directory's location).
+    path: str = Field(exclude=True)
     fork_of: str | None = None
     fork_at: int | None = None
     fork_prompt: int | None = None

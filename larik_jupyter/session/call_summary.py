@@ -4,13 +4,13 @@ the export, the sidebar, status lines and approvals; notebook cells named by pos
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from larik_jupyter.nbjson.cells import named_index
+from larik_jupyter.nbjson.read import NotebookUnreadable, cell_list, read_notebook
 from larik_jupyter.session.plan import plan_of, progress
-from larik_jupyter.session.regular import UnreadableFileError, read_regular
 from larik_jupyter.session.tool_names import ANSWER_TOOL, SKILL_TOOL, TODO_WRITE
 
 _MAX = 80
@@ -25,10 +25,6 @@ CellPosition = Callable[[str | None, str], int | None]
 """The 0-based position of a cell (notebook path as the call gave it, None: the kernel's own
 notebook; cell id) in the open document, when known."""
 
-# A notebook larger than this is not read just to number the cells of a summary.
-_MAX_NOTEBOOK_BYTES = 64 * 1024 * 1024
-
-
 def positions_in_files(cwd: Path) -> CellPosition:
     """Where a cell stands in a notebook file under `cwd` (for summaries read from disk: `/history`,
     the sidebar, the export); None for the kernel's own notebook (no path), a path outside `cwd`,
@@ -39,14 +35,13 @@ def positions_in_files(cwd: Path) -> CellPosition:
     def ids_in(raw_path: str) -> dict[str, int]:
         try:
             path = (root / raw_path).resolve()
-            if path.suffix != ".ipynb" or not path.is_relative_to(root) or path.stat().st_size > _MAX_NOTEBOOK_BYTES:
+            if path.suffix != ".ipynb" or not path.is_relative_to(root):
                 return {}
-            # A regular file only (a FIFO would block), any JSON it holds (nested past the
-            # parser's depth, too): a notebook that cannot be read has no positions.
-            cells = json.loads(read_regular(path)).get("cells")
-        except (OSError, ValueError, AttributeError, RecursionError, UnreadableFileError):
+            # A notebook that cannot be read (not a regular file, not JSON) has no positions.
+            cells = cell_list(read_notebook(path, raw_path).data)
+        except (OSError, ValueError, NotebookUnreadable):
             return {}
-        if not isinstance(cells, list):
+        if cells is None:
             return {}
         return {c["id"]: i for i, c in enumerate(cells) if isinstance(c, dict) and isinstance(c.get("id"), str)}
 
@@ -89,7 +84,6 @@ def cell_ids_hint(name: str, tool_input: dict[str, Any]) -> str | None:
 
 # notebook_read's default number of cells (tools/notebook/cells.py DEFAULT_LIMIT).
 _READ_LIMIT = 50
-_CELL_N = re.compile(r"cell-(\d+)")
 
 
 def _first_line(text: str, limit: int = 40) -> str:
@@ -110,8 +104,8 @@ def cell_label(cell_id: str, path: str | None = None, position: CellPosition | N
     `cell-N` index; else `cell summary-table` (its id, whole when short, else its first 8
     characters and `…`, never a piece that reads as a whole)."""
     found = position(path, cell_id) if position is not None else None
-    if found is None and (match := _CELL_N.fullmatch(cell_id)):
-        found = int(match[1])
+    if found is None:
+        found = named_index(cell_id)
     if found is not None:
         return f"cell {found + 1}"
     return f"cell {cell_id if len(cell_id) <= _SHORT_ID else cell_id[:8] + '…'}"

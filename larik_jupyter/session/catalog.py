@@ -12,9 +12,10 @@ from pydantic import BaseModel
 from larik_jupyter import paths
 from larik_jupyter.errors import LarikError
 from larik_jupyter.llm.messages import Usage
+from larik_jupyter.paths import file_kind
 from larik_jupyter.session.corrupt import CorruptSessionError, session_id_of
 from larik_jupyter.session.reader import read_meta
-from larik_jupyter.session.regular import check_regular, file_kind
+from larik_jupyter.session.regular import check_regular
 from larik_jupyter.session.store import acquire_lock, held, lock_path
 from larik_jupyter.session.summary import summary
 

@@ -9,27 +9,13 @@ from pathlib import Path
 from typing import BinaryIO
 
 from larik_jupyter.errors import LarikError
+from larik_jupyter.paths import file_kind
 
 _FLAGS = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
 
 
 class UnreadableFileError(LarikError):
     """A session path that is not a regular file (or cannot be opened); it is never read."""
-
-
-def file_kind(mode: int) -> str:
-    """What a non-regular file is, for messages: `a directory`, `a FIFO`, …"""
-    if stat.S_ISDIR(mode):
-        return "a directory"
-    if stat.S_ISLNK(mode):
-        return "a symbolic link"
-    if stat.S_ISFIFO(mode):
-        return "a FIFO"
-    if stat.S_ISSOCK(mode):
-        return "a socket"
-    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
-        return "a device"
-    return "not a regular file"
 
 
 def not_regular(path: Path, mode: int) -> UnreadableFileError:

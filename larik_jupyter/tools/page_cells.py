@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from larik_jupyter.bridge_protocol import Reply
 from larik_jupyter.errors import ToolError
 
 
@@ -72,32 +73,29 @@ class PageCells:
         two edits from one kernel (subagents) cannot interleave between record and landing."""
         return self._document(path).editing
 
-    def absorb(self, path: Path, reply: dict[str, Any]) -> None:
+    def absorb(self, path: Path, reply: Reply) -> None:
         """Take in what a reply says of the document: cells with fingerprints, the cell order."""
-        notebook = reply.get("notebook")
-        cells = notebook.get("cells") if isinstance(notebook, dict) else reply.get("cells")
-        hashes = reply.get("hashes")
-        order = reply.get("order")
-        if not isinstance(cells, list) and not isinstance(order, list):
+        cells = reply.notebook.cells if reply.notebook is not None else reply.cells
+        if cells is None and reply.order is None:
             return
+        hashes = reply.hashes or {}
         document = self._document(path)
         with self._lock:
-            if isinstance(notebook, dict):
-                document.head = {k: v for k, v in notebook.items() if k != "cells"}
-            for cell in cells if isinstance(cells, list) else []:
-                if not isinstance(cell, dict) or not isinstance(cell.get("id"), str):
+            if reply.notebook is not None:
+                document.head = reply.notebook.head()
+            for cell in cells or []:
+                cell_id = cell.get("id")
+                if not isinstance(cell_id, str):
                     continue
-                digest = hashes.get(cell["id"]) if isinstance(hashes, dict) else None
-                if isinstance(digest, str):
-                    document.cells[cell["id"]] = (cell, digest)
+                if cell_id in hashes:
+                    document.cells[cell_id] = (cell, hashes[cell_id])
                 else:
                     # A reply without fingerprints (an older page): nothing of it can be checked.
-                    document.cells.pop(cell["id"], None)
-            if isinstance(order, list) and all(isinstance(i, str) for i in order):
-                document.order = list(order)
-                digest = reply.get("order_hash")
-                document.order_hash = digest if isinstance(digest, str) else ""
-                kept = set(order)
+                    document.cells.pop(cell_id, None)
+            if reply.order is not None:
+                document.order = list(reply.order)
+                document.order_hash = reply.order_hash or ""
+                kept = set(reply.order)
                 document.cells = {i: c for i, c in document.cells.items() if i in kept}
 
     def forget(self, path: Path) -> None:

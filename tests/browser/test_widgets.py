@@ -138,7 +138,7 @@ def test_undo_button_restores_the_file_on_disk(
     panel.locator(".larik-undo-button").click()
     expect(panel.locator(".larik-restored")).to_have_text("restored notes.txt")
     expect(panel.locator(".larik-empty")).to_have_text(
-        f"Nothing left to undo in the current session, {session.stem}."
+        f"Nothing left to undo in session {session.stem}: no turn of it has changes to files, cells or kernel variables that are not undone already."
     )
     assert (root / "notes.txt").read_text() == "alpha\nbeta\n"
 

@@ -123,7 +123,7 @@ def undo_data(agent: Agent | None) -> dict[str, Any]:
     # Said when no turn is listed: every change undone, or none made (the panel follows the
     # kernel's current session, which a /fork or /rewind changes: naming it keeps an old
     # output from reading as a lie).
-    empty = f"Nothing left to undo in the current session, {agent.session_id}."
+    empty = UndoReport().nothing_left(agent.session_id)
     return {"session": agent.session_id, "turns": turns, "empty": empty}
 
 

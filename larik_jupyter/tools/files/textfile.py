@@ -7,7 +7,7 @@ import stat
 from pathlib import Path
 
 from larik_jupyter.errors import ToolError
-from larik_jupyter.session.regular import file_kind
+from larik_jupyter.paths import file_kind
 from larik_jupyter.tools.env import Env
 from larik_jupyter.tools.files.write import write_file
 

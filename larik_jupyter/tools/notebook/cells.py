@@ -17,7 +17,7 @@ from typing import Any
 
 from larik_jupyter.bridge_protocol import Delete, Insert, Patch, Replace
 from larik_jupyter.errors import ToolError
-from larik_jupyter.nbjson.cells import as_source, lines_form, source_text
+from larik_jupyter.nbjson.cells import as_source, index_name, lines_form, named_index, source_text
 from larik_jupyter.textdiff import unified_diff
 from larik_jupyter.tools.base import Tool, ToolResult
 from larik_jupyter.tools.env import Env
@@ -305,7 +305,7 @@ class NotebookEditTool(Tool):
         index = _find(nb, str(after)) + 1 if after else 0
         seed = json.dumps(args, sort_keys=True, ensure_ascii=False)
         cell = with_provenance(_new_cell(nb, kind, _encodable(str(args["new_source"]), nb.rel), seed), env)
-        new_id = str(cell["id"]) if "id" in cell else f"cell-{index}"
+        new_id = str(cell["id"]) if "id" in cell else index_name(index)
         where = f"{nb.rel}#{new_id}"
         place = f"after cell {after}" if after else "as the first cell"
         summary = f"Inserted {kind} cell {new_id} {place} of {nb.rel}."
@@ -368,7 +368,7 @@ def _encodable(text: str, where: str) -> str:
 def _cell_name(nb: NotebookDocument, cell_id: str, index: int) -> str:
     """`cell 3 (2363e7e8)`: where the cell stands now, counted from 1, and its id."""
     position = nb.order.index(cell_id) if cell_id in nb.order else index
-    return f"cell {position + 1}" + ("" if cell_id.startswith("cell-") else f" ({cell_id})")
+    return f"cell {position + 1}" + ("" if named_index(cell_id) is not None else f" ({cell_id})")
 
 
 def _new_cell(nb: NotebookDocument, kind: str, source: str, seed: str) -> dict[str, Any]:

@@ -11,7 +11,6 @@ once, before the change lands (and dropping that record when it does not land).
 
 from __future__ import annotations
 
-import re
 from abc import ABC, abstractmethod
 from collections.abc import Callable
 from contextlib import AbstractContextManager, nullcontext
@@ -21,11 +20,9 @@ from typing import Any
 
 from larik_jupyter.bridge_protocol import CellChange
 from larik_jupyter.errors import ToolError
-from larik_jupyter.nbjson.cells import as_source, lines_form, source_text
+from larik_jupyter.nbjson.cells import as_source, index_name, lines_form, named_index, source_text
 from larik_jupyter.nbjson.validate import Problem
 from larik_jupyter.tools.env import Env
-
-_INDEX_ID = re.compile(r"^cell-(\d+)$")
 
 # Shows a running cell's outputs so far where the user sees the notebook.
 OutputSink = Callable[[list[dict[str, Any]]], None]
@@ -97,7 +94,7 @@ class NotebookDocument(ABC):
 
     def cell_id(self, index: int) -> str:
         cell = self.cells[index]
-        return str(cell["id"]) if self.has_ids and isinstance(cell, dict) and "id" in cell else f"cell-{index}"
+        return str(cell["id"]) if self.has_ids and isinstance(cell, dict) and "id" in cell else index_name(index)
 
     def find(self, cell_id: str) -> int:
         """The index of the cell `cell_id` names (its id, or `cell-N`); an id two cells share
@@ -107,9 +104,9 @@ class NotebookDocument(ABC):
             raise ToolError(duplicate_id(self.rel, cell_id, found))
         if found:
             return found[0]
-        match = _INDEX_ID.match(cell_id)
-        if match and int(match.group(1)) < len(self.cells):
-            return int(match.group(1))
+        index = named_index(cell_id)
+        if index is not None and index < len(self.cells):
+            return index
         known = ", ".join(self.cell_id(i) for i in range(min(len(self.cells), 8)))
         more = ", …" if len(self.cells) > 8 else ""
         raise ToolError(
@@ -121,7 +118,7 @@ class NotebookDocument(ABC):
 def duplicate_id(rel: str, cell_id: str, indexes: list[int]) -> str:
     """The refusal of an edit by an id that several cells of `rel` carry."""
     where = ", ".join(str(i) for i in indexes[:-1]) + f" and {indexes[-1]}"
-    addresses = ", ".join(f"cell-{i}" for i in indexes[:-1]) + f" or cell-{indexes[-1]}"
+    addresses = ", ".join(index_name(i) for i in indexes[:-1]) + f" or {index_name(indexes[-1])}"
     return (
         f"{rel} has {len(indexes)} cells with the id {cell_id!r} (at positions {where}), so it "
         f"does not say which one is meant; address the cell as {addresses} instead."

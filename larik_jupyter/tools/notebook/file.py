@@ -20,12 +20,13 @@ import msgspec
 
 from larik_jupyter.bridge_protocol import CellChange, Delete, Insert, Patch, Replace, SetOutputs
 from larik_jupyter.errors import ToolError
-from larik_jupyter.nbjson.cells import source_text
+from larik_jupyter.nbjson.cells import index_name, source_text
 from larik_jupyter.nbjson.layout import decode
+from larik_jupyter.nbjson.read import NotebookUnreadable, read_bytes, read_notebook
 from larik_jupyter.nbjson.splice import Spliced, splice
 from larik_jupyter.nbjson.validate import new_problems, problems
 from larik_jupyter.tools.env import Env
-from larik_jupyter.tools.files import MAX_TEXT_BYTES, apply_edit, write_file
+from larik_jupyter.tools.files import apply_edit, write_file
 from larik_jupyter.tools.notebook.document import (
     Landed,
     NotebookDocument,
@@ -70,8 +71,8 @@ class NotebookFile(NotebookDocument):
 
     def _unchanged(self) -> bool:
         try:
-            return decode(self.path.read_bytes()) == (self.bom, self.text)
-        except (OSError, UnicodeDecodeError):
+            return decode(read_bytes(self.path, self.rel)) == (self.bom, self.text)
+        except (NotebookUnreadable, UnicodeDecodeError):
             return False
 
 
@@ -82,7 +83,7 @@ def _changed(nb: NotebookFile, change: CellChange) -> tuple[dict[str, Any], list
     if isinstance(change, Insert):
         index = nb.find(change.after) + 1 if change.after else 0
         cells.insert(index, change.cell)
-        return data, [str(change.cell.get("id", f"cell-{index}"))]
+        return data, [str(change.cell.get("id", index_name(index)))]
     index = nb.find(change.cell_id)
     if isinstance(change, Delete):
         del cells[index]
@@ -110,20 +111,14 @@ def load_notebook(env: Env, path: Path) -> NotebookFile:
     rel = env.rel(path)
     if path.suffix != ".ipynb":
         raise ToolError(f"{rel} is not a notebook (.ipynb); use read or edit for other files.")
-    if not path.is_file():
-        raise ToolError(f"{rel} does not exist or is not a file; check the path with ls or glob.")
-    if path.stat().st_size > MAX_TEXT_BYTES:
-        raise ToolError(f"{rel} is larger than 50 MB; too large to load.")
+    if not path.exists():
+        raise ToolError(f"{rel} does not exist; check the path with ls or glob.")
     try:
-        bom, text = decode(path.read_bytes())
-        data = json.loads(text)
-    except (UnicodeDecodeError, ValueError) as exc:
-        raise ToolError(f"{rel} does not parse as a notebook ({exc}); it was left unchanged.") from exc
-    except RecursionError:
-        raise ToolError(
-            f"{rel} nests its JSON too deeply to parse (RecursionError); it is not a notebook "
-            "this tool can read, and it was left unchanged."
-        ) from None
+        read = read_notebook(path, rel)
+    except NotebookUnreadable as exc:
+        # The parser's own error, if any, stays the cause: the debug trace keeps its traceback.
+        raise ToolError(f"{exc}; it was left unchanged.") from exc.__cause__
+    bom, text, data = read.bom, read.text, read.data
     refuse_old_format(rel, data)
     if not isinstance(data, dict) or not isinstance(data.get("cells"), list):
         raise ToolError(f"{rel} is not a notebook: its JSON has no list of cells.")

@@ -27,6 +27,7 @@ from larik_jupyter.bridge_protocol import (
     Insert,
     Patch,
     Replace,
+    Reply,
     Request,
     SetOutputs,
 )
@@ -95,7 +96,7 @@ class OpenNotebook(NotebookDocument):
             self._forget(env, captured, exc)
             raise
         env.checkpoints.note_cells(self.path, self._left(change))
-        ids = [str(i) for i in reply.get("cell_ids", [])]
+        ids = reply.cell_ids or []
         said = (
             f" It landed in the notebook open in the browser (cells: {', '.join(ids) or 'none'});"
             " the file changes when the user saves."
@@ -186,20 +187,13 @@ def open_document(
     )
 
 
-def _read(env: Env, path: Path, reply: dict[str, Any]) -> CachedCells:
+def _read(env: Env, path: Path, reply: Reply) -> CachedCells:
     """What a `get` reply holds (a page from before fingerprints sends none)."""
-    data = reply.get("notebook")
-    if not isinstance(data, dict) or not isinstance(data.get("cells"), list):
+    notebook = reply.notebook
+    if notebook is None:
         raise ToolError(f"{env.rel(path)}: the browser sent no list of cells; read it again.")
-    order = reply.get("order")
-    if not isinstance(order, list):
-        order = [str(c.get("id")) for c in data["cells"] if isinstance(c, dict)]
-    hashes = reply.get("hashes")
-    return CachedCells(
-        {k: v for k, v in data.items() if k != "cells"}, data["cells"], [str(i) for i in order],
-        {str(k): str(v) for k, v in hashes.items()} if isinstance(hashes, dict) else {},
-        str(reply.get("order_hash") or ""),
-    )
+    order = reply.order if reply.order is not None else [str(c.get("id")) for c in notebook.cells]
+    return CachedCells(notebook.head(), notebook.cells, order, reply.hashes or {}, reply.order_hash or "")
 
 
 def restore_open(env: Env, path: Path, record: NotebookRecord) -> bool:
@@ -214,9 +208,8 @@ def restore_open(env: Env, path: Path, record: NotebookRecord) -> bool:
             now = bridge.request(path, Get(cell_ids=[]))
             if now is None:
                 return False
-            order = [str(i) for i in now.get("order") or []]
             try:
-                done = bridge.request(path, restore_op(record, order, now.get("order_hash")))
+                done = bridge.request(path, restore_op(record, now.order or [], now.order_hash))
             except CellChanged:
                 continue  # the cells moved since the read: work it out again
             return done is not None
