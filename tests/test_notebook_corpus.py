@@ -17,6 +17,7 @@ import nbformat
 import pytest
 
 from larik_jupyter.checkpoint.store import CheckpointStore
+from larik_jupyter.nbjson.cells import index_name
 from larik_jupyter.tools import Env
 from tests.agent_helpers import call
 
@@ -165,7 +166,7 @@ def test_edits_change_only_the_cells_they_touch(case: Case, tmp_path: Path, vali
 
     def cell_id(index: int) -> str:
         cell = cells[index]
-        return str(cell["id"]) if had_ids and data.get("nbformat_minor", 0) >= 5 and "id" in cell else f"cell-{index}"
+        return str(cell["id"]) if had_ids and data.get("nbformat_minor", 0) >= 5 and "id" in cell else index_name(index)
 
     middle = len(cells) // 2
     edits: list[tuple[str, dict[str, Any], int, int]] = []  # what, args, allowed region
@@ -227,7 +228,7 @@ def test_old_formats_name_their_version_and_how_to_convert(tmp_path: Path) -> No
     for source in old:
         shutil.copy(source, tmp_path / source.name)
         version = json.loads(source.read_bytes())["nbformat"]
-        for tool, args in (("notebook_read", {}), ("notebook_edit", {"cell_id": "cell-0", "new_source": "x"})):
+        for tool, args in (("notebook_read", {}), ("notebook_edit", {"cell_id": "cell-1", "new_source": "x"})):
             result = call(env, tool, path=source.name, **args)
             assert result.is_error
             assert f"is an nbformat {version} notebook" in result.content

@@ -94,4 +94,4 @@ def test_fix_the_error_above_edits_only_that_cell_and_undo_restores_it(
     assert "ZeroDivisionError: division by zero" in context and "\x1b[" not in context
     # notebook_read defaulted to the kernel's notebook and showed the cell by its id.
     read = messages[2].tool_results()[0]
-    assert "--- cell 1 · id boom · code" in str(read.content)
+    assert "--- cell 2 · id boom · code" in str(read.content)

@@ -31,10 +31,10 @@ def notebook(cells: list[dict[str, Any]], minor: int = 5) -> dict[str, Any]:
 
 
 @pytest.mark.parametrize(("name", "named"), [
-    ("nbformat__tests_invalid.ipynb", "cell 0: 'source' is a required property"),
-    ("nbformat__tests_invalid_cell_id.ipynb", "cell 0 (id $illegal_chars), field id:"),
+    ("nbformat__tests_invalid.ipynb", "cell 1: 'source' is a required property"),
+    ("nbformat__tests_invalid_cell_id.ipynb", "cell 1 (id $illegal_chars), field id:"),
     ("nbclient__files_Output.ipynb", "field metadata.kernelspec: 'name' is a required property"),
-    ("vscode-jupyter__notebooks_k3d_widgets.ipynb", "cell 3: 'outputs' is a required property"),
+    ("vscode-jupyter__notebooks_k3d_widgets.ipynb", "cell 4: 'outputs' is a required property"),
 ])
 def test_invalid_notebooks_read_with_the_problem_named_and_edit(tmp_path: Path, name: str, named: str) -> None:
     (tmp_path / name).write_bytes((CORPUS / name).read_bytes())
@@ -88,7 +88,7 @@ def test_undo_in_a_closed_notebook_refuses_to_add_a_problem(tmp_path: Path) -> N
     path = tmp_path / "nb.ipynb"
     raw = json.dumps(notebook([code(None, "a = 1")], minor=4), indent=1).encode() + b"\n"
     path.write_bytes(raw)
-    with pytest.raises(CellsNotRestored, match=r"cell 0 \(id x\): Additional properties are not allowed \('id' was unexpected\)"):
+    with pytest.raises(CellsNotRestored, match=r"cell 1 \(id x\): Additional properties are not allowed \('id' was unexpected\)"):
         restore_in_file(tmp_path, _record(code("x", "old"), 1, None))
     assert path.read_bytes() == raw
 
@@ -110,7 +110,7 @@ def test_a_cell_inserted_in_a_file_with_keys_as_written_follows_its_neighbours(t
     cell = {"cell_type": "code", "source": ["a = 1"], "metadata": {}, "outputs": [], "execution_count": None}
     text = json.dumps({"nbformat": 4, "nbformat_minor": 4, "metadata": {}, "cells": [cell]}, indent=2)
     (tmp_path / "nb.ipynb").write_text(text)
-    result = call(make_env(tmp_path), "notebook_edit", path="nb.ipynb", edit_mode="insert", cell_id="cell-0",
+    result = call(make_env(tmp_path), "notebook_edit", path="nb.ipynb", edit_mode="insert", cell_id="cell-1",
                   new_source="b = 2")
     assert not result.is_error, result.content
     new = (tmp_path / "nb.ipynb").read_text()

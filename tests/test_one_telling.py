@@ -72,7 +72,7 @@ def test_every_view_names_each_call_the_same_way(tmp_path: Path) -> None:
 
 def test_a_cell_no_view_can_place_is_named_by_its_whole_id_when_short() -> None:
     assert cell_label("summary-table") == "cell summary-table"  # never "cell summary-"
-    assert cell_label("cell-4") == "cell 5"
+    assert cell_label("cell-5") == "cell 5"
     uuid = "2363e7e8-4a6f-4c4e-9d5b-0f1e2d3c4b5a"
     assert cell_label(uuid) == "cell 2363e7e8…"  # cut, and says so
 

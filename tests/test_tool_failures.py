@@ -57,7 +57,7 @@ def test_odd_notebooks_each_get_their_own_sentence_and_the_turn_goes_on(project:
         "reads up to nbformat 4); it was left unchanged.",
         's4.ipynb: its nbformat is "4", not a whole number, so it is not a notebook this tool can '
         "read; it was left unchanged.",
-        "c12.ipynb is not a valid notebook: cell 0 is a number, not a cell object; it was left unchanged.",
+        "c12.ipynb is not a valid notebook: cell 1 is a number, not a cell object; it was left unchanged.",
     ] + [
         "deep.ipynb nests its JSON deeper than 100 levels, which no notebook does; it was left unchanged."
     ] * 2
@@ -123,11 +123,11 @@ def test_an_edit_by_a_duplicated_cell_id_is_refused_naming_both_addresses(projec
     before = path.read_bytes()
     agent, results = run_turn(project, tmp_path, [
         tool("notebook_edit", path="dup.ipynb", cell_id="a", new_source="changed"),
-        tool("notebook_edit", path="dup.ipynb", cell_id="cell-2", new_source="changed"),
+        tool("notebook_edit", path="dup.ipynb", cell_id="cell-3", new_source="changed"),
     ])
     assert results[0] == (
-        "dup.ipynb has 2 cells with the id 'a' (at positions 0 and 2), so it does not say which one "
-        "is meant; address the cell as cell-0 or cell-2 instead."
+        "dup.ipynb has 2 cells with the id 'a' (cells 1 and 3), so it does not say which one "
+        "is meant; address the cell as cell-1 or cell-3 instead."
     )
     assert results_of(agent)[0].is_error and not results_of(agent)[1].is_error
     sources = [c["source"] for c in json.loads(path.read_text())["cells"]]

@@ -72,8 +72,8 @@ def test_read_lists_cells_with_outputs_in_an_envelope(root: Path) -> None:
     result = call(env, "notebook_read", path="a.ipynb")
     text = result.content
     assert not result.is_error
-    assert "a.ipynb: 3 cells (nbformat 4.5); showing cells 0-2." in text
-    assert "--- cell 1 · id boom · code · execution_count 2" in text
+    assert "a.ipynb: 3 cells (nbformat 4.5); showing cells 1-3." in text
+    assert "--- cell 2 · id boom · code · execution_count 2" in text
     assert "ZeroDivisionError: division by zero" in text and "\x1b" not in text
     assert f'<notebook-data nonce="{env.call.nonce}" source="a.ipynb">' in text
     assert text.rstrip().endswith(f'</notebook-data nonce="{env.call.nonce}">')
@@ -86,10 +86,10 @@ def test_read_pages_and_picks_cells(root: Path) -> None:
     write_nb(path, [new_code_cell(f"n = {i}", id=f"c{i}") for i in range(120)])
     env = make_env(root)
     first = call(env, "notebook_read", path="big.ipynb").content
-    assert "120 cells" in first and "showing cells 0-49" in first and "start=50" in first
+    assert "120 cells" in first and "showing cells 1-50" in first and "start=51" in first
     assert "n = 49" in first and "n = 50" not in first
-    page = call(env, "notebook_read", path="big.ipynb", start=110, limit=20).content
-    assert "showing cells 110-119" in page and "start=" not in page
+    page = call(env, "notebook_read", path="big.ipynb", start=111, limit=20).content
+    assert "showing cells 111-120" in page and "start=" not in page
     picked = call(env, "notebook_read", path="big.ipynb", cell_ids=["c7", "c3"]).content
     assert picked.index("n = 3") < picked.index("n = 7") and "n = 4" not in picked
     missing = call(env, "notebook_read", path="big.ipynb", cell_ids=["nope"])
@@ -161,7 +161,7 @@ def test_invalid_result_not_a_notebook_and_unparsable_are_refused(root: Path) ->
     broken.write_text(json.dumps(data, indent=1))
     # Read as JupyterLab opens it, the problem named; an edit that adds no problem lands.
     read = call(env, "notebook_read", path="broken.ipynb")
-    assert not read.is_error and "cell 2 (id tail): 'outputs' is a required property" in read.content
+    assert not read.is_error and "cell 3 (id tail): 'outputs' is a required property" in read.content
     allowed = call(env, "notebook_edit", path="broken.ipynb", cell_id="boom", new_source="y")
     assert not allowed.is_error, allowed.content
     assert json.loads(broken.read_text())["cells"][2] == data["cells"][2]
@@ -202,11 +202,11 @@ def test_notebook_without_ids_is_addressed_as_cell_n_and_never_upgraded(root: Pa
     write_nb(path, [new_code_cell("a = 1"), new_code_cell("b = 2"), new_code_cell("c = 3")], minor=4)
     env = make_env(root)
     read = call(env, "notebook_read", path="old.ipynb").content
-    assert "nbformat 4.4" in read and "cell-N" in read and "--- cell 1 · id cell-1 · code" in read
-    edit = call(env, "notebook_edit", path="old.ipynb", cell_id="cell-1", new_source="b = 20")
+    assert "nbformat 4.4" in read and "cell-N" in read and "--- cell 2 · id cell-2 · code" in read
+    edit = call(env, "notebook_edit", path="old.ipynb", cell_id="cell-2", new_source="b = 20")
     assert not edit.is_error, edit.content
-    added = call(env, "notebook_edit", path="old.ipynb", edit_mode="insert", cell_id="cell-2", new_source="d = 4")
-    assert "cell-3" in added.content
+    added = call(env, "notebook_edit", path="old.ipynb", edit_mode="insert", cell_id="cell-3", new_source="d = 4")
+    assert "cell-4" in added.content
     data = json.loads(path.read_text())
     assert data["nbformat_minor"] == 4
     assert all("id" not in cell for cell in data["cells"])

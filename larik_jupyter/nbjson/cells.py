@@ -1,6 +1,7 @@
 """Cells as a notebook file holds them: sources and text outputs as one string or as a list of
 lines (nbformat's `split_lines`), without the transient `trusted` flag; and the one name of a
-cell in a notebook without cell ids (nbformat < 4.5): `cell-N`, its 0-based index."""
+cell in a notebook without cell ids (nbformat < 4.5): `cell-N`, the Nth cell counting from 1,
+as the model and the person count cells everywhere."""
 
 from __future__ import annotations
 
@@ -15,14 +16,15 @@ _INDEX_NAME = re.compile(r"cell-([0-9]+)")
 
 
 def index_name(index: int) -> str:
-    """`cell-3`: the name of the cell at 0-based `index` in a notebook without cell ids."""
-    return f"cell-{index}"
+    """`cell-3`: the name of the cell at 0-based `index` 2 (the third) in a notebook without ids."""
+    return f"cell-{index + 1}"
 
 
 def named_index(name: str) -> int | None:
-    """The 0-based index a `cell-N` name gives; None for any other name (an id)."""
+    """The 0-based index a `cell-N` name gives (`cell-1` is index 0); None for any other name
+    (an id)."""
     found = _INDEX_NAME.fullmatch(name)
-    return int(found[1]) if found else None
+    return int(found[1]) - 1 if found and int(found[1]) > 0 else None
 
 
 def lines_form(cell: dict[str, Any] | None, cells: list[Any]) -> bool:

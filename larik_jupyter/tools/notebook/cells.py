@@ -1,7 +1,8 @@
 """notebook_read and notebook_edit: cells of an `.ipynb` by id, in the notebook as the user
 sees it (`tools/notebook/open.py`: the open document, or the file).
 
-Cells are addressed by their nbformat id, or as `cell-N` (0-based) in a notebook without ids.
+Cells are addressed by their nbformat id, or as `cell-N` (the Nth cell, counting from 1) in a
+notebook without ids; "cell N" means the same cell to the model and to the person.
 An edit is worked out from the cells read into one typed change, which the document applies
 where the notebook lives, checkpointing it first (`tools/notebook/document.py`); any failure
 leaves the notebook unchanged.
@@ -86,7 +87,7 @@ class NotebookReadTool(Tool):
                 "items": {"type": "string"},
                 "description": "Only these cells (ids, or cell-N in a notebook without ids).",
             },
-            "start": {"type": "integer", "description": "First cell index (0-based); default 0."},
+            "start": {"type": "integer", "description": "First cell number (counting from 1); default 1."},
             "limit": {"type": "integer", "description": f"How many cells; default {DEFAULT_LIMIT}."},
             "include_outputs": {
                 "type": "boolean",
@@ -103,10 +104,10 @@ class NotebookReadTool(Tool):
     def execute(self, env: Env, args: dict[str, Any]) -> ToolResult:
         nb = open_notebook(env, notebook_path(env, args, self.name))
         total = len(nb.cells)
-        start = int(args.get("start") or 0)
+        start = int(args["start"]) - 1 if args.get("start") is not None else 0
         limit = int(args.get("limit") or DEFAULT_LIMIT)
         if start < 0 or limit < 1:
-            raise ToolError("notebook_read: start must be >= 0 and limit >= 1.")
+            raise ToolError("notebook_read: start counts cells from 1 and limit must be >= 1.")
         offset = int(args.get("source_offset") or 1)
         if offset < 1:
             raise ToolError("notebook_read: source_offset is a line number and starts at 1.")
@@ -122,13 +123,13 @@ class NotebookReadTool(Tool):
         indexes = indexes[: len(rows)]
         head = f"{nb.rel}: {total} cells (nbformat {nb.data.get('nbformat')}.{nb.data.get('nbformat_minor')})"
         if not nb.has_ids:
-            head += "; no cell ids, so cells are addressed as cell-N (0-based index)"
+            head += "; no cell ids, so cells are addressed as cell-N (the Nth cell, counting from 1)"
         if not indexes:
             head += "; no cell in that range" if total else "; the notebook is empty"
         elif not args.get("cell_ids"):
-            head += f"; showing cells {indexes[0]}-{indexes[-1]}"
+            head += f"; showing cells {indexes[0] + 1}-{indexes[-1] + 1}"
             if indexes[-1] + 1 < total:
-                head += f"; call again with start={indexes[-1] + 1} for the rest"
+                head += f"; call again with start={indexes[-1] + 2} for the rest"
         elif left_out:
             head += (
                 f"; {len(left_out)} of the cells asked for were left out to keep this result under "
@@ -163,9 +164,9 @@ def _rows(
 def _cell_text(nb: NotebookDocument, index: int, outputs: bool, offset: int, images: ImageCollector) -> str:
     cell = nb.cells[index]
     if not isinstance(cell, dict):
-        return f"--- cell {index} · not a cell (a JSON {type(cell).__name__}, not an object)"
+        return f"--- cell {index + 1} · not a cell (a JSON {type(cell).__name__}, not an object)"
     kind = cell.get("cell_type", "?")
-    head = f"--- cell {index} · id {nb.cell_id(index)} · {kind}"
+    head = f"--- cell {index + 1} · id {nb.cell_id(index)} · {kind}"
     if kind == "code":
         count = cell.get("execution_count")
         head += f" · execution_count {count if count is not None else '-'}"

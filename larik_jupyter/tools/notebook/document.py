@@ -117,10 +117,10 @@ class NotebookDocument(ABC):
 
 def duplicate_id(rel: str, cell_id: str, indexes: list[int]) -> str:
     """The refusal of an edit by an id that several cells of `rel` carry."""
-    where = ", ".join(str(i) for i in indexes[:-1]) + f" and {indexes[-1]}"
+    where = ", ".join(str(i + 1) for i in indexes[:-1]) + f" and {indexes[-1] + 1}"
     addresses = ", ".join(index_name(i) for i in indexes[:-1]) + f" or {index_name(indexes[-1])}"
     return (
-        f"{rel} has {len(indexes)} cells with the id {cell_id!r} (at positions {where}), so it "
+        f"{rel} has {len(indexes)} cells with the id {cell_id!r} (cells {where}), so it "
         f"does not say which one is meant; address the cell as {addresses} instead."
     )
 

@@ -147,9 +147,9 @@ def check_shape(rel: str, data: dict[str, Any]) -> None:
         )
     for index, cell in enumerate(data["cells"]):
         if not isinstance(cell, dict):
-            problem = f"cell {index} is {_json_kind(cell)}, not a cell object"
+            problem = f"cell {index + 1} is {_json_kind(cell)}, not a cell object"
         elif not isinstance(cell.get("cell_type"), str):
-            problem = f"the cell_type of cell {index} is {_shown(cell.get('cell_type'))}, not a name"
+            problem = f"the cell_type of cell {index + 1} is {_shown(cell.get('cell_type'))}, not a name"
         else:
             continue
         raise ToolError(f"{rel} is not a valid notebook: {problem}; it was left unchanged.")
