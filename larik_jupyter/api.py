@@ -10,6 +10,7 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import os
 import threading
 from collections.abc import Coroutine, Iterable
@@ -18,12 +19,19 @@ from typing import TYPE_CHECKING, Any, TypedDict, TypeVar, Unpack
 
 from larik_jupyter.agent.events import Listener
 from larik_jupyter.agent.factory import open_agent
-from larik_jupyter.agent.loop import AgentLoop, PromptExtras, TurnOutcome
+from larik_jupyter.agent.loop import AgentLoop
 from larik_jupyter.agent.mcp import McpManager, ServerStatus, awaiting_notice
+from larik_jupyter.agent.outcome import TurnOutcome
 from larik_jupyter.agent.permissions import Approver
-from larik_jupyter.agent.undo import UndoReport
+from larik_jupyter.agent.turn import PromptExtras
+from larik_jupyter.agent.undo import (
+    RewindStopped,
+    UndoReport,
+    rewind_stopped,
+    undo_down_to,
+    undo_turn,
+)
 from larik_jupyter.checkpoint.diffs import FileDiff, read_current, turn_diffs
-from larik_jupyter.checkpoint.errors import CheckpointError
 from larik_jupyter.checkpoint.store import TurnInfo
 from larik_jupyter.config.layers import PendingApproval
 from larik_jupyter.config.update import approve as approve_pending
@@ -40,21 +48,15 @@ from larik_jupyter.tools.base import Tool
 from larik_jupyter.tools.check import CheckReport
 from larik_jupyter.tools.env import InlineRunner
 from larik_jupyter.tools.host import KernelHost
+from larik_jupyter.tools.notebook import cell_restorer, cell_sources
 
 if TYPE_CHECKING:
     from larik_jupyter.analysis.branch_diff import BranchDiff
     from larik_jupyter.analysis.replay import ReplayReport
 
+__all__ = ["Agent", "PromptExtras", "RewindStopped", "TurnOptions", "TurnOutcome", "UndoReport", "run_sync"]
+
 T = TypeVar("T")
-
-
-class RewindStopped(CheckpointError):
-    """`rewind(n, files=True)` could not put every file back, so it made no branch; `results`
-    are the turns it undid, the last one not fully."""
-
-    def __init__(self, message: str, results: UndoReport) -> None:
-        super().__init__(message)
-        self.results = results
 
 
 def run_sync(coroutine: Coroutine[Any, Any, T]) -> T:
@@ -100,7 +102,10 @@ class Agent:
     need a kernel), `protect` (protect mode: python code that changes an existing variable of
     the kernel always asks first), `tools` (tools of your own, `Tool` subclasses whose traits
     say how their calls are treated), `mcp` (the MCP servers of an agent this one replaces in the same
-    directory, reused instead of restarted; the old agent is then closed with `keep_mcp=True`).
+    directory, reused instead of restarted; the old agent is then closed with `keep_mcp=True`),
+    `for_turns` (False: open `session` only to act on it, as `larik-jupyter undo` does: refused
+    with `SessionLockedError` when another process holds it, where a turn-running agent goes on
+    on a branch of it; no MCP server starts, and a model that cannot be set up fails only a turn).
     """
 
     def __init__(
@@ -116,6 +121,7 @@ class Agent:
         mcp: McpManager | None = None,
         protect: bool = False,
         tools: Iterable[Tool] = (),
+        for_turns: bool = True,
     ) -> None:
         self.cwd = Path(os.path.abspath(os.fspath(cwd or os.getcwd())))
         self.yes = yes
@@ -130,6 +136,7 @@ class Agent:
         # What the latest undo, undo(to=...) or rewind(n, files=True) undid.
         self.last_undo = UndoReport()
         self._listeners: list[Listener] = []
+        self._for_turns = for_turns
         self.loop: AgentLoop = self._open(
             session=session, continue_latest=continue_latest, model=model, mcp=mcp
         )
@@ -145,11 +152,12 @@ class Agent:
             yes=self.yes,
             host=self.host,
             mcp=mcp,
+            protect=self._protect,
+            tools=self.extra_tools,
+            for_turns=self._for_turns,
         )
         self.notices = opened.notices
         self.branched_from = opened.branched_from
-        opened.loop.protect = self._protect
-        opened.loop.add_tools(self.extra_tools)
         for listener in self._listeners:
             opened.loop.subscribe(listener)
         return opened.loop
@@ -257,7 +265,7 @@ class Agent:
         stop = stop or threading.Event()
         env = self.loop.env
         if notebook is not None:
-            env.call.notebook_path = notebook
+            env = dataclasses.replace(env, call=dataclasses.replace(env.call, notebook_path=notebook))
         raw = check_path(env, path)
         result: dict[str, Any] = {}
 
@@ -347,22 +355,15 @@ class Agent:
         hears its events, `notebook` is the kernel's own notebook (the notebook tools' default),
         `inline_runner` is where kernel tools run (the kernel's main thread, when the turn's
         loop runs on another one; None: where the loop is)."""
-        loop = self.loop
-        saved = loop.approver, loop.yes
-        if approver is not None:
-            loop.approver = approver
-        if yes is not None:
-            loop.yes = yes
         if listener is not None:
-            loop.subscribe(listener)
-        loop.env.call.notebook_path, loop.env.call.run_inline = notebook, inline_runner
+            self.loop.subscribe(listener)
         try:
-            return await loop.run_turn(prompt, extras)
+            return await self.loop.run_turn(
+                prompt, extras, approver=approver, yes=yes, notebook=notebook, inline_runner=inline_runner
+            )
         finally:
-            loop.approver, loop.yes = saved
-            loop.env.call.run_inline = None
             if listener is not None:
-                loop.unsubscribe(listener)
+                self.loop.unsubscribe(listener)
 
     def run(
         self, prompt: str, extras: PromptExtras | None = None, **options: Unpack[TurnOptions]
@@ -390,10 +391,29 @@ class Agent:
         to restore them anyway (their later changes are lost) or `skip_changed=True` to keep
         them as they are and undo the rest."""
         if to is None:
-            self.last_undo = self.loop.undo(force=force, skip_changed=skip_changed)
+            self.last_undo = self._undo_newest(force=force, skip_changed=skip_changed)
         else:
-            self.last_undo = self.loop.undo_to(to, force=force, skip_changed=skip_changed)
+            self.last_undo = self._undo_to(to, force=force, skip_changed=skip_changed)
         return self.last_undo
+
+    def _undo_newest(self, *, record: bool = True, force: bool = False, skip_changed: bool = False) -> UndoReport:
+        """Undo the newest turn (files and cells where this kernel shows or keeps them, kernel
+        variables) and queue the report's note to the model (recorded in the session unless
+        `record` is off: a rewind carries it to its branch instead)."""
+        env = self.loop.env
+        report = undo_turn(
+            self.loop.checkpoints, cells=cell_restorer(env), sources=cell_sources(env), force=force,
+            skip_changed=skip_changed,
+        )
+        if note := report.system_note():
+            self.loop.queue_note(note, record=record)
+        return report
+
+    def _undo_to(self, prompt: int, *, nothing_ok: bool = False, record: bool = True, **how: bool) -> UndoReport:
+        return undo_down_to(
+            self.loop.checkpoints, prompt, len(self.loop.session.state.prompt_positions),
+            lambda: self._undo_newest(record=record, **how), session_id=self.session_id, nothing_ok=nothing_ok,
+        )
 
     # -- branches and sessions -------------------------------------------------------------
 
@@ -429,24 +449,9 @@ class Agent:
         branch."""
         self.loop.session.sync()
         if files:
-            self.last_undo = self.loop.undo_to(
-                n, nothing_ok=True, record=False, force=force, skip_changed=skip_changed
-            )
+            self.last_undo = self._undo_to(n, nothing_ok=True, record=False, force=force, skip_changed=skip_changed)
             if self.last_undo and not self.last_undo[-1].ok:
-                failed = self.last_undo[-1]
-                if failed.changed:
-                    why = (f"{failed.label} was left as it is because {', '.join(failed.changed)} "
-                           "changed since that turn; no branch was made. Rewind with files again, "
-                           "forcing the restore (`force=True`, `--force`: their later changes are "
-                           "lost) or skipping them (`skip_changed=True`, `--skip-changed`)")
-                else:
-                    paths_ = ", ".join(f"{p} ({reason})" for p, reason in failed.refused)
-                    why = (f"{failed.label} could not restore {paths_}; no branch was made. Fix "
-                           "that and rewind with files again")
-                raise RewindStopped(
-                    f"Rewind to before prompt {n} stopped: {why} (the turns already undone stay undone).",
-                    self.last_undo,
-                )
+                raise rewind_stopped(n, self.last_undo)
         path, text = branch.rewind(self.session_path, n)
         # The undo's note goes with the branch, where the next prompt is sent; the source
         # transcript is never written to.

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import html
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from itertools import groupby
 from typing import Literal, overload
@@ -18,8 +18,10 @@ from larik_jupyter.checkpoint.cells import (
     restore_in_file,
     sources_in_file,
 )
+from larik_jupyter.checkpoint.errors import CheckpointError, NothingToUndoError
 from larik_jupyter.checkpoint.store import CheckpointStore, UndoResult
 from larik_jupyter.llm.messages import Usage
+from larik_jupyter.session.branch import BranchError
 from larik_jupyter.session.entry import Entry
 from larik_jupyter.session.store import Session
 from larik_jupyter.tools.kernel import kernel_snapshots
@@ -307,6 +309,79 @@ def undo_turn(
         result.restored_variables, result.removed_variables = done.restored, done.removed
         result.unrestored_variables, result.lost_variables = done.not_restored, done.gone
     return UndoReport((result,))
+
+
+def undo_down_to(
+    checkpoints: CheckpointStore, prompt: int, prompts: int, undo_newest: Callable[[], UndoReport], *,
+    session_id: str, nothing_ok: bool = False,
+) -> UndoReport:
+    """Undo (`undo_newest`) every turn from the newest down to the one of prompt `prompt`
+    (1-based, of the session's `prompts`, as `/rewind` counts), newest first, stopping after
+    the first one not fully undone.
+
+    Raises `NothingToUndoError` when no turn from that prompt on is left (unless
+    `nothing_ok`), and `CheckpointError` naming what was undone when a turn cannot be undone
+    at all or was saved without its prompt number."""
+    if not 1 <= prompt <= prompts:
+        raise BranchError(
+            f"Session {session_id} has {prompts} prompt(s); choose a prompt number from 1 to {prompts}."
+        )
+    results: list[UndoResult] = []
+    while turns := checkpoints.turns():
+        newest = turns[-1]
+        if newest.prompt is None:
+            raise CheckpointError(
+                _undone(results) + f"turn {newest.turn} was saved without its prompt number "
+                f"(by an older version), so it cannot be matched to prompt {prompt}; undo it "
+                "on its own with `/undo`."
+            )
+        if newest.prompt < prompt:
+            break
+        try:
+            results += undo_newest()
+        except CheckpointError as exc:
+            raise CheckpointError(_undone(results) + str(exc)) from None
+        if not results[-1].ok:
+            break
+    if not results and not nothing_ok:
+        raise NothingToUndoError(
+            f"No turn from prompt {prompt} on changed files or kernel variables; nothing was undone."
+        )
+    return UndoReport(tuple(results), to=prompt)
+
+
+def _undone(results: list[UndoResult]) -> str:
+    """What a multi-turn undo did before it stopped, as the start of its error sentence."""
+    if not results:
+        return "Nothing was undone: "
+    return "Undid " + ", ".join(r.label for r in results) + ", then stopped: "
+
+
+class RewindStopped(CheckpointError):
+    """`rewind(n, files=True)` could not put every file back, so it made no branch; `results`
+    are the turns it undid, the last one not fully."""
+
+    def __init__(self, message: str, results: UndoReport) -> None:
+        super().__init__(message)
+        self.results = results
+
+
+def rewind_stopped(n: int, report: UndoReport) -> RewindStopped:
+    """The error of a rewind to before prompt `n` whose undo (`report`) stopped at a turn it
+    could not fully undo."""
+    failed = report[-1]
+    if failed.changed:
+        why = (f"{failed.label} was left as it is because {', '.join(failed.changed)} "
+               "changed since that turn; no branch was made. Rewind with files again, "
+               "forcing the restore (`force=True`, `--force`: their later changes are "
+               "lost) or skipping them (`skip_changed=True`, `--skip-changed`)")
+    else:
+        paths_ = ", ".join(f"{p} ({reason})" for p, reason in failed.refused)
+        why = (f"{failed.label} could not restore {paths_}; no branch was made. Fix "
+               "that and rewind with files again")
+    return RewindStopped(
+        f"Rewind to before prompt {n} stopped: {why} (the turns already undone stay undone).", report
+    )
 
 
 def record_note(session: Session, pending: str | None, note: str, model: str | None) -> str:

@@ -12,11 +12,11 @@ from types import CodeType
 from typing import Any
 
 from larik_jupyter.errors import exception_text
-from larik_jupyter.tools.kernel import code_stop
 from larik_jupyter.tools.base import Tool, ToolError, ToolResult
 from larik_jupyter.tools.env import Env
 from larik_jupyter.tools.host import Displayed
 from larik_jupyter.tools.images import ImageCollector
+from larik_jupyter.tools.kernel import code_stop
 from larik_jupyter.tools.kernel.change_routes import names_reached
 from larik_jupyter.tools.kernel.code_stop import TIMEOUT_INPUT, stoppable, timeout_of
 from larik_jupyter.tools.kernel.figures import (
