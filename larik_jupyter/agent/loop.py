@@ -311,7 +311,7 @@ class AgentLoop(ae.EventSource):
         session (unless `record` is off) so the note still reaches the model after a kernel
         restart."""
         if record:
-            self.pending_note = record_note(self.session, self.pending_note, note, self.provider.name)
+            self.pending_note = record_note(self.session, self.pending_note, note)
         else:
             self.pending_note = f"{self.pending_note}\n{note}" if self.pending_note else note
 

@@ -384,9 +384,10 @@ def rewind_stopped(n: int, report: UndoReport) -> RewindStopped:
     )
 
 
-def record_note(session: Session, pending: str | None, note: str, model: str | None) -> str:
+def record_note(session: Session, pending: str | None, note: str) -> str:
     """Add `note` to the `pending` one and record the sum in `session` (a usage entry with no
-    tokens, `model` unchanged), so the next prompt carries it even after a restart; returns it."""
+    tokens and no model, so it changes no model), so the next prompt carries it even after a
+    restart; returns it."""
     combined = f"{pending}\n{note}" if pending else note
-    session.append(Entry(type="usage", usage=Usage(), model=model, note=combined), sync=True)
+    session.append(Entry(type="usage", usage=Usage(), note=combined), sync=True)
     return combined

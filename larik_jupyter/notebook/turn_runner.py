@@ -21,9 +21,8 @@ from larik_jupyter.notebook.pump import MainThreadPump
 
 # The magics build a runner at `%load_ext`: what a turn needs loads with the first turn.
 if TYPE_CHECKING:
-    from larik_jupyter.api import PromptExtras
     from larik_jupyter.agent.outcome import TurnOutcome
-    from larik_jupyter.api import Agent
+    from larik_jupyter.api import Agent, PromptExtras
     from larik_jupyter.notebook.bridge import Bridge
     from larik_jupyter.notebook.capture import KernelCapture
     from larik_jupyter.notebook.terminal import TerminalTurnUI
