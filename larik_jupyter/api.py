@@ -9,11 +9,10 @@
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
 import os
 import threading
-from collections.abc import Coroutine, Iterable
+from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypedDict, TypeVar, Unpack
 
@@ -38,6 +37,7 @@ from larik_jupyter.config.update import approve as approve_pending
 from larik_jupyter.errors import LarikError
 from larik_jupyter.lsp.manager import ServerState
 from larik_jupyter.records import SessionRecords
+from larik_jupyter.run_sync import run_sync
 from larik_jupyter.session import branch
 from larik_jupyter.session.call_summary import CellPosition
 from larik_jupyter.session.catalog import latest, resolve
@@ -57,28 +57,6 @@ if TYPE_CHECKING:
 __all__ = ["Agent", "PromptExtras", "RewindStopped", "TurnOptions", "TurnOutcome", "UndoReport", "run_sync"]
 
 T = TypeVar("T")
-
-
-def run_sync(coroutine: Coroutine[Any, Any, T]) -> T:
-    """Run a coroutine to completion, also from code already inside an event loop (a kernel)."""
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return asyncio.run(coroutine)
-    result: dict[str, Any] = {}
-
-    def worker() -> None:
-        try:
-            result["value"] = asyncio.run(coroutine)
-        except BaseException as exc:  # noqa: BLE001 - re-raised below
-            result["error"] = exc
-
-    thread = threading.Thread(target=worker)
-    thread.start()
-    thread.join()
-    if "error" in result:
-        raise result["error"]
-    return result["value"]
 
 
 class TurnOptions(TypedDict, total=False):
@@ -260,36 +238,12 @@ class Agent:
         thread of its own: setting `stop`, or an interrupt of the calling thread, ends it, and
         the scratch kernel is shut down either way. `notebook`: the kernel's own notebook, when
         the caller knows it (else the one the last turn was given)."""
-        from larik_jupyter.tools.check import check_path, run_check
+        from larik_jupyter.tools.check import check_on_thread, check_path
 
-        stop = stop or threading.Event()
         env = self.loop.env
         if notebook is not None:
             env = dataclasses.replace(env, call=dataclasses.replace(env.call, notebook_path=notebook))
-        raw = check_path(env, path)
-        result: dict[str, Any] = {}
-
-        def work() -> None:
-            try:
-                result["report"] = run_check(env, raw, timeout=timeout, stop=stop)
-            except BaseException as exc:  # noqa: BLE001 - re-raised on the calling thread
-                result["error"] = exc
-
-        thread = threading.Thread(target=work, name="larik-check", daemon=True)
-        thread.start()
-        interrupted = False
-        while thread.is_alive():
-            try:
-                thread.join(0.1)
-            except KeyboardInterrupt:
-                stop.set()
-                interrupted = True
-        if "error" in result:
-            raise result["error"]
-        report: CheckReport = result["report"]
-        if interrupted and not report.stopped:
-            report.stopped = "stopped"
-        return report
+        return check_on_thread(env, check_path(env, path), timeout=timeout, stop=stop or threading.Event())
 
     def variable_changes(self, prompt: int) -> list[VariableChange]:
         """What prompt `prompt`'s turn (1-based) did to the kernel's variables, as its calls'
@@ -338,6 +292,12 @@ class Agent:
     def running(self) -> bool:
         """Whether a turn is running."""
         return self.loop.running
+
+    def require_idle(self) -> None:
+        """Refuse while a turn runs: undoing, branching or switching the session mid-turn would
+        tear it."""
+        if self.running:
+            raise LarikError("A turn is running; wait for it to end (or `%larik /stop` it), then try again.")
 
     async def arun(
         self,
@@ -390,6 +350,7 @@ class Agent:
         is left as it is and its result lists them in `changed`. Undo again with `force=True`
         to restore them anyway (their later changes are lost) or `skip_changed=True` to keep
         them as they are and undo the rest."""
+        self.require_idle()
         if to is None:
             self.last_undo = self._undo_newest(force=force, skip_changed=skip_changed)
         else:
@@ -418,10 +379,12 @@ class Agent:
     # -- branches and sessions -------------------------------------------------------------
 
     def new(self, model: str | None = None) -> None:
+        self.require_idle()
         self._switch(model=model or self.model)
 
     def resume(self, session: str | None = None, *, last: bool = False) -> None:
         """Continue a session by id or path, or the directory's latest with `last=True`."""
+        self.require_idle()
         if session is None or last:
             newest = latest(self.cwd)
             target = Path(newest.path) if newest is not None else None
@@ -434,6 +397,7 @@ class Agent:
 
     def fork(self) -> Path:
         """Branch the session at its end and continue on the branch."""
+        self.require_idle()
         self.loop.session.sync()
         path = branch.fork(self.session_path)
         self._switch(model=self.model, session=str(path))
@@ -446,7 +410,14 @@ class Agent:
         (files and this kernel's variables; `last_undo` holds what was done; `force` and
         `skip_changed` as for `undo`); when one of them cannot be fully undone, raise
         `RewindStopped` and make no branch. Without it nothing on disk changes but the new
-        branch."""
+        branch. An agent that went on on a branch of a session another process holds
+        (`branched_from`) cannot undo that session's turns: with `files` it refuses."""
+        self.require_idle()
+        if files and self.branched_from:
+            raise LarikError(
+                f"Session {self.branched_from} is open in another kernel, so its turns can be undone only "
+                f"there; this kernel is now on its branch {self.session_id}. Rewind without files to branch it here."
+            )
         self.loop.session.sync()
         if files:
             self.last_undo = self._undo_to(n, nothing_ok=True, record=False, force=force, skip_changed=skip_changed)
@@ -471,10 +442,10 @@ class Agent:
 
     def _source(self, session: str | None) -> Path:
         """The transcript `session` names (default: the current one, made durable first)."""
-        if session is None:
+        path = self.session_path if session is None else resolve(session, self.cwd)
+        if path == self.session_path:
             self.sync()
-            return self.session_path
-        return resolve(session, self.cwd)
+        return path
 
     def to_notebook(
         self, path: str | os.PathLike[str] | None = None, *, session: str | None = None,

@@ -212,3 +212,69 @@ def test_kernel_session_builds_no_widget() -> None:
     # it back (the approval card is the magics' to show, handed in as `show_pending`).
     widgets = sorted(m for m in GRAPH["notebook.kernel"] if m.startswith("notebook.widgets"))
     assert not widgets, f"notebook/kernel.py imports widgets: {widgets}"
+
+
+# The front ends (the notebook, the CLI, the server extension) drive the session through
+# `api.Agent` (and read `records`); of `agent/` they import only these public parts, each for
+# what it says. The turn loop and its steps (`loop`, `factory`, `turn`, `model_call`,
+# `tool_calls`, `gate`, `protect`, `toolset`, `compaction`, `hooks`, `subagents`, `trace`, ...)
+# are internal to `Agent`.
+FRONT_ENDS = ("notebook", "cli", "server")
+FRONT_END_AGENT_IMPORTS: dict[str, str] = {
+    "agent.events": "the typed events a front end subscribes to",
+    "agent.permissions": "the approver's request and answer (`PermissionRequest`, `PermissionAnswer`)",
+    "agent.outcome": "how a turn ended (`TurnOutcome`)",
+    "agent.undo": "the one undo report every front end renders (`UndoReport`)",
+    "agent.textlog": "the plain-text view of the events (`larik-jupyter run`, terminal IPython)",
+    "agent.summary": "the words every view gives an approval and a changed variable",
+    "agent.mcp": "`/mcp` lists the servers the config declares before an agent opens",
+    "agent.worktree": "`/agents` lists and removes the project's subagent worktrees",
+}
+
+
+def _all_imports(name: str, path: Path) -> set[str]:
+    """The package modules `name` imports, those under `if TYPE_CHECKING:` included."""
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            targets = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            module = node.module or ""
+            if node.level:
+                base = package.split(".")[: len(package.split(".")) - (node.level - 1)]
+                module = "larik_jupyter." + ".".join([*base, module] if module else base)
+            targets = [f"{module}.{alias.name}" for alias in node.names]
+        else:
+            continue
+        for target in targets:
+            if target.startswith("larik_jupyter."):
+                known = _known(target.removeprefix("larik_jupyter."))
+                if known is not None and known != name:
+                    found.add(known)
+    return found
+
+
+def _front_end_agent_imports() -> dict[str, set[str]]:
+    return {
+        module: {t for t in _all_imports(module, path) if t == "agent" or t.startswith("agent.")}
+        for module, path in MODULES.items()
+        if module.split(".")[0] in FRONT_ENDS
+    }
+
+
+def test_front_ends_drive_agent_not_the_turn_loop() -> None:
+    reached = sorted(
+        (module, target)
+        for module, targets in _front_end_agent_imports().items()
+        for target in targets
+        if target not in FRONT_END_AGENT_IMPORTS
+    )
+    assert not reached, f"front ends importing agent internals (go through api.Agent): {reached}"
+
+
+def test_every_front_end_allowance_is_still_needed() -> None:
+    used = set().union(*_front_end_agent_imports().values())
+    assert set(FRONT_END_AGENT_IMPORTS) <= used, set(FRONT_END_AGENT_IMPORTS) - used
+    # The walk sees the front ends' real imports, so the check above cannot pass on nothing.
+    assert "api" in _all_imports("cli.run", MODULES["cli.run"])
