@@ -130,7 +130,7 @@ class AgentLoop(ae.EventSource):
         self._http_trace: Callable[[], Any] | None = None
         self._task: asyncio.Task[Any] | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
-        self.turn: Turn | None = None  # the running turn (or the last one, until the next)
+        self.turn: Turn | None = None  # the running turn
 
     @property
     def session_path(self) -> Path:
@@ -304,7 +304,8 @@ class AgentLoop(ae.EventSource):
             )
         )
         self.emit(ae.TurnEnded(turn=outcome.turn, status=outcome.status, error=outcome.error))
-        self._task = None
+        # Not held past the turn: its `answer` value is the user's, and its runner the cell's.
+        self._task = self.turn = None
 
     def queue_note(self, note: str, *, record: bool = True) -> None:
         """Tell the model with the next prompt; notes of several undos add up. Recorded in the
