@@ -14,7 +14,7 @@ import os
 import threading
 from collections.abc import Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypedDict, TypeVar, Unpack
+from typing import TYPE_CHECKING, Any, TypedDict, Unpack
 
 from larik_jupyter.agent.events import Listener
 from larik_jupyter.agent.factory import open_agent
@@ -55,9 +55,6 @@ if TYPE_CHECKING:
     from larik_jupyter.analysis.replay import ReplayReport
 
 __all__ = ["Agent", "PromptExtras", "RewindStopped", "TurnOptions", "TurnOutcome", "UndoReport", "run_sync"]
-
-T = TypeVar("T")
-
 
 class TurnOptions(TypedDict, total=False):
     """The per-turn arguments of `Agent.arun` / `Agent.run`."""
@@ -395,9 +392,17 @@ class Agent:
             return  # already there; reopening would collide with our own writer lock
         self._switch(model=None, session=session, continue_latest=last or session is None)
 
-    def fork(self) -> Path:
-        """Branch the session at its end and continue on the branch."""
+    def fork(self, n: int | None = None) -> Path:
+        """Branch the session after the turn of its prompt `n` (1-based; default: at its end),
+        continue on the branch and return its path: before the last prompt, exactly the branch
+        `rewind(n + 1)` makes."""
         self.require_idle()
+        prompts = len(self.loop.session.state.prompt_positions)
+        if n is not None:
+            branch.check_prompt(self.session_id, n, prompts)
+        if n is not None and n < prompts:
+            self.rewind(n + 1)
+            return self.session_path
         self.loop.session.sync()
         path = branch.fork(self.session_path)
         self._switch(model=self.model, session=str(path))

@@ -21,7 +21,7 @@ from larik_jupyter.checkpoint.cells import (
 from larik_jupyter.checkpoint.errors import CheckpointError, NothingToUndoError
 from larik_jupyter.checkpoint.store import CheckpointStore, UndoResult
 from larik_jupyter.llm.messages import Usage
-from larik_jupyter.session.branch import BranchError
+from larik_jupyter.session.branch import check_prompt
 from larik_jupyter.session.entry import Entry
 from larik_jupyter.session.store import Session
 from larik_jupyter.tools.kernel import kernel_snapshots
@@ -322,10 +322,7 @@ def undo_down_to(
     Raises `NothingToUndoError` when no turn from that prompt on is left (unless
     `nothing_ok`), and `CheckpointError` naming what was undone when a turn cannot be undone
     at all or was saved without its prompt number."""
-    if not 1 <= prompt <= prompts:
-        raise BranchError(
-            f"Session {session_id} has {prompts} prompt(s); choose a prompt number from 1 to {prompts}."
-        )
+    check_prompt(session_id, prompt, prompts)
     results: list[UndoResult] = []
     while turns := checkpoints.turns():
         newest = turns[-1]

@@ -167,16 +167,7 @@ class KernelSession:
             path = branch.fork_after(self._resolve(session_id), n)
             self.open(resume=str(path))
             return path
-        agent = self.require()
-        prompts = len(agent.records.turns)
-        if n is not None and not 1 <= n <= prompts:
-            raise LarikError(
-                f"Session {agent.session_id} has {prompts} prompt(s); choose a prompt from 1 to {prompts}."
-            )
-        if n is None or n == prompts:
-            return agent.fork()
-        agent.rewind(n + 1)
-        return agent.session_path
+        return self.require().fork(n)
 
     def rewind(
         self, n: int, *, session_id: str | None = None, files: bool = False, force: bool = False,
