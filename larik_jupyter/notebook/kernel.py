@@ -200,10 +200,9 @@ class KernelSession:
         """Write a session (default: the current one) as Markdown, to `path` or under
         `<cwd>/.larik/exports/`."""
         from larik_jupyter.config.secrets import redactor_for
-        from larik_jupyter.session import catalog
         from larik_jupyter.session.export import export_markdown
 
-        source = catalog.resolve(session_id, self.cwd) if session_id else self.require().session_path
+        source = self._resolve(session_id) if session_id else self.require().session_path
         if self.agent is not None and self.agent.session_path == source:
             self.agent.sync()
         return export_markdown(source, path, cwd=self.cwd, redactor=redactor_for(self.cwd))
