@@ -9,28 +9,35 @@
 
 from __future__ import annotations
 
-import asyncio
+import dataclasses
 import os
 import threading
-from collections.abc import Coroutine, Iterable
+from collections.abc import Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypedDict, TypeVar, Unpack
+from typing import TYPE_CHECKING, Any, TypedDict, Unpack
 
 from larik_jupyter.agent.events import Listener
 from larik_jupyter.agent.factory import open_agent
-from larik_jupyter.agent.loop import AgentLoop, PromptExtras, TurnOutcome
+from larik_jupyter.agent.loop import AgentLoop
 from larik_jupyter.agent.mcp import McpManager
 from larik_jupyter.agent.mcp_status import ServerStatus, awaiting_notice
+from larik_jupyter.agent.outcome import TurnOutcome
 from larik_jupyter.agent.permissions import Approver
-from larik_jupyter.agent.undo import UndoReport
+from larik_jupyter.agent.turn import PromptExtras
+from larik_jupyter.agent.undo import (
+    RewindStopped,
+    UndoReport,
+    undo_down_to,
+    undo_turn,
+)
 from larik_jupyter.checkpoint.diffs import FileDiff, read_current, turn_diffs
-from larik_jupyter.checkpoint.errors import CheckpointError
 from larik_jupyter.checkpoint.store import TurnInfo
 from larik_jupyter.config.layers import PendingApproval
 from larik_jupyter.config.update import approve as approve_pending
 from larik_jupyter.errors import LarikError
 from larik_jupyter.lsp.manager import ServerState
 from larik_jupyter.records import SessionRecords
+from larik_jupyter.run_sync import run_sync
 from larik_jupyter.session import branch
 from larik_jupyter.session.call_summary import CellPosition
 from larik_jupyter.session.catalog import latest, resolve
@@ -41,44 +48,13 @@ from larik_jupyter.tools.base import Tool
 from larik_jupyter.tools.check import CheckReport
 from larik_jupyter.tools.env import InlineRunner
 from larik_jupyter.tools.host import KernelHost
+from larik_jupyter.tools.notebook import cell_restorer, cell_sources
 
 if TYPE_CHECKING:
     from larik_jupyter.analysis.branch_diff import BranchDiff
     from larik_jupyter.analysis.replay import ReplayReport
 
-T = TypeVar("T")
-
-
-class RewindStopped(CheckpointError):
-    """`rewind(n, files=True)` could not put every file back, so it made no branch; `results`
-    are the turns it undid, the last one not fully."""
-
-    def __init__(self, message: str, results: UndoReport) -> None:
-        super().__init__(message)
-        self.results = results
-
-
-def run_sync(coroutine: Coroutine[Any, Any, T]) -> T:
-    """Run a coroutine to completion, also from code already inside an event loop (a kernel)."""
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return asyncio.run(coroutine)
-    result: dict[str, Any] = {}
-
-    def worker() -> None:
-        try:
-            result["value"] = asyncio.run(coroutine)
-        except BaseException as exc:  # noqa: BLE001 - re-raised below
-            result["error"] = exc
-
-    thread = threading.Thread(target=worker)
-    thread.start()
-    thread.join()
-    if "error" in result:
-        raise result["error"]
-    return result["value"]
-
+__all__ = ["Agent", "PromptExtras", "RewindStopped", "TurnOptions", "TurnOutcome", "UndoReport", "run_sync"]
 
 class TurnOptions(TypedDict, total=False):
     """The per-turn arguments of `Agent.arun` / `Agent.run`."""
@@ -101,7 +77,10 @@ class Agent:
     need a kernel), `protect` (protect mode: python code that changes an existing variable of
     the kernel always asks first), `tools` (tools of your own, `Tool` subclasses whose traits
     say how their calls are treated), `mcp` (the MCP servers of an agent this one replaces in the same
-    directory, reused instead of restarted; the old agent is then closed with `keep_mcp=True`).
+    directory, reused instead of restarted; the old agent is then closed with `keep_mcp=True`),
+    `for_turns` (False: open `session` only to act on it, as `larik-jupyter undo` does: refused
+    with `SessionLockedError` when another process holds it, where a turn-running agent goes on
+    on a branch of it; no MCP server starts, and a model that cannot be set up fails only a turn).
     """
 
     def __init__(
@@ -117,6 +96,7 @@ class Agent:
         mcp: McpManager | None = None,
         protect: bool = False,
         tools: Iterable[Tool] = (),
+        for_turns: bool = True,
     ) -> None:
         self.cwd = Path(os.path.abspath(os.fspath(cwd or os.getcwd())))
         self.yes = yes
@@ -131,6 +111,7 @@ class Agent:
         # What the latest undo, undo(to=...) or rewind(n, files=True) undid.
         self.last_undo = UndoReport()
         self._listeners: list[Listener] = []
+        self._for_turns = for_turns
         self.loop: AgentLoop = self._open(
             session=session, continue_latest=continue_latest, model=model, mcp=mcp
         )
@@ -146,11 +127,12 @@ class Agent:
             yes=self.yes,
             host=self.host,
             mcp=mcp,
+            protect=self._protect,
+            tools=self.extra_tools,
+            for_turns=self._for_turns,
         )
         self.notices = opened.notices
         self.branched_from = opened.branched_from
-        opened.loop.protect = self._protect
-        opened.loop.add_tools(self.extra_tools)
         for listener in self._listeners:
             opened.loop.subscribe(listener)
         return opened.loop
@@ -253,36 +235,12 @@ class Agent:
         thread of its own: setting `stop`, or an interrupt of the calling thread, ends it, and
         the scratch kernel is shut down either way. `notebook`: the kernel's own notebook, when
         the caller knows it (else the one the last turn was given)."""
-        from larik_jupyter.tools.check import check_path, run_check
+        from larik_jupyter.tools.check import check_on_thread, check_path
 
-        stop = stop or threading.Event()
         env = self.loop.env
         if notebook is not None:
-            env.call.notebook_path = notebook
-        raw = check_path(env, path)
-        result: dict[str, Any] = {}
-
-        def work() -> None:
-            try:
-                result["report"] = run_check(env, raw, timeout=timeout, stop=stop)
-            except BaseException as exc:  # noqa: BLE001 - re-raised on the calling thread
-                result["error"] = exc
-
-        thread = threading.Thread(target=work, name="larik-check", daemon=True)
-        thread.start()
-        interrupted = False
-        while thread.is_alive():
-            try:
-                thread.join(0.1)
-            except KeyboardInterrupt:
-                stop.set()
-                interrupted = True
-        if "error" in result:
-            raise result["error"]
-        report: CheckReport = result["report"]
-        if interrupted and not report.stopped:
-            report.stopped = "stopped"
-        return report
+            env = dataclasses.replace(env, call=dataclasses.replace(env.call, notebook_path=notebook))
+        return check_on_thread(env, check_path(env, path), timeout=timeout, stop=stop or threading.Event())
 
     def variable_changes(self, prompt: int) -> list[VariableChange]:
         """What prompt `prompt`'s turn (1-based) did to the kernel's variables, as its calls'
@@ -332,6 +290,12 @@ class Agent:
         """Whether a turn is running."""
         return self.loop.running
 
+    def require_idle(self) -> None:
+        """Refuse while a turn runs: undoing, branching or switching the session mid-turn would
+        tear it."""
+        if self.running:
+            raise LarikError("A turn is running; wait for it to end (or `%larik /stop` it), then try again.")
+
     async def arun(
         self,
         prompt: str,
@@ -348,22 +312,15 @@ class Agent:
         hears its events, `notebook` is the kernel's own notebook (the notebook tools' default),
         `inline_runner` is where kernel tools run (the kernel's main thread, when the turn's
         loop runs on another one; None: where the loop is)."""
-        loop = self.loop
-        saved = loop.approver, loop.yes
-        if approver is not None:
-            loop.approver = approver
-        if yes is not None:
-            loop.yes = yes
         if listener is not None:
-            loop.subscribe(listener)
-        loop.env.call.notebook_path, loop.env.call.run_inline = notebook, inline_runner
+            self.loop.subscribe(listener)
         try:
-            return await loop.run_turn(prompt, extras)
+            return await self.loop.run_turn(
+                prompt, extras, approver=approver, yes=yes, notebook=notebook, inline_runner=inline_runner
+            )
         finally:
-            loop.approver, loop.yes = saved
-            loop.env.call.run_inline = None
             if listener is not None:
-                loop.unsubscribe(listener)
+                self.loop.unsubscribe(listener)
 
     def run(
         self, prompt: str, extras: PromptExtras | None = None, **options: Unpack[TurnOptions]
@@ -390,19 +347,41 @@ class Agent:
         is left as it is and its result lists them in `changed`. Undo again with `force=True`
         to restore them anyway (their later changes are lost) or `skip_changed=True` to keep
         them as they are and undo the rest."""
+        self.require_idle()
         if to is None:
-            self.last_undo = self.loop.undo(force=force, skip_changed=skip_changed)
+            self.last_undo = self._undo_newest(force=force, skip_changed=skip_changed)
         else:
-            self.last_undo = self.loop.undo_to(to, force=force, skip_changed=skip_changed)
+            self.last_undo = self._undo_to(to, force=force, skip_changed=skip_changed)
         return self.last_undo
+
+    def _undo_newest(self, *, record: bool = True, force: bool = False, skip_changed: bool = False) -> UndoReport:
+        """Undo the newest turn (files and cells where this kernel shows or keeps them, kernel
+        variables) and queue the report's note to the model (recorded in the session unless
+        `record` is off: a rewind carries it to its branch instead)."""
+        env = self.loop.env
+        report = undo_turn(
+            self.loop.checkpoints, cells=cell_restorer(env), sources=cell_sources(env), force=force,
+            skip_changed=skip_changed,
+        )
+        if note := report.system_note():
+            self.loop.queue_note(note, record=record)
+        return report
+
+    def _undo_to(self, prompt: int, *, nothing_ok: bool = False, record: bool = True, **how: bool) -> UndoReport:
+        return undo_down_to(
+            self.loop.checkpoints, prompt, len(self.loop.session.state.prompt_positions),
+            lambda: self._undo_newest(record=record, **how), session_id=self.session_id, nothing_ok=nothing_ok,
+        )
 
     # -- branches and sessions -------------------------------------------------------------
 
     def new(self, model: str | None = None) -> None:
+        self.require_idle()
         self._switch(model=model or self.model)
 
     def resume(self, session: str | None = None, *, last: bool = False) -> None:
         """Continue a session by id or path, or the directory's latest with `last=True`."""
+        self.require_idle()
         if session is None or last:
             newest = latest(self.cwd)
             target = Path(newest.path) if newest is not None else None
@@ -413,8 +392,17 @@ class Agent:
             return  # already there; reopening would collide with our own writer lock
         self._switch(model=None, session=session, continue_latest=last or session is None)
 
-    def fork(self) -> Path:
-        """Branch the session at its end and continue on the branch."""
+    def fork(self, n: int | None = None) -> Path:
+        """Branch the session after the turn of its prompt `n` (1-based; default: at its end),
+        continue on the branch and return its path: before the last prompt, exactly the branch
+        `rewind(n + 1)` makes."""
+        self.require_idle()
+        prompts = len(self.loop.session.state.prompt_positions)
+        if n is not None:
+            branch.check_prompt(self.session_id, n, prompts)
+        if n is not None and n < prompts:
+            self.rewind(n + 1)
+            return self.session_path
         self.loop.session.sync()
         path = branch.fork(self.session_path)
         self._switch(model=self.model, session=str(path))
@@ -427,12 +415,17 @@ class Agent:
         (files and this kernel's variables; `last_undo` holds what was done; `force` and
         `skip_changed` as for `undo`); when one of them cannot be fully undone, raise
         `RewindStopped` and make no branch. Without it nothing on disk changes but the new
-        branch."""
+        branch. An agent that went on on a branch of a session another process holds
+        (`branched_from`) cannot undo that session's turns: with `files` it refuses."""
+        self.require_idle()
+        if files and self.branched_from:
+            raise LarikError(
+                f"Session {self.branched_from} is open in another kernel, so its turns can be undone only "
+                f"there; this kernel is now on its branch {self.session_id}. Rewind without files to branch it here."
+            )
         self.loop.session.sync()
         if files:
-            self.last_undo = self.loop.undo_to(
-                n, nothing_ok=True, record=False, force=force, skip_changed=skip_changed
-            )
+            self.last_undo = self._undo_to(n, nothing_ok=True, record=False, force=force, skip_changed=skip_changed)
             if self.last_undo and not self.last_undo[-1].ok:
                 raise RewindStopped(self.last_undo.rewind_stopped(n), self.last_undo)
         path, text = branch.rewind(self.session_path, n)
@@ -454,10 +447,10 @@ class Agent:
 
     def _source(self, session: str | None) -> Path:
         """The transcript `session` names (default: the current one, made durable first)."""
-        if session is None:
+        path = self.session_path if session is None else resolve(session, self.cwd)
+        if path == self.session_path:
             self.sync()
-            return self.session_path
-        return resolve(session, self.cwd)
+        return path
 
     def to_notebook(
         self, path: str | os.PathLike[str] | None = None, *, session: str | None = None,

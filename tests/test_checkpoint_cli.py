@@ -8,6 +8,7 @@ from pathlib import Path
 
 from larik_jupyter import paths
 from larik_jupyter.checkpoint.store import CheckpointStore
+from tests.agent_helpers import personal
 
 SID = "20250102-030405-c0ffee"
 
@@ -105,3 +106,22 @@ def test_undo_from_a_terminal_says_kernel_variables_stay_with_the_kernel(tmp_pat
     assert undo.returncode == 0, undo.stderr
     assert "variables gone with the kernel" in undo.stdout and "df, x" in undo.stdout
     assert [t.turn for t in CheckpointStore(SID, tmp_path).turns()] == [1]
+
+
+def test_undo_opens_the_session_to_act_on_it_not_to_run_turns(tmp_path: Path) -> None:
+    # `larik-jupyter undo` goes through `Agent` opened for_turns=False: a session recorded with
+    # a model whose key is not set still undoes (the key is needed only by a turn), and no MCP
+    # server of the personal config is started for it (this one would leave a marker file).
+    transcript = session_with_a_turn(tmp_path)
+    meta = json.loads(transcript.read_text())
+    meta["meta"] |= {"provider": "anthropic", "model": "claude-sonnet-4-6"}
+    transcript.write_text(json.dumps(meta) + "\n")
+    marker = tmp_path / "mcp-started"
+    starts = {"command": sys.executable, "args": ["-c", f"open({str(marker)!r}, 'w')"]}
+    personal({"mcpServers": {"marker": starts}})
+    undone = cli("undo", SID)
+    assert undone.returncode == 0, undone.stderr
+    assert "- restored src/a.py" in undone.stdout
+    assert not marker.exists()
+    entries = [json.loads(line) for line in transcript.read_text().splitlines()]
+    assert "<system-note>" in entries[-1]["note"] and "model" not in entries[-1]  # changes no model

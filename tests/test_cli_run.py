@@ -10,7 +10,7 @@ import sys
 import time
 from pathlib import Path
 
-from larik_jupyter.agent.loop import INTERRUPTED_RESULT
+from larik_jupyter.agent.tool_calls import INTERRUPTED_RESULT
 from larik_jupyter.session.catalog import list_sessions
 from larik_jupyter.session.reader import load_entries
 

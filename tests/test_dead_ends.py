@@ -17,9 +17,9 @@ import pytest
 
 from larik_jupyter import Agent
 from larik_jupyter.agent import events as ae
-from larik_jupyter.agent.loop import PromptExtras
 from larik_jupyter.agent.mcp_status import status_table
 from larik_jupyter.agent.textlog import TextLog
+from larik_jupyter.api import PromptExtras
 from larik_jupyter.config.layers import user_config_path
 from larik_jupyter.llm.messages import ImageBlock
 from larik_jupyter.testing import ScriptedHTTPServer

@@ -65,7 +65,7 @@ def test_the_undo_note_and_an_attachment_are_labelled_in_history_and_export(tmp_
     agent = kernel.ensure()
     agent.run("write a.txt")
     agent.undo()
-    from larik_jupyter.agent.loop import PromptExtras
+    from larik_jupyter.api import PromptExtras
     from larik_jupyter.llm.messages import TextBlock
 
     data = TextBlock(text=wrap("0a1b2c", "--with sales", "region,total\nnorth,3"))

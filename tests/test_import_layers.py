@@ -18,13 +18,9 @@ import larik_jupyter
 PACKAGE = Path(larik_jupyter.__file__).parent
 ARCHITECTURE = PACKAGE.parent / "docs" / "architecture.md"
 
-# Circles allowed, each with why it is still there.
-ALLOWED_CYCLES: dict[frozenset[str], str] = {
-    frozenset({"agent.loop", "agent.toolset", "agent.subagents", "agent.trace"}): (
-        "the turn loop builds its tools and subagents, which name the loop's type; being taken "
-        "apart with the loop itself (issue 40)"
-    ),
-}
+# Circles allowed, each with why it is still there (none: no two modules import each other,
+# not even for a type).
+ALLOWED_CYCLES: dict[frozenset[str], str] = {}
 
 # Imports from a lower layer into a later one, each with why it is still there (none today).
 ALLOWED_UPWARD: dict[tuple[str, str], str] = {}
@@ -225,12 +221,12 @@ def test_one_module_drives_kernels_through_jupyter_client() -> None:
     # Code run to check or replay starts its kernel only through `ScratchKernel` (guarded, in a
     # scratch copy, always shut down); a second driver would start kernels without that guard.
     drivers = sorted(name for name, path in MODULES.items() if any(
-        target.startswith("jupyter_client") for target in _all_imports(path)
+        target.startswith("jupyter_client") for target in _outside_imports(path)
     ))
     assert drivers == ["scratch.kernel"], drivers
 
 
-def _all_imports(path: Path) -> set[str]:
+def _outside_imports(path: Path) -> set[str]:
     """Every module `path` imports, inside the package or not, at any depth."""
     found: set[str] = set()
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
@@ -239,3 +235,47 @@ def _all_imports(path: Path) -> set[str]:
         elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
             found.add(node.module)
     return found
+
+
+# The front ends (the notebook, the CLI, the server extension) drive the session through
+# `api.Agent` (and read `records`); of `agent/` they import only these public parts, each for
+# what it says. The turn loop and its steps (`loop`, `factory`, `turn`, `model_call`,
+# `tool_calls`, `gate`, `protect`, `toolset`, `compaction`, `hooks`, `subagents`, `trace`, ...)
+# are internal to `Agent`.
+FRONT_ENDS = ("notebook", "cli", "server")
+FRONT_END_AGENT_IMPORTS: dict[str, str] = {
+    "agent.events": "the typed events a front end subscribes to",
+    "agent.permissions": "the approver's request and answer (`PermissionRequest`, `PermissionAnswer`)",
+    "agent.outcome": "how a turn ended (`TurnOutcome`)",
+    "agent.undo": "the one undo report every front end renders (`UndoReport`)",
+    "agent.textlog": "the plain-text view of the events (`larik-jupyter run`, terminal IPython)",
+    "agent.summary": "the words every view gives an approval and a changed variable",
+    "agent.mcp": "`/mcp` lists the servers the config declares before an agent opens",
+    "agent.mcp_status": "`/mcp`'s table of those servers and their tools",
+    "agent.worktree": "`/agents` lists and removes the project's subagent worktrees",
+}
+
+
+def _front_end_agent_imports() -> dict[str, set[str]]:
+    return {
+        module: {t for t in GRAPH[module] if t == "agent" or t.startswith("agent.")}
+        for module in MODULES
+        if module.split(".")[0] in FRONT_ENDS
+    }
+
+
+def test_front_ends_drive_agent_not_the_turn_loop() -> None:
+    reached = sorted(
+        (module, target)
+        for module, targets in _front_end_agent_imports().items()
+        for target in targets
+        if target not in FRONT_END_AGENT_IMPORTS
+    )
+    assert not reached, f"front ends importing agent internals (go through api.Agent): {reached}"
+
+
+def test_every_front_end_allowance_is_still_needed() -> None:
+    used = set().union(*_front_end_agent_imports().values())
+    assert set(FRONT_END_AGENT_IMPORTS) <= used, set(FRONT_END_AGENT_IMPORTS) - used
+    # The walk sees the front ends' real imports, so the check above cannot pass on nothing.
+    assert "api" in GRAPH["cli.run"]

@@ -18,7 +18,7 @@ import pytest
 from jupyter_client.blocking.client import BlockingKernelClient
 from jupyter_client.manager import KernelManager, start_new_kernel
 
-from larik_jupyter.agent.loop import INTERRUPTED_RESULT
+from larik_jupyter.agent.tool_calls import INTERRUPTED_RESULT
 from larik_jupyter.session.catalog import list_sessions
 from larik_jupyter.session.reader import load_entries
 from tests.agent_helpers import done, personal, scripted, text, tool

@@ -68,7 +68,7 @@ def test_every_session_switch_is_refused_while_a_turn_runs(project: Path, tmp_pa
             await asyncio.sleep(0.01)
         refused = []
         for action in (lambda: session.resume(first), lambda: session.new(), lambda: session.fork(),
-                       lambda: session.rewind(1), lambda: session.undo(),
+                       lambda: session.rewind(1), lambda: session.require().undo(),
                        lambda: UndoPanel(session).undo()):
             with pytest.raises(LarikError, match="A turn is running") as info:
                 action()

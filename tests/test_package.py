@@ -13,8 +13,8 @@ def test_the_types_agent_methods_take_and_return_are_exported() -> None:
         "Agent", "TurnOutcome", "UndoResult", "SessionRecords", "PermissionRequest", "PermissionAnswer",
         "LarikError", "current",
     }
-    from larik_jupyter.agent.loop import TurnOutcome
     from larik_jupyter.agent.permissions import PermissionAnswer, PermissionRequest
+    from larik_jupyter.api import TurnOutcome
     from larik_jupyter.errors import LarikError
 
     assert larik_jupyter.TurnOutcome is TurnOutcome

@@ -13,6 +13,7 @@ import pytest
 
 from larik_jupyter.agent import events as ae
 from larik_jupyter.agent.loop import AgentLoop
+from larik_jupyter.agent.undo import undo_turn
 from larik_jupyter.agent.worktree import clean_worktrees, list_worktrees, remove_worktree
 from larik_jupyter.config.layers import load_config
 from larik_jupyter.llm.messages import Message
@@ -123,7 +124,7 @@ def test_two_parallel_subagents_one_in_a_worktree(repo: Path, tmp_path: Path) ->
     assert listed.branch == branch and not listed.merged
 
     # Undoing the parent's turn reverts the shared-store write, not the worktree's branch.
-    (undone,) = loop.undo()
+    (undone,) = undo_turn(loop.checkpoints)  # the one undo path `Agent.undo` takes
     assert undone.restored == ["a.txt"]
     assert not (repo / "a.txt").exists()
     assert git(repo, "show", f"{branch}:b.txt") == "from B\n"

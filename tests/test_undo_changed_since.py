@@ -123,8 +123,12 @@ def test_cells_edited_since_in_a_closed_notebooks_file_are_asked_about(tmp_path:
 def test_the_cli_refuses_without_force_and_its_undo_reaches_the_next_prompt(project: Path, tmp_path: Path) -> None:
     agent = two_file_turn(project, tmp_path)
     session_id = agent.session_id
+    sessions = sorted(agent.session_path.parent.iterdir())
     held = subprocess.run([*CLI, "undo", session_id], capture_output=True, text=True)
     assert held.returncode == 2 and "is open in another process" in held.stderr and "Traceback" not in held.stderr
+    # Refused, not branched (as a turn-running agent on a held session would): nothing new on disk.
+    assert sorted(agent.session_path.parent.iterdir()) == sessions
+    assert (project / "f.txt").read_bytes() == b"v2\n"
     agent.close()
     (project / "f.txt").write_bytes(b"mine\n")
     refused = subprocess.run([*CLI, "undo", session_id], capture_output=True, text=True)

@@ -12,15 +12,16 @@ summarised together with the summary so far. The summary then says what was shor
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from larik_jupyter.config.model import Config
 from larik_jupyter.llm import events as ev
 from larik_jupyter.llm.context import without_refused_turns
-from larik_jupyter.llm.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock
+from larik_jupyter.llm.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock, Usage
 from larik_jupyter.llm.models import ModelInfo
 from larik_jupyter.llm.provider import Provider, ProviderError, ToolSchema
-from larik_jupyter.llm.tokens import CHARS_PER_TOKEN, estimate_tokens
+from larik_jupyter.llm.tokens import CHARS_PER_TOKEN, context_tokens, estimate_tokens, has_tokens
 
 _INSTRUCTION = (
     "Summarise the conversation so far for your own later use: the user's goals, decisions "
@@ -49,6 +50,31 @@ def needs_compaction(tokens: int, config: Config, info: ModelInfo) -> bool:
     if settings.max_tokens:
         return tokens >= settings.max_tokens
     return tokens >= min(settings.threshold * info.context_window, room(info))
+
+
+def request_tokens(
+    context: list[Message], last: Usage | None, last_at: int, request: Callable[[], tuple[str, list[ToolSchema]]]
+) -> int:
+    """About how many tokens the next request takes: the `last` call's reported usage plus an
+    estimate of the messages after `last_at`, or (no usage known: after a resume, a
+    compaction, or from a server that reports none) an estimate of the whole `request`
+    (system prompt and tools)."""
+    if has_tokens(last) and last is not None and not last.estimated:
+        return context_tokens(last) + estimate_tokens(context[last_at:])
+    system, schemas = request()
+    return estimate_tokens(context, system, schemas)
+
+
+def compaction_due(context: list[Message], tokens: int, config: Config, info: ModelInfo, *, only_if_over: bool) -> bool:
+    """Whether to compact a context whose next request takes `tokens`: when it comes near the
+    window, or (`only_if_over`: right after the prompt) only when it would not fit at all and
+    the messages are most of it (a summary cannot shrink the tools or the system prompt).
+    Near the window, a context of one message (none, or a summary) is left alone: there is
+    nothing to shorten."""
+    fits = room(info)
+    over = tokens > fits and estimate_tokens(context) > fits // 2
+    near = len(context) > 1 and needs_compaction(tokens, config, info)
+    return over or (near and not only_if_over)
 
 
 def _line(role: str, block: object, short: bool) -> tuple[str, bool]:

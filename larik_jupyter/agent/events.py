@@ -166,3 +166,22 @@ AgentEvent = (
 )
 
 Listener = Callable[[AgentEvent], None]
+
+
+class EventSource:
+    """What front ends subscribe to: every event emitted goes to each listener, in order."""
+
+    def __init__(self) -> None:
+        self._listeners: list[Listener] = []
+
+    def subscribe(self, listener: Listener) -> None:
+        """Call `listener` with every event of every later turn."""
+        self._listeners.append(listener)
+
+    def unsubscribe(self, listener: Listener) -> None:
+        if listener in self._listeners:
+            self._listeners.remove(listener)
+
+    def emit(self, event: AgentEvent) -> None:
+        for listener in list(self._listeners):
+            listener(event)

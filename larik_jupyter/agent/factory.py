@@ -3,20 +3,27 @@
 from __future__ import annotations
 
 import os
+from collections.abc import AsyncIterator, Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from larik_jupyter.agent.loop import AgentLoop
 from larik_jupyter.agent.mcp import McpManager, open_servers
 from larik_jupyter.agent.permissions import Approver
 from larik_jupyter.agent.trace import start_trace
 from larik_jupyter.config.layers import load_config
-from larik_jupyter.llm.select import select_provider
+from larik_jupyter.llm import events as ev
+from larik_jupyter.llm.messages import Message
+from larik_jupyter.llm.models import ModelInfo, model_info
+from larik_jupyter.llm.provider import ProviderError, ToolSchema
+from larik_jupyter.llm.select import choose_spec, select_provider
 from larik_jupyter.session import branch
 from larik_jupyter.session.catalog import latest, resolve
 from larik_jupyter.session.corrupt import session_id_of
 from larik_jupyter.session.store import Session, SessionLockedError
 from larik_jupyter.session.summary import current_model
+from larik_jupyter.tools.base import Tool
 from larik_jupyter.tools.host import KernelHost
 
 
@@ -40,12 +47,18 @@ def open_agent(
     yes: bool = False,
     host: KernelHost | None = None,
     mcp: McpManager | None = None,
+    protect: bool = False,
+    tools: Iterable[Tool] = (),
+    for_turns: bool = True,
 ) -> Opened:
     """Open an agent in `cwd` on a new session, a given one (id or path) or the latest one.
 
     `mcp`: the MCP servers a previous session of the same kernel ran; they are reused (and
     brought in line with the config) instead of restarted. `host`: what the kernel offers
-    (None: no kernel, so the kernel-only tools are not offered)."""
+    (None: no kernel, so the kernel-only tools are not offered). `for_turns` False opens the
+    session to act on it (undo, rewind) rather than to run turns: a session another process
+    holds is refused (`SessionLockedError`) instead of branched, no MCP server or debug trace
+    starts, and a model that cannot be set up (no API key) says so only when a turn runs."""
     cwd_path = Path(os.path.abspath(os.fspath(cwd)))
     loaded = load_config(cwd_path)
     notices = [*loaded.errors, *loaded.notices]
@@ -59,12 +72,17 @@ def open_agent(
             notices.append("No earlier session in this directory; starting a new one.")
     branched_from: str | None = None
     if path is not None:
-        opened, branched_from = _open_or_branch(path, notices)
+        opened, branched_from = _open_or_branch(path, notices) if for_turns else (Session.open(path), None)
         spec = model or _session_model(opened)
     else:
         spec = model
         opened = None
-    provider, notice = select_provider(spec, loaded.config)
+    try:
+        provider, notice = select_provider(spec, loaded.config)
+    except ProviderError as exc:
+        if for_turns:
+            raise
+        provider, notice = NoModel(choose_spec(spec, loaded.config)[0], str(exc)), None
     if notice:
         notices.append(notice)
     if opened is None:
@@ -72,7 +90,8 @@ def open_agent(
         opened = Session.create(cwd_path, provider=prefix, model=name)
     if opened.state.interrupted:
         notices.append(f"The last turn of this session was interrupted: {opened.state.interrupted}")
-    mcp = open_servers(loaded, notices, reuse=mcp)
+    if for_turns:
+        mcp = open_servers(loaded, notices, reuse=mcp)
     loop = AgentLoop(
         opened,
         provider,
@@ -81,8 +100,10 @@ def open_agent(
         yes=yes,
         host=host,
         mcp=mcp,
+        protect=protect,
+        tools=tools,
     )
-    if loaded.config.debug:
+    if loaded.config.debug and for_turns:
         start_trace(loop)
     return Opened(loop=loop, notices=notices, branched_from=branched_from)
 
@@ -103,3 +124,21 @@ def _open_or_branch(path: Path, notices: list[str]) -> tuple[Session, str | None
 def _session_model(session: Session) -> str | None:
     """The model the session last recorded (a `/model` switch or a turn), else its meta's."""
     return current_model(session.state.model, session.state.meta)
+
+
+class NoModel:
+    """The model of an agent opened to act on its session when it cannot be set up (a missing
+    API key): opening works, and a turn fails with the reason."""
+
+    http_client_factory: Callable[[], Any] | None = None
+
+    def __init__(self, name: str, reason: str) -> None:
+        self.name, self.reason = name, reason
+        self.model = name.partition(":")[2]
+        self.info: ModelInfo = model_info(self.model)
+
+    async def stream(
+        self, system: str, messages: list[Message], tools: list[ToolSchema], *, cache: bool = True
+    ) -> AsyncIterator[ev.StreamEvent]:
+        raise ProviderError(self.reason)
+        yield  # an async generator, as `Provider.stream` is

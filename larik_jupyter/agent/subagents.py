@@ -1,6 +1,6 @@
 """The `task` tool: hand a self-contained job to a subagent with its own context.
 
-A subagent is a child `AgentLoop` whose transcript is `<session-id>-agents/<sub-id>.jsonl`
+A subagent is a child turn loop (the parent's `child`) whose transcript is `<session-id>-agents/<sub-id>.jsonl`
 beside the parent's session (same format). It shares the parent's checkpoint store, so its
 writes undo with the parent's turn, unless it runs with `isolation: "worktree"`: then it
 works in a fresh git worktree, skips checkpoints (its branch is the undo) and reports the
@@ -17,10 +17,11 @@ import dataclasses
 import weakref
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from larik_jupyter.agent import events as ae
-from larik_jupyter.agent.trace import active_trace
+from larik_jupyter.agent.outcome import TurnOutcome
+from larik_jupyter.agent.trace import Traced, active_trace
 from larik_jupyter.agent.worktree import (
     Worktree,
     WorktreeError,
@@ -29,14 +30,13 @@ from larik_jupyter.agent.worktree import (
     diff_summary,
 )
 from larik_jupyter.checkpoint.store import CheckpointStore
+from larik_jupyter.config.layers import LoadedConfig
 from larik_jupyter.errors import ToolError
+from larik_jupyter.llm.provider import Provider
 from larik_jupyter.session.entry import now_rfc3339
 from larik_jupyter.session.store import Session
 from larik_jupyter.tools.base import Tool, ToolResult, check_input
 from larik_jupyter.tools.env import Env
-
-if TYPE_CHECKING:
-    from larik_jupyter.agent.loop import AgentLoop
 
 TASK_TOOL = "task"
 _STATUS = {"done": "finished", "interrupted": "interrupted"}
@@ -47,6 +47,33 @@ class SubagentResult(ToolResult):
     """A tool result carrying the subagent record stored with the parent's tool_result."""
 
     subagent: dict[str, Any] = field(default_factory=dict)
+
+
+class Child(Protocol):
+    """A subagent's turn loop, as the `task` tool drives it."""
+
+    def subscribe(self, listener: ae.Listener) -> None: ...
+
+    async def run_turn(self, prompt: str) -> TurnOutcome: ...
+
+    def stop(self) -> None: ...
+
+    def close(self) -> None: ...
+
+
+class Parent(Traced, Protocol):
+    """The turn loop a `task` call runs in: where it works, its model, session, config and
+    checkpoints, its events (and trace), and the child loop it makes for a subagent (with the
+    asks of its running turn)."""
+
+    root: Path
+    provider: Provider
+    loaded: LoadedConfig
+    checkpoints: CheckpointStore
+
+    def emit(self, event: ae.AgentEvent) -> None: ...
+
+    def child(self, session: Session, loaded: LoadedConfig, checkpoints: CheckpointStore) -> Child: ...
 
 
 def agents_dir(session_path: Path) -> Path:
@@ -82,7 +109,7 @@ class TaskTool(Tool):
         "required": ["description", "prompt"],
     }
 
-    def __init__(self, parent: AgentLoop) -> None:
+    def __init__(self, parent: Parent) -> None:
         self.parent = parent
         self._limits: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Semaphore] = (
             weakref.WeakKeyDictionary()
@@ -113,7 +140,7 @@ class TaskTool(Tool):
         return limit
 
 
-async def run_subagent(parent: AgentLoop, description: str, prompt: str, isolated: bool) -> ToolResult:
+async def run_subagent(parent: Parent, description: str, prompt: str, isolated: bool) -> ToolResult:
     """Run one subagent to its end and describe how it went for the parent's model."""
     worktree: Worktree | None = None
     try:
@@ -123,21 +150,13 @@ async def run_subagent(parent: AgentLoop, description: str, prompt: str, isolate
         return ToolResult(str(exc), is_error=True)
     cwd = worktree.path if worktree else parent.cwd
     prefix, _, model = parent.provider.name.partition(":")
-    session = Session.create(cwd, provider=prefix, model=model, directory=agents_dir(Path(parent.session.path)))
+    session = Session.create(cwd, provider=prefix, model=model, directory=agents_dir(parent.session_path))
     if worktree is not None:
         checkpoints = CheckpointStore(session.id, cwd, enabled=False)
         loaded = dataclasses.replace(parent.loaded, cwd=cwd, root=cwd)
     else:
         checkpoints, loaded = parent.checkpoints, parent.loaded
-    child = type(parent)(
-        session,
-        parent.provider,
-        loaded=loaded,
-        approver=parent.approver,
-        yes=parent.yes,
-        checkpoints=checkpoints,
-        parent=parent,
-    )
+    child = parent.child(session, loaded, checkpoints)
     trace = active_trace(parent)
     if trace is not None:
         child.subscribe(trace.listener(session.id))

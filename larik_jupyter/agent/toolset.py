@@ -3,28 +3,30 @@ agent itself (`task`, `skill`), and how a reply's calls are grouped to run."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Iterator, Mapping
 
-from larik_jupyter.agent.subagents import TaskTool
+from larik_jupyter.agent.subagents import Parent, TaskTool
+from larik_jupyter.config.layers import LoadedConfig
+from larik_jupyter.config.skills import Skill
 from larik_jupyter.llm.messages import ToolUseBlock
 from larik_jupyter.tools.base import Tool
+from larik_jupyter.tools.env import Env
 from larik_jupyter.tools.registry import default_tools
 from larik_jupyter.tools.skill import SkillTool
 
-if TYPE_CHECKING:
-    from larik_jupyter.agent.loop import AgentLoop
 
-
-def agent_tools(loop: AgentLoop) -> dict[str, Tool]:
-    """The tools of the turn loop `loop` by name (MCP tools are added as their servers list them): a
-    subagent gets no `task` of its own, skills only when there are some."""
-    tools = default_tools(loop.env)
+def agent_tools(
+    env: Env, loaded: LoadedConfig, *, tasks_for: Parent | None, skills: Callable[[], list[Skill]]
+) -> dict[str, Tool]:
+    """The tools of a turn loop working in `env` on `loaded` by name (MCP tools are added as
+    their servers list them): `task` only for a loop that may hand out subagents (`tasks_for`:
+    None in a subagent), `skill` only when there are skills (`skills` reads the current ones)."""
+    tools = default_tools(env)
     extra: list[Tool] = []
-    if loop.parent is None and loop.loaded.config.max_subagents > 0:
-        extra.append(TaskTool(loop))
-    if loop.loaded.skills:
-        extra.append(SkillTool(lambda: loop.loaded.skills))
+    if tasks_for is not None and loaded.config.max_subagents > 0:
+        extra.append(TaskTool(tasks_for))
+    if loaded.skills:
+        extra.append(SkillTool(skills))
     return tools | {tool.name: tool for tool in extra}
 
 

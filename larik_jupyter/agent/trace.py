@@ -19,7 +19,7 @@ import threading
 import weakref
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import orjson
 from pydantic import BaseModel
@@ -29,10 +29,24 @@ from larik_jupyter.config.secrets import redactor_for
 from larik_jupyter.redaction import Redactor
 from larik_jupyter.session.entry import now_rfc3339
 
-if TYPE_CHECKING:
-    from larik_jupyter.agent.loop import AgentLoop
 
-_ACTIVE: weakref.WeakKeyDictionary[AgentLoop, Trace] = weakref.WeakKeyDictionary()
+class Traced(Protocol):
+    """A turn loop a trace follows: its session file and directory, its events, its provider's
+    HTTP clients."""
+
+    cwd: Path
+
+    @property
+    def session_path(self) -> Path: ...
+
+    def subscribe(self, listener: ae.Listener) -> None: ...
+
+    def unsubscribe(self, listener: ae.Listener) -> None: ...
+
+    def trace_http(self, factory: Callable[[], Any] | None) -> None: ...
+
+
+_ACTIVE: weakref.WeakKeyDictionary[Traced, Trace] = weakref.WeakKeyDictionary()
 
 
 def trace_dir(session_path: Path) -> Path:
@@ -185,24 +199,24 @@ def _wrappers() -> tuple[type, type]:
 # -- switching traces on and off for an agent ------------------------------------------------
 
 
-def active_trace(loop: AgentLoop) -> Trace | None:
+def active_trace(loop: Traced) -> Trace | None:
     """The trace `loop` is writing, if any."""
     return _ACTIVE.get(loop)
 
 
-def start_trace(loop: AgentLoop) -> Trace:
+def start_trace(loop: Traced) -> Trace:
     """Start tracing `loop`'s events and provider HTTP bodies (idempotent)."""
     current = _ACTIVE.get(loop)
     if current is not None:
         return current
-    trace = Trace(trace_dir(Path(loop.session.path)), redactor_for(loop.cwd))
+    trace = Trace(trace_dir(loop.session_path), redactor_for(loop.cwd))
     loop.subscribe(trace.main_listener)
     loop.trace_http(trace.http_client)
     _ACTIVE[loop] = trace
     return trace
 
 
-def stop_trace(loop: AgentLoop) -> Trace | None:
+def stop_trace(loop: Traced) -> Trace | None:
     """Stop tracing `loop`; returns the trace that was stopped, None when none ran."""
     trace = _ACTIVE.pop(loop, None)
     if trace is None:

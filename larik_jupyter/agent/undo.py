@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import html
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from itertools import groupby
 from typing import Literal, overload
@@ -20,8 +20,10 @@ from larik_jupyter.checkpoint.cells import (
     restore_in_file,
     sources_in_file,
 )
-from larik_jupyter.checkpoint.store import CheckpointStore, NothingToUndoError, UndoResult
+from larik_jupyter.checkpoint.errors import CheckpointError, NothingToUndoError
+from larik_jupyter.checkpoint.store import CheckpointStore, UndoResult
 from larik_jupyter.llm.messages import Usage
+from larik_jupyter.session.branch import check_prompt
 from larik_jupyter.session.entry import Entry
 from larik_jupyter.session.store import Session
 from larik_jupyter.tools.kernel import kernel_snapshots
@@ -346,9 +348,54 @@ def undo_turn(
     return UndoReport((result,))
 
 
-def record_note(session: Session, pending: str | None, note: str, model: str | None) -> str:
+def undo_down_to(
+    checkpoints: CheckpointStore, prompt: int, prompts: int, undo_newest: Callable[[], UndoReport], *,
+    session_id: str, nothing_ok: bool = False,
+) -> UndoReport:
+    """Undo (`undo_newest`) every turn from the newest down to the one of prompt `prompt`
+    (1-based, of the session's `prompts`, as `/rewind` counts), newest first, stopping after
+    the first one not fully undone.
+
+    Raises `NothingToUndoError` when no turn from that prompt on is left (unless
+    `nothing_ok`), and `CheckpointError` naming what was undone when a turn cannot be undone
+    at all or was saved without its prompt number."""
+    check_prompt(session_id, prompt, prompts)
+    results: list[UndoResult] = []
+    while turns := checkpoints.turns():
+        newest = turns[-1]
+        if newest.prompt is None:
+            raise CheckpointError(UndoReport(tuple(results), to=prompt).stopped(
+                f"turn {newest.turn} was saved without its prompt number (by an older "
+                f"version), so it cannot be matched to prompt {prompt}; undo it on its own "
+                "with `/undo`."
+            ))
+        if newest.prompt < prompt:
+            break
+        try:
+            results += undo_newest()
+        except CheckpointError as exc:
+            raise CheckpointError(UndoReport(tuple(results), to=prompt).stopped(str(exc))) from None
+        if not results[-1].ok:
+            break
+    report = UndoReport(tuple(results), to=prompt)
+    if not results and not nothing_ok:
+        raise NothingToUndoError(report.nothing_left(session_id))
+    return report
+
+
+class RewindStopped(CheckpointError):
+    """`rewind(n, files=True)` could not put every file back, so it made no branch; `results`
+    are the turns it undid, the last one not fully."""
+
+    def __init__(self, message: str, results: UndoReport) -> None:
+        super().__init__(message)
+        self.results = results
+
+
+def record_note(session: Session, pending: str | None, note: str) -> str:
     """Add `note` to the `pending` one and record the sum in `session` (a usage entry with no
-    tokens, `model` unchanged), so the next prompt carries it even after a restart; returns it."""
+    tokens and no model, so it changes no model), so the next prompt carries it even after a
+    restart; returns it."""
     combined = f"{pending}\n{note}" if pending else note
-    session.append(Entry(type="usage", usage=Usage(), model=model, note=combined), sync=True)
+    session.append(Entry(type="usage", usage=Usage(), note=combined), sync=True)
     return combined

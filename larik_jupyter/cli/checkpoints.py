@@ -9,7 +9,7 @@ from larik_jupyter.checkpoint.store import CheckpointStore
 from larik_jupyter.cli import CliError
 from larik_jupyter.session.catalog import resolve, session_cwd
 from larik_jupyter.session.corrupt import session_id_of
-from larik_jupyter.session.store import Session, SessionLockedError
+from larik_jupyter.session.store import SessionLockedError
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -57,25 +57,25 @@ def _list(args: argparse.Namespace) -> int:
 
 
 def _undo(args: argparse.Namespace) -> int:
-    from larik_jupyter.agent.undo import record_note, undo_turn  # kernel_undo: on use
+    # The same session object and undo path as `%larik /undo` and `Agent.undo`: files, cells,
+    # variables, then the note the next prompt of this session carries.
+    from larik_jupyter.api import Agent
 
     session_file = resolve(args.session)
-    store = _open_store(args.session)
+    session_id = session_id_of(session_file)
     try:
-        session = Session.open(session_file)
+        agent = Agent(session_cwd(session_file), session=str(session_file), for_turns=False)
     except SessionLockedError:
         raise CliError(
-            f"Session {store.session_id} is open in another process (a kernel or `larik-jupyter "
+            f"Session {session_id} is open in another process (a kernel or `larik-jupyter "
             "run`); undo it there (`%larik /undo`), or close it and run this again."
         ) from None
-    with session:
-        # The same path as `/undo` and `Agent.undo`: files, cells, variables, then the note
-        # the next prompt of this session carries.
-        report = undo_turn(store, force=args.force, skip_changed=args.skip_changed)
-        if note := report.system_note():
-            record_note(session, session.state.pending_note, note, None)
-    print(f"Session {store.session_id} in {store.root}:")
-    print(report.plain(f"larik-jupyter undo {store.session_id}"))
+    try:
+        report = agent.undo(force=args.force, skip_changed=args.skip_changed)
+    finally:
+        agent.close()
+    print(f"Session {session_id} in {paths.project_root(session_cwd(session_file))}:")
+    print(report.plain(f"larik-jupyter undo {session_id}"))
     return 0 if report.ok else 1
 
 

@@ -270,3 +270,13 @@ def skills_prompt(skills: list[Skill]) -> str:
         "matches its description; it also lists the files the skill holds (read them with read, "
         f"run its scripts only with bash).\n{rows}"
     )
+
+
+def in_personal_skill(skills: list[Skill], real: Path) -> bool:
+    """Whether `real` lies in a personal skill's folder, which `read` may open although it is
+    outside the project root."""
+    return any(
+        real.is_relative_to(os.path.realpath(skill.folder))
+        for skill in skills
+        if skill.usable and skill.source == "personal"
+    )

@@ -15,7 +15,6 @@ from larik_jupyter.notebook.markdown_text import MarkdownText
 # The magics import this module at `%load_ext`: the agent and the session store load when a
 # session first opens.
 if TYPE_CHECKING:
-    from larik_jupyter.agent.undo import UndoReport
     from larik_jupyter.analysis.branch_diff import BranchDiff
     from larik_jupyter.api import Agent
     from larik_jupyter.config.layers import PendingApproval
@@ -93,9 +92,10 @@ class KernelSession:
         )
 
     def require_idle(self) -> None:
-        """Refuse while a turn runs: switching or changing the session mid-turn would tear it."""
-        if self.agent is not None and self.agent.running:
-            raise LarikError("A turn is running; wait for it to end (or `%larik /stop` it), then try again.")
+        """Refuse while a turn runs (`Agent.require_idle`): switching or changing the session
+        mid-turn would tear it."""
+        if self.agent is not None:
+            self.agent.require_idle()
 
     # -- opening ---------------------------------------------------------------------------
 
@@ -167,16 +167,7 @@ class KernelSession:
             path = branch.fork_after(self._resolve(session_id), n)
             self.open(resume=str(path))
             return path
-        agent = self.require()
-        prompts = len(agent.records.turns)
-        if n is not None and not 1 <= n <= prompts:
-            raise LarikError(
-                f"Session {agent.session_id} has {prompts} prompt(s); choose a prompt from 1 to {prompts}."
-            )
-        if n is None or n == prompts:
-            return agent.fork()
-        agent.rewind(n + 1)
-        return agent.session_path
+        return self.require().fork(n)
 
     def rewind(
         self, n: int, *, session_id: str | None = None, files: bool = False, force: bool = False,
@@ -194,11 +185,6 @@ class KernelSession:
             self.open(resume=str(path))
             return "%%larik\n" + text
         agent = self.resume(session_id) if session_id else self.require()
-        if files and agent.branched_from:
-            raise LarikError(
-                f"Session {agent.branched_from} is open in another kernel, so its turns can be undone only "
-                f"there; this kernel is now on its branch {agent.session_id}. Rewind without files to branch it here."
-            )
         return "%%larik\n" + agent.rewind(n, files=files, force=force, skip_changed=skip_changed)
 
     def _resolve(self, session_id: str) -> Path:
@@ -210,25 +196,13 @@ class KernelSession:
         """Whether `session_id` (an id or a path) names the session this kernel has open."""
         return self.agent is not None and self._resolve(session_id) == self.agent.session_path
 
-    def undo(self, *, force: bool = False, skip_changed: bool = False) -> UndoReport:
-        """Revert the newest turn of the current session that changed files (see `Agent.undo`
-        for files the user changed since)."""
-        self.require_idle()
-        return self.require().undo(force=force, skip_changed=skip_changed)
-
-    def undo_to(self, n: int, *, force: bool = False, skip_changed: bool = False) -> UndoReport:
-        """Revert every turn from the newest down to prompt `n`, newest first."""
-        self.require_idle()
-        return self.require().undo(to=n, force=force, skip_changed=skip_changed)
-
     def export(self, session_id: str | None = None, path: str | None = None) -> Path:
         """Write a session (default: the current one) as Markdown, to `path` or under
         `<cwd>/.larik/exports/`."""
         from larik_jupyter.config.secrets import redactor_for
-        from larik_jupyter.session import catalog
         from larik_jupyter.session.export import export_markdown
 
-        source = catalog.resolve(session_id, self.cwd) if session_id else self.require().session_path
+        source = self._resolve(session_id) if session_id else self.require().session_path
         if self.agent is not None and self.agent.session_path == source:
             self.agent.sync()
         return export_markdown(source, path, cwd=self.cwd, redactor=redactor_for(self.cwd))
@@ -237,13 +211,11 @@ class KernelSession:
                     include_shell: bool = False) -> Path:
         """Write a session (default: the current one) up to prompt `at` as a new notebook, to
         `path` or as `<id>.ipynb` in the session's directory."""
-        from larik_jupyter.analysis.as_notebook import write_notebook
-        from larik_jupyter.session import catalog
+        if self.agent is None and session_id:  # a stored session, none open in this kernel yet
+            from larik_jupyter.analysis.as_notebook import write_notebook
 
-        source = catalog.resolve(session_id, self.cwd) if session_id else self.require().session_path
-        if self.agent is not None and self.agent.session_path == source:
-            self.agent.sync()
-        return write_notebook(source, path, at=at, include_shell=include_shell, cwd=self.cwd)
+            return write_notebook(self._resolve(session_id), path, at=at, include_shell=include_shell, cwd=self.cwd)
+        return self.require().to_notebook(path, session=session_id, at=at, include_shell=include_shell)
 
     def diff(self, session_id: str, other: str) -> BranchDiff:
         """Compare two sessions of this directory: common prefix, prompts, code outputs."""

@@ -21,9 +21,8 @@ from larik_jupyter.notebook.pump import MainThreadPump
 
 # The magics build a runner at `%load_ext`: what a turn needs loads with the first turn.
 if TYPE_CHECKING:
-    from larik_jupyter.agent.loop import PromptExtras
     from larik_jupyter.agent.outcome import TurnOutcome
-    from larik_jupyter.api import Agent
+    from larik_jupyter.api import Agent, PromptExtras
     from larik_jupyter.notebook.bridge import Bridge
     from larik_jupyter.notebook.capture import KernelCapture
     from larik_jupyter.notebook.terminal import TerminalTurnUI
@@ -66,7 +65,7 @@ class TurnRunner:
     def _extras(self, parsed: Prompt) -> tuple[PromptExtras, Path | None]:
         """The notebook context and the `--with` attachments of a prompt, under a new nonce,
         and the kernel's own notebook, when known."""
-        from larik_jupyter.agent.loop import PromptExtras
+        from larik_jupyter.api import PromptExtras
         from larik_jupyter.config.secrets import redactor_for
         from larik_jupyter.llm.messages import TextBlock
         from larik_jupyter.notebook.attachments import attach

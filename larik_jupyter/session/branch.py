@@ -134,15 +134,20 @@ def _calls_of(message: MessageEntryOutline | None) -> list[str]:
     return [block.id for block in message.message.content if type(block) is ToolUseOutline]
 
 
+def check_prompt(session_id: str, n: int, prompts: int) -> None:
+    """Refuse a prompt number `n` that is not one of the session's `prompts` (1-based)."""
+    if not 1 <= n <= prompts:
+        raise BranchError(
+            f"Session {session_id} has {prompts} prompt(s); choose a prompt number from 1 to {prompts}."
+        )
+
+
 def rewind(src_path: str | os.PathLike[str], n: int) -> tuple[Path, str]:
     """Branch just before prompt `n` (1-based); returns the new file and that prompt's text."""
     src = Path(src_path)
     state = replay(load_entries(src).entries)
     prompts = state.prompt_positions
-    if not 1 <= n <= len(prompts):
-        raise BranchError(
-            f"Session {session_id_of(src)} has {len(prompts)} prompt(s); choose a prompt number from 1 to {len(prompts)}."
-        )
+    check_prompt(session_id_of(src), n, len(prompts))
     index = prompts[n - 1]
     return fork(src, index), state.all[index].prompt_text()
 
@@ -154,10 +159,7 @@ def fork_after(src_path: str | os.PathLike[str], n: int | None = None) -> Path:
     if n is None:
         return fork(src)
     prompts = replay(load_entries(src).entries).prompt_positions
-    if not 1 <= n <= len(prompts):
-        raise BranchError(
-            f"Session {session_id_of(src)} has {len(prompts)} prompt(s); choose a prompt number from 1 to {len(prompts)}."
-        )
+    check_prompt(session_id_of(src), n, len(prompts))
     return fork(src, prompts[n] if n < len(prompts) else None)
 
 

@@ -280,12 +280,12 @@ class UndoPanel(SessionWidget):
     def undo(self, *, force: bool = False, skip_changed: bool = False) -> UndoReport:
         """Revert the newest turn, as `%larik /undo`; the panel shows the report."""
         self._require_current()
-        return self._did(self.kernel.undo(force=force, skip_changed=skip_changed))
+        return self._did(self.kernel.require().undo(force=force, skip_changed=skip_changed))
 
     def undo_to(self, prompt: int, *, force: bool = False, skip_changed: bool = False) -> UndoReport:
         """Revert every turn down to prompt `prompt`, as `%larik /undo --to N`."""
         self._require_current()
-        return self._did(self.kernel.undo_to(prompt, force=force, skip_changed=skip_changed))
+        return self._did(self.kernel.require().undo(prompt, force=force, skip_changed=skip_changed))
 
     def _require_current(self) -> None:
         if self.stale:

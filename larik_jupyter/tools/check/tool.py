@@ -281,6 +281,35 @@ class NotebookCheckTool(Tool):
         return ToolResult(report.text(), is_error=bool(report.stopped))
 
 
+def check_on_thread(env: Env, raw_path: str, *, timeout: int, stop: threading.Event) -> CheckReport:
+    """`run_check` on a thread of its own, so that setting `stop`, or an interrupt of the
+    calling thread (Jupyter's, in a `/check` cell), ends it; the scratch kernel is shut down
+    either way, and a report stopped by the interrupt says so."""
+    result: dict[str, Any] = {}
+
+    def work() -> None:
+        try:
+            result["report"] = run_check(env, raw_path, timeout=timeout, stop=stop)
+        except BaseException as exc:  # noqa: BLE001 - re-raised on the calling thread
+            result["error"] = exc
+
+    thread = threading.Thread(target=work, name="larik-check", daemon=True)
+    thread.start()
+    interrupted = False
+    while thread.is_alive():
+        try:
+            thread.join(0.1)
+        except KeyboardInterrupt:
+            stop.set()
+            interrupted = True
+    if "error" in result:
+        raise result["error"]
+    report: CheckReport = result["report"]
+    if interrupted and not report.stopped:
+        report.stopped = "stopped"
+    return report
+
+
 def check_path(env: Env, path: str | None) -> str:
     """The notebook a check runs on: `path`, else the kernel's own."""
     return notebook_path(env, {"path": path} if path else {}, "check")

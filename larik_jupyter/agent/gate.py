@@ -1,0 +1,114 @@
+"""Whether one tool call may run: the configured rules, then the tool's default, then `--yes`,
+then the turn's approver; protect mode asks whatever rules or `--yes` say. An "always" answer
+is saved as an allow rule in the private project settings."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, NamedTuple
+
+from larik_jupyter.agent import events as ae
+from larik_jupyter.agent.permissions import (
+    Approver,
+    PermissionAnswer,
+    PermissionRequest,
+    always_rule,
+)
+from larik_jupyter.agent.preview import preview_change
+from larik_jupyter.agent.summary import approval_question
+from larik_jupyter.config.decide import allowed_by, decide
+from larik_jupyter.config.layers import LoadedConfig
+from larik_jupyter.config.update import add_allow_rule
+from larik_jupyter.llm.messages import ToolUseBlock
+from larik_jupyter.session.call_summary import CellPosition
+from larik_jupyter.tools.base import Tool
+from larik_jupyter.tools.env import Env
+from larik_jupyter.tools.kernel import protect_text
+from larik_jupyter.tools.notebook import kernel_notebook
+
+
+class Verdict(NamedTuple):
+    """`denial`: None when the call may run, else the text the model sees; `saved_rule`: an
+    "always" answer wrote an allow rule, so the config must be read again."""
+
+    denial: str | None
+    saved_rule: bool = False
+
+
+def scoped_input(call: ToolUseBlock, env: Env) -> dict[str, Any]:
+    """The call's input as rules see it: a notebook tool called without `path` acts on the
+    kernel's own notebook, so rules (and "Always allow") name that notebook and no other."""
+    if call.name.startswith("notebook_") and not call.input.get("path"):
+        own = kernel_notebook(env)
+        if own is not None:
+            return {**call.input, "path": str(own)}
+    return dict(call.input)
+
+
+async def check_call(
+    call: ToolUseBlock, tool: Tool, summary: str, protected: dict[str, list[str]], position: CellPosition,
+    *, loaded: LoadedConfig, env: Env, cwd: Path, approver: Approver | None, yes: bool,
+    emit: Callable[[ae.AgentEvent], None],
+) -> Verdict:
+    """Decide `call` (`protected`: what its code would do to the user's variables, in protect
+    mode) and say how, as events the front ends show."""
+    scoped = scoped_input(call, env)
+    configured = decide(loaded, call.name, scoped)
+    decision = configured or tool.default_permission
+    if decision == "allow" and not protected:
+        if configured == "allow":  # the row says which rule let it run, as it says --yes
+            rules = ", ".join(allowed_by(loaded, call.name, scoped))
+            emit(ae.PermissionAnswered(call.id, "allow", f"rule {rules}"))
+        return Verdict(None)
+    if decision == "deny":
+        emit(ae.PermissionAnswered(call.id, "deny", "a deny rule matched"))
+        return Verdict(f"Permission denied by a configured rule for {summary}.")
+    if yes and not protected:
+        emit(ae.PermissionAnswered(call.id, "allow", "--yes"))
+        return Verdict(None)
+    # In a thread: a notebook preview may ask the browser, whose reply this loop delivers.
+    preview = await asyncio.to_thread(preview_change, env, tool, call.input)
+    namespace = env.host.namespace if env.host is not None else None
+    question, detail = approval_question(call.name, call.input, summary, preview, namespace, position)
+    request = PermissionRequest(
+        id=call.id,
+        tool=call.name,
+        input=dict(call.input),
+        summary=summary,
+        detail=f"{protect_text(protected)}\n{detail}" if protected else detail,
+        question=question,
+    )
+    answer: PermissionAnswer | None = None
+    if approver is not None:
+        emit(ae.PermissionAsked(call.id, call.name, summary))
+        answer = await approver(request)
+    if answer is None:
+        text = (
+            f"Permission denied for {summary}: nobody can answer an approval in this run "
+            "(use --yes or add an allow rule to permit it)."
+        )
+        if protected:
+            text = (
+                f"Permission denied for {summary}: the user's variables are protected and this code "
+                f"changes {', '.join(protected)}, which nobody can approve in this run; work on a copy "
+                "(e.g. `df2 = df.copy()`) instead."
+            )
+        emit(ae.PermissionAnswered(call.id, "deny", text))
+        return Verdict(text)
+    emit(ae.PermissionAnswered(call.id, answer.decision, answer.message))
+    saved = answer.decision == "always"
+    if saved:
+        rule, covers = always_rule(call.name, scoped, cwd, loaded.root)
+        where = add_allow_rule(cwd, rule)
+        emit(
+            ae.Notice(
+                f"Always allowed: saved the rule `{rule}` in {where} (your private settings "
+                f"for this project). It covers {covers}; remove it there to be asked again."
+            )
+        )
+    if answer.decision == "deny":
+        reason = f" The user said: {answer.message}" if answer.message else ""
+        return Verdict(f"The user denied permission for {summary}.{reason}", saved)
+    return Verdict(None, saved)

@@ -1,0 +1,166 @@
+"""One reply's tool calls in a turn: batched by their `concurrent` trait, each through its
+hooks, protect mode, the permission check and the tool itself, ending as the tool_result block
+the transcript stores (an interrupted batch still answers every call)."""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import time
+from collections.abc import Awaitable, Callable, Mapping
+
+from larik_jupyter.agent import events as ae
+from larik_jupyter.agent.hooks import HookRunner
+from larik_jupyter.agent.protect import guarded, keep_or_roll_back, protected, roll_back_stopped
+from larik_jupyter.agent.toolset import concurrent_batches
+from larik_jupyter.agent.turn import Turn
+from larik_jupyter.llm.messages import (
+    ContentBlock,
+    Message,
+    TextBlock,
+    ToolResultBlock,
+    ToolUseBlock,
+)
+from larik_jupyter.llm.valid_text import valid_text
+from larik_jupyter.session.call_summary import CellPosition, summarize_call
+from larik_jupyter.tools.base import Tool, ToolResult, failure_result
+from larik_jupyter.tools.registry import unavailable_reason
+
+INTERRUPTED_RESULT = "Interrupted by the user before this tool call finished."
+
+# Decides whether a call may run: (call, tool, summary, protected variables, cell position) to
+# None, or the denial the model sees.
+Gate = Callable[[ToolUseBlock, Tool, str, dict[str, list[str]], CellPosition], Awaitable[str | None]]
+
+
+@dataclasses.dataclass
+class ToolCalls:
+    """Runs the tool calls of one turn: `tools` by name, `hooks` around each call, `gate` the
+    permission check, `protecting` protect mode, `position` where a named cell stands now,
+    `store` appends (and fsyncs) a message, `emit` the turn's events."""
+
+    turn: Turn
+    tools: Mapping[str, Tool]
+    hooks: HookRunner
+    gate: Gate
+    protecting: bool
+    position: Callable[[], CellPosition]
+    store: Callable[[Message], object]
+    emit: Callable[[ae.AgentEvent], None]
+
+    async def run_all(self, calls: list[ToolUseBlock]) -> list[ToolResultBlock]:
+        """Every call's result, in the calls' order; a stop answers the unfinished ones."""
+        done: dict[str, ToolResultBlock] = {}
+
+        async def run(call: ToolUseBlock) -> None:
+            done[call.id] = await self.run(call)
+
+        try:
+            for batch in concurrent_batches(calls, self.tools):
+                await asyncio.gather(*(run(call) for call in batch))
+        except asyncio.CancelledError:
+            interrupted = [
+                done.get(c.id)
+                or ToolResultBlock(tool_use_id=c.id, content=INTERRUPTED_RESULT, is_error=True)
+                for c in calls
+            ]
+            self.store(Message(role="user", content=interrupted))
+            raise
+        return [done[c.id] for c in calls]
+
+    async def run(self, call: ToolUseBlock) -> ToolResultBlock:
+        env = self.turn.env
+        position = self.position()  # one read of a notebook file per call, at most
+        summary = summarize_call(call.name, call.input, position)
+        self.emit(ae.ToolRequested(call.id, call.name, dict(call.input), summary))
+        tool = self.tools.get(call.name)
+        if tool is None:
+            why = unavailable_reason(call.name, env)
+            return self.error_result(
+                call, why or f"Unknown tool `{call.name}`; available: {', '.join(self.tools)}."
+            )
+        before = await self.hooks.before_tool(call.name, dict(call.input))
+        if before.refusal is not None:
+            return self.error_result(call, before.refusal, before.notices)
+        asked = protected(call, env) if self.protecting else {}
+        denial = await self.gate(call, tool, summary, asked, position)
+        if denial is not None:
+            return self.error_result(call, denial, before.notices)
+        self.emit(ae.ToolStarted(call.id, call.name, summary))
+        # The call's own context: concurrent calls of one batch each mark and stream their own.
+        own = dataclasses.replace(
+            env.call, tool_use_id=call.id, on_output=lambda text: self.emit(ae.ToolOutput(call.id, text))
+        )
+        checked = self.protecting and guarded(call, env)
+        started = time.monotonic()
+        try:
+            result: ToolResult = await tool.arun(dataclasses.replace(env, call=own), dict(call.input))
+        except Exception as exc:  # a tool with its own `arun` (MCP, task) that let one through
+            result = failure_result(call.name, exc)
+        except asyncio.CancelledError:  # Stop during a cell: what it did unasked is not kept
+            if checked:
+                roll_back_stopped(env, set(asked))
+            raise
+        if result.variables and checked:
+            await keep_or_roll_back(call, result, set(asked), env, self.turn.approver, self.emit)
+        seconds = time.monotonic() - started
+        result.content, result.diff = valid_text(result.content), result.diff and valid_text(result.diff)
+        after = await self.hooks.after_tool(call.name, dict(call.input), result.content, result.is_error)
+        for notice in result.notices:
+            self.emit(ae.Notice(notice, level="warning"))
+        if result.answer is not None:
+            self.turn.answered = result.answer
+        self.emit(
+            ae.ToolFinished(
+                id=call.id,
+                name=call.name,
+                summary=summary,
+                content=result.content,
+                is_error=result.is_error,
+                seconds=seconds,
+                diff=result.diff,
+                uncaptured=list(result.uncaptured),
+                images=list(result.images),
+                traceback=result.traceback,
+                display=result.display,
+                displays=list(result.displays),
+                variables=list(result.variables),
+            )
+        )
+        content: str | list[ContentBlock] = result.content
+        if result.images:
+            content = [TextBlock(text=result.content), *result.images]
+        return ToolResultBlock(
+            tool_use_id=call.id,
+            content=content,
+            is_error=result.is_error or None,
+            diff=result.diff or None,
+            duration=round(seconds, 3),
+            subagent=getattr(result, "subagent", None) or None,
+            hooks=before.notices + after.notices or None,
+            source=result.source,
+            answer=result.answer.name if result.answer is not None else None,
+            variables=[c.model_dump(exclude_none=True) for c in result.variables] or None,
+        )
+
+    def error_result(self, call: ToolUseBlock, text: str, hooks: list[str] | None = None) -> ToolResultBlock:
+        self.emit(
+            ae.ToolFinished(
+                id=call.id, name=call.name, summary=summarize_call(call.name, call.input, self.position()),
+                content=text, is_error=True, seconds=0.0,
+            )
+        )
+        return ToolResultBlock(tool_use_id=call.id, content=text, is_error=True, hooks=hooks or None)
+
+
+def unanswered(context: list[Message], text: str) -> Message | None:
+    """The error results (`text`) that answer the last reply's calls when nothing did (the
+    turn ended before them), so every tool_use has its tool_result; None when none is due."""
+    if not context or context[-1].role != "assistant":
+        return None
+    calls = context[-1].tool_uses()
+    if not calls:
+        return None
+    return Message(
+        role="user", content=[ToolResultBlock(tool_use_id=c.id, content=text, is_error=True) for c in calls]
+    )
