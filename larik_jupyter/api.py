@@ -28,10 +28,12 @@ from larik_jupyter.checkpoint.store import TurnInfo
 from larik_jupyter.config.layers import PendingApproval
 from larik_jupyter.config.update import approve as approve_pending
 from larik_jupyter.errors import LarikError
+from larik_jupyter.llm.messages import ToolResultBlock, ToolUseBlock
+from larik_jupyter.llm.script import new_tool_id
 from larik_jupyter.lsp.manager import ServerState
 from larik_jupyter.records import SessionRecords
 from larik_jupyter.session import branch
-from larik_jupyter.session.call_summary import CellPosition
+from larik_jupyter.session.call_summary import CellPosition, summarize_call
 from larik_jupyter.session.catalog import latest, resolve
 from larik_jupyter.session.entry_list import EntryList
 from larik_jupyter.session.plan import Todo, current_plan
@@ -363,6 +365,30 @@ class Agent:
             loop.env.call.run_inline = None
             if listener is not None:
                 loop.unsubscribe(listener)
+
+    async def acall(
+        self,
+        name: str,
+        tool_input: dict[str, Any],
+        *,
+        caller: str,
+        approver: Approver | None = None,
+        notebook: Path | None = None,
+    ) -> ToolResultBlock:
+        """Run one tool call of an outside agent (the MCP client `caller`) as a turn of this
+        session: its prompt names the caller and the call, and the call passes the same rules,
+        approvals (`approver`; none: an ask is denied), protect mode, hooks and checkpoints as
+        a model's. `notebook` as for `arun`. Returns the result as stored."""
+        loop = self.loop
+        call = ToolUseBlock(id=new_tool_id(), name=name, input=tool_input)
+        prompt = f"{caller}: {summarize_call(name, tool_input)}"
+        saved = loop.approver
+        loop.approver = approver
+        loop.env.call.notebook_path = notebook
+        try:
+            return await loop.run_call(prompt, call)
+        finally:
+            loop.approver = saved
 
     def run(
         self, prompt: str, extras: PromptExtras | None = None, **options: Unpack[TurnOptions]

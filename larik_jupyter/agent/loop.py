@@ -238,29 +238,10 @@ class AgentLoop:
 
     async def run_turn(self, prompt: str, extras: PromptExtras | None = None) -> TurnOutcome:
         """Run one user turn to its end; interruption and provider errors end it cleanly."""
-        if self.running:
-            raise LarikError("A turn is already running; stop it first with `%larik /stop`.")
         extras = extras or PromptExtras()
         prompt = valid_text(prompt)
-        self.env.call.nonce = extras.nonce or new_nonce()
-        self._stop.clear()
-        self._loop = asyncio.get_running_loop()
-        self._task = asyncio.current_task()
-        prompt_number = len(self.session.state.prompt_positions) + 1
-        if self._owns_turns:
-            turn = self.checkpoints.begin_turn(prompt_number)
-            if self.env.variables is not None:
-                self.env.variables.open_turn(
-                    turn, self.loaded.config.kernel_snapshot_budget_mb, protect=self.protecting
-                )
-            if self.host is not None:
-                self.host.fingerprints.clear()  # the user may have run cells since the last turn
-        else:
-            turn = 1
-        self.env.call.prompt_number = prompt_number
-        outcome = TurnOutcome(turn=turn, status="done", session_id=self.session.id, prompt=prompt)
+        outcome = self._begin_turn(prompt, extras.nonce)
         self.answered = None
-        self.emit(ae.TurnStarted(turn=turn, prompt=prompt, model=self.provider.name))
         try:
             hooked = await self.hooks.prompt_submitted(prompt)
             if hooked.refusal is not None:
@@ -285,6 +266,53 @@ class AgentLoop:
         if self.answered is not None:
             outcome.answer, outcome.value = self.answered.name, self.answered.value
         self._finish(outcome, stop_notices)
+        return outcome
+
+    async def run_call(self, prompt: str, call: ToolUseBlock) -> ToolResultBlock:
+        """One turn of an outside agent (an MCP client): `prompt` (who called what) stands for
+        the user's prompt and `call` for the model's reply, and the call runs through the same
+        rules, approvals, protect mode, hooks and checkpoints as a model's. Returns its result
+        as stored; stopped, the call's result says it was interrupted and CancelledError goes on."""
+        outcome = self._begin_turn(valid_text(prompt), None)
+        try:
+            self._append(self._prompt_message(outcome.prompt, [], PromptExtras()), sync=True)
+            self._append(Message(role="assistant", content=[call]), sync=True)
+            result = await self._run_tool(call)
+            self._append(Message(role="user", content=[result]), sync=True)
+        except asyncio.CancelledError:
+            outcome.status = "interrupted"
+            self._finish(outcome)  # the call gets its interrupted result in the transcript
+            task = asyncio.current_task()
+            if task is None or not self._stop.is_set():
+                raise
+            task.uncancel()  # our own stop() (Jupyter's interrupt): the call ends, not the cell
+            return ToolResultBlock(tool_use_id=call.id, content=INTERRUPTED_RESULT, is_error=True)
+        self._finish(outcome)
+        return result
+
+    def _begin_turn(self, prompt: str, nonce: str | None) -> TurnOutcome:
+        """Open a turn: its checkpoint turn, the kernel's variable snapshots, the nonce its
+        notebook data is wrapped with; refused while another turn runs."""
+        if self.running:
+            raise LarikError("A turn is already running; stop it first with `%larik /stop`.")
+        self.env.call.nonce = nonce or new_nonce()
+        self._stop.clear()
+        self._loop = asyncio.get_running_loop()
+        self._task = asyncio.current_task()
+        prompt_number = len(self.session.state.prompt_positions) + 1
+        if self._owns_turns:
+            turn = self.checkpoints.begin_turn(prompt_number)
+            if self.env.variables is not None:
+                self.env.variables.open_turn(
+                    turn, self.loaded.config.kernel_snapshot_budget_mb, protect=self.protecting
+                )
+            if self.host is not None:
+                self.host.fingerprints.clear()  # the user may have run cells since the last turn
+        else:
+            turn = 1
+        self.env.call.prompt_number = prompt_number
+        outcome = TurnOutcome(turn=turn, status="done", session_id=self.session.id, prompt=prompt)
+        self.emit(ae.TurnStarted(turn=turn, prompt=prompt, model=self.provider.name))
         return outcome
 
     def _finish(self, outcome: TurnOutcome, stop_notices: list[str] | None = None) -> None:

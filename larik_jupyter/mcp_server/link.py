@@ -1,0 +1,129 @@
+"""The MCP server's line to the kernel: each call a silent execute request that awaits larik's
+`notebook/outside.call` in the kernel, its answer read back with a user expression. Silent: the
+call is not in the notebook's history, its execution count or what the kernel saw run."""
+
+from __future__ import annotations
+
+import ast
+import asyncio
+import json
+import secrets
+from pathlib import Path
+from typing import Any
+
+from larik_jupyter.errors import LarikError
+
+OUTSIDE = "__import__('larik_jupyter.notebook.outside', fromlist=['call'])"
+# How long a stopped call may take to end in the kernel before the server gives up on it.
+STOP_GRACE_SECONDS = 10.0
+
+
+class KernelLink:
+    """A client of the kernel whose connection file is `connection_file`."""
+
+    def __init__(self, connection_file: Path) -> None:
+        from jupyter_client.asynchronous import AsyncKernelClient
+
+        self.client = AsyncKernelClient()
+        try:
+            self.client.load_connection_file(str(connection_file))
+        except (OSError, ValueError, KeyError) as exc:
+            raise LarikError(f"{connection_file} is not a kernel connection file ({exc}); pass the file a running kernel wrote.") from None
+        self.client.start_channels()
+        self._sent: set[str] = set()  # our execute requests not answered yet
+        self._started: set[str] = set()  # those the kernel has begun
+        self._watch: asyncio.Task[None] | None = None
+
+    async def ready(self, timeout: float = 30.0) -> None:
+        """Wait until the kernel answers (and its broadcasts reach us), or say it does not."""
+        try:
+            await self.client.wait_for_ready(timeout=timeout)
+        except RuntimeError as exc:
+            raise LarikError(f"The kernel did not answer ({exc}); is it still running? Start the server again once it is.") from None
+        self._watch = asyncio.create_task(self._watch_iopub())
+
+    async def call(self, request: dict[str, Any], *, timeout: float | None = None) -> dict[str, Any]:
+        """Run one outside call in the kernel and return its answer (`content`, `is_error`).
+        Cancelled (the client went away), the call is stopped in the kernel first."""
+        token = secrets.token_hex(8)
+        code = f"await {OUTSIDE}.call({json.dumps({**request, 'token': token})!r})"
+        reply = await self._execute(code, {"answer": f"{OUTSIDE}.take({token!r})"}, timeout=timeout)
+        content = reply["content"]
+        if content.get("status") != "ok":
+            raise LarikError(_kernel_error(content))
+        answer = content.get("user_expressions", {}).get("answer", {})
+        if answer.get("status") != "ok":
+            raise LarikError(_kernel_error(answer))
+        text = ast.literal_eval(answer["data"]["text/plain"])
+        if not text:
+            raise LarikError("The kernel ran the call but kept no answer (was it restarted meanwhile?); call again.")
+        result: dict[str, Any] = json.loads(text)
+        return result
+
+    async def end(self, key: str) -> None:
+        """Tell the kernel that connection `key` ended (its session closes); bounded."""
+        code = f"{OUTSIDE}.end({key!r})"
+        try:
+            await self._execute(code, {}, timeout=STOP_GRACE_SECONDS)
+        except (LarikError, TimeoutError):
+            pass  # the kernel is busy or gone: the session stays valid as it is
+
+    async def _execute(self, code: str, expressions: dict[str, str], *, timeout: float | None) -> dict[str, Any]:
+        msg_id = self.client.execute(code, silent=True, store_history=False, user_expressions=expressions,
+                                     allow_stdin=False, stop_on_error=False)
+        self._sent.add(msg_id)
+        try:
+            return await self._reply(msg_id, timeout)
+        except asyncio.CancelledError:
+            await asyncio.shield(self._stop(msg_id))
+            raise
+
+    async def _reply(self, msg_id: str, timeout: float | None) -> dict[str, Any]:
+        loop = asyncio.get_running_loop()
+        deadline = None if timeout is None else loop.time() + timeout
+        while True:
+            left = None if deadline is None else max(0.0, deadline - loop.time())
+            try:
+                reply: dict[str, Any] = await self.client.get_shell_msg(timeout=left)
+            except Exception:  # queue.Empty: the timeout passed
+                raise TimeoutError("The kernel did not answer in time.") from None
+            if reply["parent_header"].get("msg_id") == msg_id:
+                self._sent.discard(msg_id)
+                self._started.discard(msg_id)
+                return reply
+
+    async def _stop(self, msg_id: str) -> None:
+        """Interrupt the kernel once it runs `msg_id` (larik turns that into the call's stop),
+        and wait for the call to end, so the kernel is free and the session file whole."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + STOP_GRACE_SECONDS
+        while msg_id not in self._started and loop.time() < deadline:
+            await asyncio.sleep(0.02)
+        if msg_id in self._started:
+            self.client.control_channel.send(self.client.session.msg("interrupt_request", {}))
+        try:
+            await self._reply(msg_id, max(0.0, deadline - loop.time()) + STOP_GRACE_SECONDS)
+        except TimeoutError:
+            pass
+
+    async def _watch_iopub(self) -> None:
+        """Note which of our requests the kernel has begun (its `busy` status for them)."""
+        while True:
+            msg = await self.client.get_iopub_msg()
+            parent = msg["parent_header"].get("msg_id", "")
+            if parent in self._sent and msg["content"].get("execution_state") == "busy":
+                self._started.add(parent)
+
+    def close(self) -> None:
+        if self._watch is not None:
+            self._watch.cancel()
+        self.client.stop_channels()
+
+
+def _kernel_error(content: dict[str, Any]) -> str:
+    """What went wrong in the kernel, in one sentence."""
+    name, value = content.get("ename", "Error"), content.get("evalue", "")
+    if name == "ModuleNotFoundError" and "larik_jupyter" in value:
+        return ("larik_jupyter is not installed in the kernel's environment; install it there "
+                "(`pip install larik_jupyter` with that kernel's Python), then call again.")
+    return f"larik failed in the kernel ({name}: {value}); the kernel is still usable, call again."

@@ -1,0 +1,203 @@
+"""The kernel's end of `larik-jupyter mcp`: an outside agent's (an MCP client's) calls, run in
+this kernel by the same larik the `%larik` magics load, each a turn of a session of its own.
+
+The MCP server sends each call as a small silent execute request, `await call(request)`, and
+reads the answer back with a user expression, `take(token)` (the JSON `call` left there): the
+kernel runs it between the user's cells, as it runs a `%larik` cell, and its code never
+appears in the notebook's history or in what the kernel saw run.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from larik_jupyter.bridge_protocol import Get, ShowOutputs
+from larik_jupyter.errors import LarikError
+from larik_jupyter.notebook.interrupt import sigint_stops
+from larik_jupyter.notebook.kernel import KernelSession
+
+if TYPE_CHECKING:
+    from larik_jupyter.agent.permissions import PermissionAnswer, PermissionRequest
+    from larik_jupyter.api import Agent
+    from larik_jupyter.llm.messages import ToolResultBlock
+
+# The larik tools an outside agent may call; each runs as a turn, exactly as in a `%larik` turn.
+CALLS = ("notebook_read", "notebook_edit", "notebook_run", "notebook_check", "python")
+# What it may read of its own session (no turn), and `undo`.
+VIEWS = ("variable_report", "undo_list", "transcript", "undo")
+
+_results: dict[str, str] = {}
+
+
+def take(token: str) -> str:
+    """The JSON answer of the call `token`, handed over once."""
+    return _results.pop(token, "")
+
+
+def _kernel() -> KernelSession:
+    """The kernel's larik, loaded as `%load_ext larik_jupyter` loads it when it is not yet."""
+    from IPython import get_ipython
+
+    from larik_jupyter.notebook import extension
+
+    kernel = extension.kernel_session()
+    shell = get_ipython()
+    if kernel is None and shell is not None:
+        shell.extension_manager.load_extension("larik_jupyter")
+        kernel = extension.kernel_session()
+    if kernel is None:
+        raise LarikError("larik could not load in this kernel; run `%load_ext larik_jupyter` in the notebook.")
+    return kernel
+
+
+async def call(request: str) -> None:
+    """Run one call of an outside agent: `request` is JSON with `token`, `key` (the connection),
+    `client` (its name), `tool`, `arguments` and `notebook` (the notebook it works in, or
+    null). The answer, `{"content": [...], "is_error": bool}`, waits for `take(token)`."""
+    data = json.loads(request)
+    try:
+        answer = await _answer(data)
+    except LarikError as exc:
+        answer = {"content": [{"type": "text", "text": str(exc)}], "is_error": True}
+    _results[data["token"]] = json.dumps(answer)
+
+
+def end(key: str) -> None:
+    """The outside agent `key` disconnected: its session closes."""
+    from larik_jupyter.notebook import extension
+
+    kernel = extension.kernel_session()
+    if kernel is not None:
+        kernel.close_outside(key)
+
+
+async def _answer(data: dict[str, Any]) -> dict[str, Any]:
+    kernel = _kernel()
+    agent = kernel.open_outside(str(data["key"]), str(data["client"]))
+    tool, arguments = str(data["tool"]), dict(data.get("arguments") or {})
+    if agent.running:
+        raise LarikError("Another call of this session is still running; wait for its result, then call again.")
+    if tool in VIEWS:
+        return to_client(agent, _view(agent, tool, arguments), False)
+    if tool not in CALLS:
+        raise LarikError(f"Unknown tool `{tool}`; available: {', '.join(CALLS + VIEWS)}.")
+    notebook = Path(data["notebook"]) if data.get("notebook") else kernel.own_notebook().path
+    note = agent.loop.pending_note  # what the user undid since: the client hears it with this result
+    approver = PageApprover(kernel, notebook)
+    # Jupyter's interrupt (the page's stop button, or the server when its client went away)
+    # stops this call as it stops a `%larik` turn.
+    with sigint_stops(agent.stop, reading_input=lambda: False):
+        result = await agent.acall(tool, arguments, caller=agent.model.partition(":")[2],
+                                   approver=approver.ask, notebook=notebook)
+    blocks = _blocks(result)
+    if note:
+        blocks.insert(0, {"type": "text", "text": note})
+    return to_client(agent, blocks, bool(result.is_error))
+
+
+def to_client(agent: Agent, content: list[dict[str, Any]] | str, is_error: bool) -> dict[str, Any]:
+    """Every answer an outside agent gets passes here, the one door out of this kernel to an
+    MCP client: the egress policy applies (and its ledger records) at this point."""
+    if isinstance(content, str):
+        content = [{"type": "text", "text": content}]
+    return {"content": content, "is_error": is_error}
+
+
+def _blocks(result: ToolResultBlock) -> list[dict[str, Any]]:
+    """A tool result as MCP content: text, and images as base64 with their type."""
+    if isinstance(result.content, str):
+        return [{"type": "text", "text": result.content}]
+    blocks: list[dict[str, Any]] = []
+    for block in result.content:
+        if block.type == "text":
+            blocks.append({"type": "text", "text": block.text})
+        elif block.type == "image":
+            source = block.source
+            blocks.append({"type": "image", "data": source.get("data", ""),
+                           "mimeType": source.get("media_type", "image/png")})
+    return blocks
+
+
+def _view(agent: Agent, tool: str, arguments: dict[str, Any]) -> str:
+    """The read-only views of the outside agent's own session, and `undo`."""
+    if tool == "undo":
+        report = agent.undo(
+            to=arguments.get("to"), force=bool(arguments.get("force")),
+            skip_changed=bool(arguments.get("skip_changed")),
+        )
+        agent.loop.pending_note = None  # the client reads the report now, not with its next call
+        return report.plain()
+    if tool == "undo_list":
+        turns = agent.checkpoints()
+        if not turns:
+            return "No call of this session changed files, cells or kernel variables; nothing to undo."
+        lines = []
+        for info in turns:
+            what = [f.path for f in info.files] + [name for name, _ in info.variables]
+            what += [f"cells of {n.path}" for n in info.notebooks]
+            lines.append(f"{info.label}: {', '.join(what) or 'nothing recorded'}")
+        return "\n".join(lines)
+    if tool == "variable_report":
+        prompts = [int(arguments["call"])] if arguments.get("call") else range(1, len(agent.records.turns) + 1)
+        lines = []
+        for number in prompts:
+            changes = agent.variable_changes(number)
+            if changes:
+                lines.append(f"call {number}: " + " · ".join(c.text() for c in changes))
+        return "\n".join(lines) or "No call of this session changed the kernel's variables."
+    from larik_jupyter.config.secrets import redactor_for
+    from larik_jupyter.session.export import render_markdown
+
+    agent.sync()
+    return render_markdown(agent.session_path, agent.entries, redactor=redactor_for(agent.cwd))
+
+
+class PageApprover:
+    """Asks the person in the notebook page: an approval card shown under a cell of the open
+    notebook (the cell the call names, else the last code cell), as a `%larik` turn shows one
+    in its own cell. None (the call is denied) when no page shows the notebook."""
+
+    def __init__(self, kernel: KernelSession, notebook: Path | None) -> None:
+        self.kernel = kernel
+        self.notebook = notebook
+
+    async def ask(self, request: PermissionRequest) -> PermissionAnswer | None:
+        from IPython.core.formatters import format_display_data
+
+        from larik_jupyter.notebook.widgets.approval import ApprovalWidget
+
+        bridge = self.kernel.host.bridge if self.kernel.host is not None else None
+        if bridge is None or self.notebook is None or not bridge.panels:
+            return None
+        try:
+            reply = await asyncio.to_thread(bridge.request, self.notebook, Get())
+        except LarikError:
+            return None
+        cells = (reply or {}).get("notebook", {}).get("cells", [])
+        cell = _cell_for(cells, request.input.get("cell_id"))
+        if cell is None:
+            return None
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[PermissionAnswer] = loop.create_future()
+
+        def answered(answer: PermissionAnswer) -> None:
+            loop.call_soon_threadsafe(lambda: future.done() or future.set_result(answer))
+
+        card = ApprovalWidget(request, answered)
+        data, metadata = format_display_data(card)
+        shown = [*cell.get("outputs", []), {"output_type": "display_data", "data": data, "metadata": metadata}]
+        bridge.post(self.notebook, ShowOutputs(cell_id=cell["id"], outputs=shown))
+        try:
+            return await future
+        finally:
+            card.cancel()  # stopped before an answer: the card says so, its buttons go
+
+
+def _cell_for(cells: list[dict[str, Any]], cell_id: Any) -> dict[str, Any] | None:
+    """The code cell a call names, else the notebook's last code cell."""
+    code = [c for c in cells if c.get("cell_type") == "code" and c.get("id")]
+    named = [c for c in code if c.get("id") == cell_id]
+    return (named or code[-1:] or [None])[0]
