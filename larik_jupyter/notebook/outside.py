@@ -170,7 +170,7 @@ class PageApprover:
         from larik_jupyter.notebook.widgets.approval import ApprovalWidget
 
         bridge = self.kernel.host.bridge if self.kernel.host is not None else None
-        if bridge is None or self.notebook is None or not bridge.panels:
+        if bridge is None or self.notebook is None:
             return None
         try:
             reply = await asyncio.to_thread(bridge.request, self.notebook, Get())
@@ -184,7 +184,11 @@ class PageApprover:
         future: asyncio.Future[PermissionAnswer] = loop.create_future()
 
         def answered(answer: PermissionAnswer) -> None:
-            loop.call_soon_threadsafe(lambda: future.done() or future.set_result(answer))
+            def resolve() -> None:
+                if not future.done():
+                    future.set_result(answer)
+
+            loop.call_soon_threadsafe(resolve)
 
         card = ApprovalWidget(request, answered)
         data, metadata = format_display_data(card)
@@ -200,4 +204,5 @@ def _cell_for(cells: list[dict[str, Any]], cell_id: Any) -> dict[str, Any] | Non
     """The code cell a call names, else the notebook's last code cell."""
     code = [c for c in cells if c.get("cell_type") == "code" and c.get("id")]
     named = [c for c in code if c.get("id") == cell_id]
-    return (named or code[-1:] or [None])[0]
+    chosen = named or code[-1:]
+    return chosen[0] if chosen else None
