@@ -35,6 +35,11 @@ def kernel_session() -> KernelSession | None:
     return _magics.kernel if _magics is not None else None
 
 
+def bridge() -> Bridge | None:
+    """The kernel's end of the notebook bridge (None before `%load_ext`, or outside a kernel)."""
+    return _magics.bridge if _magics is not None else None
+
+
 def load(ipython: Any) -> None:
     """Register `%larik` and its input transformers in `ipython`; start nothing heavy."""
     global _magics, _warmup

@@ -37,8 +37,9 @@ def take(token: str) -> str:
     return _results.pop(token, "")
 
 
-def _kernel() -> KernelSession:
-    """The kernel's larik, loaded as `%load_ext larik_jupyter` loads it when it is not yet."""
+async def _kernel(page: bool) -> KernelSession:
+    """The kernel's larik, loaded as `%load_ext larik_jupyter` loads it when it is not yet;
+    `page`: a browser may show the notebook (the server attached through a Jupyter server)."""
     from IPython import get_ipython
 
     from larik_jupyter.notebook import extension
@@ -48,6 +49,15 @@ def _kernel() -> KernelSession:
     if kernel is None and shell is not None:
         shell.extension_manager.load_extension("larik_jupyter")
         kernel = extension.kernel_session()
+        bridge = extension.bridge()
+        if bridge is not None and page:
+            # Loaded from this request (which takes no input, so it looked headless): pages
+            # showing this kernel are asked to connect, and given a moment to say hello.
+            bridge.say_hello()
+            for _ in range(40):
+                if bridge.panels:
+                    break
+                await asyncio.sleep(0.05)
     if kernel is None:
         raise LarikError("larik could not load in this kernel; run `%load_ext larik_jupyter` in the notebook.")
     return kernel
@@ -75,7 +85,7 @@ def end(key: str) -> None:
 
 
 async def _answer(data: dict[str, Any]) -> dict[str, Any]:
-    kernel = _kernel()
+    kernel = await _kernel(bool(data.get("notebook")))
     agent = kernel.open_outside(str(data["key"]), str(data["client"]))
     tool, arguments = str(data["tool"]), dict(data.get("arguments") or {})
     if agent.running:
