@@ -36,6 +36,17 @@ class Kernel:
     def __init__(self, km: KernelManager, kc: BlockingKernelClient) -> None:
         self.km, self.kc = km, kc
 
+    def run(self, code: str) -> str:
+        """Run `code` as a cell; its text output."""
+        out: list[str] = []
+
+        def keep(msg: dict[str, Any]) -> None:
+            content = msg["content"]
+            out.append(content.get("text") or (content.get("data") or {}).get("text/plain", ""))
+
+        self.kc.execute_interactive(code, timeout=60, output_hook=keep)
+        return "".join(out)
+
     def value(self, expression: str) -> str:
         """`expression` evaluated in the kernel, as its repr (a user expression: nothing runs in history)."""
         reply = self.kc.execute_interactive("", user_expressions={"v": expression}, timeout=30)
@@ -123,10 +134,53 @@ def test_ten_step_analysis_is_recorded_and_undone(kernel: Kernel, project: Path)
     assert calls == ["notebook_read", "python", "notebook_edit", "notebook_run", "notebook_read", "notebook_check"]
 
 
+def test_the_person_undoes_a_connected_clients_call_in_the_notebook(kernel: Kernel, project: Path) -> None:
+    personal(ALLOW)
+    said: list[str] = []
+
+    async def run() -> types.CallToolResult:
+        async with stdio_client(server_params(kernel, project)) as (read, write):
+            async with ClientSession(read, write, client_info=types.Implementation(name=CLIENT, version="1")) as session:
+                await session.initialize()
+                await session.call_tool("python", {"code": "df['b'] = 1"})
+                [info] = list_sessions(project)
+                said.append(await asyncio.to_thread(kernel.run, f"%larik /resume {info.id}"))
+                said.append(await asyncio.to_thread(kernel.run, "%larik /undo"))
+                return await session.call_tool("python", {"code": "print(sorted(df.columns))"})
+
+    after = text(asyncio.run(run()))
+    assert "['a']" in after  # the client's change is gone from the kernel
+    assert "<system-note>" in after and "df" in after  # and the client is told, with its next result
+    assert len(list_sessions(project)) == 1  # the notebook took the client's session, no branch of it
+
+
 def test_nobody_to_ask_means_denied(kernel: Kernel, project: Path) -> None:
     [result] = asyncio.run(drive(server_params(kernel, project), [("python", {"code": "df['c'] = 1"})]))
     assert result.is_error and "nobody can answer an approval" in text(result)
     assert kernel.value("list(df.columns)") == "['a']"
+
+
+def test_where_no_page_can_answer_the_client_user_is_asked_by_elicitation(kernel: Kernel, project: Path) -> None:
+    asked: list[str] = []
+
+    async def answer(context: Any, params: types.ElicitRequestParams) -> types.ElicitResult:
+        asked.append(params.message)
+        if len(asked) == 1:
+            return types.ElicitResult(action="accept", content={"decision": "allow"})
+        return types.ElicitResult(action="accept", content={"decision": "deny", "reason": "not that column"})
+
+    async def run() -> list[types.CallToolResult]:
+        async with stdio_client(server_params(kernel, project)) as (read, write):
+            async with ClientSession(read, write, client_info=types.Implementation(name=CLIENT, version="1"),
+                                     elicitation_callback=answer) as session:
+                await session.initialize()
+                return [await session.call_tool("python", {"code": code}) for code in ("df['b'] = 1", "df['c'] = 2")]
+
+    allowed, denied = asyncio.run(run())
+    assert len(asked) == 2 and "Run this Python in your kernel?" in asked[0]
+    assert not allowed.is_error, text(allowed)
+    assert denied.is_error and "The user denied permission" in text(denied) and "not that column" in text(denied)
+    assert kernel.value("list(df.columns)") == "['a', 'b']"
 
 
 def test_protect_mode_holds_for_outside_calls(kernel: Kernel, project: Path) -> None:
@@ -180,3 +234,42 @@ def test_client_killed_mid_call_leaves_kernel_usable(kernel: Kernel, project: Pa
     results = [b for e in entries if e.message is not None for b in e.message.tool_results()]
     assert len(results) == 1 and results[0].is_error
     assert INTERRUPTED_RESULT in json.dumps(results[0].content) or "interrupt" in json.dumps(results[0].content).lower()
+
+
+def test_cli_says_in_one_sentence_what_it_could_not_attach_to(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import http.server
+    import threading
+
+    from larik_jupyter.cli import main
+
+    def error(*argv: str) -> str:
+        assert main(["mcp", *argv]) == 2
+        err = capsys.readouterr().err.strip()
+        assert "\n" not in err and "Traceback" not in err
+        return err
+
+    monkeypatch.setenv("JUPYTER_RUNTIME_DIR", str(tmp_path / "runtime"))
+    assert "No running Jupyter server was found" in error("--notebook", "a.ipynb")
+    bad = tmp_path / "kernel-x.json"
+    bad.write_text('{"ip": "127.0.0.1"}')
+    assert "is not a kernel connection file (it has no shell_port" in error("--connection-file", str(bad))
+    assert "No kernel connection file" in error("--connection-file", str(tmp_path / "missing.json"))
+
+    class NoSessions(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            self.send_response(200)
+            self.end_headers()
+            self.wfile.write(b"[]")
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    server = http.server.HTTPServer(("127.0.0.1", 0), NoSessions)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        url = f"http://127.0.0.1:{server.server_port}/"
+        assert "The notebook a.ipynb is not open with a kernel" in error("--notebook", "a.ipynb", "--url", url)
+    finally:
+        server.shutdown()

@@ -8,12 +8,19 @@ import ast
 import asyncio
 import json
 import secrets
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
 from larik_jupyter.errors import LarikError
 
 OUTSIDE = "__import__('larik_jupyter.notebook.outside', fromlist=['call'])"
+# Kept equal to `notebook/outside.py`'s (this process never imports the notebook layer).
+ASK_TYPE = "application/vnd.larik.ask+json"
+ANSWER_TARGET = "larik.outside.answer"
+# What asks the client's user, given the kernel's ask ({"question", "detail", "ask"}): the
+# decision ("allow" or "deny") and the user's reason.
+Asker = Callable[[dict[str, Any]], Awaitable[tuple[str, str]]]
 # How long a stopped call may take to end in the kernel before the server gives up on it.
 STOP_GRACE_SECONDS = 10.0
 
@@ -32,6 +39,7 @@ class KernelLink:
         self.client.start_channels()
         self._sent: set[str] = set()  # our execute requests not answered yet
         self._started: set[str] = set()  # those the kernel has begun
+        self._askers: dict[str, Asker] = {}  # who answers the asks of each request
         self._watch: asyncio.Task[None] | None = None
 
     async def ready(self, timeout: float = 30.0) -> None:
@@ -42,12 +50,14 @@ class KernelLink:
             raise LarikError(f"The kernel did not answer ({exc}); is it still running? Start the server again once it is.") from None
         self._watch = asyncio.create_task(self._watch_iopub())
 
-    async def call(self, request: dict[str, Any], *, timeout: float | None = None) -> dict[str, Any]:
-        """Run one outside call in the kernel and return its answer (`content`, `is_error`).
+    async def call(self, request: dict[str, Any], *, asker: Asker | None = None,
+                   timeout: float | None = None) -> dict[str, Any]:
+        """Run one outside call in the kernel and return its answer (`content`, `is_error`);
+        `asker` answers what the call asks where no page can (`elicit` is sent with it).
         Cancelled (the client went away), the call is stopped in the kernel first."""
         token = secrets.token_hex(8)
-        code = f"await {OUTSIDE}.call({json.dumps({**request, 'token': token})!r})"
-        reply = await self._execute(code, {"answer": f"{OUTSIDE}.take({token!r})"}, timeout=timeout)
+        code = f"await {OUTSIDE}.call({json.dumps({**request, 'token': token, 'elicit': asker is not None})!r})"
+        reply = await self._execute(code, {"answer": f"{OUTSIDE}.take({token!r})"}, asker=asker, timeout=timeout)
         content = reply["content"]
         if content.get("status") != "ok":
             raise LarikError(_kernel_error(content))
@@ -68,15 +78,20 @@ class KernelLink:
         except (LarikError, TimeoutError):
             pass  # the kernel is busy or gone: the session stays valid as it is
 
-    async def _execute(self, code: str, expressions: dict[str, str], *, timeout: float | None) -> dict[str, Any]:
+    async def _execute(self, code: str, expressions: dict[str, str], *, asker: Asker | None = None,
+                       timeout: float | None) -> dict[str, Any]:
         msg_id = self.client.execute(code, silent=True, store_history=False, user_expressions=expressions,
                                      allow_stdin=False, stop_on_error=False)
         self._sent.add(msg_id)
+        if asker is not None:
+            self._askers[msg_id] = asker
         try:
             return await self._reply(msg_id, timeout)
         except asyncio.CancelledError:
             await asyncio.shield(self._stop(msg_id))
             raise
+        finally:
+            self._askers.pop(msg_id, None)
 
     async def _reply(self, msg_id: str, timeout: float | None) -> dict[str, Any]:
         loop = asyncio.get_running_loop()
@@ -107,12 +122,34 @@ class KernelLink:
             pass
 
     async def _watch_iopub(self) -> None:
-        """Note which of our requests the kernel has begun (its `busy` status for them)."""
+        """Note which of our requests the kernel has begun (its `busy` status for them), and
+        hand their asks to their askers."""
+        asks: set[asyncio.Task[None]] = set()
         while True:
             msg = await self.client.get_iopub_msg()
             parent = msg["parent_header"].get("msg_id", "")
-            if parent in self._sent and msg["content"].get("execution_state") == "busy":
+            if parent not in self._sent:
+                continue
+            content = msg["content"]
+            if content.get("execution_state") == "busy":
                 self._started.add(parent)
+            ask = (content.get("data") or {}).get(ASK_TYPE) if msg["msg_type"] == "display_data" else None
+            asker = self._askers.get(parent)
+            if isinstance(ask, dict) and asker is not None:
+                task = asyncio.create_task(self._answer(asker, ask))
+                asks.add(task)  # held until done: the loop keeps only weak references
+                task.add_done_callback(asks.discard)
+
+    async def _answer(self, asker: Asker, ask: dict[str, Any]) -> None:
+        """Put the kernel's ask to the client's user; the answer goes back as a comm the kernel
+        reads while the call awaits it (nobody answering, or failing: denied)."""
+        try:
+            decision, message = await asker(ask)
+        except Exception as exc:  # noqa: BLE001 - the client could not ask: that is a denial
+            decision, message = "deny", f"the client could not ask ({exc})"
+        data = {"id": ask.get("id"), "decision": decision, "message": message}
+        self.client.shell_channel.send(self.client.session.msg(
+            "comm_open", {"comm_id": secrets.token_hex(16), "target_name": ANSWER_TARGET, "data": data}))
 
     def close(self) -> None:
         if self._watch is not None:

@@ -17,7 +17,7 @@ from mcp.server.stdio import stdio_server
 from larik_jupyter import __version__
 from larik_jupyter.errors import LarikError
 from larik_jupyter.mcp_server.attach import Target
-from larik_jupyter.mcp_server.link import KernelLink
+from larik_jupyter.mcp_server.link import Asker, KernelLink
 
 DEFAULT_CLIENT = "mcp-client"
 INSTRUCTIONS = (
@@ -104,8 +104,9 @@ class OutsideServer:
             "arguments": params.arguments or {},
             "notebook": str(self.target.notebook) if self.target.notebook else None,
         }
+        asker = _elicitation(ctx) if _can_elicit(ctx) else None
         try:
-            answer = await self.link.call(request)
+            answer = await self.link.call(request, asker=asker)
         except (LarikError, TimeoutError) as exc:
             return types.CallToolResult(content=[types.TextContent(type="text", text=str(exc))], is_error=True)
         return types.CallToolResult(content=[_content(c) for c in answer["content"]], is_error=bool(answer["is_error"]))
@@ -128,6 +129,31 @@ def _client_name(ctx: ServerRequestContext[Any]) -> str:
     name = params.client_info.name if params is not None and params.client_info is not None else ""
     cleaned = "".join(ch if ch.isalnum() or ch in "-_." else "-" for ch in name.strip())[:64]
     return cleaned or DEFAULT_CLIENT
+
+
+def _can_elicit(ctx: ServerRequestContext[Any]) -> bool:
+    wanted = types.ClientCapabilities(elicitation=types.ElicitationCapability())
+    return bool(ctx.session.check_client_capability(wanted))
+
+
+def _elicitation(ctx: ServerRequestContext[Any]) -> Asker:
+    """Asks the client's user through MCP elicitation (a form: allow or deny, and a reason)."""
+
+    async def ask(kernel_ask: dict[str, Any]) -> tuple[str, str]:
+        keep = kernel_ask.get("ask") == "keep"
+        choices = ["keep", "roll back"] if keep else ["allow", "deny"]
+        schema: dict[str, Any] = {"type": "object", "properties": {
+            "decision": {"type": "string", "enum": choices, "title": "Your answer"},
+            "reason": {"type": "string", "title": "Reason (told to the agent)"},
+        }, "required": ["decision"]}
+        message = f"{kernel_ask.get('question', '')}\n\n{kernel_ask.get('detail', '')}".strip()
+        result = await ctx.session.elicit_form(message, schema, related_request_id=ctx.request_id)
+        if result.action != "accept" or not result.content:
+            return "deny", ""
+        allowed = result.content.get("decision") in ("allow", "keep")
+        return ("allow" if allowed else "deny"), str(result.content.get("reason") or "")
+
+    return ask
 
 
 def _content(block: dict[str, Any]) -> types.TextContent | types.ImageContent:

@@ -14,13 +14,13 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from larik_jupyter.agent.permissions import PermissionAnswer, PermissionRequest
 from larik_jupyter.bridge_protocol import Get, ShowOutputs
 from larik_jupyter.errors import LarikError
 from larik_jupyter.notebook.interrupt import sigint_stops
 from larik_jupyter.notebook.kernel import KernelSession
 
 if TYPE_CHECKING:
-    from larik_jupyter.agent.permissions import PermissionAnswer, PermissionRequest
     from larik_jupyter.api import Agent
     from larik_jupyter.llm.messages import ToolResultBlock
 
@@ -29,7 +29,13 @@ CALLS = ("notebook_read", "notebook_edit", "notebook_run", "notebook_check", "py
 # What it may read of its own session (no turn), and `undo`.
 VIEWS = ("variable_report", "undo_list", "transcript", "undo")
 
+# An ask the server puts to the client (MCP elicitation): published under this type, answered
+# by the server opening a comm to this target with `{"id", "decision", "message"}`.
+ASK_TYPE = "application/vnd.larik.ask+json"
+ANSWER_TARGET = "larik.outside.answer"
+
 _results: dict[str, str] = {}
+_asks: dict[str, asyncio.Future[PermissionAnswer | None]] = {}
 
 
 def take(token: str) -> str:
@@ -96,7 +102,7 @@ async def _answer(data: dict[str, Any]) -> dict[str, Any]:
         raise LarikError(f"Unknown tool `{tool}`; available: {', '.join(CALLS + VIEWS)}.")
     notebook = Path(data["notebook"]) if data.get("notebook") else kernel.own_notebook().path
     note = agent.loop.pending_note  # what the user undid since: the client hears it with this result
-    approver = PageApprover(kernel, notebook)
+    approver = PageApprover(kernel, notebook, elicit=bool(data.get("elicit")))
     # Jupyter's interrupt (the page's stop button, or the server when its client went away)
     # stops this call as it stops a `%larik` turn.
     with sigint_stops(agent.stop, reading_input=lambda: False):
@@ -168,13 +174,22 @@ def _view(agent: Agent, tool: str, arguments: dict[str, Any]) -> str:
 class PageApprover:
     """Asks the person in the notebook page: an approval card shown under a cell of the open
     notebook (the cell the call names, else the last code cell), as a `%larik` turn shows one
-    in its own cell. None (the call is denied) when no page shows the notebook."""
+    in its own cell; where no page shows the notebook, the client's user through MCP
+    elicitation (`elicit`: the client supports it); else None (the call is denied)."""
 
-    def __init__(self, kernel: KernelSession, notebook: Path | None) -> None:
+    def __init__(self, kernel: KernelSession, notebook: Path | None, *, elicit: bool = False) -> None:
         self.kernel = kernel
         self.notebook = notebook
+        self.elicit = elicit
 
     async def ask(self, request: PermissionRequest) -> PermissionAnswer | None:
+        shown = await self._in_page(request)
+        if shown is not None:
+            return await shown
+        return await _elicit(request) if self.elicit else None
+
+    async def _in_page(self, request: PermissionRequest) -> asyncio.Future[PermissionAnswer] | None:
+        """The card's answer to come, or None when no page shows the notebook."""
         from IPython.core.formatters import format_display_data
 
         from larik_jupyter.notebook.widgets.approval import ApprovalWidget
@@ -201,13 +216,45 @@ class PageApprover:
             loop.call_soon_threadsafe(resolve)
 
         card = ApprovalWidget(request, answered)
+        # Stopped before an answer: the card says so, its buttons go.
+        future.add_done_callback(lambda _future: card.cancel())
         data, metadata = format_display_data(card)
         shown = [*cell.get("outputs", []), {"output_type": "display_data", "data": data, "metadata": metadata}]
         bridge.post(self.notebook, ShowOutputs(cell_id=cell["id"], outputs=shown))
-        try:
-            return await future
-        finally:
-            card.cancel()  # stopped before an answer: the card says so, its buttons go
+        return future
+
+
+async def _elicit(request: PermissionRequest) -> PermissionAnswer | None:
+    """Ask the client's user (the server turns this into an MCP elicitation) and wait."""
+    import secrets
+
+    import comm
+    from IPython.display import publish_display_data
+
+    manager = comm.get_comm_manager()
+    if ANSWER_TARGET not in manager.targets:
+        manager.register_target(ANSWER_TARGET, _answered)
+    ask_id = secrets.token_hex(8)
+    future: asyncio.Future[PermissionAnswer | None] = asyncio.get_running_loop().create_future()
+    _asks[ask_id] = future
+    publish_display_data({ASK_TYPE: {"id": ask_id, "question": request.question, "detail": request.detail,
+                                     "ask": request.ask}})
+    try:
+        return await future
+    finally:
+        _asks.pop(ask_id, None)
+
+
+def _answered(channel: Any, msg: dict[str, Any]) -> None:
+    """The server's answer to an ask (a comm it opens and that ends here)."""
+    data = msg.get("content", {}).get("data") or {}
+    future = _asks.get(str(data.get("id")))
+    if future is not None and not future.done():
+        decision = data.get("decision")
+        answer = PermissionAnswer(decision=decision, message=str(data.get("message") or "")) if decision in (
+            "allow", "deny") else None
+        future.set_result(answer)
+    channel.close()
 
 
 def _cell_for(cells: list[dict[str, Any]], cell_id: Any) -> dict[str, Any] | None:
