@@ -329,6 +329,11 @@ class Agent:
         self.loop.checkpoints.note_variables([(name, existed)])  # a failure says undo will not know
 
     @property
+    def pending_note(self) -> str | None:
+        """What the next prompt tells the model first (the note of an undo since), if anything."""
+        return self.loop.pending_note
+
+    @property
     def running(self) -> bool:
         """Whether a turn is running."""
         return self.loop.running

@@ -101,7 +101,7 @@ async def _answer(data: dict[str, Any]) -> dict[str, Any]:
     if tool not in CALLS:
         raise LarikError(f"Unknown tool `{tool}`; available: {', '.join(CALLS + VIEWS)}.")
     notebook = Path(data["notebook"]) if data.get("notebook") else kernel.own_notebook().path
-    note = agent.loop.pending_note  # what the user undid since: the client hears it with this result
+    note = agent.pending_note  # what the person undid since: the client hears it with this result
     approver = PageApprover(kernel, notebook, elicit=bool(data.get("elicit")))
     # Jupyter's interrupt (the page's stop button, or the server when its client went away)
     # stops this call as it stops a `%larik` turn.
@@ -144,7 +144,6 @@ def _view(agent: Agent, tool: str, arguments: dict[str, Any]) -> str:
             to=arguments.get("to"), force=bool(arguments.get("force")),
             skip_changed=bool(arguments.get("skip_changed")),
         )
-        agent.loop.pending_note = None  # the client reads the report now, not with its next call
         return report.plain()
     if tool == "undo_list":
         turns = agent.checkpoints()
