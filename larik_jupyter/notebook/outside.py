@@ -35,6 +35,8 @@ ASK_TYPE = "application/vnd.larik.ask+json"
 ANSWER_TARGET = "larik.outside.answer"
 
 _results: dict[str, str] = {}
+# The undo note each connection's own `undo` left: it read the report, so it is not told again.
+_own_undo: dict[str, str | None] = {}
 _asks: dict[str, asyncio.Future[PermissionAnswer | None]] = {}
 
 
@@ -86,6 +88,7 @@ def end(key: str) -> None:
     from larik_jupyter.notebook import extension
 
     kernel = extension.kernel_session()
+    _own_undo.pop(key, None)
     if kernel is not None:
         kernel.close_outside(key)
 
@@ -97,11 +100,15 @@ async def _answer(data: dict[str, Any]) -> dict[str, Any]:
     if agent.running:
         raise LarikError("Another call of this session is still running; wait for its result, then call again.")
     if tool in VIEWS:
-        return to_client(agent, _view(agent, tool, arguments), False)
+        said = _view(agent, tool, arguments)
+        if tool == "undo":
+            _own_undo[str(data["key"])] = agent.pending_note
+        return to_client(agent, said, False)
     if tool not in CALLS:
         raise LarikError(f"Unknown tool `{tool}`; available: {', '.join(CALLS + VIEWS)}.")
     notebook = Path(data["notebook"]) if data.get("notebook") else kernel.own_notebook().path
-    note = agent.pending_note  # what the person undid since: the client hears it with this result
+    # What the person undid since (not the client's own undo): told with this result.
+    note = agent.pending_note if agent.pending_note != _own_undo.pop(str(data["key"]), None) else None
     approver = PageApprover(kernel, notebook, elicit=bool(data.get("elicit")))
     # Jupyter's interrupt (the page's stop button, or the server when its client went away)
     # stops this call as it stops a `%larik` turn.
