@@ -159,6 +159,22 @@ def test_the_person_undoes_a_connected_clients_call_in_the_notebook(kernel: Kern
     assert len(list_sessions(project)) == 1  # the notebook took the client's session, no branch of it
 
 
+def test_a_kernel_that_dies_mid_call_is_said_as_such(kernel: Kernel, project: Path) -> None:
+    personal(ALLOW)
+
+    async def run() -> types.CallToolResult:
+        async with stdio_client(server_params(kernel, project)) as (read, write):
+            async with ClientSession(read, write, client_info=types.Implementation(name=CLIENT, version="1")) as session:
+                await session.initialize()
+                call = asyncio.ensure_future(session.call_tool("python", {"code": "import time\ntime.sleep(60)"}))
+                await asyncio.sleep(3)
+                os.kill(kernel.km.provisioner.pid, signal.SIGKILL)  # type: ignore[union-attr]
+                return await asyncio.wait_for(call, 30)
+
+    result = asyncio.run(run())
+    assert result.is_error and "The kernel stopped answering during the call" in text(result)
+
+
 def test_nobody_to_ask_means_denied(kernel: Kernel, project: Path) -> None:
     [result] = asyncio.run(drive(server_params(kernel, project), [("python", {"code": "df['c'] = 1"})]))
     assert result.is_error and "nobody can answer an approval" in text(result)

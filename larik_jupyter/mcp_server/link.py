@@ -23,6 +23,8 @@ ANSWER_TARGET = "larik.outside.answer"
 Asker = Callable[[dict[str, Any]], Awaitable[tuple[str, str]]]
 # How long a stopped call may take to end in the kernel before the server gives up on it.
 STOP_GRACE_SECONDS = 10.0
+# How often a long call checks that the kernel is still alive (its heartbeat).
+HEARTBEAT_SECONDS = 2.0
 
 
 class KernelLink:
@@ -97,11 +99,18 @@ class KernelLink:
         loop = asyncio.get_running_loop()
         deadline = None if timeout is None else loop.time() + timeout
         while True:
-            left = None if deadline is None else max(0.0, deadline - loop.time())
+            left = HEARTBEAT_SECONDS if deadline is None else min(HEARTBEAT_SECONDS, max(0.0, deadline - loop.time()))
             try:
                 reply: dict[str, Any] = await self.client.get_shell_msg(timeout=left)
-            except Exception:  # queue.Empty: the timeout passed
-                raise TimeoutError("The kernel did not answer in time.") from None
+            except Exception:  # queue.Empty: no reply yet
+                if deadline is not None and loop.time() >= deadline:
+                    raise TimeoutError("The kernel did not answer in time.") from None
+                if not await self.client.is_alive():
+                    raise LarikError(
+                        "The kernel stopped answering during the call (it died or was restarted); "
+                        "the call's session keeps what was stored. Restart the server once the kernel runs."
+                    ) from None
+                continue
             if reply["parent_header"].get("msg_id") == msg_id:
                 self._sent.discard(msg_id)
                 self._started.discard(msg_id)
@@ -118,8 +127,8 @@ class KernelLink:
             self.client.control_channel.send(self.client.session.msg("interrupt_request", {}))
         try:
             await self._reply(msg_id, max(0.0, deadline - loop.time()) + STOP_GRACE_SECONDS)
-        except TimeoutError:
-            pass
+        except (TimeoutError, LarikError):
+            pass  # still running or gone: the server leaves it be
 
     async def _watch_iopub(self) -> None:
         """Note which of our requests the kernel has begun (its `busy` status for them), and
