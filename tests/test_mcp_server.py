@@ -167,7 +167,7 @@ def test_a_kernel_that_dies_mid_call_is_said_as_such(kernel: Kernel, project: Pa
             async with ClientSession(read, write, client_info=types.Implementation(name=CLIENT, version="1")) as session:
                 await session.initialize()
                 call = asyncio.ensure_future(session.call_tool("python", {"code": "import time\ntime.sleep(60)"}))
-                await asyncio.sleep(3)
+                await asyncio.sleep(1.5)  # the call's code is running in the kernel
                 os.kill(kernel.km.provisioner.pid, signal.SIGKILL)  # type: ignore[union-attr]
                 return await asyncio.wait_for(call, 30)
 
