@@ -35,11 +35,13 @@ from larik_jupyter.checkpoint.store import TurnInfo
 from larik_jupyter.config.layers import PendingApproval
 from larik_jupyter.config.update import approve as approve_pending
 from larik_jupyter.errors import LarikError
+from larik_jupyter.llm.messages import ToolResultBlock, ToolUseBlock
+from larik_jupyter.llm.script import new_tool_id
 from larik_jupyter.lsp.manager import ServerState
 from larik_jupyter.records import SessionRecords
 from larik_jupyter.run_sync import run_sync
 from larik_jupyter.session import branch
-from larik_jupyter.session.call_summary import CellPosition
+from larik_jupyter.session.call_summary import CellPosition, summarize_call
 from larik_jupyter.session.catalog import latest, resolve
 from larik_jupyter.session.entry_list import EntryList
 from larik_jupyter.session.plan import Todo, current_plan
@@ -286,6 +288,11 @@ class Agent:
         self.loop.checkpoints.note_variables([(name, existed)])  # a failure says undo will not know
 
     @property
+    def pending_note(self) -> str | None:
+        """What the next prompt tells the model first (the note of an undo since), if anything."""
+        return self.loop.pending_note
+
+    @property
     def running(self) -> bool:
         """Whether a turn is running."""
         return self.loop.running
@@ -321,6 +328,24 @@ class Agent:
         finally:
             if listener is not None:
                 self.loop.unsubscribe(listener)
+
+    async def acall(
+        self,
+        name: str,
+        tool_input: dict[str, Any],
+        *,
+        caller: str,
+        approver: Approver | None = None,
+        notebook: Path | None = None,
+    ) -> ToolResultBlock:
+        """Run one tool call of an outside agent (the MCP client `caller`) as a turn of this
+        session: its prompt names the caller and the call, and the call passes the same rules,
+        approvals (`approver`; none: an ask is denied), protect mode, hooks and checkpoints as
+        a model's. `notebook` as for `arun`. Returns the result as stored."""
+        loop = self.loop
+        call = ToolUseBlock(id=new_tool_id(), name=name, input=tool_input)
+        prompt = f"{caller}: {summarize_call(name, tool_input)}"
+        return await loop.run_call(prompt, call, approver=approver, notebook=notebook)
 
     def run(
         self, prompt: str, extras: PromptExtras | None = None, **options: Unpack[TurnOptions]

@@ -217,23 +217,31 @@ def test_a_tool_subsystem_is_reached_through_its_package() -> None:
     assert not inside, f"imports past a tools package's public module: {inside}"
 
 
-def test_one_module_drives_kernels_through_jupyter_client() -> None:
+def test_one_module_starts_kernels_through_jupyter_client() -> None:
     # Code run to check or replay starts its kernel only through `ScratchKernel` (guarded, in a
     # scratch copy, always shut down); a second driver would start kernels without that guard.
-    drivers = sorted(name for name, path in MODULES.items() if any(
+    # The MCP server only connects to the user's running kernel (a client, never a manager).
+    starters = sorted(name for name, path in MODULES.items() if any(
+        target.startswith(("jupyter_client.manager", "jupyter_client.multikernelmanager"))
+        or target in ("jupyter_client.KernelManager", "jupyter_client.start_new_kernel")
+        for target in _outside_imports(path)
+    ))
+    assert starters == ["scratch.kernel"], starters
+    clients = sorted(name for name, path in MODULES.items() if any(
         target.startswith("jupyter_client") for target in _outside_imports(path)
     ))
-    assert drivers == ["scratch.kernel"], drivers
+    assert clients == ["mcp_server.attach", "mcp_server.link", "scratch.kernel"], clients
 
 
 def _outside_imports(path: Path) -> set[str]:
-    """Every module `path` imports, inside the package or not, at any depth."""
+    """Every module `path` imports, inside the package or not, at any depth, and each name a
+    `from` import takes (`jupyter_client.KernelManager`)."""
     found: set[str] = set()
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
         if isinstance(node, ast.Import):
             found |= {alias.name for alias in node.names}
         elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
-            found.add(node.module)
+            found |= {node.module} | {f"{node.module}.{alias.name}" for alias in node.names}
     return found
 
 

@@ -39,6 +39,7 @@ from larik_jupyter.llm.messages import (
     ContentBlock,
     Message,
     TextBlock,
+    ToolResultBlock,
     ToolUseBlock,
     Usage,
 )
@@ -211,37 +212,13 @@ class AgentLoop(ae.EventSource):
         this turn only: `approver` answers asks and `yes` allows them (else the loop's), and
         the tools get `notebook` as the kernel's own notebook and run kernel code through
         `inline_runner` (None: where the loop runs)."""
-        if self.running:
-            raise LarikError("A turn is already running; stop it first with `%larik /stop`.")
         extras = extras or PromptExtras()
         prompt = valid_text(prompt)
-        self._stop.clear()
-        self._loop = asyncio.get_running_loop()
-        self._task = asyncio.current_task()
-        prompt_number = len(self.session.state.prompt_positions) + 1
-        if self._owns_turns:
-            number = self.checkpoints.begin_turn(prompt_number)
-            if self.variables is not None:
-                self.variables.open_turn(
-                    number, self.loaded.config.kernel_snapshot_budget_mb, protect=self.protecting
-                )
-            if self.host is not None:
-                self.host.fingerprints.clear()  # the user may have run cells since the last turn
-        else:
-            number = 1
-        # The kernel's notebook is kept after the turn (cell positions, `/check` read it).
-        self.env = dataclasses.replace(self.env, call=dataclasses.replace(self.env.call, notebook_path=notebook))
-        call = dataclasses.replace(
-            self.env.call, prompt_number=prompt_number, nonce=extras.nonce or new_nonce(), run_inline=inline_runner
+        turn = self._begin_turn(
+            prompt, extras.nonce, approver=self.approver if approver is None else approver,
+            yes=self.yes if yes is None else yes, notebook=notebook, inline_runner=inline_runner,
         )
-        outcome = TurnOutcome(turn=number, status="done", session_id=self.session.id, prompt=prompt)
-        turn = self.turn = Turn(
-            approver=self.approver if approver is None else approver,
-            yes=self.yes if yes is None else yes,
-            env=dataclasses.replace(self.env, call=call),
-            outcome=outcome,
-        )
-        self.emit(ae.TurnStarted(turn=number, prompt=prompt, model=self.provider.name))
+        outcome = turn.outcome
         try:
             hooked = await self.hooks.prompt_submitted(prompt)
             if hooked.refusal is not None:
@@ -267,6 +244,78 @@ class AgentLoop(ae.EventSource):
             outcome.answer, outcome.value = turn.answered.name, turn.answered.value
         self._finish(outcome, stop_notices)
         return outcome
+
+    async def run_call(
+        self, prompt: str, call: ToolUseBlock, *, approver: Approver | None = None, notebook: Path | None = None
+    ) -> ToolResultBlock:
+        """One turn of an outside agent (an MCP client): `prompt` (who called what) stands for
+        the user's prompt and `call` for the model's reply, and the call runs through the same
+        rules, approvals (`approver`; None: an ask is denied), protect mode, hooks and
+        checkpoints as a model's. Returns its result as stored; stopped, the call's result says
+        it was interrupted and CancelledError goes on."""
+        turn = self._begin_turn(valid_text(prompt), None, approver=approver, yes=False, notebook=notebook)
+        outcome = turn.outcome
+        try:
+            self._append(self._prompt_message(outcome.prompt, [], PromptExtras()), sync=True)
+            self._append(Message(role="assistant", content=[call]), sync=True)
+            result = await self._tool_calls(turn).run(call)
+            self._append(Message(role="user", content=[result]), sync=True)
+        except asyncio.CancelledError:
+            outcome.status = "interrupted"
+            self._finish(outcome)  # the call gets its interrupted result in the transcript
+            task = asyncio.current_task()
+            if task is None or not self._stop.is_set():
+                raise
+            task.uncancel()  # our own stop() (Jupyter's interrupt): the call ends, not the cell
+            return ToolResultBlock(tool_use_id=call.id, content=INTERRUPTED_RESULT, is_error=True)
+        self._finish(outcome)
+        return result
+
+    def _begin_turn(
+        self, prompt: str, nonce: str | None, *, approver: Approver | None, yes: bool,
+        notebook: Path | None, inline_runner: InlineRunner | None = None,
+    ) -> Turn:
+        """Open a turn: its checkpoint turn, the kernel's variable snapshots, the nonce its
+        notebook data is wrapped with, and the `Turn` its steps are given; refused while
+        another turn runs."""
+        if self.running:
+            raise LarikError("A turn is already running; stop it first with `%larik /stop`.")
+        self._stop.clear()
+        self._loop = asyncio.get_running_loop()
+        self._task = asyncio.current_task()
+        prompt_number = len(self.session.state.prompt_positions) + 1
+        if self._owns_turns:
+            number = self.checkpoints.begin_turn(prompt_number)
+            if self.variables is not None:
+                self.variables.open_turn(
+                    number, self.loaded.config.kernel_snapshot_budget_mb, protect=self.protecting
+                )
+            if self.host is not None:
+                self.host.fingerprints.clear()  # the user may have run cells since the last turn
+        else:
+            number = 1
+        # The kernel's notebook is kept after the turn (cell positions, `/check` read it).
+        self.env = dataclasses.replace(self.env, call=dataclasses.replace(self.env.call, notebook_path=notebook))
+        call = dataclasses.replace(
+            self.env.call, prompt_number=prompt_number, nonce=nonce or new_nonce(), run_inline=inline_runner
+        )
+        outcome = TurnOutcome(turn=number, status="done", session_id=self.session.id, prompt=prompt)
+        turn = self.turn = Turn(
+            approver=approver,
+            yes=yes,
+            env=dataclasses.replace(self.env, call=call),
+            outcome=outcome,
+        )
+        self.emit(ae.TurnStarted(turn=number, prompt=prompt, model=self.provider.name))
+        return turn
+
+    def _tool_calls(self, turn: Turn) -> ToolCalls:
+        """What runs `turn`'s tool calls."""
+        return ToolCalls(
+            turn=turn, tools=self.tools, hooks=self.hooks, gate=self._gate(turn), protecting=self.protecting,
+            position=lambda: self.cell_position(turn.env), store=lambda m: self._append(m, sync=True),
+            emit=self.emit,
+        )
 
     def _finish(self, outcome: TurnOutcome, stop_notices: list[str] | None = None) -> None:
         self._answer_unanswered(INTERRUPTED_RESULT)
@@ -364,11 +413,7 @@ class AgentLoop(ae.EventSource):
                 self.emit(ae.Notice(output_limit_notice(self.provider.name, cut), level="warning"))
             if not (calls or cut) or message.interrupted:
                 return
-            runner = ToolCalls(
-                turn=turn, tools=self.tools, hooks=self.hooks, gate=self._gate(turn), protecting=self.protecting,
-                position=lambda: self.cell_position(turn.env), store=lambda m: self._append(m, sync=True),
-                emit=self.emit,
-            )
+            runner = self._tool_calls(turn)
             results = await runner.run_all(calls)
             if cut is not None:
                 results.append(runner.error_result(cut, cut_call_result(cut.name)))

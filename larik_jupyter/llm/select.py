@@ -16,7 +16,7 @@ from typing import Any
 from larik_jupyter.llm.models import ModelInfo, model_info
 from larik_jupyter.llm.provider import Provider, ProviderError
 
-PROVIDERS = ("anthropic", "openai", "ollama", "openai-compatible", "scripted")
+PROVIDERS = ("anthropic", "openai", "ollama", "openai-compatible", "scripted", "mcp")
 OLLAMA_BASE_URL = "http://localhost:11434/v1"
 # The backends spoken to through the OpenAI SDK: prefix to (title, key variable, base URL);
 # a None key variable means the server needs no key; a None URL, `OPENAI_BASE_URL` or OpenAI's.
@@ -82,6 +82,10 @@ def make_provider(spec: str, config: Any = None) -> Provider:
         model = default
     entry = _settings(config, prefix)
     base_url, key_env = getattr(entry, "base_url", None), getattr(entry, "api_key_env", None)
+    if prefix == "mcp":
+        from larik_jupyter.llm.outside import OutsideProvider
+
+        return OutsideProvider(model)
     if prefix == "scripted":
         from larik_jupyter.llm import scripted
 

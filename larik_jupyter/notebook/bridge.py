@@ -83,7 +83,13 @@ class Bridge:
 
         comm.get_comm_manager().register_target(TARGET, self._opened)
         if hello:
-            self._attach(comm.create_comm(target_name=TARGET, data=msgspec.to_builtins(Hello())))
+            self.say_hello()
+
+    def say_hello(self) -> None:
+        """Open the kernel's own comm, so panels already showing this kernel connect."""
+        import comm
+
+        self._attach(comm.create_comm(target_name=TARGET, data=msgspec.to_builtins(Hello())))
 
     def _opened(self, comm: Any, msg: dict[str, Any]) -> None:
         self._attach(comm)

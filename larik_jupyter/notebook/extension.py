@@ -19,6 +19,7 @@ from larik_jupyter.notebook.warmup import Warmup
 
 if TYPE_CHECKING:
     from larik_jupyter.api import Agent
+    from larik_jupyter.notebook.kernel import KernelSession
 
 _magics: LarikMagics | None = None
 _warmup: Warmup | None = None
@@ -27,6 +28,16 @@ _warmup: Warmup | None = None
 def current() -> Agent | None:
     """The agent the `%larik` magics of this kernel use (None before the first prompt)."""
     return _magics.agent if _magics is not None else None
+
+
+def kernel_session() -> KernelSession | None:
+    """The kernel's side of the `%larik` magics (None before `%load_ext larik_jupyter`)."""
+    return _magics.kernel if _magics is not None else None
+
+
+def bridge() -> Bridge | None:
+    """The kernel's end of the notebook bridge (None before `%load_ext`, or outside a kernel)."""
+    return _magics.bridge if _magics is not None else None
 
 
 def load(ipython: Any) -> None:

@@ -59,6 +59,8 @@ class KernelSession:
         self.set_next_cell: Callable[[str], bool | None] = set_next_cell or (lambda _code: False)
         self.show_pending = show_pending
         self.agent: Agent | None = None
+        # The sessions of outside agents (MCP clients) working in this kernel, by connection.
+        self.outside: dict[str, Agent] = {}
         # Set by Jupyter's interrupt while a command runs on a worker thread (a /check).
         self.command_stop = threading.Event()
 
@@ -115,7 +117,15 @@ class KernelSession:
         path) or, with `latest`, the latest one; the first time a new `Agent`, after that the
         current one switches."""
         resuming = resume is not None or latest
-        if self.agent is None:
+        held = self._outside_holding(resume) if resume is not None else None
+        if held is not None:
+            # An outside agent's session this kernel holds: the same agent, so the user's
+            # /undo, /history and panels act on what that agent did (its calls continue here).
+            if self.agent is not None and self.agent not in self.outside.values():
+                self.agent.close()
+            self.agent = held
+        elif self.agent is None or self.agent in self.outside.values():
+            # Leaving an outside agent's session, it stays that agent's: this kernel opens its own.
             from larik_jupyter.api import Agent
 
             self.agent = Agent(
@@ -132,6 +142,31 @@ class KernelSession:
             self.agent.new(model=model or self.model)
         self._show_opened(self.agent)
         return self.agent
+
+    def _outside_holding(self, session: str) -> Agent | None:
+        """The outside agent whose session `session` (an id or a path) names, if this kernel holds it."""
+        try:
+            path = self._resolve(session)
+        except LarikError:
+            return None
+        return next((a for a in self.outside.values() if a.session_path == path), None)
+
+    def open_outside(self, key: str, client: str) -> Agent:
+        """The session of the outside agent connected as `key` (an MCP connection), opened on
+        its first call: a session of its own, named after the client, on this kernel's host."""
+        agent = self.outside.get(key)
+        if agent is None:
+            from larik_jupyter.api import Agent
+
+            agent = Agent(self.cwd, model=f"mcp:{client}", host=self.host, protect=self.protect)
+            self.outside[key] = agent
+        return agent
+
+    def close_outside(self, key: str) -> None:
+        """The outside agent `key` disconnected: its session closes, unless the user opened it here."""
+        agent = self.outside.pop(key, None)
+        if agent is not None and agent is not self.agent:
+            agent.close()
 
     def _show_opened(self, agent: Agent) -> None:
         """The notices of a freshly opened session, and (through `show_pending`) what the
@@ -246,6 +281,8 @@ class KernelSession:
         return [f"Approved {key}.", *self.agent.approve(key)]
 
     def close(self) -> None:
+        for key in list(self.outside):
+            self.close_outside(key)
         if self.agent is not None:
             self.agent.close()
             self.agent = None

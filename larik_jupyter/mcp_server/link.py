@@ -1,0 +1,175 @@
+"""The MCP server's line to the kernel: each call a silent execute request that awaits larik's
+`notebook/outside.call` in the kernel, its answer read back with a user expression. Silent: the
+call is not in the notebook's history, its execution count or what the kernel saw run."""
+
+from __future__ import annotations
+
+import ast
+import asyncio
+import json
+import secrets
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+from larik_jupyter.errors import LarikError
+
+OUTSIDE = "__import__('larik_jupyter.notebook.outside', fromlist=['call'])"
+# Kept equal to `notebook/outside.py`'s (this process never imports the notebook layer).
+ASK_TYPE = "application/vnd.larik.ask+json"
+ANSWER_TARGET = "larik.outside.answer"
+# What asks the client's user, given the kernel's ask ({"question", "detail", "ask"}): the
+# decision ("allow" or "deny") and the user's reason.
+Asker = Callable[[dict[str, Any]], Awaitable[tuple[str, str]]]
+# How long a stopped call may take to end in the kernel before the server gives up on it.
+STOP_GRACE_SECONDS = 10.0
+# How often a long call checks that the kernel is still alive (its heartbeat).
+HEARTBEAT_SECONDS = 2.0
+
+
+class KernelLink:
+    """A client of the kernel whose connection file is `connection_file`."""
+
+    def __init__(self, connection_file: Path) -> None:
+        from jupyter_client.asynchronous import AsyncKernelClient
+
+        self.client = AsyncKernelClient()
+        try:
+            self.client.load_connection_file(str(connection_file))
+        except (OSError, ValueError, KeyError) as exc:
+            raise LarikError(f"{connection_file} is not a kernel connection file ({exc}); pass the file a running kernel wrote.") from None
+        self.client.start_channels()
+        self._sent: set[str] = set()  # our execute requests not answered yet
+        self._started: set[str] = set()  # those the kernel has begun
+        self._askers: dict[str, Asker] = {}  # who answers the asks of each request
+        self._watch: asyncio.Task[None] | None = None
+
+    async def ready(self, timeout: float = 30.0) -> None:
+        """Wait until the kernel answers (and its broadcasts reach us), or say it does not."""
+        try:
+            await self.client.wait_for_ready(timeout=timeout)
+        except RuntimeError as exc:
+            raise LarikError(f"The kernel did not answer ({exc}); is it still running? Start the server again once it is.") from None
+        self._watch = asyncio.create_task(self._watch_iopub())
+
+    async def call(self, request: dict[str, Any], *, asker: Asker | None = None,
+                   timeout: float | None = None) -> dict[str, Any]:
+        """Run one outside call in the kernel and return its answer (`content`, `is_error`);
+        `asker` answers what the call asks where no page can (`elicit` is sent with it).
+        Cancelled (the client went away), the call is stopped in the kernel first."""
+        token = secrets.token_hex(8)
+        code = f"await {OUTSIDE}.call({json.dumps({**request, 'token': token, 'elicit': asker is not None})!r})"
+        reply = await self._execute(code, {"answer": f"{OUTSIDE}.take({token!r})"}, asker=asker, timeout=timeout)
+        content = reply["content"]
+        if content.get("status") != "ok":
+            raise LarikError(_kernel_error(content))
+        answer = content.get("user_expressions", {}).get("answer", {})
+        if answer.get("status") != "ok":
+            raise LarikError(_kernel_error(answer))
+        text = ast.literal_eval(answer["data"]["text/plain"])
+        if not text:
+            raise LarikError("The kernel ran the call but kept no answer (was it restarted meanwhile?); call again.")
+        result: dict[str, Any] = json.loads(text)
+        return result
+
+    async def end(self, key: str) -> None:
+        """Tell the kernel that connection `key` ended (its session closes); bounded."""
+        code = f"{OUTSIDE}.end({key!r})"
+        try:
+            await self._execute(code, {}, timeout=STOP_GRACE_SECONDS)
+        except (LarikError, TimeoutError):
+            pass  # the kernel is busy or gone: the session stays valid as it is
+
+    async def _execute(self, code: str, expressions: dict[str, str], *, asker: Asker | None = None,
+                       timeout: float | None) -> dict[str, Any]:
+        msg_id = self.client.execute(code, silent=True, store_history=False, user_expressions=expressions,
+                                     allow_stdin=False, stop_on_error=False)
+        self._sent.add(msg_id)
+        if asker is not None:
+            self._askers[msg_id] = asker
+        try:
+            return await self._reply(msg_id, timeout)
+        except asyncio.CancelledError:
+            await asyncio.shield(self._stop(msg_id))
+            raise
+        finally:
+            self._askers.pop(msg_id, None)
+
+    async def _reply(self, msg_id: str, timeout: float | None) -> dict[str, Any]:
+        loop = asyncio.get_running_loop()
+        deadline = None if timeout is None else loop.time() + timeout
+        while True:
+            left = HEARTBEAT_SECONDS if deadline is None else min(HEARTBEAT_SECONDS, max(0.0, deadline - loop.time()))
+            try:
+                reply: dict[str, Any] = await self.client.get_shell_msg(timeout=left)
+            except Exception:  # queue.Empty: no reply yet
+                if deadline is not None and loop.time() >= deadline:
+                    raise TimeoutError("The kernel did not answer in time.") from None
+                if not await self.client.is_alive():
+                    raise LarikError(
+                        "The kernel stopped answering during the call (it died or was restarted); "
+                        "the call's session keeps what was stored. Restart the server once the kernel runs."
+                    ) from None
+                continue
+            if reply["parent_header"].get("msg_id") == msg_id:
+                self._sent.discard(msg_id)
+                self._started.discard(msg_id)
+                return reply
+
+    async def _stop(self, msg_id: str) -> None:
+        """Interrupt the kernel once it runs `msg_id` (larik turns that into the call's stop),
+        and wait for the call to end, so the kernel is free and the session file whole."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + STOP_GRACE_SECONDS
+        while msg_id not in self._started and loop.time() < deadline:
+            await asyncio.sleep(0.02)
+        if msg_id in self._started:
+            self.client.control_channel.send(self.client.session.msg("interrupt_request", {}))
+        try:
+            await self._reply(msg_id, max(0.0, deadline - loop.time()) + STOP_GRACE_SECONDS)
+        except (TimeoutError, LarikError):
+            pass  # still running or gone: the server leaves it be
+
+    async def _watch_iopub(self) -> None:
+        """Note which of our requests the kernel has begun (its `busy` status for them), and
+        hand their asks to their askers."""
+        asks: set[asyncio.Task[None]] = set()
+        while True:
+            msg = await self.client.get_iopub_msg()
+            parent = msg["parent_header"].get("msg_id", "")
+            if parent not in self._sent:
+                continue
+            content = msg["content"]
+            if content.get("execution_state") == "busy":
+                self._started.add(parent)
+            ask = (content.get("data") or {}).get(ASK_TYPE) if msg["msg_type"] == "display_data" else None
+            asker = self._askers.get(parent)
+            if isinstance(ask, dict) and asker is not None:
+                task = asyncio.create_task(self._answer(asker, ask))
+                asks.add(task)  # held until done: the loop keeps only weak references
+                task.add_done_callback(asks.discard)
+
+    async def _answer(self, asker: Asker, ask: dict[str, Any]) -> None:
+        """Put the kernel's ask to the client's user; the answer goes back as a comm the kernel
+        reads while the call awaits it (nobody answering, or failing: denied)."""
+        try:
+            decision, message = await asker(ask)
+        except Exception as exc:  # noqa: BLE001 - the client could not ask: that is a denial
+            decision, message = "deny", f"the client could not ask ({exc})"
+        data = {"id": ask.get("id"), "decision": decision, "message": message}
+        self.client.shell_channel.send(self.client.session.msg(
+            "comm_open", {"comm_id": secrets.token_hex(16), "target_name": ANSWER_TARGET, "data": data}))
+
+    def close(self) -> None:
+        if self._watch is not None:
+            self._watch.cancel()
+        self.client.stop_channels()
+
+
+def _kernel_error(content: dict[str, Any]) -> str:
+    """What went wrong in the kernel, in one sentence."""
+    name, value = content.get("ename", "Error"), content.get("evalue", "")
+    if name == "ModuleNotFoundError" and "larik_jupyter" in value:
+        return ("larik_jupyter is not installed in the kernel's environment; install it there "
+                "(`pip install larik_jupyter` with that kernel's Python), then call again.")
+    return f"larik failed in the kernel ({name}: {value}); the kernel is still usable, call again."

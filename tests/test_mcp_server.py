@@ -1,0 +1,296 @@
+"""`larik-jupyter mcp` driven by the `mcp` SDK's stdio client against a real kernel (headless,
+attached by its connection file): a ten-step analysis, the record, undo, and a client killed
+mid-call. The browser variant is tests/browser/test_mcp_browser.py."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import mcp_types as types
+import nbformat
+import pytest
+from jupyter_client.blocking.client import BlockingKernelClient
+from jupyter_client.manager import KernelManager, start_new_kernel
+from mcp import ClientSession, StdioServerParameters, stdio_client
+
+from larik_jupyter.agent.loop import INTERRUPTED_RESULT
+from larik_jupyter.session.catalog import list_sessions
+from larik_jupyter.session.reader import load_entries
+from tests.agent_helpers import personal
+
+CLIENT = "test-client"
+ALLOW = {"permissions": {"allow": ["python", "notebook_edit", "notebook_run", "notebook_check"]}}
+
+
+class Kernel:
+    def __init__(self, km: KernelManager, kc: BlockingKernelClient) -> None:
+        self.km, self.kc = km, kc
+
+    def run(self, code: str) -> str:
+        """Run `code` as a cell; its text output."""
+        out: list[str] = []
+
+        def keep(msg: dict[str, Any]) -> None:
+            content = msg["content"]
+            out.append(content.get("text") or (content.get("data") or {}).get("text/plain", ""))
+
+        self.kc.execute_interactive(code, timeout=60, output_hook=keep)
+        return "".join(out)
+
+    def value(self, expression: str) -> str:
+        """`expression` evaluated in the kernel, as its repr (a user expression: nothing runs in history)."""
+        reply = self.kc.execute_interactive("", user_expressions={"v": expression}, timeout=30)
+        data = reply["content"]["user_expressions"]["v"]
+        assert data["status"] == "ok", data
+        return str(data["data"]["text/plain"])
+
+
+@pytest.fixture
+def kernel(project: Path) -> Iterator[Kernel]:
+    notebook = nbformat.v4.new_notebook()
+    notebook.cells = [
+        nbformat.v4.new_code_cell("import pandas as pd\ndf = pd.DataFrame({'a': [1, 2, 3]})", id="load"),
+        nbformat.v4.new_code_cell("total = df['a'].sum()\ntotal", id="total"),
+    ]
+    nbformat.write(notebook, project / "analysis.ipynb")
+    km, kc = start_new_kernel(kernel_name="python3", cwd=str(project))
+    try:
+        kc.execute_interactive("import pandas as pd\ndf = pd.DataFrame({'a': [1, 2, 3]})", timeout=60)
+        yield Kernel(km, kc)
+    finally:
+        kc.stop_channels()
+        km.shutdown_kernel(now=True)
+
+
+def server_params(kernel: Kernel, project: Path) -> StdioServerParameters:
+    return StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "larik_jupyter", "mcp", "--connection-file", kernel.km.connection_file],
+        env=dict(os.environ),
+        cwd=str(project),
+    )
+
+
+def text(result: types.CallToolResult) -> str:
+    return "\n".join(c.text for c in result.content if isinstance(c, types.TextContent))
+
+
+async def drive(params: StdioServerParameters, steps: list[tuple[str, dict[str, Any]]]) -> list[types.CallToolResult]:
+    async with stdio_client(params) as (read, write):
+        async with ClientSession(read, write, client_info=types.Implementation(name=CLIENT, version="1")) as session:
+            await session.initialize()
+            names = {t.name for t in (await session.list_tools()).tools}
+            assert {"notebook_read", "notebook_edit", "notebook_run", "notebook_check", "python",
+                    "variable_report", "undo_list", "transcript", "undo"} <= names
+            return [await session.call_tool(name, args) for name, args in steps]
+
+
+def test_ten_step_analysis_is_recorded_and_undone(kernel: Kernel, project: Path) -> None:
+    personal(ALLOW)
+    nb = "analysis.ipynb"
+    steps: list[tuple[str, dict[str, Any]]] = [
+        ("notebook_read", {"path": nb}),
+        ("python", {"code": "df['b'] = df['a'] * 10\nprint(df.shape)"}),
+        ("variable_report", {}),
+        ("notebook_edit", {"path": nb, "cell_id": "total", "edit_mode": "replace",
+                           "new_source": "total = df['b'].sum()\ntotal"}),
+        ("notebook_run", {"path": nb, "cell_id": "total"}),
+        ("notebook_read", {"path": nb}),
+        ("notebook_check", {"path": nb}),
+        ("undo_list", {}),
+        ("transcript", {}),
+        ("undo", {"to": 2}),
+    ]
+    results = asyncio.run(drive(server_params(kernel, project), steps))
+    said = [text(r) for r in results]
+    assert not any(r.is_error for r in results[:9]), said
+    assert "(3, 2)" in said[1]
+    assert "df:" in said[2] and "3×1 → 3×2" in said[2]
+    assert "60" in said[4]  # the edited cell ran in the live kernel: 10+20+30
+    assert "df['b'].sum()" in said[5]
+    assert "notebook_edit" in said[8] and "df['b'] = df['a'] * 10" in said[8]
+    # undo --to 2 took back the cell edit and the DataFrame change, newest first.
+    assert kernel.value("list(df.columns)") == "['a']"
+    source = nbformat.read(project / nb, as_version=4).cells[1].source
+    assert source == "total = df['a'].sum()\ntotal"
+    # The record: one session named after the client, one prompt per recorded call.
+    [info] = list_sessions(project)
+    assert info.first_prompt.startswith(f"{CLIENT}: ")
+    loaded = load_entries(Path(info.path))
+    entries = loaded.entries
+    assert loaded.torn_tail is None
+    assert entries[0].meta is not None and (entries[0].meta.provider, entries[0].meta.model) == ("mcp", CLIENT)
+    calls = [b.name for e in entries if e.message is not None for b in e.message.tool_uses()]
+    assert calls == ["notebook_read", "python", "notebook_edit", "notebook_run", "notebook_read", "notebook_check"]
+    # `/notebook` turns what the client did into cells, as for a turn of larik's own.
+    from larik_jupyter.analysis.as_notebook import write_notebook
+
+    out = write_notebook(Path(info.path), "as-notebook.ipynb", cwd=project)
+    assert "df['b'] = df['a'] * 10\nprint(df.shape)" in [c.source for c in nbformat.read(out, as_version=4).cells]
+
+
+def test_the_person_undoes_a_connected_clients_call_in_the_notebook(kernel: Kernel, project: Path) -> None:
+    personal(ALLOW)
+    said: list[str] = []
+
+    async def run() -> types.CallToolResult:
+        async with stdio_client(server_params(kernel, project)) as (read, write):
+            async with ClientSession(read, write, client_info=types.Implementation(name=CLIENT, version="1")) as session:
+                await session.initialize()
+                await session.call_tool("python", {"code": "df['b'] = 1"})
+                [info] = list_sessions(project)
+                said.append(await asyncio.to_thread(kernel.run, f"%larik /resume {info.id}"))
+                said.append(await asyncio.to_thread(kernel.run, "%larik /undo"))
+                return await session.call_tool("python", {"code": "print(sorted(df.columns))"})
+
+    after = text(asyncio.run(run()))
+    assert "['a']" in after  # the client's change is gone from the kernel
+    assert "<system-note>" in after and "df" in after  # and the client is told, with its next result
+    assert len(list_sessions(project)) == 1  # the notebook took the client's session, no branch of it
+
+
+def test_a_kernel_that_dies_mid_call_is_said_as_such(kernel: Kernel, project: Path) -> None:
+    personal(ALLOW)
+
+    async def run() -> types.CallToolResult:
+        async with stdio_client(server_params(kernel, project)) as (read, write):
+            async with ClientSession(read, write, client_info=types.Implementation(name=CLIENT, version="1")) as session:
+                await session.initialize()
+                call = asyncio.ensure_future(session.call_tool("python", {"code": "import time\ntime.sleep(60)"}))
+                await asyncio.sleep(1.5)  # the call's code is running in the kernel
+                os.kill(kernel.km.provisioner.pid, signal.SIGKILL)  # type: ignore[union-attr]
+                return await asyncio.wait_for(call, 30)
+
+    result = asyncio.run(run())
+    assert result.is_error and "The kernel stopped answering during the call" in text(result)
+
+
+def test_nobody_to_ask_means_denied(kernel: Kernel, project: Path) -> None:
+    [result] = asyncio.run(drive(server_params(kernel, project), [("python", {"code": "df['c'] = 1"})]))
+    assert result.is_error and "nobody can answer an approval" in text(result)
+    assert kernel.value("list(df.columns)") == "['a']"
+
+
+def test_where_no_page_can_answer_the_client_user_is_asked_by_elicitation(kernel: Kernel, project: Path) -> None:
+    asked: list[str] = []
+
+    async def answer(context: Any, params: types.ElicitRequestParams) -> types.ElicitResult:
+        asked.append(params.message)
+        if len(asked) == 1:
+            return types.ElicitResult(action="accept", content={"decision": "allow"})
+        return types.ElicitResult(action="accept", content={"decision": "deny", "reason": "not that column"})
+
+    async def run() -> list[types.CallToolResult]:
+        async with stdio_client(server_params(kernel, project)) as (read, write):
+            async with ClientSession(read, write, client_info=types.Implementation(name=CLIENT, version="1"),
+                                     elicitation_callback=answer) as session:
+                await session.initialize()
+                return [await session.call_tool("python", {"code": code}) for code in ("df['b'] = 1", "df['c'] = 2")]
+
+    allowed, denied = asyncio.run(run())
+    assert len(asked) == 2 and "Run this Python in your kernel?" in asked[0]
+    assert not allowed.is_error, text(allowed)
+    assert denied.is_error and "The user denied permission" in text(denied) and "not that column" in text(denied)
+    assert kernel.value("list(df.columns)") == "['a', 'b']"
+
+
+def test_protect_mode_holds_for_outside_calls(kernel: Kernel, project: Path) -> None:
+    personal({**ALLOW, "protect_variables": True})
+    [result] = asyncio.run(drive(server_params(kernel, project), [("python", {"code": "df['c'] = 1"})]))
+    assert result.is_error and "protected" in text(result)
+    assert kernel.value("list(df.columns)") == "['a']"
+
+
+CLIENT_SCRIPT = """
+import asyncio, os, sys
+import mcp_types as types
+from mcp import ClientSession, StdioServerParameters, stdio_client
+
+async def main():
+    params = StdioServerParameters(command=sys.executable, args=sys.argv[1:], env=dict(os.environ))
+    async with stdio_client(params) as (read, write):
+        async with ClientSession(read, write, client_info=types.Implementation(name="doomed", version="1")) as s:
+            await s.initialize()
+            print("calling", flush=True)
+            await s.call_tool("python", {"code": "import time\\nfor _ in range(300): time.sleep(0.1)"})
+
+asyncio.run(main())
+"""
+
+
+def test_client_killed_mid_call_leaves_kernel_usable(kernel: Kernel, project: Path, tmp_path: Path) -> None:
+    personal(ALLOW)
+    script = tmp_path / "client.py"
+    script.write_text(textwrap.dedent(CLIENT_SCRIPT))
+    args = ["-m", "larik_jupyter", "mcp", "--connection-file", kernel.km.connection_file]
+    client = subprocess.Popen([sys.executable, str(script), *args], cwd=project, stdout=subprocess.PIPE, text=True)
+    try:
+        assert client.stdout is not None and client.stdout.readline().strip() == "calling"
+        deadline = time.monotonic() + 30
+        while not list_sessions(project) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        time.sleep(1.0)  # the call's code is sleeping in the kernel now
+        os.kill(client.pid, signal.SIGKILL)
+        client.wait(10)
+        started = time.monotonic()
+        assert kernel.value("1 + 1") == "2"
+        assert time.monotonic() - started < 15  # not the 30 s the call would have taken
+    finally:
+        if client.poll() is None:
+            client.kill()
+    [info] = list_sessions(project)
+    loaded = load_entries(Path(info.path))  # the whole file reads: no torn or missing line
+    assert loaded.torn_tail is None
+    entries = loaded.entries
+    results = [b for e in entries if e.message is not None for b in e.message.tool_results()]
+    assert len(results) == 1 and results[0].is_error
+    assert INTERRUPTED_RESULT in json.dumps(results[0].content) or "interrupt" in json.dumps(results[0].content).lower()
+
+
+def test_cli_says_in_one_sentence_what_it_could_not_attach_to(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import http.server
+    import threading
+
+    from larik_jupyter.cli import main
+
+    def error(*argv: str) -> str:
+        assert main(["mcp", *argv]) == 2
+        err = capsys.readouterr().err.strip()
+        assert "\n" not in err and "Traceback" not in err
+        return err
+
+    monkeypatch.setenv("JUPYTER_RUNTIME_DIR", str(tmp_path / "runtime"))
+    assert "No running Jupyter server was found" in error("--notebook", "a.ipynb")
+    bad = tmp_path / "kernel-x.json"
+    bad.write_text('{"ip": "127.0.0.1"}')
+    assert "is not a kernel connection file (it has no shell_port" in error("--connection-file", str(bad))
+    assert "No kernel connection file" in error("--connection-file", str(tmp_path / "missing.json"))
+
+    class NoSessions(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            self.send_response(200)
+            self.end_headers()
+            self.wfile.write(b"[]")
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    server = http.server.HTTPServer(("127.0.0.1", 0), NoSessions)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        url = f"http://127.0.0.1:{server.server_port}/"
+        assert "The notebook a.ipynb is not open with a kernel" in error("--notebook", "a.ipynb", "--url", url)
+    finally:
+        server.shutdown()
