@@ -24,7 +24,7 @@ from larik_jupyter.agent.permissions import (
     always_rule,
 )
 from larik_jupyter.agent.preview import preview_change
-from larik_jupyter.agent.prompt import system_prompt
+from larik_jupyter.agent.prompt import egress_rules, system_prompt
 from larik_jupyter.agent.stop_reasons import cut_call_result, output_limit_notice, refused_error
 from larik_jupyter.agent.summary import approval_question
 from larik_jupyter.agent.toolset import agent_tools, concurrent_batches
@@ -35,6 +35,8 @@ from larik_jupyter.config.layers import LoadedConfig, load_config
 from larik_jupyter.config.rules import allowed_by, decide
 from larik_jupyter.config.skills import skills_prompt
 from larik_jupyter.config.update import add_allow_rule
+from larik_jupyter.egress.door import EgressDoor, open_door
+from larik_jupyter.egress.tags import tagged
 from larik_jupyter.errors import LarikError
 from larik_jupyter.llm import events as ev
 from larik_jupyter.llm.builder import MessageBuilder
@@ -66,7 +68,13 @@ from larik_jupyter.tools.base import Tool, ToolResult, failure_result
 from larik_jupyter.tools.env import CallContext, Env
 from larik_jupyter.tools.envelope import new_nonce
 from larik_jupyter.tools.host import KernelHost
-from larik_jupyter.tools.kernel import Answer, kernel_snapshots, protect_text, protected_changes
+from larik_jupyter.tools.kernel import (
+    Answer,
+    kernel_snapshots,
+    protect_text,
+    protected_changes,
+    user_variables,
+)
 from larik_jupyter.tools.notebook import (
     cell_positions,
     cell_restorer,
@@ -115,6 +123,11 @@ class AgentLoop:
         self.cwd = Path(session.cwd)
         self.loaded = loaded or load_config(self.cwd)
         self.root = self.loaded.root
+        # The one egress door of the session; a subagent's requests pass its parent's.
+        self.door: EgressDoor = parent.door if parent is not None else open_door(
+            self.loaded.config.egress.policy_set(), self.root, Path(session.path),
+            (lambda: user_variables(host.namespace)) if host is not None else None,
+        )
         self.provider = provider
         self.approver = approver
         self.yes = yes
@@ -129,6 +142,7 @@ class AgentLoop:
             host=host,
             call=CallContext(session_id=session.id, stop_event=self._stop),
             checkpoint_paths=list(self.loaded.config.checkpoint_paths),
+            egress=self.door.policies,
         )
         self.host = host
         if host is not None and self._owns_turns:
@@ -158,6 +172,16 @@ class AgentLoop:
         self._loop: asyncio.AbstractEventLoop | None = None
         self.answered: Answer | None = None  # the turn's `answer` call, if any
         self.protect = False  # protect mode asked for by the front end (see `protecting`)
+
+    @property
+    def provider(self) -> Provider:
+        """The model provider; every request it sends passes the session's egress door."""
+        return self._provider
+
+    @provider.setter
+    def provider(self, provider: Provider) -> None:
+        provider.door = self.door
+        self._provider = provider
 
     def _in_personal_skill(self, real: Path) -> bool:
         """Whether `real` lies in a personal skill's folder, which `read` may open although it
@@ -210,6 +234,9 @@ class AgentLoop:
         self.loaded = load_config(self.cwd)
         config = self.loaded.config
         notices = list(self.loaded.errors)
+        if self.parent is None:
+            self.door.reload(config.egress.policy_set())
+            self.env.egress = self.door.policies
         self.hooks.configure(config.hooks)
         if config.lspServers != before.lspServers:
             self.lsp.close()
@@ -258,6 +285,8 @@ class AgentLoop:
         else:
             turn = 1
         self.env.call.prompt_number = prompt_number
+        if self._owns_turns:
+            self.door.turn, self.door.prompt = turn, prompt_number
         outcome = TurnOutcome(turn=turn, status="done", session_id=self.session.id, prompt=prompt)
         self.answered = None
         self.emit(ae.TurnStarted(turn=turn, prompt=prompt, model=self.provider.name))
@@ -313,6 +342,8 @@ class AgentLoop:
             )
         else:
             self.session.sync()
+        if self._owns_turns and (line := self.door.withheld_line(outcome.turn)):
+            self.emit(ae.Notice(line))
         state = self.session.state
         traced = trace_last_turn(state)
         if traced is not None and traced.count:
@@ -363,6 +394,7 @@ class AgentLoop:
             in_kernel=self.host is not None,
             skills=skills_prompt(self.loaded.skills),
             protected=self.protecting and self.host is not None,
+            egress=egress_rules(self.door.policies),
         )
 
     async def _steps(self, outcome: TurnOutcome) -> None:
@@ -536,7 +568,8 @@ class AgentLoop:
         content: str | list[ContentBlock] = result.content
         if result.images:
             content = [TextBlock(text=result.content), *result.images]
-        return ToolResultBlock(
+        sources, views = result.egress or ([], {})
+        return tagged(ToolResultBlock(
             tool_use_id=call.id,
             content=content,
             is_error=result.is_error or None,
@@ -547,7 +580,7 @@ class AgentLoop:
             source=result.source,
             answer=result.answer.name if result.answer is not None else None,
             variables=[c.model_dump(exclude_none=True) for c in result.variables] or None,
-        )
+        ), sources, views)
 
     def _error_result(
         self, call: ToolUseBlock, text: str, hooks: list[str] | None = None

@@ -76,7 +76,7 @@ class TurnRunner:
         nonce = new_nonce()
         namespace = self.shell.user_ns if self.shell is not None else {}
         try:
-            attached = attach(parsed.attach, namespace, self.kernel.cwd, nonce)
+            attached = attach(parsed.attach, namespace, self.kernel.cwd, nonce, self.kernel.egress_policies())
         except LarikError as exc:
             raise UsageError(str(exc)) from None
         notebook = self.kernel.own_notebook()

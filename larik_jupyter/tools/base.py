@@ -51,7 +51,9 @@ class ToolResult:
     sentences the turn view shows the user (e.g. to reload a notebook the call rewrote);
     `source` is the code a call ran that its input does not hold (`notebook_run`'s cell);
     `answer` is the kernel variable the `answer` tool handed back as the turn's value;
-    `variables` what a kernel call did to the user's variables.
+    `variables` what a kernel call did to the user's variables. `egress` is what the content
+    was made from and what each source's policy lets out of it (`egress/tags.py`): the
+    sources and views the result block is tagged with.
     """
 
     content: str
@@ -67,6 +69,7 @@ class ToolResult:
     source: str | None = None
     answer: Answer | None = None
     variables: list[VariableChange] = field(default_factory=list)
+    egress: tuple[list[str], dict[str, dict[str, str]]] | None = None
 
 
 # What a call decides when no rule matches: run, ask the user first, or refuse.

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from larik_jupyter.bridge_protocol import Request
+from larik_jupyter.egress.policy import PolicySet
 from larik_jupyter.tools.base import ToolError
 from larik_jupyter.tools.envelope import new_nonce
 
@@ -136,6 +137,8 @@ class Env:
     (`file_write`). `diagnostics`, when set, is asked about every file a tool wrote.
     `variables`, set for an agent in a kernel that owns its turns, snapshots the kernel
     variables the `python` tool's code may change, for undo (per session, so not the host's).
+    `egress` holds the session's egress rules: tools tag what they make with its sources and
+    the views those rules allow (`egress/tags.py`); the door decides what leaves.
     """
 
     cwd: Path
@@ -147,6 +150,7 @@ class Env:
     allow_outside: Callable[[Path], bool] | None = None
     diagnostics: DiagnosticsSource | None = None
     variables: KernelSnapshots | None = None
+    egress: PolicySet = field(default_factory=PolicySet)
 
     def __post_init__(self) -> None:
         self.root = Path(os.path.realpath(self.root))

@@ -11,12 +11,13 @@ from dataclasses import dataclass, field
 from types import CodeType
 from typing import Any
 
+from larik_jupyter.egress.tags import files_tag, variable_tag
 from larik_jupyter.errors import exception_text
-from larik_jupyter.tools.kernel import code_stop
 from larik_jupyter.tools.base import Tool, ToolError, ToolResult
 from larik_jupyter.tools.env import Env
 from larik_jupyter.tools.host import Displayed
 from larik_jupyter.tools.images import ImageCollector
+from larik_jupyter.tools.kernel import code_stop
 from larik_jupyter.tools.kernel.change_routes import names_reached
 from larik_jupyter.tools.kernel.code_stop import TIMEOUT_INPUT, stoppable, timeout_of
 from larik_jupyter.tools.kernel.figures import (
@@ -31,6 +32,7 @@ from larik_jupyter.tools.kernel.figures import (
 )
 from larik_jupyter.tools.kernel.live_output import LiveOutput
 from larik_jupyter.tools.kernel.protect import changes_in
+from larik_jupyter.tools.kernel.sources import files_named, variables_read
 from larik_jupyter.tools.kernel.touched_names import names_it_may_change
 from larik_jupyter.tools.kernel.value_copy import array_or_frame
 from larik_jupyter.tools.kernel.variable_watch import VariableWatch
@@ -194,6 +196,8 @@ class PythonTool(Tool):
             parts.append(UNSCANNED_NOTE)
         if note := watch.note():
             parts.append(note)
+        sources, views = variable_tag(env.egress, variables_read(module, host.namespace))
+        file_sources, file_views = files_tag(env.egress, env.root, files_named(module, env.cwd, env.root))
         return ToolResult(
             images.text(_cap("\n".join(parts)) or "(no output)"),
             is_error=error is not None or bool(stop.reason),
@@ -201,6 +205,7 @@ class PythonTool(Tool):
             displays=images.displays,
             images=images.images,
             variables=variables,
+            egress=(sources + file_sources, views | file_views),
         )
 
 

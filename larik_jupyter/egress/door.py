@@ -1,0 +1,446 @@
+"""The one door: every request passes `EgressDoor.pass_request` as the last step before it
+leaves (the provider calls it with the model context it is about to send).
+
+For each block of the request the door decides what may go: a block tagged with a restricted
+source (`egress/tags.py`) is replaced by a marker per source and the view its policy allows;
+in any other text (untagged content, the model's own replies, tool results, notebook
+context) the distinctive values of restricted variables and files (`egress/values.py`) are
+replaced by markers. Then it measures the request it hands on and appends the ledger line.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlparse
+
+import orjson
+
+from larik_jupyter.egress.ledger import (
+    Ledger,
+    Part,
+    RequestRecord,
+    Withheld,
+    ledger_path,
+    now,
+    read_ledger,
+)
+from larik_jupyter.egress.policy import FULL, NEVER, Policy, PolicySet, parse_policy, stricter
+from larik_jupyter.egress.report import by_turn, withheld_line
+from larik_jupyter.egress.tags import source_label, tag_of
+from larik_jupyter.egress.values import ValueIndex, file_forms, value_forms
+from larik_jupyter.llm.messages import (
+    ContentBlock,
+    ImageBlock,
+    Message,
+    TextBlock,
+    ToolResultBlock,
+    ToolUseBlock,
+    is_context_text,
+)
+from larik_jupyter.llm.provider import Destination
+
+LOCAL_PROVIDERS = ("ollama", "openai-compatible")
+_LOCAL_HOSTS = frozenset({"localhost", "127.0.0.1", "::1"})
+# Files a restricted pattern covers that are indexed, and how much of each is read.
+MAX_FILES = 200
+MAX_FILE_BYTES = 8 * 1024 * 1024
+Build = Callable[[str, list[Message]], dict[str, Any]]
+
+
+def is_local(destination: Destination) -> bool:
+    """An `ollama:`/`openai-compatible:` server on this machine, or no server at all (the
+    scripted model, whose requests never leave the process)."""
+    if destination.base_url is None:
+        return True
+    host = urlparse(destination.base_url).hostname or ""
+    return destination.name.partition(":")[0] in LOCAL_PROVIDERS and host in _LOCAL_HOSTS
+
+
+def advice(label: str, policy: Policy) -> str:
+    """What the model can do instead, by policy."""
+    name = label.split(".")[0].split(":")[0]
+    if policy.kind == "never":
+        return f"nothing of {name} may be sent; do not print it, ask the user"
+    if policy.kind == "schema":
+        return f"work with {name}'s schema or ask the user"
+    if policy.kind == "stats":
+        return f"work with {name}'s schema and statistics or ask the user"
+    return f"work with {name}'s {policy.rows}-row sample or ask the user"
+
+
+def marker(label: str, policy: Policy) -> str:
+    """`[withheld: df.email — policy schema; work with df's schema or ask the user]`."""
+    return f"[withheld: {label} — policy {policy}; {advice(label, policy)}]"
+
+
+def text_bytes(text: str) -> int:
+    """The bytes `text` takes inside a JSON string of the request body."""
+    return len(orjson.dumps(text)) - 2
+
+
+@dataclass
+class _Outcome:
+    """One block as it leaves: the block, its parts and what was withheld from it."""
+
+    block: Any
+    parts: list[Part] = field(default_factory=list)
+    withheld: list[Withheld] = field(default_factory=list)
+
+
+@dataclass
+class _Cached:
+    block: Any
+    key: tuple[int, int, str, bool]
+    outcome: _Outcome
+
+
+class EgressDoor:
+    """The egress policy applied to every request of one session (and its subagents), and
+    the ledger it writes. `variables` lists the kernel's user variables (None: no kernel);
+    `root` is the project root file targets are relative to."""
+
+    def __init__(
+        self,
+        policies: PolicySet,
+        root: Path,
+        ledger: Ledger | None = None,
+        variables: Callable[[], Iterable[tuple[str, object]]] | None = None,
+    ) -> None:
+        self.policies = policies
+        self.root = root
+        self.ledger = ledger
+        self.variables = variables
+        self.turn: int | None = None
+        self.prompt: int | None = None
+        self.records: list[RequestRecord] = []
+        self.index = ValueIndex()
+        self._indexed: dict[str, tuple[object, ...]] = {}
+        self._index_version = 0
+        self._cache: dict[int, _Cached] = {}
+
+    # -- rules ---------------------------------------------------------------------------
+
+    def set_policy(self, target: str, policy: Policy) -> None:
+        """Set `target`'s policy for this session (the notebook's `/egress`), recorded in the
+        ledger so a resumed session keeps it."""
+        self.policies.set(target, policy, "notebook")
+        self._record({"type": "policy", "time": now(), "target": target, "policy": str(policy), "origin": "notebook"})
+
+    def set_local_only(self, on: bool) -> None:
+        """Mark the session local-models-only (or not), recorded in the ledger."""
+        self.policies.notebook_local_only = on
+        self.policies.version += 1
+        self._record({"type": "local_only", "time": now(), "value": on})
+
+    def reload(self, policies: PolicySet) -> None:
+        """Take the config's rules again (after it changed), keeping the notebook's."""
+        for target, resolved in self.policies.rules.items():
+            if resolved.origin == "notebook":
+                policies.set(target, resolved.policy, "notebook")
+        policies.notebook_local_only = self.policies.notebook_local_only
+        policies.version = self.policies.version + 1
+        self.policies = policies
+
+    def replay(self, records: list[dict[str, Any]]) -> None:
+        """Apply the notebook's rules a ledger recorded, oldest first."""
+        for record in records:
+            try:
+                if record.get("type") == "policy":
+                    self.policies.set(str(record["target"]), parse_policy(str(record["policy"])), "notebook")
+                elif record.get("type") == "local_only":
+                    self.policies.notebook_local_only = bool(record["value"])
+            except (KeyError, ValueError):
+                continue  # a line a newer version wrote, or a hand edit: the config still applies
+
+    def withheld_line(self, turn: int | None) -> str | None:
+        """The one line saying what the requests of `turn` (this process's) withheld, or None."""
+        records = [r.to_json() for r in self.records if r.turn == turn]
+        found = by_turn(records)
+        return withheld_line(found[0]) if found else None
+
+    def _record(self, record: dict[str, Any]) -> None:
+        if self.ledger is not None:
+            self.ledger.append(record)
+
+    # -- policy of a source --------------------------------------------------------------
+
+    def policy_of(self, source: str, destination: Destination | None = None) -> Policy:
+        """The policy `source` (`variable:df`, `file:x.csv`) has for a request to `destination`:
+        in a local-only session everything restricted goes in full to a local server and not
+        at all elsewhere."""
+        kind, _, name = source.partition(":")
+        if kind == "variable":
+            policy = self.policies.for_variable(name).policy
+        elif kind == "file":
+            policy = self.policies.for_file(name).policy
+        else:
+            return FULL
+        if self.policies.is_local_only() and policy.restricted and destination is not None:
+            return FULL if is_local(destination) else NEVER
+        return policy
+
+    # -- the value index -----------------------------------------------------------------
+
+    def refresh(self) -> None:
+        """Index the values of the restricted variables and files that changed since last."""
+        wanted: dict[str, tuple[object, ...]] = {}
+        values: dict[str, object] = {}
+        if self.variables is not None:
+            for name, value in self.variables():
+                source = f"variable:{name}"
+                if self.policies.for_variable(name).policy.restricted:
+                    wanted[source] = (id(value), getattr(value, "shape", None), _length(value))
+                    values[source] = value
+        for rel, path in self._restricted_files():
+            try:
+                stat = path.stat()
+            except OSError:
+                continue
+            wanted[f"file:{rel}"] = (stat.st_mtime_ns, stat.st_size)
+            values[f"file:{rel}"] = path
+        changed = False
+        for source in [s for s in self._indexed if s not in wanted]:
+            self.index.drop(source)
+            del self._indexed[source]
+            changed = True
+        for source, key in wanted.items():
+            if self._indexed.get(source) == key:
+                continue
+            self.index.add(source, _forms(source, values[source]))
+            self._indexed[source] = key
+            changed = True
+        if changed:
+            self._index_version += 1
+
+    def _restricted_files(self) -> Iterable[tuple[str, Path]]:
+        seen = 0
+        for target in self.policies.file_targets():
+            for path in self.root.glob(target) if any(c in target for c in "*?[") else [self.root / target]:
+                if seen >= MAX_FILES:
+                    return
+                if path.is_file() and not path.is_symlink():
+                    seen += 1
+                    yield path.relative_to(self.root).as_posix(), path
+
+    # -- the door ------------------------------------------------------------------------
+
+    def pass_request(
+        self, destination: Destination, system: str, messages: list[Message], build: Build
+    ) -> dict[str, Any]:
+        """Filter `messages`, build the request body with `build(system, messages)`, record
+        its ledger line and return the body."""
+        open_all = self.policies.is_local_only() and is_local(destination)
+        if not open_all:
+            self.refresh()
+        parts = [Part("system prompt", text_bytes(system))] if system else []
+        withheld: list[Withheld] = []
+        sent: list[Message] = []
+        names = {c.id: c.name for m in messages for c in m.tool_uses()}
+        prompts = 0
+        for message in messages:
+            if message.is_prompt():
+                prompts += 1
+            content: list[ContentBlock] = []
+            for block in message.content:
+                where = _where(block, message, prompts, names)
+                if open_all:
+                    outcome = _Outcome(block, _measure(block, where))
+                else:
+                    outcome = self._block(block, where, destination, typed=message.is_prompt())
+                content.append(outcome.block)
+                parts += outcome.parts
+                withheld += outcome.withheld
+            same = all(a is b for a, b in zip(content, message.content, strict=True))
+            sent.append(message if same else message.model_copy(update={"content": content}))
+        body = build(system, sent)
+        total = len(orjson.dumps(body))
+        tools = body.get("tools")
+        if tools:
+            parts.append(Part("tool definitions", len(orjson.dumps(tools))))
+        parts.append(Part("framing", total - sum(p.bytes for p in parts)))
+        record = RequestRecord(
+            time=now(), destination=destination.name, local=is_local(destination), bytes=total,
+            parts=_merged(parts), withheld=withheld, turn=self.turn, prompt=self.prompt,
+        )
+        self.records.append(record)
+        if self.ledger is not None:
+            self.ledger.append(record.to_json())
+        return body
+
+    def _block(self, block: Any, where: str, destination: Destination, *, typed: bool) -> _Outcome:
+        key = (self.policies.version, self._index_version, destination.name, is_local(destination))
+        cached = self._cache.get(id(block))
+        if cached is not None and cached.block is block and cached.key == key:
+            return cached.outcome
+        outcome = self._decide(block, where, destination, typed)
+        self._cache[id(block)] = _Cached(block, key, outcome)
+        return outcome
+
+    def _decide(self, block: Any, where: str, destination: Destination, typed: bool) -> _Outcome:
+        sources, views = tag_of(block)
+        restricted = [(s, p) for s in sources if (p := self.policy_of(s, destination)).restricted]
+        if restricted:
+            return self._replace(block, where, restricted, views)
+        if isinstance(block, TextBlock) and not (typed and not is_context_text(block.text)):
+            # What the user typed goes as typed; everything else is searched.
+            text, found = self._scrub(block.text, where, destination)
+            new = block if not found else block.model_copy(update={"text": text})
+            return _Outcome(new, [Part(where, text_bytes(text))], found)
+        if isinstance(block, ToolResultBlock):
+            return self._result(block, where, destination)
+        if isinstance(block, ToolUseBlock):
+            raw, found = self._scrub(orjson.dumps(block.input).decode(), where, destination)
+            call = block if not found else block.model_copy(update={"input": orjson.loads(raw)})
+            return _Outcome(call, _measure(call, where), found)
+        return _Outcome(block, _measure(block, where))
+
+    def _result(self, block: ToolResultBlock, where: str, destination: Destination) -> _Outcome:
+        if isinstance(block.content, str):
+            text, found = self._scrub(block.content, where, destination)
+            new = block if not found else block.model_copy(update={"content": text})
+            return _Outcome(new, [Part(where, text_bytes(text))], found)
+        inner: list[Any] = []
+        parts: list[Part] = []
+        withheld: list[Withheld] = []
+        for item in block.content:
+            label = f"image of {where.removeprefix('result of ')}" if isinstance(item, ImageBlock) else where
+            outcome = self._decide(item, label, destination, False)
+            inner.append(outcome.block)
+            parts += outcome.parts
+            withheld += outcome.withheld
+        changed = any(a is not b for a, b in zip(inner, block.content, strict=True))
+        return _Outcome(block.model_copy(update={"content": inner}) if changed else block, parts, withheld)
+
+    def _scrub(self, text: str, where: str, destination: Destination) -> tuple[str, list[Withheld]]:
+        found = self.index.find(text)
+        if not found:
+            return text, []
+        withheld: dict[tuple[str, str], Withheld] = {}
+        for item in found:
+            policy = self.policy_of(item.source, destination)
+            if not policy.restricted or item.text not in text:
+                continue
+            count = text.count(item.text)
+            text = text.replace(item.text, marker(item.label, policy))
+            key = (item.label, str(policy))
+            if key in withheld:
+                withheld[key].count += count
+            else:
+                withheld[key] = Withheld(item.label, str(policy), where, count)
+        return text, list(withheld.values())
+
+    def _replace(
+        self, block: Any, where: str, restricted: list[tuple[str, Policy]], views: dict[str, dict[str, str]]
+    ) -> _Outcome:
+        """The block's content replaced by a marker per restricted source and what its policy
+        lets out (the view stored with the tag, when it is no looser than the policy now)."""
+        pieces: list[tuple[str, str]] = []
+        withheld = []
+        for source, policy in restricted:
+            label = source_label(source)
+            what = "image" if isinstance(block, ImageBlock) else "content"
+            pieces.append((f"{where} (withheld)", f"{marker(label, policy)} (the {what} was made from {label})\n"))
+            withheld.append(Withheld(label, str(policy), where))
+            view = views.get(source) or {}
+            shown = view.get("policy")
+            if shown and view.get("text") and _no_looser(shown, policy):
+                pieces.append((f"summary of {label}", view["text"] + "\n"))
+        text = "".join(t for _, t in pieces).rstrip("\n")
+        parts = [Part(label, text_bytes(t)) for label, t in pieces]
+        parts[-1].bytes = text_bytes(pieces[-1][1].rstrip("\n"))
+        if isinstance(block, ToolResultBlock):
+            new: Any = block.model_copy(update={"content": text})
+        else:
+            new = TextBlock(text=text)
+        return _Outcome(new, parts, withheld)
+
+
+def _no_looser(shown: str, policy: Policy) -> bool:
+    view_policy = parse_policy(shown)
+    return stricter(view_policy, policy) == view_policy
+
+
+def _length(value: object) -> int | None:
+    try:
+        return len(value)  # type: ignore[arg-type]
+    except Exception:
+        return None
+
+
+def _forms(source: str, value: object) -> Iterable[tuple[str, str]]:
+    kind, _, name = source.partition(":")
+    if kind == "file" and isinstance(value, Path):
+        try:
+            with open(value, "rb", opener=lambda p, f: os.open(p, f | os.O_NOFOLLOW)) as handle:
+                text = handle.read(MAX_FILE_BYTES).decode("utf-8", errors="replace")
+        except OSError:
+            return []
+        return list(file_forms(name, text))
+    try:
+        return list(value_forms(name, value))
+    except Exception:  # a value that cannot be walked is still covered by its tags
+        return []
+
+
+def _where(block: Any, message: Message, prompts: int, names: dict[str, str]) -> str:
+    """The ledger's name for the part a block is."""
+    if isinstance(block, ToolResultBlock):
+        tool = names.get(block.tool_use_id)
+        return f"result of call {block.tool_use_id}" + (f" ({tool})" if tool else "")
+    if message.role == "assistant":
+        return "the model's replies"
+    if isinstance(block, TextBlock):
+        if block.text.startswith("<notebook-context"):
+            return "notebook context"
+        if block.text.startswith("<notebook-data"):
+            return "attachments"
+        if block.text.startswith("<system-note>"):
+            return "system notes"
+        return f"prompt {prompts}" if message.is_prompt() else "earlier context"
+    if isinstance(block, ImageBlock):
+        return "images attached to prompts"
+    return "earlier context"
+
+
+def _measure(block: Any, where: str) -> list[Part]:
+    if isinstance(block, TextBlock):
+        return [Part(where, text_bytes(block.text))]
+    if isinstance(block, ImageBlock):
+        return [Part(where, len(str(block.source.get("data") or block.source.get("url") or "")))]
+    if isinstance(block, ToolUseBlock):
+        return [Part(where, len(orjson.dumps(block.input)))]
+    if isinstance(block, ToolResultBlock):
+        if isinstance(block.content, str):
+            return [Part(where, text_bytes(block.content))]
+        return [p for item in block.content for p in _measure(item, where)]
+    text = getattr(block, "thinking", None)
+    return [Part(where, text_bytes(text))] if isinstance(text, str) else []
+
+
+def _merged(parts: list[Part]) -> list[Part]:
+    """Parts of the same source added up, in first-seen order."""
+    merged: dict[str, Part] = {}
+    for part in parts:
+        if part.source in merged:
+            merged[part.source].bytes += part.bytes
+        else:
+            merged[part.source] = Part(part.source, part.bytes)
+    return list(merged.values())
+
+
+
+def open_door(
+    policies: PolicySet,
+    root: Path,
+    transcript: Path,
+    variables: Callable[[], Iterable[tuple[str, object]]] | None,
+) -> EgressDoor:
+    """The door of the session whose transcript is `transcript`: its ledger beside it, and
+    the rules the notebook set in it before (recorded in the ledger) applied again."""
+    door = EgressDoor(policies, root, Ledger(ledger_path(transcript)), variables)
+    door.replay(read_ledger(ledger_path(transcript)))
+    return door
