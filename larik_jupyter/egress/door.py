@@ -60,9 +60,8 @@ def is_local(destination: Destination) -> bool:
     return destination.name.partition(":")[0] in LOCAL_PROVIDERS and host in _LOCAL_HOSTS
 
 
-def advice(label: str, policy: Policy) -> str:
-    """What the model can do instead, by policy."""
-    name = label.split(".")[0].split(":")[0]
+def advice(name: str, policy: Policy) -> str:
+    """What the model can do instead, by policy; `name` is the variable or file."""
     if policy.kind == "never":
         return f"nothing of {name} may be sent; do not print it, ask the user"
     if policy.kind == "schema":
@@ -72,9 +71,10 @@ def advice(label: str, policy: Policy) -> str:
     return f"work with {name}'s {policy.rows}-row sample or ask the user"
 
 
-def marker(label: str, policy: Policy) -> str:
-    """`[withheld: df.email — policy schema; work with df's schema or ask the user]`."""
-    return f"[withheld: {label} — policy {policy}; {advice(label, policy)}]"
+def marker(label: str, policy: Policy, name: str | None = None) -> str:
+    """`[withheld: df.email — policy schema; work with df's schema or ask the user]`:
+    `label` is what was withheld, `name` the variable or file it belongs to (default: label)."""
+    return f"[withheld: {label} — policy {policy}; {advice(name or label, policy)}]"
 
 
 def text_bytes(text: str) -> int:
@@ -325,7 +325,7 @@ class EgressDoor:
             if not policy.restricted or item.text not in text:
                 continue
             count = text.count(item.text)
-            text = text.replace(item.text, marker(item.label, policy))
+            text = text.replace(item.text, marker(item.label, policy, source_label(item.source)))
             key = (item.label, str(policy))
             if key in withheld:
                 withheld[key].count += count

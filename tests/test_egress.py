@@ -1,0 +1,177 @@
+"""The egress policy's rules, its local-only mode, the routes the canary suite's notebook does
+not take (MCP results, the notebook context), the record a resumed session keeps, and what
+the user is told."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from IPython.core.error import UsageError
+from IPython.utils.capture import capture_output
+
+from larik_jupyter import Agent
+from larik_jupyter.agent.events import Notice
+from larik_jupyter.agent.loop import PromptExtras
+from larik_jupyter.config.layers import load_config
+from larik_jupyter.egress.ledger import ledger_path, read_ledger
+from larik_jupyter.egress.policy import PolicyError, parse_policy
+from larik_jupyter.egress.values import ValueIndex, number_forms, value_forms
+from larik_jupyter.errors import LarikError
+from larik_jupyter.llm.messages import TextBlock
+from larik_jupyter.testing import ScriptedHTTPServer
+from larik_jupyter.tools.host import KernelHost
+from tests.agent_helpers import done, personal, scripted, tool
+from tests.widget_helpers import larik, shell_with_magics
+
+KEY = "sk-egress"
+EMAIL = "cust.canary.6610@ex.com"
+SALARY = 123456.78
+TINY = Path(__file__).parent / "mcp_servers" / "tiny_server.py"
+
+
+def _frame() -> pd.DataFrame:
+    return pd.DataFrame({"email": [EMAIL, "b.other9@ex.com"], "salary": [SALARY, 1.0]})
+
+
+def _wire(server: ScriptedHTTPServer, monkeypatch: pytest.MonkeyPatch, **config: object) -> None:
+    monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", server.anthropic_base_url)
+    compatible = {"base_url": server.openai_base_url, "api_key_env": "ANTHROPIC_API_KEY"}
+    personal({"providers": {"openai-compatible": compatible}, **config})
+
+
+def _sent(server: ScriptedHTTPServer) -> str:
+    return "\n".join(json.dumps(r.body, ensure_ascii=False) for r in server.requests)
+
+
+def test_policies_parse_and_order() -> None:
+    assert str(parse_policy("sample 5 mask email,phone")) == "sample 5 mask email,phone"
+    with pytest.raises(PolicyError, match="Unknown egress policy 'sometimes'"):
+        parse_policy("sometimes")
+    with pytest.raises(PolicyError, match="sample needs a number of rows"):
+        parse_policy("sample")
+
+
+def test_the_repository_config_only_tightens(project: Path) -> None:
+    personal({"egress": {"default": "full", "policies": {"df": "never", "raw": "full", "data/*.csv": "full"}}})
+    (project / ".larik").mkdir()
+    shared = {"egress": {"default": "stats", "policies": {"df": "full", "raw": "schema"}, "local_only": False}}
+    (project / ".larik" / "settings.json").write_text(json.dumps(shared))
+    policies = load_config(project).config.egress.policy_set()
+    assert str(policies.for_variable("df").policy) == "never"  # the repository cannot loosen
+    assert str(policies.for_variable("raw").policy) == "schema"  # but it can tighten
+    assert str(policies.for_variable("other").policy) == "stats"  # its default too
+    assert policies.for_variable("raw").origin == "repository config"
+    assert str(policies.for_file("notes.md").policy) == "full"  # the default covers data files only
+    assert str(policies.for_file("data/x.parquet").policy) == "stats"
+    assert not policies.is_local_only()
+    # Made false: without the shared file, the personal rules hold.
+    (project / ".larik" / "settings.json").unlink()
+    policies = load_config(project).config.egress.policy_set()
+    assert str(policies.for_variable("raw").policy) == "full"
+
+
+def test_number_forms_and_the_index() -> None:
+    assert {"73456.78", "73,456.78", "73456.780000", "73457"} <= set(number_forms(73456.78))
+    assert number_forms(12.5) == [] and number_forms(980) == []
+    index = ValueIndex()
+    index.add("variable:df", value_forms("df", _frame()))
+    found = index.find(f"total 123,456.78 and {EMAIL}, not 1.0")
+    assert {f.label for f in found} == {"df.salary", "df.email"}
+    assert index.find("nothing of it here 123457.1") == []
+
+
+def test_mcp_results_and_the_notebook_context_are_searched(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    script = [
+        {"content": [tool("mcp__tiny__echo", text=f"echo {EMAIL}")]},
+        {"content": done("ok")},
+    ]
+    with ScriptedHTTPServer(script, api_key=KEY) as server:
+        _wire(
+            server, monkeypatch,
+            mcpServers={"tiny": {"command": sys.executable, "args": [str(TINY)]}},
+            egress={"policies": {"cust": "never"}},
+        )
+        agent = Agent(project, model="anthropic:claude-sonnet-4-6", yes=True, host=KernelHost({"cust": _frame()}))
+        try:
+            context = TextBlock(text=f"<notebook-context>\nLast error: KeyError: '{EMAIL}' at {SALARY}\n</notebook-context>")
+            outcome = agent.run("go", PromptExtras(before=[context]))
+        finally:
+            agent.close()
+        sent = _sent(server)
+    assert outcome.status == "done"
+    assert EMAIL not in sent and "123456.78" not in sent
+    assert "[withheld: cust.email — policy never" in sent and "[withheld: cust.salary — policy never" in sent
+    records = [r for r in read_ledger(ledger_path(agent.session_path)) if r["type"] == "request"]
+    wheres = {w["where"] for r in records for w in r["withheld"]}
+    assert "notebook context" in wheres and any("mcp__tiny__echo" in w for w in wheres)
+
+
+@pytest.mark.parametrize(("model", "leaves"), [("openai-compatible:local-7b", True), ("anthropic:claude-sonnet-4-6", False)])
+def test_local_models_only(model: str, leaves: bool, project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    script = [{"content": [tool("python", code="print(cust)")]}, {"content": done("ok")}]
+    with ScriptedHTTPServer(script, api_key=KEY) as server:
+        _wire(server, monkeypatch, egress={"policies": {"cust": "schema"}, "local_only": True})
+        agent = Agent(project, model=model, yes=True, host=KernelHost({"cust": _frame()}))
+        try:
+            agent.run("show")
+        finally:
+            agent.close()
+        sent = _sent(server)
+    # On this machine's compatible server the data goes in full; anywhere else not at all.
+    assert (EMAIL in sent) is leaves
+    if not leaves:
+        assert "[withheld: cust — policy never" in sent and "cust: DataFrame" not in sent
+    assert "local models only" in json.dumps(server.requests[0].body)
+
+
+def test_notebook_rules_are_recorded_kept_on_resume_and_told(project: Path, tmp_path: Path) -> None:
+    model = scripted(tmp_path, [tool("python", code="cust.head()")], done("ok"), done("again"))
+    host = KernelHost({"cust": _frame()})
+    agent = Agent(project, model=model, yes=True, host=host)
+    notices: list[str] = []
+    agent.subscribe(lambda e: notices.append(e.text) if isinstance(e, Notice) else None)
+    try:
+        assert "policy `stats`" in agent.set_egress("cust", "stats")
+        with pytest.raises(LarikError, match="Unknown egress policy"):
+            agent.set_egress("cust", "sometimes")
+        agent.run("look")
+        session = agent.session_id
+    finally:
+        agent.close()
+    assert "Withheld from the model this turn: cust (stats) (`%larik /egress` shows the ledger)." in notices
+    requests = agent.loop.provider.requests  # type: ignore[attr-defined]
+    assert EMAIL not in json.dumps(requests) and "count 2, missing 0" in json.dumps(requests)
+    report = agent.egress_report()
+    assert "variable cust: stats (notebook)" in report and "cust (stats)" in report
+    resumed = Agent(project, session=session, model=model, yes=True, host=host)
+    try:
+        assert str(resumed.loop.door.policies.for_variable("cust").policy) == "stats"
+        resumed.run("again")
+    finally:
+        resumed.close()
+    assert "[withheld: cust — policy stats" in json.dumps(resumed.loop.provider.requests[-1], ensure_ascii=False)  # type: ignore[attr-defined]
+
+
+def test_the_egress_command(project: Path, tmp_path: Path) -> None:
+    (project / ".larik").mkdir()
+    (project / ".larik" / "settings.json").write_text(json.dumps({"egress": {"policies": {"df": "schema"}}}))
+    shell, _ = shell_with_magics(project, scripted(tmp_path, done("ok")))
+    with capture_output() as shown:
+        larik(shell, "/egress df full")
+        larik(shell, "/egress 'data/*.csv' sample 3 mask email")
+        larik(shell, "/egress --local-only on")
+        larik(shell, "hello")
+        larik(shell, "/egress")
+    text = "\n".join(str(o.data.get("text/markdown", o.data.get("text/plain", ""))) for o in shown.outputs)
+    assert "The repository's config allows no more than `schema`, so that holds." in text
+    assert "Files `data/*.csv`: policy `sample 3 mask email` from the next request on." in text
+    assert "Local models only: restricted data goes in full" in text
+    assert "**Last turn (prompt 1)**: 1 request(s)" in text and "| system prompt |" in text
+    assert "Nothing was withheld in that turn." in text
+    with pytest.raises(UsageError, match="say what may leave of df: never, schema, stats"):
+        larik(shell, "/egress df")
