@@ -126,7 +126,7 @@ class AgentLoop:
         # The one egress door of the session; a subagent's requests pass its parent's.
         self.door: EgressDoor = parent.door if parent is not None else open_door(
             self.loaded.config.egress.policy_set(), self.root, Path(session.path),
-            (lambda: user_variables(host.namespace)) if host is not None else None,
+            (lambda: user_variables(host.namespace or {})) if host is not None else None,
         )
         self.provider = provider
         self.approver = approver
