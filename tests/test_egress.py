@@ -155,6 +155,12 @@ def test_notebook_rules_are_recorded_kept_on_resume_and_told(project: Path, tmp_
     finally:
         resumed.close()
     assert "[withheld: cust — policy stats" in json.dumps(resumed.loop.provider.requests[-1], ensure_ascii=False)  # type: ignore[attr-defined]
+    # A branch of the session keeps the rules the notebook set in its source.
+    branch = Agent(project, session=str(resumed.fork()), model=model, yes=True)
+    try:
+        assert str(branch.loop.door.policies.for_variable("cust").policy) == "stats"
+    finally:
+        branch.close()
 
 
 def test_the_egress_command(project: Path, tmp_path: Path) -> None:
@@ -175,3 +181,37 @@ def test_the_egress_command(project: Path, tmp_path: Path) -> None:
     assert "Nothing was withheld in that turn." in text
     with pytest.raises(UsageError, match="say what may leave of df: never, schema, stats"):
         larik(shell, "/egress df")
+
+
+def test_the_cli_and_the_sidebar_view_show_the_ledger(
+    project: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from larik_jupyter.cli import main
+    from larik_jupyter.server.views import transcript_page
+
+    model = scripted(tmp_path, [tool("python", code="print(cust)")], done("ok"))
+    agent = Agent(project, model=model, yes=True, host=KernelHost({"cust": _frame()}))
+    try:
+        agent.set_egress("cust", "never")
+        agent.run("look")
+    finally:
+        agent.close()
+    assert main(["egress", str(agent.session_path)]) == 0
+    out = capsys.readouterr().out
+    assert "cust: never (set in the notebook" in out
+    assert "prompt 1: 2 request(s)" in out and "withheld cust (never) ×1" in out
+    assert "| result of call" in out and "| framing |" in out
+    page = transcript_page(agent.session_id, agent.session_path, 0, 50, project)
+    (turn,) = page.egress
+    assert turn.prompt == 1 and turn.requests == 2 and turn.withheld == ["cust (never) ×1"]
+    assert turn.text.startswith("Sent 2 request(s), ") and turn.text.endswith("· withheld cust (never) ×1")
+    # Made false: a session whose requests withheld nothing says nothing was withheld.
+    clean = Agent(project, model=scripted(tmp_path, done("hi")), yes=True)
+    try:
+        clean.run("hello")
+    finally:
+        clean.close()
+    (turn,) = transcript_page(clean.session_id, clean.session_path, 0, 50, project).egress
+    assert turn.withheld == [] and "withheld" not in turn.text
+    assert main(["egress", "no-such-session"]) == 2
+    assert "larik-jupyter:" in capsys.readouterr().err

@@ -106,6 +106,15 @@ export interface IUnfoundCount {
   numbers: string[];
 }
 
+/** What the requests of one prompt's turn sent (larik_jupyter/egress/ledger.py), by prompt number. */
+export interface IEgressTurn {
+  prompt: number;
+  requests: number;
+  bytes: number;
+  withheld: string[];
+  text: string;
+}
+
 export interface ITranscriptPage {
   id: string;
   total: number;
@@ -115,6 +124,7 @@ export interface ITranscriptPage {
   /** Numbers in replies found in no output of their turn (docs/format.md). */
   unfound?: IUnfoundInBlock[];
   unfound_counts?: IUnfoundCount[];
+  egress?: IEgressTurn[];
 }
 
 export interface ICheckpointFile {

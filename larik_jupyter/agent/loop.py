@@ -53,7 +53,7 @@ from larik_jupyter.llm.provider import Provider, ProviderError
 from larik_jupyter.llm.tokens import context_tokens, estimate_tokens, has_tokens
 from larik_jupyter.llm.valid_text import valid_event, valid_text
 from larik_jupyter.lsp.manager import LspManager
-from larik_jupyter.session.branch import BranchError
+from larik_jupyter.session.branch import BranchError, ancestors
 from larik_jupyter.session.call_summary import (
     CellPosition,
     first_known,
@@ -127,6 +127,7 @@ class AgentLoop:
         self.door: EgressDoor = parent.door if parent is not None else open_door(
             self.loaded.config.egress.policy_set(), self.root, Path(session.path),
             (lambda: user_variables(host.namespace or {})) if host is not None else None,
+            ancestors(Path(session.path)),
         )
         self.provider = provider
         self.approver = approver

@@ -11,7 +11,7 @@ replaced by markers. Then it measures the request it hands on and appends the le
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -438,9 +438,12 @@ def open_door(
     root: Path,
     transcript: Path,
     variables: Callable[[], Iterable[tuple[str, object]]] | None,
+    inherited: Sequence[Path] = (),
 ) -> EgressDoor:
     """The door of the session whose transcript is `transcript`: its ledger beside it, and
-    the rules the notebook set in it before (recorded in the ledger) applied again."""
+    the rules the notebook set in it before (recorded in the ledger) applied again, after
+    those of the sessions it was forked from (`inherited`, oldest first): a branch keeps them."""
     door = EgressDoor(policies, root, Ledger(ledger_path(transcript)), variables)
-    door.replay(read_ledger(ledger_path(transcript)))
+    for path in [*inherited, transcript]:
+        door.replay(read_ledger(ledger_path(path)))
     return door

@@ -1,5 +1,6 @@
 """The egress ledger: for each request, the bytes that went out by source and what was
-withheld, appended beside the session transcript (`<id>.egress.jsonl`) and never rewritten.
+withheld, appended beside the session transcript (`<id>.egress/ledger.jsonl`, as the debug
+trace is `<id>.trace/events.jsonl`) and never rewritten.
 
 Lines: `{"type": "request", …}` (see `RequestRecord`) and `{"type": "policy", "target",
 "policy", "origin", "time"}` / `{"type": "local_only", "value", "time"}` for each change the
@@ -17,9 +18,9 @@ from typing import Any
 
 
 def ledger_path(transcript: str | os.PathLike[str]) -> Path:
-    """`<id>.egress.jsonl` beside the transcript `<id>.jsonl`."""
+    """`<id>.egress/ledger.jsonl` beside the transcript `<id>.jsonl`."""
     path = Path(transcript)
-    return path.with_name(path.name.removesuffix(".jsonl") + ".egress.jsonl")
+    return path.with_name(path.name.removesuffix(".jsonl") + ".egress") / "ledger.jsonl"
 
 
 def now() -> str:
@@ -73,6 +74,7 @@ class Ledger:
 
     def append(self, record: dict[str, Any]) -> None:
         line = json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n"
+        self.path.parent.mkdir(mode=0o700, exist_ok=True)
         # O_APPEND without following a link: the file lies beside the transcript in the data dir.
         fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW, 0o600)
         try:

@@ -19,8 +19,10 @@ from larik_jupyter.session.outline import (
     ToolUseOutline,
 )
 from larik_jupyter.session.reader import (
+    CorruptSessionError,
     load_entries,
     prefix_boundary,
+    read_meta,
     session_id_of,
 )
 from larik_jupyter.session.state import INTERRUPTED_TOOL_RESULT, replay
@@ -246,3 +248,21 @@ def fork_tree(cwd: str | os.PathLike[str]) -> list[TreeNode]:
         parent = _owner(node, nodes)
         (parent.children if parent is not None else roots).append(node)
     return roots
+
+
+def ancestors(path: Path) -> list[Path]:
+    """The session files `path` was forked from, oldest first (those still in its folder and
+    readable; a circle or a missing source ends the walk)."""
+    found: list[Path] = []
+    current = path
+    while len(found) < 100:
+        try:
+            source = read_meta(current).fork_of
+        except (OSError, CorruptSessionError):
+            break
+        parent = path.with_name(f"{source}.jsonl") if source else None
+        if parent is None or parent == path or parent in found or not parent.is_file():
+            break
+        found.append(parent)
+        current = parent
+    return found[::-1]
