@@ -10,6 +10,7 @@ replaced by markers. Then it measures the request it hands on and appends the le
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -51,6 +52,7 @@ MAX_FILE_BYTES = 8 * 1024 * 1024
 Build = Callable[[str, list[Message]], dict[str, Any]]
 
 
+@functools.lru_cache(maxsize=64)
 def is_local(destination: Destination) -> bool:
     """An `ollama:`/`openai-compatible:` server on this machine, or no server at all (the
     scripted model, whose requests never leave the process)."""
@@ -316,22 +318,38 @@ class EgressDoor:
         return _Outcome(block.model_copy(update={"content": inner}) if changed else block, parts, withheld)
 
     def _scrub(self, text: str, where: str, destination: Destination) -> tuple[str, list[Withheld]]:
-        found = self.index.find(text)
+        """`text` with each restricted value found in it replaced by its marker (one pass)."""
+        found = {
+            item.text: (item, policy)
+            for item in self.index.find(text)
+            if (policy := self.policy_of(item.source, destination)).restricted
+        }
         if not found:
             return text, []
         withheld: dict[tuple[str, str], Withheld] = {}
-        for item in found:
-            policy = self.policy_of(item.source, destination)
-            if not policy.restricted or item.text not in text:
-                continue
-            count = text.count(item.text)
-            text = text.replace(item.text, marker(item.label, policy, source_label(item.source)))
-            key = (item.label, str(policy))
-            if key in withheld:
-                withheld[key].count += count
-            else:
-                withheld[key] = Withheld(item.label, str(policy), where, count)
-        return text, list(withheld.values())
+        spans: list[tuple[int, int, str]] = []
+        taken: list[tuple[int, int]] = []
+        # Longest first, and only whole tokens: `1234.5` is not withheld out of `91234.56`.
+        for value in sorted(found, key=len, reverse=True):
+            item, policy = found[value]
+            at = text.find(value)
+            while at >= 0:
+                end = at + len(value)
+                if _whole_token(text, at, end) and not any(a < end and at < b for a, b in taken):
+                    spans.append((at, end, marker(item.label, policy, source_label(item.source))))
+                    taken.append((at, end))
+                    key = (item.label, str(policy))
+                    if key in withheld:
+                        withheld[key].count += 1
+                    else:
+                        withheld[key] = Withheld(item.label, str(policy), where)
+                at = text.find(value, end)
+        pieces = []
+        last = 0
+        for at, end, said in sorted(spans):
+            pieces += [text[last:at], said]
+            last = end
+        return "".join([*pieces, text[last:]]), list(withheld.values())
 
     def _replace(
         self, block: Any, where: str, restricted: list[tuple[str, Policy]], views: dict[str, dict[str, str]]
@@ -357,6 +375,18 @@ class EgressDoor:
         else:
             new = TextBlock(text=text)
         return _Outcome(new, parts, withheld)
+
+
+_TOKEN = frozenset("_@+-abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789")
+
+
+def _whole_token(text: str, start: int, end: int) -> bool:
+    """Whether `text[start:end]` is not part of a longer token (a full stop may follow)."""
+    before = text[start - 1] if start else " "
+    after = text[end] if end < len(text) else " "
+    if after == "." and end + 1 < len(text) and text[end + 1] in _TOKEN:
+        return False
+    return before not in _TOKEN and before != "." and after not in _TOKEN
 
 
 def _no_looser(shown: str, policy: Policy) -> bool:

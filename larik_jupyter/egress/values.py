@@ -4,7 +4,7 @@ A value is distinctive when text holding it most likely came from the source: a 
 five or more characters that holds a digit or an `@`, or comes from a column whose values
 are mostly different (names, emails, ids); a number with four or more significant digits
 (in the forms Python, pandas and people print it: `73456.78`, `73,456.78`, `73456.780000`,
-`73457`); a date (`2024-03-15`). Up to `VALUES_PER_SOURCE` values of each source are indexed
+`73456.8`; never rounded to a whole number); a date (`2024-03-15`). Up to `VALUES_PER_SOURCE` values of each source are indexed
 (the head of a large frame's columns): this index is the net under the tags, which mark
 content where it is made.
 """
@@ -20,9 +20,6 @@ from dataclasses import dataclass
 from typing import Any
 
 VALUES_PER_SOURCE = 20_000
-# A token: what an email, id, number or date is made of, ending in a word character.
-_WORD = re.compile(r"[\w@.+\-]*\w")
-_GROUPED = re.compile(r"-?\d{1,3}(?:,\d{3})+(?:\.\d+)?")
 _MIN_STRING = 5
 
 
@@ -34,6 +31,7 @@ class Found:
     text: str
     source: str
     label: str
+    key: bytes | None = None  # the token, when the value is that one token (no check needed)
 
 
 def _significant(digits: str) -> int:
@@ -65,7 +63,9 @@ def number_forms(value: float | int) -> list[str]:
         return []
     whole = len(text.split(".")[0].lstrip("0"))
     forms = {repr(float(value)), f"{value:,}", f"{value:.6f}", f"{value:,.2f}", f"{value:.2f}"}
-    for keep in range(max(4, whole), min(significant, 12) + 1):
+    # Rounded as printed (pandas' and people's decimals), never to a whole number: `73457`
+    # for 73456.78 would also be any of a thousand counts and ids.
+    for keep in range(max(4, whole + 1), min(significant, 12) + 1):
         decimals = keep - whole if whole else keep + len(text.split(".")[1]) - len(text.split(".")[1].lstrip("0"))
         forms.add(f"{value:.{max(decimals, 0)}f}")
         forms.add(f"{value:,.{max(decimals, 0)}f}")
@@ -163,32 +163,49 @@ def file_forms(rel: str, text: str) -> Iterator[tuple[str, str]]:
                     for form in _cell_forms(cell, varied):
                         yield form, f"{rel}:{column}"
             return
-    for token in list(dict.fromkeys(_WORD.findall(text)))[:VALUES_PER_SOURCE]:
-        for form in _cell_forms(token, False):
+    for token in list(dict.fromkeys(tokens(text)))[:VALUES_PER_SOURCE]:
+        for form in _cell_forms(token.decode("utf-8", "replace").strip(".-+"), False):
             yield form, rel
 
 
-def _key(text: str) -> str:
+# Token characters: ASCII letters, digits and `_@.+-`, and every byte of a non-ASCII
+# character; anything else separates tokens. Bytes, so that splitting 400 KB takes a few ms.
+_KEEP = frozenset(b"_@.+-0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
+_SPLIT = bytes(c if c in _KEEP or c >= 128 else 32 for c in range(256))
+
+
+def tokens(text: str) -> list[bytes]:
+    """`text`'s tokens as UTF-8 bytes."""
+    return text.encode("utf-8", "surrogatepass").translate(_SPLIT).split()
+
+
+def _key(text: str) -> bytes:
     """The token a value is found by: its longest token (the text itself for one token)."""
-    tokens = _WORD.findall(text)
-    return max(tokens, key=len) if tokens else text
+    found = tokens(text)
+    return max(found, key=len) if found else text.encode("utf-8", "surrogatepass")
 
 
 class ValueIndex:
     """The distinctive values of some sources, found in text by token lookup."""
 
     def __init__(self) -> None:
-        self._by_key: dict[str, list[Found]] = {}
-        self._sources: dict[str, list[str]] = {}
+        self._by_key: dict[bytes, list[Found]] = {}
+        self._sources: dict[str, list[bytes]] = {}
+        self._keys: set[bytes] = set()
 
     def add(self, source: str, forms: Iterable[tuple[str, str]]) -> None:
         """Index `forms` ((text, label) pairs) as values of `source`, replacing earlier ones."""
         self.drop(source)
-        keys: list[str] = []
+        keys: list[bytes] = []
         for text, label in forms:
             key = _key(text)
-            self._by_key.setdefault(key, []).append(Found(text, source, label))
-            keys.append(key)
+            whole = key == text.encode("utf-8", "surrogatepass")
+            item = Found(text, source, label, key if whole else None)
+            # A token that ends a sentence keeps its full stop: found under both.
+            for variant in (key, key + b"."):
+                self._by_key.setdefault(variant, []).append(item)
+                self._keys.add(variant)
+                keys.append(variant)
         self._sources[source] = keys
 
     def drop(self, source: str) -> None:
@@ -198,6 +215,7 @@ class ValueIndex:
                 self._by_key[key] = kept
             else:
                 self._by_key.pop(key, None)
+                self._keys.discard(key)
 
     def sources(self) -> list[str]:
         return list(self._sources)
@@ -209,12 +227,12 @@ class ValueIndex:
         """The indexed values `text` holds (of `sources` only, when given), longest first."""
         if not self._by_key:
             return []
-        tokens = set(_WORD.findall(text))
-        if "," in text:
-            tokens.update(_GROUPED.findall(text))
         found: dict[str, Found] = {}
-        for key in tokens & self._by_key.keys():
+        # Each token looked up once in the key set, no set of the tokens built.
+        for key in self._keys.intersection(tokens(text)):
             for item in self._by_key[key]:
-                if (sources is None or item.source in sources) and (item.text == key or item.text in text):
-                    found.setdefault(item.text, item)
+                if sources is not None and item.source not in sources:
+                    continue
+                if item.text not in found and (item.key is not None or item.text in text):
+                    found[item.text] = item
         return sorted(found.values(), key=lambda f: -len(f.text))
