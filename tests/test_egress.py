@@ -169,12 +169,14 @@ def test_the_egress_command(project: Path, tmp_path: Path) -> None:
     (project / ".larik" / "settings.json").write_text(json.dumps({"egress": {"policies": {"df": "schema"}}}))
     shell, _ = shell_with_magics(project, scripted(tmp_path, done("ok")))
     with capture_output() as shown:
+        larik(shell, "/egress")  # before any session: the config's rules
         larik(shell, "/egress df full")
         larik(shell, "/egress 'data/*.csv' sample 3 mask email")
         larik(shell, "/egress --local-only on")
         larik(shell, "hello")
         larik(shell, "/egress")
     text = "\n".join(str(o.data.get("text/markdown", o.data.get("text/plain", ""))) for o in shown.outputs)
+    assert "- variable df: schema (repository config)\n\nNo request has left this session yet." in text
     assert "The repository's config allows no more than `schema`, so that holds." in text
     assert "Files `data/*.csv`: policy `sample 3 mask email` from the next request on." in text
     assert "Local models only: restricted data goes in full" in text
@@ -216,3 +218,21 @@ def test_the_cli_and_the_sidebar_view_show_the_ledger(
     assert turn.withheld == [] and "withheld" not in turn.text
     assert main(["egress", "no-such-session"]) == 2
     assert "larik-jupyter:" in capsys.readouterr().err
+
+
+def test_the_default_covers_data_files_read_by_any_route(project: Path, tmp_path: Path) -> None:
+    (project / "raw").mkdir()
+    (project / "raw" / "visits.csv").write_text(f"email,amount\n{EMAIL},{SALARY}\n")
+    (project / "notes.md").write_text(f"contact {EMAIL}\n")
+    personal({"egress": {"default": "schema"}})
+    model = scripted(tmp_path, [tool("bash", command="cat raw/visits.csv")], [tool("read", path="notes.md")], done("ok"))
+    agent = Agent(project, model=model, yes=True)
+    try:
+        agent.run("look")
+    finally:
+        agent.close()
+    sent = json.dumps(agent.loop.provider.requests, ensure_ascii=False)  # type: ignore[attr-defined]
+    # Out of the data file by a shell command, and the same value in a text file the default
+    # does not cover: both withheld, named by where they came from.
+    assert EMAIL not in sent and "123456.78" not in sent
+    assert "[withheld: raw/visits.csv:email — policy schema; work with raw/visits.csv's schema" in sent

@@ -46,7 +46,7 @@ from larik_jupyter.llm.provider import Destination
 
 LOCAL_PROVIDERS = ("ollama", "openai-compatible")
 _LOCAL_HOSTS = frozenset({"localhost", "127.0.0.1", "::1"})
-# Files a restricted pattern covers that are indexed, and how much of each is read.
+# Restricted files whose values are indexed, and how much of each is read.
 MAX_FILES = 200
 MAX_FILE_BYTES = 8 * 1024 * 1024
 Build = Callable[[str, list[Message]], dict[str, Any]]
@@ -123,6 +123,8 @@ class EgressDoor:
         self._indexed: dict[str, tuple[object, ...]] = {}
         self._index_version = 0
         self._cache: dict[int, _Cached] = {}
+        self._files_key: tuple[int | None, int] | None = None
+        self._files: list[tuple[str, Path]] = []
 
     # -- rules ---------------------------------------------------------------------------
 
@@ -218,15 +220,19 @@ class EgressDoor:
         if changed:
             self._index_version += 1
 
-    def _restricted_files(self) -> Iterable[tuple[str, Path]]:
-        seen = 0
-        for target in self.policies.file_targets():
-            for path in self.root.glob(target) if any(c in target for c in "*?[") else [self.root / target]:
-                if seen >= MAX_FILES:
-                    return
-                if path.is_file() and not path.is_symlink():
-                    seen += 1
-                    yield path.relative_to(self.root).as_posix(), path
+    def _restricted_files(self) -> list[tuple[str, Path]]:
+        """The project's files some rule or the default restricts (at most `MAX_FILES`), from
+        one walk of the project a turn (hidden folders and virtual environments left out)."""
+        key = (self.turn, self.policies.version)
+        if self._files_key != key:
+            self._files_key = key
+            self._files = []
+            for rel, path in _project_files(self.root):
+                if self.policies.for_file(rel).policy.restricted:
+                    self._files.append((rel, path))
+                    if len(self._files) >= MAX_FILES:
+                        break
+        return self._files
 
     # -- the door ------------------------------------------------------------------------
 
@@ -387,6 +393,26 @@ def _whole_token(text: str, start: int, end: int) -> bool:
     if after == "." and end + 1 < len(text) and text[end + 1] in _TOKEN:
         return False
     return before not in _TOKEN and before != "." and after not in _TOKEN
+
+
+# Folders never searched for restricted files: tools' and environments' own.
+_SKIPPED = frozenset({"node_modules", "__pycache__", "site-packages", "venv", "env"})
+MAX_WALKED = 50_000
+
+
+def _project_files(root: Path) -> Iterable[tuple[str, Path]]:
+    """The regular files under `root` (no link followed), relative POSIX path and path, at most
+    `MAX_WALKED` entries looked at."""
+    walked = 0
+    for folder, dirs, files in os.walk(root):
+        dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d not in _SKIPPED)
+        for name in sorted(files):
+            walked += 1
+            if walked > MAX_WALKED:
+                return
+            path = Path(folder) / name
+            if path.is_file() and not path.is_symlink():
+                yield path.relative_to(root).as_posix(), path
 
 
 def _no_looser(shown: str, policy: Policy) -> bool:

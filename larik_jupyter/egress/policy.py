@@ -184,11 +184,6 @@ class PolicySet:
         floors = [p for t, p in self.floor.items() if not is_variable_target(t) and _file_matches(t, rel)]
         return self._floored(rule, floors, is_data)
 
-    def file_targets(self) -> list[str]:
-        """The file paths and patterns some rule restricts (for the value index)."""
-        targets = [t for t, r in self.rules.items() if not is_variable_target(t) and r.policy.restricted]
-        return targets + [t for t, p in self.floor.items() if not is_variable_target(t) and p.restricted]
-
     def restricts_anything(self) -> bool:
         """Whether any rule, default or floor holds something back."""
         return (

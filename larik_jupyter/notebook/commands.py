@@ -462,8 +462,12 @@ def _egress(
         out.markdown(kernel.ensure().set_egress(target, policy))
     elif local_only is not None:
         out.markdown(kernel.ensure().set_local_only(local_only))
+    elif kernel.agent is not None:
+        out.markdown(kernel.agent.egress_report())
     else:
-        out.markdown(kernel.require().egress_report())
+        from larik_jupyter.egress.report import render, rule_lines
+
+        out.markdown(render([], rule_lines(kernel.egress_policies(), origins=True)))
 
 
 def _key_value(rest: str) -> dict[str, object]:
