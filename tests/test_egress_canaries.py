@@ -17,6 +17,7 @@ import pytest
 
 from larik_jupyter.config.layers import user_config_path
 from larik_jupyter.egress.ledger import ledger_path, read_ledger
+from larik_jupyter.notebook.capture import KernelCapture
 from larik_jupyter.testing import ScriptedHTTPServer
 from tests.agent_helpers import done, tool, wire_model
 from tests.widget_helpers import larik, shell_with_magics
@@ -29,7 +30,7 @@ FILE = ["filecanary.4471@ex.com", "31415.9265"]
 SAMPLE_IDS = [f"SAMROW{i}Q7" for i in range(6)]
 SAMPLE_EMAILS = [f"sam{i}.canary@ex.com" for i in range(6)]
 FULL = "ful.canary.8812@ex.com"
-HIDDEN = NEVER + SCHEMA + STATS + FILE + SAMPLE_EMAILS
+HIDDEN = NEVER + SCHEMA + STATS + FILE + SAMPLE_EMAILS + ["NEVERCELL", "bad row 98765"]
 
 SETUP = f"""
 import pandas as pd
@@ -55,7 +56,12 @@ def _project(project: Path) -> None:
     nb = nbformat.v4.new_notebook()
     cell = nbformat.v4.new_code_cell("sch.head()", id="c1")
     cell.outputs = [nbformat.v4.new_output("stream", name="stdout", text=f"{SCHEMA[0]} {SCHEMA[1]}\n")]
-    nb.cells = [cell]
+    # An output holding nothing the value index knows: only its cell's tag (it reads nev) withholds it.
+    total = nbformat.v4.new_code_cell("print('NEVER' + 'CELL', len(nev))", id="c2")
+    total.outputs = [nbformat.v4.new_output("stream", name="stdout", text="NEVERCELL 2\n")]
+    plain = nbformat.v4.new_code_cell("print('PLAINCELL')", id="c3")
+    plain.outputs = [nbformat.v4.new_output("stream", name="stdout", text="PLAINCELL\n")]
+    nb.cells = [cell, total, plain]
     nbformat.write(nb, project / "old.ipynb")
 
 
@@ -95,17 +101,21 @@ def _run(kind: str, project: Path, monkeypatch: pytest.MonkeyPatch, *, policies:
     with ScriptedHTTPServer(_script(), api_key=KEY) as server:
         model = wire_model(kind, server, KEY, monkeypatch)
         shell, magics = shell_with_magics(project, model)
+        magics.capture = KernelCapture(shell)
+        magics.capture.start()
         try:
             shell.run_cell(SETUP)
             if policies:
                 larik(shell, "/egress nev never")
                 larik(shell, "/egress sta stats")
                 larik(shell, "/egress 'data/*.csv' never")
-            # A cell whose error holds a canary: the notebook context carries the last error.
-            shell.run_cell(f"raise KeyError('{SCHEMA[0]}')")
+            # A cell whose error holds a value of nev in a form the index does not know (a whole
+            # number): the notebook context carries the last error, tagged with what its cell read.
+            shell.run_cell("raise ValueError(f'bad row {nev.amount[0]:.0f}')", store_history=True)
             larik(shell, "--with sch,nev,sam,ful look at everything")
             larik(shell, "--no-context and again")
         finally:
+            magics.capture.stop()
             shell.run_cell("import matplotlib.pyplot as plt; plt.close('all')")
         session = magics.kernel.require().session_path
         requests = server.requests
@@ -126,7 +136,10 @@ def test_no_restricted_canary_leaves_and_the_ledger_accounts_for_every_byte(
     # sample 2: at most two of the six rows, the masked column never.
     assert sum(i in everything for i in SAMPLE_IDS) == 2
     # What the policy allows does go: the full frame, the schema of the others, the markers.
-    assert FULL in everything
+    assert FULL in everything and "PLAINCELL" in everything
+    # The notebook context went, its last error's part as a marker (its cell read nev).
+    context = bodies[0][bodies[0].index("<notebook-context>") : bodies[0].index("</notebook-context>")]
+    assert "Last error, raised by cell" in context and "[withheld: nev — policy never" in context
     assert "[withheld: nev — policy never" in everything
     assert "[withheld: sch — policy schema; work with sch's schema or ask the user]" in everything
     assert "sch: DataFrame, shape 2 x 2" in everything
@@ -153,7 +166,7 @@ def test_no_restricted_canary_leaves_and_the_ledger_accounts_for_every_byte(
 def test_with_the_policy_off_the_canaries_do_leave(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     requests, session = _run("anthropic", project, monkeypatch, policies=False)
     everything = "\n".join(json.dumps(r.body, ensure_ascii=False) for r in requests)
-    for canary in NEVER + SCHEMA + STATS + FILE:
+    for canary in [*NEVER, *SCHEMA, *STATS, *FILE, "NEVERCELL", "bad row 98765"]:
         assert canary in everything, canary
     assert sum(i in everything for i in SAMPLE_IDS) == 6
     assert "[withheld:" not in everything

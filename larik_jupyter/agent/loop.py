@@ -569,7 +569,6 @@ class AgentLoop:
         content: str | list[ContentBlock] = result.content
         if result.images:
             content = [TextBlock(text=result.content), *result.images]
-        sources, views = result.egress or ([], {})
         return tagged(ToolResultBlock(
             tool_use_id=call.id,
             content=content,
@@ -581,7 +580,7 @@ class AgentLoop:
             source=result.source,
             answer=result.answer.name if result.answer is not None else None,
             variables=[c.model_dump(exclude_none=True) for c in result.variables] or None,
-        ), sources, views)
+        ), result.egress)
 
     def _error_result(
         self, call: ToolUseBlock, text: str, hooks: list[str] | None = None

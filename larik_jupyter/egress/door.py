@@ -31,7 +31,7 @@ from larik_jupyter.egress.ledger import (
 )
 from larik_jupyter.egress.policy import FULL, NEVER, Policy, PolicySet, parse_policy, stricter
 from larik_jupyter.egress.report import by_turn, withheld_line
-from larik_jupyter.egress.tags import source_label, tag_of
+from larik_jupyter.egress.tags import Tag, source_label, tag_of
 from larik_jupyter.egress.values import ValueIndex, file_forms, value_forms
 from larik_jupyter.llm.messages import (
     ContentBlock,
@@ -289,10 +289,15 @@ class EgressDoor:
         return outcome
 
     def _decide(self, block: Any, where: str, destination: Destination, typed: bool) -> _Outcome:
-        sources, views = tag_of(block)
-        restricted = [(s, p) for s in sources if (p := self.policy_of(s, destination)).restricted]
+        tag = tag_of(block)
+        restricted = [(s, p) for s in tag.sources if (p := self.policy_of(s, destination)).restricted]
         if restricted:
-            return self._replace(block, where, restricted, views)
+            return self._replace(block, where, restricted, tag.views)
+        if tag.spans:
+            block, withheld = self._spans(block, where, tag, destination)
+            outcome = self._decide(block, where, destination, typed)
+            outcome.withheld[:0] = withheld
+            return outcome
         if isinstance(block, TextBlock) and not (typed and not is_context_text(block.text)):
             # What the user typed goes as typed; everything else is searched.
             text, found = self._scrub(block.text, where, destination)
@@ -357,6 +362,21 @@ class EgressDoor:
             last = end
         return "".join([*pieces, text[last:]]), list(withheld.values())
 
+    def _spans(self, block: Any, where: str, tag: Tag, destination: Destination) -> tuple[Any, list[Withheld]]:
+        """`block` (untagged now) with each span of its text made from a restricted source
+        replaced by the markers and views `_replace` would send for the whole."""
+        text = _text_of(block)
+        withheld: list[Withheld] = []
+        if text is None:
+            return block.model_copy(update={"egress": None}), withheld
+        for start, end, sources in sorted(tag.spans, key=lambda s: -s[0]):
+            restricted = [(s, p) for s in sources if (p := self.policy_of(s, destination)).restricted]
+            if restricted and 0 <= start <= end <= len(text):
+                said = self._replace(TextBlock(text=text[start:end]), where, restricted, tag.views)
+                text = text[:start] + said.block.text + text[end:]
+                withheld += said.withheld
+        return _with_text(block, text), withheld
+
     def _replace(
         self, block: Any, where: str, restricted: list[tuple[str, Policy]], views: dict[str, dict[str, str]]
     ) -> _Outcome:
@@ -381,6 +401,31 @@ class EgressDoor:
         else:
             new = TextBlock(text=text)
         return _Outcome(new, parts, withheld)
+
+
+def _text_of(block: Any) -> str | None:
+    """The text a span tag's offsets count in: a text block's, or a result's (its string, or
+    its first text block)."""
+    if isinstance(block, TextBlock):
+        return block.text
+    if isinstance(block, ToolResultBlock):
+        if isinstance(block.content, str):
+            return block.content
+        first = next((b for b in block.content if isinstance(b, TextBlock)), None)
+        return first.text if first is not None else None
+    return None
+
+
+def _with_text(block: Any, text: str) -> Any:
+    """`block` with the text `_text_of` reads replaced, and no tag."""
+    if isinstance(block, TextBlock):
+        return block.model_copy(update={"text": text, "egress": None})
+    if isinstance(block.content, str):
+        return block.model_copy(update={"content": text, "egress": None})
+    index = next(i for i, b in enumerate(block.content) if isinstance(b, TextBlock))
+    content = list(block.content)
+    content[index] = content[index].model_copy(update={"text": text})
+    return block.model_copy(update={"content": content, "egress": None})
 
 
 _TOKEN = frozenset("_@+-abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789")

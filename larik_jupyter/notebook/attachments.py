@@ -99,8 +99,8 @@ def attach(
             except Exception as exc:  # a value that fails even to be described says so
                 kind = type(namespace[name]).__name__
                 _add_variable(out, name, f"Variable `{name}`: {kind} (it could not be described: {exception_text(exc)})", nonce)
-            sources, views = variable_tag(policies, {name: namespace[name]})
-            out.blocks[start:] = [tagged(b, sources, views) for b in out.blocks[start:]]
+            tag = variable_tag(policies, {name: namespace[name]})
+            out.blocks[start:] = [tagged(b, tag) for b in out.blocks[start:]]
             continue
         path = Path(name).expanduser()
         path = path if path.is_absolute() else cwd / path
@@ -119,8 +119,8 @@ def attach(
         real = Path(os.path.realpath(path))
         root = Path(os.path.realpath(project_root(cwd)))
         if real.is_relative_to(root):
-            sources, views = file_tag(policies, real.relative_to(root).as_posix(), data.decode("utf-8", errors="replace"))
-            out.blocks[start:] = [tagged(b, sources, views) for b in out.blocks[start:]]
+            tag = file_tag(policies, real.relative_to(root).as_posix(), data.decode("utf-8", errors="replace"))
+            out.blocks[start:] = [tagged(b, tag) for b in out.blocks[start:]]
     return out
 
 

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal
 from larik_jupyter.errors import LarikError, exception_text
 
 if TYPE_CHECKING:
+    from larik_jupyter.egress.tags import Tag
     from larik_jupyter.llm.messages import ImageBlock
     from larik_jupyter.session.variable_changes import VariableChange
     from larik_jupyter.tools.env import Env
@@ -69,7 +70,7 @@ class ToolResult:
     source: str | None = None
     answer: Answer | None = None
     variables: list[VariableChange] = field(default_factory=list)
-    egress: tuple[list[str], dict[str, dict[str, str]]] | None = None
+    egress: Tag | None = None
 
 
 # What a call decides when no rule matches: run, ask the user first, or refuse.

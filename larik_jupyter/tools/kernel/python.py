@@ -196,8 +196,8 @@ class PythonTool(Tool):
             parts.append(UNSCANNED_NOTE)
         if note := watch.note():
             parts.append(note)
-        sources, views = variable_tag(env.egress, variables_read(module, host.namespace))
-        file_sources, file_views = files_tag(env.egress, env.root, files_named(module, env.cwd, env.root))
+        tag = variable_tag(env.egress, variables_read(module, host.namespace))
+        tag = tag | files_tag(env.egress, env.root, files_named(module, env.cwd, env.root))
         return ToolResult(
             images.text(_cap("\n".join(parts)) or "(no output)"),
             is_error=error is not None or bool(stop.reason),
@@ -205,7 +205,7 @@ class PythonTool(Tool):
             displays=images.displays,
             images=images.images,
             variables=variables,
-            egress=(sources + file_sources, views | file_views),
+            egress=tag,
         )
 
 

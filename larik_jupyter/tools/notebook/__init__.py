@@ -14,6 +14,7 @@ if TYPE_CHECKING:
         NOTEBOOK_PATH,
         NotebookEditTool,
         NotebookReadTool,
+        cell_tag,
         notebook_path,
     )
     from larik_jupyter.tools.notebook.document import NotebookDocument, kernel_notebook
@@ -28,13 +29,14 @@ if TYPE_CHECKING:
     )
     from larik_jupyter.tools.notebook.run import CellRun, NotebookRunTool
 
-__all__ = ["CachedCells", "CellChanged", "CellRun", "NOTEBOOK_PATH", "NotLanded", "NotebookDocument", "NotebookEditTool", "NotebookReadTool", "NotebookRunTool", "PageCells", "Refused", "cell_positions", "cell_restorer", "cell_sources", "kernel_notebook", "notebook_path", "open_notebook"]
+__all__ = ["CachedCells", "CellChanged", "CellRun", "NOTEBOOK_PATH", "NotLanded", "NotebookDocument", "NotebookEditTool", "NotebookReadTool", "NotebookRunTool", "PageCells", "Refused", "cell_positions", "cell_restorer", "cell_tag", "cell_sources", "kernel_notebook", "notebook_path", "open_notebook"]
 
 _LAZY = {
     "CachedCells": "larik_jupyter.tools.notebook.page_cells",
     "CellChanged": "larik_jupyter.tools.notebook.page_cells",
     "CellRun": "larik_jupyter.tools.notebook.run",
     "NOTEBOOK_PATH": "larik_jupyter.tools.notebook.cells",
+    "cell_tag": "larik_jupyter.tools.notebook.cells",
     "NotLanded": "larik_jupyter.tools.notebook.page_cells",
     "NotebookDocument": "larik_jupyter.tools.notebook.document",
     "NotebookEditTool": "larik_jupyter.tools.notebook.cells",
