@@ -100,7 +100,7 @@ def test_mcp_results_and_the_notebook_context_are_searched(project: Path, monkey
         agent = Agent(project, model="anthropic:claude-sonnet-4-6", yes=True, host=KernelHost({"cust": _frame()}))
         try:
             context = TextBlock(text=f"<notebook-context>\nLast error: KeyError: '{EMAIL}' at {SALARY}\n</notebook-context>")
-            outcome = agent.run("go", PromptExtras(before=[context]))
+            outcome = agent.run(f"why does {EMAIL} fail?", PromptExtras(before=[context]))
         finally:
             agent.close()
         sent = _sent(server)
@@ -109,7 +109,7 @@ def test_mcp_results_and_the_notebook_context_are_searched(project: Path, monkey
     assert "[withheld: cust.email — policy never" in sent and "[withheld: cust.salary — policy never" in sent
     records = [r for r in read_ledger(ledger_path(agent.session_path)) if r["type"] == "request"]
     wheres = {w["where"] for r in records for w in r["withheld"]}
-    assert "notebook context" in wheres and any("mcp__tiny__echo" in w for w in wheres)
+    assert {"notebook context", "prompts"} <= wheres and any("mcp__tiny__echo" in w for w in wheres)
 
 
 @pytest.mark.parametrize(("model", "leaves"), [("openai-compatible:local-7b", True), ("anthropic:claude-sonnet-4-6", False)])
@@ -236,3 +236,15 @@ def test_the_default_covers_data_files_read_by_any_route(project: Path, tmp_path
     # does not cover: both withheld, named by where they came from.
     assert EMAIL not in sent and "123456.78" not in sent
     assert "[withheld: raw/visits.csv:email — policy schema; work with raw/visits.csv's schema" in sent
+
+
+def test_every_provider_the_agent_is_given_passes_the_door(project: Path, tmp_path: Path) -> None:
+    agent = Agent(project, model=scripted(tmp_path, done("a")), yes=True)
+    try:
+        assert agent.loop.provider.door is agent.loop.door
+        agent.switch_model(scripted(tmp_path, done("b")))
+        assert agent.loop.provider.door is agent.loop.door
+        agent.run("hi")
+    finally:
+        agent.close()
+    assert [r.destination for r in agent.loop.door.records] == [agent.loop.provider.name]

@@ -40,7 +40,6 @@ from larik_jupyter.llm.messages import (
     TextBlock,
     ToolResultBlock,
     ToolUseBlock,
-    is_context_text,
 )
 from larik_jupyter.llm.provider import Destination
 
@@ -258,7 +257,7 @@ class EgressDoor:
                 if open_all:
                     outcome = _Outcome(block, _measure(block, where))
                 else:
-                    outcome = self._block(block, where, destination, typed=message.is_prompt())
+                    outcome = self._block(block, where, destination)
                 content.append(outcome.block)
                 parts += outcome.parts
                 withheld += outcome.withheld
@@ -279,27 +278,27 @@ class EgressDoor:
             self.ledger.append(record.to_json())
         return body
 
-    def _block(self, block: Any, where: str, destination: Destination, *, typed: bool) -> _Outcome:
+    def _block(self, block: Any, where: str, destination: Destination) -> _Outcome:
         key = (self.policies.version, self._index_version, destination.name, is_local(destination))
         cached = self._cache.get(id(block))
         if cached is not None and cached.block is block and cached.key == key:
             return cached.outcome
-        outcome = self._decide(block, where, destination, typed)
+        outcome = self._decide(block, where, destination)
         self._cache[id(block)] = _Cached(block, key, outcome)
         return outcome
 
-    def _decide(self, block: Any, where: str, destination: Destination, typed: bool) -> _Outcome:
+    def _decide(self, block: Any, where: str, destination: Destination) -> _Outcome:
         tag = tag_of(block)
         restricted = [(s, p) for s in tag.sources if (p := self.policy_of(s, destination)).restricted]
         if restricted:
             return self._replace(block, where, restricted, tag.views)
         if tag.spans:
             block, withheld = self._spans(block, where, tag, destination)
-            outcome = self._decide(block, where, destination, typed)
+            outcome = self._decide(block, where, destination)
             outcome.withheld[:0] = withheld
             return outcome
-        if isinstance(block, TextBlock) and not (typed and not is_context_text(block.text)):
-            # What the user typed goes as typed; everything else is searched.
+        if isinstance(block, TextBlock):
+            # Prompts too: a `--expand`ed `{df}` or a pasted row is data like any other.
             text, found = self._scrub(block.text, where, destination)
             new = block if not found else block.model_copy(update={"text": text})
             return _Outcome(new, [Part(where, text_bytes(text))], found)
@@ -321,7 +320,7 @@ class EgressDoor:
         withheld: list[Withheld] = []
         for item in block.content:
             label = f"image of {where.removeprefix('result of ')}" if isinstance(item, ImageBlock) else where
-            outcome = self._decide(item, label, destination, False)
+            outcome = self._decide(item, label, destination)
             inner.append(outcome.block)
             parts += outcome.parts
             withheld += outcome.withheld
@@ -501,7 +500,7 @@ def _where(block: Any, message: Message, prompts: int, names: dict[str, str]) ->
             return "attachments"
         if block.text.startswith("<system-note>"):
             return "system notes"
-        return f"prompt {prompts}" if message.is_prompt() else "earlier context"
+        return "prompts" if message.is_prompt() else "earlier context"
     if isinstance(block, ImageBlock):
         return "images attached to prompts"
     return "earlier context"

@@ -55,6 +55,7 @@ from larik_jupyter.llm.script import (
 SCRIPTED_RETRY = RetryPolicy(base_delay=0.05, max_delay=0.5)
 _WORDS = re.compile(r"\s*\S+\s*|\s+")
 _JSON_FRAGMENT = 16
+KEPT_REQUESTS = 100
 
 Step = ScriptReply | ScriptFailure
 Picker = Callable[[list[Message]], Step]
@@ -72,7 +73,7 @@ class ScriptedProvider:
         self.info = dataclasses.replace(UNKNOWN, vision=True)
         self.http_client_factory: Callable[[], Any] | None = None  # no HTTP: nothing to trace
         self.door: RequestDoor | None = None
-        # The bodies of the requests it was sent, as they passed the door (tests read them).
+        # The bodies of the last requests it was sent, as they passed the door (tests read them).
         self.requests: list[dict[str, Any]] = []
         self.retry = retry or SCRIPTED_RETRY
         self.delay = delay
@@ -99,6 +100,7 @@ class ScriptedProvider:
             }
 
         self.requests.append(request_body(self.door, Destination(self.name, None), system, messages, build))
+        del self.requests[:-KEPT_REQUESTS]
         return with_retries(self.name, self.retry, lambda: self._attempt(sent))
 
     async def _attempt(self, messages: list[Message]) -> AsyncIterator[StreamEvent]:
