@@ -4,9 +4,10 @@ A value is distinctive when text holding it most likely came from the source: a 
 five or more characters that holds a digit or an `@`, or comes from a column whose values
 are mostly different (names, emails, ids); a number with four or more significant digits
 (in the forms Python, pandas and people print it: `73456.78`, `73,456.78`, `73456.780000`,
-`73456.8`; never rounded to a whole number); a date (`2024-03-15`). Up to `VALUES_PER_SOURCE` values of each source are indexed
-(the head of a large frame's columns): this index is the net under the tags, which mark
-content where it is made.
+`73456.8`; never rounded to a whole number); a date (`2024-03-15`). About `VALUES_PER_SOURCE`
+values of each source are indexed (a frame's first rows, the budget shared among its columns,
+at least `MIN_ROWS` of each): this index is the net under the tags, which mark content where
+it is made.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 VALUES_PER_SOURCE = 20_000
+MIN_ROWS = 200  # rows of each column indexed however wide the frame
 _MIN_STRING = 5
 
 
@@ -65,10 +67,10 @@ def number_forms(value: float | int) -> list[str]:
     forms = {repr(float(value)), f"{value:,}", f"{value:.6f}", f"{value:,.2f}", f"{value:.2f}"}
     # Rounded as printed (pandas' and people's decimals), never to a whole number: `73457`
     # for 73456.78 would also be any of a thousand counts and ids.
+    # Grouped with commas only in the two forms people write (`73,456.78`, as repr and 2 dp).
     for keep in range(max(4, whole + 1), min(significant, 12) + 1):
         decimals = keep - whole if whole else keep + len(text.split(".")[1]) - len(text.split(".")[1].lstrip("0"))
         forms.add(f"{value:.{max(decimals, 0)}f}")
-        forms.add(f"{value:,.{max(decimals, 0)}f}")
     return sorted(f for f in forms if _significant(f.lstrip("-").replace(",", "")) >= 4)
 
 
@@ -96,10 +98,10 @@ def _scalar_forms(value: object, varied: bool) -> list[str]:
     return []
 
 
-def _column_values(column: Any) -> tuple[list[object], bool]:
-    values = column.dropna()
-    if len(values) > VALUES_PER_SOURCE:
-        values = values.iloc[:VALUES_PER_SOURCE]
+def _column_values(column: Any, limit: int) -> tuple[list[object], bool]:
+    """The distinct values of a column's first `limit` rows (the head only: a large frame is
+    not copied), and whether they are mostly different."""
+    values = column.iloc[:limit].dropna()
     items = list(values.unique()) if hasattr(values, "unique") else list(values)
     return items, len(items) * 2 >= max(len(values), 1)
 
@@ -108,9 +110,12 @@ def value_forms(name: str, value: object) -> Iterator[tuple[str, str]]:
     """(text, label) for each distinctive value of variable `name`: a frame's by column
     (`df.email`), a series', an array's or a container's, a scalar's own."""
     if hasattr(value, "columns") and hasattr(value, "iloc"):
-        for column in list(value.columns)[:500]:
+        columns = list(value.columns)[:500]
+        # The source's budget shared by its columns: a wide frame indexes fewer rows.
+        limit = max(MIN_ROWS, VALUES_PER_SOURCE // max(len(columns), 1))
+        for column in columns:
             try:
-                items, varied = _column_values(value[column])  # type: ignore[index]
+                items, varied = _column_values(value[column], limit)  # type: ignore[index]
             except Exception:
                 continue
             for item in items:
@@ -118,7 +123,7 @@ def value_forms(name: str, value: object) -> Iterator[tuple[str, str]]:
                     yield form, f"{name}.{column}"
         return
     if hasattr(value, "iloc") and hasattr(value, "dropna"):
-        items, varied = _column_values(value)
+        items, varied = _column_values(value, VALUES_PER_SOURCE)
     elif hasattr(value, "ravel") and hasattr(value, "dtype"):
         items = list(value.ravel()[:VALUES_PER_SOURCE])
         varied = True
