@@ -263,6 +263,9 @@ class EgressDoor:
                 withheld += outcome.withheld
             same = all(a is b for a, b in zip(content, message.content, strict=True))
             sent.append(message if same else message.model_copy(update={"content": content}))
+        # Only the blocks of this request stay decided: what compaction dropped is let go.
+        kept = {id(b) for m in messages for b in m.content}
+        self._cache = {k: v for k, v in self._cache.items() if k in kept}
         body = build(system, sent)
         total = len(orjson.dumps(body))
         tools = body.get("tools")
