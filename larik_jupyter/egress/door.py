@@ -117,7 +117,7 @@ class EgressDoor:
         self.variables = variables
         self.turn: int | None = None
         self.prompt: int | None = None
-        self.records: list[RequestRecord] = []
+        self.records: list[RequestRecord] = []  # the running turn's
         self.index = ValueIndex()
         self._indexed: dict[str, tuple[object, ...]] = {}
         self._index_version = 0
@@ -247,13 +247,10 @@ class EgressDoor:
         withheld: list[Withheld] = []
         sent: list[Message] = []
         names = {c.id: c.name for m in messages for c in m.tool_uses()}
-        prompts = 0
         for message in messages:
-            if message.is_prompt():
-                prompts += 1
             content: list[ContentBlock] = []
             for block in message.content:
-                where = _where(block, message, prompts, names)
+                where = _where(block, message, names)
                 if open_all:
                     outcome = _Outcome(block, _measure(block, where))
                 else:
@@ -276,7 +273,8 @@ class EgressDoor:
             time=now(), destination=destination.name, local=is_local(destination), bytes=total,
             parts=_merged(parts), withheld=withheld, turn=self.turn, prompt=self.prompt,
         )
-        self.records.append(record)
+        # This process's records of the running turn (its one-line notice reads them).
+        self.records = [r for r in self.records if r.turn == self.turn] + [record]
         if self.ledger is not None:
             self.ledger.append(record.to_json())
         return body
@@ -489,7 +487,7 @@ def _forms(source: str, value: object) -> Iterable[tuple[str, str]]:
         return []
 
 
-def _where(block: Any, message: Message, prompts: int, names: dict[str, str]) -> str:
+def _where(block: Any, message: Message, names: dict[str, str]) -> str:
     """The ledger's name for the part a block is."""
     if isinstance(block, ToolResultBlock):
         tool = names.get(block.tool_use_id)
