@@ -306,9 +306,10 @@ class EgressDoor:
         if isinstance(block, ToolResultBlock):
             return self._result(block, where, destination)
         if isinstance(block, ToolUseBlock):
-            raw, found = self._scrub(orjson.dumps(block.input).decode(), where, destination)
-            call = block if not found else block.model_copy(update={"input": orjson.loads(raw)})
-            return _Outcome(call, _measure(call, where), found)
+            held: list[Withheld] = []
+            scrubbed = self._scrub_json(block.input, where, destination, held)
+            call = block if not held else block.model_copy(update={"input": scrubbed})
+            return _Outcome(call, _measure(call, where), held)
         return _Outcome(block, _measure(block, where))
 
     def _result(self, block: ToolResultBlock, where: str, destination: Destination) -> _Outcome:
@@ -327,6 +328,18 @@ class EgressDoor:
             withheld += outcome.withheld
         changed = any(a is not b for a, b in zip(inner, block.content, strict=True))
         return _Outcome(block.model_copy(update={"content": inner}) if changed else block, parts, withheld)
+
+    def _scrub_json(self, value: Any, where: str, destination: Destination, found: list[Withheld]) -> Any:
+        """`value` (a tool call's input) with restricted values in its strings replaced."""
+        if isinstance(value, str):
+            text, withheld = self._scrub(value, where, destination)
+            found += withheld
+            return text
+        if isinstance(value, list):
+            return [self._scrub_json(v, where, destination, found) for v in value]
+        if isinstance(value, dict):
+            return {k: self._scrub_json(v, where, destination, found) for k, v in value.items()}
+        return value
 
     def _scrub(self, text: str, where: str, destination: Destination) -> tuple[str, list[Withheld]]:
         """`text` with each restricted value found in it replaced by its marker (one pass)."""
