@@ -248,3 +248,29 @@ def test_every_provider_the_agent_is_given_passes_the_door(project: Path, tmp_pa
     finally:
         agent.close()
     assert [r.destination for r in agent.loop.door.records] == [agent.loop.provider.name]
+
+
+def test_the_door_searches_tool_inputs_and_takes_whole_tokens_only(project: Path) -> None:
+    from larik_jupyter.egress.door import EgressDoor
+    from larik_jupyter.egress.policy import Policy, PolicySet
+    from larik_jupyter.llm.messages import Message, ToolResultBlock, ToolUseBlock
+    from larik_jupyter.llm.provider import Destination
+
+    frame = pd.DataFrame({'e"mail': [EMAIL, "x.other7@ex.com"], "amount": [1234.56, 2.0]})
+    policies = PolicySet()
+    policies.set("cust", Policy("stats"), "test")
+    door = EgressDoor(policies, project, None, lambda: [("cust", frame)])
+    messages = [
+        Message(role="user", content=[TextBlock(text="go")]),
+        Message(role="assistant", content=[ToolUseBlock(id="t1", name="python", input={"code": f"find('{EMAIL}')"})]),
+        Message(role="user", content=[ToolResultBlock(tool_use_id="t1", content="1234.56 and 91234.56 and 1234.567")]),
+    ]
+    body = door.pass_request(Destination("anthropic:x", "https://api.anthropic.com"), "", messages, lambda s, m: {"messages": [x.to_json() for x in m]})
+    call = body["messages"][1]["content"][0]["input"]["code"]
+    assert EMAIL not in call and call.startswith('find(\'[withheld: cust.e"mail — policy stats;')
+    result = body["messages"][2]["content"][0]["content"]
+    assert result == "[withheld: cust.amount — policy stats; work with cust's schema and statistics or ask the user] and 91234.56 and 1234.567"
+    # Made false: with the variable's policy full, nothing is withheld.
+    policies.set("cust", Policy("full"), "test")
+    body = door.pass_request(Destination("anthropic:x", "https://api.anthropic.com"), "", messages, lambda s, m: {"messages": [x.to_json() for x in m]})
+    assert EMAIL in json.dumps(body) and "withheld" not in json.dumps(body)
