@@ -274,3 +274,25 @@ def test_the_door_searches_tool_inputs_and_takes_whole_tokens_only(project: Path
     policies.set("cust", Policy("full"), "test")
     body = door.pass_request(Destination("anthropic:x", "https://api.anthropic.com"), "", messages, lambda s, m: {"messages": [x.to_json() for x in m]})
     assert EMAIL in json.dumps(body) and "withheld" not in json.dumps(body)
+
+
+def test_compaction_requests_and_summaries_pass_the_door(project: Path, tmp_path: Path) -> None:
+    model = scripted(
+        tmp_path, [tool("bash", command=f"echo {EMAIL}")], done("ok"),
+        done(f"SUMMARY: the user asked about {EMAIL}"), done("after"),
+    )
+    agent = Agent(project, model=model, yes=True, host=KernelHost({"cust": _frame()}))
+    try:
+        agent.set_egress("cust", "never")
+        agent.run("look")
+        agent.compact()
+        agent.run("and now")
+    finally:
+        agent.close()
+    requests = agent.loop.provider.requests  # type: ignore[attr-defined]
+    compaction, after = requests[-2], requests[-1]
+    assert EMAIL not in json.dumps(compaction) and "[withheld: cust.email" in json.dumps(compaction, ensure_ascii=False)
+    # The model wrote the value into its summary; the next request carries the summary without it.
+    assert EMAIL not in json.dumps(after) and "SUMMARY: the user asked about [withheld: cust.email" in json.dumps(after, ensure_ascii=False)
+    records = [r for r in read_ledger(ledger_path(agent.session_path)) if r["type"] == "request"]
+    assert len(records) == len(requests)
