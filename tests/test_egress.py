@@ -296,3 +296,20 @@ def test_compaction_requests_and_summaries_pass_the_door(project: Path, tmp_path
     assert EMAIL not in json.dumps(after) and "SUMMARY: the user asked about [withheld: cust.email" in json.dumps(after, ensure_ascii=False)
     records = [r for r in read_ledger(ledger_path(agent.session_path)) if r["type"] == "request"]
     assert len(records) == len(requests)
+
+
+def test_an_earlier_replys_thinking_with_a_restricted_value_is_left_out(project: Path, tmp_path: Path) -> None:
+    thought = {"type": "thinking", "thinking": f"the row of {EMAIL} looks odd", "signature": "sig-1"}
+    model = scripted(tmp_path, [thought, {"type": "text", "text": "Odd row."}], done("second"))
+    agent = Agent(project, model=model, yes=True, host=KernelHost({"cust": _frame()}))
+    try:
+        agent.set_egress("cust", "never")
+        agent.run("first")
+        agent.run("second")
+    finally:
+        agent.close()
+    second = json.dumps(agent.loop.provider.requests[-1])  # type: ignore[attr-defined]
+    assert EMAIL not in second and "looks odd" not in second and "Odd row." in second
+    records = [r for r in read_ledger(ledger_path(agent.session_path)) if r["type"] == "request"]
+    assert records[-1]["withheld"] == [{"source": "cust.email", "policy": "never", "where": "the model's thinking", "count": 1}]
+    assert sum(p["bytes"] for p in records[-1]["parts"]) == records[-1]["bytes"]

@@ -38,6 +38,7 @@ from larik_jupyter.llm.messages import (
     ImageBlock,
     Message,
     TextBlock,
+    ThinkingBlock,
     ToolResultBlock,
     ToolUseBlock,
 )
@@ -95,7 +96,7 @@ class _Outcome:
 @dataclass
 class _Cached:
     block: Any
-    key: tuple[int, int, str, bool]
+    key: tuple[int, int, str, bool, bool]
     outcome: _Outcome
 
 
@@ -247,18 +248,29 @@ class EgressDoor:
         withheld: list[Withheld] = []
         sent: list[Message] = []
         names = {c.id: c.name for m in messages for c in m.tool_uses()}
-        for message in messages:
+        # The thinking of the reply whose calls the last message answers must go back as it
+        # came (signed, and the API requires it there); any other reply's may be left out.
+        last_reply = -1
+        if len(messages) >= 2 and messages[-1].tool_results() and messages[-2].role == "assistant":
+            last_reply = len(messages) - 2
+        for position, message in enumerate(messages):
             content: list[ContentBlock] = []
             for block in message.content:
                 where = _where(block, message, names)
                 if open_all:
                     outcome = _Outcome(block, _measure(block, where))
                 else:
-                    outcome = self._block(block, where, destination)
-                content.append(outcome.block)
+                    # DeepSeek wants a tool-calling reply's reasoning back in every request.
+                    droppable = not message.tool_uses() or destination.name.startswith("anthropic:")
+                    earlier = isinstance(block, ThinkingBlock) and position != last_reply and droppable
+                    outcome = self._block(block, where, destination, earlier_thinking=earlier)
+                if outcome.block is not None:
+                    content.append(outcome.block)
                 parts += outcome.parts
                 withheld += outcome.withheld
-            same = all(a is b for a, b in zip(content, message.content, strict=True))
+            same = len(content) == len(message.content) and all(
+                a is b for a, b in zip(content, message.content, strict=True)
+            )
             sent.append(message if same else message.model_copy(update={"content": content}))
         # Only the blocks of this request stay decided: what compaction dropped is let go.
         kept = {id(b) for m in messages for b in m.content}
@@ -279,12 +291,15 @@ class EgressDoor:
             self.ledger.append(record.to_json())
         return body
 
-    def _block(self, block: Any, where: str, destination: Destination) -> _Outcome:
-        key = (self.policies.version, self._index_version, destination.name, is_local(destination))
+    def _block(self, block: Any, where: str, destination: Destination, *, earlier_thinking: bool = False) -> _Outcome:
+        key = (self.policies.version, self._index_version, destination.name, is_local(destination), earlier_thinking)
         cached = self._cache.get(id(block))
         if cached is not None and cached.block is block and cached.key == key:
             return cached.outcome
-        outcome = self._decide(block, where, destination)
+        if earlier_thinking:
+            outcome = self._thinking(block, destination)
+        else:
+            outcome = self._decide(block, where, destination)
         self._cache[id(block)] = _Cached(block, key, outcome)
         return outcome
 
@@ -328,6 +343,18 @@ class EgressDoor:
             withheld += outcome.withheld
         changed = any(a is not b for a, b in zip(inner, block.content, strict=True))
         return _Outcome(block.model_copy(update={"content": inner}) if changed else block, parts, withheld)
+
+    def _thinking(self, block: ThinkingBlock, destination: Destination) -> _Outcome:
+        """An earlier reply's thinking, left out when it holds a restricted value (a signed
+        block cannot be changed, only dropped)."""
+        found = [
+            Withheld(item.label, str(policy), "the model's thinking")
+            for item in self.index.find(block.thinking)
+            if (policy := self.policy_of(item.source, destination)).restricted
+        ]
+        if found:
+            return _Outcome(None, [], found)
+        return _Outcome(block, [Part("the model's replies", text_bytes(block.thinking))])
 
     def _scrub_json(self, value: Any, where: str, destination: Destination, found: list[Withheld]) -> Any:
         """`value` (a tool call's input) with restricted values in its strings replaced."""
