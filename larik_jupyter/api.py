@@ -34,6 +34,9 @@ from larik_jupyter.checkpoint.diffs import FileDiff, read_current, turn_diffs
 from larik_jupyter.checkpoint.store import TurnInfo
 from larik_jupyter.config.layers import PendingApproval
 from larik_jupyter.config.update import approve as approve_pending
+from larik_jupyter.egress.ledger import read_ledger
+from larik_jupyter.egress.policy import PolicyError, check_target, is_variable_target, parse_policy
+from larik_jupyter.egress.report import render, rule_lines
 from larik_jupyter.errors import LarikError
 from larik_jupyter.llm.messages import ToolResultBlock, ToolUseBlock
 from larik_jupyter.llm.script import new_tool_id
@@ -510,6 +513,45 @@ class Agent:
         from larik_jupyter.analysis.branch_diff import diff_branches
 
         return diff_branches(self._source(session), resolve(other, self.cwd))
+
+    # -- egress ----------------------------------------------------------------------------
+
+    def set_egress(self, target: str, policy: str) -> str:
+        """Set what may leave of variable, file or pattern `target` for this session
+        (`never`, `schema`, `stats`, `sample N [mask COL,…]`, `full`); returns the sentence
+        saying what now holds. A PolicyError (a LarikError) names a bad policy or target."""
+        try:
+            parsed = parse_policy(policy)
+            target = check_target(target)
+        except PolicyError as exc:
+            raise LarikError(str(exc)) from None
+        door = self.loop.door
+        door.set_policy(target, parsed)
+        policies = door.policies
+        resolved = policies.for_variable(target) if is_variable_target(target) else policies.for_file(target)
+        kind = "Variable" if is_variable_target(target) else "Files"
+        said = f"{kind} `{target}`: policy `{resolved.policy}` from the next request on."
+        if resolved.policy != parsed:
+            said += f" The repository's config allows no more than `{resolved.policy}`, so that holds."
+        return said
+
+    def set_local_only(self, on: bool) -> str:
+        """Mark this session local-models-only (or not); returns the sentence saying what holds."""
+        door = self.loop.door
+        door.set_local_only(on)
+        if door.policies.is_local_only():
+            also = " (the repository's config requires it)" if not on else ""
+            return (
+                "Local models only" + also + ": restricted data goes in full to ollama:/openai-compatible: "
+                "servers on this machine and not at all to any other."
+            )
+        return "Local models only is off: restricted data goes as its policy allows to any model."
+
+    def egress_report(self) -> str:
+        """The rules in force, the last turn's requests by source and the session's totals."""
+        door = self.loop.door
+        records = read_ledger(door.ledger.path) if door.ledger is not None else []
+        return render(records, rule_lines(door.policies, origins=True))
 
     def approve(self, name: str) -> list[str]:
         """Approve a pending MCP server, hook, allow rule or LSP server (`name` or `kind:name`,

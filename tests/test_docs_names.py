@@ -18,6 +18,7 @@ import pytest
 from larik_jupyter.agent.subagents import TaskTool
 from larik_jupyter.cli import build_parser
 from larik_jupyter.config.model import Config
+from larik_jupyter.mcp_server.server import VIEW_TOOLS
 from larik_jupyter.notebook.commands import COMMANDS
 from larik_jupyter.notebook.magics import LarikMagics
 from larik_jupyter.notebook.parser import prompt_options
@@ -29,9 +30,15 @@ REPO = Path(__file__).resolve().parent.parent
 DOCS = [REPO / "README.md", *sorted((REPO / "docs" / "guide").glob("*.md"))]
 
 TOOL_CLASSES: list[type[Tool]] = [*BUILTIN_TOOLS, TaskTool, SkillTool]
-TOOLS = {cls.name for cls in TOOL_CLASSES}
+# The agent's tools, and the views the MCP server offers outside agents besides them.
+TOOLS = {cls.name for cls in TOOL_CLASSES} | set(VIEW_TOOLS)
 PROMPT_FLAGS = {flag for action in prompt_options()._actions for flag in action.option_strings}
-COMMAND_FLAGS = {name: {f for a in spec.arguments for f in a.flags if f.startswith("-")} for name, spec in COMMANDS.items()}
+# A command's flags: its declared arguments', and those its usage names (a command that parses
+# its own words, such as `/egress`, declares them there).
+COMMAND_FLAGS = {
+    name: {f for a in spec.arguments for f in a.flags if f.startswith("-")} | set(re.findall(r"--?[a-z][\w-]*", spec.usage))
+    for name, spec in COMMANDS.items()
+}
 _SUB = next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction))
 CLI_FLAGS = {name: {f for a in p._actions for f in a.option_strings} for name, p in _SUB.choices.items()}
 TRAITS = set(LarikMagics.class_traits(config=True))
@@ -46,6 +53,7 @@ OTHER_NAMES = {
     "exit_status", "session_id", "to_notebook", "to_dataframe", "skip_changed", "tool_calls",
     "files_changed", "default_permission", "needs_kernel",  # Python API names
     "get_ipython",  # IPython's, among the names -o refuses
+    "clientInfo",  # the MCP initialize request's field naming the client
 }
 # Options of other programs the docs show (JupyterLab's).
 OTHER_FLAGS = {"--allow-root"}

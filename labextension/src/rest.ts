@@ -27,6 +27,15 @@ export interface Checkpoints {
   empty: string;
 }
 
+/** What the requests of one prompt's turn sent, from the session's egress ledger. */
+export interface EgressTurn {
+  prompt: number;
+  requests: number;
+  bytes: number;
+  withheld: string[];
+  text: string;
+}
+
 /** Where the new notebook went, relative to the server root (what the page opens). */
 export interface NotebookWritten {
   path: string;
@@ -80,6 +89,7 @@ export interface TranscriptPage {
   entries: JsonObject[];
   unfound: UnfoundInBlock[];
   unfound_counts: UnfoundCount[];
+  egress: EgressTurn[];
 }
 
 /**

@@ -435,11 +435,18 @@ export class SessionsPanel extends Widget {
       unfound.set(item.entry, (unfound.get(item.entry) ?? new Map()).set(item.block, item.numbers));
     }
     const counts = new Map((page.unfound_counts ?? []).map(count => [count.entry, count.text]));
+    // What each prompt's requests sent and withheld, from the session's egress ledger.
+    const egress = new Map((page.egress ?? []).map(turn => [turn.prompt, turn]));
     for (const [i, entry] of page.entries.entries()) {
       const node = await this._renderer.entry(entry, unfound.get(page.offset + i));
       if (node) {
         if (node.dataset.prompt) {
           this.offerJump(node, id, lookup);
+          const sent = egress.get(Number(node.dataset.prompt));
+          if (sent) {
+            const line = element('div', `jp-larik-egress${sent.withheld.length ? ' jp-larik-egress-withheld' : ''}`, sent.text);
+            node.appendChild(line);
+          }
         }
         into.appendChild(node);
       }

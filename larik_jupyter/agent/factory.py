@@ -16,7 +16,7 @@ from larik_jupyter.config.layers import load_config
 from larik_jupyter.llm import events as ev
 from larik_jupyter.llm.messages import Message
 from larik_jupyter.llm.models import ModelInfo, model_info
-from larik_jupyter.llm.provider import ProviderError, ToolSchema
+from larik_jupyter.llm.provider import ProviderError, RequestDoor, ToolSchema
 from larik_jupyter.llm.select import choose_spec, select_provider
 from larik_jupyter.session import branch
 from larik_jupyter.session.catalog import latest, resolve
@@ -131,6 +131,7 @@ class NoModel:
     API key): opening works, and a turn fails with the reason."""
 
     http_client_factory: Callable[[], Any] | None = None
+    door: RequestDoor | None = None
 
     def __init__(self, name: str, reason: str) -> None:
         self.name, self.reason = name, reason

@@ -22,7 +22,7 @@ from larik_jupyter.agent.mcp_status import started_notice
 from larik_jupyter.agent.model_call import call_model
 from larik_jupyter.agent.outcome import TurnOutcome
 from larik_jupyter.agent.permissions import Approver
-from larik_jupyter.agent.prompt import system_prompt
+from larik_jupyter.agent.prompt import egress_rules, system_prompt
 from larik_jupyter.agent.stop_reasons import cut_call_result, output_limit_notice, refused_error
 from larik_jupyter.agent.subagents import Child
 from larik_jupyter.agent.tool_calls import INTERRUPTED_RESULT, Gate, ToolCalls, unanswered
@@ -33,6 +33,7 @@ from larik_jupyter.checkpoint.errors import CheckpointError
 from larik_jupyter.checkpoint.store import CheckpointStore
 from larik_jupyter.config.layers import LoadedConfig, load_config
 from larik_jupyter.config.skills import in_personal_skill, skills_prompt
+from larik_jupyter.egress.door import EgressDoor, open_door
 from larik_jupyter.errors import LarikError
 from larik_jupyter.llm import events as ev
 from larik_jupyter.llm.messages import (
@@ -47,6 +48,7 @@ from larik_jupyter.llm.pricing import cost as price_usage
 from larik_jupyter.llm.provider import Provider, ProviderError
 from larik_jupyter.llm.valid_text import valid_text
 from larik_jupyter.lsp.manager import LspManager
+from larik_jupyter.session.branch import ancestors
 from larik_jupyter.session.call_summary import CellPosition, first_known, positions_in_files
 from larik_jupyter.session.entry import Entry
 from larik_jupyter.session.numbers import trace_last_turn
@@ -55,7 +57,7 @@ from larik_jupyter.tools.base import Tool
 from larik_jupyter.tools.env import CallContext, Env, InlineRunner
 from larik_jupyter.tools.envelope import new_nonce
 from larik_jupyter.tools.host import KernelHost
-from larik_jupyter.tools.kernel import kernel_snapshots
+from larik_jupyter.tools.kernel import kernel_snapshots, user_variables
 from larik_jupyter.tools.notebook import cell_positions
 from larik_jupyter.tools.registry import tool_schemas
 
@@ -90,6 +92,12 @@ class AgentLoop(ae.EventSource):
         self.cwd = Path(session.cwd)
         self.loaded = loaded or load_config(self.cwd)
         self.root = self.loaded.root
+        # The one egress door of the session; a subagent's requests pass its parent's.
+        self.door: EgressDoor = parent.door if parent is not None else open_door(
+            self.loaded.config.egress.policy_set(), self.root, Path(session.path),
+            (lambda: user_variables(host.namespace or {})) if host is not None else None,
+            ancestors(Path(session.path)),
+        )
         self.provider = provider
         self.approver = approver
         self.yes = yes
@@ -113,6 +121,7 @@ class AgentLoop(ae.EventSource):
             allow_outside=(lambda real: in_personal_skill(self.loaded.skills, real)) if self.loaded.skills else None,
             diagnostics=self.lsp if self.lsp.servers else None,
             keeps_variables=host is not None and self._owns_turns,
+            egress=self.door.policies,
         )
         self.tools: dict[str, Tool] = agent_tools(
             self.env, self.loaded, tasks_for=self if parent is None else None, skills=lambda: self.loaded.skills
@@ -135,6 +144,16 @@ class AgentLoop(ae.EventSource):
         self._task: asyncio.Task[Any] | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self.turn: Turn | None = None  # the running turn
+
+    @property
+    def provider(self) -> Provider:
+        """The model provider; every request it sends passes the session's egress door."""
+        return self._provider
+
+    @provider.setter
+    def provider(self, provider: Provider) -> None:
+        provider.door = self.door
+        self._provider = provider
 
     @property
     def session_path(self) -> Path:
@@ -177,6 +196,9 @@ class AgentLoop(ae.EventSource):
         self.loaded = load_config(self.cwd)
         config = self.loaded.config
         notices = list(self.loaded.errors)
+        if self.parent is None:
+            self.door.reload(config.egress.policy_set())
+            self.env.egress = self.door.policies
         self.hooks.configure(config.hooks)
         if config.lspServers != before.lspServers:
             self.lsp.close()
@@ -294,6 +316,8 @@ class AgentLoop(ae.EventSource):
                 self.host.fingerprints.clear()  # the user may have run cells since the last turn
         else:
             number = 1
+        if self._owns_turns:
+            self.door.turn, self.door.prompt = number, prompt_number
         # The kernel's notebook is kept after the turn (cell positions, `/check` read it).
         self.env = dataclasses.replace(self.env, call=dataclasses.replace(self.env.call, notebook_path=notebook))
         call = dataclasses.replace(
@@ -343,6 +367,8 @@ class AgentLoop(ae.EventSource):
             )
         else:
             self.session.sync()
+        if self._owns_turns and (line := self.door.withheld_line(outcome.turn)):
+            self.emit(ae.Notice(line))
         state = self.session.state
         traced = trace_last_turn(state)
         if traced is not None and traced.count:
@@ -394,6 +420,7 @@ class AgentLoop(ae.EventSource):
             in_kernel=self.host is not None,
             skills=skills_prompt(self.loaded.skills),
             protected=self.protecting and self.host is not None,
+            egress=egress_rules(self.door.policies),
         )
 
     async def _steps(self, turn: Turn) -> None:

@@ -5,6 +5,9 @@ from __future__ import annotations
 from datetime import date
 from pathlib import Path
 
+from larik_jupyter.egress.policy import PolicySet
+from larik_jupyter.egress.report import rule_lines
+
 _INTRO = """You are Larik, a coding agent working inside the user's Jupyter kernel.
 You help with software and data work in the project below: read code, make careful edits,
 run commands and tests, and explain what you did. Prefer small, verifiable steps.
@@ -37,16 +40,35 @@ yourself are yours to change.
 """
 
 
+_EGRESS = """Data egress rules: the user decided what of their data may be sent to you. A
+source's policy is never (nothing of it), schema (names, types, shape), stats (schema and
+per-column summaries, no row), sample N (N rows, some columns masked) or full. Content made
+from a restricted source reaches you as "[withheld: NAME — policy P; …]" followed by what P
+allows; work with that (schemas, summaries, code that runs in the kernel and leaves its result
+in a variable) instead of printing rows, and ask the user when you need more.
+"""
+
+
+def egress_rules(policies: PolicySet) -> str:
+    """The egress rules in force, for the system prompt ('' when nothing is restricted)."""
+    lines = rule_lines(policies)
+    return "\n".join([_EGRESS.rstrip(), *(f"- {line}" for line in lines)]) if lines else ""
+
+
 def system_prompt(
-    cwd: Path, root: Path, instructions: str, *, in_kernel: bool, skills: str = "", protected: bool = False
+    cwd: Path, root: Path, instructions: str, *, in_kernel: bool, skills: str = "", protected: bool = False,
+    egress: str = "",
 ) -> str:
     """Assemble the system prompt; `instructions` is the rendered `<instructions>` blocks,
-    `skills` the list of skills (names and descriptions); `protected` says protect mode is on."""
+    `skills` the list of skills (names and descriptions); `protected` says protect mode is on;
+    `egress` the data egress rules in force (`egress_rules`)."""
     kernel = _KERNEL + (_PROTECTED if protected else "") if in_kernel else ""
     parts = [
         _INTRO.format(kernel=kernel),
         f"Working directory: {cwd}\nProject root: {root}\nToday's date: {date.today().isoformat()}",
     ]
+    if egress:
+        parts.append(egress)
     if skills:
         parts.append(skills)
     if instructions.strip():

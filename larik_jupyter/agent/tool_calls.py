@@ -14,6 +14,7 @@ from larik_jupyter.agent.hooks import HookRunner
 from larik_jupyter.agent.protect import guarded, keep_or_roll_back, protected, roll_back_stopped
 from larik_jupyter.agent.toolset import concurrent_batches
 from larik_jupyter.agent.turn import Turn
+from larik_jupyter.egress.tags import tagged
 from larik_jupyter.llm.messages import (
     ContentBlock,
     Message,
@@ -130,7 +131,8 @@ class ToolCalls:
         content: str | list[ContentBlock] = result.content
         if result.images:
             content = [TextBlock(text=result.content), *result.images]
-        return ToolResultBlock(
+        # Tagged with the sources the tool says it read, for the egress door.
+        return tagged(ToolResultBlock(
             tool_use_id=call.id,
             content=content,
             is_error=result.is_error or None,
@@ -141,7 +143,7 @@ class ToolCalls:
             source=result.source,
             answer=result.answer.name if result.answer is not None else None,
             variables=[c.model_dump(exclude_none=True) for c in result.variables] or None,
-        )
+        ), result.egress)
 
     def error_result(self, call: ToolUseBlock, text: str, hooks: list[str] | None = None) -> ToolResultBlock:
         self.emit(

@@ -14,7 +14,7 @@ from typing import NoReturn
 from larik_jupyter.errors import LarikError
 
 # Modules that contribute subcommands, in help order.
-_COMMAND_MODULES = ("sessions", "checkpoints", "config", "run", "analysis", "mcp")
+_COMMAND_MODULES = ("sessions", "checkpoints", "config", "run", "analysis", "mcp", "egress")
 
 
 class CliError(LarikError):

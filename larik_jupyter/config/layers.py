@@ -22,6 +22,7 @@ from larik_jupyter import paths
 from larik_jupyter.config.instructions import display_path, load_instructions
 from larik_jupyter.config.model import Config, HookSpec, LspServer, McpServer, flatten_hooks
 from larik_jupyter.config.skills import Skill, load_skills
+from larik_jupyter.egress.policy import PolicyError, parse_policy, stricter
 
 ApprovalKind = Literal["mcp", "hook", "allow-rule", "lsp"]
 
@@ -239,6 +240,8 @@ class _Merge:
                 self._named(layer, key, value)
             elif key == "hooks":
                 self._hooks(layer, value)
+            elif key == "egress":
+                self._egress(layer, value)
             elif key in _ACCUMULATING:
                 for item in value:
                     self._append(key, item, layer.label)
@@ -295,6 +298,26 @@ class _Merge:
                     continue
                 self._append(f"hooks.{event}", hook, layer.label, target, event)
 
+    def _egress(self, layer: Layer, value: dict[str, Any]) -> None:
+        """Personal files set the egress policy; a shared file's rules only tighten it: they
+        go to `egress.repository`, where each meets the stricter of its earlier value."""
+        if layer.trusted:
+            self._set(self.data, "egress", {k: v for k, v in value.items() if k != "repository"}, "egress", layer.label)
+            return
+        floor = self.data.setdefault("egress", {}).setdefault("repository", {})
+        loosening = [k for k in value if k not in ("default", "policies", "local_only")]
+        if loosening:
+            self.notices.append(f"{layer.label}: `egress.{loosening[0]}` is ignored in a shared file; it may only tighten.")
+        if "default" in value:
+            floor["default"] = _tightest(floor.get("default"), value["default"])
+            self._claim("egress.repository.default", layer.label)
+        for target, policy in value.get("policies", {}).items():
+            floor.setdefault("policies", {})[target] = _tightest(floor.get("policies", {}).get(target), policy)
+            self._claim(f"egress.repository.policies.{target}", layer.label)
+        if value.get("local_only") is True:
+            floor["local_only"] = True
+            self._claim("egress.repository.local_only", layer.label)
+
     def _append(
         self, dotted: str, item: Any, label: str, target: dict[str, Any] | None = None, key: str | None = None
     ) -> None:
@@ -324,6 +347,16 @@ class _Merge:
             self.sources.pop(dotted, None)
         else:
             self.sources[dotted] = label
+
+
+def _tightest(earlier: Any, policy: Any) -> Any:
+    """The stricter of two policy texts (an unparsable one is kept for validation to name)."""
+    try:
+        if earlier is None:
+            return str(parse_policy(policy))
+        return str(stricter(parse_policy(earlier), parse_policy(policy)))
+    except (PolicyError, AttributeError):
+        return policy
 
 
 def _approvals(layers: list[Layer], raws: list[dict[str, Any]]) -> dict[str, dict[str, str]]:

@@ -7,6 +7,7 @@ from typing import Annotated, Any, Literal
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator
 
 from larik_jupyter.config.rules import RuleError, parse_rule
+from larik_jupyter.egress.policy import Policy, PolicySet, check_target, parse_policy
 
 
 def _check_rule(text: str) -> str:
@@ -92,6 +93,58 @@ class Compaction(_Open):
     max_tokens: int | None = Field(default=None, gt=0)
 
 
+def _check_policy(text: str) -> str:
+    parse_policy(text)  # a PolicyError is a ValueError: pydantic reports it with its key
+    return text
+
+
+PolicyText = Annotated[str, AfterValidator(_check_policy)]
+
+
+def _check_targets(value: dict[str, str]) -> dict[str, str]:
+    for target in value:
+        check_target(target)
+    return value
+
+
+Policies = Annotated[dict[str, PolicyText], AfterValidator(_check_targets)]
+
+
+class EgressFloor(_Open):
+    """The egress rules of the repository's shared config: they only tighten (`layers.py`)."""
+
+    default: PolicyText | None = None
+    policies: Policies = Field(default_factory=dict)
+    local_only: bool = False
+
+
+class Egress(_Open):
+    """What may leave the machine: a `default` policy for every variable and data file, a
+    policy per variable, file or pattern (`policies`), and `local_only` (restricted data goes
+    only to `ollama:`/`openai-compatible:` servers on this machine). `repository` holds the
+    shared config's rules, which may only tighten these."""
+
+    default: PolicyText = "full"
+    policies: Policies = Field(default_factory=dict)
+    local_only: bool = False
+    repository: EgressFloor = Field(default_factory=EgressFloor)
+
+    def policy_set(self) -> PolicySet:
+        """The rules as a `PolicySet` the door and the tools read."""
+        floor = self.repository
+        policies = PolicySet(
+            default=parse_policy(self.default),
+            default_origin="personal config" if self.default != "full" else "default",
+            floor={t: parse_policy(p) for t, p in floor.policies.items()},
+            floor_default=parse_policy(floor.default) if floor.default else Policy("full"),
+            local_only=self.local_only,
+            floor_local_only=floor.local_only,
+        )
+        for target, text in self.policies.items():
+            policies.set(target, parse_policy(text), "personal config")
+        return policies
+
+
 class Config(_Open):
     """The effective configuration after merging the layers and applying trust."""
 
@@ -144,6 +197,10 @@ class Config(_Open):
     # Protect mode: python code that changes an existing user variable always asks first.
     protect_variables: bool = Field(
         default=False, description="Protect mode: code that would change an existing variable asks first."
+    )
+    egress: Egress = Field(
+        default_factory=Egress,
+        description="What may leave the machine: a policy per variable, file and pattern, a default for all, and local models only.",
     )
     # kind ("mcp", "hook", "allow-rule", "lsp") -> name -> sha256 of the approved definition.
     approvals: dict[str, dict[str, str]] = Field(

@@ -12,7 +12,7 @@ from typing import Any
 from larik_jupyter.llm.events import StreamEvent
 from larik_jupyter.llm.messages import Message
 from larik_jupyter.llm.models import UNKNOWN
-from larik_jupyter.llm.provider import ProviderError, ToolSchema
+from larik_jupyter.llm.provider import ProviderError, RequestDoor, ToolSchema
 
 PREFIX = "mcp"
 
@@ -25,6 +25,7 @@ class OutsideProvider:
         self.name = f"{PREFIX}:{client}"
         self.info = UNKNOWN
         self.http_client_factory: Callable[[], Any] | None = None
+        self.door: RequestDoor | None = None  # it sends no request; what goes to the client passes the door itself
 
     async def stream(
         self, system: str, messages: list[Message], tools: list[ToolSchema], *, cache: bool = True

@@ -23,6 +23,43 @@ class ProviderError(LarikError):
 
 
 @dataclass(frozen=True)
+class Destination:
+    """Where a request goes: the provider's `provider:model` name and its server's URL
+    (None: no server, as for the scripted model, whose requests never leave the process)."""
+
+    name: str
+    base_url: str | None
+
+
+class RequestDoor(Protocol):
+    """The last step before a request leaves (the egress door, `egress/door.py`): it takes
+    the model context a provider is about to send, lets out what the policy allows, builds
+    the body with `build(system, messages)`, records it, and returns the body."""
+
+    def pass_request(
+        self,
+        destination: Destination,
+        system: str,
+        messages: list[Message],
+        build: Callable[[str, list[Message]], dict[str, Any]],
+    ) -> dict[str, Any]: ...
+
+
+def request_body(
+    door: RequestDoor | None,
+    destination: Destination,
+    system: str,
+    messages: list[Message],
+    build: Callable[[str, list[Message]], dict[str, Any]],
+) -> dict[str, Any]:
+    """The body of one request: through `door` when the provider has one (every agent's
+    provider does), else built as it is."""
+    if door is None:
+        return build(system, messages)
+    return door.pass_request(destination, system, messages, build)
+
+
+@dataclass(frozen=True)
 class ToolSchema:
     """A tool offered to the model: name, description and JSON schema of its input."""
 
@@ -35,12 +72,14 @@ class Provider(Protocol):
     """Streams one model call. `name` is the `provider:model` label shown to the user; `info`
     is the model's entry of the model table (`llm/models.py`): its capabilities (vision,
     thinking, caching, limits), read there, never probed. `http_client_factory`, when set (a
-    debug trace), makes the HTTP clients its calls use; a provider without HTTP ignores it."""
+    debug trace), makes the HTTP clients its calls use; a provider without HTTP ignores it.
+    `door` is the egress door every request it sends passes last (`request_body`)."""
 
     name: str
     model: str
     info: ModelInfo
     http_client_factory: Callable[[], Any] | None
+    door: RequestDoor | None
 
     def stream(
         self, system: str, messages: list[Message], tools: list[ToolSchema], *, cache: bool = True

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from larik_jupyter.llm.anthropic_provider import request_messages
 from larik_jupyter.llm.api_errors import ApiTarget, status_failure
 from larik_jupyter.llm.builder import MessageBuilder, cut_short
 from larik_jupyter.llm.events import (
@@ -29,7 +30,13 @@ from larik_jupyter.llm.events import (
 )
 from larik_jupyter.llm.messages import Message, ToolResultBlock, ToolUseBlock
 from larik_jupyter.llm.models import UNKNOWN
-from larik_jupyter.llm.provider import ProviderError, ToolSchema
+from larik_jupyter.llm.provider import (
+    Destination,
+    ProviderError,
+    RequestDoor,
+    ToolSchema,
+    request_body,
+)
 from larik_jupyter.llm.retry import RetryPolicy, with_retries
 from larik_jupyter.llm.script import (
     Script,
@@ -48,6 +55,7 @@ from larik_jupyter.llm.script import (
 SCRIPTED_RETRY = RetryPolicy(base_delay=0.05, max_delay=0.5)
 _WORDS = re.compile(r"\s*\S+\s*|\s+")
 _JSON_FRAGMENT = 16
+KEPT_REQUESTS = 100
 
 Step = ScriptReply | ScriptFailure
 Picker = Callable[[list[Message]], Step]
@@ -64,6 +72,9 @@ class ScriptedProvider:
         # The scripted model takes anything, images included.
         self.info = dataclasses.replace(UNKNOWN, vision=True)
         self.http_client_factory: Callable[[], Any] | None = None  # no HTTP: nothing to trace
+        self.door: RequestDoor | None = None
+        # The bodies of the last requests it was sent, as they passed the door (tests read them).
+        self.requests: list[dict[str, Any]] = []
         self.retry = retry or SCRIPTED_RETRY
         self.delay = delay
         self._pick = pick
@@ -75,8 +86,22 @@ class ScriptedProvider:
     def stream(
         self, system: str, messages: list[Message], tools: list[ToolSchema], *, cache: bool = True
     ) -> AsyncIterator[StreamEvent]:
-        """Play the next response; scripted 429/5xx failures are retried like real ones."""
-        return with_retries(self.name, self.retry, lambda: self._attempt(messages))
+        """Play the next response; scripted 429/5xx failures are retried like real ones. The
+        request passes the door like any other; the script sees what it let out."""
+        sent: list[Message] = []
+
+        def build(system: str, filtered: list[Message]) -> dict[str, Any]:
+            sent[:] = filtered
+            # The Messages API's form: what a wire provider would send.
+            return {
+                "system": system,
+                "messages": request_messages(filtered, cache=False),
+                "tools": [{"name": t.name, "description": t.description, "input_schema": t.input_schema} for t in tools],
+            }
+
+        self.requests.append(request_body(self.door, Destination(self.name, None), system, messages, build))
+        del self.requests[:-KEPT_REQUESTS]
+        return with_retries(self.name, self.retry, lambda: self._attempt(sent))
 
     async def _attempt(self, messages: list[Message]) -> AsyncIterator[StreamEvent]:
         step = self._pick(messages)

@@ -17,7 +17,13 @@ from larik_jupyter.llm.context import image_key, iter_images, model_context, new
 from larik_jupyter.llm.events import ContextNotice, StreamEvent
 from larik_jupyter.llm.messages import Message
 from larik_jupyter.llm.models import ModelInfo
-from larik_jupyter.llm.provider import ProviderError, ToolSchema
+from larik_jupyter.llm.provider import (
+    Destination,
+    ProviderError,
+    RequestDoor,
+    ToolSchema,
+    request_body,
+)
 from larik_jupyter.llm.retry import RetryPolicy, with_retries
 from larik_jupyter.llm.sdk_import import import_sdk
 from larik_jupyter.llm.sdk_stream import ChunkDecoder, run_attempt
@@ -71,6 +77,7 @@ class SdkProvider:
         self._timeout = timeout
         self._key = key
         self.http_client_factory: Callable[[], Any] | None = None
+        self.door: RequestDoor | None = None
         self._base_url = base_url or os.environ.get(self.base_url_env) or self.default_base_url
         self._target = ApiTarget(title, name, model, self._base_url, key_env, key)
 
@@ -113,7 +120,10 @@ class SdkProvider:
                 "image data); the model was told where each came from."
             )
         context = model_context(messages, self.info, self.refused_images, self.tool_ids)
-        params = self.request(system, context, tools, cache=cache)
+        params = request_body(
+            self.door, Destination(self.name, self._base_url), system, context,
+            lambda s, m: self.request(s, m, tools, cache=cache),
+        )
         async with self._new_client() as client:
             attempt = functools.partial(
                 run_attempt, sdk, self._target, lambda: self.create(client, params), self.decoder

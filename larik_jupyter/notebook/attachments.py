@@ -15,9 +15,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from larik_jupyter.egress.policy import PolicySet
+from larik_jupyter.egress.tags import file_tag, tagged, variable_tag
 from larik_jupyter.errors import LarikError, exception_text
 from larik_jupyter.llm.messages import ContentBlock, TextBlock
-from larik_jupyter.paths import file_kind
+from larik_jupyter.paths import file_kind, project_root
 from larik_jupyter.tools.envelope import wrap
 from larik_jupyter.tools.files import is_binary
 from larik_jupyter.tools.images import InvalidImage, image_block
@@ -80,16 +82,24 @@ def _read_file(path: Path) -> bytes:
         os.close(fd)
 
 
-def attach(names: tuple[str, ...], namespace: Mapping[str, Any], cwd: Path, nonce: str) -> Attached:
-    """Resolve each name (a variable first, then a file under `cwd`); an unknown name raises."""
+def attach(
+    names: tuple[str, ...], namespace: Mapping[str, Any], cwd: Path, nonce: str, policies: PolicySet | None = None
+) -> Attached:
+    """Resolve each name (a variable first, then a file under `cwd`); an unknown name raises.
+    Each block is tagged with its variable or file and the views `policies` allow of it (the
+    egress door decides what of it leaves)."""
     out = Attached()
+    policies = policies or PolicySet()
     for name in names:
+        start = len(out.blocks)
         if name in namespace:
             try:
                 _attach_value(out, name, namespace[name], nonce)
             except Exception as exc:  # a value that fails even to be described says so
                 kind = type(namespace[name]).__name__
                 _add_variable(out, name, f"Variable `{name}`: {kind} (it could not be described: {exception_text(exc)})", nonce)
+            tag = variable_tag(policies, {name: namespace[name]})
+            out.blocks[start:] = [tagged(b, tag) for b in out.blocks[start:]]
             continue
         path = Path(name).expanduser()
         path = path if path.is_absolute() else cwd / path
@@ -105,6 +115,11 @@ def attach(names: tuple[str, ...], namespace: Mapping[str, Any], cwd: Path, nonc
         except OSError as exc:
             raise LarikError(f"--with {name}: cannot read {path} ({exc.strerror}).") from None
         _attach_file(out, name, path, data, nonce)
+        real = Path(os.path.realpath(path))
+        root = Path(os.path.realpath(project_root(cwd)))
+        if real.is_relative_to(root):
+            tag = file_tag(policies, real.relative_to(root).as_posix(), data.decode("utf-8", errors="replace"))
+            out.blocks[start:] = [tagged(b, tag) for b in out.blocks[start:]]
     return out
 
 

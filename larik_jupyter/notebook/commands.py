@@ -259,6 +259,46 @@ def _usage(kernel: KernelSession, out: Output) -> None:
     )
 
 
+EGRESS_USAGE = "/egress [TARGET POLICY | --local-only on|off]"
+
+
+def _egress_args(rest: str) -> dict[str, object]:
+    words = split_words(rest, EGRESS_USAGE)
+    if not words:
+        return {"target": None, "policy": None, "local_only": None}
+    if words[0] == "--local-only":
+        if len(words) != 2 or words[1] not in ("on", "off"):
+            raise MagicUsageError(f"--local-only takes on or off. Usage: {EGRESS_USAGE}")
+        return {"target": None, "policy": None, "local_only": words[1] == "on"}
+    if len(words) < 2:
+        raise MagicUsageError(
+            f"say what may leave of {words[0]}: never, schema, stats, sample N [mask COL,COL] or full. "
+            f"Usage: {EGRESS_USAGE}"
+        )
+    return {"target": words[0], "policy": " ".join(words[1:]), "local_only": None}
+
+
+@command(
+    EGRESS_USAGE,
+    "what of a variable or file may be sent to the model (never, schema, stats, sample N [mask COL,…], "
+    "full); alone: the rules and the last turn's ledger of bytes sent",
+    parse=_egress_args,
+)
+def _egress(
+    kernel: KernelSession, out: Output, *, target: str | None, policy: str | None, local_only: bool | None
+) -> None:
+    if target is not None and policy is not None:
+        out.markdown(kernel.ensure().set_egress(target, policy))
+    elif local_only is not None:
+        out.markdown(kernel.ensure().set_local_only(local_only))
+    elif kernel.agent is not None:
+        out.markdown(kernel.agent.egress_report())
+    else:
+        from larik_jupyter.egress.report import render, rule_lines
+
+        out.markdown(render([], rule_lines(kernel.egress_policies(), origins=True)))
+
+
 def _key_value(rest: str) -> dict[str, object]:
     key, _, value = rest.partition(" ")
     return {"key": key or None, "value": value.strip() or None}

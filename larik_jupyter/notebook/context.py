@@ -13,8 +13,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from larik_jupyter.egress.tags import Tag, tagged
+from larik_jupyter.llm.messages import TextBlock
 from larik_jupyter.notebook.capture import CapturedCell, KernelCapture
+from larik_jupyter.tools.env import Env
 from larik_jupyter.tools.envelope import wrap
+from larik_jupyter.tools.notebook import cell_tag
 
 RECENT_CELLS = 5
 FIRST_LINES = 2
@@ -70,6 +74,27 @@ def notebook_context(
 ) -> str:
     """The context block: the notebook's path, the last few cells, and the last error in full
     when it happened after execution count `since` (the previous prompt's)."""
+    return _context(capture, notebook, since=since, nonce=nonce, cwd=cwd)[0]
+
+
+def context_block(
+    capture: KernelCapture | None, notebook: KernelNotebook, *, since: int, nonce: str, cwd: Path, env: Env
+) -> TextBlock:
+    """`notebook_context` as the prompt's block, the last error's part tagged with what the
+    failing cell's code read (the egress door withholds it under a restricting policy)."""
+    text, failed = _context(capture, notebook, since=since, nonce=nonce, cwd=cwd)
+    block = TextBlock(text=text)
+    if failed is None:
+        return block
+    start, end, source = failed
+    tag = cell_tag(env, source)
+    return tagged(block, Tag(spans=[(start, end, tag.sources)], views=tag.views)) if tag else block
+
+
+def _context(
+    capture: KernelCapture | None, notebook: KernelNotebook, *, since: int, nonce: str, cwd: Path
+) -> tuple[str, tuple[int, int, str] | None]:
+    """The context text, and where its last error stands in it with the failing cell's source."""
     if notebook.path is not None:
         rel = os.path.relpath(notebook.path, cwd) if notebook.path.is_relative_to(cwd) else str(notebook.path)
         lines = [f"Notebook: {rel} (this kernel's notebook, from {notebook.source})"]
@@ -91,7 +116,10 @@ def notebook_context(
         lines.append(f"Last error, raised by {where} after the previous prompt:")
         error = failed.error
         lines.append(wrap(nonce, where, f"{error.name}: {error.value}\n{error.traceback}\nCell source:\n{failed.source}"))
-    return "<notebook-context>\n" + "\n".join(lines) + "\n</notebook-context>"
+        text = "<notebook-context>\n" + "\n".join(lines) + "\n</notebook-context>"
+        end = len(text) - len("\n</notebook-context>")
+        return text, (end - len(lines[-1]), end, failed.source)
+    return "<notebook-context>\n" + "\n".join(lines) + "\n</notebook-context>", None
 
 
 def cells_ran(shell: Any, capture: KernelCapture | None, *, after: int) -> list[dict[str, Any]]:

@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from larik_jupyter.analysis.branch_diff import BranchDiff
     from larik_jupyter.api import Agent
     from larik_jupyter.config.layers import PendingApproval
+    from larik_jupyter.egress.policy import PolicySet
     from larik_jupyter.notebook.context import KernelNotebook
     from larik_jupyter.tools.check import CheckReport
     from larik_jupyter.tools.host import KernelHost
@@ -92,6 +93,14 @@ class KernelSession:
         return agent.check(
             path, timeout=timeout, stop=self.command_stop, notebook=self.own_notebook().path
         )
+
+    def egress_policies(self) -> PolicySet:
+        """The egress rules in force: the open session's, else the config's."""
+        if self.agent is not None:
+            return self.agent.loop.door.policies
+        from larik_jupyter.config.layers import load_config
+
+        return load_config(self.cwd).config.egress.policy_set()
 
     def require_idle(self) -> None:
         """Refuse while a turn runs (`Agent.require_idle`): switching or changing the session

@@ -67,24 +67,23 @@ class TurnRunner:
         and the kernel's own notebook, when known."""
         from larik_jupyter.api import PromptExtras
         from larik_jupyter.config.secrets import redactor_for
-        from larik_jupyter.llm.messages import TextBlock
         from larik_jupyter.notebook.attachments import attach
-        from larik_jupyter.notebook.context import cells_ran, notebook_context
+        from larik_jupyter.notebook.context import cells_ran, context_block
         from larik_jupyter.tools.envelope import new_nonce
 
         nonce = new_nonce()
         namespace = self.shell.user_ns if self.shell is not None else {}
         try:
-            attached = attach(parsed.attach, namespace, self.kernel.cwd, nonce)
+            attached = attach(parsed.attach, namespace, self.kernel.cwd, nonce, self.kernel.egress_policies())
         except LarikError as exc:
             raise UsageError(str(exc)) from None
         notebook = self.kernel.own_notebook()
         before = []
         if parsed.context and self.context():
-            text = notebook_context(
-                self.capture, notebook, since=self._context_since, nonce=nonce, cwd=self.kernel.cwd
-            )
-            before.append(TextBlock(text=text))
+            env = self.kernel.require().loop.env  # its egress rules tag the last error's part
+            before.append(context_block(
+                self.capture, notebook, since=self._context_since, nonce=nonce, cwd=self.kernel.cwd, env=env
+            ))
         self._context_since = self.capture.last_count if self.capture is not None else 0
         # The user's cells may hold a key typed in: stored redacted, as exports are.
         cells = redactor_for(self.kernel.cwd).data(cells_ran(self.shell, self.capture, after=self._cells_recorded))

@@ -69,6 +69,16 @@ class UnfoundCount(BaseModel):
     numbers: list[str]
 
 
+class EgressTurn(BaseModel):
+    """What the requests of one prompt's turn sent, from the session's egress ledger."""
+
+    prompt: int
+    requests: int
+    bytes: int
+    withheld: list[str]  # "df (schema) ×2"
+    text: str  # "Sent 3 requests, 14.2 KiB · withheld df (schema) ×2"
+
+
 class TranscriptPage(BaseModel):
     """`GET /larik/api/sessions/<id>`: a slice of the canonical transcript's entries, with the
     numbers of its replies that no output of their turn supports (`session/numbers.py`)."""
@@ -80,6 +90,7 @@ class TranscriptPage(BaseModel):
     entries: list[dict[str, Any]]
     unfound: list[UnfoundInBlock] = []
     unfound_counts: list[UnfoundCount] = []
+    egress: list[EgressTurn] = []  # every turn of the session with a ledger line, by prompt
 
 
 class CheckpointFile(BaseModel):

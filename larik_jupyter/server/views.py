@@ -6,10 +6,12 @@ from pathlib import Path
 from typing import Any
 
 from larik_jupyter.config.secrets import redactor_for
+from larik_jupyter.egress.ledger import ledger_path, read_ledger
+from larik_jupyter.egress.report import by_turn
 from larik_jupyter.llm.pricing import cost_label
 from larik_jupyter.server.confine import relative_to_root
 from larik_jupyter.server.page_numbers import page_numbers
-from larik_jupyter.server.schema import SessionList, SessionOut, TranscriptPage
+from larik_jupyter.server.schema import EgressTurn, SessionList, SessionOut, TranscriptPage
 from larik_jupyter.server.tokens import DeleteTokens
 from larik_jupyter.server.turn_diffs import checkpoints
 from larik_jupyter.session.branch import fork_tree
@@ -95,7 +97,20 @@ def transcript_page(session_id: str, path: Path, offset: int, limit: int, cwd: P
         entries=[_summarized(entry.to_json(), position) for entry in entries],
         unfound=unfound,
         unfound_counts=counts,
+        egress=egress_turns(path),
     )
+
+
+def egress_turns(path: Path) -> list[EgressTurn]:
+    """Each prompt's requests as the session's egress ledger recorded them."""
+    out = []
+    for turn in by_turn(read_ledger(ledger_path(path))):
+        if turn.prompt is None:
+            continue
+        withheld = [f"{name} ×{n}" for name, n in turn.withheld.items()]
+        text = f"Sent {turn.requests} request(s), {turn.bytes:,} bytes" + (" · withheld " + ", ".join(withheld) if withheld else "")
+        out.append(EgressTurn(prompt=turn.prompt, requests=turn.requests, bytes=turn.bytes, withheld=withheld, text=text))
+    return out
 
 
 def export_bytes(path: Path, cwd: Path) -> bytes:

@@ -11,7 +11,7 @@ from pydantic import BaseModel, Field
 from larik_jupyter import paths
 from larik_jupyter.errors import LarikError
 from larik_jupyter.llm.messages import Message, ToolResultBlock
-from larik_jupyter.session.corrupt import session_id_of
+from larik_jupyter.session.corrupt import CorruptSessionError, session_id_of
 from larik_jupyter.session.entry import Entry, Meta
 from larik_jupyter.session.outline import (
     CompactionEntryOutline,
@@ -19,7 +19,7 @@ from larik_jupyter.session.outline import (
     MetaEntryOutline,
     ToolUseOutline,
 )
-from larik_jupyter.session.reader import load_entries, prefix_boundary
+from larik_jupyter.session.reader import load_entries, prefix_boundary, read_meta
 from larik_jupyter.session.state import INTERRUPTED_TOOL_RESULT, replay
 from larik_jupyter.session.store import encode, write_new_file
 from larik_jupyter.session.summary import summary
@@ -247,3 +247,21 @@ def fork_tree(cwd: str | os.PathLike[str]) -> list[TreeNode]:
         parent = _owner(node, nodes)
         (parent.children if parent is not None else roots).append(node)
     return roots
+
+
+def ancestors(path: Path) -> list[Path]:
+    """The session files `path` was forked from, oldest first (those still in its folder and
+    readable; a circle or a missing source ends the walk)."""
+    found: list[Path] = []
+    current = path
+    while len(found) < 100:
+        try:
+            source = read_meta(current).fork_of
+        except (OSError, CorruptSessionError):
+            break
+        parent = path.with_name(f"{source}.jsonl") if source else None
+        if parent is None or parent == path or parent in found or not parent.is_file():
+            break
+        found.append(parent)
+        current = parent
+    return found[::-1]

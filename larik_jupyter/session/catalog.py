@@ -184,7 +184,7 @@ def _deletion_targets(path: Path) -> tuple[Path, list[Path]]:
     except CorruptSessionError as exc:  # damage later in the file is fine: it is still a session
         raise refuse(f"it does not start with a session's meta entry ({exc.what}); remove it by hand if it is debris") from None
     checkpoints = Path(os.path.realpath(paths.checkpoints_dir(sid).parent)) / sid
-    extras = [folder / f"{sid}-agents", folder / f"{sid}.trace", checkpoints]
+    extras = [folder / f"{sid}-agents", folder / f"{sid}.trace", folder / f"{sid}.egress", checkpoints]
     for extra in extras:
         if extra.parent != folder and not _inside(extra.parent, data):
             raise refuse(f"its checkpoints folder {extra} would lie outside the data directory")
@@ -204,8 +204,8 @@ def _remove(target: Path) -> None:
 
 
 def delete(id_or_path: str | os.PathLike[str], cwd: str | os.PathLike[str] | None = None) -> Path:
-    """Remove a session of the data directory: its transcript, `-agents/`, `.trace/` and
-    checkpoints. Refuses anything that is not such a session, and a session open for writing."""
+    """Remove a session of the data directory: its transcript, `-agents/`, `.trace/`, `.egress/`
+    (the egress ledger) and checkpoints. Refuses anything that is not such a session, and a session open for writing."""
     text = os.fspath(id_or_path)
     # A path is judged by the deletion's own checks, so every refusal says what it refused.
     path, extras = _deletion_targets(resolve(text, cwd) if paths.is_session_id(text) else _existing_path(text))

@@ -18,12 +18,14 @@ from larik_jupyter.testing.wire import Chunk
 
 @dataclass(frozen=True)
 class RecordedRequest:
-    """One request the server received: header names are lower-case, `body` is parsed JSON."""
+    """One request the server received: header names are lower-case, `body` is parsed JSON,
+    `size` the body's length in bytes as it arrived."""
 
     method: str
     path: str
     headers: dict[str, str]
     body: Any
+    size: int = 0
 
 
 @dataclass(frozen=True)
@@ -146,7 +148,7 @@ def _handler(state: _State) -> type[BaseHTTPRequestHandler]:
                 body = raw.decode("utf-8", "replace")
             path = self.path.split("?", 1)[0]
             with state.lock:
-                state.requests.append(RecordedRequest("POST", path, headers, body))
+                state.requests.append(RecordedRequest("POST", path, headers, body, len(raw)))
             protocol = _ROUTES.get(path)
             if protocol is None:
                 self._json(

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal
 from larik_jupyter.errors import LarikError, ToolError, exception_text
 
 if TYPE_CHECKING:
+    from larik_jupyter.egress.tags import Tag
     from larik_jupyter.llm.messages import ImageBlock
     from larik_jupyter.session.variable_changes import VariableChange
     from larik_jupyter.tools.env import Env
@@ -54,7 +55,9 @@ class ToolResult:
     sentences the turn view shows the user (e.g. to reload a notebook the call rewrote);
     `source` is the code a call ran that its input does not hold (`notebook_run`'s cell);
     `answer` is the kernel variable the `answer` tool handed back as the turn's value;
-    `variables` what a kernel call did to the user's variables.
+    `variables` what a kernel call did to the user's variables. `egress` is what the content
+    was made from and what each source's policy lets out of it (`egress/tags.py`): the
+    sources and views the result block is tagged with.
     """
 
     content: str
@@ -70,6 +73,7 @@ class ToolResult:
     source: str | None = None
     answer: Answer | None = None
     variables: list[VariableChange] = field(default_factory=list)
+    egress: Tag | None = None
 
 
 # What a call decides when no rule matches: run, ask the user first, or refuse.

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
+from larik_jupyter.egress.policy import PolicySet
 from larik_jupyter.errors import ToolError
 from larik_jupyter.tools.envelope import new_nonce
 
@@ -111,6 +112,8 @@ class Env:
     `keeps_variables`, set for an agent in a kernel that owns its turns: kernel calls snapshot
     the variables their code may change, for undo, into the session's `kernel_snapshots`
     (`tools/kernel/undo.py`, the one place they are kept).
+    `egress` holds the session's egress rules: tools tag what they make with its sources and
+    the views those rules allow (`egress/tags.py`); the door decides what leaves.
     """
 
     cwd: Path
@@ -122,6 +125,7 @@ class Env:
     allow_outside: Callable[[Path], bool] | None = None
     diagnostics: DiagnosticsSource | None = None
     keeps_variables: bool = False
+    egress: PolicySet = field(default_factory=PolicySet)
 
     def __post_init__(self) -> None:
         self.root = Path(os.path.realpath(self.root))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from larik_jupyter.egress.tags import file_tag
 from larik_jupyter.errors import ToolError
 from larik_jupyter.textdiff import printable
 from larik_jupyter.tools.base import FILE_PATH, Tool, ToolResult
@@ -45,7 +46,8 @@ class ReadTool(Tool):
         limit = DEFAULT_LIMIT if args.get("limit") is None else args["limit"]
         if offset < 1 or limit < 1:
             raise ToolError("offset and limit must be at least 1; line numbers start at 1.")
-        lines = _lines(printable(read_text(env, path)))
+        content = printable(read_text(env, path))
+        lines = _lines(content)
         total = len(lines)
         if total == 0:
             return ToolResult(f"{env.rel(path)} is empty.")
@@ -72,7 +74,8 @@ class ReadTool(Tool):
             notes.append(f"[showing lines {offset}-{last} of {total}{more}]")
         if long_lines:
             notes.append(f"[{long_lines} lines longer than {MAX_LINE} characters were cut]")
-        return ToolResult("\n".join(out + notes))
+        tag = file_tag(env.egress, path.relative_to(env.root).as_posix(), content) if env.inside_root(path) else None
+        return ToolResult("\n".join(out + notes), egress=tag)
 
 
 def _lines(text: str) -> list[str]:

@@ -15,6 +15,7 @@ if TYPE_CHECKING:
     from larik_jupyter.tools.kernel.figures import image_of, is_figure
     from larik_jupyter.tools.kernel.protect import effects_sentence, protect_text, protected_changes
     from larik_jupyter.tools.kernel.python import PythonTool
+    from larik_jupyter.tools.kernel.sources import files_named, variables_read
     from larik_jupyter.tools.kernel.undo import KernelSnapshots, call_snapshots, kernel_snapshots
     from larik_jupyter.tools.kernel.value_summary import differs, shown, summaries
     from larik_jupyter.tools.kernel.variable_watch import (
@@ -24,9 +25,9 @@ if TYPE_CHECKING:
         is_user_name,
         python_source,
     )
-    from larik_jupyter.tools.kernel.variables import InspectVariablesTool, describe
+    from larik_jupyter.tools.kernel.variables import InspectVariablesTool, describe, user_variables
 
-__all__ = ["AnswerTool", "CodeStop", "InspectVariablesTool", "KernelSnapshots", "PythonTool", "TIMEOUT_INPUT", "VariableWatch", "call_snapshots", "cell_code", "cell_names", "describe", "differs", "effects_sentence", "image_of", "is_figure", "is_user_name", "kernel_snapshots", "protect_text", "protected_changes", "python_source", "shown", "stoppable", "summaries", "timeout_of"]
+__all__ = ["AnswerTool", "CodeStop", "InspectVariablesTool", "KernelSnapshots", "PythonTool", "TIMEOUT_INPUT", "VariableWatch", "call_snapshots", "cell_code", "cell_names", "describe", "differs", "effects_sentence", "image_of", "is_figure", "is_user_name", "kernel_snapshots", "protect_text", "protected_changes", "python_source", "shown", "stoppable", "summaries", "timeout_of", "user_variables", "files_named", "variables_read"]
 
 _LAZY = {
     "AnswerTool": "larik_jupyter.tools.kernel.answer",
@@ -53,6 +54,9 @@ _LAZY = {
     "stoppable": "larik_jupyter.tools.kernel.code_stop",
     "summaries": "larik_jupyter.tools.kernel.value_summary",
     "timeout_of": "larik_jupyter.tools.kernel.code_stop",
+    "user_variables": "larik_jupyter.tools.kernel.variables",
+    "files_named": "larik_jupyter.tools.kernel.sources",
+    "variables_read": "larik_jupyter.tools.kernel.sources",
 }
 
 __getattr__ = lazy_names(__name__, _LAZY)

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from types import CodeType
 from typing import Any
 
+from larik_jupyter.egress.tags import files_tag, variable_tag
 from larik_jupyter.errors import ToolError, exception_text
 from larik_jupyter.tools.base import Tool, ToolResult
 from larik_jupyter.tools.env import Env
@@ -31,6 +32,7 @@ from larik_jupyter.tools.kernel.figures import (
 )
 from larik_jupyter.tools.kernel.live_output import LiveOutput
 from larik_jupyter.tools.kernel.protect import changes_in
+from larik_jupyter.tools.kernel.sources import files_named, variables_read
 from larik_jupyter.tools.kernel.touched_names import names_it_may_change
 from larik_jupyter.tools.kernel.undo import call_snapshots
 from larik_jupyter.tools.kernel.value_copy import array_or_frame
@@ -195,6 +197,8 @@ class PythonTool(Tool):
             parts.append(UNSCANNED_NOTE)
         if note := watch.note():
             parts.append(note)
+        tag = variable_tag(env.egress, variables_read(module, host.namespace))
+        tag = tag | files_tag(env.egress, env.root, files_named(module, env.cwd, env.root))
         return ToolResult(
             images.text(_cap("\n".join(parts)) or "(no output)"),
             is_error=error is not None or bool(stop.reason),
@@ -202,6 +206,7 @@ class PythonTool(Tool):
             displays=images.displays,
             images=images.images,
             variables=variables,
+            egress=tag,
         )
 
 

@@ -112,8 +112,13 @@ class InspectVariablesTool(Tool):
             return ToolResult("No user variables are defined in the kernel.")
         rows = []
         for name, value in found[:MAX_VARIABLES]:
+            # The egress policy shapes the report itself: no preview of a restricted value.
+            policy = env.egress.for_variable(name).policy
+            if policy.kind == "never":
+                rows.append(f"{name}: [withheld: {name} — policy never; ask the user about it]")
+                continue
             try:
-                rows.append(f"{name}: {describe(value)}")
+                rows.append(f"{name}: {describe(value, preview=not policy.restricted)}")
             except Exception as exc:
                 rows.append(f"{name}: {_type_name(value)} (could not inspect: {exc!r})")
         if len(found) > MAX_VARIABLES:

@@ -14,6 +14,7 @@ if TYPE_CHECKING:
         NOTEBOOK_PATH,
         NotebookEditTool,
         NotebookReadTool,
+        cell_tag,
         notebook_path,
     )
     from larik_jupyter.tools.notebook.document import NotebookDocument, kernel_notebook
@@ -21,11 +22,12 @@ if TYPE_CHECKING:
     from larik_jupyter.tools.notebook.page import cell_positions
     from larik_jupyter.tools.notebook.run import CellRun, NotebookRunTool
 
-__all__ = ["CellRun", "NOTEBOOK_PATH", "NotebookDocument", "NotebookEditTool", "NotebookReadTool", "NotebookRunTool", "cell_positions", "cell_restorer", "cell_sources", "kernel_notebook", "notebook_path", "open_notebook"]
+__all__ = ["CellRun", "NOTEBOOK_PATH", "NotebookDocument", "NotebookEditTool", "NotebookReadTool", "NotebookRunTool", "cell_positions", "cell_restorer", "cell_tag", "cell_sources", "kernel_notebook", "notebook_path", "open_notebook"]
 
 _LAZY = {
     "CellRun": "larik_jupyter.tools.notebook.run",
     "NOTEBOOK_PATH": "larik_jupyter.tools.notebook.cells",
+    "cell_tag": "larik_jupyter.tools.notebook.cells",
     "NotebookDocument": "larik_jupyter.tools.notebook.document",
     "NotebookEditTool": "larik_jupyter.tools.notebook.cells",
     "NotebookReadTool": "larik_jupyter.tools.notebook.cells",

@@ -10,6 +10,7 @@ leaves the notebook unchanged.
 
 from __future__ import annotations
 
+import ast
 import hashlib
 import itertools
 import json
@@ -17,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from larik_jupyter.bridge_protocol import Delete, Insert, Patch, Replace
+from larik_jupyter.egress.tags import Span, Tag, files_tag, tagged, variable_source, variable_tag
 from larik_jupyter.errors import ToolError
 from larik_jupyter.nbjson.cells import as_source, index_name, lines_form, named_index, source_text
 from larik_jupyter.textdiff import unified_diff
@@ -25,6 +27,7 @@ from larik_jupyter.tools.env import Env
 from larik_jupyter.tools.envelope import wrap
 from larik_jupyter.tools.files import apply_edit, outside_root
 from larik_jupyter.tools.images import ImageCollector
+from larik_jupyter.tools.kernel import cell_code, files_named, variables_read
 from larik_jupyter.tools.notebook.document import (
     NotebookDocument,
     changed_cell,
@@ -118,7 +121,7 @@ class NotebookReadTool(Tool):
             indexes = list(range(start, min(total, start + limit)))
         outputs = args.get("include_outputs", True) is not False
         images = ImageCollector()
-        rows = _rows(nb, indexes, outputs, offset, images)
+        rows, made = _rows(nb, indexes, outputs, offset, images, env)
         left_out = indexes[len(rows) :]
         indexes = indexes[: len(rows)]
         head = f"{nb.rel}: {total} cells (nbformat {nb.data.get('nbformat')}.{nb.data.get('nbformat_minor')})"
@@ -139,41 +142,82 @@ class NotebookReadTool(Tool):
             )
         body = wrap(env.call.nonce, nb.rel, "\n".join(rows)) if rows else ""
         text = head + "." + ("\n" + problems_note(nb) if nb.problems else "") + ("\n" + body if body else "")
-        text += nb.read_note(env)
-        return ToolResult(images.text(text), images=images.images)
+        text = images.text(text + nb.read_note(env))
+        return ToolResult(text, images=images.images, egress=_spans(text, made))
 
 
 def _rows(
-    nb: NotebookDocument, indexes: list[int], outputs: bool, offset: int, images: ImageCollector
-) -> list[str]:
+    nb: NotebookDocument, indexes: list[int], outputs: bool, offset: int, images: ImageCollector, env: Env
+) -> tuple[list[str], list[tuple[str, Tag]]]:
     """The text of the cells `indexes`, in order, until the result would pass `MAX_READ_CHARS`
-    (the first cell is always shown)."""
+    (the first cell is always shown), and each shown cell's outputs text with the tag of what
+    its code read (its images carry that tag themselves)."""
     rows: list[str] = []
+    made: list[tuple[str, Tag]] = []
     size = 0
     for index in indexes:
         kept = len(images.images), len(images.notes)
-        row = _cell_text(nb, index, outputs, offset, images)
+        row, shown = _cell_text(nb, index, outputs, offset, images)
         if rows and size + len(row) > MAX_READ_CHARS:
             del images.images[kept[0] :], images.notes[kept[1] :]  # that cell's images go too
             break
         rows.append(row)
         size += len(row) + 1
-    return rows
+        cell = nb.cells[index]
+        tag = cell_tag(env, source_text(cell)) if shown and isinstance(cell, dict) else Tag()
+        if tag:
+            made.append((shown, tag))
+            images.images[kept[0] :] = [tagged(i, tag) for i in images.images[kept[0] :]]
+    return rows, made
 
 
-def _cell_text(nb: NotebookDocument, index: int, outputs: bool, offset: int, images: ImageCollector) -> str:
+def cell_tag(env: Env, source: str) -> Tag:
+    """The tag of a cell's outputs: the user variables its code reads (with a kernel; without
+    one, the names it uses that a rule names) and the project files it names."""
+    module = cell_code(source)
+    if module is None:
+        return Tag()
+    if env.host is not None:
+        tag = variable_tag(env.egress, variables_read(module, env.host.namespace or {}))
+    else:
+        named = {n.id for n in ast.walk(module) if isinstance(n, ast.Name)} & env.egress.rules.keys()
+        tag = Tag([variable_source(n) for n in sorted(named)])
+    return tag | files_tag(env.egress, env.root, files_named(module, env.cwd, env.root))
+
+
+def _spans(text: str, made: list[tuple[str, Tag]]) -> Tag:
+    """The span tag of `text` marking each cell's outputs with what they were made from."""
+    spans: list[Span] = []
+    views: dict[str, dict[str, str]] = {}
+    at = 0
+    for shown, tag in made:
+        start = text.find(shown, at)
+        if start < 0:
+            continue
+        spans.append((start, start + len(shown), tag.sources))
+        views |= tag.views
+        at = start + len(shown)
+    return Tag(spans=spans, views=views)
+
+
+def _cell_text(
+    nb: NotebookDocument, index: int, outputs: bool, offset: int, images: ImageCollector
+) -> tuple[str, str]:
+    """A cell's text, and its outputs' text within it ('' when none are shown)."""
     cell = nb.cells[index]
     if not isinstance(cell, dict):
-        return f"--- cell {index + 1} · not a cell (a JSON {type(cell).__name__}, not an object)"
+        return f"--- cell {index + 1} · not a cell (a JSON {type(cell).__name__}, not an object)", ""
     kind = cell.get("cell_type", "?")
     head = f"--- cell {index + 1} · id {nb.cell_id(index)} · {kind}"
     if kind == "code":
         count = cell.get("execution_count")
         head += f" · execution_count {count if count is not None else '-'}"
     rows = [head, _source_page(nb.cell_id(index), source_text(cell), offset)]
+    shown = ""
     if outputs and kind == "code" and isinstance(cell.get("outputs"), list) and cell["outputs"]:
-        rows += ["--- outputs", outputs_text(cell["outputs"], images, f"cell {index}")]
-    return "\n".join(rows)
+        shown = outputs_text(cell["outputs"], images, f"cell {index}")
+        rows += ["--- outputs", shown]
+    return "\n".join(rows), shown
 
 
 def _source_page(cell_id: str, source: str, offset: int) -> str:

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from larik_jupyter.bridge_protocol import SetOutputs
+from larik_jupyter.egress.tags import variable_tag
 from larik_jupyter.errors import ToolError
 from larik_jupyter.nbjson.cells import source_text
 from larik_jupyter.tools.base import Tool, ToolResult
@@ -28,6 +29,7 @@ from larik_jupyter.tools.kernel import (
     cell_code,
     cell_names,
     timeout_of,
+    variables_read,
 )
 from larik_jupyter.tools.notebook.cells import NOTEBOOK_PATH, notebook_path
 from larik_jupyter.tools.notebook.document import kernel_notebook, with_provenance
@@ -136,4 +138,5 @@ class NotebookRunTool(Tool):
             images=images.images,
             source=source,
             variables=variables,
+            egress=variable_tag(env.egress, variables_read(module, host.namespace)) if module is not None else None,
         )

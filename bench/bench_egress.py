@@ -1,0 +1,143 @@
+"""What the egress door adds to a request: a 100k-token request with 20 restricted variables.
+
+The request: a system prompt and 60 tool results of printed tables (numbers, words, ids,
+dates, emails; 400,000 characters in all, about 100k tokens at 4 characters a token), a few of
+them holding values of the restricted frames. The kernel holds 20 restricted DataFrames of
+1,000 rows each (an email, an id, an amount, a date and a category column), indexed once
+before the rounds (that cost is printed too: it is paid when a variable first becomes
+restricted or changes, not per request).
+
+Per round: the floor builds the Anthropic request body (`request_messages`) and serialises it
+with orjson, as every request does; the subject passes the same messages through
+`EgressDoor.pass_request` with the same build (the filter, the markers, the measuring, the
+ledger line kept in memory) on a door whose per-block cache is empty (the first request that
+carries all of this); `next request` is the following request of the turn, one tool result
+longer, through the same door (its earlier blocks decided already). Target: the door adds at
+most 5 ms to the fresh request.
+
+    .venv/bin/python bench/bench_egress.py 9
+"""
+
+from __future__ import annotations
+
+import random
+import sys
+import time
+from pathlib import Path
+
+import orjson
+import pandas as pd
+from paired import alternate, banner, span
+
+from larik_jupyter.egress.door import EgressDoor
+from larik_jupyter.egress.policy import Policy, PolicySet
+from larik_jupyter.llm.anthropic_provider import request_messages
+from larik_jupyter.llm.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock
+from larik_jupyter.llm.provider import Destination
+
+TARGET_CHARS = 400_000
+RESULTS = 60
+VARIABLES = 20
+ROWS = 1_000
+
+
+def _frames(rng: random.Random) -> dict[str, pd.DataFrame]:
+    frames = {}
+    for v in range(VARIABLES):
+        frames[f"customers_{v}"] = pd.DataFrame(
+            {
+                "email": [f"user{v}_{i}.{rng.randrange(10**6)}@example.com" for i in range(ROWS)],
+                "id": [f"C{v:02d}{i:06d}" for i in range(ROWS)],
+                "amount": [round(rng.uniform(1000, 99999), 2) for _ in range(ROWS)],
+                "joined": pd.date_range("2020-01-01", periods=ROWS, freq="D"),
+                "segment": [rng.choice(["retail", "smb", "enterprise"]) for _ in range(ROWS)],
+            }
+        )
+    return frames
+
+
+def _output(rng: random.Random, chars: int, frames: dict[str, pd.DataFrame], leak: bool) -> str:
+    lines = []
+    size = 0
+    while size < chars:
+        line = (
+            f"{rng.randrange(10**5):>6}  {rng.uniform(0, 10**4):>12.4f}  run_{rng.randrange(10**4)}  "
+            f"step {rng.randrange(100)} loss={rng.random():.6f} at 2026-0{rng.randrange(1, 9)}-1{rng.randrange(9)}"
+        )
+        lines.append(line)
+        size += len(line) + 1
+    if leak:
+        frame = frames[rng.choice(list(frames))]
+        row = frame.iloc[rng.randrange(ROWS)]
+        lines.insert(len(lines) // 2, f"{row['email']}  {row['amount']}  {row['id']}")
+    return "\n".join(lines)
+
+
+def _messages(rng: random.Random, frames: dict[str, pd.DataFrame], results: int) -> list[Message]:
+    messages = [Message(role="user", content=[TextBlock(text="Summarise the training runs.")])]
+    per = TARGET_CHARS // RESULTS
+    for n in range(results):
+        call = f"toolu_{n:04d}"
+        messages.append(Message(role="assistant", content=[ToolUseBlock(id=call, name="bash", input={"command": f"cat log{n}.txt"})]))
+        text = _output(rng, per, frames, leak=n % 10 == 3)
+        messages.append(Message(role="user", content=[ToolResultBlock(tool_use_id=call, content=text)]))
+    return messages
+
+
+def _build(system: str, messages: list[Message]) -> dict[str, object]:
+    return {"model": "claude-sonnet-4-6", "system": system, "messages": request_messages(messages)}
+
+
+def main() -> None:
+    banner()
+    rounds = int(sys.argv[1]) if len(sys.argv) > 1 else 9
+    rng = random.Random(41)
+    frames = _frames(rng)
+    policies = PolicySet()
+    for name in frames:
+        policies.set(name, Policy("schema"), "bench")
+    system = "You are Larik. " * 500
+    messages = _messages(rng, frames, RESULTS)
+    longer = messages + _messages(rng, frames, 1)[1:]
+    destination = Destination("anthropic:claude-sonnet-4-6", "https://api.anthropic.com")
+    door = EgressDoor(policies, Path("."), None, lambda: frames.items())
+    start = time.perf_counter()
+    door.refresh()
+    indexed = time.perf_counter() - start
+    chars = sum(len(b.content) for m in messages for b in m.content if isinstance(b, ToolResultBlock))
+    print(f"request: {chars:,} characters of tool results (~{chars // 4:,} tokens), {len(messages)} messages")
+    print(f"index of {VARIABLES} frames x {ROWS} rows: {len(door.index):,} keys, built in {indexed * 1000:.0f} ms (once)")
+
+    def floor() -> float:
+        start = time.perf_counter()
+        orjson.dumps(_build(system, messages))
+        return time.perf_counter() - start
+
+    def fresh() -> float:
+        door._cache.clear()
+        start = time.perf_counter()
+        body = door.pass_request(destination, system, messages, _build)
+        orjson.dumps(body)
+        return time.perf_counter() - start
+
+    def following() -> float:
+        door._cache.clear()
+        door.pass_request(destination, system, messages, _build)
+        start = time.perf_counter()
+        body = door.pass_request(destination, system, longer, _build)
+        orjson.dumps(body)
+        return time.perf_counter() - start
+
+    results = alternate({"floor": floor, "door": fresh, "next": following}, rounds)
+    added = [d - f for d, f in zip(results["door"], results["floor"], strict=True)]
+    added_next = [d - f for d, f in zip(results["next"], results["floor"], strict=True)]
+    record = door.records[-1]
+    withheld = sum(w.count for w in record.withheld)
+    print(f"withheld in the request: {withheld} values")
+    print(f"floor (build + serialise): {span(results['floor'], 1000, 2, ' ms')}")
+    print(f"through the door, fresh:   {span(results['door'], 1000, 2, ' ms')}; added {span(added, 1000, 2, ' ms')} (target <= 5 ms)")
+    print(f"the next request:          {span(results['next'], 1000, 2, ' ms')}; added {span(added_next, 1000, 2, ' ms')}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,43 @@
+"""`larik-jupyter egress SESSION`: what a session sent to model providers, from its ledger."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from larik_jupyter.egress.ledger import ledger_path, read_ledger
+from larik_jupyter.egress.report import by_turn, render
+from larik_jupyter.session import catalog
+
+_ID_HELP = "a session id (this directory's sessions are searched first) or the path of a session file"
+
+
+def _cmd_egress(args: argparse.Namespace) -> int:
+    path = catalog.resolve(args.id)
+    records = read_ledger(ledger_path(path))
+    if args.json:
+        json.dump(records, sys.stdout, indent=2, ensure_ascii=False)
+        sys.stdout.write("\n")
+        return 0
+    turns = by_turn(records)
+    rules = [f"{r['target']}: {r['policy']} (set in the notebook {r['time']})" for r in records if r.get("type") == "policy"]
+    if rules:
+        print("Rules the notebook set:", *rules, sep="\n  ")
+    for turn in turns:
+        withheld = "; withheld " + ", ".join(f"{n} ×{c}" for n, c in turn.withheld.items()) if turn.withheld else ""
+        print(f"prompt {turn.prompt}: {turn.requests} request(s), {turn.bytes:,} bytes to {', '.join(turn.destinations)}{withheld}")
+    print()
+    print(render(records))
+    return 0
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add `egress` to the `larik-jupyter` parser."""
+    p = sub.add_parser(
+        "egress",
+        help="print what a session sent to model providers: bytes per request by source, and what was withheld",
+    )
+    p.add_argument("id", metavar="SESSION", help=_ID_HELP)
+    p.add_argument("--json", action="store_true", help="print the ledger's lines as JSON")
+    p.set_defaults(func=_cmd_egress)

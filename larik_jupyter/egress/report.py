@@ -1,0 +1,120 @@
+"""The egress ledger in words: a turn's requests by source, the session's totals, and the one
+line a turn that withheld something ends with (`/egress`, `larik-jupyter egress`, the sidebar)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from larik_jupyter.egress.policy import PolicySet, is_variable_target, stricter
+
+
+@dataclass
+class TurnEgress:
+    """What the requests of one turn sent: `bytes` by source, in all, and what was withheld
+    (`source (policy)` -> times)."""
+
+    turn: int | None
+    prompt: int | None
+    requests: int = 0
+    bytes: int = 0
+    parts: dict[str, int] = field(default_factory=dict)
+    withheld: dict[str, int] = field(default_factory=dict)
+    destinations: list[str] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "turn": self.turn, "prompt": self.prompt, "requests": self.requests, "bytes": self.bytes,
+            "parts": self.parts, "withheld": self.withheld, "destinations": self.destinations,
+        }
+
+
+def by_turn(records: list[dict[str, Any]]) -> list[TurnEgress]:
+    """The ledger's request lines grouped by turn, oldest first."""
+    turns: dict[Any, TurnEgress] = {}
+    for record in records:
+        if record.get("type") != "request":
+            continue
+        key = record.get("turn")
+        turn = turns.get(key)
+        if turn is None:
+            turn = turns[key] = TurnEgress(key, record.get("prompt"))
+        turn.requests += 1
+        turn.bytes += int(record.get("bytes", 0))
+        for part in record.get("parts", []):
+            turn.parts[part["source"]] = turn.parts.get(part["source"], 0) + int(part["bytes"])
+        for item in record.get("withheld", []):
+            name = f"{item['source']} ({item['policy']})"
+            turn.withheld[name] = turn.withheld.get(name, 0) + int(item.get("count", 1))
+        if record.get("destination") not in turn.destinations:
+            turn.destinations.append(str(record.get("destination")))
+    return list(turns.values())
+
+
+def withheld_line(turn: TurnEgress) -> str | None:
+    """`Withheld from the model this turn: df (schema), data/x.csv (never).` or None."""
+    if not turn.withheld:
+        return None
+    return "Withheld from the model this turn: " + ", ".join(turn.withheld) + " (`%larik /egress` shows the ledger)."
+
+
+def _size(n: int) -> str:
+    return f"{n:,} B" if n < 10_000 else f"{n / 1024:,.1f} KiB"
+
+
+def render(records: list[dict[str, Any]], rules: list[str] | None = None) -> str:
+    """The last turn's requests by source and the session's totals, as Markdown."""
+    turns = by_turn(records)
+    lines: list[str] = []
+    if rules:
+        lines += ["**Rules in force**", "", *(f"- {r}" for r in rules), ""]
+    if not turns:
+        lines.append("No request has left this session yet.")
+        return "\n".join(lines)
+    last = turns[-1]
+    label = f"prompt {last.prompt}" if last.prompt is not None else "the last turn"
+    lines += [
+        f"**Last turn ({label})**: {last.requests} request(s), {_size(last.bytes)} to {', '.join(last.destinations)}",
+        "",
+        "| source | bytes |",
+        "|---|---:|",
+        *(f"| {source} | {n:,} |" for source, n in last.parts.items()),
+        "",
+    ]
+    lines.append(withheld_line(last) or "Nothing was withheld in that turn.")
+    total = sum(t.bytes for t in turns)
+    withheld: dict[str, int] = {}
+    for turn in turns:
+        for name, n in turn.withheld.items():
+            withheld[name] = withheld.get(name, 0) + n
+    lines += [
+        "",
+        f"**Session**: {sum(t.requests for t in turns)} request(s) in {len(turns)} turn(s), {_size(total)} sent.",
+    ]
+    if withheld:
+        lines.append("Withheld: " + ", ".join(f"{name} ×{n}" for name, n in withheld.items()) + ".")
+    return "\n".join(lines)
+
+
+def rule_lines(policies: PolicySet, *, origins: bool = False) -> list[str]:
+    """One line per rule in force (`variable df: schema`), the default and local-only mode;
+    with `origins`, where each was set."""
+
+    def origin(text: str) -> str:
+        return f" ({text})" if origins else ""
+
+    lines = []
+    default = stricter(policies.default, policies.floor_default)
+    if default.restricted:
+        where = "repository config" if default != policies.default else policies.default_origin
+        lines.append(f"every variable and data file no rule names: {default}{origin(where)}")
+    for target in dict.fromkeys([*policies.rules, *policies.floor]):
+        if is_variable_target(target):
+            resolved = policies.for_variable(target)
+            lines.append(f"variable {target}: {resolved.policy}{origin(resolved.origin)}")
+        else:
+            resolved = policies.for_file(target)
+            lines.append(f"files {target}: {resolved.policy}{origin(resolved.origin)}")
+    if policies.is_local_only():
+        lines.append("local models only: restricted data goes only to ollama:/openai-compatible: servers on this machine")
+    return lines

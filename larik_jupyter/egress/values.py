@@ -1,0 +1,243 @@
+"""The distinctive values of restricted sources and where they occur in text.
+
+A value is distinctive when text holding it most likely came from the source: a string of
+five or more characters that holds a digit or an `@`, or comes from a column whose values
+are mostly different (names, emails, ids); a number with four or more significant digits
+(in the forms Python, pandas and people print it: `73456.78`, `73,456.78`, `73456.780000`,
+`73456.8`; never rounded to a whole number); a date (`2024-03-15`). About `VALUES_PER_SOURCE`
+values of each source are indexed (a frame's first rows, the budget shared among its columns,
+at least `MIN_ROWS` of each): this index is the net under the tags, which mark content where
+it is made.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import math
+import re
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+VALUES_PER_SOURCE = 20_000
+MIN_ROWS = 200  # rows of each column indexed however wide the frame
+_MIN_STRING = 5
+
+
+@dataclass(frozen=True)
+class Found:
+    """One distinctive value of a source: the text, the source (`variable:df`, `file:x.csv`)
+    and the part of it (`df.email`) the marker names."""
+
+    text: str
+    source: str
+    label: str
+    key: bytes | None = None  # the token, when the value is that one token (no check needed)
+
+
+def _significant(digits: str) -> int:
+    return len(digits.lstrip("0").rstrip("0")) if "." not in digits else len(digits.replace(".", "").lstrip("0"))
+
+
+def number_forms(value: float | int) -> list[str]:
+    """The printed forms of a number with four or more significant digits ([] otherwise)."""
+    if isinstance(value, bool) or not math.isfinite(value):
+        return []
+    if isinstance(value, int) or float(value).is_integer() and abs(value) < 1e15:
+        whole = int(value)
+        text = str(abs(whole))
+        if _significant(text) < 4:
+            return []
+        sign = "-" if whole < 0 else ""
+        whole_forms = [f"{sign}{text}", f"{whole:,}"]
+        if isinstance(value, float):
+            whole_forms += [f"{value:.1f}", f"{value:.2f}", f"{value:.6f}"]
+        return whole_forms
+    text = repr(float(abs(value)))
+    if "e" in text:
+        mantissa = text.split("e")[0]
+        if _significant(mantissa) < 4:
+            return []
+        return [repr(float(value)), f"{value:e}", f"{value:.6e}"]
+    significant = _significant(text)
+    if significant < 4:
+        return []
+    whole = len(text.split(".")[0].lstrip("0"))
+    forms = {repr(float(value)), f"{value:,}", f"{value:.6f}", f"{value:,.2f}", f"{value:.2f}"}
+    # Rounded as printed (pandas' and people's decimals), never to a whole number: `73457`
+    # for 73456.78 would also be any of a thousand counts and ids.
+    # Grouped with commas only in the two forms people write (`73,456.78`, as repr and 2 dp).
+    for keep in range(max(4, whole + 1), min(significant, 12) + 1):
+        decimals = keep - whole if whole else keep + len(text.split(".")[1]) - len(text.split(".")[1].lstrip("0"))
+        forms.add(f"{value:.{max(decimals, 0)}f}")
+    return sorted(f for f in forms if _significant(f.lstrip("-").replace(",", "")) >= 4)
+
+
+def _string_is_distinctive(text: str, varied: bool) -> bool:
+    return len(text) >= _MIN_STRING and (varied or "@" in text or any(c.isdigit() for c in text))
+
+
+def _scalar_forms(value: object, varied: bool) -> list[str]:
+    if isinstance(value, str):
+        text = value.strip()
+        return [text] if _string_is_distinctive(text, varied) else []
+    if isinstance(value, bool):
+        return []
+    if isinstance(value, int | float):
+        return number_forms(value)
+    kind = type(value).__name__
+    if kind in ("Timestamp", "datetime", "date", "datetime64"):
+        text = str(value)
+        return [text[:10], text] if len(text) > 10 else [text]
+    if hasattr(value, "item") and callable(value.item):  # a numpy scalar
+        try:
+            return _scalar_forms(value.item(), varied)
+        except Exception:
+            return []
+    return []
+
+
+def _column_values(column: Any, limit: int) -> tuple[list[object], bool]:
+    """The distinct values of a column's first `limit` rows (the head only: a large frame is
+    not copied), and whether they are mostly different."""
+    values = column.iloc[:limit].dropna()
+    items = list(values.unique()) if hasattr(values, "unique") else list(values)
+    return items, len(items) * 2 >= max(len(values), 1)
+
+
+def value_forms(name: str, value: object) -> Iterator[tuple[str, str]]:
+    """(text, label) for each distinctive value of variable `name`: a frame's by column
+    (`df.email`), a series', an array's or a container's, a scalar's own."""
+    if hasattr(value, "columns") and hasattr(value, "iloc"):
+        columns = list(value.columns)[:500]
+        # The source's budget shared by its columns: a wide frame indexes fewer rows.
+        limit = max(MIN_ROWS, VALUES_PER_SOURCE // max(len(columns), 1))
+        for column in columns:
+            try:
+                items, varied = _column_values(value[column], limit)  # type: ignore[index]
+            except Exception:
+                continue
+            for item in items:
+                for form in _scalar_forms(item, varied):
+                    yield form, f"{name}.{column}"
+        return
+    if hasattr(value, "iloc") and hasattr(value, "dropna"):
+        items, varied = _column_values(value, VALUES_PER_SOURCE)
+    elif hasattr(value, "ravel") and hasattr(value, "dtype"):
+        items = list(value.ravel()[:VALUES_PER_SOURCE])
+        varied = True
+    elif isinstance(value, dict):
+        items = [*list(value.keys())[:VALUES_PER_SOURCE], *list(value.values())[:VALUES_PER_SOURCE]]
+        varied = True
+    elif isinstance(value, list | tuple | set | frozenset):
+        items, varied = list(value)[:VALUES_PER_SOURCE], True
+    else:
+        items, varied = [value], True
+    for item in items:
+        if isinstance(item, list | tuple | dict) and item is not value:
+            yield from value_forms(name, item)
+            continue
+        for form in _scalar_forms(item, varied):
+            yield form, name
+
+
+def _cell_forms(cell: str, varied: bool) -> list[str]:
+    text = cell.strip()
+    try:
+        number: float = float(text.replace(",", "")) if text else math.nan
+    except ValueError:
+        return [text] if _string_is_distinctive(text, varied) else []
+    if re.fullmatch(r"-?\d+", text):
+        return number_forms(int(text))
+    return [text, *number_forms(number)] if math.isfinite(number) else []
+
+
+def file_forms(rel: str, text: str) -> Iterator[tuple[str, str]]:
+    """(text, label) for each distinctive value of the file at `rel`: delimited files by
+    column (`data/x.csv:email`), any other file by token."""
+    if rel.lower().endswith((".csv", ".tsv", ".tab")):
+        delimiter = "\t" if rel.lower().endswith((".tsv", ".tab")) else ","
+        rows = list(csv.reader(io.StringIO(text), delimiter=delimiter))[: VALUES_PER_SOURCE + 1]
+        if rows:
+            header, body = rows[0], rows[1:]
+            for index, column in enumerate(header):
+                cells = [r[index] for r in body if index < len(r) and r[index].strip()]
+                varied = len(set(cells)) * 2 >= max(len(cells), 1)
+                for cell in dict.fromkeys(cells):
+                    for form in _cell_forms(cell, varied):
+                        yield form, f"{rel}:{column}"
+            return
+    for token in list(dict.fromkeys(tokens(text)))[:VALUES_PER_SOURCE]:
+        for form in _cell_forms(token.decode("utf-8", "replace").strip(".-+"), False):
+            yield form, rel
+
+
+# Token characters: ASCII letters, digits and `_@.+-`, and every byte of a non-ASCII
+# character; anything else separates tokens. Bytes, so that splitting 400 KB takes a few ms.
+_KEEP = frozenset(b"_@.+-0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
+_SPLIT = bytes(c if c in _KEEP or c >= 128 else 32 for c in range(256))
+
+
+def tokens(text: str) -> list[bytes]:
+    """`text`'s tokens as UTF-8 bytes."""
+    return text.encode("utf-8", "surrogatepass").translate(_SPLIT).split()
+
+
+def _key(text: str) -> bytes:
+    """The token a value is found by: its longest token (the text itself for one token)."""
+    found = tokens(text)
+    return max(found, key=len) if found else text.encode("utf-8", "surrogatepass")
+
+
+class ValueIndex:
+    """The distinctive values of some sources, found in text by token lookup."""
+
+    def __init__(self) -> None:
+        self._by_key: dict[bytes, list[Found]] = {}
+        self._sources: dict[str, list[bytes]] = {}
+        self._keys: set[bytes] = set()
+
+    def add(self, source: str, forms: Iterable[tuple[str, str]]) -> None:
+        """Index `forms` ((text, label) pairs) as values of `source`, replacing earlier ones."""
+        self.drop(source)
+        keys: list[bytes] = []
+        for text, label in forms:
+            key = _key(text)
+            whole = key == text.encode("utf-8", "surrogatepass")
+            item = Found(text, source, label, key if whole else None)
+            # A token that ends a sentence keeps its full stop: found under both.
+            for variant in (key, key + b"."):
+                self._by_key.setdefault(variant, []).append(item)
+                self._keys.add(variant)
+                keys.append(variant)
+        self._sources[source] = keys
+
+    def drop(self, source: str) -> None:
+        for key in self._sources.pop(source, []):
+            kept = [f for f in self._by_key.get(key, []) if f.source != source]
+            if kept:
+                self._by_key[key] = kept
+            else:
+                self._by_key.pop(key, None)
+                self._keys.discard(key)
+
+    def sources(self) -> list[str]:
+        return list(self._sources)
+
+    def __len__(self) -> int:
+        return len(self._by_key)
+
+    def find(self, text: str, sources: set[str] | None = None) -> list[Found]:
+        """The indexed values `text` holds (of `sources` only, when given), longest first."""
+        if not self._by_key:
+            return []
+        found: dict[str, Found] = {}
+        # Each token looked up once in the key set, no set of the tokens built.
+        for key in self._keys.intersection(tokens(text)):
+            for item in self._by_key[key]:
+                if sources is not None and item.source not in sources:
+                    continue
+                if item.text not in found and (item.key is not None or item.text in text):
+                    found[item.text] = item
+        return sorted(found.values(), key=lambda f: -len(f.text))
