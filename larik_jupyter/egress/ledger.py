@@ -12,9 +12,11 @@ from __future__ import annotations
 import datetime as dt
 import json
 import os
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+import orjson
 
 
 def ledger_path(transcript: str | os.PathLike[str]) -> Path:
@@ -63,7 +65,10 @@ class RequestRecord:
     type: str = "request"
 
     def to_json(self) -> dict[str, Any]:
-        return {k: v for k, v in asdict(self).items() if v is not None}
+        # orjson writes the nested dataclasses directly (`asdict` deep-copies: a per-request cost
+        # that grew with the context's sources).
+        data: dict[str, Any] = orjson.loads(orjson.dumps(self))
+        return {k: v for k, v in data.items() if v is not None}
 
 
 class Ledger:
@@ -73,12 +78,12 @@ class Ledger:
         self.path = path
 
     def append(self, record: dict[str, Any]) -> None:
-        line = json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n"
+        line = orjson.dumps(record) + b"\n"
         self.path.parent.mkdir(mode=0o700, exist_ok=True)
         # O_APPEND without following a link: the file lies beside the transcript in the data dir.
         fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW, 0o600)
         try:
-            os.write(fd, line.encode("utf-8"))
+            os.write(fd, line)
         finally:
             os.close(fd)
 
