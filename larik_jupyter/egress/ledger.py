@@ -50,7 +50,8 @@ class Withheld:
 @dataclass
 class RequestRecord:
     """One request as it left: `bytes` is the size of its body (the JSON the SDK sends), and
-    the `parts` add up to it (`framing` is the JSON around the content)."""
+    the `parts` add up to it (`framing` is the JSON around the content). With `kind`
+    `answer`, the answer to an outside agent's call (the MCP tool result) instead."""
 
     time: str
     destination: str
@@ -60,6 +61,7 @@ class RequestRecord:
     withheld: list[Withheld] = field(default_factory=list)
     turn: int | None = None
     prompt: int | None = None
+    kind: str | None = None  # `answer`: a tool result sent back to an outside agent (MCP)
     type: str = "request"
 
     def to_json(self) -> dict[str, Any]:

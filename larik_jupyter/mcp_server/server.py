@@ -109,7 +109,7 @@ class OutsideServer:
             answer = await self.link.call(request, asker=asker)
         except (LarikError, TimeoutError) as exc:
             return types.CallToolResult(content=[types.TextContent(type="text", text=str(exc))], is_error=True)
-        return types.CallToolResult(content=[_content(c) for c in answer["content"]], is_error=bool(answer["is_error"]))
+        return types.CallToolResult(content=[_content(c) for c in answer["content"]], is_error=bool(answer["isError"]))
 
     async def run(self) -> None:
         """Serve stdio until the client goes; then the kernel closes this connection's session."""
