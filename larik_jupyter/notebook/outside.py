@@ -211,6 +211,8 @@ def _transcript(agent: Agent) -> tuple[str, list[Withheld]]:
     shown = EntryList.of([
         entry if entry.message is None else entry.model_copy(update={"message": next(sent)}) for entry in entries
     ])
+    for item in withheld:
+        item.where = f"transcript: {item.where}"
     return render_markdown(agent.session_path, shown, redactor=redactor_for(agent.cwd)), withheld
 
 
