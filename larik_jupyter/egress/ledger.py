@@ -2,7 +2,8 @@
 withheld, appended beside the session transcript (`<id>.egress/ledger.jsonl`, as the debug
 trace is `<id>.trace/events.jsonl`) and never rewritten.
 
-Lines: `{"type": "request", …}` (see `RequestRecord`) and `{"type": "policy", "target",
+Lines: `{"type": "request", …}` (see `RequestRecord`; with `"kind": "answer"`, an answer to
+an outside agent over MCP) and `{"type": "policy", "target",
 "policy", "origin", "time"}` / `{"type": "local_only", "value", "time"}` for each change the
 notebook made, which a resumed session applies again.
 """
