@@ -369,7 +369,8 @@ def test_restricted_data_does_not_reach_the_client_and_every_answer_is_in_the_le
     [info] = list_sessions(project)
     assert main(["egress", info.path]) == 0
     printed = capsys.readouterr().out
-    assert f"mcp:{CLIENT}" in printed and "secret (never)" in printed
+    assert f"1 answer(s) to an outside agent, {answers[0]['bytes']:,} bytes to mcp:{CLIENT}" in printed
+    assert "secret (never)" in printed
 
 
 def test_without_a_policy_the_client_gets_the_data_and_the_notebooks_rules_then_hold(
