@@ -394,8 +394,10 @@ def test_without_a_policy_the_client_gets_the_data_and_the_notebooks_rules_then_
                 out.append(await call(*show))
                 await asyncio.to_thread(kernel.run, "%larik /egress --local-only on")
                 out += [await call(*show), await call("transcript", {})]
+                report.append(await asyncio.to_thread(kernel.run, "%larik /egress"))
                 return out
 
+    report: list[str] = []
     said = [text(r) for r in asyncio.run(run())]
     # No policy: the rows go to the client, from every route.
     for received in said[:3]:
@@ -407,3 +409,6 @@ def test_without_a_policy_the_client_gets_the_data_and_the_notebooks_rules_then_
     assert PERSON not in said[4] and "[withheld: people — policy never" in said[4] and "people: DataFrame" not in said[4]
     # The transcript withholds what the earlier answers, made before the rules, held.
     assert SECRET not in said[5] and PERSON not in said[5]
+    # `/egress` in the notebook shows what the client was sent.
+    assert f"**Outside agent `mcp:{CLIENT}`**" in report[0] and "6 answer(s) to an outside agent in 4 turn(s)" in report[0]
+    assert "people (never) ×" in report[0]

@@ -95,19 +95,23 @@ def render(records: list[dict[str, Any]], rules: list[str] | None = None) -> str
         "",
     ]
     lines.append(withheld_line(last) or "Nothing was withheld in that turn.")
-    total = sum(t.bytes for t in turns)
+    lines += ["", "**Session**: " + totals(turns)]
+    return "\n".join(lines)
+
+
+def totals(turns: list[TurnEgress]) -> str:
+    """`3 request(s) in 2 turn(s), 1,234 B sent.`, then what was withheld in all, if anything."""
     withheld: dict[str, int] = {}
     for turn in turns:
         for name, n in turn.withheld.items():
             withheld[name] = withheld.get(name, 0) + n
-    lines += [
-        "",
-        f"**Session**: {_counted(sum(t.requests - t.answers for t in turns), sum(t.answers for t in turns))} "
-        f"in {len(turns)} turn(s), {_size(total)} sent.",
-    ]
+    said = (
+        f"{_counted(sum(t.requests - t.answers for t in turns), sum(t.answers for t in turns))} "
+        f"in {len(turns)} turn(s), {_size(sum(t.bytes for t in turns))} sent."
+    )
     if withheld:
-        lines.append("Withheld: " + ", ".join(f"{name} ×{n}" for name, n in withheld.items()) + ".")
-    return "\n".join(lines)
+        said += "\nWithheld: " + ", ".join(f"{name} ×{n}" for name, n in withheld.items()) + "."
+    return said
 
 
 def rule_lines(policies: PolicySet, *, origins: bool = False) -> list[str]:
