@@ -19,6 +19,8 @@ from larik_jupyter.agent.permissions import PermissionAnswer, PermissionRequest
 from larik_jupyter.bridge_protocol import Get, ShowOutputs
 from larik_jupyter.errors import LarikError
 from larik_jupyter.llm.messages import ContentBlock, ImageBlock, TextBlock, ToolResultBlock
+from larik_jupyter.llm.outside import PREFIX as OUTSIDE_PREFIX
+from larik_jupyter.llm.provider import Destination
 from larik_jupyter.notebook.interrupt import sigint_stops
 from larik_jupyter.notebook.kernel import KernelSession
 
@@ -85,16 +87,18 @@ async def call(request: str) -> None:
         answer = {"content": [{"type": "text", "text": str(exc)}], "isError": True}
     else:
         agent = kernel.open_outside(str(data["key"]), str(data["client"]))
+        # Where answers go: the client, whatever model the person may switch its session to.
+        client = Destination(f"{OUTSIDE_PREFIX}:{data['client']}", None)
         if kernel.agent is not None and kernel.agent is not agent:
             # The rules the person set in the notebook (`/egress`) hold for the outside agent too.
             agent.loop.door.follow(kernel.agent.loop.door)
         try:
-            answer = await _answer(kernel, agent, data)
+            answer = await _answer(kernel, agent, client, data)
         except LarikError as exc:
-            answer = to_client(agent, [("error message", TextBlock(text=str(exc)))], True)
+            answer = to_client(agent, client, [("error message", TextBlock(text=str(exc)))], True)
         except Exception as exc:  # a fault of larik's: said in one sentence, still through the door
             said = f"larik failed in the kernel ({type(exc).__name__}: {exc}); the kernel is still usable, call again."
-            answer = to_client(agent, [("error message", TextBlock(text=said))], True)
+            answer = to_client(agent, client, [("error message", TextBlock(text=said))], True)
     _results[data["token"]] = json.dumps(answer)
 
 
@@ -108,15 +112,15 @@ def end(key: str) -> None:
         kernel.close_outside(key)
 
 
-async def _answer(kernel: KernelSession, agent: Agent, data: dict[str, Any]) -> dict[str, Any]:
+async def _answer(kernel: KernelSession, agent: Agent, client: Destination, data: dict[str, Any]) -> dict[str, Any]:
     tool, arguments = str(data["tool"]), dict(data.get("arguments") or {})
     if agent.running:
         raise LarikError("Another call of this session is still running; wait for its result, then call again.")
     if tool in VIEWS:
-        said, withheld = _view(agent, tool, arguments)
+        said, withheld = _view(agent, client, tool, arguments)
         if tool == "undo":
             _own_undo[str(data["key"])] = agent.pending_note
-        return to_client(agent, [(tool, TextBlock(text=said))], False, withheld)
+        return to_client(agent, client, [(tool, TextBlock(text=said))], False, withheld)
     if tool not in CALLS:
         raise LarikError(f"Unknown tool `{tool}`; available: {', '.join(CALLS + VIEWS)}.")
     notebook = Path(data["notebook"]) if data.get("notebook") else kernel.own_notebook().path
@@ -131,24 +135,24 @@ async def _answer(kernel: KernelSession, agent: Agent, data: dict[str, Any]) -> 
     pieces: list[tuple[str, ContentBlock]] = [(f"result of call {result.tool_use_id} ({tool})", result)]
     if note:
         pieces.insert(0, ("system notes", TextBlock(text=note)))
-    return to_client(agent, pieces, bool(result.is_error))
+    return to_client(agent, client, pieces, bool(result.is_error))
 
 
 def to_client(
-    agent: Agent, pieces: list[tuple[str, ContentBlock]], is_error: bool, withheld: Sequence[Withheld] = ()
+    agent: Agent, client: Destination, pieces: list[tuple[str, ContentBlock]], is_error: bool,
+    withheld: Sequence[Withheld] = (),
 ) -> dict[str, Any]:
     """Every answer an outside agent gets passes here, the one door out of this kernel to an
     MCP client: the session's egress door (`EgressDoor.pass_answer`) withholds what the policy
-    keeps from the client, which counts as a model provider that is not local, and appends the
+    keeps from the client (`mcp:<client>`, a model provider that is not local) and appends the
     answer's ledger line. `pieces`: the ledger's name of each part and its block (a tool result
     as stored, with its tag, or a text); `withheld`: what was kept out of a piece before."""
-    from larik_jupyter.llm.provider import Destination
 
     def build(blocks: list[ContentBlock]) -> dict[str, Any]:
         content = [item for block in blocks for item in _content(block)]
         return {"content": content, "isError": is_error}
 
-    return agent.loop.door.pass_answer(Destination(agent.model, None), pieces, build, withheld)
+    return agent.loop.door.pass_answer(client, pieces, build, withheld)
 
 
 def _content(block: ContentBlock) -> list[dict[str, Any]]:
@@ -165,7 +169,7 @@ def _content(block: ContentBlock) -> list[dict[str, Any]]:
     return []
 
 
-def _view(agent: Agent, tool: str, arguments: dict[str, Any]) -> tuple[str, list[Withheld]]:
+def _view(agent: Agent, client: Destination, tool: str, arguments: dict[str, Any]) -> tuple[str, list[Withheld]]:
     """The read-only views of the outside agent's own session, and `undo`; with what the
     door kept out of what the view was made from (the transcript's stored results)."""
     if tool == "undo":
@@ -192,21 +196,20 @@ def _view(agent: Agent, tool: str, arguments: dict[str, Any]) -> tuple[str, list
             if changes:
                 lines.append(f"call {number}: " + " · ".join(c.text() for c in changes))
         return "\n".join(lines) or "No call of this session changed the kernel's variables.", []
-    return _transcript(agent)
+    return _transcript(agent, client)
 
 
-def _transcript(agent: Agent) -> tuple[str, list[Withheld]]:
+def _transcript(agent: Agent, client: Destination) -> tuple[str, list[Withheld]]:
     """The session as Markdown, made from its messages as the door lets them out to the client
     (a stored result made from a restricted source is its marker here too)."""
     from larik_jupyter.config.secrets import redactor_for
-    from larik_jupyter.llm.provider import Destination
     from larik_jupyter.session.entry_list import EntryList
     from larik_jupyter.session.export import render_markdown
 
     agent.sync()
     entries = agent.entries
     stored = [entry.message for entry in entries if entry.message is not None]
-    let_out, withheld = agent.loop.door.filter_messages(Destination(agent.model, None), stored)
+    let_out, withheld = agent.loop.door.filter_messages(client, stored)
     sent = iter(let_out)
     shown = EntryList.of([
         entry if entry.message is None else entry.model_copy(update={"message": next(sent)}) for entry in entries
