@@ -9,9 +9,13 @@ The same `python` call (`x = 1`, allowed by a rule) in the same kernel, 30 times
 
 Overhead = median(MCP round trip) - median(in-turn duration); target: at most 30 ms.
 
+With `--restricted`, every variable is restricted (`"egress": {"default": "schema"}`) and the
+kernel holds 20 DataFrames of 1,000 rows, so each answer to the client passes the whole egress
+door (the value index, the tag's markers, the ledger line).
+
 Run:
 
-    .venv/bin/python bench/bench_mcp.py
+    .venv/bin/python bench/bench_mcp.py [--restricted]
 """
 
 from __future__ import annotations
@@ -31,6 +35,12 @@ from mcp import ClientSession, StdioServerParameters, stdio_client
 
 N = 30
 CODE = "x = 1"
+RESTRICTED = "--restricted" in sys.argv
+FRAMES = """import pandas as pd
+frames = {f"f{i}": pd.DataFrame({"email": [f"user{i}.{r}@ex.com" for r in range(1000)],
+                                 "amount": [1000.25 + r * 1.5 for r in range(1000)]}) for i in range(20)}
+globals().update(frames)
+del frames"""
 
 
 def main() -> None:
@@ -45,10 +55,14 @@ def main() -> None:
     script = home / "script.json"
     script.write_text(json.dumps({"responses": replies}))
     (home / "config").mkdir()
-    (home / "config" / "config.json").write_text(json.dumps(
-        {"model": f"scripted:{script}", "permissions": {"allow": ["python"]}}))
+    config: dict[str, object] = {"model": f"scripted:{script}", "permissions": {"allow": ["python"]}}
+    if RESTRICTED:
+        config["egress"] = {"default": "schema"}
+    (home / "config" / "config.json").write_text(json.dumps(config))
     km, kc = start_new_kernel(kernel_name="python3", cwd=str(project))
     try:
+        if RESTRICTED:
+            kc.execute_interactive(FRAMES, timeout=60, output_hook=lambda _msg: None)
         kc.execute_interactive("%load_ext larik_jupyter", timeout=60, output_hook=lambda _msg: None)
         for _ in range(N):
             kc.execute_interactive("%larik set x", timeout=60, output_hook=lambda _msg: None)
@@ -64,7 +78,7 @@ def main() -> None:
         kc.stop_channels()
         km.shutdown_kernel(now=True)
     turn_ms, mcp_ms = statistics.median(in_turn) * 1000, statistics.median(over_mcp) * 1000
-    print(f"python `{CODE}` x{N}: in a %larik turn {turn_ms:.1f} ms (median), over MCP {mcp_ms:.1f} ms "
+    print(f"{'restricted: ' if RESTRICTED else ''}python `{CODE}` x{N}: in a %larik turn {turn_ms:.1f} ms (median), over MCP {mcp_ms:.1f} ms "
           f"(median round trip); overhead {mcp_ms - turn_ms:.1f} ms (target <= 30 ms)")
 
 

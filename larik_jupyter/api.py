@@ -36,7 +36,7 @@ from larik_jupyter.config.layers import PendingApproval
 from larik_jupyter.config.update import approve as approve_pending
 from larik_jupyter.egress.ledger import read_ledger
 from larik_jupyter.egress.policy import PolicyError, check_target, is_variable_target, parse_policy
-from larik_jupyter.egress.report import render, rule_lines
+from larik_jupyter.egress.report import by_turn, render, rule_lines, totals
 from larik_jupyter.errors import LarikError
 from larik_jupyter.llm.messages import ToolResultBlock, ToolUseBlock
 from larik_jupyter.llm.script import new_tool_id
@@ -552,6 +552,12 @@ class Agent:
         door = self.loop.door
         records = read_ledger(door.ledger.path) if door.ledger is not None else []
         return render(records, rule_lines(door.policies, origins=True))
+
+    def egress_totals(self) -> str:
+        """What this session has sent in all and what was withheld, from its ledger."""
+        door = self.loop.door
+        records = read_ledger(door.ledger.path) if door.ledger is not None else []
+        return totals(by_turn(records))
 
     def approve(self, name: str) -> list[str]:
         """Approve a pending MCP server, hook, allow rule or LSP server (`name` or `kind:name`,

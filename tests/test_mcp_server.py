@@ -294,3 +294,121 @@ def test_cli_says_in_one_sentence_what_it_could_not_attach_to(
         assert "The notebook a.ipynb is not open with a kernel" in error("--notebook", "a.ipynb", "--url", url)
     finally:
         server.shutdown()
+
+
+# -- The egress policy holds for what goes back to the client: it counts as a model provider
+# that is not local (issue 41 with 42). --
+
+SECRET = "mcp.canary.5521@ex.com"  # in `secret`
+PERSON = "mcp.person.8812@ex.com"  # in `people`
+PLANT = (f"secret = pd.DataFrame({{'email': ['{SECRET}'], 'amount': [73456.78]}})\n"
+         f"people = pd.DataFrame({{'email': ['{PERSON}'], 'age': [41]}})")
+SHOW_BOTH = "print(secret.to_string())\nprint(people.to_string())"
+
+
+def _plant(kernel: Kernel, project: Path) -> None:
+    """The frames in the kernel, and a notebook whose cell's stored output shows both rows."""
+    kernel.run(PLANT)
+    notebook = nbformat.v4.new_notebook()
+    cell = nbformat.v4.new_code_cell(SHOW_BOTH, id="show")
+    cell.outputs = [nbformat.v4.new_output("stream", name="stdout", text=f"{SECRET} 73456.78\n{PERSON} 41\n")]
+    notebook.cells = [cell]
+    nbformat.write(notebook, project / "leak.ipynb")
+
+
+def _received(result: types.CallToolResult) -> dict[str, Any]:
+    """The tool result as the client received it (`content` and `isError`, as MCP carries them)."""
+    return {"content": [c.model_dump(by_alias=True, mode="json", exclude_none=True) for c in result.content],
+            "isError": bool(result.is_error)}
+
+
+def _answers(project: Path) -> list[dict[str, Any]]:
+    """The ledger lines of the client's session for its answers."""
+    from larik_jupyter.egress.ledger import ledger_path, read_ledger
+
+    [info] = [i for i in list_sessions(project) if (i.first_prompt or "").startswith(f"{CLIENT}: ")]
+    return [r for r in read_ledger(ledger_path(Path(info.path))) if r.get("kind") == "answer"]
+
+
+def test_restricted_data_does_not_reach_the_client_and_every_answer_is_in_the_ledger(
+    kernel: Kernel, project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import orjson
+
+    from larik_jupyter.cli import main
+
+    personal({**ALLOW, "egress": {"policies": {"secret": "never", "people": "schema"}}})
+    _plant(kernel, project)
+    steps: list[tuple[str, dict[str, Any]]] = [
+        ("python", {"code": SHOW_BOTH}),
+        ("python", {"code": "print(globals()['sec' + 'ret'].email[0])"}),  # untagged: the net finds it
+        ("python", {"code": "leak = secret.email[0]\nraise ValueError(leak)"}),
+        ("notebook_read", {"path": "leak.ipynb"}),
+        ("variable_report", {}),
+        ("transcript", {}),
+    ]
+    results = asyncio.run(drive(server_params(kernel, project), steps))
+    said = [text(r) for r in results]
+    wire = [json.dumps(_received(r), ensure_ascii=False) for r in results]
+    for received in wire:
+        assert SECRET not in received and PERSON not in received and "73456.78" not in received
+    assert "[withheld: secret — policy never" in said[0] and "[withheld: people — policy schema" in said[0]
+    assert "people: DataFrame" in said[0]  # the view the schema policy lets out
+    assert "[withheld: secret.email — policy never" in said[1]
+    assert "[withheld: secret" in said[3] and "leak.ipynb" in said[3]
+    assert "leak: created str" in said[4]
+    assert "print(secret.to_string())" in said[5] and "[withheld: secret" in said[5]
+    # The ledger: one line per answer, to the client, its parts adding up to what it received.
+    answers = _answers(project)
+    assert len(answers) == len(steps)
+    for line, result in zip(answers, results, strict=True):
+        assert line["destination"] == f"mcp:{CLIENT}" and line["local"] is False
+        assert sum(p["bytes"] for p in line["parts"]) == line["bytes"] == len(orjson.dumps(_received(result)))
+    assert {w["source"] for w in answers[0]["withheld"]} == {"secret", "people"}
+    assert any(w["where"].startswith("transcript: result of call") for w in answers[5]["withheld"])
+    [info] = list_sessions(project)
+    assert main(["egress", info.path]) == 0
+    printed = capsys.readouterr().out
+    assert f"1 answer(s) to an outside agent, {answers[0]['bytes']:,} bytes to mcp:{CLIENT}" in printed
+    assert "secret (never)" in printed
+
+
+def test_without_a_policy_the_client_gets_the_data_and_the_notebooks_rules_then_hold(
+    kernel: Kernel, project: Path
+) -> None:
+    personal(ALLOW)
+    _plant(kernel, project)
+    show = ("python", {"code": SHOW_BOTH})
+
+    async def run() -> list[types.CallToolResult]:
+        async with stdio_client(server_params(kernel, project)) as (read, write):
+            async with ClientSession(read, write, client_info=types.Implementation(name=CLIENT, version="1")) as session:
+                await session.initialize()
+
+                async def call(name: str, args: dict[str, Any]) -> types.CallToolResult:
+                    return await session.call_tool(name, args)
+
+                out = [await call(*show), await call("notebook_read", {"path": "leak.ipynb"}), await call("transcript", {})]
+                for rule in ("secret never", "people schema"):  # set by the person, in the notebook
+                    await asyncio.to_thread(kernel.run, f"%larik /egress {rule}")
+                out.append(await call(*show))
+                await asyncio.to_thread(kernel.run, "%larik /egress --local-only on")
+                out += [await call(*show), await call("transcript", {})]
+                report.append(await asyncio.to_thread(kernel.run, "%larik /egress"))
+                return out
+
+    report: list[str] = []
+    said = [text(r) for r in asyncio.run(run())]
+    # No policy: the rows go to the client, from every route.
+    for received in said[:3]:
+        assert SECRET in received and PERSON in received
+    assert not any(line["withheld"] for line in _answers(project)[:3])
+    # The rules the person set in the notebook hold for the client's next call.
+    assert SECRET not in said[3] and PERSON not in said[3] and "people: DataFrame" in said[3]
+    # Local models only: the client is no local model, so restricted data is `never` for it.
+    assert PERSON not in said[4] and "[withheld: people — policy never" in said[4] and "people: DataFrame" not in said[4]
+    # The transcript withholds what the earlier answers, made before the rules, held.
+    assert SECRET not in said[5] and PERSON not in said[5]
+    # `/egress` in the notebook shows what the client was sent.
+    assert f"**Outside agent `mcp:{CLIENT}`**" in report[0] and "6 answer(s) to an outside agent in 4 turn(s)" in report[0]
+    assert "people (never) ×" in report[0]

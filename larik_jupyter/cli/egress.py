@@ -26,7 +26,7 @@ def _cmd_egress(args: argparse.Namespace) -> int:
         print("Rules the notebook set:", *rules, sep="\n  ")
     for turn in turns:
         withheld = "; withheld " + ", ".join(f"{n} ×{c}" for n, c in turn.withheld.items()) if turn.withheld else ""
-        print(f"prompt {turn.prompt}: {turn.requests} request(s), {turn.bytes:,} bytes to {', '.join(turn.destinations)}{withheld}")
+        print(f"prompt {turn.prompt}: {turn.sent()}, {turn.bytes:,} bytes to {', '.join(turn.destinations)}{withheld}")
     print()
     print(render(records))
     return 0

@@ -1,5 +1,7 @@
 """The one door: every request passes `EgressDoor.pass_request` as the last step before it
-leaves (the provider calls it with the model context it is about to send).
+leaves (the provider calls it with the model context it is about to send), and every answer to
+an outside agent (an MCP client) passes `EgressDoor.pass_answer` (`notebook/outside.py`'s
+`to_client` calls it with the blocks it is about to send back).
 
 For each block of the request the door decides what may go: a block tagged with a restricted
 source (`egress/tags.py`) is replaced by a marker per source and the view its policy allows;
@@ -42,6 +44,7 @@ from larik_jupyter.llm.messages import (
     ToolResultBlock,
     ToolUseBlock,
 )
+from larik_jupyter.llm.outside import PREFIX as OUTSIDE_PREFIX
 from larik_jupyter.llm.provider import Destination
 
 LOCAL_PROVIDERS = ("ollama", "openai-compatible")
@@ -50,12 +53,17 @@ _LOCAL_HOSTS = frozenset({"localhost", "127.0.0.1", "::1"})
 MAX_FILES = 200
 MAX_FILE_BYTES = 8 * 1024 * 1024
 Build = Callable[[str, list[Message]], dict[str, Any]]
+# The kind of a ledger line for an answer to an outside agent (a request's has none).
+ANSWER = "answer"
 
 
 @functools.lru_cache(maxsize=64)
 def is_local(destination: Destination) -> bool:
     """An `ollama:`/`openai-compatible:` server on this machine, or no server at all (the
-    scripted model, whose requests never leave the process)."""
+    scripted model, whose requests never leave the process). An outside agent (`mcp:<client>`)
+    never is: its model sees what it gets, and where that model runs larik cannot tell."""
+    if destination.name.partition(":")[0] == OUTSIDE_PREFIX:
+        return False
     if destination.base_url is None:
         return True
     host = urlparse(destination.base_url).hostname or ""
@@ -160,6 +168,17 @@ class EgressDoor:
             except (KeyError, ValueError):
                 continue  # a line a newer version wrote, or a hand edit: the config still applies
 
+    def follow(self, other: EgressDoor) -> None:
+        """Take the rules the notebook set in `other`'s session (and its local-models-only
+        mark) that this one does not hold yet, each recorded in this ledger: the session of an
+        outside agent follows the rules the person set in the notebook it works in."""
+        for target, resolved in other.policies.rules.items():
+            if resolved.origin == "notebook" and self.policies.rules.get(target) != resolved:
+                self.set_policy(target, resolved.policy)
+        wanted = other.policies.notebook_local_only
+        if wanted is not None and wanted != self.policies.notebook_local_only:
+            self.set_local_only(wanted)
+
     def withheld_line(self, turn: int | None) -> str | None:
         """The one line saying what the requests of `turn` (this process's) withheld, or None."""
         records = [r.to_json() for r in self.records if r.turn == turn]
@@ -191,6 +210,8 @@ class EgressDoor:
 
     def refresh(self) -> None:
         """Index the values of the restricted variables and files that changed since last."""
+        if not self.policies.restricts_anything():
+            return  # nothing to look for (what an earlier rule indexed is no longer restricted)
         wanted: dict[str, tuple[object, ...]] = {}
         values: dict[str, object] = {}
         if self.variables is not None:
@@ -276,20 +297,78 @@ class EgressDoor:
         kept = {id(b) for m in messages for b in m.content}
         self._cache = {k: v for k, v in self._cache.items() if k in kept}
         body = build(system, sent)
-        total = len(orjson.dumps(body))
         tools = body.get("tools")
         if tools:
             parts.append(Part("tool definitions", len(orjson.dumps(tools))))
+        self._account(destination, body, parts, withheld)
+        return body
+
+    def pass_answer(
+        self,
+        destination: Destination,
+        pieces: Sequence[tuple[str, ContentBlock]],
+        build: Callable[[list[ContentBlock]], dict[str, Any]],
+        withheld: Sequence[Withheld] = (),
+    ) -> dict[str, Any]:
+        """What goes back to an outside agent (an MCP client, `destination` `mcp:<client>`):
+        each piece (the ledger's name for it, its block: a tool result as stored, with its tag,
+        or a text) decided as a request's block is, the answer built with `build(blocks)`,
+        measured and recorded (kind `answer`); `withheld` is what was kept out of a piece
+        before it was made (`filter_messages`). Returns the answer."""
+        self.refresh()
+        parts: list[Part] = []
+        held = list(withheld)
+        blocks: list[ContentBlock] = []
+        for where, block in pieces:
+            outcome = self._decide(block, where, destination)
+            blocks.append(outcome.block)
+            parts += outcome.parts
+            held += outcome.withheld
+        body = build(blocks)
+        self._account(destination, body, parts, held, kind=ANSWER)
+        return body
+
+    def filter_messages(self, destination: Destination, messages: Sequence[Message]) -> tuple[list[Message], list[Withheld]]:
+        """`messages` as the door would let them out to `destination`, block by block (a
+        thinking block with a restricted value left out), and what it withheld: a transcript
+        sent as one text is made from these, so its tagged content is withheld as its tags say."""
+        self.refresh()
+        names = {c.id: c.name for m in messages for c in m.tool_uses()}
+        out: list[Message] = []
+        withheld: list[Withheld] = []
+        for message in messages:
+            content: list[ContentBlock] = []
+            for block in message.content:
+                where = _where(block, message, names)
+                if isinstance(block, ThinkingBlock):
+                    outcome = self._thinking(block, destination)
+                else:
+                    outcome = self._decide(block, where, destination)
+                if outcome.block is not None:
+                    content.append(outcome.block)
+                withheld += outcome.withheld
+            same = len(content) == len(message.content) and all(
+                a is b for a, b in zip(content, message.content, strict=True)
+            )
+            out.append(message if same else message.model_copy(update={"content": content}))
+        return out, withheld
+
+    def _account(
+        self, destination: Destination, body: dict[str, Any], parts: list[Part], withheld: list[Withheld],
+        kind: str | None = None,
+    ) -> None:
+        """Measure `body` (its `framing` part is what the other parts do not cover) and append
+        its ledger line."""
+        total = len(orjson.dumps(body))
         parts.append(Part("framing", total - sum(p.bytes for p in parts)))
         record = RequestRecord(
             time=now(), destination=destination.name, local=is_local(destination), bytes=total,
-            parts=_merged(parts), withheld=withheld, turn=self.turn, prompt=self.prompt,
+            parts=_merged(parts), withheld=withheld, turn=self.turn, prompt=self.prompt, kind=kind,
         )
         # This process's records of the running turn (its one-line notice reads them).
         self.records = [r for r in self.records if r.turn == self.turn] + [record]
         if self.ledger is not None:
             self.ledger.append(record.to_json())
-        return body
 
     def _block(self, block: Any, where: str, destination: Destination, *, earlier_thinking: bool = False) -> _Outcome:
         key = (self.policies.version, self._index_version, destination.name, is_local(destination), earlier_thinking)

@@ -2,7 +2,8 @@
 withheld, appended beside the session transcript (`<id>.egress/ledger.jsonl`, as the debug
 trace is `<id>.trace/events.jsonl`) and never rewritten.
 
-Lines: `{"type": "request", …}` (see `RequestRecord`) and `{"type": "policy", "target",
+Lines: `{"type": "request", …}` (see `RequestRecord`; with `"kind": "answer"`, an answer to
+an outside agent over MCP) and `{"type": "policy", "target",
 "policy", "origin", "time"}` / `{"type": "local_only", "value", "time"}` for each change the
 notebook made, which a resumed session applies again.
 """
@@ -52,7 +53,8 @@ class Withheld:
 @dataclass
 class RequestRecord:
     """One request as it left: `bytes` is the size of its body (the JSON the SDK sends), and
-    the `parts` add up to it (`framing` is the JSON around the content)."""
+    the `parts` add up to it (`framing` is the JSON around the content). With `kind`
+    `answer`, the answer to an outside agent's call (the MCP tool result) instead."""
 
     time: str
     destination: str
@@ -62,6 +64,7 @@ class RequestRecord:
     withheld: list[Withheld] = field(default_factory=list)
     turn: int | None = None
     prompt: int | None = None
+    kind: str | None = None  # `answer`: a tool result sent back to an outside agent (MCP)
     type: str = "request"
 
     def to_json(self) -> dict[str, Any]:

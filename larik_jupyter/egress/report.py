@@ -12,15 +12,21 @@ from larik_jupyter.egress.policy import PolicySet, is_variable_target, stricter
 @dataclass
 class TurnEgress:
     """What the requests of one turn sent: `bytes` by source, in all, and what was withheld
-    (`source (policy)` -> times)."""
+    (`source (policy)` -> times). `requests` counts every line, `answers` those that were
+    answers to an outside agent (MCP)."""
 
     turn: int | None
     prompt: int | None
     requests: int = 0
+    answers: int = 0
     bytes: int = 0
     parts: dict[str, int] = field(default_factory=dict)
     withheld: dict[str, int] = field(default_factory=dict)
     destinations: list[str] = field(default_factory=list)
+
+    def sent(self) -> str:
+        """`2 request(s)`, `1 answer(s) to an outside agent`, or both."""
+        return _counted(self.requests - self.answers, self.answers)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -40,6 +46,8 @@ def by_turn(records: list[dict[str, Any]]) -> list[TurnEgress]:
         if turn is None:
             turn = turns[key] = TurnEgress(key, record.get("prompt"))
         turn.requests += 1
+        if record.get("kind") == "answer":
+            turn.answers += 1
         turn.bytes += int(record.get("bytes", 0))
         for part in record.get("parts", []):
             turn.parts[part["source"]] = turn.parts.get(part["source"], 0) + int(part["bytes"])
@@ -58,6 +66,11 @@ def withheld_line(turn: TurnEgress) -> str | None:
     return "Withheld from the model this turn: " + ", ".join(turn.withheld) + " (`%larik /egress` shows the ledger)."
 
 
+def _counted(requests: int, answers: int) -> str:
+    said = [f"{requests} request(s)"] if requests or not answers else []
+    return " and ".join([*said, *([f"{answers} answer(s) to an outside agent"] if answers else [])])
+
+
 def _size(n: int) -> str:
     return f"{n:,} B" if n < 10_000 else f"{n / 1024:,.1f} KiB"
 
@@ -74,7 +87,7 @@ def render(records: list[dict[str, Any]], rules: list[str] | None = None) -> str
     last = turns[-1]
     label = f"prompt {last.prompt}" if last.prompt is not None else "the last turn"
     lines += [
-        f"**Last turn ({label})**: {last.requests} request(s), {_size(last.bytes)} to {', '.join(last.destinations)}",
+        f"**Last turn ({label})**: {last.sent()}, {_size(last.bytes)} to {', '.join(last.destinations)}",
         "",
         "| source | bytes |",
         "|---|---:|",
@@ -82,18 +95,23 @@ def render(records: list[dict[str, Any]], rules: list[str] | None = None) -> str
         "",
     ]
     lines.append(withheld_line(last) or "Nothing was withheld in that turn.")
-    total = sum(t.bytes for t in turns)
+    lines += ["", "**Session**: " + totals(turns)]
+    return "\n".join(lines)
+
+
+def totals(turns: list[TurnEgress]) -> str:
+    """`3 request(s) in 2 turn(s), 1,234 B sent.`, then what was withheld in all, if anything."""
     withheld: dict[str, int] = {}
     for turn in turns:
         for name, n in turn.withheld.items():
             withheld[name] = withheld.get(name, 0) + n
-    lines += [
-        "",
-        f"**Session**: {sum(t.requests for t in turns)} request(s) in {len(turns)} turn(s), {_size(total)} sent.",
-    ]
+    said = (
+        f"{_counted(sum(t.requests - t.answers for t in turns), sum(t.answers for t in turns))} "
+        f"in {len(turns)} turn(s), {_size(sum(t.bytes for t in turns))} sent."
+    )
     if withheld:
-        lines.append("Withheld: " + ", ".join(f"{name} ×{n}" for name, n in withheld.items()) + ".")
-    return "\n".join(lines)
+        said += "\nWithheld: " + ", ".join(f"{name} ×{n}" for name, n in withheld.items()) + "."
+    return said
 
 
 def rule_lines(policies: PolicySet, *, origins: bool = False) -> list[str]:

@@ -54,7 +54,7 @@ class KernelLink:
 
     async def call(self, request: dict[str, Any], *, asker: Asker | None = None,
                    timeout: float | None = None) -> dict[str, Any]:
-        """Run one outside call in the kernel and return its answer (`content`, `is_error`);
+        """Run one outside call in the kernel and return its answer (`content`, `isError`: an MCP tool result);
         `asker` answers what the call asks where no page can (`elicit` is sent with it).
         Cancelled (the client went away), the call is stopped in the kernel first."""
         token = secrets.token_hex(8)

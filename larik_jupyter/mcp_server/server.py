@@ -24,7 +24,9 @@ INSTRUCTIONS = (
     "These tools work in a live Jupyter kernel through larik: every call is recorded as a turn of "
     "a larik session of your own, which the person can browse and undo from the notebook; calls "
     "that would change their variables or files may ask them first (protect mode, approvals). "
-    "Use `undo` to revert your last call and `variable_report` to see what your calls changed."
+    "Use `undo` to revert your last call and `variable_report` to see what your calls changed. "
+    "Data the person may not send to a model comes back as `[withheld: NAME — policy P; …]` with "
+    "what its policy allows (a schema, statistics, a sample): work with that or ask the person."
 )
 # The views of the session (no turn) and `undo`: their input schemas here, the tools' from larik.
 VIEW_TOOLS: dict[str, tuple[str, dict[str, Any], bool]] = {
@@ -109,7 +111,7 @@ class OutsideServer:
             answer = await self.link.call(request, asker=asker)
         except (LarikError, TimeoutError) as exc:
             return types.CallToolResult(content=[types.TextContent(type="text", text=str(exc))], is_error=True)
-        return types.CallToolResult(content=[_content(c) for c in answer["content"]], is_error=bool(answer["is_error"]))
+        return types.CallToolResult(content=[_content(c) for c in answer["content"]], is_error=bool(answer["isError"]))
 
     async def run(self) -> None:
         """Serve stdio until the client goes; then the kernel closes this connection's session."""

@@ -291,12 +291,18 @@ def _egress(
         out.markdown(kernel.ensure().set_egress(target, policy))
     elif local_only is not None:
         out.markdown(kernel.ensure().set_local_only(local_only))
-    elif kernel.agent is not None:
-        out.markdown(kernel.agent.egress_report())
     else:
-        from larik_jupyter.egress.report import render, rule_lines
+        if kernel.agent is not None:
+            said = kernel.agent.egress_report()
+        else:
+            from larik_jupyter.egress.report import render, rule_lines
 
-        out.markdown(render([], rule_lines(kernel.egress_policies(), origins=True)))
+            said = render([], rule_lines(kernel.egress_policies(), origins=True))
+        # What outside agents working in this kernel (over MCP) were sent, each its own session.
+        for agent in kernel.outside.values():
+            if agent is not kernel.agent:
+                said += f"\n\n**Outside agent `{agent.model}`** (session `{agent.session_id}`): {agent.egress_totals()}"
+        out.markdown(said)
 
 
 def _key_value(rest: str) -> dict[str, object]:

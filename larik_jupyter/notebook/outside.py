@@ -11,18 +11,22 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from larik_jupyter.agent.permissions import PermissionAnswer, PermissionRequest
 from larik_jupyter.bridge_protocol import Get, ShowOutputs
 from larik_jupyter.errors import LarikError
+from larik_jupyter.llm.messages import ContentBlock, ImageBlock, TextBlock, ToolResultBlock
+from larik_jupyter.llm.outside import PREFIX as OUTSIDE_PREFIX
+from larik_jupyter.llm.provider import Destination
 from larik_jupyter.notebook.interrupt import sigint_stops
 from larik_jupyter.notebook.kernel import KernelSession
 
 if TYPE_CHECKING:
     from larik_jupyter.api import Agent
-    from larik_jupyter.llm.messages import ToolResultBlock
+    from larik_jupyter.egress.ledger import Withheld
 
 # The larik tools an outside agent may call; each runs as a turn, exactly as in a `%larik` turn.
 CALLS = ("notebook_read", "notebook_edit", "notebook_run", "notebook_check", "python")
@@ -74,12 +78,27 @@ async def _kernel(page: bool) -> KernelSession:
 async def call(request: str) -> None:
     """Run one call of an outside agent: `request` is JSON with `token`, `key` (the connection),
     `client` (its name), `tool`, `arguments` and `notebook` (the notebook it works in, or
-    null). The answer, `{"content": [...], "is_error": bool}`, waits for `take(token)`."""
+    null). The answer, an MCP tool result `{"content": [...], "isError": bool}`, waits for
+    `take(token)`."""
     data = json.loads(request)
     try:
-        answer = await _answer(data)
+        kernel = await _kernel(bool(data.get("notebook")))
     except LarikError as exc:
-        answer = {"content": [{"type": "text", "text": str(exc)}], "is_error": True}
+        answer = {"content": [{"type": "text", "text": str(exc)}], "isError": True}
+    else:
+        agent = kernel.open_outside(str(data["key"]), str(data["client"]))
+        # Where answers go: the client, whatever model the person may switch its session to.
+        client = Destination(f"{OUTSIDE_PREFIX}:{data['client']}", None)
+        if kernel.agent is not None and kernel.agent is not agent:
+            # The rules the person set in the notebook (`/egress`) hold for the outside agent too.
+            agent.loop.door.follow(kernel.agent.loop.door)
+        try:
+            answer = await _answer(kernel, agent, client, data)
+        except LarikError as exc:
+            answer = to_client(agent, client, [("error message", TextBlock(text=str(exc)))], True)
+        except Exception as exc:  # a fault of larik's: said in one sentence, still through the door
+            said = f"larik failed in the kernel ({type(exc).__name__}: {exc}); the kernel is still usable, call again."
+            answer = to_client(agent, client, [("error message", TextBlock(text=said))], True)
     _results[data["token"]] = json.dumps(answer)
 
 
@@ -93,17 +112,15 @@ def end(key: str) -> None:
         kernel.close_outside(key)
 
 
-async def _answer(data: dict[str, Any]) -> dict[str, Any]:
-    kernel = await _kernel(bool(data.get("notebook")))
-    agent = kernel.open_outside(str(data["key"]), str(data["client"]))
+async def _answer(kernel: KernelSession, agent: Agent, client: Destination, data: dict[str, Any]) -> dict[str, Any]:
     tool, arguments = str(data["tool"]), dict(data.get("arguments") or {})
     if agent.running:
         raise LarikError("Another call of this session is still running; wait for its result, then call again.")
     if tool in VIEWS:
-        said = _view(agent, tool, arguments)
+        said, withheld = _view(agent, client, tool, arguments)
         if tool == "undo":
             _own_undo[str(data["key"])] = agent.pending_note
-        return to_client(agent, said, False)
+        return to_client(agent, client, [(tool, TextBlock(text=said))], False, withheld)
     if tool not in CALLS:
         raise LarikError(f"Unknown tool `{tool}`; available: {', '.join(CALLS + VIEWS)}.")
     notebook = Path(data["notebook"]) if data.get("notebook") else kernel.own_notebook().path
@@ -115,53 +132,62 @@ async def _answer(data: dict[str, Any]) -> dict[str, Any]:
     with sigint_stops(agent.stop, reading_input=lambda: False):
         result = await agent.acall(tool, arguments, caller=agent.model.partition(":")[2],
                                    approver=approver.ask, notebook=notebook)
-    blocks = _blocks(result)
+    pieces: list[tuple[str, ContentBlock]] = [(f"result of call {result.tool_use_id} ({tool})", result)]
     if note:
-        blocks.insert(0, {"type": "text", "text": note})
-    return to_client(agent, blocks, bool(result.is_error))
+        pieces.insert(0, ("system notes", TextBlock(text=note)))
+    return to_client(agent, client, pieces, bool(result.is_error))
 
 
-def to_client(agent: Agent, content: list[dict[str, Any]] | str, is_error: bool) -> dict[str, Any]:
+def to_client(
+    agent: Agent, client: Destination, pieces: list[tuple[str, ContentBlock]], is_error: bool,
+    withheld: Sequence[Withheld] = (),
+) -> dict[str, Any]:
     """Every answer an outside agent gets passes here, the one door out of this kernel to an
-    MCP client: the egress policy applies (and its ledger records) at this point."""
-    if isinstance(content, str):
-        content = [{"type": "text", "text": content}]
-    return {"content": content, "is_error": is_error}
+    MCP client: the session's egress door (`EgressDoor.pass_answer`) withholds what the policy
+    keeps from the client (`mcp:<client>`, a model provider that is not local) and appends the
+    answer's ledger line. `pieces`: the ledger's name of each part and its block (a tool result
+    as stored, with its tag, or a text); `withheld`: what was kept out of a piece before."""
+
+    def build(blocks: list[ContentBlock]) -> dict[str, Any]:
+        content = [item for block in blocks for item in _content(block)]
+        return {"content": content, "isError": is_error}
+
+    return agent.loop.door.pass_answer(client, pieces, build, withheld)
 
 
-def _blocks(result: ToolResultBlock) -> list[dict[str, Any]]:
-    """A tool result as MCP content: text, and images as base64 with their type."""
-    if isinstance(result.content, str):
-        return [{"type": "text", "text": result.content}]
-    blocks: list[dict[str, Any]] = []
-    for block in result.content:
-        if block.type == "text":
-            blocks.append({"type": "text", "text": block.text})
-        elif block.type == "image":
-            source = block.source
-            blocks.append({"type": "image", "data": source.get("data", ""),
-                           "mimeType": source.get("media_type", "image/png")})
-    return blocks
+def _content(block: ContentBlock) -> list[dict[str, Any]]:
+    """A block as MCP content: text, and images as base64 with their type (a tool result: its own)."""
+    if isinstance(block, ToolResultBlock):
+        if isinstance(block.content, str):
+            return [{"type": "text", "text": block.content}]
+        return [item for inner in block.content for item in _content(inner)]
+    if isinstance(block, TextBlock):
+        return [{"type": "text", "text": block.text}]
+    if isinstance(block, ImageBlock):
+        source = block.source
+        return [{"type": "image", "data": source.get("data", ""), "mimeType": source.get("media_type", "image/png")}]
+    return []
 
 
-def _view(agent: Agent, tool: str, arguments: dict[str, Any]) -> str:
-    """The read-only views of the outside agent's own session, and `undo`."""
+def _view(agent: Agent, client: Destination, tool: str, arguments: dict[str, Any]) -> tuple[str, list[Withheld]]:
+    """The read-only views of the outside agent's own session, and `undo`; with what the
+    door kept out of what the view was made from (the transcript's stored results)."""
     if tool == "undo":
         report = agent.undo(
             to=arguments.get("to"), force=bool(arguments.get("force")),
             skip_changed=bool(arguments.get("skip_changed")),
         )
-        return report.plain()
+        return report.plain(), []
     if tool == "undo_list":
         turns = agent.checkpoints()
         if not turns:
-            return "No call of this session changed files, cells or kernel variables; nothing to undo."
+            return "No call of this session changed files, cells or kernel variables; nothing to undo.", []
         lines = []
         for info in turns:
             what = [f.path for f in info.files] + [name for name, _ in info.variables]
             what += [f"cells of {n.path}" for n in info.notebooks]
             lines.append(f"{info.label}: {', '.join(what) or 'nothing recorded'}")
-        return "\n".join(lines)
+        return "\n".join(lines), []
     if tool == "variable_report":
         prompts = [int(arguments["call"])] if arguments.get("call") else range(1, len(agent.records.turns) + 1)
         lines = []
@@ -169,12 +195,28 @@ def _view(agent: Agent, tool: str, arguments: dict[str, Any]) -> str:
             changes = agent.variable_changes(number)
             if changes:
                 lines.append(f"call {number}: " + " · ".join(c.text() for c in changes))
-        return "\n".join(lines) or "No call of this session changed the kernel's variables."
+        return "\n".join(lines) or "No call of this session changed the kernel's variables.", []
+    return _transcript(agent, client)
+
+
+def _transcript(agent: Agent, client: Destination) -> tuple[str, list[Withheld]]:
+    """The session as Markdown, made from its messages as the door lets them out to the client
+    (a stored result made from a restricted source is its marker here too)."""
     from larik_jupyter.config.secrets import redactor_for
+    from larik_jupyter.session.entry_list import EntryList
     from larik_jupyter.session.export import render_markdown
 
     agent.sync()
-    return render_markdown(agent.session_path, agent.entries, redactor=redactor_for(agent.cwd))
+    entries = agent.entries
+    stored = [entry.message for entry in entries if entry.message is not None]
+    let_out, withheld = agent.loop.door.filter_messages(client, stored)
+    sent = iter(let_out)
+    shown = EntryList.of([
+        entry if entry.message is None else entry.model_copy(update={"message": next(sent)}) for entry in entries
+    ])
+    for item in withheld:
+        item.where = f"transcript: {item.where}"
+    return render_markdown(agent.session_path, shown, redactor=redactor_for(agent.cwd)), withheld
 
 
 class PageApprover:

@@ -108,7 +108,7 @@ def egress_turns(path: Path) -> list[EgressTurn]:
         if turn.prompt is None:
             continue
         withheld = [f"{name} ×{n}" for name, n in turn.withheld.items()]
-        text = f"Sent {turn.requests} request(s), {turn.bytes:,} bytes" + (" · withheld " + ", ".join(withheld) if withheld else "")
+        text = f"Sent {turn.sent()}, {turn.bytes:,} bytes" + (" · withheld " + ", ".join(withheld) if withheld else "")
         out.append(EgressTurn(prompt=turn.prompt, requests=turn.requests, bytes=turn.bytes, withheld=withheld, text=text))
     return out
 
