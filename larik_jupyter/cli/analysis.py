@@ -19,7 +19,9 @@ def _positive_float(text: str) -> float:
 def _cmd_notebook(args: argparse.Namespace) -> int:
     from larik_jupyter.analysis.as_notebook import write_notebook
 
-    print(write_notebook(args.id, args.path, at=args.at, include_shell=args.include_shell, cwd=os.getcwd()))
+    print(write_notebook(
+        args.id, args.path, prompt_number=args.prompt_number, include_shell=args.include_shell, cwd=os.getcwd()
+    ))
     return 0
 
 
@@ -27,8 +29,8 @@ def _cmd_replay(args: argparse.Namespace) -> int:
     from larik_jupyter.analysis.replay import replay_branch
 
     report = replay_branch(
-        args.id, at=args.at, cwd=args.cwd, timeout=args.timeout, stop_on_fail=args.stop_on_fail,
-        in_place=args.in_place, force=args.force, include_shell=args.include_shell, rtol=args.rtol,
+        args.id, prompt_number=args.prompt_number, cwd=args.cwd, timeout=args.timeout,
+        stop_on_fail=args.stop_on_fail, in_place=args.in_place, force=args.force, include_shell=args.include_shell, rtol=args.rtol,
         lookup=os.getcwd(),
     )
     print(report.table())

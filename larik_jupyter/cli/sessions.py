@@ -96,14 +96,17 @@ def _cmd_check(args: argparse.Namespace) -> int:
 
 def _cmd_fork(args: argparse.Namespace) -> int:
     src = catalog.resolve(args.id)
-    new = branch.fork(src, args.at_message) if args.at_message is not None else branch.fork_after(src, args.at)
+    if args.at_message is not None:
+        new = branch.fork(src, args.at_message)
+    else:
+        new = branch.fork_after(src, args.prompt_number)
     print(f"{new.name.removesuffix('.jsonl')}\n{new}")
     return 0
 
 
 def _cmd_rewind(args: argparse.Namespace) -> int:
-    new, prompt = branch.rewind(catalog.resolve(args.id), args.n)
-    print(f"{new.name.removesuffix('.jsonl')}\n{new}\nPrompt {args.n} was:\n{prompt}")
+    new, prompt = branch.rewind(catalog.resolve(args.id), args.prompt_number)
+    print(f"{new.name.removesuffix('.jsonl')}\n{new}\nPrompt {args.prompt_number} was:\n{prompt}")
     return 0
 
 
@@ -172,7 +175,9 @@ def _positive_int(text: str) -> int:
 
 def add_at(parser: argparse._ActionsContainer, what: str) -> None:
     """`--at N`, the one meaning it has in every command: after prompt N (1-based)."""
-    parser.add_argument("--at", metavar="N", type=_positive_int, help=f"{what} after prompt N (1-based)")
+    parser.add_argument(
+        "--at", metavar="N", dest="prompt_number", type=_positive_int, help=f"{what} after prompt N (1-based)"
+    )
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -227,7 +232,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         description="Branch just before prompt N (1-based, as numbered by `larik-jupyter tree`).",
     )
     p.add_argument("id", metavar="ID", help=_ID_HELP)
-    p.add_argument("n", metavar="N", type=int, help="prompt number, 1 for the first prompt")
+    p.add_argument("prompt_number", metavar="N", type=int, help="prompt number, 1 for the first prompt")
     p.set_defaults(func=_cmd_rewind)
 
     p = sub.add_parser("rm", help="delete a session with its subagent transcripts, traces and checkpoints")

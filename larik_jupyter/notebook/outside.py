@@ -148,7 +148,7 @@ def _view(agent: Agent, tool: str, arguments: dict[str, Any]) -> str:
     """The read-only views of the outside agent's own session, and `undo`."""
     if tool == "undo":
         report = agent.undo(
-            to=arguments.get("to"), force=bool(arguments.get("force")),
+            prompt_number=arguments.get("to"), force=bool(arguments.get("force")),
             skip_changed=bool(arguments.get("skip_changed")),
         )
         return report.plain()
