@@ -177,7 +177,7 @@ class Agent:
 
     def cell_position(self) -> CellPosition:
         """Where a cell a notebook call names stands now (0-based, None when unknown): in the
-        open document, else in the notebook file; how `/history` names cells."""
+        open notebook, else in the notebook file; how `/history` names cells."""
         return self.loop.cell_position()
 
     def checkpoints(self) -> list[TurnInfo]:

@@ -106,7 +106,7 @@ class CheckpointStore:
         cells: list[dict[str, Any]],
         created: Iterable[str] = (),
     ) -> list[str]:
-        """Record, before the open document of the notebook at `path` changes, the state of
+        """Record, before the open notebook at `path` changes, the state of
         `cells` (nbformat cells with their ids) and that the cells `created` are new; `order`
         is the document's cell ids now. Only a cell's first change in a turn is kept (its
         state before the turn). Returns the ids recorded now (for `forget_cells`). Raises

@@ -178,7 +178,7 @@ def _history(kernel: KernelSession, out: Output) -> None:
     from larik_jupyter.notebook.render import parts_from_entries, render_parts
 
     agent = kernel.require()
-    # Cells named by where they stand now: in the open document, else in the file.
+    # Cells named by where they stand now: in the open notebook, else in the file.
     parts = parts_from_entries(agent.entries, position=agent.cell_position())
     out.markdown(render_parts(parts) or "This session has no messages yet.")
 

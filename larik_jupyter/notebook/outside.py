@@ -178,9 +178,9 @@ def _view(agent: Agent, tool: str, arguments: dict[str, Any]) -> str:
 
 
 class PageApprover:
-    """Asks the person in the notebook page: an approval card shown under a cell of the open
+    """Asks the person in the open notebook: an approval card shown under a cell of the open
     notebook (the cell the call names, else the last code cell), as a `%larik` turn shows one
-    in its own cell; where no page shows the notebook, the client's user through MCP
+    in its own cell; where the notebook is not open, the client's user through MCP
     elicitation (`elicit`: the client supports it); else None (the call is denied)."""
 
     def __init__(self, kernel: KernelSession, notebook: Path | None, *, elicit: bool = False) -> None:
@@ -195,7 +195,7 @@ class PageApprover:
         return await _elicit(request) if self.elicit else None
 
     async def _in_page(self, request: PermissionRequest) -> asyncio.Future[PermissionAnswer] | None:
-        """The card's answer to come, or None when no page shows the notebook."""
+        """The card's answer to come, or None when the notebook is not open."""
         from IPython.core.formatters import format_display_data
 
         from larik_jupyter.notebook.widgets.approval import ApprovalWidget
