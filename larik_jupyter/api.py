@@ -34,6 +34,7 @@ from larik_jupyter.checkpoint.diffs import FileDiff, read_current, turn_diffs
 from larik_jupyter.checkpoint.store import TurnInfo
 from larik_jupyter.config.layers import PendingApproval
 from larik_jupyter.config.update import approve as approve_pending
+from larik_jupyter.egress.door import EgressDoor
 from larik_jupyter.egress.ledger import read_ledger
 from larik_jupyter.egress.policy import PolicyError, check_target, is_variable_target, parse_policy
 from larik_jupyter.egress.report import by_turn, render, rule_lines, totals
@@ -51,7 +52,7 @@ from larik_jupyter.session.plan import Todo, current_plan
 from larik_jupyter.session.variable_changes import VariableChange, turn_changes
 from larik_jupyter.tools.base import Tool
 from larik_jupyter.tools.check import CheckReport
-from larik_jupyter.tools.env import InlineRunner
+from larik_jupyter.tools.env import Env, InlineRunner
 from larik_jupyter.tools.host import KernelHost
 from larik_jupyter.tools.notebook import cell_restorer, cell_sources
 
@@ -113,7 +114,7 @@ class Agent:
         # The id of the held session the open one branched from (resume of a session another
         # kernel holds continues on a new branch of it), else None.
         self.branched_from: str | None = None
-        # What the latest undo, undo(to=...) or rewind(n, files=True) undid.
+        # What the latest undo, undo(prompt_number=...) or rewind(prompt_number, files=True) undid.
         self.last_undo = UndoReport()
         self._listeners: list[Listener] = []
         self._for_turns = for_turns
@@ -166,6 +167,18 @@ class Agent:
         return self.loop.provider.name
 
     @property
+    def tool_env(self) -> Env:
+        """The world the session's tools run in (root, kernel host, egress rules), for a front
+        end that tags what it gathers for the model as a tool would."""
+        return self.loop.env
+
+    @property
+    def egress_door(self) -> EgressDoor:
+        """The session's one egress door: every request to the model and every answer to an
+        outside agent passes it, and it keeps the ledger."""
+        return self.loop.door
+
+    @property
     def records(self) -> SessionRecords:
         """The current session as plain records (turns, tool calls, files, tokens, cost)."""
         return SessionRecords.from_state(self.loop.session.state, self.session_id)
@@ -177,7 +190,7 @@ class Agent:
 
     def cell_position(self) -> CellPosition:
         """Where a cell a notebook call names stands now (0-based, None when unknown): in the
-        open document, else in the notebook file; how `/history` names cells."""
+        open notebook, else in the notebook file; how `/history` names cells."""
         return self.loop.cell_position()
 
     def checkpoints(self) -> list[TurnInfo]:
@@ -247,10 +260,10 @@ class Agent:
             env = dataclasses.replace(env, call=dataclasses.replace(env.call, notebook_path=notebook))
         return check_on_thread(env, check_path(env, path), timeout=timeout, stop=stop or threading.Event())
 
-    def variable_changes(self, prompt: int) -> list[VariableChange]:
-        """What prompt `prompt`'s turn (1-based) did to the kernel's variables, as its calls'
-        results recorded it (each variable's first state before the turn and last after)."""
-        return turn_changes(self.loop.session.state.all, prompt)
+    def variable_changes(self, prompt_number: int) -> list[VariableChange]:
+        """What the turn of prompt `prompt_number` (1-based) did to the kernel's variables, as its
+        calls' results recorded it (each variable's first state before the turn and last after)."""
+        return turn_changes(self.loop.session.state.all, prompt_number)
 
     @property
     def plan(self) -> list[Todo] | None:
@@ -365,10 +378,12 @@ class Agent:
     def clear(self) -> None:
         self.loop.clear()
 
-    def undo(self, to: int | None = None, *, force: bool = False, skip_changed: bool = False) -> UndoReport:
+    def undo(
+        self, prompt_number: int | None = None, *, force: bool = False, skip_changed: bool = False
+    ) -> UndoReport:
         """Revert the newest turn that changed files or kernel variables; the next prompt tells
-        the model. With `to`, every turn from the newest down to prompt `to` (1-based), newest
-        first, stopping after the first one not fully undone. Returns the report: the turns'
+        the model. With `prompt_number`, every turn from the newest down to that prompt (1-based),
+        newest first, stopping after the first one not fully undone. Returns the report: the turns'
         `UndoResult`s, newest first, and what it did in words (`markdown()`, `plain()`, …).
 
         A file or cell the user changed since its turn is never overwritten unasked: that turn
@@ -376,10 +391,10 @@ class Agent:
         to restore them anyway (their later changes are lost) or `skip_changed=True` to keep
         them as they are and undo the rest."""
         self.require_idle()
-        if to is None:
+        if prompt_number is None:
             self.last_undo = self._undo_newest(force=force, skip_changed=skip_changed)
         else:
-            self.last_undo = self._undo_to(to, force=force, skip_changed=skip_changed)
+            self.last_undo = self._undo_to(prompt_number, force=force, skip_changed=skip_changed)
         return self.last_undo
 
     def _undo_newest(self, *, record: bool = True, force: bool = False, skip_changed: bool = False) -> UndoReport:
@@ -395,9 +410,11 @@ class Agent:
             self.loop.queue_note(note, record=record)
         return report
 
-    def _undo_to(self, prompt: int, *, nothing_ok: bool = False, record: bool = True, **how: bool) -> UndoReport:
+    def _undo_to(
+        self, prompt_number: int, *, nothing_ok: bool = False, record: bool = True, **how: bool
+    ) -> UndoReport:
         return undo_down_to(
-            self.loop.checkpoints, prompt, len(self.loop.session.state.prompt_positions),
+            self.loop.checkpoints, prompt_number, len(self.loop.session.state.prompt_positions),
             lambda: self._undo_newest(record=record, **how), session_id=self.session_id, nothing_ok=nothing_ok,
         )
 
@@ -420,26 +437,29 @@ class Agent:
             return  # already there; reopening would collide with our own writer lock
         self._switch(model=None, session=session, continue_latest=last or session is None)
 
-    def fork(self, n: int | None = None) -> Path:
-        """Branch the session after the turn of its prompt `n` (1-based; default: at its end),
-        continue on the branch and return its path: before the last prompt, exactly the branch
-        `rewind(n + 1)` makes."""
+    def fork(self, prompt_number: int | None = None) -> Path:
+        """Branch the session after the turn of prompt `prompt_number` (1-based; default: at its
+        end), continue on the branch and return its path: before the last prompt, exactly the
+        branch `rewind(prompt_number + 1)` makes."""
         self.require_idle()
         prompts = len(self.loop.session.state.prompt_positions)
-        if n is not None:
-            branch.check_prompt(self.session_id, n, prompts)
-        if n is not None and n < prompts:
-            self.rewind(n + 1)
+        if prompt_number is not None:
+            branch.check_prompt(self.session_id, prompt_number, prompts)
+        if prompt_number is not None and prompt_number < prompts:
+            self.rewind(prompt_number + 1)
             return self.session_path
         self.loop.session.sync()
         path = branch.fork(self.session_path)
         self._switch(model=self.model, session=str(path))
         return path
 
-    def rewind(self, n: int, *, files: bool = False, force: bool = False, skip_changed: bool = False) -> str:
-        """Branch just before prompt `n` (1-based), continue there, return that prompt's text.
+    def rewind(
+        self, prompt_number: int, *, files: bool = False, force: bool = False, skip_changed: bool = False
+    ) -> str:
+        """Branch just before prompt `prompt_number` (1-based), continue there, return that
+        prompt's text.
 
-        With `files`, first undo this session's turns from the newest down to prompt `n`
+        With `files`, first undo this session's turns from the newest down to that prompt
         (files and this kernel's variables; `last_undo` holds what was done; `force` and
         `skip_changed` as for `undo`); when one of them cannot be fully undone, raise
         `RewindStopped` and make no branch. Without it nothing on disk changes but the new
@@ -453,10 +473,12 @@ class Agent:
             )
         self.loop.session.sync()
         if files:
-            self.last_undo = self._undo_to(n, nothing_ok=True, record=False, force=force, skip_changed=skip_changed)
+            self.last_undo = self._undo_to(
+                prompt_number, nothing_ok=True, record=False, force=force, skip_changed=skip_changed
+            )
             if self.last_undo and not self.last_undo[-1].ok:
-                raise RewindStopped(self.last_undo.rewind_stopped(n), self.last_undo)
-        path, text = branch.rewind(self.session_path, n)
+                raise RewindStopped(self.last_undo.rewind_stopped(prompt_number), self.last_undo)
+        path, text = branch.rewind(self.session_path, prompt_number)
         # The undo's note goes with the branch, where the next prompt is sent; the source
         # transcript is never written to.
         note, self.loop.pending_note = self.loop.pending_note, None
@@ -482,30 +504,35 @@ class Agent:
 
     def to_notebook(
         self, path: str | os.PathLike[str] | None = None, *, session: str | None = None,
-        at: int | None = None, include_shell: bool = False,
+        prompt_number: int | None = None, include_shell: bool = False,
     ) -> Path:
-        """Write a branch (default: the current session) up to prompt `at` as a new notebook and
-        return its path: `path` (relative to `cwd`; refused if it exists), else
+        """Write a branch (default: the current session) up to prompt `prompt_number` (default:
+        all of it) as a new notebook and return its path: `path` (relative to `cwd`; refused if it exists), else
         `<id>.ipynb` in the session's directory. Shell commands become `!cmd` cells only with
         `include_shell`."""
         from larik_jupyter.analysis.as_notebook import write_notebook
 
-        return write_notebook(self._source(session), path, at=at, include_shell=include_shell, cwd=self.cwd)
+        return write_notebook(
+            self._source(session), path, prompt_number=prompt_number, include_shell=include_shell, cwd=self.cwd
+        )
 
     def replay(
-        self, session: str | None = None, *, at: int | None = None, cwd: str | os.PathLike[str] | None = None,
+        self, session: str | None = None, *, prompt_number: int | None = None,
+        cwd: str | os.PathLike[str] | None = None,
         timeout: float = 600.0, stop_on_fail: bool = False, in_place: bool = False, force: bool = False,
         include_shell: bool = False, rtol: float = 1e-6,
     ) -> ReplayReport:
-        """Re-run a branch's code (default: the current session's) in a fresh kernel without the
-        model, in a scratch copy of the project unless `in_place` (then files changed since the
-        session are left alone unless `force`, and shell commands run only with
-        `include_shell`), and compare each output with the recorded one; `report.table()`
-        prints it, `report.exit_status` is 0, 1 or 2."""
+        """Re-run a branch's code (default: the current session's; up to prompt `prompt_number`,
+        default: all of it) in a fresh kernel without the model, in a scratch copy of the project
+        unless `in_place` (then files changed since the session are left alone unless `force`,
+        and shell commands run only with `include_shell`), and compare each output with the
+        recorded one; `report.table()` prints it, `report.exit_status` is 0, 1 or 2."""
         from larik_jupyter.analysis.replay import replay_branch
 
-        return replay_branch(self._source(session), at=at, cwd=cwd, timeout=timeout, stop_on_fail=stop_on_fail,
-                             in_place=in_place, force=force, include_shell=include_shell, rtol=rtol)
+        return replay_branch(
+            self._source(session), prompt_number=prompt_number, cwd=cwd, timeout=timeout,
+            stop_on_fail=stop_on_fail, in_place=in_place, force=force, include_shell=include_shell, rtol=rtol,
+        )
 
     def diff(self, other: str, session: str | None = None) -> BranchDiff:
         """Compare a branch (default: the current session) with `other`: their common prefix,

@@ -57,7 +57,7 @@ def _arg_rows(arguments: list[tuple[tuple[str, ...], dict[str, Any]]]) -> list[t
     kinds: dict[object, str] = {int: "integer", float: "number"}
     for flags, options in arguments:
         positional = not flags[0].startswith("-")
-        name = f"`{flags[0].upper() if positional else ', '.join(flags)}`"
+        name = f"`{options.get('metavar') or flags[0].upper() if positional else ', '.join(flags)}`"
         if options.get("action") == "store_true":
             value = "flag"
         elif options.get("choices"):

@@ -186,17 +186,17 @@ def test_undo_to_stops_at_the_first_refusal_and_rewind_then_makes_no_branch(proj
     with pytest.raises(RewindStopped, match="prompt 3 could not restore b.txt") as stopped:
         agent.rewind(1, files=True)
     assert agent.session_id == source and [r.turn for r in stopped.value.results] == [3]
-    results = agent.undo(to=1)
+    results = agent.undo(prompt_number=1)
     assert [(r.turn, r.ok) for r in results] == [(3, False)]
     assert (project / "a.txt").read_text() == "two\n"  # turn 2 was not touched
     (project / "b.txt").unlink()
-    results = agent.undo(to=2)
+    results = agent.undo(prompt_number=2)
     assert [(r.turn, r.ok) for r in results] == [(3, True), (2, True)]
     assert (project / "a.txt").read_text() == "one\n" and not (project / "b.txt").exists()
     with pytest.raises(NothingToUndoError, match="from prompt 2 on"):
-        agent.undo(to=2)
+        agent.undo(prompt_number=2)
     with pytest.raises(Exception, match="choose a prompt number from 1 to 3"):
-        agent.undo(to=4)
+        agent.undo(prompt_number=4)
     agent.close()
 
 
@@ -215,7 +215,7 @@ def test_prompt_numbers_not_checkpoint_turns_choose_what_is_undone(project: Path
     agent.run("write c")
     agent.run("write d")
     assert [(t.turn, t.prompt) for t in agent.loop.checkpoints.turns()] == [(1, 3), (2, 4)]
-    assert [r.turn for r in agent.undo(to=4)] == [2]
+    assert [r.turn for r in agent.undo(prompt_number=4)] == [2]
     assert (project / "c.txt").exists() and not (project / "d.txt").exists()
     agent.rewind(3, files=True)
     assert not (project / "c.txt").exists()

@@ -12,6 +12,8 @@ import pytest
 from session_helpers import add_turn, digest, make_session
 
 from larik_jupyter.cli import main
+from larik_jupyter.session.reader import load_entries
+from larik_jupyter.session.state import replay
 from larik_jupyter.session.store import Session
 
 
@@ -61,11 +63,17 @@ def test_check_reports_the_damaged_line_and_exits_non_zero(tmp_path: Path, capsy
 def test_fork_rewind_tree_and_rm(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     src = make_session(tmp_path, 2)
     before = digest(src)
-    code, out, err = run(capsys, "fork", str(src), "--at", "2")
+    code, out, err = run(capsys, "fork", str(src), "--at-message", "2")
     assert code == 2 and "nearest valid boundaries are 0 or 4" in err
-    code, out, _ = run(capsys, "fork", str(src), "--at", "4")
+    code, out, err = run(capsys, "fork", str(src), "--at", "3")
+    assert code == 2 and "has 2 prompt(s); choose a prompt number from 1 to 2" in err
+    with pytest.raises(SystemExit) as stop:
+        run(capsys, "fork", str(src), "--at", "1", "--at-message", "4")
+    assert stop.value.code == 2 and "--at-message: not allowed with argument --at" in capsys.readouterr().err
+    code, out, _ = run(capsys, "fork", str(src), "--at", "1")
     new_id, new_path = out.splitlines()
     assert code == 0 and Path(new_path).name == f"{new_id}.jsonl" and Path(new_path).exists()
+    assert replay(load_entries(Path(new_path)).entries).meta.fork_at == 4  # after prompt 1: message 4
     code, out, _ = run(capsys, "rewind", str(src), "2")
     assert code == 0 and out.splitlines()[3:] == ["prompt 2", "second line"]
     assert digest(src) == before
@@ -76,6 +84,21 @@ def test_fork_rewind_tree_and_rm(tmp_path: Path, capsys: pytest.CaptureFixture[s
     assert f"{new_id} (branched after prompt 1) (no prompt yet)" in out and "  1. [0] prompt 1\n" in out
     code, out, _ = run(capsys, "rm", new_id)
     assert code == 0 and not Path(new_path).exists()
+
+
+def test_a_damaged_session_names_the_fork_command_that_recovers_its_valid_part(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    src = make_session(tmp_path, 3)
+    lines = src.read_bytes().splitlines(keepends=True)
+    lines[8] = b"not json\n"  # inside the second turn
+    src.write_bytes(b"".join(lines))
+    code, _, err = run(capsys, "fork", src.stem, "--at", "2")  # a prompt number needs the whole file
+    assert code == 2 and f"`larik-jupyter fork {src.stem} --at-message 4`" in err
+    code, out, _ = run(capsys, "fork", src.stem, "--at-message", "4")  # the command the error names
+    assert code == 0
+    branch = replay(load_entries(Path(out.splitlines()[1])).entries)
+    assert [m.prompt_text() for m in branch.all if m.is_prompt()] == ["prompt 1\nsecond line"]
 
 
 def test_export_command(tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
@@ -100,11 +123,11 @@ def test_branches_read_by_prompt_number_and_say_when_their_source_is_gone(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     src = make_session(tmp_path, 2)  # prompts at messages 0 and 4
-    code, out, _ = run(capsys, "fork", str(src), "--at", "4")
+    code, out, _ = run(capsys, "fork", str(src), "--at", "1")
     branch_id, branch_path = out.splitlines()
     with Session.open(branch_path) as session:
         add_turn(session, "a different second prompt", 3)
-    code, out, _ = run(capsys, "fork", str(src), "--at", "0")
+    code, out, _ = run(capsys, "fork", str(src), "--at-message", "0")
     empty_id = out.splitlines()[0]
 
     code, out, _ = run(capsys, "tree", "--cwd", str(tmp_path))

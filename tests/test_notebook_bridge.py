@@ -134,7 +134,7 @@ def test_a_closed_notebook_or_a_path_outside_the_root_falls_back_to_the_file(tmp
 def test_no_answer_is_not_landed_and_the_main_thread_never_waits(tmp_path: Path) -> None:
     bridge = Bridge()
     connect(bridge, tmp_path, "nb.ipynb", lambda r: None)
-    with pytest.raises(NotLanded, match=r"did not confirm deleting cell c within 0.2 s"):
+    with pytest.raises(NotLanded, match=r"the open notebook did not confirm deleting cell c within 0.2 s"):
         in_worker(lambda: bridge.request(tmp_path / "nb.ipynb", Delete(cell_id="c"), timeout=0.2))
     with pytest.raises(NotLanded, match=r"put the prompt in a cell of its own"):
         bridge.request(tmp_path / "nb.ipynb", Delete(cell_id="c"))
@@ -259,6 +259,23 @@ def test_an_edit_of_a_cell_read_before_is_one_request_checked_against_what_the_k
     assert document.cells[2]["source"] == "y = 2"
 
 
+def test_the_model_reads_open_notebook_for_a_notebook_a_page_shows_and_nothing_of_it_for_a_file(tmp_path: Path) -> None:
+    bridge, document = Bridge(), Document()
+    connect(bridge, tmp_path, "nb.ipynb", document.answer)
+    env = live_env(tmp_path, bridge)
+    read = str(in_worker(lambda: NotebookReadTool().run(env, {"path": "nb.ipynb"})).content)
+    assert "(Read from the open notebook; the file may lag until the user saves it.)" in read
+    assert "It landed in the open notebook (cells: c1); the file changes when the user saves." in edit_cell(env, "c1", "y = 1")
+    # The same notebook as a file no page shows: read and edited on disk, no word of an open notebook.
+    (tmp_path / "nb.ipynb").write_text(json.dumps(
+        {"metadata": {}, "nbformat": 4, "nbformat_minor": 5, "cells": document.cells}
+    ))
+    env = Env(cwd=tmp_path, root=tmp_path, host=KernelHost({}, bridge=Bridge()))
+    read = str(in_worker(lambda: NotebookReadTool().run(env, {"path": "nb.ipynb"})).content)
+    edited = edit_cell(env, "c1", "y = 2")
+    assert "open notebook" not in read + edited and "y = 2" in (tmp_path / "nb.ipynb").read_text()
+
+
 def test_a_page_without_fingerprints_or_after_a_reload_is_read_before_each_edit(tmp_path: Path) -> None:
     bridge, document = Bridge(), Document(fingerprints=False)
     panel = connect(bridge, tmp_path, "nb.ipynb", document.answer)
@@ -279,7 +296,7 @@ def test_a_page_without_fingerprints_or_after_a_reload_is_read_before_each_edit(
 
 
 def test_inserting_a_cell_into_an_open_notebook_does_not_import_nbformat(tmp_path: Path) -> None:
-    # nbformat takes over a second to import; an edit of the open document does not need it.
+    # nbformat takes over a second to import; an edit of the open notebook does not need it.
     code = f"""
 import sys
 from pathlib import Path

@@ -151,7 +151,7 @@ class RacingPage(Page):
     def answer(self, request: dict[str, Any]) -> dict[str, Any]:
         if request["op"] == "restore" and not any(c["id"] == "mine" for c in self.cells):
             self.cells.append({"id": "mine", "cell_type": "markdown", "source": "my note", "metadata": {}})
-            return {"ok": False, "code": "stale", "error": "cells were added, removed or moved in the browser"}
+            return {"ok": False, "code": "stale", "error": "cells were added, removed or moved in the open notebook since the kernel read it"}
         return super().answer(request)
 
 

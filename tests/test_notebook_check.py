@@ -147,7 +147,7 @@ def test_the_check_widget_links_problems_to_cells(project: Path, tmp_path: Path)
     assert failing["items"] == [{"text": f"cell 3 ({cell}): NameError: name 'missing' is not defined", "cell_id": cell}]
     assert "NameError: name 'missing' is not defined" in widget.static_text()
     click(widget, type="focus", cell_id=cell)
-    assert widget.status == "No browser shows this notebook, so there is no cell to go to."
+    assert widget.status == "This is not an open notebook, so there is no cell to go to."
     with pytest.raises(Exception, match="timeout must be between 1 and 7200"):
         larik(shell, "/check bad.ipynb --timeout 0")
 

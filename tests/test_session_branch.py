@@ -75,7 +75,7 @@ def test_a_corrupt_session_can_be_forked_up_to_its_valid_prefix(tmp_path: Path) 
     before = digest(src)
     with pytest.raises(BranchError, match="damaged at line 9.*boundaries are 4"):
         fork(src, 8)
-    with pytest.raises(CorruptSessionError, match=r":9: bad JSON.*--at 4`"):
+    with pytest.raises(CorruptSessionError, match=r":9: bad JSON.*--at-message 4`"):
         fork(src)  # no end to fork at: the error offers the prefix instead
     new = fork(src, 4)
     assert digest(src) == before

@@ -87,7 +87,7 @@ def test_mid_file_corruption_is_refused_naming_file_and_line(tmp_path: Path, dam
     text = str(info.value)
     assert text.startswith(f"{path}:{line_no}: ")
     assert message in text
-    assert f"larik-jupyter fork {path.stem} --at 4" in text  # the prompt before the damage
+    assert f"larik-jupyter fork {path.stem} --at-message 4" in text  # the prompt before the damage
     assert info.value.path == path and info.value.line == line_no
     with pytest.raises(CorruptSessionError):
         Session.open(path)

@@ -165,8 +165,8 @@ def test_nothing_left_to_undo_is_one_sentence_in_every_front_end(tmp_path: Path)
     assert undo_data(agent)["empty"] == said  # the undo panel, when it lists no turn
     assert checkpoints(agent.session_id, project, str(project)).empty == said  # the sidebar's
     with pytest.raises(NothingToUndoError) as raised:
-        agent.undo(to=1)
-    assert str(raised.value) == UndoReport(to=1).nothing_left(agent.session_id)
+        agent.undo(prompt_number=1)
+    assert str(raised.value) == UndoReport(prompt_number=1).nothing_left(agent.session_id)
     assert "from prompt 1 on" in str(raised.value)
     agent.close()
     cli = subprocess.run([*CLI, "undo", str(agent.session_path)], capture_output=True, text=True, cwd=project)

@@ -365,7 +365,7 @@ class OpenDocument {
     if (moved || changed) {
       const id = 'cell_id' in this.request ? this.request.cell_id : '';
       const what = changed ? `cell ${id} changed` : 'cells were added, removed or moved';
-      throw new Refusal(`${what} in the browser since the kernel read the notebook`, RefusalCode.STALE, {
+      throw new Refusal(`${what} in the open notebook since the kernel read it`, RefusalCode.STALE, {
         ...stateOf(cell ? [cell] : []),
         ...now
       });
@@ -440,7 +440,7 @@ const HANDLERS: Handlers = {
     const count = old ? source.split(old).length - 1 : 0;
     if (count !== 1) {
       throw new Refusal(
-        `old_string occurs ${count} times in cell ${request.cell_id} as it is now in the browser, not exactly once; read the cell again`,
+        `old_string occurs ${count} times in cell ${request.cell_id} as it is now in the open notebook, not exactly once; read the cell again`,
         RefusalCode.NO_MATCH
       );
     }

@@ -479,7 +479,7 @@ class AgentLoop(ae.EventSource):
 
     def cell_position(self, env: Env | None = None) -> CellPosition:
         """Where a cell a notebook call names stands now (0-based, None when unknown): in the
-        open document, else in the notebook file; every view names cells by it."""
+        open notebook, else in the notebook file; every view names cells by it."""
         return first_known(cell_positions(env or self.env), positions_in_files(self.cwd))
 
     async def _call_model(self, step: int, outcome: TurnOutcome) -> ev.MessageEnd:

@@ -97,8 +97,8 @@ _HTML_CLASS: dict[LineKind, str] = {
 @dataclass(frozen=True)
 class UndoReport(Sequence[UndoResult]):
     """What one undo did, the one source of its words in every front end: the turns it undid
-    (`results`, newest first; `/undo` undoes one, `/undo --to N` down to prompt `to`, stopping
-    after the first not fully undone), as Markdown (the magic), plain text (the CLI, text-only
+    (`results`, newest first; `/undo` undoes one, `/undo --to N` down to prompt `prompt_number`,
+    stopping after the first not fully undone), as Markdown (the magic), plain text (the CLI, text-only
     front ends), HTML (the undo panel and its static page), a one-line `summary` (the panel's
     status) and the `<system-note>` that tells the model.
 
@@ -107,7 +107,7 @@ class UndoReport(Sequence[UndoResult]):
     advice to run `again --force` or `--skip-changed` is left out."""
 
     results: tuple[UndoResult, ...] = ()
-    to: int | None = None
+    prompt_number: int | None = None
 
     @overload
     def __getitem__(self, index: int) -> UndoResult: ...
@@ -131,7 +131,7 @@ class UndoReport(Sequence[UndoResult]):
 
     def command(self) -> str:
         """The magic that repeats this undo."""
-        return "%larik /undo" if self.to is None else f"%larik /undo --to {self.to}"
+        return "%larik /undo" if self.prompt_number is None else f"%larik /undo --to {self.prompt_number}"
 
     def lines(self, again: str | None = None, *, buttons: bool = False) -> list[ReportLine]:
         """The report, line by line (`again`, `buttons`: see the class)."""
@@ -140,7 +140,7 @@ class UndoReport(Sequence[UndoResult]):
         if self.results and not self.ok and not self.results[-1].changed:
             last = self.results[-1]
             then = (_text("then run "), _code(again), _text(" again."))
-            if self.to is not None:
+            if self.prompt_number is not None:
                 lines.append(ReportLine("advice", (
                     _text(f"Stopped at {last.label}: it was not fully undone, so the prompts before "
                           "it were left as they are. Fix the files above, "), *then,
@@ -186,7 +186,7 @@ class UndoReport(Sequence[UndoResult]):
         if last.changed:
             return (f"{last.label.capitalize()} was not undone: {', '.join(last.changed)} changed "
                     "since; restore them anyway or skip them.")
-        if self.to is not None:
+        if self.prompt_number is not None:
             return (f"Stopped at {last.label}: it was only partly undone, so older prompts were "
                     "left as they are; see the files not restored.")
         return f"{last.label.capitalize()} was only partly undone; see the files not restored."
@@ -194,9 +194,9 @@ class UndoReport(Sequence[UndoResult]):
     # -- failures: what an undo says when it undid nothing, or stopped ---------------------
 
     def nothing_left(self, session_id: str) -> str:
-        """What an undo that found no turn to undo says (from prompt `to` on, with `to`); also
-        what the undo panel and the sidebar say when they list no turn."""
-        since = "" if self.to is None else f" from prompt {self.to} on"
+        """What an undo that found no turn to undo says (from prompt `prompt_number` on, with
+        one); also what the undo panel and the sidebar say when they list no turn."""
+        since = "" if self.prompt_number is None else f" from prompt {self.prompt_number} on"
         return (
             f"Nothing left to undo in session {session_id}{since}: no turn of it has changes to "
             "files, cells or kernel variables that are not undone already."
@@ -209,9 +209,9 @@ class UndoReport(Sequence[UndoResult]):
             return f"Nothing was undone: {reason}"
         return f"Undid {', '.join(r.label for r in self.results)}, then stopped: {reason}"
 
-    def rewind_stopped(self, n: int) -> str:
-        """Why a rewind to before prompt `n` with files made no branch: the last turn this undo
-        reached was not fully undone (files changed since it, or files not restored)."""
+    def rewind_stopped(self, prompt_number: int) -> str:
+        """Why a rewind to before prompt `prompt_number` with files made no branch: the last turn
+        this undo reached was not fully undone (files changed since it, or files not restored)."""
         failed = self.results[-1]
         if failed.changed:
             why = (f"{failed.label} was left as it is because {', '.join(failed.changed)} "
@@ -221,7 +221,7 @@ class UndoReport(Sequence[UndoResult]):
         else:
             paths = ", ".join(f"{p} ({reason})" for p, reason in failed.refused)
             why = f"{failed.label} could not restore {paths}; no branch was made. Fix that and rewind with files again"
-        return f"Rewind to before prompt {n} stopped: {why} (the turns already undone stay undone)."
+        return f"Rewind to before prompt {prompt_number} stopped: {why} (the turns already undone stay undone)."
 
     def system_note(self) -> str | None:
         """The `<system-note>` telling the model what was put back (None: nothing)."""
@@ -349,42 +349,42 @@ def undo_turn(
 
 
 def undo_down_to(
-    checkpoints: CheckpointStore, prompt: int, prompts: int, undo_newest: Callable[[], UndoReport], *,
+    checkpoints: CheckpointStore, prompt_number: int, prompts: int, undo_newest: Callable[[], UndoReport], *,
     session_id: str, nothing_ok: bool = False,
 ) -> UndoReport:
-    """Undo (`undo_newest`) every turn from the newest down to the one of prompt `prompt`
+    """Undo (`undo_newest`) every turn from the newest down to the one of prompt `prompt_number`
     (1-based, of the session's `prompts`, as `/rewind` counts), newest first, stopping after
     the first one not fully undone.
 
     Raises `NothingToUndoError` when no turn from that prompt on is left (unless
     `nothing_ok`), and `CheckpointError` naming what was undone when a turn cannot be undone
     at all or was saved without its prompt number."""
-    check_prompt(session_id, prompt, prompts)
+    check_prompt(session_id, prompt_number, prompts)
     results: list[UndoResult] = []
     while turns := checkpoints.turns():
         newest = turns[-1]
         if newest.prompt is None:
-            raise CheckpointError(UndoReport(tuple(results), to=prompt).stopped(
+            raise CheckpointError(UndoReport(tuple(results), prompt_number=prompt_number).stopped(
                 f"turn {newest.turn} was saved without its prompt number (by an older "
-                f"version), so it cannot be matched to prompt {prompt}; undo it on its own "
+                f"version), so it cannot be matched to prompt {prompt_number}; undo it on its own "
                 "with `/undo`."
             ))
-        if newest.prompt < prompt:
+        if newest.prompt < prompt_number:
             break
         try:
             results += undo_newest()
         except CheckpointError as exc:
-            raise CheckpointError(UndoReport(tuple(results), to=prompt).stopped(str(exc))) from None
+            raise CheckpointError(UndoReport(tuple(results), prompt_number=prompt_number).stopped(str(exc))) from None
         if not results[-1].ok:
             break
-    report = UndoReport(tuple(results), to=prompt)
+    report = UndoReport(tuple(results), prompt_number=prompt_number)
     if not results and not nothing_ok:
         raise NothingToUndoError(report.nothing_left(session_id))
     return report
 
 
 class RewindStopped(CheckpointError):
-    """`rewind(n, files=True)` could not put every file back, so it made no branch; `results`
+    """`rewind(prompt_number, files=True)` could not put every file back, so it made no branch; `results`
     are the turns it undid, the last one not fully."""
 
     def __init__(self, message: str, results: UndoReport) -> None:

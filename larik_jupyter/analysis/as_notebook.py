@@ -101,12 +101,13 @@ def write_notebook(
     session: str | os.PathLike[str],
     path: str | os.PathLike[str] | None = None,
     *,
-    at: int | None = None,
+    prompt_number: int | None = None,
     include_shell: bool = False,
     cwd: str | os.PathLike[str] | None = None,
     folder: str | os.PathLike[str] | None = None,
 ) -> Path:
-    """Write `session` (an id or file) up to prompt `at` as a new notebook and return its path.
+    """Write `session` (an id or file) up to prompt `prompt_number` as a new notebook and return
+    its path.
 
     `path` (relative to `cwd`) must not exist; by default the notebook goes to `folder` (default:
     the session's working directory) as `<session-id>.ipynb`, or `<session-id>-2.ipynb`, … if
@@ -114,7 +115,7 @@ def write_notebook(
     import nbformat
 
     here = Path(os.fspath(cwd or os.getcwd()))
-    branch = read_branch(session, at=at, cwd=here)
+    branch = read_branch(session, prompt_number=prompt_number, cwd=here)
     notebook = build_notebook(branch, redactor=redactor_for(branch.cwd), include_shell=include_shell)
     text = nbformat.writes(notebook)
     if path is not None:

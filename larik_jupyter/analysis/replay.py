@@ -153,7 +153,7 @@ def _row(step: Step, run: CellOutcome, timeout: float, rtol: float) -> tuple[Sta
 def replay_branch(
     session: str | os.PathLike[str],
     *,
-    at: int | None = None,
+    prompt_number: int | None = None,
     cwd: str | os.PathLike[str] | None = None,
     timeout: float = DEFAULT_TIMEOUT,
     stop_on_fail: bool = False,
@@ -165,7 +165,7 @@ def replay_branch(
     progress: Callable[[ReplayRow], None] | None = None,
 ) -> ReplayReport:
     """Replay `session` (an id, looked up in `lookup`'s folder first, or a file) up to prompt
-    `at` in a fresh kernel. It works in a scratch copy of `cwd` (default: the directory the
+    `prompt_number` in a fresh kernel. It works in a scratch copy of `cwd` (default: the directory the
     session recorded), removed afterwards, or in `cwd` itself with `in_place`, where a file
     changed since the session is left alone unless `force` and shell commands run only with
     `include_shell` (see the module docstring). No model is asked anything. `progress` is
@@ -177,7 +177,7 @@ def replay_branch(
         )
     if force and not in_place:
         raise ReplayShellError("--force replays over files changed since the session, so it needs --in-place.")
-    branch = read_branch(session, at=at, cwd=lookup)
+    branch = read_branch(session, prompt_number=prompt_number, cwd=lookup)
     workdir = Path(os.path.abspath(cwd)) if cwd is not None else branch.cwd
     if not workdir.is_dir():
         raise ReplayDirError(f"{workdir} is not a directory; pass --cwd with the project directory to replay in.")

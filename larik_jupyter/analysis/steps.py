@@ -72,7 +72,7 @@ class Step:
 
 @dataclass
 class Branch:
-    """A session's steps up to prompt `at` (all of them when None); `cwd` is where it worked;
+    """A session's steps through its first `prompts` prompts; `cwd` is where it worked;
     `ended` the POSIX time of the session file's last entry."""
 
     session_id: str
@@ -140,14 +140,14 @@ class _Files:
         except ValueError:
             return str(full)
 
-    def before_turn(self, key: str, prompt: int) -> str | None:
-        """The file as the checkpoint of prompt `prompt`'s turn saw it before the turn."""
+    def before_turn(self, key: str, prompt_number: int) -> str | None:
+        """The file as the checkpoint of the turn of prompt `prompt_number` saw it before the turn."""
         full = self.cwd / key
         for store, limit in self.stores:
-            if prompt > limit:
+            if prompt_number > limit:
                 continue
             for turn in store.turns():
-                if turn.prompt != prompt:
+                if turn.prompt != prompt_number:
                     continue
                 try:
                     data = store.original_bytes(turn.turn, full)
@@ -156,7 +156,7 @@ class _Files:
                 return "" if data is None else data.decode("utf-8", "replace")
         return None
 
-    def apply(self, call: ToolUseBlock, prompt: int) -> tuple[str, str | None]:
+    def apply(self, call: ToolUseBlock, prompt_number: int) -> tuple[str, str | None]:
         """The file's key and the content `call` left (None: unknown)."""
         key = self.key(str(call.input.get("path", "")))
         if call.name == "write":
@@ -164,7 +164,7 @@ class _Files:
             return key, self.content[key]
         text = self.content.get(key)
         if text is None:
-            text = self.before_turn(key, prompt)
+            text = self.before_turn(key, prompt_number)
         if text is None:
             return key, None
         edits = call.input.get("edits") if call.name == "multi_edit" else [call.input]
@@ -239,17 +239,17 @@ def _run_output(result: ToolResultBlock) -> str:
 
 
 def _tool_steps(
-    call: ToolUseBlock, result: ToolResultBlock | None, prompt: int, files: _Files
+    call: ToolUseBlock, result: ToolResultBlock | None, prompt_number: int, files: _Files
 ) -> list[Step]:
     """What one tool call contributes to the branch."""
-    steps = _call_steps(call, result, prompt, files)
+    steps = _call_steps(call, result, prompt_number, files)
     for step in steps:
         step.tool = call.name
     return steps
 
 
 def _call_steps(
-    call: ToolUseBlock, result: ToolResultBlock | None, prompt: int, files: _Files
+    call: ToolUseBlock, result: ToolResultBlock | None, prompt_number: int, files: _Files
 ) -> list[Step]:
     name = call.name
     if name in _READ_ONLY:
@@ -258,81 +258,81 @@ def _call_steps(
     raised = _raised(result) if why == "failed" and name in ("python", "notebook_run") else None
     if why is not None and raised is None:
         detail = f": {first_line(result.text())}" if result is not None and why == "failed" else ""
-        return [Step("note", prompt, f"*The {_call_label(call)} {why}{detail}.*", call.id)]
+        return [Step("note", prompt_number, f"*The {_call_label(call)} {why}{detail}.*", call.id)]
     assert result is not None
     if name == "python":
-        return [Step("python", prompt, str(call.input.get("code", "")), call.id,
+        return [Step("python", prompt_number, str(call.input.get("code", "")), call.id,
                      recorded=output_text(result), images=_images(result), error=raised)]
     if name == "notebook_run":
         source = _run_source(call, result, files.cwd)
         if source is None:
-            return [Step("note", prompt, f"*{_call_label(call)} ran a notebook cell whose source "
+            return [Step("note", prompt_number, f"*{_call_label(call)} ran a notebook cell whose source "
                          "is no longer known; it is left out.*", call.id)]
-        return [Step("notebook_run", prompt, source, call.id, recorded=_run_output(result),
+        return [Step("notebook_run", prompt_number, source, call.id, recorded=_run_output(result),
                      images=_images(result), error=raised)]
     if name == "write" or name in _EDITS:
-        key, content = files.apply(call, prompt)
+        key, content = files.apply(call, prompt_number)
         if content is None:
-            return [Step("note", prompt, f"*The {_call_label(call)} is not recreated: the file's "
+            return [Step("note", prompt_number, f"*The {_call_label(call)} is not recreated: the file's "
                          "content before it is in neither the transcript nor the checkpoints.*", call.id)]
-        return [Step("write", prompt, content, call.id, path=key)]
+        return [Step("write", prompt_number, content, call.id, path=key)]
     if name == "bash":
-        return [Step("shell", prompt, str(call.input.get("command", "")), call.id,
+        return [Step("shell", prompt_number, str(call.input.get("command", "")), call.id,
                      recorded=output_text(result))]
-    return [Step("note", prompt, f"*The agent called {_call_label(call)}; it is not part of the "
+    return [Step("note", prompt_number, f"*The agent called {_call_label(call)}; it is not part of the "
                  "analysis.*", call.id)]
 
 
-def read_branch(id_or_path: str | os.PathLike[str], *, at: int | None = None,
+def read_branch(id_or_path: str | os.PathLike[str], *, prompt_number: int | None = None,
                 cwd: str | os.PathLike[str] | None = None) -> Branch:
     """The steps of a session (an id, looked up in `cwd`'s folder first, or a file path), up
-    to and including prompt `at` (1-based)."""
+    to and including prompt `prompt_number` (1-based)."""
     path = catalog.resolve(id_or_path, cwd)
     entries = load_entries(path).entries
     state = replay(entries)
     workdir = Path(state.meta.cwd)
     total = len(state.prompt_positions)
-    if at is not None and not 1 <= at <= total:
+    if prompt_number is not None and not 1 <= prompt_number <= total:
         raise AtError(
             f"Session {session_id_of(path)} has {total} prompt{'s' if total != 1 else ''}; "
-            f"--at takes a prompt number from 1 to {total}, not {at}."
+            f"--at takes a prompt number from 1 to {total}, not {prompt_number}."
         )
     files = _Files(workdir, _checkpoint_sources(path))
     results = {r.tool_use_id: r for m in state.all for r in m.tool_results()}
     steps: list[Step] = []
-    prompt = 0
+    number = 0
     for message in state.all:
         if message.is_prompt():
-            if at is not None and prompt >= at:
+            if prompt_number is not None and number >= prompt_number:
                 break
-            prompt += 1
-            steps += _user_steps(message.cells or [], prompt)
-            steps.append(Step("prompt", prompt, message.prompt_text()))
+            number += 1
+            steps += _user_steps(message.cells or [], number)
+            steps.append(Step("prompt", number, message.prompt_text()))
             continue
         if message.role != "assistant":
             continue
         reply = "".join(b.text for b in message.content if isinstance(b, TextBlock)).strip()
         if reply:
-            steps.append(Step("reply", prompt, reply))
+            steps.append(Step("reply", number, reply))
         for call in message.tool_uses():
-            for step in _tool_steps(call, results.get(call.id), prompt, files):
+            for step in _tool_steps(call, results.get(call.id), number, files):
                 last = steps[-1]
-                if step.kind == "write" and last.kind == "write" and (last.path, last.prompt) == (step.path, prompt):
+                if step.kind == "write" and last.kind == "write" and (last.path, last.prompt) == (step.path, number):
                     steps[-1] = step  # one cell with the content the turn's run of writes left
                 else:
                     steps.append(step)
-    return Branch(session_id_of(path), path, workdir, at if at is not None else total, _relied_on(steps),
-                  _ended(entries, path))
+    return Branch(session_id_of(path), path, workdir, prompt_number if prompt_number is not None else total,
+                  _relied_on(steps), _ended(entries, path))
 
 
-def _user_steps(cells: list[Any], prompt: int) -> list[Step]:
+def _user_steps(cells: list[Any], prompt_number: int) -> list[Step]:
     """The user's cells a prompt recorded (see `Message.cells`), as `user` steps."""
     steps = []
     for cell in cells:
         source = cell.get("source") if isinstance(cell, dict) else None
         if isinstance(source, str) and source.strip():
             error = cell.get("error")
-            steps.append(Step("user", prompt, source, error=error if isinstance(error, str) else None))
+            steps.append(Step("user", prompt_number, source, error=error if isinstance(error, str) else None))
     return steps
 
 

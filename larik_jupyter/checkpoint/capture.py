@@ -66,14 +66,14 @@ class TurnCapture:
     under its lock."""
 
     def __init__(
-        self, session_id: str, root: Path, directory: Path, turn: int, prompt: int | None
+        self, session_id: str, root: Path, directory: Path, turn: int, prompt_number: int | None
     ) -> None:
         self.session_id = session_id
         self.root = root
         self.directory = directory
         self.turn = turn
         self._time = now_rfc3339()
-        self._prompt = prompt
+        self._prompt = prompt_number
         self._records: list[FileRecord] = []
         self._captured: set[tuple[str, ...]] = set()
         self._variables: list[VariableRecord] = []

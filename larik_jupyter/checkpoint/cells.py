@@ -65,7 +65,7 @@ def sources_in_file(root: Path, record: NotebookRecord) -> dict[str, str] | None
 
 
 def restore_op(record: NotebookRecord, order: list[str], order_hash: str | None) -> Restore:
-    """The bridge's `restore` request for `record`, on an open document whose cells stand in
+    """The bridge's `restore` request for `record`, on an open notebook whose cells stand in
     `order` (fingerprinted `order_hash`): the page only applies the order `placed_order` gives."""
     return Restore(
         delete=[c.id for c in record.cells if not c.existed],
@@ -79,7 +79,7 @@ def placed_order(ids: list[str], record: NotebookRecord) -> list[str]:
     """The cell ids `ids` (in document order) with `record`'s cells as before the turn: the
     cells it created and changed taken out, each changed cell (in the order they stood then)
     put back right after the cell that preceded it then, else at its old index. The one
-    placement rule of undo, for the open document and the file alike."""
+    placement rule of undo, for the open notebook and the file alike."""
     touched = {c.id for c in record.cells}
     out = [i for i in ids if i not in touched]
     for before in _changed(record):
@@ -119,7 +119,7 @@ def restore_in_file(root: Path, record: NotebookRecord) -> str:
         with DirWalk(root_fd) as walk:
             fd = open_entry(walk, parts)
             if fd is None:
-                raise CellsNotRestored("is neither open in the browser nor on disk, so its cells were not restored")
+                raise CellsNotRestored("is neither an open notebook nor on disk, so its cells were not restored")
             with os.fdopen(fd, "rb") as f:
                 mode = os.fstat(f.fileno()).st_mode
                 raw = read_open(f, record.path)

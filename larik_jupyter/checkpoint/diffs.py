@@ -66,7 +66,7 @@ def turn_diffs(store: CheckpointStore, read_now: ReadNow, *, limit: int) -> list
 
 @dataclass(frozen=True)
 class CellDiff:
-    """One notebook cell a turn changed in the open document: `change` is `inserted`,
+    """One notebook cell a turn changed in the open notebook: `change` is `inserted`,
     `edited`, `deleted` or `outputs` (its source unchanged: it was run or its metadata set),
     `diff` the unified diff of its source (`a/PATH#ID`), "" when there is none to show."""
 

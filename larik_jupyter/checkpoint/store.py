@@ -85,10 +85,10 @@ class CheckpointStore:
                 if fd is not None:
                     clean_session(self.directory)
 
-    def begin_turn(self, prompt: int | None = None) -> int:
-        """Open the next turn (at each user prompt, `prompt` being its 1-based number in the
-        session) and return the turn's number."""
-        return self._begin(prompt).turn
+    def begin_turn(self, prompt_number: int | None = None) -> int:
+        """Open the next turn (at each user prompt, `prompt_number` being its 1-based number in
+        the session) and return the turn's number."""
+        return self._begin(prompt_number).turn
 
     def note_variables(self, variables: list[tuple[str, bool]]) -> None:
         """Record in the open turn's manifest the names of the kernel variables it changed
@@ -106,7 +106,7 @@ class CheckpointStore:
         cells: list[dict[str, Any]],
         created: Iterable[str] = (),
     ) -> list[str]:
-        """Record, before the open document of the notebook at `path` changes, the state of
+        """Record, before the open notebook at `path` changes, the state of
         `cells` (nbformat cells with their ids) and that the cells `created` are new; `order`
         is the document's cell ids now. Only a cell's first change in a turn is kept (its
         state before the turn). Returns the ids recorded now (for `forget_cells`). Raises
@@ -224,10 +224,10 @@ class CheckpointStore:
         for worker in removals:
             worker.join()
 
-    def _begin(self, prompt: int | None) -> TurnCapture:
+    def _begin(self, prompt_number: int | None) -> TurnCapture:
         with self._lock:
             self._last = max(self._last, last_saved(self.directory)) + 1
-            self._open = TurnCapture(self.session_id, self.root, self.directory, self._last, prompt)
+            self._open = TurnCapture(self.session_id, self.root, self.directory, self._last, prompt_number)
             return self._open
 
     def _current(self) -> TurnCapture:

@@ -31,10 +31,10 @@ class FileInfo:
     size: int | None
 
 
-def turn_label(turn: int, prompt: int | None) -> str:
+def turn_label(turn: int, prompt_number: int | None) -> str:
     """How people read a saved turn: by its prompt's number; an older manifest without one by
     its checkpoint number."""
-    return f"prompt {prompt}" if prompt is not None else f"turn {turn} (no prompt number)"
+    return f"prompt {prompt_number}" if prompt_number is not None else f"turn {turn} (no prompt number)"
 
 
 @dataclass(frozen=True)

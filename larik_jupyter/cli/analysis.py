@@ -6,14 +6,7 @@ from __future__ import annotations
 import argparse
 import os
 
-from larik_jupyter.cli.sessions import _ID_HELP, _directory
-
-
-def _positive_int(text: str) -> int:
-    value = int(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError("must be 1 or more")
-    return value
+from larik_jupyter.cli.sessions import _ID_HELP, _directory, add_at
 
 
 def _positive_float(text: str) -> float:
@@ -26,7 +19,9 @@ def _positive_float(text: str) -> float:
 def _cmd_notebook(args: argparse.Namespace) -> int:
     from larik_jupyter.analysis.as_notebook import write_notebook
 
-    print(write_notebook(args.id, args.path, at=args.at, include_shell=args.include_shell, cwd=os.getcwd()))
+    print(write_notebook(
+        args.id, args.path, prompt_number=args.prompt_number, include_shell=args.include_shell, cwd=os.getcwd()
+    ))
     return 0
 
 
@@ -34,8 +29,8 @@ def _cmd_replay(args: argparse.Namespace) -> int:
     from larik_jupyter.analysis.replay import replay_branch
 
     report = replay_branch(
-        args.id, at=args.at, cwd=args.cwd, timeout=args.timeout, stop_on_fail=args.stop_on_fail,
-        in_place=args.in_place, force=args.force, include_shell=args.include_shell, rtol=args.rtol,
+        args.id, prompt_number=args.prompt_number, cwd=args.cwd, timeout=args.timeout,
+        stop_on_fail=args.stop_on_fail, in_place=args.in_place, force=args.force, include_shell=args.include_shell, rtol=args.rtol,
         lookup=os.getcwd(),
     )
     print(report.table())
@@ -61,7 +56,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
     p.add_argument("id", metavar="ID", help=_ID_HELP)
     p.add_argument("path", metavar="PATH", nargs="?", help="output .ipynb (refused if it exists)")
-    p.add_argument("--at", metavar="N", type=_positive_int, help="stop after prompt N (1-based)")
+    add_at(p, "stop")
     p.add_argument("--include-shell", action="store_true", help="add shell commands as !cmd cells (default: a note)")
     p.set_defaults(func=_cmd_notebook)
 
@@ -77,7 +72,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "Exit status 0: everything matched; 1: some output changed; 2: a call failed.",
     )
     p.add_argument("id", metavar="ID", help=_ID_HELP)
-    p.add_argument("--at", metavar="N", type=_positive_int, help="stop after prompt N (1-based)")
+    add_at(p, "stop")
     p.add_argument("--cwd", metavar="DIR", type=_directory, help="project directory to replay against (default: the session's)")
     p.add_argument("--timeout", metavar="S", type=_positive_float, default=600.0, help="seconds per call before it is interrupted (default 600)")
     p.add_argument("--stop-on-fail", action="store_true", help="stop at the first call that fails")

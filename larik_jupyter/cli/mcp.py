@@ -18,7 +18,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
             "MCP client over stdio, in the kernel of a notebook open in a running Jupyter server, or "
             "of a kernel connection file. Each connection is a larik session of its own, named after "
             "the client; every call is a turn of it, undoable from the notebook, and asks the person "
-            "in the notebook page where larik's own turns would ask."
+            "in the open notebook where larik's own turns would ask."
         ),
     )
     which = p.add_mutually_exclusive_group(required=True)

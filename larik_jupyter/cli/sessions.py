@@ -96,14 +96,17 @@ def _cmd_check(args: argparse.Namespace) -> int:
 
 def _cmd_fork(args: argparse.Namespace) -> int:
     src = catalog.resolve(args.id)
-    new = branch.fork(src, args.at)
+    if args.at_message is not None:
+        new = branch.fork(src, args.at_message)
+    else:
+        new = branch.fork_after(src, args.prompt_number)
     print(f"{new.name.removesuffix('.jsonl')}\n{new}")
     return 0
 
 
 def _cmd_rewind(args: argparse.Namespace) -> int:
-    new, prompt = branch.rewind(catalog.resolve(args.id), args.n)
-    print(f"{new.name.removesuffix('.jsonl')}\n{new}\nPrompt {args.n} was:\n{prompt}")
+    new, prompt = branch.rewind(catalog.resolve(args.id), args.prompt_number)
+    print(f"{new.name.removesuffix('.jsonl')}\n{new}\nPrompt {args.prompt_number} was:\n{prompt}")
     return 0
 
 
@@ -127,7 +130,7 @@ def _print_tree(nodes: list[branch.TreeNode], indent: str = "", parent: str | No
             ]
         )
         print(f"{indent}{node.id}{flags}")
-        # The message position in brackets is what `fork --at` takes.
+        # The prompt number is what `fork --at` takes, the message position in brackets what `fork --at-message` takes.
         for n, prompt in enumerate(node.prompts[shared:], shared + 1):
             print(f"{indent}  {n}. [{prompt.position}] {prompt.first_line}")
         _print_tree(node.children, indent + "    ", node.id)
@@ -163,6 +166,20 @@ def _non_negative(text: str) -> int:
     return value
 
 
+def _positive_int(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError("must be 1 or more")
+    return value
+
+
+def add_at(parser: argparse._ActionsContainer, what: str) -> None:
+    """`--at N`, the one meaning it has in every command: after prompt N (1-based)."""
+    parser.add_argument(
+        "--at", metavar="N", dest="prompt_number", type=_positive_int, help=f"{what} after prompt N (1-based)"
+    )
+
+
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add the session commands to the `larik-jupyter` parser."""
     p = sub.add_parser("ls", help="list the sessions of a working directory, last written to first")
@@ -196,11 +213,17 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser(
         "fork",
         help="branch a session into a new one; prints the new id and path",
-        description="Copy the first N messages into a new session. N must be a turn boundary: "
-        "the end, or the message position of a prompt (see `larik-jupyter tree`). The source is not touched.",
+        description="Copy the session up to the end of prompt N (--at N; default: all of it) into a new session. "
+        "--at-message N instead copies the first N messages; N must be a turn boundary: the end, or the message "
+        "position of a prompt (in brackets in `larik-jupyter tree`), and a damaged session's error names one. "
+        "The source is not touched.",
     )
     p.add_argument("id", metavar="ID", help=_ID_HELP)
-    p.add_argument("--at", metavar="N", type=_non_negative, help="message position to fork at (default: the end)")
+    at = p.add_mutually_exclusive_group()
+    add_at(at, "branch")
+    at.add_argument("--at-message", metavar="N", type=_non_negative,
+                    help="branch at message position N instead, a turn boundary as `tree` shows it in brackets "
+                    "(with neither flag: at the end)")
     p.set_defaults(func=_cmd_fork)
 
     p = sub.add_parser(
@@ -209,7 +232,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         description="Branch just before prompt N (1-based, as numbered by `larik-jupyter tree`).",
     )
     p.add_argument("id", metavar="ID", help=_ID_HELP)
-    p.add_argument("n", metavar="N", type=int, help="prompt number, 1 for the first prompt")
+    p.add_argument("prompt_number", metavar="N", type=int, help="prompt number, 1 for the first prompt")
     p.set_defaults(func=_cmd_rewind)
 
     p = sub.add_parser("rm", help="delete a session with its subagent transcripts, traces and checkpoints")

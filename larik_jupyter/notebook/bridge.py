@@ -4,7 +4,7 @@ Every open notebook panel whose kernel has the extension loaded connects: the pa
 comm when its kernel connects, and the kernel opens one when the extension loads, so panels
 that were already open connect too. A panel says which notebook it shows (`hello`); requests
 from the kernel (read the document, insert, replace, patch, delete a cell, set outputs or
-metadata) are applied to the open document's model in the browser, never to the file, and each
+metadata) are applied to the open notebook's model in the browser, never to the file, and each
 gets a reply: success with the resulting cell ids, or a precise error. The messages are declared
 once in `bridge_protocol`; a message from the page this kernel cannot read gets an `error` reply
 (and fails the request it answers), never an exception. What replies say of the
@@ -146,7 +146,7 @@ class Bridge:
         return None
 
     def cached(self, path: Path, cell_ids: list[str]) -> CachedCells | None:
-        """Those cells of the open document at `path` as the browser last sent them, or None
+        """Those cells of the open notebook at `path` as the browser last sent them, or None
         when they are not all held or no browser shows it."""
         return self.cells.cached(path, cell_ids) if self._route(path) is not None else None
 
@@ -192,7 +192,7 @@ class Bridge:
                 return None
             raise NotLanded(
                 f"Not landed: {what} was not sent to the open notebook, because this kernel "
-                "cannot hear the browser while a `%larik` line runs inside a larger cell; put "
+                "cannot hear its reply while a `%larik` line runs inside a larger cell; put "
                 "the prompt in a cell of its own and ask again."
             )
         sent = self._send(path, op)
@@ -205,8 +205,8 @@ class Bridge:
             with self._lock:
                 self._pending.pop(request_id, None)
             raise NotLanded(
-                f"Not landed: the browser did not confirm {what} within {timeout:g} s; the "
-                "notebook may have been closed. Read it again before retrying."
+                f"Not landed: the open notebook did not confirm {what} within {timeout:g} s; it "
+                "may have been closed. Read it again before retrying."
             ) from None
         self.requests += 1
         self.cells.absorb(path, reply)

@@ -96,7 +96,7 @@ def _fork(kernel: KernelSession, out: Output) -> None:
 
 
 def _from_one(args: dict[str, Any]) -> str | None:
-    number = args.get("n", args.get("to"))
+    number = args.get("prompt_number")
     if number is not None and number < 1:
         return "Prompts are numbered from 1."
     if args.get("force") and args.get("skip_changed"):
@@ -112,22 +112,22 @@ _CHANGED_ARGS = (arg("--force", action="store_true"), arg("--skip-changed", acti
     "/rewind N [--files [--force | --skip-changed]]",
     "branch before prompt N and put it in a new cell to edit; --files also undoes the turns "
     "from prompt N on (files and kernel variables)",
-    arg("n", type=int),
+    arg("prompt_number", metavar="N", type=int),
     arg("--files", action="store_true"),
     *_CHANGED_ARGS,
     check=_from_one,
     off_main_thread=True,
 )
 def _rewind(
-    kernel: KernelSession, out: Output, *, n: int, files: bool, force: bool, skip_changed: bool
+    kernel: KernelSession, out: Output, *, prompt_number: int, files: bool, force: bool, skip_changed: bool
 ) -> None:
     agent = kernel.require()
     source = agent.session_id
-    code = kernel.rewind(n, files=files, force=force, skip_changed=skip_changed)
+    code = kernel.rewind(prompt_number, files=files, force=force, skip_changed=skip_changed)
     placed = kernel.set_next_cell(code) is not False
     where = "in a new cell below" if placed else "below (no front end here to add a cell); copy it into a cell"
     lines = [
-        f"Rewound `{source}` to before prompt {n}; now on branch `{agent.session_id}`. "
+        f"Rewound `{source}` to before prompt {prompt_number}; now on branch `{agent.session_id}`. "
         f"The prompt is {where}: edit it and run it."
     ]
     if files and not agent.last_undo:
@@ -143,15 +143,17 @@ def _rewind(
     "/undo [--to N] [--force | --skip-changed]",
     "revert the newest turn's file and kernel-variable changes; --to N: every turn down to prompt "
     "N; --force / --skip-changed: restore or keep files you changed since",
-    arg("--to", type=int),
+    arg("--to", dest="prompt_number", type=int),
     *_CHANGED_ARGS,
     check=_from_one,
     off_main_thread=True,
 )
-def _undo(kernel: KernelSession, out: Output, *, to: int | None, force: bool, skip_changed: bool) -> None:
+def _undo(
+    kernel: KernelSession, out: Output, *, prompt_number: int | None, force: bool, skip_changed: bool
+) -> None:
     from larik_jupyter.notebook.widgets.undo import UndoPanel
 
-    report = kernel.require().undo(to, force=force, skip_changed=skip_changed)
+    report = kernel.require().undo(prompt_number, force=force, skip_changed=skip_changed)
     # One report: the panel says what was undone (its static renderings too).
     out.show(UndoPanel(kernel, report))
 
@@ -176,7 +178,7 @@ def _history(kernel: KernelSession, out: Output) -> None:
     from larik_jupyter.notebook.render import parts_from_entries, render_parts
 
     agent = kernel.require()
-    # Cells named by where they stand now: in the open document, else in the file.
+    # Cells named by where they stand now: in the open notebook, else in the file.
     parts = parts_from_entries(agent.entries, position=agent.cell_position())
     out.markdown(render_parts(parts) or "This session has no messages yet.")
 
@@ -204,11 +206,13 @@ def _export(kernel: KernelSession, out: Output, *, path: str | None) -> None:
     "/notebook [PATH] [--at N] [--include-shell]",
     "write the current branch (up to prompt N) as a new runnable notebook; never overwrites",
     arg("path", nargs="?"),
-    arg("--at", type=int),
+    arg("--at", dest="prompt_number", type=int),
     arg("--include-shell", action="store_true"),
 )
-def _notebook(kernel: KernelSession, out: Output, *, path: str | None, at: int | None, include_shell: bool) -> None:
-    written = kernel.to_notebook(None, path, at=at, include_shell=include_shell)
+def _notebook(
+    kernel: KernelSession, out: Output, *, path: str | None, prompt_number: int | None, include_shell: bool
+) -> None:
+    written = kernel.to_notebook(None, path, prompt_number=prompt_number, include_shell=include_shell)
     out.markdown(f"Wrote the branch as the notebook `{written}`; open it to read or re-run the analysis.")
 
 

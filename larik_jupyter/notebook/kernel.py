@@ -97,7 +97,7 @@ class KernelSession:
     def egress_policies(self) -> PolicySet:
         """The egress rules in force: the open session's, else the config's."""
         if self.agent is not None:
-            return self.agent.loop.door.policies
+            return self.agent.egress_door.policies
         from larik_jupyter.config.layers import load_config
 
         return load_config(self.cwd).config.egress.policy_set()
@@ -199,37 +199,38 @@ class KernelSession:
         self.require_idle()
         return self.open(resume=session, latest=last)
 
-    def fork(self, *, session_id: str | None = None, n: int | None = None) -> Path:
-        """Branch `session_id` (default: the current session) after the turn of its prompt `n`
-        (default: at its end) and continue there: `/fork` at the last prompt, else exactly what
+    def fork(self, *, session_id: str | None = None, prompt_number: int | None = None) -> Path:
+        """Branch `session_id` (default: the current session) after the turn of its prompt
+        `prompt_number` (default: at its end) and continue there: `/fork` at the last prompt, else exactly what
         `/rewind N+1` makes."""
         self.require_idle()
         if session_id and not self._is_current(session_id):
             # Another session is branched from its file alone: it may be held elsewhere.
             from larik_jupyter.session import branch
 
-            path = branch.fork_after(self._resolve(session_id), n)
+            path = branch.fork_after(self._resolve(session_id), prompt_number)
             self.open(resume=str(path))
             return path
-        return self.require().fork(n)
+        return self.require().fork(prompt_number)
 
     def rewind(
-        self, n: int, *, session_id: str | None = None, files: bool = False, force: bool = False,
+        self, prompt_number: int, *, session_id: str | None = None, files: bool = False, force: bool = False,
         skip_changed: bool = False,
     ) -> str:
-        """Branch before prompt `n` of `session_id` (default: the current session) and continue
-        there (with `files`, also undo the source's turns from the newest down to prompt `n`,
-        `force` and `skip_changed` as for `undo`); returns that prompt as a `%%larik` cell to edit."""
+        """Branch before prompt `prompt_number` of `session_id` (default: the current session)
+        and continue there (with `files`, also undo the source's turns from the newest down to
+        that prompt, `force` and `skip_changed` as for `undo`); returns that prompt as a
+        `%%larik` cell to edit."""
         self.require_idle()
         if session_id and not files and not self._is_current(session_id):
             # Another session is branched from its file alone: it may be held elsewhere.
             from larik_jupyter.session import branch
 
-            path, text = branch.rewind(self._resolve(session_id), n)
+            path, text = branch.rewind(self._resolve(session_id), prompt_number)
             self.open(resume=str(path))
             return "%%larik\n" + text
         agent = self.resume(session_id) if session_id else self.require()
-        return "%%larik\n" + agent.rewind(n, files=files, force=force, skip_changed=skip_changed)
+        return "%%larik\n" + agent.rewind(prompt_number, files=files, force=force, skip_changed=skip_changed)
 
     def _resolve(self, session_id: str) -> Path:
         from larik_jupyter.session import catalog
@@ -251,15 +252,17 @@ class KernelSession:
             self.agent.sync()
         return export_markdown(source, path, cwd=self.cwd, redactor=redactor_for(self.cwd))
 
-    def to_notebook(self, session_id: str | None = None, path: str | None = None, *, at: int | None = None,
-                    include_shell: bool = False) -> Path:
-        """Write a session (default: the current one) up to prompt `at` as a new notebook, to
-        `path` or as `<id>.ipynb` in the session's directory."""
+    def to_notebook(self, session_id: str | None = None, path: str | None = None, *,
+                    prompt_number: int | None = None, include_shell: bool = False) -> Path:
+        """Write a session (default: the current one) up to prompt `prompt_number` as a new
+        notebook, to `path` or as `<id>.ipynb` in the session's directory."""
         if self.agent is None and session_id:  # a stored session, none open in this kernel yet
             from larik_jupyter.analysis.as_notebook import write_notebook
 
-            return write_notebook(self._resolve(session_id), path, at=at, include_shell=include_shell, cwd=self.cwd)
-        return self.require().to_notebook(path, session=session_id, at=at, include_shell=include_shell)
+            return write_notebook(self._resolve(session_id), path, prompt_number=prompt_number,
+                                  include_shell=include_shell, cwd=self.cwd)
+        return self.require().to_notebook(path, session=session_id, prompt_number=prompt_number,
+                                          include_shell=include_shell)
 
     def diff(self, session_id: str, other: str) -> BranchDiff:
         """Compare two sessions of this directory: common prefix, prompts, code outputs."""

@@ -91,7 +91,7 @@ async def call(request: str) -> None:
         client = Destination(f"{OUTSIDE_PREFIX}:{data['client']}", None)
         if kernel.agent is not None and kernel.agent is not agent:
             # The rules the person set in the notebook (`/egress`) hold for the outside agent too.
-            agent.loop.door.follow(kernel.agent.loop.door)
+            agent.egress_door.follow(kernel.agent.egress_door)
         try:
             answer = await _answer(kernel, agent, client, data)
         except LarikError as exc:
@@ -152,7 +152,7 @@ def to_client(
         content = [item for block in blocks for item in _content(block)]
         return {"content": content, "isError": is_error}
 
-    return agent.loop.door.pass_answer(client, pieces, build, withheld)
+    return agent.egress_door.pass_answer(client, pieces, build, withheld)
 
 
 def _content(block: ContentBlock) -> list[dict[str, Any]]:
@@ -174,7 +174,7 @@ def _view(agent: Agent, client: Destination, tool: str, arguments: dict[str, Any
     door kept out of what the view was made from (the transcript's stored results)."""
     if tool == "undo":
         report = agent.undo(
-            to=arguments.get("to"), force=bool(arguments.get("force")),
+            prompt_number=arguments.get("to"), force=bool(arguments.get("force")),
             skip_changed=bool(arguments.get("skip_changed")),
         )
         return report.plain(), []
@@ -209,7 +209,7 @@ def _transcript(agent: Agent, client: Destination) -> tuple[str, list[Withheld]]
     agent.sync()
     entries = agent.entries
     stored = [entry.message for entry in entries if entry.message is not None]
-    let_out, withheld = agent.loop.door.filter_messages(client, stored)
+    let_out, withheld = agent.egress_door.filter_messages(client, stored)
     sent = iter(let_out)
     shown = EntryList.of([
         entry if entry.message is None else entry.model_copy(update={"message": next(sent)}) for entry in entries
@@ -220,9 +220,9 @@ def _transcript(agent: Agent, client: Destination) -> tuple[str, list[Withheld]]
 
 
 class PageApprover:
-    """Asks the person in the notebook page: an approval card shown under a cell of the open
+    """Asks the person in the open notebook: an approval card shown under a cell of the open
     notebook (the cell the call names, else the last code cell), as a `%larik` turn shows one
-    in its own cell; where no page shows the notebook, the client's user through MCP
+    in its own cell; where the notebook is not open, the client's user through MCP
     elicitation (`elicit`: the client supports it); else None (the call is denied)."""
 
     def __init__(self, kernel: KernelSession, notebook: Path | None, *, elicit: bool = False) -> None:
@@ -237,7 +237,7 @@ class PageApprover:
         return await _elicit(request) if self.elicit else None
 
     async def _in_page(self, request: PermissionRequest) -> asyncio.Future[PermissionAnswer] | None:
-        """The card's answer to come, or None when no page shows the notebook."""
+        """The card's answer to come, or None when the notebook is not open."""
         from IPython.core.formatters import format_display_data
 
         from larik_jupyter.notebook.widgets.approval import ApprovalWidget

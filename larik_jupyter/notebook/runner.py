@@ -4,7 +4,7 @@ A browser-side execute request would queue behind the `%larik` turn that is runn
 serialises executions), so the cell runs here, nested in the turn, through IPython's own
 `run_cell_async` (magics, top-level await, In/Out history and the execution count all as usual).
 Its stdout, stderr, displays, result and error are captured as nbformat outputs instead of going
-to the `%larik` cell, and streamed (throttled) to the cell in the open document.
+to the `%larik` cell, and streamed (throttled) to the cell in the open notebook.
 
 The cell runs as a task of its own under the one stop path of the agent's code
 (`tools/kernel/code_stop.py`): a timeout, Stop or Jupyter's interrupt raises KeyboardInterrupt in the

@@ -213,7 +213,7 @@ class NotebookHandler(_LarikHandler):
 
         def answer() -> NotebookWritten:
             cwd = self.cwd()
-            written = write_notebook(self.session_path(session_id), at=request.at, cwd=cwd, folder=cwd)
+            written = write_notebook(self.session_path(session_id), prompt_number=request.at, cwd=cwd, folder=cwd)
             return NotebookWritten(path="/".join(filter(None, (relative_to_root(self.root_dir, cwd), written.name))))
 
         self.write_model(await off_loop(answer))

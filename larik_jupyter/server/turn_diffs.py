@@ -31,7 +31,7 @@ def checkpoints(session_id: str, cwd: Path, server_root: str) -> Checkpoints:
             turn=turn.turn,
             prompt=turn.prompt,
             files=[CheckpointFile(path=f.path, existed=f.existed, diff=f.diff or f"({f.error})\n") for f in files]
-            # A notebook cell the turn changed in the open document, as `PATH#ID`.
+            # A notebook cell the turn changed in the open notebook, as `PATH#ID`.
             + [CheckpointFile(path=f"{c.path}#{c.cell_id}", existed=c.change != "inserted", diff=c.diff)
                for c in cell_diffs(turn, limit=_MAX_DIFF_CHARS)],
         )

@@ -134,33 +134,34 @@ def _calls_of(message: MessageEntryOutline | None) -> list[str]:
     return [block.id for block in message.message.content if type(block) is ToolUseOutline]
 
 
-def check_prompt(session_id: str, n: int, prompts: int) -> None:
-    """Refuse a prompt number `n` that is not one of the session's `prompts` (1-based)."""
-    if not 1 <= n <= prompts:
+def check_prompt(session_id: str, prompt_number: int, prompts: int) -> None:
+    """Refuse a `prompt_number` that is not one of the session's `prompts` (1-based)."""
+    if not 1 <= prompt_number <= prompts:
         raise BranchError(
             f"Session {session_id} has {prompts} prompt(s); choose a prompt number from 1 to {prompts}."
         )
 
 
-def rewind(src_path: str | os.PathLike[str], n: int) -> tuple[Path, str]:
-    """Branch just before prompt `n` (1-based); returns the new file and that prompt's text."""
+def rewind(src_path: str | os.PathLike[str], prompt_number: int) -> tuple[Path, str]:
+    """Branch just before prompt `prompt_number` (1-based); returns the new file and that
+    prompt's text."""
     src = Path(src_path)
     state = replay(load_entries(src).entries)
     prompts = state.prompt_positions
-    check_prompt(session_id_of(src), n, len(prompts))
-    index = prompts[n - 1]
+    check_prompt(session_id_of(src), prompt_number, len(prompts))
+    index = prompts[prompt_number - 1]
     return fork(src, index), state.all[index].prompt_text()
 
 
-def fork_after(src_path: str | os.PathLike[str], n: int | None = None) -> Path:
-    """Branch after the turn of prompt `n` (1-based; None: at the end); the source is only
-    read, so it may be held by another process."""
+def fork_after(src_path: str | os.PathLike[str], prompt_number: int | None = None) -> Path:
+    """Branch after the turn of prompt `prompt_number` (1-based; None: at the end); the source
+    is only read, so it may be held by another process."""
     src = Path(src_path)
-    if n is None:
+    if prompt_number is None:
         return fork(src)
     prompts = replay(load_entries(src).entries).prompt_positions
-    check_prompt(session_id_of(src), n, len(prompts))
-    return fork(src, prompts[n] if n < len(prompts) else None)
+    check_prompt(session_id_of(src), prompt_number, len(prompts))
+    return fork(src, prompts[prompt_number] if prompt_number < len(prompts) else None)
 
 
 class PromptInfo(BaseModel):

@@ -23,7 +23,7 @@ def _clip(text: str) -> str:
 
 CellPosition = Callable[[str | None, str], int | None]
 """The 0-based position of a cell (notebook path as the call gave it, None: the kernel's own
-notebook; cell id) in the open document, when known."""
+notebook; cell id) in the open notebook, when known."""
 
 def positions_in_files(cwd: Path) -> CellPosition:
     """Where a cell stands in a notebook file under `cwd` (for summaries read from disk: `/history`,
@@ -56,7 +56,7 @@ def positions_in_files(cwd: Path) -> CellPosition:
 
 
 def first_known(*positions: CellPosition) -> CellPosition:
-    """A cell's position from the first of `positions` that knows it (the open document's, then
+    """A cell's position from the first of `positions` that knows it (the open notebook's, then
     the file's)."""
 
     def position(raw_path: str | None, cell_id: str) -> int | None:
@@ -151,7 +151,7 @@ def _int(value: Any, default: int) -> int:
 def summarize_call(name: str, tool_input: dict[str, Any], position: CellPosition | None = None) -> str:
     """`bash: pytest -q`, `edit: src/app.py`, `python: df.describe()…` (its first line),
     `todo_write: 1/3 done`, `answer: hand back summary as the turn's value`, `notebook_edit: replace cell 3 ("df.groupby…")`; `position`
-    numbers notebook cells as they stand in the open document."""
+    numbers notebook cells as they stand in the open notebook."""
     if name == TODO_WRITE and (todos := plan_of(tool_input)) is not None:
         return f"{name}: {progress(todos)}"
     if (notebook := _notebook_call(name, tool_input, position)) is not None:

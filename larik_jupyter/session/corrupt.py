@@ -19,7 +19,7 @@ class CorruptSessionError(LarikError):
             advice = "Nothing before it can be recovered; the file is left unchanged"
         else:
             advice = (
-                f"Fork the valid prefix with `larik-jupyter fork {session_id_of(path)} --at {fork_at}` "
+                f"Fork the valid prefix with `larik-jupyter fork {session_id_of(path)} --at-message {fork_at}` "
                 "to continue from before it; the file itself is left unchanged"
             )
         super().__init__(f"{path}:{line}: {what}. {advice}.")

@@ -70,8 +70,8 @@ def changes_of(stored: list[dict[str, Any]] | None) -> list[VariableChange]:
     return out
 
 
-def turn_changes(messages: Iterable[Message], prompt: int) -> list[VariableChange]:
-    """What prompt `prompt`'s turn (1-based) did to each variable over all its calls: the
+def turn_changes(messages: Iterable[Message], prompt_number: int) -> list[VariableChange]:
+    """What the turn of prompt `prompt_number` (1-based) did to each variable over all its calls: the
     first state before it and the last after it (a variable it created then deleted is left
     out), for the undo panel."""
     merged: dict[str, VariableChange] = {}
@@ -79,7 +79,7 @@ def turn_changes(messages: Iterable[Message], prompt: int) -> list[VariableChang
     for message in messages:
         if message.is_prompt():
             seen += 1
-        elif seen == prompt:
+        elif seen == prompt_number:
             for block in message.tool_results():
                 for change in changes_of(block.variables):
                     merged[change.name] = _merge(merged.get(change.name), change)

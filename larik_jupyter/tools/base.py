@@ -78,7 +78,7 @@ class ToolResult:
 
 # What a call decides when no rule matches: run, ask the user first, or refuse.
 Permission = Literal["allow", "ask", "deny"]
-# What a tool may change: files in the project, notebooks (file or open document), the
+# What a tool may change: files in the project, notebooks (file or open notebook), the
 # kernel's variables, or anything a shell command or a subagent reaches.
 Writes = Literal["files", "notebooks", "kernel", "anything"]
 

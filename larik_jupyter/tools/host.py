@@ -26,7 +26,7 @@ class OpenNotebooks(Protocol):
         """The notebook a browser shows this kernel in, when one said so."""
 
     def request(self, path: Path, op: Request, timeout: float = ...) -> Reply | None:
-        """Apply `op` to the open document of `path` and return the browser's reply; None when
+        """Apply `op` to the open notebook at `path` and return the browser's reply; None when
         no browser shows it (use the file). Raises `ToolError` when it did not land."""
 
     def post(self, path: Path, op: Request) -> None:
@@ -34,10 +34,10 @@ class OpenNotebooks(Protocol):
 
     @property
     def cells(self) -> PageCells:
-        """What the browser last sent of each open document's cells."""
+        """What the browser last sent of each open notebook's cells."""
 
     def cached(self, path: Path, cell_ids: list[str]) -> CachedCells | None:
-        """Those cells of the open document at `path` from `cells`, when all are held and a
+        """Those cells of the open notebook at `path` from `cells`, when all are held and a
         browser still shows it."""
 
 

@@ -1,4 +1,4 @@
-"""The kernel's copy of the open documents' cells, as the browser last sent them.
+"""The kernel's copy of the open notebooks' cells, as the browser last sent them.
 
 Each cell the browser sends (in a `get` reply, or as what an edit left) comes with its
 fingerprint. An edit of a cell held here is worked out from this copy and sent with the
@@ -35,7 +35,7 @@ class CellChanged(Refused):
 
 @dataclass
 class CachedCells:
-    """Some cells of an open document from the kernel's copy: what a `get` of them returns."""
+    """Some cells of an open notebook from the kernel's copy: what a `get` of them returns."""
 
     head: dict[str, Any]  # the notebook's metadata, nbformat and nbformat_minor
     cells: list[dict[str, Any]]

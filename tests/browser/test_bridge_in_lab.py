@@ -134,7 +134,7 @@ def test_scripted_turn_edits_land_in_the_open_page_and_a_vanished_cell_is_not_la
     assert target["metadata"]["larik"]["tool_use_id"]
     assert lab_page.locator(".jp-larik-marker", has_text="edited by Larik · prompt 1").count() == 2
     results = result_texts(lab_server.root)
-    assert "landed in the notebook open in the browser" in results[0]
+    assert "landed in the open notebook" in results[0]
     assert results[-1].startswith("Not landed:") and "'gone'" in results[-1]
     shot(lab_page, "bridge_edits_landed")
     # Saving writes the live document; the marker goes when the user edits the cell.
@@ -219,7 +219,7 @@ def test_bridge_survives_page_reload_and_kernel_restart(lab_page: Page, lab_serv
     body_has(lab_page, "After restart.")
     assert lab_page.evaluate(CELL, "target")["source"] == "x = 'restarted'"
     results = result_texts(lab_server.root)
-    assert all("landed in the notebook open in the browser" in r for r in results[-1:])
+    assert all("landed in the open notebook" in r for r in results[-1:])
 
 
 def test_approval_card_shows_the_cell_diff_before_the_edit_lands(lab_page: Page, lab_server: LabServer) -> None:

@@ -1,6 +1,6 @@
 """`larik-jupyter mcp` against a notebook open in a real JupyterLab: the `mcp` SDK's stdio client
 drives a ten-step analysis (found through the server's runtime files), the edits land in the
-open document, the sidebar lists the client's session, `/undo` in the notebook reverts the
+open notebook, the sidebar lists the client's session, `/undo` in the notebook reverts the
 DataFrame and the cell, and protect mode asks in the page."""
 
 from __future__ import annotations
@@ -113,7 +113,7 @@ def test_outside_agent_works_in_the_open_notebook_and_the_person_undoes_it(lab_p
     said = finished(client)
     assert not any(r.is_error for r in client.results), said
     assert "(3, 2)" in said[1] and "3×1 → 3×2" in said[2]
-    # The edit and the run landed in the open document, not behind it in the file.
+    # The edit and the run landed in the open notebook, not behind it in the file.
     assert lab_page.evaluate(SOURCE_OF, "total") == "total = df['b'].sum()\ntotal"
     assert "60" in lab_page.evaluate(OUTPUTS_OF, "total")
     assert "df['b'].sum()" not in nbformat.read(root / "analysis.ipynb", as_version=4).cells[1].source

@@ -52,7 +52,7 @@ class CheckWidget(SessionWidget):
         """Select and scroll to `cell_id` in the notebook a browser shows (nothing without one)."""
         bridge = self.kernel.host.bridge if self.kernel.host is not None else None
         if bridge is None:
-            self.status = "No browser shows this notebook, so there is no cell to go to."
+            self.status = "This is not an open notebook, so there is no cell to go to."
             return
         bridge.post(Path(self.report.path), Focus(cell_id=cell_id))
         self.status = f"Showing cell {cell_id}."

@@ -145,10 +145,11 @@ def _changed_cells(path: Path, session_id: str, prompt_number: int) -> bool:
     )
 
 
-def rewind_plan(saved: list[TurnInfo], n: int) -> dict[str, Any]:
-    """What rewinding before prompt `n` with files would undo: `turns` (newest first), the
-    `files`, `variables` and notebook `cells` (`PATH#ID`) they changed, and `stop` when an older-format turn (no prompt
-    number) would stop the undo before it reaches prompt `n`."""
+def rewind_plan(saved: list[TurnInfo], prompt_number: int) -> dict[str, Any]:
+    """What rewinding before prompt `prompt_number` with files would undo: `turns` (newest
+    first), the `files`, `variables` and notebook `cells` (`PATH#ID`) they changed, and `stop`
+    when an older-format turn (no prompt number) would stop the undo before it reaches that
+    prompt."""
     turns: list[int] = []
     files: dict[str, None] = {}
     variables: dict[str, None] = {}
@@ -158,7 +159,7 @@ def rewind_plan(saved: list[TurnInfo], n: int) -> dict[str, Any]:
         if info.prompt is None:
             stop = f"turn {info.turn} has no prompt number (saved by an older version); the undo stops there"
             break
-        if info.prompt < n:
+        if info.prompt < prompt_number:
             break
         turns.append(info.turn)
         files.update(dict.fromkeys(f.path for f in info.files))
@@ -323,7 +324,7 @@ class ForkTreeWidget(SessionWidget):
     def fork_here(self, session_id: str, prompt_number: int | None = None) -> Path:
         """Branch `session_id` after the turn of prompt `prompt_number` (default: its end) and
         continue on the branch; returns the branch's file."""
-        path = self.kernel.fork(session_id=session_id, n=prompt_number)
+        path = self.kernel.fork(session_id=session_id, prompt_number=prompt_number)
         where = "its end" if prompt_number is None else f"prompt {prompt_number}"
         self.status = f"Forked {session_id} after {where}; now on {self.current}."
         refresh_all()
@@ -332,7 +333,7 @@ class ForkTreeWidget(SessionWidget):
     def open_as_notebook(self, session_id: str, prompt_number: int | None = None) -> Path:
         """Write `session_id` (up to prompt `prompt_number`, default: all of it) as a new notebook,
         as `/notebook` does, and ask the page to open it (`{"type": "open_notebook", "path"}`)."""
-        path = self.kernel.to_notebook(session_id, at=prompt_number)
+        path = self.kernel.to_notebook(session_id, prompt_number=prompt_number)
         self.status = f"Wrote {path}."
         self.send({"type": "open_notebook", "path": str(path)})
         return path

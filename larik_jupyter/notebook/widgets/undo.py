@@ -222,7 +222,7 @@ class UndoPanel(SessionWidget):
 
     def _show(self, report: UndoReport) -> None:
         self._report = report
-        self.retry = {"type": "undo"} if report.to is None else {"type": "undo_to", "prompt": report.to}
+        self.retry = {"type": "undo"} if report.prompt_number is None else {"type": "undo_to", "prompt": report.prompt_number}
         self.results = [result_data(r) for r in report]
         self.result = self.results[-1] if self.results else {}
         self.outcome = report.html(buttons=True)
@@ -282,10 +282,10 @@ class UndoPanel(SessionWidget):
         self._require_current()
         return self._did(self.kernel.require().undo(force=force, skip_changed=skip_changed))
 
-    def undo_to(self, prompt: int, *, force: bool = False, skip_changed: bool = False) -> UndoReport:
-        """Revert every turn down to prompt `prompt`, as `%larik /undo --to N`."""
+    def undo_to(self, prompt_number: int, *, force: bool = False, skip_changed: bool = False) -> UndoReport:
+        """Revert every turn down to prompt `prompt_number`, as `%larik /undo --to N`."""
         self._require_current()
-        return self._did(self.kernel.require().undo(prompt, force=force, skip_changed=skip_changed))
+        return self._did(self.kernel.require().undo(prompt_number, force=force, skip_changed=skip_changed))
 
     def _require_current(self) -> None:
         if self.stale:

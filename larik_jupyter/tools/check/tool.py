@@ -1,6 +1,6 @@
 """notebook_check (and `%larik /check`): does the kernel's notebook still run top to bottom?
 
-The notebook (the open document when a browser shows it, else the file) runs cell by cell in a
+The notebook (the open notebook when a browser shows it, else the file) runs cell by cell in a
 scratch kernel of its kernelspec, in a scratch copy of its project (`scratch.copy`), guarded so
 that nothing it runs changes a file outside the copy or starts a shell command (`scratch.guard`:
 each refusal is that cell's error and is reported); the report names the cells that fail there,

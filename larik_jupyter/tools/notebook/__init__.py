@@ -1,4 +1,4 @@
-"""The notebook document and its homes (a file on disk, the document open in JupyterLab), and the tools that read, edit and run its cells.
+"""The notebook document and its homes (a file on disk, the open notebook), and the tools that read, edit and run its cells.
 
 The rest of the package imports this module only; its names load on first access.
 """

@@ -1,5 +1,5 @@
 """notebook_read and notebook_edit: cells of an `.ipynb` by id, in the notebook as the user
-sees it (`tools/notebook/open.py`: the open document, or the file).
+sees it (`tools/notebook/open.py`: the open notebook, or the file).
 
 Cells are addressed by their nbformat id, or as `cell-N` (the Nth cell, counting from 1) in a
 notebook without ids; "cell N" means the same cell to the model and to the person.

@@ -1,9 +1,9 @@
 """One notebook document, two homes: what the notebook tools read and change, whether a browser
-shows the notebook (`tools/notebook/page.py`, its open document through the bridge) or not
+shows the notebook (`tools/notebook/page.py`, an open notebook, through the bridge) or not
 (`tools/notebook/file.py`, the `.ipynb` file written back exactly). `tools/notebook/open.py`
 picks the home; the tools never ask which one it is.
 
-A document holds the cells as read (all, or the few an edit needs from an open document) and
+A document holds the cells as read (all, or the few an edit needs from an open notebook) and
 applies one typed change (`bridge_protocol`'s `Insert`, `Replace`, `Patch`, `Delete`,
 `SetOutputs`) to the notebook where it lives, checkpointing what the change touches itself,
 once, before the change lands (and dropping that record when it does not land).
@@ -43,7 +43,7 @@ class Landed:
 
 @dataclass
 class NotebookDocument(ABC):
-    """A notebook's cells as read: `data` is its JSON (key order kept; an open document's may
+    """A notebook's cells as read: `data` is its JSON (key order kept; an open notebook's may
     hold only some cells), `order` the ids of all its cells in order when known, `problems`
     what nbformat finds wrong with it."""
 

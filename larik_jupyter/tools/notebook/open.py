@@ -1,4 +1,4 @@
-"""Which home a notebook is read from and changed in: its open document when a browser shows
+"""Which home a notebook is read from and changed in: its open notebook when a browser shows
 it (`tools/notebook/page.py`), else its file (`tools/notebook/file.py`). The one place that
 asks; the tools and undo work on the `NotebookDocument` it returns."""
 
@@ -24,7 +24,7 @@ from larik_jupyter.tools.notebook.page import open_document, restore_open
 def open_notebook(
     env: Env, raw_path: str, cell_ids: list[str] | None = None, *, fresh: bool = False
 ) -> NotebookDocument:
-    """The notebook as the user sees it: the open document when a browser shows it (only the
+    """The notebook as the user sees it: the open notebook when a browser shows it (only the
     cells `cell_ids` names, when given, from the kernel's copy unless `fresh`), else the file."""
     path = env.resolve(raw_path)
     return open_document(env, path, cell_ids, fresh=fresh) or load_notebook(env, path)

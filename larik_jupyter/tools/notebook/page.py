@@ -1,4 +1,4 @@
-"""A notebook open in a browser: its document, read and changed through the bridge
+"""An open notebook (one a browser shows), read and changed through the bridge
 (`env.host.bridge`).
 
 An open notebook's file lags behind its editor, and writing it behind the editor makes the next
@@ -69,13 +69,13 @@ class OpenNotebook(NotebookDocument):
         return "the open notebook"
 
     def read_note(self, env: Env) -> str:
-        return "\n(Read from the notebook open in the browser; the file may lag until the user saves it.)"
+        return "\n(Read from the open notebook; the file may lag until the user saves it.)"
 
     def editing(self, env: Env) -> AbstractContextManager[Any]:
         return self.bridge.cells.editing(self.path)
 
     def missing(self, exc: ToolError) -> ToolError:
-        # In the open document a missing cell means the edit cannot land.
+        # In the open notebook a missing cell means the edit cannot land.
         return ToolError(f"Not landed: {exc}")
 
     def apply(self, env: Env, change: CellChange) -> Landed:
@@ -87,7 +87,7 @@ class OpenNotebook(NotebookDocument):
             reply = self.bridge.request(self.path, self._expecting(change))
             if reply is None:
                 raise Refused(
-                    f"Not landed: {self.rel} was closed in the browser before the edit reached it; "
+                    f"Not landed: {self.rel} was closed before the edit reached the open notebook; "
                     "read it again (it is now edited on disk) and retry."
                 )
         except Refused as exc:
@@ -98,7 +98,7 @@ class OpenNotebook(NotebookDocument):
         env.checkpoints.note_cells(self.path, self._left(change))
         ids = reply.cell_ids or []
         said = (
-            f" It landed in the notebook open in the browser (cells: {', '.join(ids) or 'none'});"
+            f" It landed in the open notebook (cells: {', '.join(ids) or 'none'});"
             " the file changes when the user saves."
         )
         return Landed(ids, said)
@@ -168,7 +168,7 @@ class OpenNotebook(NotebookDocument):
 def open_document(
     env: Env, path: Path, cell_ids: list[str] | None = None, *, fresh: bool = False
 ) -> OpenNotebook | None:
-    """The open document of the notebook at `path`, or None when no browser shows it; with
+    """The notebook at `path` as an open notebook, or None when no browser shows it; with
     `cell_ids`, only those of its cells (an edit of one cell in a large notebook then costs one
     cell's transfer, not the whole document's), from the kernel's copy when it holds them all,
     unless `fresh`: a change sent with their fingerprints lands only on that state."""
@@ -191,13 +191,13 @@ def _read(env: Env, path: Path, reply: Reply) -> CachedCells:
     """What a `get` reply holds (a page from before fingerprints sends none)."""
     notebook = reply.notebook
     if notebook is None:
-        raise ToolError(f"{env.rel(path)}: the browser sent no list of cells; read it again.")
+        raise ToolError(f"{env.rel(path)}: the open notebook sent no list of cells; read it again.")
     order = reply.order if reply.order is not None else [str(c.get("id")) for c in notebook.cells]
     return CachedCells(notebook.head(), notebook.cells, order, reply.hashes or {}, reply.order_hash or "")
 
 
 def restore_open(env: Env, path: Path, record: NotebookRecord) -> bool:
-    """Put `record`'s cells back in the open document of `path`, placed by the one rule
+    """Put `record`'s cells back in the open notebook at `path`, placed by the one rule
     (`checkpoint/cells.py` `placed_order`) on the order the document has now; False when no
     browser shows it. Raises `CellsNotRestored`."""
     bridge = _bridge(env)
@@ -213,7 +213,7 @@ def restore_open(env: Env, path: Path, record: NotebookRecord) -> bool:
             except CellChanged:
                 continue  # the cells moved since the read: work it out again
             return done is not None
-        raise ToolError("the cells kept moving in the browser; try again")
+        raise ToolError("the cells kept moving in the open notebook; try again")
     except ToolError as exc:
         raise CellsNotRestored(
             f"its cells were not restored in the open notebook ({str(exc).removeprefix('Not landed: ')})"
@@ -221,7 +221,7 @@ def restore_open(env: Env, path: Path, record: NotebookRecord) -> bool:
 
 
 def cell_positions(env: Env) -> Callable[[str | None, str], int | None]:
-    """Where a cell stands in an open document, from the kernel's copy (for the one-line
+    """Where a cell stands in an open notebook, from the kernel's copy (for the one-line
     summaries of notebook calls); None when no browser shows the notebook or it is not held."""
 
     def position(raw_path: str | None, cell_id: str) -> int | None:

@@ -1,7 +1,7 @@
 """notebook_run: a code cell of the kernel's own notebook, run in the kernel itself.
 
 The kernel runs the cell (see `notebook/runner.py`, the host's `run_cell`); its outputs show in
-the document as they come (`NotebookDocument.output_sink`: in the open document; a file gets
+the document as they come (`NotebookDocument.output_sink`: in the open notebook; a file gets
 them at the end), land in it when the run ends, and come back to the model the way
 notebook_read shows outputs. Its changes to the kernel's variables are watched, snapshotted
 and undone as the python tool's are.
@@ -84,7 +84,7 @@ class NotebookRunTool(Tool):
             )
         timeout = timeout_of(args, self.name)
         raw = notebook_path(env, args, self.name)
-        # Reading the open document waits for the browser, whose reply this thread's loop delivers.
+        # Reading the open notebook waits for the browser, whose reply this thread's loop delivers.
         cell_id = str(args["cell_id"])
         # Fresh, not the kernel's copy: what runs is the cell as the user sees it now.
         nb = await asyncio.to_thread(open_notebook, env, raw, [cell_id], fresh=True)
