@@ -259,6 +259,12 @@ class EgressDoor:
         open_all = self.policies.is_local_only() and is_local(destination)
         if not open_all:
             self.refresh()
+            # The untagged texts are searched first, one after another: interleaved with the
+            # blocks' decisions the same lookups took 0.3-0.5 ms longer (bench_egress.py).
+            for message in messages:
+                for block in message.content:
+                    if "egress" not in (block.model_extra or ()) and (text := _text_of(block)) is not None:
+                        self._search(text)
         parts = [Part("system prompt", text_bytes(system))] if system else []
         withheld: list[Withheld] = []
         sent: list[Message] = []
@@ -393,13 +399,17 @@ class EgressDoor:
             return {k: self._scrub_json(v, where, destination, found) for k, v in value.items()}
         return value
 
-    def _find(self, text: str) -> list[Found]:
-        """The indexed values in `text`, searched for once per index version."""
+    def _search(self, text: str) -> _Search:
+        """`text`'s search under the index's version, made once."""
         search = self._searches.get(id(text))
         if search is None or search[0] is not text or search[1] != self._index_version:
             search = (text, self._index_version, self.index.find(text))
             self._searches[id(text)] = search
-        self._used[id(text)] = search
+        return search
+
+    def _find(self, text: str) -> list[Found]:
+        """The indexed values in `text`, kept with the block being decided."""
+        search = self._used[id(text)] = self._search(text)
         return search[2]
 
     def _scrub(self, text: str, where: str, destination: Destination) -> tuple[str, list[Withheld]]:
