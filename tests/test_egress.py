@@ -313,3 +313,37 @@ def test_an_earlier_replys_thinking_with_a_restricted_value_is_left_out(project:
     records = [r for r in read_ledger(ledger_path(agent.session_path)) if r["type"] == "request"]
     assert records[-1]["withheld"] == [{"source": "cust.email", "policy": "never", "where": "the model's thinking", "count": 1}]
     assert sum(p["bytes"] for p in records[-1]["parts"]) == records[-1]["bytes"]
+
+
+def test_the_door_decides_again_when_a_rule_or_a_restricted_value_changes(project: Path) -> None:
+    from larik_jupyter.egress.door import EgressDoor
+    from larik_jupyter.egress.policy import Policy, PolicySet
+    from larik_jupyter.llm.messages import Message, ToolResultBlock, ToolUseBlock
+    from larik_jupyter.llm.provider import Destination
+
+    later = "later.canary.4417@ex.com"
+    values: dict[str, object] = {"cust": _frame()}
+    policies = PolicySet()
+    policies.set("cust", Policy("schema"), "test")
+    door = EgressDoor(policies, project, None, lambda: list(values.items()))
+    result = ToolResultBlock(tool_use_id="t1", content=f"rows: {EMAIL}; {later}")
+    call = Message(role="assistant", content=[ToolUseBlock(id="t1", name="bash", input={"command": "cat rows"})])
+    messages = [Message(role="user", content=[TextBlock(text="go")]), call, Message(role="user", content=[result])]
+    destination = Destination("anthropic:x", "https://api.anthropic.com")
+
+    def sent(messages: list[Message] = messages) -> str:
+        body = door.pass_request(destination, "", messages, lambda s, m: {"messages": [x.to_json() for x in m]})
+        return json.dumps(body, ensure_ascii=False)
+
+    assert EMAIL not in sent() and later in sent()
+    # A copy of the block holding the same text (the model context copies a result with images
+    # every request) is decided the same.
+    assert EMAIL not in sent([*messages[:2], Message(role="user", content=[result.model_copy()])])
+    # Made false by each rule in turn: the same blocks, decided again.
+    door.set_policy("cust", Policy("full"))
+    assert EMAIL in sent() and "withheld" not in sent()
+    door.set_policy("cust", Policy("never"))
+    assert EMAIL not in sent() and "[withheld: cust.email — policy never" in sent()
+    # The variable now holds other rows: the text is searched again, for them.
+    values["cust"] = pd.DataFrame({"email": [later, "c.other3@ex.com"]})
+    assert later not in sent() and EMAIL in sent()

@@ -18,6 +18,7 @@ export type {
   CheckpointFile,
   CheckpointTurn,
   Checkpoints,
+  EgressTurn,
   PromptInfo,
   SessionList,
   SessionOut,

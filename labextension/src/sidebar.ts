@@ -444,8 +444,7 @@ export class SessionsPanel extends Widget {
           this.offerJump(node, id, lookup);
           const sent = egress.get(Number(node.dataset.prompt));
           if (sent) {
-            const line = element('div', `jp-larik-egress${sent.withheld.length ? ' jp-larik-egress-withheld' : ''}`, sent.text);
-            node.appendChild(line);
+            node.appendChild(egressLine(sent));
           }
         }
         into.appendChild(node);
@@ -462,4 +461,16 @@ export class SessionsPanel extends Widget {
       into.appendChild(more);
     }
   }
+}
+
+/** A prompt's egress line: what its requests sent, in the quiet colour, and what they
+ * withheld (the server's text after the first ` · `) marked as a warning. */
+function egressLine(sent: api.EgressTurn): HTMLElement {
+  const cut = sent.text.indexOf(' · ');
+  if (!sent.withheld.length || cut < 0) {
+    return element('div', 'jp-larik-egress', sent.text);
+  }
+  const line = element('div', 'jp-larik-egress', sent.text.slice(0, cut + 3));
+  line.appendChild(element('span', 'jp-larik-egress-withheld', sent.text.slice(cut + 3)));
+  return line;
 }

@@ -184,6 +184,16 @@ class PolicySet:
         floors = [p for t, p in self.floor.items() if not is_variable_target(t) and _file_matches(t, rel)]
         return self._floored(rule, floors, is_data)
 
+    def restricts_files(self) -> bool:
+        """Whether some file may be restricted: by the default (data files) or a rule or floor
+        on a file target."""
+        return (
+            self.default.restricted
+            or self.floor_default.restricted
+            or any(r.policy.restricted for t, r in self.rules.items() if not is_variable_target(t))
+            or any(p.restricted for t, p in self.floor.items() if not is_variable_target(t))
+        )
+
     def restricts_anything(self) -> bool:
         """Whether any rule, default or floor holds something back."""
         return (

@@ -17,16 +17,14 @@ import io
 import math
 import re
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 VALUES_PER_SOURCE = 20_000
 MIN_ROWS = 200  # rows of each column indexed however wide the frame
 _MIN_STRING = 5
 
 
-@dataclass(frozen=True)
-class Found:
+class Found(NamedTuple):
     """One distinctive value of a source: the text, the source (`variable:df`, `file:x.csv`)
     and the part of it (`df.email`) the marker names."""
 
@@ -190,32 +188,38 @@ def _key(text: str) -> bytes:
     return max(found, key=len) if found else text.encode("utf-8", "surrogatepass")
 
 
+# A `Found`'s fields as a plain tuple of strings, which the garbage collector stops looking at
+# after its first pass (it would walk an index's hundreds of thousands of objects every time).
+_Item = tuple[str, str, str, bytes | None]
+
+
 class ValueIndex:
     """The distinctive values of some sources, found in text by token lookup."""
 
     def __init__(self) -> None:
-        self._by_key: dict[bytes, list[Found]] = {}
-        self._sources: dict[str, list[bytes]] = {}
+        self._by_key: dict[bytes, tuple[_Item, ...]] = {}
+        self._sources: dict[str, tuple[bytes, ...]] = {}
         self._keys: set[bytes] = set()
 
     def add(self, source: str, forms: Iterable[tuple[str, str]]) -> None:
         """Index `forms` ((text, label) pairs) as values of `source`, replacing earlier ones."""
         self.drop(source)
-        keys: list[bytes] = []
+        added: dict[bytes, list[_Item]] = {}
         for text, label in forms:
             key = _key(text)
             whole = key == text.encode("utf-8", "surrogatepass")
-            item = Found(text, source, label, key if whole else None)
+            item = (text, source, label, key if whole else None)
             # A token that ends a sentence keeps its full stop: found under both.
             for variant in (key, key + b"."):
-                self._by_key.setdefault(variant, []).append(item)
-                self._keys.add(variant)
-                keys.append(variant)
-        self._sources[source] = keys
+                added.setdefault(variant, []).append(item)
+        for variant, items in added.items():
+            self._by_key[variant] = (*self._by_key.get(variant, ()), *items)
+        self._keys.update(added)
+        self._sources[source] = tuple(added)
 
     def drop(self, source: str) -> None:
-        for key in self._sources.pop(source, []):
-            kept = [f for f in self._by_key.get(key, []) if f.source != source]
+        for key in self._sources.pop(source, ()):
+            kept = tuple(f for f in self._by_key.get(key, ()) if f[1] != source)
             if kept:
                 self._by_key[key] = kept
             else:
@@ -230,14 +234,15 @@ class ValueIndex:
 
     def find(self, text: str, sources: set[str] | None = None) -> list[Found]:
         """The indexed values `text` holds (of `sources` only, when given), longest first."""
-        if not self._by_key:
+        # Each token looked up once in the key set, no set of the tokens built.
+        hits = self._keys.intersection(tokens(text)) if self._keys else None
+        if not hits:
             return []
         found: dict[str, Found] = {}
-        # Each token looked up once in the key set, no set of the tokens built.
-        for key in self._keys.intersection(tokens(text)):
-            for item in self._by_key[key]:
-                if sources is not None and item.source not in sources:
+        for key in hits:
+            for value, source, label, whole in self._by_key[key]:
+                if sources is not None and source not in sources:
                     continue
-                if item.text not in found and (item.key is not None or item.text in text):
-                    found[item.text] = item
+                if value not in found and (whole is not None or value in text):
+                    found[value] = Found(value, source, label, whole)
         return sorted(found.values(), key=lambda f: -len(f.text))
