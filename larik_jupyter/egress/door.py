@@ -231,7 +231,7 @@ class EgressDoor:
             for name, value in self.variables():
                 source = f"variable:{name}"
                 if self.policies.for_variable(name).policy.restricted:
-                    wanted[source] = (id(value), getattr(value, "shape", None), _length(value))
+                    wanted[source] = _identity(value)
                     values[source] = value
         for rel, path in self._restricted_files():
             try:
@@ -631,11 +631,16 @@ def _no_looser(shown: str, policy: Policy) -> bool:
     return stricter(view_policy, policy) == view_policy
 
 
-def _length(value: object) -> int | None:
+def _identity(value: object) -> tuple[object, ...]:
+    """What says a restricted variable changed since it was indexed: the object, its shape and
+    length (a value whose look-ups raise is known by the object alone)."""
     try:
-        return len(value)  # type: ignore[arg-type]
+        return (id(value), getattr(value, "shape", None), len(value))  # type: ignore[arg-type]
     except Exception:
-        return None
+        try:
+            return (id(value), getattr(value, "shape", None), None)
+        except Exception:
+            return (id(value), None, None)
 
 
 def _forms(source: str, value: object) -> Iterable[tuple[str, str]]:

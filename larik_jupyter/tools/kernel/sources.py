@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import ast
 import os
+import types
 from pathlib import Path
 from typing import Any
 
@@ -21,9 +22,11 @@ def variables_read(module: ast.Module, namespace: dict[str, Any]) -> dict[str, o
     (their code's global names): name -> value now."""
     names = _names(module)
     for name in list(names):
-        code = getattr(namespace.get(name), "__code__", None)
-        if code is not None:
-            names.update(code.co_names)
+        value = namespace.get(name)
+        # Only a plain function's code is read: `type()` asks the object nothing, so a value
+        # whose every attribute look-up raises cannot stop the call.
+        if type(value) is types.FunctionType:
+            names.update(value.__code__.co_names)
     return {name: value for name, value in user_variables(namespace) if name in names}
 
 
