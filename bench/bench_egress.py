@@ -115,8 +115,7 @@ def main() -> None:
         return time.perf_counter() - start
 
     def fresh() -> float:
-        door._cache.clear()
-        door._searches.clear()
+        door.decisions.clear()
         start = time.perf_counter()
         body = door.pass_request(destination, system, messages, _build)
         orjson.dumps(body)
@@ -125,8 +124,7 @@ def main() -> None:
     policy = iter([Policy("stats"), Policy("schema")] * (rounds + 1))
 
     def rule_change() -> float:
-        door._cache.clear()
-        door._searches.clear()
+        door.decisions.clear()
         door.pass_request(destination, system, messages, _build)
         door.set_policy("customers_0", next(policy))
         start = time.perf_counter()
@@ -135,8 +133,7 @@ def main() -> None:
         return time.perf_counter() - start
 
     def following() -> float:
-        door._cache.clear()
-        door._searches.clear()
+        door.decisions.clear()
         door.pass_request(destination, system, messages, _build)
         start = time.perf_counter()
         body = door.pass_request(destination, system, longer, _build)

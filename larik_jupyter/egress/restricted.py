@@ -1,0 +1,125 @@
+"""The values of a session's restricted variables and files, kept indexed (`egress/values.py`)
+for the door's search of untagged text: re-indexed only for what changed since last (a
+variable's object, shape or length; a file's modification time or size)."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterable
+from pathlib import Path
+
+from larik_jupyter.egress.policy import PolicySet
+from larik_jupyter.egress.values import ValueIndex, file_forms, value_forms
+
+# Restricted files whose values are indexed, and how much of each is read.
+MAX_FILES = 200
+MAX_FILE_BYTES = 8 * 1024 * 1024
+# Folders never searched for restricted files: tools' and environments' own.
+_SKIPPED = frozenset({"node_modules", "__pycache__", "site-packages", "venv", "env"})
+MAX_WALKED = 50_000
+
+
+class RestrictedValues:
+    """The index of the restricted values of the kernel's user variables (`variables`, None: no
+    kernel) and of the project's files under `root`; `version` counts its changes."""
+
+    def __init__(self, root: Path, variables: Callable[[], Iterable[tuple[str, object]]] | None = None) -> None:
+        self.root = root
+        self.variables = variables
+        self.index = ValueIndex()
+        self.version = 0
+        self._indexed: dict[str, tuple[object, ...]] = {}
+        self._files_key: tuple[int | None, int] | None = None
+        self._files: list[tuple[str, Path]] = []
+
+    def refresh(self, policies: PolicySet, turn: int | None) -> None:
+        """Index the values of the variables and files `policies` restrict that changed since
+        last (the project is walked once per `turn` and rules' version)."""
+        if not policies.restricts_anything():
+            return  # nothing to look for (what an earlier rule indexed is no longer restricted)
+        wanted: dict[str, tuple[object, ...]] = {}
+        values: dict[str, object] = {}
+        if self.variables is not None:
+            for name, value in self.variables():
+                source = f"variable:{name}"
+                if policies.for_variable(name).policy.restricted:
+                    wanted[source] = _identity(value)
+                    values[source] = value
+        for rel, path in self._restricted_files(policies, turn):
+            try:
+                stat = path.stat()
+            except OSError:
+                continue
+            wanted[f"file:{rel}"] = (stat.st_mtime_ns, stat.st_size)
+            values[f"file:{rel}"] = path
+        changed = False
+        for source in [s for s in self._indexed if s not in wanted]:
+            self.index.drop(source)
+            del self._indexed[source]
+            changed = True
+        for source, key in wanted.items():
+            if self._indexed.get(source) == key:
+                continue
+            self.index.add(source, _forms(source, values[source]))
+            self._indexed[source] = key
+            changed = True
+        if changed:
+            self.version += 1
+
+    def _restricted_files(self, policies: PolicySet, turn: int | None) -> list[tuple[str, Path]]:
+        """The project's files some rule or the default restricts (at most `MAX_FILES`), from
+        one walk of the project a turn (hidden folders and virtual environments left out)."""
+        key = (turn, policies.version)
+        if self._files_key != key:
+            self._files_key = key
+            self._files = []
+            # No rule can restrict a file: the project is not walked (a large one takes tens of ms).
+            walk = _project_files(self.root) if policies.restricts_files() else ()
+            for rel, path in walk:
+                if policies.for_file(rel).policy.restricted:
+                    self._files.append((rel, path))
+                    if len(self._files) >= MAX_FILES:
+                        break
+        return self._files
+
+
+def _project_files(root: Path) -> Iterable[tuple[str, Path]]:
+    """The regular files under `root` (no link followed), relative POSIX path and path, at most
+    `MAX_WALKED` entries looked at."""
+    walked = 0
+    for folder, dirs, files in os.walk(root):
+        dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d not in _SKIPPED)
+        for name in sorted(files):
+            walked += 1
+            if walked > MAX_WALKED:
+                return
+            path = Path(folder) / name
+            if path.is_file() and not path.is_symlink():
+                yield path.relative_to(root).as_posix(), path
+
+
+def _identity(value: object) -> tuple[object, ...]:
+    """What says a restricted variable changed since it was indexed: the object, its shape and
+    length (a value whose look-ups raise is known by the object alone)."""
+    try:
+        return (id(value), getattr(value, "shape", None), len(value))  # type: ignore[arg-type]
+    except Exception:
+        try:
+            return (id(value), getattr(value, "shape", None), None)
+        except Exception:
+            return (id(value), None, None)
+
+
+def _forms(source: str, value: object) -> Iterable[tuple[str, str]]:
+    kind, _, name = source.partition(":")
+    if kind == "file" and isinstance(value, Path):
+        try:
+            with open(value, "rb", opener=lambda p, f: os.open(p, f | os.O_NOFOLLOW)) as handle:
+                text = handle.read(MAX_FILE_BYTES).decode("utf-8", errors="replace")
+        except OSError:
+            return []
+        return list(file_forms(name, text))
+    try:
+        return list(value_forms(name, value))
+    except Exception:  # a value that cannot be walked is still covered by its tags
+        return []
