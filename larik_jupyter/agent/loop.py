@@ -2,7 +2,8 @@
 
 Internal to the agent: front ends drive `api.Agent`, which holds one `AgentLoop`. A tool call's
 way through hooks, permissions and protect mode is `tool_calls.py` (`gate.py`, `protect.py`),
-summarising the context `compaction.py`, the turn's own arguments, state, opening and end `turn.py`."""
+summarising the context `compaction.py`, the turn's own arguments and state, its opening and
+end `turn.py`."""
 
 from __future__ import annotations
 
