@@ -9,12 +9,11 @@
 
 from __future__ import annotations
 
-import dataclasses
 import os
 import threading
 from collections.abc import Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypedDict, Unpack
+from typing import TYPE_CHECKING, Any, Unpack
 
 from larik_jupyter.agent.events import Listener
 from larik_jupyter.agent.factory import open_agent
@@ -23,21 +22,14 @@ from larik_jupyter.agent.mcp import McpManager
 from larik_jupyter.agent.mcp_status import ServerStatus, awaiting_notice
 from larik_jupyter.agent.outcome import TurnOutcome
 from larik_jupyter.agent.permissions import Approver
-from larik_jupyter.agent.turn import PromptExtras
-from larik_jupyter.agent.undo import (
-    RewindStopped,
-    UndoReport,
-    undo_down_to,
-    undo_turn,
-)
+from larik_jupyter.agent.turn import PromptExtras, TurnOptions
+from larik_jupyter.agent.undo import RewindStopped, UndoReport, bind_variable, undo_turns
 from larik_jupyter.checkpoint.diffs import FileDiff, read_current, turn_diffs
 from larik_jupyter.checkpoint.store import TurnInfo
 from larik_jupyter.config.layers import PendingApproval
 from larik_jupyter.config.update import approve as approve_pending
+from larik_jupyter.egress.controls import ledger_report, ledger_totals, set_local_only, set_rule
 from larik_jupyter.egress.door import EgressDoor
-from larik_jupyter.egress.ledger import read_ledger
-from larik_jupyter.egress.policy import PolicyError, check_target, is_variable_target, parse_policy
-from larik_jupyter.egress.report import by_turn, render, rule_lines, totals
 from larik_jupyter.errors import LarikError
 from larik_jupyter.llm.messages import ToolResultBlock, ToolUseBlock
 from larik_jupyter.llm.script import new_tool_id
@@ -54,7 +46,6 @@ from larik_jupyter.tools.base import Tool
 from larik_jupyter.tools.check import CheckReport
 from larik_jupyter.tools.env import Env, InlineRunner
 from larik_jupyter.tools.host import KernelHost
-from larik_jupyter.tools.notebook import cell_restorer, cell_sources
 
 if TYPE_CHECKING:
     from larik_jupyter.analysis.branch_diff import BranchDiff
@@ -62,47 +53,26 @@ if TYPE_CHECKING:
 
 __all__ = ["Agent", "PromptExtras", "RewindStopped", "TurnOptions", "TurnOutcome", "UndoReport", "run_sync"]
 
-class TurnOptions(TypedDict, total=False):
-    """The per-turn arguments of `Agent.arun` / `Agent.run`."""
-
-    approver: Approver | None
-    yes: bool | None
-    listener: Listener | None
-    notebook: Path | None
-    inline_runner: InlineRunner | None
-
-
 class Agent:
-    """A coding agent working in `cwd` on one session at a time.
+    """A coding agent working in `cwd` (default: the current directory) on one session at a time.
 
-    Parameters: `cwd` (default: the current directory), `session` (an id or file path to
-    resume), `continue_latest` (resume the directory's latest session), `model`
-    (`provider:model`), `yes` (allow calls that would ask), `approver` (async callback
-    answering asks), `host` (what a Jupyter kernel offers: its namespace, display, open
-    notebooks and cell runner, see `tools/host.py`; without one the kernel-only tools say they
-    need a kernel), `protect` (protect mode: python code that changes an existing variable of
-    the kernel always asks first), `tools` (tools of your own, `Tool` subclasses whose traits
-    say how their calls are treated), `mcp` (the MCP servers of an agent this one replaces in the same
-    directory, reused instead of restarted; the old agent is then closed with `keep_mcp=True`),
-    `for_turns` (False: open `session` only to act on it, as `larik-jupyter undo` does: refused
-    with `SessionLockedError` when another process holds it, where a turn-running agent goes on
-    on a branch of it; no MCP server starts, and a model that cannot be set up fails only a turn).
+    `session`: an id or file path to resume; `continue_latest`: resume the directory's latest;
+    `model`: `provider:model`; `yes`: allow calls that would ask; `approver`: async callback
+    answering asks; `host`: what a Jupyter kernel offers (namespace, display, open notebooks,
+    cell runner: `tools/host.py`; without one the kernel-only tools say they need a kernel);
+    `protect`: python code that changes an existing kernel variable always asks first; `tools`:
+    `Tool` subclasses of your own, their traits saying how calls are treated; `mcp`: the MCP
+    servers of an agent this one replaces in the same directory, reused (close the old one with
+    `keep_mcp=True`); `for_turns` False: open `session` only to act on it (`larik-jupyter undo`):
+    refused with `SessionLockedError` when another process holds it, where a turn-running agent
+    goes on on a branch of it; no MCP server starts, a model that cannot be set up fails a turn.
     """
 
     def __init__(
-        self,
-        cwd: str | os.PathLike[str] | None = None,
-        *,
-        session: str | None = None,
-        continue_latest: bool = False,
-        model: str | None = None,
-        yes: bool = False,
-        approver: Approver | None = None,
-        host: KernelHost | None = None,
-        mcp: McpManager | None = None,
-        protect: bool = False,
-        tools: Iterable[Tool] = (),
-        for_turns: bool = True,
+        self, cwd: str | os.PathLike[str] | None = None, *, session: str | None = None,
+        continue_latest: bool = False, model: str | None = None, yes: bool = False,
+        approver: Approver | None = None, host: KernelHost | None = None, mcp: McpManager | None = None,
+        protect: bool = False, tools: Iterable[Tool] = (), for_turns: bool = True,
     ) -> None:
         self.cwd = Path(os.path.abspath(os.fspath(cwd or os.getcwd())))
         self.yes = yes
@@ -118,23 +88,13 @@ class Agent:
         self.last_undo = UndoReport()
         self._listeners: list[Listener] = []
         self._for_turns = for_turns
-        self.loop: AgentLoop = self._open(
-            session=session, continue_latest=continue_latest, model=model, mcp=mcp
-        )
+        self.loop: AgentLoop = self._open(session=session, continue_latest=continue_latest, model=model, mcp=mcp)
 
     def _open(self, *, session: str | None = None, continue_latest: bool = False,
               model: str | None = None, mcp: McpManager | None = None) -> AgentLoop:
         opened = open_agent(
-            self.cwd,
-            session=session,
-            continue_latest=continue_latest,
-            model=model,
-            approver=self.approver,
-            yes=self.yes,
-            host=self.host,
-            mcp=mcp,
-            protect=self._protect,
-            tools=self.extra_tools,
+            self.cwd, session=session, continue_latest=continue_latest, model=model, approver=self.approver,
+            yes=self.yes, host=self.host, mcp=mcp, protect=self._protect, tools=self.extra_tools,
             for_turns=self._for_turns,
         )
         self.notices = opened.notices
@@ -144,10 +104,8 @@ class Agent:
         return opened.loop
 
     def _switch(self, *, model: str | None, **kwargs: Any) -> None:
-        """Open another session; the current one is closed only once the new one opened.
-
-        `model` None lets a resumed session keep the model it was recorded with. The MCP
-        servers carry over to the new session instead of restarting."""
+        """Open another session, then close the current one; the MCP servers carry over. `model`
+        None lets a resumed session keep the model it was recorded with."""
         new = self._open(model=model, mcp=self.loop.mcp, **kwargs)
         self.loop.close(keep_mcp=True)
         self.loop = new
@@ -168,8 +126,8 @@ class Agent:
 
     @property
     def tool_env(self) -> Env:
-        """The world the session's tools run in (root, kernel host, egress rules), for a front
-        end that tags what it gathers for the model as a tool would."""
+        """What the session's tools run in (root, host, egress rules), for a front end that tags
+        what it gathers for the model as a tool would."""
         return self.loop.env
 
     @property
@@ -231,8 +189,7 @@ class Agent:
         return list(self.loop.loaded.pending)
 
     def awaiting_notices(self) -> list[str]:
-        """The opening notices that only say an MCP server awaits approval (an approval card
-        says it better where there is one)."""
+        """The opening notices saying only that an MCP server awaits approval (for a card)."""
         mcp = self.loop.mcp
         return [awaiting_notice(status) for status in mcp.awaiting] if mcp is not None else []
 
@@ -241,24 +198,16 @@ class Agent:
         self.loop.session.sync()
 
     def check(
-        self,
-        path: str | None = None,
-        *,
-        timeout: int = 600,
-        stop: threading.Event | None = None,
+        self, path: str | None = None, *, timeout: int = 600, stop: threading.Event | None = None,
         notebook: Path | None = None,
     ) -> CheckReport:
-        """Run the notebook at `path` (default: this kernel's own) top to bottom in a scratch
-        kernel and report what does not hold up (see `tools/check/tool.py`). It runs on a
-        thread of its own: setting `stop`, or an interrupt of the calling thread, ends it, and
-        the scratch kernel is shut down either way. `notebook`: the kernel's own notebook, when
-        the caller knows it (else the one the last turn was given)."""
-        from larik_jupyter.tools.check import check_on_thread, check_path
+        """Run the notebook at `path` (default: this kernel's own, `notebook` when the caller knows
+        it, else the last turn's) top to bottom in a scratch kernel and report what does not hold
+        up (`tools/check/tool.py`). Setting `stop`, or an interrupt of the calling thread, ends
+        it; the scratch kernel is shut down either way."""
+        from larik_jupyter.tools.check import check_notebook
 
-        env = self.loop.env
-        if notebook is not None:
-            env = dataclasses.replace(env, call=dataclasses.replace(env.call, notebook_path=notebook))
-        return check_on_thread(env, check_path(env, path), timeout=timeout, stop=stop or threading.Event())
+        return check_notebook(self.loop.env, path, timeout=timeout, stop=stop or threading.Event(), notebook=notebook)
 
     def variable_changes(self, prompt_number: int) -> list[VariableChange]:
         """What the turn of prompt `prompt_number` (1-based) did to the kernel's variables, as its
@@ -292,16 +241,10 @@ class Agent:
         return self.loop.protecting
 
     def bind(self, name: str, value: object) -> None:
-        """Bind the kernel variable `name` to `value` as a change of the last turn (what
-        `%larik -o NAME` does with the outcome): undoing that turn puts back what `name` held
-        before, or deletes it. Needs a kernel (`host`); raises `CheckpointError` when the turn's
-        record cannot be written (the binding is made, undo does not know of it)."""
-        snapshots = self.loop.variables
-        if self.host is None or snapshots is None:
-            raise LarikError(f"Binding `{name}` needs a kernel; run the agent inside Jupyter (with a `host`).")
-        existed = name in self.host.namespace
-        snapshots.rebind(self.host.namespace, name, value)
-        self.loop.checkpoints.note_variables([(name, existed)])  # a failure says undo will not know
+        """Bind kernel variable `name` to `value` as a change of the last turn (`%larik -o NAME`):
+        undoing that turn puts back what `name` held, or deletes it. Needs a kernel (`host`);
+        `CheckpointError`: the record could not be written (bound, but undo does not know)."""
+        bind_variable(self.host, self.loop.variables, self.loop.checkpoints, name, value)
 
     @property
     def pending_note(self) -> str | None:
@@ -314,27 +257,19 @@ class Agent:
         return self.loop.running
 
     def require_idle(self) -> None:
-        """Refuse while a turn runs: undoing, branching or switching the session mid-turn would
-        tear it."""
+        """Refuse while a turn runs: undoing, branching or switching mid-turn would tear it."""
         if self.running:
             raise LarikError("A turn is running; wait for it to end (or `%larik /stop` it), then try again.")
 
     async def arun(
-        self,
-        prompt: str,
-        extras: PromptExtras | None = None,
-        *,
-        approver: Approver | None = None,
-        yes: bool | None = None,
-        listener: Listener | None = None,
-        notebook: Path | None = None,
+        self, prompt: str, extras: PromptExtras | None = None, *, approver: Approver | None = None,
+        yes: bool | None = None, listener: Listener | None = None, notebook: Path | None = None,
         inline_runner: InlineRunner | None = None,
     ) -> TurnOutcome:
-        """Run one turn; `extras` adds blocks (notebook context, attachments) to the prompt
-        message. For this turn only: `approver` answers asks, `yes` allows them, `listener`
-        hears its events, `notebook` is the kernel's own notebook (the notebook tools' default),
-        `inline_runner` is where kernel tools run (the kernel's main thread, when the turn's
-        loop runs on another one; None: where the loop is)."""
+        """Run one turn; `extras` adds blocks (notebook context, attachments) to the prompt. For
+        this turn only: `approver` answers asks, `yes` allows them, `listener` hears its events,
+        `notebook` is the kernel's own notebook (the notebook tools' default), `inline_runner`
+        where kernel tools run (the kernel's main thread when the loop runs on another; None: here)."""
         if listener is not None:
             self.loop.subscribe(listener)
         try:
@@ -346,26 +281,18 @@ class Agent:
                 self.loop.unsubscribe(listener)
 
     async def acall(
-        self,
-        name: str,
-        tool_input: dict[str, Any],
-        *,
-        caller: str,
-        approver: Approver | None = None,
+        self, name: str, tool_input: dict[str, Any], *, caller: str, approver: Approver | None = None,
         notebook: Path | None = None,
     ) -> ToolResultBlock:
-        """Run one tool call of an outside agent (the MCP client `caller`) as a turn of this
-        session: its prompt names the caller and the call, and the call passes the same rules,
-        approvals (`approver`; none: an ask is denied), protect mode, hooks and checkpoints as
-        a model's. `notebook` as for `arun`. Returns the result as stored."""
-        loop = self.loop
+        """Run one tool call of an outside agent (MCP client `caller`) as a turn of this session,
+        its prompt naming caller and call, through the same rules, approvals (`approver`; none:
+        an ask is denied), protect mode, hooks and checkpoints as a model's (`notebook` as for
+        `arun`); returns the result as stored."""
         call = ToolUseBlock(id=new_tool_id(), name=name, input=tool_input)
         prompt = f"{caller}: {summarize_call(name, tool_input)}"
-        return await loop.run_call(prompt, call, approver=approver, notebook=notebook)
+        return await self.loop.run_call(prompt, call, approver=approver, notebook=notebook)
 
-    def run(
-        self, prompt: str, extras: PromptExtras | None = None, **options: Unpack[TurnOptions]
-    ) -> TurnOutcome:
+    def run(self, prompt: str, extras: PromptExtras | None = None, **options: Unpack[TurnOptions]) -> TurnOutcome:
         """Run one turn to its end and return how it ended (`options` as for `arun`)."""
         return run_sync(self.arun(prompt, extras, **options))
 
@@ -378,44 +305,26 @@ class Agent:
     def clear(self) -> None:
         self.loop.clear()
 
-    def undo(
-        self, prompt_number: int | None = None, *, force: bool = False, skip_changed: bool = False
-    ) -> UndoReport:
+    def undo(self, prompt_number: int | None = None, *, force: bool = False, skip_changed: bool = False) -> UndoReport:
         """Revert the newest turn that changed files or kernel variables; the next prompt tells
         the model. With `prompt_number`, every turn from the newest down to that prompt (1-based),
         newest first, stopping after the first one not fully undone. Returns the report: the turns'
         `UndoResult`s, newest first, and what it did in words (`markdown()`, `plain()`, …).
 
         A file or cell the user changed since its turn is never overwritten unasked: that turn
-        is left as it is and its result lists them in `changed`. Undo again with `force=True`
-        to restore them anyway (their later changes are lost) or `skip_changed=True` to keep
-        them as they are and undo the rest."""
+        is left as it is, its result listing them in `changed`. Undo again with `force=True` to
+        restore them anyway (their later changes lost) or `skip_changed=True` to undo the rest."""
         self.require_idle()
-        if prompt_number is None:
-            self.last_undo = self._undo_newest(force=force, skip_changed=skip_changed)
-        else:
-            self.last_undo = self._undo_to(prompt_number, force=force, skip_changed=skip_changed)
+        self.last_undo = self._undo(prompt_number, force=force, skip_changed=skip_changed)
         return self.last_undo
 
-    def _undo_newest(self, *, record: bool = True, force: bool = False, skip_changed: bool = False) -> UndoReport:
-        """Undo the newest turn (files and cells where this kernel shows or keeps them, kernel
-        variables) and queue the report's note to the model (recorded in the session unless
-        `record` is off: a rewind carries it to its branch instead)."""
-        env = self.loop.env
-        report = undo_turn(
-            self.loop.checkpoints, cells=cell_restorer(env), sources=cell_sources(env), force=force,
-            skip_changed=skip_changed,
-        )
-        if note := report.system_note():
-            self.loop.queue_note(note, record=record)
-        return report
-
-    def _undo_to(
-        self, prompt_number: int, *, nothing_ok: bool = False, record: bool = True, **how: bool
-    ) -> UndoReport:
-        return undo_down_to(
-            self.loop.checkpoints, prompt_number, len(self.loop.session.state.prompt_positions),
-            lambda: self._undo_newest(record=record, **how), session_id=self.session_id, nothing_ok=nothing_ok,
+    def _undo(self, prompt_number: int | None, *, nothing_ok: bool = False, record: bool = True, **how: bool) -> UndoReport:
+        """Undo the newest turn, or with `prompt_number` each turn down to it; the note for the
+        model is recorded in the session unless `record` is off (a rewind carries it to its branch)."""
+        loop = self.loop
+        return undo_turns(
+            loop.checkpoints, loop.env, lambda note: loop.queue_note(note, record=record), prompt_number,
+            prompts=len(loop.session.state.prompt_positions), nothing_ok=nothing_ok, **how,
         )
 
     # -- branches and sessions -------------------------------------------------------------
@@ -453,29 +362,22 @@ class Agent:
         self._switch(model=self.model, session=str(path))
         return path
 
-    def rewind(
-        self, prompt_number: int, *, files: bool = False, force: bool = False, skip_changed: bool = False
-    ) -> str:
+    def rewind(self, prompt_number: int, *, files: bool = False, force: bool = False, skip_changed: bool = False) -> str:
         """Branch just before prompt `prompt_number` (1-based), continue there, return that
-        prompt's text.
-
-        With `files`, first undo this session's turns from the newest down to that prompt
-        (files and this kernel's variables; `last_undo` holds what was done; `force` and
-        `skip_changed` as for `undo`); when one of them cannot be fully undone, raise
-        `RewindStopped` and make no branch. Without it nothing on disk changes but the new
-        branch. An agent that went on on a branch of a session another process holds
-        (`branched_from`) cannot undo that session's turns: with `files` it refuses."""
+        prompt's text. With `files`, first undo this session's turns from the newest down to that
+        prompt (files and this kernel's variables; `last_undo` holds what was done; `force` and
+        `skip_changed` as for `undo`); when one cannot be fully undone, raise `RewindStopped`
+        and make no branch. Without it nothing on disk changes but the new branch. An agent on
+        a branch of a session another process holds (`branched_from`) refuses `files`."""
         self.require_idle()
         if files and self.branched_from:
             raise LarikError(
-                f"Session {self.branched_from} is open in another kernel, so its turns can be undone only "
-                f"there; this kernel is now on its branch {self.session_id}. Rewind without files to branch it here."
+                f"Session {self.branched_from} is open in another kernel, so its turns can be undone only there; this "
+                f"kernel is now on its branch {self.session_id}. Rewind without files to branch it here."
             )
         self.loop.session.sync()
         if files:
-            self.last_undo = self._undo_to(
-                prompt_number, nothing_ok=True, record=False, force=force, skip_changed=skip_changed
-            )
+            self.last_undo = self._undo(prompt_number, nothing_ok=True, record=False, force=force, skip_changed=skip_changed)
             if self.last_undo and not self.last_undo[-1].ok:
                 raise RewindStopped(self.last_undo.rewind_stopped(prompt_number), self.last_undo)
         path, text = branch.rewind(self.session_path, prompt_number)
@@ -506,27 +408,24 @@ class Agent:
         self, path: str | os.PathLike[str] | None = None, *, session: str | None = None,
         prompt_number: int | None = None, include_shell: bool = False,
     ) -> Path:
-        """Write a branch (default: the current session) up to prompt `prompt_number` (default:
-        all of it) as a new notebook and return its path: `path` (relative to `cwd`; refused if it exists), else
-        `<id>.ipynb` in the session's directory. Shell commands become `!cmd` cells only with
-        `include_shell`."""
+        """Write a branch (default: the current session) up to prompt `prompt_number` (default: all)
+        as a new notebook and return its path: `path` (relative to `cwd`; refused if it exists),
+        else `<id>.ipynb` in the session's directory. `!cmd` cells only with `include_shell`."""
         from larik_jupyter.analysis.as_notebook import write_notebook
 
-        return write_notebook(
-            self._source(session), path, prompt_number=prompt_number, include_shell=include_shell, cwd=self.cwd
-        )
+        source = self._source(session)
+        return write_notebook(source, path, prompt_number=prompt_number, include_shell=include_shell, cwd=self.cwd)
 
     def replay(
         self, session: str | None = None, *, prompt_number: int | None = None,
-        cwd: str | os.PathLike[str] | None = None,
-        timeout: float = 600.0, stop_on_fail: bool = False, in_place: bool = False, force: bool = False,
-        include_shell: bool = False, rtol: float = 1e-6,
+        cwd: str | os.PathLike[str] | None = None, timeout: float = 600.0, stop_on_fail: bool = False,
+        in_place: bool = False, force: bool = False, include_shell: bool = False, rtol: float = 1e-6,
     ) -> ReplayReport:
-        """Re-run a branch's code (default: the current session's; up to prompt `prompt_number`,
-        default: all of it) in a fresh kernel without the model, in a scratch copy of the project
-        unless `in_place` (then files changed since the session are left alone unless `force`,
-        and shell commands run only with `include_shell`), and compare each output with the
-        recorded one; `report.table()` prints it, `report.exit_status` is 0, 1 or 2."""
+        """Re-run a branch's code (default: the current session's, up to prompt `prompt_number`,
+        default: all) in a fresh kernel without the model, in a scratch copy of the project unless
+        `in_place` (files changed since left alone unless `force`, shell commands only with
+        `include_shell`), comparing each output with the recorded one; `report.table()` prints
+        it, `report.exit_status` is 0, 1 or 2."""
         from larik_jupyter.analysis.replay import replay_branch
 
         return replay_branch(
@@ -544,47 +443,21 @@ class Agent:
     # -- egress ----------------------------------------------------------------------------
 
     def set_egress(self, target: str, policy: str) -> str:
-        """Set what may leave of variable, file or pattern `target` for this session
-        (`never`, `schema`, `stats`, `sample N [mask COL,…]`, `full`); returns the sentence
-        saying what now holds. A PolicyError (a LarikError) names a bad policy or target."""
-        try:
-            parsed = parse_policy(policy)
-            target = check_target(target)
-        except PolicyError as exc:
-            raise LarikError(str(exc)) from None
-        door = self.loop.door
-        door.set_policy(target, parsed)
-        policies = door.policies
-        resolved = policies.for_variable(target) if is_variable_target(target) else policies.for_file(target)
-        kind = "Variable" if is_variable_target(target) else "Files"
-        said = f"{kind} `{target}`: policy `{resolved.policy}` from the next request on."
-        if resolved.policy != parsed:
-            said += f" The repository's config allows no more than `{resolved.policy}`, so that holds."
-        return said
+        """Set what may leave of variable, file or pattern `target` (`never`, `schema`, `stats`,
+        `sample N [mask COL,…]`, `full`); returns what now holds. A LarikError names a bad policy or target."""
+        return set_rule(self.loop.door, target, policy)
 
     def set_local_only(self, on: bool) -> str:
         """Mark this session local-models-only (or not); returns the sentence saying what holds."""
-        door = self.loop.door
-        door.set_local_only(on)
-        if door.policies.is_local_only():
-            also = " (the repository's config requires it)" if not on else ""
-            return (
-                "Local models only" + also + ": restricted data goes in full to ollama:/openai-compatible: "
-                "servers on this machine and not at all to any other."
-            )
-        return "Local models only is off: restricted data goes as its policy allows to any model."
+        return set_local_only(self.loop.door, on)
 
     def egress_report(self) -> str:
         """The rules in force, the last turn's requests by source and the session's totals."""
-        door = self.loop.door
-        records = read_ledger(door.ledger.path) if door.ledger is not None else []
-        return render(records, rule_lines(door.policies, origins=True))
+        return ledger_report(self.loop.door)
 
     def egress_totals(self) -> str:
         """What this session has sent in all and what was withheld, from its ledger."""
-        door = self.loop.door
-        records = read_ledger(door.ledger.path) if door.ledger is not None else []
-        return totals(by_turn(records))
+        return ledger_totals(self.loop.door)
 
     def approve(self, name: str) -> list[str]:
         """Approve a pending MCP server, hook, allow rule or LSP server (`name` or `kind:name`,

@@ -287,3 +287,9 @@ def test_every_front_end_allowance_is_still_needed() -> None:
     assert set(FRONT_END_AGENT_IMPORTS) <= used, set(FRONT_END_AGENT_IMPORTS) - used
     # The walk sees the front ends' real imports, so the check above cannot pass on nothing.
     assert "api" in GRAPH["cli.run"]
+
+
+def test_no_module_is_over_500_lines() -> None:
+    # A module that grows past this holds more than one job: split it by what it holds.
+    long = sorted((name, n) for name, path in MODULES.items() if (n := len(path.read_text().splitlines())) > 500)
+    assert not long, f"modules over 500 lines: {long}"

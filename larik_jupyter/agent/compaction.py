@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from larik_jupyter.agent import events as ae
 from larik_jupyter.config.model import Config
 from larik_jupyter.llm import events as ev
 from larik_jupyter.llm.context import without_refused_turns
@@ -22,6 +23,8 @@ from larik_jupyter.llm.messages import Message, TextBlock, ToolResultBlock, Tool
 from larik_jupyter.llm.models import ModelInfo
 from larik_jupyter.llm.provider import Provider, ProviderError, ToolSchema
 from larik_jupyter.llm.tokens import CHARS_PER_TOKEN, context_tokens, estimate_tokens, has_tokens
+from larik_jupyter.session.entry import Entry
+from larik_jupyter.session.store import Session
 
 _INSTRUCTION = (
     "Summarise the conversation so far for your own later use: the user's goals, decisions "
@@ -213,3 +216,18 @@ async def compact_context(
     if not result.summary:
         raise ProviderError("Compaction failed: the model returned no summary; try `/compact` again.")
     return result
+
+
+async def compact_session(
+    session: Session, provider: Provider, system: str, context: list[Message], tools: list[ToolSchema],
+    instructions: str, emit: Callable[[ae.AgentEvent], None],
+) -> str:
+    """Summarise `context` into a compaction entry of `session` and return the summary, which
+    says (as a warning does) what was shortened for it."""
+    done = await compact_context(provider, system, context, tools, instructions)
+    summary = done.summary
+    if done.shortened:
+        emit(ae.Notice(f"Compaction: {done.shortened}.", level="warning"))
+        summary += f"\n\n(For this summary {done.shortened}.)"
+    session.append(Entry(type="compaction", summary=summary, model=provider.name), sync=True)
+    return summary

@@ -18,6 +18,8 @@ from larik_jupyter.agent.permissions import (
 )
 from larik_jupyter.agent.preview import preview_change
 from larik_jupyter.agent.summary import approval_question
+from larik_jupyter.agent.tool_calls import Gate
+from larik_jupyter.agent.turn import Turn
 from larik_jupyter.config.decide import allowed_by, decide
 from larik_jupyter.config.layers import LoadedConfig
 from larik_jupyter.config.update import add_allow_rule
@@ -112,3 +114,24 @@ async def check_call(
         reason = f" The user said: {answer.message}" if answer.message else ""
         return Verdict(f"The user denied permission for {summary}.{reason}", saved)
     return Verdict(None, saved)
+
+
+def turn_gate(
+    turn: Turn, *, loaded: Callable[[], LoadedConfig], reread: Callable[[], None], cwd: Path,
+    emit: Callable[[ae.AgentEvent], None],
+) -> Gate:
+    """The permission check of `turn`'s calls under the config `loaded` gives at each call; an
+    "always" answer calls `reread`, so the rule it saved holds for the next call."""
+
+    async def gate(
+        call: ToolUseBlock, tool: Tool, summary: str, protected: dict[str, list[str]], position: CellPosition,
+    ) -> str | None:
+        verdict = await check_call(
+            call, tool, summary, protected, position, loaded=loaded(), env=turn.env, cwd=cwd,
+            approver=turn.approver, yes=turn.yes, emit=emit,
+        )
+        if verdict.saved_rule:
+            reread()
+        return verdict.denial
+
+    return gate

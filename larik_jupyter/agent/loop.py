@@ -2,7 +2,8 @@
 
 Internal to the agent: front ends drive `api.Agent`, which holds one `AgentLoop`. A tool call's
 way through hooks, permissions and protect mode is `tool_calls.py` (`gate.py`, `protect.py`),
-summarising the context `compaction.py`, the turn's own arguments and state `turn.py`."""
+summarising the context `compaction.py`, the turn's own arguments and state, its opening and
+end `turn.py`."""
 
 from __future__ import annotations
 
@@ -14,8 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from larik_jupyter.agent import events as ae
-from larik_jupyter.agent.compaction import compact_context, compaction_due, request_tokens
-from larik_jupyter.agent.gate import check_call
+from larik_jupyter.agent.compaction import compact_session, compaction_due, request_tokens
+from larik_jupyter.agent.gate import turn_gate
 from larik_jupyter.agent.hooks import HookRunner
 from larik_jupyter.agent.mcp import McpManager, McpTool
 from larik_jupyter.agent.mcp_status import started_notice
@@ -23,27 +24,24 @@ from larik_jupyter.agent.model_call import call_model
 from larik_jupyter.agent.outcome import TurnOutcome
 from larik_jupyter.agent.permissions import Approver
 from larik_jupyter.agent.prompt import egress_rules, system_prompt
-from larik_jupyter.agent.stop_reasons import cut_call_result, output_limit_notice, refused_error
+from larik_jupyter.agent.stop_reasons import (
+    cut_call_result,
+    max_steps_notice,
+    output_limit_notice,
+    refused_error,
+)
 from larik_jupyter.agent.subagents import Child
-from larik_jupyter.agent.tool_calls import INTERRUPTED_RESULT, Gate, ToolCalls, unanswered
+from larik_jupyter.agent.tool_calls import INTERRUPTED_RESULT, ToolCalls, unanswered
 from larik_jupyter.agent.toolset import agent_tools
-from larik_jupyter.agent.turn import PromptExtras, Turn
+from larik_jupyter.agent.turn import PromptExtras, Turn, end_turn, open_turn, prompt_message
 from larik_jupyter.agent.undo import record_note
-from larik_jupyter.checkpoint.errors import CheckpointError
 from larik_jupyter.checkpoint.store import CheckpointStore
 from larik_jupyter.config.layers import LoadedConfig, load_config
 from larik_jupyter.config.skills import in_personal_skill, skills_prompt
 from larik_jupyter.egress.door import EgressDoor, open_door
 from larik_jupyter.errors import LarikError
 from larik_jupyter.llm import events as ev
-from larik_jupyter.llm.messages import (
-    ContentBlock,
-    Message,
-    TextBlock,
-    ToolResultBlock,
-    ToolUseBlock,
-    Usage,
-)
+from larik_jupyter.llm.messages import Message, ToolResultBlock, ToolUseBlock, Usage
 from larik_jupyter.llm.pricing import cost as price_usage
 from larik_jupyter.llm.provider import Provider, ProviderError
 from larik_jupyter.llm.valid_text import valid_text
@@ -51,7 +49,6 @@ from larik_jupyter.lsp.manager import LspManager
 from larik_jupyter.session.branch import ancestors
 from larik_jupyter.session.call_summary import CellPosition, first_known, positions_in_files
 from larik_jupyter.session.entry import Entry
-from larik_jupyter.session.numbers import trace_last_turn
 from larik_jupyter.session.store import Session
 from larik_jupyter.tools.base import Tool
 from larik_jupyter.tools.env import CallContext, Env, InlineRunner
@@ -72,19 +69,10 @@ class AgentLoop(ae.EventSource):
     ones."""
 
     def __init__(
-        self,
-        session: Session,
-        provider: Provider,
-        *,
-        loaded: LoadedConfig | None = None,
-        approver: Approver | None = None,
-        yes: bool = False,
-        host: KernelHost | None = None,
-        checkpoints: CheckpointStore | None = None,
-        parent: AgentLoop | None = None,
-        mcp: McpManager | None = None,
-        protect: bool = False,
-        tools: Iterable[Tool] = (),
+        self, session: Session, provider: Provider, *, loaded: LoadedConfig | None = None,
+        approver: Approver | None = None, yes: bool = False, host: KernelHost | None = None,
+        checkpoints: CheckpointStore | None = None, parent: AgentLoop | None = None,
+        mcp: McpManager | None = None, protect: bool = False, tools: Iterable[Tool] = (),
     ) -> None:
         super().__init__()
         self.session = session
@@ -306,18 +294,10 @@ class AgentLoop(ae.EventSource):
         self._loop = asyncio.get_running_loop()
         self._task = asyncio.current_task()
         prompt_number = len(self.session.state.prompt_positions) + 1
-        if self._owns_turns:
-            number = self.checkpoints.begin_turn(prompt_number)
-            if self.variables is not None:
-                self.variables.open_turn(
-                    number, self.loaded.config.kernel_snapshot_budget_mb, protect=self.protecting
-                )
-            if self.host is not None:
-                self.host.fingerprints.clear()  # the user may have run cells since the last turn
-        else:
-            number = 1
-        if self._owns_turns:
-            self.door.turn, self.door.prompt = number, prompt_number
+        number = open_turn(
+            prompt_number, checkpoints=self.checkpoints, door=self.door, owns_turns=self._owns_turns, host=self.host,
+            variables=self.variables, budget_mb=self.loaded.config.kernel_snapshot_budget_mb, protect=self.protecting,
+        )
         # The kernel's notebook is kept after the turn (cell positions, `/check` read it).
         self.env = dataclasses.replace(self.env, call=dataclasses.replace(self.env.call, notebook_path=notebook))
         call = dataclasses.replace(
@@ -335,53 +315,19 @@ class AgentLoop(ae.EventSource):
 
     def _tool_calls(self, turn: Turn) -> ToolCalls:
         """What runs `turn`'s tool calls."""
+        gate = turn_gate(turn, loaded=lambda: self.loaded, reread=self._reread_config, cwd=self.cwd, emit=self.emit)
         return ToolCalls(
-            turn=turn, tools=self.tools, hooks=self.hooks, gate=self._gate(turn), protecting=self.protecting,
+            turn=turn, tools=self.tools, hooks=self.hooks, gate=gate, protecting=self.protecting,
             position=lambda: self.cell_position(turn.env), store=lambda m: self._append(m, sync=True),
             emit=self.emit,
         )
 
     def _finish(self, outcome: TurnOutcome, stop_notices: list[str] | None = None) -> None:
         self._answer_unanswered(INTERRUPTED_RESULT)
-        if self._owns_turns:
-            self.checkpoints.finish_turn()
-        if self.host is not None and self._owns_turns:
-            # Held only within the turn: a variable the user deletes next must not stay alive here.
-            self.host.fingerprints.clear()
-        if self.variables is not None:
-            self.variables.forget_call()
-        if self.variables is not None and (changed := self.variables.recorded(outcome.turn)):
-            try:
-                self.checkpoints.note_variables(changed)
-            except CheckpointError as exc:
-                self.emit(ae.Notice(str(exc), level="warning"))
-        if outcome.usage.input_tokens or outcome.usage.output_tokens or stop_notices:
-            self.session.append(
-                Entry(
-                    type="usage",
-                    usage=outcome.usage,
-                    model=self.provider.name,
-                    hooks=stop_notices or None,
-                ),
-                sync=True,
-            )
-        else:
-            self.session.sync()
-        if self._owns_turns and (line := self.door.withheld_line(outcome.turn)):
-            self.emit(ae.Notice(line))
-        state = self.session.state
-        traced = trace_last_turn(state)
-        if traced is not None and traced.count:
-            self.emit(ae.NumbersUnfound(traced.texts(), traced))
-        self.emit(
-            ae.UsageReported(
-                turn_usage=outcome.usage,
-                turn_cost=outcome.cost,
-                session_usage=state.usage,
-                session_cost=state.cost,
-            )
+        end_turn(
+            outcome, stop_notices, session=self.session, model=self.provider.name, checkpoints=self.checkpoints,
+            door=self.door, owns_turns=self._owns_turns, host=self.host, variables=self.variables, emit=self.emit,
         )
-        self.emit(ae.TurnEnded(turn=outcome.turn, status=outcome.status, error=outcome.error))
         # Not held past the turn: its `answer` value is the user's, and its runner the cell's.
         self._task = self.turn = None
 
@@ -395,15 +341,8 @@ class AgentLoop(ae.EventSource):
             self.pending_note = f"{self.pending_note}\n{note}" if self.pending_note else note
 
     def _prompt_message(self, prompt: str, hooks: list[str], extras: PromptExtras) -> Message:
-        blocks: list[ContentBlock] = []
-        if self.pending_note:
-            blocks.append(TextBlock(text=self.pending_note))
-            self.pending_note = None
-        blocks += [*extras.before, TextBlock(text=prompt), *extras.after]
-        return Message(
-            role="user", content=blocks, hooks=hooks or None, attachments=extras.attachments or None,
-            cells=extras.cells or None,
-        )
+        note, self.pending_note = self.pending_note, None
+        return prompt_message(prompt, note, hooks, extras)
 
     def _append(self, message: Message, *, sync: bool = False) -> Message:
         """Store `message` and add it to the model context as stored (its text valid UTF-8)."""
@@ -447,30 +386,10 @@ class AgentLoop(ae.EventSource):
             # Written and flushed at once (tool completion); fsynced with the next boundary.
             self._append(Message(role="user", content=list(results)))
         outcome.status = "max_steps"
-        self.emit(
-            ae.Notice(
-                f"Stopped after {max_steps} model calls in one turn (max_steps); "
-                "send another prompt to continue.",
-                level="warning",
-            )
-        )
+        self.emit(ae.Notice(max_steps_notice(max_steps), level="warning"))
 
-    def _gate(self, turn: Turn) -> Gate:
-        """The permission check of `turn`'s calls; an "always" answer reloads the config, so
-        the rule it saved holds for the next call."""
-
-        async def gate(
-            call: ToolUseBlock, tool: Tool, summary: str, protected: dict[str, list[str]], position: CellPosition,
-        ) -> str | None:
-            verdict = await check_call(
-                call, tool, summary, protected, position, loaded=self.loaded, env=turn.env, cwd=self.cwd,
-                approver=turn.approver, yes=turn.yes, emit=self.emit,
-            )
-            if verdict.saved_rule:
-                self.loaded = load_config(self.cwd)
-            return verdict.denial
-
-        return gate
+    def _reread_config(self) -> None:
+        self.loaded = load_config(self.cwd)
 
     @property
     def protecting(self) -> bool:
@@ -522,15 +441,8 @@ class AgentLoop(ae.EventSource):
 
     async def compact(self, instructions: str = "") -> str:
         """Summarise the model context into a compaction entry; `All` keeps every message."""
-        done = await compact_context(
-            self.provider, self._system(), self.context, tool_schemas(self.tools), instructions
-        )
-        summary = done.summary
-        if done.shortened:
-            self.emit(ae.Notice(f"Compaction: {done.shortened}.", level="warning"))
-            summary += f"\n\n(For this summary {done.shortened}.)"
-        self.session.append(
-            Entry(type="compaction", summary=summary, model=self.provider.name), sync=True
+        summary = await compact_session(
+            self.session, self.provider, self._system(), self.context, tool_schemas(self.tools), instructions, self.emit
         )
         self.context = self.session.state.context_for_model()
         self.last_call_usage = None
@@ -539,9 +451,7 @@ class AgentLoop(ae.EventSource):
     def clear(self) -> None:
         """Start a fresh model context, recorded as a compaction entry so a resume keeps it
         cleared; `All` (and the session file) keep every message."""
-        self.session.append(
-            Entry(type="compaction", summary=CLEARED_SUMMARY, model=self.provider.name), sync=True
-        )
+        self.session.append(Entry(type="compaction", summary=CLEARED_SUMMARY, model=self.provider.name), sync=True)
         self.context = self.session.state.context_for_model()
         self.last_call_usage = None
 

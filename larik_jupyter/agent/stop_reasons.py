@@ -38,3 +38,8 @@ def cut_call_result(tool: str) -> str:
         "its input was being written, so the input is incomplete. Send the call again with a "
         "smaller input (write a large file in parts, or edit it piece by piece)."
     )
+
+
+def max_steps_notice(max_steps: int) -> str:
+    """The notice of a turn stopped by `max_steps` (the config's model calls per turn)."""
+    return f"Stopped after {max_steps} model calls in one turn (max_steps); send another prompt to continue."

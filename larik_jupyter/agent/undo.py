@@ -22,11 +22,15 @@ from larik_jupyter.checkpoint.cells import (
 )
 from larik_jupyter.checkpoint.errors import CheckpointError, NothingToUndoError
 from larik_jupyter.checkpoint.store import CheckpointStore, UndoResult
+from larik_jupyter.errors import LarikError
 from larik_jupyter.llm.messages import Usage
 from larik_jupyter.session.branch import check_prompt
 from larik_jupyter.session.entry import Entry
 from larik_jupyter.session.store import Session
-from larik_jupyter.tools.kernel import kernel_snapshots
+from larik_jupyter.tools.env import Env
+from larik_jupyter.tools.host import KernelHost
+from larik_jupyter.tools.kernel import KernelSnapshots, kernel_snapshots
+from larik_jupyter.tools.notebook import cell_restorer, cell_sources
 
 # A piece of a report line: words, a name (a path or a command: code in Markdown and HTML), or
 # an emphasised word.
@@ -346,6 +350,41 @@ def undo_turn(
         result.restored_variables, result.removed_variables = done.restored, done.removed
         result.unrestored_variables, result.lost_variables = done.not_restored, done.gone
     return UndoReport((result,))
+
+
+def undo_turns(
+    checkpoints: CheckpointStore, env: Env, queue_note: Callable[[str], None], prompt_number: int | None, *,
+    prompts: int, nothing_ok: bool = False, force: bool = False, skip_changed: bool = False,
+) -> UndoReport:
+    """Undo the newest turn, or with `prompt_number` each turn down to it (`undo_down_to`, of
+    the session's `prompts`): files, cells where `env`'s kernel shows or keeps them, kernel
+    variables; each report's note for the model goes to `queue_note`."""
+
+    def newest() -> UndoReport:
+        report = undo_turn(
+            checkpoints, cells=cell_restorer(env), sources=cell_sources(env), force=force, skip_changed=skip_changed
+        )
+        if note := report.system_note():
+            queue_note(note)
+        return report
+
+    if prompt_number is None:
+        return newest()
+    return undo_down_to(
+        checkpoints, prompt_number, prompts, newest, session_id=checkpoints.session_id, nothing_ok=nothing_ok
+    )
+
+
+def bind_variable(
+    host: KernelHost | None, snapshots: KernelSnapshots | None, checkpoints: CheckpointStore, name: str, value: object
+) -> None:
+    """Bind kernel variable `name` to `value` as a change of the last turn, which undo puts
+    back; see `Agent.bind`."""
+    if host is None or snapshots is None:
+        raise LarikError(f"Binding `{name}` needs a kernel; run the agent inside Jupyter (with a `host`).")
+    existed = name in host.namespace
+    snapshots.rebind(host.namespace, name, value)
+    checkpoints.note_variables([(name, existed)])  # a failure says undo will not know
 
 
 def undo_down_to(

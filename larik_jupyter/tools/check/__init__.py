@@ -13,19 +13,17 @@ if TYPE_CHECKING:
     from larik_jupyter.tools.check.report import CheckReport
     from larik_jupyter.tools.check.tool import (
         NotebookCheckTool,
-        check_on_thread,
-        check_path,
+        check_notebook,
         names_of_cell,
         run_check,
     )
 
-__all__ = ["CheckReport", "NotebookCheckTool", "check_on_thread", "check_path", "names_of_cell", "run_check"]
+__all__ = ["CheckReport", "NotebookCheckTool", "check_notebook", "names_of_cell", "run_check"]
 
 _LAZY = {
     "CheckReport": "larik_jupyter.tools.check.report",
     "NotebookCheckTool": "larik_jupyter.tools.check.tool",
-    "check_on_thread": "larik_jupyter.tools.check.tool",
-    "check_path": "larik_jupyter.tools.check.tool",
+    "check_notebook": "larik_jupyter.tools.check.tool",
     "names_of_cell": "larik_jupyter.tools.check.tool",
     "run_check": "larik_jupyter.tools.check.tool",
 }

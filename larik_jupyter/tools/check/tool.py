@@ -15,11 +15,13 @@ from __future__ import annotations
 
 import ast
 import builtins
+import dataclasses
 import json
 import re
 import threading
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from larik_jupyter.errors import LarikError, ToolError
@@ -313,3 +315,13 @@ def check_on_thread(env: Env, raw_path: str, *, timeout: int, stop: threading.Ev
 def check_path(env: Env, path: str | None) -> str:
     """The notebook a check runs on: `path`, else the kernel's own."""
     return notebook_path(env, {"path": path} if path else {}, "check")
+
+
+def check_notebook(
+    env: Env, path: str | None, *, timeout: int, stop: threading.Event, notebook: Path | None = None
+) -> CheckReport:
+    """`check_on_thread` on `path`, else the kernel's own notebook: `notebook` when the caller
+    knows it, else the one `env`'s last turn was given."""
+    if notebook is not None:
+        env = dataclasses.replace(env, call=dataclasses.replace(env.call, notebook_path=notebook))
+    return check_on_thread(env, check_path(env, path), timeout=timeout, stop=stop)
