@@ -95,3 +95,21 @@ def as_stored(live: str) -> str:
     """A live transcript without what only a live view can show: how each call was allowed
     (`· allowed by --yes`), a decision never stored, so `/history` renders everything else."""
     return live.replace(" · allowed by --yes", "")
+
+
+class Hostile:
+    """A variable whose every look-up, comparison, length and repr raises."""
+
+    def __getattribute__(self, name: str) -> Any:
+        raise RuntimeError("no attributes")
+
+    def __eq__(self, other: object) -> bool:
+        raise RuntimeError("no comparing")
+
+    def __len__(self) -> int:
+        raise RuntimeError("no length")
+
+    def __repr__(self) -> str:
+        raise RuntimeError("no repr")
+
+    __hash__ = object.__hash__

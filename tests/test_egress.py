@@ -24,7 +24,7 @@ from larik_jupyter.errors import LarikError
 from larik_jupyter.llm.messages import TextBlock
 from larik_jupyter.testing import ScriptedHTTPServer
 from larik_jupyter.tools.host import KernelHost
-from tests.agent_helpers import done, personal, scripted, tool
+from tests.agent_helpers import Hostile, done, personal, scripted, tool
 from tests.widget_helpers import larik, shell_with_magics
 
 KEY = "sk-egress"
@@ -349,28 +349,15 @@ def test_the_door_decides_again_when_a_rule_or_a_restricted_value_changes(projec
     assert later not in sent() and EMAIL in sent()
 
 
-class _Hostile:
-    """A variable whose every look-up, length and repr raises."""
-
-    def __getattribute__(self, name: str) -> object:
-        raise RuntimeError("no attributes")
-
-    def __len__(self) -> int:
-        raise RuntimeError("no length")
-
-    def __repr__(self) -> str:
-        raise RuntimeError("no repr")
-
-
 def test_a_restricted_variable_whose_every_look_up_raises_never_stops_the_turn(project: Path, tmp_path: Path) -> None:
     # The door indexes and describes each restricted variable before the request leaves; a value
     # that raises on every question is withheld by its tag, and the turn goes on.
     personal({"egress": {"default": "schema"}})
     model = scripted(tmp_path, [tool("python", code="k = type(h).__name__\nh")], done())
-    ns: dict[str, object] = {"h": _Hostile(), "cust": pd.DataFrame({"email": ["zq7@canary.example"]})}
+    ns: dict[str, object] = {"h": Hostile(), "cust": pd.DataFrame({"email": ["zq7@canary.example"]})}
     agent = Agent(project, model=model, yes=True, host=KernelHost(ns))
     outcome = agent.run("look at it")
     sent = json.dumps(agent.loop.provider.requests, ensure_ascii=False)  # type: ignore[attr-defined]
     agent.close()
-    assert outcome.status == "done" and ns["k"] == "_Hostile"
+    assert outcome.status == "done" and ns["k"] == "Hostile"
     assert "[withheld: h — policy schema" in sent and "zq7@canary.example" not in sent

@@ -15,7 +15,7 @@ import pytest
 
 from larik_jupyter import Agent, KernelHost, PermissionAnswer, PermissionRequest
 from larik_jupyter.session.variable_changes import VariableChange
-from tests.agent_helpers import done, results_of, scripted, tool
+from tests.agent_helpers import Hostile, done, results_of, scripted, tool
 
 pytestmark = pytest.mark.filterwarnings("ignore:The inplace keyword")
 
@@ -166,24 +166,6 @@ def test_undo_says_plainly_what_it_could_not_restore(project: Path, tmp_path: Pa
     assert "could not restore: data (changed in place through random.shuffle(…)" in text
     assert ns["x"] == 1 and ns["data"] != [1, 2, 3]
     agent.close()
-
-
-class Hostile:
-    """A variable whose every look-up, comparison, length and repr raises."""
-
-    def __getattribute__(self, name: str) -> Any:
-        raise RuntimeError("no attributes")
-
-    def __eq__(self, other: object) -> bool:
-        raise RuntimeError("no comparing")
-
-    def __len__(self) -> int:
-        raise RuntimeError("no length")
-
-    def __repr__(self) -> str:
-        raise RuntimeError("no repr")
-
-    __hash__ = object.__hash__
 
 
 @pytest.mark.parametrize("protect", [False, True])
