@@ -104,7 +104,8 @@ class ToolCalls:
             raise
         if result.variables and checked:
             await keep_or_roll_back(call, result, set(asked), env, self.turn.approver, self.emit)
-        seconds = time.monotonic() - started
+        # Rounded once, as stored: the live view and the transcript read from disk say the same.
+        seconds = round(time.monotonic() - started, 3)
         result.content, result.diff = valid_text(result.content), result.diff and valid_text(result.diff)
         after = await self.hooks.after_tool(call.name, dict(call.input), result.content, result.is_error)
         for notice in result.notices:
@@ -137,7 +138,7 @@ class ToolCalls:
             content=content,
             is_error=result.is_error or None,
             diff=result.diff or None,
-            duration=round(seconds, 3),
+            duration=seconds,
             subagent=getattr(result, "subagent", None) or None,
             hooks=before.notices + after.notices or None,
             source=result.source,
