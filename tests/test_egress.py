@@ -86,6 +86,33 @@ def test_number_forms_and_the_index() -> None:
     assert index.find("nothing of it here 123457.1") == []
 
 
+def test_the_index_finds_what_each_source_holds_now_through_changes() -> None:
+    """Values are found as whole tokens only, and after a frame changes, another is added or a
+    rule is dropped, the search finds the values the sources hold now and no others."""
+    index = ValueIndex()
+    frames = {f"f{n}": pd.DataFrame({"id": [f"ID{n:02d}{i:05d}x" for i in range(300)]}) for n in range(8)}
+    for name, frame in frames.items():
+        index.add(f"variable:{name}", value_forms(name, frame))
+    assert [f.label for f in index.find("row ID0300007x, end.")] == ["f3.id"]
+    assert [f.label for f in index.find("row ID0300007x.")] == ["f3.id"]  # ends a sentence
+    assert index.find("row xID0300007x and ID0300007xx and ID0300007") == []  # not whole tokens
+    # f3 changes: its old values are no longer its, its new ones are found.
+    index.add("variable:f3", value_forms("f3", pd.DataFrame({"id": ["NEW-VALUE-0001", "NEW-VALUE-0002"]})))
+    assert index.find("ID0300007x") == []
+    assert [f.text for f in index.find("then NEW-VALUE-0002;")] == ["NEW-VALUE-0002"]
+    # A new source, then a rule dropped: found, then not.
+    index.add("variable:late", value_forms("late", ["late-canary-77"]))
+    assert [f.source for f in index.find("(late-canary-77)")] == ["variable:late"]
+    index.drop("variable:late")
+    index.drop("variable:f5")
+    assert index.find("late-canary-77 ID0500001x") == []
+    assert [f.label for f in index.find("ID0600001x")] == ["f6.id"]
+    # Many changes at once (past a quarter of the keys): all still found, the dropped not.
+    for name in ("f0", "f1", "f2", "f4"):
+        index.add(f"variable:{name}", value_forms(name, frames[name]))
+    assert {f.label for f in index.find("ID0000001x ID0100001x ID0700001x ID0500001x")} == {"f0.id", "f1.id", "f7.id"}
+
+
 def test_mcp_results_and_the_notebook_context_are_searched(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     script = [
         {"content": [tool("mcp__tiny__echo", text=f"echo {EMAIL}")]},

@@ -19,6 +19,8 @@ import re
 from collections.abc import Iterable, Iterator
 from typing import Any, NamedTuple
 
+import ahocorasick_rs
+
 VALUES_PER_SOURCE = 20_000
 MIN_ROWS = 200  # rows of each column indexed however wide the frame
 _MIN_STRING = 5
@@ -193,13 +195,36 @@ def _key(text: str) -> bytes:
 _Item = tuple[str, str, str, bytes | None]
 
 
+class _Matcher:
+    """A compiled search for some keys, each found only as a whole token: the text's
+    separators are made single spaces (`_SPLIT`) and each key is looked for with a space on
+    either side, overlapping matches included, in one pass over the bytes."""
+
+    def __init__(self, keys: Iterable[bytes]) -> None:
+        self.keys = list(keys)
+        self._search = ahocorasick_rs.BytesAhoCorasick(
+            [b" " + key + b" " for key in self.keys], implementation=ahocorasick_rs.Implementation.ContiguousNFA
+        )
+
+    def find(self, spaced: bytes) -> set[bytes]:
+        keys = self.keys
+        return {keys[i] for i, _, _ in self._search.find_matches_as_indexes(spaced, overlapping=True)}
+
+
 class ValueIndex:
-    """The distinctive values of some sources, found in text by token lookup."""
+    """The distinctive values of some sources, found in text by one compiled search.
+
+    Two searches are kept: one over every key when it was compiled, and one over the keys of
+    the sources added since (compiling 240,000 keys takes 400 ms; a changed frame's 12,000, 9
+    ms). Both are compiled again when the newer grows past a quarter of the older. A key of a
+    source dropped since is still searched for and found in no source."""
 
     def __init__(self) -> None:
         self._by_key: dict[bytes, tuple[_Item, ...]] = {}
         self._sources: dict[str, tuple[bytes, ...]] = {}
-        self._keys: set[bytes] = set()
+        self._base: _Matcher | None = None
+        self._newer: set[str] = set()  # sources added since `_base` was compiled
+        self._top: _Matcher | None = None  # their keys, compiled when first searched
 
     def add(self, source: str, forms: Iterable[tuple[str, str]]) -> None:
         """Index `forms` ((text, label) pairs) as values of `source`, replacing earlier ones."""
@@ -214,8 +239,9 @@ class ValueIndex:
                 added.setdefault(variant, []).append(item)
         for variant, items in added.items():
             self._by_key[variant] = (*self._by_key.get(variant, ()), *items)
-        self._keys.update(added)
         self._sources[source] = tuple(added)
+        self._newer.add(source)
+        self._top = None
 
     def drop(self, source: str) -> None:
         for key in self._sources.pop(source, ()):
@@ -224,7 +250,9 @@ class ValueIndex:
                 self._by_key[key] = kept
             else:
                 self._by_key.pop(key, None)
-                self._keys.discard(key)
+        if source in self._newer:
+            self._newer.discard(source)
+            self._top = None
 
     def sources(self) -> list[str]:
         return list(self._sources)
@@ -232,15 +260,23 @@ class ValueIndex:
     def __len__(self) -> int:
         return len(self._by_key)
 
+    def _matchers(self) -> list[_Matcher]:
+        newer = sum(len(self._sources[s]) for s in self._newer)
+        if self._base is None or newer * 4 > len(self._base.keys):
+            self._base, self._newer, self._top = _Matcher(self._by_key), set(), None
+        elif self._newer and self._top is None:
+            self._top = _Matcher(dict.fromkeys(k for s in self._newer for k in self._sources[s]))
+        return [self._base] if self._top is None else [self._base, self._top]
+
     def find(self, text: str, sources: set[str] | None = None) -> list[Found]:
         """The indexed values `text` holds (of `sources` only, when given), longest first."""
-        # Each token looked up once in the key set, no set of the tokens built.
-        hits = self._keys.intersection(tokens(text)) if self._keys else None
-        if not hits:
+        if not self._by_key:
             return []
+        spaced = b" " + text.encode("utf-8", "surrogatepass").translate(_SPLIT) + b" "
+        hits = set().union(*(m.find(spaced) for m in self._matchers()))
         found: dict[str, Found] = {}
         for key in hits:
-            for value, source, label, whole in self._by_key[key]:
+            for value, source, label, whole in self._by_key.get(key, ()):
                 if sources is not None and source not in sources:
                     continue
                 if value not in found and (whole is not None or value in text):
