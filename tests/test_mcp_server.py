@@ -412,3 +412,40 @@ def test_without_a_policy_the_client_gets_the_data_and_the_notebooks_rules_then_
     # `/egress` in the notebook shows what the client was sent.
     assert f"**Outside agent `mcp:{CLIENT}`**" in report[0] and "6 answer(s) to an outside agent in 4 turn(s)" in report[0]
     assert "people (never) ×" in report[0]
+
+
+@pytest.mark.parametrize("restricted", [True, False])
+def test_an_ask_to_the_clients_user_passes_the_door(kernel: Kernel, project: Path, restricted: bool) -> None:
+    """An approval asked through MCP elicitation shows what the call would do: here a cell's
+    diff whose old source holds a restricted value. Made false: with no policy it is shown."""
+    personal({"egress": {"policies": {"secret": "never"}}} if restricted else {})
+    kernel.run(PLANT)
+    notebook = nbformat.v4.new_notebook()
+    notebook.cells = [nbformat.v4.new_code_cell(f"who = '{SECRET}'", id="who")]
+    nbformat.write(notebook, project / "who.ipynb")
+    asked: list[str] = []
+
+    async def answer(context: Any, params: types.ElicitRequestParams) -> types.ElicitResult:
+        asked.append(params.message)
+        return types.ElicitResult(action="accept", content={"decision": "deny"})
+
+    async def run() -> types.CallToolResult:
+        async with stdio_client(server_params(kernel, project)) as (read, write):
+            async with ClientSession(read, write, client_info=types.Implementation(name=CLIENT, version="1"),
+                                     elicitation_callback=answer) as session:
+                await session.initialize()
+                edit = {"path": "who.ipynb", "cell_id": "who", "edit_mode": "replace", "new_source": "who = None"}
+                return await session.call_tool("notebook_edit", edit)
+
+    result = asyncio.run(run())
+    assert result.is_error and "The user denied permission" in text(result)
+    [message] = asked
+    assert "who = None" in message
+    answers = _answers(project)
+    question = [line for line in answers if any(p["source"] == "approval detail" for p in line["parts"])]
+    assert len(question) == 1 and question[0]["destination"] == f"mcp:{CLIENT}"
+    if restricted:
+        assert SECRET not in message and "[withheld: secret.email — policy never" in message
+        assert question[0]["withheld"][0]["where"] == "approval detail"
+    else:
+        assert SECRET in message and not question[0]["withheld"]

@@ -10,6 +10,7 @@ appears in the notebook's history or in what the kernel saw run.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 from collections.abc import Sequence
 from pathlib import Path
@@ -126,7 +127,7 @@ async def _answer(kernel: KernelSession, agent: Agent, client: Destination, data
     notebook = Path(data["notebook"]) if data.get("notebook") else kernel.own_notebook().path
     # What the person undid since (not the client's own undo): told with this result.
     note = agent.pending_note if agent.pending_note != _own_undo.pop(str(data["key"]), None) else None
-    approver = PageApprover(kernel, notebook, elicit=bool(data.get("elicit")))
+    approver = PageApprover(kernel, notebook, client=(agent, client) if data.get("elicit") else None)
     # Jupyter's interrupt (the page's stop button, or the server when its client went away)
     # stops this call as it stops a `%larik` turn.
     with sigint_stops(agent.stop, reading_input=lambda: False):
@@ -223,18 +224,23 @@ class PageApprover:
     """Asks the person in the open notebook: an approval card shown under a cell of the open
     notebook (the cell the call names, else the last code cell), as a `%larik` turn shows one
     in its own cell; where the notebook is not open, the client's user through MCP
-    elicitation (`elicit`: the client supports it); else None (the call is denied)."""
+    elicitation (`client`: the outside agent's session and its client, when the client supports
+    it; the ask passes the session's egress door); else None (the call is denied)."""
 
-    def __init__(self, kernel: KernelSession, notebook: Path | None, *, elicit: bool = False) -> None:
+    def __init__(
+        self, kernel: KernelSession, notebook: Path | None, *, client: tuple[Agent, Destination] | None = None
+    ) -> None:
         self.kernel = kernel
         self.notebook = notebook
-        self.elicit = elicit
+        self.client = client
 
     async def ask(self, request: PermissionRequest) -> PermissionAnswer | None:
         shown = await self._in_page(request)
         if shown is not None:
             return await shown
-        return await _elicit(request) if self.elicit else None
+        if self.client is None:
+            return None
+        return await _elicit(_let_out(*self.client, request))
 
     async def _in_page(self, request: PermissionRequest) -> asyncio.Future[PermissionAnswer] | None:
         """The card's answer to come, or None when the notebook is not open."""
@@ -270,6 +276,26 @@ class PageApprover:
         shown = [*cell.get("outputs", []), {"output_type": "display_data", "data": data, "metadata": metadata}]
         bridge.post(self.notebook, ShowOutputs(cell_id=cell["id"], outputs=shown))
         return future
+
+
+def _let_out(agent: Agent, client: Destination, request: PermissionRequest) -> PermissionRequest:
+    """The ask as the egress door lets it out to the client's user: its question and what the
+    call would do (code, a cell's diff: a cell's old source may hold a restricted value) are
+    decided as an answer's parts are, and recorded in the ledger as an answer."""
+
+    def build(blocks: list[ContentBlock]) -> dict[str, Any]:
+        return {"question": _text(blocks[0]), "detail": _text(blocks[1])}
+
+    pieces: list[tuple[str, ContentBlock]] = [
+        ("approval question", TextBlock(text=request.question)),
+        ("approval detail", TextBlock(text=request.detail)),
+    ]
+    said = agent.egress_door.pass_answer(client, pieces, build)
+    return dataclasses.replace(request, question=said["question"], detail=said["detail"])
+
+
+def _text(block: ContentBlock) -> str:
+    return block.text if isinstance(block, TextBlock) else ""
 
 
 async def _elicit(request: PermissionRequest) -> PermissionAnswer | None:
