@@ -14,7 +14,9 @@ ledger line kept in memory) on a door whose per-block cache is empty (the first 
 carries all of this); `next request` is the following request of the turn, one tool result
 longer, through the same door (its earlier blocks decided already); `after a rule change` is a
 request after `/egress` changed a restricted variable's policy (every block decided again, the
-searches of its texts kept); `after a variable changed` is a request after a cell made one of
+searches of its texts kept); `a turn's first request` is the next request after a new turn
+began (what each restricted frame holds looked at again, through the kernel's fingerprints,
+which the turn's first `python` call would take anyway); `after a variable changed` is a request after a cell made one of
 the 20 frames anew (its values indexed again, their search compiled, every text searched again).
 Target: the door adds at most 5 ms to the fresh request.
 
@@ -37,6 +39,8 @@ from larik_jupyter.egress.policy import Policy, PolicySet
 from larik_jupyter.llm.anthropic_provider import request_messages
 from larik_jupyter.llm.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock
 from larik_jupyter.llm.provider import Destination
+from larik_jupyter.tools.fingerprint_cache import FingerprintCache
+from larik_jupyter.tools.kernel import content_key
 
 TARGET_CHARS = 400_000
 RESULTS = 60
@@ -103,7 +107,12 @@ def main() -> None:
     messages = _messages(rng, frames, RESULTS)
     longer = messages + _messages(rng, frames, 1)[1:]
     destination = Destination("anthropic:claude-sonnet-4-6", "https://api.anthropic.com")
-    door = EgressDoor(policies, Path("."), None, lambda: frames.items())
+    # What a frame holds is looked at once a turn, through the kernel's fingerprints, as the
+    # agent's door does (`agent/loop.py`).
+    prints = FingerprintCache()
+    door = EgressDoor(
+        policies, Path("."), None, lambda: frames.items(), lambda name, value: content_key(prints, name, value)
+    )
     start = time.perf_counter()
     door.refresh()
     indexed = time.perf_counter() - start
@@ -154,13 +163,26 @@ def main() -> None:
         orjson.dumps(body)
         return time.perf_counter() - start
 
-    results = alternate({"floor": floor, "door": fresh, "next": following, "rule": rule_change}, rounds)
+    def turn_start() -> float:
+        door.decisions.clear()
+        door.pass_request(destination, system, messages, _build)
+        door.turn = (door.turn or 0) + 1  # a new turn: the person may have run cells since
+        prints.clear()
+        start = time.perf_counter()
+        body = door.pass_request(destination, system, longer, _build)
+        orjson.dumps(body)
+        return time.perf_counter() - start
+
+    results = alternate(
+        {"floor": floor, "door": fresh, "next": following, "rule": rule_change, "turn": turn_start}, rounds
+    )
     # Last: after a change the changed frame's values are searched apart from the others' (a
     # second pass) until the changed values pass a quarter of all and the search is compiled whole.
     results |= alternate({"floor after": floor, "variable": variable_change}, rounds)
     added = [d - f for d, f in zip(results["door"], results["floor"], strict=True)]
     added_next = [d - f for d, f in zip(results["next"], results["floor"], strict=True)]
     added_rule = [d - f for d, f in zip(results["rule"], results["floor"], strict=True)]
+    added_turn = [d - f for d, f in zip(results["turn"], results["floor"], strict=True)]
     added_variable = [d - f for d, f in zip(results["variable"], results["floor after"], strict=True)]
     record = door.records[-1]
     withheld = sum(w.count for w in record.withheld)
@@ -169,6 +191,7 @@ def main() -> None:
     print(f"through the door, fresh:   {span(results['door'], 1000, 2, ' ms')}; added {span(added, 1000, 2, ' ms')} (target <= 5 ms)")
     print(f"the next request:          {span(results['next'], 1000, 2, ' ms')}; added {span(added_next, 1000, 2, ' ms')}")
     print(f"after a rule change:       {span(results['rule'], 1000, 2, ' ms')}; added {span(added_rule, 1000, 2, ' ms')}")
+    print(f"a turn's first request:    {span(results['turn'], 1000, 2, ' ms')}; added {span(added_turn, 1000, 2, ' ms')}")
     print(f"after a variable changed:  {span(results['variable'], 1000, 1, ' ms')}; added {span(added_variable, 1000, 1, ' ms')}")
 
 

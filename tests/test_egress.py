@@ -388,3 +388,31 @@ def test_a_restricted_variable_whose_every_look_up_raises_never_stops_the_turn(p
     agent.close()
     assert outcome.status == "done" and ns["k"] == "Hostile"
     assert "[withheld: h — policy schema" in sent and "zq7@canary.example" not in sent
+
+
+def test_a_restricted_frame_changed_in_place_is_looked_at_again(project: Path, tmp_path: Path) -> None:
+    """A frame changed in place keeps its object, shape and length: by the person's cell between
+    turns, and by the agent's own call within one. Both new values are withheld wherever they
+    appear afterwards (the prompt, the call's code, a shell command's output)."""
+    by_person, by_agent = "inplace.person.4415@ex.com", "inplace.agent.7730@ex.com"
+    frame = _frame()
+    model = scripted(
+        tmp_path,
+        done("first"),
+        [tool("python", code=f"cust.loc[1, 'email'] = '{by_agent}'")],
+        [tool("bash", command=f"echo {by_agent} {by_person}")],
+        done("second"),
+    )
+    agent = Agent(project, model=model, yes=True, host=KernelHost({"cust": frame}))
+    try:
+        agent.set_egress("cust", "never")
+        agent.run("look")
+        frame.loc[0, "email"] = by_person  # the person's cell, between the turns
+        agent.run(f"why is {by_person} odd?")
+    finally:
+        agent.close()
+    requests = agent.loop.provider.requests  # type: ignore[attr-defined]
+    sent = json.dumps(requests[1:], ensure_ascii=False)
+    assert by_person not in sent and by_agent not in sent
+    last = json.dumps(requests[-1], ensure_ascii=False)
+    assert last.count("[withheld: cust.email — policy never") >= 4  # prompt, code, and the echo's two

@@ -54,7 +54,7 @@ from larik_jupyter.tools.base import Tool
 from larik_jupyter.tools.env import CallContext, Env, InlineRunner
 from larik_jupyter.tools.envelope import new_nonce
 from larik_jupyter.tools.host import KernelHost
-from larik_jupyter.tools.kernel import kernel_snapshots, user_variables
+from larik_jupyter.tools.kernel import content_key, kernel_snapshots, user_variables
 from larik_jupyter.tools.notebook import cell_positions
 from larik_jupyter.tools.registry import tool_schemas
 
@@ -85,6 +85,7 @@ class AgentLoop(ae.EventSource):
             self.loaded.config.egress.policy_set(), self.root, Path(session.path),
             (lambda: user_variables(host.namespace or {})) if host is not None else None,
             ancestors(Path(session.path)),
+            (lambda name, value: content_key(host.fingerprints, name, value)) if host is not None else None,
         )
         self.provider = provider
         self.approver = approver

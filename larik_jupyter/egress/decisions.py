@@ -94,6 +94,11 @@ class BlockDecisions:
         self._cache = {k: v for k, v in self._cache.items() if k in kept}
         self._searches = {k: v for c in self._cache.values() for k, v in c.searches.items()}
 
+    def seen(self, block: Any) -> bool:
+        """Whether `block` was decided for an earlier request."""
+        cached = self._cache.get(id(block))
+        return cached is not None and cached.block is block
+
     def clear(self) -> None:
         """Forget every decision and search (the next request is decided from scratch)."""
         self._cache.clear()

@@ -34,7 +34,7 @@ from larik_jupyter.egress.policy import FULL, NEVER, Policy, PolicySet, parse_po
 from larik_jupyter.egress.report import by_turn, withheld_line
 from larik_jupyter.egress.restricted import RestrictedValues
 from larik_jupyter.egress.values import ValueIndex
-from larik_jupyter.llm.messages import ContentBlock, Message, ThinkingBlock
+from larik_jupyter.llm.messages import ContentBlock, Message, ThinkingBlock, ToolResultBlock
 from larik_jupyter.llm.provider import Destination
 
 Build = Callable[[str, list[Message]], dict[str, Any]]
@@ -53,13 +53,14 @@ class EgressDoor:
         root: Path,
         ledger: Ledger | None = None,
         variables: Callable[[], Iterable[tuple[str, object]]] | None = None,
+        content_key: Callable[[str, object], object] | None = None,
     ) -> None:
         self.policies = policies
         self.ledger = ledger
         self.turn: int | None = None
         self.prompt: int | None = None
         self.records: list[RequestRecord] = []  # the running turn's
-        self.values = RestrictedValues(root, variables)
+        self.values = RestrictedValues(root, variables, content_key)
         self.decisions = BlockDecisions(self.values, self.policy_of)
 
     # -- rules ---------------------------------------------------------------------------
@@ -145,6 +146,13 @@ class EgressDoor:
         """Index the values of the restricted variables and files that changed since last."""
         self.values.refresh(self.policies, self.turn)
 
+    def _changed_by(self, blocks: Iterable[ContentBlock]) -> None:
+        """The variables the calls whose new results are among `blocks` say they changed (a
+        change in place keeps the object): looked at again before this request leaves."""
+        for block in blocks:
+            if isinstance(block, ToolResultBlock) and block.variables and not self.decisions.seen(block):
+                self.values.stale(str(c.get("name")) for c in block.variables if isinstance(c, dict))
+
     # -- the door ------------------------------------------------------------------------
 
     def pass_request(
@@ -154,6 +162,7 @@ class EgressDoor:
         its ledger line and return the body."""
         open_all = self.policies.is_local_only() and is_local(destination)
         if not open_all:
+            self._changed_by(b for m in messages for b in m.content)
             self.refresh()
             # The untagged texts are searched first, one after another: interleaved with the
             # blocks' decisions the same lookups took 0.3-0.5 ms longer (bench_egress.py).
@@ -214,6 +223,7 @@ class EgressDoor:
         or a text) decided as a request's block is, the answer built with `build(blocks)`,
         measured and recorded (kind `answer`); `withheld` is what was kept out of a piece
         before it was made (`filter_messages`). Returns the answer."""
+        self._changed_by(block for _, block in pieces)
         self.refresh()
         parts: list[Part] = []
         held = list(withheld)
@@ -270,11 +280,12 @@ def open_door(
     transcript: Path,
     variables: Callable[[], Iterable[tuple[str, object]]] | None,
     inherited: Sequence[Path] = (),
+    content_key: Callable[[str, object], object] | None = None,
 ) -> EgressDoor:
     """The door of the session whose transcript is `transcript`: its ledger beside it, and
     the rules the notebook set in it before (recorded in the ledger) applied again, after
     those of the sessions it was forked from (`inherited`, oldest first): a branch keeps them."""
-    door = EgressDoor(policies, root, Ledger(ledger_path(transcript)), variables)
+    door = EgressDoor(policies, root, Ledger(ledger_path(transcript)), variables, content_key)
     for path in [*inherited, transcript]:
         door.replay(read_ledger(ledger_path(path)))
     return door

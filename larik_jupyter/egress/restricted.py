@@ -1,6 +1,9 @@
 """The values of a session's restricted variables and files, kept indexed (`egress/values.py`)
 for the door's search of untagged text: re-indexed only for what changed since last (a
-variable's object, shape or length; a file's modification time or size)."""
+variable's object, shape or length; a file's modification time or size). A variable changed in
+place keeps its object, so what it holds is looked at too (its content key: the kernel's
+fingerprint, which the variable watch takes anyway): for every restricted variable once a turn
+(the person's cells may have run since), and for those a call says it changed (`stale`)."""
 
 from __future__ import annotations
 
@@ -10,6 +13,8 @@ from pathlib import Path
 
 from larik_jupyter.egress.policy import PolicySet
 from larik_jupyter.egress.values import ValueIndex, file_forms, value_forms
+
+_NOT_YET = object()  # no turn checked yet
 
 # Restricted files whose values are indexed, and how much of each is read.
 MAX_FILES = 200
@@ -23,27 +28,42 @@ class RestrictedValues:
     """The index of the restricted values of the kernel's user variables (`variables`, None: no
     kernel) and of the project's files under `root`; `version` counts its changes."""
 
-    def __init__(self, root: Path, variables: Callable[[], Iterable[tuple[str, object]]] | None = None) -> None:
+    def __init__(
+        self,
+        root: Path,
+        variables: Callable[[], Iterable[tuple[str, object]]] | None = None,
+        content_key: Callable[[str, object], object] | None = None,
+    ) -> None:
         self.root = root
         self.variables = variables
+        self.content_key = content_key
         self.index = ValueIndex()
         self.version = 0
         self._indexed: dict[str, tuple[object, ...]] = {}
+        self._checked_turn: object = _NOT_YET
+        self._stale: set[str] = set()
         self._files_key: tuple[int | None, int] | None = None
         self._files: list[tuple[str, Path]] = []
+
+    def stale(self, names: Iterable[str]) -> None:
+        """Variables a call changed: what they hold is looked at again at the next refresh."""
+        self._stale.update(f"variable:{name}" for name in names)
 
     def refresh(self, policies: PolicySet, turn: int | None) -> None:
         """Index the values of the variables and files `policies` restrict that changed since
         last (the project is walked once per `turn` and rules' version)."""
         if not policies.restricts_anything():
             return  # nothing to look for (what an earlier rule indexed is no longer restricted)
+        recheck = turn != self._checked_turn
+        self._checked_turn = turn
+        stale, self._stale = self._stale, set()
         wanted: dict[str, tuple[object, ...]] = {}
         values: dict[str, object] = {}
         if self.variables is not None:
             for name, value in self.variables():
                 source = f"variable:{name}"
                 if policies.for_variable(name).policy.restricted:
-                    wanted[source] = _identity(value)
+                    wanted[source] = self._key(name, value, recheck or source in stale)
                     values[source] = value
         for rel, path in self._restricted_files(policies, turn):
             try:
@@ -65,6 +85,22 @@ class RestrictedValues:
             changed = True
         if changed:
             self.version += 1
+
+    def _key(self, name: str, value: object, look: bool) -> tuple[object, ...]:
+        """What says variable `name` changed since it was indexed: its identity, and what it
+        holds where that is looked at (`look`, or it is new or another object); a value whose
+        content key cannot be had counts as changed when looked at."""
+        identity = _identity(value)
+        old = self._indexed.get(f"variable:{name}")
+        if old is not None and old[:3] == identity and not look:
+            return old
+        content = None
+        if self.content_key is not None:
+            try:
+                content = self.content_key(name, value)
+            except Exception:  # a value whose look-ups raise: known by its identity alone
+                content = None
+        return (*identity, object() if content is None else content)
 
     def _restricted_files(self, policies: PolicySet, turn: int | None) -> list[tuple[str, Path]]:
         """The project's files some rule or the default restricts (at most `MAX_FILES`), from
@@ -99,15 +135,15 @@ def _project_files(root: Path) -> Iterable[tuple[str, Path]]:
 
 
 def _identity(value: object) -> tuple[object, ...]:
-    """What says a restricted variable changed since it was indexed: the object, its shape and
-    length (a value whose look-ups raise is known by the object alone)."""
+    """The object, its shape and its length (each None where asking raises)."""
+    return (id(value), _asked(lambda: getattr(value, "shape", None)), _asked(lambda: len(value)))  # type: ignore[arg-type]
+
+
+def _asked(question: Callable[[], object]) -> object:
     try:
-        return (id(value), getattr(value, "shape", None), len(value))  # type: ignore[arg-type]
+        return question()
     except Exception:
-        try:
-            return (id(value), getattr(value, "shape", None), None)
-        except Exception:
-            return (id(value), None, None)
+        return None
 
 
 def _forms(source: str, value: object) -> Iterable[tuple[str, str]]:

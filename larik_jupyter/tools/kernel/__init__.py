@@ -13,6 +13,7 @@ if TYPE_CHECKING:
     from larik_jupyter.tools.kernel.answer import AnswerTool
     from larik_jupyter.tools.kernel.code_stop import TIMEOUT_INPUT, CodeStop, stoppable, timeout_of
     from larik_jupyter.tools.kernel.figures import image_of, is_figure
+    from larik_jupyter.tools.kernel.fingerprint import content_key
     from larik_jupyter.tools.kernel.protect import effects_sentence, protect_text, protected_changes
     from larik_jupyter.tools.kernel.python import PythonTool
     from larik_jupyter.tools.kernel.sources import files_named, variables_read
@@ -27,11 +28,12 @@ if TYPE_CHECKING:
     )
     from larik_jupyter.tools.kernel.variables import InspectVariablesTool, describe, user_variables
 
-__all__ = ["AnswerTool", "CodeStop", "InspectVariablesTool", "KernelSnapshots", "PythonTool", "TIMEOUT_INPUT", "VariableWatch", "call_snapshots", "cell_code", "cell_names", "describe", "differs", "effects_sentence", "image_of", "is_figure", "is_user_name", "kernel_snapshots", "protect_text", "protected_changes", "python_source", "shown", "stoppable", "summaries", "timeout_of", "user_variables", "files_named", "variables_read"]
+__all__ = ["AnswerTool", "CodeStop", "InspectVariablesTool", "KernelSnapshots", "PythonTool", "TIMEOUT_INPUT", "VariableWatch", "call_snapshots", "cell_code", "cell_names", "content_key", "describe", "differs", "effects_sentence", "image_of", "is_figure", "is_user_name", "kernel_snapshots", "protect_text", "protected_changes", "python_source", "shown", "stoppable", "summaries", "timeout_of", "user_variables", "files_named", "variables_read"]
 
 _LAZY = {
     "AnswerTool": "larik_jupyter.tools.kernel.answer",
     "CodeStop": "larik_jupyter.tools.kernel.code_stop",
+    "content_key": "larik_jupyter.tools.kernel.fingerprint",
     "InspectVariablesTool": "larik_jupyter.tools.kernel.variables",
     "KernelSnapshots": "larik_jupyter.tools.kernel.undo",
     "PythonTool": "larik_jupyter.tools.kernel.python",

@@ -18,7 +18,7 @@ import sys
 import zlib
 from typing import Any
 
-from larik_jupyter.tools.fingerprint_cache import IMMUTABLE, Fingerprint
+from larik_jupyter.tools.fingerprint_cache import IMMUTABLE, Fingerprint, FingerprintCache
 
 # Content bytes hashed per value; a larger value keeps its type and shape but no digest.
 BUDGET_BYTES = 512 << 20
@@ -69,6 +69,17 @@ def fingerprint(value: object, budget: int = BUDGET_BYTES, *, identity: bool = F
     except Exception as exc:
         digest, why = None, f"its content could not be hashed ({type(exc).__name__})"
     return Fingerprint(kind, shape, digest, why, budget - hasher.left)
+
+
+def content_key(cache: FingerprintCache, name: str, value: object) -> int | None:
+    """What variable `name` holds now, as a digest to compare within this process; None where
+    it cannot be told. Taken through the turn's `cache`, so the variable watch of the next call
+    and the egress door share one fingerprint of it."""
+    found = cache.get(name, value)
+    if found is None:
+        found = fingerprint(value, identity=True)
+        cache.prints[name] = (value, found)
+    return found.digest
 
 
 def _digest(value: object, hasher: _Hasher) -> tuple[int | None, str]:
@@ -125,7 +136,10 @@ class _Hasher:
         # The pointer buffer itself: numpy exports no buffer for object arrays.
         pointers = (ctypes.c_char * array.nbytes).from_address(array.__array_interface__["data"][0])
         self.buffer(pointers, array.nbytes)
-        for item in array[:: max(1, len(array) // SAMPLE_ITEMS)]:
+        sample = array[:: max(1, len(array) // SAMPLE_ITEMS)]
+        if not any(issubclass(kind, _CONTAINERS) for kind in set(map(type, sample))):
+            return  # no container among them, the common case: no item to look into
+        for item in sample:
             if issubclass(type(item), _CONTAINERS):
                 self.crc = zlib.crc32(str(_container(item)).encode(), self.crc)
 
