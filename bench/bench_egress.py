@@ -18,7 +18,8 @@ searches of its texts kept); `a turn's first request` is the next request after 
 began (what each restricted frame holds looked at again, through the kernel's fingerprints,
 which the turn's first `python` call would take anyway); `after a variable changed` is a request after a cell made one of
 the 20 frames anew (its values indexed again, their search compiled, every text searched again).
-Target: the door adds at most 5 ms to the fresh request.
+Target: the door adds at most 5 ms to the fresh request. The search of a fresh request's texts
+is shared by two cores where there are two (`egress/values.py` `SHARED_FROM`).
 
     .venv/bin/python bench/bench_egress.py 9
 """

@@ -416,3 +416,29 @@ def test_a_restricted_frame_changed_in_place_is_looked_at_again(project: Path, t
     assert by_person not in sent and by_agent not in sent
     last = json.dumps(requests[-1], ensure_ascii=False)
     assert last.count("[withheld: cust.email — policy never") >= 4  # prompt, code, and the echo's two
+
+
+def test_a_large_batch_is_searched_on_two_cores_with_the_same_findings_also_after_a_fork() -> None:
+    """A batch past `SHARED_FROM` bytes is split between this thread and a helper; what it finds
+    is what one thread finds, and a process forked after the helper started (a user's
+    multiprocessing) searches without waiting on a thread it does not have."""
+    import os
+    import signal
+
+    from larik_jupyter.egress import values
+
+    index = ValueIndex()
+    index.add("variable:df", value_forms("df", _frame()))
+    filler = "step 12 loss=0.123456 run_77 at 2026-01-02\n" * 400
+    texts = [f"{filler}{EMAIL if n % 7 == 3 else ''} {SALARY if n % 5 == 1 else ''}" for n in range(40)]
+    assert sum(map(len, texts)) > values.SHARED_FROM
+    split = [[f.text for f in found] for found in index.find_all(texts)]
+    alone = [[f.text for f in index.find(text)] for text in texts]
+    assert split == alone and sum(map(len, split)) == 6 + 8  # six emails, eight salaries
+    pid = os.fork()
+    if pid == 0:  # the child: exits 0 when it found the same within 20 s
+        signal.alarm(20)
+        same = [[f.text for f in found] for found in index.find_all(texts)] == alone
+        os._exit(0 if same else 1)
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0

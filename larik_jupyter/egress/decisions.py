@@ -195,6 +195,17 @@ class BlockDecisions:
             self._searches[id(text)] = search
         return search
 
+    def search_all(self, texts: list[str]) -> None:
+        """Search those of `texts` not searched under the index's version yet, as one batch."""
+        version = self.values.version
+        new = {
+            id(text): text
+            for text in texts
+            if (kept := self._searches.get(id(text))) is None or kept[0] is not text or kept[1] != version
+        }
+        for text, found in zip(new.values(), self.values.index.find_all(list(new.values())), strict=True):
+            self._searches[id(text)] = (text, version, found)
+
     def _find(self, text: str) -> list[Found]:
         """The indexed values in `text`, kept with the block being decided."""
         search = self._used[id(text)] = self.search(text)

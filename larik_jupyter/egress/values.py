@@ -15,8 +15,10 @@ from __future__ import annotations
 import csv
 import io
 import math
+import os
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any, NamedTuple
 
 import ahocorasick_rs
@@ -270,15 +272,67 @@ class ValueIndex:
 
     def find(self, text: str, sources: set[str] | None = None) -> list[Found]:
         """The indexed values `text` holds (of `sources` only, when given), longest first."""
-        if not self._by_key:
-            return []
-        spaced = b" " + text.encode("utf-8", "surrogatepass").translate(_SPLIT) + b" "
-        hits = set().union(*(m.find(spaced) for m in self._matchers()))
+        return self.find_all([text], sources)[0]
+
+    def find_all(self, texts: Sequence[str], sources: set[str] | None = None) -> list[list[Found]]:
+        """`find` for each of `texts`. A large batch is searched on two cores where there are
+        two: the compiled search lets go of the interpreter while it runs."""
+        if not self._by_key or not texts:
+            return [[] for _ in texts]
+        spaced = [b" " + t.encode("utf-8", "surrogatepass").translate(_SPLIT) + b" " for t in texts]
+        matchers = self._matchers()
+
+        def hits(part: Sequence[bytes]) -> list[set[bytes]]:
+            return [set().union(*(m.find(h) for m in matchers)) for h in part]
+
+        half = _halfway(spaced)
+        if half:
+            other = _helper().submit(hits, spaced[half:])
+            found = hits(spaced[:half]) + other.result()
+        else:
+            found = hits(spaced)
+        return [self._found(text, keys, sources) for text, keys in zip(texts, found, strict=True)]
+
+    def _found(self, text: str, keys: set[bytes], sources: set[str] | None) -> list[Found]:
         found: dict[str, Found] = {}
-        for key in hits:
+        for key in keys:
             for value, source, label, whole in self._by_key.get(key, ()):
                 if sources is not None and source not in sources:
                     continue
                 if value not in found and (whole is not None or value in text):
                     found[value] = Found(value, source, label, whole)
         return sorted(found.values(), key=lambda f: -len(f.text))
+
+
+SHARED_FROM = 128 * 1024  # bytes of text from which a batch's search is shared by two cores
+_helpers: list[ThreadPoolExecutor] = []
+
+
+def _halfway(spaced: Sequence[bytes]) -> int:
+    """Where to split a batch into two halves of about equal bytes (0: not worth splitting)."""
+    total = sum(map(len, spaced))
+    if total < SHARED_FROM or len(spaced) < 2 or _cores() < 2:
+        return 0
+    size = 0
+    for at, text in enumerate(spaced):
+        size += len(text)
+        if size * 2 >= total:
+            return max(1, min(at, len(spaced) - 1))
+    return 0
+
+
+def _cores() -> int:
+    """The cores this process may run on (all of the machine's where the system cannot say)."""
+    if hasattr(os, "sched_getaffinity"):
+        return len(os.sched_getaffinity(0))
+    return os.cpu_count() or 1
+
+
+def _helper() -> ThreadPoolExecutor:
+    if not _helpers:
+        _helpers.append(ThreadPoolExecutor(max_workers=1, thread_name_prefix="larik-egress-search"))
+    return _helpers[0]
+
+
+# A forked child has no helper thread, only its executor's record of one: it makes its own.
+os.register_at_fork(after_in_child=_helpers.clear)

@@ -115,7 +115,8 @@ class _Hasher:
         self.left -= nbytes
         self.crc = zlib.crc32(data, self.crc)
 
-    def array(self, array: Any, numpy: Any) -> int:
+    def array(self, array: Any, numpy: Any, strings: bool = False) -> int:
+        """`strings`: an object array that holds only strings (a pandas string array's)."""
         self.text(f"{array.dtype.str}{array.shape}")
         if array.nbytes > self.left:
             raise _OverBudget
@@ -124,18 +125,20 @@ class _Hasher:
             data = numpy.ascontiguousarray(array).reshape(-1).view(numpy.uint8)
             self.buffer(data, data.nbytes)
         elif array.dtype.kind == "O" and self.identity:
-            self._addresses(numpy.ascontiguousarray(array).ravel(), numpy)
+            self._addresses(numpy.ascontiguousarray(array).ravel(), strings)
         else:
             self._objects(array.ravel(order="K"))
         return self.crc
 
-    def _addresses(self, array: Any, numpy: Any) -> None:
+    def _addresses(self, array: Any, strings: bool) -> None:
         """An object array's item addresses, and the content of the mutable items among up to
         `SAMPLE_ITEMS` of them spread over it (the immutable ones, strings and numbers, cannot
-        change behind their address)."""
+        change behind their address; `strings`: the array holds nothing else)."""
         # The pointer buffer itself: numpy exports no buffer for object arrays.
         pointers = (ctypes.c_char * array.nbytes).from_address(array.__array_interface__["data"][0])
         self.buffer(pointers, array.nbytes)
+        if strings:
+            return
         sample = array[:: max(1, len(array) // SAMPLE_ITEMS)]
         if not any(issubclass(kind, _CONTAINERS) for kind in set(map(type, sample))):
             return  # no container among them, the common case: no item to look into
@@ -155,8 +158,8 @@ class _Hasher:
 
     def pandas(self, value: Any, pandas: Any) -> int:
         if isinstance(value, pandas.DataFrame):
-            self.text(repr([(str(c), str(d)) for c, d in value.dtypes.items()]))
             columns = [col for _, col in value.items()]
+            self.text(repr([(str(name), str(col.dtype)) for name, col in zip(value.columns, columns, strict=True)]))
             index = value.index
         elif isinstance(value, pandas.Series):
             self.text(f"{value.name!r}{value.dtype}")
@@ -188,8 +191,9 @@ class _Hasher:
         if backing[0] is None:
             backing = [getattr(array, "_data", None), getattr(array, "_mask", None)]
         if all(isinstance(part, numpy.ndarray) for part in backing):
+            strings = isinstance(getattr(array, "dtype", None), pandas.StringDtype)
             for part in backing:
-                self.array(part, numpy)
+                self.array(part, numpy, strings)
             return
         if len(array) > MAX_OBJECT_ITEMS:
             raise _OverBudget(f"over the {MAX_OBJECT_ITEMS:,} items of a {type(array).__name__} a fingerprint hashes")
