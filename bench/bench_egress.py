@@ -10,16 +10,18 @@ restricted or changes, not per request).
 Per round: the floor builds the Anthropic request body (`request_messages`) and serialises it
 with orjson, as every request does; the subject passes the same messages through
 `EgressDoor.pass_request` with the same build (the filter, the markers, the measuring, the
-ledger line kept in memory) on a door whose per-block cache is empty (the first request that
-carries all of this); `next request` is the following request of the turn, one tool result
-longer, through the same door (its earlier blocks decided already); `after a rule change` is a
-request after `/egress` changed a restricted variable's policy (every block decided again, the
-searches of its texts kept); `a turn's first request` is the next request after a new turn
-began (what each restricted frame holds looked at again, through the kernel's fingerprints,
-which the turn's first `python` call would take anyway); `after a variable changed` is a request after a cell made one of
-the 20 frames anew (its values indexed again, their search compiled, every text searched again).
-Target: the door adds at most 5 ms to the fresh request. The search of a fresh request's texts
-is shared by two cores where there are two (`egress/values.py` `SHARED_FROM`).
+ledger line kept in memory) on a door that forgot every message and search
+(`EgressDoor.forget`: the first request that carries all of this, as in a new process);
+`next request` is the following request of the turn, one tool result longer, through the same
+door (its earlier messages went as they went before); `after a rule change` is a request after
+`/egress` changed a restricted variable's policy (every block decided again, the searches of
+its texts kept); `a turn's first request` is the next request after a new turn began (what
+each restricted frame holds looked at again, through the kernel's fingerprints, which the
+turn's first `python` call would take anyway); `after a variable changed` is a request after a
+cell made one of the 20 frames anew (its values indexed again, their search compiled, every
+text searched again). Target: the door adds at most 5 ms to the fresh request. The search of a
+fresh request's texts is shared by two cores where there are two (`egress/values.py`
+`SHARED_FROM`).
 
     .venv/bin/python bench/bench_egress.py 9
 """
@@ -130,7 +132,7 @@ def main() -> None:
         return time.perf_counter() - start
 
     def fresh() -> float:
-        door.decisions.clear()
+        door.forget()
         start = time.perf_counter()
         body = door.pass_request(destination, system, messages, _build)
         orjson.dumps(body)
@@ -139,7 +141,7 @@ def main() -> None:
     policy = iter([Policy("stats"), Policy("schema")] * (rounds + 1))
 
     def rule_change() -> float:
-        door.decisions.clear()
+        door.forget()
         door.pass_request(destination, system, messages, _build)
         door.set_policy("customers_0", next(policy))
         start = time.perf_counter()
@@ -148,7 +150,7 @@ def main() -> None:
         return time.perf_counter() - start
 
     def following() -> float:
-        door.decisions.clear()
+        door.forget()
         door.pass_request(destination, system, messages, _build)
         start = time.perf_counter()
         body = door.pass_request(destination, system, longer, _build)
@@ -156,7 +158,7 @@ def main() -> None:
         return time.perf_counter() - start
 
     def variable_change() -> float:
-        door.decisions.clear()
+        door.forget()
         door.pass_request(destination, system, messages, _build)
         frames["customers_0"] = frames["customers_0"].copy()  # a cell changed it
         start = time.perf_counter()
@@ -165,7 +167,7 @@ def main() -> None:
         return time.perf_counter() - start
 
     def turn_start() -> float:
-        door.decisions.clear()
+        door.forget()
         door.pass_request(destination, system, messages, _build)
         door.turn = (door.turn or 0) + 1  # a new turn: the person may have run cells since
         prints.clear()

@@ -14,6 +14,7 @@ it measures the request it hands on and appends the ledger line (`egress/account
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -31,7 +32,7 @@ from larik_jupyter.egress.ledger import (
     read_ledger,
 )
 from larik_jupyter.egress.policy import FULL, NEVER, Policy, PolicySet, parse_policy
-from larik_jupyter.egress.report import by_turn, withheld_line
+from larik_jupyter.egress.report import TurnEgress, withheld_line
 from larik_jupyter.egress.restricted import RestrictedValues
 from larik_jupyter.egress.values import ValueIndex
 from larik_jupyter.llm.messages import ContentBlock, Message, ThinkingBlock, ToolResultBlock
@@ -40,6 +41,19 @@ from larik_jupyter.llm.provider import Destination
 Build = Callable[[str, list[Message]], dict[str, Any]]
 # The kind of a ledger line for an answer to an outside agent (a request's has none).
 ANSWER = "answer"
+
+
+@dataclass
+class _Sent:
+    """A message as it went in a request under `key` (the rules', the index's and the
+    destination's, and whether it was the reply the last results answer): the message sent
+    for it, its parts and what was withheld."""
+
+    message: Message
+    key: tuple[object, ...]
+    sent: Message
+    parts: list[Part]
+    withheld: list[Withheld]
 
 
 class EgressDoor:
@@ -60,6 +74,7 @@ class EgressDoor:
         self.turn: int | None = None
         self.prompt: int | None = None
         self.records: list[RequestRecord] = []  # the running turn's
+        self._sent: dict[int, _Sent] = {}  # by the message's id
         self.values = RestrictedValues(root, variables, content_key)
         self.decisions = BlockDecisions(self.values, self.policy_of)
 
@@ -110,9 +125,12 @@ class EgressDoor:
 
     def withheld_line(self, turn: int | None) -> str | None:
         """The one line saying what the requests of `turn` (this process's) withheld, or None."""
-        records = [r.to_json() for r in self.records if r.turn == turn]
-        found = by_turn(records)
-        return withheld_line(found[0]) if found else None
+        said = TurnEgress(turn, self.prompt)
+        for record in self.records:
+            if record.turn == turn:
+                for item in record.withheld:
+                    said.hold(item.source, item.policy, item.count)
+        return withheld_line(said)
 
     def _record(self, record: dict[str, Any]) -> None:
         if self.ledger is not None:
@@ -159,59 +177,96 @@ class EgressDoor:
         self, destination: Destination, system: str, messages: list[Message], build: Build
     ) -> dict[str, Any]:
         """Filter `messages`, build the request body with `build(system, messages)`, record
-        its ledger line and return the body."""
+        its ledger line and return the body. A message decided for an earlier request under
+        the same rules, index and destination goes as it went then, unlooked at: the work per
+        request is in proportion to what is new in it."""
         open_all = self.policies.is_local_only() and is_local(destination)
+        # The thinking of the reply whose calls the last message answers must go back as it
+        # came (signed, and the API requires it there); any other reply's may be left out.
+        last_reply = -1
+        if len(messages) >= 2 and messages[-1].tool_results() and messages[-2].role == "assistant":
+            last_reply = len(messages) - 2
         if not open_all:
-            self._changed_by(b for m in messages for b in m.content)
+            self._changed_by(b for m in messages if not self._known(m) for b in m.content)
             self.refresh()
+        key = (self.policies.version, self.values.version, destination.name, is_local(destination))
+        kept = [
+            None if open_all else self._kept(message, (*key, position == last_reply))
+            for position, message in enumerate(messages)
+        ]
+        if not open_all:
             # The untagged texts are searched first, as one batch: interleaved with the blocks'
             # decisions the same searches took longer (bench_egress.py).
             self.decisions.search_all([
                 text
-                for message in messages
+                for message, went in zip(messages, kept, strict=True)
+                if went is None
                 for block in message.content
                 if "egress" not in (block.model_extra or ()) and (text := text_of(block)) is not None
             ])
         parts = [Part("system prompt", text_bytes(system))] if system else []
         withheld: list[Withheld] = []
         sent: list[Message] = []
-        names = {c.id: c.name for m in messages for c in m.tool_uses()}
-        # The thinking of the reply whose calls the last message answers must go back as it
-        # came (signed, and the API requires it there); any other reply's may be left out.
-        last_reply = -1
-        if len(messages) >= 2 and messages[-1].tool_results() and messages[-2].role == "assistant":
-            last_reply = len(messages) - 2
-        key = (self.policies.version, self.values.version, destination.name, is_local(destination))
+        names: dict[str, str] | None = None
         # DeepSeek wants a tool-calling reply's reasoning back in every request.
         keeps_reasoning = not destination.name.startswith("anthropic:")
-        for position, message in enumerate(messages):
-            content: list[ContentBlock] = []
-            changed = False
-            for block in message.content:
-                where = where_of(block, message, names)
-                if open_all:
-                    outcome = Outcome(block, measure(block, where))
-                else:
-                    earlier = (
-                        isinstance(block, ThinkingBlock)
-                        and position != last_reply
-                        and not (keeps_reasoning and message.tool_uses())
-                    )
-                    outcome = self.decisions.block(block, where, destination, (*key, earlier))
-                if outcome.block is not None:
-                    content.append(outcome.block)
-                changed = changed or outcome.block is not block
-                parts += outcome.parts
-                withheld += outcome.withheld
-            sent.append(message.model_copy(update={"content": content}) if changed else message)
-        # Only the blocks of this request stay decided: what compaction dropped is let go.
-        self.decisions.keep(messages)
+        for position, (message, went) in enumerate(zip(messages, kept, strict=True)):
+            if went is None:
+                if names is None:
+                    names = {c.id: c.name for m in messages for c in m.tool_uses()}
+                content: list[ContentBlock] = []
+                went_parts: list[Part] = []
+                went_withheld: list[Withheld] = []
+                changed = False
+                for block in message.content:
+                    where = where_of(block, message, names)
+                    if open_all:
+                        outcome = Outcome(block, measure(block, where))
+                    else:
+                        earlier = (
+                            isinstance(block, ThinkingBlock)
+                            and position != last_reply
+                            and not (keeps_reasoning and message.tool_uses())
+                        )
+                        outcome = self.decisions.block(block, where, destination, (*key, earlier))
+                    if outcome.block is not None:
+                        content.append(outcome.block)
+                    changed = changed or outcome.block is not block
+                    went_parts += outcome.parts
+                    went_withheld += outcome.withheld
+                out = message.model_copy(update={"content": content}) if changed else message
+                went = _Sent(message, (*key, position == last_reply), out, went_parts, went_withheld)
+                if not open_all:
+                    self._sent[id(message)] = went
+            sent.append(went.sent)
+            parts += went.parts
+            withheld += went.withheld
+        if len(self._sent) > 2 * len(messages) + 8:
+            # Only the messages of this request stay decided: what compaction dropped is let go.
+            self._sent = {id(m): went for m in messages if (went := self._sent.get(id(m))) is not None}
+            self.decisions.keep(messages)
         body = build(system, sent)
         tools = body.get("tools")
         if tools:
             parts.append(Part("tool definitions", len(orjson.dumps(tools))))
         self._account(destination, body, parts, withheld)
         return body
+
+    def forget(self) -> None:
+        """Forget how every message went and every search: the next request is decided from
+        scratch, as in a new process."""
+        self._sent.clear()
+        self.decisions.clear()
+
+    def _known(self, message: Message) -> bool:
+        """Whether `message` went in an earlier request (its blocks all decided then)."""
+        went = self._sent.get(id(message))
+        return went is not None and went.message is message
+
+    def _kept(self, message: Message, key: tuple[object, ...]) -> _Sent | None:
+        """How `message` went in an earlier request under `key`, or None."""
+        went = self._sent.get(id(message))
+        return went if went is not None and went.message is message and went.key == key else None
 
     def pass_answer(
         self,
@@ -271,7 +326,9 @@ class EgressDoor:
         """Measure `body` and append its ledger line."""
         line = ledger_line(destination, body, parts, withheld, self.turn, self.prompt, kind)
         # This process's records of the running turn (its one-line notice reads them).
-        self.records = [r for r in self.records if r.turn == self.turn] + [line]
+        if self.records and self.records[-1].turn != self.turn:
+            self.records = []
+        self.records.append(line)
         if self.ledger is not None:
             self.ledger.append(line.to_json())
 

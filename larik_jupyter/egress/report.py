@@ -24,6 +24,11 @@ class TurnEgress:
     withheld: dict[str, int] = field(default_factory=dict)
     destinations: list[str] = field(default_factory=list)
 
+    def hold(self, source: str, policy: str, count: int) -> None:
+        """Count `count` values of `source` withheld under `policy`."""
+        name = f"{source} ({policy})"
+        self.withheld[name] = self.withheld.get(name, 0) + count
+
     def sent(self) -> str:
         """`2 request(s)`, `1 answer(s) to an outside agent`, or both."""
         return _counted(self.requests - self.answers, self.answers)
@@ -52,8 +57,7 @@ def by_turn(records: list[dict[str, Any]]) -> list[TurnEgress]:
         for part in record.get("parts", []):
             turn.parts[part["source"]] = turn.parts.get(part["source"], 0) + int(part["bytes"])
         for item in record.get("withheld", []):
-            name = f"{item['source']} ({item['policy']})"
-            turn.withheld[name] = turn.withheld.get(name, 0) + int(item.get("count", 1))
+            turn.hold(item["source"], item["policy"], int(item.get("count", 1)))
         if record.get("destination") not in turn.destinations:
             turn.destinations.append(str(record.get("destination")))
     return list(turns.values())
