@@ -75,6 +75,7 @@ class EgressDoor:
         self.prompt: int | None = None
         self.records: list[RequestRecord] = []  # the running turn's
         self._sent: dict[int, _Sent] = {}  # by the message's id
+        self._names: dict[str, str] = {}  # each call's tool, by call id, of the messages seen
         self.values = RestrictedValues(root, variables, content_key)
         self.decisions = BlockDecisions(self.values, self.policy_of)
 
@@ -207,13 +208,14 @@ class EgressDoor:
         parts = [Part("system prompt", text_bytes(system))] if system else []
         withheld: list[Withheld] = []
         sent: list[Message] = []
-        names: dict[str, str] | None = None
+        names = self._names
+        for message, went in zip(messages, kept, strict=True):
+            if went is None:
+                names.update((c.id, c.name) for c in message.tool_uses())
         # DeepSeek wants a tool-calling reply's reasoning back in every request.
         keeps_reasoning = not destination.name.startswith("anthropic:")
         for position, (message, went) in enumerate(zip(messages, kept, strict=True)):
             if went is None:
-                if names is None:
-                    names = {c.id: c.name for m in messages for c in m.tool_uses()}
                 content: list[ContentBlock] = []
                 went_parts: list[Part] = []
                 went_withheld: list[Withheld] = []
@@ -244,6 +246,7 @@ class EgressDoor:
         if len(self._sent) > 2 * len(messages) + 8:
             # Only the messages of this request stay decided: what compaction dropped is let go.
             self._sent = {id(m): went for m in messages if (went := self._sent.get(id(m))) is not None}
+            self._names = {c.id: c.name for m in messages for c in m.tool_uses()}
             self.decisions.keep(messages)
         body = build(system, sent)
         tools = body.get("tools")
@@ -256,6 +259,7 @@ class EgressDoor:
         """Forget how every message went and every search: the next request is decided from
         scratch, as in a new process."""
         self._sent.clear()
+        self._names.clear()
         self.decisions.clear()
 
     def _known(self, message: Message) -> bool:
