@@ -31,6 +31,7 @@ from __future__ import annotations
 import random
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import orjson
@@ -131,50 +132,43 @@ def main() -> None:
         orjson.dumps(_build(system, messages))
         return time.perf_counter() - start
 
-    def fresh() -> float:
-        door.forget()
+    def timed(sent: list[Message]) -> float:
         start = time.perf_counter()
-        body = door.pass_request(destination, system, messages, _build)
+        body = door.pass_request(destination, system, sent, _build)
         orjson.dumps(body)
         return time.perf_counter() - start
+
+    def fresh() -> float:
+        door.forget()
+        return timed(messages)
+
+    def after(change: Callable[[], object], sent: list[Message]) -> float:
+        """`sent` through the door after the request of `messages` and then `change`."""
+        door.forget()
+        door.pass_request(destination, system, messages, _build)
+        change()
+        return timed(sent)
 
     policy = iter([Policy("stats"), Policy("schema")] * (rounds + 1))
 
+    def new_turn() -> None:
+        door.turn = (door.turn or 0) + 1  # the person may have run cells since
+        prints.clear()
+
+    def changed_frame() -> None:
+        frames["customers_0"] = frames["customers_0"].copy()  # a cell made it anew
+
     def rule_change() -> float:
-        door.forget()
-        door.pass_request(destination, system, messages, _build)
-        door.set_policy("customers_0", next(policy))
-        start = time.perf_counter()
-        body = door.pass_request(destination, system, messages, _build)
-        orjson.dumps(body)
-        return time.perf_counter() - start
+        return after(lambda: door.set_policy("customers_0", next(policy)), messages)
 
     def following() -> float:
-        door.forget()
-        door.pass_request(destination, system, messages, _build)
-        start = time.perf_counter()
-        body = door.pass_request(destination, system, longer, _build)
-        orjson.dumps(body)
-        return time.perf_counter() - start
-
-    def variable_change() -> float:
-        door.forget()
-        door.pass_request(destination, system, messages, _build)
-        frames["customers_0"] = frames["customers_0"].copy()  # a cell changed it
-        start = time.perf_counter()
-        body = door.pass_request(destination, system, messages, _build)
-        orjson.dumps(body)
-        return time.perf_counter() - start
+        return after(lambda: None, longer)
 
     def turn_start() -> float:
-        door.forget()
-        door.pass_request(destination, system, messages, _build)
-        door.turn = (door.turn or 0) + 1  # a new turn: the person may have run cells since
-        prints.clear()
-        start = time.perf_counter()
-        body = door.pass_request(destination, system, longer, _build)
-        orjson.dumps(body)
-        return time.perf_counter() - start
+        return after(new_turn, longer)
+
+    def variable_change() -> float:
+        return after(changed_frame, messages)
 
     results = alternate(
         {"floor": floor, "door": fresh, "next": following, "rule": rule_change, "turn": turn_start}, rounds
