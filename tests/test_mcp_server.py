@@ -228,6 +228,19 @@ asyncio.run(main())
 """
 
 
+def _servers_of(connection_file: str) -> list[int]:
+    """The `larik-jupyter mcp` processes attached through `connection_file`."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            argv = (entry / "cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if b"mcp" in argv and connection_file.encode() in argv:
+            found.append(int(entry.name))
+    return found
+
+
 def test_client_killed_mid_call_leaves_kernel_usable(kernel: Kernel, project: Path, tmp_path: Path) -> None:
     personal(ALLOW)
     script = tmp_path / "client.py"
@@ -245,9 +258,17 @@ def test_client_killed_mid_call_leaves_kernel_usable(kernel: Kernel, project: Pa
         started = time.monotonic()
         assert kernel.value("1 + 1") == "2"
         assert time.monotonic() - started < 15  # not the 30 s the call would have taken
+        # The server, left without its client, ends too (it stops the call, tells the
+        # kernel, and exits): no process stays behind, however its waits interleave.
+        deadline = time.monotonic() + 40
+        while _servers_of(kernel.km.connection_file) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert not _servers_of(kernel.km.connection_file)
     finally:
         if client.poll() is None:
             client.kill()
+        for pid in _servers_of(kernel.km.connection_file):
+            os.kill(pid, signal.SIGKILL)
     [info] = list_sessions(project)
     loaded = load_entries(Path(info.path))  # the whole file reads: no torn or missing line
     assert loaded.torn_tail is None
@@ -255,6 +276,30 @@ def test_client_killed_mid_call_leaves_kernel_usable(kernel: Kernel, project: Pa
     results = [b for e in entries if e.message is not None for b in e.message.tool_results()]
     assert len(results) == 1 and results[0].is_error
     assert INTERRUPTED_RESULT in json.dumps(results[0].content) or "interrupt" in json.dumps(results[0].content).lower()
+
+
+def test_waiters_on_the_kernel_each_get_their_own_reply(kernel: Kernel) -> None:
+    """A call being stopped and the connection's end wait on the kernel at once (as when the
+    client goes mid-call): each gets its own reply, none is read away by the other (before,
+    the server could wait forever for a reply the other waiter had read and dropped)."""
+    from larik_jupyter.mcp_server.link import KernelLink
+
+    async def later(code: str, link: KernelLink, delay: float) -> str:
+        await asyncio.sleep(delay)
+        reply = await link._execute(code, {}, timeout=15)
+        return str(reply["content"]["status"])
+
+    async def run(delay: float) -> list[str]:
+        link = KernelLink(Path(kernel.km.connection_file))
+        await link.ready()
+        try:
+            # The first waits past its heartbeat poll, so the two waiters' reads interleave.
+            return list(await asyncio.gather(later("import time; time.sleep(2.5)", link, 0), later("2", link, delay)))
+        finally:
+            link.close()
+
+    for delay in (0.5, 1.0, 1.5):
+        assert asyncio.run(run(delay)) == ["ok", "ok"]
 
 
 def test_cli_says_in_one_sentence_what_it_could_not_attach_to(

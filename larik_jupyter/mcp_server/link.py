@@ -43,6 +43,8 @@ class KernelLink:
         self._started: set[str] = set()  # those the kernel has begun
         self._askers: dict[str, Asker] = {}  # who answers the asks of each request
         self._watch: asyncio.Task[None] | None = None
+        self._reading = asyncio.Lock()  # one reader of the shell channel at a time
+        self._replies: dict[str, dict[str, Any]] = {}  # read for a waiter not reading now
 
     async def ready(self, timeout: float = 30.0) -> None:
         """Wait until the kernel answers (and its broadcasts reach us), or say it does not."""
@@ -96,12 +98,23 @@ class KernelLink:
             self._askers.pop(msg_id, None)
 
     async def _reply(self, msg_id: str, timeout: float | None) -> dict[str, Any]:
+        """The kernel's reply to `msg_id`. One waiter reads the shell channel at a time (a
+        call being stopped and the connection's end may both wait: a reply read between
+        another reader's poll and its read would leave that one waiting forever), and a reply
+        read for another waiter is kept for it."""
         loop = asyncio.get_running_loop()
         deadline = None if timeout is None else loop.time() + timeout
         while True:
+            if msg_id in self._replies:
+                self._sent.discard(msg_id)
+                self._started.discard(msg_id)
+                return self._replies.pop(msg_id)
             left = HEARTBEAT_SECONDS if deadline is None else min(HEARTBEAT_SECONDS, max(0.0, deadline - loop.time()))
             try:
-                reply: dict[str, Any] = await self.client.get_shell_msg(timeout=left)
+                async with self._reading:
+                    if msg_id in self._replies:
+                        continue
+                    reply: dict[str, Any] = await self.client.get_shell_msg(timeout=left)
             except Exception:  # queue.Empty: no reply yet
                 if deadline is not None and loop.time() >= deadline:
                     raise TimeoutError("The kernel did not answer in time.") from None
@@ -111,10 +124,9 @@ class KernelLink:
                         "the call's session keeps what was stored. Restart the server once the kernel runs."
                     ) from None
                 continue
-            if reply["parent_header"].get("msg_id") == msg_id:
-                self._sent.discard(msg_id)
-                self._started.discard(msg_id)
-                return reply
+            parent = reply["parent_header"].get("msg_id")
+            if parent in self._sent:
+                self._replies[parent] = reply
 
     async def _stop(self, msg_id: str) -> None:
         """Interrupt the kernel once it runs `msg_id` (larik turns that into the call's stop),
