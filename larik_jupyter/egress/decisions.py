@@ -188,23 +188,22 @@ class BlockDecisions:
 
     def search(self, text: str) -> _Search:
         """`text`'s search under the index's version, made once."""
-        version = self.values.version
-        search = self._searches.get(id(text))
-        if search is None or search[0] is not text or search[1] != version:
-            search = (text, version, self.values.index.find(text))
-            self._searches[id(text)] = search
+        search = self._current(text)
+        if search is None:
+            search = self._searches[id(text)] = (text, self.values.version, self.values.index.find(text))
         return search
 
     def search_all(self, texts: list[str]) -> None:
         """Search those of `texts` not searched under the index's version yet, as one batch."""
+        new = list({id(text): text for text in texts if self._current(text) is None}.values())
         version = self.values.version
-        new = {
-            id(text): text
-            for text in texts
-            if (kept := self._searches.get(id(text))) is None or kept[0] is not text or kept[1] != version
-        }
-        for text, found in zip(new.values(), self.values.index.find_all(list(new.values())), strict=True):
+        for text, found in zip(new, self.values.index.find_all(new), strict=True):
             self._searches[id(text)] = (text, version, found)
+
+    def _current(self, text: str) -> _Search | None:
+        """`text`'s search if it was made under the index's present version."""
+        search = self._searches.get(id(text))
+        return search if search is not None and search[0] is text and search[1] == self.values.version else None
 
     def _find(self, text: str) -> list[Found]:
         """The indexed values in `text`, kept with the block being decided."""

@@ -188,7 +188,7 @@ class EgressDoor:
         if len(messages) >= 2 and messages[-1].tool_results() and messages[-2].role == "assistant":
             last_reply = len(messages) - 2
         if not open_all:
-            self._changed_by(b for m in messages if not self._known(m) for b in m.content)
+            self._changed_by(b for m in messages if self._went(m) is None for b in m.content)
             self.refresh()
         key = (self.policies.version, self.values.version, destination.name, is_local(destination))
         kept = [
@@ -209,13 +209,12 @@ class EgressDoor:
         withheld: list[Withheld] = []
         sent: list[Message] = []
         names = self._names
-        for message, went in zip(messages, kept, strict=True):
-            if went is None:
-                names.update((c.id, c.name) for c in message.tool_uses())
         # DeepSeek wants a tool-calling reply's reasoning back in every request.
         keeps_reasoning = not destination.name.startswith("anthropic:")
         for position, (message, went) in enumerate(zip(messages, kept, strict=True)):
             if went is None:
+                # A call comes before its result: its message is new now, or was when it went.
+                names.update((c.id, c.name) for c in message.tool_uses())
                 content: list[ContentBlock] = []
                 went_parts: list[Part] = []
                 went_withheld: list[Withheld] = []
@@ -262,15 +261,15 @@ class EgressDoor:
         self._names.clear()
         self.decisions.clear()
 
-    def _known(self, message: Message) -> bool:
-        """Whether `message` went in an earlier request (its blocks all decided then)."""
+    def _went(self, message: Message) -> _Sent | None:
+        """How `message` went in an earlier request (its blocks all decided then), or None."""
         went = self._sent.get(id(message))
-        return went is not None and went.message is message
+        return went if went is not None and went.message is message else None
 
     def _kept(self, message: Message, key: tuple[object, ...]) -> _Sent | None:
         """How `message` went in an earlier request under `key`, or None."""
-        went = self._sent.get(id(message))
-        return went if went is not None and went.message is message and went.key == key else None
+        went = self._went(message)
+        return went if went is not None and went.key == key else None
 
     def pass_answer(
         self,

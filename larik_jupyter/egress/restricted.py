@@ -94,12 +94,9 @@ class RestrictedValues:
         old = self._indexed.get(f"variable:{name}")
         if old is not None and old[:3] == identity and not look:
             return old
-        content = None
-        if self.content_key is not None:
-            try:
-                content = self.content_key(name, value)
-            except Exception:  # a value whose look-ups raise: known by its identity alone
-                content = None
+        key = self.content_key
+        # A value whose look-ups raise is known by its identity alone.
+        content = _asked(lambda: key(name, value)) if key is not None else None
         return (*identity, object() if content is None else content)
 
     def _restricted_files(self, policies: PolicySet, turn: int | None) -> list[tuple[str, Path]]:
