@@ -1,15 +1,23 @@
 """Shared browser-test fixtures: a real JupyterLab on 127.0.0.1 and a Playwright chromium page.
 
-Use `lab_server` (a fresh JupyterLab per test, rooted at `lab_server.root`, seeing this test's
-LARIK_DATA_DIR, with the larik_jupyter server extension and the built labextension enabled;
-`notebook7_server` is the same for Notebook 7) and `lab_page` (a chromium page with JupyterLab loaded and `window.jupyterapp` exposed). When a
-test finishes, a screenshot of its page goes to tests/browser/artifacts/<test>.png.
+One JupyterLab serves every browser test of a pytest process (`lab_server`): each test gets a
+folder of its own under the server's root (`lab_server.root`, a path `lab_server.path(name)` to
+open in the page), a page with a workspace of its own, its kernels shut down and the server's
+settings put back when it ends. Every browser test shares one data and config home with that
+server (its kernels write there), cleared of personal config between tests. A test marked
+`@pytest.mark.own_lab` gets a JupyterLab of its own, started after the test's fixtures (for an
+environment variable its kernels must see); `notebook7_server` is always a server of its own.
+
+`lab_page` is a chromium page with JupyterLab loaded on the test's folder and `window.jupyterapp`
+exposed. When a test finishes, a screenshot of its page goes to tests/browser/artifacts/<test>.png.
 """
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
+import shutil
 import socket
 import subprocess
 import sys
@@ -18,7 +26,7 @@ import urllib.error
 import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -50,31 +58,63 @@ LAB_SETTINGS = {
 }
 
 
-@dataclass
+def wait_until(ready: Any, timeout: float, what: str, every: float = 0.2) -> Any:
+    """Poll `ready()` until it returns something truthy (returned) or `timeout` seconds pass
+    (an AssertionError naming `what`)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = ready()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"waited {timeout:.0f} s for {what}")
+        time.sleep(every)
+
+
+@dataclass(frozen=True)
 class LabServer:
-    """A running JupyterLab: its URL (with trailing slash), root folder and process."""
+    """A running JupyterLab as one test sees it: the URL (with trailing slash), the test's own
+    folder `root`, that folder relative to the server's root (`prefix`, '' when the server is
+    the test's own), the server's runtime folder and its process."""
 
     url: str
     root: Path
+    prefix: str
+    runtime_dir: Path
     process: subprocess.Popen[bytes]
+
+    def path(self, name: str) -> str:
+        """`name` (relative to the test's folder) as the page opens it: relative to the server root."""
+        return f"{self.prefix}/{name}" if self.prefix else name
 
     def api(self, path: str, method: str = "GET", body: bytes | None = None) -> Any:
         """Call the server's REST API (no token: the test server runs without one)."""
         request = urllib.request.Request(self.url + path, data=body, method=method)
-        with urllib.request.urlopen(request, timeout=10) as response:
+        with urllib.request.urlopen(request, timeout=30) as response:
             data = response.read()
         return json.loads(data) if data else None
 
-    def wait_for_idle_kernel(self, timeout: float = 60) -> dict[str, Any]:
-        """Block until some notebook's kernel is idle with a connection; returns that session."""
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
+    def wait_for_idle_kernel(self, timeout: float = 120) -> dict[str, Any]:
+        """Block until a notebook of this test's folder has a kernel idle with a connection;
+        returns that session."""
+
+        def idle() -> dict[str, Any] | None:
             for session in self.api("api/sessions"):
                 kernel = session.get("kernel") or {}
-                if kernel.get("execution_state") == "idle" and kernel.get("connections", 0) > 0:
+                mine = str(session.get("path", "")).startswith(self.prefix)
+                if mine and kernel.get("execution_state") == "idle" and kernel.get("connections", 0) > 0:
                     return dict(session)
-            time.sleep(0.25)
-        raise TimeoutError(f"no idle kernel with a connection after {timeout} s")
+            return None
+
+        return wait_until(idle, timeout, f"an idle kernel with a connection in {self.root}", every=0.25)
+
+    def shut_down_kernels(self) -> None:
+        """End every notebook session of the server (the kernels with them)."""
+        for session in self.api("api/sessions"):
+            try:
+                self.api(f"api/sessions/{session['id']}", method="DELETE")
+            except urllib.error.HTTPError:  # already gone
+                pass
 
 
 def _free_port() -> int:
@@ -97,31 +137,38 @@ def built_labextension() -> Path:
     return LABEXTENSION_BUILT
 
 
-@contextmanager
-def _running_server(tmp_path: Path, built_labextension: Path, app: str) -> Iterator[LabServer]:
-    """A fresh `app` (the module `jupyterlab` or `notebook`) rooted at `tmp_path/"work"`."""
-    root = tmp_path / "work"
-    root.mkdir()
-    settings = tmp_path / "lab-settings"
+def _write_settings(settings: Path) -> None:
+    """The server's user settings as a fresh JupyterLab under test has them, and nothing else."""
+    shutil.rmtree(settings, ignore_errors=True)
     for name, value in LAB_SETTINGS.items():
         target = settings / name
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(json.dumps(value))
-    jupyter_path = tmp_path / "jupyter-path"
+
+
+@contextmanager
+def _running_server(home: Path, built_labextension: Path, app: str, env: dict[str, str]) -> Iterator[LabServer]:
+    """A fresh `app` (the module `jupyterlab` or `notebook`) rooted at `home/"work"`, its
+    kernels started with `env`."""
+    root = home / "work"
+    root.mkdir()
+    _write_settings(home / "lab-settings")
+    jupyter_path = home / "jupyter-path"
     (jupyter_path / "labextensions").mkdir(parents=True)
     (jupyter_path / "labextensions" / LABEXTENSION_NAME).symlink_to(built_labextension)
-    config = tmp_path / "jupyter-config"
+    config = home / "jupyter-config"
     config.mkdir()
     (config / "jupyter_server_config.json").write_text(
         json.dumps({"ServerApp": {"jpserver_extensions": {"larik_jupyter.server": True}}})
     )
+    runtime = home / "jupyter-runtime"
     env = {
-        **os.environ,
-        "JUPYTERLAB_SETTINGS_DIR": str(settings),
-        "JUPYTERLAB_WORKSPACES_DIR": str(tmp_path / "lab-workspaces"),
+        **env,
+        "JUPYTERLAB_SETTINGS_DIR": str(home / "lab-settings"),
+        "JUPYTERLAB_WORKSPACES_DIR": str(home / "lab-workspaces"),
         "JUPYTER_PATH": str(jupyter_path),
         "JUPYTER_CONFIG_DIR": str(config),
-        "JUPYTER_RUNTIME_DIR": str(tmp_path / "jupyter-runtime"),
+        "JUPYTER_RUNTIME_DIR": str(runtime),
     }
     port = _free_port()
     expose = "LabApp" if app == "jupyterlab" else "JupyterNotebookApp"
@@ -132,47 +179,92 @@ def _running_server(tmp_path: Path, built_labextension: Path, app: str) -> Itera
     ]  # fmt: skip
     if hasattr(os, "geteuid") and os.geteuid() == 0:
         command.append("--allow-root")
-    log = (tmp_path / "jupyterlab.log").open("wb")
+    log = (home / "jupyterlab.log").open("wb")
     process = subprocess.Popen(command, cwd=root, env=env, stdout=log, stderr=subprocess.STDOUT)
-    server = LabServer(url=f"http://127.0.0.1:{port}/", root=root, process=process)
+    server = LabServer(url=f"http://127.0.0.1:{port}/", root=root, prefix="", runtime_dir=runtime, process=process)
+
+    def answering() -> bool:
+        if process.poll() is not None:
+            raise RuntimeError(f"{app} exited; see {home / 'jupyterlab.log'}")
+        try:
+            server.api("api/status")
+        except (urllib.error.URLError, ConnectionError):
+            return False
+        return True
+
     try:
-        deadline = time.monotonic() + 60
-        while True:
-            if process.poll() is not None:
-                raise RuntimeError(f"{app} exited; see {tmp_path / 'jupyterlab.log'}")
-            try:
-                server.api("api/status")
-                break
-            except (urllib.error.URLError, ConnectionError):
-                if time.monotonic() > deadline:
-                    raise
-                time.sleep(0.2)
+        wait_until(answering, 120, f"{app} to answer on {server.url}")
         yield server
     finally:
         process.terminate()
         try:
-            process.wait(timeout=15)
+            process.wait(timeout=30)
         except subprocess.TimeoutExpired:
             process.kill()
             process.wait()
         log.close()
 
 
-@pytest.fixture
-def lab_server(
-    tmp_path: Path, built_labextension: Path, larik_dirs: dict[str, Path]
+_HOME_VARS = ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "LARIK_MODEL", "ANTHROPIC_BASE_URL", "OPENAI_BASE_URL")
+
+
+@pytest.fixture(scope="session")
+def browser_home(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """The data and config home every browser test shares with the shared JupyterLab."""
+    home = tmp_path_factory.mktemp("larik-browser-home")
+    return {"data": home / "data", "config": home / "config"}
+
+
+@pytest.fixture(autouse=True)
+def larik_dirs(browser_home: dict[str, Path], monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, Path]]:
+    """Browser tests share the shared server's data and config home (its kernels write there;
+    each test's sessions are its own folder's); personal config never outlives a test."""
+    monkeypatch.setenv("LARIK_DATA_DIR", str(browser_home["data"]))
+    monkeypatch.setenv("LARIK_CONFIG_DIR", str(browser_home["config"]))
+    for var in _HOME_VARS:
+        monkeypatch.delenv(var, raising=False)
+    yield browser_home
+    shutil.rmtree(browser_home["config"], ignore_errors=True)
+
+
+@pytest.fixture(scope="session")
+def shared_lab(
+    tmp_path_factory: pytest.TempPathFactory, built_labextension: Path, browser_home: dict[str, Path]
 ) -> Iterator[LabServer]:
-    """A fresh JupyterLab rooted at `tmp_path/"work"`, stopped when the test ends."""
-    with _running_server(tmp_path, built_labextension, "jupyterlab") as server:
+    """The JupyterLab every browser test of this process shares."""
+    env = {key: value for key, value in os.environ.items() if key not in _HOME_VARS}
+    env |= {"LARIK_DATA_DIR": str(browser_home["data"]), "LARIK_CONFIG_DIR": str(browser_home["config"])}
+    with _running_server(tmp_path_factory.mktemp("shared-lab"), built_labextension, "jupyterlab", env) as server:
         yield server
 
 
+_folders = itertools.count(1)
+
+
 @pytest.fixture
-def notebook7_server(
-    tmp_path: Path, built_labextension: Path, larik_dirs: dict[str, Path]
-) -> Iterator[LabServer]:
+def lab_server(request: pytest.FixtureRequest, tmp_path: Path, built_labextension: Path) -> Iterator[LabServer]:
+    """This test's view of a JupyterLab: its own folder of the shared server (or, for a test
+    marked `own_lab`, a server of its own rooted at `tmp_path/"work"`)."""
+    if request.node.get_closest_marker("own_lab"):
+        with _running_server(tmp_path, built_labextension, "jupyterlab", dict(os.environ)) as server:
+            yield server
+        return
+    shared: LabServer = request.getfixturevalue("shared_lab")
+    prefix = f"t{next(_folders)}"
+    server = replace(shared, root=shared.root / prefix, prefix=prefix)
+    server.root.mkdir()
+    try:
+        yield server
+    finally:
+        server.shut_down_kernels()
+        _write_settings(shared.root.parent / "lab-settings")
+        shutil.rmtree(shared.root.parent / "lab-workspaces", ignore_errors=True)
+
+
+@pytest.fixture
+def notebook7_server(tmp_path: Path, built_labextension: Path) -> Iterator[LabServer]:
     """A fresh Notebook 7 (the `notebook` package's own shell) rooted at `tmp_path/"work"`."""
-    with _running_server(tmp_path, built_labextension, "notebook") as server:
+    with _running_server(tmp_path, built_labextension, "notebook", dict(os.environ)) as server:
         yield server
 
 
@@ -195,14 +287,16 @@ def lab_browser() -> Iterator[Browser]:
 def lab_page(
     lab_browser: Browser, lab_server: LabServer, request: pytest.FixtureRequest
 ) -> Iterator[Page]:
-    """A page with JupyterLab loaded and started; screenshotted into artifacts/ at the end."""
+    """A page with JupyterLab loaded on the test's folder, in a workspace of its own; screenshotted
+    into artifacts/ at the end."""
     context = lab_browser.new_context(
         accept_downloads=True, viewport={"width": 1400, "height": 900}
     )
     page = context.new_page()
-    page.set_default_timeout(30_000)
-    page.goto(lab_server.url + "lab")
-    page.wait_for_function("!!window.jupyterapp", timeout=60_000)
+    page.set_default_timeout(60_000)
+    workspace = lab_server.prefix or "default"
+    page.goto(f"{lab_server.url}lab/workspaces/{workspace}/tree/{lab_server.prefix}")
+    page.wait_for_function("!!window.jupyterapp", timeout=120_000)
     page.evaluate("window.jupyterapp.restored.then(() => true)")
     try:
         yield page

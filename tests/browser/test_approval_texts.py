@@ -73,7 +73,7 @@ def test_approvals_ask_full_questions_and_rows_name_cells_by_position(lab_page: 
     with ScriptedHTTPServer(script, api_key=KEY) as wire:
         notebooks(lab_server, wire.anthropic_base_url)
         open_notebook(lab_page, lab_server, "work.ipynb")
-        open_current(lab_page, "drive.ipynb")
+        open_current(lab_page, lab_server, "drive.ipynb")
         for index, cell_id in ((0, "load"), (1, "setup")):
             run_cell(lab_page, index)
             wait_idle_count(lab_page, cell_id)

@@ -58,7 +58,7 @@ def edit(**args: Any) -> dict[str, Any]:
 
 
 def open_notebook(page: Page, lab: LabServer, name: str) -> None:
-    page.evaluate(f"window.jupyterapp.commands.execute('docmanager:open', {{path: '{name}'}})")
+    page.evaluate("path => window.jupyterapp.commands.execute('docmanager:open', {path})", lab.path(name))
     page.wait_for_selector(".jp-Notebook")
     lab.wait_for_idle_kernel()
 

@@ -38,9 +38,10 @@ SAVE = """async path => {
 }"""
 
 
-def open_current(page: Page, name: str) -> None:
+def open_current(page: Page, lab: LabServer, name: str) -> None:
     """Open `name` as the current tab and wait until its kernel is idle (another tab may be open)."""
-    page.evaluate(f"window.jupyterapp.commands.execute('docmanager:open', {{path: '{name}'}})")
+    name = lab.path(name)
+    page.evaluate("path => window.jupyterapp.commands.execute('docmanager:open', {path})", name)
     page.wait_for_function(
         """name => { const w = window.jupyterapp.shell.currentWidget;
                      return w?.context?.path === name && w.sessionContext.session?.kernel?.status === 'idle'; }""",
@@ -82,10 +83,10 @@ def run_the_turn(lab_page: Page, lab_server: LabServer, script: dict[str, Any]) 
     work_notebook(root)
     driver_notebook(root)
     open_notebook(lab_page, lab_server, "work.ipynb")
-    assert lab_page.evaluate(SAVE, "work.ipynb") is False
+    assert lab_page.evaluate(SAVE, lab_server.path("work.ipynb")) is False
     original = (root / "work.ipynb").read_bytes()
-    before = lab_page.evaluate(SOURCES_OF, "work.ipynb")
-    open_current(lab_page, "drive.ipynb")
+    before = lab_page.evaluate(SOURCES_OF, lab_server.path("work.ipynb"))
+    open_current(lab_page, lab_server, "drive.ipynb")
     for index, cell_id in ((0, "load"), (1, "prompt")):
         run_cell(lab_page, index)
         wait_idle_count(lab_page, cell_id)
@@ -108,7 +109,7 @@ def test_undo_restores_the_open_documents_cells_and_saving_writes_the_original_b
         {"content": [{"type": "text", "text": "Work edited."}]},
     ]}
     original, before = run_the_turn(lab_page, lab_server, script)
-    edited = lab_page.evaluate(SOURCES_OF, "work.ipynb")
+    edited = lab_page.evaluate(SOURCES_OF, lab_server.path("work.ipynb"))
     assert edited[0] == "title|# Work\n\nSome *notes*." and edited[1].endswith("|import math")
     assert edited[2:] == ["calc|x = 1\ny = 20", "tail|z = math.pi"]
     assert (root / "work.ipynb").read_bytes() == original  # live edits: the file waits for a save
@@ -127,11 +128,11 @@ def test_undo_restores_the_open_documents_cells_and_saving_writes_the_original_b
     else:  # the click is handled on the kernel's main thread, which must stay free for the reply
         lab_page.locator(".larik-undo-button").first.click()
     body_has(lab_page, "restored 4 cells of work.ipynb in the open notebook")
-    assert lab_page.evaluate(SOURCES_OF, "work.ipynb") == before
+    assert lab_page.evaluate(SOURCES_OF, lab_server.path("work.ipynb")) == before
     assert lab_page.locator(".jp-Dialog").count() == 0
     shot(lab_page, "cells_undone")
 
-    assert lab_page.evaluate(SAVE, "work.ipynb") is False
+    assert lab_page.evaluate(SAVE, lab_server.path("work.ipynb")) is False
     deadline = time.monotonic() + 10
     while (root / "work.ipynb").read_bytes() != original and time.monotonic() < deadline:
         time.sleep(0.1)
@@ -170,7 +171,7 @@ def test_an_edit_of_a_cell_already_read_is_one_request_and_a_cell_changed_since_
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
     nbformat.write(nb, root / "drive.ipynb")
     open_notebook(lab_page, lab_server, "work.ipynb")
-    open_current(lab_page, "drive.ipynb")
+    open_current(lab_page, lab_server, "drive.ipynb")
 
     def run(index: int, cell_id: str) -> int:
         """Run the cell, and the next one, which prints how many bridge requests were made."""
@@ -186,16 +187,17 @@ def test_an_edit_of_a_cell_already_read_is_one_request_and_a_cell_changed_since_
     assert run(3, "first") - read == 1  # tail, unchanged since the read: the edit alone
     # The user types in a cell the agent read and deletes another: the kernel's copy is out of date.
     lab_page.evaluate(
-        """() => { const panel = Array.from(window.jupyterapp.shell.widgets('main')).find(w => w.context?.path === 'work.ipynb');
+        """path => { const panel = Array.from(window.jupyterapp.shell.widgets('main')).find(w => w.context?.path === path);
                    const model = panel.content.model.sharedModel;
                    model.cells.find(c => c.getId() === 'calc').setSource('x = 1\\ny = 2\\n# mine');
-                   model.deleteCell(model.cells.findIndex(c => c.getId() === 'title')); }"""
+                   model.deleteCell(model.cells.findIndex(c => c.getId() === 'title')); }""",
+        lab_server.path("work.ipynb"),
     )
     before = int(lab_page.evaluate(OUTPUT_OF, "trips-first"))
     # calc: the edit refused, then the edit worked out again from the cell as the user left it;
     # title: gone from the order that refusal brought back, so read, and reported not landed.
     assert run(5, "second") - before == 3
-    assert lab_page.evaluate(SOURCES_OF, "work.ipynb") == ["calc|x = 1\ny = 20\n# mine", "ran|print('ran')", "tail|z = 0"]
+    assert lab_page.evaluate(SOURCES_OF, lab_server.path("work.ipynb")) == ["calc|x = 1\ny = 20\n# mine", "ran|print('ran')", "tail|z = 0"]
     gone = result_texts(root)[-1]
     assert gone.startswith("Not landed:") and "has no cell" in gone and "title" in gone
 
@@ -204,7 +206,7 @@ def test_an_edit_of_a_cell_already_read_is_one_request_and_a_cell_changed_since_
     body_has(lab_page, "restored 1 cell of work.ipynb in the open notebook")
     # Undo puts back what the user had typed before the turn, not the agent's out-of-date copy,
     # where it stood then, and leaves the cell the user deleted deleted.
-    assert lab_page.evaluate(SOURCES_OF, "work.ipynb") == ["calc|x = 1\ny = 2\n# mine", "ran|print('ran')", "tail|z = 0"]
+    assert lab_page.evaluate(SOURCES_OF, lab_server.path("work.ipynb")) == ["calc|x = 1\ny = 2\n# mine", "ran|print('ran')", "tail|z = 0"]
 
 
 def test_undo_of_an_insert_a_delete_and_a_rewrite_of_cell_0_restores_the_order(
@@ -220,13 +222,13 @@ def test_undo_of_an_insert_a_delete_and_a_rewrite_of_cell_0_restores_the_order(
         {"content": [{"type": "text", "text": "Work edited."}]},
     ]}
     original, before = run_the_turn(lab_page, lab_server, script)
-    edited = [s.split("|", 1)[1] for s in lab_page.evaluate(SOURCES_OF, "work.ipynb")]
+    edited = [s.split("|", 1)[1] for s in lab_page.evaluate(SOURCES_OF, lab_server.path("work.ipynb"))]
     assert edited == ["# Reworked", "import math", "x = 1\ny = 2", "z = x + y"]
     run_cell(lab_page, 3)
     wait_idle_count(lab_page, "undo")
     body_has(lab_page, "restored 3 cells of work.ipynb in the open notebook")
-    assert lab_page.evaluate(SOURCES_OF, "work.ipynb") == before
-    assert lab_page.evaluate(SAVE, "work.ipynb") is False
+    assert lab_page.evaluate(SOURCES_OF, lab_server.path("work.ipynb")) == before
+    assert lab_page.evaluate(SAVE, lab_server.path("work.ipynb")) is False
     deadline = time.monotonic() + 10
     while (root / "work.ipynb").read_bytes() != original and time.monotonic() < deadline:
         time.sleep(0.1)

@@ -82,7 +82,7 @@ def test_markers_come_back_after_a_reload_and_old_panels_say_their_kernel_ended(
 ) -> None:
     notebooks(lab_server)
     open_notebook(lab_page, lab_server, "work.ipynb")
-    open_current(lab_page, "drive.ipynb")
+    open_current(lab_page, lab_server, "drive.ipynb")
     for index, cell_id in enumerate(DRIVE):
         run_cell(lab_page, index)
         wait_idle_count(lab_page, cell_id)
@@ -132,7 +132,7 @@ def test_markers_come_back_after_a_reload_and_old_panels_say_their_kernel_ended(
 
     # The markers: saved with the cells' `larik` metadata, back after the page reloads, in
     # the same place on the markdown cell as on the code cell.
-    open_current(lab_page, "work.ipynb")
+    open_current(lab_page, lab_server, "work.ipynb")
     assert_markers_alike(lab_page)
     lab_page.evaluate("window.jupyterapp.commands.execute('docmanager:save')")
     lab_page.wait_for_function(
@@ -145,7 +145,7 @@ def test_markers_come_back_after_a_reload_and_old_panels_say_their_kernel_ended(
     lab_page.reload()
     lab_page.wait_for_function("!!window.jupyterapp", timeout=60_000)
     lab_page.evaluate("window.jupyterapp.restored.then(() => true)")
-    open_current(lab_page, "work.ipynb")
+    open_current(lab_page, lab_server, "work.ipynb")
     lab_page.wait_for_function(
         "window.jupyterapp.shell.currentWidget.content.node.querySelectorAll('.jp-larik-marker').length === 2",
         timeout=30_000,

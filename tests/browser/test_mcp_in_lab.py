@@ -50,7 +50,7 @@ class Client(threading.Thread):
 
     def __init__(self, lab: LabServer, steps: list[tuple[str, dict[str, Any]]]) -> None:
         super().__init__(daemon=True)
-        env = {**os.environ, "JUPYTER_RUNTIME_DIR": str(lab.root.parent / "jupyter-runtime")}
+        env = {**os.environ, "JUPYTER_RUNTIME_DIR": str(lab.runtime_dir)}
         self.params = StdioServerParameters(
             command=sys.executable, args=["-m", "larik_jupyter", "mcp", "--notebook", "analysis.ipynb"],
             env=env, cwd=str(lab.root),

@@ -35,7 +35,7 @@ def write_notebook(root: Path, name: str, script: dict[str, Any], prompt: str) -
 
 
 def open_and_run(page: Page, lab: LabServer, name: str) -> None:
-    page.evaluate(f"window.jupyterapp.commands.execute('docmanager:open', {{path: '{name}'}})")
+    page.evaluate("path => window.jupyterapp.commands.execute('docmanager:open', {path})", lab.path(name))
     page.wait_for_selector(".jp-Notebook")
     lab.wait_for_idle_kernel()
     # Not awaited: the command's promise settles only when every cell has finished.

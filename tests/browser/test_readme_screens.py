@@ -77,6 +77,7 @@ def churn_notebook(root: Path) -> None:
     nbformat.write(nb, root / "churn.ipynb")
 
 
+@pytest.mark.own_lab  # its kernel must see the key's variable when it starts
 def test_the_readme_screenshots(model_key: None, lab_page: Page, lab_server: LabServer, larik_dirs: dict[str, Path]) -> None:
     page = lab_page
     with ScriptedHTTPServer(SCRIPT, api_key=KEY) as wire:

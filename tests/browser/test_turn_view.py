@@ -97,7 +97,7 @@ def test_a_turn_reads_in_words_asks_before_it_acts_and_keeps_outputs_with_their_
     with ScriptedHTTPServer(script, api_key=KEY) as wire:
         notebooks(lab_server.root, wire.anthropic_base_url)
         open_notebook(lab_page, lab_server, "work.ipynb")
-        open_current(lab_page, "drive.ipynb")
+        open_current(lab_page, lab_server, "drive.ipynb")
         for index, cell_id in ((0, "load"), (1, "setup")):
             run_cell(lab_page, index)
             wait_idle_count(lab_page, cell_id)
@@ -193,7 +193,7 @@ def test_a_turn_reads_in_words_asks_before_it_acts_and_keeps_outputs_with_their_
     assert lab_page.locator(".larik-undo-button").first.is_disabled()
     again = lab_page.get_by_role("button", name="Run %larik /checkpoints again")
     shot(lab_page, "turn_view_dark_ended_panel")
-    open_current(lab_page, "drive.ipynb")
+    open_current(lab_page, lab_server, "drive.ipynb")
     run_cell(lab_page, 0)  # the new kernel loads the extension, as a user would
     lab_page.wait_for_function(
         "window.jupyterapp.shell.currentWidget.sessionContext.session?.kernel?.status === 'idle'", timeout=60_000

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Iterator
 from pathlib import Path
@@ -24,9 +25,10 @@ PROMPTS = ["Write the CSV parser", "Add tests for quoting", "Document the parser
 
 
 @pytest.fixture
-def scripted_kernel(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    """Kernels started after this use the offline demo model (listed before `lab_page`)."""
-    monkeypatch.setenv("LARIK_MODEL", "scripted:demo")
+def scripted_kernel(larik_dirs: dict[str, Path]) -> Iterator[None]:
+    """Kernels use the offline demo model (the personal config's model)."""
+    larik_dirs["config"].mkdir(parents=True, exist_ok=True)
+    (larik_dirs["config"] / "config.json").write_text(json.dumps({"model": "scripted:demo"}))
     yield
 
 
@@ -62,9 +64,10 @@ def open_and_run(server: LabServer, page: Page, name: str, cells: list[str]) -> 
     nb = nbformat.v4.new_notebook()
     nb.cells = [nbformat.v4.new_code_cell(source) for source in cells]
     nbformat.write(nb, server.root / name)
-    page.evaluate(f"window.jupyterapp.commands.execute('docmanager:open', {{path: '{name}'}})")
+    page.evaluate("path => window.jupyterapp.commands.execute('docmanager:open', {path})", server.path(name))
     server.wait_for_idle_kernel()
-    page.evaluate("window.jupyterapp.commands.execute('notebook:run-all-cells')")
+    # Not awaited: the command's promise settles only when every cell has finished.
+    page.evaluate("() => { window.jupyterapp.commands.execute('notebook:run-all-cells'); }")
 
 
 def notebook_sources(page: Page) -> list[str]:
