@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs everything the tests need (into .venv, plus Debian's chromium when run as root)
-# and runs ruff, mypy and the whole test suite. Extra arguments go to pytest.
+# and runs ruff, mypy and the whole test suite on two pytest workers (LARIK_TEST_WORKERS sets how
+# many; 0 runs it in this process). Extra arguments go to pytest.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=$(command -v python3.11 || command -v python3)
@@ -13,4 +14,4 @@ fi
 .venv/bin/python -m pip install -q -e '.[test]'
 .venv/bin/ruff check larik_jupyter tests bench
 .venv/bin/mypy
-exec .venv/bin/pytest -q -p no:cacheprovider "$@"
+exec .venv/bin/pytest -q -p no:cacheprovider -n "${LARIK_TEST_WORKERS:-2}" --dist loadfile "$@"

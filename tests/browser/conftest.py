@@ -294,8 +294,8 @@ def lab_page(
     )
     page = context.new_page()
     page.set_default_timeout(60_000)
-    workspace = lab_server.prefix or "default"
-    page.goto(f"{lab_server.url}lab/workspaces/{workspace}/tree/{lab_server.prefix}")
+    mine = f"workspaces/{lab_server.prefix}/tree/{lab_server.prefix}" if lab_server.prefix else ""
+    page.goto(f"{lab_server.url}lab/{mine}")
     page.wait_for_function("!!window.jupyterapp", timeout=120_000)
     page.evaluate("window.jupyterapp.restored.then(() => true)")
     try:

@@ -5,7 +5,6 @@ back, and saving it writes exactly the bytes the file had before the turn."""
 from __future__ import annotations
 
 import json
-import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -13,6 +12,7 @@ import nbformat
 import pytest
 from playwright.sync_api import Page
 
+from tests.browser.conftest import wait_until
 from tests.browser.test_bridge_in_lab import (
     edit,
     open_notebook,
@@ -41,7 +41,7 @@ SAVE = """async path => {
 def open_current(page: Page, lab: LabServer, name: str) -> None:
     """Open `name` as the current tab and wait until its kernel is idle (another tab may be open)."""
     name = lab.path(name)
-    page.evaluate("path => window.jupyterapp.commands.execute('docmanager:open', {path})", name)
+    page.evaluate("async path => { await window.jupyterapp.commands.execute('docmanager:open', {path}); }", name)
     page.wait_for_function(
         """name => { const w = window.jupyterapp.shell.currentWidget;
                      return w?.context?.path === name && w.sessionContext.session?.kernel?.status === 'idle'; }""",
@@ -133,10 +133,7 @@ def test_undo_restores_the_open_documents_cells_and_saving_writes_the_original_b
     shot(lab_page, "cells_undone")
 
     assert lab_page.evaluate(SAVE, lab_server.path("work.ipynb")) is False
-    deadline = time.monotonic() + 10
-    while (root / "work.ipynb").read_bytes() != original and time.monotonic() < deadline:
-        time.sleep(0.1)
-    assert (root / "work.ipynb").read_bytes() == original
+    wait_until(lambda: (root / "work.ipynb").read_bytes() == original, 60, "the save to write work.ipynb's original bytes")
 
 
 OUTPUT_OF = """id => {
@@ -229,7 +226,4 @@ def test_undo_of_an_insert_a_delete_and_a_rewrite_of_cell_0_restores_the_order(
     body_has(lab_page, "restored 3 cells of work.ipynb in the open notebook")
     assert lab_page.evaluate(SOURCES_OF, lab_server.path("work.ipynb")) == before
     assert lab_page.evaluate(SAVE, lab_server.path("work.ipynb")) is False
-    deadline = time.monotonic() + 10
-    while (root / "work.ipynb").read_bytes() != original and time.monotonic() < deadline:
-        time.sleep(0.1)
-    assert (root / "work.ipynb").read_bytes() == original
+    wait_until(lambda: (root / "work.ipynb").read_bytes() == original, 60, "the save to write work.ipynb's original bytes")

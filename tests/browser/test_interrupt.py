@@ -1,5 +1,7 @@
 """The first hour in a real JupyterLab: a question reaches the agent, and Jupyter's interrupt
-(or Stop) ends a turn within a second, cancelling its pending approvals."""
+(or Stop) ends a turn, cancelling its pending approvals. What is stopped would otherwise never end
+(an approval nobody answers, a busy loop) or end much later (a 60 s sleep): each test compares with
+that natural end, with a margin a loaded machine cannot eat; how fast it ends is bench/'s."""
 
 from __future__ import annotations
 
@@ -12,6 +14,7 @@ from playwright.sync_api import Page, expect
 
 from larik_jupyter.session.catalog import list_sessions
 from larik_jupyter.session.reader import load_entries
+from tests.browser.conftest import wait_until
 from tests.browser.test_bridge_in_lab import open_notebook, run_cell
 from tests.browser.test_notebook_live import (
     CELL_ERRORS,
@@ -67,7 +70,7 @@ def test_interrupt_while_waiting_for_an_approval(lab_page: Page, lab_server: Lab
     open_and_run(lab_page, lab_server, "ask.ipynb")
     lab_page.get_by_role("button", name="Allow once").wait_for(timeout=60_000)
     took = lab_page.evaluate(INTERRUPT_AND_TIME)
-    assert took <= 1.0, f"the turn ended {took:.2f} s after the interrupt"
+    assert took <= 30, f"the turn ended {took:.2f} s after the interrupt (unanswered, it never ends)"
     body_has(lab_page, "cancelled, the turn ended before an answer")
     expect(lab_page.locator(ENABLED_APPROVAL_BUTTONS)).to_have_count(0, timeout=10_000)  # the card goes with the turn
     assert not (lab_server.root / "a.txt").exists()
@@ -77,25 +80,20 @@ def test_interrupt_while_waiting_for_an_approval(lab_page: Page, lab_server: Lab
 
 
 def test_interrupt_during_a_shell_command_kills_it(lab_page: Page, lab_server: LabServer) -> None:
-    command = next(unique_sleeps())
+    command = next(unique_sleeps(60))
     script = {"responses": [
         {"content": [{"type": "tool_use", "name": "bash", "input": {"command": command}}]},
         {"content": [{"type": "text", "text": "never"}]},
     ]}
     write_notebook(lab_server.root, "bash.ipynb", script, "--yes wait")
     open_and_run(lab_page, lab_server, "bash.ipynb")
-    deadline = time.monotonic() + 60
-    while not processes_running(command):
-        assert time.monotonic() < deadline, "the command never started"
-        time.sleep(0.1)
+    wait_until(lambda: processes_running(command), 60, f"`{command}` to start")
+    started = time.monotonic()
     took = lab_page.evaluate(INTERRUPT_AND_TIME)
-    assert took <= 1.0, f"the turn ended {took:.2f} s after the interrupt"
-    # The group gets SIGTERM as the turn ends; on a loaded machine the process table may
-    # show it a moment longer.
-    gone_by = time.monotonic() + 1.0
-    while processes_running(command) and time.monotonic() < gone_by:
-        time.sleep(0.05)
-    assert not processes_running(command)
+    assert took <= 30, f"the turn ended {took:.2f} s after the interrupt (the command sleeps 60 s)"
+    # The group gets SIGTERM as the turn ends; the process table may show it a moment longer.
+    wait_until(lambda: not processes_running(command), 30 - (time.monotonic() - started),
+               f"`{command}` to be gone within 30 s of the interrupt (it sleeps 60 s)")
     body_has(lab_page, "Interrupted")
     shot(lab_page, "interrupt_during_bash")
 
@@ -113,8 +111,7 @@ def test_stop_cancels_pending_approvals(lab_page: Page, lab_server: LabServer) -
     lab_server.wait_for_idle_kernel()
     expect(lab_page.locator(ENABLED_APPROVAL_BUTTONS)).to_have_count(0, timeout=10_000)  # the card goes with the turn
     assert lab_page.locator("button:has-text('Allow once'), .larik-approval input").count() == 0  # nothing left behind
-    time.sleep(0.5)
-    assert not (lab_server.root / "b.txt").exists()
+    assert not (lab_server.root / "b.txt").exists()  # the turn is over, its kernel idle: no write came
     shot(lab_page, "stop_cancels_approval")
 
 
@@ -141,16 +138,10 @@ def test_stop_ends_a_busy_loop_the_agent_runs(lab_page: Page, lab_server: LabSer
         run_cell(lab_page, 1)
     else:
         open_and_run(lab_page, lab_server, "loop.ipynb")
-    deadline = time.monotonic() + 60
-    while not (lab_server.root / "looping").exists():
-        assert time.monotonic() < deadline, "the loop never started"
-        time.sleep(0.1)
-    time.sleep(2)
+    wait_until((lab_server.root / "looping").exists, 60, "the agent's loop to start (its file `looping`)")
     lab_page.locator("button.larik-stop").click()
-    clicked = time.monotonic()
-    lab_page.wait_for_function(CELLS_RAN, arg=2, timeout=10_000)
-    took = time.monotonic() - clicked
-    assert took <= 10, f"the turn ended {took:.2f} s after Stop"
+    # The loop never ends by itself: the turn ending at all is what Stop did.
+    lab_page.wait_for_function(CELLS_RAN, arg=2, timeout=60_000)
     body_has(lab_page, "Interrupted.")
     assert lab_page.evaluate(CELL_ERRORS) == []
     assert lab_page.locator("button.larik-stop:visible").count() == 0

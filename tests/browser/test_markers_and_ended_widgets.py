@@ -88,8 +88,9 @@ def test_markers_come_back_after_a_reload_and_old_panels_say_their_kernel_ended(
         wait_idle_count(lab_page, cell_id)
     body_has(lab_page, "Undid prompt 2")
     sources = lab_page.evaluate(
-        """() => Array.from(window.jupyterapp.shell.widgets('main')).find(w => w.context?.path === 'work.ipynb')
-                 .content.model.sharedModel.cells.map(c => c.getSource())"""
+        """path => Array.from(window.jupyterapp.shell.widgets('main')).find(w => w.context?.path === path)
+                 .content.model.sharedModel.cells.map(c => c.getSource())""",
+        lab_server.path("work.ipynb"),
     )
     assert sources == ["# Sales by region", "x = 10", "y = 2"]
 

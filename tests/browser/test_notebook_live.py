@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -13,6 +12,7 @@ from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 from larik_jupyter.session.catalog import list_sessions
 from larik_jupyter.session.reader import load_entries
+from tests.browser.conftest import wait_until
 
 if TYPE_CHECKING:
     from tests.browser.conftest import LabServer
@@ -35,7 +35,7 @@ def write_notebook(root: Path, name: str, script: dict[str, Any], prompt: str) -
 
 
 def open_and_run(page: Page, lab: LabServer, name: str) -> None:
-    page.evaluate("path => window.jupyterapp.commands.execute('docmanager:open', {path})", lab.path(name))
+    page.evaluate("async path => { await window.jupyterapp.commands.execute('docmanager:open', {path}); }", lab.path(name))
     page.wait_for_selector(".jp-Notebook")
     lab.wait_for_idle_kernel()
     # Not awaited: the command's promise settles only when every cell has finished.
@@ -113,9 +113,7 @@ def test_transcript_streams_and_allow_lets_the_turn_continue(lab_page: Page, lab
     shot(lab_page, "notebook_approval")
     allow.click()
     body_has(lab_page, "All finished.")
-    deadline = time.monotonic() + 10
-    while not (lab_server.root / "made.txt").exists() and time.monotonic() < deadline:
-        time.sleep(0.1)
+    wait_until((lab_server.root / "made.txt").exists, 60, "the approved write of made.txt")
     assert (lab_server.root / "made.txt").read_text() == "approved\n"
     shot(lab_page, "notebook_allowed")
 

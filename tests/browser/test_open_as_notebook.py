@@ -31,7 +31,7 @@ def test_sidebar_and_hook_open_the_branch_as_a_notebook(lab_server: LabServer, l
     button = page.locator('.jp-larik-action[data-command="larik:open-as-notebook"]')
     expect(button).to_have_text("Open as notebook")
     button.click()
-    page.wait_for_function(OPEN_TAB_SOURCES, arg=f"{path.stem}.ipynb", timeout=30_000)
+    page.wait_for_function(OPEN_TAB_SOURCES, arg=lab_server.path(f"{path.stem}.ipynb"), timeout=30_000)
     nb = nbformat.read(root / f"{path.stem}.ipynb", as_version=4)
     assert [c.source for c in nb.cells if c.cell_type == "code"] == ["x = 2\nprint(x)", "print(x * 21)"]
 
@@ -39,5 +39,5 @@ def test_sidebar_and_hook_open_the_branch_as_a_notebook(lab_server: LabServer, l
     copy = root / "copy.ipynb"
     copy.write_bytes((root / f"{path.stem}.ipynb").read_bytes())
     assert page.evaluate("p => window.larikJupyter.openPath(p)", str(copy)) is True
-    page.wait_for_function(OPEN_TAB_SOURCES, arg="copy.ipynb", timeout=30_000)
+    page.wait_for_function(OPEN_TAB_SOURCES, arg=lab_server.path("copy.ipynb"), timeout=30_000)
     assert page.evaluate("p => window.larikJupyter.openPath(p)", "/etc/hostname") is False

@@ -80,7 +80,7 @@ def test_marker_and_context_menu_open_the_prompt_and_the_sidebar_jumps_to_its_ce
     prompts = page.locator("#larik-sessions .jp-larik-prompt")
     expect(prompts).to_have_count(2)
     jump_second = prompts.nth(1).get_by_role("button", name="Jump to cells")
-    expect(prompts.nth(1).locator(".jp-larik-jump")).to_contain_text("2 cells in nav.ipynb")
+    expect(prompts.nth(1).locator(".jp-larik-jump")).to_contain_text(f"2 cells in {lab_server.path('nav.ipynb')}")
     select_other_cell(page)
     jump_second.click()
     page.wait_for_function(f"({SELECTED})().join() === 'b,c'")

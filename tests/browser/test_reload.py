@@ -31,7 +31,7 @@ def test_reload_while_waiting_for_an_approval_then_allow_shows_the_final_state(
     lab_page.reload()
     lab_page.wait_for_function("!!window.jupyterapp", timeout=60_000)
     lab_page.evaluate("window.jupyterapp.restored.then(() => true)")
-    lab_page.evaluate("path => window.jupyterapp.commands.execute('docmanager:open', {path})", lab_server.path("reload.ipynb"))
+    lab_page.evaluate("async path => { await window.jupyterapp.commands.execute('docmanager:open', {path}); }", lab_server.path("reload.ipynb"))
 
     # The reloaded page shows the running turn: what was said so far and a working approval.
     body_has(lab_page, "Writing the file first.")

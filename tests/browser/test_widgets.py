@@ -64,7 +64,7 @@ def open_and_run(server: LabServer, page: Page, name: str, cells: list[str]) -> 
     nb = nbformat.v4.new_notebook()
     nb.cells = [nbformat.v4.new_code_cell(source) for source in cells]
     nbformat.write(nb, server.root / name)
-    page.evaluate("path => window.jupyterapp.commands.execute('docmanager:open', {path})", server.path(name))
+    page.evaluate("async path => { await window.jupyterapp.commands.execute('docmanager:open', {path}); }", server.path(name))
     server.wait_for_idle_kernel()
     # Not awaited: the command's promise settles only when every cell has finished.
     page.evaluate("() => { window.jupyterapp.commands.execute('notebook:run-all-cells'); }")
