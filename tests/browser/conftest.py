@@ -14,6 +14,7 @@ exposed. When a test finishes, a screenshot of its page goes to tests/browser/ar
 
 from __future__ import annotations
 
+import http.cookiejar
 import itertools
 import json
 import os
@@ -88,8 +89,15 @@ class LabServer:
         return f"{self.prefix}/{name}" if self.prefix else name
 
     def api(self, path: str, method: str = "GET", body: bytes | None = None) -> Any:
-        """Call the server's REST API (no token: the test server runs without one)."""
-        request = urllib.request.Request(self.url + path, data=body, method=method)
+        """Call the server's REST API (no token: the test server runs without one; a request
+        that changes something carries the `_xsrf` cookie a page gets, as the page's do)."""
+        headers = {}
+        if method != "GET":
+            jar = http.cookiejar.CookieJar()
+            urllib.request.build_opener(urllib.request.HTTPCookieProcessor(jar)).open(self.url + "lab", timeout=30).close()
+            xsrf = next(cookie.value for cookie in jar if cookie.name == "_xsrf")
+            headers = {"Cookie": f"_xsrf={xsrf}", "X-XSRFToken": str(xsrf)}
+        request = urllib.request.Request(self.url + path, data=body, method=method, headers=headers)
         with urllib.request.urlopen(request, timeout=30) as response:
             data = response.read()
         return json.loads(data) if data else None

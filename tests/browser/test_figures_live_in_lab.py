@@ -96,7 +96,11 @@ def run_turn(page: Page, index: int, marker: str, shot_name: str) -> dict[str, A
         "?.querySelectorAll('.jp-OutputArea-output img').length >= 2 && document.body.innerText.includes('Plotted.')",
         arg=marker, timeout=60_000,
     )
-    page.wait_for_timeout(500)  # the images decode
+    page.wait_for_function(  # the images decoded
+        "marker => Array.from(Array.from(document.querySelectorAll('.jp-CodeCell')).find(c => c.innerText.includes(marker))"
+        ".querySelectorAll('.jp-OutputArea-output img')).every(i => i.complete && i.naturalWidth > 0)",
+        arg=marker, timeout=60_000,
+    )
     done: dict[str, Any] = page.evaluate(TRANSCRIPT, marker)
     cell_shot(page, marker, f"{shot_name}_done")
     # The cell is taller than the page: its end, the table and the reply under the last call.
