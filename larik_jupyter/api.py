@@ -199,15 +199,18 @@ class Agent:
 
     def check(
         self, path: str | None = None, *, timeout: int = 600, stop: threading.Event | None = None,
-        notebook: Path | None = None,
+        notebook: Path | None = None, network: bool = False,
     ) -> CheckReport:
         """Run the notebook at `path` (default: this kernel's own, `notebook` when the caller knows
         it, else the last turn's) top to bottom in a scratch kernel and report what does not hold
-        up (`tools/check/tool.py`). Setting `stop`, or an interrupt of the calling thread, ends
-        it; the scratch kernel is shut down either way."""
+        up (`tools/check/tool.py`); `network` lets its cells connect to other machines. Setting
+        `stop`, or an interrupt of the calling thread, ends it; the scratch kernel is shut down
+        either way."""
         from larik_jupyter.tools.check import check_notebook
 
-        return check_notebook(self.loop.env, path, timeout=timeout, stop=stop or threading.Event(), notebook=notebook)
+        return check_notebook(
+            self.loop.env, path, timeout=timeout, stop=stop or threading.Event(), notebook=notebook, network=network
+        )
 
     def variable_changes(self, prompt_number: int) -> list[VariableChange]:
         """What the turn of prompt `prompt_number` (1-based) did to the kernel's variables, as its
