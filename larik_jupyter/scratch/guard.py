@@ -19,10 +19,14 @@ never opened for writing. In place (`cutoff` set), an existing file last changed
 from __future__ import annotations
 
 import errno
+import fcntl
 import json
 import os
 import socket
+import struct
 import sys
+import termios
+import time
 from typing import Any
 
 _WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_TRUNC
@@ -183,7 +187,23 @@ def install(
             error = reason if isinstance(reason, BaseException) else error.__cause__ or error.__context__
         return None
 
+    def drain() -> None:
+        """Wait (a moment at most) until what programs the cell ran wrote to the kernel's
+        stdout and stderr (IPython reads those pipes on a thread) is read, and send it, so a
+        refusal they printed ("rm: …: Permission denied") is this cell's output."""
+        deadline = time.monotonic() + 2.0
+        for stream in (sys.stdout, sys.stderr):
+            pipe = getattr(stream, "_fid", None)
+            while isinstance(pipe, int) and time.monotonic() < deadline:
+                if struct.unpack("i", fcntl.ioctl(pipe, termios.FIONREAD, b"\0\0\0\0"))[0] == 0:
+                    break
+                time.sleep(0.002)
+        time.sleep(0.002)  # the reading thread writes what it read
+        for stream in (sys.stdout, sys.stderr):
+            stream.flush()
+
     def after_cell(result: Any) -> None:
+        drain()
         found = os_refused(getattr(result, "error_in_exec", None))
         if found is not None:
             path = getattr(found, "filename", None)

@@ -130,8 +130,12 @@ def _kernel_env(tmp: Path) -> dict[str, str]:
     mpl.mkdir(exist_ok=True)
     for found in glob.glob(str(_matplotlib_cache() / "fontlist-*.json")):
         shutil.copy(found, mpl)
+    # ipykernel reads what programs write to the kernel's stdout and stderr (so a refusal they
+    # print is the cell's output) except where it believes pytest captures them: the scratch
+    # kernel always reads them.
+    inherited = {k: v for k, v in os.environ.items() if k != "PYTEST_CURRENT_TEST"}
     return {
-        **os.environ, "TMPDIR": str(tmp), "MPLCONFIGDIR": str(mpl), "IPYTHONDIR": str(tmp / "ipython"),
+        **inherited, "TMPDIR": str(tmp), "MPLCONFIGDIR": str(mpl), "IPYTHONDIR": str(tmp / "ipython"),
         "XDG_CACHE_HOME": str(tmp / "cache"), "PYTHONDONTWRITEBYTECODE": "1",
         # A checked `%load_ext larik_jupyter` gets data and config of its own: its retention
         # prune must not reach the user's sessions, nor its config the user's keys.
