@@ -19,10 +19,7 @@ from __future__ import annotations
 
 import ctypes
 import os
-import platform
 import sys
-from dataclasses import dataclass
-from pathlib import Path
 
 TEST_SWITCH = "LARIK_TEST_CONFINEMENT"
 _CREATE_RULESET, _ADD_RULE, _RESTRICT_SELF = 444, 445, 446  # the same on every architecture
@@ -51,14 +48,14 @@ class _PathBeneathAttr(ctypes.Structure):
     _fields_ = [("allowed_access", ctypes.c_uint64), ("parent_fd", ctypes.c_int32)]
 
 
-@dataclass(frozen=True)
 class Availability:
     """Whether this machine can confine a kernel with Landlock: `abi` (0: it cannot) and, when
-    it cannot, `reason` ("Landlock is not available (kernel 5.10)")."""
+    it cannot, `reason` ("Landlock is not available (kernel 5.10)"); `off`: the test switch
+    turned all confinement off. (A plain class: the launcher imports only what it needs, and
+    starts in milliseconds.)"""
 
-    abi: int
-    reason: str = ""
-    off: bool = False  # the test switch turned all confinement off
+    def __init__(self, abi: int, reason: str = "", *, off: bool = False) -> None:
+        self.abi, self.reason, self.off = abi, reason, off
 
 
 def _libc() -> ctypes.CDLL:
@@ -73,15 +70,16 @@ def availability() -> Availability:
     if switch == "unavailable":
         return Availability(0, "Landlock was reported unavailable for a test")
     if sys.platform != "linux":
-        return Availability(0, f"Landlock is Linux only and this is {platform.system() or sys.platform}")
+        return Availability(0, f"Landlock is Linux only and this is {sys.platform}")
     libc = _libc()
     libc.syscall.restype = ctypes.c_long
     abi = libc.syscall(_CREATE_RULESET, None, ctypes.c_size_t(0), ctypes.c_uint32(_VERSION))
     if abi > 0:
         return Availability(int(abi))
+    release = os.uname().release
     if ctypes.get_errno() == 95:  # EOPNOTSUPP: built in, not enabled at boot
-        return Availability(0, f"Landlock is disabled in this kernel ({platform.release()})")
-    return Availability(0, f"Landlock is not available (kernel {platform.release()})")
+        return Availability(0, f"Landlock is disabled in this kernel ({release})")
+    return Availability(0, f"Landlock is not available (kernel {release})")
 
 
 def _changes(abi: int) -> int:
@@ -117,7 +115,7 @@ def confine(writable: list[str], *, network: bool) -> None:
             except OSError:
                 continue  # a device this machine does not have
             try:
-                if not Path(f"/proc/self/fd/{fd}").is_dir():
+                if not os.path.isdir(f"/proc/self/fd/{fd}"):
                     rights &= _FILE_RIGHTS
                 rule = _PathBeneathAttr(rights, fd)
                 _call(libc, _ADD_RULE, ctypes.c_int(ruleset), ctypes.c_int(_RULE_PATH_BENEATH), ctypes.byref(rule), ctypes.c_uint32(0))
@@ -130,7 +128,7 @@ def confine(writable: list[str], *, network: bool) -> None:
         os.close(ruleset)
 
 
-def launcher(writable: list[Path], *, network: bool, error_file: Path) -> list[str]:
+def launcher(writable: list[os.PathLike[str]], *, network: bool, error_file: os.PathLike[str]) -> list[str]:
     """The command that confines, then runs what follows `--`; a failure is written to
     `error_file` (the kernel's own output is not kept)."""
     # Run as a file, isolated (-I) and without site-packages (-S): it needs only the standard
@@ -155,7 +153,8 @@ def main(argv: list[str]) -> int:
     except OSError as exc:
         message = f"The scratch kernel could not be confined by the operating system ({exc.strerror or exc}), so it was not started."
         if error_file:
-            Path(error_file).write_text(message, encoding="utf-8")
+            with open(error_file, "w", encoding="utf-8") as handle:
+                handle.write(message)
         print(message, file=sys.stderr)
         return 126
     os.execvp(command[0], command)

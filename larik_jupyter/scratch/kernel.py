@@ -208,7 +208,7 @@ class ScratchKernel:
         """Start the kernel through the launcher that confines it (`scratch.confine`)."""
         km = self.km
         plain = km.format_kernel_cmd
-        writable = [*self.confinement.roots, self.confinement.tmp]
+        writable: list[os.PathLike[str]] = [*self.confinement.roots, self.confinement.tmp]
         prefix = launcher(writable, network=self.confinement.network, error_file=failed)
 
         def confined(extra_arguments: list[str] | None = None) -> list[str]:
