@@ -18,6 +18,7 @@ larik's own Python and execs the kernel's, so the kernel's Python needs nothing 
 from __future__ import annotations
 
 import ctypes
+import errno
 import os
 import sys
 
@@ -77,7 +78,7 @@ def availability() -> Availability:
     if abi > 0:
         return Availability(int(abi))
     release = os.uname().release
-    if ctypes.get_errno() == 95:  # EOPNOTSUPP: built in, not enabled at boot
+    if ctypes.get_errno() == errno.EOPNOTSUPP:  # built in, not enabled at boot
         return Availability(0, f"Landlock is disabled in this kernel ({release})")
     return Availability(0, f"Landlock is not available (kernel {release})")
 
