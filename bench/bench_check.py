@@ -12,7 +12,8 @@ The confinement by the operating system (issue 50: the Landlock launcher before 
 timed against the same check without it (`LARIK_TEST_CONFINEMENT=unavailable`: the guard
 alone) in the same rounds. Target: at most +50 ms to the first checked cell. As that
 difference drowns in the kernel's own start on a loaded machine, the launcher is also timed
-alone: confining and exec'ing `/bin/true` against exec'ing it straight.
+alone: confining and exec'ing `/bin/true` against exec'ing it straight, in wall time and in
+the CPU time the child used (which the machine's load does not inflate).
 
 Run (`--small`: the small folder only, no 2 GB file written):
 
@@ -22,6 +23,7 @@ Run (`--small`: the small folder only, no 2 GB file written):
 from __future__ import annotations
 
 import os
+import resource
 import subprocess
 import sys
 import tempfile
@@ -72,14 +74,20 @@ def _checked(project: Path, *, landlock: bool = True) -> float:
     return float(outcome.stdout.split()[-1]) - started
 
 
-def _exec(confined: bool, folder: Path) -> float:
+def _exec(confined: bool, folder: Path, cpu: list[float]) -> float:
+    """Wall seconds to run /bin/true (through the launcher when `confined`); its CPU seconds
+    are appended to `cpu`."""
     from larik_jupyter.scratch.confine import launcher
 
     folders: list[os.PathLike[str]] = [folder]
     prefix = launcher(folders, network=False, error_file=folder / "error.txt") if confined else []
+    used = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
     subprocess.run([*prefix, "/bin/true"], check=True)
-    return time.perf_counter() - started
+    wall = time.perf_counter() - started
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu.append(after.ru_utime + after.ru_stime - used.ru_utime - used.ru_stime)
+    return wall
 
 
 def _plain(project: Path) -> float:
@@ -107,13 +115,16 @@ def main() -> None:
             cases["plain kernel, 2 GB folder"] = lambda: _plain(big)
             cases["check, 2 GB folder"] = lambda: _checked(big)
         results = alternate(cases, rounds)
+        cpu: dict[str, list[float]] = {"exec": [], "launcher": []}  # the first of each: the warm-up
+        alone = alternate({"exec": lambda: _exec(False, small, cpu["exec"]),
+                           "launcher": lambda: _exec(True, small, cpu["launcher"])}, rounds * 5)
     for name, values in results.items():
         print(f"{name:<30} first cell after {span(values, 1000, 0, ' ms')}")
-        alone = alternate({"exec": lambda: _exec(False, small), "launcher": lambda: _exec(True, small)}, rounds * 5)
     confined = [c - u for c, u in zip(results["check, small folder"], results["check without Landlock, small"], strict=True)]
     print(f"Landlock over the guard alone, small folder: {span(confined, 1000, 0, ' ms')}; target: at most +50 ms")
     launched = [c - u for c, u in zip(alone["launcher"], alone["exec"], strict=True)]
-    print(f"the launcher alone (confine, then exec /bin/true): +{span(launched, 1000, 1, ' ms')}")
+    print(f"the launcher alone (confine, then exec /bin/true): +{span(launched, 1000, 1, ' ms')} wall, "
+          f"{span(cpu['launcher'][1:], 1000, 1, ' ms')} CPU (exec alone {span(cpu['exec'][1:], 1000, 1, ' ms')})")
     if "check, 2 GB folder" in results:
         added = [c - p for c, p in zip(results["check, 2 GB folder"], results["plain kernel, 2 GB folder"], strict=True)]
         print(f"check over a plain kernel, 2 GB folder: +{span(added, 1000, 0, ' ms')}; target: first checked cell within 2 s")
