@@ -27,9 +27,12 @@ from test_notebook_check import write_notebook
 from test_notebook_kernel_undo import client, run_cells
 
 from larik_jupyter import Agent, KernelHost
+from larik_jupyter.scratch import bubblewrap
 from larik_jupyter.scratch.confine import availability
+from larik_jupyter.tools.check.tool import run_check
+from tests.agent_helpers import make_env
 
-pytestmark = pytest.mark.skipif(
+needs_landlock = pytest.mark.skipif(
     availability().abi < 4, reason="this machine's kernel has no Landlock with network rules (ABI 4+)"
 )
 WORKTREE = Path(__file__).resolve().parent.parent
@@ -134,6 +137,7 @@ def _unchanged(world: dict[str, Path], before: dict[str, str]) -> None:
     assert not changed, f"changed outside the copy: {changed}"
 
 
+@needs_landlock
 def test_check_confines_c_code_and_the_network_and_says_so(tmp_path: Path, server: ThreadingHTTPServer) -> None:
     world = make_world(tmp_path)
     port = server.server_address[1]
@@ -190,8 +194,9 @@ def test_without_landlock_the_first_line_says_so_and_the_audit_hook_still_refuse
     report = agent.loop.session.state.all[-2].tool_results()[0].text()
     agent.close()
     lines = report.splitlines()
-    assert lines[0] == ("Not confined by the operating system: Landlock was reported unavailable for a test; code in C "
-                        "extensions could write outside the copy and open network connections."), lines[0]
+    assert lines[0] == ("Not confined by the operating system: Landlock was reported unavailable for a test and "
+                        "bubblewrap was reported unavailable for a test; code in C extensions could write outside the "
+                        "copy and open network connections."), lines[0]
     assert lines[-1].endswith("guarded by a Python audit hook only (not confined by the operating system).")
     assert "your files were not changed" not in report
     after = state(world)
@@ -204,11 +209,35 @@ def test_without_landlock_the_first_line_says_so_and_the_audit_hook_still_refuse
     assert before[str(world["out"] / "summary.parquet")] != after[str(world["out"] / "summary.parquet")]
 
 
+def test_without_landlock_bubblewrap_confines_the_same_cells(
+    tmp_path: Path, server: ThreadingHTTPServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("LARIK_TEST_CONFINEMENT", "bubblewrap")
+    missing = bubblewrap.unusable()
+    if missing:
+        pytest.skip(f"the stand-in for Landlock cannot be tried here: {missing}")
+    world = make_world(tmp_path)
+    cells = hostile(world["out"], server.server_address[1])
+    write_notebook(world["project"] / "hostile.ipynb", [(c, None, []) for c in cells])
+    write_notebook(world["project"] / "net.ipynb", [(cells[-1], None, [])])
+    before = state(world)
+    report = run_check(make_env(world["project"], host=KernelHost({})), "hostile.ipynb", timeout=240).text()
+    _unchanged(world, before)
+    assert server.hits == [] and refused_cells(report) == HOSTILE_CELLS, report  # type: ignore[attr-defined]
+    lines = report.splitlines()
+    assert lines[0] == ("Not confined by Landlock: Landlock was reported unavailable for a test; bubblewrap confined "
+                        "the code instead."), lines[0]
+    assert lines[-1].endswith("confined by the operating system (bubblewrap: files outside the copy read-only, no network).")
+    networked = run_check(make_env(world["project"], host=KernelHost({})), "net.ipynb", timeout=240, network=True).text()
+    assert server.hits == ["/urllib"] and "The network was allowed (--network)" in networked.splitlines()[0], networked  # type: ignore[attr-defined]
+
+
 def _replay(cwd: Path, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "larik_jupyter", "replay", *args], cwd=cwd, capture_output=True,
                           text=True, timeout=600, env={**os.environ, **(env or {})})
 
 
+@needs_landlock
 def test_replay_confines_c_code_and_the_network_and_its_twin_does_not(
     tmp_path: Path, server: ThreadingHTTPServer
 ) -> None:
@@ -234,6 +263,7 @@ def test_replay_confines_c_code_and_the_network_and_its_twin_does_not(
     assert loose.stdout.startswith("Not confined: confinement was switched off for a test")
 
 
+@needs_landlock
 def test_replay_in_place_confines_shell_commands_to_the_project_and_network_lets_them_out(
     tmp_path: Path, server: ThreadingHTTPServer
 ) -> None:
@@ -274,6 +304,7 @@ def _nobody_python() -> tuple[str, str] | None:
     return None
 
 
+@needs_landlock
 @pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("setpriv"),
                     reason="running a check as another user needs root and setpriv (util-linux)")
 def test_the_same_check_holds_for_an_unprivileged_user(server: ThreadingHTTPServer) -> None:

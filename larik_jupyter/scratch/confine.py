@@ -12,7 +12,8 @@ larik's own Python and execs the kernel's, so the kernel's Python needs nothing 
 
 `LARIK_TEST_CONFINEMENT` is for tests only: `off` runs checked code with no confinement at all
 (neither this nor the audit hook; the made-false twin of a test that something was refused),
-`unavailable` acts as if the kernel had no Landlock.
+`unavailable` acts as if the kernel had neither Landlock nor bubblewrap (`scratch.bubblewrap`,
+the stand-in), `bubblewrap` as if it had no Landlock.
 """
 
 from __future__ import annotations
@@ -68,7 +69,7 @@ def availability() -> Availability:
     switch = os.environ.get(TEST_SWITCH, "")
     if switch == "off":
         return Availability(0, "confinement was switched off for a test", off=True)
-    if switch == "unavailable":
+    if switch in ("unavailable", "bubblewrap"):
         return Availability(0, "Landlock was reported unavailable for a test")
     if sys.platform != "linux":
         return Availability(0, f"Landlock is Linux only and this is {sys.platform}")

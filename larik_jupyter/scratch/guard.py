@@ -176,12 +176,12 @@ def install(
         refuse(f"{where}; this cell tried to run `{command[:200]}`: {shell_rule}")
 
     def os_refused(error: BaseException | None) -> BaseException | None:
-        """The PermissionError the operating system raised behind `error`, if any (a refusal
-        of the guard's own has no errno)."""
+        """The refusal the operating system raised behind `error`, if any: `EACCES`, `EPERM`
+        (Landlock), `EROFS` (bubblewrap); a refusal of the guard's own has no errno."""
         for _ in range(10):
             if error is None:
                 return None
-            if isinstance(error, OSError) and error.errno in (errno.EACCES, errno.EPERM):
+            if isinstance(error, OSError) and error.errno in (errno.EACCES, errno.EPERM, errno.EROFS):
                 return error
             reason = getattr(error, "reason", None)  # urllib's URLError
             error = reason if isinstance(reason, BaseException) else error.__cause__ or error.__context__

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from larik_jupyter.errors import LarikError
+from larik_jupyter.scratch import bubblewrap
 from larik_jupyter.scratch.confine import launcher
 from larik_jupyter.scratch.copy import ScratchCopy, ScratchFolder
 from larik_jupyter.scratch.guard import guard_cell
@@ -33,7 +34,7 @@ INTERRUPT_GRACE = 10.0
 _POLL = 0.2
 # A line a program prints when the operating system refused it ("rm: cannot remove 'x':
 # Permission denied"): a refusal no Python code raised.
-_DENIED = re.compile(r"Permission denied|Operation not permitted")
+_DENIED = re.compile(r"Permission denied|Operation not permitted|Read-only file system")
 
 
 class ScratchKernelError(LarikError):
@@ -178,8 +179,11 @@ class ScratchKernel:
             )
         failed = self.confinement.tmp / "confine-error.txt"
         try:
-            self.km = KernelManager(kernel_name=self.kernel_name)
-            if self.held.landlock:
+            if self.held.bubblewrap:  # its own network namespace: unix sockets, not TCP
+                self.km = KernelManager(kernel_name=self.kernel_name, transport="ipc", ip=str(self.confinement.tmp / "kernel"))
+            else:
+                self.km = KernelManager(kernel_name=self.kernel_name)
+            if self.held.os_confined:
                 self._launch_confined(failed)
             self.km.start_kernel(cwd=str(self.cwd), env=_kernel_env(self.confinement.tmp),
                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -205,11 +209,16 @@ class ScratchKernel:
         return self
 
     def _launch_confined(self, failed: Path) -> None:
-        """Start the kernel through the launcher that confines it (`scratch.confine`)."""
+        """Start the kernel through what confines it: the Landlock launcher (`scratch.confine`),
+        else bubblewrap (`scratch.bubblewrap`)."""
         km = self.km
         plain = km.format_kernel_cmd
         writable: list[os.PathLike[str]] = [*self.confinement.roots, self.confinement.tmp]
-        prefix = launcher(writable, network=self.confinement.network, error_file=failed)
+        network = self.confinement.network
+        if self.held.landlock:
+            prefix = launcher(writable, network=network, error_file=failed)
+        else:
+            prefix = bubblewrap.command([os.fspath(p) for p in writable], network=network)
 
         def confined(extra_arguments: list[str] | None = None) -> list[str]:
             return [*prefix, *plain(extra_arguments=extra_arguments)]

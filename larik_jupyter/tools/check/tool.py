@@ -198,7 +198,7 @@ def run_check(
         with ScratchKernel(copy.place(nb.path.parent), confinement, kernel_name=report.kernel, stop=stop) as kernel:
             report.opening = kernel.held.opening(confinement.inside)
             report.closing = kernel.held.closing("the cells", confinement.place, confinement.inside)
-            report.confined = kernel.held.landlock
+            report.confined = kernel.held.os_confined
             to_run = [c for c in cells if not c.skip]
             for position, cell in enumerate(to_run):
                 outcome = kernel.run(cell.source, timeout=min(CELL_TIMEOUT, timeout), deadline=deadline)
