@@ -27,7 +27,7 @@ TEST_SWITCH = "LARIK_TEST_CONFINEMENT"
 _CREATE_RULESET, _ADD_RULE, _RESTRICT_SELF = 444, 445, 446  # the same on every architecture
 _PR_SET_NO_NEW_PRIVS = 38
 _VERSION = 1
-_RULE_PATH_BENEATH, _RULE_NET_PORT = 1, 2
+_RULE_PATH_BENEATH = 1
 _NET_CONNECT_TCP = 1 << 1
 _SCOPE_SIGNAL = 1 << 1  # ABI 6: no signals to processes outside the confinement (the live kernel)
 # Filesystem rights that change something, by the ABI that added them; reads and execution

@@ -253,8 +253,8 @@ def run_check(
 
 def _same(error: str, refusal: str) -> bool:
     """Whether a cell's error is the refusal (raised as it is, or wrapped: urllib's URLError)."""
-    message = error.partition(": ")[2]
-    return bool(message) and (message in refusal or refusal.partition("; ")[2] in message)
+    message, told = error.partition(": ")[2], refusal.partition("; ")[2]
+    return bool(message) and (message in refusal or (bool(told) and told in message))
 
 
 def _probe_result(stdout: str) -> dict[str, Any]:
