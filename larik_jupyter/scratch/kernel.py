@@ -1,8 +1,8 @@
 """The one driver of a scratch kernel (the check's, replay's): a kernel of a given kernelspec
 started in a folder with its own temporary folder, confined by the operating system where it
-can be (`scratch.confine`: Landlock, applied by a launcher before the kernel starts), guarded
-before its first cell (`scratch.guard`), fed code under a per-run timeout and an optional deadline and stop event,
-interrupted when one passes, and always shut down (`with ScratchKernel(...) as kernel:`), also
+can be (`scratch.confine`: Landlock, applied by a launcher before the kernel starts; else
+`scratch.bubblewrap`), guarded before its first cell (`scratch.guard`), fed code under a
+per-run timeout and an optional deadline and stop event, interrupted when one passes, and always shut down (`with ScratchKernel(...) as kernel:`), also
 on an error or Ctrl-C. Its own log lines (warnings at start) are not shown."""
 
 from __future__ import annotations
