@@ -199,15 +199,18 @@ class Agent:
 
     def check(
         self, path: str | None = None, *, timeout: int = 600, stop: threading.Event | None = None,
-        notebook: Path | None = None,
+        notebook: Path | None = None, network: bool = False,
     ) -> CheckReport:
         """Run the notebook at `path` (default: this kernel's own, `notebook` when the caller knows
         it, else the last turn's) top to bottom in a scratch kernel and report what does not hold
-        up (`tools/check/tool.py`). Setting `stop`, or an interrupt of the calling thread, ends
-        it; the scratch kernel is shut down either way."""
+        up (`tools/check/tool.py`); `network` lets its cells connect to other machines. Setting
+        `stop`, or an interrupt of the calling thread, ends it; the scratch kernel is shut down
+        either way."""
         from larik_jupyter.tools.check import check_notebook
 
-        return check_notebook(self.loop.env, path, timeout=timeout, stop=stop or threading.Event(), notebook=notebook)
+        return check_notebook(
+            self.loop.env, path, timeout=timeout, stop=stop or threading.Event(), notebook=notebook, network=network
+        )
 
     def variable_changes(self, prompt_number: int) -> list[VariableChange]:
         """What the turn of prompt `prompt_number` (1-based) did to the kernel's variables, as its
@@ -420,17 +423,19 @@ class Agent:
         self, session: str | None = None, *, prompt_number: int | None = None,
         cwd: str | os.PathLike[str] | None = None, timeout: float = 600.0, stop_on_fail: bool = False,
         in_place: bool = False, force: bool = False, include_shell: bool = False, rtol: float = 1e-6,
+        network: bool = False,
     ) -> ReplayReport:
         """Re-run a branch's code (default: the current session's, up to prompt `prompt_number`,
         default: all) in a fresh kernel without the model, in a scratch copy of the project unless
         `in_place` (files changed since left alone unless `force`, shell commands only with
-        `include_shell`), comparing each output with the recorded one; `report.table()` prints
-        it, `report.exit_status` is 0, 1 or 2."""
+        `include_shell`; no network unless `network`), comparing each output with the recorded
+        one; `report.table()` prints it, `report.exit_status` is 0, 1 or 2."""
         from larik_jupyter.analysis.replay import replay_branch
 
         return replay_branch(
             self._source(session), prompt_number=prompt_number, cwd=cwd, timeout=timeout,
             stop_on_fail=stop_on_fail, in_place=in_place, force=force, include_shell=include_shell, rtol=rtol,
+            network=network,
         )
 
     def diff(self, other: str, session: str | None = None) -> BranchDiff:

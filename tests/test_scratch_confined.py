@@ -126,7 +126,7 @@ def test_check_in_a_kernel_leaves_the_folder_alone_and_refuses_pip(world: dict[s
         texts = run_cells(nbc)
     assert both(world) == before
     html = "".join(o.get("data", {}).get("text/html", "") for o in nbc.nb.cells[1].outputs)
-    assert "Refused: changes outside the scratch copy and shell commands" in html
+    assert "Refused: changes outside the scratch copy, shell commands and connections" in html
     assert "pip install --no-index six`: a shell command cannot be kept inside the copy" in html
     assert "your files were not changed" in html and "still here" in texts[2]
 

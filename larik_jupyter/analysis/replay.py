@@ -3,7 +3,9 @@ sources run in order in a fresh guarded kernel (`scratch.kernel`), in a scratch 
 project or in place, each output compared with the recorded one.
 
 In a copy nothing reaches the project: changes outside the copy (absolute paths, symlinks out)
-and shell commands are refused. In place, changes stay inside the project, a file changed since
+and shell commands are refused. Either way the kernel is confined by the operating system where
+it can be (`scratch.confine`) and has no network unless `network`; the table's first line says
+what did not hold, its last line names the confinement. In place, changes stay inside the project, a file changed since
 the session is left alone unless `force`, and shell commands (the `bash` tool's, `!` lines of
 recorded code) run only with `include_shell`."""
 
@@ -67,6 +69,8 @@ class ReplayReport:
     where: Path
     scratch: bool
     rows: list[ReplayRow] = field(default_factory=list)
+    opening: str = ""  # what did not hold: the network allowed, no confinement by the operating system
+    closing: str = ""  # the confinement the replay ran under
 
     @property
     def exit_status(self) -> int:
@@ -82,7 +86,8 @@ class ReplayReport:
     def table(self) -> str:
         """The report as a plain-text table, one row per call, diffs and errors below it."""
         place = "a scratch copy" if self.scratch else "place"
-        lines = [f"Replay of {self.session_id} in {place}: {self.where}", ""]
+        lines = [self.opening] if self.opening else []
+        lines += [f"Replay of {self.session_id} in {place}: {self.where}", ""]
         width = max([len(r.call) for r in self.rows] + [4])
         lines.append(f"{'#':>3}  {'prompt':>6}  {'call':<{width}}  status")
         for n, row in enumerate(self.rows, 1):
@@ -90,6 +95,8 @@ class ReplayReport:
             lines += [f"{'':>13}{line}" for line in row.detail]
         counts = self.counts()
         lines += ["", ", ".join(f"{v} {k}" for k, v in counts.items())]
+        if self.closing:
+            lines += ["", self.closing]
         return redactor_for(self.where).text("\n".join(lines))
 
 
@@ -163,13 +170,14 @@ def replay_branch(
     rtol: float = DEFAULT_RTOL,
     lookup: str | os.PathLike[str] | None = None,
     progress: Callable[[ReplayRow], None] | None = None,
+    network: bool = False,
 ) -> ReplayReport:
     """Replay `session` (an id, looked up in `lookup`'s folder first, or a file) up to prompt
     `prompt_number` in a fresh kernel. It works in a scratch copy of `cwd` (default: the directory the
     session recorded), removed afterwards, or in `cwd` itself with `in_place`, where a file
     changed since the session is left alone unless `force` and shell commands run only with
-    `include_shell` (see the module docstring). No model is asked anything. `progress` is
-    called with each row as it is decided."""
+    `include_shell` (see the module docstring); `network` lets the code connect to other
+    machines. No model is asked anything. `progress` is called with each row as it is decided."""
     if include_shell and not in_place:
         raise ReplayShellError(
             "--include-shell runs shell commands, which cannot be kept inside a scratch copy; "
@@ -187,11 +195,11 @@ def replay_branch(
             folder, where = scratch_folder(), workdir
             rule = "" if include_shell else "replay runs shell commands only with --include-shell"
             confinement = Confinement.in_place(project_root(workdir), folder, "replayed in place",
-                                               shell_rule=rule, cutoff=None if force else branch.ended)
+                                               shell_rule=rule, cutoff=None if force else branch.ended, network=network)
         else:
             copy = make_copy(project_root(workdir))
             folder, where = copy.folder, copy.place(workdir)
-            confinement = Confinement.in_copy(copy, "replayed in a copy")
+            confinement = Confinement.in_copy(copy, "replayed in a copy", network=network)
         report = ReplayReport(branch.session_id, where, scratch=not in_place)
         sources = {id(step): cell.source for step, cell in zip(branch.steps, cells_of(branch, include_shell=True), strict=True)}
 
@@ -202,6 +210,8 @@ def replay_branch(
 
         ended = ""
         with ScratchKernel(where, confinement, store_history=True) as kernel:
+            report.opening = kernel.held.opening(confinement.inside)
+            report.closing = kernel.held.closing("The replay", confinement.place, confinement.inside)
             for step in branch.steps:
                 if step.kind in ("prompt", "reply"):
                     continue

@@ -31,7 +31,7 @@ def _cmd_replay(args: argparse.Namespace) -> int:
     report = replay_branch(
         args.id, prompt_number=args.prompt_number, cwd=args.cwd, timeout=args.timeout,
         stop_on_fail=args.stop_on_fail, in_place=args.in_place, force=args.force, include_shell=args.include_shell, rtol=args.rtol,
-        lookup=os.getcwd(),
+        lookup=os.getcwd(), network=args.network,
     )
     print(report.table())
     return report.exit_status
@@ -69,6 +69,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "In a copy, changes outside it (absolute paths, symlinks out of the project) and shell commands are "
         "refused. In place, changes stay inside the project, a file changed since the session is left alone "
         "(--force replays over it), and shell commands run only with --include-shell. "
+        "The kernel and its processes are confined by the operating system where it can (Landlock): "
+        "they write only where the replay may, and have no network unless --network. "
         "Exit status 0: everything matched; 1: some output changed; 2: a call failed.",
     )
     p.add_argument("id", metavar="ID", help=_ID_HELP)
@@ -81,6 +83,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                    help="with --in-place: replay over files changed since the session (those changes are lost)")
     p.add_argument("--include-shell", action="store_true",
                    help="with --in-place: run the session's shell commands and the ! lines of its code (default: skipped)")
+    p.add_argument("--network", action="store_true", help="let the replayed code connect to other machines (default: no network)")
     p.add_argument("--rtol", metavar="R", type=float, default=1e-6, help="relative tolerance for numbers (default 1e-6)")
     p.set_defaults(func=_cmd_replay)
 

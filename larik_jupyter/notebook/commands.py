@@ -184,17 +184,18 @@ def _history(kernel: KernelSession, out: Output) -> None:
 
 
 @command(
-    "/check [PATH] [--timeout S]",
+    "/check [PATH] [--timeout S] [--network]",
     "run the notebook top to bottom in a scratch kernel: failing cells, hidden state, "
-    "out-of-order runs, values that differ from the live kernel",
+    "out-of-order runs, values that differ from the live kernel (--network: cells may connect out)",
     arg("path", nargs="?"),
     arg("--timeout", type=int, default=600),
+    arg("--network", action="store_true"),
     off_main_thread=True,
 )
-def _check(kernel: KernelSession, out: Output, *, path: str | None, timeout: int) -> None:
+def _check(kernel: KernelSession, out: Output, *, path: str | None, timeout: int, network: bool) -> None:
     from larik_jupyter.notebook.widgets.check import CheckWidget
 
-    out.show(CheckWidget(kernel, kernel.check(path, timeout)))
+    out.show(CheckWidget(kernel, kernel.check(path, timeout, network=network)))
 
 
 @command("/export [PATH]", "export the transcript as Markdown", arg("path", nargs="?"))

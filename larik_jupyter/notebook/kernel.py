@@ -85,13 +85,14 @@ class KernelSession:
             return KernelNotebook(bridge.notebook_path, "the notebook bridge")
         return notebook_from_hints(self.host.namespace if self.host is not None else {}, self.cwd)
 
-    def check(self, path: str | None, timeout: int) -> CheckReport:
-        """`/check`: the notebook (default: the kernel's own) run in a scratch kernel."""
+    def check(self, path: str | None, timeout: int, *, network: bool = False) -> CheckReport:
+        """`/check`: the notebook (default: the kernel's own) run in a scratch kernel; `network`
+        lets its cells connect to other machines."""
         self.require_idle()
         agent = self.ensure()
         self.command_stop.clear()
         return agent.check(
-            path, timeout=timeout, stop=self.command_stop, notebook=self.own_notebook().path
+            path, timeout=timeout, stop=self.command_stop, notebook=self.own_notebook().path, network=network
         )
 
     def egress_policies(self) -> PolicySet:

@@ -5,8 +5,10 @@ copy); each symlink of the project recreated (pointing into the copy where it po
 project); and beside the copy a link to each thing beside the project (so `../data` reads as
 it does there). The guard (`scratch.guard`) copies a linked file before Python code writes to
 it, and refuses changes that resolve outside the copy. A library that opens files in C
-(pyarrow's writers, h5py) is not seen by the guard: in a real copy it writes the copy, but
-through a link to a large original it would write the original."""
+(pyarrow's writers, h5py) is not seen by the guard: in a real copy it writes the copy; through
+a link to a large original it is refused by the operating system where the kernel is confined
+(`scratch.confine`: the original is outside the folders it may change), and would write the
+original where it is not."""
 
 from __future__ import annotations
 

@@ -1,6 +1,9 @@
 """The guard a scratch kernel runs before its first cell: a Python audit hook (PEP 578) that
 refuses every write, delete, rename, folder change and subprocess reaching outside the folders
-the run may change, with absolute paths, `dir_fd`-relative names and symlinks resolved first.
+the run may change, with absolute paths, `dir_fd`-relative names and symlinks resolved first,
+and (unless the network is allowed) every connection to another machine. The operating system
+confines the kernel too (`scratch.confine`); a refusal only it saw (a `PermissionError` from C
+code, with its errno) is named after the cell, as is one the guard made.
 
 This module is sent to the kernel as source text (`guard_cell`), so it imports only the
 standard library: the scratch kernel's Python need not have larik_jupyter installed. A refused
@@ -15,9 +18,15 @@ never opened for writing. In place (`cutoff` set), an existing file last changed
 
 from __future__ import annotations
 
+import errno
+import fcntl
 import json
 import os
+import socket
+import struct
 import sys
+import termios
+import time
 from typing import Any
 
 _WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_TRUNC
@@ -50,12 +59,13 @@ _SHELL_EVENTS = {"subprocess.Popen": 1, "os.system": 0, "os.exec": 1, "os.posix_
 
 def install(
     *, roots: list[str], where: str, log: str, shell_rule: str = "", cutoff: float | None = None,
-    original: str | None = None, copy: str | None = None,
+    original: str | None = None, copy: str | None = None, network: bool = True,
 ) -> None:
     """Refuse, from now on in this process, changes outside `roots` (real paths) and, when
     `shell_rule` says why ("a shell command cannot be kept inside the copy"), every subprocess.
     `where` opens each refusal's sentence ("checked in a copy"); `original`/`copy` name a
-    scratch copy whose links to the originals are copied on write."""
+    scratch copy whose links to the originals are copied on write; without `network`, no
+    connection to another machine (IPv4, IPv6) is made."""
     real_roots = [os.path.realpath(r) for r in roots]
     log_fd = os.open(log, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
     seen: set[str] = set()  # in place: files this run created or was allowed to change
@@ -142,6 +152,11 @@ def install(
                 if path is None or (event == "sqlite3.connect" and path.endswith(":memory:")):
                     continue
                 check(verb, followed(path, False) if follows else entry(path))
+        elif event in ("socket.connect", "socket.sendto") and not network:
+            sock, address = args[0], args[1] if len(args) > 1 else None
+            if getattr(sock, "family", None) in (socket.AF_INET, socket.AF_INET6) and isinstance(address, tuple):
+                refuse(f"{where}; this cell tried to connect to {address[0]}:{address[1]}: the network is off "
+                       "(--network allows it)")
         elif event == "os.chdir":
             path = absolute(args[0], None)
             if path is not None and not allowed(os.path.realpath(path)):
@@ -160,10 +175,49 @@ def install(
     def refuse_shell(command: str, *_: Any, **__: Any) -> None:
         refuse(f"{where}; this cell tried to run `{command[:200]}`: {shell_rule}")
 
+    def os_refused(error: BaseException | None) -> BaseException | None:
+        """The refusal the operating system raised behind `error`, if any: `EACCES`, `EPERM`
+        (Landlock), `EROFS` (bubblewrap); a refusal of the guard's own has no errno."""
+        for _ in range(10):
+            if error is None:
+                return None
+            if isinstance(error, OSError) and error.errno in (errno.EACCES, errno.EPERM, errno.EROFS):
+                return error
+            reason = getattr(error, "reason", None)  # urllib's URLError
+            error = reason if isinstance(reason, BaseException) else error.__cause__ or error.__context__
+        return None
+
+    def drain() -> None:
+        """Wait (a moment at most) until what programs the cell ran wrote to the kernel's
+        stdout and stderr (IPython reads those pipes on a thread) is read, and send it, so a
+        refusal they printed ("rm: …: Permission denied") is this cell's output."""
+        deadline = time.monotonic() + 2.0
+        for stream in (sys.stdout, sys.stderr):
+            pipe = getattr(stream, "_fid", None)
+            while isinstance(pipe, int) and time.monotonic() < deadline:
+                if struct.unpack("i", fcntl.ioctl(pipe, termios.FIONREAD, b"\0\0\0\0"))[0] == 0:
+                    break
+                time.sleep(0.002)
+        time.sleep(0.002)  # the reading thread writes what it read
+        for stream in (sys.stdout, sys.stderr):
+            stream.flush()
+
+    def after_cell(result: Any) -> None:
+        drain()
+        found = os_refused(getattr(result, "error_in_exec", None))
+        if found is not None:
+            path = getattr(found, "filename", None)
+            at = f" at {path}" if path is not None else ""
+            message = f"{where}; the operating system refused what this cell tried{at} ({type(found).__name__}: {found})"
+            os.write(log_fd, (json.dumps({"refused": message}) + "\n").encode("utf-8", "replace"))
+
     sys.addaudithook(hook)
+    ipython = sys.modules["IPython"].get_ipython() if "IPython" in sys.modules else None
+    if ipython is not None:
+        ipython.events.register("post_run_cell", after_cell)
     # IPython runs `!cmd`, `%sx` and `%pip` through a forked terminal whose exec the hook can
     # only refuse in the child: refuse them here, where the cell sees why.
-    shell = sys.modules["IPython"].get_ipython() if shell_rule and "IPython" in sys.modules else None
+    shell = ipython if shell_rule else None
     for name in ("system", "system_piped", "system_raw", "getoutput"):
         if shell is not None and hasattr(shell, name):
             setattr(shell, name, refuse_shell)

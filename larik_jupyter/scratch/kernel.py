@@ -1,7 +1,8 @@
 """The one driver of a scratch kernel (the check's, replay's): a kernel of a given kernelspec
-started in a folder with its own temporary folder, guarded before its first cell
-(`scratch.guard`), fed code under a per-run timeout and an optional deadline and stop event,
-interrupted when one passes, and always shut down (`with ScratchKernel(...) as kernel:`), also
+started in a folder with its own temporary folder, confined by the operating system where it
+can be (`scratch.confine`: Landlock, applied by a launcher before the kernel starts; else
+`scratch.bubblewrap`), guarded before its first cell (`scratch.guard`), fed code under a
+per-run timeout and an optional deadline and stop event, interrupted when one passes, and always shut down (`with ScratchKernel(...) as kernel:`), also
 on an error or Ctrl-C. Its own log lines (warnings at start) are not shown."""
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ import glob
 import json
 import os
 import queue
+import re
 import shutil
 import subprocess
 import threading
@@ -20,13 +22,19 @@ from pathlib import Path
 from typing import Any
 
 from larik_jupyter.errors import LarikError
+from larik_jupyter.scratch import bubblewrap
+from larik_jupyter.scratch.confine import launcher
 from larik_jupyter.scratch.copy import ScratchCopy, ScratchFolder
 from larik_jupyter.scratch.guard import guard_cell
+from larik_jupyter.scratch.held import Held
 
 START_TIMEOUT = 60.0
 # How long an interrupted run may take to wind down before the kernel counts as stuck.
 INTERRUPT_GRACE = 10.0
 _POLL = 0.2
+# A line a program prints when the operating system refused it ("rm: cannot remove 'x':
+# Permission denied"): a refusal no Python code raised.
+_DENIED = re.compile(r"Permission denied|Operation not permitted|Read-only file system")
 
 
 class ScratchKernelError(LarikError):
@@ -37,7 +45,9 @@ class ScratchKernelError(LarikError):
 class Confinement:
     """What a scratch kernel may change: the folders `roots` (its `tmp` folder always), how a
     refusal begins (`where`: "checked in a copy"), why shell commands are refused (empty: they
-    run), and, in place, the time after which an existing file counts as changed by the user."""
+    run), in place, the time after which an existing file counts as changed by the user, and
+    whether it may connect to other machines (`network`). `place` and `inside` name where it
+    runs for the report ("a scratch copy of /p", "the copy")."""
 
     roots: tuple[Path, ...]
     tmp: Path
@@ -45,16 +55,28 @@ class Confinement:
     shell_rule: str = ""
     cutoff: float | None = None
     copy: ScratchCopy | None = None
+    network: bool = False
 
     @classmethod
-    def in_copy(cls, copy: ScratchCopy, where: str) -> Confinement:
+    def in_copy(cls, copy: ScratchCopy, where: str, *, network: bool = False) -> Confinement:
         """Changes only inside the copy (links to originals copied first); no shell commands."""
-        return cls((copy.copy,), copy.folder.tmp, where, "a shell command cannot be kept inside the copy", copy=copy)
+        return cls((copy.copy,), copy.folder.tmp, where, "a shell command cannot be kept inside the copy", copy=copy,
+                   network=network)
 
     @classmethod
-    def in_place(cls, root: Path, folder: ScratchFolder, where: str, *, shell_rule: str, cutoff: float | None) -> Confinement:
+    def in_place(
+        cls, root: Path, folder: ScratchFolder, where: str, *, shell_rule: str, cutoff: float | None, network: bool = False
+    ) -> Confinement:
         """Changes only inside `root`, and not to files changed after `cutoff` (unless None)."""
-        return cls((root,), folder.tmp, where, shell_rule, cutoff=cutoff)
+        return cls((root,), folder.tmp, where, shell_rule, cutoff=cutoff, network=network)
+
+    @property
+    def place(self) -> str:
+        return f"a scratch copy of {self.copy.original}" if self.copy else f"{self.roots[0]} itself"
+
+    @property
+    def inside(self) -> str:
+        return "the copy" if self.copy else str(self.roots[0])
 
     def guard_config(self) -> dict[str, Any]:
         return {
@@ -65,6 +87,7 @@ class Confinement:
             "cutoff": self.cutoff,
             "original": str(self.copy.original) if self.copy else None,
             "copy": str(self.copy.copy) if self.copy else None,
+            "network": self.network,
         }
 
 
@@ -108,8 +131,12 @@ def _kernel_env(tmp: Path) -> dict[str, str]:
     mpl.mkdir(exist_ok=True)
     for found in glob.glob(str(_matplotlib_cache() / "fontlist-*.json")):
         shutil.copy(found, mpl)
+    # ipykernel reads what programs write to the kernel's stdout and stderr (so a refusal they
+    # print is the cell's output) except where it believes pytest captures them: the scratch
+    # kernel always reads them.
+    inherited = {k: v for k, v in os.environ.items() if k != "PYTEST_CURRENT_TEST"}
     return {
-        **os.environ, "TMPDIR": str(tmp), "MPLCONFIGDIR": str(mpl), "IPYTHONDIR": str(tmp / "ipython"),
+        **inherited, "TMPDIR": str(tmp), "MPLCONFIGDIR": str(mpl), "IPYTHONDIR": str(tmp / "ipython"),
         "XDG_CACHE_HOME": str(tmp / "cache"), "PYTHONDONTWRITEBYTECODE": "1",
         # A checked `%load_ext larik_jupyter` gets data and config of its own: its retention
         # prune must not reach the user's sessions, nor its config the user's keys.
@@ -132,6 +159,7 @@ class ScratchKernel:
         self.km: Any = None
         self.kc: Any = None
         self._log_offset = 0
+        self.held = Held.here(network=confinement.network)
 
     def __enter__(self) -> ScratchKernel:
         from jupyter_client.kernelspec import KernelSpecManager, NoSuchKernel
@@ -149,16 +177,26 @@ class ScratchKernel:
                 f"The kernel {self.kernel_name!r} runs {spec.language}; only Python kernels can be kept "
                 "inside a scratch copy, so nothing was run."
             )
+        failed = self.confinement.tmp / "confine-error.txt"
         try:
-            self.km = KernelManager(kernel_name=self.kernel_name)
+            if self.held.bubblewrap:  # its own network namespace: unix sockets, not TCP
+                self.km = KernelManager(kernel_name=self.kernel_name, transport="ipc", ip=str(self.confinement.tmp / "kernel"))
+            else:
+                self.km = KernelManager(kernel_name=self.kernel_name)
+            if self.held.os_confined:
+                self._launch_confined(failed)
             self.km.start_kernel(cwd=str(self.cwd), env=_kernel_env(self.confinement.tmp),
                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
             self.kc = self.km.blocking_client()
             self.kc.start_channels()
             self.kc.wait_for_ready(timeout=START_TIMEOUT)
+            if self.held.off:  # tests only: nothing guards the kernel
+                return self
             guarded = self.run(guard_cell(**self.confinement.guard_config()), timeout=START_TIMEOUT, history=False)
         except BaseException as exc:
             self.close()
+            if failed.exists():
+                raise ScratchKernelError(failed.read_text(encoding="utf-8")) from None
             if isinstance(exc, Exception) and not isinstance(exc, LarikError):
                 raise ScratchKernelError(f"The scratch kernel did not start: {exc}.") from None
             raise
@@ -169,6 +207,23 @@ class ScratchKernel:
                 "so nothing was run in it."
             )
         return self
+
+    def _launch_confined(self, failed: Path) -> None:
+        """Start the kernel through what confines it: the Landlock launcher (`scratch.confine`),
+        else bubblewrap (`scratch.bubblewrap`)."""
+        km = self.km
+        plain = km.format_kernel_cmd
+        writable: list[os.PathLike[str]] = [*self.confinement.roots, self.confinement.tmp]
+        network = self.confinement.network
+        if self.held.landlock:
+            prefix = launcher(writable, network=network, error_file=failed)
+        else:
+            prefix = bubblewrap.command([os.fspath(p) for p in writable], network=network)
+
+        def confined(extra_arguments: list[str] | None = None) -> list[str]:
+            return [*prefix, *plain(extra_arguments=extra_arguments)]
+
+        km.format_kernel_cmd = confined
 
     def __exit__(self, *exc: object) -> None:
         self.close()
@@ -251,6 +306,12 @@ class ScratchKernel:
                 break
         outcome.stdout, outcome.stderr = "".join(stdout), "".join(stderr)
         outcome.refused = self._refusals()
+        if not self.held.off:
+            outcome.refused += [
+                f"{self.confinement.where}; the operating system refused what this cell ran: {line.strip()}"
+                for line in (outcome.stdout + outcome.stderr).splitlines()
+                if _DENIED.search(line) and not any(line.strip() in m for m in outcome.refused)
+            ]
         return outcome
 
     def _refusals(self) -> list[str]:

@@ -1,4 +1,5 @@
-// The /check report: a headline, then each section's problems; a problem about a cell links
+// The /check report: what did not hold (if anything), a headline, then each section's problems,
+// then the confinement the cells ran under; a problem about a cell links
 // to that cell in the open notebook (the kernel asks the page to show it over the bridge).
 
 function render({ model, el: host }) {
@@ -9,6 +10,7 @@ function render({ model, el: host }) {
 
   function draw() {
     root.replaceChildren();
+    if (model.get("opening")) root.appendChild(el("div", "larik-check-opening", model.get("opening")));
     root.appendChild(el("div", "larik-check-headline", model.get("headline")));
     for (const section of model.get("sections") || []) {
       root.appendChild(el("div", "larik-check-heading", section.heading));
@@ -31,11 +33,12 @@ function render({ model, el: host }) {
       }
       root.appendChild(ul);
     }
+    if (model.get("footer")) root.appendChild(el("div", "larik-check-footer", model.get("footer")));
     status.textContent = model.get("status");
     error.textContent = model.get("error");
     root.append(status, error);
   }
-  for (const name of ["headline", "sections", "status", "error"]) model.on(`change:${name}`, draw);
+  for (const name of ["opening", "headline", "sections", "footer", "status", "error"]) model.on(`change:${name}`, draw);
   draw();
 }
 

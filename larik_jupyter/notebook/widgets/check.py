@@ -29,7 +29,9 @@ class CheckWidget(SessionWidget):
     _esm = esm("check")
     _css = _HERE / "widgets.css"
 
-    headline = traitlets.Unicode(help="the report's first sentence").tag(sync=True)
+    opening = traitlets.Unicode(help="what did not hold (the network allowed, no OS confinement), or ''").tag(sync=True)
+    headline = traitlets.Unicode(help="the report's summary sentence").tag(sync=True)
+    footer = traitlets.Unicode(help="the report's last line: the confinement the cells ran under").tag(sync=True)
     sections: traitlets.List[dict[str, Any]] = traitlets.List(
         help="each heading with its items: {text, cell_id (or null)}"
     ).tag(sync=True)
@@ -42,7 +44,9 @@ class CheckWidget(SessionWidget):
         return {"focus": lambda m: self.focus(str(m["cell_id"]))}
 
     def refresh(self, memo: dict[tuple[Any, ...], Any] | None = None) -> None:
+        self.opening = self.report.opening
         self.headline = self.report.headline()
+        self.footer = self.report.footer()
         self.sections = [
             {"heading": heading, "items": [{"text": text, "cell_id": cell.id if cell else None} for text, cell in items]}
             for heading, items in self.report.sections()

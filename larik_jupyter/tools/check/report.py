@@ -84,6 +84,9 @@ class CheckReport:
     refused: list[Refusal] = field(default_factory=list)
     not_run: list[CellRef] = field(default_factory=list)
     copy_of: str = ""  # the project folder the cells ran a scratch copy of
+    opening: str = ""  # the first line: what did not hold ("Not confined by the operating system: …")
+    closing: str = ""  # the last line: the confinement ("the cells ran in a scratch copy of …, confined by …")
+    confined: bool = False  # whether the operating system kept the cells from changing files outside the copy
     stopped: str = ""  # why the run ended early: "stopped", "total timeout", "timeout in cell 3 (…)"
     values_note: str = ""  # why values were not (all) compared
 
@@ -118,7 +121,7 @@ class CheckReport:
                 (f"{d.name}: live {d.kernel}, scratch {d.scratch}", None) for d in self.differing
             ]))
         if self.refused:
-            out.append(("Refused: changes outside the scratch copy and shell commands", [
+            out.append(("Refused: changes outside the scratch copy, shell commands and connections", [
                 (f"{r.cell.label}: {r.message}", r.cell) for r in self.refused
             ]))
         if self.skipped:
@@ -142,20 +145,31 @@ class CheckReport:
             head += f" {self.problems} problem(s) found."
         if self.values_note:
             head += f" {self.values_note}"
-        where = f": the cells ran in a scratch copy of {self.copy_of}" if self.copy_of else ""
-        return head + f" The live kernel, the notebook and your files were not changed{where}."
+        return head
+
+    def footer(self) -> str:
+        """The last line: what was not changed, and the confinement the cells ran under."""
+        if not self.closing:
+            return ""
+        if self.confined:
+            return f"The live kernel, the notebook and your files were not changed: {self.closing}"
+        return f"The live kernel and the notebook were not changed; {self.closing}"
 
     def text(self) -> str:
-        lines = [self.headline()]
+        lines = [self.opening] if self.opening else []
+        lines.append(self.headline())
         for heading, items in self.sections():
             lines += ["", f"{heading}:"] + [f"- {text}" for text, _ in items]
-        return "\n".join(lines)
+        return "\n".join(lines + (["", self.footer()] if self.closing else []))
 
     def html(self) -> str:
-        """Static HTML: the same sections, for a page nothing runs in."""
-        body = [f"<p>{html.escape(self.headline())}</p>"]
+        """Static HTML: the same lines, for a page nothing runs in."""
+        body = [f"<p><b>{html.escape(self.opening)}</b></p>"] if self.opening else []
+        body.append(f"<p>{html.escape(self.headline())}</p>")
         for heading, items in self.sections():
             body.append(f"<p><b>{html.escape(heading)}</b></p><ul>")
             body += [f"<li>{html.escape(text)}</li>" for text, _ in items]
             body.append("</ul>")
+        if self.closing:
+            body.append(f"<p>{html.escape(self.footer())}</p>")
         return '<div class="larik-check">' + "".join(body) + "</div>"

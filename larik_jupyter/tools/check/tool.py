@@ -1,9 +1,12 @@
 """notebook_check (and `%larik /check`): does the kernel's notebook still run top to bottom?
 
 The notebook (the open notebook when a browser shows it, else the file) runs cell by cell in a
-scratch kernel of its kernelspec, in a scratch copy of its project (`scratch.copy`), guarded so
-that nothing it runs changes a file outside the copy or starts a shell command (`scratch.guard`:
-each refusal is that cell's error and is reported); the report names the cells that fail there,
+scratch kernel of its kernelspec, in a scratch copy of its project (`scratch.copy`), confined
+by the operating system (`scratch.confine`: Landlock, where the machine has it) and guarded so
+that nothing it runs changes a file outside the copy, starts a shell command or (unless
+`network`) connects to another machine (`scratch.guard`: each refusal is that cell's error and
+is reported, with what the operating system alone refused); the report's first line says what
+did not hold and its last line names the confinement; the report names the cells that fail there,
 the hidden state (names cells use that only the live kernel has), the cells the live kernel
 ran out of order, and the values of names the notebook defines that differ between the live
 and the scratch kernel. Cells tagged `larik-skip` and cells holding a `%larik` prompt are not
@@ -168,9 +171,11 @@ def _kernel_name(nb: NotebookDocument) -> str:
 
 
 def run_check(
-    env: Env, raw_path: str, *, timeout: int = DEFAULT_TIMEOUT, stop: threading.Event | None = None
+    env: Env, raw_path: str, *, timeout: int = DEFAULT_TIMEOUT, stop: threading.Event | None = None,
+    network: bool = False,
 ) -> CheckReport:
-    """Check the notebook at `raw_path` (see the module docstring); `stop` ends the run early."""
+    """Check the notebook at `raw_path` (see the module docstring); `stop` ends the run early;
+    `network` lets the cells connect to other machines."""
     if not 1 <= timeout <= MAX_TIMEOUT:
         raise ToolError(f"notebook_check: timeout must be between 1 and {MAX_TIMEOUT} seconds, not {timeout}.")
     stop = stop or env.call.stop_event
@@ -189,8 +194,11 @@ def run_check(
         raise ToolError(str(exc)) from None
     report.copy_of = str(copy.original)
     try:
-        with ScratchKernel(copy.place(nb.path.parent), Confinement.in_copy(copy, "checked in a copy"),
-                           kernel_name=report.kernel, stop=stop) as kernel:
+        confinement = Confinement.in_copy(copy, "checked in a copy", network=network)
+        with ScratchKernel(copy.place(nb.path.parent), confinement, kernel_name=report.kernel, stop=stop) as kernel:
+            report.opening = kernel.held.opening(confinement.inside)
+            report.closing = kernel.held.closing("the cells", confinement.place, confinement.inside)
+            report.confined = kernel.held.os_confined
             to_run = [c for c in cells if not c.skip]
             for position, cell in enumerate(to_run):
                 outcome = kernel.run(cell.source, timeout=min(CELL_TIMEOUT, timeout), deadline=deadline)
@@ -205,7 +213,7 @@ def run_check(
                     break
                 report.ran += 1
                 # A cell whose error is a refusal is reported once, as the refusal.
-                if outcome.error and outcome.error not in {f"PermissionError: {m}" for m in outcome.refused}:
+                if outcome.error and not any(_same(outcome.error, m) for m in outcome.refused):
                     report.failures.append(Failure(cell.ref, outcome.error))
             if not report.stopped:
                 probe = kernel.run(_PROBE % (_MARKER, json.dumps(compared)), timeout=60, deadline=time.monotonic() + 60)
@@ -243,6 +251,12 @@ def run_check(
     return report
 
 
+def _same(error: str, refusal: str) -> bool:
+    """Whether a cell's error is the refusal (raised as it is, or wrapped: urllib's URLError)."""
+    message, told = error.partition(": ")[2], refusal.partition("; ")[2]
+    return bool(message) and (message in refusal or (bool(told) and told in message))
+
+
 def _probe_result(stdout: str) -> dict[str, Any]:
     for line in stdout.splitlines():
         if line.startswith(_MARKER):
@@ -262,9 +276,10 @@ class NotebookCheckTool(Tool):
         "runs every code cell in a fresh scratch kernel of the same kind, in a scratch copy of "
         "the notebook's project, and reports cells that fail there, hidden state (names cells use "
         "that only the live kernel has), cells run out of order in the live kernel, values that "
-        "differ between the live and the scratch kernel, and changes outside the copy or shell "
-        "commands it refused. Use it to verify your notebook edits. The live kernel, the "
-        "notebook and the user's files are not changed; cells tagged larik-skip are not run."
+        "differ between the live and the scratch kernel, and changes outside the copy, shell "
+        "commands and network connections it refused. Use it to verify your notebook edits. The "
+        "live kernel, the notebook and the user's files are not changed; cells tagged "
+        "larik-skip are not run. The network is off unless `network` is true."
     )
     input_schema = {
         "type": "object",
@@ -274,16 +289,22 @@ class NotebookCheckTool(Tool):
                 "type": "integer",
                 "description": f"Seconds the whole run may take; default {DEFAULT_TIMEOUT}, at most {MAX_TIMEOUT}.",
             },
+            "network": {
+                "type": "boolean",
+                "description": "Let the cells connect to other machines (default false: the network is off).",
+            },
         },
     }
 
     def execute(self, env: Env, args: dict[str, Any]) -> ToolResult:
         raw = notebook_path(env, args, self.name)
-        report = run_check(env, raw, timeout=int(args.get("timeout") or DEFAULT_TIMEOUT))
+        report = run_check(env, raw, timeout=int(args.get("timeout") or DEFAULT_TIMEOUT), network=args.get("network") is True)
         return ToolResult(report.text(), is_error=bool(report.stopped))
 
 
-def check_on_thread(env: Env, raw_path: str, *, timeout: int, stop: threading.Event) -> CheckReport:
+def check_on_thread(
+    env: Env, raw_path: str, *, timeout: int, stop: threading.Event, network: bool = False
+) -> CheckReport:
     """`run_check` on a thread of its own, so that setting `stop`, or an interrupt of the
     calling thread (Jupyter's, in a `/check` cell), ends it; the scratch kernel is shut down
     either way, and a report stopped by the interrupt says so."""
@@ -291,7 +312,7 @@ def check_on_thread(env: Env, raw_path: str, *, timeout: int, stop: threading.Ev
 
     def work() -> None:
         try:
-            result["report"] = run_check(env, raw_path, timeout=timeout, stop=stop)
+            result["report"] = run_check(env, raw_path, timeout=timeout, stop=stop, network=network)
         except BaseException as exc:  # noqa: BLE001 - re-raised on the calling thread
             result["error"] = exc
 
@@ -318,10 +339,11 @@ def check_path(env: Env, path: str | None) -> str:
 
 
 def check_notebook(
-    env: Env, path: str | None, *, timeout: int, stop: threading.Event, notebook: Path | None = None
+    env: Env, path: str | None, *, timeout: int, stop: threading.Event, notebook: Path | None = None,
+    network: bool = False,
 ) -> CheckReport:
     """`check_on_thread` on `path`, else the kernel's own notebook: `notebook` when the caller
     knows it, else the one `env`'s last turn was given."""
     if notebook is not None:
         env = dataclasses.replace(env, call=dataclasses.replace(env.call, notebook_path=notebook))
-    return check_on_thread(env, check_path(env, path), timeout=timeout, stop=stop)
+    return check_on_thread(env, check_path(env, path), timeout=timeout, stop=stop, network=network)
