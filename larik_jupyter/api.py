@@ -23,7 +23,13 @@ from larik_jupyter.agent.mcp_status import ServerStatus, awaiting_notice
 from larik_jupyter.agent.outcome import TurnOutcome
 from larik_jupyter.agent.permissions import Approver
 from larik_jupyter.agent.turn import PromptExtras, TurnOptions
-from larik_jupyter.agent.undo import RewindStopped, UndoReport, bind_variable, undo_turns
+from larik_jupyter.agent.undo import (
+    RewindStopped,
+    UndoReport,
+    bind_variable,
+    record_undone,
+    undo_turns,
+)
 from larik_jupyter.checkpoint.diffs import FileDiff, read_current, turn_diffs
 from larik_jupyter.checkpoint.store import TurnInfo
 from larik_jupyter.config.layers import PendingApproval
@@ -322,10 +328,13 @@ class Agent:
         """Undo the newest turn, or with `prompt_number` each turn down to it; the note for the
         model is recorded in the session unless `record` is off (a rewind carries it to its branch)."""
         loop = self.loop
-        return undo_turns(
+        report = undo_turns(
             loop.checkpoints, loop.env, lambda note: loop.queue_note(note, record=record), prompt_number,
             prompts=len(loop.session.state.prompt_positions), nothing_ok=nothing_ok, **how,
         )
+        if record:
+            record_undone(loop.session, report)
+        return report
 
     # -- branches and sessions -------------------------------------------------------------
 
@@ -406,7 +415,7 @@ class Agent:
 
     def to_notebook(
         self, path: str | os.PathLike[str] | None = None, *, session: str | None = None,
-        prompt_number: int | None = None, include_shell: bool = False,
+        prompt_number: int | None = None, include_shell: bool = False, include_undone: bool = False,
     ) -> Path:
         """Write a branch (default: the current session) up to prompt `prompt_number` (default: all)
         as a new notebook and return its path: `path` (relative to `cwd`; refused if it exists),
@@ -414,7 +423,8 @@ class Agent:
         from larik_jupyter.analysis.as_notebook import write_notebook
 
         source = self._source(session)
-        return write_notebook(source, path, prompt_number=prompt_number, include_shell=include_shell, cwd=self.cwd)
+        return write_notebook(source, path, prompt_number=prompt_number, include_shell=include_shell, cwd=self.cwd,
+                              include_undone=include_undone)
 
     def replay(
         self, session: str | None = None, *, prompt_number: int | None = None,

@@ -84,7 +84,7 @@ def _block(step: Step | None, redactor: Redactor) -> list[str]:
     would cut a secret in two)."""
     if step is None:
         return ["(no call)"]
-    head = f"[prompt {step.prompt}] {step.kind} …{(step.tool_use_id or '')[-8:]}"
+    head = f"[prompt {step.prompt}] {step.summary or step.kind}"
     body = redactor.text(step.recorded) or "(no output)"
     if step.images:
         body += f"\n[{len(step.images)} image(s)]"

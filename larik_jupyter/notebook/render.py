@@ -284,11 +284,18 @@ def parts_from_entries(
                 count = ""
             rebuilt.message(entry.message, unfound.get(index, {}))
         rebuilt.parts += [NoticePart(notice) for notice in entry.hooks or []]
+        rebuilt.parts += [NoticePart(undone_notice(n)) for n in entry.undone or []]
         if index in turns:
             count = footer(turns[index].count)
     if count:
         rebuilt.parts.append(NumbersPart(count))
     return rebuilt.parts
+
+
+def undone_notice(prompt_number: int) -> str:
+    """What a transcript says where an undo put a prompt's turn back."""
+    return (f"Prompt {prompt_number} was undone: its changes were put back, and /notebook and replay "
+            "leave it out.")
 
 
 class _Rebuild:

@@ -18,6 +18,7 @@ from larik_jupyter.session.outline import (
     MessageEntryOutline,
     MetaEntryOutline,
     ToolUseOutline,
+    UsageEntryOutline,
 )
 from larik_jupyter.session.reader import load_entries, prefix_boundary, read_meta
 from larik_jupyter.session.state import INTERRUPTED_TOOL_RESULT, replay
@@ -38,7 +39,7 @@ def fork(src_path: str | os.PathLike[str], keep: int | None = None) -> Path:
     sessions folder of the source's recorded cwd, wherever the source lies.
 
     `keep` must be a turn boundary: the end, or the index of a prompt. Compaction entries among
-    the kept messages come along (unknown keys intact); usage does not. When the last kept
+    the kept messages come along (unknown keys intact); usage does not, but the usage entries that record undone prompts (`undone`) do. When the last kept
     message asks for tool calls (the source stopped while they ran), the branch answers each
     with the interrupted error result resume sends, so it never ends in an unanswered call.
     The source is only read. A corrupt source can still be forked at an explicit boundary of
@@ -98,6 +99,8 @@ def fork(src_path: str | os.PathLike[str], keep: int | None = None) -> Path:
                 break
             copied += 1
             last_message = outline
+        elif type(outline) is UsageEntryOutline and outline.undone:
+            pass  # which prompts were undone holds on the branch too
         elif type(outline) is not CompactionEntryOutline:
             continue
         if outline.parent_id == parent:
@@ -166,12 +169,13 @@ def fork_after(src_path: str | os.PathLike[str], prompt_number: int | None = Non
 
 class PromptInfo(BaseModel):
     """One prompt of a session: its message position, first line, whole text (what a search
-    matches) and time."""
+    matches), time, and whether an undo put its turn back (`undone`)."""
 
     position: int
     first_line: str
     text: str = ""
     time: str | None = None
+    undone: bool = False
 
 
 class TreeNode(BaseModel):
@@ -214,7 +218,7 @@ def _node(path: Path) -> TreeNode:
         fork_of=s.meta.fork_of if s.meta else None,
         fork_at=s.meta.fork_at if s.meta else None,
         fork_prompt=s.fork_prompt,
-        prompts=[PromptInfo(position=p.position, first_line=p.first_line, text=p.text, time=p.time) for p in s.prompts],
+        prompts=[PromptInfo(position=p.position, first_line=p.first_line, text=p.text, time=p.time, undone=p.undone) for p in s.prompts],
         interrupted=s.interrupted,
         compactions=list(s.compactions),
         error=s.error,

@@ -124,7 +124,18 @@ def undo_data(agent: Agent | None) -> dict[str, Any]:
     # kernel's current session, which a /fork or /rewind changes: naming it keeps an old
     # output from reading as a lie).
     empty = UndoReport().nothing_left(agent.session_id)
-    return {"session": agent.session_id, "turns": turns, "empty": empty}
+    undone = sorted(agent.loop.session.state.undone)
+    return {"session": agent.session_id, "turns": turns, "empty": empty, "undone": undone,
+            "undone_text": undone_text(undone)}
+
+
+def undone_text(undone: list[int]) -> str:
+    """The panel's line naming the prompts already undone ("" when none)."""
+    if not undone:
+        return ""
+    which = ", ".join(str(n) for n in undone)
+    return (f"Undone: prompt{'s' if len(undone) > 1 else ''} {which} (their changes were put back; "
+            "/notebook and replay leave them out).")
 
 
 def _listed(data: dict[str, Any]) -> tuple[Any, list[int]]:
@@ -245,7 +256,9 @@ class UndoPanel(SessionWidget):
 
     def static_html(self) -> str:
         stale = f"<p class='larik-stale'>{escape(self.stale)}</p>" if self.stale else ""
-        return self._report.html() + stale + self._turns_html()
+        undone = self.panel.get("undone_text")
+        done = f"<p class='larik-undone'>{escape(undone)}</p>" if undone else ""
+        return self._report.html() + stale + self._turns_html() + done
 
     def _turns_html(self) -> str:
         turns = self.panel.get("turns", [])
@@ -270,11 +283,13 @@ class UndoPanel(SessionWidget):
         if self.stale:
             lines.append(self.stale)
         if not turns:
-            return "\n".join([*lines, self.panel.get("empty", "")])
+            lines.append(self.panel.get("empty", ""))
         for t in turns:
             named = [f["path"] for f in t["files"]] + [f"{c['path']}#{c['id']}" for c in t["cells"]]
             lines.append(f"{t['label'].capitalize()}: " + "; ".join(filter(None, [", ".join(named), t["note"]])))
             lines += [f"  {v['text']}" for v in t["variables"]]
+        if undone := self.panel.get("undone_text"):
+            lines.append(undone)
         return "\n".join(lines)
 
     def undo(self, *, force: bool = False, skip_changed: bool = False) -> UndoReport:
