@@ -47,7 +47,7 @@ from larik_jupyter.session.call_summary import CellPosition, summarize_call
 from larik_jupyter.session.catalog import latest, resolve
 from larik_jupyter.session.entry_list import EntryList
 from larik_jupyter.session.plan import Todo, current_plan
-from larik_jupyter.session.variable_changes import VariableChange, turn_changes
+from larik_jupyter.session.variable_changes import VariableChange, made_by_prompt, turn_changes
 from larik_jupyter.tools.base import Tool
 from larik_jupyter.tools.check import CheckReport
 from larik_jupyter.tools.env import Env, InlineRunner
@@ -213,7 +213,9 @@ class Agent:
         it; the scratch kernel is shut down either way."""
         from larik_jupyter.tools.check import check_notebook
 
-        return check_notebook(self.loop.env, path, timeout=timeout, stop=stop or threading.Event(), notebook=notebook)
+        state = self.loop.session.state
+        return check_notebook(self.loop.env, path, timeout=timeout, stop=stop or threading.Event(), notebook=notebook,
+                              made=made_by_prompt(state.all, state.undone))
 
     def variable_changes(self, prompt_number: int) -> list[VariableChange]:
         """What the turn of prompt `prompt_number` (1-based) did to the kernel's variables, as its

@@ -10,14 +10,17 @@ from typing import Any
 
 @dataclass(frozen=True)
 class CellRef:
-    """A cell by its position (0-based) and id."""
+    """A cell by its position (0-based) and id; `edited_in` is the prompt whose agent call last
+    wrote it (its `metadata.larik.prompt`), None for a cell the agent never touched."""
 
     index: int
     id: str
+    edited_in: int | None = None
 
     @property
     def label(self) -> str:
-        return f"cell {self.index + 1} ({self.id})"
+        edited = f", edited by the agent in prompt {self.edited_in}" if self.edited_in is not None else ""
+        return f"cell {self.index + 1} ({self.id}{edited})"
 
 
 @dataclass(frozen=True)
@@ -28,10 +31,12 @@ class Failure:
 
 @dataclass(frozen=True)
 class Hidden:
-    """A name cells use that only the live kernel has."""
+    """A name cells use that only the live kernel has; `made_in` is the prompt whose agent call
+    made it, as the session records it (None: not the agent, as far as the record says)."""
 
     name: str
     cells: list[CellRef]
+    made_in: int | None = None
 
 
 @dataclass(frozen=True)
@@ -105,8 +110,10 @@ class CheckReport:
             lines: list[tuple[str, CellRef | None]] = []
             for h in self.hidden:
                 users = ", ".join(c.label for c in h.cells)
-                lines.append((f"{h.name}: used by {users}; only the live kernel has it (defined by a deleted or "
-                              "edited cell, or by hand)", h.cells[0] if h.cells else None))
+                why = (f"made by the agent in prompt {h.made_in}, in no cell: run `/notebook` or add the cell"
+                       if h.made_in is not None else "defined by a deleted or edited cell, or by hand")
+                lines.append((f"{h.name}: used by {users}; only the live kernel has it ({why})",
+                              h.cells[0] if h.cells else None))
             out.append(("Hidden state", lines))
         if self.out_of_order:
             out.append(("Run out of order in the live kernel", [
