@@ -38,6 +38,7 @@ def test_check_names_the_agents_variable_with_its_prompt(project: Path, tmp_path
     agent.close()
     text = report.text()
     assert [h.name for h in report.hidden] == ["epoch"]
+    assert "2 cells run" in text and "2 problems found." in text  # counted in words, not "problem(s)"
     made = "made by the agent in prompt 2, in no cell: run `/notebook` or add the cell"
     assert (made in text) is by_agent
     assert ("defined by a deleted or edited cell, or by hand" in text) is not by_agent

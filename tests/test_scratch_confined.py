@@ -102,7 +102,7 @@ def test_the_agents_check_runs_every_unkind_cell_in_a_copy_and_names_each_refusa
     for line, (cell, words) in zip(refused, expected, strict=True):
         assert line.startswith(f"- {cell} (") and words in line, (line, words)
     assert "cell 13" not in result.split("Refused:")[0], "a change did not take effect in the copy"
-    assert "7 problem(s) found" in result and "Cells that fail" not in result  # each refusal told once
+    assert "7 problems found" in result and "Cells that fail" not in result  # each refusal told once
 
 
 def test_check_reports_a_kernel_that_dies_at_once_with_its_cell(project: Path) -> None:

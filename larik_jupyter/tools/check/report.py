@@ -8,6 +8,11 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 
+def _count(n: int, noun: str) -> str:
+    """`1 cell`, `3 cells`."""
+    return f"{n} {noun}{'' if n == 1 else 's'}"
+
+
 @dataclass(frozen=True)
 class CellRef:
     """A cell by its position (0-based) and id; `edited_in` is the prompt whose agent call last
@@ -133,12 +138,12 @@ class CheckReport:
         return out
 
     def headline(self) -> str:
-        parts = [f"Checked {self.notebook} top to bottom in a scratch {self.kernel} kernel: {self.ran} cell(s) run"]
+        parts = [f"Checked {self.notebook} top to bottom in a scratch {self.kernel} kernel: {_count(self.ran, 'cell')} run"]
         if self.skipped:
             parts.append(f"{len(self.skipped)} skipped")
         head = ", ".join(parts) + f" ({self.seconds:.1f} s)."
         if self.stopped:
-            rest = f"; {len(self.not_run)} cell(s) after it not run" if self.not_run else ""
+            rest = f"; {_count(len(self.not_run), 'cell')} after it not run" if self.not_run else ""
             head += f" The run ended early ({self.stopped}{rest})."
         if not self.problems:
             checked = ["no cell failed", "no hidden state", "no out-of-order run", "no differing value", "nothing refused"]
@@ -146,7 +151,7 @@ class CheckReport:
                 checked = [c for c in checked if c not in ("no hidden state", "no differing value")]
             head += f" No problems found: {', '.join(checked)}."
         else:
-            head += f" {self.problems} problem(s) found."
+            head += f" {_count(self.problems, 'problem')} found."
         if self.values_note:
             head += f" {self.values_note}"
         where = f": the cells ran in a scratch copy of {self.copy_of}" if self.copy_of else ""
