@@ -68,6 +68,21 @@ def test_a_warning_naming_where_the_code_ran_is_not_a_change_but_a_value_is(proj
     assert "FutureWarning" not in changed.stdout
 
 
+def test_a_warning_the_replay_does_not_show_again_is_not_a_change(project: Path) -> None:
+    """Whether a warning shows depends on the kernel's filters and what ran before (Python shows
+    each once a place): the recorded one missing from the replay changes nothing; a line of
+    stderr that is no warning does."""
+    (project / "data.csv").write_text("value\n1\n2\n3\n")
+    code = "import pandas as pd\nprint('total', pd.read_csv('data.csv').value.sum())"
+    warned = "total 6\n[stderr]\n<larik-python-3>:2: DeprecationWarning: old api\n  import pandas as pd"
+    said = "total 6\n[stderr]\nloading data.csv"
+    for recorded, status in ((warned, 0), (said, 1)):
+        session = python_session(project, [(code, recorded)]).stem
+        ran = _cli("replay", session, cwd=project)
+        assert ran.returncode == status, ran.stdout + ran.stderr
+    assert "- loading data.csv" in ran.stdout
+
+
 def test_replay_in_place_keeps_its_own_cache_apart_and_still_spares_the_users_changes(
     project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -1,5 +1,5 @@
 """Whether two outputs of the same code say the same thing: text equal after normalising object
-addresses and timings, numbers within a relative tolerance (so a DataFrame's repr compares by
+addresses, timings, where the code ran and dropping printed warnings, numbers within a relative tolerance (so a DataFrame's repr compares by
 its shape line and values, not its column alignment), images by size and then by their pixels
 (scaled down, in grey levels, with a tolerance for scaling and re-encoding)."""
 
@@ -38,15 +38,21 @@ _TIMING = re.compile(
 _CELL_NAME = re.compile(
     r"<larik-python-\d+>|(?:/[^\s:\"']*)?/ipykernel_\d+/\d+\.py|Cell In\s?\[\d*\]|<ipython-input-\d+-[0-9a-f]+>"
 )
+# A warning Python printed (`file:12: FutureWarning: …` and the indented source line after
+# it), and the `[stderr]` line the python tool puts before what went to stderr: whether a
+# warning shows depends on the kernel's filters and what ran before, not on the result.
+_WARNING = re.compile(r"^[^\n]*:\d+: \w*Warning: [^\n]*(?:\n[ \t]+[^\n]*)?$|^\[stderr\]$", re.MULTILINE)
 _NUMBER = re.compile(r"[-+]?(?:\d+\.\d*|\.\d+|\d+)(?:[eE][-+]?\d+)?|\b(?:nan|NaN|inf|-inf)\b")
 
 
 def normalise(text: str, places: Sequence[str] = ()) -> str:
-    """`text` with object addresses, timings, the names kernels give cells (`<cell>`) and the
-    directories in `places` (`<project>`: where the session ran and where it runs now)
-    replaced by placeholders, and runs of spaces squeezed (alignment is not content)."""
+    """`text` without the warnings Python printed (and the python tool's `[stderr]` line), with
+    object addresses, timings, the names kernels give cells (`<cell>`) and the directories in
+    `places` (`<project>`: where the session ran and where it runs now) replaced by
+    placeholders, and runs of spaces squeezed (alignment is not content)."""
     for place in sorted({p.rstrip("/") for p in places if p.rstrip("/")}, key=len, reverse=True):
         text = text.replace(place, "<project>")
+    text = _WARNING.sub("", text)
     text = _CELL_NAME.sub("<cell>", text)
     text = _ADDRESS.sub("0x…", text)
     text = _TIMING.sub("<time>", text)
