@@ -258,7 +258,7 @@ class UndoPanel(SessionWidget):
         stale = f"<p class='larik-stale'>{escape(self.stale)}</p>" if self.stale else ""
         undone = self.panel.get("undone_text")
         done = f"<p class='larik-undone'>{escape(undone)}</p>" if undone else ""
-        return self._report.html() + stale + self._turns_html() + done
+        return self._report.html() + stale + done + self._turns_html()
 
     def _turns_html(self) -> str:
         turns = self.panel.get("turns", [])
@@ -282,14 +282,14 @@ class UndoPanel(SessionWidget):
         lines = self._report.plain().splitlines()
         if self.stale:
             lines.append(self.stale)
+        if undone := self.panel.get("undone_text"):
+            lines.append(undone)
         if not turns:
             lines.append(self.panel.get("empty", ""))
         for t in turns:
             named = [f["path"] for f in t["files"]] + [f"{c['path']}#{c['id']}" for c in t["cells"]]
             lines.append(f"{t['label'].capitalize()}: " + "; ".join(filter(None, [", ".join(named), t["note"]])))
             lines += [f"  {v['text']}" for v in t["variables"]]
-        if undone := self.panel.get("undone_text"):
-            lines.append(undone)
         return "\n".join(lines)
 
     def undo(self, *, force: bool = False, skip_changed: bool = False) -> UndoReport:
