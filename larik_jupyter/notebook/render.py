@@ -24,6 +24,7 @@ from larik_jupyter.session.entry import Entry
 from larik_jupyter.session.export import code_fence, image_markdown
 from larik_jupyter.session.numbers import Claim, footer, mark, trace_entries
 from larik_jupyter.session.plan import Todo, checklist, plan_of, progress
+from larik_jupyter.session.state import undone_notice
 from larik_jupyter.session.tool_names import SKILL_TOOL, TODO_WRITE
 from larik_jupyter.session.variable_changes import VariableChange, changes_of, changes_text
 from larik_jupyter.textdiff import diff_html
@@ -290,12 +291,6 @@ def parts_from_entries(
     if count:
         rebuilt.parts.append(NumbersPart(count))
     return rebuilt.parts
-
-
-def undone_notice(prompt_number: int) -> str:
-    """What a transcript says where an undo put a prompt's turn back."""
-    return (f"Prompt {prompt_number} was undone: its changes were put back, and /notebook and replay "
-            "leave it out.")
 
 
 class _Rebuild:

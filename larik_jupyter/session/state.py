@@ -199,6 +199,12 @@ def _answer(calls: dict[str, str], message: Message | None) -> Message:
     return message.model_copy(update={"content": [*errors, *message.content]})
 
 
+def undone_notice(prompt_number: int) -> str:
+    """What a transcript (`/history`, the export) says where an undo put a prompt's turn back."""
+    return (f"Prompt {prompt_number} was undone: its changes were put back, and /notebook and replay "
+            "leave it out.")
+
+
 def replay(entries: Sequence[Entry]) -> State:
     """Fold a session's entries, in file order, into State; the first entry must be meta."""
     entry_list = EntryList.of(entries)
