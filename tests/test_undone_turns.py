@@ -74,6 +74,20 @@ def test_the_session_records_the_undone_prompt_and_every_view_says_so(
 
 
 @pytest.mark.parametrize("undo", [True, False])
+def test_a_branch_before_the_undo_keeps_the_undone_prompt_undone(
+    project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, undo: bool
+) -> None:
+    agent = _session(project, tmp_path, monkeypatch, undo=False)
+    if undo:  # after prompt 3, which changed nothing: the undo puts prompt 2 back
+        assert [r.prompt for r in agent.undo()] == [2]
+    agent.rewind(3)  # the branch copies prompts 1 and 2; the undo's entry came after prompt 3
+    assert undo_data(agent)["undone"] == ([2] if undo else [])
+    code = [c.source for c in nbformat.read(agent.to_notebook("b.ipynb"), as_version=4).cells if c.cell_type == "code"]
+    assert code == ([LOAD] if undo else [LOAD, DROP])
+    agent.close()
+
+
+@pytest.mark.parametrize("undo", [True, False])
 def test_the_branch_notebook_leaves_the_undone_prompt_out_and_runs_to_the_kept_result(
     project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, undo: bool
 ) -> None:
