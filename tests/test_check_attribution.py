@@ -53,3 +53,18 @@ def test_check_names_a_cell_the_agent_edited(project: Path, tmp_path: Path, edit
     (hidden,) = report.hidden
     assert ("edited by the agent in prompt 2" in hidden.cells[0].label) is edited
     assert ("cell 2 (" in report.text()) and ("edited by the agent in prompt 2" in report.text()) is edited
+
+
+def test_people_read_a_long_cell_id_short_and_the_model_whole(project: Path, tmp_path: Path) -> None:
+    uuid = "4f9a2c7d-1b2e-4c3d-9e8f-0123456789ab"  # as JupyterLab names cells
+    nb = new_notebook(cells=[new_code_cell("print(missing)", execution_count=1, id=uuid)])
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    nbformat.write(nb, project / "work.ipynb")
+    model = scripted(tmp_path, [tool("notebook_check", path="work.ipynb", timeout=120)], done())
+    agent = Agent(project, model=model, yes=True, host=KernelHost({}))
+    shown = agent.check("work.ipynb", timeout=120).text()  # what /check shows the person
+    agent.run("check it")
+    sent = agent.loop.session.state.all[-2].tool_results()[0].text()  # what the model got
+    agent.close()
+    assert "cell 1 (4f9a2c7d…): NameError" in shown and uuid not in shown
+    assert f"cell 1 ({uuid}): NameError" in sent

@@ -7,6 +7,8 @@ import html
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from larik_jupyter.session.call_summary import short_cell_id
+
 
 def _count(n: int, noun: str) -> str:
     """`1 cell`, `3 cells`."""
@@ -24,8 +26,17 @@ class CellRef:
 
     @property
     def label(self) -> str:
+        """`cell 3 (2363e7e8…)`: as people read it, a long id shortened (`short_cell_id`)."""
+        return self._named(short_cell_id(self.id))
+
+    @property
+    def full_label(self) -> str:
+        """`cell 3 (<the whole id>)`: for the model, which edits the cell by its id."""
+        return self._named(self.id)
+
+    def _named(self, shown: str) -> str:
         edited = f", edited by the agent in prompt {self.edited_in}" if self.edited_in is not None else ""
-        return f"cell {self.index + 1} ({self.id}{edited})"
+        return f"cell {self.index + 1} ({shown}{edited})"
 
 
 @dataclass(frozen=True)
@@ -106,15 +117,20 @@ class CheckReport:
         data["problems"] = self.problems
         return data
 
-    def sections(self) -> list[tuple[str, list[tuple[str, CellRef | None]]]]:
-        """Each heading with its lines; a line names the cell it is about, for links."""
+    def sections(self, *, full: bool = False) -> list[tuple[str, list[tuple[str, CellRef | None]]]]:
+        """Each heading with its lines; a line names the cell it is about, for links. Cells are
+        named as people read them (`CellRef.label`), with `full` by their whole ids."""
+
+        def n(cell: CellRef) -> str:
+            return cell.full_label if full else cell.label
+
         out: list[tuple[str, list[tuple[str, CellRef | None]]]] = []
         if self.failures:
-            out.append(("Cells that fail in the scratch kernel", [(f"{f.cell.label}: {f.error}", f.cell) for f in self.failures]))
+            out.append(("Cells that fail in the scratch kernel", [(f"{n(f.cell)}: {f.error}", f.cell) for f in self.failures]))
         if self.hidden:
             lines: list[tuple[str, CellRef | None]] = []
             for h in self.hidden:
-                users = ", ".join(c.label for c in h.cells)
+                users = ", ".join(n(c) for c in h.cells)
                 why = (f"made by the agent in prompt {h.made_in}, in no cell: run `/notebook` or add the cell"
                        if h.made_in is not None else "defined by a deleted or edited cell, or by hand")
                 lines.append((f"{h.name}: used by {users}; only the live kernel has it ({why})",
@@ -122,7 +138,7 @@ class CheckReport:
             out.append(("Hidden state", lines))
         if self.out_of_order:
             out.append(("Run out of order in the live kernel", [
-                (f"{o.cell.label} ran as In [{o.count}], before {o.above.label} above it ran as In [{o.above_count}]", o.cell)
+                (f"{n(o.cell)} ran as In [{o.count}], before {n(o.above)} above it ran as In [{o.above_count}]", o.cell)
                 for o in self.out_of_order
             ]))
         if self.differing:
@@ -131,10 +147,10 @@ class CheckReport:
             ]))
         if self.refused:
             out.append(("Refused: changes outside the scratch copy and shell commands", [
-                (f"{r.cell.label}: {r.message}", r.cell) for r in self.refused
+                (f"{n(r.cell)}: {r.message}", r.cell) for r in self.refused
             ]))
         if self.skipped:
-            out.append(("Not run", [(f"{s.cell.label}: {s.why}", s.cell) for s in self.skipped]))
+            out.append(("Not run", [(f"{n(s.cell)}: {s.why}", s.cell) for s in self.skipped]))
         return out
 
     def headline(self) -> str:
@@ -157,9 +173,10 @@ class CheckReport:
         where = f": the cells ran in a scratch copy of {self.copy_of}" if self.copy_of else ""
         return head + f" The live kernel, the notebook and your files were not changed{where}."
 
-    def text(self) -> str:
+    def text(self, *, full: bool = False) -> str:
+        """The report as text; `full`: cells by their whole ids (the tool's result, for the model)."""
         lines = [self.headline()]
-        for heading, items in self.sections():
+        for heading, items in self.sections(full=full):
             lines += ["", f"{heading}:"] + [f"- {text}" for text, _ in items]
         return "\n".join(lines)
 

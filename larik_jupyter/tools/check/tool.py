@@ -291,7 +291,7 @@ class NotebookCheckTool(Tool):
     def execute(self, env: Env, args: dict[str, Any]) -> ToolResult:
         raw = notebook_path(env, args, self.name)
         report = run_check(env, raw, timeout=int(args.get("timeout") or DEFAULT_TIMEOUT))
-        return ToolResult(report.text(), is_error=bool(report.stopped))
+        return ToolResult(report.text(full=True), is_error=bool(report.stopped))
 
 
 def check_on_thread(
