@@ -75,3 +75,16 @@ def test_undo_puts_back_a_module_a_call_rebound(project: Path, tmp_path: Path, r
     agent.close()
     assert namespace["mod"] is math and namespace["n"] == 1
     assert ("restored variables: mod" in report.plain()) is rebind
+
+
+def test_the_undo_panel_says_created_alike_for_a_module_and_a_value(project: Path, tmp_path: Path) -> None:
+    from larik_jupyter.notebook.widgets.undo import undo_data
+
+    agent = Agent(project, model=scripted(tmp_path, [tool("python", code="import math as m\nx = 1")], done()),
+                  yes=True, host=KernelHost({}))
+    agent.run("make two names")
+    (turn,) = undo_data(agent)["turns"]
+    agent.close()
+    texts = sorted(v["text"] for v in turn["variables"])
+    assert texts == ["m: created module", "x: created int"]
+    assert not any("did not exist" in text for text in texts)

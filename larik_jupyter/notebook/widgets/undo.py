@@ -18,6 +18,7 @@ from larik_jupyter.notebook.widgets import esm
 from larik_jupyter.notebook.widgets.session_widget import SessionWidget, escape, refresh_all
 from larik_jupyter.textdiff import diff_html
 from larik_jupyter.tools.kernel import kernel_snapshots
+from larik_jupyter.tools.kernel.undo import DID_NOT_EXIST
 
 if TYPE_CHECKING:
     from larik_jupyter.notebook.kernel import KernelSession
@@ -57,6 +58,8 @@ def _variable_text(row: dict[str, Any]) -> str:
         return f"{name}: {before}, as it was before this turn (changed back since), nothing to undo"
     if row["change"]:
         text = row["change"]
+    elif before == DID_NOT_EXIST:  # as every other view says it: `x: created int`
+        text = f"{name}: created {after}"
     elif before == after:
         text = f"{name}: {before}, its content changed (same type and shape)"
     else:

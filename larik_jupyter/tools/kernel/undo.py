@@ -280,7 +280,7 @@ class KernelSnapshots:
             now = saved.namespace.get(s.name, _MISSING)
             rows.append({
                 "name": s.name,
-                "before": s.before if s.existed else "(did not exist)",
+                "before": s.before if s.existed else DID_NOT_EXIST,
                 "after": "(deleted)" if now is _MISSING else _describe(now),
                 "restorable": s.reason is None,
                 "reason": s.reason,
@@ -392,6 +392,8 @@ def _dunder(name: object) -> bool:
 
 
 _MISSING = object()
+# A variable's `before` in `changes` when the turn created it.
+DID_NOT_EXIST = "(did not exist)"
 _BY_SESSION: dict[str, KernelSnapshots] = {}
 
 
