@@ -143,3 +143,4 @@ def test_diff_compares_what_each_branch_kept(
     shown = _cli("diff", first, agent.session_id, cwd=project)
     assert shown.returncode == (0 if undo else 1), shown.stdout + shown.stderr
     assert ("(15, 1)" in shown.stdout) is not undo
+    assert ("A's undone prompt 2: left out" in shown.stdout) is undo

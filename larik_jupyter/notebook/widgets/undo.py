@@ -17,8 +17,7 @@ from larik_jupyter.errors import LarikError
 from larik_jupyter.notebook.widgets import esm
 from larik_jupyter.notebook.widgets.session_widget import SessionWidget, escape, refresh_all
 from larik_jupyter.textdiff import diff_html
-from larik_jupyter.tools.kernel import kernel_snapshots
-from larik_jupyter.tools.kernel.undo import DID_NOT_EXIST
+from larik_jupyter.tools.kernel import DID_NOT_EXIST, kernel_snapshots
 
 if TYPE_CHECKING:
     from larik_jupyter.notebook.kernel import KernelSession
