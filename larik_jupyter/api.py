@@ -23,7 +23,13 @@ from larik_jupyter.agent.mcp_status import ServerStatus, awaiting_notice
 from larik_jupyter.agent.outcome import TurnOutcome
 from larik_jupyter.agent.permissions import Approver
 from larik_jupyter.agent.turn import PromptExtras, TurnOptions
-from larik_jupyter.agent.undo import RewindStopped, UndoReport, bind_variable, undo_turns
+from larik_jupyter.agent.undo import (
+    RewindStopped,
+    UndoReport,
+    bind_variable,
+    record_undone,
+    undo_turns,
+)
 from larik_jupyter.checkpoint.diffs import FileDiff, read_current, turn_diffs
 from larik_jupyter.checkpoint.store import TurnInfo
 from larik_jupyter.config.layers import PendingApproval
@@ -41,7 +47,7 @@ from larik_jupyter.session.call_summary import CellPosition, summarize_call
 from larik_jupyter.session.catalog import latest, resolve
 from larik_jupyter.session.entry_list import EntryList
 from larik_jupyter.session.plan import Todo, current_plan
-from larik_jupyter.session.variable_changes import VariableChange, turn_changes
+from larik_jupyter.session.variable_changes import VariableChange, made_by_prompt, turn_changes
 from larik_jupyter.tools.base import Tool
 from larik_jupyter.tools.check import CheckReport
 from larik_jupyter.tools.env import Env, InlineRunner
@@ -208,9 +214,9 @@ class Agent:
         either way."""
         from larik_jupyter.tools.check import check_notebook
 
-        return check_notebook(
-            self.loop.env, path, timeout=timeout, stop=stop or threading.Event(), notebook=notebook, network=network
-        )
+        state = self.loop.session.state
+        return check_notebook(self.loop.env, path, timeout=timeout, stop=stop or threading.Event(), notebook=notebook,
+                              network=network, made=made_by_prompt(state.all, state.undone))
 
     def variable_changes(self, prompt_number: int) -> list[VariableChange]:
         """What the turn of prompt `prompt_number` (1-based) did to the kernel's variables, as its
@@ -325,10 +331,13 @@ class Agent:
         """Undo the newest turn, or with `prompt_number` each turn down to it; the note for the
         model is recorded in the session unless `record` is off (a rewind carries it to its branch)."""
         loop = self.loop
-        return undo_turns(
+        report = undo_turns(
             loop.checkpoints, loop.env, lambda note: loop.queue_note(note, record=record), prompt_number,
             prompts=len(loop.session.state.prompt_positions), nothing_ok=nothing_ok, **how,
         )
+        if record:
+            record_undone(loop.session, report)
+        return report
 
     # -- branches and sessions -------------------------------------------------------------
 
@@ -409,7 +418,7 @@ class Agent:
 
     def to_notebook(
         self, path: str | os.PathLike[str] | None = None, *, session: str | None = None,
-        prompt_number: int | None = None, include_shell: bool = False,
+        prompt_number: int | None = None, include_shell: bool = False, include_undone: bool = False,
     ) -> Path:
         """Write a branch (default: the current session) up to prompt `prompt_number` (default: all)
         as a new notebook and return its path: `path` (relative to `cwd`; refused if it exists),
@@ -417,7 +426,8 @@ class Agent:
         from larik_jupyter.analysis.as_notebook import write_notebook
 
         source = self._source(session)
-        return write_notebook(source, path, prompt_number=prompt_number, include_shell=include_shell, cwd=self.cwd)
+        return write_notebook(source, path, prompt_number=prompt_number, include_shell=include_shell, cwd=self.cwd,
+                              include_undone=include_undone)
 
     def replay(
         self, session: str | None = None, *, prompt_number: int | None = None,

@@ -139,10 +139,12 @@ def test_replay_matches_then_reports_exactly_the_changed_numbers(analysis: Agent
     changed = _cli("replay", analysis.session_id, cwd=project)
     assert changed.returncode == 1, changed.stdout + changed.stderr
     rows = [line.split() for line in changed.stdout.splitlines() if line[:3].strip().isdigit()]
-    assert [(r[1], r[2], r[-1]) for r in rows] == [
-        ("1", "python", "same"), ("2", "write", "same"), ("2", "shell", "skipped"),
-        ("2", "python", "changed"), ("3", "python", "changed"),
+    # Each call named by its one-line summary, as every view names it, never by its id.
+    assert [(r[1], " ".join(r[2:4]), r[-1]) for r in rows] == [
+        ("1", "python: import", "same"), ("2", "write: groupstats.py", "same"), ("2", "bash: rm", "skipped"),
+        ("2", "python: from", "changed"), ("3", "python: import", "changed"),
     ]
+    assert "toolu_" not in changed.stdout and "…" not in " ".join(r[2] for r in rows)
     assert "- b 15.0" in changed.stdout and "+ b 19.5" in changed.stdout
     assert "- total 34.0" in changed.stdout and "+ total 43.0" in changed.stdout
     assert "image 1: plot changed (" in changed.stdout  # the bars' heights, same size of figure

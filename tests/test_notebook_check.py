@@ -84,7 +84,7 @@ def test_a_clean_notebook_and_a_timeout(project: Path) -> None:
     report = run_check(env, "slow.ipynb", timeout=8)
     assert time.monotonic() - started < 30
     assert report.stopped == "total timeout" and len(report.not_run) == 1
-    assert "The run ended early (total timeout; 1 cell(s) after it not run)" in report.text()
+    assert "The run ended early (total timeout; 1 cell after it not run)" in report.text()
 
 
 def children(pid: int) -> list[psutil.Process]:

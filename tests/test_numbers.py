@@ -42,9 +42,9 @@ def test_what_counts_as_a_number() -> None:
         "in 2019, at 12:30; python 3.11.2; `df.iloc[:100]`; x86_64 float64 cell-12 df2; "
         "[link](https://e.org/99); 7 items; in Q3 2024, FY2023 and 2024-H1; row 42."
     )
-    assert said(text) == ["12.3", "7,777", "45%", "12 %", "1000"]
+    assert said(text) == ["12.3", "7,777", "45%", "12 %", "1000", "5", "7"]
     assert said("$3,900, €3,900, £12, ¥500, 1.5 million, 45k, 3.4e5, 2.1B, -4.2%, −3.5, -3") == [
-        "$3,900", "€3,900", "£12", "¥500", "1.5 million", "45k", "3.4e5", "2.1B", "-4.2%", "−3.5",
+        "$3,900", "€3,900", "£12", "¥500", "1.5 million", "45k", "3.4e5", "2.1B", "-4.2%", "−3.5", "-3",
     ]
 
 
@@ -148,6 +148,21 @@ CASES = {
     "rounded as shown": case("The mean is 12.3.", output="12.345"),
     "rounded wrongly": case("The mean is 12.4.", "12.4", output="12.345"),
     "about, to its last non-zero digit": case("About 12,000 rows.", output="12,034"),
+    # Issue 53: the misses, each with its twin.
+    "a single digit shown": case("We found 7 outliers.", output="outliers: 7"),
+    "a single digit made up": case("We found 7 outliers.", "7", output="outliers: none"),
+    "a single digit with a currency sign made up": case("It costs $7, or 7 a unit.", "$7", "7", output="price 9"),
+    "a number after index shown": case("The peak is at index 47.", output="peak at 47"),
+    "a number after index made up": case("The peak is at index 47.", "47", output="peak at 52"),
+    "an output block of the reply": case("It printed:\n```\ntotal 1000\n```", output="total 1000"),
+    "a made-up output block of the reply": case("It printed:\n```\ntotal 998\n```", "998", output="total 1000"),
+    "a code block of the reply is code": case("Run:\n```python\nx = 998\n```", output="total 1000"),
+    "a piece of a bigger number in the notebook context": case(
+        "12 rows were dropped.", "12",
+        prompt="<notebook-context>\nCells run in this kernel, oldest first (execution count, cell id, first lines):\n"
+               "[12] id c1: df = load()\n</notebook-context>\nGo on.", output="3120"),
+    "millions counted as such": case("Revenue was 10 million.", output="revenue 10"),
+    "millions made up": case("Revenue was 11 million.", "11 million", output="revenue 10"),
     "exact, to its last digit": case("Exactly 12,000 rows.", "12,000", output="12,034"),
 }
 

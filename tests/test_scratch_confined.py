@@ -102,7 +102,7 @@ def test_the_agents_check_runs_every_unkind_cell_in_a_copy_and_names_each_refusa
     for line, (cell, words) in zip(refused, expected, strict=True):
         assert line.startswith(f"- {cell} (") and words in line, (line, words)
     assert "cell 13" not in result.split("Refused:")[0], "a change did not take effect in the copy"
-    assert "7 problem(s) found" in result and "Cells that fail" not in result  # each refusal told once
+    assert "7 problems found" in result and "Cells that fail" not in result  # each refusal told once
 
 
 def test_check_reports_a_kernel_that_dies_at_once_with_its_cell(project: Path) -> None:
@@ -191,7 +191,7 @@ def test_replay_in_place_leaves_what_the_user_changed_since_and_skips_shell_line
     assert "shell line not replayed (--include-shell runs it): !rm -rf victim" in out
     assert "shell commands are not replayed (--include-shell runs them): rm -rf victim" in out
     rows = {line.split()[2]: line.split()[-1] for line in out.splitlines() if line.strip()[:1].isdigit()}
-    assert rows["write"] == "skipped" and rows["notebook_run"] == "same", out
+    assert rows["write:"] == "skipped" and rows["notebook_run:"] == "same", out
     # The same replay, told to: the user's changes are replayed over and the shell runs.
     forced = _replay(project, path.stem, "--in-place", "--force", "--include-shell")
     assert (project / "report.txt").read_text() == "agent's report\n", forced.stdout

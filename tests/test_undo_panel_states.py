@@ -77,3 +77,4 @@ def test_when_all_is_undone_the_panel_says_nothing_is_left_to_undo(tmp_path: Pat
     assert panel.panel["empty"] == f"Nothing left to undo in session {session}: no turn of it has changes to files, cells or kernel variables that are not undone already."
     assert panel.static_text().endswith(f"Nothing left to undo in session {session}: no turn of it has changes to files, cells or kernel variables that are not undone already.")
     assert "changed files" not in panel.static_text() + panel.static_html()
+    assert "Undone: prompt 1 (" in panel.static_text() and "Undone: prompt 1 (" in panel.static_html()

@@ -99,7 +99,7 @@ def test_checkpoints_shows_the_panel_and_nothing_to_undo_is_one_sentence(tmp_pat
     larik(shell, "/checkpoints")
     (panel,) = [w for w in shown_widgets() if isinstance(w, UndoPanel) and w.kernel is magics.kernel]
     session = magics.agent.session_id
-    assert panel.panel == {"session": session, "turns": [], "empty": f"Nothing left to undo in session {session}: no turn of it has changes to files, cells or kernel variables that are not undone already."}
+    assert panel.panel == {"session": session, "turns": [], "empty": f"Nothing left to undo in session {session}: no turn of it has changes to files, cells or kernel variables that are not undone already.", "undone": [], "undone_text": ""}
     click(panel, type="undo")
     assert panel.error.startswith(f"Nothing left to undo in session {session}: no turn of it has changes")
     assert undo_data(None) == {"session": None, "turns": [], "empty": "No session is open in this kernel."}

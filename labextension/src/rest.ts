@@ -18,13 +18,15 @@ export interface CheckpointTurn {
 }
 
 /**
- * `GET /larik/api/sessions/<id>/checkpoints`: undoable turns, newest first, and what to
- * say when there are none (`empty`: the undo report's words).
+ * `GET /larik/api/sessions/<id>/checkpoints`: undoable turns, newest first, what to
+ * say when there are none (`empty`: the undo report's words), and the prompts already undone
+ * (`undone`, 1-based, as the session records them).
  */
 export interface Checkpoints {
   id: string;
   turns: CheckpointTurn[];
   empty: string;
+  undone: number[];
 }
 
 /** What the requests of one prompt's turn sent, from the session's egress ledger. */
@@ -43,13 +45,14 @@ export interface NotebookWritten {
 
 /**
  * One prompt of a session: its message position, first line, whole text (what a search
- * matches) and time.
+ * matches), time, and whether an undo put its turn back (`undone`).
  */
 export interface PromptInfo {
   position: number;
   first_line: string;
   text: string;
   time: string | null;
+  undone: boolean;
 }
 
 /** `GET /larik/api/sessions`: a directory's sessions and their fork tree. */

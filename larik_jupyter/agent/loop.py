@@ -24,6 +24,7 @@ from larik_jupyter.agent.model_call import call_model
 from larik_jupyter.agent.outcome import TurnOutcome
 from larik_jupyter.agent.permissions import Approver
 from larik_jupyter.agent.prompt import egress_rules, system_prompt
+from larik_jupyter.agent.protect import agent_variables
 from larik_jupyter.agent.stop_reasons import (
     cut_call_result,
     max_steps_notice,
@@ -98,6 +99,8 @@ class AgentLoop(ae.EventSource):
         self.host = host
         # The kernel variables kept for undo: this session's, in the one process-wide place.
         self.variables = kernel_snapshots(session.id) if host is not None and self._owns_turns else None
+        if self.variables is not None and host is not None:  # what the record says the agent made
+            self.variables.adopt(host.namespace, agent_variables(session.state))
         # Servers start on the first file they serve, so an agent that edits nothing pays nothing.
         self.lsp = LspManager.from_config(self.loaded.config, self.root)
         self.env = Env(

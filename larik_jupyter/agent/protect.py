@@ -10,10 +10,38 @@ from collections.abc import Callable
 from larik_jupyter.agent import events as ae
 from larik_jupyter.agent.permissions import Approver, PermissionAnswer, PermissionRequest
 from larik_jupyter.llm.messages import ToolUseBlock
-from larik_jupyter.session.variable_changes import VariableChange
+from larik_jupyter.session.state import State
+from larik_jupyter.session.variable_changes import VariableChange, changes_of
 from larik_jupyter.tools.base import ToolResult
+from larik_jupyter.tools.check import names_of_cell
 from larik_jupyter.tools.env import Env
 from larik_jupyter.tools.kernel import KernelSnapshots, call_snapshots, protected_changes
+
+
+def agent_variables(state: State) -> set[str]:
+    """The variables the session's record says the agent created (a `created` change of a
+    call's `variables`, not rolled back, in a prompt not undone) and that neither a later call
+    deleted nor a user cell recorded with a later prompt bound again: what a fork, rewind or
+    resume of the session counts as the agent's own, not the user's."""
+    own: set[str] = set()
+    number = 0
+    for message in state.all:
+        if message.is_prompt():
+            number += 1
+            for cell in message.cells or []:
+                source = cell.get("source") if isinstance(cell, dict) else None
+                if isinstance(source, str):
+                    own -= names_of_cell(source)[0]
+            continue
+        if number in state.undone:
+            continue
+        for block in message.tool_results():
+            for change in changes_of(block.variables):
+                if change.change == "created" and not change.rolled_back:
+                    own.add(change.name)
+                elif change.change == "deleted":
+                    own.discard(change.name)
+    return own
 
 
 def protected(call: ToolUseBlock, env: Env) -> dict[str, list[str]]:

@@ -438,3 +438,12 @@ def record_note(session: Session, pending: str | None, note: str) -> str:
     combined = f"{pending}\n{note}" if pending else note
     session.append(Entry(type="usage", usage=Usage(), note=combined), sync=True)
     return combined
+
+
+def record_undone(session: Session, report: UndoReport) -> None:
+    """Record in `session` which prompts `report` undid (a usage entry with no tokens whose
+    `undone` lists them): each turn whose snapshot was dropped, files skipped as asked
+    included; a turn left as it was or only partly restored is not undone."""
+    undone = sorted({r.prompt for r in report if r.ok and r.prompt is not None})
+    if undone:
+        session.append(Entry(type="usage", usage=Usage(), undone=undone), sync=True)

@@ -5,6 +5,7 @@ written notebook has its secrets redacted (replay runs the cells as recorded).""
 from __future__ import annotations
 
 import os
+import re
 import shlex
 from pathlib import Path
 from typing import Any
@@ -47,6 +48,13 @@ def _markdown_quote(text: str) -> str:
     return "\n".join(f"> {line}".rstrip() for line in text.splitlines())
 
 
+def _undone_source(step: Step) -> str:
+    """A step of an undone prompt as Markdown: its code shown, never run."""
+    code = f"%%writefile {shlex.quote(step.path or '')}\n{step.text}" if step.kind == "write" else step.text
+    fence = "`" * max([3, *(len(run) + 1 for run in re.findall("`+", code))])
+    return f"*Undone (not run):*\n\n{fence}python\n{code}\n{fence}"
+
+
 def cells_of(branch: Branch, *, include_shell: bool = False) -> list[Any]:
     """The notebook cells of a branch's steps, each with its provenance under `larik_branch`
     (not `larik`, which marks a cell the agent changed in a notebook: an export is a record
@@ -59,8 +67,13 @@ def cells_of(branch: Branch, *, include_shell: bool = False) -> list[Any]:
         if step.tool_use_id:
             larik["tool_use_id"] = step.tool_use_id
         meta = {"larik_branch": larik}
-        if step.kind == "prompt":
-            cells.append(v4.new_markdown_cell(f"### Prompt {step.prompt}\n\n{_markdown_quote(step.text)}", metadata=meta))
+        if step.undone:
+            larik["undone"] = True
+        if step.undone and step.kind not in ("prompt", "reply", "note"):
+            cells.append(v4.new_markdown_cell(_undone_source(step), metadata=meta))
+        elif step.kind == "prompt":
+            head = f"### Prompt {step.prompt}" + (" (undone)" if step.undone else "")
+            cells.append(v4.new_markdown_cell(f"{head}\n\n{_markdown_quote(step.text)}", metadata=meta))
         elif step.kind in ("reply", "note"):
             cells.append(v4.new_markdown_cell(step.text, metadata=meta))
         elif step.kind == "user":
@@ -90,7 +103,7 @@ def build_notebook(branch: Branch, *, redactor: Redactor, include_shell: bool = 
     nb = v4.new_notebook(metadata={
         "kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"},
         "language_info": {"name": "python"},
-        "larik": {"session": branch.session_id, "prompts": branch.prompts},
+        "larik": {"session": branch.session_id, "prompts": branch.prompts, **({"undone": branch.undone} if branch.undone else {})},
     })
     nb.cells = [nbformat.from_dict(redactor.data(cell)) for cell in cells_of(branch, include_shell=include_shell)]
     nbformat.validate(nb)
@@ -105,9 +118,11 @@ def write_notebook(
     include_shell: bool = False,
     cwd: str | os.PathLike[str] | None = None,
     folder: str | os.PathLike[str] | None = None,
+    include_undone: bool = False,
 ) -> Path:
     """Write `session` (an id or file) up to prompt `prompt_number` as a new notebook and return
-    its path.
+    its path. Prompts an undo put back are a note, their code kept as Markdown only with
+    `include_undone`.
 
     `path` (relative to `cwd`) must not exist; by default the notebook goes to `folder` (default:
     the session's working directory) as `<session-id>.ipynb`, or `<session-id>-2.ipynb`, … if
@@ -115,7 +130,7 @@ def write_notebook(
     import nbformat
 
     here = Path(os.fspath(cwd or os.getcwd()))
-    branch = read_branch(session, prompt_number=prompt_number, cwd=here)
+    branch = read_branch(session, prompt_number=prompt_number, cwd=here, include_undone=include_undone)
     notebook = build_notebook(branch, redactor=redactor_for(branch.cwd), include_shell=include_shell)
     text = nbformat.writes(notebook)
     if path is not None:

@@ -44,6 +44,7 @@ class BranchDiff:
     b_prompts: list[str] = field(default_factory=list)
     pairs: list[OutputPair] = field(default_factory=list)
     cwd: Path | None = None
+    undone: dict[str, list[int]] = field(default_factory=dict)  # "A"/"B": its prompts an undo put back
 
     @property
     def fork_prompt(self) -> int:
@@ -68,7 +69,12 @@ class BranchDiff:
         for name, prompts in (("A", self.a_prompts), ("B", self.b_prompts)):
             lines += ["", f"{name} after the fork point:"]
             lines += [f"  {i}. {text}" for i, text in enumerate(prompts, n + 1)] or ["  (no prompts)"]
-        lines += ["", "Outputs of the code each branch ran after the fork point (≠: they differ):"]
+        for name, numbers in self.undone.items():
+            if numbers:
+                which = ", ".join(str(n) for n in numbers)
+                lines += ["", f"{name}'s undone prompt{'s' if len(numbers) > 1 else ''} {which}: left out, "
+                          "as an undo put their changes back."]
+        lines += ["", "Outputs of the code each branch kept after the fork point (≠: they differ):"]
         if not self.pairs:
             lines.append("  (neither branch ran code after the fork point)")
         for pair in self.pairs:
@@ -84,7 +90,7 @@ def _block(step: Step | None, redactor: Redactor) -> list[str]:
     would cut a secret in two)."""
     if step is None:
         return ["(no call)"]
-    head = f"[prompt {step.prompt}] {step.kind} …{(step.tool_use_id or '')[-8:]}"
+    head = f"[prompt {step.prompt}] {step.summary or step.kind}"
     body = redactor.text(step.recorded) or "(no output)"
     if step.images:
         body += f"\n[{len(step.images)} image(s)]"
@@ -118,7 +124,8 @@ def diff_branches(a: str | os.PathLike[str], b: str | os.PathLike[str], *, cwd: 
     fork = min(_prompt_count(path_a, shared), _prompt_count(path_b, shared))
     branch_a, branch_b = read_branch(path_a), read_branch(path_b)
     common = [first_line(s.text) for s in branch_a.steps if s.kind == "prompt" and s.prompt <= fork]
-    result = BranchDiff(branch_a.session_id, branch_b.session_id, common, cwd=branch_a.cwd)
+    result = BranchDiff(branch_a.session_id, branch_b.session_id, common, cwd=branch_a.cwd,
+                        undone={"A": branch_a.undone, "B": branch_b.undone})
     result.a_prompts = [first_line(s.text) for s in branch_a.steps if s.kind == "prompt" and s.prompt > fork]
     result.b_prompts = [first_line(s.text) for s in branch_b.steps if s.kind == "prompt" and s.prompt > fork]
     outputs_a = [s for s in branch_a.steps if s.kind in ("python", "notebook_run") and s.prompt > fork]

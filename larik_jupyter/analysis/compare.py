@@ -1,5 +1,5 @@
 """Whether two outputs of the same code say the same thing: text equal after normalising object
-addresses and timings, numbers within a relative tolerance (so a DataFrame's repr compares by
+addresses, timings, where the code ran and dropping printed warnings, numbers within a relative tolerance (so a DataFrame's repr compares by
 its shape line and values, not its column alignment), images by size and then by their pixels
 (scaled down, in grey levels, with a tolerance for scaling and re-encoding)."""
 
@@ -32,12 +32,28 @@ _TIMING = re.compile(
     r"(?<![\w.])[-+]?\d+(?:\.\d+)?\s?(?:ns|µs|us|ms|s|sec|secs|seconds|min|minutes)\b"
     r"|(?:Wall time|CPU times|user|sys|total):[^\n]*"
 )
+# Names a kernel gives the code it runs, which say where it ran, not what it did: the python
+# tool's `<larik-python-3>`, ipykernel's `/tmp/ipykernel_12/345.py` and `Cell In[3]`, older
+# IPython's `<ipython-input-3-abc>`.
+_CELL_NAME = re.compile(
+    r"<larik-python-\d+>|(?:/[^\s:\"']*)?/ipykernel_\d+/\d+\.py|Cell In\s?\[\d*\]|<ipython-input-\d+-[0-9a-f]+>"
+)
+# A warning Python printed (`file:12: FutureWarning: …` and the indented source line after
+# it), and the `[stderr]` line the python tool puts before what went to stderr: whether a
+# warning shows depends on the kernel's filters and what ran before, not on the result.
+_WARNING = re.compile(r"^[^\n]*:\d+: \w*Warning: [^\n]*(?:\n[ \t]+[^\n]*)?$|^\[stderr\]$", re.MULTILINE)
 _NUMBER = re.compile(r"[-+]?(?:\d+\.\d*|\.\d+|\d+)(?:[eE][-+]?\d+)?|\b(?:nan|NaN|inf|-inf)\b")
 
 
-def normalise(text: str) -> str:
-    """`text` with object addresses and timings replaced by placeholders and runs of spaces
-    squeezed (alignment is not content)."""
+def normalise(text: str, places: Sequence[str] = ()) -> str:
+    """`text` without the warnings Python printed (and the python tool's `[stderr]` line), with
+    object addresses, timings, the names kernels give cells (`<cell>`) and the directories in
+    `places` (`<project>`: where the session ran and where it runs now) replaced by
+    placeholders, and runs of spaces squeezed (alignment is not content)."""
+    for place in sorted({p.rstrip("/") for p in places if p.rstrip("/")}, key=len, reverse=True):
+        text = text.replace(place, "<project>")
+    text = _WARNING.sub("", text)
+    text = _CELL_NAME.sub("<cell>", text)
     text = _ADDRESS.sub("0x…", text)
     text = _TIMING.sub("<time>", text)
     return "\n".join(" ".join(line.split()) for line in text.strip().splitlines() if line.strip())
@@ -65,10 +81,10 @@ def _cut(line: str) -> str:
     return line if len(line) <= MAX_LINE else line[: MAX_LINE - 1] + "…"
 
 
-def text_diff(old: str, new: str, rtol: float = DEFAULT_RTOL) -> list[str]:
+def text_diff(old: str, new: str, rtol: float = DEFAULT_RTOL, places: Sequence[str] = ()) -> list[str]:
     """The lines that differ, as `- old` / `+ new` pairs (at most `MAX_DIFF_LINES`); empty when
-    the two texts say the same."""
-    a, b = normalise(old).splitlines(), normalise(new).splitlines()
+    the two texts say the same (`places`: see `normalise`)."""
+    a, b = normalise(old, places).splitlines(), normalise(new, places).splitlines()
     out: list[str] = []
     matcher = difflib.SequenceMatcher(None, [_shape(x) for x in a], [_shape(x) for x in b], autojunk=False)
     for op, i1, i2, j1, j2 in matcher.get_opcodes():

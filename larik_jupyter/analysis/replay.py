@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
@@ -101,19 +101,24 @@ class ReplayReport:
 
 
 def _label(step: Step) -> str:
-    if step.kind == "write":
-        return f"write {step.path}"
+    """A row's call as every view names it: its one-line summary (`python: total = …`)."""
     if step.kind == "user":
-        return "user cell"
-    name = "shell" if step.tool == "bash" else step.tool or step.kind
-    return f"{name} …{(step.tool_use_id or '')[-8:]}"
+        return f"user cell: {first_line(step.text, 60)}"
+    if step.kind == "write":  # the content the prompt's run of writes and edits left
+        return f"write: {step.path}"
+    if step.summary:
+        return step.summary
+    return f"prompt {step.prompt}: undone" if step.kind == "note" else step.kind
 
 
-def _compare(step: Step, run: CellOutcome, rtol: float, *, error: bool = False) -> tuple[Status, list[str]]:
-    """The recorded output against the run's; for a run that raised as recorded, the output
-    before the traceback (which the recorded text ends with)."""
+def _compare(
+    step: Step, run: CellOutcome, rtol: float, places: Sequence[str], *, error: bool = False
+) -> tuple[Status, list[str]]:
+    """The recorded output against the run's (the directories in `places` read alike); for a
+    run that raised as recorded, the output before the traceback (which the recorded text ends
+    with)."""
     recorded = step.recorded.split("Traceback (most recent call last):")[0].rstrip("\n") if error else step.recorded
-    diff = text_diff(recorded, run.text, rtol)
+    diff = text_diff(recorded, run.text, rtol, places)
     diff += image_diff([block_bytes(b) for b in step.images], list(run.images))
     return ("changed", diff) if diff else ("same", [])
 
@@ -138,7 +143,7 @@ def without_shell(source: str) -> tuple[str, list[str]]:
     return "\n".join(kept), taken
 
 
-def _row(step: Step, run: CellOutcome, timeout: float, rtol: float) -> tuple[Status, list[str]]:
+def _row(step: Step, run: CellOutcome, timeout: float, rtol: float, places: Sequence[str]) -> tuple[Status, list[str]]:
     """How a step's run compares with what was recorded."""
     if run.refused and step.kind == "write" and not run.died:
         return "skipped", run.refused
@@ -146,7 +151,7 @@ def _row(step: Step, run: CellOutcome, timeout: float, rtol: float) -> tuple[Sta
         return "failed", [*run.refused, f"timed out after {timeout:g} s and was interrupted"]
     if step.error and not run.died:  # it raised when recorded: the same exception is expected
         if run.error.partition(":")[0] == step.error.partition(":")[0]:
-            return ("same", []) if step.kind == "user" else _compare(step, run, rtol, error=True)
+            return ("same", []) if step.kind == "user" else _compare(step, run, rtol, places, error=True)
         return "changed", [f"- {step.error}", f"+ {run.error or 'no error'}"]
     if run.error:
         return "failed", [*run.refused, run.error]
@@ -154,7 +159,7 @@ def _row(step: Step, run: CellOutcome, timeout: float, rtol: float) -> tuple[Sta
         return "failed", run.refused
     if step.kind in ("write", "user"):
         return "same", []
-    return _compare(step, run, rtol)
+    return _compare(step, run, rtol, places)
 
 
 def replay_branch(
@@ -192,13 +197,13 @@ def replay_branch(
     folder: ScratchFolder | None = None
     try:
         if in_place:
-            folder, where = scratch_folder(), workdir
+            folder, where, copied = scratch_folder(), workdir, ""
             rule = "" if include_shell else "replay runs shell commands only with --include-shell"
             confinement = Confinement.in_place(project_root(workdir), folder, "replayed in place",
                                                shell_rule=rule, cutoff=None if force else branch.ended, network=network)
         else:
             copy = make_copy(project_root(workdir))
-            folder, where = copy.folder, copy.place(workdir)
+            folder, where, copied = copy.folder, copy.place(workdir), str(copy.copy)
             confinement = Confinement.in_copy(copy, "replayed in a copy", network=network)
         report = ReplayReport(branch.session_id, where, scratch=not in_place)
         sources = {id(step): cell.source for step, cell in zip(branch.steps, cells_of(branch, include_shell=True), strict=True)}
@@ -209,6 +214,10 @@ def replay_branch(
                 progress(row)
 
         ended = ""
+        # Where the session ran and where this replay runs: a path to either reads the same.
+        places = {str(branch.cwd), str(where), str(project_root(branch.cwd)), str(project_root(workdir)), copied}
+        places |= {os.path.realpath(place) for place in places if place}
+        place_list = sorted(places)
         with ScratchKernel(where, confinement, store_history=True) as kernel:
             report.opening = kernel.held.opening(confinement.inside)
             report.closing = kernel.held.closing("The replay", confinement.place, confinement.inside)
@@ -232,7 +241,7 @@ def replay_branch(
                     row.detail = [f"shell commands are not replayed (--include-shell runs them): {line}" for line in taken]
                 else:
                     run = kernel.run(source, timeout=timeout)
-                    row.status, row.detail = _row(step, run, timeout, rtol)
+                    row.status, row.detail = _row(step, run, timeout, rtol, place_list)
                     row.detail += [f"shell line not replayed (--include-shell runs it): {line}" for line in taken]
                     if run.died:
                         ended = f"not run: the kernel died at call #{len(report.rows) + 1}"

@@ -22,6 +22,7 @@ from larik_jupyter.nbjson.cells import source_text
 from larik_jupyter.nbjson.read import NotebookUnreadable, cell_list, read_notebook
 from larik_jupyter.paths import project_root
 from larik_jupyter.session import catalog
+from larik_jupyter.session.call_summary import summarize_call
 from larik_jupyter.session.context_view import without_envelopes
 from larik_jupyter.session.corrupt import session_id_of
 from larik_jupyter.session.entry import Entry
@@ -57,7 +58,9 @@ class Step:
     branch's code relies on), the file content or the command; `recorded` the output text the
     call returned (tool notes about images removed) and `images` its images; `error` the
     exception a call (or user cell) raised when recorded, expected again; `path` the file a
-    write left; `tool` the name of the tool called."""
+    write left; `tool` the name of the tool called and `summary` its one-line summary (as every
+    view names a call: `python: total = df.revenue.sum()`); `undone` marks a step of a prompt an undo
+    put back, kept only when asked (`include_undone`)."""
 
     kind: StepKind
     prompt: int
@@ -68,12 +71,15 @@ class Step:
     recorded: str = ""
     images: list[ImageBlock] = field(default_factory=list)
     error: str | None = None
+    undone: bool = False
+    summary: str = ""
 
 
 @dataclass
 class Branch:
     """A session's steps through its first `prompts` prompts; `cwd` is where it worked;
-    `ended` the POSIX time of the session file's last entry."""
+    `ended` the POSIX time of the session file's last entry; `undone` the prompts an undo put
+    back (their steps left out, or kept marked `undone`)."""
 
     session_id: str
     path: Path
@@ -81,6 +87,15 @@ class Branch:
     prompts: int
     steps: list[Step]
     ended: float
+    undone: list[int] = field(default_factory=list)
+
+
+def undone_note(prompt_number: int, text: str, *, kept: bool) -> str:
+    """The note a branch carries where prompt `prompt_number` (first line `text`) was undone."""
+    why = f"*Prompt {prompt_number} (“{first_line(text, 80)}”) was undone in the session (`/undo` put its changes back), so "
+    if kept:
+        return why + "its code below is kept for reference, marked undone, and is not run.*"
+    return why + "its code is left out (`--include-undone` keeps it, marked undone and not run).*"
 
 
 def output_text(result: ToolResultBlock) -> str:
@@ -116,12 +131,9 @@ def _raised(result: ToolResultBlock | None) -> str | None:
 
 
 def _call_label(call: ToolUseBlock) -> str:
-    if call.name == "python":
-        return f"`python` call `{call.id}`"
     if call.name == "bash":
         return f"shell command `{first_line(str(call.input.get('command', '')))}`"
-    where = call.input.get("path")
-    return f"`{call.name}` call `{call.id}`" + (f" on `{where}`" if where else "")
+    return f"call `{summarize_call(call.name, call.input)}`"
 
 
 class _Files:
@@ -245,6 +257,7 @@ def _tool_steps(
     steps = _call_steps(call, result, prompt_number, files)
     for step in steps:
         step.tool = call.name
+        step.summary = summarize_call(call.name, call.input)
     return steps
 
 
@@ -266,7 +279,7 @@ def _call_steps(
     if name == "notebook_run":
         source = _run_source(call, result, files.cwd)
         if source is None:
-            return [Step("note", prompt_number, f"*{_call_label(call)} ran a notebook cell whose source "
+            return [Step("note", prompt_number, f"*The {_call_label(call)} ran a notebook cell whose source "
                          "is no longer known; it is left out.*", call.id)]
         return [Step("notebook_run", prompt_number, source, call.id, recorded=_run_output(result),
                      images=_images(result), error=raised)]
@@ -284,9 +297,12 @@ def _call_steps(
 
 
 def read_branch(id_or_path: str | os.PathLike[str], *, prompt_number: int | None = None,
-                cwd: str | os.PathLike[str] | None = None) -> Branch:
+                cwd: str | os.PathLike[str] | None = None, include_undone: bool = False) -> Branch:
     """The steps of a session (an id, looked up in `cwd`'s folder first, or a file path), up
-    to and including prompt `prompt_number` (1-based)."""
+    to and including prompt `prompt_number` (1-based). A prompt an undo put back is a note
+    (`undone_note`) in place of its prompt, replies and calls, which `include_undone` keeps
+    after the note, marked `undone`; the user's cells before it stay (they were not undone),
+    and its writes never count as a file's content for later edits."""
     path = catalog.resolve(id_or_path, cwd)
     entries = load_entries(path).entries
     state = replay(entries)
@@ -301,28 +317,38 @@ def read_branch(id_or_path: str | os.PathLike[str], *, prompt_number: int | None
     results = {r.tool_use_id: r for m in state.all for r in m.tool_results()}
     steps: list[Step] = []
     number = 0
+    undone = False
     for message in state.all:
         if message.is_prompt():
             if prompt_number is not None and number >= prompt_number:
                 break
             number += 1
+            undone = number in state.undone
             steps += _user_steps(message.cells or [], number)
-            steps.append(Step("prompt", number, message.prompt_text()))
+            if undone:
+                steps.append(Step("note", number, undone_note(number, message.prompt_text(), kept=include_undone)))
+            if include_undone or not undone:
+                steps.append(Step("prompt", number, message.prompt_text(), undone=undone))
             continue
-        if message.role != "assistant":
+        if message.role != "assistant" or (undone and not include_undone):
             continue
         reply = "".join(b.text for b in message.content if isinstance(b, TextBlock)).strip()
         if reply:
-            steps.append(Step("reply", number, reply))
+            steps.append(Step("reply", number, reply, undone=undone))
+        kept = dict(files.content)
         for call in message.tool_uses():
             for step in _tool_steps(call, results.get(call.id), number, files):
+                step.undone = undone
                 last = steps[-1]
                 if step.kind == "write" and last.kind == "write" and (last.path, last.prompt) == (step.path, number):
                     steps[-1] = step  # one cell with the content the turn's run of writes left
                 else:
                     steps.append(step)
-    return Branch(session_id_of(path), path, workdir, prompt_number if prompt_number is not None else total,
-                  _relied_on(steps), _ended(entries, path))
+        if undone:
+            files.content = kept  # what an undone turn wrote was put back
+    upto = prompt_number if prompt_number is not None else total
+    return Branch(session_id_of(path), path, workdir, upto, _relied_on(steps), _ended(entries, path),
+                  sorted(n for n in state.undone if n <= upto))
 
 
 def _user_steps(cells: list[Any], prompt_number: int) -> list[Step]:
@@ -342,7 +368,7 @@ def _relied_on(steps: list[Step]) -> list[Step]:
     needed: set[str] = set()
     kept: list[Step] = []
     for step in reversed(steps):
-        if step.kind in ("python", "notebook_run", "user"):
+        if step.kind in ("python", "notebook_run", "user") and not step.undone:
             defines, uses = names_of_cell(step.text)
             if step.kind == "user" and not defines & needed:
                 continue

@@ -20,7 +20,8 @@ def _cmd_notebook(args: argparse.Namespace) -> int:
     from larik_jupyter.analysis.as_notebook import write_notebook
 
     print(write_notebook(
-        args.id, args.path, prompt_number=args.prompt_number, include_shell=args.include_shell, cwd=os.getcwd()
+        args.id, args.path, prompt_number=args.prompt_number, include_shell=args.include_shell, cwd=os.getcwd(),
+        include_undone=args.include_undone,
     ))
     return 0
 
@@ -58,6 +59,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("path", metavar="PATH", nargs="?", help="output .ipynb (refused if it exists)")
     add_at(p, "stop")
     p.add_argument("--include-shell", action="store_true", help="add shell commands as !cmd cells (default: a note)")
+    p.add_argument("--include-undone", action="store_true",
+                   help="keep the code of undone prompts as Markdown cells marked undone, not run (default: a note)")
     p.set_defaults(func=_cmd_notebook)
 
     p = sub.add_parser(

@@ -204,16 +204,21 @@ def _export(kernel: KernelSession, out: Output, *, path: str | None) -> None:
 
 
 @command(
-    "/notebook [PATH] [--at N] [--include-shell]",
-    "write the current branch (up to prompt N) as a new runnable notebook; never overwrites",
+    "/notebook [PATH] [--at N] [--include-shell] [--include-undone]",
+    "write the current branch (up to prompt N) as a new runnable notebook; never overwrites; undone "
+    "prompts are left out (--include-undone: kept as Markdown cells marked undone, not run)",
     arg("path", nargs="?"),
     arg("--at", dest="prompt_number", type=int),
     arg("--include-shell", action="store_true"),
+    arg("--include-undone", action="store_true"),
 )
 def _notebook(
-    kernel: KernelSession, out: Output, *, path: str | None, prompt_number: int | None, include_shell: bool
+    kernel: KernelSession, out: Output, *, path: str | None, prompt_number: int | None, include_shell: bool,
+    include_undone: bool,
 ) -> None:
-    written = kernel.to_notebook(None, path, prompt_number=prompt_number, include_shell=include_shell)
+    written = kernel.to_notebook(
+        None, path, prompt_number=prompt_number, include_shell=include_shell, include_undone=include_undone
+    )
     out.markdown(f"Wrote the branch as the notebook `{written}`; open it to read or re-run the analysis.")
 
 

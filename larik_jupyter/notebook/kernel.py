@@ -254,16 +254,17 @@ class KernelSession:
         return export_markdown(source, path, cwd=self.cwd, redactor=redactor_for(self.cwd))
 
     def to_notebook(self, session_id: str | None = None, path: str | None = None, *,
-                    prompt_number: int | None = None, include_shell: bool = False) -> Path:
+                    prompt_number: int | None = None, include_shell: bool = False,
+                    include_undone: bool = False) -> Path:
         """Write a session (default: the current one) up to prompt `prompt_number` as a new
         notebook, to `path` or as `<id>.ipynb` in the session's directory."""
         if self.agent is None and session_id:  # a stored session, none open in this kernel yet
             from larik_jupyter.analysis.as_notebook import write_notebook
 
             return write_notebook(self._resolve(session_id), path, prompt_number=prompt_number,
-                                  include_shell=include_shell, cwd=self.cwd)
+                                  include_shell=include_shell, cwd=self.cwd, include_undone=include_undone)
         return self.require().to_notebook(path, session=session_id, prompt_number=prompt_number,
-                                          include_shell=include_shell)
+                                          include_shell=include_shell, include_undone=include_undone)
 
     def diff(self, session_id: str, other: str) -> BranchDiff:
         """Compare two sessions of this directory: common prefix, prompts, code outputs."""

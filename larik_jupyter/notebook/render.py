@@ -24,6 +24,7 @@ from larik_jupyter.session.entry import Entry
 from larik_jupyter.session.export import code_fence, image_markdown
 from larik_jupyter.session.numbers import Claim, footer, mark, trace_entries
 from larik_jupyter.session.plan import Todo, checklist, plan_of, progress
+from larik_jupyter.session.state import undone_notice
 from larik_jupyter.session.tool_names import SKILL_TOOL, TODO_WRITE
 from larik_jupyter.session.variable_changes import VariableChange, changes_of, changes_text
 from larik_jupyter.textdiff import diff_html
@@ -284,6 +285,7 @@ def parts_from_entries(
                 count = ""
             rebuilt.message(entry.message, unfound.get(index, {}))
         rebuilt.parts += [NoticePart(notice) for notice in entry.hooks or []]
+        rebuilt.parts += [NoticePart(undone_notice(n)) for n in entry.undone or []]
         if index in turns:
             count = footer(turns[index].count)
     if count:

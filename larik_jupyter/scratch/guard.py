@@ -67,6 +67,7 @@ def install(
     scratch copy whose links to the originals are copied on write; without `network`, no
     connection to another machine (IPv4, IPv6) is made."""
     real_roots = [os.path.realpath(r) for r in roots]
+    own = os.path.realpath(os.path.dirname(log))  # the run's own folder: never the user's files
     log_fd = os.open(log, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
     seen: set[str] = set()  # in place: files this run created or was allowed to change
     busy: list[bool] = []
@@ -125,7 +126,7 @@ def install(
     def check(verb: str, path: str) -> None:
         if not allowed(path):
             refuse(f"{where}; this cell tried to {verb} {path} outside it")
-        if cutoff is None or path in seen:
+        if cutoff is None or path in seen or inside(path, own):
             return
         try:
             changed = os.lstat(path).st_mtime > cutoff

@@ -182,8 +182,8 @@ class CheckpointsHandler(_LarikHandler):
     @_endpoint
     async def get(self, session_id: str) -> None:
         def answer() -> Any:
-            self.session_path(session_id)
-            return views.checkpoints(session_id, self.cwd(), self.root_dir)
+            path = self.session_path(session_id)
+            return views.checkpoints(session_id, self.cwd(), self.root_dir, path)
 
         self.write_model(await off_loop(answer))
 

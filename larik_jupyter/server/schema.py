@@ -114,12 +114,14 @@ class CheckpointTurn(BaseModel):
 
 
 class Checkpoints(BaseModel):
-    """`GET /larik/api/sessions/<id>/checkpoints`: undoable turns, newest first, and what to
-    say when there are none (`empty`: the undo report's words)."""
+    """`GET /larik/api/sessions/<id>/checkpoints`: undoable turns, newest first, what to
+    say when there are none (`empty`: the undo report's words), and the prompts already undone
+    (`undone`, 1-based, as the session records them)."""
 
     id: str
     turns: list[CheckpointTurn]
     empty: str
+    undone: list[int] = []
 
 
 class NotebookRequest(BaseModel):

@@ -11,6 +11,7 @@ from larik_jupyter.checkpoint.store import CheckpointStore
 from larik_jupyter.errors import LarikError
 from larik_jupyter.paths import project_root
 from larik_jupyter.server.schema import CheckpointFile, Checkpoints, CheckpointTurn
+from larik_jupyter.session.summary import summary
 
 _MAX_DIFF_CHARS = 200_000
 
@@ -22,8 +23,9 @@ def _current(project: Path, server_root: Path, path: str) -> bytes | None:
     return read_current(project, path)
 
 
-def checkpoints(session_id: str, cwd: Path, server_root: str) -> Checkpoints:
-    """The turns of `session_id` that changed files, newest first, each file with its diff."""
+def checkpoints(session_id: str, cwd: Path, server_root: str, session_path: Path | None = None) -> Checkpoints:
+    """The turns of `session_id` that changed files, newest first, each file with its diff, and
+    the prompts an undo put back (`undone`, read from the session file at `session_path`)."""
     project = project_root(cwd)
     root = Path(os.path.realpath(server_root))
     result = [
@@ -41,4 +43,7 @@ def checkpoints(session_id: str, cwd: Path, server_root: str) -> Checkpoints:
         # Turns that changed only kernel variables have nothing to show here; the kernel undoes them.
         if files or turn.notebooks
     ]
-    return Checkpoints(id=session_id, turns=result[::-1], empty=UndoReport().nothing_left(session_id))
+    undone = [p.number for p in summary(session_path).prompts if p.undone] if session_path is not None else []
+    return Checkpoints(
+        id=session_id, turns=result[::-1], empty=UndoReport().nothing_left(session_id), undone=undone
+    )

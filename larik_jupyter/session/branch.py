@@ -10,7 +10,7 @@ from pydantic import BaseModel, Field
 
 from larik_jupyter import paths
 from larik_jupyter.errors import LarikError
-from larik_jupyter.llm.messages import Message, ToolResultBlock
+from larik_jupyter.llm.messages import Message, ToolResultBlock, Usage
 from larik_jupyter.session.corrupt import CorruptSessionError, session_id_of
 from larik_jupyter.session.entry import Entry, Meta
 from larik_jupyter.session.outline import (
@@ -18,6 +18,7 @@ from larik_jupyter.session.outline import (
     MessageEntryOutline,
     MetaEntryOutline,
     ToolUseOutline,
+    UsageEntryOutline,
 )
 from larik_jupyter.session.reader import load_entries, prefix_boundary, read_meta
 from larik_jupyter.session.state import INTERRUPTED_TOOL_RESULT, replay
@@ -38,7 +39,8 @@ def fork(src_path: str | os.PathLike[str], keep: int | None = None) -> Path:
     sessions folder of the source's recorded cwd, wherever the source lies.
 
     `keep` must be a turn boundary: the end, or the index of a prompt. Compaction entries among
-    the kept messages come along (unknown keys intact); usage does not. When the last kept
+    the kept messages come along (unknown keys intact); usage does not, but the branch ends with
+    one usage entry whose `undone` lists the copied prompts the source undid. When the last kept
     message asks for tool calls (the source stopped while they ran), the branch answers each
     with the interrupted error result resume sends, so it never ends in an unanswered call.
     The source is only read. A corrupt source can still be forked at an explicit boundary of
@@ -121,6 +123,13 @@ def fork(src_path: str | os.PathLike[str], keep: int | None = None) -> Path:
             ),
         )
         chunks += (encode(results), b"\n")
+        parent = results.id
+    # An undo is done in the files and the kernel whenever it happened: a branch's copied
+    # prompts that the source undid (before or after the branch point) stay undone.
+    kept = sum(1 for at in prompts if at < keep)
+    undone = sorted({n for o in outlines if type(o) is UsageEntryOutline for n in o.undone or () if n <= kept})
+    if undone:
+        chunks += (encode(Entry(type="usage", parent_id=parent, usage=Usage(), undone=undone)), b"\n")
     # Where every command looks for the branch's id, even when the source lies elsewhere.
     dest = paths.sessions_dir(src_meta.cwd) / f"{paths.new_session_id()}.jsonl"
     write_new_file(dest, b"".join(chunks))
@@ -166,12 +175,13 @@ def fork_after(src_path: str | os.PathLike[str], prompt_number: int | None = Non
 
 class PromptInfo(BaseModel):
     """One prompt of a session: its message position, first line, whole text (what a search
-    matches) and time."""
+    matches), time, and whether an undo put its turn back (`undone`)."""
 
     position: int
     first_line: str
     text: str = ""
     time: str | None = None
+    undone: bool = False
 
 
 class TreeNode(BaseModel):
@@ -214,7 +224,7 @@ def _node(path: Path) -> TreeNode:
         fork_of=s.meta.fork_of if s.meta else None,
         fork_at=s.meta.fork_at if s.meta else None,
         fork_prompt=s.fork_prompt,
-        prompts=[PromptInfo(position=p.position, first_line=p.first_line, text=p.text, time=p.time) for p in s.prompts],
+        prompts=[PromptInfo(position=p.position, first_line=p.first_line, text=p.text, time=p.time, undone=p.undone) for p in s.prompts],
         interrupted=s.interrupted,
         compactions=list(s.compactions),
         error=s.error,

@@ -108,7 +108,13 @@ def cell_label(cell_id: str, path: str | None = None, position: CellPosition | N
         found = named_index(cell_id)
     if found is not None:
         return f"cell {found + 1}"
-    return f"cell {cell_id if len(cell_id) <= _SHORT_ID else cell_id[:8] + '…'}"
+    return f"cell {short_cell_id(cell_id)}"
+
+
+def short_cell_id(cell_id: str) -> str:
+    """A cell's id as people read it: whole when short, else (JupyterLab's UUIDs) its first 8
+    characters and `…`."""
+    return cell_id if len(cell_id) <= _SHORT_ID else cell_id[:8] + "…"
 
 
 def _notebook_call(name: str, tool_input: dict[str, Any], position: CellPosition | None) -> str | None:

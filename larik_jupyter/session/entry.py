@@ -48,6 +48,9 @@ class Entry(BaseModel):
     # On a usage entry with no tokens that `/undo` writes: the <system-note> the next prompt
     # carries, kept here so it survives a kernel restart.
     note: str | None = None
+    # On a usage entry with no tokens that an undo writes: the prompts (1-based) whose turns it
+    # undid, so every view, export and replay knows them as undone.
+    undone: list[int] | None = None
 
     def to_json(self) -> dict[str, Any]:
         data = self.model_dump(mode="json", exclude_none=True)

@@ -35,7 +35,7 @@ from larik_jupyter.session.new_file import write_new, write_numbered
 from larik_jupyter.session.numbers import Claim, footer, mark, trace_entries
 from larik_jupyter.session.plan import checklist, plan_of, progress
 from larik_jupyter.session.reader import load_entries
-from larik_jupyter.session.state import replay
+from larik_jupyter.session.state import replay, undone_notice
 from larik_jupyter.session.summary import prompts_before
 from larik_jupyter.session.tool_names import SKILL_TOOL, TODO_WRITE
 from larik_jupyter.session.variable_changes import changes_of, changes_text
@@ -178,7 +178,7 @@ def render_markdown(path: Path, entries: EntryList, *, redactor: Redactor) -> st
             message = entry.message
             if message.is_prompt():
                 turn += 1
-                heading = f"## {turn}. User"
+                heading = f"## {turn}. User" + (" (undone)" if turn in state.undone else "")
             elif message.role == "user":
                 heading = "### Tool results"
             else:
@@ -189,6 +189,7 @@ def render_markdown(path: Path, entries: EntryList, *, redactor: Redactor) -> st
         # A turn's closing usage entry keeps what its Stop hooks printed.
         for notice in entry.hooks or []:
             lines += ["", _hook_notice(notice)]
+        lines += [line for n in entry.undone or [] for line in ("", f"*{undone_notice(n)}*")]
     if len(entries) in footers:
         lines += ["", f"*{footers[len(entries)]}*"]
     if state.interrupted:

@@ -14,9 +14,13 @@ _MONTH = (
     r"(?:Jan(?:uary)?|Feb(?:ruary)?|Mar(?:ch)?|Apr(?:il)?|May|June?|July?|Aug(?:ust)?|"
     r"Sep(?:t(?:ember)?)?|Oct(?:ober)?|Nov(?:ember)?|Dec(?:ember)?)\.?"
 )
-# Spans whose digits are never claims: code and links (anywhere in a reply) ...
+# Spans whose digits are never claims: code and links (anywhere in a reply); a fenced block
+# with no language or a language of plain text (`text`, `output`, `console`) is what the reply
+# says an output was, so its numbers are claims ...
 _CODE = re.compile(
-    r"(?=[`\]hH])(?:```.*?(?:```|$)|`[^`\n]*`"  # fenced and inline code
+    r"(?=[`\]hH])(?:```(?!(?:text|txt|plain|plaintext|output|console|none)?[ \t]*\n)[^\n]*\n.*?(?:```|$)"
+    r"|```(?:text|txt|plain|plaintext|output|console|none)?[ \t]*\n"  # its opening line only
+    r"|`[^`\n]*`"  # inline code
     r"|https?://\S+|\]\([^)]*\))",  # links
     re.DOTALL | re.IGNORECASE,
 )
@@ -54,7 +58,7 @@ MULTIPLIERS = {
 }
 _ORDINAL = re.compile(r"[ \t]*(?:[-*+][ \t]+)?")
 _POINTER = re.compile(
-    r"(?:\b(?:cells?|prompts?|turns?|steps?|lines?|rows?|columns?|index|In|Out|execution count|#)\s*\[?\s*)$",
+    r"(?:\b(?:cells?|prompts?|turns?|steps?|lines?|rows?|columns?|In|Out|execution count|#)\s*\[?\s*)$",
     re.IGNORECASE,
 )
 # Words before a number (within its clause) that make it approximate: `about 12,000` is
@@ -85,7 +89,9 @@ class Claim:
     """One number of a reply: where it is (`start`, `end` in the text), what it says (`value`,
     its size in plain units, a percentage as written: 45 for `45%`), the rounding it shows
     (`step`, the unit of its last digit) and the sign it states (`+` unless written `-`; `down`
-    after words of a fall, `either` after words of a size such as "difference")."""
+    after words of a fall, `either` after words of a size such as "difference"); `scale` is
+    what a multiplier or exponent multiplied it by (1.0: none), so `10 million` is also read
+    as the `10` of an output that counts in millions."""
 
     start: int
     end: int
@@ -94,6 +100,7 @@ class Claim:
     step: float
     percent: bool
     sign: Sign = "+"
+    scale: float = 1.0
 
 
 def _sign_of(masked: str, m: re.Match[str]) -> Sign:
@@ -122,8 +129,6 @@ def claims(text: str) -> list[Claim]:
         percent = bool(m.group("pct"))
         scaled = bool(m.group("exp") or m.group("mult"))
         plain = not (frac or percent or scaled or m.group("cur"))
-        if plain and len(digits) < 2:
-            continue  # a single digit
         if plain and not (m.group("sign") or m.group("sign2")) and _YEAR.fullmatch(m.group("int")):
             continue  # a year is a period (and often a table's row label)
         before = masked[max(m.start() - _NEAR[0], 0): m.start()]  # what the word checks need
@@ -146,7 +151,7 @@ def claims(text: str) -> list[Claim]:
         found.append(
             Claim(
                 m.start(), m.end(), m.group().strip(), float(digits + frac) * scale, unit * scale, percent,
-                _sign_of(masked, m),
+                _sign_of(masked, m), scale,
             )
         )
     return found

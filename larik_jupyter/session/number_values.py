@@ -24,6 +24,9 @@ from larik_jupyter.session.number_claims import (
 # -- numbers in outputs, prompts and code ------------------------------------------------------
 
 _ADDRESS = re.compile(r"\b0[xX][0-9a-fA-F]+\b")
+# Execution counts, which count runs, not data: `In [12]`, `Out[12]`, `cell [12]`, and the
+# notebook context's `[12] id abc:` / `[12]:` rows.
+_COUNT = re.compile(r"(?m)^\[\d+\](?=:| id )|\b(?:In|Out|cell)\s?\[\d+\]")
 # A number in what the model was shown: signed, with a currency sign, grouped by `,` (not
 # followed by more digits: `1,234,5` is three numbers) or `_`, a fraction, an exponent, `%`.
 _VALUE = re.compile(
@@ -148,7 +151,7 @@ def output_values(text: str) -> list[Value]:
     `1.5M` or `2 billion` also in plain units."""
     if not DIGIT.search(text):
         return []
-    masked = _ADDRESS.sub(lambda m: " " * len(m.group()), text)
+    masked = _COUNT.sub(lambda m: " " * len(m.group()), _ADDRESS.sub(lambda m: " " * len(m.group()), text))
     values = []
     if "  " in masked or "|" in masked:  # only then can there be a table
         labels = _labels(masked)
@@ -207,6 +210,8 @@ class Values:
         tolerance = 0.5 * claim.step * (1 + 1e-9) + 1e-12
         if self._has(claim.sign, claim.value, tolerance) or claim.value == 0 and self._has("either", 0, tolerance):
             return True
+        if claim.scale != 1.0 and not claim.percent and self._has(claim.sign, claim.value / claim.scale, tolerance / claim.scale):
+            return True  # `10 million` against an output counting in millions: `revenue 10`
         if not claim.percent:
             return False
         return self._has(claim.sign, claim.value / 100, tolerance / 100) or self._near(self.levels, claim.value, tolerance)

@@ -103,6 +103,7 @@ class CompactionEntryOutline(_EntryBase, tag="compaction"):
 class UsageEntryOutline(_EntryBase, tag="usage"):
     usage: UsageOutline
     note: str | None = None
+    undone: list[int] | None = None
 
 
 EntryOutline = MetaEntryOutline | MessageEntryOutline | CompactionEntryOutline | UsageEntryOutline

@@ -43,7 +43,8 @@ class State:
     the entry index of each message. `model` is the model named by the newest usage or
     compaction entry (a `/model` switch writes a usage entry with no tokens), else None.
     `pending_note` is the note of the newest usage entry when no prompt followed it (an
-    `/undo`'s note the next prompt still has to carry).
+    `/undo`'s note the next prompt still has to carry). `undone` are the prompts (1-based)
+    whose turns an undo put back (the `undone` of usage entries).
     """
 
     meta: Meta
@@ -55,6 +56,7 @@ class State:
     context_start: int = 0
     summary: Message | None = None
     model: str | None = None
+    undone: set[int] = field(default_factory=set)
     _note: str | None = field(default=None, repr=False)
     _note_prompts: int = field(default=-1, repr=False)
     _entries: EntryList = field(default_factory=lambda: EntryList([], []), repr=False)
@@ -134,6 +136,8 @@ class State:
                 usage = o.usage  # type: ignore[union-attr]
                 if o.model:
                     self.model = o.model
+                if o.undone:  # type: ignore[union-attr]
+                    self.undone.update(o.undone)  # type: ignore[union-attr]
                 if o.note:  # type: ignore[union-attr]
                     self._note, self._note_prompts = o.note, len(prompts)  # type: ignore[union-attr]
                 name = priced_as.get(o.model)
@@ -193,6 +197,12 @@ def _answer(calls: dict[str, str], message: Message | None) -> Message:
     if message is None:
         return Message(role="user", content=list(errors))
     return message.model_copy(update={"content": [*errors, *message.content]})
+
+
+def undone_notice(prompt_number: int) -> str:
+    """What a transcript (`/history`, the export) says where an undo put a prompt's turn back."""
+    return (f"Prompt {prompt_number} was undone: its changes were put back, and /notebook and replay "
+            "leave it out.")
 
 
 def replay(entries: Sequence[Entry]) -> State:

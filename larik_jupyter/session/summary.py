@@ -38,7 +38,8 @@ RACY_SECONDS = 2.0
 class PromptSummary:
     """One prompt: its number (1-based), message position, first line, whole text (what a
     search matches, up to `PROMPT_TEXT_LIMIT` characters), time, and its turn's usage, cost
-    (None: price unknown) and whether a reply in the turn was interrupted."""
+    (None: price unknown), whether a reply in the turn was interrupted and whether an undo put
+    its turn back (`undone`)."""
 
     number: int
     position: int
@@ -48,6 +49,7 @@ class PromptSummary:
     usage: Usage
     cost: float | None
     interrupted: bool
+    undone: bool = False
 
 
 @dataclass(frozen=True)
@@ -191,6 +193,7 @@ def read_summary(path: Path) -> SessionSummary:
                 usage=tally.usage(),
                 cost=tally.cost(),
                 interrupted=interrupted[0],
+                undone=number in state.undone,
             )
         )
     first = entries.outline(0)

@@ -103,3 +103,23 @@ def _merge(first: VariableChange | None, then: VariableChange) -> VariableChange
         name=then.name, change=kind, before=first.before, after=then.after, note=then.note or first.note,
         route=then.route or first.route, rolled_back=then.rolled_back,
     )
+
+
+def made_by_prompt(messages: Iterable[Message], undone: Iterable[int] = ()) -> dict[str, int]:
+    """Each variable the agent's calls left made (created, rebound or changed, and not rolled
+    back) with the last prompt (1-based) that did; prompts an undo put back (`undone`) and
+    variables a later call deleted are left out. What `/check` names the agent's state by."""
+    skipped = set(undone)
+    made: dict[str, int] = {}
+    number = 0
+    for message in messages:
+        if message.is_prompt():
+            number += 1
+        elif number not in skipped:
+            for block in message.tool_results():
+                for change in changes_of(block.variables):
+                    if change.change == "deleted":
+                        made.pop(change.name, None)
+                    elif change.change != "unknown" and not change.rolled_back:
+                        made[change.name] = number
+    return made

@@ -13,21 +13,27 @@ import base64
 import io
 from dataclasses import dataclass, field
 
+from larik_jupyter.image_size import image_size
 from larik_jupyter.llm.messages import ImageBlock
 
 MAX_SIDE = 1568
 MAX_BYTES = 1_000_000
 MAX_PER_RESULT = 8
+# An image declaring more pixels than this is not decoded (Pillow would refuse it as a
+# decompression bomb past twice its own limit, and spend the call's time and memory below it).
+MAX_PIXELS = 50_000_000
 
 
 _SIGNATURES = {"image/png": b"\x89PNG\r\n\x1a\n", "image/jpeg": b"\xff\xd8\xff"}
 
 
 class InvalidImage(ValueError):
-    """Image data that is not an image of its type (empty, cut short, another format)."""
+    """Image data that is not an image of its type (empty, cut short, another format), or
+    one too large to decode (`why`)."""
 
-    def __init__(self, media_type: str) -> None:
-        super().__init__(f"invalid {media_type.removeprefix('image/').upper()} data")
+    def __init__(self, media_type: str, why: str = "") -> None:
+        kind = media_type.removeprefix("image/").upper()
+        super().__init__(f"a {kind} that {why}" if why else f"invalid {kind} data")
 
 
 def _fits(data: bytes) -> bool:
@@ -40,6 +46,9 @@ def shrink(data: bytes, media_type: str) -> tuple[bytes, str] | None:
     signature = _SIGNATURES.get(media_type)
     if signature is not None and not data.startswith(signature):
         raise InvalidImage(media_type)
+    declared = image_size(data)
+    if declared is not None and declared.width * declared.height > MAX_PIXELS:
+        raise InvalidImage(media_type, f"declares {declared} pixels, too many to decode (at most {MAX_PIXELS:,})")
     from PIL import Image
 
     try:

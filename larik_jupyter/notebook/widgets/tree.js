@@ -73,6 +73,7 @@ function renderRow(row, current, collapsed, selected) {
     r.title = n.prompt_text.length > 600 ? n.prompt_text.slice(0, 600) + "…" : n.prompt_text;
     r.appendChild(el("span", "larik-meta", [shortTime(n.time), n.cost_label].filter(Boolean).join(" · ")));
     if (n.interrupted) r.appendChild(el("span", "larik-badge larik-badge-interrupted", "interrupted"));
+    if (n.undone) r.appendChild(el("span", "larik-badge larik-badge-undone", "undone")).title = "An undo put this prompt's changes back; /notebook and replay leave it out.";
   } else {
     r.appendChild(el("span", "larik-compaction", "⇲ compacted here"));
   }

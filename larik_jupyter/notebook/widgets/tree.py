@@ -58,6 +58,7 @@ def _session(node: TreeNode, counter: list[int], parent: str | None = None) -> d
             "cost": spent,
             "cost_label": cost_label(spent),
             "interrupted": prompt.interrupted or bool(last and node.interrupted),
+            "undone": prompt.undone,
             "children": [],
         }
         items.append(((prompt.position, 1), item))
@@ -123,6 +124,7 @@ def _static(data: dict[str, Any]) -> str:
                 rows.append("<li><i>compacted</i></li>")
                 continue
             stop = " <i>(interrupted)</i>" if item["interrupted"] else ""
+            stop += " <i>(undone)</i>" if item.get("undone") else ""
             below = "".join(session(child) for child in item["children"])
             rows.append(
                 f"<li>{item['n']}. {escape(item['text'])}{stop}"
@@ -184,6 +186,7 @@ def _static_text(data: dict[str, Any]) -> str:
                 lines.append(f"{pad}  (compacted)")
                 continue
             stop = " (interrupted)" if item["interrupted"] else ""
+            stop += " (undone)" if item.get("undone") else ""
             lines.append(f"{pad}  {item['n']}. {item['text']}{stop}")
             for child in item["children"]:
                 session(child, depth + 2)

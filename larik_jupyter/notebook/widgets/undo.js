@@ -63,6 +63,7 @@ function render({ model, el: host }) {
       list.appendChild(notice);
     }
     const turns = panel.turns || [];
+    if (panel.undone_text) list.appendChild(el("div", "larik-undone", panel.undone_text));
     if (!turns.length) {
       list.appendChild(el("div", "larik-empty", panel.empty || ""));
       return;

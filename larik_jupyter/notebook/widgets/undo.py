@@ -17,7 +17,7 @@ from larik_jupyter.errors import LarikError
 from larik_jupyter.notebook.widgets import esm
 from larik_jupyter.notebook.widgets.session_widget import SessionWidget, escape, refresh_all
 from larik_jupyter.textdiff import diff_html
-from larik_jupyter.tools.kernel import kernel_snapshots
+from larik_jupyter.tools.kernel import DID_NOT_EXIST, kernel_snapshots
 
 if TYPE_CHECKING:
     from larik_jupyter.notebook.kernel import KernelSession
@@ -57,6 +57,8 @@ def _variable_text(row: dict[str, Any]) -> str:
         return f"{name}: {before}, as it was before this turn (changed back since), nothing to undo"
     if row["change"]:
         text = row["change"]
+    elif before == DID_NOT_EXIST:  # as every other view says it: `x: created int`
+        text = f"{name}: created {after}"
     elif before == after:
         text = f"{name}: {before}, its content changed (same type and shape)"
     else:
@@ -124,7 +126,18 @@ def undo_data(agent: Agent | None) -> dict[str, Any]:
     # kernel's current session, which a /fork or /rewind changes: naming it keeps an old
     # output from reading as a lie).
     empty = UndoReport().nothing_left(agent.session_id)
-    return {"session": agent.session_id, "turns": turns, "empty": empty}
+    undone = sorted(agent.loop.session.state.undone)
+    return {"session": agent.session_id, "turns": turns, "empty": empty, "undone": undone,
+            "undone_text": undone_text(undone)}
+
+
+def undone_text(undone: list[int]) -> str:
+    """The panel's line naming the prompts already undone ("" when none)."""
+    if not undone:
+        return ""
+    which = ", ".join(str(n) for n in undone)
+    return (f"Undone: prompt{'s' if len(undone) > 1 else ''} {which} (their changes were put back; "
+            "/notebook and replay leave them out).")
 
 
 def _listed(data: dict[str, Any]) -> tuple[Any, list[int]]:
@@ -245,7 +258,9 @@ class UndoPanel(SessionWidget):
 
     def static_html(self) -> str:
         stale = f"<p class='larik-stale'>{escape(self.stale)}</p>" if self.stale else ""
-        return self._report.html() + stale + self._turns_html()
+        undone = self.panel.get("undone_text")
+        done = f"<p class='larik-undone'>{escape(undone)}</p>" if undone else ""
+        return self._report.html() + stale + done + self._turns_html()
 
     def _turns_html(self) -> str:
         turns = self.panel.get("turns", [])
@@ -269,8 +284,10 @@ class UndoPanel(SessionWidget):
         lines = self._report.plain().splitlines()
         if self.stale:
             lines.append(self.stale)
+        if undone := self.panel.get("undone_text"):
+            lines.append(undone)
         if not turns:
-            return "\n".join([*lines, self.panel.get("empty", "")])
+            lines.append(self.panel.get("empty", ""))
         for t in turns:
             named = [f["path"] for f in t["files"]] + [f"{c['path']}#{c['id']}" for c in t["cells"]]
             lines.append(f"{t['label'].capitalize()}: " + "; ".join(filter(None, [", ".join(named), t["note"]])))

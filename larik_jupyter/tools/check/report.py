@@ -7,17 +7,36 @@ import html
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from larik_jupyter.session.call_summary import short_cell_id
+
+
+def _count(n: int, noun: str) -> str:
+    """`1 cell`, `3 cells`."""
+    return f"{n} {noun}{'' if n == 1 else 's'}"
+
 
 @dataclass(frozen=True)
 class CellRef:
-    """A cell by its position (0-based) and id."""
+    """A cell by its position (0-based) and id; `edited_in` is the prompt whose agent call last
+    wrote it (its `metadata.larik.prompt`), None for a cell the agent never touched."""
 
     index: int
     id: str
+    edited_in: int | None = None
 
     @property
     def label(self) -> str:
-        return f"cell {self.index + 1} ({self.id})"
+        """`cell 3 (2363e7e8…)`: as people read it, a long id shortened (`short_cell_id`)."""
+        return self._named(short_cell_id(self.id))
+
+    @property
+    def full_label(self) -> str:
+        """`cell 3 (<the whole id>)`: for the model, which edits the cell by its id."""
+        return self._named(self.id)
+
+    def _named(self, shown: str) -> str:
+        edited = f", edited by the agent in prompt {self.edited_in}" if self.edited_in is not None else ""
+        return f"cell {self.index + 1} ({shown}{edited})"
 
 
 @dataclass(frozen=True)
@@ -28,10 +47,12 @@ class Failure:
 
 @dataclass(frozen=True)
 class Hidden:
-    """A name cells use that only the live kernel has."""
+    """A name cells use that only the live kernel has; `made_in` is the prompt whose agent call
+    made it, as the session records it (None: not the agent, as far as the record says)."""
 
     name: str
     cells: list[CellRef]
+    made_in: int | None = None
 
 
 @dataclass(frozen=True)
@@ -99,21 +120,28 @@ class CheckReport:
         data["problems"] = self.problems
         return data
 
-    def sections(self) -> list[tuple[str, list[tuple[str, CellRef | None]]]]:
-        """Each heading with its lines; a line names the cell it is about, for links."""
+    def sections(self, *, full: bool = False) -> list[tuple[str, list[tuple[str, CellRef | None]]]]:
+        """Each heading with its lines; a line names the cell it is about, for links. Cells are
+        named as people read them (`CellRef.label`), with `full` by their whole ids."""
+
+        def n(cell: CellRef) -> str:
+            return cell.full_label if full else cell.label
+
         out: list[tuple[str, list[tuple[str, CellRef | None]]]] = []
         if self.failures:
-            out.append(("Cells that fail in the scratch kernel", [(f"{f.cell.label}: {f.error}", f.cell) for f in self.failures]))
+            out.append(("Cells that fail in the scratch kernel", [(f"{n(f.cell)}: {f.error}", f.cell) for f in self.failures]))
         if self.hidden:
             lines: list[tuple[str, CellRef | None]] = []
             for h in self.hidden:
-                users = ", ".join(c.label for c in h.cells)
-                lines.append((f"{h.name}: used by {users}; only the live kernel has it (defined by a deleted or "
-                              "edited cell, or by hand)", h.cells[0] if h.cells else None))
+                users = ", ".join(n(c) for c in h.cells)
+                why = (f"made by the agent in prompt {h.made_in}, in no cell: run `/notebook` or add the cell"
+                       if h.made_in is not None else "defined by a deleted or edited cell, or by hand")
+                lines.append((f"{h.name}: used by {users}; only the live kernel has it ({why})",
+                              h.cells[0] if h.cells else None))
             out.append(("Hidden state", lines))
         if self.out_of_order:
             out.append(("Run out of order in the live kernel", [
-                (f"{o.cell.label} ran as In [{o.count}], before {o.above.label} above it ran as In [{o.above_count}]", o.cell)
+                (f"{n(o.cell)} ran as In [{o.count}], before {n(o.above)} above it ran as In [{o.above_count}]", o.cell)
                 for o in self.out_of_order
             ]))
         if self.differing:
@@ -122,19 +150,19 @@ class CheckReport:
             ]))
         if self.refused:
             out.append(("Refused: changes outside the scratch copy, shell commands and connections", [
-                (f"{r.cell.label}: {r.message}", r.cell) for r in self.refused
+                (f"{n(r.cell)}: {r.message}", r.cell) for r in self.refused
             ]))
         if self.skipped:
-            out.append(("Not run", [(f"{s.cell.label}: {s.why}", s.cell) for s in self.skipped]))
+            out.append(("Not run", [(f"{n(s.cell)}: {s.why}", s.cell) for s in self.skipped]))
         return out
 
     def headline(self) -> str:
-        parts = [f"Checked {self.notebook} top to bottom in a scratch {self.kernel} kernel: {self.ran} cell(s) run"]
+        parts = [f"Checked {self.notebook} top to bottom in a scratch {self.kernel} kernel: {_count(self.ran, 'cell')} run"]
         if self.skipped:
             parts.append(f"{len(self.skipped)} skipped")
         head = ", ".join(parts) + f" ({self.seconds:.1f} s)."
         if self.stopped:
-            rest = f"; {len(self.not_run)} cell(s) after it not run" if self.not_run else ""
+            rest = f"; {_count(len(self.not_run), 'cell')} after it not run" if self.not_run else ""
             head += f" The run ended early ({self.stopped}{rest})."
         if not self.problems:
             checked = ["no cell failed", "no hidden state", "no out-of-order run", "no differing value", "nothing refused"]
@@ -142,7 +170,7 @@ class CheckReport:
                 checked = [c for c in checked if c not in ("no hidden state", "no differing value")]
             head += f" No problems found: {', '.join(checked)}."
         else:
-            head += f" {self.problems} problem(s) found."
+            head += f" {_count(self.problems, 'problem')} found."
         if self.values_note:
             head += f" {self.values_note}"
         return head
@@ -155,10 +183,11 @@ class CheckReport:
             return f"The live kernel, the notebook and your files were not changed: {self.closing}"
         return f"The live kernel and the notebook were not changed; {self.closing}"
 
-    def text(self) -> str:
+    def text(self, *, full: bool = False) -> str:
+        """The report as text; `full`: cells by their whole ids (the tool's result, for the model)."""
         lines = [self.opening] if self.opening else []
         lines.append(self.headline())
-        for heading, items in self.sections():
+        for heading, items in self.sections(full=full):
             lines += ["", f"{heading}:"] + [f"- {text}" for text, _ in items]
         return "\n".join(lines + (["", self.footer()] if self.closing else []))
 

@@ -114,6 +114,14 @@ def _skip_reason(cell: dict[str, Any], source: str) -> str:
     return ""
 
 
+def _edited_in(cell: dict[str, Any]) -> int | None:
+    """The prompt whose agent call last wrote `cell` (its `larik` metadata), or None."""
+    metadata = cell.get("metadata")
+    mark = metadata.get("larik") if isinstance(metadata, dict) else None
+    prompt = mark.get("prompt") if isinstance(mark, dict) else None
+    return prompt if isinstance(prompt, int) and not isinstance(prompt, bool) else None
+
+
 def _cells(nb: NotebookDocument) -> list[_Cell]:
     cells = []
     for index, cell in enumerate(nb.cells):
@@ -123,7 +131,7 @@ def _cells(nb: NotebookDocument) -> list[_Cell]:
         if not source.strip():
             continue
         count = cell.get("execution_count")
-        item = _Cell(CellRef(index, nb.cell_id(index)), source, count if isinstance(count, int) else None)
+        item = _Cell(CellRef(index, nb.cell_id(index), _edited_in(cell)), source, count if isinstance(count, int) else None)
         item.skip = _skip_reason(cell, source)
         item.defines, item.uses = names_of_cell(source)
         cells.append(item)
@@ -172,10 +180,12 @@ def _kernel_name(nb: NotebookDocument) -> str:
 
 def run_check(
     env: Env, raw_path: str, *, timeout: int = DEFAULT_TIMEOUT, stop: threading.Event | None = None,
-    network: bool = False,
+    network: bool = False, made: dict[str, int] | None = None,
 ) -> CheckReport:
     """Check the notebook at `raw_path` (see the module docstring); `stop` ends the run early;
-    `network` lets the cells connect to other machines."""
+    `network` lets the cells connect to other machines; `made` names the variables the agent
+    made with the prompt that made them (from the session's record), which hidden state is
+    attributed to."""
     if not 1 <= timeout <= MAX_TIMEOUT:
         raise ToolError(f"notebook_check: timeout must be between 1 and {MAX_TIMEOUT} seconds, not {timeout}.")
     stop = stop or env.call.stop_event
@@ -238,7 +248,7 @@ def run_check(
         for name in sorted(cell.uses):
             if name in namespace and is_user_name(name, namespace[name]) and name not in names_there and name not in defined:
                 users.setdefault(name, []).append(cell.ref)
-    report.hidden = [Hidden(name, refs) for name, refs in users.items()]
+    report.hidden = [Hidden(name, refs, (made or {}).get(name)) for name, refs in users.items()]
     values = scratch.get("values", {})
     if "__error__" in values:
         report.values_note = f"Values were not compared: the scratch kernel could not summarise them ({values['__error__']})."
@@ -299,11 +309,12 @@ class NotebookCheckTool(Tool):
     def execute(self, env: Env, args: dict[str, Any]) -> ToolResult:
         raw = notebook_path(env, args, self.name)
         report = run_check(env, raw, timeout=int(args.get("timeout") or DEFAULT_TIMEOUT), network=args.get("network") is True)
-        return ToolResult(report.text(), is_error=bool(report.stopped))
+        return ToolResult(report.text(full=True), is_error=bool(report.stopped))
 
 
 def check_on_thread(
-    env: Env, raw_path: str, *, timeout: int, stop: threading.Event, network: bool = False
+    env: Env, raw_path: str, *, timeout: int, stop: threading.Event, network: bool = False,
+    made: dict[str, int] | None = None,
 ) -> CheckReport:
     """`run_check` on a thread of its own, so that setting `stop`, or an interrupt of the
     calling thread (Jupyter's, in a `/check` cell), ends it; the scratch kernel is shut down
@@ -312,7 +323,7 @@ def check_on_thread(
 
     def work() -> None:
         try:
-            result["report"] = run_check(env, raw_path, timeout=timeout, stop=stop, network=network)
+            result["report"] = run_check(env, raw_path, timeout=timeout, stop=stop, network=network, made=made)
         except BaseException as exc:  # noqa: BLE001 - re-raised on the calling thread
             result["error"] = exc
 
@@ -340,10 +351,10 @@ def check_path(env: Env, path: str | None) -> str:
 
 def check_notebook(
     env: Env, path: str | None, *, timeout: int, stop: threading.Event, notebook: Path | None = None,
-    network: bool = False,
+    network: bool = False, made: dict[str, int] | None = None,
 ) -> CheckReport:
     """`check_on_thread` on `path`, else the kernel's own notebook: `notebook` when the caller
-    knows it, else the one `env`'s last turn was given."""
+    knows it, else the one `env`'s last turn was given (`made`: see `run_check`)."""
     if notebook is not None:
         env = dataclasses.replace(env, call=dataclasses.replace(env.call, notebook_path=notebook))
-    return check_on_thread(env, check_path(env, path), timeout=timeout, stop=stop, network=network)
+    return check_on_thread(env, check_path(env, path), timeout=timeout, stop=stop, network=network, made=made)

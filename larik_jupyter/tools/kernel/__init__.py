@@ -17,7 +17,12 @@ if TYPE_CHECKING:
     from larik_jupyter.tools.kernel.protect import effects_sentence, protect_text, protected_changes
     from larik_jupyter.tools.kernel.python import PythonTool
     from larik_jupyter.tools.kernel.sources import files_named, variables_read
-    from larik_jupyter.tools.kernel.undo import KernelSnapshots, call_snapshots, kernel_snapshots
+    from larik_jupyter.tools.kernel.undo import (
+        DID_NOT_EXIST,
+        KernelSnapshots,
+        call_snapshots,
+        kernel_snapshots,
+    )
     from larik_jupyter.tools.kernel.value_summary import differs, shown, summaries
     from larik_jupyter.tools.kernel.variable_watch import (
         VariableWatch,
@@ -28,11 +33,12 @@ if TYPE_CHECKING:
     )
     from larik_jupyter.tools.kernel.variables import InspectVariablesTool, describe, user_variables
 
-__all__ = ["AnswerTool", "CodeStop", "InspectVariablesTool", "KernelSnapshots", "PythonTool", "TIMEOUT_INPUT", "VariableWatch", "call_snapshots", "cell_code", "cell_names", "content_key", "describe", "differs", "effects_sentence", "image_of", "is_figure", "is_user_name", "kernel_snapshots", "protect_text", "protected_changes", "python_source", "shown", "stoppable", "summaries", "timeout_of", "user_variables", "files_named", "variables_read"]
+__all__ = ["DID_NOT_EXIST", "AnswerTool", "CodeStop", "InspectVariablesTool", "KernelSnapshots", "PythonTool", "TIMEOUT_INPUT", "VariableWatch", "call_snapshots", "cell_code", "cell_names", "content_key", "describe", "differs", "effects_sentence", "image_of", "is_figure", "is_user_name", "kernel_snapshots", "protect_text", "protected_changes", "python_source", "shown", "stoppable", "summaries", "timeout_of", "user_variables", "files_named", "variables_read"]
 
 _LAZY = {
     "AnswerTool": "larik_jupyter.tools.kernel.answer",
     "CodeStop": "larik_jupyter.tools.kernel.code_stop",
+    "DID_NOT_EXIST": "larik_jupyter.tools.kernel.undo",
     "content_key": "larik_jupyter.tools.kernel.fingerprint",
     "InspectVariablesTool": "larik_jupyter.tools.kernel.variables",
     "KernelSnapshots": "larik_jupyter.tools.kernel.undo",

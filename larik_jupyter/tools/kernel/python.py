@@ -268,16 +268,14 @@ def _images(displayed: list[Displayed], figures_before: list[object], value: obj
         if found[0] in kept:
             continue  # the same picture shown again is one picture (as replay counts them)
         kept.append(found[0])
-        why = collected.add(*found, f"displayed {number}")
-        if why is not None:
-            collected.notes.append(f"[image displayed {number} not sent: {why}]")
+        _add(collected, found, f"displayed {number}")
     figures = [f for f in drawn_figures(figures_before) if not _pictured(f, pictured)]
     if is_figure(value) and not _among(value, figures) and not _pictured(value, pictured):
         figures.append(value)
     for number, figure in enumerate(figures, 1):
         found = _image(collected, figure, f"figure {number}")
         if found is not None:
-            collected.add(*found, f"figure {number}")
+            _add(collected, found, f"figure {number}")
             # Seen as it is now: a later call sends it again only if it draws into it.
             figure.stale = False  # type: ignore[attr-defined]
             pictured.append(figure)
@@ -287,12 +285,19 @@ def _images(displayed: list[Displayed], figures_before: list[object], value: obj
         notes = len(collected.notes)
         found = _image(collected, value, "of the value")
         if found is not None:
-            collected.add(*found, "of the value")
+            _add(collected, found, "of the value")
         elif len(collected.notes) == notes and has_svg_only(value):
             collected.notes.append("[the value renders only as SVG; SVG images are not sent]")
     if collected.images:
         collected.notes.insert(0, f"[{len(collected.images)} image(s) attached to this result]")
     return collected
+
+
+def _add(collected: ImageCollector, found: tuple[bytes, str], label: str) -> None:
+    """Keep the image `found`, or note in the result why it is not one (`invalid PNG data`)."""
+    why = collected.add(*found, label)
+    if why is not None:
+        collected.notes.append(f"[image {label} not sent: {why}]")
 
 
 def _among(item: object, items: list[object]) -> bool:

@@ -26,7 +26,7 @@ from larik_jupyter.tools.kernel.value_copy import (
     kind_of_shared,
     value_size,
 )
-from larik_jupyter.tools.kernel.variable_watch import VariableWatch
+from larik_jupyter.tools.kernel.variable_watch import VariableWatch, is_user_name
 from larik_jupyter.tools.kernel.variables import describe
 
 DEFAULT_BUDGET_MB = 512
@@ -117,6 +117,14 @@ class KernelSnapshots:
         self.protect = False
         self.own: dict[str, tuple[int, Fingerprint]] = {}
 
+    def adopt(self, namespace: dict[str, Any], names: Iterable[str]) -> None:
+        """Count `names` (the session's record says the agent made them) among the agent's own
+        variables as they are bound now: a fork, rewind or resume keeps knowing them."""
+        for name in names:
+            if name not in self.own and name in namespace and is_user_name(name, namespace[name]):
+                value = namespace[name]
+                self.own[name] = (id(value), fingerprint(value, identity=True))
+
     def own_names(self, namespace: dict[str, Any]) -> set[str]:
         """The agent's own variables still bound to what it left there (whether their content
         is untouched is checked by `before_run`)."""
@@ -191,7 +199,10 @@ class KernelSnapshots:
         for change in changes:
             name = change.name
             turn.changed.add(name)
-            if name in self.own and (found := watch.cache.prints.get(name)) is not None:
+            if name in self.own and change.change == "rebound" and name in namespace:
+                value = namespace[name]  # the agent's own, bound again by the agent: still its own
+                self.own[name] = (id(value), fingerprint(value, identity=True))
+            elif name in self.own and (found := watch.cache.prints.get(name)) is not None:
                 self.own[name] = (id(found[0]), found[1])  # the agent's own, changed by the agent
             if name in turn.saved:
                 continue
@@ -269,7 +280,7 @@ class KernelSnapshots:
             now = saved.namespace.get(s.name, _MISSING)
             rows.append({
                 "name": s.name,
-                "before": s.before if s.existed else "(did not exist)",
+                "before": s.before if s.existed else DID_NOT_EXIST,
                 "after": "(deleted)" if now is _MISSING else _describe(now),
                 "restorable": s.reason is None,
                 "reason": s.reason,
@@ -381,6 +392,8 @@ def _dunder(name: object) -> bool:
 
 
 _MISSING = object()
+# A variable's `before` in `changes` when the turn created it.
+DID_NOT_EXIST = "(did not exist)"
 _BY_SESSION: dict[str, KernelSnapshots] = {}
 
 

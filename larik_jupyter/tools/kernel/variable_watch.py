@@ -101,6 +101,13 @@ class VariableWatch:
         self.module, self.route = module, route
         self.cache = cache if cache is not None else FingerprintCache()
         self.bound = {n: v for n, v in namespace.items() if is_user_name(n, v)}
+        # Names holding a module are no variables, but code that binds one to a value (`mod =
+        # 5`) changes what the user's name means: that is a change undo puts back.
+        self.modules = {
+            n: v for n, v in namespace.items()
+            if isinstance(n, str) and not n.startswith("_") and n not in IPYTHON_NAMES
+            and issubclass(type(v), types.ModuleType)
+        }
         order = [n for n in self.named if n in self.bound] + list(self.bound)
         self.before: dict[str, Fingerprint] = {}
         left = BUDGET_BYTES
@@ -140,6 +147,11 @@ class VariableWatch:
                 change = self._in_place(namespace, name, print_before, print_after)
                 if change is not None:
                     out.append(change)
+        for name, old in self.modules.items():
+            now = namespace.get(name, _MISSING)
+            if now is not _MISSING and now is not old and is_user_name(name, now):
+                out.append(self._change(namespace, name, "rebound", before=f"module {_module_name(old)}",
+                                        after=_summary(now)))
         for name in sorted(n for n in namespace.keys() - self.keys if isinstance(n, str)):
             value = namespace[name]
             if is_user_name(name, value):
@@ -174,3 +186,9 @@ class VariableWatch:
         if before == after:
             return None
         return self._change(namespace, name, "changed", before=before.summary, after=after.summary)
+
+
+def _module_name(module: object) -> str:
+    """A module's `__name__` as a name (a module whose name is not a string: `?`)."""
+    name = getattr(module, "__name__", None)
+    return name if isinstance(name, str) else "?"
