@@ -243,6 +243,16 @@ def test_the_cli_and_the_sidebar_view_show_the_ledger(
         clean.close()
     (turn,) = transcript_page(clean.session_id, clean.session_path, 0, 50, project).egress
     assert turn.withheld == [] and "withheld" not in turn.text
+    # `--json`: the ledger's records as JSON lines, one object a line (as the file holds them).
+    capsys.readouterr()
+    assert main(["egress", "--json", str(agent.session_path)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert [json.loads(line) for line in lines] == read_ledger(ledger_path(agent.session_path))
+    assert lines[0].startswith('{"type": "policy"') and any('"withheld": [{"source": "cust"' in line for line in lines)
+    # Made false: the clean session's lines withhold nothing.
+    assert main(["egress", "--json", str(clean.session_path)]) == 0
+    clean_lines = capsys.readouterr().out.splitlines()
+    assert clean_lines and all(json.loads(line).get("withheld", []) == [] for line in clean_lines)
     assert main(["egress", "no-such-session"]) == 2
     assert "larik-jupyter:" in capsys.readouterr().err
 
