@@ -176,8 +176,17 @@ def test_a_kernel_that_dies_mid_call_is_said_as_such(kernel: Kernel, project: Pa
 
 
 def test_nobody_to_ask_means_denied(kernel: Kernel, project: Path) -> None:
-    [result] = asyncio.run(drive(server_params(kernel, project), [("python", {"code": "df['c'] = 1"})]))
+    malformed, result = asyncio.run(drive(server_params(kernel, project), [
+        ("python", {"code": 123}), ("python", {"code": "df['c'] = 1"}),
+    ]))
+    # No allow rule: the malformed call is told its input error, not a permission denial.
+    assert malformed.is_error
+    assert "python.code must be of type string, got int" in text(malformed), text(malformed)
+    assert "Permission denied" not in text(malformed)
+    # Made false: the same call well formed is the denial (and no answer tells the client to use --yes).
     assert result.is_error and "nobody can answer an approval" in text(result)
+    assert "ask the person to open the notebook or to add an allow rule" in text(result)
+    assert "--yes" not in text(malformed) + text(result)
     assert kernel.value("list(df.columns)") == "['a']"
 
 

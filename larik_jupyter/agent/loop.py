@@ -265,6 +265,11 @@ class AgentLoop(ae.EventSource):
         checkpoints as a model's. Returns its result as stored; stopped, the call's result says
         it was interrupted and CancelledError goes on."""
         turn = self._begin_turn(valid_text(prompt), None, approver=approver, yes=False, notebook=notebook)
+        # An outside agent has no --yes: what it is told where nobody could answer.
+        turn.unanswered = (
+            "no notebook showing this kernel is open in a browser and this client cannot ask its user; "
+            "ask the person to open the notebook or to add an allow rule for this tool to their larik config"
+        )
         outcome = turn.outcome
         try:
             self._append(self._prompt_message(outcome.prompt, [], PromptExtras()), sync=True)

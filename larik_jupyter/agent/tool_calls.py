@@ -24,7 +24,7 @@ from larik_jupyter.llm.messages import (
 )
 from larik_jupyter.llm.valid_text import valid_text
 from larik_jupyter.session.call_summary import CellPosition, summarize_call
-from larik_jupyter.tools.base import Tool, ToolResult, failure_result
+from larik_jupyter.tools.base import Tool, ToolResult, failure_result, input_problem
 from larik_jupyter.tools.registry import unavailable_reason
 
 INTERRUPTED_RESULT = "Interrupted by the user before this tool call finished."
@@ -80,6 +80,11 @@ class ToolCalls:
             return self.error_result(
                 call, why or f"Unknown tool `{call.name}`; available: {', '.join(self.tools)}."
             )
+        # Input errors first: a call that does not match its schema is told so before hooks,
+        # protect mode or a permission decision look at it.
+        problem = input_problem(tool, dict(call.input))
+        if problem is not None:
+            return self.error_result(call, problem)
         before = await self.hooks.before_tool(call.name, dict(call.input))
         if before.refusal is not None:
             return self.error_result(call, before.refusal, before.notices)
