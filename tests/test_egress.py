@@ -175,7 +175,7 @@ def test_notebook_rules_are_recorded_kept_on_resume_and_told(project: Path, tmp_
     requests = agent.loop.provider.requests  # type: ignore[attr-defined]
     assert EMAIL not in json.dumps(requests) and "count 2, missing 0" in json.dumps(requests)
     report = agent.egress_report()
-    assert "variable cust: stats (notebook)" in report and "cust (stats)" in report
+    assert "variable cust: stats (set with /egress in this kernel)" in report and "cust (stats)" in report
     resumed = Agent(project, session=session, model=model, yes=True, host=host)
     try:
         assert str(resumed.loop.door.policies.for_variable("cust").policy) == "stats"

@@ -207,7 +207,7 @@ def test_where_no_page_can_answer_the_client_user_is_asked_by_elicitation(kernel
                 return [await session.call_tool("python", {"code": code}) for code in ("df['b'] = 1", "df['c'] = 2")]
 
     allowed, denied = asyncio.run(run())
-    assert len(asked) == 2 and "Run this Python in your kernel?" in asked[0]
+    assert len(asked) == 2 and f"The outside agent `{CLIENT}` (over MCP) asks: Run this Python in your kernel?" in asked[0]
     assert not allowed.is_error, text(allowed)
     assert denied.is_error and "The user denied permission" in text(denied) and "not that column" in text(denied)
     assert kernel.value("list(df.columns)") == "['a', 'b']"
@@ -218,6 +218,37 @@ def test_protect_mode_holds_for_outside_calls(kernel: Kernel, project: Path) -> 
     [result] = asyncio.run(drive(server_params(kernel, project), [("python", {"code": "df['c'] = 1"})]))
     assert result.is_error and "protected" in text(result)
     assert kernel.value("list(df.columns)") == "['a']"
+
+
+def test_what_the_person_sets_mid_connection_holds_from_the_clients_next_call(kernel: Kernel, project: Path) -> None:
+    personal(ALLOW)
+    add, drop = ("python", {"code": "df['churned'] = 0"}), ("python", {"code": "df.drop(columns=['churned'], inplace=True)"})
+
+    async def run() -> list[types.CallToolResult]:
+        async with stdio_client(server_params(kernel, project)) as (read, write):
+            async with ClientSession(read, write, client_info=types.Implementation(name=CLIENT, version="1")) as session:
+                await session.initialize()
+                out = [await session.call_tool(*add), await session.call_tool(*drop)]
+                columns.append(await asyncio.to_thread(kernel.value, "list(df.columns)"))
+                out.append(await session.call_tool(*add))
+                await asyncio.to_thread(kernel.run, "%config LarikMagics.protect = True")  # the person, in the notebook
+                out.append(await session.call_tool(*drop))
+                columns.append(await asyncio.to_thread(kernel.value, "list(df.columns)"))
+                await asyncio.to_thread(kernel.run, "%config LarikMagics.protect = False")
+                personal({"permissions": {"deny": ["python"]}})  # and a deny rule
+                out.append(await session.call_tool("python", {"code": "print('still here')"}))
+                return out
+
+    columns: list[str] = []
+    added, dropped, again, protected, denied = asyncio.run(run())
+    assert not any(r.is_error for r in (added, dropped, again)), [text(r) for r in (added, dropped, again)]
+    # Made false: before protect mode, the client's in-place drop ran unasked.
+    assert columns[0] == "['a']"
+    # Protect mode switched on mid-connection holds for the client's next call: refused, kept.
+    assert protected.is_error and "the user's variables are protected" in text(protected), text(protected)
+    assert columns[1] == "['a', 'churned']"
+    # A deny rule written meanwhile holds for the next call too.
+    assert denied.is_error and "Permission denied by a configured rule" in text(denied), text(denied)
 
 
 CLIENT_SCRIPT = """

@@ -81,6 +81,7 @@ def open_turn(
     if host is not None:
         host.fingerprints.clear()  # the user may have run cells since the last turn
     door.turn, door.prompt = number, prompt_number
+    door.sync()  # the notebook's rules as they are now (another session of the kernel may have set one)
     return number
 
 

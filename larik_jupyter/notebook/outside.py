@@ -90,9 +90,6 @@ async def call(request: str) -> None:
         agent = kernel.open_outside(str(data["key"]), str(data["client"]))
         # Where answers go: the client, whatever model the person may switch its session to.
         client = Destination(f"{OUTSIDE_PREFIX}:{data['client']}", None)
-        if kernel.agent is not None and kernel.agent is not agent:
-            # The rules the person set in the notebook (`/egress`) hold for the outside agent too.
-            agent.egress_door.follow(kernel.agent.egress_door)
         try:
             answer = await _answer(kernel, agent, client, data)
         except LarikError as exc:
@@ -117,6 +114,11 @@ async def _answer(kernel: KernelSession, agent: Agent, client: Destination, data
     tool, arguments = str(data["tool"]), dict(data.get("arguments") or {})
     if agent.running:
         raise LarikError("Another call of this session is still running; wait for its result, then call again.")
+    # What the person set since the client's last call holds from this call on: protect mode,
+    # allow and deny rules (the config's files), and the kernel's egress rules (shared with
+    # this session, taken by its door before the answer leaves).
+    agent.protect = kernel.protect
+    agent.follow_config()
     if tool in VIEWS:
         said, withheld = _view(agent, client, tool, arguments)
         if tool == "undo":
@@ -127,7 +129,9 @@ async def _answer(kernel: KernelSession, agent: Agent, client: Destination, data
     notebook = Path(data["notebook"]) if data.get("notebook") else kernel.own_notebook().path
     # What the person undid since (not the client's own undo): told with this result.
     note = agent.pending_note if agent.pending_note != _own_undo.pop(str(data["key"]), None) else None
-    approver = PageApprover(kernel, notebook, client=(agent, client) if data.get("elicit") else None)
+    approver = PageApprover(
+        kernel, notebook, str(data["client"]), client=(agent, client) if data.get("elicit") else None
+    )
     # Jupyter's interrupt (the page's stop button, or the server when its client went away)
     # stops this call as it stops a `%larik` turn.
     with sigint_stops(agent.stop, reading_input=lambda: False):
@@ -225,16 +229,21 @@ class PageApprover:
     notebook (the cell the call names, else the last code cell), as a `%larik` turn shows one
     in its own cell; where the notebook is not open, the client's user through MCP
     elicitation (`client`: the outside agent's session and its client, when the client supports
-    it; the ask passes the session's egress door); else None (the call is denied)."""
+    it; the ask passes the session's egress door); else None (the call is denied). Either way
+    the question names the client (`caller`), so the person knows who asks."""
 
     def __init__(
-        self, kernel: KernelSession, notebook: Path | None, *, client: tuple[Agent, Destination] | None = None
+        self, kernel: KernelSession, notebook: Path | None, caller: str, *,
+        client: tuple[Agent, Destination] | None = None,
     ) -> None:
         self.kernel = kernel
         self.notebook = notebook
+        self.caller = caller
         self.client = client
 
     async def ask(self, request: PermissionRequest) -> PermissionAnswer | None:
+        asked = f"The outside agent `{self.caller}` (over MCP) asks: {request.question}"
+        request = dataclasses.replace(request, question=asked)
         shown = await self._in_page(request)
         if shown is not None:
             return await shown
