@@ -1,6 +1,7 @@
 """The values of a session's restricted variables and files, kept indexed (`egress/values.py`)
 for the door's search of untagged text: re-indexed only for what changed since last (a
-variable's object, shape or length; a file's modification time or size). A variable changed in
+variable's object, shape or length; a file's modification time or size, or whether it is
+`never`, whose lines are indexed too). A variable changed in
 place keeps its object, so what it holds is looked at too (its content key: the kernel's
 fingerprint, which the variable watch takes anyway): for every restricted variable once a turn
 (the person's cells may have run since), and for those a call says it changed (`stale`)."""
@@ -70,8 +71,10 @@ class RestrictedValues:
                 stat = path.stat()
             except OSError:
                 continue
-            wanted[f"file:{rel}"] = (stat.st_mtime_ns, stat.st_size)
-            values[f"file:{rel}"] = path
+            # A `never` file is indexed line by line too: a new policy may call for that.
+            never = policies.for_file(rel).policy.kind == "never"
+            wanted[f"file:{rel}"] = (stat.st_mtime_ns, stat.st_size, never)
+            values[f"file:{rel}"] = (path, never)
         changed = False
         for source in [s for s in self._indexed if s not in wanted]:
             self.index.drop(source)
@@ -145,13 +148,14 @@ def _asked(question: Callable[[], object]) -> object:
 
 def _forms(source: str, value: object) -> Iterable[tuple[str, str]]:
     kind, _, name = source.partition(":")
-    if kind == "file" and isinstance(value, Path):
+    if kind == "file" and isinstance(value, tuple):
+        path, never = value
         try:
-            with open(value, "rb", opener=lambda p, f: os.open(p, f | os.O_NOFOLLOW)) as handle:
+            with open(path, "rb", opener=lambda p, f: os.open(p, f | os.O_NOFOLLOW)) as handle:
                 text = handle.read(MAX_FILE_BYTES).decode("utf-8", errors="replace")
         except OSError:
             return []
-        return list(file_forms(name, text))
+        return list(file_forms(name, text, lines=never))
     try:
         return list(value_forms(name, value))
     except Exception:  # a value that cannot be walked is still covered by its tags
