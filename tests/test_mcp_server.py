@@ -534,3 +534,25 @@ def test_an_ask_to_the_clients_user_passes_the_door(kernel: Kernel, project: Pat
         assert question[0]["withheld"][0]["where"] == "approval detail"
     else:
         assert SECRET in message and not question[0]["withheld"]
+
+
+def test_a_frame_the_client_made_from_restricted_data_is_withheld_in_its_later_calls(kernel: Kernel, project: Path) -> None:
+    personal({**ALLOW, "egress": {"policies": {"secret": "schema"}}})
+    kernel.run(PLANT)
+
+    def show(name: str, title: str) -> tuple[str, dict[str, Any]]:
+        code = (f"__import__('matplotlib').use('Agg')\nprint({name}.to_string())\n"
+                f"{name}.plot(y='amount', title={title}, figsize=(2, 2)).figure")
+        return ("python", {"code": code})
+
+    _, shown, _, plain = asyncio.run(drive(server_params(kernel, project), [
+        ("python", {"code": "top = secret[secret.amount > 0].copy()"}),
+        show("top", "top['email'].iloc[0]"),
+        # Made false: a frame made from unrestricted data goes, plot and all.
+        ("python", {"code": "mine = df.assign(amount=df['a'] * 1.5)"}),
+        show("mine", "'mine'"),
+    ]))
+    received = json.dumps(_received(shown))
+    assert SECRET not in received and not any(isinstance(c, types.ImageContent) for c in shown.content)
+    assert "[withheld: top — policy schema" in text(shown)
+    assert any(isinstance(c, types.ImageContent) for c in plain.content) and "[withheld" not in text(plain)

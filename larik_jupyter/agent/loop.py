@@ -39,6 +39,7 @@ from larik_jupyter.checkpoint.store import CheckpointStore
 from larik_jupyter.config.layers import LoadedConfig, load_config
 from larik_jupyter.config.skills import in_personal_skill, skills_prompt
 from larik_jupyter.egress.door import EgressDoor, open_door
+from larik_jupyter.egress.lineage import messages_lineage
 from larik_jupyter.errors import LarikError
 from larik_jupyter.llm import events as ev
 from larik_jupyter.llm.messages import Message, ToolResultBlock, ToolUseBlock, Usage
@@ -87,6 +88,9 @@ class AgentLoop(ae.EventSource):
             ancestors(Path(session.path)),
             (lambda name, value: content_key(host.fingerprints, name, value)) if host is not None else None,
         )
+        if parent is None:
+            # The variables earlier calls made from restricted sources stay restricted.
+            self.door.derive(messages_lineage(session.state.all), resumed=True)
         self.provider = provider
         self.approver = approver
         self.yes = yes

@@ -32,7 +32,8 @@ from larik_jupyter.egress.ledger import (
     now,
     read_ledger,
 )
-from larik_jupyter.egress.policy import FULL, NEVER, Policy, PolicySet, parse_policy
+from larik_jupyter.egress.lineage import lineage_of
+from larik_jupyter.egress.policy import FULL, LINEAGE, NEVER, Policy, PolicySet, parse_policy
 from larik_jupyter.egress.report import TurnEgress, withheld_line
 from larik_jupyter.egress.restricted import RestrictedValues
 from larik_jupyter.egress.values import ValueIndex
@@ -116,7 +117,9 @@ class EgressDoor:
         policies = self.policies
         for target, resolved in shared.rules.items():
             if policies.rules.get(target) != resolved:
-                policies.set(target, resolved.policy, resolved.origin)
+                policies.set(target, resolved.policy, resolved.origin, resolved.sources)
+            if resolved.origin == LINEAGE:
+                continue  # recorded with the call that made the variable, not in the ledger
             if self._recorded.get(target) != str(resolved.policy):
                 self._recorded[target] = str(resolved.policy)
                 self._record({
@@ -203,6 +206,18 @@ class EgressDoor:
         for block in blocks:
             if isinstance(block, ToolResultBlock) and block.variables and not self.decisions.seen(block):
                 self.values.stale(str(c.get("name")) for c in block.variables if isinstance(c, dict))
+                self.derive(lineage_of([block]), resumed=False)
+
+    def derive(self, lineage: list[tuple[str, Policy, tuple[str, ...]]], *, resumed: bool) -> None:
+        """Make the lineage calls recorded (variable, policy, sources) rules of the kernel: the
+        variable is restricted in every session of it, until the person sets another policy.
+        `resumed`: recorded by a session opened again, whose explicit rules (a lifted one)
+        stay; a call of now replaces any rule (the variable holds restricted data anew)."""
+        for name, policy, sources in lineage:
+            held = self.shared.rules.get(name)
+            if not resumed or held is None or held.origin == LINEAGE:
+                self.shared.derive(name, policy, sources)
+        self.sync()
 
     # -- the door ------------------------------------------------------------------------
 

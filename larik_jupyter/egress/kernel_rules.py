@@ -13,11 +13,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from larik_jupyter.egress.policy import Policy, Resolved
+from larik_jupyter.egress.policy import LINEAGE, Policy, Resolved
 
 # Where a rule came from, as `/egress` lists it.
 KERNEL_ORIGIN = "set with /egress in this kernel"
-CONFIG_ORIGINS = frozenset({"personal config", "repository config", "default"})
 
 
 def recorded_origin(session_id: str) -> str:
@@ -25,23 +24,23 @@ def recorded_origin(session_id: str) -> str:
     return f"recorded in session {session_id}"
 
 
-def from_notebook(resolved: Resolved) -> bool:
-    """Whether a rule was set in a notebook (this kernel's, or a session's ledger), not a config."""
-    return resolved.origin not in CONFIG_ORIGINS
-
-
 @dataclass
 class KernelRules:
-    """The notebook's rules in one kernel (target -> policy and where it came from) and its
-    local-models-only mark (None: not set, the config decides); `version` counts changes."""
+    """The notebook's rules in one kernel (target -> policy and where it came from; lineage's
+    too) and its local-models-only mark (None: not set, the config decides); `version` counts
+    changes."""
 
     rules: dict[str, Resolved] = field(default_factory=dict)
     local_only: bool | None = None
     version: int = 0
 
-    def set(self, target: str, policy: Policy, origin: str) -> None:
-        if self.rules.get(target) != Resolved(policy, origin):
-            self.rules[target] = Resolved(policy, origin)
+    def derive(self, name: str, policy: Policy, sources: tuple[str, ...]) -> None:
+        """Variable `name` was made from `sources` (lineage): restricted by `policy`."""
+        self.set(name, policy, LINEAGE, sources)
+
+    def set(self, target: str, policy: Policy, origin: str, sources: tuple[str, ...] = ()) -> None:
+        if self.rules.get(target) != Resolved(policy, origin, sources):
+            self.rules[target] = Resolved(policy, origin, sources)
             self.version += 1
 
     def set_local_only(self, on: bool | None) -> None:

@@ -53,7 +53,7 @@ def number_forms(value: float | int) -> list[str]:
         if _significant(text) < 4:
             return []
         sign = "-" if whole < 0 else ""
-        whole_forms = [f"{sign}{text}", f"{whole:,}", f"{whole:e}"]
+        whole_forms = [f"{sign}{text}", f"{whole:,}"]
         if isinstance(value, float):
             whole_forms += [f"{value:.1f}", f"{value:.2f}", f"{value:.6f}"]
         return whole_forms
@@ -208,6 +208,8 @@ def tokens(text: str) -> list[bytes]:
 def joined_digits(text: str) -> str:
     """The digits of `text` when it is a number written in groups (`555-123-4567`: `5551234567`),
     else ""."""
+    if " " not in text and "-" not in text:
+        return ""  # no groups (most values: plain numbers, words, emails)
     digits = re.sub(r"[^0-9]", "", text)
     if len(digits) < MIN_DIGITS or digits == text or re.fullmatch(r"[0-9 ()+./-]+", text) is None:
         return ""
