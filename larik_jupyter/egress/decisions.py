@@ -50,6 +50,16 @@ def marker(label: str, policy: Policy, name: str | None = None) -> str:
     return f"[withheld: {label} — policy {policy}; {advice(name or label, policy)}]"
 
 
+def indexing_marker(label: str) -> str:
+    """What replaces a text the door cannot search yet: `label`'s index is being built."""
+    return f"[withheld: the restricted values of {label} are still being indexed; this content will be sent once they are]"
+
+
+# Texts the door does not withhold while an index is unfinished: the person's prompts and the
+# model's own replies (what it was sent); their values are still searched for once it is built.
+_AUTHORED = frozenset({"prompts", "the model's replies"})
+
+
 @dataclass
 class Outcome:
     """One block as it leaves: the block, its parts and what was withheld from it."""
@@ -132,6 +142,10 @@ class BlockDecisions:
                 outcome = self.decide(block, where, destination)
                 outcome.withheld[:0] = withheld
                 return outcome
+        if isinstance(block, (TextBlock, ToolResultBlock)) and where not in _AUTHORED:
+            unfinished = [(s, p) for s in self.values.unfinished if (p := self.policy_of(s, destination)).restricted]
+            if unfinished:
+                return _indexing(block, where, unfinished)
         if isinstance(block, (TextBlock, ToolResultBlock)) and (text := _plain(block)) is not None:
             # Content of a `never` file goes not at all, whatever part of it the search found.
             never = self._never_files(text, destination)
@@ -305,6 +319,16 @@ class BlockDecisions:
         else:
             new = TextBlock(text=text)
         return Outcome(new, parts, withheld)
+
+
+def _indexing(block: TextBlock | ToolResultBlock, where: str, unfinished: list[tuple[str, Policy]]) -> Outcome:
+    """`block` withheld whole while the index of `unfinished` (restricted sources) is built: one
+    marker per source (`indexing_marker`); the next request after it is built sends it."""
+    said = [indexing_marker(source_label(source)) for source, _ in unfinished]
+    text = "\n".join(said)
+    withheld = [Withheld(source_label(source), str(policy), where) for source, policy in unfinished]
+    new: Any = block.model_copy(update={"content": text}) if isinstance(block, ToolResultBlock) else TextBlock(text=text)
+    return Outcome(new, [Part(f"{where} (withheld)", text_bytes(text))], withheld)
 
 
 def text_of(block: Any) -> str | None:

@@ -110,7 +110,7 @@ class EgressDoor:
     def sync(self) -> None:
         """Apply what changed in the notebook's rules since last (a rule set in another session
         of the kernel, or the notebook for an outside agent), each change recorded in the
-        ledger. Called before every request, answer and turn."""
+        ledger, and start indexing what they restrict. Called before every request, answer and turn."""
         shared = self.shared
         if self._synced == (id(shared), shared.version, self.policies.version):
             return
@@ -133,6 +133,9 @@ class EgressDoor:
             self._recorded_local = shared.local_only
             self._record({"type": "local_only", "time": now(), "value": shared.local_only})
         self._synced = (id(shared), shared.version, policies.version)
+        # The index of what the rules now restrict starts building (in the background) now,
+        # not at the next request (`egress/builder.py`).
+        self.values.refresh(policies, self.turn)
 
     def reload(self, policies: PolicySet) -> None:
         """Take the config's rules again (after it changed), keeping the notebook's."""

@@ -304,6 +304,20 @@ class ValueIndex:
     def sources(self) -> list[str]:
         return list(self._sources)
 
+    def copy(self) -> ValueIndex:
+        """A copy to change while this one is searched (their compiled searches are shared:
+        they are never changed, only replaced)."""
+        other = ValueIndex()
+        other._by_key, other._sources = dict(self._by_key), dict(self._sources)
+        other._base, other._newer, other._top = self._base, set(self._newer), self._top
+        other._long_numbers, other._long = self._long_numbers, dict(self._long)
+        return other
+
+    def compile(self) -> None:
+        """Compile the search now (else its first use does)."""
+        if self._by_key:
+            self._matchers()
+
     def __len__(self) -> int:
         return len(self._by_key)
 
