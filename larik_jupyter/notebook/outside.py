@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import json
+import threading
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -28,6 +29,7 @@ from larik_jupyter.notebook.kernel import KernelSession
 if TYPE_CHECKING:
     from larik_jupyter.api import Agent
     from larik_jupyter.egress.ledger import Withheld
+    from larik_jupyter.tools.host import OpenNotebooks
 
 # The larik tools an outside agent may call; each runs as a turn, exactly as in a `%larik` turn.
 CALLS = ("notebook_read", "notebook_edit", "notebook_run", "notebook_check", "python")
@@ -279,12 +281,36 @@ class PageApprover:
             loop.call_soon_threadsafe(resolve)
 
         card = ApprovalWidget(request, answered)
-        # Stopped before an answer: the card says so, its buttons go.
-        future.add_done_callback(lambda _future: card.cancel())
+        notebook, cell_id, before = self.notebook, str(cell["id"]), list(cell.get("outputs", []))
+
+        def ended(_future: object) -> None:
+            # Answered, denied, timed out or the client gone: the card's lines leave the cell.
+            card.cancel()
+            threading.Thread(
+                target=_take_down, args=(bridge, notebook, cell_id, before, card), name="larik-mcp-card", daemon=True
+            ).start()
+
+        future.add_done_callback(ended)
         data, metadata = format_display_data(card)
-        shown = [*cell.get("outputs", []), {"output_type": "display_data", "data": data, "metadata": metadata}]
-        bridge.post(self.notebook, ShowOutputs(cell_id=cell["id"], outputs=shown))
+        shown = [*before, {"output_type": "display_data", "data": data, "metadata": metadata}]
+        bridge.post(self.notebook, ShowOutputs(cell_id=cell_id, outputs=shown))
         return future
+
+
+def _take_down(bridge: OpenNotebooks, notebook: Path, cell_id: str, before: list[Any], card: Any) -> None:
+    """Show cell `cell_id` with its outputs as the notebook holds them now (`before`, those it
+    had under the card, where the page does not answer), the card gone, and close the card."""
+    outputs = before
+    try:
+        reply = bridge.request(notebook, Get())
+    except Exception:  # the page did not answer (closed, reloaded): the outputs it had
+        reply = None
+    cells = reply.notebook.cells if reply is not None and reply.notebook is not None else []
+    now = next((c for c in cells if c.get("id") == cell_id), None)
+    if now is not None:
+        outputs = list(now.get("outputs", []))
+    bridge.post(notebook, ShowOutputs(cell_id=cell_id, outputs=outputs))
+    card.close()
 
 
 def _let_out(agent: Agent, client: Destination, request: PermissionRequest) -> PermissionRequest:
