@@ -13,6 +13,7 @@ What is out of date is indexed in the background (`egress/builder.py`); a source
 from __future__ import annotations
 
 import os
+import threading
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
@@ -60,6 +61,8 @@ class RestrictedValues:
         self._stale: set[str] = set()
         self._files_key: tuple[int | None, int] | None = None
         self._files: list[tuple[str, Path]] = []
+        self._refreshing = threading.RLock()
+        self._pid = os.getpid()
 
     def stale(self, names: Iterable[str]) -> None:
         """Variables a call changed: what they hold is looked at again at the next refresh."""
@@ -67,7 +70,14 @@ class RestrictedValues:
 
     def refresh(self, policies: PolicySet, turn: int | None) -> None:
         """Index the values of the variables and files `policies` restrict that changed since
-        last (the project is walked once per `turn` and rules' version)."""
+        last (the project is walked once per `turn` and rules' version). One caller at a time:
+        a rule set in the notebook (`/egress`) may meet a running turn's request."""
+        if self._pid != os.getpid():  # forked: a lock another thread held there is not held here
+            self._pid, self._refreshing = os.getpid(), threading.RLock()
+        with self._refreshing:
+            self._refresh(policies, turn)
+
+    def _refresh(self, policies: PolicySet, turn: int | None) -> None:
         if not policies.restricts_anything():
             # Nothing to look for (what an earlier rule indexed is no longer restricted).
             if self.unfinished:
