@@ -105,3 +105,36 @@ def test_a_process_forked_mid_build_builds_its_own_index(project: Path) -> None:
         assert door.values.unfinished == () and [f.label for f in door.index.find(CANARY)] == ["big.email"]
     finally:
         gate.set()
+
+
+@pytest.mark.parametrize("broken", [True, False])
+def test_a_source_whose_index_cannot_be_built_is_held_back_and_said_once(
+    broken: bool, project: Path, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A restricted CSV with a field past the csv module's limit cannot be indexed: the build's
+    error is logged once, the file stays unfinished and the untagged results of every request
+    are held back; the turns go on. Made false: the same file with a field of ordinary size is
+    indexed and the result goes."""
+    (project / "data").mkdir()
+    field = "x" * (200_000 if broken else 20_000)
+    (project / "data" / "wide.csv").write_text(f"id,note\nrow-canary-1,{field}\n")
+    model = scripted(
+        tmp_path, [tool("bash", command="echo plain $((40 + 2))")], done("one"),
+        [tool("bash", command="echo plain $((40 + 2))")], done("two"),
+    )
+    agent = Agent(project, model=model, yes=True, host=KernelHost({}))
+    try:
+        agent.set_egress("data/wide.csv", "schema")
+        assert agent.loop.door.values.settle(120), "the background index of data/wide.csv was not built within 120 s"
+        first = agent.run("one")
+        second = agent.run("two")
+        sent = json.dumps(agent.loop.provider.requests[1:], ensure_ascii=False)  # type: ignore[attr-defined]
+    finally:
+        agent.close()
+    assert first.status == "done" and second.status == "done"
+    said = [r for r in caplog.records if "data/wide.csv could not be indexed" in r.getMessage()]
+    if not broken:
+        assert "plain 42" in sent and not said
+        return
+    assert "plain 42" not in sent and sent.count(indexing_marker("data/wide.csv")) >= 2
+    assert len(said) == 1

@@ -21,6 +21,7 @@ import os
 import threading
 from collections.abc import Callable, Iterable
 
+from larik_jupyter.egress.tags import source_label
 from larik_jupyter.egress.values import ValueIndex
 
 Forms = Callable[[str, object], Iterable[tuple[str, str]]]
@@ -148,7 +149,7 @@ class IndexBuilder:
             with self._lock:
                 self._failed[source] = key
             _log.warning("The restricted values of %s could not be indexed (%s): what the door "
-                         "would search for them is withheld until the value changes.", source, exc)
+                         "would search for them is withheld until it changes.", source_label(source), exc)
             return None
 
     def _publish_built(self, built: dict[str, tuple[Key, list[tuple[str, str]] | None]]) -> None:
