@@ -36,6 +36,7 @@ from larik_jupyter.config.layers import PendingApproval
 from larik_jupyter.config.update import approve as approve_pending
 from larik_jupyter.egress.controls import ledger_report, ledger_totals, set_local_only, set_rule
 from larik_jupyter.egress.door import EgressDoor
+from larik_jupyter.egress.kernel_rules import KernelRules
 from larik_jupyter.errors import LarikError
 from larik_jupyter.llm.messages import ToolResultBlock, ToolUseBlock
 from larik_jupyter.llm.script import new_tool_id
@@ -72,6 +73,8 @@ class Agent:
     `keep_mcp=True`); `for_turns` False: open `session` only to act on it (`larik-jupyter undo`):
     refused with `SessionLockedError` when another process holds it, where a turn-running agent
     goes on on a branch of it; no MCP server starts, a model that cannot be set up fails a turn.
+    `egress_rules`: the notebook's egress rules this agent's sessions share (a kernel's, held by
+    all its agents); default: its own, kept across its sessions.
     """
 
     def __init__(
@@ -79,8 +82,11 @@ class Agent:
         continue_latest: bool = False, model: str | None = None, yes: bool = False,
         approver: Approver | None = None, host: KernelHost | None = None, mcp: McpManager | None = None,
         protect: bool = False, tools: Iterable[Tool] = (), for_turns: bool = True,
+        egress_rules: KernelRules | None = None,
     ) -> None:
         self.cwd = Path(os.path.abspath(os.fspath(cwd or os.getcwd())))
+        # The notebook's egress rules: every session this agent opens holds them.
+        self.egress_rules = egress_rules if egress_rules is not None else KernelRules()
         self.yes = yes
         self._protect = protect
         self.approver = approver
@@ -103,6 +109,7 @@ class Agent:
             yes=self.yes, host=self.host, mcp=mcp, protect=self._protect, tools=self.extra_tools,
             for_turns=self._for_turns,
         )
+        opened.loop.door.hold(self.egress_rules)
         self.notices = opened.notices
         self.branched_from = opened.branched_from
         for listener in self._listeners:
@@ -479,6 +486,11 @@ class Agent:
         pinned to its definition's hash) and apply it to this agent now; returns notices."""
         approve_pending(self.cwd, name)
         return self.loop.reload_config()
+
+    def follow_config(self) -> list[str]:
+        """Read the config again when one of its files changed since it was read (allow and
+        deny rules the person set meanwhile): it applies from the next call. Returns notices."""
+        return self.loop.reload_config() if self.loop.loaded.changed() else []
 
     def close(self, *, keep_mcp: bool = False) -> None:
         """Close the session; `keep_mcp` leaves the MCP servers to the agent handed them."""

@@ -175,7 +175,7 @@ def test_notebook_rules_are_recorded_kept_on_resume_and_told(project: Path, tmp_
     requests = agent.loop.provider.requests  # type: ignore[attr-defined]
     assert EMAIL not in json.dumps(requests) and "count 2, missing 0" in json.dumps(requests)
     report = agent.egress_report()
-    assert "variable cust: stats (notebook)" in report and "cust (stats)" in report
+    assert "variable cust: stats (set with /egress in this kernel)" in report and "cust (stats)" in report
     resumed = Agent(project, session=session, model=model, yes=True, host=host)
     try:
         assert str(resumed.loop.door.policies.for_variable("cust").policy) == "stats"
@@ -243,6 +243,16 @@ def test_the_cli_and_the_sidebar_view_show_the_ledger(
         clean.close()
     (turn,) = transcript_page(clean.session_id, clean.session_path, 0, 50, project).egress
     assert turn.withheld == [] and "withheld" not in turn.text
+    # `--json`: the ledger's records as JSON lines, one object a line (as the file holds them).
+    capsys.readouterr()
+    assert main(["egress", "--json", str(agent.session_path)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert [json.loads(line) for line in lines] == read_ledger(ledger_path(agent.session_path))
+    assert lines[0].startswith('{"type": "policy"') and any('"withheld": [{"source": "cust"' in line for line in lines)
+    # Made false: the clean session's lines withhold nothing.
+    assert main(["egress", "--json", str(clean.session_path)]) == 0
+    clean_lines = capsys.readouterr().out.splitlines()
+    assert clean_lines and all(json.loads(line).get("withheld", []) == [] for line in clean_lines)
     assert main(["egress", "no-such-session"]) == 2
     assert "larik-jupyter:" in capsys.readouterr().err
 

@@ -176,8 +176,17 @@ def test_a_kernel_that_dies_mid_call_is_said_as_such(kernel: Kernel, project: Pa
 
 
 def test_nobody_to_ask_means_denied(kernel: Kernel, project: Path) -> None:
-    [result] = asyncio.run(drive(server_params(kernel, project), [("python", {"code": "df['c'] = 1"})]))
+    malformed, result = asyncio.run(drive(server_params(kernel, project), [
+        ("python", {"code": 123}), ("python", {"code": "df['c'] = 1"}),
+    ]))
+    # No allow rule: the malformed call is told its input error, not a permission denial.
+    assert malformed.is_error
+    assert "python.code must be of type string, got int" in text(malformed), text(malformed)
+    assert "Permission denied" not in text(malformed)
+    # Made false: the same call well formed is the denial (and no answer tells the client to use --yes).
     assert result.is_error and "nobody can answer an approval" in text(result)
+    assert "ask the person to open the notebook or to add an allow rule" in text(result)
+    assert "--yes" not in text(malformed) + text(result)
     assert kernel.value("list(df.columns)") == "['a']"
 
 
@@ -198,7 +207,7 @@ def test_where_no_page_can_answer_the_client_user_is_asked_by_elicitation(kernel
                 return [await session.call_tool("python", {"code": code}) for code in ("df['b'] = 1", "df['c'] = 2")]
 
     allowed, denied = asyncio.run(run())
-    assert len(asked) == 2 and "Run this Python in your kernel?" in asked[0]
+    assert len(asked) == 2 and f"The outside agent `{CLIENT}` (over MCP) asks: Run this Python in your kernel?" in asked[0]
     assert not allowed.is_error, text(allowed)
     assert denied.is_error and "The user denied permission" in text(denied) and "not that column" in text(denied)
     assert kernel.value("list(df.columns)") == "['a', 'b']"
@@ -209,6 +218,37 @@ def test_protect_mode_holds_for_outside_calls(kernel: Kernel, project: Path) -> 
     [result] = asyncio.run(drive(server_params(kernel, project), [("python", {"code": "df['c'] = 1"})]))
     assert result.is_error and "protected" in text(result)
     assert kernel.value("list(df.columns)") == "['a']"
+
+
+def test_what_the_person_sets_mid_connection_holds_from_the_clients_next_call(kernel: Kernel, project: Path) -> None:
+    personal(ALLOW)
+    add, drop = ("python", {"code": "df['churned'] = 0"}), ("python", {"code": "df.drop(columns=['churned'], inplace=True)"})
+
+    async def run() -> list[types.CallToolResult]:
+        async with stdio_client(server_params(kernel, project)) as (read, write):
+            async with ClientSession(read, write, client_info=types.Implementation(name=CLIENT, version="1")) as session:
+                await session.initialize()
+                out = [await session.call_tool(*add), await session.call_tool(*drop)]
+                columns.append(await asyncio.to_thread(kernel.value, "list(df.columns)"))
+                out.append(await session.call_tool(*add))
+                await asyncio.to_thread(kernel.run, "%config LarikMagics.protect = True")  # the person, in the notebook
+                out.append(await session.call_tool(*drop))
+                columns.append(await asyncio.to_thread(kernel.value, "list(df.columns)"))
+                await asyncio.to_thread(kernel.run, "%config LarikMagics.protect = False")
+                personal({"permissions": {"deny": ["python"]}})  # and a deny rule
+                out.append(await session.call_tool("python", {"code": "print('still here')"}))
+                return out
+
+    columns: list[str] = []
+    added, dropped, again, protected, denied = asyncio.run(run())
+    assert not any(r.is_error for r in (added, dropped, again)), [text(r) for r in (added, dropped, again)]
+    # Made false: before protect mode, the client's in-place drop ran unasked.
+    assert columns[0] == "['a']"
+    # Protect mode switched on mid-connection holds for the client's next call: refused, kept.
+    assert protected.is_error and "the user's variables are protected" in text(protected), text(protected)
+    assert columns[1] == "['a', 'churned']"
+    # A deny rule written meanwhile holds for the next call too.
+    assert denied.is_error and "Permission denied by a configured rule" in text(denied), text(denied)
 
 
 CLIENT_SCRIPT = """
@@ -494,3 +534,25 @@ def test_an_ask_to_the_clients_user_passes_the_door(kernel: Kernel, project: Pat
         assert question[0]["withheld"][0]["where"] == "approval detail"
     else:
         assert SECRET in message and not question[0]["withheld"]
+
+
+def test_a_frame_the_client_made_from_restricted_data_is_withheld_in_its_later_calls(kernel: Kernel, project: Path) -> None:
+    personal({**ALLOW, "egress": {"policies": {"secret": "schema"}}})
+    kernel.run(PLANT)
+
+    def show(name: str, title: str) -> tuple[str, dict[str, Any]]:
+        code = (f"__import__('matplotlib').use('Agg')\nprint({name}.to_string())\n"
+                f"{name}.plot(y='amount', title={title}, figsize=(2, 2)).figure")
+        return ("python", {"code": code})
+
+    _, shown, _, plain = asyncio.run(drive(server_params(kernel, project), [
+        ("python", {"code": "top = secret[secret.amount > 0].copy()"}),
+        show("top", "top['email'].iloc[0]"),
+        # Made false: a frame made from unrestricted data goes, plot and all.
+        ("python", {"code": "mine = df.assign(amount=df['a'] * 1.5)"}),
+        show("mine", "'mine'"),
+    ]))
+    received = json.dumps(_received(shown))
+    assert SECRET not in received and not any(isinstance(c, types.ImageContent) for c in shown.content)
+    assert "[withheld: top — policy schema" in text(shown)
+    assert any(isinstance(c, types.ImageContent) for c in plain.content) and "[withheld" not in text(plain)

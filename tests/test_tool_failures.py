@@ -23,7 +23,7 @@ from larik_jupyter.session.reader import load_entries
 from larik_jupyter.testing import ScriptedHTTPServer
 from larik_jupyter.tools import Env, Tool, ToolResult
 from larik_jupyter.tools.notebook.cells import MAX_READ_CHARS
-from tests.agent_helpers import done, make_env, results_of, scripted, tool, wire_model
+from tests.agent_helpers import done, make_env, personal, results_of, scripted, tool, wire_model
 from tests.widget_helpers import larik, shell_with_magics
 
 KEY = "sk-failures-test-abcdef0123456789"
@@ -195,3 +195,18 @@ def test_lone_surrogates_streamed_by_the_model_are_stored_and_sent_as_replacemen
     assert "Writing \ufffd it." in sent and "write s.txt \ufffd" in sent
     assert not any(f"\\u{half}" in sent.lower() for half in ("d8", "d9", "da", "db", "dc", "dd", "de", "df"))
     agent.close()
+
+
+def test_a_malformed_call_is_told_its_input_error_before_any_permission_decision(project: Path, tmp_path: Path) -> None:
+    personal({"permissions": {"deny": ["bash"]}})
+    calls = [tool("bash", command=["ls"]), tool("bash", command="ls")]
+    agent = Agent(project, model=scripted(tmp_path, *[[c] for c in calls], done("ok")))  # no --yes, nobody to ask
+    try:
+        agent.run("go")
+        malformed, denied = [r.text() for r in results_of(agent)]
+    finally:
+        agent.close()
+    assert "bash.command must be of type string, got list; fix the tool input." in malformed
+    assert "Permission denied" not in malformed
+    # Made false: well formed, the same call meets the deny rule.
+    assert "Permission denied by a configured rule" in denied

@@ -52,10 +52,11 @@ def scoped_input(call: ToolUseBlock, env: Env) -> dict[str, Any]:
 async def check_call(
     call: ToolUseBlock, tool: Tool, summary: str, protected: dict[str, list[str]], position: CellPosition,
     *, loaded: LoadedConfig, env: Env, cwd: Path, approver: Approver | None, yes: bool,
-    emit: Callable[[ae.AgentEvent], None],
+    emit: Callable[[ae.AgentEvent], None], unanswered: str,
 ) -> Verdict:
     """Decide `call` (`protected`: what its code would do to the user's variables, in protect
-    mode) and say how, as events the front ends show."""
+    mode) and say how, as events the front ends show; `unanswered`: how the person can permit
+    a call nobody could answer."""
     scoped = scoped_input(call, env)
     configured = decide(loaded, call.name, scoped)
     decision = configured or tool.default_permission
@@ -88,8 +89,7 @@ async def check_call(
         answer = await approver(request)
     if answer is None:
         text = (
-            f"Permission denied for {summary}: nobody can answer an approval in this run "
-            "(use --yes or add an allow rule to permit it)."
+            f"Permission denied for {summary}: nobody can answer an approval in this run ({unanswered})."
         )
         if protected:
             text = (
@@ -128,7 +128,7 @@ def turn_gate(
     ) -> str | None:
         verdict = await check_call(
             call, tool, summary, protected, position, loaded=loaded(), env=turn.env, cwd=cwd,
-            approver=turn.approver, yes=turn.yes, emit=emit,
+            approver=turn.approver, yes=turn.yes, emit=emit, unanswered=turn.unanswered,
         )
         if verdict.saved_rule:
             reread()

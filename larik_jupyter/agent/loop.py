@@ -40,6 +40,7 @@ from larik_jupyter.checkpoint.store import CheckpointStore
 from larik_jupyter.config.layers import LoadedConfig, load_config
 from larik_jupyter.config.skills import in_personal_skill, skills_prompt
 from larik_jupyter.egress.door import EgressDoor, open_door
+from larik_jupyter.egress.lineage import messages_lineage
 from larik_jupyter.errors import LarikError
 from larik_jupyter.llm import events as ev
 from larik_jupyter.llm.messages import Message, ToolResultBlock, ToolUseBlock, Usage
@@ -88,6 +89,9 @@ class AgentLoop(ae.EventSource):
             ancestors(Path(session.path)),
             (lambda name, value: content_key(host.fingerprints, name, value)) if host is not None else None,
         )
+        if parent is None:
+            # The variables earlier calls made from restricted sources stay restricted.
+            self.door.derive(messages_lineage(session.state.all), resumed=True)
         self.provider = provider
         self.approver = approver
         self.yes = yes
@@ -268,6 +272,11 @@ class AgentLoop(ae.EventSource):
         checkpoints as a model's. Returns its result as stored; stopped, the call's result says
         it was interrupted and CancelledError goes on."""
         turn = self._begin_turn(valid_text(prompt), None, approver=approver, yes=False, notebook=notebook)
+        # An outside agent has no --yes: what it is told where nobody could answer.
+        turn.unanswered = (
+            "no notebook showing this kernel is open in a browser and this client cannot ask its user; "
+            "ask the person to open the notebook or to add an allow rule for this tool to their larik config"
+        )
         outcome = turn.outcome
         try:
             self._append(self._prompt_message(outcome.prompt, [], PromptExtras()), sync=True)

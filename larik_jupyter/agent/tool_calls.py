@@ -14,7 +14,9 @@ from larik_jupyter.agent.hooks import HookRunner
 from larik_jupyter.agent.protect import guarded, keep_or_roll_back, protected, roll_back_stopped
 from larik_jupyter.agent.toolset import concurrent_batches
 from larik_jupyter.agent.turn import Turn
-from larik_jupyter.egress.tags import tagged
+from larik_jupyter.egress.lineage import derive, restricted_read
+from larik_jupyter.egress.policy import PolicySet
+from larik_jupyter.egress.tags import Tag, tagged
 from larik_jupyter.llm.messages import (
     ContentBlock,
     Message,
@@ -24,7 +26,8 @@ from larik_jupyter.llm.messages import (
 )
 from larik_jupyter.llm.valid_text import valid_text
 from larik_jupyter.session.call_summary import CellPosition, summarize_call
-from larik_jupyter.tools.base import Tool, ToolResult, failure_result
+from larik_jupyter.session.variable_changes import VariableChange
+from larik_jupyter.tools.base import Tool, ToolResult, failure_result, input_problem
 from larik_jupyter.tools.registry import unavailable_reason
 
 INTERRUPTED_RESULT = "Interrupted by the user before this tool call finished."
@@ -80,6 +83,11 @@ class ToolCalls:
             return self.error_result(
                 call, why or f"Unknown tool `{call.name}`; available: {', '.join(self.tools)}."
             )
+        # Input errors first: a call that does not match its schema is told so before hooks,
+        # protect mode or a permission decision look at it.
+        problem = input_problem(tool, dict(call.input))
+        if problem is not None:
+            return self.error_result(call, problem)
         before = await self.hooks.before_tool(call.name, dict(call.input))
         if before.refusal is not None:
             return self.error_result(call, before.refusal, before.notices)
@@ -104,6 +112,8 @@ class ToolCalls:
             raise
         if result.variables and checked:
             await keep_or_roll_back(call, result, set(asked), env, self.turn.approver, self.emit)
+        if result.variables:
+            result.variables = derived(env.egress, result.egress, result.variables)
         # Rounded once, as stored: the live view and the transcript read from disk say the same.
         seconds = round(time.monotonic() - started, 3)
         result.content, result.diff = valid_text(result.content), result.diff and valid_text(result.diff)
@@ -154,6 +164,22 @@ class ToolCalls:
             )
         )
         return ToolResultBlock(tool_use_id=call.id, content=text, is_error=True, hooks=hooks or None)
+
+
+def derived(policies: PolicySet, tag: Tag | None, changes: list[VariableChange]) -> list[VariableChange]:
+    """`changes` (one call's) with `restricted_from` and `policy` on each variable the call
+    created or changed while its code read a restricted source (`tag`: what it read), each
+    restricted in `policies` at once (lineage); as given when it read nothing restricted."""
+    read, policy = restricted_read(policies, tag)
+    if policy is None:
+        return changes
+    out = []
+    for change in changes:
+        if change.change != "deleted" and change.name not in read and not change.rolled_back:
+            kept = derive(policies, change.name, policy, tuple(read))
+            change = change.model_copy(update={"restricted_from": read, "policy": str(kept)})
+        out.append(change)
+    return out
 
 
 def unanswered(context: list[Message], text: str) -> Message | None:

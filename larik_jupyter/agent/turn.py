@@ -54,7 +54,7 @@ class TurnOptions(TypedDict, total=False):
 @dataclass
 class Turn:
     """The running turn: `approver` and `yes` decide its asks (a subagent's turn inherits
-    them), `env` is what its tool calls run in (its prompt number, nonce, the kernel's notebook
+    them; `unanswered` says how to permit what nobody could answer), `env` is what its tool calls run in (its prompt number, nonce, the kernel's notebook
     and inline runner in `env.call`), `outcome` what it returns, `answered` its `answer` call."""
 
     approver: Approver | None
@@ -62,6 +62,8 @@ class Turn:
     env: Env
     outcome: TurnOutcome
     answered: Answer | None = None
+    # What the denial of a call nobody could answer says the person can do.
+    unanswered: str = "use --yes or add an allow rule to permit it"
 
 
 def open_turn(
@@ -79,6 +81,7 @@ def open_turn(
     if host is not None:
         host.fingerprints.clear()  # the user may have run cells since the last turn
     door.turn, door.prompt = number, prompt_number
+    door.sync()  # the notebook's rules as they are now (another session of the kernel may have set one)
     return number
 
 

@@ -17,8 +17,8 @@ def _cmd_egress(args: argparse.Namespace) -> int:
     path = catalog.resolve(args.id)
     records = read_ledger(ledger_path(path))
     if args.json:
-        json.dump(records, sys.stdout, indent=2, ensure_ascii=False)
-        sys.stdout.write("\n")
+        # JSON lines, as the ledger holds them: one record a line, oldest first.
+        sys.stdout.writelines(json.dumps(record, ensure_ascii=False) + "\n" for record in records)
         return 0
     turns = by_turn(records)
     rules = [f"{r['target']}: {r['policy']} (set in the notebook {r['time']})" for r in records if r.get("type") == "policy"]
@@ -39,5 +39,5 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         help="print what a session sent to model providers: bytes per request by source, and what was withheld",
     )
     p.add_argument("id", metavar="SESSION", help=_ID_HELP)
-    p.add_argument("--json", action="store_true", help="print the ledger's lines as JSON")
+    p.add_argument("--json", action="store_true", help="print the ledger's records as JSON lines (one object a line, as the ledger file holds them)")
     p.set_defaults(func=_cmd_egress)

@@ -78,8 +78,14 @@ class LoadedConfig:
     errors: list[str] = field(default_factory=list)
     pending: list[PendingApproval] = field(default_factory=list)
     notices: list[str] = field(default_factory=list)
+    # Each layer's file as it was when read (modification time and size, None: missing).
+    stamp: tuple[tuple[int, int] | None, ...] = ()
     instructions: str = ""
     skills: list[Skill] = field(default_factory=list)
+
+    def changed(self) -> bool:
+        """Whether one of its files changed since it was read."""
+        return layers_stamp(self.layers) != self.stamp
 
     def source_of(self, key: str) -> str | None:
         """The layer a dotted key's value came from (several joined by ", "); None for defaults."""
@@ -116,6 +122,20 @@ def config_layers(root: Path) -> list[Layer]:
         *(Layer(p, display_path(p, root), False) for p in shared),
         Layer(private, display_path(private), True),
     ]
+
+
+def layers_stamp(layers: list[Layer]) -> tuple[tuple[int, int] | None, ...]:
+    """Each layer's file's modification time and size (None: missing): what says a config
+    changed since it was read (`LoadedConfig.changed`)."""
+    out: list[tuple[int, int] | None] = []
+    for layer in layers:
+        try:
+            st = layer.path.stat()
+        except OSError:
+            out.append(None)
+        else:
+            out.append((st.st_mtime_ns, st.st_size))
+    return tuple(out)
 
 
 def definition_hash(definition: Any) -> str:
@@ -373,6 +393,7 @@ def load_config(cwd: str | os.PathLike[str]) -> LoadedConfig:
     cwd_path = Path(os.path.abspath(os.fspath(cwd)))
     root = paths.project_root(cwd_path)
     layers = config_layers(root)
+    stamp = layers_stamp(layers)  # before reading: a change made meanwhile is seen next time
     errors: list[str] = []
     raws = [_read_layer(layer, errors) for layer in layers]
     merge = _Merge(_approvals(layers, raws))
@@ -390,6 +411,7 @@ def load_config(cwd: str | os.PathLike[str]) -> LoadedConfig:
         root=root,
         layers=layers,
         sources=merge.sources,
+        stamp=stamp,
         errors=errors,
         pending=merge.pending,
         notices=merge.notices + instructions.notices,

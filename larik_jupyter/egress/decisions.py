@@ -5,6 +5,7 @@ markers. Each block's decision and each text's search are kept for the next requ
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -14,7 +15,7 @@ from larik_jupyter.egress.ledger import Part, Withheld
 from larik_jupyter.egress.policy import Policy, parse_policy, stricter
 from larik_jupyter.egress.restricted import RestrictedValues
 from larik_jupyter.egress.tags import Tag, source_label, tag_of
-from larik_jupyter.egress.values import Found
+from larik_jupyter.egress.values import DIGIT_RUN, MIN_DIGITS, Found, lower
 from larik_jupyter.llm.messages import (
     ImageBlock,
     Message,
@@ -47,6 +48,16 @@ def marker(label: str, policy: Policy, name: str | None = None) -> str:
     """`[withheld: df.email — policy schema; work with df's schema or ask the user]`:
     `label` is what was withheld, `name` the variable or file it belongs to (default: label)."""
     return f"[withheld: {label} — policy {policy}; {advice(name or label, policy)}]"
+
+
+def indexing_marker(label: str) -> str:
+    """What replaces a text the door cannot search yet: `label`'s index is being built."""
+    return f"[withheld: the restricted values of {label} are still being indexed; this content will be sent once they are]"
+
+
+# Texts the door does not withhold while an index is unfinished: the person's prompts and the
+# model's own replies (what it was sent); their values are still searched for once it is built.
+_AUTHORED = frozenset({"prompts", "the model's replies"})
 
 
 @dataclass
@@ -131,6 +142,15 @@ class BlockDecisions:
                 outcome = self.decide(block, where, destination)
                 outcome.withheld[:0] = withheld
                 return outcome
+        if isinstance(block, (TextBlock, ToolResultBlock)) and where not in _AUTHORED:
+            unfinished = [(s, p) for s in self.values.unfinished if (p := self.policy_of(s, destination)).restricted]
+            if unfinished:
+                return _indexing(block, where, unfinished)
+        if isinstance(block, (TextBlock, ToolResultBlock)) and (text := _plain(block)) is not None:
+            # Content of a `never` file goes not at all, whatever part of it the search found.
+            never = self._never_files(text, destination)
+            if never:
+                return self._replace(block, where, never, {})
         if isinstance(block, TextBlock):
             # Prompts too: a `--expand`ed `{df}` or a pasted row is data like any other.
             text, found = self._scrub(block.text, where, destination)
@@ -210,6 +230,14 @@ class BlockDecisions:
         search = self._used[id(text)] = self.search(text)
         return search[2]
 
+    def _never_files(self, text: str, destination: Destination) -> list[tuple[str, Policy]]:
+        """The `never` files a value found in `text` comes from (each once)."""
+        out: dict[str, Policy] = {}
+        for item in self._find(text):
+            if item.source.startswith("file:") and (policy := self.policy_of(item.source, destination)).kind == "never":
+                out[item.source] = policy
+        return list(out.items())
+
     def _scrub(self, text: str, where: str, destination: Destination) -> tuple[str, list[Withheld]]:
         """`text` with each restricted value found in it replaced by its marker (one pass)."""
         values = self._find(text)
@@ -225,12 +253,18 @@ class BlockDecisions:
         withheld: dict[tuple[str, str], Withheld] = {}
         spans: list[tuple[int, int, str]] = []
         taken: list[tuple[int, int]] = []
-        # Longest first, and only whole tokens: `1234.5` is not withheld out of `91234.56`.
+        lowered = lower(text)
+        runs: list[tuple[int, int, str]] | None = None  # the text's digit groups, found once
+        # Longest first, and only whole tokens: `1234.5` is not withheld out of `91234.56`;
+        # whatever the case of its letters, and a long number also where written in groups.
         for value in sorted(found, key=len, reverse=True):
             item, policy = found[value]
-            at = text.find(value)
-            while at >= 0:
-                end = at + len(value)
+            where_found = _occurrences(lowered, value)
+            if value.isdigit() and len(value) >= MIN_DIGITS:
+                if runs is None:
+                    runs = [(m.start(), m.end(), re.sub(r"[ -]", "", m.group())) for m in DIGIT_RUN.finditer(text)]
+                where_found += [(a, b) for a, b, digits in runs if digits == value]
+            for at, end in where_found:
                 if _whole_token(text, at, end) and not any(a < end and at < b for a, b in taken):
                     spans.append((at, end, marker(item.label, policy, source_label(item.source))))
                     taken.append((at, end))
@@ -239,7 +273,6 @@ class BlockDecisions:
                         withheld[key].count += 1
                     else:
                         withheld[key] = Withheld(item.label, str(policy), where)
-                at = text.find(value, end)
         pieces = []
         last = 0
         for at, end, said in sorted(spans):
@@ -288,6 +321,16 @@ class BlockDecisions:
         return Outcome(new, parts, withheld)
 
 
+def _indexing(block: TextBlock | ToolResultBlock, where: str, unfinished: list[tuple[str, Policy]]) -> Outcome:
+    """`block` withheld whole while the index of `unfinished` (restricted sources) is built: one
+    marker per source (`indexing_marker`); the next request after it is built sends it."""
+    said = [indexing_marker(source_label(source)) for source, _ in unfinished]
+    text = "\n".join(said)
+    withheld = [Withheld(source_label(source), str(policy), where) for source, policy in unfinished]
+    new: Any = block.model_copy(update={"content": text}) if isinstance(block, ToolResultBlock) else TextBlock(text=text)
+    return Outcome(new, [Part(f"{where} (withheld)", text_bytes(text))], withheld)
+
+
 def text_of(block: Any) -> str | None:
     """The text a span tag's offsets count in: a text block's, or a result's (its string, or
     its first text block)."""
@@ -299,6 +342,24 @@ def text_of(block: Any) -> str | None:
         first = next((b for b in block.content if isinstance(b, TextBlock)), None)
         return first.text if first is not None else None
     return None
+
+
+def _plain(block: TextBlock | ToolResultBlock) -> str | None:
+    """A text block's text, or a result's when it is one string."""
+    if isinstance(block, TextBlock):
+        return block.text
+    return block.content if isinstance(block.content, str) else None
+
+
+def _occurrences(lowered: str, value: str) -> list[tuple[int, int]]:
+    """Where `value` stands in a text whose lower-case twin is `lowered`, case aside."""
+    found: list[tuple[int, int]] = []
+    wanted = lower(value)
+    at = lowered.find(wanted)
+    while at >= 0:
+        found.append((at, at + len(value)))
+        at = lowered.find(wanted, at + len(value))
+    return found
 
 
 def _with_text(block: Any, text: str) -> Any:

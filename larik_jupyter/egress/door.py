@@ -22,6 +22,7 @@ import orjson
 
 from larik_jupyter.egress.accounting import is_local, ledger_line, measure, text_bytes, where_of
 from larik_jupyter.egress.decisions import BlockDecisions, Outcome, text_of
+from larik_jupyter.egress.kernel_rules import KERNEL_ORIGIN, KernelRules, recorded_origin
 from larik_jupyter.egress.ledger import (
     Ledger,
     Part,
@@ -31,7 +32,8 @@ from larik_jupyter.egress.ledger import (
     now,
     read_ledger,
 )
-from larik_jupyter.egress.policy import FULL, NEVER, Policy, PolicySet, parse_policy
+from larik_jupyter.egress.lineage import lineage_of
+from larik_jupyter.egress.policy import FULL, LINEAGE, NEVER, Policy, PolicySet, parse_policy
 from larik_jupyter.egress.report import TurnEgress, withheld_line
 from larik_jupyter.egress.restricted import RestrictedValues
 from larik_jupyter.egress.values import ValueIndex
@@ -70,6 +72,11 @@ class EgressDoor:
         content_key: Callable[[str, object], object] | None = None,
     ) -> None:
         self.policies = policies
+        # The notebook's rules: this session's own until `hold` gives it the kernel's.
+        self.shared = KernelRules()
+        self._synced: tuple[int, int, int] | None = None
+        self._recorded: dict[str, str] = {}  # each target's policy as the ledger last says it
+        self._recorded_local: bool | None = None
         self.ledger = ledger
         self.turn: int | None = None
         self.prompt: int | None = None
@@ -82,47 +89,76 @@ class EgressDoor:
     # -- rules ---------------------------------------------------------------------------
 
     def set_policy(self, target: str, policy: Policy) -> None:
-        """Set `target`'s policy for this session (the notebook's `/egress`), recorded in the
-        ledger so a resumed session keeps it."""
-        self.policies.set(target, policy, "notebook")
-        self._record({"type": "policy", "time": now(), "target": target, "policy": str(policy), "origin": "notebook"})
+        """Set `target`'s policy in the notebook (`/egress`): a rule of the kernel this door's
+        rules are held by (`hold`), so every session of it keeps it; recorded in the ledger so
+        a resumed session brings it back."""
+        self.shared.set(target, policy, KERNEL_ORIGIN)
+        self.sync()
 
     def set_local_only(self, on: bool) -> None:
-        """Mark the session local-models-only (or not), recorded in the ledger."""
-        self.policies.notebook_local_only = on
-        self.policies.version += 1
-        self._record({"type": "local_only", "time": now(), "value": on})
+        """Mark the kernel local-models-only (or not), recorded in the ledger."""
+        self.shared.set_local_only(on)
+        self.sync()
+
+    def hold(self, shared: KernelRules) -> None:
+        """Take the notebook's rules from `shared` (the kernel's) from now on; the rules this
+        session's ledger brought back join them where the kernel has none for their target."""
+        shared.adopt(self.shared)
+        self.shared = shared
+        self.sync()
+
+    def sync(self) -> None:
+        """Apply what changed in the notebook's rules since last (a rule set in another session
+        of the kernel, or the notebook for an outside agent), each change recorded in the
+        ledger, and start indexing what they restrict. Called before every request, answer and turn."""
+        shared = self.shared
+        if self._synced == (id(shared), shared.version, self.policies.version):
+            return
+        policies = self.policies
+        for target, resolved in shared.rules.items():
+            if policies.rules.get(target) != resolved:
+                policies.set(target, resolved.policy, resolved.origin, resolved.sources)
+            if resolved.origin == LINEAGE:
+                continue  # recorded with the call that made the variable, not in the ledger
+            if self._recorded.get(target) != str(resolved.policy):
+                self._recorded[target] = str(resolved.policy)
+                self._record({
+                    "type": "policy", "time": now(), "target": target, "policy": str(resolved.policy),
+                    "origin": "notebook",
+                })
+        if shared.local_only is not None and policies.notebook_local_only != shared.local_only:
+            policies.notebook_local_only = shared.local_only
+            policies.version += 1
+        if shared.local_only is not None and self._recorded_local != shared.local_only:
+            self._recorded_local = shared.local_only
+            self._record({"type": "local_only", "time": now(), "value": shared.local_only})
+        self._synced = (id(shared), shared.version, policies.version)
+        # The index of what the rules now restrict starts building (in the background) now,
+        # not at the next request (`egress/builder.py`).
+        self.values.refresh(policies, self.turn)
 
     def reload(self, policies: PolicySet) -> None:
         """Take the config's rules again (after it changed), keeping the notebook's."""
-        for target, resolved in self.policies.rules.items():
-            if resolved.origin == "notebook":
-                policies.set(target, resolved.policy, "notebook")
-        policies.notebook_local_only = self.policies.notebook_local_only
         policies.version = self.policies.version + 1
         self.policies = policies
+        self.sync()
 
-    def replay(self, records: list[dict[str, Any]]) -> None:
-        """Apply the notebook's rules a ledger recorded, oldest first."""
+    def replay(self, records: list[dict[str, Any]], origin: str, own: bool) -> None:
+        """Apply the notebook's rules a ledger recorded, oldest first (`origin`: where they are
+        said to come from; `own`: this session's ledger, which need not record them again)."""
         for record in records:
             try:
                 if record.get("type") == "policy":
-                    self.policies.set(str(record["target"]), parse_policy(str(record["policy"])), "notebook")
+                    target, policy = str(record["target"]), parse_policy(str(record["policy"]))
+                    self.shared.set(target, policy, origin)
+                    if own:
+                        self._recorded[target] = str(policy)
                 elif record.get("type") == "local_only":
-                    self.policies.notebook_local_only = bool(record["value"])
+                    self.shared.set_local_only(bool(record["value"]))
+                    if own:
+                        self._recorded_local = bool(record["value"])
             except (KeyError, ValueError):
                 continue  # a line a newer version wrote, or a hand edit: the config still applies
-
-    def follow(self, other: EgressDoor) -> None:
-        """Take the rules the notebook set in `other`'s session (and its local-models-only
-        mark) that this one does not hold yet, each recorded in this ledger: the session of an
-        outside agent follows the rules the person set in the notebook it works in."""
-        for target, resolved in other.policies.rules.items():
-            if resolved.origin == "notebook" and self.policies.rules.get(target) != resolved:
-                self.set_policy(target, resolved.policy)
-        wanted = other.policies.notebook_local_only
-        if wanted is not None and wanted != self.policies.notebook_local_only:
-            self.set_local_only(wanted)
 
     def withheld_line(self, turn: int | None) -> str | None:
         """The one line saying what the requests of `turn` (this process's) withheld, or None."""
@@ -162,7 +198,9 @@ class EgressDoor:
         return self.values.index
 
     def refresh(self) -> None:
-        """Index the values of the restricted variables and files that changed since last."""
+        """Take the notebook's rules changed since last, and index the values of the restricted
+        variables and files that changed since last."""
+        self.sync()
         self.values.refresh(self.policies, self.turn)
 
     def _changed_by(self, blocks: Iterable[ContentBlock]) -> None:
@@ -171,6 +209,18 @@ class EgressDoor:
         for block in blocks:
             if isinstance(block, ToolResultBlock) and block.variables and not self.decisions.seen(block):
                 self.values.stale(str(c.get("name")) for c in block.variables if isinstance(c, dict))
+                self.derive(lineage_of([block]), resumed=False)
+
+    def derive(self, lineage: list[tuple[str, Policy, tuple[str, ...]]], *, resumed: bool) -> None:
+        """Make the lineage calls recorded (variable, policy, sources) rules of the kernel: the
+        variable is restricted in every session of it, until the person sets another policy.
+        `resumed`: recorded by a session opened again, whose explicit rules (a lifted one)
+        stay; a call of now replaces any rule (the variable holds restricted data anew)."""
+        for name, policy, sources in lineage:
+            held = self.shared.rules.get(name)
+            if not resumed or held is None or held.origin == LINEAGE:
+                self.shared.derive(name, policy, sources)
+        self.sync()
 
     # -- the door ------------------------------------------------------------------------
 
@@ -349,5 +399,7 @@ def open_door(
     those of the sessions it was forked from (`inherited`, oldest first): a branch keeps them."""
     door = EgressDoor(policies, root, Ledger(ledger_path(transcript)), variables, content_key)
     for path in [*inherited, transcript]:
-        door.replay(read_ledger(ledger_path(path)))
+        origin = recorded_origin(path.name.removesuffix(".jsonl"))
+        door.replay(read_ledger(ledger_path(path)), origin, own=path == transcript)
+    door.sync()
     return door

@@ -56,6 +56,8 @@ class Policy:
         return stricter(self, other) != self
 
 
+# The origin of a rule lineage made (a variable made from restricted sources).
+LINEAGE = "lineage"
 FULL = Policy("full")
 NEVER = Policy("never")
 
@@ -115,10 +117,11 @@ def _file_matches(target: str, rel: str) -> bool:
 @dataclass(frozen=True)
 class Resolved:
     """The policy a source gets and where it was set (`notebook`, `personal config`,
-    `repository config`, `default`)."""
+    `repository config`, `default`, `lineage`: the variable was made from `sources`)."""
 
     policy: Policy
     origin: str
+    sources: tuple[str, ...] = ()  # a derived rule's: what the variable was made from
 
 
 @dataclass
@@ -145,9 +148,14 @@ class PolicySet:
             return True
         return self.local_only if self.notebook_local_only is None else self.notebook_local_only
 
-    def set(self, target: str, policy: Policy, origin: str) -> None:
-        self.rules[check_target(target)] = Resolved(policy, origin)
+    def set(self, target: str, policy: Policy, origin: str, sources: tuple[str, ...] = ()) -> None:
+        self.rules[check_target(target)] = Resolved(policy, origin, sources)
         self.version += 1
+
+    def derive(self, name: str, policy: Policy, sources: tuple[str, ...]) -> None:
+        """Restrict variable `name`, made from `sources`, by `policy` (lineage)."""
+        if self.rules.get(name) != Resolved(policy, LINEAGE, sources):
+            self.set(name, policy, LINEAGE, sources)
 
     def _pick(self, matching: list[tuple[str, Resolved]], exact: str) -> Resolved | None:
         for target, resolved in matching:

@@ -133,7 +133,10 @@ def rule_lines(policies: PolicySet, *, origins: bool = False) -> list[str]:
     for target in dict.fromkeys([*policies.rules, *policies.floor]):
         if is_variable_target(target):
             resolved = policies.for_variable(target)
-            lines.append(f"variable {target}: {resolved.policy}{origin(resolved.origin)}")
+            if resolved.sources:  # lineage: `variable top (from cust, schema)`
+                lines.append(f"variable {target} (from {', '.join(resolved.sources)}, {resolved.policy})")
+            else:
+                lines.append(f"variable {target}: {resolved.policy}{origin(resolved.origin)}")
         else:
             resolved = policies.for_file(target)
             lines.append(f"files {target}: {resolved.policy}{origin(resolved.origin)}")

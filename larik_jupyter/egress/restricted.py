@@ -1,18 +1,31 @@
 """The values of a session's restricted variables and files, kept indexed (`egress/values.py`)
 for the door's search of untagged text: re-indexed only for what changed since last (a
-variable's object, shape or length; a file's modification time or size). A variable changed in
+variable's object, shape or length; a file's modification time or size, or whether it is
+`never`, whose lines are indexed too). A variable changed in
 place keeps its object, so what it holds is looked at too (its content key: the kernel's
 fingerprint, which the variable watch takes anyway): for every restricted variable once a turn
-(the person's cells may have run since), and for those a call says it changed (`stale`)."""
+(the person's cells may have run since), and for those a call says it changed (`stale`).
+
+What is out of date is indexed in the background (`egress/builder.py`); a source of at most
+`INLINE_VALUES` values (the budget shared by a refresh's sources) in the request itself.
+`unfinished` names the restricted sources the index taken by the last refresh does not hold."""
 
 from __future__ import annotations
 
 import os
+import threading
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
+from larik_jupyter.egress.builder import IndexBuilder
 from larik_jupyter.egress.policy import PolicySet
-from larik_jupyter.egress.values import ValueIndex, file_forms, value_forms
+from larik_jupyter.egress.values import (
+    MIN_ROWS,
+    VALUES_PER_SOURCE,
+    ValueIndex,
+    file_forms,
+    value_forms,
+)
 
 _NOT_YET = object()  # no turn checked yet
 
@@ -22,6 +35,8 @@ MAX_FILE_BYTES = 8 * 1024 * 1024
 # Folders never searched for restricted files: tools' and environments' own.
 _SKIPPED = frozenset({"node_modules", "__pycache__", "site-packages", "venv", "env"})
 MAX_WALKED = 50_000
+# Values a request indexes itself (a few ms); larger sources are built in the background.
+INLINE_VALUES = 2_000
 
 
 class RestrictedValues:
@@ -37,13 +52,17 @@ class RestrictedValues:
         self.root = root
         self.variables = variables
         self.content_key = content_key
-        self.index = ValueIndex()
+        self.builder = IndexBuilder(_forms)
+        self.index = ValueIndex()  # the builder's published index when last taken
+        self.unfinished: tuple[str, ...] = ()  # the restricted sources it did not hold then
         self.version = 0
         self._indexed: dict[str, tuple[object, ...]] = {}
         self._checked_turn: object = _NOT_YET
         self._stale: set[str] = set()
         self._files_key: tuple[int | None, int] | None = None
         self._files: list[tuple[str, Path]] = []
+        self._refreshing = threading.RLock()
+        self._pid = os.getpid()
 
     def stale(self, names: Iterable[str]) -> None:
         """Variables a call changed: what they hold is looked at again at the next refresh."""
@@ -51,9 +70,20 @@ class RestrictedValues:
 
     def refresh(self, policies: PolicySet, turn: int | None) -> None:
         """Index the values of the variables and files `policies` restrict that changed since
-        last (the project is walked once per `turn` and rules' version)."""
+        last (the project is walked once per `turn` and rules' version). One caller at a time:
+        a rule set in the notebook (`/egress`) may meet a running turn's request."""
+        if self._pid != os.getpid():  # forked: a lock another thread held there is not held here
+            self._pid, self._refreshing = os.getpid(), threading.RLock()
+        with self._refreshing:
+            self._refresh(policies, turn)
+
+    def _refresh(self, policies: PolicySet, turn: int | None) -> None:
         if not policies.restricts_anything():
-            return  # nothing to look for (what an earlier rule indexed is no longer restricted)
+            # Nothing to look for (what an earlier rule indexed is no longer restricted).
+            if self.unfinished:
+                self.unfinished = ()
+                self.version += 1
+            return
         recheck = turn != self._checked_turn
         self._checked_turn = turn
         stale, self._stale = self._stale, set()
@@ -70,21 +100,37 @@ class RestrictedValues:
                 stat = path.stat()
             except OSError:
                 continue
-            wanted[f"file:{rel}"] = (stat.st_mtime_ns, stat.st_size)
-            values[f"file:{rel}"] = path
-        changed = False
-        for source in [s for s in self._indexed if s not in wanted]:
-            self.index.drop(source)
-            del self._indexed[source]
-            changed = True
-        for source, key in wanted.items():
-            if self._indexed.get(source) == key:
-                continue
-            self.index.add(source, _forms(source, values[source]))
-            self._indexed[source] = key
-            changed = True
-        if changed:
+            # A `never` file is indexed line by line too: a new policy may call for that.
+            never = policies.for_file(rel).policy.kind == "never"
+            wanted[f"file:{rel}"] = (stat.st_mtime_ns, stat.st_size, never)
+            values[f"file:{rel}"] = (path, never)
+        small: dict[str, tuple[tuple[object, ...], object]] = {}
+        budget = INLINE_VALUES
+        for source in sorted(wanted):
+            if self.builder.keys.get(source) != wanted[source]:
+                size = _size(source, values[source])
+                if size <= budget:
+                    budget -= size
+                    small[source] = (wanted[source], values[source])
+        self._indexed = wanted
+        self.builder.want({s: (wanted[s], values[s]) for s in wanted}, now=small)
+        if small:
+            self.builder.index_now(small)
+        self._take()
+
+    def _take(self) -> None:
+        """Take the builder's published index and what it does not hold yet: `version` counts
+        the changes of either."""
+        index, names = self.builder.snapshot()
+        unfinished = tuple(sorted(names))
+        if index is not self.index or unfinished != self.unfinished:
+            self.index, self.unfinished = index, unfinished
             self.version += 1
+
+    def settle(self, timeout: float) -> bool:
+        """Wait until the index holds every wanted source (or `timeout` seconds: False); the
+        next `refresh` takes it."""
+        return self.builder.settle(timeout)
 
     def _key(self, name: str, value: object, look: bool) -> tuple[object, ...]:
         """What says variable `name` changed since it was indexed: its identity, and what it
@@ -145,14 +191,36 @@ def _asked(question: Callable[[], object]) -> object:
 
 def _forms(source: str, value: object) -> Iterable[tuple[str, str]]:
     kind, _, name = source.partition(":")
-    if kind == "file" and isinstance(value, Path):
+    if kind == "file" and isinstance(value, tuple):
+        path, never = value
         try:
-            with open(value, "rb", opener=lambda p, f: os.open(p, f | os.O_NOFOLLOW)) as handle:
+            with open(path, "rb", opener=lambda p, f: os.open(p, f | os.O_NOFOLLOW)) as handle:
                 text = handle.read(MAX_FILE_BYTES).decode("utf-8", errors="replace")
         except OSError:
             return []
-        return list(file_forms(name, text))
+        return list(file_forms(name, text, lines=never))
     try:
         return list(value_forms(name, value))
     except Exception:  # a value that cannot be walked is still covered by its tags
         return []
+
+
+def _size(source: str, value: object) -> int:
+    """About how many values indexing `source`'s `value` (a file's: (path, never)) looks at; a
+    value that cannot be asked counts as large (it is indexed in the background)."""
+    try:
+        return _counted(source, value)
+    except Exception:
+        return VALUES_PER_SOURCE
+
+
+def _counted(source: str, value: object) -> int:
+    if source.startswith("file:") and isinstance(value, tuple):
+        return min(value[0].stat().st_size, MAX_FILE_BYTES) // 16
+    shape = getattr(value, "shape", None)
+    if isinstance(shape, tuple) and len(shape) == 2 and hasattr(value, "columns"):
+        rows, columns = int(shape[0]), min(int(shape[1]), 500)
+        return min(rows, max(MIN_ROWS, VALUES_PER_SOURCE // max(columns, 1))) * columns
+    if isinstance(value, dict):
+        return min(2 * len(value), 2 * VALUES_PER_SOURCE)
+    return min(len(value), VALUES_PER_SOURCE) if hasattr(value, "__len__") else 1

@@ -25,6 +25,7 @@ import ahocorasick_rs
 
 VALUES_PER_SOURCE = 20_000
 MIN_ROWS = 200  # rows of each column indexed however wide the frame
+MIN_LINE = 12  # characters of a `never` file's line indexed whole
 _MIN_STRING = 5
 
 
@@ -66,14 +67,14 @@ def number_forms(value: float | int) -> list[str]:
     if significant < 4:
         return []
     whole = len(text.split(".")[0].lstrip("0"))
-    forms = {repr(float(value)), f"{value:,}", f"{value:.6f}", f"{value:,.2f}", f"{value:.2f}"}
+    forms = {repr(float(value)), f"{value:,}", f"{value:.6f}", f"{value:,.2f}", f"{value:.2f}", f"{value:e}"}
     # Rounded as printed (pandas' and people's decimals), never to a whole number: `73457`
     # for 73456.78 would also be any of a thousand counts and ids.
     # Grouped with commas only in the two forms people write (`73,456.78`, as repr and 2 dp).
     for keep in range(max(4, whole + 1), min(significant, 12) + 1):
         decimals = keep - whole if whole else keep + len(text.split(".")[1]) - len(text.split(".")[1].lstrip("0"))
         forms.add(f"{value:.{max(decimals, 0)}f}")
-    return sorted(f for f in forms if _significant(f.lstrip("-").replace(",", "")) >= 4)
+    return sorted(f for f in forms if _significant(f.lstrip("-").replace(",", "").partition("e")[0]) >= 4)
 
 
 def _string_is_distinctive(text: str, varied: bool) -> bool:
@@ -155,9 +156,16 @@ def _cell_forms(cell: str, varied: bool) -> list[str]:
     return [text, *number_forms(number)] if math.isfinite(number) else []
 
 
-def file_forms(rel: str, text: str) -> Iterator[tuple[str, str]]:
+def file_forms(rel: str, text: str, lines: bool = False) -> Iterator[tuple[str, str]]:
     """(text, label) for each distinctive value of the file at `rel`: delimited files by
-    column (`data/x.csv:email`), any other file by token."""
+    column (`data/x.csv:email`), any other file by token; with `lines` (a `never` file, of
+    which nothing may go) also each line of `MIN_LINE` or more characters, so its free text
+    (names in notes, log lines) is found where it is printed as it stands."""
+    if lines:
+        for line in list(dict.fromkeys(text.splitlines()))[:VALUES_PER_SOURCE]:
+            line = line.strip()
+            if len(line) >= MIN_LINE and len(tokens(line)) >= 2:
+                yield line, rel
     if rel.lower().endswith((".csv", ".tsv", ".tab")):
         delimiter = "\t" if rel.lower().endswith((".tsv", ".tab")) else ","
         rows = list(csv.reader(io.StringIO(text), delimiter=delimiter))[: VALUES_PER_SOURCE + 1]
@@ -176,20 +184,52 @@ def file_forms(rel: str, text: str) -> Iterator[tuple[str, str]]:
 
 
 # Token characters: ASCII letters, digits and `_@.+-`, and every byte of a non-ASCII
-# character; anything else separates tokens. Bytes, so that splitting 400 KB takes a few ms.
+# character; anything else separates tokens. ASCII letters are made lower case in the same
+# pass: values are found whatever their case (`CUST@EX.COM`, `1.55E+04`). Bytes, so that
+# splitting 400 KB takes a few ms.
 _KEEP = frozenset(b"_@.+-0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
-_SPLIT = bytes(c if c in _KEEP or c >= 128 else 32 for c in range(256))
+_SPLIT = bytes((c | 32 if 65 <= c <= 90 else c) if c in _KEEP or c >= 128 else 32 for c in range(256))
+_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
+# Digits in groups (`1234 5678`, `555-123-4567`): found as the digits they hold, joined.
+DIGIT_RUN = re.compile(r"\d+(?:[ -]\d+)+")
+MIN_DIGITS = 6  # digits a grouped number needs to be looked at joined
+
+
+def lower(text: str) -> str:
+    """`text` with its ASCII letters in lower case (offsets unchanged)."""
+    return text.translate(_LOWER)
 
 
 def tokens(text: str) -> list[bytes]:
-    """`text`'s tokens as UTF-8 bytes."""
+    """`text`'s tokens as UTF-8 bytes, ASCII letters in lower case."""
     return text.encode("utf-8", "surrogatepass").translate(_SPLIT).split()
+
+
+def joined_digits(text: str) -> str:
+    """The digits of `text` when it is a number written in groups (`555-123-4567`: `5551234567`),
+    else ""."""
+    if " " not in text and "-" not in text:
+        return ""  # no groups (most values: plain numbers, words, emails)
+    digits = re.sub(r"[^0-9]", "", text)
+    if len(digits) < MIN_DIGITS or digits == text or re.fullmatch(r"[0-9 ()+./-]+", text) is None:
+        return ""
+    # A date (`2024-03-15`) is a date, found as such; a number with a decimal point, a number.
+    if re.match(r"\d{4}-\d{2}-\d{2}", text) or re.fullmatch(r"-?[0-9]+\.[0-9]+", text):
+        return ""
+    return digits
+
+
+def _grouped(text: str) -> bytes:
+    """The digit groups of `text`, each joined (` 12345678 5551234567`), to be searched too."""
+    runs = [m.group() for m in DIGIT_RUN.finditer(text)]
+    joined = [d for run in runs if len(d := re.sub(r"[ -]", "", run)) >= MIN_DIGITS]
+    return (" " + " ".join(joined) + " ").encode() if joined else b""
 
 
 def _key(text: str) -> bytes:
     """The token a value is found by: its longest token (the text itself for one token)."""
     found = tokens(text)
-    return max(found, key=len) if found else text.encode("utf-8", "surrogatepass")
+    return max(found, key=len) if found else lower(text).encode("utf-8", "surrogatepass")
 
 
 # A `Found`'s fields as a plain tuple of strings, which the garbage collector stops looking at
@@ -227,14 +267,16 @@ class ValueIndex:
         self._base: _Matcher | None = None
         self._newer: set[str] = set()  # sources added since `_base` was compiled
         self._top: _Matcher | None = None  # their keys, compiled when first searched
+        self._long_numbers = 0  # values of `MIN_DIGITS` or more digits and nothing else
+        self._long: dict[str, int] = {}  # their count, by source
 
     def add(self, source: str, forms: Iterable[tuple[str, str]]) -> None:
         """Index `forms` ((text, label) pairs) as values of `source`, replacing earlier ones."""
         self.drop(source)
         added: dict[bytes, list[_Item]] = {}
-        for text, label in forms:
+        for text, label in _with_joined(forms):
             key = _key(text)
-            whole = key == text.encode("utf-8", "surrogatepass")
+            whole = key == lower(text).encode("utf-8", "surrogatepass")
             item = (text, source, label, key if whole else None)
             # A token that ends a sentence keeps its full stop: found under both.
             for variant in (key, key + b"."):
@@ -242,10 +284,13 @@ class ValueIndex:
         for variant, items in added.items():
             self._by_key[variant] = (*self._by_key.get(variant, ()), *items)
         self._sources[source] = tuple(added)
+        self._long[source] = sum(1 for key in added if key.isdigit() and len(key) >= MIN_DIGITS)
+        self._long_numbers += self._long[source]
         self._newer.add(source)
         self._top = None
 
     def drop(self, source: str) -> None:
+        self._long_numbers -= self._long.pop(source, 0)
         for key in self._sources.pop(source, ()):
             kept = tuple(f for f in self._by_key.get(key, ()) if f[1] != source)
             if kept:
@@ -258,6 +303,20 @@ class ValueIndex:
 
     def sources(self) -> list[str]:
         return list(self._sources)
+
+    def copy(self) -> ValueIndex:
+        """A copy to change while this one is searched (their compiled searches are shared:
+        they are never changed, only replaced)."""
+        other = ValueIndex()
+        other._by_key, other._sources = dict(self._by_key), dict(self._sources)
+        other._base, other._newer, other._top = self._base, set(self._newer), self._top
+        other._long_numbers, other._long = self._long_numbers, dict(self._long)
+        return other
+
+    def compile(self) -> None:
+        """Compile the search now (else its first use does)."""
+        if self._by_key:
+            self._matchers()
 
     def __len__(self) -> int:
         return len(self._by_key)
@@ -279,7 +338,9 @@ class ValueIndex:
         two: the compiled search lets go of the interpreter while it runs."""
         if not self._by_key or not texts:
             return [[] for _ in texts]
-        spaced = [b" " + t.encode("utf-8", "surrogatepass").translate(_SPLIT) + b" " for t in texts]
+        # Digits in groups are looked for only where some value is a long number (a scan of its own).
+        grouped = _grouped if self._long_numbers else (lambda _text: b"")
+        spaced = [b" " + t.encode("utf-8", "surrogatepass").translate(_SPLIT) + b" " + grouped(t) for t in texts]
         matchers = self._matchers()
 
         def hits(part: Sequence[bytes]) -> list[set[bytes]]:
@@ -295,13 +356,25 @@ class ValueIndex:
 
     def _found(self, text: str, keys: set[bytes], sources: set[str] | None) -> list[Found]:
         found: dict[str, Found] = {}
+        lowered: str | None = None
         for key in keys:
             for value, source, label, whole in self._by_key.get(key, ()):
-                if sources is not None and source not in sources:
+                if sources is not None and source not in sources or value in found:
                     continue
-                if value not in found and (whole is not None or value in text):
-                    found[value] = Found(value, source, label, whole)
+                if whole is None:
+                    lowered = lower(text) if lowered is None else lowered
+                    if lower(value) not in lowered:
+                        continue
+                found[value] = Found(value, source, label, whole)
         return sorted(found.values(), key=lambda f: -len(f.text))
+
+
+def _with_joined(forms: Iterable[tuple[str, str]]) -> Iterator[tuple[str, str]]:
+    """`forms`, each number written in groups also as its digits joined (`5551234567`)."""
+    for text, label in forms:
+        yield text, label
+        if digits := joined_digits(text):
+            yield digits, label
 
 
 SHARED_FROM = 128 * 1024  # bytes of text from which a batch's search is shared by two cores

@@ -9,6 +9,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from larik_jupyter.egress.kernel_rules import KernelRules
 from larik_jupyter.errors import LarikError
 from larik_jupyter.notebook.markdown_text import MarkdownText
 
@@ -62,6 +63,8 @@ class KernelSession:
         self.agent: Agent | None = None
         # The sessions of outside agents (MCP clients) working in this kernel, by connection.
         self.outside: dict[str, Agent] = {}
+        # The notebook's egress rules (`/egress`): the kernel's, held by every agent it opens.
+        self.egress_rules = KernelRules()
         # Set by Jupyter's interrupt while a command runs on a worker thread (a /check).
         self.command_stop = threading.Event()
 
@@ -145,6 +148,7 @@ class KernelSession:
                 host=self.host,
                 session=resume,
                 continue_latest=latest,
+                egress_rules=self.egress_rules,
             )
         elif resuming:
             self.agent.resume(resume, last=latest)
@@ -168,7 +172,9 @@ class KernelSession:
         if agent is None:
             from larik_jupyter.api import Agent
 
-            agent = Agent(self.cwd, model=f"mcp:{client}", host=self.host, protect=self.protect)
+            agent = Agent(
+                self.cwd, model=f"mcp:{client}", host=self.host, protect=self.protect, egress_rules=self.egress_rules
+            )
             self.outside[key] = agent
         return agent
 

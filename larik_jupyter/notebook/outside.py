@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import json
+import threading
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -28,6 +29,7 @@ from larik_jupyter.notebook.kernel import KernelSession
 if TYPE_CHECKING:
     from larik_jupyter.api import Agent
     from larik_jupyter.egress.ledger import Withheld
+    from larik_jupyter.tools.host import OpenNotebooks
 
 # The larik tools an outside agent may call; each runs as a turn, exactly as in a `%larik` turn.
 CALLS = ("notebook_read", "notebook_edit", "notebook_run", "notebook_check", "python")
@@ -90,9 +92,6 @@ async def call(request: str) -> None:
         agent = kernel.open_outside(str(data["key"]), str(data["client"]))
         # Where answers go: the client, whatever model the person may switch its session to.
         client = Destination(f"{OUTSIDE_PREFIX}:{data['client']}", None)
-        if kernel.agent is not None and kernel.agent is not agent:
-            # The rules the person set in the notebook (`/egress`) hold for the outside agent too.
-            agent.egress_door.follow(kernel.agent.egress_door)
         try:
             answer = await _answer(kernel, agent, client, data)
         except LarikError as exc:
@@ -117,6 +116,11 @@ async def _answer(kernel: KernelSession, agent: Agent, client: Destination, data
     tool, arguments = str(data["tool"]), dict(data.get("arguments") or {})
     if agent.running:
         raise LarikError("Another call of this session is still running; wait for its result, then call again.")
+    # What the person set since the client's last call holds from this call on: protect mode,
+    # allow and deny rules (the config's files), and the kernel's egress rules (shared with
+    # this session, taken by its door before the answer leaves).
+    agent.protect = kernel.protect
+    agent.follow_config()
     if tool in VIEWS:
         said, withheld = _view(agent, client, tool, arguments)
         if tool == "undo":
@@ -127,7 +131,9 @@ async def _answer(kernel: KernelSession, agent: Agent, client: Destination, data
     notebook = Path(data["notebook"]) if data.get("notebook") else kernel.own_notebook().path
     # What the person undid since (not the client's own undo): told with this result.
     note = agent.pending_note if agent.pending_note != _own_undo.pop(str(data["key"]), None) else None
-    approver = PageApprover(kernel, notebook, client=(agent, client) if data.get("elicit") else None)
+    approver = PageApprover(
+        kernel, notebook, str(data["client"]), client=(agent, client) if data.get("elicit") else None
+    )
     # Jupyter's interrupt (the page's stop button, or the server when its client went away)
     # stops this call as it stops a `%larik` turn.
     with sigint_stops(agent.stop, reading_input=lambda: False):
@@ -225,16 +231,21 @@ class PageApprover:
     notebook (the cell the call names, else the last code cell), as a `%larik` turn shows one
     in its own cell; where the notebook is not open, the client's user through MCP
     elicitation (`client`: the outside agent's session and its client, when the client supports
-    it; the ask passes the session's egress door); else None (the call is denied)."""
+    it; the ask passes the session's egress door); else None (the call is denied). Either way
+    the question names the client (`caller`), so the person knows who asks."""
 
     def __init__(
-        self, kernel: KernelSession, notebook: Path | None, *, client: tuple[Agent, Destination] | None = None
+        self, kernel: KernelSession, notebook: Path | None, caller: str, *,
+        client: tuple[Agent, Destination] | None = None,
     ) -> None:
         self.kernel = kernel
         self.notebook = notebook
+        self.caller = caller
         self.client = client
 
     async def ask(self, request: PermissionRequest) -> PermissionAnswer | None:
+        asked = f"The outside agent `{self.caller}` (over MCP) asks: {request.question}"
+        request = dataclasses.replace(request, question=asked)
         shown = await self._in_page(request)
         if shown is not None:
             return await shown
@@ -270,12 +281,36 @@ class PageApprover:
             loop.call_soon_threadsafe(resolve)
 
         card = ApprovalWidget(request, answered)
-        # Stopped before an answer: the card says so, its buttons go.
-        future.add_done_callback(lambda _future: card.cancel())
+        notebook, cell_id, before = self.notebook, str(cell["id"]), list(cell.get("outputs", []))
+
+        def ended(_future: object) -> None:
+            # Answered, denied, timed out or the client gone: the card's lines leave the cell.
+            card.cancel()
+            threading.Thread(
+                target=_take_down, args=(bridge, notebook, cell_id, before, card), name="larik-mcp-card", daemon=True
+            ).start()
+
+        future.add_done_callback(ended)
         data, metadata = format_display_data(card)
-        shown = [*cell.get("outputs", []), {"output_type": "display_data", "data": data, "metadata": metadata}]
-        bridge.post(self.notebook, ShowOutputs(cell_id=cell["id"], outputs=shown))
+        shown = [*before, {"output_type": "display_data", "data": data, "metadata": metadata}]
+        bridge.post(self.notebook, ShowOutputs(cell_id=cell_id, outputs=shown))
         return future
+
+
+def _take_down(bridge: OpenNotebooks, notebook: Path, cell_id: str, before: list[Any], card: Any) -> None:
+    """Show cell `cell_id` with its outputs as the notebook holds them now (`before`, those it
+    had under the card, where the page does not answer), the card gone, and close the card."""
+    outputs = before
+    try:
+        reply = bridge.request(notebook, Get())
+    except Exception:  # the page did not answer (closed, reloaded): the outputs it had
+        reply = None
+    cells = reply.notebook.cells if reply is not None and reply.notebook is not None else []
+    now = next((c for c in cells if c.get("id") == cell_id), None)
+    if now is not None:
+        outputs = list(now.get("outputs", []))
+    bridge.post(notebook, ShowOutputs(cell_id=cell_id, outputs=outputs))
+    card.close()
 
 
 def _let_out(agent: Agent, client: Destination, request: PermissionRequest) -> PermissionRequest:

@@ -18,7 +18,9 @@ class VariableChange(BaseModel):
     """One variable a call touched: `before` and `after` are its type and shape
     (`DataFrame 1000×5`), absent where it did not exist; `note` says why a change is unknown;
     `route` how code that does not name it changed it (`f()`, `globals()`, `the alias d`);
-    `rolled_back` true when protect mode put it back as it was before the call."""
+    `rolled_back` true when protect mode put it back as it was before the call;
+    `restricted_from` the restricted sources the call's code read, which make the variable
+    restricted by `policy` too (lineage, `egress/lineage.py`)."""
 
     model_config = ConfigDict(extra="allow", frozen=True)
 
@@ -29,12 +31,15 @@ class VariableChange(BaseModel):
     note: str | None = None
     route: str | None = None
     rolled_back: bool | None = None
+    restricted_from: list[str] | None = None
+    policy: str | None = None
 
     def text(self) -> str:
         """`df: DataFrame 1000×5 → 1000×4, changed in place`, `x: created int`, `y: deleted`,
         `df: DataFrame 1000×5, changed in place through f(), rolled back`."""
         how = f" through {self.route}" if self.route else ""
-        return self._what(how) + (", rolled back" if self.rolled_back else "")
+        derived = f", restricted (from {', '.join(self.restricted_from)}, {self.policy})" if self.restricted_from else ""
+        return self._what(how) + (", rolled back" if self.rolled_back else "") + derived
 
     def _what(self, how: str) -> str:
         if self.change == "created":

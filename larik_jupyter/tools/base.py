@@ -222,6 +222,19 @@ _JSON_TYPES: dict[str, tuple[type, ...]] = {
 }
 
 
+def input_problem(tool: Tool, args: dict[str, Any]) -> str | None:
+    """Why `args` do not match `tool`'s input schema (one sentence), or None. Asked before any
+    permission decision: a malformed call is told what to fix, never asked about or denied. A
+    schema beyond the subset `check_input` knows (an MCP server's own) is left to its tool."""
+    try:
+        check_input(tool.input_schema, args, tool.name)
+    except ToolError as exc:
+        return str(exc)
+    except (KeyError, TypeError):
+        return None
+    return None
+
+
 def check_input(schema: dict[str, Any], value: Any, where: str) -> None:
     """Check `value` against the small JSON-schema subset our tools use; raise `ToolError`."""
     kind = schema.get("type")

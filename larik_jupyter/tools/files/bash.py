@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import glob as globmod
 import os
+import shlex
 from pathlib import Path
 from typing import Any
 
+from larik_jupyter.egress.tags import files_tag
 from larik_jupyter.errors import ToolError
 from larik_jupyter.tools.base import Tool, ToolResult
 from larik_jupyter.tools.env import Env
@@ -16,6 +18,7 @@ from larik_jupyter.tools.files.snapshot import Snapshot, changes, take_snapshot
 DEFAULT_TIMEOUT = 120
 MAX_TIMEOUT = 600
 MAX_LISTED = 50
+MAX_NAMED = 200  # files a command's words may name, for its result's egress tag
 
 
 class BashTool(Tool):
@@ -88,9 +91,39 @@ class BashTool(Tool):
                 "[the project has too many files to check them all for changes; some changes may be unlisted]"
             )
         failed = outcome.timed_out or outcome.interrupted or bool(outcome.exit_code)
+        # Tagged with the restricted project files the command names (`cat secret/notes.txt`,
+        # `head data/*`); any other file it read is left to the door's search.
+        named = files_in_command(command, env.cwd, env.root)
+        tag = files_tag(env.egress, env.root, [rel for rel in named if env.egress.for_file(rel).policy.restricted])
         return ToolResult(
-            "\n".join(parts), is_error=failed, uncaptured=uncaptured
+            "\n".join(parts), is_error=failed, uncaptured=uncaptured, egress=tag or None
         )
+
+
+def files_in_command(command: str, cwd: Path, root: Path) -> list[str]:
+    """The files inside `root` that the words of a shell command name (relative to `cwd` or
+    absolute; a glob expanded; `--opt=PATH` and `<PATH` too), at most `MAX_NAMED`, as POSIX
+    paths relative to `root`."""
+    try:
+        words = shlex.split(command, comments=False)
+    except ValueError:
+        words = command.split()
+    found: list[str] = []
+    for word in words:
+        word = word.lstrip("<>0123456789&").partition("=")[2] or word.lstrip("<>0123456789&")
+        if not word or len(word) > 4096 or "\0" in word:
+            continue
+        named = globmod.glob(word, root_dir=cwd)[:MAX_NAMED] if globmod.has_magic(word) else [word]
+        for name in named:
+            path = Path(os.path.realpath(cwd / name))
+            try:
+                if path.is_relative_to(root) and path.is_file():
+                    found.append(path.relative_to(root).as_posix())
+            except OSError:
+                continue
+        if len(found) >= MAX_NAMED:
+            break
+    return list(dict.fromkeys(found))[:MAX_NAMED]
 
 
 def expand_paths(env: Env, patterns: list[str], base: Path) -> list[Path]:
