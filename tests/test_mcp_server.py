@@ -132,11 +132,14 @@ def test_ten_step_analysis_is_recorded_and_undone(kernel: Kernel, project: Path)
     assert entries[0].meta is not None and (entries[0].meta.provider, entries[0].meta.model) == ("mcp", CLIENT)
     calls = [b.name for e in entries if e.message is not None for b in e.message.tool_uses()]
     assert calls == ["notebook_read", "python", "notebook_edit", "notebook_run", "notebook_read", "notebook_check"]
-    # `/notebook` turns what the client did into cells, as for a turn of larik's own.
+    # `/notebook` turns what the client did into cells, as for a turn of larik's own: the calls
+    # undone (prompts 2 on) are left out by default, and kept, not run, with --include-undone.
     from larik_jupyter.analysis.as_notebook import write_notebook
 
-    out = write_notebook(Path(info.path), "as-notebook.ipynb", cwd=project)
-    assert "df['b'] = df['a'] * 10\nprint(df.shape)" in [c.source for c in nbformat.read(out, as_version=4).cells]
+    kept = nbformat.read(write_notebook(Path(info.path), "as-notebook.ipynb", cwd=project), as_version=4)
+    assert not any("df['b'] = df['a'] * 10" in c.source for c in kept.cells if c.cell_type == "code")
+    every = nbformat.read(write_notebook(Path(info.path), "all.ipynb", cwd=project, include_undone=True), as_version=4)
+    assert any("df['b'] = df['a'] * 10\nprint(df.shape)" in c.source and c.cell_type == "markdown" for c in every.cells)
 
 
 def test_the_person_undoes_a_connected_clients_call_in_the_notebook(kernel: Kernel, project: Path) -> None:
