@@ -83,8 +83,8 @@ def test_a_malformed_reply_from_the_page_gets_a_typed_error_and_fails_its_reques
     panel.answer = lambda r: panel.later({"type": "reply", "id": r["id"], "ok": "yes"})  # type: ignore[func-returns-value]
     started = time.monotonic()
     with pytest.raises(NotLanded, match=r"reading the notebook failed in the open notebook: malformed message: "):
-        in_worker(lambda: bridge.request(tmp_path / "nb.ipynb", Get(), timeout=5))
-    assert time.monotonic() - started < 2  # not the reply timeout
+        in_worker(lambda: bridge.request(tmp_path / "nb.ipynb", Get(), timeout=60))
+    assert time.monotonic() - started < 30  # not the 60 s reply timeout
     (error,) = [m for m in panel.received if m["type"] == "error"]
     assert error["code"] == "malformed" and error["id"] == 1 and "ok" in error["error"]
 
