@@ -66,3 +66,12 @@ def left_in_cwd(pids: list[int], name: str) -> bool:
         except psutil.Error:
             continue
     return False
+
+
+def exited(pid: int) -> bool:
+    """Whether process `pid` has exited (a zombie awaiting its reaper counts as exited)."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(") ", 1)[1][0]
+    except (FileNotFoundError, ProcessLookupError):
+        return True
+    return state == "Z"

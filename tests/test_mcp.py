@@ -22,7 +22,7 @@ from larik_jupyter.config.update import approve
 from larik_jupyter.testing import ScriptedHTTPServer
 from larik_jupyter.testing.api_rules import TOOL_NAME
 from tests.agent_helpers import done, personal, results_of, scripted, tool, wire_model
-from tests.process_helpers import wait_until
+from tests.process_helpers import exited, wait_until
 
 TINY = Path(__file__).parent / "mcp_servers" / "tiny_server.py"
 TINY_SERVER = {"command": sys.executable, "args": [str(TINY)]}
@@ -87,6 +87,7 @@ def test_a_server_crashing_mid_call_gives_an_error_result_and_the_turn_goes_on(
 def test_a_hung_call_times_out_and_closing_does_not_hang(project: Path) -> None:
     manager = McpManager({"tiny": McpServer(**TINY_SERVER)}, cwd=project, call_timeout=1.0)
     manager.start()
+    server = int(manager.call("tiny", "pid", {}).content)
     try:
         started = time.monotonic()
         result = manager.call("tiny", "hang", {"seconds": 120})
@@ -98,6 +99,7 @@ def test_a_hung_call_times_out_and_closing_does_not_hang(project: Path) -> None:
         manager.close()
         # Not waiting out the hang: close gives up on a server after 10 s, and on its thread after 10 more.
         assert time.monotonic() - started < 10
+        wait_until(lambda: exited(server), "close to end the server still busy with the hung call")
 
 
 def test_a_server_that_cannot_start_is_reported_failed(project: Path) -> None:

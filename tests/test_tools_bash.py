@@ -15,20 +15,11 @@ import pytest
 from larik_jupyter.tools import Env, ToolResult, default_tools
 from larik_jupyter.tools.files.snapshot import changes, take_snapshot
 from tests.agent_helpers import Hooks
-from tests.process_helpers import wait_until
+from tests.process_helpers import exited, wait_until
 
 
 def call(env: Env, **args: object) -> ToolResult:
     return default_tools(env)["bash"].run(env, args)
-
-
-def exited(pid: int) -> bool:
-    """Whether a process has exited (a zombie awaiting its reaper counts as exited)."""
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(") ", 1)[1][0]
-    except (FileNotFoundError, ProcessLookupError):
-        return True
-    return state == "Z"
 
 
 def gone(pid: int) -> bool:
