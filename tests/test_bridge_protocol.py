@@ -50,7 +50,7 @@ def test_a_reply_is_typed_at_the_door_and_reaches_the_tool_typed(tmp_path: Path)
     # A code the declaration does not know is a malformed reply, refused at the door.
     panel.answer = lambda r: panel.later({"type": "reply", "id": r["id"], "ok": False, "code": "exploded", "error": "?"})  # type: ignore[func-returns-value]
     with pytest.raises(NotLanded, match=r"malformed message: Invalid enum value 'exploded'"):
-        in_worker(lambda: bridge.request(tmp_path / "nb.ipynb", Get(), timeout=5))
+        in_worker(lambda: bridge.request(tmp_path / "nb.ipynb", Get(), timeout=60))
 
 
 def test_a_request_round_trips_with_its_id_path_and_op() -> None:

@@ -28,9 +28,9 @@ def cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
 
 
 def cli_process(*argv: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    """The real entry point in its own process; a command that blocks fails after 5 s."""
+    """The real entry point in its own process; a command that blocks (a FIFO read never ends) fails after 60 s."""
     return subprocess.run(
-        [sys.executable, "-m", "larik_jupyter", *argv], cwd=cwd, capture_output=True, text=True, timeout=5
+        [sys.executable, "-m", "larik_jupyter", *argv], cwd=cwd, capture_output=True, text=True, timeout=60
     )
 
 

@@ -69,14 +69,14 @@ class Kernel:
         msg_id = self.execute(code)
         assert self.reply(msg_id)["status"] == "ok"
         printed = []
-        while True:
-            try:
-                msg = self.kc.get_iopub_msg(timeout=0.5)
-            except queue.Empty:
-                break
-            if msg["parent_header"].get("msg_id") == msg_id and msg["msg_type"] == "stream":
+        while True:  # to the kernel's idle after `code`: its last output comes before
+            msg = self.kc.get_iopub_msg(timeout=60)
+            if msg["parent_header"].get("msg_id") != msg_id:
+                continue
+            if msg["msg_type"] == "stream":
                 printed.append(msg["content"]["text"])
-        return "".join(printed)
+            if msg["msg_type"] == "status" and msg["content"]["execution_state"] == "idle":
+                return "".join(printed)
 
     def interrupt_during(self, cell: str, reached: Any, phase: str) -> float:
         """Start `cell`, wait until `reached()` shows it is in `phase`, interrupt; the seconds
