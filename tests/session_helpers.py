@@ -15,6 +15,7 @@ from larik_jupyter.llm.messages import (
     Usage,
     user_text,
 )
+from larik_jupyter.session.catalog import list_sessions
 from larik_jupyter.session.entry import Entry
 from larik_jupyter.session.store import Session
 
@@ -29,6 +30,12 @@ def add_turn(session: Session, prompt: str, n: int, *, tool: bool = True) -> Non
         session.append_message(Message(role="user", content=[result]), sync=True)
     session.append_message(Message(role="assistant", content=[TextBlock(text=f"Done with {prompt}.")]))
     session.append(Entry(type="usage", model="claude-sonnet-4-5", usage=Usage(input_tokens=100, output_tokens=10)), sync=True)
+
+
+def released(cwd: Path) -> bool:
+    """Whether no process holds a session of `cwd` any more: a kernel shut down or restarted
+    lets go of its own only once its process has ended, which may come after the restart returns."""
+    return not any(info.held for info in list_sessions(cwd))
 
 
 def make_session(cwd: Path, prompts: int = 3, *, tool: bool = True) -> Path:

@@ -14,6 +14,7 @@ from larik_jupyter.config.layers import private_settings_path
 from larik_jupyter.session.reader import load_entries
 from larik_jupyter.session.state import replay
 from tests.agent_helpers import results_of, scripted, text, tool
+from tests.process_helpers import processes_running, unique_sleeps, wait_until
 
 
 def test_turn_writes_edits_runs_bash_and_undo_restores(project: Path, tmp_path: Path) -> None:
@@ -156,15 +157,16 @@ def test_bash_checkpoint_paths_make_shell_edit_undoable(project: Path, tmp_path:
 
 
 def test_stop_mid_tool_leaves_valid_resumable_session(project: Path, tmp_path: Path) -> None:
-    spec = scripted(tmp_path, [tool("bash", command="sleep 30")], [text("after")])
+    sleep = next(unique_sleeps(60))
+    spec = scripted(tmp_path, [tool("bash", command=sleep)], [text("after")])
     agent = Agent(project, model=spec, yes=True)
-    started = threading.Event()
-    agent.subscribe(lambda e: started.set() if isinstance(e, ae.ToolStarted) else None)
-    threading.Timer(0, lambda: (started.wait(10), time.sleep(0.3), agent.stop())).start()
+    threading.Thread(
+        target=lambda: (wait_until(lambda: processes_running(sleep), f"`{sleep}` to run"), agent.stop()), daemon=True
+    ).start()
     began = time.monotonic()
     outcome = agent.run("sleep")
     assert outcome.status == "interrupted"
-    assert time.monotonic() - began < 10
+    assert time.monotonic() - began < 30  # stopped: not the 60 s sleep's natural end
     path = agent.session_path
     agent.close()
     state = replay(load_entries(path).entries)

@@ -27,6 +27,7 @@ from larik_jupyter.llm.messages import Message, ToolResultBlock, ToolUseBlock, u
 from larik_jupyter.session.catalog import latest
 from larik_jupyter.session.store import Session
 from larik_jupyter.testing import ScriptedHTTPServer
+from tests.process_helpers import left_in_cwd, wait_until
 
 CSV = "group,value\na,1.5\na,2.5\nb,10\nb,20\n"
 LOAD = 'import pandas as pd\ndf = pd.read_csv("data.csv")\nprint(len(df), "rows")\ndf.shape'
@@ -196,33 +197,30 @@ def _kernels_of(pid: int) -> list[int]:
 
 
 def test_a_call_past_its_timeout_is_interrupted_and_the_replay_goes_on(project: Path) -> None:
-    path = python_session(project, [("import time\ntime.sleep(60)", "(no output)"), ("print('after')", "after")])
+    path = python_session(project, [("import time\ntime.sleep(120)", "(no output)"), ("print('after')", "after")])
     started = time.monotonic()
     done_ = _cli("replay", path.stem, "--timeout", "2", cwd=project)
     assert done_.returncode == 2, done_.stdout + done_.stderr
-    assert time.monotonic() - started < 45
+    assert time.monotonic() - started < 60  # interrupted at 2 s: not the 120 s sleep's natural end
     assert "timed out after 2 s and was interrupted" in done_.stdout
     assert "1 same, 0 changed, 1 failed, 0 skipped" in done_.stdout
 
 
 def test_ctrl_c_shuts_the_kernel_down_and_removes_the_scratch_copy(project: Path, tmp_path: Path) -> None:
-    path = python_session(project, [("import time\ntime.sleep(60)", "(no output)")])
+    marker = "replayed_cell_started"
+    path = python_session(project, [(f"open({marker!r}, 'w').close()\nimport time\ntime.sleep(120)", "(no output)")])
     scratch_root = tmp_path / "tmp"
     scratch_root.mkdir()
     proc = subprocess.Popen([sys.executable, "-m", "larik_jupyter", "replay", path.stem], cwd=project,
                             env={**os.environ, "TMPDIR": str(scratch_root)}, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     try:
-        deadline = time.monotonic() + 90
-        while not (kernels := _kernels_of(proc.pid)) and time.monotonic() < deadline:
-            time.sleep(0.2)
-        assert kernels, "the replay started no kernel"
-        time.sleep(3)  # the kernel is running the sleep now
+        kernels = wait_until(lambda: _kernels_of(proc.pid), "the replay to start its kernel", timeout=90)
+        wait_until(lambda: left_in_cwd(kernels, marker), "the replayed cell to start its sleep", timeout=90)
         proc.send_signal(signal.SIGINT)
-        assert proc.wait(timeout=30) == 130
+        assert proc.wait(timeout=60) == 130  # stopped: not the 120 s sleep's natural end
     finally:
         proc.kill()
-    time.sleep(1)
-    assert not [pid for pid in kernels if Path(f"/proc/{pid}").exists()]
+    wait_until(lambda: not [pid for pid in kernels if Path(f"/proc/{pid}").exists()], "the replay's kernel to exit")
     assert not [p for p in scratch_root.iterdir() if p.name.startswith("larik-scratch-")]
 
 

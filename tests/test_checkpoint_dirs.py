@@ -5,13 +5,13 @@ from __future__ import annotations
 import json
 import os
 import threading
-import time
 from pathlib import Path
 
 import pytest
 
 from larik_jupyter import paths
 from larik_jupyter.checkpoint.store import CheckpointStore
+from tests.process_helpers import wait_until
 
 SID = "20250101-120000-d1r000"
 
@@ -200,9 +200,7 @@ def test_racing_symlink_swaps_never_remove_a_directory_outside(world: tuple[Path
         racer = threading.Thread(target=swap)
         started = swaps
         racer.start()
-        deadline = time.monotonic() + 5  # on a loaded machine the racer may start late
-        while swaps == started and time.monotonic() < deadline:
-            time.sleep(0.001)
+        wait_until(lambda started=started: swaps != started, "the racer to start swapping", every=0.001)
         try:
             store.undo()
         finally:

@@ -204,9 +204,7 @@ def test_kill_9_mid_capture_or_restore_never_corrupts(tmp_path: Path) -> None:
     for i in range(8):
         (root / f"f{i}.txt").write_bytes(b"seed %d" % i)
     rng = random.Random(1234)
-    deadline = time.monotonic() + 10
-    kills = 0
-    while time.monotonic() < deadline:
+    for _ in range(12):
         proc = subprocess.Popen(
             [sys.executable, "-c", _WORKER, str(root), SID],
             stdout=subprocess.PIPE,
@@ -217,7 +215,6 @@ def test_kill_9_mid_capture_or_restore_never_corrupts(tmp_path: Path) -> None:
         proc.send_signal(signal.SIGKILL)
         proc.wait()
         proc.stdout.close()
-        kills += 1
         for turn_dir in sorted(paths.checkpoints_dir(SID).glob("[0-9]*")):
             manifest = turn_dir / "manifest.json"
             if manifest.exists():
@@ -228,4 +225,3 @@ def test_kill_9_mid_capture_or_restore_never_corrupts(tmp_path: Path) -> None:
             result = store.undo()
             assert result.ok, result.refused
         assert not [n for n in os.listdir(root) if n.startswith(".larik-undo-")]
-    assert kills >= 5

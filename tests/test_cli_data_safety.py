@@ -8,7 +8,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -19,6 +18,7 @@ from larik_jupyter.checkpoint.store import CheckpointStore
 from larik_jupyter.cli import main
 from larik_jupyter.session.reader import load_entries
 from larik_jupyter.session.state import INTERRUPTED_TOOL_RESULT, replay
+from tests.process_helpers import wait_until
 
 
 def cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
@@ -28,9 +28,9 @@ def cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
 
 
 def cli_process(*argv: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    """The real entry point in its own process; a command that blocks fails after 5 s."""
+    """The real entry point in its own process; a command that blocks (a FIFO read never ends) fails after 60 s."""
     return subprocess.run(
-        [sys.executable, "-m", "larik_jupyter", *argv], cwd=cwd, capture_output=True, text=True, timeout=5
+        [sys.executable, "-m", "larik_jupyter", *argv], cwd=cwd, capture_output=True, text=True, timeout=60
     )
 
 
@@ -170,10 +170,8 @@ def test_fork_of_a_session_killed_while_a_tool_ran_closes_the_call(
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
     )
     try:
-        deadline = time.monotonic() + 60
-        while not (tmp_path / "pid").is_file() or not (tmp_path / "pid").read_text().strip():
-            assert time.monotonic() < deadline
-            time.sleep(0.05)
+        pid = tmp_path / "pid"
+        wait_until(lambda: pid.is_file() and pid.read_text().strip(), "the bash command to write its pid")
         run.kill()  # a crash: nothing gets to write the tool's result
         run.wait(10)
     finally:

@@ -17,7 +17,6 @@ import signal
 import subprocess
 import sys
 import tempfile
-import time
 from collections import deque
 from pathlib import Path
 from typing import Any
@@ -37,6 +36,7 @@ from larik_jupyter.testing.api_rules import (
     openai_too_long,
 )
 from tests.agent_helpers import personal, text, tool
+from tests.process_helpers import wait_until
 from tests.test_dead_ends import KEY, noise_png
 
 MODELS = ["anthropic:claude-sonnet-4-5", "openai:gpt-5", "openai-compatible:local"]
@@ -148,10 +148,8 @@ def killed_mid_turn(project: Path, session: str, model: str, server: ScriptedHTT
     )
     proc = subprocess.Popen([sys.executable, "-c", code, str(project), model, session])
     try:
-        deadline = time.monotonic() + 30
-        while len(server.requests) == before and time.monotonic() < deadline and proc.poll() is None:
-            time.sleep(0.02)
-        time.sleep(0.15)
+        # Killed once its turn has asked the model (the reply streams at once: the server plays no delay).
+        wait_until(lambda: len(server.requests) > before or proc.poll() is not None, "the resumed turn to ask the model")
     finally:
         if proc.poll() is None:
             os.kill(proc.pid, signal.SIGKILL)

@@ -87,13 +87,13 @@ def test_before_hook_blocks_rm_and_after_hook_logs(project: Path, tmp_path: Path
 
 
 def test_a_hook_that_times_out_is_killed_and_blocks_nothing(project: Path, tmp_path: Path) -> None:
-    personal({"hooks": {"PreToolUse": [{"matcher": "", "command": "sleep 30", "timeout": 0.5}]}})
+    personal({"hooks": {"PreToolUse": [{"matcher": "", "command": "sleep 60", "timeout": 0.5}]}})
     spec = scripted(tmp_path, [tool("bash", command="echo ran")], done())
     agent = Agent(project, model=spec, yes=True)
     started = time.monotonic()
     outcome, events = run_collecting(agent, "go")
     agent.close()
-    assert time.monotonic() - started < 10
+    assert time.monotonic() - started < 30  # the hook was killed: not its 60 s sleep's natural end
     assert outcome.status == "done"
     (result,) = results_of(agent)
     assert result.content.startswith("ran")

@@ -17,6 +17,7 @@ from larik_jupyter.notebook import commands
 from larik_jupyter.notebook.kernel import KernelSession
 from larik_jupyter.notebook.widgets.undo import UndoPanel
 from tests.agent_helpers import done, scripted, tool
+from tests.process_helpers import await_until
 
 
 def text_of(items: list[Any]) -> str:
@@ -64,8 +65,7 @@ def test_every_session_switch_is_refused_while_a_turn_runs(project: Path, tmp_pa
 
     async def during_a_turn() -> list[str]:
         task = asyncio.create_task(agent.arun("slow"))
-        while not agent.running:
-            await asyncio.sleep(0.01)
+        await await_until(lambda: agent.running, "the slow turn to start")
         refused = []
         for action in (lambda: session.resume(first), lambda: session.new(), lambda: session.fork(),
                        lambda: session.rewind(1), lambda: session.require().undo(),

@@ -6,17 +6,17 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from IPython.utils.capture import capture_output
 
-from larik_jupyter import Agent
+from larik_jupyter import Agent, paths
 from larik_jupyter.agent.mcp import PING_TIMEOUT, McpManager
 from larik_jupyter.config.model import McpServer
 from larik_jupyter.notebook.render import ToolPart, render_tool
 from tests.agent_helpers import personal, scripted, text, tool
+from tests.process_helpers import wait_until
 from tests.widget_helpers import larik, shell_with_magics
 
 TINY = Path(__file__).parent / "mcp_servers" / "tiny_server.py"
@@ -57,12 +57,7 @@ def test_the_same_server_serves_fork_rewind_resume_and_new(project: Path, tmp_pa
 
 
 def _reaped_soon(pid: int) -> bool:
-    deadline = time.monotonic() + 10
-    while time.monotonic() < deadline:
-        if not alive(pid):
-            return True
-        time.sleep(0.1)
-    return False
+    return wait_until(lambda: not alive(pid), f"the MCP server {pid} to exit")
 
 
 def test_the_kernel_keeps_its_servers_across_new_and_restarts_a_changed_one(project: Path) -> None:
@@ -111,7 +106,8 @@ def test_a_server_busy_with_a_call_is_not_declared_dead(project: Path) -> None:
     try:
         with ThreadPoolExecutor(1) as pool:
             busy = pool.submit(manager.call, "tiny", "hang", {"seconds": PING_TIMEOUT + 2})
-            time.sleep(0.5)
+            log = paths.logs_dir() / "mcp-tiny.log"
+            wait_until(lambda: "hanging for" in log.read_text(), "the server to be busy with the call")
             (status,) = manager.check()
             assert status.state == "running"
             assert busy.result().content == "woke up"

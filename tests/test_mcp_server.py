@@ -27,6 +27,7 @@ from larik_jupyter.agent.loop import INTERRUPTED_RESULT
 from larik_jupyter.session.catalog import list_sessions
 from larik_jupyter.session.reader import load_entries
 from tests.agent_helpers import personal
+from tests.process_helpers import wait_until
 
 CLIENT = "test-client"
 ALLOW = {"permissions": {"allow": ["python", "notebook_edit", "notebook_run", "notebook_check"]}}
@@ -169,8 +170,10 @@ def test_a_kernel_that_dies_mid_call_is_said_as_such(kernel: Kernel, project: Pa
         async with stdio_client(server_params(kernel, project)) as (read, write):
             async with ClientSession(read, write, client_info=types.Implementation(name=CLIENT, version="1")) as session:
                 await session.initialize()
-                call = asyncio.ensure_future(session.call_tool("python", {"code": "import time\ntime.sleep(60)"}))
-                await asyncio.sleep(1.5)  # the call's code is running in the kernel
+                code = "open('call_started', 'w').close()\nimport time\ntime.sleep(60)"
+                call = asyncio.ensure_future(session.call_tool("python", {"code": code}))
+                started = project / "call_started"  # the kernel works in the project
+                await asyncio.to_thread(wait_until, started.exists, "the call's code to run in the kernel")
                 os.kill(kernel.km.provisioner.pid, signal.SIGKILL)  # type: ignore[union-attr]
                 return await asyncio.wait_for(call, 30)
 
@@ -265,7 +268,8 @@ async def main():
         async with ClientSession(read, write, client_info=types.Implementation(name="doomed", version="1")) as s:
             await s.initialize()
             print("calling", flush=True)
-            await s.call_tool("python", {"code": "import time\\nfor _ in range(300): time.sleep(0.1)"})
+            code = "open('call_started', 'w').close()\\nimport time\\nfor _ in range(600): time.sleep(0.1)"
+            await s.call_tool("python", {"code": code})
 
 asyncio.run(main())
 """
@@ -292,21 +296,15 @@ def test_client_killed_mid_call_leaves_kernel_usable(kernel: Kernel, project: Pa
     client = subprocess.Popen([sys.executable, str(script), *args], cwd=project, stdout=subprocess.PIPE, text=True)
     try:
         assert client.stdout is not None and client.stdout.readline().strip() == "calling"
-        deadline = time.monotonic() + 30
-        while not list_sessions(project) and time.monotonic() < deadline:
-            time.sleep(0.1)
-        time.sleep(1.0)  # the call's code is sleeping in the kernel now
+        wait_until((project / "call_started").exists, "the call's code to run in the kernel")
         os.kill(client.pid, signal.SIGKILL)
         client.wait(10)
         started = time.monotonic()
         assert kernel.value("1 + 1") == "2"
-        assert time.monotonic() - started < 15  # not the 30 s the call would have taken
+        assert time.monotonic() - started < 30  # not the 60 s the call would have taken
         # The server, left without its client, ends too (it stops the call, tells the
         # kernel, and exits): no process stays behind, however its waits interleave.
-        deadline = time.monotonic() + 40
-        while _servers_of(kernel.km.connection_file) and time.monotonic() < deadline:
-            time.sleep(0.2)
-        assert not _servers_of(kernel.km.connection_file)
+        wait_until(lambda: not _servers_of(kernel.km.connection_file), "the MCP server left without its client to exit")
     finally:
         if client.poll() is None:
             client.kill()

@@ -34,6 +34,7 @@ from larik_jupyter.notebook.turn_ui import TurnUI
 from larik_jupyter.tools.env import Env
 from larik_jupyter.tools.host import KernelHost
 from larik_jupyter.tools.notebook.cells import NotebookEditTool, NotebookReadTool
+from tests.process_helpers import wait_until
 
 
 class Panel:
@@ -179,8 +180,9 @@ def test_a_page_that_connects_mid_turn_is_sent_the_cells_outputs_until_the_turn_
 def test_an_ended_turns_cell_is_not_sent_after_the_grace_period(tmp_path: Path) -> None:
     bridge = Bridge()
     connect(bridge, tmp_path, "nb.ipynb", lambda _request: None)
-    MirroredCell(bridge, "cell-1", lambda: [], grace=0.0).end()
-    time.sleep(0.01)
+    ended = MirroredCell(bridge, "cell-1", lambda: [], grace=0.0)
+    ended.end()
+    wait_until(lambda: ended.ended_at is not None and time.monotonic() > ended.ended_at, "the 0 s grace to pass")
     late = connect(bridge, tmp_path, "nb.ipynb", lambda _request: None)
     assert [m for m in late.sent if m["op"] == "show_outputs"] == []
     assert bridge.joined == []

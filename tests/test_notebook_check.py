@@ -19,6 +19,7 @@ from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 from larik_jupyter.tools.check.tool import run_check
 from larik_jupyter.tools.host import KernelHost
 from tests.agent_helpers import done, make_env, scripted, tool
+from tests.process_helpers import left_in_cwd, wait_until
 from tests.test_notebook_kernel_undo import client, run_cells
 
 
@@ -82,7 +83,7 @@ def test_a_clean_notebook_and_a_timeout(project: Path) -> None:
     write_notebook(project / "slow.ipynb", [("import time\nwhile True: time.sleep(0.05)", 1, []), ("after = 1", 2, [])])
     started = time.monotonic()
     report = run_check(env, "slow.ipynb", timeout=8)
-    assert time.monotonic() - started < 30
+    assert time.monotonic() - started < 60  # the 8 s total timeout, not the 300 s cell timeout
     assert report.stopped == "total timeout" and len(report.not_run) == 1
     assert "The run ended early (total timeout; 1 cell after it not run)" in report.text()
 
@@ -91,10 +92,19 @@ def children(pid: int) -> list[psutil.Process]:
     return psutil.Process(pid).children(recursive=True)
 
 
+#: A cell that never ends, and first leaves a sign (a file in its scratch copy) that it runs.
+SLOW = "open('slow_cell_started', 'w').close()\nimport time\nwhile True: time.sleep(0.05)"
+
+
+def slow_cell_running(kernels: list[psutil.Process]) -> bool:
+    """Whether one of these scratch kernels runs the `SLOW` cell (it works in its copy's folder)."""
+    return left_in_cwd([k.pid for k in kernels], "slow_cell_started")
+
+
 @pytest.mark.timeout(240)
 def test_check_in_a_kernel_widget_text_and_an_interrupt_leaves_no_scratch_kernel(project: Path) -> None:
     write_notebook(project / "analysis.ipynb", ANALYSIS)
-    write_notebook(project / "slow.ipynb", [("import time\nwhile True: time.sleep(0.05)", 1, [])])
+    write_notebook(project / "slow.ipynb", [(SLOW, 1, [])])
     nbc = client(project, [
         "%load_ext larik_jupyter",
         "x, helper, total, count = 10, 5, 15, 4",
@@ -107,7 +117,10 @@ def test_check_in_a_kernel_widget_text_and_an_interrupt_leaves_no_scratch_kernel
         assert nbc.km is not None
         kernel_pid = nbc.km.provisioner.process.pid  # type: ignore[union-attr]
         # What Jupyter's interrupt button sends (the kernel's interrupt mode is "signal").
-        threading.Timer(6.0, os.kill, (kernel_pid, signal.SIGINT)).start()
+        threading.Thread(target=lambda: (
+            wait_until(lambda: slow_cell_running(children(kernel_pid)), "the checked slow cell to run", timeout=120),
+            os.kill(kernel_pid, signal.SIGINT),
+        ), daemon=True).start()
         started = time.monotonic()
         texts = run_cells(nbc, 3)
         took = time.monotonic() - started
@@ -115,7 +128,7 @@ def test_check_in_a_kernel_widget_text_and_an_interrupt_leaves_no_scratch_kernel
     html = "".join(o.get("data", {}).get("text/html", "") for o in nbc.nb.cells[2].outputs)
     assert "NameError: name &#x27;helper&#x27; is not defined" in html
     assert "Hidden state" in html and "count: live int 4, scratch int 3" in html
-    assert "The run ended early (stopped" in texts[3] and took < 60
+    assert "The run ended early (stopped" in texts[3] and took < 150  # not the 300 s cell timeout
     assert "still here 10" in texts[4]
 
 
@@ -159,25 +172,20 @@ def scratch_kernels() -> list[psutil.Process]:
 def test_stop_ends_the_agents_check_and_its_scratch_kernel(project: Path, tmp_path: Path) -> None:
     from larik_jupyter import Agent, KernelHost
 
-    write_notebook(project / "slow.ipynb", [("import time\nwhile True: time.sleep(0.05)", 1, [])])
+    write_notebook(project / "slow.ipynb", [(SLOW, 1, [])])
     model = scripted(tmp_path, [tool("notebook_check", path="slow.ipynb", timeout=300)], done())
     agent = Agent(project, model=model, yes=True, host=KernelHost({}))
     seen: list[int] = []
 
     def stop_once_running() -> None:
-        deadline = time.monotonic() + 60
-        while not scratch_kernels() and time.monotonic() < deadline:
-            time.sleep(0.1)
+        wait_until(lambda: slow_cell_running(scratch_kernels()), "the checked slow cell to run", timeout=120)
         seen.append(len(scratch_kernels()))
-        time.sleep(1.0)
         agent.stop()
 
     threading.Thread(target=stop_once_running, daemon=True).start()
     started = time.monotonic()
     outcome = agent.run("check it")
     agent.close()
-    assert outcome.status == "interrupted" and time.monotonic() - started < 60 and seen == [1]
-    deadline = time.monotonic() + 15
-    while scratch_kernels() and time.monotonic() < deadline:
-        time.sleep(0.2)
-    assert scratch_kernels() == []
+    # Stopped: not the 300 s the check's timeout would have let the cell run.
+    assert outcome.status == "interrupted" and time.monotonic() - started < 150 and seen == [1]
+    wait_until(lambda: not scratch_kernels(), "the check's scratch kernel to end")

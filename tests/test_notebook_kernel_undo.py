@@ -16,6 +16,8 @@ from larik_jupyter.session.catalog import resolve
 from larik_jupyter.session.reader import load_entries
 from larik_jupyter.session.state import replay
 from tests.agent_helpers import done, personal, scripted, tool
+from tests.process_helpers import wait_until
+from tests.session_helpers import released
 from tests.test_notebooks import outputs_text
 
 CHANGE = 'df.drop(columns=["a"], inplace=True); data.append(4); x = 5'
@@ -92,6 +94,7 @@ def test_after_a_kernel_restart_undo_restores_files_and_says_variables_are_gone(
         assert nbc.km is not None and nbc.kc is not None
         run_sync(nbc.km.restart_kernel)()
         run_sync(nbc.kc.wait_for_ready)(timeout=60)
+        wait_until(lambda: released(project), "the restarted kernel's old process to release its session")
         texts = run_cells(nbc, start=3)
     undo = texts[5]
     assert "restored notes.txt" in undo and (project / "notes.txt").read_text() == "before\n"

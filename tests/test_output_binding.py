@@ -19,6 +19,7 @@ from widget_helpers import shell_with_magics
 from larik_jupyter.notebook.parser import MagicUsageError, Prompt, parse_magic
 from larik_jupyter.session.reader import load_entries
 from larik_jupyter.session.state import replay
+from tests.process_helpers import await_until
 
 MAGICS = "get_ipython().magics_manager.registry['LarikMagics']"
 
@@ -133,9 +134,8 @@ def test_under_protect_mode_replace_asks_through_the_approval_card(project: Path
 
     async def run() -> None:
         task = asyncio.ensure_future(magics.run_async("-o df --replace summarise", None))
-        while not new_cards():
-            assert not task.done(), task.exception()
-            await asyncio.sleep(0.01)
+        await await_until(lambda: new_cards() or task.done(), "the turn to show its approval card")
+        assert not task.done(), task.exception()
         [card] = new_cards()
         assert card.request.summary == "-o df: replace your variable `df` (list, len 3) with this turn's outcome"
         (card.allow_button if click == "allow" else card.deny_button).click()

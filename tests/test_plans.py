@@ -16,6 +16,8 @@ from larik_jupyter.config.secrets import redactor_for
 from larik_jupyter.notebook.view import TranscriptView
 from larik_jupyter.session.export import export_markdown
 from tests.agent_helpers import done, results_of, scripted, tool
+from tests.process_helpers import wait_until
+from tests.session_helpers import released
 from tests.widget_helpers import larik, shell_with_magics
 
 FIRST = [{"content": "Read the code", "status": "in_progress"},
@@ -149,6 +151,7 @@ def _run_notebook(cells: list[str], workdir: Path) -> nbformat.NotebookNode:
 def test_after_a_kernel_restart_resume_and_plan_show_the_last_plan(project: Path, tmp_path: Path) -> None:
     model = scripted(tmp_path, plan_reply(FIRST), plan_reply(SECOND), done())
     _run_notebook(["%load_ext larik_jupyter", f"%larik --model {model} fix the bug"], project)
+    wait_until(lambda: released(project), "the first kernel to release its session")
     # A fresh kernel: nothing of the first one survives but the files on disk.
     nb = _run_notebook(["%load_ext larik_jupyter", "%larik /resume --last", "%larik /plan"], project)
     plan = "\n".join(o.get("data", {}).get("text/markdown", "") for o in nb.cells[2].outputs)

@@ -18,10 +18,12 @@ from larik_jupyter import Agent, paths
 from larik_jupyter.notebook.kernel import KernelSession
 from larik_jupyter.notebook.widgets.sessions import SessionsBrowser
 from larik_jupyter.session.catalog import latest, list_sessions
+from larik_jupyter.session.entry import now_rfc3339
 from larik_jupyter.session.reader import load_entries
 from larik_jupyter.session.state import replay
 from larik_jupyter.session.store import Session
 from tests.agent_helpers import done, scripted
+from tests.process_helpers import wait_until
 
 
 @pytest.fixture(autouse=True)
@@ -38,6 +40,9 @@ def created_earlier_written_later(cwd: Path) -> tuple[Path, Path]:
     early = made.with_name(f"{paths.new_session_id(datetime(2025, 1, 1, 9))}.jsonl")
     made.rename(early)
     newer = make_session(cwd, 1)
+    # Entry times are in milliseconds: `early` is written after `newer` only once the clock moved on.
+    newer_written = load_entries(newer).entries.outline(-1).time
+    wait_until(lambda: now_rfc3339() > newer_written, "the clock to pass the newer session's last write")
     with Session.open(early) as session:
         add_turn(session, "written last", 9)
     return early, newer

@@ -86,6 +86,7 @@ _CONTENDER = textwrap.dedent(
     from pathlib import Path
     from larik_jupyter.session.store import Session, SessionLockedError
     path, go = Path(sys.argv[1]), Path(sys.argv[2])
+    print("ready", flush=True)
     while not go.exists():
         time.sleep(0.001)
     try:
@@ -107,7 +108,8 @@ def test_two_processes_race_one_wins_and_sigkill_releases_the_lock(tmp_path: Pat
         for _ in range(2)
     ]
     try:
-        time.sleep(0.3)
+        # Both contenders wait for `go` before either opens the session.
+        assert [p.stdout.readline().strip() for p in procs if p.stdout] == ["ready", "ready"]
         go.touch()
         lines = {p: p.stdout.readline().strip() for p in procs if p.stdout}
         winners = [p for p, line in lines.items() if line == "won"]

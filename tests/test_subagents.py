@@ -22,6 +22,7 @@ from larik_jupyter.llm.scripted import ScriptedProvider
 from larik_jupyter.session.reader import load_entries
 from larik_jupyter.session.store import Session
 from tests.agent_helpers import text, tool
+from tests.process_helpers import processes_running, unique_sleeps, wait_until
 
 
 def routed(scripts: dict[str, list[list[dict[str, Any]]]]) -> ScriptedProvider:
@@ -162,21 +163,17 @@ def test_max_subagents_bounds_concurrency_and_discard_removes_a_worktree(repo: P
 
 def test_interrupting_the_parent_interrupts_its_subagents(repo: Path) -> None:
     parent = [[tool("task", description="slow", prompt="JOB-SLOW")], [text("never")]]
-    slow = {"JOB-SLOW": [[tool("bash", command="sleep 30")], [text("never")]]}
+    sleep = next(unique_sleeps(60))
+    slow = {"JOB-SLOW": [[tool("bash", command=sleep)], [text("never")]]}
     loop = open_loop(repo, routed({"PARENT": parent, **slow}))
-    agents = loop.session.path.with_name(f"{loop.session.id}-agents")
     outcome: dict[str, Any] = {}
     runner = threading.Thread(target=lambda: outcome.update(r=asyncio.run(loop.run_turn("PARENT"))))
     begun = time.monotonic()
     runner.start()
-    # The subagent's tool call is on disk before its command starts.
-    while not any("sleep 30" in p.read_text() for p in agents.glob("*.jsonl")):
-        assert time.monotonic() - begun < 20
-        time.sleep(0.05)
-    time.sleep(0.3)
+    wait_until(lambda: processes_running(sleep), f"the subagent's `{sleep}` to run")
     loop.stop()
-    runner.join(20)
-    assert not runner.is_alive() and time.monotonic() - begun < 20
+    runner.join(30)
+    assert not runner.is_alive() and time.monotonic() - begun < 30  # not the 60 s sleep's natural end
     assert outcome["r"].status == "interrupted"
     (result,) = [b for m in loop.session.state.all for b in m.tool_results()]
     assert result.is_error

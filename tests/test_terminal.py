@@ -23,6 +23,8 @@ FRONT_ENDS = {
 }
 PROMPT = r"In \[\d+\]: "
 QUESTION = r"\[y\]es once / \[a\]lways / \[n\]o, reason: "
+# Generous: on a loaded machine a front end, its kernel and a first turn's imports take a while.
+PATIENCE = 180
 HTML_TAG = re.compile(r"</?(details|summary|code|sub|b|i|pre|div|span|table|tr|td|ul|li|p)\b[^>]*>")
 
 
@@ -30,15 +32,30 @@ HTML_TAG = re.compile(r"</?(details|summary|code|sub|b|i|pre|div|span|table|tr|t
 def ipython(project: Path, request: pytest.FixtureRequest) -> Iterator[pexpect.spawn]:
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p), "TERM": "dumb"}
     command, *args = FRONT_ENDS[request.param]
-    child = pexpect.spawn(command, args, cwd=str(project), env=env, encoding="utf-8", timeout=60)
-    child.expect(PROMPT)
-    child.sendline("%load_ext larik_jupyter")
-    child.expect(PROMPT)
+    child = pexpect.spawn(command, args, cwd=str(project), env=env, encoding="utf-8", timeout=PATIENCE)
     try:
+        child.expect(PROMPT)
+        child.sendline("%load_ext larik_jupyter")
+        child.expect(PROMPT)
         yield child
     finally:
+        close(child)
+
+
+def close(child: pexpect.spawn) -> None:
+    """End the front end whatever state a test left it in; at worst it is killed. Never raises,
+    so a teardown reports nothing a test did not."""
+    try:
         child.sendline("exit")
-        child.expect(pexpect.EOF)
+        if child.expect([pexpect.EOF, QUESTION]) == 1:  # a failed test left a turn asking: end it
+            child.sendintr()
+            child.expect(PROMPT)
+            child.sendline("exit")
+            child.expect(pexpect.EOF)
+    except (pexpect.ExceptionPexpect, OSError):
+        pass
+    finally:
+        child.close(force=True)
 
 
 def run(child: pexpect.spawn, line: str) -> str:
@@ -52,7 +69,7 @@ def assert_plain(text: str) -> None:
     assert HTML_TAG.search(text) is None, HTML_TAG.search(text)
 
 
-@pytest.mark.timeout(180)
+@pytest.mark.timeout(600)
 def test_a_turn_streams_once_and_asks_at_a_terminal_prompt(ipython: pexpect.spawn, project: Path) -> None:
     ipython.sendline("%larik what does the demo do?")
     transcript = ""
@@ -98,12 +115,12 @@ def test_an_unclear_answer_is_asked_again() -> None:
     assert parse_answer("maybe") is None and parse_answer("") is None
 
 
-@pytest.mark.timeout(120)
+@pytest.mark.timeout(600)
 def test_ctrl_c_at_the_approval_prompt_ends_the_turn(ipython: pexpect.spawn, project: Path) -> None:
     ipython.sendline("%larik go")
     ipython.expect(QUESTION)
     ipython.sendintr()
-    ipython.expect(PROMPT, timeout=5)
+    ipython.expect(PROMPT)  # an unanswered question waits for ever
     text = str(ipython.before)
     assert_plain(text)
     assert "turn 1 interrupted" in text

@@ -57,7 +57,7 @@ class Meet(Tool):
     input_schema = {"type": "object", "properties": {}}
     writes = frozenset()
     concurrent = True
-    barrier = threading.Barrier(2, timeout=5)
+    barrier = threading.Barrier(2, timeout=60)  # calls run one after another: a failure, not a hang
 
     def execute(self, env: Env, args: dict[str, Any]) -> ToolResult:
         self.barrier.wait()

@@ -16,6 +16,8 @@ from nbformat.v4 import new_code_cell, new_notebook
 
 from larik_jupyter.notebook.widgets.undo import WENT_WITH_THE_KERNEL
 from tests.agent_helpers import done, scripted, tool
+from tests.process_helpers import wait_until
+from tests.session_helpers import released
 from tests.test_notebooks import outputs_text
 
 UNDO_PANEL = "UndoPanel"
@@ -63,6 +65,7 @@ def test_a_notebook_run_variable_is_undone_and_a_restart_leaves_no_undo_for_lost
         assert nbc.km is not None and nbc.kc is not None
         run_sync(nbc.km.restart_kernel)()
         run_sync(nbc.kc.wait_for_ready)(timeout=60)
+        wait_until(lambda: released(project), "the restarted kernel's old process to release its session")
         for index in range(7, len(nb.cells)):
             nbc.execute_cell(nb.cells[index], index)
         nbc.set_widgets_metadata()

@@ -46,7 +46,8 @@ def pid() -> int:
 
 @server.tool()
 def hang(seconds: float) -> str:
-    """Block for `seconds` without answering."""
+    """Block for `seconds` without answering (its log says when it starts)."""
+    print(f"tiny server: hanging for {seconds:g} s", file=sys.stderr, flush=True)
     time.sleep(seconds)
     return "woke up"
 
