@@ -166,7 +166,16 @@ def test_the_check_widget_links_problems_to_cells(project: Path, tmp_path: Path)
 
 
 def scratch_kernels() -> list[psutil.Process]:
-    return [p for p in psutil.Process().children(recursive=True) if "ipykernel" in " ".join(p.cmdline())]
+    """This process's kernel children that are alive (one that just exited, a zombie until it is
+    reaped, has no command line to read and is not counted)."""
+
+    def kernel(process: psutil.Process) -> bool:
+        try:
+            return "ipykernel" in " ".join(process.cmdline())
+        except psutil.Error:
+            return False
+
+    return [p for p in psutil.Process().children(recursive=True) if kernel(p)]
 
 
 def test_stop_ends_the_agents_check_and_its_scratch_kernel(project: Path, tmp_path: Path) -> None:

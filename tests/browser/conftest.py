@@ -22,7 +22,6 @@ import shutil
 import socket
 import subprocess
 import sys
-import time
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
@@ -33,6 +32,8 @@ from typing import Any
 
 import pytest
 from playwright.sync_api import Browser, Page, sync_playwright
+
+from tests.process_helpers import wait_until
 
 REPO = Path(__file__).resolve().parents[2]
 LABEXTENSION_SRC = REPO / "labextension"
@@ -57,19 +58,6 @@ LAB_SETTINGS = {
         "checkForUpdates": False,
     },
 }
-
-
-def wait_until(ready: Any, timeout: float, what: str, every: float = 0.2) -> Any:
-    """Poll `ready()` until it returns something truthy (returned) or `timeout` seconds pass
-    (an AssertionError naming `what`)."""
-    deadline = time.monotonic() + timeout
-    while True:
-        value = ready()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"waited {timeout:.0f} s for {what}")
-        time.sleep(every)
 
 
 @dataclass(frozen=True)
@@ -114,7 +102,7 @@ class LabServer:
                     return dict(session)
             return None
 
-        return wait_until(idle, timeout, f"an idle kernel with a connection in {self.root}", every=0.25)
+        return wait_until(idle, f"an idle kernel with a connection in {self.root}", timeout, every=0.25)
 
     def shut_down_kernels(self) -> None:
         """End every notebook session of the server (the kernels with them)."""
@@ -201,7 +189,7 @@ def _running_server(home: Path, built_labextension: Path, app: str, env: dict[st
         return True
 
     try:
-        wait_until(answering, 120, f"{app} to answer on {server.url}")
+        wait_until(answering, f"{app} to answer on {server.url}", 120, every=0.2)
         yield server
     finally:
         process.terminate()

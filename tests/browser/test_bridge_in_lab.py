@@ -14,8 +14,8 @@ from playwright.sync_api import Page
 
 from larik_jupyter.session.catalog import list_sessions
 from larik_jupyter.session.reader import load_entries
-from tests.browser.conftest import wait_until
 from tests.browser.test_notebook_live import body_has, shot
+from tests.process_helpers import wait_until
 
 if TYPE_CHECKING:
     from tests.browser.conftest import LabServer
@@ -139,7 +139,7 @@ def test_scripted_turn_edits_land_in_the_open_page_and_a_vanished_cell_is_not_la
     shot(lab_page, "bridge_edits_landed")
     # Saving writes the live document; the marker goes when the user edits the cell.
     lab_page.evaluate("window.jupyterapp.commands.execute('docmanager:save')")
-    wait_until(lambda: (lab_server.root / "edit.ipynb").read_bytes() != original, 60, "the save to write edit.ipynb")
+    wait_until(lambda: (lab_server.root / "edit.ipynb").read_bytes() != original, "the save to write edit.ipynb", 60)
     saved = nbformat.read(lab_server.root / "edit.ipynb", 4)
     assert [c.source for c in saved.cells][1] == "x = 40 + 2"
     lab_page.evaluate(

@@ -12,7 +12,6 @@ import nbformat
 import pytest
 from playwright.sync_api import Page
 
-from tests.browser.conftest import wait_until
 from tests.browser.test_bridge_in_lab import (
     edit,
     open_notebook,
@@ -21,6 +20,7 @@ from tests.browser.test_bridge_in_lab import (
     wait_idle_count,
 )
 from tests.browser.test_notebook_live import body_has, shot
+from tests.process_helpers import wait_until
 
 if TYPE_CHECKING:
     from tests.browser.conftest import LabServer
@@ -133,7 +133,7 @@ def test_undo_restores_the_open_documents_cells_and_saving_writes_the_original_b
     shot(lab_page, "cells_undone")
 
     assert lab_page.evaluate(SAVE, lab_server.path("work.ipynb")) is False
-    wait_until(lambda: (root / "work.ipynb").read_bytes() == original, 60, "the save to write work.ipynb's original bytes")
+    wait_until(lambda: (root / "work.ipynb").read_bytes() == original, "the save to write work.ipynb's original bytes", 60)
 
 
 OUTPUT_OF = """id => {
@@ -226,4 +226,4 @@ def test_undo_of_an_insert_a_delete_and_a_rewrite_of_cell_0_restores_the_order(
     body_has(lab_page, "restored 3 cells of work.ipynb in the open notebook")
     assert lab_page.evaluate(SOURCES_OF, lab_server.path("work.ipynb")) == before
     assert lab_page.evaluate(SAVE, lab_server.path("work.ipynb")) is False
-    wait_until(lambda: (root / "work.ipynb").read_bytes() == original, 60, "the save to write work.ipynb's original bytes")
+    wait_until(lambda: (root / "work.ipynb").read_bytes() == original, "the save to write work.ipynb's original bytes", 60)

@@ -14,7 +14,6 @@ from playwright.sync_api import Page, expect
 
 from larik_jupyter.session.catalog import list_sessions
 from larik_jupyter.session.reader import load_entries
-from tests.browser.conftest import wait_until
 from tests.browser.test_bridge_in_lab import open_notebook, run_cell
 from tests.browser.test_notebook_live import (
     CELL_ERRORS,
@@ -24,7 +23,7 @@ from tests.browser.test_notebook_live import (
     shot,
     write_notebook,
 )
-from tests.process_helpers import processes_running, unique_sleeps
+from tests.process_helpers import processes_running, unique_sleeps, wait_until
 
 if TYPE_CHECKING:
     from tests.browser.conftest import LabServer
@@ -87,13 +86,13 @@ def test_interrupt_during_a_shell_command_kills_it(lab_page: Page, lab_server: L
     ]}
     write_notebook(lab_server.root, "bash.ipynb", script, "--yes wait")
     open_and_run(lab_page, lab_server, "bash.ipynb")
-    wait_until(lambda: processes_running(command), 60, f"`{command}` to start")
+    wait_until(lambda: processes_running(command), f"`{command}` to start", 60)
     started = time.monotonic()
     took = lab_page.evaluate(INTERRUPT_AND_TIME)
     assert took <= 30, f"the turn ended {took:.2f} s after the interrupt (the command sleeps 60 s)"
     # The group gets SIGTERM as the turn ends; the process table may show it a moment longer.
-    wait_until(lambda: not processes_running(command), 30 - (time.monotonic() - started),
-               f"`{command}` to be gone within 30 s of the interrupt (it sleeps 60 s)")
+    wait_until(lambda: not processes_running(command),
+               f"`{command}` to be gone within 30 s of the interrupt (it sleeps 60 s)", 30 - (time.monotonic() - started))
     body_has(lab_page, "Interrupted")
     shot(lab_page, "interrupt_during_bash")
 
@@ -138,7 +137,7 @@ def test_stop_ends_a_busy_loop_the_agent_runs(lab_page: Page, lab_server: LabSer
         run_cell(lab_page, 1)
     else:
         open_and_run(lab_page, lab_server, "loop.ipynb")
-    wait_until((lab_server.root / "looping").exists, 60, "the agent's loop to start (its file `looping`)")
+    wait_until((lab_server.root / "looping").exists, "the agent's loop to start (its file `looping`)", 60)
     lab_page.locator("button.larik-stop").click()
     # The loop never ends by itself: the turn ending at all is what Stop did.
     lab_page.wait_for_function(CELLS_RAN, arg=2, timeout=60_000)

@@ -12,7 +12,7 @@ from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 from larik_jupyter.session.catalog import list_sessions
 from larik_jupyter.session.reader import load_entries
-from tests.browser.conftest import wait_until
+from tests.process_helpers import wait_until
 
 if TYPE_CHECKING:
     from tests.browser.conftest import LabServer
@@ -113,7 +113,7 @@ def test_transcript_streams_and_allow_lets_the_turn_continue(lab_page: Page, lab
     shot(lab_page, "notebook_approval")
     allow.click()
     body_has(lab_page, "All finished.")
-    wait_until((lab_server.root / "made.txt").exists, 60, "the approved write of made.txt")
+    wait_until((lab_server.root / "made.txt").exists, "the approved write of made.txt", 60)
     assert (lab_server.root / "made.txt").read_text() == "approved\n"
     shot(lab_page, "notebook_allowed")
 
