@@ -134,6 +134,11 @@ class Agent:
         return Path(self.loop.session.path)
 
     @property
+    def undone_prompts(self) -> list[int]:
+        """The prompts of this session an undo put back (1-based, in order), from its record."""
+        return sorted(self.loop.session.state.undone)
+
+    @property
     def model(self) -> str:
         return self.loop.provider.name
 

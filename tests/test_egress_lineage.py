@@ -40,8 +40,9 @@ def _turn(server: ScriptedHTTPServer, shell: object, prompt: str) -> str:
     return "\n".join(json.dumps(r.body, ensure_ascii=False) for r in server.requests[before:])
 
 
+@pytest.mark.parametrize("wire", ["anthropic", "openai"])
 def test_a_frame_made_from_a_restricted_one_is_withheld_plots_included(
-    project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, wire: str
 ) -> None:
     script = [
         {"content": [tool("python", code=MAKE)]}, {"content": done("made")},
@@ -49,7 +50,7 @@ def test_a_frame_made_from_a_restricted_one_is_withheld_plots_included(
         {"content": [tool("python", code=SHOW)]}, {"content": done("shown again")},
     ]
     with ScriptedHTTPServer(script, api_key=KEY) as server:
-        model = wire_model("anthropic", server, KEY, monkeypatch)
+        model = wire_model(wire, server, KEY, monkeypatch)
         shell, magics = shell_with_magics(project, model)
         shell.user_ns["cust"] = _frame()
         try:

@@ -42,13 +42,13 @@ def _steps() -> list[Any]:
     return [{"content": s} for s in [*steps, done("ok"), done("ok")]]
 
 
-def _run(project: Path, monkeypatch: pytest.MonkeyPatch, *, rule: bool) -> str:
+def _run(project: Path, monkeypatch: pytest.MonkeyPatch, *, rule: bool, wire: str) -> str:
     (project / "secret").mkdir()
     for rel, text in FILES.items():
         (project / rel).write_text(text)
     personal({"egress": {"policies": {"secret/*": "never"}}} if rule else {})
     with ScriptedHTTPServer(_steps(), api_key=KEY) as server:
-        model = wire_model("anthropic", server, KEY, monkeypatch)
+        model = wire_model(wire, server, KEY, monkeypatch)
         shell, _ = shell_with_magics(project, model)
         larik(shell, "--no-context read the notes")
         larik(shell, "--no-context --with secret/notes.txt,secret/people.json,secret/app.log and these")
@@ -56,16 +56,18 @@ def _run(project: Path, monkeypatch: pytest.MonkeyPatch, *, rule: bool) -> str:
         return "\n".join(json.dumps(r.body, ensure_ascii=False) for r in server.requests)
 
 
-def test_nothing_of_a_never_file_leaves_by_any_tool(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    sent = _run(project, monkeypatch, rule=True)
+@pytest.mark.parametrize("wire", ["anthropic", "openai"])
+def test_nothing_of_a_never_file_leaves_by_any_tool(project: Path, monkeypatch: pytest.MonkeyPatch, wire: str) -> None:
+    sent = _run(project, monkeypatch, rule=True, wire=wire)
     for name in NAMES:
         assert name not in sent, name
     for rel in FILES:
         assert f"[withheld: {rel} — policy never; nothing of {rel} may be sent" in sent, rel
 
 
-def test_without_the_rule_the_names_do_leave(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    sent = _run(project, monkeypatch, rule=False)
+@pytest.mark.parametrize("wire", ["anthropic", "openai"])
+def test_without_the_rule_the_names_do_leave(project: Path, monkeypatch: pytest.MonkeyPatch, wire: str) -> None:
+    sent = _run(project, monkeypatch, rule=False, wire=wire)
     for name in NAMES:
         assert name in sent, name
     assert "[withheld:" not in sent

@@ -30,12 +30,13 @@ def _turn_sent(server: ScriptedHTTPServer, shell: object, prompt: str) -> str:
     return "\n".join(json.dumps(r.body, ensure_ascii=False) for r in server.requests[before:])
 
 
+@pytest.mark.parametrize("wire", ["anthropic", "openai"])
 def test_a_rule_holds_for_every_session_of_the_kernel_until_the_person_changes_it(
-    project: Path, monkeypatch: pytest.MonkeyPatch
+    project: Path, monkeypatch: pytest.MonkeyPatch, wire: str
 ) -> None:
     routes = ["/new", "/clear", "/resume {first}", "/model {model}", "/fork"]
     with ScriptedHTTPServer(TURN * (len(routes) + 3), api_key=KEY) as server:
-        model = wire_model("anthropic", server, KEY, monkeypatch)
+        model = wire_model(wire, server, KEY, monkeypatch)
         shell, magics = shell_with_magics(project, model)
         shell.user_ns["cust"] = pd.DataFrame({"email": [CANARY, "b.other9@ex.com"], "amount": [15519.29, 1.0]})
         larik(shell, "/egress cust schema")

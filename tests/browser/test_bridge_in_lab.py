@@ -61,6 +61,13 @@ def open_notebook(page: Page, lab: LabServer, name: str) -> None:
     page.evaluate("async path => { await window.jupyterapp.commands.execute('docmanager:open', {path}); }", lab.path(name))
     page.wait_for_selector(".jp-Notebook")
     lab.wait_for_idle_kernel()
+    # The page has the kernel's info (it writes `language_info` into the notebook's metadata):
+    # a save before that writes other bytes than every save after it.
+    page.wait_for_function(
+        "path => Array.from(window.jupyterapp.shell.widgets('main'))"
+        ".find(w => w.context?.path === path)?.content.model?.getMetadata('language_info')?.name",
+        arg=lab.path(name), timeout=60_000,
+    )
 
 
 def run_cell(page: Page, index: int) -> None:

@@ -49,6 +49,15 @@ def open_current(page: Page, lab: LabServer, name: str) -> None:
     )
 
 
+def saved_as(path: Path, original: bytes) -> None:
+    """Wait for the page's save to write `original`'s bytes to `path`; else show how they differ."""
+    try:
+        wait_until(lambda: path.read_bytes() == original, f"the save to write {path.name}'s original bytes", 60)
+    except AssertionError:
+        assert path.read_text() == original.decode()
+        raise
+
+
 def work_notebook(root: Path) -> None:
     nb = nbformat.v4.new_notebook()
     ran = nbformat.v4.new_code_cell("print('ran')", id="ran", execution_count=4)
@@ -133,7 +142,7 @@ def test_undo_restores_the_open_documents_cells_and_saving_writes_the_original_b
     shot(lab_page, "cells_undone")
 
     assert lab_page.evaluate(SAVE, lab_server.path("work.ipynb")) is False
-    wait_until(lambda: (root / "work.ipynb").read_bytes() == original, "the save to write work.ipynb's original bytes", 60)
+    saved_as(root / "work.ipynb", original)
 
 
 OUTPUT_OF = """id => {
@@ -226,4 +235,4 @@ def test_undo_of_an_insert_a_delete_and_a_rewrite_of_cell_0_restores_the_order(
     body_has(lab_page, "restored 3 cells of work.ipynb in the open notebook")
     assert lab_page.evaluate(SOURCES_OF, lab_server.path("work.ipynb")) == before
     assert lab_page.evaluate(SAVE, lab_server.path("work.ipynb")) is False
-    wait_until(lambda: (root / "work.ipynb").read_bytes() == original, "the save to write work.ipynb's original bytes", 60)
+    saved_as(root / "work.ipynb", original)

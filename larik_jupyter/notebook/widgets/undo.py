@@ -126,7 +126,7 @@ def undo_data(agent: Agent | None) -> dict[str, Any]:
     # kernel's current session, which a /fork or /rewind changes: naming it keeps an old
     # output from reading as a lie).
     empty = UndoReport().nothing_left(agent.session_id)
-    undone = sorted(agent.loop.session.state.undone)
+    undone = agent.undone_prompts
     return {"session": agent.session_id, "turns": turns, "empty": empty, "undone": undone,
             "undone_text": undone_text(undone)}
 
