@@ -16,4 +16,4 @@ fi
 .venv/bin/python -m pip install -q -e '.[test]'
 .venv/bin/ruff check larik_jupyter tests bench
 .venv/bin/mypy
-exec .venv/bin/pytest -q -p no:cacheprovider -n "${LARIK_TEST_WORKERS:-2}" --dist loadfile "$@"
+exec .venv/bin/pytest -q -rs -p no:cacheprovider -n "${LARIK_TEST_WORKERS:-2}" --dist loadfile "$@"
