@@ -6,7 +6,6 @@ full` lifts it (made false: the plot goes, and no marker of `top`)."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pandas as pd
@@ -18,7 +17,7 @@ from larik_jupyter.session.reader import load_entries
 from larik_jupyter.testing import ScriptedHTTPServer
 from larik_jupyter.tools.host import KernelHost
 from tests.agent_helpers import done, scripted, tool, wire_model
-from tests.widget_helpers import larik, shell_with_magics
+from tests.widget_helpers import larik, shell_with_magics, turn_sent
 
 KEY = "sk-egress-lineage"
 EMAIL = "line.canary.3318@ex.com"
@@ -32,12 +31,6 @@ SHOW = (
 
 def _frame() -> pd.DataFrame:
     return pd.DataFrame({"email": [EMAIL, "b.other9@ex.com"], "amount": [15519.29, -1.0]})
-
-
-def _turn(server: ScriptedHTTPServer, shell: object, prompt: str) -> str:
-    before = len(server.requests)
-    larik(shell, prompt)  # type: ignore[arg-type]
-    return "\n".join(json.dumps(r.body, ensure_ascii=False) for r in server.requests[before:])
 
 
 @pytest.mark.parametrize("wire", ["anthropic", "openai"])
@@ -55,8 +48,8 @@ def test_a_frame_made_from_a_restricted_one_is_withheld_plots_included(
         shell.user_ns["cust"] = _frame()
         try:
             larik(shell, "/egress cust schema")
-            _turn(server, shell, "--no-context keep the positive rows")
-            shown = _turn(server, shell, "--no-context show them")
+            turn_sent(server, shell, "--no-context keep the positive rows")
+            shown = turn_sent(server, shell, "--no-context show them")
             with capture_output() as listed:
                 larik(shell, "/egress")
             session, path = magics.kernel.require().session_id, magics.kernel.require().session_path
@@ -70,7 +63,7 @@ def test_a_frame_made_from_a_restricted_one_is_withheld_plots_included(
                 resumed.close()
             # Made false: the person lifts it; the same call sends the plot.
             larik(shell, "/egress top full")
-            lifted = _turn(server, shell, "--no-context show them again")
+            lifted = turn_sent(server, shell, "--no-context show them again")
         finally:
             shell.run_cell("import matplotlib.pyplot as plt; plt.close('all')")
     assert EMAIL not in shown and '"image/png"' not in shown and "data:image/png" not in shown

@@ -5,7 +5,6 @@ policy (then the canary does go: the test can fail)."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pandas as pd
@@ -15,19 +14,12 @@ from IPython.utils.capture import capture_output
 from larik_jupyter.egress.ledger import ledger_path, read_ledger
 from larik_jupyter.testing import ScriptedHTTPServer
 from tests.agent_helpers import done, tool, wire_model
-from tests.widget_helpers import larik, shell_with_magics
+from tests.widget_helpers import larik, shell_with_magics, turn_sent
 
 KEY = "sk-egress-sessions"
 CANARY = "kept.canary.4417@ex.com"
 # Each turn prints the frame, then ends.
 TURN = [{"content": [tool("python", code="print(cust.to_string())")]}, {"content": done("ok")}]
-
-
-def _turn_sent(server: ScriptedHTTPServer, shell: object, prompt: str) -> str:
-    """What the requests of one `%larik` turn sent."""
-    before = len(server.requests)
-    larik(shell, prompt)  # type: ignore[arg-type]
-    return "\n".join(json.dumps(r.body, ensure_ascii=False) for r in server.requests[before:])
 
 
 @pytest.mark.parametrize("wire", ["anthropic", "openai"])
@@ -40,12 +32,12 @@ def test_a_rule_holds_for_every_session_of_the_kernel_until_the_person_changes_i
         shell, magics = shell_with_magics(project, model)
         shell.user_ns["cust"] = pd.DataFrame({"email": [CANARY, "b.other9@ex.com"], "amount": [15519.29, 1.0]})
         larik(shell, "/egress cust schema")
-        sent = {"first": _turn_sent(server, shell, "--no-context look")}
+        sent = {"first": turn_sent(server, shell, "--no-context look")}
         first = magics.kernel.require().session_id
         sessions = {first: magics.kernel.require().session_path}
         for route in routes:
             larik(shell, route.format(first=first, model=model))
-            sent[route] = _turn_sent(server, shell, "--no-context look again")
+            sent[route] = turn_sent(server, shell, "--no-context look again")
             agent = magics.kernel.require()
             sessions[agent.session_id] = agent.session_path
         with capture_output() as shown:
@@ -54,7 +46,7 @@ def test_a_rule_holds_for_every_session_of_the_kernel_until_the_person_changes_i
         # Made false: the person lifts the rule; a new session sends the rows.
         larik(shell, "/egress cust full")
         larik(shell, "/new")
-        lifted = _turn_sent(server, shell, "--no-context and now")
+        lifted = turn_sent(server, shell, "--no-context and now")
     for route, text in sent.items():
         assert CANARY not in text, route
         assert "[withheld: cust — policy schema" in text, route

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -10,6 +11,7 @@ from IPython.core.interactiveshell import InteractiveShell
 from larik_jupyter.notebook.magics import LarikMagics
 from larik_jupyter.notebook.widgets.session_widget import SessionWidget
 from larik_jupyter.session.reader import load_entries
+from larik_jupyter.testing import ScriptedHTTPServer
 from tests.agent_helpers import scripted, text
 
 
@@ -33,6 +35,13 @@ def shell_with_magics(project: Path, model: str) -> tuple[InteractiveShell, Lari
 def larik(shell: InteractiveShell, line: str) -> None:
     """What `%larik LINE` in a cell does."""
     shell.run_line_magic("larik", line)
+
+
+def turn_sent(server: ScriptedHTTPServer, shell: InteractiveShell, line: str) -> str:
+    """What the requests of one `%larik LINE` sent to `server`, as JSON text."""
+    before = len(server.requests)
+    larik(shell, line)
+    return "\n".join(json.dumps(r.body, ensure_ascii=False) for r in server.requests[before:])
 
 
 def shape(path: Path) -> list[Any]:
