@@ -5,8 +5,6 @@ cell, which shows the outputs the notebook holds again. The page is the bridge's
 from __future__ import annotations
 
 import asyncio
-import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +14,7 @@ from larik_jupyter.agent.permissions import PermissionRequest
 from larik_jupyter.notebook.bridge import Bridge
 from larik_jupyter.notebook.outside import PageApprover
 from tests.agent_helpers import scripted
+from tests.process_helpers import await_until
 from tests.test_notebook_bridge import connect
 from tests.widget_helpers import shell_with_magics
 
@@ -31,14 +30,6 @@ REQUEST = PermissionRequest(
 def _shown(panel: Any) -> list[list[dict[str, Any]]]:
     """The outputs each `show_outputs` the page got showed in cell c1."""
     return [r["outputs"] for r in panel.sent if r["op"] == "show_outputs" and r["cell_id"] == "c1"]
-
-
-async def _until(what: str, holds: Callable[[], bool], timeout: float = 60) -> None:
-    deadline = time.monotonic() + timeout
-    while not holds():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"waited {timeout} s for {what}")
-        await asyncio.sleep(0.02)
 
 
 @pytest.mark.parametrize("end", ["answered", "client gone"])
@@ -57,7 +48,7 @@ def test_the_card_names_the_client_and_leaves_the_cell_when_the_call_ends(
 
     async def scenario() -> tuple[list[dict[str, Any]], str, str | None]:
         task = asyncio.ensure_future(approver.ask(REQUEST))
-        await _until("the card in cell c1", lambda: bool(_shown(panel)))
+        await await_until(lambda: bool(_shown(panel)), "the card in cell c1")
         with_card = _shown(panel)[-1]
         card = _instances[with_card[-1]["data"][VIEW]["model_id"]]
         question = card.request.question
@@ -69,7 +60,7 @@ def test_the_card_names_the_client_and_leaves_the_cell_when_the_call_ends(
             task.cancel()
             await asyncio.gather(task, return_exceptions=True)
             decision = None
-        await _until("the cell shown again after the call ended", lambda: len(_shown(panel)) == 2)
+        await await_until(lambda: len(_shown(panel)) == 2, "the cell shown again after the call ended")
         return with_card, question, decision
 
     with_card, question, decision = asyncio.run(scenario())
