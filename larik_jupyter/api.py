@@ -85,7 +85,6 @@ class Agent:
         egress_rules: KernelRules | None = None,
     ) -> None:
         self.cwd = Path(os.path.abspath(os.fspath(cwd or os.getcwd())))
-        # The notebook's egress rules: every session this agent opens holds them.
         self.egress_rules = egress_rules if egress_rules is not None else KernelRules()
         self.yes = yes
         self._protect = protect
@@ -132,11 +131,6 @@ class Agent:
     @property
     def session_path(self) -> Path:
         return Path(self.loop.session.path)
-
-    @property
-    def undone_prompts(self) -> list[int]:
-        """The prompts of this session an undo put back (1-based, in order), from its record."""
-        return sorted(self.loop.session.state.undone)
 
     @property
     def model(self) -> str:
@@ -227,8 +221,9 @@ class Agent:
         from larik_jupyter.tools.check import check_notebook
 
         state = self.loop.session.state
+        made = made_by_prompt(state.all, state.undone)
         return check_notebook(self.loop.env, path, timeout=timeout, stop=stop or threading.Event(), notebook=notebook,
-                              network=network, made=made_by_prompt(state.all, state.undone))
+                              network=network, made=made)
 
     def variable_changes(self, prompt_number: int) -> list[VariableChange]:
         """What the turn of prompt `prompt_number` (1-based) did to the kernel's variables, as its

@@ -16,6 +16,7 @@ from larik_jupyter.checkpoint.store import UndoResult
 from larik_jupyter.errors import LarikError
 from larik_jupyter.notebook.widgets import esm
 from larik_jupyter.notebook.widgets.session_widget import SessionWidget, escape, refresh_all
+from larik_jupyter.session.summary import summary
 from larik_jupyter.textdiff import diff_html
 from larik_jupyter.tools.kernel import DID_NOT_EXIST, kernel_snapshots
 
@@ -126,7 +127,8 @@ def undo_data(agent: Agent | None) -> dict[str, Any]:
     # kernel's current session, which a /fork or /rewind changes: naming it keeps an old
     # output from reading as a lie).
     empty = UndoReport().nothing_left(agent.session_id)
-    undone = agent.undone_prompts
+    # Read from the session file, as the sidebar reads it (server/turn_diffs.py).
+    undone = [p.number for p in summary(agent.session_path).prompts if p.undone]
     return {"session": agent.session_id, "turns": turns, "empty": empty, "undone": undone,
             "undone_text": undone_text(undone)}
 
