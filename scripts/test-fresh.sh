@@ -11,7 +11,9 @@ set -euo pipefail
 busy=0
 if [ "${1:-}" = "--busy" ]; then busy=$2; shift 2; fi
 repo=$(cd "$(dirname "$0")/.." && pwd)
-clone=$(mktemp -d)/larik_jupyter
+scratch=$(mktemp -d)
+chmod 755 "$scratch"  # an unprivileged user may enter it (test_os_confined's check run as nobody)
+clone=$scratch/larik_jupyter
 git clone -q "$repo" "$clone"
 pids=()
 stop_busy() { for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done; }
