@@ -55,6 +55,11 @@ def results_of(agent: Agent) -> list[Any]:
     return [b for m in agent.loop.session.state.all for b in m.tool_results()]
 
 
+#: The environment that picks a model or its key: no test sees the developer's
+#: (tests/conftest.py takes them away; `wire_model` sets two of them).
+MODEL_VARS = ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "LARIK_MODEL", "ANTHROPIC_BASE_URL", "OPENAI_BASE_URL")
+
+
 def wire_model(kind: str, server: ScriptedHTTPServer, key: str, monkeypatch: pytest.MonkeyPatch) -> str:
     """Point the `kind` SDK ("anthropic" or "openai") at `server` with `key`; returns its model."""
     if kind == "anthropic":

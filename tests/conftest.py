@@ -6,6 +6,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.agent_helpers import MODEL_VARS
+
 
 @pytest.fixture(autouse=True)
 def larik_dirs(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> dict[str, Path]:
@@ -14,7 +16,7 @@ def larik_dirs(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.Mon
     config = root / "config"
     monkeypatch.setenv("LARIK_DATA_DIR", str(data))
     monkeypatch.setenv("LARIK_CONFIG_DIR", str(config))
-    for var in ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "LARIK_MODEL", "ANTHROPIC_BASE_URL", "OPENAI_BASE_URL"):
+    for var in MODEL_VARS:
         monkeypatch.delenv(var, raising=False)
     return {"data": data, "config": config}
 

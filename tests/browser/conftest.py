@@ -33,6 +33,7 @@ from typing import Any
 import pytest
 from playwright.sync_api import Browser, Page, sync_playwright
 
+from tests.agent_helpers import MODEL_VARS
 from tests.process_helpers import wait_until
 
 REPO = Path(__file__).resolve().parents[2]
@@ -97,7 +98,7 @@ class LabServer:
         def idle() -> dict[str, Any] | None:
             for session in self.api("api/sessions"):
                 kernel = session.get("kernel") or {}
-                mine = str(session.get("path", "")).startswith(self.prefix)
+                mine = str(session.get("path", "")).startswith(self.path(""))
                 if mine and kernel.get("execution_state") == "idle" and kernel.get("connections", 0) > 0:
                     return dict(session)
             return None
@@ -201,9 +202,6 @@ def _running_server(home: Path, built_labextension: Path, app: str, env: dict[st
         log.close()
 
 
-_HOME_VARS = ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "LARIK_MODEL", "ANTHROPIC_BASE_URL", "OPENAI_BASE_URL")
-
-
 @pytest.fixture(scope="session")
 def browser_home(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     """The data and config home every browser test shares with the shared JupyterLab."""
@@ -217,7 +215,7 @@ def larik_dirs(browser_home: dict[str, Path], monkeypatch: pytest.MonkeyPatch) -
     each test's sessions are its own folder's); personal config never outlives a test."""
     monkeypatch.setenv("LARIK_DATA_DIR", str(browser_home["data"]))
     monkeypatch.setenv("LARIK_CONFIG_DIR", str(browser_home["config"]))
-    for var in _HOME_VARS:
+    for var in MODEL_VARS:
         monkeypatch.delenv(var, raising=False)
     yield browser_home
     shutil.rmtree(browser_home["config"], ignore_errors=True)
@@ -228,7 +226,7 @@ def shared_lab(
     tmp_path_factory: pytest.TempPathFactory, built_labextension: Path, browser_home: dict[str, Path]
 ) -> Iterator[LabServer]:
     """The JupyterLab every browser test of this process shares."""
-    env = {key: value for key, value in os.environ.items() if key not in _HOME_VARS}
+    env = {key: value for key, value in os.environ.items() if key not in MODEL_VARS}
     env |= {"LARIK_DATA_DIR": str(browser_home["data"]), "LARIK_CONFIG_DIR": str(browser_home["config"])}
     with _running_server(tmp_path_factory.mktemp("shared-lab"), built_labextension, "jupyterlab", env) as server:
         yield server
