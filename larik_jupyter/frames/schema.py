@@ -4,6 +4,8 @@ known and it is shown as `LazyFrame (not computed)`."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from larik_jupyter.frames.kinds import Frame
 
 NOT_COMPUTED = "(not computed)"  # a lazy frame's shape: `LazyFrame (not computed)`
@@ -15,7 +17,7 @@ def columns(frame: Frame) -> list[tuple[str, str]]:
     metadata says nothing (a Spark column)."""
     wrapped = frame.wrapped
     if frame.library == "dask":  # its empty pandas model: no partition is computed
-        meta = getattr(frame.native, "_meta", None)
+        meta: Any = getattr(frame.native, "_meta", None)
         if getattr(meta, "ndim", 0) == 2:
             return [(str(name), str(dtype)) for name, dtype in list(meta.dtypes.items())[:MAX_COLUMNS]]
         return [(str(getattr(meta, "name", "")), str(meta.dtype))] if hasattr(meta, "dtype") else []
