@@ -58,8 +58,8 @@ def _plan(frame: Frame) -> str:
         return str(native.sql_query())
     if frame.library == "pyspark":
         return f"spark:{native.semanticHash()}"
-    if frame.library == "dask":
-        return f"dask:{native._name}"
+    if frame.library == "dask" and isinstance(name := native._name, str):
+        return f"dask:{name}"
     raise TypeError(f"the plan of a {frame.library} object cannot be read")
 
 

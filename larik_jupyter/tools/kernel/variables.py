@@ -18,6 +18,7 @@ _IPYTHON_NAMES = frozenset({"In", "Out", "exit", "quit", "get_ipython"})
 MAX_VARIABLES = 200
 MAX_COLUMNS = 50
 MAX_PREVIEW = 80
+MAX_PART = 2000  # characters of one part of a description (its columns, its dtype)
 _SCALARS = (int, float, complex, bool, str, bytes, type(None))
 
 
@@ -65,7 +66,8 @@ def describe(value: object, *, preview: bool = True) -> str:
         except Exception as exc:
             bit = f"{what} unknown ({exception_text(exc)})"
         if bit:
-            bits.append(bit)
+            # A value's own text may be anything (a proxy's dtype that is itself, repr'd at length).
+            bits.append(bit if len(bit) <= MAX_PART else bit[: MAX_PART - 1] + "…")
     return ", ".join(bits)
 
 
