@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import csv
 import io
+import itertools
 import math
 
 from larik_jupyter.egress.policy import Policy
@@ -70,7 +71,7 @@ def _sample(value: object, policy: Policy) -> list[str]:
     if frame is not None:
         return [LAZY_NOTE.format(what="rows")] if frame.lazy else sample_lines(frame, policy.rows, policy.mask)
     try:
-        items = list(value)[: policy.rows]  # type: ignore[call-overload]
+        items = list(itertools.islice(value, policy.rows))  # type: ignore[call-overload]
     except Exception:
         return []
     return [f"  first {len(items)} items: {items!r}"[:4000]]
