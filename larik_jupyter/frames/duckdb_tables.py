@@ -14,6 +14,8 @@ import sys
 from dataclasses import dataclass, field
 from typing import Any
 
+from larik_jupyter.frames.digest import OverBudget
+
 MAX_TABLES = 50  # tables of a connection looked at
 SHOWN_TABLES = 3  # tables its shape names
 _TABLES = (
@@ -54,20 +56,19 @@ def tables_label(connection: Any) -> str:
         cursor.close()
 
 
-def contents(connection: Any) -> tuple[str, str, int]:
-    """The connection's shape as shown (`table orders 1,000 rows`), a text that changes with
-    any table's rows, and about how many bytes DuckDB read to make it."""
+def contents(connection: Any, budget: int) -> tuple[str, int]:
+    """A text that changes with any of the connection's tables' rows, and about how many bytes
+    DuckDB read to make it; raises `OverBudget` before reading more than `budget` bytes."""
+    size = size_of(connection)
+    if size > budget:
+        raise OverBudget(f"its tables are over the {budget >> 20} MB fingerprint budget")
     cursor = connection.cursor()
     try:
-        found: list[tuple[str, str, str, int]] = []
-        digests: list[str] = []
-        size = 0
-        for database, schema, name, estimated, width in tables(connection):
+        digests = []
+        for database, schema, name, _, _ in tables(connection):
             rows, total = cursor.execute(f"select count(*), sum(hash(t)::hugeint) from {_quoted(database, schema, name)} t").fetchone()
-            found.append((database, schema, name, int(rows)))
             digests.append(f"{database}.{schema}.{name}:{rows}:{total}")
-            size += int(estimated) * max(int(width), 1) * 8
-        return _label(found), "|".join(digests), size
+        return "|".join(digests), size
     finally:
         cursor.close()
 
@@ -126,5 +127,5 @@ def put_back(copy: TablesCopy) -> Any:
 
 
 def size_of(connection: Any) -> int:
-    """About the bytes a copy of the connection's tables takes."""
+    """About the bytes a copy of the connection's tables takes (eight a cell)."""
     return sum(int(rows) * max(int(width), 1) * 8 for _, _, _, rows, width in tables(connection))

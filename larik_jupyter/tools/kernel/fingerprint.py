@@ -109,7 +109,7 @@ def _digest(value: object, hasher: _Hasher) -> tuple[int | None, str]:
     if numpy_array(value):
         return hasher.array(value, sys.modules["numpy"]), ""
     if duckdb_connection(value):
-        _, tables, size = contents(value)
+        tables, size = contents(value, hasher.left)
         hasher.buffer(tables.encode(), size)
         return hasher.crc, ""
     return None, "no fingerprint for this type"
