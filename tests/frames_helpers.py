@@ -32,30 +32,31 @@ RULES = {"nev": "never", "sch": "schema", "sta": "stats", "sam": "sample 2 mask 
 @dataclass(frozen=True)
 class Library:
     """How one library makes a frame of columns (`make`, a format of `{data}`: a dict of
-    lists), shows it (`show`, of `{df}`), and gives one column as a list (`listed`, of `{df}`
-    and `{col}`)."""
+    lists), shows it (`show`, of `{df}`), gives one column as a list (`listed`, of `{df}` and
+    `{col}`) and as a frame of its own (`select`, the same)."""
 
     name: str
     setup: str
     make: str
     show: str
     listed: str
+    select: str = "{df}.select('{col}')"
     lazy: bool = False
 
 
 LIBRARIES = {
     "pandas": Library("pandas", "import pandas as pd", "pd.DataFrame({data})", "print({df})",
-                      "{df}['{col}'].to_list()"),
+                      "{df}['{col}'].to_list()", "{df}[['{col}']]"),
     "polars": Library("polars", "import polars as pl", "pl.DataFrame({data})", "print({df})",
                       "{df}['{col}'].to_list()"),
     "pyarrow": Library("pyarrow", "import pyarrow as pa", "pa.table({data})", "print({df})",
-                       "{df}['{col}'].to_pylist()"),
+                       "{df}['{col}'].to_pylist()", "{df}.select(['{col}'])"),
     "duckdb": Library("duckdb", "import duckdb\ncon = duckdb.connect()",
                       "con.sql('select * from (values ' + ', '.join(str(r) for r in zip(*{data}.values())) + ') t(' + ', '.join({data}) + ')')",
                       "print({df})", "[r[0] for r in {df}.select('{col}').fetchall()]", lazy=True),
     "dask": Library("dask", "import pandas as pd\nimport dask.dataframe as dd",
                     "dd.from_pandas(pd.DataFrame({data}), npartitions=1)", "print({df}.compute())",
-                    "{df}['{col}'].compute().to_list()", lazy=True),
+                    "{df}['{col}'].compute().to_list()", "{df}[['{col}']]", lazy=True),
     "spark": Library("spark", "", "spark.createDataFrame(list(zip(*{data}.values())), list({data}))",
                      "{df}.show(truncate=False)", "[r['{col}'] for r in {df}.select('{col}').collect()]", lazy=True),
 }
@@ -77,17 +78,17 @@ def setup_code(lib: Library) -> str:
 
 def script(lib: Library) -> list[dict[str, Any]]:
     """One turn over every route: each frame shown, a list derived in one call and printed in
-    the next, a plot drawn from a derived list, the variables inspected."""
+    the next, a plot drawn from a frame derived in an earlier call, the variables inspected."""
     show = "; ".join(lib.show.format(df=name) for name in RULES)
     steps: list[Any] = [
         [tool("python", code=show)],
         [tool("python", code=f"vals = {lib.listed.format(df='nev', col='email')}")],
         [tool("python", code="print(vals)")],
         [tool("python", code="print(uvals)" if not lib.lazy else "print('no list of the person')")],
-        [tool("python", code=f"amounts = {lib.listed.format(df='sta', col='amount')}")],
+        [tool("python", code=f"small = {lib.select.format(df='sta', col='amount')}")],
         [tool("python", code=(
             "import matplotlib\nmatplotlib.use('Agg')\nimport matplotlib.pyplot as plt\n"
-            "fig, ax = plt.subplots(figsize=(2, 2)); ax.plot(amounts); fig"
+            f"fig, ax = plt.subplots(figsize=(2, 2)); ax.plot({lib.listed.format(df='small', col='amount')}); fig"
         ))],
         [tool("inspect_variables")],
         done("Done."),
@@ -126,7 +127,7 @@ def assert_withheld(lib: Library, sent: str) -> None:
     assert sum(i in sent for i in SAMPLE_IDS) <= (0 if lib.lazy else 2)
     assert "[withheld: nev — policy never" in sent
     assert "[withheld: sch — policy schema" in sent
-    assert images(sent) == 0, "the plot drawn from a list derived from sta went as an image"
+    assert images(sent) == 0, "the plot drawn from a frame derived from sta went as an image"
     if lib.lazy:
         assert "LazyFrame (not computed)" in sent
 

@@ -2,7 +2,7 @@
 52): `never`, `schema`, `stats` and `sample 2 mask email` on frames of each library, through
 `%larik` against the wire fakes of both APIs: what is printed, a list derived from a frame in
 one call and printed in the next, one the person's cell derived (the value index's net: an
-eager frame's values are indexed whatever its library), a plot drawn from a derived list. No canary in any request
+eager frame's values are indexed whatever its library), a plot drawn from a derived frame. No canary in any request
 byte; with the rules removed the canaries go (the made-false twin). Spark is in
 `test_frames_spark.py`, on the one Spark session of that module."""
 
