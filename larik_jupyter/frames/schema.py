@@ -15,20 +15,19 @@ MAX_COLUMNS = 500
 def columns(frame: Frame) -> list[tuple[str, str]]:
     """(name, dtype) of each column (at most `MAX_COLUMNS`); a series' own; [] where the
     metadata says nothing (a Spark column)."""
-    wrapped = frame.wrapped
+    native: Any = frame.native
     if frame.library == "dask":  # its empty pandas model: no partition is computed
-        meta: Any = getattr(frame.native, "_meta", None)
+        meta: Any = getattr(native, "_meta", None)
         if getattr(meta, "ndim", 0) == 2:
             return [(str(name), str(dtype)) for name, dtype in list(meta.dtypes.items())[:MAX_COLUMNS]]
         return [(str(getattr(meta, "name", "")), str(meta.dtype))] if hasattr(meta, "dtype") else []
-    if wrapped is None:
-        dtype = getattr(frame.native, "dtype", None) if frame.kind == "Index" else None
-        return [("", str(dtype))] if dtype is not None else []
     if frame.library == "pandas":  # as pandas names them (`int64`, `object`), as its user knows them
-        native = frame.native
-        if frame.series:
+        if frame.series:  # a series or an index
             return [(str(native.name), str(native.dtype))]
         return [(str(name), str(dtype)) for name, dtype in list(native.dtypes.items())[:MAX_COLUMNS]]
+    wrapped = frame.wrapped
+    if wrapped is None:
+        return []
     if frame.series:
         return [(str(wrapped.name), str(wrapped.dtype))]
     schema = wrapped.collect_schema()
@@ -36,15 +35,13 @@ def columns(frame: Frame) -> list[tuple[str, str]]:
 
 
 def shape(frame: Frame) -> tuple[int, ...] | None:
-    """Rows and columns of an eager frame, length of a series or index; None for a lazy one
-    (its row count is a computation)."""
+    """Rows and columns of an eager frame, length of a series or index (the library's own,
+    no narwhals needed); None for a lazy frame (its row count is a computation)."""
     if frame.lazy:
         return None
-    if frame.wrapped is None:
-        return (len(frame.native),)
     if frame.series:
-        return (len(frame.wrapped),)
-    rows, width = frame.wrapped.shape
+        return (len(frame.native),)
+    rows, width = frame.native.shape
     return (int(rows), int(width))
 
 
