@@ -12,7 +12,8 @@ import itertools
 import math
 
 from larik_jupyter.egress.policy import Policy
-from larik_jupyter.frames import frame_of
+from larik_jupyter.frames import duckdb_connection, frame_of
+from larik_jupyter.frames.duckdb_tables import tables_label
 from larik_jupyter.frames.reading import MASK, sample_lines, stats_lines
 from larik_jupyter.frames.schema import NOT_COMPUTED, columns, shape
 
@@ -32,11 +33,14 @@ def _shape(value: object) -> str:
 
 def _schema(name: str, value: object) -> list[str]:
     frame = frame_of(value)
+    if duckdb_connection(value):  # its tables' names and sizes, no row
+        return [f"{name}: {type(value).__name__}, {tables_label(value)}"]
     if frame is None:
         size = _shape(value)
         lines = [f"{name}: {type(value).__name__}" + (f", shape {size}" if size else "")]
-        if hasattr(value, "dtype"):
-            lines.append(f"  dtype: {value.dtype}")
+        dtype = getattr(value, "dtype", None)
+        if dtype is not None and not callable(dtype):
+            lines.append(f"  dtype: {dtype}")
         return lines
     found = shape(frame)
     size = NOT_COMPUTED.strip("()") if found is None else " x ".join(map(str, found))
