@@ -8,11 +8,16 @@ byte; with the rules removed the canaries go (the made-false twin). Spark is in
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from tests.frames_helpers import LIBRARIES, assert_leaked, assert_withheld, run
+from larik_jupyter.testing import ScriptedHTTPServer
+from tests.agent_helpers import done, tool, wire_model
+from tests.frames_helpers import KEY, LIBRARIES, assert_leaked, assert_withheld, run
+from tests.widget_helpers import larik, shell_with_magics
 
 pytest.importorskip("polars", reason="polars is a test extra: pip install -e '.[test]'")
 pytest.importorskip("duckdb", reason="duckdb is a test extra: pip install -e '.[test]'")
@@ -36,3 +41,34 @@ def test_without_the_rules_the_canaries_of_every_library_do_leave(
 ) -> None:
     lib = LIBRARIES[name]
     assert_leaked(lib, run(lib, "anthropic", project, monkeypatch, rules=False))
+
+
+TABLE_CANARY = "tab.canary.8812@ex.com"
+CONNECTION = f"""
+import duckdb
+con = duckdb.connect()
+con.execute("create table people as select * from (values ('{TABLE_CANARY}', 1), ('b.x@ex.com', 2)) t(email, n)")
+tvals = [r[0] for r in con.sql("select email from people").fetchall()]
+"""
+
+
+@pytest.mark.parametrize("rules", [True, False])
+def test_a_restricted_duckdb_connections_tables_are_indexed(
+    rules: bool, project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A list the person's cell made from a restricted connection's table, printed by the
+    agent: withheld by the value index, which reads the connection's tables; the twin without
+    the rule sees it go."""
+    steps: list[Any] = [[tool("python", code="print(tvals)")], [tool("inspect_variables")], done()]
+    with ScriptedHTTPServer([{"content": s} for s in steps], api_key=KEY) as server:
+        shell, _ = shell_with_magics(project, wire_model("anthropic", server, KEY, monkeypatch))
+        assert shell.run_cell(CONNECTION).success
+        if rules:
+            larik(shell, "/egress con schema")
+        larik(shell, "print the list")
+        sent = "\n".join(json.dumps(r.body, ensure_ascii=False) for r in server.requests)
+    assert "con: _duckdb.DuckDBPyConnection, table people 2 rows" in sent
+    if rules:
+        assert TABLE_CANARY not in sent and "[withheld: con.people.email — policy schema" in sent
+    else:
+        assert TABLE_CANARY in sent

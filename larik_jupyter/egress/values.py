@@ -23,7 +23,8 @@ from typing import NamedTuple
 
 import ahocorasick_rs
 
-from larik_jupyter.frames import frame_of, numpy_array
+from larik_jupyter.frames import duckdb_connection, frame_of, numpy_array
+from larik_jupyter.frames.duckdb_tables import table_heads
 from larik_jupyter.frames.reading import column_heads
 from larik_jupyter.frames.schema import columns
 
@@ -107,7 +108,8 @@ def _scalar_forms(value: object, varied: bool) -> list[str]:
 
 def value_forms(name: str, value: object) -> Iterator[tuple[str, str]]:
     """(text, label) for each distinctive value of variable `name`: an eager frame's of any
-    library by column (`df.email`; the first rows only, through the frame layer), a series',
+    library by column (`df.email`; the first rows only, through the frame layer), a DuckDB
+    connection's by table and column (`con.orders.email`, the first `MIN_ROWS` rows), a series',
     an array's or a container's, a scalar's own. A lazy frame gives none: its rows are never
     computed here (what is made from it is restricted by lineage and tags)."""
     frame = frame_of(value)
@@ -122,6 +124,12 @@ def value_forms(name: str, value: object) -> Iterator[tuple[str, str]]:
             for item in items:
                 for form in _scalar_forms(item, varied):
                     yield form, label
+        return
+    if duckdb_connection(value):  # its tables are data held in the kernel
+        for column, items, varied in table_heads(value, MIN_ROWS):
+            for item in items:
+                for form in _scalar_forms(item, varied):
+                    yield form, f"{name}.{column}"
         return
     if numpy_array(value):
         items = list(value.ravel()[:VALUES_PER_SOURCE])  # type: ignore[attr-defined]

@@ -4,13 +4,14 @@ a copy for undo, and putting the copy back.
 Each base table of the connection's databases is summarised by its row count and a digest of
 its rows (`sum(hash(row))`, computed by DuckDB, in no particular order), through a cursor of its
 own (a second handle on the same database, so the user's connection and its pending results are
-not touched). Tables are copied as Arrow tables where pyarrow is loaded, else as rows; putting
+not touched); the egress value index reads the first rows of each (`table_heads`). Tables are copied as Arrow tables where pyarrow is loaded, else as rows; putting
 a copy back replaces each table with its rows as they were (constraints and indexes are not
 kept) and drops the tables made since."""
 
 from __future__ import annotations
 
 import sys
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -69,6 +70,23 @@ def contents(connection: Any, budget: int) -> tuple[str, int]:
             rows, total = cursor.execute(f"select count(*), sum(hash(t)::hugeint) from {_quoted(database, schema, name)} t").fetchone()
             digests.append(f"{database}.{schema}.{name}:{rows}:{total}")
         return "|".join(digests), size
+    finally:
+        cursor.close()
+
+
+def table_heads(connection: Any, limit: int) -> Iterator[tuple[str, list[object], bool]]:
+    """(`table.column`, distinct values of its first `limit` rows, whether they are mostly
+    different) for each column of each table (of at most `SHOWN_TABLES` × 10 tables): what the
+    egress value index reads of a restricted connection."""
+    cursor = connection.cursor()
+    try:
+        for database, schema, name, _, _ in tables(connection)[: SHOWN_TABLES * 10]:
+            relation = cursor.table(_quoted(database, schema, name)).limit(limit)
+            rows = relation.fetchall()
+            for index, column in enumerate(relation.columns):
+                present = [row[index] for row in rows if row[index] is not None]
+                items = list(dict.fromkeys(present))
+                yield f"{name}.{column}", items, len(items) * 2 >= max(len(present), 1)
     finally:
         cursor.close()
 
