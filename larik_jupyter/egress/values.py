@@ -116,7 +116,7 @@ def value_forms(name: str, value: object) -> Iterator[tuple[str, str]]:
     if frame is not None:
         if frame.lazy:
             return
-        table = frame.table
+        table = not frame.series
         # The source's budget shared by its columns: a wide frame indexes fewer rows.
         limit = max(MIN_ROWS, VALUES_PER_SOURCE // max(len(columns(frame)), 1)) if table else VALUES_PER_SOURCE
         for column, items, varied in column_heads(frame, limit):

@@ -46,7 +46,7 @@ def _schema(name: str, value: object) -> list[str]:
     size = NOT_COMPUTED.strip("()") if found is None else " x ".join(map(str, found))
     kind = f"LazyFrame ({frame.library})" if frame.lazy else type(value).__name__
     lines = [f"{name}: {kind}, shape {size}"]
-    if not frame.table:
+    if frame.series:
         lines += [f"  dtype: {dtype}" for _, dtype in columns(frame)]
     else:
         lines += [f"  {column}: {dtype}" for column, dtype in columns(frame)[:_MAX_COLUMNS]]

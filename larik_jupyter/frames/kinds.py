@@ -65,11 +65,6 @@ class Frame:
         pandas = sys.modules.get("pandas")
         return self.library == "pandas" and pandas is not None and isinstance(self.native, pandas.Index)
 
-    @property
-    def table(self) -> bool:
-        """Whether it has columns (a frame, lazy or not), not one column (a series, an index)."""
-        return not self.series
-
     @cached_property
     def wrapped(self) -> Any:
         """Its narwhals DataFrame, LazyFrame or Series; None for what narwhals does not take (a
@@ -147,12 +142,6 @@ def _through_narwhals(value: object, library: str) -> Frame | None:
     frame = Frame(value, library, isinstance(wrapped, nw.LazyFrame), isinstance(wrapped, nw.Series))
     frame.__dict__["wrapped"] = wrapped
     return frame
-
-
-def library_of(value: object) -> str | None:
-    """The frame library of `value` (`polars`), None for anything else."""
-    frame = frame_of(value)
-    return frame.library if frame is not None else None
 
 
 def numpy_array(value: object) -> bool:

@@ -78,7 +78,7 @@ def _frame_size(frame: Frame) -> str:
 
 def _frame_columns(frame: Frame) -> str | None:
     found = columns(frame)
-    if not frame.table:
+    if frame.series:
         return f"dtype {found[0][1]}" if found else None
     cols = [f"{name}: {kind}" for name, kind in found[: MAX_COLUMNS + 1]]
     more = ", …" if len(cols) > MAX_COLUMNS else ""
