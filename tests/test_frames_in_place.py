@@ -99,3 +99,19 @@ def test_a_connection_whose_tables_were_not_copied_is_said_plainly_not_restorabl
     assert undone.variables_text().startswith("could not restore: con (changed in place through run(), ")
     assert _state(ns)[0][0] == 990
     agent.close()
+
+
+def test_a_large_arrow_backed_string_column_is_compared_by_its_buffers(project: Path, tmp_path: Path) -> None:
+    """pandas' `str` columns are Arrow arrays: past the items pandas would hash one by one they
+    are still compared (by their Arrow buffers), so a call that only reads one reports nothing,
+    not "not compared", and a change to one item is seen."""
+    pd = pytest.importorskip("pandas")
+    ns: dict[str, Any] = {"s": pd.Series([f"id{i}" for i in range(2_100_000)], dtype="string[pyarrow]")}
+    model = scripted(tmp_path, [tool("python", code="print(len(s))")], [tool("python", code="t = s\nt[5] = 'x'")], done())
+    agent = Agent(project, model=model, yes=True, host=KernelHost(ns))
+    agent.run("look, then change one")
+    read, changed = results_of(agent)
+    assert not read.variables and "not compared" not in read.text()
+    lines = [VariableChange.model_validate(v).text() for v in changed.variables or []]
+    assert "s: Series 2100000, changed in place through the alias t" in lines
+    agent.close()

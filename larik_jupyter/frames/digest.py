@@ -1,8 +1,9 @@
 """The content digest of a frame, fed to the fingerprint's hasher (`tools/kernel/fingerprint.py`).
 
 pandas objects hash the buffers behind each column and the index (numeric, datetime,
-categorical codes, masks; object and string items as the hasher says: by identity or through
-pandas' hashes within `MAX_OBJECT_ITEMS`); polars frames and series their rows' 64-bit hashes
+categorical codes, masks, Arrow-backed columns such as pandas' `str` by their Arrow buffers;
+object and string items as the hasher says: by identity or through pandas' hashes within
+`MAX_OBJECT_ITEMS`); polars frames and series their rows' 64-bit hashes
 (`hash_rows`, `hash`), counted against the budget by their estimated size; pyarrow tables,
 batches and chunked arrays the Arrow buffers of each chunk. A lazy frame is never computed: its
 digest is its plan (polars' unoptimised plan, DuckDB's SQL, Spark's semantic hash of the logical
@@ -131,6 +132,10 @@ def _pandas_values(array: Any, hasher: Hasher, pandas: Any) -> None:
         strings = isinstance(getattr(array, "dtype", None), pandas.StringDtype)
         for part in backing:
             hasher.array(part, numpy, strings)
+        return
+    chunked = getattr(array, "_pa_array", None)
+    if type(chunked).__name__ == "ChunkedArray":  # Arrow-backed (pandas' `str`): its buffers
+        _arrow(chunked, hasher)
         return
     if len(array) > MAX_OBJECT_ITEMS:
         raise OverBudget(f"over the {MAX_OBJECT_ITEMS:,} items of a {type(array).__name__} a fingerprint hashes")
