@@ -115,3 +115,17 @@ def test_a_large_arrow_backed_string_column_is_compared_by_its_buffers(project: 
     lines = [VariableChange.model_validate(v).text() for v in changed.variables or []]
     assert "s: Series 2100000, changed in place through the alias t" in lines
     agent.close()
+
+
+@pytest.mark.parametrize("code", ["df.insert_column(0, pl.Series('z', [0, 0]))",
+                                  "df.vstack(pl.DataFrame({'a': [9], 'b': [9]}), in_place=True)"])
+def test_protect_denies_a_polars_in_place_method_it_reads_in_the_code(project: Path, tmp_path: Path, code: str) -> None:
+    ns = _polars()
+    before = _state(ns)
+    agent = Agent(project, model=scripted(tmp_path, [tool("python", code=code)], done()),
+                  yes=True, host=KernelHost(ns), protect=True)
+    agent.run("change it")
+    (result,) = results_of(agent)
+    assert result.is_error and result.text().startswith("Permission denied") and "this code changes df" in result.text()
+    assert _state(ns) == before
+    agent.close()
