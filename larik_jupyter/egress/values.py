@@ -131,7 +131,7 @@ def value_forms(name: str, value: object) -> Iterator[tuple[str, str]]:
                 for form in _scalar_forms(item, varied):
                     yield form, f"{name}.{column}"
         return
-    if numpy_array(value):
+    if numpy_array(value) or hasattr(value, "ravel") and hasattr(value, "dtype"):  # other arrays too (torch, jax)
         items = list(value.ravel()[:VALUES_PER_SOURCE])  # type: ignore[attr-defined]
         varied = True
     elif isinstance(value, dict):
