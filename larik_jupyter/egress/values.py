@@ -23,7 +23,7 @@ from typing import NamedTuple
 
 import ahocorasick_rs
 
-from larik_jupyter.frames import duckdb_connection, frame_of, numpy_array
+from larik_jupyter.frames import duckdb_connection, frame_of
 from larik_jupyter.frames.duckdb_tables import table_heads
 from larik_jupyter.frames.reading import column_heads
 from larik_jupyter.frames.schema import columns
@@ -131,7 +131,7 @@ def value_forms(name: str, value: object) -> Iterator[tuple[str, str]]:
                 for form in _scalar_forms(item, varied):
                     yield form, f"{name}.{column}"
         return
-    if numpy_array(value) or hasattr(value, "ravel") and hasattr(value, "dtype"):  # other arrays too (torch, jax)
+    if hasattr(value, "ravel") and hasattr(value, "dtype"):  # numpy arrays, and torch, jax…
         items = list(value.ravel()[:VALUES_PER_SOURCE])  # type: ignore[attr-defined]
         varied = True
     elif isinstance(value, dict):
