@@ -132,7 +132,7 @@ def value_forms(name: str, value: object) -> Iterator[tuple[str, str]]:
                     yield form, f"{name}.{column}"
         return
     if hasattr(value, "ravel") and hasattr(value, "dtype"):  # numpy arrays, and torch, jax…
-        items = list(value.ravel()[:VALUES_PER_SOURCE])  # type: ignore[attr-defined]
+        items = list(value.ravel()[:VALUES_PER_SOURCE])
         varied = True
     elif isinstance(value, dict):
         items = [*list(value.keys())[:VALUES_PER_SOURCE], *list(value.values())[:VALUES_PER_SOURCE]]
