@@ -72,3 +72,19 @@ def test_a_restricted_duckdb_connections_tables_are_indexed(
         assert TABLE_CANARY not in sent and "[withheld: con.people.email — policy schema" in sent
     else:
         assert TABLE_CANARY in sent
+
+
+def test_a_pandas_frame_with_a_repeated_column_name_is_still_indexed_and_viewed() -> None:
+    """narwhals takes unique column names only; a repeated one is told apart by its position."""
+    import pandas as pd
+
+    from larik_jupyter.egress.policy import parse_policy
+    from larik_jupyter.egress.values import value_forms
+    from larik_jupyter.egress.views import value_view
+
+    df = pd.DataFrame([["dup.canary@ex.com", "ab12345"]], columns=["a", "a"])
+    assert ("dup.canary@ex.com", "df.a (0)") in list(value_forms("df", df))
+    view = value_view("df", df, parse_policy("sample 1"))
+    assert "dup.canary@ex.com" in view and "ab12345" in view and "a (1)" in view
+    masked = value_view("df", df, parse_policy("sample 1 mask a"))  # both columns named a
+    assert "dup.canary@ex.com" not in masked and "ab12345" not in masked

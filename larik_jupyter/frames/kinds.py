@@ -76,6 +76,10 @@ class Frame:
         native = self.native
         if self.library == "pyarrow" and type(native).__name__ == "RecordBatch":
             native = sys.modules["pyarrow"].Table.from_batches([native])  # no copy
+        elif self.library == "pandas" and not self.series and not native.columns.is_unique:
+            # narwhals takes unique names only: a repeated one is told apart by its position.
+            seen = native.columns.duplicated(keep=False)
+            native = native.set_axis([f"{c} ({i})" if d else c for i, (c, d) in enumerate(zip(native.columns, seen, strict=True))], axis=1)
         wrapped = nw.from_native(native, pass_through=True, allow_series=True)
         return None if wrapped is native else wrapped
 

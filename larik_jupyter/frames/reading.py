@@ -95,9 +95,11 @@ def sample_lines(frame: Frame, rows: int, mask: tuple[str, ...] | list[str]) -> 
     if frame.series:
         head = head.to_frame()
     names = [str(n) for n in list(head.columns)[:MAX_COLUMNS]]
+    # A mask names a column as its library does (pandas' repeated names are told apart here).
+    own = [str(n) for n in frame.native.columns] if frame.library == "pandas" and not frame.series else names
     table = [names]
     for row in head.rows():
-        table.append([MASK if name in mask else _cell(v) for name, v in zip(names, row, strict=False)])
+        table.append([MASK if name in mask else _cell(v) for name, v in zip(own, row, strict=False)])
     widths = [max(len(r[i]) for r in table) for i in range(len(names))]
     lines = ["  ".join(cell.ljust(width) for cell, width in zip(r, widths, strict=True)).rstrip() for r in table]
     return [f"  first {len(table) - 1} rows:", *("  " + line for line in lines)]
