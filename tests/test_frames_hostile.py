@@ -2,7 +2,7 @@
 objects, whose `__bool__`, `__len__`, `__eq__`, `__hash__`, `__iter__`, `__repr__`, `shape` and
 `__getattr__` raise, compute (count their calls), or return odd things (a lazy scalar whose
 truth raises, a negative length, an endless iterator, a shape of lazy scalars), some claiming
-to come from a frame library's module. Through `Agent` with a `KernelHost`, each under an
+to come from a frame library's module, some real pandas or polars frames with such hooks. Through `Agent` with a `KernelHost`, each under an
 egress policy: a call that changes one, the variables inspected, a call that reads them all
 (so their views are made) and the turn's request; no call fails, and the changed one is "may
 have changed" with the reason."""
@@ -13,6 +13,8 @@ import itertools
 from pathlib import Path
 from typing import Any
 
+import pandas as pd
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -20,6 +22,7 @@ from larik_jupyter import Agent, KernelHost
 from larik_jupyter.session.variable_changes import VariableChange
 from tests.agent_helpers import done, personal, results_of, scripted, tool
 
+pl = pytest.importorskip("polars", reason="polars is a test extra: pip install -e '.[test]'")
 POLICIES = ["never", "schema", "stats", "sample 2 mask email"]
 MODULES = ["__main__", "polars.dataframe.frame", "dask.dataframe.core", "pandas.core.frame",
            "pyspark.sql.dataframe", "duckdb", "pyarrow.lib", "mylib.proxy"]
@@ -73,15 +76,27 @@ def hostile_class(draw: st.DrawFn) -> type:
     if "__eq__" in body and "__hash__" not in body:
         body["__hash__"] = object.__hash__
     name = draw(st.sampled_from(["DataFrame", "LazyFrame", "Proxy", "Series", "Relation"]))
-    return type(name, (), body)
+    # Some are real frames with hostile hooks: the frame layer reads them by their library.
+    base = draw(st.sampled_from([object, object, pd.DataFrame, pl.DataFrame]))
+    if base is not object:
+        body.pop("__module__")
+        body.pop("__getattr__", None)  # their libraries' own construction looks attributes up
+    return type(name, (base,), body)
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+def _made(cls: type) -> object:
+    """An instance (a frame subclass holds a canary column)."""
+    if issubclass(cls, pd.DataFrame | pl.DataFrame):
+        return cls({"email": ["hostile.canary@ex.com"], "n": [1]})
+    return cls()
+
+
+@settings(max_examples=50, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(classes=st.lists(hostile_class(), min_size=1, max_size=4))
 def test_a_namespace_of_hostile_objects_never_fails_a_call(project: Path, tmp_path: Path, classes: list[type]) -> None:
     names = [f"h{i}" for i in range(len(classes))]
     personal({"egress": {"policies": {n: POLICIES[i % len(POLICIES)] for i, n in enumerate(names)}}})
-    ns: dict[str, Any] = {n: cls() for n, cls in zip(names, classes, strict=True)}
+    ns: dict[str, Any] = {n: _made(cls) for n, cls in zip(names, classes, strict=True)}
     ns["plain"] = [1, 2, 3]
     model = scripted(
         tmp_path,
@@ -100,8 +115,9 @@ def test_a_namespace_of_hostile_objects_never_fails_a_call(project: Path, tmp_pa
         changes = {c.name: c for c in map(VariableChange.model_validate, results[0].variables or [])}
         # The one the code changed cannot be compared, and the report says why (a class that
         # only claims a frame library's module is no frame of it).
-        assert changes["h0"].change == "unknown" and changes["h0"].note
-        assert changes["h0"].text().startswith("h0: ") and "may have changed (" in changes["h0"].text()
+        if not issubclass(classes[0], pd.DataFrame | pl.DataFrame):
+            assert changes["h0"].change == "unknown" and changes["h0"].note
+            assert changes["h0"].text().startswith("h0: ") and "may have changed (" in changes["h0"].text()
         assert changes["plain"].text().startswith("plain: list len 3 → len 4, changed in place")
     finally:
         agent.close()
