@@ -27,12 +27,13 @@ POLARS = [
      "df: DataFrame 2×2 → 3×2, changed in place through the alias d"),
     ("d[0, 'a'] = 5", "df: DataFrame 2×2, changed in place through the alias d"),
 ]
+SERIES = ("t = s\nt[0] = 5", "s: Series 2, changed in place through the alias t")
 SQL = "con.execute('delete from orders where id < 10')"
 SQL_LINE = "con: DuckDBPyConnection table orders 1,000 rows → table orders 990 rows, changed in place"
 
 
 def _polars() -> dict[str, Any]:
-    return {"pl": pl, "df": pl.DataFrame({"a": [1, 2], "b": [3, 4]})}
+    return {"pl": pl, "df": pl.DataFrame({"a": [1, 2], "b": [3, 4]}), "s": pl.Series("s", [1, 2])}
 
 
 def _duckdb() -> dict[str, Any]:
@@ -44,7 +45,7 @@ def _duckdb() -> dict[str, Any]:
 def _state(ns: dict[str, Any]) -> object:
     if "con" in ns:
         return ns["con"].execute("select count(*), sum(id) from orders").fetchall()
-    return ns["df"].rows()
+    return ns["df"].rows(), ns["s"].to_list()
 
 
 def _lines(agent: Agent) -> list[str]:
@@ -52,7 +53,7 @@ def _lines(agent: Agent) -> list[str]:
     return [VariableChange.model_validate(v).text() for v in result.variables or []]
 
 
-CASES = [(f"d = df\n{code}", _polars, line) for code, line in POLARS] + [(SQL, _duckdb, SQL_LINE)]
+CASES = [(f"d = df\n{code}", _polars, line) for code, line in POLARS] + [(SERIES[0], _polars, SERIES[1])] + [(SQL, _duckdb, SQL_LINE)]
 
 
 @pytest.mark.parametrize(("code", "make", "line"), CASES)
