@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from larik_jupyter import Agent, KernelHost
+from larik_jupyter import Agent, KernelHost, PermissionAnswer, PermissionRequest
 from larik_jupyter.session.variable_changes import VariableChange
 from tests.agent_helpers import done, results_of, scripted, tool
 
@@ -129,4 +129,21 @@ def test_protect_denies_a_polars_in_place_method_it_reads_in_the_code(project: P
     (result,) = results_of(agent)
     assert result.is_error and result.text().startswith("Permission denied") and "this code changes df" in result.text()
     assert _state(ns) == before
+    agent.close()
+
+
+def test_protect_with_a_front_end_asks_about_a_table_changed_by_sql(project: Path, tmp_path: Path) -> None:
+    asked: list[PermissionRequest] = []
+
+    async def approver(request: PermissionRequest) -> PermissionAnswer:
+        asked.append(request)
+        return PermissionAnswer("deny")
+
+    ns = _duckdb()
+    agent = Agent(project, model=scripted(tmp_path, [tool("python", code=SQL)], done()),
+                  yes=True, host=KernelHost(ns), approver=approver, protect=True)
+    agent.run("change it")
+    assert [(r.ask, r.summary) for r in asked] == [("keep", "the code changed con")]
+    assert f"#   {SQL_LINE}" in asked[0].detail
+    assert _state(ns)[0][0] == 1000  # rolled back, as the person chose
     agent.close()
