@@ -27,8 +27,7 @@ CANARY = "lazy.canary.4471@ex.com"
 POLICIES = ["never", "schema", "stats", "sample 2 mask email"]
 LAZY = ["ddf", "lf", "rel"]
 SETUP = f"""
-import pandas as pd, polars as pl, duckdb, dask, dask.dataframe as dd
-dask.config.set(scheduler="synchronous")
+import pandas as pd, polars as pl, duckdb, dask.dataframe as dd
 _COUNT = {{"dask": 0, "polars": 0, "duckdb": 0}}
 def _tick_dask(part):
     _COUNT["dask"] += 1
