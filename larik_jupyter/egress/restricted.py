@@ -26,6 +26,8 @@ from larik_jupyter.egress.values import (
     file_forms,
     value_forms,
 )
+from larik_jupyter.frames import frame_of
+from larik_jupyter.frames.schema import shape
 
 _NOT_YET = object()  # no turn checked yet
 
@@ -178,8 +180,17 @@ def _project_files(root: Path) -> Iterable[tuple[str, Path]]:
 
 
 def _identity(value: object) -> tuple[object, ...]:
-    """The object, its shape and its length (each None where asking raises)."""
-    return (id(value), _asked(lambda: getattr(value, "shape", None)), _asked(lambda: len(value)))  # type: ignore[arg-type]
+    """The object, its shape and its length as text (each None where asking raises): text, so
+    comparing two identities never runs a value's own `__eq__` (a Dask scalar's is lazy). A
+    lazy frame's are never asked (they are computations)."""
+    frame = frame_of(value)
+    if frame is not None:
+        return (id(value), _asked(lambda: shape(frame) and str(shape(frame))), None)
+    return (
+        id(value),
+        _asked(lambda: str(getattr(value, "shape", None))),
+        _asked(lambda: str(len(value))),  # type: ignore[arg-type]
+    )
 
 
 def _asked(question: Callable[[], object]) -> object:
@@ -217,10 +228,15 @@ def _size(source: str, value: object) -> int:
 def _counted(source: str, value: object) -> int:
     if source.startswith("file:") and isinstance(value, tuple):
         return min(value[0].stat().st_size, MAX_FILE_BYTES) // 16
-    shape = getattr(value, "shape", None)
-    if isinstance(shape, tuple) and len(shape) == 2 and hasattr(value, "columns"):
-        rows, columns = int(shape[0]), min(int(shape[1]), 500)
-        return min(rows, max(MIN_ROWS, VALUES_PER_SOURCE // max(columns, 1))) * columns
+    frame = frame_of(value)
+    if frame is not None:
+        found = shape(frame)
+        if found is None:
+            return 1  # lazy: nothing of it is read
+        if len(found) == 2:
+            rows, columns = found[0], min(found[1], 500)
+            return min(rows, max(MIN_ROWS, VALUES_PER_SOURCE // max(columns, 1))) * columns
+        return min(found[0], VALUES_PER_SOURCE)
     if isinstance(value, dict):
         return min(2 * len(value), 2 * VALUES_PER_SOURCE)
     return min(len(value), VALUES_PER_SOURCE) if hasattr(value, "__len__") else 1

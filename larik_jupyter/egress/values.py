@@ -19,9 +19,14 @@ import os
 import re
 from collections.abc import Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 import ahocorasick_rs
+
+from larik_jupyter.frames import duckdb_connection, frame_of
+from larik_jupyter.frames.duckdb_tables import table_heads
+from larik_jupyter.frames.reading import column_heads
+from larik_jupyter.frames.schema import columns
 
 VALUES_PER_SOURCE = 20_000
 MIN_ROWS = 200  # rows of each column indexed however wide the frame
@@ -101,33 +106,32 @@ def _scalar_forms(value: object, varied: bool) -> list[str]:
     return []
 
 
-def _column_values(column: Any, limit: int) -> tuple[list[object], bool]:
-    """The distinct values of a column's first `limit` rows (the head only: a large frame is
-    not copied), and whether they are mostly different."""
-    values = column.iloc[:limit].dropna()
-    items = list(values.unique()) if hasattr(values, "unique") else list(values)
-    return items, len(items) * 2 >= max(len(values), 1)
-
-
 def value_forms(name: str, value: object) -> Iterator[tuple[str, str]]:
-    """(text, label) for each distinctive value of variable `name`: a frame's by column
-    (`df.email`), a series', an array's or a container's, a scalar's own."""
-    if hasattr(value, "columns") and hasattr(value, "iloc"):
-        columns = list(value.columns)[:500]
+    """(text, label) for each distinctive value of variable `name`: an eager frame's of any
+    library by column (`df.email`; the first rows only, through the frame layer), a DuckDB
+    connection's by table and column (`con.orders.email`, the first `MIN_ROWS` rows), a series',
+    an array's or a container's, a scalar's own. A lazy frame gives none: its rows are never
+    computed here (what is made from it is restricted by lineage and tags)."""
+    frame = frame_of(value)
+    if frame is not None:
+        if frame.lazy:
+            return
+        table = not frame.series
         # The source's budget shared by its columns: a wide frame indexes fewer rows.
-        limit = max(MIN_ROWS, VALUES_PER_SOURCE // max(len(columns), 1))
-        for column in columns:
-            try:
-                items, varied = _column_values(value[column], limit)  # type: ignore[index]
-            except Exception:
-                continue
+        limit = max(MIN_ROWS, VALUES_PER_SOURCE // max(len(columns(frame)), 1)) if table else VALUES_PER_SOURCE
+        for column, items, varied in column_heads(frame, limit):
+            label = f"{name}.{column}" if table else name
+            for item in items:
+                for form in _scalar_forms(item, varied):
+                    yield form, label
+        return
+    if duckdb_connection(value):  # its tables are data held in the kernel
+        for column, items, varied in table_heads(value, MIN_ROWS):
             for item in items:
                 for form in _scalar_forms(item, varied):
                     yield form, f"{name}.{column}"
         return
-    if hasattr(value, "iloc") and hasattr(value, "dropna"):
-        items, varied = _column_values(value, VALUES_PER_SOURCE)
-    elif hasattr(value, "ravel") and hasattr(value, "dtype"):
+    if hasattr(value, "ravel") and hasattr(value, "dtype"):  # numpy arrays, and torch, jax…
         items = list(value.ravel()[:VALUES_PER_SOURCE])
         varied = True
     elif isinstance(value, dict):

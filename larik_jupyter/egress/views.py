@@ -1,26 +1,24 @@
 """What a restricted value or file may show of itself under its policy: its schema, its
-statistics (no row), or N rows with masked columns. Duck-typed (pandas and numpy are never
-imported here); whatever fails to summarise says only its type."""
+statistics (no row), or N rows with masked columns. Frames of every library through the frame
+layer (`larik_jupyter/frames/`); a lazy frame gives its schema only, from metadata, and says
+why (its rows would have to be computed); other values are duck-typed. Whatever fails to
+summarise says only its type."""
 
 from __future__ import annotations
 
 import csv
 import io
+import itertools
 import math
-from typing import Any
 
 from larik_jupyter.egress.policy import Policy
+from larik_jupyter.frames import duckdb_connection, frame_of
+from larik_jupyter.frames.duckdb_tables import tables_label
+from larik_jupyter.frames.reading import MASK, sample_lines, stats_lines
+from larik_jupyter.frames.schema import NOT_COMPUTED, columns, shape
 
-MASK = "***"
 _MAX_COLUMNS = 200
-
-
-def _is_frame(value: object) -> bool:
-    return hasattr(value, "columns") and hasattr(value, "dtypes") and hasattr(value, "iloc")
-
-
-def _is_series(value: object) -> bool:
-    return hasattr(value, "dtype") and hasattr(value, "iloc") and not hasattr(value, "columns")
+LAZY_NOTE = "  (a lazy frame: its {what} would have to be computed, which larik never does; the schema is all it gives)"
 
 
 def _shape(value: object) -> str:
@@ -34,71 +32,50 @@ def _shape(value: object) -> str:
 
 
 def _schema(name: str, value: object) -> list[str]:
-    kind = type(value).__name__
-    shape = _shape(value)
-    lines = [f"{name}: {kind}" + (f", shape {shape}" if shape else "")]
-    if _is_frame(value):
-        dtypes = value.dtypes  # type: ignore[attr-defined]
-        for column in list(value.columns)[:_MAX_COLUMNS]:  # type: ignore[attr-defined]
-            lines.append(f"  {column}: {dtypes[column]}")
-    elif hasattr(value, "dtype"):
-        lines.append(f"  dtype: {value.dtype}")
+    frame = frame_of(value)
+    if duckdb_connection(value):  # its tables' names and sizes, no row
+        return [f"{name}: {type(value).__name__}, {tables_label(value)}"]
+    if frame is None:
+        size = _shape(value)
+        lines = [f"{name}: {type(value).__name__}" + (f", shape {size}" if size else "")]
+        dtype = getattr(value, "dtype", None)
+        if dtype is not None and not callable(dtype):
+            lines.append(f"  dtype: {dtype}")
+        return lines
+    found = shape(frame)
+    size = NOT_COMPUTED.strip("()") if found is None else " x ".join(map(str, found))
+    kind = f"LazyFrame ({frame.library})" if frame.lazy else type(value).__name__
+    lines = [f"{name}: {kind}, shape {size}"]
+    if frame.series:
+        lines += [f"  dtype: {dtype}" for _, dtype in columns(frame)]
+    else:
+        lines += [f"  {column}: {dtype}" for column, dtype in columns(frame)[:_MAX_COLUMNS]]
     return lines
 
 
-def _number(x: Any) -> str:
+def _number(x: object) -> str:
     try:
-        f = float(x)
+        f = float(x)  # type: ignore[arg-type]
     except (TypeError, ValueError):
         return "?"
     return "nan" if math.isnan(f) else f"{f:.4g}"
 
 
-def _column_stats(column: Any) -> str:
-    count = int(column.count())
-    nulls = int(len(column) - count)
-    parts = [f"count {count}", f"missing {nulls}"]
-    try:
-        parts.append(f"distinct {int(column.nunique())}")
-    except Exception:
-        pass
-    kind = str(getattr(column, "dtype", ""))
-    if kind.startswith(("int", "uint", "float", "Int", "UInt", "Float")):
-        # Mean and spread carry no row; min, max and quantiles are rows' values.
-        parts += [f"mean {_number(column.mean())}", f"std {_number(column.std())}"]
-    elif kind in ("object", "string", "str"):
-        try:
-            parts.append(f"mean length {_number(column.dropna().astype(str).str.len().mean())}")
-        except Exception:
-            pass
-    return ", ".join(parts)
-
-
 def _stats(value: object) -> list[str]:
-    if _is_frame(value):
-        return [
-            f"  {c}: {_column_stats(value[c])}"  # type: ignore[index]
-            for c in list(value.columns)[:_MAX_COLUMNS]  # type: ignore[attr-defined]
-        ]
-    if _is_series(value):
-        return [f"  {_column_stats(value)}"]
+    frame = frame_of(value)
+    if frame is not None:
+        return [LAZY_NOTE.format(what="statistics")] if frame.lazy else stats_lines(frame)
     if hasattr(value, "mean") and hasattr(value, "std"):
         return [f"  mean {_number(value.mean())}, std {_number(value.std())}"]
     return []
 
 
 def _sample(value: object, policy: Policy) -> list[str]:
-    rows = policy.rows
-    if _is_frame(value):
-        head = value.head(rows).copy()  # type: ignore[attr-defined]
-        for column in policy.mask:
-            if column in head.columns:
-                head[column] = MASK
-        return [f"  first {min(rows, len(head))} rows:", *("  " + line for line in head.to_string().splitlines())]
-    if _is_series(value):
-        return ["  first rows:", *("  " + line for line in value.head(rows).to_string().splitlines())]  # type: ignore[attr-defined]
+    frame = frame_of(value)
+    if frame is not None:
+        return [LAZY_NOTE.format(what="rows")] if frame.lazy else sample_lines(frame, policy.rows, policy.mask)
     try:
-        items = list(value)[:rows]  # type: ignore[call-overload]
+        items = list(itertools.islice(value, policy.rows))  # type: ignore[call-overload]
     except Exception:
         return []
     return [f"  first {len(items)} items: {items!r}"[:4000]]

@@ -18,6 +18,8 @@ from typing import Any
 from larik_jupyter.egress.policy import PolicySet
 from larik_jupyter.egress.tags import file_tag, tagged, variable_tag
 from larik_jupyter.errors import LarikError, exception_text
+from larik_jupyter.frames import frame_of
+from larik_jupyter.frames.reading import sample_lines
 from larik_jupyter.llm.messages import ContentBlock, TextBlock
 from larik_jupyter.paths import file_kind, project_root
 from larik_jupyter.tools.envelope import wrap
@@ -50,10 +52,12 @@ def _clip(text: str) -> str:
 
 def _variable_text(name: str, value: object) -> str:
     lines = [f"Variable `{name}`: {describe(value)}"]
-    head = getattr(value, "head", None)
-    if callable(head) and hasattr(value, "columns"):
+    frame = frame_of(value)
+    if frame is not None and frame.lazy:
+        lines.append("(no preview: a lazy frame, whose rows larik does not compute; its schema is above)")
+    elif frame is not None:
         try:
-            lines.append(f"First {HEAD_ROWS} rows:\n{head(HEAD_ROWS).to_string()}")
+            lines.append(f"First {HEAD_ROWS} rows:\n" + "\n".join(sample_lines(frame, HEAD_ROWS, ())[1:]))
         except Exception as exc:
             lines.append(f"(no preview: {exception_text(exc)})")
     elif type(value) not in (int, float, complex, bool, type(None)):

@@ -1,14 +1,16 @@
 """Bounded fingerprints of kernel values: enough to tell whether a call changed one in place.
 
-A fingerprint is the value's type, a short shape (`1000×5`, `len 3`) and, where the type
-allows it within a byte budget, a content digest: pandas and numpy objects hash their data
-(CRC-32 of the buffers behind each column and the index: numeric, datetime, categorical codes,
-masks; object and string items either by identity, their addresses, for a comparison within
-one process, or by content through pandas' hashes within `MAX_OBJECT_ITEMS`), builtin
-containers hash their scalar items (any other item by identity, so a change inside it is not
-seen). Immutable scalars cannot change in place. Anything else has no digest: whether it
-changed is unknown, and `why` says so. Nothing here imports pandas or numpy; a
-value can only be one of theirs when its library is already loaded.
+A fingerprint is the value's type, a short shape (`1000×5`, `len 3`, `LazyFrame (not
+computed)`) and, where the type allows it within a byte budget, a content digest: frames of
+every library through the frame layer (`larik_jupyter/frames/digest.py`: pandas' buffers,
+polars' row hashes, Arrow buffers, a lazy frame's plan, never its data), a DuckDB
+connection's tables by their rows (`frames/duckdb_tables.py`), numpy arrays their data (CRC-32;
+object items either by identity, their addresses, for a comparison within one process, or by
+content through pandas' hashes within `MAX_OBJECT_ITEMS`), builtin containers their scalar
+items (any other item by identity, so a change inside it is not seen). Immutable scalars cannot
+change in place. Anything else has no digest: whether it changed is unknown, and `why` says
+so. Nothing here imports a frame library or numpy; a value can only be one of theirs when its
+library is already loaded.
 """
 
 from __future__ import annotations
@@ -18,14 +20,17 @@ import sys
 import zlib
 from typing import Any
 
+from larik_jupyter.frames import duckdb_connection, frame_of, numpy_array
+from larik_jupyter.frames.digest import MAX_OBJECT_ITEMS, OverBudget
+from larik_jupyter.frames.digest import digest as frame_digest
+from larik_jupyter.frames.duckdb_tables import contents, tables_label
+from larik_jupyter.frames.schema import shape_text
 from larik_jupyter.tools.fingerprint_cache import IMMUTABLE, Fingerprint, FingerprintCache
 
 # Content bytes hashed per value; a larger value keeps its type and shape but no digest.
 BUDGET_BYTES = 512 << 20
 # Items of a builtin container (nested ones included) hashed per value.
 MAX_ITEMS = 100_000
-# Items of an object or other non-numeric column hashed by content (~0.1 s of pandas' hashing).
-MAX_OBJECT_ITEMS = 2_000_000
 # Items of an object column, compared by identity, whose own content is hashed when mutable.
 SAMPLE_ITEMS = 1_000
 _SCALARS = (int, float, complex, bool, str, bytes, type(None))
@@ -33,16 +38,24 @@ _CONTAINERS = (list, tuple, dict, set, frozenset)
 _NUMERIC_KINDS = "biufcmM"
 
 
-class _OverBudget(Exception):
-    """The value is larger than a fingerprint may hash; the message says by what measure."""
+_OverBudget = OverBudget
 
 
 def type_name(value: object) -> str:
-    return type(value).__name__
+    """The class's name; `LazyFrame` for any lazy frame (Dask, Spark, DuckDB, polars)."""
+    frame = frame_of(value)
+    return "LazyFrame" if frame is not None and frame.lazy else type(value).__name__
 
 
 def shape_of(value: object) -> str:
-    """`1000×5` for anything with a tuple shape, `len 3` for sized builtins, else ""."""
+    """`1000×5` for frames and anything with a tuple shape, `(not computed)` for a lazy frame,
+    the tables of a DuckDB connection, `len 3` for sized builtins, else "". A frame's own
+    attributes are not asked (a Dask frame's shape is lazy)."""
+    frame = frame_of(value)
+    if frame is not None:
+        return shape_text(frame)
+    if duckdb_connection(value):
+        return tables_label(value)
     shape = getattr(value, "shape", None)
     if isinstance(shape, tuple) and all(isinstance(n, int) for n in shape):
         return "×".join(str(n) for n in shape) if shape else "scalar"
@@ -89,12 +102,16 @@ def _digest(value: object, hasher: _Hasher) -> tuple[int | None, str]:
         return IMMUTABLE, ""
     if issubclass(cls, _CONTAINERS):
         return _container(value), ""
-    pandas = sys.modules.get("pandas")
-    if pandas is not None and issubclass(cls, (pandas.DataFrame, pandas.Series, pandas.Index)):
-        return hasher.pandas(value, pandas), ""
-    numpy = sys.modules.get("numpy")
-    if numpy is not None and issubclass(cls, numpy.ndarray):
-        return hasher.array(value, numpy), ""
+    frame = frame_of(value)
+    if frame is not None:
+        frame_digest(frame, hasher)
+        return hasher.crc, ""
+    if numpy_array(value):
+        return hasher.array(value, sys.modules["numpy"]), ""
+    if duckdb_connection(value):
+        tables, size = contents(value, hasher.left)
+        hasher.buffer(tables.encode(), size)
+        return hasher.crc, ""
     return None, "no fingerprint for this type"
 
 
@@ -154,50 +171,6 @@ class _Hasher:
         if pandas is None:
             raise TypeError("an object array needs pandas to hash")
         hashes = pandas.util.hash_array(array)
-        self.buffer(memoryview(hashes).cast("B"), len(array) * 8)
-
-    def pandas(self, value: Any, pandas: Any) -> int:
-        if isinstance(value, pandas.DataFrame):
-            columns = [col for _, col in value.items()]
-            self.text(repr([(str(name), str(col.dtype)) for name, col in zip(value.columns, columns, strict=True)]))
-            index = value.index
-        elif isinstance(value, pandas.Series):
-            self.text(f"{value.name!r}{value.dtype}")
-            columns, index = [value], value.index
-        else:
-            columns, index = [], value
-        if isinstance(index, pandas.RangeIndex):
-            self.text(f"range{index.start},{index.stop},{index.step}")
-        elif isinstance(index, pandas.MultiIndex):
-            for level, codes in zip(index.levels, index.codes, strict=True):
-                self.values(level.array, pandas)
-                self.array(codes, sys.modules["numpy"])
-        else:
-            self.values(index.array, pandas)
-        for column in columns:
-            self.values(column.array, pandas)
-        return self.crc
-
-    def values(self, array: Any, pandas: Any) -> None:
-        """One column's (or index's) values by their storage: numpy-backed arrays (object,
-        string, datetime, categorical codes) by their buffer, masked ones by data and mask,
-        anything else through `hash_pandas_object` within `MAX_OBJECT_ITEMS`."""
-        numpy = sys.modules["numpy"]
-        self.text(type(array).__name__)
-        if isinstance(array, pandas.Categorical):
-            self.text(f"ordered={array.ordered}")
-            self.values(array.categories.array, pandas)
-        backing = [getattr(array, "_ndarray", None)]
-        if backing[0] is None:
-            backing = [getattr(array, "_data", None), getattr(array, "_mask", None)]
-        if all(isinstance(part, numpy.ndarray) for part in backing):
-            strings = isinstance(getattr(array, "dtype", None), pandas.StringDtype)
-            for part in backing:
-                self.array(part, numpy, strings)
-            return
-        if len(array) > MAX_OBJECT_ITEMS:
-            raise _OverBudget(f"over the {MAX_OBJECT_ITEMS:,} items of a {type(array).__name__} a fingerprint hashes")
-        hashes = pandas.util.hash_pandas_object(pandas.Series(array, copy=False), index=False).to_numpy()
         self.buffer(memoryview(hashes).cast("B"), len(array) * 8)
 
 

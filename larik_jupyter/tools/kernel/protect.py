@@ -3,8 +3,9 @@ from its syntax tree before it runs, so the approval can name each variable and 
 
 Seen: rebinding a name (`df = …`, `df += 1`, `for df in …`, `import df`), `del name` and
 `del name[…]`, item and attribute assignment (`df["c"] = …`, `df.loc[0] = …`, `m.x = …`), a
-call with `inplace=True` on anything rooted at the name, and a call of a method known to
-change its object (`data.append(4)`, `df.insert(…)`, `arr.fill(0)`). Not seen here: a value
+call with `inplace=True` (pandas) or `in_place=True` (polars' `vstack`) on anything rooted at
+the name, and a call of a method known to change its object (`data.append(4)`,
+`df.insert(…)`, `arr.fill(0)`, polars' `df.insert_column(…)`). Not seen here: a value
 changed through a function argument (`shuffle(data)`), another alias, `globals()` or `exec`;
 those the namespace comparison after the call finds (`variable_watch.py`), and the agent
 loop then asks whether to keep them or roll them back.
@@ -30,8 +31,9 @@ _AUGMENTED = {
 # An approval names at most this many variables, then says how many more.
 _MAX_NAMED = 6
 
-# Methods of builtin containers, numpy arrays and pandas objects that change their object.
+# Methods of builtin containers, numpy arrays, pandas and polars objects that change their object.
 MUTATING_METHODS = frozenset({
+    "insert_column", "replace_column",
     "append", "extend", "insert", "remove", "pop", "clear", "sort", "reverse",
     "update", "popitem", "setdefault", "add", "discard", "difference_update",
     "intersection_update", "symmetric_difference_update",
@@ -98,8 +100,9 @@ class _Visitor(ast.NodeVisitor):
     def visit_Call(self, node: ast.Call) -> None:
         func = node.func
         if isinstance(func, ast.Attribute):
+            # pandas' `inplace=True`, polars' `in_place=True` (`vstack`).
             inplace = any(
-                k.arg == "inplace" and isinstance(k.value, ast.Constant) and k.value.value is True
+                k.arg in ("inplace", "in_place") and isinstance(k.value, ast.Constant) and k.value.value is True
                 for k in node.keywords
             )
             if inplace:

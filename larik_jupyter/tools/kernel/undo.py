@@ -24,6 +24,7 @@ from larik_jupyter.tools.kernel.value_copy import (
     copy_value,
     human_size,
     kind_of_shared,
+    put_back,
     value_size,
 )
 from larik_jupyter.tools.kernel.variable_watch import VariableWatch, is_user_name
@@ -233,7 +234,7 @@ class KernelSnapshots:
             saved = call.copies.get(name) or (turn.saved.get(name) if turn is not None else None)
             if saved is not None and saved.reason is None and saved.existed and saved.print == before:
                 try:  # a fresh copy: the snapshot stays for undo
-                    namespace[name] = saved.copy if saved.by_reference else copy_value(saved.copy)
+                    namespace[name] = saved.copy if saved.by_reference else put_back(copy_value(saved.copy))
                 except Exception as exc:
                     failed.append((name, f"its copy could not be copied again: {exception_text(exc)}"))
                     continue
@@ -305,7 +306,7 @@ class KernelSnapshots:
                 if ns.pop(s.name, _MISSING) is not _MISSING:
                     done.removed.append(s.name)
             elif s.reason is None:
-                ns[s.name] = copy_value(s.copy) if keep and not s.by_reference else s.copy
+                ns[s.name] = put_back(copy_value(s.copy) if keep and not s.by_reference else s.copy)
                 done.restored.append(s.name)
             elif s.shared is not None:  # a module, function or class: put back the object itself
                 if ns.get(s.name, _MISSING) is not s.shared:

@@ -1,9 +1,12 @@
 """Copies of kernel values for undo, chosen by type, with their size in memory.
 
-pandas and numpy objects copy themselves (`.copy()`, deep); other values go through
-`copy.deepcopy`, then pickle protocol 5. Modules, functions and classes are never copied:
-they are shared objects whose identity is the point. Nothing here imports pandas or numpy;
-a value can only be one of theirs when its library is already loaded.
+Frames of every library are copied through the frame layer (`larik_jupyter/frames/copies.py`:
+pandas deeply, polars cloned, immutable Arrow, Spark and DuckDB objects shared, lazy plans
+never computed), numpy arrays copy themselves, a DuckDB connection's tables are copied and put
+back into the connection (`put_back`); other values go through `copy.deepcopy`, then pickle
+protocol 5. Modules, functions and classes are never copied: they are shared objects whose
+identity is the point. Nothing here imports a frame library or numpy; a value can only be one
+of theirs when its library is already loaded.
 """
 
 from __future__ import annotations
@@ -14,6 +17,11 @@ import pickle
 import sys
 import types
 from typing import Any
+
+from larik_jupyter.frames import duckdb_connection, frame_of, numpy_array
+from larik_jupyter.frames.copies import copy_frame, frame_size
+from larik_jupyter.frames.duckdb_tables import TablesCopy, copy_tables, size_of
+from larik_jupyter.frames.duckdb_tables import put_back as put_tables_back
 
 _FUNCTIONS = (
     types.FunctionType,
@@ -42,20 +50,17 @@ def kind_of_shared(value: object) -> str | None:
 
 
 def array_or_frame(value: object) -> str | None:
-    """`numpy` for an array, `pandas` for a frame, series or index, else None."""
-    # `type()`, not `isinstance`: an object whose `__class__` raises is neither.
-    numpy = sys.modules.get("numpy")
-    if numpy is not None and issubclass(type(value), numpy.ndarray):
+    """`numpy` for an array, the library's name for a frame of any library (`polars`), else None."""
+    if numpy_array(value):
         return "numpy"
-    pandas = sys.modules.get("pandas")
-    if pandas is not None and issubclass(type(value), (pandas.DataFrame, pandas.Series, pandas.Index)):
-        return "pandas"
-    return None
+    frame = frame_of(value)
+    return frame.library if frame is not None else None
 
 
 def value_size(value: object) -> int:
     """Bytes a copy of `value` takes: exact for arrays and frames (their buffers; the Python
-    objects of an object column are shared by the copy), `sys.getsizeof` summed over the
+    objects of an object column are shared by the copy, as are immutable Arrow buffers and lazy
+    plans), about the tables' for a DuckDB connection, `sys.getsizeof` summed over the
     object graph of containers and instance dictionaries otherwise."""
     total = 0
     seen: set[int] = set()
@@ -65,15 +70,14 @@ def value_size(value: object) -> int:
         if id(item) in seen:
             continue
         seen.add(id(item))
-        library = array_or_frame(item)
-        if library == "numpy":
+        if numpy_array(item):
             total += int(item.nbytes)
             continue
-        if library == "pandas":
-            # Shallow: a deep copy of a frame shares its Python objects (strings), so this is
-            # what the copy takes, and counting each string would cost more than the copy.
-            used = item.memory_usage(deep=False)
-            total += int(used.sum() if hasattr(used, "sum") else used)
+        if (frame := frame_of(item)) is not None:
+            total += frame_size(frame)
+            continue
+        if duckdb_connection(item):
+            total += size_of(item)
             continue
         try:
             total += sys.getsizeof(item)
@@ -96,11 +100,14 @@ def copy_value(value: object) -> object:
     shared = kind_of_shared(value)
     if shared is not None:
         raise NotCopyable(shared)
-    library = array_or_frame(value)
-    if library == "numpy":
+    if numpy_array(value):
         return value.copy()  # type: ignore[attr-defined]
-    if library == "pandas":
-        return value.copy(deep=True)  # type: ignore[attr-defined]
+    if (frame := frame_of(value)) is not None:
+        return copy_frame(frame)
+    if duckdb_connection(value):
+        return copy_tables(value)
+    if isinstance(value, TablesCopy):
+        return value  # never changed: putting it back writes its tables, not itself
     try:
         copied = copy.deepcopy(value)
     except Exception:
@@ -115,6 +122,12 @@ def copy_value(value: object) -> object:
     except Exception as exc:
         reason = str(exc).splitlines()[0][:120] if str(exc) else type(exc).__name__
         raise NotCopyable(f"cannot be copied: {reason}") from None
+
+
+def put_back(copy: object) -> object:
+    """What a name gets back from its `copy`: the copy itself, or for a DuckDB connection's
+    tables the connection, its tables written back as they were."""
+    return put_tables_back(copy) if isinstance(copy, TablesCopy) else copy
 
 
 _ATOMS = (int, float, complex, bool, str, bytes, range, type(None), type(Ellipsis))

@@ -2,8 +2,9 @@
 scratch kernel of a notebook check (which imports this module), then compared.
 
 A number keeps its value (compared within a relative tolerance), a small builtin value its
-canonical repr (compared for equality), a pandas or numpy object its fingerprint (type,
-shape, dtypes and content digest, see `fingerprint.py`); anything else only its type. Bounded:
+canonical repr (compared for equality), a frame of any library or a numpy array its
+fingerprint (type, shape, dtypes and content digest, see `fingerprint.py` and
+`larik_jupyter/frames/`; a lazy frame's digest is its plan); anything else only its type. Bounded:
 at most `MAX_NAMES` names, reprs up to `MAX_REPR` characters, the fingerprint's byte budget.
 """
 

@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import types
+from collections.abc import Callable
 from typing import Any
 
 from larik_jupyter.errors import ToolError, exception_text
+from larik_jupyter.frames import Frame, duckdb_connection, frame_of
+from larik_jupyter.frames.duckdb_tables import tables_label
+from larik_jupyter.frames.schema import NOT_COMPUTED, columns, shape
 from larik_jupyter.tools.base import Tool, ToolResult
 from larik_jupyter.tools.env import Env
 
@@ -14,6 +18,7 @@ _IPYTHON_NAMES = frozenset({"In", "Out", "exit", "quit", "get_ipython"})
 MAX_VARIABLES = 200
 MAX_COLUMNS = 50
 MAX_PREVIEW = 80
+MAX_PART = 2000  # characters of one part of a description (its columns, its dtype)
 _SCALARS = (int, float, complex, bool, str, bytes, type(None))
 
 
@@ -43,10 +48,16 @@ def _type_name(value: object) -> str:
 
 def describe(value: object, *, preview: bool = True) -> str:
     """One line about a value: type, shape or length, dtype, columns, and (with `preview`) a
-    short preview of a scalar. A part the value fails to give (its `__len__` raises, say) is
-    named as unknown with the error; the rest is still described."""
+    short preview of a scalar; a frame of any library through the frame layer (a lazy one as
+    `LazyFrame (not computed)`, its columns from metadata). A part the value fails to give (its
+    `__len__` raises, say) is named as unknown with the error; the rest is still described."""
     bits = [_type_name(value)]
-    parts = [("its size", _size), ("its dtype", _dtype), ("its columns", _columns)]
+    frame = frame_of(value)
+    parts: list[tuple[str, Callable[[Any], str | None]]] = [("its size", _size), ("its dtype", _dtype)]
+    if frame is not None:
+        parts = [("its size", lambda _: _frame_size(frame)), ("its columns", lambda _: _frame_columns(frame))]
+    elif duckdb_connection(value):
+        parts = [("its tables", tables_label)]
     if preview:
         parts.append(("its value", _preview))
     for what, part in parts:
@@ -55,8 +66,23 @@ def describe(value: object, *, preview: bool = True) -> str:
         except Exception as exc:
             bit = f"{what} unknown ({exception_text(exc)})"
         if bit:
-            bits.append(bit)
+            # A value's own text may be anything (a proxy's dtype that is itself, repr'd at length).
+            bits.append(bit if len(bit) <= MAX_PART else bit[: MAX_PART - 1] + "…")
     return ", ".join(bits)
+
+
+def _frame_size(frame: Frame) -> str:
+    found = shape(frame)
+    return f"LazyFrame {NOT_COMPUTED}" if found is None else "shape " + "×".join(map(str, found))
+
+
+def _frame_columns(frame: Frame) -> str | None:
+    found = columns(frame)
+    if frame.series:
+        return f"dtype {found[0][1]}" if found else None
+    cols = [f"{name}: {kind}" for name, kind in found[: MAX_COLUMNS + 1]]
+    more = ", …" if len(cols) > MAX_COLUMNS else ""
+    return "columns [" + ", ".join(cols[:MAX_COLUMNS]) + more + "]"
 
 
 def _size(value: object) -> str | None:
@@ -70,16 +96,9 @@ def _size(value: object) -> str | None:
 
 def _dtype(value: object) -> str | None:
     dtype = getattr(value, "dtype", None)
-    return f"dtype {dtype}" if dtype is not None and not issubclass(type(value), _SCALARS) else None
-
-
-def _columns(value: object) -> str | None:
-    dtypes = getattr(value, "dtypes", None)
-    if dtypes is None or not hasattr(value, "columns") or not hasattr(dtypes, "items"):
+    if dtype is None or callable(dtype) or issubclass(type(value), _SCALARS):
         return None
-    cols = [f"{name}: {kind}" for name, kind in list(dtypes.items())[: MAX_COLUMNS + 1]]
-    more = ", …" if len(cols) > MAX_COLUMNS else ""
-    return "columns [" + ", ".join(cols[:MAX_COLUMNS]) + more + "]"
+    return f"dtype {dtype}"
 
 
 def _preview(value: object) -> str | None:
