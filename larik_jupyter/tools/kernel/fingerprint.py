@@ -2,11 +2,12 @@
 
 A fingerprint is the value's type, a short shape (`1000×5`, `len 3`) and, where the type
 allows it within a byte budget, a content digest: pandas and numpy objects hash their data
-(CRC-32 of the buffers behind each column and the index: numeric, datetime, categorical codes,
+(xxh3 of the buffers behind each column and the index: numeric, datetime, categorical codes,
 masks; object and string items either by identity, their addresses, for a comparison within
 one process, or by content through pandas' hashes within `MAX_OBJECT_ITEMS`), builtin
 containers hash their scalar items (any other item by identity, so a change inside it is not
-seen). Immutable scalars cannot change in place. Anything else has no digest: whether it
+seen), random generators and iterators digest their state (`rng_state.py`). Immutable
+scalars cannot change in place. Anything else has no digest: whether it
 changed is unknown, and `why` says so. Nothing here imports pandas or numpy; a
 value can only be one of theirs when its library is already loaded.
 """
@@ -18,7 +19,10 @@ import sys
 import zlib
 from typing import Any
 
+import xxhash
+
 from larik_jupyter.tools.fingerprint_cache import IMMUTABLE, Fingerprint, FingerprintCache
+from larik_jupyter.tools.kernel.rng_state import state_digest
 
 # Content bytes hashed per value; a larger value keeps its type and shape but no digest.
 BUDGET_BYTES = 512 << 20
@@ -95,25 +99,34 @@ def _digest(value: object, hasher: _Hasher) -> tuple[int | None, str]:
     numpy = sys.modules.get("numpy")
     if numpy is not None and issubclass(cls, numpy.ndarray):
         return hasher.array(value, numpy), ""
+    state = state_digest(value)  # a random generator's state, an iterator's position
+    if state is not None:
+        return state, ""
     return None, "no fingerprint for this type"
 
 
 class _Hasher:
-    """A running CRC-32 over at most `budget` bytes (`identity`: see `fingerprint`)."""
+    """A running xxh3 (64 bits) over at most `budget` bytes (`identity`: see `fingerprint`):
+    near memory bandwidth (~7 GB/s here, CRC-32 ~0.9 GB/s, bench/bench_call_cost.py)."""
 
     def __init__(self, budget: int, identity: bool) -> None:
-        self.crc = 0
+        self.hash = xxhash.xxh3_64()
         self.left = budget
         self.identity = identity
 
+    @property
+    def crc(self) -> int:
+        """The digest so far (non-negative, so never `IMMUTABLE`)."""
+        return self.hash.intdigest() >> 1
+
     def text(self, text: str) -> None:
-        self.crc = zlib.crc32(text.encode("utf-8", "surrogatepass"), self.crc)
+        self.hash.update(text.encode("utf-8", "surrogatepass"))
 
     def buffer(self, data: Any, nbytes: int) -> None:
         if nbytes > self.left:
             raise _OverBudget
         self.left -= nbytes
-        self.crc = zlib.crc32(data, self.crc)
+        self.hash.update(data)
 
     def array(self, array: Any, numpy: Any, strings: bool = False) -> int:
         """`strings`: an object array that holds only strings (a pandas string array's)."""
@@ -144,7 +157,7 @@ class _Hasher:
             return  # no container among them, the common case: no item to look into
         for item in sample:
             if issubclass(type(item), _CONTAINERS):
-                self.crc = zlib.crc32(str(_container(item)).encode(), self.crc)
+                self.text(str(_container(item)))
 
     def _objects(self, array: Any) -> None:
         """Object items by content, through pandas' per-item hashes (8 bytes an item)."""

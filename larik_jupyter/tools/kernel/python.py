@@ -32,6 +32,7 @@ from larik_jupyter.tools.kernel.figures import (
 )
 from larik_jupyter.tools.kernel.live_output import LiveOutput
 from larik_jupyter.tools.kernel.protect import changes_in
+from larik_jupyter.tools.kernel.reach import reach_of
 from larik_jupyter.tools.kernel.sources import files_named, variables_read
 from larik_jupyter.tools.kernel.touched_names import names_it_may_change
 from larik_jupyter.tools.kernel.undo import call_snapshots
@@ -141,10 +142,14 @@ class PythonTool(Tool):
                 "nothing ran. Split it into smaller expressions.",
                 is_error=True,
             )
-        watch = VariableWatch(host.namespace, names, module=module, cache=host.fingerprints)
         snapshots = call_snapshots(env)
+        reach = reach_of(module if names is not None else None, host.namespace)
+        if snapshots is not None:  # the agent's own variables: whether the user touched them
+            reach = reach.including(snapshots.own_names(host.namespace))
+        watch = VariableWatch(host.namespace, names, module=module, cache=host.fingerprints, reach=reach)
         if snapshots is not None:
-            snapshots.before_run(host.namespace, _to_copy(module, names, host.namespace), watch)
+            copies = _to_copy(module, names, host.namespace)
+            snapshots.before_run(host.namespace, copies and [n for n in copies if n in reach], watch)
         # Keep the source so tracebacks can quote the model's own lines.
         linecache.cache[filename] = (len(code), None, code.splitlines(keepends=True), filename)
         live = LiveOutput(env.call.on_output)

@@ -165,8 +165,8 @@ class KernelSnapshots:
             if n in watch.bound and id(watch.bound[n]) == ident and watch.before[n] == found
         }
         wanted = [n for n in names or () if n in namespace]
-        if self.protect:
-            wanted += [n for n in watch.bound if n not in self.own]
+        if self.protect:  # every variable the code could change (`reach.py`)
+            wanted += [n for n in watch.bound if n not in self.own and n in watch.reach]
         self._call = _Call(watch, set(self.own))
         if not wanted:
             return
