@@ -33,6 +33,7 @@ from larik_jupyter.tools.kernel.figures import (
 from larik_jupyter.tools.kernel.live_output import LiveOutput
 from larik_jupyter.tools.kernel.protect import changes_in
 from larik_jupyter.tools.kernel.reach import reach_of
+from larik_jupyter.tools.kernel.rng_state import draws
 from larik_jupyter.tools.kernel.sources import files_named, variables_read
 from larik_jupyter.tools.kernel.touched_names import names_it_may_change
 from larik_jupyter.tools.kernel.undo import call_snapshots
@@ -220,12 +221,12 @@ def _to_copy(module: ast.Module, names: list[str] | None, namespace: dict[str, A
     frame whose methods it only calls and whose known mutations it does not make (`df.head()`:
     copying a large frame costs more than the call; should it change after all, the namespace
     comparison says so and that it could not be restored); and what the functions the code
-    calls and its aliases may change."""
+    calls and its aliases may change, and the generators and iterators it draws from."""
     if names is None:
         return None
     changed = changes_in(module)
     kept = [n for n in names if n in changed or array_or_frame(namespace.get(n)) is None]
-    return [*kept, *names_reached(module, namespace)]
+    return [*kept, *names_reached(module, namespace), *draws(module, namespace)]
 
 
 def _compiled(code: str, module: ast.Module, filename: str) -> tuple[CodeType, CodeType | None]:
