@@ -22,6 +22,7 @@ from typing import Any
 import xxhash
 
 from larik_jupyter.tools.fingerprint_cache import IMMUTABLE, Fingerprint, FingerprintCache
+from larik_jupyter.tools.kernel.arrow_buffers import is_chunked_array, layout
 from larik_jupyter.tools.kernel.rng_state import state_digest
 
 # Content bytes hashed per value; a larger value keeps its type and shape but no digest.
@@ -72,7 +73,7 @@ def fingerprint(value: object, budget: int = BUDGET_BYTES, *, identity: bool = F
         digest, why = None, str(exc) or f"over the {budget >> 20} MB fingerprint budget"
     except Exception as exc:
         digest, why = None, f"its content could not be hashed ({type(exc).__name__})"
-    return Fingerprint(kind, shape, digest, why, budget - hasher.left)
+    return Fingerprint(kind, shape, digest, why, budget - hasher.left, tuple(hasher.held) if digest is not None else ())
 
 
 def content_key(cache: FingerprintCache, name: str, value: object) -> int | None:
@@ -113,6 +114,7 @@ class _Hasher:
         self.hash = xxhash.xxh3_64()
         self.left = budget
         self.identity = identity
+        self.held: list[object] = []  # Arrow buffers whose addresses the digest holds
 
     @property
     def crc(self) -> int:
@@ -194,7 +196,8 @@ class _Hasher:
     def values(self, array: Any, pandas: Any) -> None:
         """One column's (or index's) values by their storage: numpy-backed arrays (object,
         string, datetime, categorical codes) by their buffer, masked ones by data and mask,
-        anything else through `hash_pandas_object` within `MAX_OBJECT_ITEMS`."""
+        Arrow-backed ones by their buffers' addresses (`arrow_buffers.py`), anything else
+        through `hash_pandas_object` within `MAX_OBJECT_ITEMS`."""
         numpy = sys.modules["numpy"]
         self.text(type(array).__name__)
         if isinstance(array, pandas.Categorical):
@@ -207,6 +210,12 @@ class _Hasher:
             strings = isinstance(getattr(array, "dtype", None), pandas.StringDtype)
             for part in backing:
                 self.array(part, numpy, strings)
+            return
+        chunked = getattr(array, "_pa_array", None)
+        if is_chunked_array(chunked):  # Arrow-backed: by its immutable buffers' addresses
+            kind, numbers = layout(chunked, self.held)
+            self.text(kind)
+            self.hash.update(numbers)
             return
         if len(array) > MAX_OBJECT_ITEMS:
             raise _OverBudget(f"over the {MAX_OBJECT_ITEMS:,} items of a {type(array).__name__} a fingerprint hashes")
