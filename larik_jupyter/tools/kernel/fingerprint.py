@@ -25,8 +25,9 @@ from larik_jupyter.tools.fingerprint_cache import IMMUTABLE, Fingerprint, Finger
 from larik_jupyter.tools.kernel.arrow_buffers import is_chunked_array, layout
 from larik_jupyter.tools.kernel.rng_state import state_digest
 
-# Content bytes hashed per value; a larger value keeps its type and shape but no digest.
-BUDGET_BYTES = 512 << 20
+# Content bytes hashed per value; a larger value keeps its type and shape but no digest. xxh3
+# hashes 4 GB in about the time CRC-32 took for the 512 MB this was before (issue 52).
+BUDGET_BYTES = 4 << 30
 # Items of a builtin container (nested ones included) hashed per value.
 MAX_ITEMS = 100_000
 # Items of an object or other non-numeric column hashed by content (~0.1 s of pandas' hashing).
