@@ -93,8 +93,9 @@ class PythonTool(Tool):
     description = (
         "Run Python code in the user's live Jupyter kernel, sharing its variables. Returns "
         "stdout, stderr and the repr of the last expression (or a short traceback); rich "
-        "values (plots, tables) are also shown to the user. Every variable is compared before "
-        "and after the call, and what changed is reported. /undo can revert what the code does "
+        "values (plots, tables) are also shown to the user. Every variable the code could change "
+        "is compared before and after the call, and what changed is reported (a frame it only "
+        "reads costs nothing to watch). /undo can revert what the code does "
         "to the kernel's variables: existing variables it assigns, deletes, changes through "
         "attributes, items or mutating methods, or changes through functions it calls or "
         "aliases it makes are copied first (within a per-turn memory budget) and put back; "

@@ -17,6 +17,7 @@ import ast
 import random
 import sys
 import types
+import warnings
 from collections.abc import Iterator
 from typing import Any
 
@@ -27,7 +28,7 @@ from larik_jupyter.tools.kernel.touched_names import root_name
 ADVANCED, CONSUMED = "state advanced", "consumed"
 # How deep the parts of an iterator's state (`zip` of `map` of a list iterator) are followed.
 _MAX_DEPTH = 8
-_SCALARS = (int, float, complex, bool, str, bytes, type(None))
+_SCALARS = (int, float, complex, bool, str, bytes, type(None), range, slice)
 # Methods of a generator that read its state without drawing from it.
 _READS = frozenset({"getstate", "get_state", "__getstate__", "__reduce__", "__repr__", "bit_generator"})
 
@@ -53,7 +54,10 @@ def _is_iterator(value: object) -> bool:
     if issubclass(cls, types.GeneratorType):
         return True
     # Builtin iterators only: a class of the user's defines its own `__next__`.
-    return cls.__module__ in ("builtins", "itertools") and hasattr(cls, "__next__") and hasattr(cls, "__reduce__")
+    try:
+        return cls.__module__ in ("builtins", "itertools") and hasattr(cls, "__next__")
+    except Exception:  # a class whose attributes raise
+        return False
 
 
 def change_word(value: object) -> str | None:
@@ -95,7 +99,9 @@ def _iterator_state(value: Any, depth: int) -> object:
             return "finished"
         local = frame.f_locals
         return (frame.f_lasti, [(k, _part(v, depth)) for k, v in local.items()])
-    reduced = value.__reduce__()
+    with warnings.catch_warnings():  # pickling itertools objects is deprecated from Python 3.12
+        warnings.simplefilter("ignore", DeprecationWarning)
+        reduced = value.__reduce__()
     return [_part(item, depth) for item in reduced[1:]] if isinstance(reduced, tuple) else repr(reduced)
 
 
@@ -104,6 +110,8 @@ def _part(value: object, depth: int) -> object:
     object by identity (a list iterator's list: its items are the list's, not the iterator's)."""
     if isinstance(value, _SCALARS):
         return value
+    if isinstance(value, list):  # what is left (a dict's or set's iterator): a fresh list each time
+        return ("list", len(value))
     if isinstance(value, tuple) and depth < _MAX_DEPTH:
         return tuple(_part(item, depth + 1) for item in value)
     if depth < _MAX_DEPTH and _is_iterator(value):

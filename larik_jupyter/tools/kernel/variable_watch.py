@@ -1,9 +1,10 @@
 """Watching the user's variables around one call: what it created, rebound, changed in place
 or deleted (see `session/variable_changes.py` for how that is stored and shown), by any route.
 
-Before the code runs every user variable is fingerprinted (`fingerprint.py`; the names the code
-may change first, then the rest, within one byte budget a phase; a fingerprint the previous
-call of the turn took after it ran is reused); after, a name holding another object was
+Before the code runs every user variable the code could change (`reach.py`; for a notebook cell
+every one) is fingerprinted (`fingerprint.py`; the names the code may change first, then the
+rest, within one byte budget a phase; a fingerprint the previous call of the turn took after it
+ran is reused), the others are only compared by identity; after, a name holding another object was
 rebound, the same object with another digest was changed in place. A change to a name the code
 does not name as a target is given its route (`change_routes.py`). A named value without a
 digest may have changed (said as such); an unnamed one over the budget is "not compared", said
