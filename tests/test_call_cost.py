@@ -99,3 +99,31 @@ def test_a_polars_frame_changed_in_place_is_reported_and_one_only_read_is_not(
     assert lines(read) == []
     assert [text for text in lines(changed) if text.startswith("pl_df:")]
     assert ns["pl_df"].columns == ["z", "n", "s"]
+
+
+def test_notebook_run_of_a_cell_that_only_reads_a_large_frame_reports_nothing(tmp_path: Path) -> None:
+    import json
+    import os
+
+    import nbformat
+
+    from tests.test_notebook_fallback import run_turns
+    from tests.test_variable_changes import stored_results
+
+    work = nbformat.v4.new_notebook()
+    work.cells = [nbformat.v4.new_code_cell("df.head()", id="read"), nbformat.v4.new_code_cell("touch()", id="poke")]
+    nbformat.write(work, tmp_path / "work.ipynb")
+    run = [{"type": "tool_use", "name": "notebook_run", "input": {"path": "work.ipynb", "cell_id": cell}}
+           for cell in ("read", "poke")]
+    script = {"responses": [{"content": run}, {"content": [{"type": "text", "text": "Ran them."}]}]}
+    setup = (
+        "import numpy as np, pandas as pd, pyarrow as pa\n"
+        f"df = pd.DataFrame({{'s': pd.array(pa.array(np.arange({ROWS})).cast(pa.string()), dtype='string[pyarrow]')}})\n"
+        "def touch():\n    df.loc[0, 's'] = 'touched'"
+    )
+    run_turns(tmp_path, script, setup, "%larik --yes --model scripted:script.json run them")
+    [path] = Path(os.environ["LARIK_DATA_DIR"]).glob("sessions/*/*.jsonl")
+    read, poked = stored_results(path)
+    assert "variables" not in read, json.dumps(read)[:300]
+    # The twin: a cell that changes the frame through a function defined earlier is reported.
+    assert [(v["name"], v["change"], v.get("route")) for v in poked["variables"]] == [("df", "changed", "touch()")]
