@@ -20,7 +20,15 @@ from larik_jupyter.tools.kernel.fingerprint import MAX_OBJECT_ITEMS
 from tests.agent_helpers import done, results_of, scripted, tool
 
 ROWS = MAX_OBJECT_ITEMS + 100_000  # over what a fingerprint would hash item by item
-SETUP = "def touch():\n    df.loc[0, 's'] = 'touched'\ndef peek():\n    return len(df)\n"
+SETUP = """
+def touch():
+    df.loc[0, 's'] = 'touched'
+def peek():
+    return len(df)
+class Holder:
+    def poke(self):
+        df.loc[0, 'n'] = -4.0
+"""
 
 
 @pytest.fixture(scope="module")
@@ -43,7 +51,9 @@ def namespace(frames: dict[str, Any]) -> dict[str, Any]:
         base=base,
         pl_df=frames["pl_df"],
         small=[1],
+        holder=ns["Holder"](),
     )
+    ns["frames"] = {"main": ns["df"]}
     assert np.shares_memory(ns["df"]["n"].array._ndarray, base)
     return ns
 
@@ -76,6 +86,9 @@ def test_reading_large_frames_reports_nothing(project: Path, tmp_path: Path, fra
     ("globals()['df'].loc[1, 'n'] = -1.0", "df: DataFrame {rows}×2, changed in place through globals()"),
     ("base[2] = -2.0\ndf.head()", "df: DataFrame {rows}×2, changed in place"),
     ("import ctypes\nctypes.memset(base.ctypes.data, 255, 8)", "df: DataFrame {rows}×2, changed in place"),
+    ("v = base[:5]\nv[0] = -3.0", "df: DataFrame {rows}×2, changed in place"),
+    ("frames['main'].loc[0, 's'] = 'y'", "df: DataFrame {rows}×2, changed in place"),
+    ("holder.poke()", "df: DataFrame {rows}×2, changed in place"),
     ("h = df.head()\nx = df['n'].to_numpy().copy()\nx[0] = 5.0", None),
 ])
 def test_a_change_by_a_route_the_text_does_not_show_is_reported(
