@@ -131,6 +131,13 @@ class _Hasher:
         self.left -= nbytes
         self.hash.update(data)
 
+    def arrow(self, chunked: Any) -> None:
+        """An Arrow-backed column by its immutable buffers' addresses, the buffers held alive
+        until the fingerprint is compared (`arrow_buffers.py`)."""
+        kind, numbers = layout(chunked, self.held)
+        self.text(kind)
+        self.hash.update(numbers)
+
     def array(self, array: Any, numpy: Any, strings: bool = False) -> int:
         """`strings`: an object array that holds only strings (a pandas string array's)."""
         self.text(f"{array.dtype.str}{array.shape}")
@@ -213,10 +220,8 @@ class _Hasher:
                 self.array(part, numpy, strings)
             return
         chunked = getattr(array, "_pa_array", None)
-        if is_chunked_array(chunked):  # Arrow-backed: by its immutable buffers' addresses
-            kind, numbers = layout(chunked, self.held)
-            self.text(kind)
-            self.hash.update(numbers)
+        if is_chunked_array(chunked):
+            self.arrow(chunked)
             return
         if len(array) > MAX_OBJECT_ITEMS:
             raise _OverBudget(f"over the {MAX_OBJECT_ITEMS:,} items of a {type(array).__name__} a fingerprint hashes")
