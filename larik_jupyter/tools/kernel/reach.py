@@ -13,7 +13,7 @@ reachable container or object; an array or frame whose memory a reachable array 
 numpy view made earlier). Code that names a route to any global (`globals()`, `exec`,
 `ctypes`, `sys.modules`, `gc`, frames …) or cannot be scanned reaches everything. Reads are
 trusted only of frames and arrays (pandas, numpy, polars, pyarrow), whose listed methods do not
-change them; any use of another value is a possible change.
+change them; an attribute, item or method of another value is a possible change.
 """
 
 from __future__ import annotations
@@ -165,7 +165,7 @@ def _use(node: ast.Name, parents: dict[ast.AST, ast.AST], namespace: dict[str, A
     while True:
         parent = parents.get(current)
         if isinstance(parent, ast.Attribute) and parent.value is current:
-            if not isinstance(parent.ctx, ast.Load):
+            if not isinstance(parent.ctx, ast.Load) or not trusted:  # a property can change its object
                 return None
             call = parents.get(parent)
             if isinstance(call, ast.Call) and call.func is parent:
