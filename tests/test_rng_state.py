@@ -136,3 +136,25 @@ def test_protect_asks_before_code_takes_items_from_the_users_generator(project: 
     assert denied.is_error and "this code changes gen" in denied.text()
     assert next(ns["gen"]) == 0
     agent.close()
+
+
+@pytest.mark.parametrize(("cells", "code", "said"), [
+    (["import numpy as np\nnp.random.seed(0)"], "np.random.rand()", "np.random"),
+    (["import random\nrandom.seed(3)"], "random.random()", "random"),
+    # The twins: the user never seeded it, or the code draws from a generator of its own.
+    (["import numpy as np"], "np.random.rand()", None),
+    (["import numpy as np\nnp.random.seed(0)"], "np.random.default_rng(1).random()", None),
+])
+def test_a_global_random_state_the_users_cells_seeded_is_said_when_the_code_advances_it(
+    project: Path, tmp_path: Path, cells: list[str], code: str, said: str | None
+) -> None:
+    ns: dict[str, Any] = {"In": ["", *cells], "np": np, "random": random}
+    agent = Agent(project, model=scripted(tmp_path, [tool("python", code=code)], done()), yes=True, host=KernelHost(ns))
+    agent.run("draw")
+    (result,) = results_of(agent)
+    if said is None:
+        assert "global random state" not in result.text()
+    else:
+        assert f"[global random state: this code advanced {said}, which the user's cells seed" in result.text()
+        assert "np.random.default_rng(seed)" in result.text()
+    agent.close()

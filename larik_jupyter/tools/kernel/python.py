@@ -33,7 +33,7 @@ from larik_jupyter.tools.kernel.figures import (
 from larik_jupyter.tools.kernel.live_output import LiveOutput
 from larik_jupyter.tools.kernel.protect import changes_in
 from larik_jupyter.tools.kernel.reach import reach_of
-from larik_jupyter.tools.kernel.rng_state import draws
+from larik_jupyter.tools.kernel.rng_state import GlobalStates, draws
 from larik_jupyter.tools.kernel.sources import files_named, variables_read
 from larik_jupyter.tools.kernel.touched_names import names_it_may_change
 from larik_jupyter.tools.kernel.undo import call_snapshots
@@ -149,6 +149,7 @@ class PythonTool(Tool):
         if snapshots is not None:  # the agent's own variables: whether the user touched them
             reach = reach.including(snapshots.own_names(host.namespace))
         watch = VariableWatch(host.namespace, names, module=module, cache=host.fingerprints, reach=reach)
+        seeded = GlobalStates(host.namespace)
         if snapshots is not None:
             copies = _to_copy(module, names, host.namespace)
             snapshots.before_run(host.namespace, copies and [n for n in copies if n in reach], watch)
@@ -203,6 +204,8 @@ class PythonTool(Tool):
         if snapshots is not None and names is None:
             parts.append(UNSCANNED_NOTE)
         if note := watch.note():
+            parts.append(note)
+        if note := seeded.note():
             parts.append(note)
         tag = variable_tag(env.egress, variables_read(module, host.namespace))
         tag = tag | files_tag(env.egress, env.root, files_named(module, env.cwd, env.root))

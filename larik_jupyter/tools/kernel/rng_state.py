@@ -8,13 +8,17 @@ suspended at and its local variables, by value for scalars and by identity other
 builtin iterator (`iter(list)`, `zip`, `map`, `enumerate`, `range`'s) by what is left of it, as
 Python's pickling reads it (`gen: generator, consumed`); a generator cannot be copied, so a
 consumed one is reported and not restorable. The global state of the `random` and `np.random`
-modules is not watched: every library in the kernel draws from it. Nothing here imports numpy.
+modules is no variable (every library in the kernel draws from it, so protect mode does not ask
+and undo does not put it back), but where the user's own cells seeded it (`np.random.seed(0)`
+in IPython's `In`), a call that advances it says so in its result (`GlobalStates`). Nothing here
+imports numpy.
 """
 
 from __future__ import annotations
 
 import ast
 import random
+import re
 import sys
 import types
 import warnings
@@ -77,10 +81,7 @@ def state_digest(value: object) -> int | None:
         state = _iterator_state(value, 0)
     else:
         return None
-    hasher = xxhash.xxh3_64()
-    for part in _flat(state):
-        hasher.update(part)
-    return hasher.intdigest() >> 1  # non-negative, never `IMMUTABLE`
+    return _digest_of(state) >> 1  # non-negative, never `IMMUTABLE`
 
 
 def _numpy_state(value: Any) -> object:
@@ -160,3 +161,47 @@ def draws(module: ast.Module, namespace: dict[str, Any]) -> dict[str, list[str]]
             if _is_iterator(namespace.get(node.iter.id)):
                 note(node.iter.id, "takes items from it in a loop")
     return {name: what for name, what in found.items() if what}
+
+
+# A seed of the global state in a cell's source: `random.seed(…)` (not `np.random.seed`), and
+# numpy's `np.random.seed(…)`.
+_SEEDS = {
+    "random": re.compile(r"(?<![\w.])random\.seed\s*\(|from\s+random\s+import\s+[^\n]*\bseed\b"),
+    "np.random": re.compile(r"\b(?:np|numpy)\.random\.seed\s*\("),
+}
+
+
+def _global_state(label: str) -> object:
+    if label == "random":
+        return random.getstate()
+    numpy = sys.modules.get("numpy")
+    return numpy.random.get_state(legacy=False) if numpy is not None else None
+
+
+class GlobalStates:
+    """The global random states the user's cells seeded, before a call, to say after it whether
+    the call advanced them (see the module docstring)."""
+
+    def __init__(self, namespace: dict[str, Any]) -> None:
+        cells = namespace.get("In")
+        text = "\n".join(c for c in cells if isinstance(c, str)) if isinstance(cells, list) else ""
+        self.before = {label: _digest_of(_global_state(label)) for label, seed in _SEEDS.items() if seed.search(text)}
+
+    def note(self) -> str:
+        """The result's line naming the seeded global states the call advanced, or ""."""
+        advanced = [label for label, digest in self.before.items() if _digest_of(_global_state(label)) != digest]
+        if not advanced:
+            return ""
+        names = " and ".join(advanced)
+        return (
+            f"[global random state: this code advanced {names}, which the user's cells seed, so their "
+            "later results that rely on that seed will differ (it is not put back by /undo); draw from "
+            "a generator of your own (`np.random.default_rng(seed)`) instead]"
+        )
+
+
+def _digest_of(state: object) -> int:
+    hasher = xxhash.xxh3_64()
+    for part in _flat(state):
+        hasher.update(part)
+    return hasher.intdigest()
