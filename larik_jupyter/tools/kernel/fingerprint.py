@@ -204,8 +204,9 @@ class _Hasher:
     def values(self, array: Any, pandas: Any) -> None:
         """One column's (or index's) values by their storage: numpy-backed arrays (object,
         string, datetime, categorical codes) by their buffer, masked ones by data and mask,
-        Arrow-backed ones by their buffers' addresses (`arrow_buffers.py`), anything else
-        through `hash_pandas_object` within `MAX_OBJECT_ITEMS`."""
+        Arrow-backed ones by their buffers' addresses when compared within this process
+        (`identity`, `arrow_buffers.py`), anything else through `hash_pandas_object` within
+        `MAX_OBJECT_ITEMS`."""
         numpy = sys.modules["numpy"]
         self.text(type(array).__name__)
         if isinstance(array, pandas.Categorical):
@@ -220,7 +221,7 @@ class _Hasher:
                 self.array(part, numpy, strings)
             return
         chunked = getattr(array, "_pa_array", None)
-        if is_chunked_array(chunked):
+        if self.identity and is_chunked_array(chunked):  # addresses: within this process only
             self.arrow(chunked)
             return
         if len(array) > MAX_OBJECT_ITEMS:
