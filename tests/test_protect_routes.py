@@ -187,15 +187,20 @@ def test_a_hostile_variable_never_stops_a_call_that_names_it(project: Path, tmp_
 
 
 def test_a_variable_over_the_fingerprint_budget_is_said_not_compared_once_a_turn(project: Path, tmp_path: Path) -> None:
+    # `globals()` lets the code reach every variable, `big` included; code that cannot reach
+    # `big` (the last call) has nothing to compare it for.
     ns: dict[str, Any] = {"big": list(range(200_000)), "small": [1]}
-    model = scripted(tmp_path, [tool("python", code="small.append(2)")], [tool("python", code="small.append(3)")], done(),
-                     [tool("python", code="1")], done())
+    model = scripted(tmp_path, [tool("python", code="globals()['small'].append(2)")],
+                     [tool("python", code="globals()['small'].append(3)")], done(),
+                     [tool("python", code="globals(); 1")], done(), [tool("python", code="small.append(4)")], done())
     agent = Agent(project, model=model, yes=True, host=KernelHost(ns))
     agent.run("twice")
     agent.run("again")
-    first, second, third = (r.text() for r in results_of(agent))
+    agent.run("without reaching big")
+    first, second, third, fourth = (r.text() for r in results_of(agent))
     note = "[not compared, so changes to them are not seen: big (over the 100,000 items a fingerprint hashes)]"
     assert note in first and note not in second and note in third
+    assert note not in fourth and ns["small"] == [1, 2, 3, 4]
     agent.close()
 
 

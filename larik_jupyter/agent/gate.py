@@ -95,7 +95,8 @@ async def check_call(
             text = (
                 f"Permission denied for {summary}: the user's variables are protected and this code "
                 f"changes {', '.join(protected)}, which nobody can approve in this run; work on a copy "
-                "(e.g. `df2 = df.copy()`) instead."
+                "(e.g. `df2 = df.copy()`) or, for a random generator, one of your own "
+                "(`np.random.default_rng(seed)`) instead."
             )
         emit(ae.PermissionAnswered(call.id, "deny", text))
         return Verdict(text)

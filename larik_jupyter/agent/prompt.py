@@ -36,7 +36,10 @@ variable (rebinding it, inplace=True, assigning to its items or attributes, a mu
 del) waits for the user's approval, and a change made any other way (through a function, an
 alias, globals(), a notebook cell) is found after the call and rolled back unless the user keeps
 it. Work on copies (`df2 = df.copy()`) and leave their data as it is; variables you created
-yourself are yours to change.
+yourself are yours to change. The state of the user's random generators (a numpy Generator or
+RandomState, a random.Random) is data too: drawing from one advances it and is a change, so
+make a generator of your own (`rng = np.random.default_rng(seed)`) instead; taking items from
+the user's generator or iterator consumes it for good.
 """
 
 

@@ -117,6 +117,9 @@ async def keep_or_roll_back(
         text += f", so {', '.join(rolled)} {'is' if len(rolled) == 1 else 'are'} back as before the call"
     if failed:
         text += "; could not roll back " + ", ".join(f"{name} ({why})" for name, why in failed)
-    result.content += f"\n{text}. Work on a copy (e.g. `df2 = df.copy()`) instead.]"
+    result.content += (
+        f"\n{text}. Work on a copy (e.g. `df2 = df.copy()`) or, for a random generator, one of your "
+        "own (`np.random.default_rng(seed)`) instead.]"
+    )
     result.is_error = True
     emit(ae.Notice(text.strip("[") + ".", level="warning"))

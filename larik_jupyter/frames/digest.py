@@ -1,7 +1,9 @@
 """The content digest of a frame, fed to the fingerprint's hasher (`tools/kernel/fingerprint.py`).
 
 pandas objects hash the buffers behind each column and the index (numeric, datetime,
-categorical codes, masks, Arrow-backed columns such as pandas' `str` by their Arrow buffers;
+categorical codes, masks, Arrow-backed columns such as pandas' `str` by their Arrow buffers
+(compared within one process, `identity`, by the buffers' addresses: Arrow buffers are
+immutable);
 object and string items as the hasher says: by identity or through pandas' hashes within
 `MAX_OBJECT_ITEMS`); polars frames and series their rows' 64-bit hashes
 (`hash_rows`, `hash`), counted against the budget by their estimated size; pyarrow tables,
@@ -26,7 +28,12 @@ class OverBudget(Exception):
 
 
 class Hasher(Protocol):
-    """The fingerprint's running hash (`fingerprint._Hasher`)."""
+    """The fingerprint's running hash (`fingerprint._Hasher`); `identity`: comparing within
+    this process, so Arrow buffers, immutable, may be told by their addresses (`arrow`)."""
+
+    identity: bool
+
+    def arrow(self, chunked: Any) -> None: ...
 
     def text(self, text: str) -> None: ...
 
@@ -86,6 +93,9 @@ def _arrow(value: Any, hasher: Hasher) -> None:
         columns = list(value.columns)
         hasher.text(str(value.schema))
     for column in columns:
+        if hasher.identity and hasattr(column, "chunks"):  # within this process: addresses
+            hasher.arrow(column)
+            continue
         chunks = column.chunks if hasattr(column, "chunks") else [column]
         for chunk in chunks:
             hasher.text(f"{chunk.offset},{len(chunk)},{chunk.null_count}")
@@ -135,7 +145,7 @@ def _pandas_values(array: Any, hasher: Hasher, pandas: Any) -> None:
         return
     chunked = getattr(array, "_pa_array", None)
     if type(chunked).__name__ == "ChunkedArray":  # Arrow-backed (pandas' `str`): its buffers
-        _arrow(chunked, hasher)
+        _arrow(chunked, hasher)  # (their addresses when compared within this process)
         return
     if len(array) > MAX_OBJECT_ITEMS:
         raise OverBudget(f"over the {MAX_OBJECT_ITEMS:,} items of a {type(array).__name__} a fingerprint hashes")

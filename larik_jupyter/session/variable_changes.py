@@ -16,7 +16,8 @@ Change = Literal["created", "rebound", "changed", "deleted", "unknown"]
 
 class VariableChange(BaseModel):
     """One variable a call touched: `before` and `after` are its type and shape
-    (`DataFrame 1000×5`), absent where it did not exist; `note` says why a change is unknown;
+    (`DataFrame 1000×5`), absent where it did not exist; `note` says why a change is unknown,
+    or how a generator changed (`state advanced`, `consumed`; else it is `changed in place`);
     `route` how code that does not name it changed it (`f()`, `globals()`, `the alias d`);
     `rolled_back` true when protect mode put it back as it was before the call;
     `restricted_from` the restricted sources the call's code read, which make the variable
@@ -36,6 +37,7 @@ class VariableChange(BaseModel):
 
     def text(self) -> str:
         """`df: DataFrame 1000×5 → 1000×4, changed in place`, `x: created int`, `y: deleted`,
+        `rng: Generator, state advanced`, `gen: generator, consumed`,
         `df: DataFrame 1000×5, changed in place through f(), rolled back`."""
         how = f" through {self.route}" if self.route else ""
         derived = f", restricted (from {', '.join(self.restricted_from)}, {self.policy})" if self.restricted_from else ""
@@ -55,7 +57,7 @@ class VariableChange(BaseModel):
             same_type = before.partition(" ")[0] == kind and shape
             shown = f"{before} → {shape if same_type else after}"
         if self.change == "changed":
-            return f"{self.name}: {shown}, changed in place{how}"
+            return f"{self.name}: {shown}, {self.note or 'changed in place'}{how}"
         return f"{self.name}: {shown}" + (", rebound" if after == before or how else "") + how
 
 

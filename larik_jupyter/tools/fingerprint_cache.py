@@ -18,6 +18,8 @@ class Fingerprint:
     digest: int | None = None
     why: str = ""
     hashed: int = field(default=0, compare=False)  # bytes of the budget it used
+    # What the digest's proof needs alive: Arrow buffers compared by address (`arrow_buffers.py`).
+    held: tuple[object, ...] = field(default=(), compare=False, repr=False)
 
     @property
     def summary(self) -> str:

@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     from larik_jupyter.tools.kernel.fingerprint import content_key
     from larik_jupyter.tools.kernel.protect import effects_sentence, protect_text, protected_changes
     from larik_jupyter.tools.kernel.python import PythonTool
+    from larik_jupyter.tools.kernel.reach import reach_of
     from larik_jupyter.tools.kernel.sources import files_named, variables_read
     from larik_jupyter.tools.kernel.undo import (
         DID_NOT_EXIST,
@@ -33,7 +34,7 @@ if TYPE_CHECKING:
     )
     from larik_jupyter.tools.kernel.variables import InspectVariablesTool, describe, user_variables
 
-__all__ = ["DID_NOT_EXIST", "AnswerTool", "CodeStop", "InspectVariablesTool", "KernelSnapshots", "PythonTool", "TIMEOUT_INPUT", "VariableWatch", "call_snapshots", "cell_code", "cell_names", "content_key", "describe", "differs", "effects_sentence", "image_of", "is_figure", "is_user_name", "kernel_snapshots", "protect_text", "protected_changes", "python_source", "shown", "stoppable", "summaries", "timeout_of", "user_variables", "files_named", "variables_read"]
+__all__ = ["DID_NOT_EXIST", "AnswerTool", "CodeStop", "InspectVariablesTool", "KernelSnapshots", "PythonTool", "TIMEOUT_INPUT", "VariableWatch", "call_snapshots", "cell_code", "cell_names", "content_key", "describe", "differs", "effects_sentence", "image_of", "is_figure", "is_user_name", "kernel_snapshots", "protect_text", "protected_changes", "python_source", "reach_of", "shown", "stoppable", "summaries", "timeout_of", "user_variables", "files_named", "variables_read"]
 
 _LAZY = {
     "AnswerTool": "larik_jupyter.tools.kernel.answer",
@@ -58,6 +59,7 @@ _LAZY = {
     "protect_text": "larik_jupyter.tools.kernel.protect",
     "protected_changes": "larik_jupyter.tools.kernel.protect",
     "python_source": "larik_jupyter.tools.kernel.variable_watch",
+    "reach_of": "larik_jupyter.tools.kernel.reach",
     "shown": "larik_jupyter.tools.kernel.value_summary",
     "stoppable": "larik_jupyter.tools.kernel.code_stop",
     "summaries": "larik_jupyter.tools.kernel.value_summary",

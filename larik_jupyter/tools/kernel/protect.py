@@ -18,6 +18,7 @@ import builtins
 from collections.abc import Collection, Mapping
 from typing import Any
 
+from larik_jupyter.tools.kernel.rng_state import draws
 from larik_jupyter.tools.kernel.touched_names import names_it_may_change, root_name
 from larik_jupyter.tools.kernel.variable_watch import is_user_name
 
@@ -141,9 +142,12 @@ def protected_changes(code: str, namespace: dict[str, Any], own: Collection[str]
         module = ast.parse(code)
     except (SyntaxError, ValueError):
         return {}
+    found = changes_in(module)
+    for name, what in draws(module, namespace).items():
+        found[name] = [*found.get(name, []), *what]
     return {
         name: what
-        for name, what in changes_in(module).items()
+        for name, what in found.items()
         if name in namespace and is_user_name(name, namespace[name]) and name not in own
     }
 

@@ -32,6 +32,8 @@ from larik_jupyter.tools.kernel.figures import (
 )
 from larik_jupyter.tools.kernel.live_output import LiveOutput
 from larik_jupyter.tools.kernel.protect import changes_in
+from larik_jupyter.tools.kernel.reach import reach_of
+from larik_jupyter.tools.kernel.rng_state import GlobalStates, draws
 from larik_jupyter.tools.kernel.sources import files_named, variables_read
 from larik_jupyter.tools.kernel.touched_names import names_it_may_change
 from larik_jupyter.tools.kernel.undo import call_snapshots
@@ -91,8 +93,9 @@ class PythonTool(Tool):
     description = (
         "Run Python code in the user's live Jupyter kernel, sharing its variables. Returns "
         "stdout, stderr and the repr of the last expression (or a short traceback); rich "
-        "values (plots, tables) are also shown to the user. Every variable is compared before "
-        "and after the call, and what changed is reported. /undo can revert what the code does "
+        "values (plots, tables) are also shown to the user. Every variable the code could change "
+        "is compared before and after the call, and what changed is reported (a frame it only "
+        "reads costs nothing to watch). /undo can revert what the code does "
         "to the kernel's variables: existing variables it assigns, deletes, changes through "
         "attributes, items or mutating methods, or changes through functions it calls or "
         "aliases it makes are copied first (within a per-turn memory budget) and put back; "
@@ -141,10 +144,15 @@ class PythonTool(Tool):
                 "nothing ran. Split it into smaller expressions.",
                 is_error=True,
             )
-        watch = VariableWatch(host.namespace, names, module=module, cache=host.fingerprints)
         snapshots = call_snapshots(env)
+        reach = reach_of(module if names is not None else None, host.namespace)
+        if snapshots is not None:  # the agent's own variables: whether the user touched them
+            reach = reach.including(snapshots.own_names(host.namespace))
+        watch = VariableWatch(host.namespace, names, module=module, cache=host.fingerprints, reach=reach)
+        seeded = GlobalStates(host.namespace)
         if snapshots is not None:
-            snapshots.before_run(host.namespace, _to_copy(module, names, host.namespace), watch)
+            copies = _to_copy(module, names, host.namespace)
+            snapshots.before_run(host.namespace, copies and [n for n in copies if n in reach], watch)
         # Keep the source so tracebacks can quote the model's own lines.
         linecache.cache[filename] = (len(code), None, code.splitlines(keepends=True), filename)
         live = LiveOutput(env.call.on_output)
@@ -197,6 +205,8 @@ class PythonTool(Tool):
             parts.append(UNSCANNED_NOTE)
         if note := watch.note():
             parts.append(note)
+        if note := seeded.note():
+            parts.append(note)
         tag = variable_tag(env.egress, variables_read(module, host.namespace))
         tag = tag | files_tag(env.egress, env.root, files_named(module, env.cwd, env.root))
         return ToolResult(
@@ -215,12 +225,12 @@ def _to_copy(module: ast.Module, names: list[str] | None, namespace: dict[str, A
     frame whose methods it only calls and whose known mutations it does not make (`df.head()`:
     copying a large frame costs more than the call; should it change after all, the namespace
     comparison says so and that it could not be restored); and what the functions the code
-    calls and its aliases may change."""
+    calls and its aliases may change, and the generators and iterators it draws from."""
     if names is None:
         return None
     changed = changes_in(module)
     kept = [n for n in names if n in changed or array_or_frame(namespace.get(n)) is None]
-    return [*kept, *names_reached(module, namespace)]
+    return [*kept, *names_reached(module, namespace), *draws(module, namespace)]
 
 
 def _compiled(code: str, module: ast.Module, filename: str) -> tuple[CodeType, CodeType | None]:

@@ -158,16 +158,17 @@ class KernelSnapshots:
 
     def before_run(self, namespace: dict[str, Any], names: Iterable[str] | None, watch: VariableWatch) -> None:
         """Copy the existing `names` the code may change, each once per turn (None: the code
-        could not be scanned, so nothing is copied); in protect mode every user variable not the
-        agent's own too, again when an earlier call of the turn changed it."""
+        could not be scanned, so nothing is copied); in protect mode every user variable the
+        code could change (`watch.reach`) not the agent's own too, again when an earlier call
+        of the turn changed it."""
         self._scanned = names is not None
         self.own = {
             n: (ident, found) for n, (ident, found) in self.own.items()
             if n in watch.bound and id(watch.bound[n]) == ident and watch.before[n] == found
         }
         wanted = [n for n in names or () if n in namespace]
-        if self.protect:
-            wanted += [n for n in watch.bound if n not in self.own]
+        if self.protect:  # every variable the code could change (`reach.py`)
+            wanted += [n for n in watch.bound if n not in self.own and n in watch.reach]
         self._call = _Call(watch, set(self.own))
         if not wanted:
             return

@@ -1,9 +1,10 @@
 """Watching the user's variables around one call: what it created, rebound, changed in place
 or deleted (see `session/variable_changes.py` for how that is stored and shown), by any route.
 
-Before the code runs every user variable is fingerprinted (`fingerprint.py`; the names the code
-may change first, then the rest, within one byte budget a phase; a fingerprint the previous
-call of the turn took after it ran is reused); after, a name holding another object was
+Before the code runs every user variable the code could change (`reach.py`; for a notebook cell
+every one) is fingerprinted (`fingerprint.py`; the names the code may change first, then the
+rest, within one byte budget a phase; a fingerprint the previous call of the turn took after it
+ran is reused), the others are only compared by identity; after, a name holding another object was
 rebound, the same object with another digest was changed in place. A change to a name the code
 does not name as a target is given its route (`change_routes.py`). A named value without a
 digest may have changed (said as such); an unnamed one over the budget is "not compared", said
@@ -27,6 +28,8 @@ from larik_jupyter.tools.kernel.fingerprint import (
     shape_of,
     type_name,
 )
+from larik_jupyter.tools.kernel.reach import EVERYTHING, Reach
+from larik_jupyter.tools.kernel.rng_state import change_word
 from larik_jupyter.tools.kernel.touched_names import names_it_may_change
 
 # IPython's own names in the user namespace (`Out` changes with every cell), never the user's.
@@ -72,6 +75,17 @@ _CODE = (types.FunctionType, types.BuiltinFunctionType, types.MethodType, type)
 _MISSING = object()
 
 
+# The `why` of a variable the code could not reach, which is not fingerprinted.
+UNREACHED = "the code could not change it"
+
+
+def _shape(value: object) -> str:
+    try:
+        return shape_of(value)
+    except Exception:
+        return ""
+
+
 def _summary(value: object) -> str:
     try:
         return f"{type_name(value)} {shape_of(value)}".rstrip()
@@ -85,7 +99,8 @@ class VariableWatch:
     `names`: those the code may change (from the scan; None when it could not be scanned),
     fingerprinted first; `module`: the code, to find routes; `cache`: the turn's fingerprints
     (`KernelHost.fingerprints`); `route`: said for a change no other route explains, the
-    code's own included (`cell c1`)."""
+    code's own included (`cell c1`); `reach`: the variables the code could change
+    (`reach.py`), the only ones fingerprinted (the others are compared by identity)."""
 
     def __init__(
         self,
@@ -95,8 +110,10 @@ class VariableWatch:
         module: ast.Module | None = None,
         cache: FingerprintCache | None = None,
         route: str | None = None,
+        reach: Reach = EVERYTHING,
     ) -> None:
         self.keys = set(namespace)
+        self.reach = reach
         self.named = dict.fromkeys(names or ())  # an ordered set
         self.module, self.route = module, route
         self.cache = cache if cache is not None else FingerprintCache()
@@ -114,7 +131,9 @@ class VariableWatch:
         for name in dict.fromkeys(order):
             value = self.bound[name]
             found = self.cache.get(name, value)
-            if found is None:
+            if found is None and name not in reach:
+                found = Fingerprint(type_name(value), _shape(value), None, UNREACHED)
+            elif found is None:
                 found = fingerprint(value, left, identity=True)
                 left -= found.hashed
             self.before[name] = found
@@ -134,8 +153,9 @@ class VariableWatch:
                 out.append(self._change(namespace, name, "deleted", before=print_before.summary))
             elif now is not old:
                 out.append(self._change(namespace, name, "rebound", before=print_before.summary, after=_summary(now)))
-            elif print_before.digest == IMMUTABLE or issubclass(type(old), _CODE):
-                after[name] = (old, print_before)
+            elif name not in self.reach or print_before.digest == IMMUTABLE or issubclass(type(old), _CODE):
+                if print_before.why != UNREACHED:  # still true: the code could not change it
+                    after[name] = (old, print_before)
             elif print_before.digest is None and name not in self.named:
                 if print_before.why.startswith("over") and name not in self.cache.said:
                     self.not_compared.append(f"{name} ({print_before.why})")
@@ -185,7 +205,10 @@ class VariableWatch:
             )
         if before == after:
             return None
-        return self._change(namespace, name, "changed", before=before.summary, after=after.summary)
+        return self._change(
+            namespace, name, "changed", before=before.summary, after=after.summary,
+            note=change_word(namespace[name]),
+        )
 
 
 def _module_name(module: object) -> str:

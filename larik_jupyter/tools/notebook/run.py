@@ -28,6 +28,7 @@ from larik_jupyter.tools.kernel import (
     call_snapshots,
     cell_code,
     cell_names,
+    reach_of,
     timeout_of,
     variables_read,
 )
@@ -101,10 +102,16 @@ class NotebookRunTool(Tool):
         source = source_text(cell)
         module = cell_code(source)
         names = cell_names(module)
-        watch = VariableWatch(host.namespace, names, module=module, cache=host.fingerprints, route=f"cell {cell_id}")
         snapshots = call_snapshots(env)
+        # A magic or shell line (`%run`, `!…`) could do anything: then every variable is watched.
+        magic = any(line.lstrip().startswith(("%", "!")) for line in source.splitlines())
+        reach = reach_of(None if magic else module, host.namespace)
+        if snapshots is not None:  # the agent's own variables: whether the user touched them
+            reach = reach.including(snapshots.own_names(host.namespace))
+        watch = VariableWatch(host.namespace, names, module=module, cache=host.fingerprints, route=f"cell {cell_id}",
+                              reach=reach)
         if snapshots is not None:
-            snapshots.before_run(host.namespace, names, watch)
+            snapshots.before_run(host.namespace, [n for n in names if n in reach], watch)
         try:
             run: CellRun = await host.run_cell(source, timeout=timeout, stop=env.call.stop_event, changed=sink)
         finally:
