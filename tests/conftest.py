@@ -5,8 +5,14 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
 
 from tests.agent_helpers import MODEL_VARS
+
+# The property tests draw the same examples on every run (a suite that is the gate must not
+# pass or fail by chance); a bug they find is kept as an `@example` beside the test.
+settings.register_profile("suite", derandomize=True, database=None, print_blob=True)
+settings.load_profile("suite")
 
 
 @pytest.fixture(autouse=True)

@@ -4,7 +4,10 @@ A model can stream a lone surrogate (`"\\ud800"` in a JSON string decodes to one
 tool can hand back one (a file's undecodable bytes kept as surrogates); UTF-8 cannot hold
 either, so the session store, the debug trace, the kernel's messages and the provider's
 request would all fail on it. Each lone surrogate becomes U+FFFD (the replacement
-character); a high and low surrogate side by side become the character they encode.
+character); a high and low surrogate side by side become the character they encode. A JSON
+integer past 64 bits (a model may send `-9223372036854775809` as a tool's argument) becomes the
+float a JSON reader makes of it (past a float's range, its digits), as the session store's
+encoder holds no larger integer.
 """
 
 from __future__ import annotations
@@ -25,10 +28,12 @@ def valid_text(text: str) -> str:
 
 
 def valid_json(value: Any) -> Any:
-    """A JSON-like value with every string (keys too) made valid; the same object when
-    nothing needed it."""
+    """A JSON-like value with every string (keys too) made valid, and integers kept within 64
+    bits; the same object when nothing needed it."""
     if isinstance(value, str):
         return valid_text(value)
+    if type(value) is int and not -(1 << 63) <= value < 1 << 64:
+        return float(value) if abs(value) < 1 << 1023 else str(value)
     if isinstance(value, dict):
         items = [(valid_json(k), valid_json(v)) for k, v in value.items()]
         if all(k is k0 and v is v0 for (k, v), (k0, v0) in zip(items, value.items(), strict=True)):
