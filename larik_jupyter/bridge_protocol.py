@@ -125,12 +125,14 @@ Request = Get | Insert | Replace | Patch | Delete | SetOutputs | ShowOutputs | S
 
 
 class Hello(msgspec.Struct, tag_field="type", tag="hello", omit_defaults=True):
-    """A page saying which notebook it shows (the kernel's own hello carries no path), and
-    which page it is (`page`: an id the browser tab keeps across its reloads)."""
+    """A page saying which notebook it shows (the kernel's own hello carries no path), which
+    page it is (`page`: an id the browser tab keeps across its reloads) and which connection to
+    the kernel it runs cells through (`client`: the `session` of its messages' headers)."""
 
     path: str | None = None
     root: str | None = None
     page: str | None = None
+    client: str | None = None
 
 
 class Bye(msgspec.Struct, tag_field="type", tag="bye"):

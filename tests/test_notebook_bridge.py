@@ -82,7 +82,9 @@ class Panel:
 
     def hello(self, path: str, root: Path, page: str | None = None) -> None:
         assert self._handler is not None
-        data = {"type": "hello", "path": path, "root": str(root), **({"page": page} if page else {})}
+        data = {"type": "hello", "path": path, "root": str(root)}
+        if page:
+            data |= {"page": page, "client": f"connection-of-{page}"}
         self._handler({"content": {"data": data}})
 
 
@@ -123,6 +125,18 @@ def test_a_reloaded_page_replaces_its_stale_comm_and_a_later_page_does_not_take_
     assert in_worker(lambda: bridge.request(tmp_path / "nb.ipynb", Get())).cell_ids == ["c"]
     assert len(first.sent) == 1 and not second.sent
     assert list(bridge.panels) == ["tab-1", "tab-2"]
+
+
+def test_the_page_that_ran_the_larik_cell_applies_the_requests(tmp_path: Path) -> None:
+    bridge = Bridge()
+    bridge.lead("connection-of-runner")  # %load_ext ran in a page that has not said hello yet
+    other = connect(bridge, tmp_path, "nb.ipynb", lambda r: {"ok": True, "cell_ids": ["o"]}, page="other")
+    runner = connect(bridge, tmp_path, "nb.ipynb", lambda r: {"ok": True, "cell_ids": ["r"]}, page="runner")
+    assert in_worker(lambda: bridge.request(tmp_path / "nb.ipynb", Get())).cell_ids == ["r"]
+    # A `%larik` cell runs in the other page: it applies the requests from now on.
+    bridge.lead("connection-of-other")
+    assert in_worker(lambda: bridge.request(tmp_path / "nb.ipynb", Get())).cell_ids == ["o"]
+    assert len(other.sent) == 1 and len(runner.sent) == 1
 
 
 def test_a_page_that_says_bye_or_stops_answering_hands_the_notebook_to_the_next(

@@ -248,7 +248,9 @@ export class NotebookBridge {
   }
 
   private helloData(panel: NotebookPanel): JsonObject {
-    const hello: Hello = { type: 'hello', path: panel.context.path, root: serverRoot(), page: this.page };
+    // `client`: the kernel tells which page ran a `%larik` cell by its messages' `session`.
+    const client = panel.sessionContext.session?.kernel?.clientId;
+    const hello: Hello = { type: 'hello', path: panel.context.path, root: serverRoot(), page: this.page, client };
     return asJson(hello);
   }
 

@@ -129,14 +129,16 @@ export interface Restore {
 }
 
 /**
- * A page saying which notebook it shows (the kernel's own hello carries no path), and
- * which page it is (`page`: an id the browser tab keeps across its reloads).
+ * A page saying which notebook it shows (the kernel's own hello carries no path), which
+ * page it is (`page`: an id the browser tab keeps across its reloads) and which connection to
+ * the kernel it runs cells through (`client`: the `session` of its messages' headers).
  */
 export interface Hello {
   type: "hello";
   path?: string | null;
   root?: string | null;
   page?: string | null;
+  client?: string | null;
 }
 
 /**

@@ -55,6 +55,7 @@ class Panel:
     root: Path | None  # the server's root directory, when the page knows it
     comm_id: str = ""  # the comm it last said hello on
     page: str = ""  # the page's id (requests name it in `to`), "" from a page that sends none
+    client: str = ""  # the session id of the page's kernel connection (who ran a cell)
 
     @property
     def real(self) -> Path | None:
@@ -76,7 +77,8 @@ class Bridge:
 
     Several pages may show one notebook (two collaborators, or one person with two tabs), and
     a comm the kernel opened reaches all of them. Each request is addressed to one page (`to`):
-    the first that said hello for the notebook and is still there. One that does not answer
+    the page that ran the latest `%larik` cell (`lead`), else the first that said hello for the
+    notebook and is still there. One that does not answer
     within `HANDOVER` seconds (its tab closed without a word) goes to the back of the line and
     the request, with the same id, goes to the next page; requests are safe to apply twice, so
     a slow page answering late changes nothing."""
@@ -91,6 +93,7 @@ class Bridge:
         self._ids = itertools.count(1)
         self._lock = threading.Lock()
         self._main = threading.main_thread().ident
+        self._leader = ""  # the kernel connection of the page that ran the latest `%larik` cell
         # Called with the key of every panel that says hello (a page connecting mid-turn).
         self.joined: list[Callable[[str], None]] = []
 
@@ -153,14 +156,27 @@ class Bridge:
         the same tab, its second comm) keeps its place in line, a new one joins at the back."""
         root = Path(os.path.expanduser(hello.root)) if hello.root else None
         key = hello.page or comm_id
-        panel = Panel(str(hello.path), root, comm_id, hello.page or "")
+        panel = Panel(str(hello.path), root, comm_id, hello.page or "", hello.client or "")
         # A page that (re)connects or was renamed may show another state of the document.
         self._forget(self.panels.get(key))
         self._forget(panel)
         with self._lock:
             self.panels[key] = panel
+        if panel.client and panel.client == self._leader:
+            self.lead(panel.client)
         for listener in list(self.joined):
             listener(key)
+
+    def lead(self, client: str) -> None:
+        """The page whose kernel connection is `client` ran a `%larik` cell (or `%load_ext`):
+        its requests go there first from now on, also when it says hello later."""
+        if not client:
+            return
+        with self._lock:
+            self._leader = client
+            first = {k: p for k, p in self.panels.items() if p.client == client}
+            if first:
+                self.panels = first | {k: p for k, p in self.panels.items() if k not in first}
 
     def connection(self, key: str) -> str:
         """Which page on which comm `key` is now (a reloaded tab keeps its key, not its comm)."""

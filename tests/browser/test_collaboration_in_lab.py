@@ -1,7 +1,8 @@
 """Live edits under jupyter-collaboration's real-time collaboration: two pages (two browser
 contexts, two collaborators) on one notebook and one kernel. A scripted turn run in page 1
-replaces, inserts, deletes and runs cells while page 2 types into another cell; `/undo` puts
-them back with page 2 gone; page 1 then leaves and the page that opened last takes the edits.
+replaces, inserts, deletes and runs cells while page 2 types into another cell; a page 3 opens
+after `%load_ext` and leaves; `/undo` puts the cells back; page 1 then leaves and the next turn,
+run in page 2, lands through page 2.
 Both pages' shared document and the saved file hold each change exactly once, and the cells
 nobody touched keep their JSON."""
 
@@ -91,7 +92,7 @@ def scripts(root: Path) -> None:
     ]}))
     (root / "turn2.json").write_text(json.dumps({"responses": [
         {"content": [edit(cell_id="target", new_source="x = 5")]},
-        {"content": [{"type": "text", "text": "Edited from page 3."}]},
+        {"content": [{"type": "text", "text": "Edited from page 2."}]},
     ]}))
 
 
@@ -151,6 +152,13 @@ def saved(lab: LabServer, page: Page, check: str) -> dict[str, dict[str, Any]]:
     return by_id(cells)
 
 
+ACTIVATE = """path => {
+  const w = Array.from(window.jupyterapp.shell.widgets('main')).find(w => w.context?.path === path);
+  window.jupyterapp.shell.activateById(w.id);
+}"""
+ORDER = ["load", "target", "gone", "keep", "hand", "turn1", "undo", "turn2"]
+
+
 @pytest.mark.own_lab(collaboration=True)
 def test_two_collaborators_see_each_edit_once_and_a_leaving_page_hands_the_notebook_on(
     lab_page: Page, lab_server: LabServer, lab_browser: Browser
@@ -160,17 +168,17 @@ def test_two_collaborators_see_each_edit_once_and_a_leaving_page_hands_the_noteb
     scripts(root)
     page1_errors = errors_of(lab_page)
     open_notebook(lab_page, lab_server, NAME)
-    run_cell(lab_page, 0)
-    wait_idle_count(lab_page, "load")
 
     with ExitStack() as stack:  # the other pages close with the test, whatever happens
-        # Page 2 opens the notebook after %load_ext: it joins the room and the kernel.
+        # Page 2 shows the notebook before %load_ext: both pages hear the comm the kernel opens.
         page2 = stack.enter_context(another_page(lab_browser, lab_server, "page2"))
         page2_errors = errors_of(page2)
         open_in(page2, lab_server, "other.ipynb")
         open_in(page2, lab_server, NAME)
         assert page2.evaluate(CELLS, NAME) == lab_page.evaluate(CELLS, NAME)
         kept = by_id(lab_page.evaluate(CELLS, NAME))["keep"]  # as the page holds it (JupyterLab adds `trusted`)
+        run_cell(lab_page, 0)
+        wait_idle_count(lab_page, "load")
 
         run_cell(lab_page, 5)
         body_has(lab_page, "Working on")
@@ -203,34 +211,32 @@ def test_two_collaborators_see_each_edit_once_and_a_leaving_page_hands_the_noteb
         assert file["hand"]["source"] == "Notes: typed by page 2"
         assert file["keep"] == untouched["keep"]
 
-        # Page 2 leaves mid-session; /undo in page 1 puts the turn's cells back, once each.
-        stack.close()
+        # Page 3 opens the notebook after %load_ext and leaves mid-session; /undo in page 1
+        # puts the turn's cells back, once each.
+        with another_page(lab_browser, lab_server, "page3") as page3:
+            page3_errors = errors_of(page3)
+            open_in(page3, lab_server, NAME)
         run_cell(lab_page, 6)  # the inserted cell moved /undo down one
         body_has(lab_page, "in the open notebook")
         wait_idle_count(lab_page, "undo")
-        cells = lab_page.evaluate(CELLS, NAME)
-        assert ids_once(cells) == ["load", "target", "gone", "keep", "hand", "turn1", "undo", "turn2"]
-        assert by_id(cells)["target"]["source"] == "x = 1" and by_id(cells)["gone"]["source"] == "print('bye')"
-        assert by_id(cells)["hand"]["source"] == "Notes: typed by page 2"  # undo keeps the collaborator's typing
+        for page in (lab_page, page2):
+            cells = page.evaluate(CELLS, NAME)
+            assert ids_once(cells) == ORDER
+            assert by_id(cells)["target"]["source"] == "x = 1" and by_id(cells)["gone"]["source"] == "print('bye')"
+            assert by_id(cells)["hand"]["source"] == "Notes: typed by page 2"  # undo keeps the collaborator's typing
         shot(lab_page, "collab_page1_after_undo")
+        shot(page2, "collab_page2_after_undo")
 
-        # Page 3 opens the notebook and page 1 leaves: the next turn's edit lands through page 3.
-        page3 = stack.enter_context(another_page(lab_browser, lab_server, "page3"))
-        page3_errors = errors_of(page3)
-        open_in(page3, lab_server, NAME)
+        # Page 1 leaves; the next turn, run in page 2, lands through page 2.
         lab_page.goto("about:blank")  # the tab leaves JupyterLab
-        page3.evaluate(
-            "path => { const w = Array.from(window.jupyterapp.shell.widgets('main')).find(w => w.context?.path === path);"
-            " window.jupyterapp.shell.activateById(w.id); }",
-            NAME,
-        )
-        run_cell(page3, 7)
-        body_has(page3, "Edited from page 3.")
-        wait_idle_count(page3, "turn2")
-        cells = page3.evaluate(CELLS, NAME)
+        page2.evaluate(ACTIVATE, NAME)
+        run_cell(page2, 7)
+        body_has(page2, "Edited from page 2.")
+        wait_idle_count(page2, "turn2")
+        cells = page2.evaluate(CELLS, NAME)
         assert by_id(cells)["target"]["source"] == "x = 5"
-        assert ids_once(cells) == ["load", "target", "gone", "keep", "hand", "turn1", "undo", "turn2"]
-        shot(page3, "collab_page3_after_handover")
-        file = saved(lab_server, page3, "x = 5")
+        assert ids_once(cells) == ORDER
+        shot(page2, "collab_page2_after_handover")
+        file = saved(lab_server, page2, "x = 5")
         assert file["keep"] == untouched["keep"]
         assert [e for e in page1_errors + page2_errors + page3_errors if "larik" in e or "TypeError" in e] == []
