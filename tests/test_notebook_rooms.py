@@ -76,8 +76,8 @@ def test_a_notebook_a_room_holds_is_refused_with_the_backend_and_one_no_room_hol
     assert refused.content == (
         "Not landed: sub/shared.ipynb is open in a real-time collaboration room of jupyter-collaboration, "
         "whose server owns the notebook and would load a file written behind it over everyone's edits, "
-        "so larik left the file unchanged; edit it from a notebook page running this kernel, or close "
-        "it in every tab and ask again."
+        "so larik left the file unchanged; open it in a notebook page running this kernel, or close "
+        "it in every tab, and ask again."
     )
     assert (root / "sub" / "shared.ipynb").read_bytes() == original
 
@@ -102,3 +102,4 @@ def test_the_sentence_names_jupyter_server_documents_when_it_owns_the_room(tmp_p
     assert result.content.startswith(
         "Not landed: nb.ipynb is open in a real-time collaboration room of jupyter-server-documents,"
     )
+    assert result.content.endswith("close it in every tab, and ask again once its room has closed (about a minute).")

@@ -20,7 +20,7 @@ from larik_jupyter.tools.env import Env
 from larik_jupyter.tools.notebook.document import NotebookDocument
 from larik_jupyter.tools.notebook.file import load_notebook
 from larik_jupyter.tools.notebook.page import open_document, restore_open
-from larik_jupyter.tools.notebook.rooms import held, room_backend
+from larik_jupyter.tools.notebook.rooms import held, instead, room_backend
 
 
 def open_notebook(
@@ -42,8 +42,7 @@ def cell_restorer(env: Env) -> CellRestorer:
         backend = room_backend(root / record.path)
         if backend is not None:
             raise CellsNotRestored(
-                f"{held(backend)}, so its cells were not restored in the file; undo from a "
-                "notebook page running this kernel, or close it in every tab and undo again"
+                f"{held(backend)}, so its cells were not restored in the file; {instead(backend, 'undo')}"
             )
         return restore_in_file(root, record)
 

@@ -61,10 +61,15 @@ def room_backend(path: Path) -> str | None:
 
 def refusal(rel: str, backend: str) -> str:
     """The one sentence of an edit not written to a notebook a room holds."""
-    return (
-        f"Not landed: {rel} {held(backend)}, so larik left the file unchanged; edit it from a "
-        "notebook page running this kernel, or close it in every tab and ask again."
-    )
+    return f"Not landed: {rel} {held(backend)}, so larik left the file unchanged; {instead(backend, 'ask')}."
+
+
+def instead(backend: str, verb: str) -> str:
+    """What the user can do instead (`verb`: ask, undo): a page running this kernel edits the
+    room's document, except under jupyter-server-documents, where no comm reaches the kernel."""
+    if backend == "jupyter-server-documents":
+        return f"close it in every tab, and {verb} again once its room has closed (about a minute)"
+    return f"open it in a notebook page running this kernel, or close it in every tab, and {verb} again"
 
 
 def held(backend: str) -> str:
