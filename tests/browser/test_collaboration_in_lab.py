@@ -66,7 +66,8 @@ def collab_notebook(root: Path) -> dict[str, Any]:
         nbformat.v4.new_markdown_cell("Notes:", id="hand"),
         nbformat.v4.new_code_cell("%larik --yes --model scripted:turn1.json edit the cells", id="turn1"),
         nbformat.v4.new_code_cell("%larik /undo", id="undo"),
-        nbformat.v4.new_code_cell("%larik --yes --model scripted:turn2.json once more", id="turn2"),
+        nbformat.v4.new_code_cell("%larik --model scripted:turn2.json once more", id="turn2"),
+        nbformat.v4.new_code_cell("%larik /undo --to 1", id="undo_to"),
     ]
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
     nbformat.write(nb, root / NAME)
@@ -156,7 +157,7 @@ ACTIVATE = """path => {
   const w = Array.from(window.jupyterapp.shell.widgets('main')).find(w => w.context?.path === path);
   window.jupyterapp.shell.activateById(w.id);
 }"""
-ORDER = ["load", "target", "gone", "keep", "hand", "turn1", "undo", "turn2"]
+ORDER = ["load", "target", "gone", "keep", "hand", "turn1", "undo", "turn2", "undo_to"]
 
 
 @pytest.mark.own_lab(collaboration=True)
@@ -191,7 +192,7 @@ def test_two_collaborators_see_each_edit_once_and_a_leaving_page_hands_the_noteb
             cells = page.evaluate(CELLS, NAME)
             ids = ids_once(cells)
             cell = by_id(cells)
-            assert ids[:2] == ["load", "target"] and ids[3:5] == ["keep", "hand"] and len(ids) == 8, ids
+            assert ids[:2] == ["load", "target"] and ids[3:5] == ["keep", "hand"] and len(ids) == 9, ids
             assert cell[ids[2]]["source"] == "z = 3"
             assert cell["target"]["source"] == "x = 2\nprint('x is', x)"
             assert text(cell["target"]["outputs"]) == "x is 2\n"  # once, not once per page
@@ -227,10 +228,14 @@ def test_two_collaborators_see_each_edit_once_and_a_leaving_page_hands_the_noteb
         shot(lab_page, "collab_page1_after_undo")
         shot(page2, "collab_page2_after_undo")
 
-        # Page 1 leaves; the next turn, run in page 2, lands through page 2.
+        # Page 1 leaves; the next turn, run in page 2, asks there and lands through page 2.
         lab_page.goto("about:blank")  # the tab leaves JupyterLab
         page2.evaluate(ACTIVATE, NAME)
         run_cell(page2, 7)
+        allow = page2.get_by_role("button", name="Allow once")
+        allow.wait_for(timeout=60_000)
+        shot(page2, "collab_page2_approval")
+        allow.click()
         body_has(page2, "Edited from page 2.")
         wait_idle_count(page2, "turn2")
         cells = page2.evaluate(CELLS, NAME)
@@ -239,4 +244,13 @@ def test_two_collaborators_see_each_edit_once_and_a_leaving_page_hands_the_noteb
         shot(page2, "collab_page2_after_handover")
         file = saved(lab_server, page2, "x = 5")
         assert file["keep"] == untouched["keep"]
+
+        # /undo --to 1 in page 2: prompt 2's edit goes (prompt 1 is undone already).
+        run_cell(page2, 8)
+        body_has(page2, "Undid prompt 2")
+        wait_idle_count(page2, "undo_to")
+        cells = page2.evaluate(CELLS, NAME)
+        assert ids_once(cells) == ORDER and by_id(cells)["target"]["source"] == "x = 1"
+        shot(page2, "collab_page2_after_undo_to")
+        assert saved(lab_server, page2, "Undid prompt 2")["target"]["source"] == "x = 1"
         assert [e for e in page1_errors + page2_errors + page3_errors if "larik" in e or "TypeError" in e] == []
