@@ -101,6 +101,9 @@ function sourceOf(cell: JsonObject): string {
   return Array.isArray(source) ? source.join('') : String(source);
 }
 
+/** The requests that change the document (what a page's own copy follows). */
+const CHANGES = new Set<string>(['insert', 'replace', 'patch', 'delete', 'set_outputs', 'set_metadata', 'restore']);
+
 /** How many applied requests are remembered to skip a second panel's copy of one. */
 const HANDLED_KEPT = 256;
 
@@ -300,10 +303,11 @@ export class NotebookBridge {
     }
     // `problemOf` checked it against the declared fields of its op.
     const request = data as object as Request;
-    if (request.to && request.to !== this.page) {
+    const mine = !request.to || request.to === this.page;
+    if (!mine && !this.ownCopy(request)) {
       return; // addressed to another page showing this kernel's notebook
     }
-    if (request.id) {
+    if (request.id && mine) {
       // Two panels on one kernel share the kernel's comm: apply each request once.
       const key = `${comm.commId}:${request.id}`;
       if (this.handled.has(key)) {
@@ -324,9 +328,20 @@ export class NotebookBridge {
       const code = refusal?.code ?? RefusalCode.ERROR;
       reply = { type: 'reply', id, ok: false, code, error: (error as Error).message, ...refusal?.data };
     }
-    if (id && !comm.isDisposed) {
+    if (id && mine && !comm.isDisposed) {
       void comm.send(asJson(reply));
     }
+  }
+
+  /**
+   * Whether this page also applies an edit addressed to another page, silently: without real-time
+   * collaboration each page holds its own copy of the notebook, which follows the kernel's edits
+   * as it did before requests were addressed; a shared (collaborative) document takes each
+   * edit once, from the addressed page.
+   */
+  private ownCopy(request: Request): boolean {
+    const panel = this.find(p => p.context.path === request.path);
+    return !!panel && !panel.context.model.collaborative && CHANGES.has(request.op);
   }
 
   private apply(request: Request): Answer {

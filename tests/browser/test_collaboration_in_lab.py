@@ -31,8 +31,6 @@ from tests.process_helpers import wait_until
 if TYPE_CHECKING:
     from tests.browser.conftest import LabServer
 
-pytest.importorskip("jupyter_server_ydoc", reason="needs jupyter-collaboration (the test extra)")
-
 NAME = "collab.ipynb"
 
 # Every cell of the open notebook: id, source, outputs and execution count, as the page holds it.
@@ -104,7 +102,8 @@ def another_page(browser: Browser, lab: LabServer, name: str) -> Iterator[Page]:
     context = browser.new_context(viewport={"width": 1400, "height": 900})
     page = context.new_page()
     page.set_default_timeout(60_000)
-    page.goto(f"{lab.url}lab/workspaces/{name}")
+    folder = f"/tree/{lab.prefix}" if lab.prefix else ""
+    page.goto(f"{lab.url}lab/workspaces/{lab.prefix}{name}{folder}")
     page.wait_for_function("!!window.jupyterapp", timeout=120_000)
     page.evaluate("window.jupyterapp.restored.then(() => true)")
     try:
@@ -164,6 +163,7 @@ ORDER = ["load", "target", "gone", "keep", "hand", "turn1", "undo", "turn2", "un
 def test_two_collaborators_see_each_edit_once_and_a_leaving_page_hands_the_notebook_on(
     lab_page: Page, lab_server: LabServer, lab_browser: Browser
 ) -> None:
+    pytest.importorskip("jupyter_server_ydoc", reason="needs jupyter-collaboration (the test extra)")
     root = lab_server.root
     untouched = collab_notebook(root)
     scripts(root)
@@ -254,3 +254,32 @@ def test_two_collaborators_see_each_edit_once_and_a_leaving_page_hands_the_noteb
         shot(page2, "collab_page2_after_undo_to")
         assert saved(lab_server, page2, "Undid prompt 2")["target"]["source"] == "x = 1"
         assert [e for e in page1_errors + page2_errors + page3_errors if "larik" in e or "TypeError" in e] == []
+
+
+def test_without_collaboration_each_page_keeps_its_own_copy_exact(
+    lab_page: Page, lab_server: LabServer, lab_browser: Browser
+) -> None:
+    """The default (no collaboration backend): two pages on one notebook each hold their own
+    copy; the page that ran the turn answers, the other follows the edits silently, and each
+    holds every change once."""
+    root = lab_server.root
+    collab_notebook(root)
+    scripts(root)
+    name = lab_server.path(NAME)
+    open_notebook(lab_page, lab_server, NAME)
+    with another_page(lab_browser, lab_server, "page2") as page2:
+        open_in(page2, lab_server, name)
+        run_cell(lab_page, 0)
+        wait_idle_count(lab_page, "load")
+        run_cell(lab_page, 5)
+        body_has(lab_page, "Edits done.")
+        wait_idle_count(lab_page, "turn1")
+        for page in (lab_page, page2):
+            cells = page.evaluate(CELLS, name)
+            ids = ids_once(cells)
+            assert ids[:2] == ["load", "target"] and ids[3:5] == ["keep", "hand"] and "gone" not in ids, ids
+            assert by_id(cells)["target"]["source"] == "x = 2\nprint('x is', x)"
+            assert text(by_id(cells)["target"]["outputs"]) == "x is 2\n"
+        shot(page2, "own_copies_page2")
+        assert page2.evaluate("path => Array.from(window.jupyterapp.shell.widgets('main'))"
+                              ".find(w => w.context?.path === path).context.model.collaborative", name) is False
