@@ -81,7 +81,9 @@ class Bridge:
     notebook and is still there. One that does not answer
     within `HANDOVER` seconds (its tab closed without a word) goes to the back of the line and
     the request, with the same id, goes to the next page; requests are safe to apply twice, so
-    a slow page answering late changes nothing."""
+    a slow page that applies it late changes nothing once the other page's change has reached
+    it (a page blocked for those seconds may still apply it at the same moment: rare, and not
+    guarded against)."""
 
     def __init__(self, *, blocked: Callable[[], bool] = lambda: False) -> None:
         self.blocked = blocked
