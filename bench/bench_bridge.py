@@ -176,7 +176,9 @@ def main(rounds: int, windowing: str | None) -> None:
         port = _free_port()
         command = [sys.executable, "-m", "jupyterlab", "--no-browser", "--ip=127.0.0.1", f"--port={port}",
                    "--ServerApp.token=", "--ServerApp.password=", f"--ServerApp.root_dir={root}",
-                   "--LabApp.expose_app_in_browser=True"]
+                   "--LabApp.expose_app_in_browser=True",
+                   # The numbers are the default's: jupyter-collaboration (a test extra) off.
+                   "--YDocExtension.disable_rtc=True"]
         if os.geteuid() == 0:
             command.append("--allow-root")
         lab = subprocess.Popen(command, cwd=root, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)

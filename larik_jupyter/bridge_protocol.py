@@ -30,12 +30,17 @@ class Expect(msgspec.Struct, omit_defaults=True):
 
 
 class Op(msgspec.Struct, tag_field="op", kw_only=True):
-    """A request's envelope: its id (0: no reply wanted) and the notebook's path on the page;
-    every field is sent (null where unset), except an execution count not given."""
+    """A request's envelope: its id (0: no reply wanted), the notebook's path on the page, and
+    the page that applies it (`to`, the `page` its hello named; every other page showing the
+    kernel ignores it, "": whichever page receives it); every field is sent (null where unset),
+    except an execution count not given. A request may reach its page twice (sent again to
+    another page when the first did not answer): each op checks the document's state and
+    changes nothing the second time."""
 
     type: Literal["request"] = "request"
     id: int = 0
     path: str = ""
+    to: str = ""
 
 
 class Get(Op, tag="get"):
@@ -120,10 +125,22 @@ Request = Get | Insert | Replace | Patch | Delete | SetOutputs | ShowOutputs | S
 
 
 class Hello(msgspec.Struct, tag_field="type", tag="hello", omit_defaults=True):
-    """A page saying which notebook it shows (the kernel's own hello carries no path)."""
+    """A page saying which notebook it shows (the kernel's own hello carries no path), which
+    page it is (`page`: an id the browser tab keeps across its reloads) and which connection to
+    the kernel it runs cells through (`client`: the `session` of its messages' headers)."""
 
     path: str | None = None
     root: str | None = None
+    page: str | None = None
+    client: str | None = None
+
+
+class Bye(msgspec.Struct, tag_field="type", tag="bye"):
+    """A page no longer showing the kernel's notebook (its panel closed, the tab going away):
+    the kernel's requests go to another page. Sent, not a comm close, since the comm the kernel
+    opened is shared by every page."""
+
+    page: str
 
 
 class RefusalCode(enum.Enum):
@@ -177,13 +194,14 @@ class ErrorReply(msgspec.Struct, tag_field="type", tag="error", kw_only=True):
     id: int = 0
 
 
-PageMessage = Hello | Reply | ErrorReply
+PageMessage = Hello | Bye | Reply | ErrorReply
 """What the page sends the kernel."""
 
 
-def request_data(op: Request, request_id: int, path: str) -> Json:
-    """`op` as the comm sends it, with its id and the page's name of the notebook."""
-    data: Json = msgspec.to_builtins(msgspec.structs.replace(op, id=request_id, path=path))
+def request_data(op: Request, request_id: int, path: str, to: str = "") -> Json:
+    """`op` as the comm sends it, with its id, the page's name of the notebook and the page
+    that applies it."""
+    data: Json = msgspec.to_builtins(msgspec.structs.replace(op, id=request_id, path=path, to=to))
     return data
 
 
@@ -195,7 +213,7 @@ def read_request(data: Any) -> Request | ErrorReply:
         return ErrorReply(error=f"malformed request: {exc}", id=_id(data))
 
 
-def read_page_message(data: Any) -> Hello | Reply | ErrorReply:
+def read_page_message(data: Any) -> Hello | Bye | Reply | ErrorReply:
     """A page's message, or the error to send back for a malformed one."""
     try:
         return msgspec.convert(data, PageMessage)

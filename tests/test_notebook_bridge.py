@@ -1,5 +1,6 @@
 """The kernel's end of `larik.bridge` against panels that answer like the labextension does:
-routing by notebook path, a reloaded page replacing its stale comm, replies, refusals, timeouts,
+routing by notebook path, one page applying each request (a reloaded page replacing its stale
+comm, a page that leaves or stops answering handing over to the next), replies, refusals, timeouts,
 and a running turn's cell sent to a page that connects mid-turn."""
 
 from __future__ import annotations
@@ -79,15 +80,21 @@ class Panel:
         assert self._handler is not None
         threading.Timer(0.01, self._handler, args=({"content": {"data": data}},)).start()
 
-    def hello(self, path: str, root: Path) -> None:
+    def hello(self, path: str, root: Path, page: str | None = None) -> None:
         assert self._handler is not None
-        self._handler({"content": {"data": {"type": "hello", "path": path, "root": str(root)}}})
+        data = {"type": "hello", "path": path, "root": str(root)}
+        if page:
+            data |= {"page": page, "client": f"connection-of-{page}"}
+        self._handler({"content": {"data": data}})
 
 
-def connect(bridge: Bridge, root: Path, path: str, answer: Callable[[dict[str, Any]], dict[str, Any] | None]) -> Panel:
+def connect(
+    bridge: Bridge, root: Path, path: str, answer: Callable[[dict[str, Any]], dict[str, Any] | None],
+    page: str | None = None,
+) -> Panel:
     panel = Panel(bridge, answer)
     bridge._attach(panel)
-    panel.hello(path, root)
+    panel.hello(path, root, page)
     return panel
 
 
@@ -107,13 +114,50 @@ def test_requests_go_to_the_panel_showing_the_notebook_and_return_its_cell_ids(t
     assert mine.sent[0]["path"] == "sub/nb.ipynb" and not other.sent
 
 
-def test_a_reloaded_page_replaces_the_stale_comm_of_the_same_notebook(tmp_path: Path) -> None:
+def test_a_reloaded_page_replaces_its_stale_comm_and_a_later_page_does_not_take_over(tmp_path: Path) -> None:
     bridge = Bridge()
-    stale = connect(bridge, tmp_path, "nb.ipynb", lambda r: None)  # the old page: nobody answers
-    fresh = connect(bridge, tmp_path, "nb.ipynb", lambda r: {"ok": True, "cell_ids": ["a"]})
-    assert in_worker(lambda: bridge.request(tmp_path / "nb.ipynb", Get())).ok
-    assert fresh.sent and not stale.sent
-    assert list(bridge.panels) == [fresh.comm_id]
+    first = connect(bridge, tmp_path, "nb.ipynb", lambda r: {"ok": True, "cell_ids": ["a"]}, page="tab-1")
+    second = connect(bridge, tmp_path, "nb.ipynb", lambda r: {"ok": True, "cell_ids": ["b"]}, page="tab-2")
+    assert in_worker(lambda: bridge.request(tmp_path / "nb.ipynb", Get())).cell_ids == ["a"]
+    assert first.sent[0]["to"] == "tab-1" and not second.sent  # one page applies it
+    # The first tab reloads: its new comm says hello with the page id the tab kept.
+    connect(bridge, tmp_path, "nb.ipynb", lambda r: {"ok": True, "cell_ids": ["c"]}, page="tab-1")
+    assert in_worker(lambda: bridge.request(tmp_path / "nb.ipynb", Get())).cell_ids == ["c"]
+    assert len(first.sent) == 1 and not second.sent
+    assert list(bridge.panels) == ["tab-1", "tab-2"]
+
+
+def test_the_page_that_ran_the_larik_cell_applies_the_requests(tmp_path: Path) -> None:
+    bridge = Bridge()
+    bridge.lead("connection-of-runner")  # %load_ext ran in a page that has not said hello yet
+    other = connect(bridge, tmp_path, "nb.ipynb", lambda r: {"ok": True, "cell_ids": ["o"]}, page="other")
+    runner = connect(bridge, tmp_path, "nb.ipynb", lambda r: {"ok": True, "cell_ids": ["r"]}, page="runner")
+    assert in_worker(lambda: bridge.request(tmp_path / "nb.ipynb", Get())).cell_ids == ["r"]
+    # A `%larik` cell runs in the other page: it applies the requests from now on.
+    bridge.lead("connection-of-other")
+    assert in_worker(lambda: bridge.request(tmp_path / "nb.ipynb", Get())).cell_ids == ["o"]
+    assert len(other.sent) == 1 and len(runner.sent) == 1
+
+
+def test_a_page_that_says_bye_or_stops_answering_hands_the_notebook_to_the_next(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("larik_jupyter.notebook.bridge.HANDOVER", 0.3)
+    bridge = Bridge()
+    silent = connect(bridge, tmp_path, "nb.ipynb", lambda r: None, page="closed-tab")
+    leaving = connect(bridge, tmp_path, "nb.ipynb", lambda r: {"ok": True, "cell_ids": ["l"]}, page="leaving")
+    connect(bridge, tmp_path, "nb.ipynb", lambda r: {"ok": True, "cell_ids": ["s"]}, page="staying")
+    # The first page's tab closed without a word: the request goes on, with its id, to the next.
+    reply = in_worker(lambda: bridge.request(tmp_path / "nb.ipynb", Delete(cell_id="x")))
+    assert reply is not None and reply.cell_ids == ["l"]
+    assert silent.sent[0]["id"] == leaving.sent[0]["id"] and leaving.sent[0]["to"] == "leaving"
+    assert list(bridge.panels) == ["leaving", "staying", "closed-tab"]  # the silent one goes last
+    # The leading page closes its notebook: it says bye on the comm every page shares.
+    leaving.later({"type": "bye", "page": "leaving"})
+    wait_until(lambda: "leaving" not in bridge.panels, "the bye to reach the kernel")
+    reply = in_worker(lambda: bridge.request(tmp_path / "nb.ipynb", Delete(cell_id="y")))
+    assert reply is not None and reply.cell_ids == ["s"] and len(leaving.sent) == 1
+    assert len(silent.sent) == 1  # the next request did not wait on the silent page again
 
 
 def test_a_refused_edit_is_not_landed_with_the_browsers_reason(tmp_path: Path) -> None:

@@ -13,7 +13,7 @@ import { Kernel, KernelMessage } from '@jupyterlab/services';
 
 import { IProvenance, provenanceOf } from './provenance';
 import { Json, JsonObject } from './json';
-import { ErrorReply, FIELDS, Hello, RefusalCode, Reply, Request } from './protocol';
+import { Bye, ErrorReply, FIELDS, Hello, RefusalCode, Reply, Request } from './protocol';
 
 export const TARGET = 'larik.bridge';
 
@@ -101,12 +101,35 @@ function sourceOf(cell: JsonObject): string {
   return Array.isArray(source) ? source.join('') : String(source);
 }
 
+/** The requests that change the document (what a page's own copy follows). */
+const CHANGES = new Set<string>(['insert', 'replace', 'patch', 'delete', 'set_outputs', 'set_metadata', 'restore']);
+
 /** How many applied requests are remembered to skip a second panel's copy of one. */
 const HANDLED_KEPT = 256;
+
+const PAGE_KEY = 'larik-bridge-page';
+
+/**
+ * This page's id, named in each request the kernel addresses to it (`to`): several pages may
+ * show one notebook (collaborators, two tabs), and only the addressed one applies a request.
+ * A reload of the tab keeps it (the kernel then knows the page it replaces); a new or
+ * duplicated tab makes its own.
+ */
+function pageId(): string {
+  const navigation = performance.getEntriesByType('navigation')[0] as PerformanceNavigationTiming | undefined;
+  const kept = navigation?.type === 'reload' ? sessionStorage.getItem(PAGE_KEY) : null;
+  const id = kept || `page-${Math.random().toString(36).slice(2)}${Date.now().toString(36)}`;
+  sessionStorage.setItem(PAGE_KEY, id);
+  return id;
+}
 
 export class NotebookBridge {
   /** The comms of each panel (the panel's own and the one its kernel opened). */
   private comms = new Map<NotebookPanel, Set<Kernel.IComm>>();
+  /** The comms this page opened (the kernel's own comm is shared by every page: never closed here). */
+  private own = new WeakSet<Kernel.IComm>();
+  /** This page's id (`Hello.page`, `Request.to`). */
+  readonly page = pageId();
   /** The latest requests applied (`comm id:request id`), oldest first, at most `HANDLED_KEPT`. */
   private handled = new Set<string>();
   /** Cells whose changes come from the kernel right now (not the user's edits). */
@@ -119,6 +142,8 @@ export class NotebookBridge {
   constructor(private tracker: INotebookTracker) {
     tracker.forEach(panel => this.watch(panel));
     tracker.widgetAdded.connect((_, panel) => this.watch(panel));
+    // A closing tab tells the kernel, whose requests then go to another page at once.
+    window.addEventListener('pagehide', () => this.comms.forEach((_, panel) => this.bye(panel)));
     NotebookActions.executed.connect((_, { notebook, cell, success }) => {
       unmark(cell);
       const panel = this.find(p => p.content === notebook);
@@ -174,12 +199,16 @@ export class NotebookBridge {
       }
     });
     panel.disposed.connect(() => {
-      // Closing the notebook tells the kernel, whose edits of it then go to the file.
+      // Closing the notebook tells the kernel, whose edits of it then go to another page
+      // showing it, or to the file.
+      this.bye(panel);
       this.comms.get(panel)?.forEach(comm => {
         try {
-          comm.close();
+          if (this.own.has(comm)) {
+            comm.close();
+          }
         } catch {
-          // The kernel connection is already gone; the kernel's request will time out.
+          // The kernel connection is already gone.
         }
       });
       this.comms.delete(panel);
@@ -200,6 +229,7 @@ export class NotebookBridge {
     // without the extension closes it at once.
     try {
       const comm = kernel.createComm(TARGET);
+      this.own.add(comm);
       this.attach(panel, comm);
       void comm.open(this.helloData(panel));
     } catch {
@@ -221,8 +251,24 @@ export class NotebookBridge {
   }
 
   private helloData(panel: NotebookPanel): JsonObject {
-    const hello: Hello = { type: 'hello', path: panel.context.path, root: serverRoot() };
+    // `client`: the kernel tells which page ran a `%larik` cell by its messages' `session`.
+    const client = panel.sessionContext.session?.kernel?.clientId;
+    const hello: Hello = { type: 'hello', path: panel.context.path, root: serverRoot(), page: this.page, client };
     return asJson(hello);
+  }
+
+  /** Tell the kernel this page no longer shows `panel`'s notebook. */
+  private bye(panel: NotebookPanel): void {
+    const bye: Bye = { type: 'bye', page: this.page };
+    this.comms.get(panel)?.forEach(comm => {
+      try {
+        if (!comm.isDisposed) {
+          void comm.send(asJson(bye));
+        }
+      } catch {
+        // The kernel connection is already gone.
+      }
+    });
   }
 
   private hello(panel: NotebookPanel, comm: Kernel.IComm): void {
@@ -257,7 +303,11 @@ export class NotebookBridge {
     }
     // `problemOf` checked it against the declared fields of its op.
     const request = data as object as Request;
-    if (request.id) {
+    const mine = !request.to || request.to === this.page;
+    if (!mine && !this.ownCopy(request)) {
+      return; // addressed to another page showing this kernel's notebook
+    }
+    if (request.id && mine) {
       // Two panels on one kernel share the kernel's comm: apply each request once.
       const key = `${comm.commId}:${request.id}`;
       if (this.handled.has(key)) {
@@ -278,9 +328,20 @@ export class NotebookBridge {
       const code = refusal?.code ?? RefusalCode.ERROR;
       reply = { type: 'reply', id, ok: false, code, error: (error as Error).message, ...refusal?.data };
     }
-    if (id && !comm.isDisposed) {
+    if (id && mine && !comm.isDisposed) {
       void comm.send(asJson(reply));
     }
+  }
+
+  /**
+   * Whether this page also applies an edit addressed to another page, silently: without real-time
+   * collaboration each page holds its own copy of the notebook, which follows the kernel's edits
+   * as it did before requests were addressed; a shared (collaborative) document takes each
+   * edit once, from the addressed page.
+   */
+  private ownCopy(request: Request): boolean {
+    const panel = this.find(p => p.context.path === request.path);
+    return !!panel && !panel.context.model.collaborative && CHANGES.has(request.op);
   }
 
   private apply(request: Request): Answer {
@@ -373,6 +434,23 @@ class OpenDocument {
     return index ?? 0;
   }
 
+  has(id: string): boolean {
+    return this.model.cells.some(cell => cell.getId() === id);
+  }
+
+  /** Whether the cells stand in `order` already, the restored ones as `cells` holds them and
+   * none of `deleted` left: a restore that came twice. */
+  restored(order: string[], cells: Map<string, JsonObject>, deleted: string[]): boolean {
+    const now = this.model.cells;
+    if (now.length !== order.length || deleted.some(id => this.has(id))) {
+      return false;
+    }
+    return now.every((cell, i) => {
+      const wanted = cells.get(order[i]);
+      return cell.getId() === order[i] && (wanted === undefined || canonical(cell.toJSON()) === canonical(wanted));
+    });
+  }
+
   codeWidget(id: string): Cell | undefined {
     return this.panel.content.widgets.find(w => w.model.id === id);
   }
@@ -397,6 +475,10 @@ const HANDLERS: Handlers = {
   },
 
   insert: (doc, request) => {
+    const id = request.cell.id;
+    if (typeof id === 'string' && doc.has(id)) {
+      return doc.landed(id, metadataOf(request.cell)); // inserted already: the request came twice
+    }
     doc.checked(null);
     const index = request.after ? doc.indexOf(request.after) + 1 : 0;
     const cell = doc.model.insertCell(index, fromJson<ICell>(request.cell));
@@ -404,15 +486,26 @@ const HANDLERS: Handlers = {
   },
 
   delete: (doc, request) => {
+    if (!doc.has(request.cell_id)) {
+      return doc.after([]); // gone already (the request came twice, or a collaborator deleted it)
+    }
     doc.model.deleteCell(doc.checked(doc.indexOf(request.cell_id)));
     return doc.after([]);
   },
 
   replace: (doc, request) => {
     const model = doc.model;
+    const cell = request.cell;
+    const current = model.cells[doc.indexOf(request.cell_id)];
+    if (
+      current.cell_type === cell.cell_type &&
+      current.getSource() === sourceOf(cell) &&
+      canonical(current.getMetadata()) === canonical(metadataOf(cell) ?? {})
+    ) {
+      return doc.landed(current.getId(), metadataOf(cell)); // the cell is so already
+    }
     const index = doc.checked(doc.indexOf(request.cell_id));
     const old = model.cells[index];
-    const cell = request.cell;
     if (old.cell_type !== cell.cell_type) {
       model.transact(() => {
         model.deleteCell(index);
@@ -420,6 +513,8 @@ const HANDLERS: Handlers = {
       });
     } else {
       model.transact(() => {
+        // The whole source set at once (compare-and-set: it differs, checked above), never
+        // ranges deleted and inserted: an edit that meets itself cannot double the text.
         const changed = old.getSource() !== sourceOf(cell);
         old.setSource(sourceOf(cell));
         old.setMetadata(metadataOf(cell) ?? {});
@@ -463,6 +558,15 @@ const HANDLERS: Handlers = {
       throw new Refusal(`cell ${request.cell_id} is not a code cell`);
     }
     const outputs = (request.outputs ?? []).map(output => fromJson<IOutput>(output));
+    const count = request.execution_count;
+    const larik = request.metadata?.larik;
+    if (
+      canonical(cell.toJSON().outputs ?? []) === canonical(request.outputs ?? []) &&
+      (count === undefined || cell.execution_count === count) &&
+      (!larik || canonical(cell.getMetadata('larik') ?? null) === canonical(larik))
+    ) {
+      return doc.after([cell.getId()]); // set so already: changing them again would redraw them
+    }
     // Cleared first, on its own: the output area merges a stream output that arrives next to
     // an earlier stream of the same name, which would double the streamed text.
     cell.clearOutputs(null);
@@ -533,9 +637,12 @@ const HANDLERS: Handlers = {
     // `expect` fingerprints; `checked` refuses the request if the cells moved since.
     // Inside a transaction the shared model's `cells` still lists the cells as they were before
     // it (it follows the Yjs array only when the transaction ends), so no index is read there.
-    doc.checked(null);
     const model = doc.model;
     const cellOf = new Map((request.cells ?? []).map(cell => [String(cell.id), cell]));
+    if (doc.restored(request.order ?? [], cellOf, request.delete ?? [])) {
+      return doc.after([...cellOf.keys()]); // restored already: the request came twice
+    }
+    doc.checked(null);
     const touched = new Set<string>([...(request.delete ?? []), ...cellOf.keys()]);
     const ids = model.cells.map(cell => cell.getId());
     model.transact(() => {

@@ -10,6 +10,7 @@ export interface Get {
   type?: "request";
   id?: number;
   path?: string;
+  to?: string;
 }
 
 /** `cell` inserted after the cell `after` (None: first). */
@@ -21,6 +22,7 @@ export interface Insert {
   type?: "request";
   id?: number;
   path?: string;
+  to?: string;
 }
 
 /** What the kernel read of the cell it edits: the edit lands only on that state. */
@@ -38,6 +40,7 @@ export interface Replace {
   type?: "request";
   id?: number;
   path?: string;
+  to?: string;
 }
 
 /** `old_string`, found exactly once in the cell's source, replaced by `new_string`. */
@@ -51,6 +54,7 @@ export interface Patch {
   type?: "request";
   id?: number;
   path?: string;
+  to?: string;
 }
 
 export interface Delete {
@@ -60,6 +64,7 @@ export interface Delete {
   type?: "request";
   id?: number;
   path?: string;
+  to?: string;
 }
 
 /** A code cell's outputs (and, when given, its execution count) as a run left them. */
@@ -72,6 +77,7 @@ export interface SetOutputs {
   type?: "request";
   id?: number;
   path?: string;
+  to?: string;
 }
 
 /** A running turn's outputs shown in the cell's view (not the document). */
@@ -82,6 +88,7 @@ export interface ShowOutputs {
   type?: "request";
   id?: number;
   path?: string;
+  to?: string;
 }
 
 export interface SetMetadata {
@@ -91,6 +98,7 @@ export interface SetMetadata {
   type?: "request";
   id?: number;
   path?: string;
+  to?: string;
 }
 
 /** The cell selected and scrolled into view (a `/check` problem the user clicked). */
@@ -100,6 +108,7 @@ export interface Focus {
   type?: "request";
   id?: number;
   path?: string;
+  to?: string;
 }
 
 /**
@@ -116,13 +125,30 @@ export interface Restore {
   type?: "request";
   id?: number;
   path?: string;
+  to?: string;
 }
 
-/** A page saying which notebook it shows (the kernel's own hello carries no path). */
+/**
+ * A page saying which notebook it shows (the kernel's own hello carries no path), which
+ * page it is (`page`: an id the browser tab keeps across its reloads) and which connection to
+ * the kernel it runs cells through (`client`: the `session` of its messages' headers).
+ */
 export interface Hello {
   type: "hello";
   path?: string | null;
   root?: string | null;
+  page?: string | null;
+  client?: string | null;
+}
+
+/**
+ * A page no longer showing the kernel's notebook (its panel closed, the tab going away):
+ * the kernel's requests go to another page. Sent, not a comm close, since the comm the kernel
+ * opened is shared by every page.
+ */
+export interface Bye {
+  type: "bye";
+  page: string;
 }
 
 /**
@@ -175,18 +201,18 @@ export interface ErrorReply {
 }
 
 export type Request = Get | Insert | Replace | Patch | Delete | SetOutputs | ShowOutputs | SetMetadata | Focus | Restore;
-export type PageMessage = Hello | Reply | ErrorReply;
+export type PageMessage = Hello | Bye | Reply | ErrorReply;
 
 /** Each request's fields: the JSON types each may have, and whether it must be there. */
 export const FIELDS: { [op: string]: { [field: string]: [string[], boolean] } } = {
-  get: {"op": [["string"], true], "cell_ids": [["array", "null"], false], "type": [["string"], false], "id": [["number"], true], "path": [["string"], true]},
-  insert: {"op": [["string"], true], "after": [["null", "string"], true], "cell": [["object"], true], "expect": [["null", "object"], false], "type": [["string"], false], "id": [["number"], true], "path": [["string"], true]},
-  replace: {"op": [["string"], true], "cell_id": [["string"], true], "cell": [["object"], true], "expect": [["null", "object"], false], "type": [["string"], false], "id": [["number"], true], "path": [["string"], true]},
-  patch: {"op": [["string"], true], "cell_id": [["string"], true], "old_string": [["string"], true], "new_string": [["string"], true], "metadata": [["null", "object"], false], "expect": [["null", "object"], false], "type": [["string"], false], "id": [["number"], true], "path": [["string"], true]},
-  delete: {"op": [["string"], true], "cell_id": [["string"], true], "expect": [["null", "object"], false], "type": [["string"], false], "id": [["number"], true], "path": [["string"], true]},
-  set_outputs: {"op": [["string"], true], "cell_id": [["string"], true], "outputs": [["array"], false], "execution_count": [["null", "number"], false], "metadata": [["null", "object"], false], "type": [["string"], false], "id": [["number"], true], "path": [["string"], true]},
-  show_outputs: {"op": [["string"], true], "cell_id": [["string"], true], "outputs": [["array"], false], "type": [["string"], false], "id": [["number"], true], "path": [["string"], true]},
-  set_metadata: {"op": [["string"], true], "cell_id": [["string"], true], "metadata": [["object"], true], "type": [["string"], false], "id": [["number"], true], "path": [["string"], true]},
-  focus: {"op": [["string"], true], "cell_id": [["string"], true], "type": [["string"], false], "id": [["number"], true], "path": [["string"], true]},
-  restore: {"op": [["string"], true], "delete": [["array"], false], "cells": [["array"], false], "order": [["array"], false], "expect": [["null", "object"], false], "type": [["string"], false], "id": [["number"], true], "path": [["string"], true]},
+  get: {"op": [["string"], true], "cell_ids": [["array", "null"], false], "type": [["string"], false], "id": [["number"], true], "path": [["string"], true], "to": [["string"], false]},
+  insert: {"op": [["string"], true], "after": [["null", "string"], true], "cell": [["object"], true], "expect": [["null", "object"], false], "type": [["string"], false], "id": [["number"], true], "path": [["string"], true], "to": [["string"], false]},
+  replace: {"op": [["string"], true], "cell_id": [["string"], true], "cell": [["object"], true], "expect": [["null", "object"], false], "type": [["string"], false], "id": [["number"], true], "path": [["string"], true], "to": [["string"], false]},
+  patch: {"op": [["string"], true], "cell_id": [["string"], true], "old_string": [["string"], true], "new_string": [["string"], true], "metadata": [["null", "object"], false], "expect": [["null", "object"], false], "type": [["string"], false], "id": [["number"], true], "path": [["string"], true], "to": [["string"], false]},
+  delete: {"op": [["string"], true], "cell_id": [["string"], true], "expect": [["null", "object"], false], "type": [["string"], false], "id": [["number"], true], "path": [["string"], true], "to": [["string"], false]},
+  set_outputs: {"op": [["string"], true], "cell_id": [["string"], true], "outputs": [["array"], false], "execution_count": [["null", "number"], false], "metadata": [["null", "object"], false], "type": [["string"], false], "id": [["number"], true], "path": [["string"], true], "to": [["string"], false]},
+  show_outputs: {"op": [["string"], true], "cell_id": [["string"], true], "outputs": [["array"], false], "type": [["string"], false], "id": [["number"], true], "path": [["string"], true], "to": [["string"], false]},
+  set_metadata: {"op": [["string"], true], "cell_id": [["string"], true], "metadata": [["object"], true], "type": [["string"], false], "id": [["number"], true], "path": [["string"], true], "to": [["string"], false]},
+  focus: {"op": [["string"], true], "cell_id": [["string"], true], "type": [["string"], false], "id": [["number"], true], "path": [["string"], true], "to": [["string"], false]},
+  restore: {"op": [["string"], true], "delete": [["array"], false], "cells": [["array"], false], "order": [["array"], false], "expect": [["null", "object"], false], "type": [["string"], false], "id": [["number"], true], "path": [["string"], true], "to": [["string"], false]},
 };

@@ -30,6 +30,7 @@ from typing import Any
 import msgspec
 
 from larik_jupyter.bridge_protocol import (
+    Bye,
     ErrorReply,
     Hello,
     RefusalCode,
@@ -42,14 +43,19 @@ from larik_jupyter.tools.page_cells import CachedCells, CellChanged, NotLanded, 
 
 TARGET = "larik.bridge"
 REPLY_TIMEOUT = 10.0
+# How long a page showing the notebook has to answer before a request goes to the next one.
+HANDOVER = 3.0
 
 
 @dataclass
 class Panel:
-    """What one connected panel said about itself."""
+    """What one connected page said about the notebook panel it shows."""
 
     path: str  # relative to the server's root, as JupyterLab names it
     root: Path | None  # the server's root directory, when the page knows it
+    comm_id: str = ""  # the comm it last said hello on
+    page: str = ""  # the page's id (requests name it in `to`), "" from a page that sends none
+    client: str = ""  # the session id of the page's kernel connection (who ran a cell)
 
     @property
     def real(self) -> Path | None:
@@ -58,20 +64,39 @@ class Panel:
         return Path(os.path.realpath(self.root / self.path))
 
 
+@dataclass
+class _Route:
+    key: str
+    comm: Any
+    name: str  # the notebook's path as the page knows it
+    page: str
+
+
 class Bridge:
-    """The kernel's end of `larik.bridge`: which notebooks the browser shows, and requests."""
+    """The kernel's end of `larik.bridge`: which notebooks the browser shows, and requests.
+
+    Several pages may show one notebook (two collaborators, or one person with two tabs), and
+    a comm the kernel opened reaches all of them. Each request is addressed to one page (`to`):
+    the page that ran the latest `%larik` cell (`lead`), else the first that said hello for the
+    notebook and is still there. One that does not answer
+    within `HANDOVER` seconds (its tab closed without a word) goes to the back of the line and
+    the request, with the same id, goes to the next page; requests are safe to apply twice, so
+    a slow page that applies it late changes nothing once the other page's change has reached
+    it (a page blocked for those seconds may still apply it at the same moment: rare, and not
+    guarded against)."""
 
     def __init__(self, *, blocked: Callable[[], bool] = lambda: False) -> None:
         self.blocked = blocked
         self.comms: dict[str, Any] = {}
-        self.panels: dict[str, Panel] = {}
+        self.panels: dict[str, Panel] = {}  # by page (its id, else its comm's), oldest first
         self.cells = PageCells()
         self.requests = 0  # how many requests the browser answered (tests and the bench count them)
         self._pending: dict[int, concurrent.futures.Future[Reply]] = {}
         self._ids = itertools.count(1)
         self._lock = threading.Lock()
         self._main = threading.main_thread().ident
-        # Called with the comm id of every panel that says hello (a page connecting mid-turn).
+        self._leader = ""  # the kernel connection of the page that ran the latest `%larik` cell
+        # Called with the key of every panel that says hello (a page connecting mid-turn).
         self.joined: list[Callable[[str], None]] = []
 
     # -- connection ------------------------------------------------------------------------
@@ -102,7 +127,13 @@ class Bridge:
 
     def _closed(self, comm_id: str) -> None:
         self.comms.pop(comm_id, None)
-        self._forget(self.panels.pop(comm_id, None))
+        for key in [k for k, p in self.panels.items() if p.comm_id == comm_id]:
+            self._drop(key)
+
+    def _drop(self, key: str) -> None:
+        with self._lock:
+            panel = self.panels.pop(key, None)
+        self._forget(panel)
 
     def _forget(self, panel: Panel | None) -> None:
         if panel is not None and panel.real is not None:
@@ -112,24 +143,47 @@ class Bridge:
         data = (msg.get("content") or {}).get("data") if isinstance(msg, dict) else None
         message = read_page_message(data)
         if isinstance(message, Hello) and message.path is not None:
-            root = message.root
-            panel = Panel(message.path, Path(os.path.expanduser(root)) if root else None)
-            # A page reload leaves the old page's comm open on this side with nobody behind
-            # it: the newest hello for a notebook replaces the older ones.
-            for stale in [cid for cid, p in self.panels.items() if p == panel and cid != comm.comm_id]:
-                self._closed(stale)
-            # A page that (re)connects or was renamed may show another state of the document.
-            self._forget(self.panels.pop(comm.comm_id, None))
-            self._forget(panel)
-            self.panels[comm.comm_id] = panel
-            for listener in list(self.joined):
-                listener(comm.comm_id)
+            self._hello(comm.comm_id, message)
+        elif isinstance(message, Bye):
+            self._drop(message.page)
         elif isinstance(message, Reply):
             self._answered(message)
         elif isinstance(message, ErrorReply):
             if not (isinstance(data, dict) and data.get("type") == "error"):
                 comm.send(msgspec.to_builtins(message))  # the page's message was malformed
             self._answered(Reply(id=message.id, ok=False, code=message.code, error=message.error))
+
+    def _hello(self, comm_id: str, hello: Hello) -> None:
+        """A page says which notebook it shows: a page known already (a rename, a reload of
+        the same tab, its second comm) keeps its place in line, a new one joins at the back."""
+        root = Path(os.path.expanduser(hello.root)) if hello.root else None
+        key = hello.page or comm_id
+        panel = Panel(str(hello.path), root, comm_id, hello.page or "", hello.client or "")
+        # A page that (re)connects or was renamed may show another state of the document.
+        self._forget(self.panels.get(key))
+        self._forget(panel)
+        with self._lock:
+            self.panels[key] = panel
+        if panel.client and panel.client == self._leader:
+            self.lead(panel.client)
+        for listener in list(self.joined):
+            listener(key)
+
+    def lead(self, client: str) -> None:
+        """The page whose kernel connection is `client` ran a `%larik` cell (or `%load_ext`):
+        its requests go there first from now on, also when it says hello later."""
+        if not client:
+            return
+        with self._lock:
+            self._leader = client
+            first = {k: p for k, p in self.panels.items() if p.client == client}
+            if first:
+                self.panels = first | {k: p for k, p in self.panels.items() if k not in first}
+
+    def connection(self, key: str) -> str:
+        """Which page on which comm `key` is now (a reloaded tab keeps its key, not its comm)."""
+        panel = self.panels.get(key)
+        return f"{key}@{panel.comm_id if panel is not None else ''}"
 
     def _answered(self, reply: Reply) -> None:
         with self._lock:
@@ -140,7 +194,7 @@ class Bridge:
     @property
     def notebook_path(self) -> Path | None:
         """The notebook a browser shows this kernel in (the first panel that said hello)."""
-        for panel in self.panels.values():
+        for panel in list(self.panels.values()):
             if panel.real is not None:
                 return panel.real
         return None
@@ -148,39 +202,34 @@ class Bridge:
     def cached(self, path: Path, cell_ids: list[str]) -> CachedCells | None:
         """Those cells of the open notebook at `path` as the browser last sent them, or None
         when they are not all held or no browser shows it."""
-        return self.cells.cached(path, cell_ids) if self._route(path) is not None else None
+        return self.cells.cached(path, cell_ids) if self._routes(path) else None
 
-    def _route(self, path: Path) -> tuple[Any, str] | None:
-        """The comm to ask about `path` and the name the browser knows it by; None when no
-        panel is connected or `path` lies outside the server's root (it cannot be open)."""
+    def _routes(self, path: Path) -> list[_Route]:
+        """The pages to ask about `path`, in the order to ask them: those showing it, oldest
+        first; else the first page under whose root it lies (it answers `not_open`); none when
+        `path` lies outside every page's root (it cannot be open)."""
         real = Path(os.path.realpath(path))
-        chosen: tuple[Any, str] | None = None
-        for comm_id, panel in reversed(self.panels.items()):  # the newest first
-            comm = self.comms.get(comm_id)
+        showing: list[_Route] = []
+        other: list[_Route] = []
+        for key, panel in list(self.panels.items()):
+            comm = self.comms.get(panel.comm_id)
             if comm is None or panel.root is None:
                 continue
             root = Path(os.path.realpath(panel.root))
             if not real.is_relative_to(root):
                 continue
-            name = PurePosixPath(*real.relative_to(root).parts).as_posix()
-            if panel.real == real:
-                return comm, name
-            chosen = chosen or (comm, name)
-        return chosen
+            route = _Route(key, comm, PurePosixPath(*real.relative_to(root).parts).as_posix(), panel.page)
+            (showing if panel.real == real else other).append(route)
+        return showing or other[:1]
+
+    def _to_back(self, key: str) -> None:
+        """The page `key` did not answer in time: the next page showing its notebook leads."""
+        with self._lock:
+            panel = self.panels.pop(key, None)
+            if panel is not None:
+                self.panels[key] = panel
 
     # -- requests --------------------------------------------------------------------------
-
-    def _send(self, path: Path, op: Request) -> tuple[int, concurrent.futures.Future[Reply]] | None:
-        route = self._route(path)
-        if route is None:
-            return None
-        comm, name = route
-        future: concurrent.futures.Future[Reply] = concurrent.futures.Future()
-        request_id = next(self._ids)
-        with self._lock:
-            self._pending[request_id] = future
-        comm.send(request_data(op, request_id, name))
-        return request_id, future
 
     def request(self, path: Path, op: Request, timeout: float = REPLY_TIMEOUT) -> Reply | None:
         """Send `op` for the notebook at `path` and wait for the browser's reply (from a worker
@@ -195,35 +244,56 @@ class Bridge:
                 "cannot hear its reply while a `%larik` line runs inside a larger cell; put "
                 "the prompt in a cell of its own and ask again."
             )
-        sent = self._send(path, op)
-        if sent is None:
+        routes = self._routes(path)
+        if not routes:
             return None
-        request_id, future = sent
+        future: concurrent.futures.Future[Reply] = concurrent.futures.Future()
+        request_id = next(self._ids)
+        with self._lock:
+            self._pending[request_id] = future
         try:
-            reply = future.result(timeout)
-        except concurrent.futures.TimeoutError:
+            reply = self._ask(routes, op, request_id, future, timeout)
+        finally:
             with self._lock:
                 self._pending.pop(request_id, None)
+        if reply is None:
             raise NotLanded(
                 f"Not landed: the open notebook did not confirm {what} within {timeout:g} s; it "
                 "may have been closed. Read it again before retrying."
-            ) from None
+            )
         self.requests += 1
         self.cells.absorb(path, reply)
         return _checked(reply, what)
 
-    def send_to(self, comm_id: str, op: Request) -> None:
-        """Send `op` without waiting to one panel, about the notebook it shows."""
-        comm, panel = self.comms.get(comm_id), self.panels.get(comm_id)
+    def _ask(
+        self, routes: list[_Route], op: Request, request_id: int,
+        future: concurrent.futures.Future[Reply], timeout: float,
+    ) -> Reply | None:
+        """Request `request_id` sent to each page in turn until one answers; None if none did."""
+        for index, route in enumerate(routes):
+            last = index == len(routes) - 1
+            route.comm.send(request_data(op, request_id, route.name, route.page))
+            try:
+                return future.result(timeout if last else min(HANDOVER, timeout))
+            except concurrent.futures.TimeoutError:
+                if last:
+                    return None
+                self._to_back(route.key)
+        return None
+
+    def send_to(self, key: str, op: Request) -> None:
+        """Send `op` without waiting to one page, about the notebook it shows."""
+        panel = self.panels.get(key)
+        comm = self.comms.get(panel.comm_id) if panel is not None else None
         if comm is not None and panel is not None:
-            comm.send(request_data(op, 0, panel.path))
+            comm.send(request_data(op, 0, panel.path, panel.page))
 
     def post(self, path: Path, op: Request) -> None:
         """Send `op` without waiting (streamed outputs); a final `request` confirms them."""
-        route = self._route(path)
-        if route is not None:
-            comm, name = route
-            comm.send(request_data(op, 0, name))
+        routes = self._routes(path)
+        if routes:
+            route = routes[0]
+            route.comm.send(request_data(op, 0, route.name, route.page))
 
 
 def _describe(op: Request) -> str:

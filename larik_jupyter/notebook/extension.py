@@ -14,6 +14,7 @@ from larik_jupyter.notebook.bridge import Bridge
 from larik_jupyter.notebook.capture import KernelCapture
 from larik_jupyter.notebook.consoles import watch_consoles
 from larik_jupyter.notebook.magics import LarikMagics
+from larik_jupyter.notebook.running_request import running_client
 from larik_jupyter.notebook.static import headless
 from larik_jupyter.notebook.warmup import Warmup
 
@@ -50,6 +51,8 @@ def load(ipython: Any) -> None:
     magics.capture.start()
     if getattr(ipython, "kernel", None) is not None:
         magics.bridge = Bridge(blocked=lambda: magics.pump.running)
+        # The page that ran `%load_ext` applies the edits (until a `%larik` cell runs elsewhere).
+        magics.bridge.lead(running_client(ipython))
         magics.bridge.register(hello=not headless(ipython))
         watch_consoles(ipython.kernel)
     ipython.register_magics(magics)

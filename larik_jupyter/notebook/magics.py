@@ -25,6 +25,7 @@ from larik_jupyter.notebook.kernel import KernelSession
 from larik_jupyter.notebook.markdown_text import MarkdownText
 from larik_jupyter.notebook.parser import Command, Prompt, parse_magic
 from larik_jupyter.notebook.pump import MainThreadPump
+from larik_jupyter.notebook.running_request import running_client
 from larik_jupyter.notebook.static import headless, static_bundle
 from larik_jupyter.notebook.turn_runner import TurnRunner
 from larik_jupyter.notebook.warmup import Warmup
@@ -158,6 +159,8 @@ class LarikMagics(Magics):
         """Run a command, or the prompt through `prompt`; with `prompt` None, hand it back, and
         also a command that runs off the main thread (the caller runs it there)."""
         handed_back: Prompt | Command | None = None
+        if self._bridge is not None:  # the page that ran this cell applies its edits
+            self._bridge.lead(running_client(self.shell))
         try:
             parsed = parse_magic(line, cell)
             if self.warmup is not None:

@@ -52,16 +52,16 @@ class MirroredCell:
         self.cell_id = cell_id
         self.outputs = outputs
         # Pages connected now get the cell's display messages; a hello from them is a rename.
-        self._watching = set(bridge.comms)
+        self._watching = {bridge.connection(page) for page in list(bridge.panels)}
         self.late: set[str] = set()
         bridge.joined.append(self._joined)
 
-    def _joined(self, comm_id: str) -> None:
+    def _joined(self, page: str) -> None:
         if self.ended_at is not None and time.monotonic() - self.ended_at > self.grace:
             self.detach()
-        elif comm_id not in self._watching:
-            self.late.add(comm_id)
-            self._send({comm_id})
+        elif self.bridge.connection(page) not in self._watching:
+            self.late.add(page)
+            self._send({page})
 
     def changed(self) -> None:
         """The cell's outputs changed: show them again where the display updates do not go."""
@@ -78,10 +78,10 @@ class MirroredCell:
         if self._joined in self.bridge.joined:
             self.bridge.joined.remove(self._joined)
 
-    def _send(self, comm_ids: set[str]) -> None:
+    def _send(self, pages: set[str]) -> None:
         op = ShowOutputs(cell_id=self.cell_id, outputs=self.outputs())
-        for comm_id in list(comm_ids):
-            if comm_id in self.bridge.comms:
-                self.bridge.send_to(comm_id, op)
+        for page in list(pages):
+            if page in self.bridge.panels:
+                self.bridge.send_to(page, op)
             else:
-                self.late.discard(comm_id)
+                self.late.discard(page)

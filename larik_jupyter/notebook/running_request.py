@@ -11,3 +11,8 @@ def running_request(shell: Any) -> dict[str, Any]:
     plain InteractiveShell, terminal IPython)."""
     get_parent = getattr(getattr(shell, "kernel", None), "get_parent", None)
     return dict(get_parent("shell")) if get_parent is not None else {}
+
+
+def running_client(shell: Any) -> str:
+    """Which front-end connection sent the running request (its `header.session`); "" when none."""
+    return str(running_request(shell).get("header", {}).get("session", ""))

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import os
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
+import msgspec
 from jupyter_server.auth.decorator import authorized
 from jupyter_server.base.handlers import APIHandler
 from jupyter_server.utils import url_path_join
@@ -16,7 +18,7 @@ from tornado import web
 
 from larik_jupyter.errors import LarikError
 from larik_jupyter.paths import is_session_id, sessions_dir
-from larik_jupyter.server import views
+from larik_jupyter.server import rooms, views
 from larik_jupyter.server.confine import (
     MissingDirectoryError,
     OutsideRootError,
@@ -198,6 +200,21 @@ class ExportHandler(_LarikHandler):
         self.finish(body, set_content_type="text/markdown; charset=utf-8")
 
 
+class RoomHandler(_LarikHandler):
+    """`GET /larik/api/room?path=<notebook>`: whether a real-time collaboration room holds the
+    notebook (`rooms.Room`); the kernel asks before it writes a notebook's file."""
+
+    @_endpoint
+    async def get(self) -> None:
+        raw = self.get_argument("path", "")
+        target = Path(os.path.realpath(os.path.join(self.root_dir, raw)))
+        root = Path(os.path.realpath(self.root_dir))
+        if not raw or not target.is_relative_to(root):
+            raise OutsideRootError(f"The path {raw!r} is outside the server root; give a path inside it.")
+        room = await rooms.room_of(self.serverapp, target.relative_to(root).as_posix())
+        self.finish(msgspec.json.encode(room))
+
+
 class NotebookHandler(_LarikHandler):
     """`POST /larik/api/sessions/<id>/notebook` with `{"at": N}`: the branch as a new notebook
     in the requested directory (`<id>.ipynb`, `<id>-2.ipynb`, …), its path in the answer."""
@@ -232,5 +249,6 @@ def setup_handlers(web_app: Any, root_dir: str) -> None:
             (url_path_join(base, _ID, "checkpoints"), CheckpointsHandler, init),
             (url_path_join(base, _ID, "export"), ExportHandler, init),
             (url_path_join(base, _ID, "notebook"), NotebookHandler, init),
+            (url_path_join(web_app.settings["base_url"], "larik", "api", "room"), RoomHandler, init),
         ],
     )

@@ -5,7 +5,8 @@ folder of its own under the server's root (`lab_server.root`, a path `lab_server
 open in the page), a page with a workspace of its own, its kernels shut down and the server's
 settings put back when it ends. Every browser test shares one data and config home with that
 server (its kernels write there), cleared of personal config between tests. A test marked
-`@pytest.mark.own_lab` gets a JupyterLab of its own, started after the test's fixtures (for an
+`@pytest.mark.own_lab` gets a JupyterLab of its own (`own_lab(collaboration=True)`: with
+jupyter-collaboration's real-time collaboration on; every other server runs with it off), started after the test's fixtures (for an
 environment variable its kernels must see); `notebook7_server` is always a server of its own.
 
 `lab_page` is a chromium page with JupyterLab loaded on the test's folder and `window.jupyterapp`
@@ -144,9 +145,12 @@ def _write_settings(settings: Path) -> None:
 
 
 @contextmanager
-def _running_server(home: Path, built_labextension: Path, app: str, env: dict[str, str]) -> Iterator[LabServer]:
+def _running_server(
+    home: Path, built_labextension: Path, app: str, env: dict[str, str], *, collaboration: bool = False
+) -> Iterator[LabServer]:
     """A fresh `app` (the module `jupyterlab` or `notebook`) rooted at `home/"work"`, its
-    kernels started with `env`."""
+    kernels started with `env`. With jupyter-collaboration installed (the `collab` test extra)
+    its real-time collaboration is off unless `collaboration` (the tests of it ask)."""
     root = home / "work"
     root.mkdir()
     _write_settings(home / "lab-settings")
@@ -155,9 +159,10 @@ def _running_server(home: Path, built_labextension: Path, app: str, env: dict[st
     (jupyter_path / "labextensions" / LABEXTENSION_NAME).symlink_to(built_labextension)
     config = home / "jupyter-config"
     config.mkdir()
-    (config / "jupyter_server_config.json").write_text(
-        json.dumps({"ServerApp": {"jpserver_extensions": {"larik_jupyter.server": True}}})
-    )
+    server_config: dict[str, Any] = {"ServerApp": {"jpserver_extensions": {"larik_jupyter.server": True}}}
+    if not collaboration:
+        server_config["YDocExtension"] = {"disable_rtc": True}
+    (config / "jupyter_server_config.json").write_text(json.dumps(server_config))
     runtime = home / "jupyter-runtime"
     env = {
         **env,
@@ -239,8 +244,12 @@ _folders = itertools.count(1)
 def lab_server(request: pytest.FixtureRequest, tmp_path: Path, built_labextension: Path) -> Iterator[LabServer]:
     """This test's view of a JupyterLab: its own folder of the shared server (or, for a test
     marked `own_lab`, a server of its own rooted at `tmp_path/"work"`)."""
-    if request.node.get_closest_marker("own_lab"):
-        with _running_server(tmp_path, built_labextension, "jupyterlab", dict(os.environ)) as server:
+    own = request.node.get_closest_marker("own_lab")
+    if own:
+        collaboration = bool(own.kwargs.get("collaboration"))
+        with _running_server(
+            tmp_path, built_labextension, "jupyterlab", dict(os.environ), collaboration=collaboration
+        ) as server:
             yield server
         return
     shared: LabServer = request.getfixturevalue("shared_lab")

@@ -317,3 +317,36 @@ def test_a_malformed_request_gets_the_pages_typed_error(lab_page: Page, lab_serv
     assert "Refused Not landed: deleting cell 12 failed in the open notebook: malformed request: " in text
     assert "delete's cell_id is number, not string" in text
     assert lab_page.evaluate(SOURCES)[:3] == ["load|%load_ext larik_jupyter", "target|x = 1", "gone|print('bye')"]
+
+
+TWICE = """import asyncio
+from larik_jupyter.notebook import extension
+from larik_jupyter.bridge_protocol import Delete, Insert, Replace
+bridge = extension._magics.bridge
+def code(cell_id, source):
+    return {"id": cell_id, "cell_type": "code", "source": source, "metadata": {}, "outputs": [], "execution_count": None}
+ops = [Insert(after="target", cell=code("dup", "d = 1")), Insert(after="target", cell=code("dup", "d = 1")),
+       Insert(after="target", cell=code("other", "d = 1")),
+       Replace(cell_id="target", cell=code("target", "x = 9")), Replace(cell_id="target", cell=code("target", "x = 9")),
+       Delete(cell_id="gone"), Delete(cell_id="gone")]
+for op in ops:
+    reply = await asyncio.to_thread(bridge.request, bridge.notebook_path, op)
+    print(op.__struct_config__.tag, reply.ok, reply.cell_ids)"""
+
+
+def test_a_request_that_reaches_the_notebook_twice_changes_it_once(lab_page: Page, lab_server: LabServer) -> None:
+    # A request may be sent again (to another page, when the first did not answer): each op
+    # checks the document first. The made-false twin: an insert of another id is a new cell.
+    notebook(lab_server.root, "twice.ipynb", TWICE)
+    open_notebook(lab_page, lab_server, "twice.ipynb")
+    run_cell(lab_page, 0)
+    wait_idle_count(lab_page, "load")
+    run_cell(lab_page, 3)
+    wait_idle_count(lab_page, "prompt")
+    (output,) = lab_page.evaluate(CELL, "prompt")["outputs"]
+    assert "".join(output["text"]).splitlines() == [
+        "insert True ['dup']", "insert True ['dup']", "insert True ['other']",
+        "replace True ['target']", "replace True ['target']", "delete True []", "delete True []",
+    ]
+    assert lab_page.evaluate(SOURCES)[:4] == ["load|%load_ext larik_jupyter", "target|x = 9", "other|d = 1", "dup|d = 1"]
+    assert lab_page.evaluate(SOURCES)[4].startswith("prompt|")

@@ -33,6 +33,7 @@ from larik_jupyter.tools.notebook.document import (
     changed_cell,
     is_kernel_notebook,
 )
+from larik_jupyter.tools.notebook.rooms import refusal, room_backend
 
 # The newest nbformat major version nbformat reads (its `current_nbformat`, without importing it).
 CURRENT_NBFORMAT = 4
@@ -212,8 +213,12 @@ def notebook_bytes(nb: NotebookFile, data: dict[str, Any]) -> Spliced:
 
 
 def save_notebook(env: Env, nb: NotebookFile, data: dict[str, Any]) -> Spliced:
-    """Check `data`, let the checkpoint capture the file, write it; returns what was written."""
+    """Check `data`, let the checkpoint capture the file, write it; returns what was written.
+    Refused while a real-time collaboration room holds the notebook (its server owns it)."""
     checked(nb, data)
+    backend = room_backend(nb.path)
+    if backend is not None:
+        raise ToolError(refusal(nb.rel, backend))
     spliced = notebook_bytes(nb, data)
     env.capture_before_write(nb.path)
     write_file(env.root, nb.path, spliced.raw)

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from larik_jupyter.checkpoint.cells import (
     CellRestorer,
+    CellsNotRestored,
     CellSources,
     restore_in_file,
     sources_in_file,
@@ -19,6 +20,7 @@ from larik_jupyter.tools.env import Env
 from larik_jupyter.tools.notebook.document import NotebookDocument
 from larik_jupyter.tools.notebook.file import load_notebook
 from larik_jupyter.tools.notebook.page import open_document, restore_open
+from larik_jupyter.tools.notebook.rooms import held, instead, room_backend
 
 
 def open_notebook(
@@ -37,6 +39,11 @@ def cell_restorer(env: Env) -> CellRestorer:
     def restore(root: Path, record: NotebookRecord) -> str:
         if restore_open(env, root / record.path, record):
             return "the open notebook"
+        backend = room_backend(root / record.path)
+        if backend is not None:
+            raise CellsNotRestored(
+                f"{held(backend)}, so its cells were not restored in the file; {instead(backend, 'undo')}"
+            )
         return restore_in_file(root, record)
 
     return restore
