@@ -1,8 +1,8 @@
 """Changes in place to eager frames of every library and to a DuckDB connection's tables
 (issue 52), through `Agent` with a `KernelHost`: each polars in-place method and item
 assignment is reported with its route, rolled back by protect mode (headless) and put back by
-`/undo`; a table changed by SQL is reported on the connection (`con: … table orders 1,000
-rows → table orders 990 rows`), rolled back and undone the same way."""
+`/undo`; a table changed by SQL is reported on the connection (`con: … table orders 1,000 →
+990 rows`), rolled back and undone the same way."""
 
 from __future__ import annotations
 
@@ -29,7 +29,7 @@ POLARS = [
 ]
 SERIES = ("t = s\nt[0] = 5", "s: Series 2, changed in place through the alias t")
 SQL = "con.execute('delete from orders where id < 10')"
-SQL_LINE = "con: DuckDBPyConnection table orders 1,000 rows → table orders 990 rows, changed in place"
+SQL_LINE = "con: DuckDBPyConnection table orders 1,000 → 990 rows, changed in place"
 
 
 def _polars() -> dict[str, Any]:

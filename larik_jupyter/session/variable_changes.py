@@ -55,10 +55,24 @@ class VariableChange(BaseModel):
         if after != before:
             kind, _, shape = after.partition(" ")
             same_type = before.partition(" ")[0] == kind and shape
-            shown = f"{before} → {shape if same_type else after}"
+            shown = f"{kind} {_changed_words(before.partition(' ')[2], shape)}" if same_type else f"{before} → {after}"
         if self.change == "changed":
             return f"{self.name}: {shown}, {self.note or 'changed in place'}{how}"
         return f"{self.name}: {shown}" + (", rebound" if after == before or how else "") + how
+
+
+def _changed_words(before: str, after: str) -> str:
+    """`1000×5 → 1000×4`; the words both sides share kept once around the arrow:
+    `table orders 1,000 → 990 rows` (a DuckDB connection's tables)."""
+    old, new = before.split(" "), after.split(" ")
+    head = 0
+    while head < min(len(old), len(new)) - 1 and old[head] == new[head]:
+        head += 1
+    tail = 0
+    while tail < min(len(old), len(new)) - head - 1 and old[-1 - tail] == new[-1 - tail]:
+        tail += 1
+    middle = f"{' '.join(old[head:len(old) - tail])} → {' '.join(new[head:len(new) - tail])}"
+    return " ".join([*old[:head], middle, *old[len(old) - tail:]])
 
 
 def changes_text(changes: Iterable[VariableChange]) -> str:
