@@ -411,11 +411,19 @@ export class SessionsPanel extends Widget {
       return;
     }
     for (const turn of result.turns) {
+      // The session's undo list, as the undo panel, `/undo` and MCP's `undo_list` read it.
       const details = element('details', 'jp-larik-turn');
-      const names = turn.files.map(f => f.path).join(', ');
-      details.appendChild(element('summary', '', `${turn.prompt ? `Prompt ${turn.prompt}` : `Turn ${turn.turn}`}: ${names}`));
+      details.dataset.turn = String(turn.turn);
+      details.dataset.state = turn.state;
+      const names = turn.files.map(f => f.name || f.path).concat(turn.variables.map(v => `variable ${v}`));
+      const label = turn.label || (turn.prompt ? `prompt ${turn.prompt}` : `turn ${turn.turn}`);
+      details.appendChild(element('summary', '', `${label.charAt(0).toUpperCase()}${label.slice(1)}: ${names.join(', ')}`));
+      if (turn.note) {
+        details.appendChild(element('div', 'jp-larik-turn-note', turn.note));
+      }
       for (const file of turn.files) {
-        details.appendChild(element('div', 'jp-larik-file', file.existed ? file.path : `${file.path} (new)`));
+        const name = file.name || file.path;
+        details.appendChild(element('div', 'jp-larik-file', file.existed ? name : `${name} (new)`));
         details.appendChild(diffOrText(file.diff, file.diff_html));
       }
       into.appendChild(details);

@@ -140,19 +140,27 @@ def _rewind(
 
 
 @command(
-    "/undo [--to N] [--force | --skip-changed]",
+    "/undo [--to N] [--force | --skip-changed] [--session ID]",
     "revert the newest turn's file and kernel-variable changes; --to N: every turn down to prompt "
-    "N; --force / --skip-changed: restore or keep files you changed since",
+    "N; --force / --skip-changed: restore or keep files you changed since; --session ID: in that "
+    "session (an outside agent's, say), the notebook staying on its own",
     arg("--to", dest="prompt_number", type=int),
     *_CHANGED_ARGS,
+    arg("--session"),
     check=_from_one,
     off_main_thread=True,
 )
 def _undo(
-    kernel: KernelSession, out: Output, *, prompt_number: int | None, force: bool, skip_changed: bool
+    kernel: KernelSession, out: Output, *, prompt_number: int | None, force: bool, skip_changed: bool,
+    session: str | None,
 ) -> None:
+    from larik_jupyter.notebook.widgets.session_widget import refresh_all
     from larik_jupyter.notebook.widgets.undo import UndoPanel
 
+    if session is not None and (done := kernel.undo_in(session, prompt_number, force=force, skip_changed=skip_changed)):
+        out.markdown(done)
+        refresh_all()  # the sidebar and panels of the sessions it changed
+        return
     report = kernel.require().undo(prompt_number, force=force, skip_changed=skip_changed)
     # One report: the panel says what was undone (its static renderings too).
     out.show(UndoPanel(kernel, report))
