@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from larik_jupyter.egress.accounting import RESULT_OF_CALL
 from larik_jupyter.egress.policy import PolicySet, is_variable_target, stricter
 
 
@@ -41,8 +42,11 @@ class TurnEgress:
 
 
 def by_turn(records: list[dict[str, Any]]) -> list[TurnEgress]:
-    """The ledger's request lines grouped by turn, oldest first."""
+    """The ledger's request lines grouped by turn, oldest first. What a turn withheld counts
+    once, on that turn: a call's result withheld again when later requests send it as history
+    is not counted again."""
     turns: dict[Any, TurnEgress] = {}
+    held: dict[tuple[str, str], Any] = {}  # (where, source) of a call's result: the turn that withheld it
     for record in records:
         if record.get("type") != "request":
             continue
@@ -57,6 +61,9 @@ def by_turn(records: list[dict[str, Any]]) -> list[TurnEgress]:
         for part in record.get("parts", []):
             turn.parts[part["source"]] = turn.parts.get(part["source"], 0) + int(part["bytes"])
         for item in record.get("withheld", []):
+            where = str(item.get("where", ""))
+            if where.startswith(RESULT_OF_CALL) and held.setdefault((where, item["source"]), key) != key:
+                continue
             turn.hold(item["source"], item["policy"], int(item.get("count", 1)))
         if record.get("destination") not in turn.destinations:
             turn.destinations.append(str(record.get("destination")))
