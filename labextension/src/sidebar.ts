@@ -417,7 +417,8 @@ export class SessionsPanel extends Widget {
       details.dataset.state = turn.state;
       const names = turn.files.map(f => f.name || f.path).concat(turn.variables.map(v => `variable ${v}`));
       const label = turn.label || (turn.prompt ? `prompt ${turn.prompt}` : `turn ${turn.turn}`);
-      details.appendChild(element('summary', '', `${label.charAt(0).toUpperCase()}${label.slice(1)}: ${names.join(', ')}`));
+      const state = turn.state === 'undoable' ? '' : ` (${turn.state})`;
+      details.appendChild(element('summary', '', `${label.charAt(0).toUpperCase()}${label.slice(1)}: ${names.join(', ')}${state}`));
       if (turn.note) {
         details.appendChild(element('div', 'jp-larik-turn-note', turn.note));
       }

@@ -31,7 +31,7 @@ def sidebar_turns(page: Page) -> list[dict[str, Any]]:
     """Each turn the sidebar's "Undoable turns" lists, read the same way."""
     return list(page.evaluate("""() => Array.from(document.querySelectorAll('#larik-sessions .jp-larik-turn')).map(t => ({
         turn: Number(t.dataset.turn), state: t.dataset.state,
-        label: t.querySelector('summary').textContent.split(':')[0],
+        label: t.querySelector('summary').textContent.split(':')[0], summary: t.querySelector('summary').textContent,
         note: (t.querySelector('.jp-larik-turn-note') || {}).textContent || null }))"""))
 
 
@@ -93,5 +93,6 @@ def test_the_undo_panel_and_the_sidebar_list_the_same_turns(
     side = sidebar_turns(lab_page)
     assert [(t["turn"], t["state"]) for t in side] == [(t["turn"], t["state"]) for t in after]
     assert side[1]["note"] == after[1]["note"] and "went with the kernel" in side[1]["note"]
+    assert side[1]["summary"] == "Prompt 2: variable x (not undoable)"  # said without opening it
     after_panel.scroll_into_view_if_needed()
     lab_page.screenshot(path=str(ARTIFACTS / "undo_views_side_by_side_after.png"))

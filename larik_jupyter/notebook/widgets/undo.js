@@ -76,7 +76,7 @@ function render({ model, el: host }) {
       const head = el("summary", "larik-turn-head");
       head.appendChild(el("b", "", capitalized(turn.label)));
       const cells = turn.cells || [];
-      const names = turn.files.map((f) => f.path).concat((turn.variables || []).map((v) => v.name), cells.map((c) => c.name));
+      const names = turn.files.map((f) => f.path).concat((turn.variables || []).map((v) => `variable ${v.name}`), cells.map((c) => c.name));
       head.appendChild(el("span", "larik-meta", names.join(", ")));
       if (turn.gone) {
         head.appendChild(el("span", "larik-why", turn.note));
