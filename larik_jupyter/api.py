@@ -45,7 +45,7 @@ from larik_jupyter.lsp.manager import ServerState
 from larik_jupyter.records import SessionRecords
 from larik_jupyter.run_sync import run_sync
 from larik_jupyter.session import branch
-from larik_jupyter.session.call_summary import CellPosition, summarize_call
+from larik_jupyter.session.call_summary import CellPosition, numbered_calls, summarize_call
 from larik_jupyter.session.catalog import latest, resolve
 from larik_jupyter.session.entry_list import EntryList
 from larik_jupyter.session.plan import Todo, current_plan
@@ -474,7 +474,7 @@ class Agent:
 
     def egress_report(self) -> str:
         """The rules in force, the last turn's requests by source and the session's totals."""
-        return ledger_report(self.loop.door)
+        return ledger_report(self.loop.door, numbered_calls(self.loop.session.state.all, self.cell_position()))
 
     def egress_totals(self) -> str:
         """What this session has sent in all and what was withheld, from its ledger."""

@@ -3,6 +3,7 @@ line a turn that withheld something ends with (`/egress`, `larik-jupyter egress`
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -86,8 +87,19 @@ def _size(n: int) -> str:
     return f"{n:,} B" if n < 10_000 else f"{n / 1024:,.1f} KiB"
 
 
-def render(records: list[dict[str, Any]], rules: list[str] | None = None) -> str:
-    """The last turn's requests by source and the session's totals, as Markdown."""
+def named(source: str, calls: Mapping[str, str]) -> str:
+    """A ledger part as people read it: `result of call 3 (`python: df.head()`)` for the
+    `result of call <id> (<tool>)` of a call `calls` names (by id), else as recorded."""
+    if source.startswith(RESULT_OF_CALL):
+        call_id = source.removeprefix(RESULT_OF_CALL).split(" ", 1)[0]
+        if call_id in calls:
+            return f"result of {calls[call_id]}"
+    return source
+
+
+def render(records: list[dict[str, Any]], rules: list[str] | None = None, calls: Mapping[str, str] | None = None) -> str:
+    """The last turn's requests by source and the session's totals, as Markdown; `calls` names
+    the session's calls by id (`session.call_summary.numbered_calls`)."""
     turns = by_turn(records)
     lines: list[str] = []
     if rules:
@@ -102,7 +114,7 @@ def render(records: list[dict[str, Any]], rules: list[str] | None = None) -> str
         "",
         "| source | bytes |",
         "|---|---:|",
-        *(f"| {source} | {n:,} |" for source, n in last.parts.items()),
+        *(f"| {named(source, calls or {})} | {n:,} |" for source, n in last.parts.items()),
         "",
     ]
     lines.append(withheld_line(last) or "Nothing was withheld in that turn.")

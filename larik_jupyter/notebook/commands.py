@@ -277,13 +277,17 @@ def _usage(kernel: KernelSession, out: Output) -> None:
     )
 
 
-EGRESS_USAGE = "/egress [TARGET POLICY | --local-only on|off]"
+EGRESS_USAGE = "/egress [TARGET POLICY | --local-only on|off | --show N]"
 
 
 def _egress_args(rest: str) -> dict[str, object]:
     words = split_words(rest, EGRESS_USAGE)
     if not words:
         return {"target": None, "policy": None, "local_only": None}
+    if words[0] == "--show":
+        if len(words) != 2 or not words[1].isdigit():
+            raise MagicUsageError(f"--show takes a call's number, as /egress names it. Usage: {EGRESS_USAGE}")
+        return {"target": None, "policy": None, "local_only": None, "show": int(words[1])}
     if words[0] == "--local-only":
         if len(words) != 2 or words[1] not in ("on", "off"):
             raise MagicUsageError(f"--local-only takes on or off. Usage: {EGRESS_USAGE}")
@@ -299,13 +303,18 @@ def _egress_args(rest: str) -> dict[str, object]:
 @command(
     EGRESS_USAGE,
     "what of a variable or file may be sent to the model (never, schema, stats, sample N [mask COL,…], "
-    "full); alone: the rules and the last turn's ledger of bytes sent",
+    "full); alone: the rules and the last turn's ledger of bytes sent; --show N: what call N had withheld",
     parse=_egress_args,
 )
 def _egress(
-    kernel: KernelSession, out: Output, *, target: str | None, policy: str | None, local_only: bool | None
+    kernel: KernelSession, out: Output, *, target: str | None, policy: str | None, local_only: bool | None,
+    show: int | None = None,
 ) -> None:
-    if target is not None and policy is not None:
+    if show is not None:
+        from larik_jupyter.notebook.egress_show import show_call
+
+        out.markdown(show_call(kernel.require(), show))
+    elif target is not None and policy is not None:
         out.markdown(kernel.ensure().set_egress(target, policy))
     elif local_only is not None:
         out.markdown(kernel.ensure().set_local_only(local_only))
