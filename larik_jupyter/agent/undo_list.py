@@ -14,11 +14,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
+from larik_jupyter.checkpoint.diffs import cell_name
 from larik_jupyter.checkpoint.holder import running, this_process
-from larik_jupyter.checkpoint.manifest import CellRecord
 from larik_jupyter.checkpoint.store import CheckpointStore
 from larik_jupyter.checkpoint.turns import TurnInfo
-from larik_jupyter.session.call_summary import short_cell_id
 from larik_jupyter.tools.kernel import kernel_snapshots
 
 TurnState = Literal["undoable", "files only", "not undoable"]
@@ -46,13 +45,6 @@ def variables_held(session_id: str, info: TurnInfo) -> bool:
     if not info.variables or kernel_snapshots(session_id).changes(info.turn) is not None:
         return True
     return any(kernel != this_process() and running(kernel) for kernel in info.kernels)
-
-
-def cell_name(path: str, cell: CellRecord) -> str:
-    """A cell a turn changed, as people read it: `analysis.ipynb cell 3 (4f9a2c7d…)` (1-based,
-    where it stood before the turn), `analysis.ipynb new cell (4f9a2c7d…)` for one it inserted."""
-    at = "new cell" if not cell.existed else (f"cell {cell.position + 1}" if cell.position is not None else "cell")
-    return f"{path.rsplit('/', 1)[-1]} {at} ({short_cell_id(cell.id)})"
 
 
 def cell_names(info: TurnInfo) -> dict[tuple[str, str], str]:
