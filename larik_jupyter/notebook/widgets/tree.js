@@ -351,7 +351,7 @@ function render({ model, el: host }) {
     const ul = el("ul", "larik-confirm-files");
     for (const path of c.files || []) ul.appendChild(el("li", "larik-confirm-file", path));
     for (const name of c.variables || []) ul.appendChild(el("li", "larik-confirm-variable", `variable ${name}`));
-    for (const cell of c.cells || []) ul.appendChild(el("li", "larik-confirm-cell", `cell ${cell}`));
+    for (const cell of c.cells || []) ul.appendChild(el("li", "larik-confirm-cell", cell));
     confirm.appendChild(ul);
     if (c.stop) confirm.appendChild(el("div", "larik-error", c.stop));
     const rewind = (extra) => send("rewind", { session: c.session, prompt: c.prompt, files: true, turns: c.turns, ...extra });
