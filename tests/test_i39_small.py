@@ -145,8 +145,9 @@ def test_a_turn_ended_before_an_answer_says_so_above_its_footer() -> None:
     view.handle(ae.UsageReported(turn_usage=Usage(), turn_cost=0.0, session_usage=Usage(), session_cost=0.0))
     view.handle(ae.TurnEnded(turn=1, status="interrupted"))
     shown = view.markdown()
-    said = shown.index("python: df = df.dropna(): cancelled, the turn ended before an answer")
+    said = shown.index("python: df = df.dropna()</code>: cancelled, the turn ended before an answer")
     assert said < shown.index("*Interrupted.*") < shown.index("this turn 0 in")
+    assert shown.count("python: df = df.dropna()") == 1  # the call is told once, not as interrupted too
 
 
 def test_an_expanded_calls_code_and_output_are_captioned_apart() -> None:

@@ -45,7 +45,7 @@ class ToolPart:
     name: str = ""
     # The ids of the cells a notebook call names, shown on hover (the summary names them by position).
     hint: str | None = None  # the tool's name: who changed the files listed in `uncaptured`
-    status: str = "requested"  # requested, asking, running, done, error, denied, interrupted
+    status: str = "requested"  # requested, asking, running, done, error, denied, interrupted, cancelled
     seconds: float | None = None
     output: str = ""
     diff: str | None = None
@@ -113,6 +113,9 @@ class NumbersPart:
 Part = TextPart | ThinkingPart | ToolPart | NoticePart | PromptPart | ContextPart | NumbersPart
 
 # Text marks, not emoji: they render without an emoji font (and in a terminal).
+# A call whose approval card was still waiting when the turn ended (its row says so, once).
+UNANSWERED = "cancelled, the turn ended before an answer"
+
 _MARKS = {
     "requested": "…",
     "asking": "?",
@@ -160,6 +163,8 @@ def render_tool(part: ToolPart) -> str:
     label = asked_label(part.name, part.summary) if part.status == "asking" else part.summary
     title = f' title="{html.escape(part.hint)}"' if part.hint else ""
     head = f"{_MARKS.get(part.status, '·')} <code{title}>{_escape(label)}</code>{duration}"
+    if part.status == "cancelled":  # its approval was still waiting when the turn ended
+        return f"✗ <code{title}>{_escape(part.summary)}</code>: {UNANSWERED}"
     if part.status == "denied" and part.output.strip():
         # Why a call did not run matters more than its output: never folded away.
         return f"{head}\n\n" + "\n".join(render_notice(line) for line in _escape(part.output.strip()).split("\n"))
