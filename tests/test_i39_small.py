@@ -178,3 +178,16 @@ def test_a_chain_names_every_rule_that_covers_it(project: Path) -> None:
     assert allowed_by(loaded, "bash", {"command": "git status && rm -rf x"}) == []  # not covered
     assert allowed_by(loaded, "read", {"path": "a.py"}) == ["read(*.py)"]
     assert allowed_by(loaded, "read", {"path": "a.txt"}) == []
+
+
+def test_a_calls_streamed_output_stays_open_when_the_call_ends() -> None:
+    view = TranscriptView()
+    for call, streamed in (("t1", True), ("t2", False)):
+        view.handle(ae.ToolRequested(call, "python", {"code": "slow()"}, "python: slow()"))
+        view.handle(ae.ToolStarted(call, "python", "python: slow()"))
+        if streamed:
+            view.handle(ae.ToolOutput(call, "row 1\n"))
+        view.handle(ae.ToolFinished(call, "python", "python: slow()", "row 1\nrow 2\n", False, 61.0))
+    rows = [render_tool(p) for p in view.parts if isinstance(p, ToolPart)]
+    assert rows[0].startswith("<details open><summary>✓") and "row 2" in rows[0]  # what the person was reading
+    assert rows[1].startswith("<details><summary>✓")  # made false: a call that streamed nothing folds as before

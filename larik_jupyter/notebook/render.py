@@ -62,8 +62,10 @@ class ToolPart:
     # HTML, shown under its row (once).
     rich: str | None = None
     # What a running call printed so far (its last `_OUTPUT_CAP` characters), shown under its
-    # row until its output, in the fold, replaces it.
+    # row until its output replaces it; a call that streamed keeps that output open when it ends
+    # (`streamed`), so what the person was reading does not fold away.
     live: str = ""
+    streamed: bool = False
     # How an asked call was allowed (`allowed once`, `always allowed`), shown on its row: the
     # decision sits with its call (not stored: a session read from disk has none).
     decision: str | None = None
@@ -177,7 +179,8 @@ def render_tool(part: ToolPart) -> str:
     if part.code is not None and part.status != "asking":  # while asking, the card shows it
         # Two code blocks in a row read as one: each gets its caption.
         body = f"{CODE_CAPTION}\n\n{_fence(part.code, 'python')}\n\n{OUTPUT_CAPTION}\n\n{body}"
-    lines = [f"<details><summary>{head}</summary>\n\n{body}\n\n</details>"]
+    opened = " open" if part.streamed and part.status != "running" else ""
+    lines = [f"<details{opened}><summary>{head}</summary>\n\n{body}\n\n</details>"]
     if part.status == "running" and part.live:
         lines.append(_fence(part.live))
     lines += [image_markdown(image) for image in part.images]

@@ -146,6 +146,7 @@ class TranscriptView:
         elif isinstance(event, ae.ToolOutput):
             if (running := self._tools.get(event.id)) is not None:
                 running.live = live_tail(running.live + event.text)
+                running.streamed = True
         elif isinstance(event, ae.ToolStarted):
             self._set_tool(event.id, "running")
             self.status = f"Running {event.summary}"
