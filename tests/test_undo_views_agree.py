@@ -159,3 +159,22 @@ def _client() -> Any:
     import mcp_types as types
 
     return types.Implementation(name=CLIENT, version="1")
+
+
+def test_undo_session_of_a_closed_session_leaves_the_notebook_where_it_was(project: Path, tmp_path: Path) -> None:
+    from larik_jupyter import Agent
+    from tests.widget_helpers import larik, shell_with_magics
+
+    other = Agent(project, model=scripted(tmp_path, [tool("write", path="a.txt", content="a\n")], done("Wrote.")), yes=True)
+    other.run("write a")
+    other.close()
+    shell, magics = shell_with_magics(project, scripted(tmp_path, done("Mine.")))
+    larik(shell, "--yes mine")
+    own = magics.agent
+    assert own is not None and (project / "a.txt").exists()
+    larik(shell, f"/undo --session {other.session_id}")
+    assert not (project / "a.txt").exists()  # the other session's turn, undone from here
+    assert magics.agent is own and own.session_id != other.session_id  # the notebook stayed on its own
+    # Made false: without --session, /undo acts on the notebook's own session, which has nothing to undo.
+    with pytest.raises(Exception, match=f"Nothing left to undo in session {own.session_id}"):
+        larik(shell, "/undo")

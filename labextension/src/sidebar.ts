@@ -386,6 +386,12 @@ export class SessionsPanel extends Widget {
       this.actionButton('Export', CommandIDs.exportSession, id),
       this.actionButton('Delete', CommandIDs.deleteSession, id)
     );
+    if (this.session(id)?.model?.startsWith('mcp:')) {
+      // An outside agent's session: the notebook undoes its calls without taking it over.
+      const undo = this.actionButton('Undo its last call', CommandIDs.undoInNotebook, id);
+      undo.title = 'Put a cell that undoes this client\'s last call (%larik /undo --session) into the notebook';
+      actions.appendChild(undo);
+    }
     detail.appendChild(actions);
     detail.appendChild(element('h3', 'jp-larik-subtitle', 'Undoable turns'));
     const turns = element('div', 'jp-larik-turns');

@@ -96,3 +96,31 @@ def test_the_undo_panel_and_the_sidebar_list_the_same_turns(
     assert side[1]["summary"] == "Prompt 2: variable x (not undoable)"  # said without opening it
     after_panel.scroll_into_view_if_needed()
     lab_page.screenshot(path=str(ARTIFACTS / "undo_views_side_by_side_after.png"))
+
+
+def test_an_outside_agents_session_offers_undo_in_the_notebook(lab_page: Page, lab_server: LabServer) -> None:
+    import os
+
+    from larik_jupyter.session.store import Session
+    from tests.session_helpers import add_turn, make_session
+
+    root = Path(os.path.realpath(lab_server.root))
+    with Session.create(root, "mcp", "test-client") as client:
+        add_turn(client, "test-client: python", 0)
+    own = make_session(root, 1)  # made false: a session of larik's own has no such button
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell("x = 1", id="first")]
+    nbformat.write(nb, lab_server.root / "undo-client.ipynb")
+    open_notebook(lab_page, lab_server, "undo-client.ipynb")
+    lab_page.click('li[data-id="larik-sessions"]')
+    undo = lab_page.locator('#larik-sessions .jp-larik-action[data-command="larik:undo-in-notebook"]')
+    lab_page.click(f'#larik-sessions .jp-larik-node[data-session-id="{own.stem}"] > .jp-larik-row')
+    expect(lab_page.locator('#larik-sessions .jp-larik-action[data-command="larik:export-session"]')).to_have_count(1)
+    expect(undo).to_have_count(0)
+    lab_page.click(f'#larik-sessions .jp-larik-node[data-session-id="{client.id}"] > .jp-larik-row')
+    expect(undo).to_have_text("Undo its last call")
+    undo.click()
+    sources = lab_page.evaluate(
+        "() => window.jupyterapp.shell.currentWidget.content.model.sharedModel.cells.map(c => c.getSource())"
+    )
+    assert sources == ["x = 1", f"%larik /undo --session {client.id}"]
