@@ -75,3 +75,31 @@ def test_the_readmes_first_session_runs_offline_and_each_line_does_what_it_says(
     assert "`nothing` holds this turn's outcome, but the agent handed back no value" in nothing
     assert "has no turn for the prompt 'what is the weather?'" in out[made_false[1]]
     assert "'churn rate by contract'" in out[made_false[1]]
+
+
+@pytest.mark.parametrize(("button", "rows"), [("allow", 144), ("deny", 200)])
+def test_the_churn_notebooks_protect_reply_is_right_for_either_button(
+    button: str, rows: int, project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The shipped churn notebook's protect cell: whichever button the reader clicks, the
+    scripted reply says what became of `df` (issue 53, point 7)."""
+    import pandas as pd
+
+    from larik_jupyter import Agent
+    from larik_jupyter.agent.permissions import PermissionAnswer, PermissionRequest
+    from larik_jupyter.tools.host import KernelHost
+
+    async def click(request: PermissionRequest) -> PermissionAnswer:
+        return PermissionAnswer(button)  # type: ignore[arg-type]
+
+    ns = {"df": pd.read_csv(NOTEBOOKS / "churn.csv"), "pd": pd}
+    model = f"scripted:{NOTEBOOKS / 'churn-analysis.script.json'}"
+    agent = Agent(project, model=model, yes=True, host=KernelHost(ns), approver=click, protect=True)
+    try:
+        reply = agent.run("drop the customers who never called support").text
+    finally:
+        agent.close()
+    assert len(ns["df"]) == rows
+    said = {"allow": "If you allowed it, `df` lost the customers who never called support",
+            "deny": "if you denied it, or nobody could answer, `df` keeps its 200 rows"}
+    assert said[button] in reply  # the reply covers what this button did
