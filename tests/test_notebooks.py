@@ -123,6 +123,9 @@ def test_quickstart_runs_headless(tmp_path: Path) -> None:
     (forked,) = [s for s in sessions if s.fork_of == original.id]
     (rewound,) = [s for s in sessions if s.fork_of == forked.id]
     assert rewound.fork_at == 0  # /rewind 1: before the first prompt
+    # Run All again in the same folder: every cell runs again.
+    again = execute("quickstart.ipynb", tmp_path)
+    assert [o for c in again.cells for o in c.get("outputs", []) if o.output_type == "error"] == []
 
 
 def quickstart_prompts() -> list[str]:
@@ -164,6 +167,8 @@ def test_data_exploration_runs_headless(tmp_path: Path) -> None:
     results = [b for e in entries if e.message for b in e.message.tool_results()]
     assert [bool(r.is_error) for r in results] == [False, False]
     assert "sales" in str(results[0].content) and "DataFrame" in str(results[0].content)
+    again = execute("data-exploration.ipynb", tmp_path)  # Run All again in the same folder
+    assert [o for c in again.cells for o in c.get("outputs", []) if o.output_type == "error"] == []
 
 
 @pytest.mark.timeout(240)
