@@ -178,3 +178,26 @@ def test_undo_session_of_a_closed_session_leaves_the_notebook_where_it_was(proje
     # Made false: without --session, /undo acts on the notebook's own session, which has nothing to undo.
     with pytest.raises(Exception, match=f"Nothing left to undo in session {own.session_id}"):
         larik(shell, "/undo")
+
+
+def test_resuming_a_closed_clients_session_prompts_with_the_configured_model(
+    project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from IPython.utils.capture import capture_output
+
+    from larik_jupyter.session.store import Session
+    from tests.session_helpers import add_turn
+    from tests.widget_helpers import larik, shell_with_magics
+
+    with Session.create(project, "mcp", CLIENT) as client:
+        add_turn(client, f"{CLIENT}: python", 0)
+    monkeypatch.setenv("LARIK_MODEL", scripted(tmp_path, done("Answered by the configured model.")))
+    shell, magics = shell_with_magics(project, "")
+    magics.model = None  # the kernel names no model: the config's (here $LARIK_MODEL) answers
+    larik(shell, f"/resume {client.id}")
+    with capture_output() as shown:
+        larik(shell, "go on from here")
+    said = "\n".join(str(o.data.get("text/markdown", o.data.get("text/plain", ""))) for o in shown.outputs) + shown.stdout
+    assert magics.agent is not None and magics.agent.session_id == client.id
+    assert "Answered by the configured model." in said, said
+    assert "no model answers prompts in it" not in said  # made false by the client's own 'model'
