@@ -7,6 +7,7 @@ the notebook, which stays on its own session."""
 from __future__ import annotations
 
 import asyncio
+import re
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +34,11 @@ def sidebar(project: Path, session_id: str | None = None) -> list[tuple[str, str
     info = next(i for i in list_sessions(project) if session_id in (None, i.id))
     answer = checkpoints(info.id, project, str(project), Path(info.path))
     return [(t.label, t.state) for t in answer.turns]
+
+
+def panel_heads(text: str) -> list[str]:
+    """The turn lines of an undo panel's text rendering (`Prompt 2: variable df`), lowercased."""
+    return [line.lower() for line in text.splitlines() if re.match(r"Prompt \d+: ", line)]
 
 
 def panel(state: dict[str, Any]) -> list[tuple[str, str]]:
@@ -128,10 +134,12 @@ def test_undoing_a_clients_call_from_the_notebook_keeps_the_notebooks_session(
                 [info] = list_sessions(project)
                 said["id"] = info.id
                 said["sidebar before"] = repr(sidebar(project, info.id))
+                said["panel before"] = await asyncio.to_thread(kernel.run, f"%larik /checkpoints --session {info.id}")
                 said["resume"] = await asyncio.to_thread(kernel.run, f"%larik /resume {info.id}")
                 said["undo"] = await asyncio.to_thread(kernel.run, f"%larik /undo --session {info.id}")
                 said["list after"] = text(await session.call_tool("undo_list", {}))
                 said["sidebar after"] = repr(sidebar(project, info.id))
+                said["panel after"] = await asyncio.to_thread(kernel.run, f"%larik /checkpoints --session {info.id}")
                 said["next"] = text(await session.call_tool("python", {"code": "print(sorted(df.columns))"}))
 
     asyncio.run(run())
@@ -139,6 +147,8 @@ def test_undoing_a_clients_call_from_the_notebook_keeps_the_notebooks_session(
     assert said["list before"].splitlines()[0].startswith("prompt 2: variable df, variable made")
     assert said["list before"].splitlines()[1].startswith("prompt 1: variable df")
     assert said["sidebar before"] == repr([("prompt 2", "undoable"), ("prompt 1", "undoable")])
+    # The notebook's undo panel on the client's session (it stays on its own) lists the same.
+    assert panel_heads(said["panel before"]) == said["list before"].lower().splitlines()
     # /resume of a connected client's session leaves the notebook where it was, and says what to do.
     assert "live session of the outside agent `test-client`" in said["resume"]
     assert f"%larik /undo --session {said['id']}" in said["resume"]
@@ -147,6 +157,7 @@ def test_undoing_a_clients_call_from_the_notebook_keeps_the_notebooks_session(
     assert kernel.value("'made' in globals()") == "False"
     assert said["list after"].splitlines() == [line for line in said["list before"].splitlines()[1:]]
     assert said["sidebar after"] == repr([("prompt 1", "undoable")])
+    assert panel_heads(said["panel after"]) == said["list after"].lower().splitlines()
     assert "['a', 'b']" in said["next"] and "<system-note>" in said["next"]
     # The notebook's own prompt still works: no session was switched to the client's.
     reply = scripted(tmp_path, done("Hello from the notebook's own session."))

@@ -150,10 +150,8 @@ def _rewind(
     check=_from_one,
     off_main_thread=True,
 )
-def _undo(
-    kernel: KernelSession, out: Output, *, prompt_number: int | None, force: bool, skip_changed: bool,
-    session: str | None,
-) -> None:
+def _undo(kernel: KernelSession, out: Output, *, prompt_number: int | None, force: bool, skip_changed: bool,
+          session: str | None) -> None:
     from larik_jupyter.notebook.widgets.session_widget import refresh_all
     from larik_jupyter.notebook.widgets.undo import UndoPanel
 
@@ -166,12 +164,15 @@ def _undo(
     out.show(UndoPanel(kernel, report))
 
 
-@command("/checkpoints", "show the turns that changed files, without undoing")
-def _checkpoints(kernel: KernelSession, out: Output) -> None:
+@command(
+    "/checkpoints [--session ID]", "the undo panel: what can be undone, without undoing; --session ID: of a "
+    "connected outside agent's session", arg("--session"),
+)
+def _checkpoints(kernel: KernelSession, out: Output, *, session: str | None) -> None:
     from larik_jupyter.notebook.widgets.undo import UndoPanel
 
-    kernel.require()
-    out.show(UndoPanel(kernel))
+    kernel.held_agent(session) if session is not None else kernel.require()  # says why not, when neither
+    out.show(UndoPanel(kernel, session=session))
 
 
 @command("/tree", "the fork tree of this directory's sessions")

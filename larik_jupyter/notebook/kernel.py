@@ -167,6 +167,19 @@ class KernelSession:
             return None
         return next((a for a in self.outside.values() if a.session_path == path), None)
 
+    def held_agent(self, session: str) -> Agent:
+        """The agent this kernel holds on `session` (an id or a path): its own, or an outside
+        agent's; a `LarikError` saying where else to look when it holds none."""
+        if self.agent is not None and self._is_current(session):
+            return self.agent
+        held = self._outside_holding(session)
+        if held is None:
+            raise LarikError(
+                f"Session {session} is not open in this kernel (neither its own nor a connected outside "
+                f"agent's); the sidebar lists its turns, and `%larik /undo --session {session}` undoes them."
+            )
+        return held
+
     def undo_in(self, session: str, prompt_number: int | None = None, **how: bool) -> str | None:
         """Undo in `session` (an id or a path; an outside agent's, say) as `Agent.undo`, the
         notebook staying on its own session; the report as Markdown. None when `session` is the

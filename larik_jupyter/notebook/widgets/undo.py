@@ -211,9 +211,28 @@ class UndoPanel(SessionWidget):
         "empty; the panel keeps showing what it showed, without undo buttons, until `refresh`"
     ).tag(sync=True)
 
-    def __init__(self, kernel: KernelSession, report: UndoReport | None = None, **kwargs: Any) -> None:
+    def __init__(
+        self, kernel: KernelSession, report: UndoReport | None = None, *, session: str | None = None, **kwargs: Any
+    ) -> None:
+        self._session = session  # an outside agent's session this kernel holds (None: the kernel's own)
         super().__init__(kernel, **kwargs)
         self._show(report or UndoReport())
+
+    def _agent(self) -> Agent | None:
+        """The session the panel shows: the kernel's own, or the outside agent's it was opened on
+        (None once that agent went away)."""
+        if self._session is None:
+            return self.kernel.agent
+        try:
+            return self.kernel.held_agent(self._session)
+        except LarikError:
+            return None
+
+    def _acting(self) -> Agent:
+        agent = self._agent()
+        if agent is None:
+            raise LarikError(f"Session {self._session} is no longer open in this kernel; nothing here can undo it.")
+        return agent
 
     off_main_thread_actions = frozenset({"undo", "undo_to"})
 
@@ -239,7 +258,7 @@ class UndoPanel(SessionWidget):
         """Follow the session while it lists the same turns (diffs and variables as they are
         now); once turns were added or undone elsewhere, keep what it showed and say it is out
         of date (its buttons would act on turns it does not show)."""
-        now = undo_data(self.kernel.agent)
+        now = undo_data(self._agent())
         if not self.panel or _listed(now) == _listed(self.panel):
             self.panel, self.stale = now, ""
         else:
@@ -247,7 +266,7 @@ class UndoPanel(SessionWidget):
 
     def reload(self) -> None:
         """Show the session as it is now (the panel's Refresh)."""
-        self.panel, self.stale = undo_data(self.kernel.agent), ""
+        self.panel, self.stale = undo_data(self._agent()), ""
 
     def static_html(self) -> str:
         stale = f"<p class='larik-stale'>{escape(self.stale)}</p>" if self.stale else ""
@@ -283,6 +302,7 @@ class UndoPanel(SessionWidget):
             lines.append(self.panel.get("empty", ""))
         for t in turns:
             named = [f["path"] for f in t["files"]] + [c["name"] for c in t["cells"]]
+            named += [f"variable {v['name']}" for v in t["variables"]]
             lines.append(f"{t['label'].capitalize()}: " + "; ".join(filter(None, [", ".join(named), t["note"]])))
             lines += [f"  {v['text']}" for v in t["variables"]]
         return "\n".join(lines)
@@ -290,12 +310,12 @@ class UndoPanel(SessionWidget):
     def undo(self, *, force: bool = False, skip_changed: bool = False) -> UndoReport:
         """Revert the newest turn, as `%larik /undo`; the panel shows the report."""
         self._require_current()
-        return self._did(self.kernel.require().undo(force=force, skip_changed=skip_changed))
+        return self._did(self._acting().undo(force=force, skip_changed=skip_changed))
 
     def undo_to(self, prompt_number: int, *, force: bool = False, skip_changed: bool = False) -> UndoReport:
         """Revert every turn down to prompt `prompt_number`, as `%larik /undo --to N`."""
         self._require_current()
-        return self._did(self.kernel.require().undo(prompt_number, force=force, skip_changed=skip_changed))
+        return self._did(self._acting().undo(prompt_number, force=force, skip_changed=skip_changed))
 
     def _require_current(self) -> None:
         if self.stale:
