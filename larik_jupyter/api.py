@@ -30,6 +30,7 @@ from larik_jupyter.agent.undo import (
     record_undone,
     undo_turns,
 )
+from larik_jupyter.agent.undo_list import UndoList, undo_list
 from larik_jupyter.checkpoint.diffs import FileDiff, read_current, turn_diffs
 from larik_jupyter.checkpoint.store import TurnInfo
 from larik_jupyter.config.layers import PendingApproval
@@ -44,7 +45,7 @@ from larik_jupyter.lsp.manager import ServerState
 from larik_jupyter.records import SessionRecords
 from larik_jupyter.run_sync import run_sync
 from larik_jupyter.session import branch
-from larik_jupyter.session.call_summary import CellPosition, summarize_call
+from larik_jupyter.session.call_summary import CellPosition, numbered_calls, summarize_call
 from larik_jupyter.session.catalog import latest, resolve
 from larik_jupyter.session.entry_list import EntryList
 from larik_jupyter.session.plan import Todo, current_plan
@@ -138,14 +139,12 @@ class Agent:
 
     @property
     def tool_env(self) -> Env:
-        """What the session's tools run in (root, host, egress rules), for a front end that tags
-        what it gathers for the model as a tool would."""
+        """What the session's tools run in (root, host, egress rules), for front ends tagging as tools do."""
         return self.loop.env
 
     @property
     def egress_door(self) -> EgressDoor:
-        """The session's one egress door: every request to the model and every answer to an
-        outside agent passes it, and it keeps the ledger."""
+        """The one egress door every request and every answer to an outside agent passes; keeps the ledger."""
         return self.loop.door
 
     @property
@@ -159,17 +158,19 @@ class Agent:
         return self.loop.session.entries
 
     def cell_position(self) -> CellPosition:
-        """Where a cell a notebook call names stands now (0-based, None when unknown): in the
-        open notebook, else in the notebook file; how `/history` names cells."""
+        """Where a cell a call names stands now (0-based, None: unknown), open notebook first; for `/history`."""
         return self.loop.cell_position()
 
     def checkpoints(self) -> list[TurnInfo]:
         """The saved turns that changed files, oldest first (what `/undo` can revert)."""
         return self.loop.checkpoints.turns()
 
+    def undo_list(self) -> UndoList:
+        """What can be undone, newest first: the one list every view renders (`agent.undo_list`)."""
+        return undo_list(self.loop.checkpoints, self.session_path)
+
     def turn_diffs(self, *, limit: int) -> list[tuple[TurnInfo, list[FileDiff]]]:
-        """Each saved turn, oldest first, with what it did to each of its files (diffs cut at
-        `limit` characters)."""
+        """Each saved turn, oldest first, with what it did to each file (diffs cut at `limit` characters)."""
         store = self.loop.checkpoints
         return turn_diffs(store, lambda rel: read_current(store.root, rel), limit=limit)
 
@@ -226,14 +227,12 @@ class Agent:
                               network=network, made=made)
 
     def variable_changes(self, prompt_number: int) -> list[VariableChange]:
-        """What the turn of prompt `prompt_number` (1-based) did to the kernel's variables, as its
-        calls' results recorded it (each variable's first state before the turn and last after)."""
+        """What prompt `prompt_number`'s turn did to kernel variables, as its calls' results recorded it."""
         return turn_changes(self.loop.session.state.all, prompt_number)
 
     @property
     def plan(self) -> list[Todo] | None:
-        """The current plan: the todos of the session's last successful `todo_write` call (on a
-        branch, the last one before the branch point), or None when there is none."""
+        """The todos of the session's last successful `todo_write` call (on a branch, before it), or None."""
         return current_plan(self.loop.session.state.all)
 
     def subscribe(self, listener: Listener) -> None:
@@ -475,7 +474,7 @@ class Agent:
 
     def egress_report(self) -> str:
         """The rules in force, the last turn's requests by source and the session's totals."""
-        return ledger_report(self.loop.door)
+        return ledger_report(self.loop.door, numbered_calls(self.loop.session.state.all, self.cell_position()))
 
     def egress_totals(self) -> str:
         """What this session has sent in all and what was withheld, from its ledger."""

@@ -145,8 +145,9 @@ def test_a_turn_ended_before_an_answer_says_so_above_its_footer() -> None:
     view.handle(ae.UsageReported(turn_usage=Usage(), turn_cost=0.0, session_usage=Usage(), session_cost=0.0))
     view.handle(ae.TurnEnded(turn=1, status="interrupted"))
     shown = view.markdown()
-    said = shown.index("python: df = df.dropna(): cancelled, the turn ended before an answer")
+    said = shown.index("python: df = df.dropna()</code>: cancelled, the turn ended before an answer")
     assert said < shown.index("*Interrupted.*") < shown.index("this turn 0 in")
+    assert shown.count("python: df = df.dropna()") == 1  # the call is told once, not as interrupted too
 
 
 def test_an_expanded_calls_code_and_output_are_captioned_apart() -> None:
@@ -177,3 +178,16 @@ def test_a_chain_names_every_rule_that_covers_it(project: Path) -> None:
     assert allowed_by(loaded, "bash", {"command": "git status && rm -rf x"}) == []  # not covered
     assert allowed_by(loaded, "read", {"path": "a.py"}) == ["read(*.py)"]
     assert allowed_by(loaded, "read", {"path": "a.txt"}) == []
+
+
+def test_a_calls_streamed_output_stays_open_when_the_call_ends() -> None:
+    view = TranscriptView()
+    for call, streamed in (("t1", True), ("t2", False)):
+        view.handle(ae.ToolRequested(call, "python", {"code": "slow()"}, "python: slow()"))
+        view.handle(ae.ToolStarted(call, "python", "python: slow()"))
+        if streamed:
+            view.handle(ae.ToolOutput(call, "row 1\n"))
+        view.handle(ae.ToolFinished(call, "python", "python: slow()", "row 1\nrow 2\n", False, 61.0))
+    rows = [render_tool(p) for p in view.parts if isinstance(p, ToolPart)]
+    assert rows[0].startswith("<details open><summary>✓") and "row 2" in rows[0]  # what the person was reading
+    assert rows[1].startswith("<details><summary>✓")  # made false: a call that streamed nothing folds as before

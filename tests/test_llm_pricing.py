@@ -31,8 +31,17 @@ def test_known_models_are_priced_by_their_family(model: str, dollars: float) -> 
 
 
 @pytest.mark.parametrize(
-    "model", ["scripted:demo", "ollama:gpt-4o", "openai-compatible:llama", "openai:unknown-model"]
+    "model", ["ollama:gpt-4o", "openai-compatible:llama", "openai:unknown-model"]
 )
 def test_unknown_or_local_models_have_no_cost(model: str) -> None:
     assert price_for(model) is None
     assert cost(model, MILLION) is None
+
+
+def test_a_scripted_model_costs_nothing_in_every_view_whatever_tokens_it_reports() -> None:
+    from larik_jupyter.llm.pricing import cost_label
+
+    reported = Usage(input_tokens=120, output_tokens=30)
+    assert cost_label(cost("scripted:demo", reported)) == cost_label(cost("scripted:demo", Usage())) == "$0.00"
+    assert cost_label(cost("scripted:/tmp/s.json", reported)) == "$0.00"
+    assert cost_label(cost("mystery:model", reported)) == "price unknown"  # made false: an unknown real model

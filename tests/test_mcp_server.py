@@ -153,14 +153,13 @@ def test_the_person_undoes_a_connected_clients_call_in_the_notebook(kernel: Kern
                 await session.initialize()
                 await session.call_tool("python", {"code": "df['b'] = 1"})
                 [info] = list_sessions(project)
-                said.append(await asyncio.to_thread(kernel.run, f"%larik /resume {info.id}"))
-                said.append(await asyncio.to_thread(kernel.run, "%larik /undo"))
+                said.append(await asyncio.to_thread(kernel.run, f"%larik /undo --session {info.id}"))
                 return await session.call_tool("python", {"code": "print(sorted(df.columns))"})
 
     after = text(asyncio.run(run()))
     assert "['a']" in after  # the client's change is gone from the kernel
     assert "<system-note>" in after and "df" in after  # and the client is told, with its next result
-    assert len(list_sessions(project)) == 1  # the notebook took the client's session, no branch of it
+    assert len(list_sessions(project)) == 1  # the notebook acted on the client's session, no branch of it
 
 
 def test_a_kernel_that_dies_mid_call_is_said_as_such(kernel: Kernel, project: Path) -> None:

@@ -201,7 +201,8 @@ def test_the_undo_panel_shows_the_turns_cell_diffs(tmp_path: Path) -> None:
     (turn,) = undo_data(agent)["turns"]
     changes = {c["id"]: c for c in turn["cells"]}
     assert [changes[i]["change"] for i in ("calc", "ran")] == ["edited", "deleted"]
-    assert "-y = 2\n" in changes["calc"]["diff"] and "+y = 20\n" in changes["calc"]["diff"] and "a/nb.ipynb#calc" in changes["calc"]["diff"]
+    assert "-y = 2\n" in changes["calc"]["diff"] and "+y = 20\n" in changes["calc"]["diff"] and "a/nb.ipynb cell 2 (calc)" in changes["calc"]["diff"]
+    assert changes["calc"]["name"] == "nb.ipynb cell 2 (calc)"  # one name for the cell, in the diff and the list
     assert "-print('ran')" in changes["ran"]["diff"]
     (inserted,) = [c for c in turn["cells"] if c["change"] == "inserted"]
     assert "+import os" in inserted["diff"]
@@ -242,7 +243,7 @@ def test_the_cli_lists_and_undoes_a_cell_only_turn(tmp_path: Path) -> None:
     agent.close()
     cli = [sys.executable, "-m", "larik_jupyter"]
     listing = subprocess.run([*cli, "checkpoints", session_id], capture_output=True, text=True, check=True)
-    assert "0 file(s), 3 notebook cell(s)" in listing.stdout and "changed  nb.ipynb#calc  (cell)" in listing.stdout
+    assert "0 file(s), 3 notebook cell(s)" in listing.stdout and "changed  nb.ipynb cell 2 (calc)" in listing.stdout
     undone = subprocess.run([*cli, "undo", session_id], capture_output=True, text=True, check=True)
     assert "- restored 3 cells of nb.ipynb in the file" in undone.stdout
     assert (tmp_path / "nb.ipynb").read_bytes() == before
@@ -257,7 +258,7 @@ def test_the_sidebar_and_the_rewind_confirmation_list_the_cells(tmp_path: Path) 
     rows = {f.path: f for f in turn.files}
     assert "+y = 20\n" in rows["nb.ipynb#calc"].diff and rows["nb.ipynb#calc"].existed
     # The inserted cell, then calc, then ran: the order the turn first changed them.
-    assert rewind_plan(agent.checkpoints(), 1)["cells"] == list(rows)
+    assert rewind_plan(agent.checkpoints(), 1)["cells"] == [row.name for row in rows.values()]
     assert list(rows)[1:] == ["nb.ipynb#calc", "nb.ipynb#ran"]
 
 

@@ -123,6 +123,9 @@ def test_quickstart_runs_headless(tmp_path: Path) -> None:
     (forked,) = [s for s in sessions if s.fork_of == original.id]
     (rewound,) = [s for s in sessions if s.fork_of == forked.id]
     assert rewound.fork_at == 0  # /rewind 1: before the first prompt
+    # Run All again in the same folder: every cell runs again.
+    again = execute("quickstart.ipynb", tmp_path)
+    assert [o for c in again.cells for o in c.get("outputs", []) if o.output_type == "error"] == []
 
 
 def quickstart_prompts() -> list[str]:
@@ -164,6 +167,8 @@ def test_data_exploration_runs_headless(tmp_path: Path) -> None:
     results = [b for e in entries if e.message for b in e.message.tool_results()]
     assert [bool(r.is_error) for r in results] == [False, False]
     assert "sales" in str(results[0].content) and "DataFrame" in str(results[0].content)
+    again = execute("data-exploration.ipynb", tmp_path)  # Run All again in the same folder
+    assert [o for c in again.cells for o in c.get("outputs", []) if o.output_type == "error"] == []
 
 
 @pytest.mark.timeout(240)
@@ -189,14 +194,20 @@ def test_the_churn_analysis_runs_headless_with_the_offline_model(tmp_path: Path)
     assert out["drivers.value is rates"].strip() == "True"
     check = out["%larik /check churn-analysis.ipynb"]
     assert "No problems found" in check and "uses `drivers`, set by the %larik -o prompt" in check
-    branch = nbformat.read(tmp_path / "churn-branch.ipynb", as_version=4)
+    (info,) = list_sessions(tmp_path)
+    written = re.search(r"[\w./-]*" + re.escape(info.id) + r"\.ipynb", out["%larik /notebook"])
+    assert written is not None, out["%larik /notebook"]
+    branch = nbformat.read(tmp_path / Path(written[0]).name, as_version=4)
     code = [c.source for c in branch.cells if c.cell_type == "code"]
     assert any("by_contract = df.groupby('contract')" in c for c in code)
     assert "Session `" in out["%larik /usage"]
-    (info,) = list_sessions(tmp_path)
     entries = load_entries(info.path).entries
     tools = [b.name for e in entries if e.message for b in e.message.tool_uses()]
     assert tools == ["inspect_variables", "python", "python", "python", "python", "answer"]
+    # Run All again in the same folder: every cell runs again (the branch notebook gets a new name).
+    again = execute("churn-analysis.ipynb", tmp_path)
+    assert [o for c in again.cells for o in c.get("outputs", []) if o.output_type == "error"] == []
+    assert len(list(tmp_path.glob("*-*-*.ipynb"))) == 2
 
 
 def test_the_shipped_notebooks_carry_their_kernel_and_language_and_lab_brings_matplotlib() -> None:

@@ -290,7 +290,7 @@ def test_approval_preview_shows_the_cell_diff_without_writing(root: Path) -> Non
     original = path.read_bytes()
     env = make_env(root)
     detail = preview_change(env, NotebookEditTool(), {"path": "a.ipynb", "cell_id": "boom", "new_source": "2/1"})
-    assert detail.startswith("Replace the source of cell 2 (boom) of a.ipynb and clear its outputs?\n--- a/a.ipynb#boom")
+    assert detail.startswith("Replace the source of cell 2 (boom) of a.ipynb and clear its outputs?\n--- a/a.ipynb cell 2 (boom)")
     assert "+2/1" in detail and "No newline" not in detail
     bad = preview_change(env, NotebookEditTool(), {"path": "a.ipynb", "cell_id": "zz", "new_source": "x"})
     assert bad.startswith("(no preview: ") and "no cell 'zz'" in bad

@@ -14,7 +14,7 @@ from jupyter_core.utils import run_sync
 from nbclient import NotebookClient
 from nbformat.v4 import new_code_cell, new_notebook
 
-from larik_jupyter.notebook.widgets.undo import WENT_WITH_THE_KERNEL
+from larik_jupyter.agent.undo_list import WENT_WITH_THE_KERNEL
 from tests.agent_helpers import done, scripted, tool
 from tests.process_helpers import wait_until
 from tests.session_helpers import released
@@ -80,6 +80,6 @@ def test_a_notebook_run_variable_is_undone_and_a_restart_leaves_no_undo_for_lost
     lost, files = state["turns"]
     assert lost["gone"] and not lost["undoable"] and lost["note"] == WENT_WITH_THE_KERNEL
     assert [v["text"] for v in lost["variables"]] == ["x: created int: gone with the kernel (it restarted since that turn)"]
-    # The turn below keeps its Undo, which undoes the lost turn's record on the way.
+    # The turn below keeps its Undo, which passes over the lost turn (left listed as not undoable).
     assert files["undoable"] and not files["gone"] and files["why"] is None
-    assert files["undo"] == {"type": "undo_to", "prompt": files["prompt"]}
+    assert files["undo"] == {"type": "undo"}

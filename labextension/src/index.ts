@@ -15,7 +15,7 @@ import { NotebookBridge } from './bridge';
 import { CommandIDs } from './commands';
 import { addFixButton } from './fix';
 import { addNavigation } from './navigate';
-import { insertCellBelow, openInNotebook, runAgainBelow } from './notebook';
+import { insertCellBelow, openInNotebook, runAgainBelow, undoLine } from './notebook';
 import { plainPromptCells } from './promptcells';
 import { SessionsPanel } from './sidebar';
 import { interruptOnStop } from './stop';
@@ -124,6 +124,16 @@ const plugin: JupyterFrontEndPlugin<void> = {
         const id = target(args);
         if (id) {
           await openInNotebook(app, tracker, panel.cwd, id);
+        }
+      }
+    });
+    app.commands.addCommand(CommandIDs.undoInNotebook, {
+      label: "Undo an Outside Agent's Last Call in the Notebook",
+      isEnabled: hasTarget,
+      execute: async args => {
+        const id = target(args);
+        if (id) {
+          await openInNotebook(app, tracker, panel.cwd, id, undoLine(id));
         }
       }
     });

@@ -33,17 +33,23 @@ export function resumeLine(id: string): string {
   return `%larik /resume ${id}`;
 }
 
+/** The line that undoes an outside agent's last call in session `id`, the notebook staying on its own. */
+export function undoLine(id: string): string {
+  return `%larik /undo --session ${id}`;
+}
+
 /**
- * Put a resume cell for `id` into the current notebook, or into a new notebook created
- * in `cwd` when none is open.
+ * Put `line` (by default, a resume cell for `id`) into the current notebook, or into a new
+ * notebook created in `cwd` when none is open; the person runs it.
  */
 export async function openInNotebook(
   app: JupyterFrontEnd,
   tracker: INotebookTracker,
   cwd: string,
-  id: string
+  id: string,
+  line: string = resumeLine(id)
 ): Promise<void> {
-  if (insertCellBelow(tracker, resumeLine(id))) {
+  if (insertCellBelow(tracker, line)) {
     app.shell.activateById(tracker.currentWidget!.id);
     return;
   }
@@ -51,9 +57,9 @@ export async function openInNotebook(
   await panel.context.ready;
   const first = panel.content.model?.sharedModel.cells[0];
   if (first && first.cell_type === 'code' && first.getSource() === '') {
-    first.setSource(resumeLine(id));
+    first.setSource(line);
   } else {
-    insertCodeCellBelow(panel.content, resumeLine(id));
+    insertCodeCellBelow(panel.content, line);
   }
   app.shell.activateById(panel.id);
 }

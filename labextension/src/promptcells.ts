@@ -1,5 +1,5 @@
 /**
- * A `%%larik` cell's body is a prompt in words, not Python: its editor shows it as plain text,
+ * A `%%larik` cell's body (or a cell of `%larik` lines) is a prompt in words, not Python: its editor shows it as plain text,
  * as classic Notebook mapped `%%bash` cells to a shell mode. JupyterLab gives every code cell
  * the kernel's language (and gives it again when the kernel's language info arrives), so each
  * code cell's language follows its first line, checked whenever its text or language changes.
@@ -10,9 +10,17 @@ import { INotebookTracker, Notebook, NotebookPanel } from '@jupyterlab/notebook'
 /** The editor language of a `%%larik` cell: plain text, no highlighting. */
 export const PROMPT_MIMETYPE = 'text/plain';
 
-/** Whether `source` is a `%%larik` cell (IPython skips blank lines before a cell magic). */
+/**
+ * Whether `source` is a prompt in words: a `%%larik` cell (IPython skips blank lines before a
+ * cell magic), or a cell whose every line is a `%larik` line. A cell mixing Python and
+ * `%larik` lines stays Python.
+ */
 export function isPromptCell(source: string): boolean {
-  return /^\s*%%larik(\s|$)/.test(source);
+  if (/^\s*%%larik(\s|$)/.test(source)) {
+    return true;
+  }
+  const lines = source.split('\n').filter(line => line.trim());
+  return lines.length > 0 && lines.every(line => /^\s*%larik(\s|$)/.test(line));
 }
 
 function follow(notebook: Notebook, cell: ICellModel, seen: WeakSet<ICellModel>): void {

@@ -8,13 +8,23 @@ export interface CheckpointFile {
   path: string;
   existed: boolean;
   diff: string;
+  name: string;
   diff_html: string;
 }
 
+/**
+ * A turn of the session's undo list (`agent.undo_list`, the one every view renders): its
+ * files and cells (`PATH#ID`, named for people in `name`) with diffs, its kernel variables,
+ * its `state` (`undoable`, `files only`, `not undoable`) and the `note` saying why not all.
+ */
 export interface CheckpointTurn {
   turn: number;
   prompt: number | null;
+  label: string;
   files: CheckpointFile[];
+  variables: string[];
+  state: string;
+  note: string | null;
 }
 
 /**

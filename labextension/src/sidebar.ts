@@ -386,6 +386,12 @@ export class SessionsPanel extends Widget {
       this.actionButton('Export', CommandIDs.exportSession, id),
       this.actionButton('Delete', CommandIDs.deleteSession, id)
     );
+    if (this.session(id)?.model?.startsWith('mcp:')) {
+      // An outside agent's session: the notebook undoes its calls without taking it over.
+      const undo = this.actionButton('Undo its last call', CommandIDs.undoInNotebook, id);
+      undo.title = 'Put a cell that undoes this client\'s last call (%larik /undo --session) into the notebook';
+      actions.appendChild(undo);
+    }
     detail.appendChild(actions);
     detail.appendChild(element('h3', 'jp-larik-subtitle', 'Undoable turns'));
     const turns = element('div', 'jp-larik-turns');
@@ -411,11 +417,20 @@ export class SessionsPanel extends Widget {
       return;
     }
     for (const turn of result.turns) {
+      // The session's undo list, as the undo panel, `/undo` and MCP's `undo_list` read it.
       const details = element('details', 'jp-larik-turn');
-      const names = turn.files.map(f => f.path).join(', ');
-      details.appendChild(element('summary', '', `${turn.prompt ? `Prompt ${turn.prompt}` : `Turn ${turn.turn}`}: ${names}`));
+      details.dataset.turn = String(turn.turn);
+      details.dataset.state = turn.state;
+      const names = turn.files.map(f => f.name || f.path).concat(turn.variables.map(v => `variable ${v}`));
+      const label = turn.label || (turn.prompt ? `prompt ${turn.prompt}` : `turn ${turn.turn}`);
+      const state = turn.state === 'undoable' ? '' : ` (${turn.state})`;
+      details.appendChild(element('summary', '', `${label.charAt(0).toUpperCase()}${label.slice(1)}: ${names.join(', ')}${state}`));
+      if (turn.note) {
+        details.appendChild(element('div', 'jp-larik-turn-note', turn.note));
+      }
       for (const file of turn.files) {
-        details.appendChild(element('div', 'jp-larik-file', file.existed ? file.path : `${file.path} (new)`));
+        const name = file.name || file.path;
+        details.appendChild(element('div', 'jp-larik-file', file.existed ? name : `${name} (new)`));
         details.appendChild(diffOrText(file.diff, file.diff_html));
       }
       into.appendChild(details);

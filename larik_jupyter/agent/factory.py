@@ -16,6 +16,7 @@ from larik_jupyter.config.layers import load_config
 from larik_jupyter.llm import events as ev
 from larik_jupyter.llm.messages import Message
 from larik_jupyter.llm.models import ModelInfo, model_info
+from larik_jupyter.llm.outside import PREFIX as OUTSIDE_PREFIX
 from larik_jupyter.llm.provider import ProviderError, RequestDoor, ToolSchema
 from larik_jupyter.llm.select import choose_spec, select_provider
 from larik_jupyter.session import branch
@@ -122,8 +123,11 @@ def _open_or_branch(path: Path, notices: list[str]) -> tuple[Session, str | None
 
 
 def _session_model(session: Session) -> str | None:
-    """The model the session last recorded (a `/model` switch or a turn), else its meta's."""
-    return current_model(session.state.model, session.state.meta)
+    """The model the session last recorded (a `/model` switch or a turn), else its meta's; the
+    configured one (None) for an outside agent's session (`mcp:<client>`), whose record no model
+    answers: prompting there after `/resume` goes on with a model."""
+    spec = current_model(session.state.model, session.state.meta)
+    return None if spec is not None and spec.startswith(f"{OUTSIDE_PREFIX}:") else spec
 
 
 class NoModel:

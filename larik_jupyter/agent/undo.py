@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from itertools import groupby
 from typing import Literal, overload
 
+from larik_jupyter.agent.undo_list import UndoList, nothing_left, undo_list
 from larik_jupyter.checkpoint.cells import (
     CellRestorer,
     CellSources,
@@ -200,11 +201,7 @@ class UndoReport(Sequence[UndoResult]):
     def nothing_left(self, session_id: str) -> str:
         """What an undo that found no turn to undo says (from prompt `prompt_number` on, with
         one); also what the undo panel and the sidebar say when they list no turn."""
-        since = "" if self.prompt_number is None else f" from prompt {self.prompt_number} on"
-        return (
-            f"Nothing left to undo in session {session_id}{since}: no turn of it has changes to "
-            "files, cells or kernel variables that are not undone already."
-        )
+        return nothing_left(session_id, self.prompt_number)
 
     def stopped(self, reason: str) -> str:
         """What an undo of several turns says when `reason` (a checkpoint error's sentence)
@@ -336,15 +333,17 @@ def undo_turn(
     force: bool = False,
     skip_changed: bool = False,
 ) -> UndoReport:
-    """Undo the newest turn that changed files, cells or kernel variables (see
-    `CheckpointStore.undo` for `force` and `skip_changed`): its files and cells, then the
-    variables this process holds snapshots of (none in a process that did not run the turn,
-    such as the CLI: they are reported gone). When the result lists files changed since the
-    turn, nothing was done."""
+    """Undo the turn the session's undo list names next (`UndoList.next`: the newest that
+    changed files, cells or kernel variables still held; see `CheckpointStore.undo` for `force`
+    and `skip_changed`): its files and cells, then the variables this process holds snapshots
+    of. When the result lists files changed since the turn, nothing was done."""
+    listed = undo_list(checkpoints)
+    if listed.next is None:
+        raise NothingToUndoError(listed.nothing_left())
     try:
-        result = checkpoints.undo(cells, sources, force=force, skip_changed=skip_changed)
+        result = checkpoints.undo(cells, sources, force=force, skip_changed=skip_changed, passing=listed.passing)
     except NothingToUndoError:
-        raise NothingToUndoError(UndoReport().nothing_left(checkpoints.session_id)) from None
+        raise NothingToUndoError(listed.nothing_left()) from None
     if not result.changed:
         done = kernel_snapshots(checkpoints.session_id).restore(result.turn, result.variables, keep=not result.ok)
         result.restored_variables, result.removed_variables = done.restored, done.removed
@@ -400,8 +399,8 @@ def undo_down_to(
     at all or was saved without its prompt number."""
     check_prompt(session_id, prompt_number, prompts)
     results: list[UndoResult] = []
-    while turns := checkpoints.turns():
-        newest = turns[-1]
+    listed: UndoList = undo_list(checkpoints)
+    while (newest := listed.next) is not None:
         if newest.prompt is None:
             raise CheckpointError(UndoReport(tuple(results), prompt_number=prompt_number).stopped(
                 f"turn {newest.turn} was saved without its prompt number (by an older "
@@ -416,9 +415,10 @@ def undo_down_to(
             raise CheckpointError(UndoReport(tuple(results), prompt_number=prompt_number).stopped(str(exc))) from None
         if not results[-1].ok:
             break
+        listed = undo_list(checkpoints)
     report = UndoReport(tuple(results), prompt_number=prompt_number)
     if not results and not nothing_ok:
-        raise NothingToUndoError(report.nothing_left(session_id))
+        raise NothingToUndoError(listed.nothing_left(prompt_number))
     return report
 
 

@@ -22,7 +22,7 @@ from larik_jupyter.nbjson.cells import source_text
 from larik_jupyter.nbjson.read import NotebookUnreadable, cell_list, read_notebook
 from larik_jupyter.paths import project_root
 from larik_jupyter.session import catalog
-from larik_jupyter.session.call_summary import summarize_call
+from larik_jupyter.session.call_summary import positions_in_files, summarize_call
 from larik_jupyter.session.context_view import without_envelopes
 from larik_jupyter.session.corrupt import session_id_of
 from larik_jupyter.session.entry import Entry
@@ -130,10 +130,10 @@ def _raised(result: ToolResultBlock | None) -> str | None:
     return lines[-1] if lines and _RAISED.match(lines[-1]) else None
 
 
-def _call_label(call: ToolUseBlock) -> str:
+def _call_label(call: ToolUseBlock, files: _Files) -> str:
     if call.name == "bash":
         return f"shell command `{first_line(str(call.input.get('command', '')))}`"
-    return f"call `{summarize_call(call.name, call.input)}`"
+    return f"call `{summarize_call(call.name, call.input, files.position)}`"
 
 
 class _Files:
@@ -142,6 +142,8 @@ class _Files:
     def __init__(self, cwd: Path, stores: list[tuple[CheckpointStore, int]]) -> None:
         self.cwd = cwd
         self.stores = stores
+        # Cells named as they stand in the notebook files now (`cell 3`), as every view names them.
+        self.position = positions_in_files(cwd)
         self.content: dict[str, str] = {}
 
     def key(self, raw: str) -> str:
@@ -257,7 +259,7 @@ def _tool_steps(
     steps = _call_steps(call, result, prompt_number, files)
     for step in steps:
         step.tool = call.name
-        step.summary = summarize_call(call.name, call.input)
+        step.summary = summarize_call(call.name, call.input, files.position)
     return steps
 
 
@@ -271,7 +273,7 @@ def _call_steps(
     raised = _raised(result) if why == "failed" and name in ("python", "notebook_run") else None
     if why is not None and raised is None:
         detail = f": {first_line(result.text())}" if result is not None and why == "failed" else ""
-        return [Step("note", prompt_number, f"*The {_call_label(call)} {why}{detail}.*", call.id)]
+        return [Step("note", prompt_number, f"*The {_call_label(call, files)} {why}{detail}.*", call.id)]
     assert result is not None
     if name == "python":
         return [Step("python", prompt_number, str(call.input.get("code", "")), call.id,
@@ -279,20 +281,20 @@ def _call_steps(
     if name == "notebook_run":
         source = _run_source(call, result, files.cwd)
         if source is None:
-            return [Step("note", prompt_number, f"*The {_call_label(call)} ran a notebook cell whose source "
+            return [Step("note", prompt_number, f"*The {_call_label(call, files)} ran a notebook cell whose source "
                          "is no longer known; it is left out.*", call.id)]
         return [Step("notebook_run", prompt_number, source, call.id, recorded=_run_output(result),
                      images=_images(result), error=raised)]
     if name == "write" or name in _EDITS:
         key, content = files.apply(call, prompt_number)
         if content is None:
-            return [Step("note", prompt_number, f"*The {_call_label(call)} is not recreated: the file's "
+            return [Step("note", prompt_number, f"*The {_call_label(call, files)} is not recreated: the file's "
                          "content before it is in neither the transcript nor the checkpoints.*", call.id)]
         return [Step("write", prompt_number, content, call.id, path=key)]
     if name == "bash":
         return [Step("shell", prompt_number, str(call.input.get("command", "")), call.id,
                      recorded=output_text(result))]
-    return [Step("note", prompt_number, f"*The agent called {_call_label(call)}; it is not part of the "
+    return [Step("note", prompt_number, f"*The agent called {_call_label(call, files)}; it is not part of the "
                  "analysis.*", call.id)]
 
 

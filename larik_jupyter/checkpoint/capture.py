@@ -15,6 +15,7 @@ from typing import Any
 from larik_jupyter.checkpoint.blobs import Digest, blob_name, copy_hashed
 from larik_jupyter.checkpoint.durable import Barrier, fsync_dir, locked_dir, make_dirs, open_dir
 from larik_jupyter.checkpoint.errors import CaptureError, CheckpointError
+from larik_jupyter.checkpoint.holder import this_process
 from larik_jupyter.checkpoint.manifest import (
     CellRecord,
     FileRecord,
@@ -94,7 +95,7 @@ class TurnCapture:
     def note_variables(self, variables: list[tuple[str, bool]]) -> None:
         """Record the names of the kernel variables the turn changed (`existed`) or created."""
         known = {v.name for v in self._variables}
-        new = [VariableRecord(name=n, existed=e) for n, e in variables if n not in known]
+        new = [VariableRecord(name=n, existed=e, kernel=this_process()) for n, e in variables if n not in known]
         if not new:
             return
         try:

@@ -13,8 +13,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from larik_jupyter.checkpoint.manifest import CellRecord
 from larik_jupyter.checkpoint.store import CheckpointStore, TurnInfo
 from larik_jupyter.errors import LarikError
+from larik_jupyter.session.call_summary import short_cell_id
 from larik_jupyter.session.regular import UnreadableFileError, read_regular
 from larik_jupyter.textdiff import snapshot_diff, unified_diff
 
@@ -76,6 +78,13 @@ class CellDiff:
     diff: str
 
 
+def cell_name(path: str, cell: CellRecord) -> str:
+    """A cell a turn changed, as people read it: `analysis.ipynb cell 3 (4f9a2c7d…)` (1-based,
+    where it stood before the turn), `analysis.ipynb new cell (4f9a2c7d…)` for one it inserted."""
+    at = "new cell" if not cell.existed else (f"cell {cell.position + 1}" if cell.position is not None else "cell")
+    return f"{path.rsplit('/', 1)[-1]} {at} ({short_cell_id(cell.id)})"
+
+
 def cell_diffs(turn: TurnInfo, *, limit: int) -> list[CellDiff]:
     """What `turn` did to the cells of open notebooks, from their state before the turn to the
     source it left (as its tools reported it)."""
@@ -95,7 +104,7 @@ def cell_diffs(turn: TurnInfo, *, limit: int) -> list[CellDiff]:
                 after = before
             else:
                 change = "edited"
-            diff = unified_diff(f"{notebook.path}#{cell.id}", before, after)
+            diff = unified_diff(cell_name(notebook.path, cell), before, after)
             if len(diff) > limit:
                 diff = diff[:limit] + "\n… (diff cut)\n"
             out.append(CellDiff(notebook.path, cell.id, change, diff))

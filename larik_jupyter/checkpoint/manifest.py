@@ -44,6 +44,10 @@ class VariableRecord(BaseModel):
 
     name: str
     existed: bool
+    # The kernel process that holds its value before the turn (`holder.this_process`: PID:START);
+    # once that process is gone (the kernel restarted), undo cannot put the variable back.
+    # Absent in old manifests.
+    kernel: str | None = None
 
 
 class CellRecord(BaseModel):

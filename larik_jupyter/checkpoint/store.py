@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import re
 import threading
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -182,8 +182,10 @@ class CheckpointStore:
         *,
         force: bool = False,
         skip_changed: bool = False,
+        passing: Collection[int] = (),
     ) -> UndoResult:
-        """Restore the newest turn that changed files and drop its snapshot.
+        """Restore the newest turn that changed files and drop its snapshot; turns numbered in
+        `passing` are left as they are (those with nothing left to put back, `agent.undo_list`).
 
         Files come back in reverse capture order; files the turn created are deleted, and so
         are the directories it created for them once empty (see `UndoResult`). Then the cells
@@ -203,7 +205,7 @@ class CheckpointStore:
             with locked_dir(self.directory) as session_fd:
                 assert session_fd is not None
                 clean_session(self.directory)
-                turn, turn_dir, manifest = newest_with_changes(self.directory, self.session_id)
+                turn, turn_dir, manifest = newest_with_changes(self.directory, self.session_id, passing)
                 result = restore_turn(
                     self.root, turn_dir, manifest, cells, sources, force=force, skip_changed=skip_changed
                 )

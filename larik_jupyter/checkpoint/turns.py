@@ -4,6 +4,7 @@ undo, a file's bytes before a turn."""
 from __future__ import annotations
 
 import os
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -43,7 +44,9 @@ class TurnInfo:
 
     `prompt` is the session's prompt (1-based) that began it (None in old manifests);
     `variables` are `(name, existed)` of the kernel variables it changed or created;
-    `notebooks` the cells it changed in open notebooks, with their state before the turn."""
+    `notebooks` the cells it changed in open notebooks, with their state before the turn;
+    `kernels` the processes that hold the variables' values before it (`holder`; empty in old
+    manifests)."""
 
     turn: int
     time: datetime
@@ -51,6 +54,7 @@ class TurnInfo:
     prompt: int | None = None
     variables: list[tuple[str, bool]] = field(default_factory=list)
     notebooks: list[NotebookRecord] = field(default_factory=list)
+    kernels: tuple[str, ...] = ()
 
     @property
     def label(self) -> str:
@@ -70,7 +74,8 @@ def saved_turns(directory: Path) -> list[TurnInfo]:
             names = [(v.name, v.existed) for v in manifest.variables or []]
             result.append(
                 TurnInfo(turn, _parse_time(manifest.time), files, manifest.prompt, names,
-                         list(manifest.notebooks or []))
+                         list(manifest.notebooks or []),
+                         tuple(dict.fromkeys(v.kernel for v in manifest.variables or [] if v.kernel)))
             )
     return result
 
@@ -86,10 +91,14 @@ def nothing_to_undo(session_id: str) -> NothingToUndoError:
     return NothingToUndoError(f"Session {session_id} has no saved turn with changes left to undo.")
 
 
-def newest_with_changes(directory: Path, session_id: str) -> tuple[int, Path, Manifest]:
-    """The newest saved turn that changed files, cells or variables: its number, directory
-    and manifest; `NothingToUndoError` when there is none."""
+def newest_with_changes(
+    directory: Path, session_id: str, passing: Collection[int] = ()
+) -> tuple[int, Path, Manifest]:
+    """The newest saved turn that changed files, cells or variables, but for those numbered in
+    `passing`: its number, directory and manifest; `NothingToUndoError` when there is none."""
     for turn, turn_dir in reversed(turn_dirs(directory)):
+        if turn in passing:
+            continue
         try:
             manifest = read_manifest(turn_dir)
         except ManifestError as exc:

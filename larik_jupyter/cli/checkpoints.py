@@ -34,16 +34,24 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 
 def _list(args: argparse.Namespace) -> int:
+    # The session's undo list, as every view reads it (agent.undo_list), oldest first.
+    from larik_jupyter.agent.undo_list import undo_list
+    from larik_jupyter.checkpoint.diffs import cell_name
+
+    session_file = resolve(args.session)
     store = _open_store(args.session)
-    turns = store.turns()
-    if not turns:
+    listed = undo_list(store, session_file)
+    if not listed.turns:
         print(f"Session {store.session_id} has no checkpoints.")
-    for turn in turns:
+    for entry in reversed(listed.turns):
+        turn = entry.info
         when = turn.time.astimezone().strftime("%Y-%m-%d %H:%M:%S")
         variables = f", {len(turn.variables)} kernel variable(s)" if turn.variables else ""
         cells = sum(len(nb.cells) for nb in turn.notebooks)
         variables += f", {cells} notebook cell(s)" if cells else ""
         print(f"{turn.label}  {when}  {len(turn.files)} file(s){variables}")
+        if entry.note:
+            print(f"  {entry.note}")
         for info in turn.files:
             if info.existed:
                 print(f"  changed  {info.path}  ({info.size} bytes, mode {info.mode or 0:o})")
@@ -51,8 +59,7 @@ def _list(args: argparse.Namespace) -> int:
                 print(f"  created  {info.path}")
         for notebook in turn.notebooks:
             for cell in notebook.cells:
-                how = "changed" if cell.existed else "inserted"
-                print(f"  {how}  {notebook.path}#{cell.id}  (cell)")
+                print(f"  {'changed' if cell.existed else 'inserted'}  {cell_name(notebook.path, cell)}")
     return 0
 
 

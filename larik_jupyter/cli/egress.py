@@ -9,6 +9,8 @@ import sys
 from larik_jupyter.egress.ledger import ledger_path, read_ledger
 from larik_jupyter.egress.report import by_turn, render
 from larik_jupyter.session import catalog
+from larik_jupyter.session.call_summary import numbered_calls
+from larik_jupyter.session.reader import load_entries
 
 _ID_HELP = "a session id (this directory's sessions are searched first) or the path of a session file"
 
@@ -28,7 +30,7 @@ def _cmd_egress(args: argparse.Namespace) -> int:
         withheld = "; withheld " + ", ".join(f"{n} ×{c}" for n, c in turn.withheld.items()) if turn.withheld else ""
         print(f"prompt {turn.prompt}: {turn.sent()}, {turn.bytes:,} bytes to {', '.join(turn.destinations)}{withheld}")
     print()
-    print(render(records))
+    print(render(records, calls=numbered_calls(e.message for e in load_entries(path).entries if e.message is not None)))
     return 0
 
 

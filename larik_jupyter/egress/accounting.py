@@ -36,11 +36,15 @@ def text_bytes(text: str) -> int:
     return len(orjson.dumps(text)) - 2
 
 
+# How the ledger names the part a call's result is: `result of call <id> (<tool>)`.
+RESULT_OF_CALL = "result of call "
+
+
 def where_of(block: Any, message: Message, names: dict[str, str]) -> str:
     """The ledger's name for the part a block is (`names`: each call's tool, by call id)."""
     if isinstance(block, ToolResultBlock):
         tool = names.get(block.tool_use_id)
-        return f"result of call {block.tool_use_id}" + (f" ({tool})" if tool else "")
+        return f"{RESULT_OF_CALL}{block.tool_use_id}" + (f" ({tool})" if tool else "")
     if message.role == "assistant":
         return "the model's replies"
     if isinstance(block, TextBlock):

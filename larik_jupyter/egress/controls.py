@@ -4,6 +4,7 @@ local-models-only, read its ledger back (`Agent.set_egress`, `set_local_only`, `
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from larik_jupyter.egress.door import EgressDoor
@@ -47,9 +48,10 @@ def _records(door: EgressDoor) -> list[dict[str, Any]]:
     return read_ledger(door.ledger.path) if door.ledger is not None else []
 
 
-def ledger_report(door: EgressDoor) -> str:
-    """The rules in force, the last turn's requests by source and the session's totals."""
-    return render(_records(door), rule_lines(door.policies, origins=True))
+def ledger_report(door: EgressDoor, calls: Mapping[str, str] | None = None) -> str:
+    """The rules in force, the last turn's requests by source (`calls`: each call's name, by id)
+    and the session's totals."""
+    return render(_records(door), rule_lines(door.policies, origins=True), calls)
 
 
 def ledger_totals(door: EgressDoor) -> str:

@@ -20,7 +20,14 @@ from typing import Any
 
 import orjson
 
-from larik_jupyter.egress.accounting import is_local, ledger_line, measure, text_bytes, where_of
+from larik_jupyter.egress.accounting import (
+    RESULT_OF_CALL,
+    is_local,
+    ledger_line,
+    measure,
+    text_bytes,
+    where_of,
+)
 from larik_jupyter.egress.decisions import BlockDecisions, Outcome, text_of
 from larik_jupyter.egress.kernel_rules import KERNEL_ORIGIN, KernelRules, recorded_origin
 from larik_jupyter.egress.ledger import (
@@ -81,6 +88,8 @@ class EgressDoor:
         self.turn: int | None = None
         self.prompt: int | None = None
         self.records: list[RequestRecord] = []  # the running turn's
+        # The calls' results whose withholding a turn's line said already (`withheld_line`).
+        self._said: set[tuple[str, str]] = set()
         self._sent: dict[int, _Sent] = {}  # by the message's id
         self._names: dict[str, str] = {}  # each call's tool, by call id, of the messages seen
         self.values = RestrictedValues(root, variables, content_key)
@@ -161,12 +170,19 @@ class EgressDoor:
                 continue  # a line a newer version wrote, or a hand edit: the config still applies
 
     def withheld_line(self, turn: int | None) -> str | None:
-        """The one line saying what the requests of `turn` (this process's) withheld, or None."""
+        """The one line saying what the requests of `turn` (this process's) withheld, or None. A
+        call's result an earlier turn withheld already, sent again as history, is not said again:
+        the line appears only on the turn that withheld."""
         said = TurnEgress(turn, self.prompt)
         for record in self.records:
             if record.turn == turn:
                 for item in record.withheld:
-                    said.hold(item.source, item.policy, item.count)
+                    if (item.where, item.source) not in self._said:
+                        said.hold(item.source, item.policy, item.count)
+        self._said |= {
+            (item.where, item.source) for record in self.records if record.turn == turn
+            for item in record.withheld if item.where.startswith(RESULT_OF_CALL)
+        }
         return withheld_line(said)
 
     def _record(self, record: dict[str, Any]) -> None:

@@ -3,9 +3,11 @@ line a turn that withheld something ends with (`/egress`, `larik-jupyter egress`
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from larik_jupyter.egress.accounting import RESULT_OF_CALL
 from larik_jupyter.egress.policy import PolicySet, is_variable_target, stricter
 
 
@@ -41,8 +43,11 @@ class TurnEgress:
 
 
 def by_turn(records: list[dict[str, Any]]) -> list[TurnEgress]:
-    """The ledger's request lines grouped by turn, oldest first."""
+    """The ledger's request lines grouped by turn, oldest first. What a turn withheld counts
+    once, on that turn: a call's result withheld again when later requests send it as history
+    is not counted again."""
     turns: dict[Any, TurnEgress] = {}
+    held: dict[tuple[str, str], Any] = {}  # (where, source) of a call's result: the turn that withheld it
     for record in records:
         if record.get("type") != "request":
             continue
@@ -57,6 +62,9 @@ def by_turn(records: list[dict[str, Any]]) -> list[TurnEgress]:
         for part in record.get("parts", []):
             turn.parts[part["source"]] = turn.parts.get(part["source"], 0) + int(part["bytes"])
         for item in record.get("withheld", []):
+            where = str(item.get("where", ""))
+            if where.startswith(RESULT_OF_CALL) and held.setdefault((where, item["source"]), key) != key:
+                continue
             turn.hold(item["source"], item["policy"], int(item.get("count", 1)))
         if record.get("destination") not in turn.destinations:
             turn.destinations.append(str(record.get("destination")))
@@ -79,8 +87,19 @@ def _size(n: int) -> str:
     return f"{n:,} B" if n < 10_000 else f"{n / 1024:,.1f} KiB"
 
 
-def render(records: list[dict[str, Any]], rules: list[str] | None = None) -> str:
-    """The last turn's requests by source and the session's totals, as Markdown."""
+def named(source: str, calls: Mapping[str, str]) -> str:
+    """A ledger part as people read it: `result of call 3 (`python: df.head()`)` for the
+    `result of call <id> (<tool>)` of a call `calls` names (by id), else as recorded."""
+    if source.startswith(RESULT_OF_CALL):
+        call_id = source.removeprefix(RESULT_OF_CALL).split(" ", 1)[0]
+        if call_id in calls:
+            return f"result of {calls[call_id]}"
+    return source
+
+
+def render(records: list[dict[str, Any]], rules: list[str] | None = None, calls: Mapping[str, str] | None = None) -> str:
+    """The last turn's requests by source and the session's totals, as Markdown; `calls` names
+    the session's calls by id (`session.call_summary.numbered_calls`)."""
     turns = by_turn(records)
     lines: list[str] = []
     if rules:
@@ -95,7 +114,7 @@ def render(records: list[dict[str, Any]], rules: list[str] | None = None) -> str
         "",
         "| source | bytes |",
         "|---|---:|",
-        *(f"| {source} | {n:,} |" for source, n in last.parts.items()),
+        *(f"| {named(source, calls or {})} | {n:,} |" for source, n in last.parts.items()),
         "",
     ]
     lines.append(withheld_line(last) or "Nothing was withheld in that turn.")

@@ -5,6 +5,9 @@ from __future__ import annotations
 from larik_jupyter.llm.messages import Usage
 from larik_jupyter.llm.models import Price, model_info
 
+# The provider prefix of the offline scripted models (`scripted:<file>`, `scripted:demo`).
+SCRIPTED = "scripted"
+
 
 def price_for(model: str) -> Price | None:
     """The price of `model` (`provider:model` or bare name); None when unknown."""
@@ -14,9 +17,13 @@ def price_for(model: str) -> Price | None:
 def cost(model: str, usage: Usage) -> float | None:
     """The dollar cost of `usage` on `model`, or None when the price is unknown (or the
     tokens are only estimated); no tokens cost nothing, whatever the price (a turn stopped
-    before the model answered says "$0.00", as its session does)."""
+    before the model answered says "$0.00", as its session does), and neither does a scripted
+    model, so every view of a scripted session says "$0.00"."""
     if not (usage.input_tokens or usage.output_tokens or usage.cache_read_tokens or usage.cache_write_tokens):
         return 0.0
+    if model.startswith(f"{SCRIPTED}:"):
+        return 0.0  # an offline script: nothing is paid, whatever tokens it says it used
+
     price = price_for(model)
     if price is None or usage.estimated:
         return None

@@ -22,7 +22,7 @@ import secrets
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from larik_jupyter.errors import LarikError, first_problem
 from larik_jupyter.llm.messages import Usage
@@ -95,8 +95,25 @@ class ScriptFailure(_Strict):
     error: ScriptFailureDetail
 
 
-class Script(_Strict):
+class ScriptTurn(_Strict):
+    """The responses that answer a prompt containing `prompt` (case-insensitive), in order."""
+
+    prompt: str = Field(min_length=1)
     responses: list[ScriptReply | ScriptFailure]
+
+
+class Script(_Strict):
+    """`responses`, played in order whatever the prompt; or `turns`, each played for the prompt
+    that names it (so a reader may type a notebook's prompts in any order, or only some)."""
+
+    responses: list[ScriptReply | ScriptFailure] = []
+    turns: list[ScriptTurn] = []
+
+    @model_validator(mode="after")
+    def _one_kind(self) -> Script:
+        if self.responses and self.turns:
+            raise ValueError("give either `responses` or `turns`, not both")
+        return self
 
 
 def new_tool_id(prefix: str = "toolu_") -> str:

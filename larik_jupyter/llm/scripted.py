@@ -196,9 +196,38 @@ def sequence(script: Script, source: str) -> Picker:
     return pick
 
 
+def by_prompt(script: Script, source: str) -> Picker:
+    """A picker that answers each prompt with the script's turn it names (`turns`): the turn's
+    next response after the latest prompt. Stateless, so any order, session or branch works."""
+
+    def pick(messages: list[Message]) -> Step:
+        prompts = [i for i, m in enumerate(messages) if m.is_prompt()]
+        asked = messages[prompts[-1]].prompt_text() if prompts else ""
+        since = messages[prompts[-1] + 1:] if prompts else messages
+        replies = sum(1 for m in since if m.role == "assistant")
+        turn = next((t for t in script.turns if t.prompt.lower() in asked.lower()), None)
+        if turn is None:
+            known = "; ".join(f"'{t.prompt}'" for t in script.turns)
+            raise ProviderError(
+                f"The script {source} has no turn for the prompt '{asked.strip()[:80]}'; it answers "
+                f"prompts containing {known}. Ask one of those, or set a real model (an API key)."
+            )
+        if replies >= len(turn.responses):
+            raise ProviderError(
+                f"The script {source} has no response left for model call {replies + 1} of the prompt "
+                f"'{turn.prompt}' (it holds {len(turn.responses)}); add responses to that turn."
+            )
+        return turn.responses[replies]
+
+    return pick
+
+
 def file_provider(path: Path, *, retry: RetryPolicy | None = None) -> ScriptedProvider:
-    """`scripted:<path>`: plays the script file at `path` (read once, now)."""
-    return ScriptedProvider(str(path), sequence(load_script(path), str(path)), retry=retry)
+    """`scripted:<path>`: plays the script file at `path` (read once, now): its responses in
+    order, or its turns by prompt."""
+    script = load_script(path)
+    pick = by_prompt(script, str(path)) if script.turns else sequence(script, str(path))
+    return ScriptedProvider(str(path), pick, retry=retry)
 
 
 DEMO_FILE = "larik_demo.txt"

@@ -140,30 +140,39 @@ def _rewind(
 
 
 @command(
-    "/undo [--to N] [--force | --skip-changed]",
+    "/undo [--to N] [--force | --skip-changed] [--session ID]",
     "revert the newest turn's file and kernel-variable changes; --to N: every turn down to prompt "
-    "N; --force / --skip-changed: restore or keep files you changed since",
+    "N; --force / --skip-changed: restore or keep files you changed since; --session ID: in that "
+    "session (an outside agent's, say), the notebook staying on its own",
     arg("--to", dest="prompt_number", type=int),
     *_CHANGED_ARGS,
+    arg("--session"),
     check=_from_one,
     off_main_thread=True,
 )
-def _undo(
-    kernel: KernelSession, out: Output, *, prompt_number: int | None, force: bool, skip_changed: bool
-) -> None:
+def _undo(kernel: KernelSession, out: Output, *, prompt_number: int | None, force: bool, skip_changed: bool,
+          session: str | None) -> None:
+    from larik_jupyter.notebook.widgets.session_widget import refresh_all
     from larik_jupyter.notebook.widgets.undo import UndoPanel
 
+    if session is not None and (done := kernel.undo_in(session, prompt_number, force=force, skip_changed=skip_changed)):
+        out.markdown(done)
+        refresh_all()  # the sidebar and panels of the sessions it changed
+        return
     report = kernel.require().undo(prompt_number, force=force, skip_changed=skip_changed)
     # One report: the panel says what was undone (its static renderings too).
     out.show(UndoPanel(kernel, report))
 
 
-@command("/checkpoints", "show the turns that changed files, without undoing")
-def _checkpoints(kernel: KernelSession, out: Output) -> None:
+@command(
+    "/checkpoints [--session ID]", "the undo panel: what can be undone, without undoing; --session ID: of a "
+    "connected outside agent's session", arg("--session"),
+)
+def _checkpoints(kernel: KernelSession, out: Output, *, session: str | None) -> None:
     from larik_jupyter.notebook.widgets.undo import UndoPanel
 
-    kernel.require()
-    out.show(UndoPanel(kernel))
+    kernel.held_agent(session) if session is not None else kernel.require()  # says why not, when neither
+    out.show(UndoPanel(kernel, session=session))
 
 
 @command("/tree", "the fork tree of this directory's sessions")
@@ -269,13 +278,17 @@ def _usage(kernel: KernelSession, out: Output) -> None:
     )
 
 
-EGRESS_USAGE = "/egress [TARGET POLICY | --local-only on|off]"
+EGRESS_USAGE = "/egress [TARGET POLICY | --local-only on|off | --show N]"
 
 
 def _egress_args(rest: str) -> dict[str, object]:
     words = split_words(rest, EGRESS_USAGE)
     if not words:
         return {"target": None, "policy": None, "local_only": None}
+    if words[0] == "--show":
+        if len(words) != 2 or not words[1].isdigit():
+            raise MagicUsageError(f"--show takes a call's number, as /egress names it. Usage: {EGRESS_USAGE}")
+        return {"target": None, "policy": None, "local_only": None, "show": int(words[1])}
     if words[0] == "--local-only":
         if len(words) != 2 or words[1] not in ("on", "off"):
             raise MagicUsageError(f"--local-only takes on or off. Usage: {EGRESS_USAGE}")
@@ -291,13 +304,18 @@ def _egress_args(rest: str) -> dict[str, object]:
 @command(
     EGRESS_USAGE,
     "what of a variable or file may be sent to the model (never, schema, stats, sample N [mask COL,…], "
-    "full); alone: the rules and the last turn's ledger of bytes sent",
+    "full); alone: the rules and the last turn's ledger of bytes sent; --show N: what call N had withheld",
     parse=_egress_args,
 )
 def _egress(
-    kernel: KernelSession, out: Output, *, target: str | None, policy: str | None, local_only: bool | None
+    kernel: KernelSession, out: Output, *, target: str | None, policy: str | None, local_only: bool | None,
+    show: int | None = None,
 ) -> None:
-    if target is not None and policy is not None:
+    if show is not None:
+        from larik_jupyter.notebook.egress_show import show_call
+
+        out.markdown(show_call(kernel.require(), show))
+    elif target is not None and policy is not None:
         out.markdown(kernel.ensure().set_egress(target, policy))
     elif local_only is not None:
         out.markdown(kernel.ensure().set_local_only(local_only))

@@ -132,13 +132,15 @@ class KernelSession:
         resuming = resume is not None or latest
         held = self._outside_holding(resume) if resume is not None else None
         if held is not None:
-            # An outside agent's session this kernel holds: the same agent, so the user's
-            # /undo, /history and panels act on what that agent did (its calls continue here).
-            if self.agent is not None and self.agent not in self.outside.values():
-                self.agent.close()
-            self.agent = held
-        elif self.agent is None or self.agent in self.outside.values():
-            # Leaving an outside agent's session, it stays that agent's: this kernel opens its own.
+            # An outside agent's session stays that agent's: the notebook keeps its own (a
+            # prompt there would have no model to answer it), and undoes the client's calls by id.
+            client = held.model.partition(":")[2] or held.model
+            raise LarikError(
+                f"Session {held.session_id} is the live session of the outside agent `{client}` "
+                "(over MCP), so this notebook keeps its own session. Undo its calls "
+                f"with `%larik /undo --session {held.session_id}` (the sidebar lists them)."
+            )
+        if self.agent is None:
             from larik_jupyter.api import Agent
 
             self.agent = Agent(
@@ -164,6 +166,51 @@ class KernelSession:
         except LarikError:
             return None
         return next((a for a in self.outside.values() if a.session_path == path), None)
+
+    def held_agent(self, session: str) -> Agent:
+        """The agent this kernel holds on `session` (an id or a path): its own, or an outside
+        agent's; a `LarikError` saying where else to look when it holds none."""
+        if self.agent is not None and self._is_current(session):
+            return self.agent
+        held = self._outside_holding(session)
+        if held is None:
+            raise LarikError(
+                f"Session {session} is not open in this kernel (neither its own nor a connected outside "
+                f"agent's); the sidebar lists its turns, and `%larik /undo --session {session}` undoes them."
+            )
+        return held
+
+    def undo_in(self, session: str, prompt_number: int | None = None, **how: bool) -> str | None:
+        """Undo in `session` (an id or a path; an outside agent's, say) as `Agent.undo`, the
+        notebook staying on its own session; the report as Markdown. None when `session` is the
+        notebook's own (undo it as usual). The agent is the outside agent's that holds it, else
+        one opened on it for this undo."""
+        path = self._resolve(session)
+        if self.agent is not None and self.agent.session_path == path:
+            return None
+        agent, opened = self._outside_holding(session), False
+        if agent is None:
+            agent, opened = self._opened_on(path), True
+        try:
+            report = agent.undo(prompt_number, **how)
+        finally:
+            if opened:
+                agent.close()
+        again = f"%larik /undo --session {agent.session_id}" + (f" --to {prompt_number}" if prompt_number else "")
+        return f"In session `{agent.session_id}` (this notebook stays on its own):\n\n" + report.markdown(again)
+
+    def _opened_on(self, path: Path) -> Agent:
+        """An agent on the stored session at `path`, to act on it (no turns)."""
+        from larik_jupyter.api import Agent
+        from larik_jupyter.session.store import SessionLockedError
+
+        try:
+            return Agent(self.cwd, session=str(path), for_turns=False, host=self.host)
+        except SessionLockedError:
+            raise LarikError(
+                f"Session {path.stem} is open in another process (a kernel or `larik-jupyter run`); "
+                "undo it there, or close it and run this again."
+            ) from None
 
     def open_outside(self, key: str, client: str) -> Agent:
         """The session of the outside agent connected as `key` (an MCP connection), opened on

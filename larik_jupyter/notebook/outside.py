@@ -186,15 +186,7 @@ def _view(agent: Agent, client: Destination, tool: str, arguments: dict[str, Any
         )
         return report.plain(), []
     if tool == "undo_list":
-        turns = agent.checkpoints()
-        if not turns:
-            return "No call of this session changed files, cells or kernel variables; nothing to undo.", []
-        lines = []
-        for info in turns:
-            what = [f.path for f in info.files] + [name for name, _ in info.variables]
-            what += [f"cells of {n.path}" for n in info.notebooks]
-            lines.append(f"{info.label}: {', '.join(what) or 'nothing recorded'}")
-        return "\n".join(lines), []
+        return agent.undo_list().plain(), []  # the list every view renders
     if tool == "variable_report":
         prompts = [int(arguments["call"])] if arguments.get("call") else range(1, len(agent.records.turns) + 1)
         lines = []

@@ -45,7 +45,7 @@ class ToolPart:
     name: str = ""
     # The ids of the cells a notebook call names, shown on hover (the summary names them by position).
     hint: str | None = None  # the tool's name: who changed the files listed in `uncaptured`
-    status: str = "requested"  # requested, asking, running, done, error, denied, interrupted
+    status: str = "requested"  # requested, asking, running, done, error, denied, interrupted, cancelled
     seconds: float | None = None
     output: str = ""
     diff: str | None = None
@@ -62,8 +62,10 @@ class ToolPart:
     # HTML, shown under its row (once).
     rich: str | None = None
     # What a running call printed so far (its last `_OUTPUT_CAP` characters), shown under its
-    # row until its output, in the fold, replaces it.
+    # row until its output replaces it; a call that streamed keeps that output open when it ends
+    # (`streamed`), so what the person was reading does not fold away.
     live: str = ""
+    streamed: bool = False
     # How an asked call was allowed (`allowed once`, `always allowed`), shown on its row: the
     # decision sits with its call (not stored: a session read from disk has none).
     decision: str | None = None
@@ -113,6 +115,9 @@ class NumbersPart:
 Part = TextPart | ThinkingPart | ToolPart | NoticePart | PromptPart | ContextPart | NumbersPart
 
 # Text marks, not emoji: they render without an emoji font (and in a terminal).
+# A call whose approval card was still waiting when the turn ended (its row says so, once).
+UNANSWERED = "cancelled, the turn ended before an answer"
+
 _MARKS = {
     "requested": "…",
     "asking": "?",
@@ -160,6 +165,8 @@ def render_tool(part: ToolPart) -> str:
     label = asked_label(part.name, part.summary) if part.status == "asking" else part.summary
     title = f' title="{html.escape(part.hint)}"' if part.hint else ""
     head = f"{_MARKS.get(part.status, '·')} <code{title}>{_escape(label)}</code>{duration}"
+    if part.status == "cancelled":  # its approval was still waiting when the turn ended
+        return f"✗ <code{title}>{_escape(part.summary)}</code>: {UNANSWERED}"
     if part.status == "denied" and part.output.strip():
         # Why a call did not run matters more than its output: never folded away.
         return f"{head}\n\n" + "\n".join(render_notice(line) for line in _escape(part.output.strip()).split("\n"))
@@ -172,7 +179,8 @@ def render_tool(part: ToolPart) -> str:
     if part.code is not None and part.status != "asking":  # while asking, the card shows it
         # Two code blocks in a row read as one: each gets its caption.
         body = f"{CODE_CAPTION}\n\n{_fence(part.code, 'python')}\n\n{OUTPUT_CAPTION}\n\n{body}"
-    lines = [f"<details><summary>{head}</summary>\n\n{body}\n\n</details>"]
+    opened = " open" if part.streamed and part.status != "running" else ""
+    lines = [f"<details{opened}><summary>{head}</summary>\n\n{body}\n\n</details>"]
     if part.status == "running" and part.live:
         lines.append(_fence(part.live))
     lines += [image_markdown(image) for image in part.images]

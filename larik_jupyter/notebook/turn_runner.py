@@ -146,6 +146,14 @@ class TurnRunner:
         turn that undo puts back."""
         if parsed.output is not None and self.outputs is not None:
             self.outputs.bind(agent, parsed.output, outcome)
+            if outcome.answer is None:
+                from larik_jupyter.notebook.markdown_text import MarkdownText
+
+                name = parsed.output
+                self.kernel.show(MarkdownText(
+                    f"> `{name}` holds this turn's outcome, but the agent handed back no value: `{name}.value` "
+                    "is None (ask it to hand one back, e.g. \"… and hand back the table\")."
+                ))
 
     def _end_turn(self, ui: TurnUI | TerminalTurnUI) -> None:
         self.pump.drain()

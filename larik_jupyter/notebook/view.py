@@ -32,8 +32,6 @@ MAX_UPDATES_PER_SECOND = 20
 
 
 DECISIONS = {"allow": "allowed once", "always": "always allowed"}
-# A call whose approval card was still waiting when the turn ended.
-UNANSWERED = "cancelled, the turn ended before an answer"
 
 
 class TranscriptView:
@@ -148,6 +146,7 @@ class TranscriptView:
         elif isinstance(event, ae.ToolOutput):
             if (running := self._tools.get(event.id)) is not None:
                 running.live = live_tail(running.live + event.text)
+                running.streamed = True
         elif isinstance(event, ae.ToolStarted):
             self._set_tool(event.id, "running")
             self.status = f"Running {event.summary}"
@@ -192,9 +191,9 @@ class TranscriptView:
             if event.status == "interrupted" and event.error:
                 self.status = f"Interrupted: {event.error}"
             for part in self._tools.values():
-                if part.status == "asking":  # said here, above the footer: the turn's end
-                    self.parts.append(NoticePart(f"{part.summary}: {UNANSWERED}"))
-                if part.status in ("requested", "asking", "running"):
+                if part.status == "asking":  # its own row says so: the call is told once
+                    part.status = "cancelled"
+                elif part.status in ("requested", "running"):
                     part.status = "interrupted"
             if self._numbers is not None:
                 self._mark(self._numbers)

@@ -99,6 +99,7 @@ class CheckpointFile(BaseModel):
     path: str
     existed: bool
     diff: str
+    name: str = ""  # as people read it: the path, or `analysis.ipynb cell 3 (4f9a2c7d…)`
 
     @computed_field  # type: ignore[prop-decorator]
     @property
@@ -108,9 +109,17 @@ class CheckpointFile(BaseModel):
 
 
 class CheckpointTurn(BaseModel):
+    """A turn of the session's undo list (`agent.undo_list`, the one every view renders): its
+    files and cells (`PATH#ID`, named for people in `name`) with diffs, its kernel variables,
+    its `state` (`undoable`, `files only`, `not undoable`) and the `note` saying why not all."""
+
     turn: int
     prompt: int | None = None  # the prompt that began it: what the sidebar shows
+    label: str = ""
     files: list[CheckpointFile]
+    variables: list[str] = []
+    state: str = "undoable"
+    note: str | None = None
 
 
 class Checkpoints(BaseModel):

@@ -4,10 +4,11 @@ the export, the sidebar, status lines and approvals; notebook cells named by pos
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
+from larik_jupyter.llm.messages import Message
 from larik_jupyter.nbjson.cells import named_index
 from larik_jupyter.nbjson.read import NotebookUnreadable, cell_list, read_notebook
 from larik_jupyter.session.plan import plan_of, progress
@@ -175,3 +176,10 @@ def summarize_call(name: str, tool_input: dict[str, Any], position: CellPosition
     if not tool_input:
         return name
     return f"{name}: {_clip(json.dumps(tool_input, ensure_ascii=False))}"
+
+
+def numbered_calls(messages: Iterable[Message], position: CellPosition | None = None) -> dict[str, str]:
+    """Each tool call of `messages` by its id, as people name it: `call 3 (`python: df.head()`)`,
+    numbered from 1 in the session's order (what `/egress --show N` takes)."""
+    calls = [use for message in messages for use in message.tool_uses()]
+    return {use.id: f"call {n} (`{summarize_call(use.name, use.input, position)}`)" for n, use in enumerate(calls, 1)}

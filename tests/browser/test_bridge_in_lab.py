@@ -244,7 +244,7 @@ def test_approval_card_shows_the_cell_diff_before_the_edit_lands(lab_page: Page,
     allow.wait_for(timeout=60_000)
     card = lab_page.locator(".jp-OutputArea-output", has=allow)
     text = card.inner_text()
-    assert "-x = 1" in text and "+x = 'approved'" in text and "ask.ipynb#target" in text
+    assert "-x = 1" in text and "+x = 'approved'" in text and "ask.ipynb cell 2 (target)" in text
     assert lab_page.evaluate(CELL, "target")["source"] == "x = 1"
     shot(lab_page, "bridge_approval_diff")
     allow.click()

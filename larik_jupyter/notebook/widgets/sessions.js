@@ -56,7 +56,10 @@ function render({ model, el: host }) {
       const order = x < y ? -1 : x > y ? 1 : 0;
       return descending ? -order : order;
     });
+    // The actions and the row's state come first, so a narrow notebook (the sidebar open)
+    // never scrolls its buttons out of sight; the data columns follow and may scroll.
     const head = el("tr");
+    head.append(el("th", "", ""), el("th", "", ""));
     for (const c of COLUMNS) {
       const th = el("th", "larik-sort", c.label + (c.key === sortKey ? (descending ? " ▾" : " ▴") : ""));
       th.dataset.sort = c.key;
@@ -70,13 +73,11 @@ function render({ model, el: host }) {
       });
       head.appendChild(th);
     }
-    head.append(el("th", "", ""), el("th", "", ""));
     const body = el("tbody");
     for (const r of rows) {
       const tr = el("tr", r.id === data.current ? "larik-current" : "");
       tr.dataset.sessionId = r.id;
       tr.title = r.id + (r.error ? `\ndamaged: ${r.error}` : "") + (r.interrupted ? `\n${r.interrupted}` : "");
-      for (const c of COLUMNS) tr.appendChild(el("td", "larik-col-" + c.key, c.show(r)));
       const cell = el("td", "larik-row-actions");
       const buttons = el("div", "larik-row-buttons");
       cell.appendChild(buttons);
@@ -100,7 +101,8 @@ function render({ model, el: host }) {
         badge.title = "Another kernel has this session open; Resume and Fork continue on a new branch of it.";
         state.appendChild(badge);
       }
-      tr.append(state, cell);
+      tr.append(cell, state);
+      for (const c of COLUMNS) tr.appendChild(el("td", "larik-col-" + c.key, c.show(r)));
       body.appendChild(tr);
     }
     const thead = el("thead");

@@ -126,7 +126,7 @@ function render({ model, el: host }) {
     drawActions();
     if (!scrolled && current) {
       const row = body.querySelector(`.larik-current`);
-      if (row && row.scrollIntoView) row.scrollIntoView({ block: "nearest" });
+      if (row) scrollWithin(body, row);
       scrolled = true;
     }
     const ms = performance.now() - t0;
@@ -190,6 +190,15 @@ function render({ model, el: host }) {
   }
 
   // "Open prompt in Larik sidebar" (a cell's marker or menu) also selects the prompt here.
+  // Bring `row` into sight inside the tree's own scrolled list only: never scroll the notebook
+  // (an old /tree output far up must not pull the page to it when a prompt is shown elsewhere).
+  function scrollWithin(list, row) {
+    const box = list.getBoundingClientRect();
+    const at = row.getBoundingClientRect();
+    if (at.top < box.top) list.scrollTop -= box.top - at.top;
+    else if (at.bottom > box.bottom) list.scrollTop += at.bottom - box.bottom;
+  }
+
   function showPrompt(event) {
     const { session, prompt } = event.detail || {};
     const key = `p:${session}:${prompt}`;
@@ -204,7 +213,7 @@ function render({ model, el: host }) {
     const row = key && body.querySelector(`[data-key="${CSS.escape(key)}"]`);
     if (row) {
       row.classList.add("larik-selected");
-      if (focus && row.scrollIntoView) row.scrollIntoView({ block: "nearest" });
+      if (focus) scrollWithin(body, row);
     }
     drawActions();
   }
@@ -351,7 +360,7 @@ function render({ model, el: host }) {
     const ul = el("ul", "larik-confirm-files");
     for (const path of c.files || []) ul.appendChild(el("li", "larik-confirm-file", path));
     for (const name of c.variables || []) ul.appendChild(el("li", "larik-confirm-variable", `variable ${name}`));
-    for (const cell of c.cells || []) ul.appendChild(el("li", "larik-confirm-cell", `cell ${cell}`));
+    for (const cell of c.cells || []) ul.appendChild(el("li", "larik-confirm-cell", cell));
     confirm.appendChild(ul);
     if (c.stop) confirm.appendChild(el("div", "larik-error", c.stop));
     const rewind = (extra) => send("rewind", { session: c.session, prompt: c.prompt, files: true, turns: c.turns, ...extra });

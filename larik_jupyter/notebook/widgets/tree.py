@@ -15,6 +15,7 @@ from typing import Any
 import traitlets
 
 from larik_jupyter.api import RewindStopped
+from larik_jupyter.checkpoint.diffs import cell_name
 from larik_jupyter.checkpoint.store import CheckpointStore, TurnInfo
 from larik_jupyter.errors import LarikError
 from larik_jupyter.llm.pricing import cost_label
@@ -149,7 +150,8 @@ def _changed_cells(path: Path, session_id: str, prompt_number: int) -> bool:
 
 def rewind_plan(saved: list[TurnInfo], prompt_number: int) -> dict[str, Any]:
     """What rewinding before prompt `prompt_number` with files would undo: `turns` (newest
-    first), the `files`, `variables` and notebook `cells` (`PATH#ID`) they changed, and `stop`
+    first), the `files`, `variables` and notebook `cells` (named as every undo view names them,
+    `checkpoint.diffs.cell_name`) they changed, and `stop`
     when an older-format turn (no prompt number) would stop the undo before it reaches that
     prompt."""
     turns: list[int] = []
@@ -166,7 +168,7 @@ def rewind_plan(saved: list[TurnInfo], prompt_number: int) -> dict[str, Any]:
         turns.append(info.turn)
         files.update(dict.fromkeys(f.path for f in info.files))
         variables.update(dict.fromkeys(name for name, _existed in info.variables))
-        cells.update(dict.fromkeys(f"{nb.path}#{c.id}" for nb in info.notebooks for c in nb.cells))
+        cells.update(dict.fromkeys(cell_name(nb.path, c) for nb in info.notebooks for c in nb.cells))
     return {"turns": turns, "files": list(files), "variables": list(variables), "cells": list(cells), "stop": stop}
 
 

@@ -71,11 +71,12 @@ function render({ model, el: host }) {
     for (const turn of turns) {
       const box = el("details", "larik-turn");
       box.dataset.turn = turn.turn;
+      box.dataset.state = turn.state;
       if (turn.undoable) box.open = true;
       const head = el("summary", "larik-turn-head");
       head.appendChild(el("b", "", capitalized(turn.label)));
       const cells = turn.cells || [];
-      const names = turn.files.map((f) => f.path).concat((turn.variables || []).map((v) => v.name), cells.map((c) => `${c.path}#${c.id}`));
+      const names = turn.files.map((f) => f.path).concat((turn.variables || []).map((v) => `variable ${v.name}`), cells.map((c) => c.name));
       head.appendChild(el("span", "larik-meta", names.join(", ")));
       if (turn.gone) {
         head.appendChild(el("span", "larik-why", turn.note));
@@ -92,6 +93,8 @@ function render({ model, el: host }) {
         }
       }
       box.appendChild(head);
+      // Files only: the kernel that held its variables is gone (the note every view shows).
+      if (turn.note && !turn.gone) box.appendChild(el("div", "larik-why larik-note", turn.note));
       const variables = turn.variables || [];
       if (variables.length) {
         const ul = el("ul", "larik-variables");
@@ -108,7 +111,7 @@ function render({ model, el: host }) {
         else box.appendChild(el("div", "larik-meta", "no difference from before this turn"));
       }
       for (const cell of cells) {
-        box.appendChild(el("div", "larik-file larik-cell", `${cell.path} · cell ${cell.id} · ${CHANGES[cell.change] || cell.change}`));
+        box.appendChild(el("div", "larik-file larik-cell", `${cell.name} · ${CHANGES[cell.change] || cell.change}`));
         if (cell.diff) box.appendChild(diffView(cell.diff_html));
       }
       list.appendChild(box);

@@ -10,13 +10,13 @@ from typing import TYPE_CHECKING, Any
 import traitlets
 
 from larik_jupyter.agent.undo import UndoReport
+from larik_jupyter.agent.undo_list import cell_names
 from larik_jupyter.api import Agent
 from larik_jupyter.checkpoint.diffs import cell_diffs
 from larik_jupyter.checkpoint.store import UndoResult
 from larik_jupyter.errors import LarikError
 from larik_jupyter.notebook.widgets import esm
 from larik_jupyter.notebook.widgets.session_widget import SessionWidget, escape, refresh_all
-from larik_jupyter.session.summary import summary
 from larik_jupyter.textdiff import diff_html
 from larik_jupyter.tools.kernel import DID_NOT_EXIST, kernel_snapshots
 
@@ -67,17 +67,10 @@ def _variable_text(row: dict[str, Any]) -> str:
     return text + ("" if row["restorable"] else f" (cannot be restored: {row['reason']})")
 
 
-# What the panel says of a turn whose only changes were to variables of a kernel that has
-# restarted since: there is nothing left that undo could put back.
-WENT_WITH_THE_KERNEL = (
-    "Its changes were all to kernel variables, which went with the kernel when it restarted: "
-    "nothing to undo."
-)
-
-
 def undo_data(agent: Agent | None) -> dict[str, Any]:
-    """The JSON the undo panel renders: the session and its turns with files or variables,
-    newest first.
+    """The JSON the undo panel renders: the session's undo list (`Agent.undo_list`, the one
+    every view reads), newest first, each turn with its state (`undoable`, `files only`, `not
+    undoable`) and the note saying why.
 
     Each file and cell shows what that turn did to it (`checkpoint.diffs`: the text `diff`, and
     `diff_html`, the one diff rendering the panel shows); each variable shows its type and
@@ -85,19 +78,22 @@ def undo_data(agent: Agent | None) -> dict[str, Any]:
     """
     if agent is None:
         return {"session": None, "turns": [], "empty": "No session is open in this kernel."}
+    listed = agent.undo_list()
+    diffs = {info.turn: files for info, files in agent.turn_diffs(limit=MAX_DIFF_CHARS)}
     turns = []
-    newer: list[dict[str, Any]] = []  # the turns above, newest first, that undo can act on
-    gone_above = False
-    for info, files in reversed(agent.turn_diffs(limit=MAX_DIFF_CHARS)):
+    newer: list[dict[str, Any]] = []  # the turns above, newest first, that undo acts on first
+    for entry in listed.turns:
+        info, files = entry.info, diffs.get(entry.turn, [])
         variables = _variables(agent.session_id, info.turn, info.variables, {
             c.name: c.text() for c in (agent.variable_changes(info.prompt) if info.prompt else [])
         })
+        names = cell_names(info)
         cells = [
-            {"path": c.path, "id": c.cell_id, "change": c.change, "diff": c.diff,
+            {"path": c.path, "id": c.cell_id, "name": names[c.path, c.cell_id], "change": c.change, "diff": c.diff,
              "diff_html": diff_html(c.diff) if c.diff else ""}
             for c in cell_diffs(info, limit=MAX_DIFF_CHARS)
         ]
-        gone = bool(variables) and not files and not cells and all(v["gone"] for v in variables)
+        gone = entry.state == "not undoable"
         turn: dict[str, Any] = {
             "turn": info.turn,
             "prompt": info.prompt,
@@ -109,28 +105,23 @@ def undo_data(agent: Agent | None) -> dict[str, Any]:
             ],
             "variables": variables,
             "cells": cells,
+            "state": entry.state,
             "gone": gone,
-            "note": WENT_WITH_THE_KERNEL if gone else None,
+            "note": entry.note,
             "undoable": not gone and not newer,
             "why": None if gone or not newer else (
                 f"Undo goes newest first: undo {newer[-1]['label']} before this one."
             ),
-            # What the Undo button sends: past turns above whose changes went with the kernel
-            # (undoing them only drops their checkpoints, and the report says so).
-            "undo": {"type": "undo_to", "prompt": info.prompt} if gone_above and info.prompt else {"type": "undo"},
+            "undo": {"type": "undo"} if not newer else {"type": "undo_to", "prompt": info.prompt},
         }
-        gone_above = gone_above or gone
         if not gone:
             newer.append(turn)
         turns.append(turn)
     # Said when no turn is listed: every change undone, or none made (the panel follows the
     # kernel's current session, which a /fork or /rewind changes: naming it keeps an old
     # output from reading as a lie).
-    empty = UndoReport().nothing_left(agent.session_id)
-    # Read from the session file, as the sidebar reads it (server/turn_diffs.py).
-    undone = [p.number for p in summary(agent.session_path).prompts if p.undone]
-    return {"session": agent.session_id, "turns": turns, "empty": empty, "undone": undone,
-            "undone_text": undone_text(undone)}
+    return {"session": agent.session_id, "turns": turns, "empty": listed.nothing_left(),
+            "undone": list(listed.undone), "undone_text": undone_text(list(listed.undone))}
 
 
 def undone_text(undone: list[int]) -> str:
@@ -220,9 +211,28 @@ class UndoPanel(SessionWidget):
         "empty; the panel keeps showing what it showed, without undo buttons, until `refresh`"
     ).tag(sync=True)
 
-    def __init__(self, kernel: KernelSession, report: UndoReport | None = None, **kwargs: Any) -> None:
+    def __init__(
+        self, kernel: KernelSession, report: UndoReport | None = None, *, session: str | None = None, **kwargs: Any
+    ) -> None:
+        self._session = session  # an outside agent's session this kernel holds (None: the kernel's own)
         super().__init__(kernel, **kwargs)
         self._show(report or UndoReport())
+
+    def _agent(self) -> Agent | None:
+        """The session the panel shows: the kernel's own, or the outside agent's it was opened on
+        (None once that agent went away)."""
+        if self._session is None:
+            return self.kernel.agent
+        try:
+            return self.kernel.held_agent(self._session)
+        except LarikError:
+            return None
+
+    def _acting(self) -> Agent:
+        agent = self._agent()
+        if agent is None:
+            raise LarikError(f"Session {self._session} is no longer open in this kernel; nothing here can undo it.")
+        return agent
 
     off_main_thread_actions = frozenset({"undo", "undo_to"})
 
@@ -248,7 +258,7 @@ class UndoPanel(SessionWidget):
         """Follow the session while it lists the same turns (diffs and variables as they are
         now); once turns were added or undone elsewhere, keep what it showed and say it is out
         of date (its buttons would act on turns it does not show)."""
-        now = undo_data(self.kernel.agent)
+        now = undo_data(self._agent())
         if not self.panel or _listed(now) == _listed(self.panel):
             self.panel, self.stale = now, ""
         else:
@@ -256,7 +266,7 @@ class UndoPanel(SessionWidget):
 
     def reload(self) -> None:
         """Show the session as it is now (the panel's Refresh)."""
-        self.panel, self.stale = undo_data(self.kernel.agent), ""
+        self.panel, self.stale = undo_data(self._agent()), ""
 
     def static_html(self) -> str:
         stale = f"<p class='larik-stale'>{escape(self.stale)}</p>" if self.stale else ""
@@ -272,7 +282,7 @@ class UndoPanel(SessionWidget):
             f"<li>{escape(t['label']).capitalize()}: " + ", ".join(
                 [f"<code>{escape(f['path'])}</code>" for f in t["files"]]
                 + [f"variable <code>{escape(v['name'])}</code>" for v in t["variables"]]
-                + [f"cell <code>{escape(c['path'])}#{escape(c['id'])}</code>" for c in t["cells"]]
+                + [f"<code>{escape(c['name'])}</code>" for c in t["cells"]]
             )
             + (f" <i>{escape(t['note'])}</i>" if t["note"] else "")
             + "".join(f"<br>{escape(v['text'])}" for v in t["variables"])
@@ -291,7 +301,8 @@ class UndoPanel(SessionWidget):
         if not turns:
             lines.append(self.panel.get("empty", ""))
         for t in turns:
-            named = [f["path"] for f in t["files"]] + [f"{c['path']}#{c['id']}" for c in t["cells"]]
+            named = [f["path"] for f in t["files"]] + [c["name"] for c in t["cells"]]
+            named += [f"variable {v['name']}" for v in t["variables"]]
             lines.append(f"{t['label'].capitalize()}: " + "; ".join(filter(None, [", ".join(named), t["note"]])))
             lines += [f"  {v['text']}" for v in t["variables"]]
         return "\n".join(lines)
@@ -299,12 +310,12 @@ class UndoPanel(SessionWidget):
     def undo(self, *, force: bool = False, skip_changed: bool = False) -> UndoReport:
         """Revert the newest turn, as `%larik /undo`; the panel shows the report."""
         self._require_current()
-        return self._did(self.kernel.require().undo(force=force, skip_changed=skip_changed))
+        return self._did(self._acting().undo(force=force, skip_changed=skip_changed))
 
     def undo_to(self, prompt_number: int, *, force: bool = False, skip_changed: bool = False) -> UndoReport:
         """Revert every turn down to prompt `prompt_number`, as `%larik /undo --to N`."""
         self._require_current()
-        return self._did(self.kernel.require().undo(prompt_number, force=force, skip_changed=skip_changed))
+        return self._did(self._acting().undo(prompt_number, force=force, skip_changed=skip_changed))
 
     def _require_current(self) -> None:
         if self.stale:

@@ -21,6 +21,7 @@ from larik_jupyter.bridge_protocol import Delete, Insert, Patch, Replace
 from larik_jupyter.egress.tags import Span, Tag, files_tag, tagged, variable_source, variable_tag
 from larik_jupyter.errors import ToolError
 from larik_jupyter.nbjson.cells import as_source, index_name, lines_form, named_index, source_text
+from larik_jupyter.session.call_summary import short_cell_id
 from larik_jupyter.textdiff import unified_diff
 from larik_jupyter.tools.base import Tool, ToolResult
 from larik_jupyter.tools.env import Env
@@ -303,10 +304,11 @@ class NotebookEditTool(Tool):
             )
         old = source_text(cell) if isinstance(cell, dict) else ""
         named = f"{_cell_name(nb, str(cell_id), index)} of {nb.rel}"
+        shown = f"{nb.rel} {_cell_name(nb, str(cell_id), index)}"  # the diff's header, as people name the cell
         if mode == "delete":
             op: Insert | Replace | Patch | Delete = Delete(cell_id=str(cell_id))
             return NotebookChange(
-                nb, unified_diff(where, old, None), f"Deleted cell {cell_id} of {nb.rel}.", op, f"Delete {named}?"
+                nb, unified_diff(shown, old, None), f"Deleted cell {cell_id} of {nb.rel}.", op, f"Delete {named}?"
             )
         new = self._new_source(args, old, where)
         changed = with_provenance(changed_cell(cell, new, kind), env)
@@ -324,7 +326,7 @@ class NotebookEditTool(Tool):
         if cell.get("cell_type") == "code" and cell.get("outputs"):
             summary += "; its outputs were cleared"
             question += " and clear its outputs"
-        return NotebookChange(nb, unified_diff(where, old, new), summary + ".", op, question + "?")
+        return NotebookChange(nb, unified_diff(shown, old, new), summary + ".", op, question + "?")
 
     def _new_source(self, args: dict[str, Any], old: str, where: str) -> str:
         has_source = args.get("new_source") is not None
@@ -351,7 +353,6 @@ class NotebookEditTool(Tool):
         seed = json.dumps(args, sort_keys=True, ensure_ascii=False)
         cell = with_provenance(_new_cell(nb, kind, _encodable(str(args["new_source"]), nb.rel), seed), env)
         new_id = str(cell["id"]) if "id" in cell else index_name(index)
-        where = f"{nb.rel}#{new_id}"
         place = f"after cell {after}" if after else "as the first cell"
         summary = f"Inserted {kind} cell {new_id} {place} of {nb.rel}."
         if not nb.has_ids and index < len(nb.cells):
@@ -359,7 +360,8 @@ class NotebookEditTool(Tool):
         op = Insert(after=str(after) if after else None, cell=cell)
         spot = f"after {_cell_name(nb, str(after), index - 1)}" if after else "as the first cell"
         question = f"Insert a new {kind} cell ({new_id}) {spot} of {nb.rel}?"
-        return NotebookChange(nb, unified_diff(where, None, str(args["new_source"])), summary, op, question)
+        shown = f"{nb.rel} new cell ({short_cell_id(new_id)})"
+        return NotebookChange(nb, unified_diff(shown, None, str(args["new_source"])), summary, op, question)
 
     def preview(self, env: Env, args: dict[str, Any]) -> str:
         change = self.plan(env, args)
@@ -411,9 +413,10 @@ def _encodable(text: str, where: str) -> str:
 
 
 def _cell_name(nb: NotebookDocument, cell_id: str, index: int) -> str:
-    """`cell 3 (2363e7e8)`: where the cell stands now, counted from 1, and its id."""
+    """`cell 3 (2363e7e8)`: where the cell stands now, counted from 1, and its id (a long one
+    cut to `4f9a2c7d…`, as every view names a cell)."""
     position = nb.order.index(cell_id) if cell_id in nb.order else index
-    return f"cell {position + 1}" + ("" if named_index(cell_id) is not None else f" ({cell_id})")
+    return f"cell {position + 1}" + ("" if named_index(cell_id) is not None else f" ({short_cell_id(cell_id)})")
 
 
 def _new_cell(nb: NotebookDocument, kind: str, source: str, seed: str) -> dict[str, Any]:
