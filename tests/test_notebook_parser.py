@@ -26,6 +26,7 @@ def test_cell_magic_options_on_first_line_body_is_prompt() -> None:
 
 def test_commands_and_their_arguments() -> None:
     keep = {"force": False, "skip_changed": False}
+    undo_keep = {**keep, "session": None}
     assert parse_magic("/rewind 2") == Command("rewind", {"prompt_number": 2, "files": False, **keep})
     assert parse_magic("/resume --last") == Command("resume", {"id": None, "last": True})
     assert parse_magic("/new --model anthropic:claude-sonnet-4-5") == Command(
@@ -37,11 +38,11 @@ def test_commands_and_their_arguments() -> None:
     assert parse_magic("/config model openai:gpt-5") == Command(
         "config", {"key": "model", "value": "openai:gpt-5"}
     )
-    assert parse_magic("", "/undo") == Command("undo", {"prompt_number": None, **keep})
-    assert parse_magic("/undo", "") == Command("undo", {"prompt_number": None, **keep})
-    assert parse_magic("/undo --to 2") == Command("undo", {"prompt_number": 2, **keep})
+    assert parse_magic("", "/undo") == Command("undo", {"prompt_number": None, **undo_keep})
+    assert parse_magic("/undo", "") == Command("undo", {"prompt_number": None, **undo_keep})
+    assert parse_magic("/undo --to 2") == Command("undo", {"prompt_number": 2, **undo_keep})
     assert parse_magic("/rewind 2 --files") == Command("rewind", {"prompt_number": 2, "files": True, **keep})
-    assert parse_magic("/undo --force") == Command("undo", {"prompt_number": None, "force": True, "skip_changed": False})
+    assert parse_magic("/undo --force") == Command("undo", {"prompt_number": None, "force": True, "skip_changed": False, "session": None})
     assert parse_magic("/rewind 2 --files --skip-changed") == Command(
         "rewind", {"prompt_number": 2, "files": True, "force": False, "skip_changed": True}
     )

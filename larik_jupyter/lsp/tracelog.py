@@ -33,13 +33,14 @@ class TraceLog:
 
     def write(self, kind: str, text: str) -> None:
         """Append one line `<time> <kind> <text>`."""
-        if self._file is None:
-            return
         stamp = time.strftime("%Y-%m-%dT%H:%M:%S") + f".{int(time.time() * 1000) % 1000:03d}"
         with self._lock:
+            file = self._file  # read under the lock: the reader thread may write as it closes
+            if file is None:
+                return
             try:
-                self._file.write(f"{stamp} {kind} {text.rstrip()}\n")
-                self._file.flush()
+                file.write(f"{stamp} {kind} {text.rstrip()}\n")
+                file.flush()
             except (OSError, ValueError):
                 pass
 

@@ -62,8 +62,9 @@ class VariableChange(BaseModel):
 
 
 def _changed_words(before: str, after: str) -> str:
-    """`1000×5 → 1000×4`; the words both sides share kept once around the arrow:
-    `table orders 1,000 → 990 rows` (a DuckDB connection's tables)."""
+    """`1000×5 → 1000×4`, `len 3 → len 4`; where both sides end in the same words (a unit),
+    the words they share kept once around the arrow: `table orders 1,000 → 990 rows` (a DuckDB
+    connection's tables)."""
     old, new = before.split(" "), after.split(" ")
     head = 0
     while head < min(len(old), len(new)) - 1 and old[head] == new[head]:
@@ -71,6 +72,8 @@ def _changed_words(before: str, after: str) -> str:
     tail = 0
     while tail < min(len(old), len(new)) - head - 1 and old[-1 - tail] == new[-1 - tail]:
         tail += 1
+    if not tail:  # no unit after the numbers (`len 3 → len 4`): both sides whole
+        return f"{before} → {after}"
     middle = f"{' '.join(old[head:len(old) - tail])} → {' '.join(new[head:len(new) - tail])}"
     return " ".join([*old[:head], middle, *old[len(old) - tail:]])
 

@@ -125,8 +125,8 @@ def test_undo_restores_the_open_documents_cells_and_saving_writes_the_original_b
 
     run_cell(lab_page, 2)  # the undo panel lists the cells with their diffs
     wait_idle_count(lab_page, "panel")
-    body_has(lab_page, "work.ipynb · cell calc · edited")
-    body_has(lab_page, "work.ipynb · cell ran · deleted")
+    body_has(lab_page, "work.ipynb cell 2 (calc) · edited")
+    body_has(lab_page, "work.ipynb cell 3 (ran) · deleted")
     panel = lab_page.locator(".larik-undo").first.inner_text()
     assert "+y = 20" in panel and "-print('ran')" in panel and "+import math" in panel
     shot(lab_page, "cells_undo_panel")

@@ -26,7 +26,7 @@ def scripted_session(cwd: Path) -> Path:
     with Session.create(cwd, "scripted", "demo") as session:
         store = CheckpointStore(session.id, cwd)
         session.append_message(user_text("Fix the beta line in notes.txt"))
-        store.begin_turn()
+        store.begin_turn(prompt_number=1)
         call = ToolUseBlock(id="t1", name="edit", input={"path": "notes.txt"})
         session.append_message(
             Message(role="assistant", content=[TextBlock(text="Editing."), call])
@@ -89,7 +89,7 @@ def test_sidebar_lists_tree_transcript_and_acts_on_a_session(
     tool = transcript.locator("details.jp-larik-tool").first
     expect(tool).to_contain_text("edit: notes.txt")
     assert tool.get_attribute("open") is None
-    expect(page.locator(".jp-larik-turn summary")).to_have_text("Turn 1: notes.txt")
+    expect(page.locator(".jp-larik-turn summary")).to_have_text("Prompt 1: notes.txt")
     # The one diff rendering (textdiff.diff_html, sent by the server): the notebook's classes.
     expect(page.locator(".jp-larik-turn .larik-diff-add")).to_have_text("+BETA")
     expect(page.locator(".jp-larik-turn .larik-diff-del")).to_have_text("-beta")
