@@ -17,6 +17,8 @@ from typing import Literal, overload
 from larik_jupyter.checkpoint.cells import (
     CellRestorer,
     CellSources,
+    FileHolder,
+    held_by_nobody,
     restore_in_file,
     sources_in_file,
 )
@@ -30,7 +32,7 @@ from larik_jupyter.session.store import Session
 from larik_jupyter.tools.env import Env
 from larik_jupyter.tools.host import KernelHost
 from larik_jupyter.tools.kernel import KernelSnapshots, kernel_snapshots
-from larik_jupyter.tools.notebook import cell_restorer, cell_sources
+from larik_jupyter.tools.notebook import cell_restorer, cell_sources, file_holder
 
 # A piece of a report line: words, a name (a path or a command: code in Markdown and HTML), or
 # an emphasised word.
@@ -335,6 +337,7 @@ def undo_turn(
     sources: CellSources = sources_in_file,
     force: bool = False,
     skip_changed: bool = False,
+    holder: FileHolder = held_by_nobody,
 ) -> UndoReport:
     """Undo the newest turn that changed files, cells or kernel variables (see
     `CheckpointStore.undo` for `force` and `skip_changed`): its files and cells, then the
@@ -342,7 +345,7 @@ def undo_turn(
     such as the CLI: they are reported gone). When the result lists files changed since the
     turn, nothing was done."""
     try:
-        result = checkpoints.undo(cells, sources, force=force, skip_changed=skip_changed)
+        result = checkpoints.undo(cells, sources, force=force, skip_changed=skip_changed, holder=holder)
     except NothingToUndoError:
         raise NothingToUndoError(UndoReport().nothing_left(checkpoints.session_id)) from None
     if not result.changed:
@@ -362,7 +365,8 @@ def undo_turns(
 
     def newest() -> UndoReport:
         report = undo_turn(
-            checkpoints, cells=cell_restorer(env), sources=cell_sources(env), force=force, skip_changed=skip_changed
+            checkpoints, cells=cell_restorer(env), sources=cell_sources(env), force=force,
+            skip_changed=skip_changed, holder=file_holder,
         )
         if note := report.system_note():
             queue_note(note)

@@ -19,6 +19,8 @@ from larik_jupyter.checkpoint.capture import TurnCapture, confined_notebook, con
 from larik_jupyter.checkpoint.cells import (
     CellRestorer,
     CellSources,
+    FileHolder,
+    held_by_nobody,
     restore_in_file,
     sources_in_file,
 )
@@ -182,6 +184,7 @@ class CheckpointStore:
         *,
         force: bool = False,
         skip_changed: bool = False,
+        holder: FileHolder = held_by_nobody,
     ) -> UndoResult:
         """Restore the newest turn that changed files and drop its snapshot.
 
@@ -205,7 +208,7 @@ class CheckpointStore:
                 clean_session(self.directory)
                 turn, turn_dir, manifest = newest_with_changes(self.directory, self.session_id)
                 result = restore_turn(
-                    self.root, turn_dir, manifest, cells, sources, force=force, skip_changed=skip_changed
+                    self.root, turn_dir, manifest, cells, sources, force=force, skip_changed=skip_changed, holder=holder
                 )
                 if result.ok:
                     self._removals.append(

@@ -47,6 +47,12 @@ def backend(serverapp: Any) -> tuple[str, Any] | None:
     return None
 
 
+def backend_room(serverapp: Any) -> Room:
+    """The backend alone (no notebook asked about): `open` is false."""
+    found = backend(serverapp)
+    return Room(found[0] if found else None)
+
+
 async def room_of(serverapp: Any, path: str) -> Room:
     """Whether a collaborative room holds the notebook at `path` (relative to the server's
     root). A backend whose rooms cannot be looked into counts as holding it."""
