@@ -137,3 +137,29 @@ def test_undo_leaves_a_notebook_file_a_room_now_holds_even_with_force(tmp_path: 
     rooms.open = set()
     assert undo_turns(store, env, lambda note: None, None, prompts=1)[0].restored == ["nb.ipynb"]
     assert (root / "nb.ipynb").read_bytes() == original
+
+
+@pytest.mark.parametrize("redraw", [True, False])
+def test_a_redrawn_transcript_is_one_output_where_display_updates_are_appended(redraw: bool) -> None:
+    """Where every display update is appended as a new output (jupyter-server-documents 0.3.3's
+    rooms; IPython's capturing publisher does the same), the transcript drawn again after a
+    clear is one output; updated in place (the made-false twin) it is one output per update."""
+    from IPython.core.interactiveshell import InteractiveShell
+    from IPython.utils.capture import capture_output
+
+    from larik_jupyter.agent import events as ae
+    from larik_jupyter.notebook.view import TranscriptView
+
+    InteractiveShell.instance()
+    view = TranscriptView()
+    view.redraw = redraw
+    with capture_output() as shown:
+        view.show()
+        for word in ("one ", "two ", "three"):
+            view.handle(ae.TextDelta(word))
+            view.flush(force=True)
+    texts = [o.data["text/markdown"] for o in shown.outputs]
+    if redraw:
+        assert len(texts) == 1 and "one two three" in texts[0], texts
+    else:
+        assert len(texts) == 4 and "one two three" in texts[-1], texts
