@@ -147,6 +147,24 @@ def _write_settings(settings: Path) -> None:
         target.write_text(json.dumps(value))
 
 
+def write_server_config(config: Path, collaboration: bool | str = False) -> None:
+    """A Jupyter config folder (`JUPYTER_CONFIG_DIR`) for a server with larik's extension and
+    at most one collaboration backend: jupyter-collaboration's real-time collaboration when
+    `collaboration` is True, jupyter-server-documents when it is SERVER_DOCUMENTS, else neither
+    (both are installed by the test extra, and jupyter-server-documents enables itself)."""
+    config.mkdir()
+    documents = collaboration == SERVER_DOCUMENTS
+    extensions = {"larik_jupyter.server": True, "jupyter_server_documents": documents, "jupyter_server_ydoc": not documents}
+    server_config: dict[str, Any] = {"ServerApp": {"jpserver_extensions": extensions}}
+    if collaboration is not True:
+        server_config["YDocExtension"] = {"disable_rtc": True}
+    (config / "jupyter_server_config.json").write_text(json.dumps(server_config))
+    if not documents:  # its page plugin would switch jupyter-collaboration's provider off
+        (config / "labconfig").mkdir()
+        page_config = {"disabledExtensions": {SERVER_DOCUMENTS_PAGE: True}}
+        (config / "labconfig" / "page_config.json").write_text(json.dumps(page_config))
+
+
 @contextmanager
 def _running_server(
     home: Path, built_labextension: Path, app: str, env: dict[str, str], *, collaboration: bool | str = False
@@ -164,17 +182,7 @@ def _running_server(
     (jupyter_path / "labextensions").mkdir(parents=True)
     (jupyter_path / "labextensions" / LABEXTENSION_NAME).symlink_to(built_labextension)
     config = home / "jupyter-config"
-    config.mkdir()
-    documents = collaboration == SERVER_DOCUMENTS
-    extensions = {"larik_jupyter.server": True, "jupyter_server_documents": documents, "jupyter_server_ydoc": not documents}
-    server_config: dict[str, Any] = {"ServerApp": {"jpserver_extensions": extensions}}
-    if collaboration is not True:
-        server_config["YDocExtension"] = {"disable_rtc": True}
-    (config / "jupyter_server_config.json").write_text(json.dumps(server_config))
-    if not documents:  # its page plugin would switch jupyter-collaboration's provider off
-        (config / "labconfig").mkdir()
-        page_config = {"disabledExtensions": {SERVER_DOCUMENTS_PAGE: True}}
-        (config / "labconfig" / "page_config.json").write_text(json.dumps(page_config))
+    write_server_config(config, collaboration)
     runtime = home / "jupyter-runtime"
     env = {
         **env,
