@@ -4,8 +4,10 @@ no page. A scripted turn run in the page edits the open notebook (refused with o
 naming the backend: the room's document, the running cell's output and the earlier cells'
 counts stay) and a notebook no room holds (written); `/undo` puts that file back without
 `--force`; once the page opens it too, the next `/undo` of it is refused with one sentence and
-the file is left as the room has it (never written behind the room, with or without `--force`). The streamed transcript is one output of the `%larik` cell,
-also when the cell held outputs from an earlier run."""
+the file is left as the room has it (never written behind the room, with or without `--force`).
+A call that needs an approval is denied in one sentence: no card can be answered there. The
+streamed transcript is one output of the `%larik` cell, also when the cell held outputs from an
+earlier run."""
 
 from __future__ import annotations
 
@@ -50,10 +52,12 @@ def jsd_notebook(root: Path) -> None:
         nbformat.v4.new_code_cell("%larik /undo", id="undo1"),
         nbformat.v4.new_code_cell("%larik --yes --model scripted:turn2.json once more", id="turn2"),
         nbformat.v4.new_code_cell("%larik /undo", id="undo2"),
+        nbformat.v4.new_code_cell("%larik --model scripted:turn3.json ask first", id="ask"),
     ])  # fmt: skip
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
     nbformat.write(nb, root / NAME)
-    nbformat.write(nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("o = 1", id="o1")]), root / "closed.ipynb")
+    for other in ("closed.ipynb", "other.ipynb"):
+        nbformat.write(nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("o = 1", id="o1")]), root / other)
     slow = "Working on the cells now, one careful step at a time."
     (root / "turn1.json").write_text(json.dumps({"responses": [
         {"content": [
@@ -66,6 +70,10 @@ def jsd_notebook(root: Path) -> None:
     (root / "turn2.json").write_text(json.dumps({"responses": [
         {"content": [edit(path="closed.ipynb", cell_id="o1", new_source="o = 3")]},
         {"content": [{"type": "text", "text": "Edited again."}]},
+    ]}))  # fmt: skip
+    (root / "turn3.json").write_text(json.dumps({"responses": [
+        {"content": [edit(path="other.ipynb", cell_id="o1", new_source="o = 4")]},
+        {"content": [{"type": "text", "text": "Asked."}]},
     ]}))  # fmt: skip
 
 
@@ -125,3 +133,10 @@ def test_under_server_documents_the_open_notebook_is_never_written_behind_its_ro
     lab_page.evaluate(ACTIVATE, NAME)
     lab_page.evaluate("() => window.jupyterapp.shell.currentWidget.content.widgets[5].node.scrollIntoView()")
     shot(lab_page, "jsd_after_undo_refused")
+
+    # No comm connects and the server runs the cell without input, so no approval card can be
+    # answered: a call that needs one is denied in one sentence, the file left as it is.
+    run_and_wait(lab_page, 6, "ask", "Asked.")
+    denied = result_texts(root)[-1]
+    assert denied.startswith("Permission denied for ") and "nobody can answer an approval in this run" in denied
+    assert source_of(root, "other.ipynb") == "o = 1"
