@@ -14,8 +14,8 @@ from typing import Any
 
 import msgspec
 
-JUPYTER_COLLABORATION = "jupyter-collaboration"
-SERVER_DOCUMENTS = "jupyter-server-documents"
+from larik_jupyter.tools.notebook import JUPYTER_COLLABORATION, SERVER_DOCUMENTS
+
 _EXTENSIONS = {JUPYTER_COLLABORATION: "jupyter_server_ydoc", SERVER_DOCUMENTS: "jupyter_server_documents"}
 
 

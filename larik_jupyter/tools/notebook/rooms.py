@@ -20,7 +20,8 @@ import urllib.parse
 import urllib.request
 from pathlib import Path
 
-from larik_jupyter.server.rooms import SERVER_DOCUMENTS
+JUPYTER_COLLABORATION = "jupyter-collaboration"
+SERVER_DOCUMENTS = "jupyter-server-documents"
 
 ASK_TIMEOUT = 10.0
 
@@ -66,12 +67,11 @@ def room_backend(path: Path) -> str | None:
     return str(backend) if backend and answer and answer.get("open") else None
 
 
-def server_backend() -> str | None:
-    """The collaboration backend of the Jupyter server that started this kernel, or None."""
+def under_server_documents() -> bool:
+    """Whether the Jupyter server that started this kernel runs jupyter-server-documents."""
     server = _server()
     answer = _ask(server, {}) if server else None
-    backend = answer.get("backend") if answer else None
-    return str(backend) if backend else None
+    return bool(answer and answer.get("backend") == SERVER_DOCUMENTS)
 
 
 def refusal(rel: str, backend: str) -> str:
