@@ -46,6 +46,7 @@ from tests.browser.conftest import (  # noqa: E402
     LABEXTENSION_BUILT,
     LABEXTENSION_NAME,
     _free_port,
+    write_server_config,
 )
 
 MEASURE = r'''
@@ -172,13 +173,14 @@ def main(rounds: int, windowing: str | None) -> None:
             "JUPYTERLAB_WORKSPACES_DIR": str(tmp / "workspaces"),
             "JUPYTER_PATH": str(tmp / "jp"),
             "JUPYTER_RUNTIME_DIR": str(tmp / "runtime"),
+            # The numbers are the default's: neither collaboration backend (both a test extra).
+            "JUPYTER_CONFIG_DIR": str(tmp / "jupyter-config"),
         }
+        write_server_config(tmp / "jupyter-config")
         port = _free_port()
         command = [sys.executable, "-m", "jupyterlab", "--no-browser", "--ip=127.0.0.1", f"--port={port}",
                    "--ServerApp.token=", "--ServerApp.password=", f"--ServerApp.root_dir={root}",
-                   "--LabApp.expose_app_in_browser=True",
-                   # The numbers are the default's: jupyter-collaboration (a test extra) off.
-                   "--YDocExtension.disable_rtc=True"]
+                   "--LabApp.expose_app_in_browser=True"]
         if os.geteuid() == 0:
             command.append("--allow-root")
         lab = subprocess.Popen(command, cwd=root, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)

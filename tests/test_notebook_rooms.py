@@ -102,4 +102,64 @@ def test_the_sentence_names_jupyter_server_documents_when_it_owns_the_room(tmp_p
     assert result.content.startswith(
         "Not landed: nb.ipynb is open in a real-time collaboration room of jupyter-server-documents,"
     )
-    assert result.content.endswith("close it in every tab, and ask again once its room has closed (about a minute).")
+    assert result.content.endswith("close it in every tab, and ask again once its room has closed (up to about 6 minutes after its last tab closed).")
+
+
+def test_undo_leaves_a_notebook_file_a_room_now_holds_even_with_force(tmp_path: Path, rooms: Rooms) -> None:
+    """larik wrote the file while no room held it; a collaborator has opened it since: undo
+    would write it behind the room, so it says why it leaves it, keeps the turn to undo, and
+    restores it once the room has closed."""
+    from larik_jupyter.agent.undo import undo_turns
+    from larik_jupyter.checkpoint.store import CheckpointStore
+    from larik_jupyter.tools.env import Env
+
+    root = tmp_path / "project"
+    root.mkdir()
+    original = write_nb(root / "nb.ipynb", [new_code_cell("x = 1", id="c1")])
+    store = CheckpointStore("20260101-000000-abcdef", root)
+    store.begin_turn()
+    env = Env(cwd=root, root=root, checkpoints=store)
+    assert not call(env, "notebook_edit", path="nb.ipynb", cell_id="c1", new_source="x = 2").is_error
+    edited = (root / "nb.ipynb").read_bytes()
+    rooms.backend, rooms.open = "jupyter-server-documents", {"nb.ipynb"}
+
+    report = undo_turns(store, env, lambda note: None, None, prompts=1, force=True)
+    assert (root / "nb.ipynb").read_bytes() == edited
+    assert report[0].refused == [(
+        "nb.ipynb",
+        "is open in a real-time collaboration room of jupyter-server-documents, whose server owns the "
+        "notebook and would load a file written behind it over everyone's edits, so it was not restored; "
+        "close it in every tab, and undo again once its room has closed (up to about 6 minutes after its last tab closed)",
+    )]
+    assert "not restored nb.ipynb: is open in a real-time collaboration room" in report.plain()
+
+    # The made-false twin: once the room has closed, the same undo puts the file back.
+    rooms.open = set()
+    assert undo_turns(store, env, lambda note: None, None, prompts=1)[0].restored == ["nb.ipynb"]
+    assert (root / "nb.ipynb").read_bytes() == original
+
+
+@pytest.mark.parametrize("redraw", [True, False])
+def test_a_redrawn_transcript_is_one_output_where_display_updates_are_appended(redraw: bool) -> None:
+    """Where every display update is appended as a new output (jupyter-server-documents 0.3.3's
+    rooms; IPython's capturing publisher does the same), the transcript drawn again after a
+    clear is one output; updated in place (the made-false twin) it is one output per update."""
+    from IPython.core.interactiveshell import InteractiveShell
+    from IPython.utils.capture import capture_output
+
+    from larik_jupyter.agent import events as ae
+    from larik_jupyter.notebook.view import TranscriptView
+
+    InteractiveShell.instance()
+    view = TranscriptView()
+    view.redraw = redraw
+    with capture_output() as shown:
+        view.show()
+        for word in ("one ", "two ", "three"):
+            view.handle(ae.TextDelta(word))
+            view.flush(force=True)
+    texts = [o.data["text/markdown"] for o in shown.outputs]
+    if redraw:
+        assert len(texts) == 1 and "one two three" in texts[0], texts
+    else:
+        assert len(texts) == 4 and "one two three" in texts[-1], texts

@@ -430,3 +430,23 @@ async def test_pages_send_a_result_that_is_a_diff_as_the_one_diff_html(jp_fetch:
     edited, read = page["entries"][-1]["message"]["content"]
     assert edited["diff_html"] == diff_html(diff) and "+a = &#x27;&lt;2&gt;&#x27;</span>" in edited["diff_html"]
     assert "diff_html" not in read
+
+
+@pytest.mark.parametrize(
+    ("jp_server_config", "backend"),
+    [
+        ({"ServerApp": {"jpserver_extensions": {"larik_jupyter.server": True}}}, None),
+        (
+            {"ServerApp": {"jpserver_extensions": {"larik_jupyter.server": True, "jupyter_server_ydoc": True}}},
+            "jupyter-collaboration",
+        ),
+    ],
+)
+async def test_the_room_endpoint_without_a_path_names_the_servers_collaboration_backend(
+    jp_fetch: Any, root: Path, backend: str | None
+) -> None:
+    """What a turn asks when it starts (`server_backend`): the backend alone, no notebook; a
+    server without one (the made-false twin: with jupyter-collaboration's extension) says none."""
+    pytest.importorskip("jupyter_server_ydoc", reason="needs jupyter-collaboration (the test extra)")
+    response = await jp_fetch("larik", "api", "room")
+    assert json.loads(response.body) == {"backend": backend, "open": False}

@@ -18,6 +18,8 @@ from larik_jupyter.agent.undo_list import UndoList, nothing_left, undo_list
 from larik_jupyter.checkpoint.cells import (
     CellRestorer,
     CellSources,
+    FileHolder,
+    held_by_nobody,
     restore_in_file,
     sources_in_file,
 )
@@ -31,7 +33,7 @@ from larik_jupyter.session.store import Session
 from larik_jupyter.tools.env import Env
 from larik_jupyter.tools.host import KernelHost
 from larik_jupyter.tools.kernel import KernelSnapshots, kernel_snapshots
-from larik_jupyter.tools.notebook import cell_restorer, cell_sources
+from larik_jupyter.tools.notebook import cell_restorer, cell_sources, file_holder
 
 # A piece of a report line: words, a name (a path or a command: code in Markdown and HTML), or
 # an emphasised word.
@@ -332,6 +334,7 @@ def undo_turn(
     sources: CellSources = sources_in_file,
     force: bool = False,
     skip_changed: bool = False,
+    holder: FileHolder = held_by_nobody,
 ) -> UndoReport:
     """Undo the turn the session's undo list names next (`UndoList.next`: the newest that
     changed files, cells or kernel variables still held; see `CheckpointStore.undo` for `force`
@@ -341,7 +344,8 @@ def undo_turn(
     if listed.next is None:
         raise NothingToUndoError(listed.nothing_left())
     try:
-        result = checkpoints.undo(cells, sources, force=force, skip_changed=skip_changed, passing=listed.passing)
+        result = checkpoints.undo(cells, sources, force=force, skip_changed=skip_changed, passing=listed.passing,
+                                  holder=holder)
     except NothingToUndoError:
         raise NothingToUndoError(listed.nothing_left()) from None
     if not result.changed:
@@ -361,7 +365,8 @@ def undo_turns(
 
     def newest() -> UndoReport:
         report = undo_turn(
-            checkpoints, cells=cell_restorer(env), sources=cell_sources(env), force=force, skip_changed=skip_changed
+            checkpoints, cells=cell_restorer(env), sources=cell_sources(env), force=force,
+            skip_changed=skip_changed, holder=file_holder,
         )
         if note := report.system_note():
             queue_note(note)

@@ -36,6 +36,17 @@ CellRestorer = Callable[[Path, NotebookRecord], str]
 notebook" or "the file"; raises `CellsNotRestored`."""
 
 
+FileHolder = Callable[[Path, str], "str | None"]
+"""Why the file at a path (the project root, the path below it) must not be written now, as
+the rest of a sentence after the path (a real-time collaboration room's server owns it), or
+None; undo leaves such a file as it is and says so."""
+
+
+def held_by_nobody(root: Path, path: str) -> str | None:
+    """No file is held (undo outside a Jupyter server: nothing owns a file but its disk)."""
+    return None
+
+
 CellSources = Callable[[Path, NotebookRecord], "dict[str, str] | None"]
 """The source of each cell of a notebook now, by id (the project root, its record); None when
 it cannot be read, so undo cannot tell whether its cells changed since the turn."""

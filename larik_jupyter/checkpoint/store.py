@@ -19,6 +19,8 @@ from larik_jupyter.checkpoint.capture import TurnCapture, confined_notebook, con
 from larik_jupyter.checkpoint.cells import (
     CellRestorer,
     CellSources,
+    FileHolder,
+    held_by_nobody,
     restore_in_file,
     sources_in_file,
 )
@@ -183,6 +185,7 @@ class CheckpointStore:
         force: bool = False,
         skip_changed: bool = False,
         passing: Collection[int] = (),
+        holder: FileHolder = held_by_nobody,
     ) -> UndoResult:
         """Restore the newest turn that changed files and drop its snapshot; turns numbered in
         `passing` are left as they are (those with nothing left to put back, `agent.undo_list`).
@@ -207,7 +210,7 @@ class CheckpointStore:
                 clean_session(self.directory)
                 turn, turn_dir, manifest = newest_with_changes(self.directory, self.session_id, passing)
                 result = restore_turn(
-                    self.root, turn_dir, manifest, cells, sources, force=force, skip_changed=skip_changed
+                    self.root, turn_dir, manifest, cells, sources, force=force, skip_changed=skip_changed, holder=holder
                 )
                 if result.ok:
                     self._removals.append(

@@ -10,7 +10,13 @@ from typing import Any
 
 from larik_jupyter.checkpoint.blobs import BlobMismatch, open_blob
 from larik_jupyter.checkpoint.capture import file_left
-from larik_jupyter.checkpoint.cells import CellRestorer, CellsNotRestored, CellSources
+from larik_jupyter.checkpoint.cells import (
+    CellRestorer,
+    CellsNotRestored,
+    CellSources,
+    FileHolder,
+    held_by_nobody,
+)
 from larik_jupyter.checkpoint.durable import DIR_FLAGS, Barrier, open_dir
 from larik_jupyter.checkpoint.errors import CheckpointError
 from larik_jupyter.checkpoint.manifest import FileRecord, Manifest
@@ -92,9 +98,14 @@ def restore_turn(
     *,
     force: bool,
     skip_changed: bool,
+    holder: FileHolder = held_by_nobody,
 ) -> UndoResult:
     """Put back the turn of `manifest` (saved in `turn_dir`) below `root`, as
-    `CheckpointStore.undo` tells; the caller drops the snapshot when the result is `ok`."""
+    `CheckpointStore.undo` tells; the caller drops the snapshot when the result is `ok`. A file
+    `holder` says must not be written now is left as it is (`refused`, with the reason), even
+    with `force`: it is not asked about as changed since, since nothing could restore it."""
+    held = [(r.path, why) for r in manifest.files if (why := holder(root, r.path)) is not None]
+    manifest = _without(manifest, {path for path, _ in held})
     changed = [] if force else _changed_since(root, manifest, sources)
     if changed and not skip_changed:
         return UndoResult(
@@ -104,6 +115,7 @@ def restore_turn(
     manifest = _without(manifest, set(changed))
     result = _restore(root, turn_dir, manifest)
     result.skipped = changed
+    result.refused += held
     _restore_cells(root, manifest, cells, result)
     return result
 

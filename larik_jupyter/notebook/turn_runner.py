@@ -104,6 +104,7 @@ class TurnRunner:
         from larik_jupyter.notebook.static import headless
         from larik_jupyter.notebook.terminal import TerminalTurnUI, is_terminal
         from larik_jupyter.notebook.turn_ui import TurnUI
+        from larik_jupyter.tools.notebook import under_server_documents
 
         if parsed.output is not None and self.outputs is not None:
             self.outputs.check(parsed.output, replace=parsed.replace)
@@ -123,6 +124,8 @@ class TurnRunner:
             # What the prompt carries besides its text, folded, as /history shows it.
             sent = Message(role="user", content=[*extras.before, TextBlock(text=text), *extras.after])
             ui.view.parts += [p for p in parts_from_messages([sent]) if isinstance(p, ContextPart)]
+        if isinstance(ui, TurnUI):  # the server runs the cell there, so it counts as headless
+            ui.view.redraw = under_server_documents()
         ui.show()
         if isinstance(ui, TurnUI) and self.bridge is not None:
             cell_id = running_cell_id(self.shell)

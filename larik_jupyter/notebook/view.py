@@ -7,7 +7,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from IPython.display import display
+from IPython.display import clear_output, display
 
 from larik_jupyter.agent import events as ae
 from larik_jupyter.llm.pricing import cost_label
@@ -56,6 +56,11 @@ class TranscriptView:
         self.on_update: Callable[[], None] | None = None
         # A running call's output arrives from its own thread (`tools/kernel/live_output.py`).
         self._lock = threading.RLock()
+        # Show each update as the cell's one output again instead of updating the display in
+        # place: jupyter-server-documents 0.3.3 appends every `update_display_data` as a new
+        # output (its room's output processor looks display ids up only through its outputs
+        # service, which the room switches off), so an updated transcript would show once per update.
+        self.redraw = False
 
     def markdown(self) -> str:
         body = render_parts(self.parts)
@@ -81,7 +86,11 @@ class TranscriptView:
             return
         self._dirty, self._last = False, now
         if self._handle is not None:
-            self._handle.update(self.bundle(), raw=True)
+            if self.redraw:  # the next output replaces all of the cell's: this one
+                clear_output(wait=True)
+                self._handle = display(self.bundle(), raw=True, display_id=True)
+            else:
+                self._handle.update(self.bundle(), raw=True)
             self.updates += 1
             if self.on_update is not None:
                 self.on_update()

@@ -202,11 +202,15 @@ class ExportHandler(_LarikHandler):
 
 class RoomHandler(_LarikHandler):
     """`GET /larik/api/room?path=<notebook>`: whether a real-time collaboration room holds the
-    notebook (`rooms.Room`); the kernel asks before it writes a notebook's file."""
+    notebook (`rooms.Room`); the kernel asks before it writes a notebook's file. Without `path`:
+    the server's backend alone (the kernel asks when a turn starts)."""
 
     @_endpoint
     async def get(self) -> None:
-        raw = self.get_argument("path", "")
+        raw = self.get_argument("path", None)
+        if raw is None:
+            self.finish(msgspec.json.encode(rooms.backend_room(self.serverapp)))
+            return
         target = Path(os.path.realpath(os.path.join(self.root_dir, raw)))
         root = Path(os.path.realpath(self.root_dir))
         if not raw or not target.is_relative_to(root):

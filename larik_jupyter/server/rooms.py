@@ -14,8 +14,8 @@ from typing import Any
 
 import msgspec
 
-JUPYTER_COLLABORATION = "jupyter-collaboration"
-SERVER_DOCUMENTS = "jupyter-server-documents"
+from larik_jupyter.tools.notebook import JUPYTER_COLLABORATION, SERVER_DOCUMENTS
+
 _EXTENSIONS = {JUPYTER_COLLABORATION: "jupyter_server_ydoc", SERVER_DOCUMENTS: "jupyter_server_documents"}
 
 
@@ -45,6 +45,12 @@ def backend(serverapp: Any) -> tuple[str, Any] | None:
         if app is not None and not getattr(app, "disable_rtc", False):
             return name, app
     return None
+
+
+def backend_room(serverapp: Any) -> Room:
+    """The backend alone (no notebook asked about): `open` is false."""
+    found = backend(serverapp)
+    return Room(found[0] if found else None)
 
 
 async def room_of(serverapp: Any, path: str) -> Room:

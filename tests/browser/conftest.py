@@ -6,8 +6,9 @@ open in the page), a page with a workspace of its own, its kernels shut down and
 settings put back when it ends. Every browser test shares one data and config home with that
 server (its kernels write there), cleared of personal config between tests. A test marked
 `@pytest.mark.own_lab` gets a JupyterLab of its own (`own_lab(collaboration=True)`: with
-jupyter-collaboration's real-time collaboration on; every other server runs with it off), started after the test's fixtures (for an
-environment variable its kernels must see); `notebook7_server` is always a server of its own.
+jupyter-collaboration's real-time collaboration on; `own_lab(collaboration=SERVER_DOCUMENTS)`:
+with jupyter-server-documents instead; every other server runs with neither), started after
+the test's fixtures (for an environment variable its kernels must see); `notebook7_server` is always a server of its own.
 
 `lab_page` is a chromium page with JupyterLab loaded on the test's folder and `window.jupyterapp`
 exposed. When a test finishes, a screenshot of its page goes to tests/browser/artifacts/<test>.png.
@@ -41,6 +42,8 @@ REPO = Path(__file__).resolve().parents[2]
 LABEXTENSION_SRC = REPO / "labextension"
 LABEXTENSION_BUILT = REPO / "larik_jupyter" / "labextension"
 LABEXTENSION_NAME = "larik-jupyter"
+SERVER_DOCUMENTS = "jupyter-server-documents"
+SERVER_DOCUMENTS_PAGE = "@jupyter-ai-contrib/server-documents"
 ARTIFACTS = Path(__file__).resolve().parent / "artifacts"
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = [
@@ -144,13 +147,34 @@ def _write_settings(settings: Path) -> None:
         target.write_text(json.dumps(value))
 
 
+def write_server_config(config: Path, collaboration: bool | str = False) -> None:
+    """A Jupyter config folder (`JUPYTER_CONFIG_DIR`) for a server with larik's extension and
+    at most one collaboration backend: jupyter-collaboration's real-time collaboration when
+    `collaboration` is True, jupyter-server-documents when it is SERVER_DOCUMENTS, else neither
+    (both are installed by the test extra, and jupyter-server-documents enables itself)."""
+    config.mkdir()
+    documents = collaboration == SERVER_DOCUMENTS
+    extensions = {"larik_jupyter.server": True, "jupyter_server_documents": documents, "jupyter_server_ydoc": not documents}
+    server_config: dict[str, Any] = {"ServerApp": {"jpserver_extensions": extensions}}
+    if collaboration is not True:
+        server_config["YDocExtension"] = {"disable_rtc": True}
+    (config / "jupyter_server_config.json").write_text(json.dumps(server_config))
+    if not documents:  # its page plugin would switch jupyter-collaboration's provider off
+        (config / "labconfig").mkdir()
+        page_config = {"disabledExtensions": {SERVER_DOCUMENTS_PAGE: True}}
+        (config / "labconfig" / "page_config.json").write_text(json.dumps(page_config))
+
+
 @contextmanager
 def _running_server(
-    home: Path, built_labextension: Path, app: str, env: dict[str, str], *, collaboration: bool = False
+    home: Path, built_labextension: Path, app: str, env: dict[str, str], *, collaboration: bool | str = False
 ) -> Iterator[LabServer]:
     """A fresh `app` (the module `jupyterlab` or `notebook`) rooted at `home/"work"`, its
-    kernels started with `env`. With jupyter-collaboration installed (the `collab` test extra)
-    its real-time collaboration is off unless `collaboration` (the tests of it ask)."""
+    kernels started with `env`. The test extra installs two collaboration backends; each
+    server runs at most one. jupyter-collaboration's real-time collaboration is off unless
+    `collaboration` is True; jupyter-server-documents (its server extension, and its page
+    plugin that switches jupyter-collaboration's document provider off) only where
+    `collaboration` is SERVER_DOCUMENTS."""
     root = home / "work"
     root.mkdir()
     _write_settings(home / "lab-settings")
@@ -158,11 +182,7 @@ def _running_server(
     (jupyter_path / "labextensions").mkdir(parents=True)
     (jupyter_path / "labextensions" / LABEXTENSION_NAME).symlink_to(built_labextension)
     config = home / "jupyter-config"
-    config.mkdir()
-    server_config: dict[str, Any] = {"ServerApp": {"jpserver_extensions": {"larik_jupyter.server": True}}}
-    if not collaboration:
-        server_config["YDocExtension"] = {"disable_rtc": True}
-    (config / "jupyter_server_config.json").write_text(json.dumps(server_config))
+    write_server_config(config, collaboration)
     runtime = home / "jupyter-runtime"
     env = {
         **env,
@@ -246,7 +266,7 @@ def lab_server(request: pytest.FixtureRequest, tmp_path: Path, built_labextensio
     marked `own_lab`, a server of its own rooted at `tmp_path/"work"`)."""
     own = request.node.get_closest_marker("own_lab")
     if own:
-        collaboration = bool(own.kwargs.get("collaboration"))
+        collaboration: bool | str = own.kwargs.get("collaboration", False)
         with _running_server(
             tmp_path, built_labextension, "jupyterlab", dict(os.environ), collaboration=collaboration
         ) as server:

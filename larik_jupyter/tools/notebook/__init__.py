@@ -18,11 +18,21 @@ if TYPE_CHECKING:
         notebook_path,
     )
     from larik_jupyter.tools.notebook.document import NotebookDocument, kernel_notebook
-    from larik_jupyter.tools.notebook.open import cell_restorer, cell_sources, open_notebook
+    from larik_jupyter.tools.notebook.open import (
+        cell_restorer,
+        cell_sources,
+        file_holder,
+        open_notebook,
+    )
     from larik_jupyter.tools.notebook.page import cell_positions
+    from larik_jupyter.tools.notebook.rooms import (
+        JUPYTER_COLLABORATION,
+        SERVER_DOCUMENTS,
+        under_server_documents,
+    )
     from larik_jupyter.tools.notebook.run import CellRun, NotebookRunTool
 
-__all__ = ["CellRun", "NOTEBOOK_PATH", "NotebookDocument", "NotebookEditTool", "NotebookReadTool", "NotebookRunTool", "cell_positions", "cell_restorer", "cell_tag", "cell_sources", "kernel_notebook", "notebook_path", "open_notebook"]
+__all__ = ["CellRun", "JUPYTER_COLLABORATION", "SERVER_DOCUMENTS", "under_server_documents", "NOTEBOOK_PATH", "NotebookDocument", "NotebookEditTool", "NotebookReadTool", "NotebookRunTool", "cell_positions", "cell_restorer", "cell_tag", "cell_sources", "file_holder", "kernel_notebook", "notebook_path", "open_notebook"]
 
 _LAZY = {
     "CellRun": "larik_jupyter.tools.notebook.run",
@@ -35,6 +45,10 @@ _LAZY = {
     "cell_positions": "larik_jupyter.tools.notebook.page",
     "cell_restorer": "larik_jupyter.tools.notebook.open",
     "cell_sources": "larik_jupyter.tools.notebook.open",
+    "file_holder": "larik_jupyter.tools.notebook.open",
+    "JUPYTER_COLLABORATION": "larik_jupyter.tools.notebook.rooms",
+    "SERVER_DOCUMENTS": "larik_jupyter.tools.notebook.rooms",
+    "under_server_documents": "larik_jupyter.tools.notebook.rooms",
     "kernel_notebook": "larik_jupyter.tools.notebook.document",
     "notebook_path": "larik_jupyter.tools.notebook.cells",
     "open_notebook": "larik_jupyter.tools.notebook.open",

@@ -49,6 +49,17 @@ def cell_restorer(env: Env) -> CellRestorer:
     return restore
 
 
+def file_holder(root: Path, path: str) -> str | None:
+    """Why undo must leave the notebook file at `path` as it is: a real-time collaboration room
+    holds it now, and its server would load the restored file over everyone's edits."""
+    if not path.endswith(".ipynb"):
+        return None
+    backend = room_backend(root / path)
+    if backend is None:
+        return None
+    return f"{held(backend)}, so it was not restored; {instead(backend, 'undo')}"
+
+
 def cell_sources(env: Env) -> CellSources:
     """How undo reads a turn's cells as they are now: from the document when a browser shows
     the notebook, else from its file (None when neither can be read)."""

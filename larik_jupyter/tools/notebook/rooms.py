@@ -20,6 +20,9 @@ import urllib.parse
 import urllib.request
 from pathlib import Path
 
+JUPYTER_COLLABORATION = "jupyter-collaboration"
+SERVER_DOCUMENTS = "jupyter-server-documents"
+
 ASK_TIMEOUT = 10.0
 
 
@@ -37,6 +40,19 @@ def _server() -> dict[str, str] | None:
     return {"url": data["url"], "token": str(data.get("token") or ""), "root_dir": data["root_dir"]}
 
 
+def _ask(server: dict[str, str], query: dict[str, str]) -> dict[str, object] | None:
+    """`server`'s answer at `/larik/api/room` (None: it does not answer, or not as larik's)."""
+    request = urllib.request.Request(f"{server['url'].rstrip('/')}/larik/api/room?{urllib.parse.urlencode(query)}")
+    if server["token"]:
+        request.add_header("Authorization", f"token {server['token']}")
+    try:
+        with urllib.request.urlopen(request, timeout=ASK_TIMEOUT) as response:
+            answer = json.loads(response.read())
+    except (OSError, ValueError, urllib.error.HTTPError):
+        return None
+    return answer if isinstance(answer, dict) else None
+
+
 def room_backend(path: Path) -> str | None:
     """The collaboration backend whose room holds the notebook at `path` now, or None (no
     server, no backend, no room, or a server without larik's extension)."""
@@ -46,17 +62,16 @@ def room_backend(path: Path) -> str | None:
     real, root = Path(os.path.realpath(path)), Path(os.path.realpath(os.path.expanduser(server["root_dir"])))
     if not real.is_relative_to(root):
         return None
-    query = urllib.parse.urlencode({"path": real.relative_to(root).as_posix()})
-    request = urllib.request.Request(f"{server['url'].rstrip('/')}/larik/api/room?{query}")
-    if server["token"]:
-        request.add_header("Authorization", f"token {server['token']}")
-    try:
-        with urllib.request.urlopen(request, timeout=ASK_TIMEOUT) as response:
-            answer = json.loads(response.read())
-    except (OSError, ValueError, urllib.error.HTTPError):
-        return None
-    backend = answer.get("backend") if isinstance(answer, dict) else None
-    return str(backend) if backend and answer.get("open") else None
+    answer = _ask(server, {"path": real.relative_to(root).as_posix()})
+    backend = answer.get("backend") if answer else None
+    return str(backend) if backend and answer and answer.get("open") else None
+
+
+def under_server_documents() -> bool:
+    """Whether the Jupyter server that started this kernel runs jupyter-server-documents."""
+    server = _server()
+    answer = _ask(server, {}) if server else None
+    return bool(answer and answer.get("backend") == SERVER_DOCUMENTS)
 
 
 def refusal(rel: str, backend: str) -> str:
@@ -67,8 +82,8 @@ def refusal(rel: str, backend: str) -> str:
 def instead(backend: str, verb: str) -> str:
     """What the user can do instead (`verb`: ask, undo): a page running this kernel edits the
     room's document, except under jupyter-server-documents, where no comm reaches the kernel."""
-    if backend == "jupyter-server-documents":
-        return f"close it in every tab, and {verb} again once its room has closed (about a minute)"
+    if backend == SERVER_DOCUMENTS:
+        return f"close it in every tab, and {verb} again once its room has closed (up to about 6 minutes after its last tab closed)"
     return f"open it in a notebook page running this kernel, or close it in every tab, and {verb} again"
 
 
