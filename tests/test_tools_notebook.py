@@ -19,6 +19,7 @@ from larik_jupyter.tools.env import CallContext
 from larik_jupyter.tools.images import MAX_PER_RESULT, MAX_SIDE
 from larik_jupyter.tools.notebook.cells import NotebookEditTool, NotebookReadTool
 from tests.agent_helpers import call, make_env
+from tests.rule_calls import subject
 
 
 @pytest.fixture
@@ -304,9 +305,9 @@ def test_rules_match_notebook_paths(root: Path) -> None:
     assert NotebookReadTool.default_permission == "allow"
     assert NotebookEditTool.default_permission == "ask"
     rules = Config(permissions=Permissions(allow=["notebook_edit(nb/**)"], deny=["notebook_read(secret/**)"]))
-    assert decide(rules, "notebook_edit", {"path": "nb/a.ipynb"}, root=root, cwd=root) == "allow"
-    assert decide(rules, "notebook_edit", {"path": "other/a.ipynb"}, root=root, cwd=root) is None
-    assert decide(rules, "notebook_read", {"path": "secret/x.ipynb"}, root=root, cwd=root) == "deny"
+    assert decide(rules, subject("notebook_edit", {"path": "nb/a.ipynb"}), root=root, cwd=root) == "allow"
+    assert decide(rules, subject("notebook_edit", {"path": "other/a.ipynb"}), root=root, cwd=root) is None
+    assert decide(rules, subject("notebook_read", {"path": "secret/x.ipynb"}), root=root, cwd=root) == "deny"
 
 
 def test_the_insert_preview_names_the_id_the_cell_then_gets(root: Path) -> None:

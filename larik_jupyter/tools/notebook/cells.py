@@ -14,6 +14,7 @@ import ast
 import hashlib
 import itertools
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -21,7 +22,7 @@ from larik_jupyter.bridge_protocol import Delete, Insert, Patch, Replace
 from larik_jupyter.egress.tags import Span, Tag, files_tag, tagged, variable_source, variable_tag
 from larik_jupyter.errors import ToolError
 from larik_jupyter.nbjson.cells import as_source, index_name, lines_form, named_index, source_text
-from larik_jupyter.session.call_summary import short_cell_id
+from larik_jupyter.session.call_summary import CellPosition, short_cell_id
 from larik_jupyter.textdiff import unified_diff
 from larik_jupyter.tools.base import Tool, ToolResult
 from larik_jupyter.tools.env import Env
@@ -72,9 +73,22 @@ def notebook_path(env: Env, args: dict[str, Any], tool: str) -> str:
     return str(own)
 
 
-class NotebookReadTool(Tool):
+class NotebookTool(Tool):
+    """A tool that acts on one notebook: its `path`, else the kernel's own notebook, which
+    rules, "Always allow" and the approval then name."""
+
+    path_input = "path"
+
+    def scoped_input(self, env: Env, args: Mapping[str, Any]) -> dict[str, Any]:
+        if not args.get("path") and (own := kernel_notebook(env)) is not None:
+            return {**args, "path": str(own)}
+        return dict(args)
+
+
+class NotebookReadTool(NotebookTool):
     name = "notebook_read"
     writes = frozenset()
+    kernel_tool = True
     description = (
         "Read a Jupyter notebook's cells in order: id, type, execution count, source and "
         "outputs (text capped per cell, errors with a short traceback, images you can see). "
@@ -256,8 +270,10 @@ class NotebookChange:
     question: str = ""  # what the approval asks, before the edit: "Replace the source of cell 3 …?"
 
 
-class NotebookEditTool(Tool):
+class NotebookEditTool(NotebookTool):
     name = "notebook_edit"
+    rule_names = ("notebookedit",)
+    kernel_tool = True
     writes = frozenset({"notebooks"})
     description = (
         "Edit one cell of a Jupyter notebook. edit_mode replace: new_source (the whole source) "
@@ -368,6 +384,16 @@ class NotebookEditTool(Tool):
         # A cell's source rarely ends with a newline: difflib's note about it is noise here.
         diff = change.diff.replace("\n\\ No newline at end of file", "")
         return change.question + "\n" + (diff or "(the source would not change)")
+
+    def approval_question(
+        self, args: Mapping[str, Any], preview: str, namespace: Mapping[str, Any] | None,
+        position: CellPosition | None,
+    ) -> tuple[str, str]:
+        """The question the preview opens with (it names the cell and what happens to it)."""
+        question, _, rest = preview.partition("\n")
+        if question.endswith("?") and rest.startswith("--- "):
+            return question, rest
+        return super().approval_question(args, preview, namespace, position)
 
     def execute(self, env: Env, args: dict[str, Any]) -> ToolResult:
         change = self.plan(env, args)
