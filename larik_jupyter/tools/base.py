@@ -102,6 +102,9 @@ class Tool(ABC):
       without one (CLI, server) does not offer it and a call of it is refused in one sentence.
     - `inline`: run on the caller's thread (the kernel's), not a worker thread.
     - `kernel_tool`: offered to an outside agent over MCP (`larik-jupyter mcp`).
+    - `runs_user_code`: runs code in the user's kernel among their variables, so protect mode
+      checks what a call did to them after it ran; `kernel_code(args)`: that code when the
+      input holds it (protect mode reads it before the call, the views show it).
     - `preview_is_call`: the approval preview is the call's own text (the command, the code),
       so the views name a pending call by the tool alone and the text appears once.
     - `path_input`, `default_path`, `rule_names`: what permission rules read of a call
@@ -121,6 +124,7 @@ class Tool(ABC):
     needs_kernel: ClassVar[bool] = False
     inline: ClassVar[bool] = False
     kernel_tool: ClassVar[bool] = False
+    runs_user_code: ClassVar[bool] = False
     preview_is_call: ClassVar[bool] = False
     path_input: ClassVar[str | None] = None
     default_path: ClassVar[str | None] = None
@@ -167,6 +171,11 @@ class Tool(ABC):
             return None
         path = args.get(self.path_input)
         return path if isinstance(path, str) and path else self.default_path
+
+    @classmethod
+    def kernel_code(cls, args: Mapping[str, Any]) -> str | None:
+        """The code a call runs in the user's kernel, when its input holds it; else None."""
+        return None
 
     @classmethod
     def doer(cls) -> str:

@@ -97,6 +97,7 @@ class PythonTool(Tool):
     needs_kernel = True
     kernel_tool = True
     preview_is_call = True
+    runs_user_code = True
     description = (
         "Run Python code in the user's live Jupyter kernel, sharing its variables. Returns "
         "stdout, stderr and the repr of the last expression (or a short traceback); rich "
@@ -127,6 +128,11 @@ class PythonTool(Tool):
 
     def preview(self, env: Env, args: dict[str, Any]) -> str:
         return str(args.get("code", ""))
+
+    @classmethod
+    def kernel_code(cls, args: Mapping[str, Any]) -> str | None:
+        code = args.get("code")
+        return code if isinstance(code, str) else None
 
     def rule_subject(self, args: Mapping[str, Any]) -> CallSubject:
         """Rules match the code (`python(PATTERN)`, a glob over it)."""

@@ -57,6 +57,7 @@ class NotebookRunTool(NotebookTool):
     name = "notebook_run"
     needs_kernel = True
     kernel_tool = True
+    runs_user_code = True
     description = (
         "Run a code cell of this kernel's own notebook in the live kernel (sharing its "
         "variables), like the user pressing Shift+Enter: its outputs go into the cell and come "
