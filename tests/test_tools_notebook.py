@@ -110,9 +110,16 @@ def test_read_sends_images_as_blocks(root: Path) -> None:
     write_nb(root / "img.ipynb", [new_code_cell("plot()", id="p", outputs=outputs)])
     result = call(make_env(root), "notebook_read", path="img.ipynb")
     assert len(result.images) == MAX_PER_RESULT
-    assert "not sent: at most 8 per result" in result.content
+    # The note names the cell as the header above it does, counted from 1.
+    assert "--- cell 1 · id p" in result.content
+    assert "[image image/png of cell 1 not sent: at most 8 per result]" in result.content
     big = Image.open(io.BytesIO(base64.b64decode(result.images[0].source["data"])))
     assert max(big.size) == MAX_SIDE
+    # The twin: the same cell second in the notebook is named cell 2.
+    write_nb(root / "img2.ipynb", [new_code_cell("x = 1", id="a"), new_code_cell("plot()", id="p", outputs=outputs)])
+    second = call(make_env(root), "notebook_read", path="img2.ipynb")
+    assert "[image image/png of cell 2 not sent: at most 8 per result]" in second.content
+    assert "of cell 1 not sent" not in second.content
 
 
 def test_replace_whole_source_clears_outputs_and_keeps_other_cells(root: Path) -> None:

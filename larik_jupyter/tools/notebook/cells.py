@@ -21,7 +21,14 @@ from typing import Any
 from larik_jupyter.bridge_protocol import Delete, Insert, Patch, Replace
 from larik_jupyter.egress.tags import Span, Tag, files_tag, tagged, variable_source, variable_tag
 from larik_jupyter.errors import ToolError
-from larik_jupyter.nbjson.cells import as_source, index_name, lines_form, named_index, source_text
+from larik_jupyter.nbjson.cells import (
+    as_source,
+    cell_number,
+    index_name,
+    lines_form,
+    named_index,
+    source_text,
+)
 from larik_jupyter.session.call_summary import CellPosition, short_cell_id
 from larik_jupyter.textdiff import unified_diff
 from larik_jupyter.tools.base import Tool, ToolResult
@@ -221,16 +228,16 @@ def _cell_text(
     """A cell's text, and its outputs' text within it ('' when none are shown)."""
     cell = nb.cells[index]
     if not isinstance(cell, dict):
-        return f"--- cell {index + 1} · not a cell (a JSON {type(cell).__name__}, not an object)", ""
+        return f"--- {cell_number(index)} · not a cell (a JSON {type(cell).__name__}, not an object)", ""
     kind = cell.get("cell_type", "?")
-    head = f"--- cell {index + 1} · id {nb.cell_id(index)} · {kind}"
+    head = f"--- {cell_number(index)} · id {nb.cell_id(index)} · {kind}"
     if kind == "code":
         count = cell.get("execution_count")
         head += f" · execution_count {count if count is not None else '-'}"
     rows = [head, _source_page(nb.cell_id(index), source_text(cell), offset)]
     shown = ""
     if outputs and kind == "code" and isinstance(cell.get("outputs"), list) and cell["outputs"]:
-        shown = outputs_text(cell["outputs"], images, f"cell {index}")
+        shown = outputs_text(cell["outputs"], images, cell_number(index))
         rows += ["--- outputs", shown]
     return "\n".join(rows), shown
 
@@ -442,7 +449,7 @@ def _cell_name(nb: NotebookDocument, cell_id: str, index: int) -> str:
     """`cell 3 (2363e7e8)`: where the cell stands now, counted from 1, and its id (a long one
     cut to `4f9a2c7d…`, as every view names a cell)."""
     position = nb.order.index(cell_id) if cell_id in nb.order else index
-    return f"cell {position + 1}" + ("" if named_index(cell_id) is not None else f" ({short_cell_id(cell_id)})")
+    return cell_number(position) + ("" if named_index(cell_id) is not None else f" ({short_cell_id(cell_id)})")
 
 
 def _new_cell(nb: NotebookDocument, kind: str, source: str, seed: str) -> dict[str, Any]:

@@ -18,7 +18,7 @@ from typing import Any
 from larik_jupyter.bridge_protocol import SetOutputs
 from larik_jupyter.egress.tags import variable_tag
 from larik_jupyter.errors import ToolError
-from larik_jupyter.nbjson.cells import source_text
+from larik_jupyter.nbjson.cells import cell_number, source_text
 from larik_jupyter.session.call_summary import CellPosition, cell_label
 from larik_jupyter.tools.base import ToolResult
 from larik_jupyter.tools.env import Env
@@ -152,7 +152,7 @@ class NotebookRunTool(NotebookTool):
             )
         elif run.interrupted:
             head += "; it was interrupted"
-        body = outputs_text(run.outputs, images, f"cell {cell_id}") if run.outputs else "(no output)"
+        body = outputs_text(run.outputs, images, cell_number(nb.find(cell_id))) if run.outputs else "(no output)"
         note = f"\n{REWRITTEN_NOTE}" if landed.rewritten else ""
         if watched := watch.note():
             note += f"\n{watched}"
