@@ -107,9 +107,9 @@ class Tool(ABC):
       input holds it (protect mode reads it before the call, the views show it).
     - `preview_is_call`: the approval preview is the call's own text (the command, the code),
       so the views name a pending call by the tool alone and the text appears once.
-    - `path_input`, `default_path`, `rule_names`: what permission rules read of a call
-      (`rule_subject`): the input naming the one path a call acts on and what it is when left
-      out, and other names a rule may call the tool by. One answer for the configured rules,
+    - `path_input`, `rule_names`: what permission rules read of a call
+      (`rule_subject`): the input naming the one path a call acts on (left out: the working
+      directory), and other names a rule may call the tool by. One answer for the configured rules,
       an "always allow" answer and scoping (`scoped_input`).
     - `preview(env, args)`: what an approval shows of the call; `approval_question`: what the
       approval asks, in the same words in every front end.
@@ -127,7 +127,6 @@ class Tool(ABC):
     runs_user_code: ClassVar[bool] = False
     preview_is_call: ClassVar[bool] = False
     path_input: ClassVar[str | None] = None
-    default_path: ClassVar[str | None] = None
     rule_names: ClassVar[tuple[str, ...]] = ()
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
@@ -165,12 +164,12 @@ class Tool(ABC):
         return CallSubject((self.name, *self.rule_names), path=self.call_path(args))
 
     def call_path(self, args: Mapping[str, Any]) -> str | None:
-        """The path a call acts on (its `path_input`, else `default_path`); None for a tool
-        that acts on no one path."""
+        """The path a call acts on: its `path_input`, else the working directory (`.`); None
+        for a tool that acts on no one path."""
         if self.path_input is None:
             return None
         path = args.get(self.path_input)
-        return path if isinstance(path, str) and path else self.default_path
+        return path if isinstance(path, str) and path else "."
 
     @classmethod
     def kernel_code(cls, args: Mapping[str, Any]) -> str | None:

@@ -64,7 +64,6 @@ class GlobTool(Tool):
     name = "glob"
     writes = frozenset()
     path_input = "path"
-    default_path = "."
     description = (
         "Find files by name pattern, e.g. '**/*.py' or 'src/*.ts' ('**' spans directories). "
         "Git-ignored files and directories like .git and node_modules are skipped. "
@@ -110,7 +109,6 @@ class GrepTool(Tool):
     name = "grep"
     writes = frozenset()
     path_input = "path"
-    default_path = "."
     description = (
         "Search file contents with a Python regular expression. Prints path:line: text for "
         f"each matching line (at most {MAX_GREP}). Git-ignored and binary files are skipped; "
@@ -194,7 +192,6 @@ class LsTool(Tool):
     name = "ls"
     writes = frozenset()
     path_input = "path"
-    default_path = "."
     description = f"List a directory: subdirectories end with '/', files show their size. At most {MAX_LS} entries."
     input_schema = {
         "type": "object",
