@@ -45,6 +45,7 @@ def main() -> None:
     os.environ["LARIK_CONFIG_DIR"] = str(work / "config")
     from larik_jupyter.config.decide import decide
     from larik_jupyter.config.layers import config_layers, load_config
+    from larik_jupyter.config.rules import CallSubject
     from larik_jupyter.config.update import update_json
 
     root = work / "repo"
@@ -71,7 +72,7 @@ def main() -> None:
             path.read_text()
 
     loaded = load_config(cwd)
-    assert decide(loaded, "bash", {"command": "git status && ls -la | grep foo"}) == "allow"
+    assert decide(loaded, CallSubject(("bash",), command="git status && ls -la | grep foo")) == "allow"
     fresh = itertools.count()  # one counter for both sides: no command is ever seen twice
 
     def new_command() -> str:
@@ -92,7 +93,7 @@ def main() -> None:
         ("load_config (4 layers, 3 instruction files)", per_call(lambda: load_config(cwd), 50),
          per_call(floor_load, 50)),
         ("decide (new 3-command bash chain, 30 rules)",
-         per_call(lambda: decide(loaded, "bash", {"command": new_command()}), 2000),
+         per_call(lambda: decide(loaded, CallSubject(("bash",), command=new_command())), 2000),
          per_call(lambda: shlex.split(new_command()), 2000)),
         ("update_json (lock + read + fsync + rename)",
          per_call(lambda: update_json(target, lambda d: d.update(payload)), 30),

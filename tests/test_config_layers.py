@@ -10,6 +10,7 @@ from larik_jupyter import paths
 from larik_jupyter.config.decide import decide
 from larik_jupyter.config.layers import definition_hash, load_config, private_settings_path
 from larik_jupyter.config.update import ConfigError, approve
+from tests.rule_calls import subject
 
 
 @pytest.fixture
@@ -224,7 +225,7 @@ def test_untrusted_settings_are_not_honoured_before_approval(repo: Path) -> None
     config = loaded.config
     assert config.checkpoint_retention_days == 7
     assert config.permissions.allow == []
-    assert decide(loaded, "bash", {"command": "rm -rf /"}) is None
+    assert decide(loaded, subject("bash", {"command": "rm -rf /"})) is None
     assert config.hooks == {}
     assert config.mcpServers == {}
     assert sorted(p.kind for p in loaded.pending) == ["allow-rule", "hook", "mcp", "mcp"]
@@ -240,7 +241,7 @@ def test_personal_files_are_trusted(repo: Path) -> None:
     loaded = load_config(repo)
     assert loaded.config.checkpoint_retention_days == 30
     assert "mine" in loaded.config.mcpServers
-    assert decide(loaded, "bash", {"command": "make"}) == "allow"
+    assert decide(loaded, subject("bash", {"command": "make"})) == "allow"
     assert loaded.pending == []
 
 

@@ -20,6 +20,7 @@ from larik_jupyter.config.update import (
     set_user_setting,
     update_json,
 )
+from tests.rule_calls import subject
 
 _WORKER = """
 import sys
@@ -109,7 +110,7 @@ def test_always_allow_goes_to_the_private_project_file(tmp_path: Path) -> None:
     add_allow_rule(repo, "bash(make test)")
     assert json.loads(private.read_text()) == {"note": "mine", "permissions": {"allow": ["bash(make test)"]}}
     loaded = load_config(repo)
-    assert decide(loaded, "bash", {"command": "make test"}) == "allow"
+    assert decide(loaded, subject("bash", {"command": "make test"})) == "allow"
     assert loaded.source_of("permissions.allow.0") == loaded.layers[3].label
 
 

@@ -30,6 +30,7 @@ from larik_jupyter.session.export import render_markdown
 from larik_jupyter.session.reader import load_entries
 from larik_jupyter.session.store import Session
 from tests.agent_helpers import personal, scripted, text, tool
+from tests.rule_calls import subject
 from tests.session_helpers import make_session
 
 
@@ -173,11 +174,11 @@ def test_help_wraps_within_its_width_and_as_a_table() -> None:
 def test_a_chain_names_every_rule_that_covers_it(project: Path) -> None:
     personal({"permissions": {"allow": ["bash(git status:*)", "bash(echo:*)", "read(*.py)"]}})
     loaded = load_config(project)
-    assert allowed_by(loaded, "bash", {"command": "git status && echo done"}) == ["bash(git status:*)", "bash(echo:*)"]
-    assert allowed_by(loaded, "bash", {"command": "echo a; echo b"}) == ["bash(echo:*)"]
-    assert allowed_by(loaded, "bash", {"command": "git status && rm -rf x"}) == []  # not covered
-    assert allowed_by(loaded, "read", {"path": "a.py"}) == ["read(*.py)"]
-    assert allowed_by(loaded, "read", {"path": "a.txt"}) == []
+    assert allowed_by(loaded, subject("bash", {"command": "git status && echo done"})) == ["bash(git status:*)", "bash(echo:*)"]
+    assert allowed_by(loaded, subject("bash", {"command": "echo a; echo b"})) == ["bash(echo:*)"]
+    assert allowed_by(loaded, subject("bash", {"command": "git status && rm -rf x"})) == []  # not covered
+    assert allowed_by(loaded, subject("read", {"path": "a.py"})) == ["read(*.py)"]
+    assert allowed_by(loaded, subject("read", {"path": "a.txt"})) == []
 
 
 def test_a_calls_streamed_output_stays_open_when_the_call_ends() -> None:

@@ -258,7 +258,7 @@ FRONT_END_AGENT_IMPORTS: dict[str, str] = {
     "agent.undo": "the one undo report every front end renders (`UndoReport`)",
     "agent.undo_list": "the one list of what can be undone every view renders (`undo_list`, `cell_names`)",
     "agent.textlog": "the plain-text view of the events (`larik-jupyter run`, terminal IPython)",
-    "agent.summary": "the words every view gives an approval and a changed variable",
+    "agent.summary": "how the views name a pending call and who changed a file, from its tool",
     "agent.mcp": "`/mcp` lists the servers the config declares before an agent opens",
     "agent.mcp_status": "`/mcp`'s table of those servers and their tools",
     "agent.worktree": "`/agents` lists and removes the project's subagent worktrees",

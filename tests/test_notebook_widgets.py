@@ -107,7 +107,6 @@ def test_one_coloured_diff_rendering_in_approvals_and_the_transcript() -> None:
 def test_a_python_approval_shows_its_code_once(tmp_path) -> None:  # type: ignore[no-untyped-def]
     from larik_jupyter.agent import events as ae
     from larik_jupyter.agent.preview import preview_change
-    from larik_jupyter.agent.summary import approval_question
     from larik_jupyter.notebook.view import TranscriptView
     from larik_jupyter.session.call_summary import summarize_call
     from larik_jupyter.tools.kernel.python import PythonTool
@@ -120,7 +119,7 @@ def test_a_python_approval_shows_its_code_once(tmp_path) -> None:  # type: ignor
     view.handle(ae.ToolRequested("t1", "python", call, summary))
     view.handle(ae.PermissionAsked("t1", "python", summary))
     detail = preview_change(make_env(tmp_path), PythonTool(), call)
-    question, detail = approval_question("python", call, summary, detail, {"sales": object()})
+    question, detail = PythonTool().approval_question(call, detail, {"sales": object()}, None)
     card = ApprovalWidget(PermissionRequest("t1", "python", call, summary, detail, question), lambda a: None)
     shown = view.markdown() + card.header.value
     assert shown.count("total = sales") == 1

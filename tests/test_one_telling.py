@@ -81,8 +81,8 @@ def test_every_approval_asks_a_full_question(tmp_path: Path) -> None:
     """What each asking tool's card says above its detail, from its own preview; the same
     words the terminal prints."""
     from larik_jupyter.agent.preview import preview_change
-    from larik_jupyter.agent.summary import approval_question
-    from larik_jupyter.session.call_summary import summarize_call
+    from larik_jupyter.tools.files import WriteTool
+    from larik_jupyter.tools.kernel import PythonTool
     from larik_jupyter.tools.registry import BUILTIN_TOOLS
     from tests.agent_helpers import make_env
 
@@ -109,9 +109,7 @@ def test_every_approval_asks_a_full_question(tmp_path: Path) -> None:
             continue
         args = calls[cls.name]  # every asking tool is in the table
         preview = preview_change(env, cls(), args)
-        asked[cls.name], _ = approval_question(
-            cls.name, args, summarize_call(cls.name, args), preview, namespace
-        )
+        asked[cls.name], _ = cls().approval_question(args, preview, namespace, None)
     assert asked == {
         "write": "Create new.py with this content?",
         "edit": "Make this edit to app.py?",
@@ -123,11 +121,12 @@ def test_every_approval_asks_a_full_question(tmp_path: Path) -> None:
         "notebook_check": "Run work.ipynb top to bottom in a scratch kernel, on a copy (your kernel, the notebook "
                           "and your files stay as they are)?",
     }
-    overwrite, _ = approval_question("write", {"path": "app.py"}, "write: app.py",
-                                     preview_change(env, BUILTIN_TOOLS[1](), {"path": "app.py", "content": "x = 2\n"}), {})
+    overwrite, _ = WriteTool().approval_question(
+        {"path": "app.py"}, preview_change(env, WriteTool(), {"path": "app.py", "content": "x = 2\n"}), {}, None
+    )
     assert overwrite == "Overwrite app.py with this content?"
     # The python question follows the kernel: with df gone, the code would create it.
-    assert approval_question("python", calls["python"], "python: …", "", {})[0] == (
+    assert PythonTool().approval_question(calls["python"], "", {}, None)[0] == (
         "Run this Python in your kernel? It may create total."
     )
 

@@ -19,6 +19,7 @@ from larik_jupyter.tools.env import CallContext
 from larik_jupyter.tools.images import MAX_PER_RESULT, MAX_SIDE
 from larik_jupyter.tools.notebook.cells import NotebookEditTool, NotebookReadTool
 from tests.agent_helpers import call, make_env
+from tests.rule_calls import subject
 
 
 @pytest.fixture
@@ -109,9 +110,16 @@ def test_read_sends_images_as_blocks(root: Path) -> None:
     write_nb(root / "img.ipynb", [new_code_cell("plot()", id="p", outputs=outputs)])
     result = call(make_env(root), "notebook_read", path="img.ipynb")
     assert len(result.images) == MAX_PER_RESULT
-    assert "not sent: at most 8 per result" in result.content
+    # The note names the cell as the header above it does, counted from 1.
+    assert "--- cell 1 · id p" in result.content
+    assert "[image image/png of cell 1 not sent: at most 8 per result]" in result.content
     big = Image.open(io.BytesIO(base64.b64decode(result.images[0].source["data"])))
     assert max(big.size) == MAX_SIDE
+    # The twin: the same cell second in the notebook is named cell 2.
+    write_nb(root / "img2.ipynb", [new_code_cell("x = 1", id="a"), new_code_cell("plot()", id="p", outputs=outputs)])
+    second = call(make_env(root), "notebook_read", path="img2.ipynb")
+    assert "[image image/png of cell 2 not sent: at most 8 per result]" in second.content
+    assert "of cell 1 not sent" not in second.content
 
 
 def test_replace_whole_source_clears_outputs_and_keeps_other_cells(root: Path) -> None:
@@ -304,9 +312,9 @@ def test_rules_match_notebook_paths(root: Path) -> None:
     assert NotebookReadTool.default_permission == "allow"
     assert NotebookEditTool.default_permission == "ask"
     rules = Config(permissions=Permissions(allow=["notebook_edit(nb/**)"], deny=["notebook_read(secret/**)"]))
-    assert decide(rules, "notebook_edit", {"path": "nb/a.ipynb"}, root=root, cwd=root) == "allow"
-    assert decide(rules, "notebook_edit", {"path": "other/a.ipynb"}, root=root, cwd=root) is None
-    assert decide(rules, "notebook_read", {"path": "secret/x.ipynb"}, root=root, cwd=root) == "deny"
+    assert decide(rules, subject("notebook_edit", {"path": "nb/a.ipynb"}), root=root, cwd=root) == "allow"
+    assert decide(rules, subject("notebook_edit", {"path": "other/a.ipynb"}), root=root, cwd=root) is None
+    assert decide(rules, subject("notebook_read", {"path": "secret/x.ipynb"}), root=root, cwd=root) == "deny"
 
 
 def test_the_insert_preview_names_the_id_the_cell_then_gets(root: Path) -> None:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 from larik_jupyter.agent import events as ae
 from larik_jupyter.agent.permissions import (
@@ -17,7 +17,6 @@ from larik_jupyter.agent.permissions import (
     always_rule,
 )
 from larik_jupyter.agent.preview import preview_change
-from larik_jupyter.agent.summary import approval_question
 from larik_jupyter.agent.tool_calls import Gate
 from larik_jupyter.agent.turn import Turn
 from larik_jupyter.config.decide import allowed_by, decide
@@ -28,7 +27,6 @@ from larik_jupyter.session.call_summary import CellPosition
 from larik_jupyter.tools.base import Tool
 from larik_jupyter.tools.env import Env
 from larik_jupyter.tools.kernel import protect_text
-from larik_jupyter.tools.notebook import kernel_notebook
 
 
 class Verdict(NamedTuple):
@@ -39,16 +37,6 @@ class Verdict(NamedTuple):
     saved_rule: bool = False
 
 
-def scoped_input(call: ToolUseBlock, env: Env) -> dict[str, Any]:
-    """The call's input as rules see it: a notebook tool called without `path` acts on the
-    kernel's own notebook, so rules (and "Always allow") name that notebook and no other."""
-    if call.name.startswith("notebook_") and not call.input.get("path"):
-        own = kernel_notebook(env)
-        if own is not None:
-            return {**call.input, "path": str(own)}
-    return dict(call.input)
-
-
 async def check_call(
     call: ToolUseBlock, tool: Tool, summary: str, protected: dict[str, list[str]], position: CellPosition,
     *, loaded: LoadedConfig, env: Env, cwd: Path, approver: Approver | None, yes: bool,
@@ -57,12 +45,12 @@ async def check_call(
     """Decide `call` (`protected`: what its code would do to the user's variables, in protect
     mode) and say how, as events the front ends show; `unanswered`: how the person can permit
     a call nobody could answer."""
-    scoped = scoped_input(call, env)
-    configured = decide(loaded, call.name, scoped)
+    subject = tool.rule_subject(tool.scoped_input(env, call.input))
+    configured = decide(loaded, subject)
     decision = configured or tool.default_permission
     if decision == "allow" and not protected:
         if configured == "allow":  # the row says which rule let it run, as it says --yes
-            rules = ", ".join(allowed_by(loaded, call.name, scoped))
+            rules = ", ".join(allowed_by(loaded, subject))
             emit(ae.PermissionAnswered(call.id, "allow", f"rule {rules}"))
         return Verdict(None)
     if decision == "deny":
@@ -74,7 +62,7 @@ async def check_call(
     # In a thread: a notebook preview may ask the browser, whose reply this loop delivers.
     preview = await asyncio.to_thread(preview_change, env, tool, call.input)
     namespace = env.host.namespace if env.host is not None else None
-    question, detail = approval_question(call.name, call.input, summary, preview, namespace, position)
+    question, detail = tool.approval_question(call.input, preview, namespace, position)
     request = PermissionRequest(
         id=call.id,
         tool=call.name,
@@ -103,7 +91,7 @@ async def check_call(
     emit(ae.PermissionAnswered(call.id, answer.decision, answer.message))
     saved = answer.decision == "always"
     if saved:
-        rule, covers = always_rule(call.name, scoped, cwd, loaded.root)
+        rule, covers = always_rule(subject, cwd, loaded.root)
         where = add_allow_rule(cwd, rule)
         emit(
             ae.Notice(

@@ -20,7 +20,7 @@ import concurrent.futures
 import contextlib
 import importlib
 import threading
-from collections.abc import Coroutine
+from collections.abc import Coroutine, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar, TypeVar
@@ -36,6 +36,7 @@ from larik_jupyter.agent.mcp_status import (
 from larik_jupyter.config.layers import LoadedConfig, PendingApproval
 from larik_jupyter.config.model import McpServer
 from larik_jupyter.errors import first_problem
+from larik_jupyter.session.call_summary import CellPosition
 from larik_jupyter.tools.base import Tool, ToolResult
 from larik_jupyter.tools.env import Env
 from larik_jupyter.tools.files import Snapshot, changes, take_snapshot
@@ -408,6 +409,13 @@ class McpTool(Tool):
     server: ClassVar[str]
     remote: ClassVar[str]
     manager: ClassVar[McpManager]
+
+    def approval_question(
+        self, args: Mapping[str, Any], preview: str, namespace: Mapping[str, Any] | None,
+        position: CellPosition | None,
+    ) -> tuple[str, str]:
+        named = self.name.removeprefix("mcp__").replace("__", " → ", 1)
+        return f"Call the MCP tool {named} with these arguments?", preview
 
     def execute(self, env: Env, args: dict[str, Any]) -> ToolResult:
         return self.manager.call(self.server, self.remote, args)

@@ -8,11 +8,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from larik_jupyter.config.rules import CallSubject
+
 
 @dataclass(frozen=True)
 class PermissionRequest:
     """An ask shown to the user: the call, a one-line summary, the `question` every front end
-    asks in the same words (`agent/summary.approval_question`) and what it would do (`detail`).
+    asks in the same words (`Tool.approval_question`) and what it would do (`detail`).
 
     `ask` "keep": the call already ran and changed the user's variables (protect mode, a route
     the scan could not see); `summary` says what, `allow` keeps the changes, `deny` rolls them
@@ -39,21 +41,23 @@ class PermissionAnswer:
 Approver = Callable[[PermissionRequest], Awaitable[PermissionAnswer | None]]
 
 
-def always_rule(tool: str, tool_input: dict[str, Any], cwd: Path, root: Path) -> tuple[str, str]:
-    """The rule an "always allow" answer stores, and what it covers in words.
+def always_rule(subject: CallSubject, cwd: Path, root: Path) -> tuple[str, str]:
+    """The rule an "always allow" answer stores for a call (`Tool.rule_subject`), and what it
+    covers in words: the exact shell command, the one path the call acts on, else the tool.
 
     A path inside the project is stored relative to the project root and anchored there
     (`./src/a.py`: that one file, wherever the project is); one outside stays absolute.
     """
-    if tool == "bash":
-        command = tool_input.get("command", "")
-        return f"bash({command})", f"exactly the command `{command}`, in any folder of this project"
-    path = tool_input.get("path")
-    if isinstance(path, str) and path:
-        absolute = Path(os.path.normpath(cwd / path))
+    tool = subject.names[0]
+    if subject.command is not None:
+        command = subject.command
+        return f"{tool}({command})", f"exactly the command `{command}`, in any folder of this project"
+    if subject.path:
+        absolute = Path(os.path.normpath(cwd / subject.path))
         try:
             relative = absolute.relative_to(root).as_posix()
         except ValueError:
             return f"{tool}({absolute})", f"{tool} of the file {absolute} only"
-        return f"{tool}(./{relative})", f"{tool} of {relative} (in the project root) only"
+        if relative != ".":
+            return f"{tool}(./{relative})", f"{tool} of {relative} (in the project root) only"
     return tool, f"every {tool} call in this project"

@@ -12,7 +12,7 @@ from larik_jupyter.agent.permissions import Approver, PermissionAnswer, Permissi
 from larik_jupyter.llm.messages import ToolUseBlock
 from larik_jupyter.session.state import State
 from larik_jupyter.session.variable_changes import VariableChange, changes_of
-from larik_jupyter.tools.base import ToolResult
+from larik_jupyter.tools.base import Tool, ToolResult
 from larik_jupyter.tools.check import names_of_cell
 from larik_jupyter.tools.env import Env
 from larik_jupyter.tools.kernel import KernelSnapshots, call_snapshots, protected_changes
@@ -44,19 +44,21 @@ def agent_variables(state: State) -> set[str]:
     return own
 
 
-def protected(call: ToolUseBlock, env: Env) -> dict[str, list[str]]:
-    """The user's variables a `python` call's code would change (the agent's own variables are
-    not the user's); call it in protect mode only."""
-    if call.name != "python" or env.host is None:
+def protected(call: ToolUseBlock, tool: Tool, env: Env) -> dict[str, list[str]]:
+    """The user's variables the code a call of `tool` runs in the kernel would change, as its
+    input holds it (`Tool.kernel_code`; the agent's own variables are not the user's); call it
+    in protect mode only."""
+    code = tool.kernel_code(call.input)
+    if code is None or env.host is None:
         return {}
     snapshots = call_snapshots(env)
     own = snapshots.own_names(env.host.namespace) if snapshots is not None else set()
-    return protected_changes(str(call.input.get("code", "")), env.host.namespace, own)
+    return protected_changes(code, env.host.namespace, own)
 
 
-def guarded(call: ToolUseBlock, env: Env) -> bool:
-    """Whether protect mode checks what this call did to the variables after it ran."""
-    return env.host is not None and env.keeps_variables and call.name in ("python", "notebook_run")
+def guarded(tool: Tool, env: Env) -> bool:
+    """Whether protect mode checks what a call of `tool` did to the variables after it ran."""
+    return env.host is not None and env.keeps_variables and tool.runs_user_code
 
 
 def _unasked(snapshots: KernelSnapshots, changes: list[VariableChange], asked: set[str]) -> list[VariableChange]:

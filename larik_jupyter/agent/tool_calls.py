@@ -91,7 +91,7 @@ class ToolCalls:
         before = await self.hooks.before_tool(call.name, dict(call.input))
         if before.refusal is not None:
             return self.error_result(call, before.refusal, before.notices)
-        asked = protected(call, env) if self.protecting else {}
+        asked = protected(call, tool, env) if self.protecting else {}
         denial = await self.gate(call, tool, summary, asked, position)
         if denial is not None:
             return self.error_result(call, denial, before.notices)
@@ -100,7 +100,7 @@ class ToolCalls:
         own = dataclasses.replace(
             env.call, tool_use_id=call.id, on_output=lambda text: self.emit(ae.ToolOutput(call.id, text))
         )
-        checked = self.protecting and guarded(call, env)
+        checked = self.protecting and guarded(tool, env)
         started = time.monotonic()
         try:
             result: ToolResult = await tool.arun(dataclasses.replace(env, call=own), dict(call.input))

@@ -16,6 +16,7 @@ from pathlib import Path
 from larik_jupyter.checkpoint.manifest import CellRecord
 from larik_jupyter.checkpoint.store import CheckpointStore, TurnInfo
 from larik_jupyter.errors import LarikError
+from larik_jupyter.nbjson.cells import cell_number
 from larik_jupyter.session.call_summary import short_cell_id
 from larik_jupyter.session.regular import UnreadableFileError, read_regular
 from larik_jupyter.textdiff import snapshot_diff, unified_diff
@@ -81,7 +82,7 @@ class CellDiff:
 def cell_name(path: str, cell: CellRecord) -> str:
     """A cell a turn changed, as people read it: `analysis.ipynb cell 3 (4f9a2c7d…)` (1-based,
     where it stood before the turn), `analysis.ipynb new cell (4f9a2c7d…)` for one it inserted."""
-    at = "new cell" if not cell.existed else (f"cell {cell.position + 1}" if cell.position is not None else "cell")
+    at = "new cell" if not cell.existed else (cell_number(cell.position) if cell.position is not None else "cell")
     return f"{path.rsplit('/', 1)[-1]} {at} ({short_cell_id(cell.id)})"
 
 

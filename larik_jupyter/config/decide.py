@@ -4,25 +4,22 @@ against the call, deny before ask before allow."""
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
-from typing import Any
 
 from larik_jupyter.config.layers import LoadedConfig
 from larik_jupyter.config.model import Config
-from larik_jupyter.config.rules import Decision, allowed, allowing, call_of, parse_rule
+from larik_jupyter.config.rules import CallSubject, Decision, allowed, allowing, call_of, parse_rule
 
 
-def allowed_by(config: LoadedConfig, tool_name: str, tool_input: Mapping[str, Any]) -> list[str]:
+def allowed_by(config: LoadedConfig, subject: CallSubject) -> list[str]:
     """The allow rules that let a call run without asking (as written in the config), for the
     call's row to name them; empty when no rule allows it."""
-    call = call_of(tool_name, tool_input, config.root, config.cwd)
+    call = call_of(subject, config.root, config.cwd)
     return allowing(call, (parse_rule(text) for text in config.config.permissions.allow))
 
 
 def decide(
     config: Config | LoadedConfig,
-    tool_name: str,
-    tool_input: Mapping[str, Any],
+    subject: CallSubject,
     *,
     root: str | os.PathLike[str] | None = None,
     cwd: str | os.PathLike[str] | None = None,
@@ -35,7 +32,7 @@ def decide(
         root = config.root if root is None else root
         cwd = config.cwd if cwd is None else cwd
         config = config.config
-    call = call_of(tool_name, tool_input, root, cwd)
+    call = call_of(subject, root, cwd)
     permissions = config.permissions
     if any(parse_rule(text).touches(call) for text in permissions.deny):
         return "deny"

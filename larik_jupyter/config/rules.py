@@ -1,17 +1,19 @@
 """Permission rules: `tool` or `tool(pattern)`, and the allow/ask/deny decision for a tool call.
 
-A rule names a tool (fnmatch wildcards allowed, case-insensitive, so Claude's `Bash(...)` works)
-and optionally an argument pattern:
+A rule names a tool (fnmatch wildcards allowed, case-insensitive, so Claude's `Bash(...)` works;
+a tool may answer to more names, `Tool.rule_names`, such as Claude's `MultiEdit`) and optionally
+an argument pattern, matched against what the tool says its call acts on (`CallSubject`, from
+`Tool.rule_subject`), never against a list of tool names kept here:
 
 - `bash(PATTERN)`: `PATTERN:*` covers any command starting with those words; `*` every command;
   anything else exactly that command (`*` in it is literal, as the shell would expand it). A
   chain (`a && b; c | d`) is covered only when every command in it is; a prefix never covers a
   command with `$(...)` or backticks.
-- file tools (`read(src/**)`, `write(*.md)`, …): gitignore-style glob against the `path` input
-  relative to the project root; a pattern starting with `./` is anchored at the project root
+- a tool that acts on a path (`read(src/**)`, `write(*.md)`, `notebook_run(./a.ipynb)`, …):
+  gitignore-style glob against that path relative to the project root; a pattern starting with `./` is anchored at the project root
   (`./a.txt` is that file only, not `a.txt` at any depth); one starting with `/` or `~/` is an
   absolute path.
-- `python(PATTERN)`: a glob over the code.
+- a tool whose subject is code (`python(PATTERN)`): a glob over the code.
 - any other tool: only the tool name is matched; a pattern other than `*` never matches.
 """
 
@@ -20,12 +22,12 @@ from __future__ import annotations
 import os
 import re
 import shlex
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
 import pathspec
 
@@ -34,11 +36,6 @@ from larik_jupyter.errors import LarikError
 
 Decision = Literal["allow", "ask", "deny"]
 
-FILE_TOOLS = frozenset(
-    {"read", "write", "edit", "multi_edit", "glob", "grep", "ls", "notebook_read", "notebook_edit"}
-)
-_ALIASES = {"multiedit": "multi_edit", "notebookedit": "notebook_edit"}
-_PATH_KEYS = ("path", "file_path", "notebook_path")
 _RULE = re.compile(r"^([^()\s]+)(?:\((.*)\))?$", re.S)
 _SUBSTITUTION = ("$(", "`")
 # Parentheses split too, so the commands inside `$(...)`, `<(...)` and subshells are checked.
@@ -49,9 +46,21 @@ class RuleError(LarikError):
     """A permission rule that cannot be parsed."""
 
 
+@dataclass(frozen=True)
+class CallSubject:
+    """What permission rules read of a tool call, as its tool declares it (`Tool.rule_subject`):
+    the names a rule may call the tool by, and at most one argument a rule's pattern matches:
+    a shell `command`, Python `code`, or the `path` the call acts on. One answer for the
+    configured rules, an "always allow" answer and the scoping of a call to a notebook."""
+
+    names: tuple[str, ...]
+    command: str | None = None
+    code: str | None = None
+    path: str | None = None
+
+
 def _tool_key(name: str) -> str:
-    lowered = name.strip().lower()
-    return _ALIASES.get(lowered, lowered)
+    return name.strip().lower()
 
 
 @lru_cache(maxsize=2048)
@@ -87,7 +96,7 @@ def _segments(command: str) -> list[list[str]]:
 class _Call:
     """A tool call reduced to what rules look at."""
 
-    tool: str
+    names: tuple[str, ...]
     command: str | None = None
     segments: tuple[tuple[str, ...], ...] = ()
     relative: str | None = None  # path relative to the project root; None when outside it
@@ -95,22 +104,21 @@ class _Call:
     code: str | None = None
 
     @classmethod
-    def of(cls, tool_name: str, tool_input: Mapping[str, Any], root: Path, cwd: Path) -> _Call:
-        tool = _tool_key(tool_name)
-        if tool == "bash":
-            command = str(tool_input.get("command", ""))
-            return cls(tool, command=command, segments=tuple(tuple(s) for s in _segments(command)))
-        if tool == "python":
-            return cls(tool, code=str(tool_input.get("code", "")))
-        if tool in FILE_TOOLS:
-            raw = next((tool_input[k] for k in _PATH_KEYS if isinstance(tool_input.get(k), str)), ".")
-            absolute = os.path.normpath(os.path.join(cwd, os.path.expanduser(raw)))
+    def of(cls, subject: CallSubject, root: Path, cwd: Path) -> _Call:
+        names = tuple(_tool_key(name) for name in subject.names)
+        if subject.command is not None:
+            command = subject.command
+            return cls(names, command=command, segments=tuple(tuple(s) for s in _segments(command)))
+        if subject.code is not None:
+            return cls(names, code=subject.code)
+        if subject.path is not None:
+            absolute = os.path.normpath(os.path.join(cwd, os.path.expanduser(subject.path)))
             try:
                 relative: str | None = Path(absolute).relative_to(root).as_posix()
             except ValueError:
                 relative = None
-            return cls(tool, relative=relative, absolute=Path(absolute).as_posix())
-        return cls(tool)
+            return cls(names, relative=relative, absolute=Path(absolute).as_posix())
+        return cls(names)
 
 
 @dataclass(frozen=True)
@@ -123,14 +131,13 @@ class Rule:
 
     def matches(
         self,
-        tool_name: str,
-        tool_input: Mapping[str, Any],
+        subject: CallSubject,
         *,
         root: str | os.PathLike[str] | None = None,
         cwd: str | os.PathLike[str] | None = None,
     ) -> bool:
         """Whether this rule covers the whole call (for bash: every command of a chain)."""
-        return self._applies(call_of(tool_name, tool_input, root, cwd), all)
+        return self._applies(call_of(subject, root, cwd), all)
 
     def touches(self, call: _Call) -> bool:
         """Whether this rule applies to any part of the call; how deny and ask rules match."""
@@ -141,12 +148,12 @@ class Rule:
         the whole command or, by `segments` (`all`: covers, `any`: touches), its commands."""
         if not self._names(call):
             return False
-        if call.tool == "bash" and self.pattern not in (None, "*"):
+        if call.command is not None and self.pattern not in (None, "*"):
             return self._whole_command(call) or segments(self._segment(s) for s in call.segments)
         return self._argument(call)
 
     def _names(self, call: _Call) -> bool:
-        return fnmatchcase(call.tool, self.tool)
+        return any(fnmatchcase(name, self.tool) for name in call.names)
 
     def _whole_command(self, call: _Call) -> bool:
         """An exact rule for the whole command, as an "always allow" answer stores it."""
@@ -168,11 +175,9 @@ class Rule:
         pattern = self.pattern
         if pattern is None or pattern == "*":
             return True
-        if call.tool in FILE_TOOLS:
+        if call.absolute is not None:
             return _path_matches(pattern, call)
-        if call.tool == "python":
-            return call.code is not None and fnmatchcase(call.code, pattern)
-        return False
+        return call.code is not None and fnmatchcase(call.code, pattern)
 
 
 def _path_matches(pattern: str, call: _Call) -> bool:
@@ -211,14 +216,13 @@ def parse_rule(text: str) -> Rule:
 
 
 def call_of(
-    tool_name: str,
-    tool_input: Mapping[str, Any],
+    subject: CallSubject,
     root: str | os.PathLike[str] | None,
     cwd: str | os.PathLike[str] | None,
 ) -> _Call:
     cwd_path = Path(os.path.abspath(cwd if cwd is not None else os.getcwd()))
     root_path = Path(os.path.abspath(root)) if root is not None else paths.project_root(cwd_path)
-    return _Call.of(tool_name, tool_input, root_path, cwd_path)
+    return _Call.of(subject, root_path, cwd_path)
 
 
 def allowed(call: _Call, rules: Iterable[Rule]) -> bool:
@@ -230,7 +234,7 @@ def allowing(call: _Call, rules: Iterable[Rule]) -> list[str]:
     """The allow rules that together cover `call` (one per command of a bash chain that needs
     its own), in their order; empty when they do not cover it."""
     named = [r for r in rules if r._names(call)]
-    if call.tool != "bash":
+    if call.command is None:
         return [r.text for r in named if r._argument(call)][:1]
     whole = [r.text for r in named if r.pattern in (None, "*") or r._whole_command(call)]
     if whole:

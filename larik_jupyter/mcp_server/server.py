@@ -58,19 +58,14 @@ VIEW_TOOLS: dict[str, tuple[str, dict[str, Any], bool]] = {
         False,
     ),
 }
-KERNEL_TOOLS = ("notebook_read", "notebook_edit", "notebook_run", "notebook_check", "python")
-
-
 def tool_list() -> list[types.Tool]:
     """The tools offered: larik's kernel tools with their own descriptions and schemas, then the views."""
-    from larik_jupyter.tools.registry import builtin_tool
+    from larik_jupyter.tools.registry import kernel_tools
 
     tools = []
-    for name in KERNEL_TOOLS:
-        cls = builtin_tool(name)
-        assert cls is not None
+    for cls in kernel_tools():
         tools.append(types.Tool(
-            name=name, description=cls.description, input_schema=cls.input_schema,
+            name=cls.name, description=cls.description, input_schema=cls.input_schema,
             annotations=types.ToolAnnotations(read_only_hint=cls.read_only()),
         ))
     for name, (description, schema, read_only) in VIEW_TOOLS.items():

@@ -15,6 +15,12 @@ _SPLIT_MEDIA = ("application/javascript", "image/svg+xml")
 _INDEX_NAME = re.compile(r"cell-([0-9]+)")
 
 
+def cell_number(index: int) -> str:
+    """`cell 3`: the cell at 0-based `index` 2, counted from 1 as people count; the one way every
+    tool result, note, approval, summary and report names a cell by its position."""
+    return f"cell {index + 1}"
+
+
 def index_name(index: int) -> str:
     """`cell-3`: the name of the cell at 0-based `index` 2 (the third) in a notebook without ids."""
     return f"cell-{index + 1}"

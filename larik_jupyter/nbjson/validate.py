@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from larik_jupyter.errors import exception_text
+from larik_jupyter.nbjson.cells import cell_number
 
 MAX_MESSAGE = 160
 
@@ -167,7 +168,7 @@ def _problem(data: dict[str, Any], path: list[Any], message: str) -> Problem:
     if len(path) >= 2 and path[0] == "cells" and isinstance(cells, list) and isinstance(path[1], int):
         index, rest = path[1], path[2:]
         cell = cells[index] if index < len(cells) else None
-        name = f"cell {index + 1}"
+        name = cell_number(index)
         if isinstance(cell, dict) and isinstance(cell.get("id"), str):
             name += f" (id {cell['id']})"
         where = name + (f", field {_dotted(rest)}" if rest else "")

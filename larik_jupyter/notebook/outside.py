@@ -25,14 +25,16 @@ from larik_jupyter.llm.outside import PREFIX as OUTSIDE_PREFIX
 from larik_jupyter.llm.provider import Destination
 from larik_jupyter.notebook.interrupt import sigint_stops
 from larik_jupyter.notebook.kernel import KernelSession
+from larik_jupyter.tools.registry import kernel_tools
 
 if TYPE_CHECKING:
     from larik_jupyter.api import Agent
     from larik_jupyter.egress.ledger import Withheld
     from larik_jupyter.tools.host import OpenNotebooks
 
-# The larik tools an outside agent may call; each runs as a turn, exactly as in a `%larik` turn.
-CALLS = ("notebook_read", "notebook_edit", "notebook_run", "notebook_check", "python")
+# The larik tools an outside agent may call (`Tool.kernel_tool`); each runs as a turn, exactly
+# as in a `%larik` turn.
+CALLS = tuple(cls.name for cls in kernel_tools())
 # What it may read of its own session (no turn), and `undo`.
 VIEWS = ("variable_report", "undo_list", "transcript", "undo")
 

@@ -28,6 +28,7 @@ from larik_jupyter.session.state import undone_notice
 from larik_jupyter.session.tool_names import SKILL_TOOL, TODO_WRITE
 from larik_jupyter.session.variable_changes import VariableChange, changes_of, changes_text
 from larik_jupyter.textdiff import diff_html
+from larik_jupyter.tools.registry import builtin_tool
 
 _OUTPUT_CAP = 4000
 # The captions that part an expanded `python` call's code from its output.
@@ -356,8 +357,8 @@ def tool_part(call_id: str, name: str, tool_input: dict[str, Any], position: Cel
         part.plan = plan_of(tool_input)
     elif name == SKILL_TOOL and isinstance(tool_input.get("name"), str):
         part.skill = tool_input["name"]
-    elif name == "python" and isinstance(tool_input.get("code"), str):
-        part.code = tool_input["code"]
+    elif (cls := builtin_tool(name)) is not None and (code := cls.kernel_code(tool_input)) is not None:
+        part.code = code
     return part
 
 

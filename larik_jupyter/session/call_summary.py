@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from larik_jupyter.llm.messages import Message
-from larik_jupyter.nbjson.cells import named_index
+from larik_jupyter.nbjson.cells import cell_number, named_index
 from larik_jupyter.nbjson.read import NotebookUnreadable, cell_list, read_notebook
 from larik_jupyter.session.plan import plan_of, progress
 from larik_jupyter.session.tool_names import ANSWER_TOOL, SKILL_TOOL, TODO_WRITE
@@ -108,7 +108,7 @@ def cell_label(cell_id: str, path: str | None = None, position: CellPosition | N
     if found is None:
         found = named_index(cell_id)
     if found is not None:
-        return f"cell {found + 1}"
+        return cell_number(found)
     return f"cell {short_cell_id(cell_id)}"
 
 

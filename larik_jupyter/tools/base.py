@@ -16,14 +16,17 @@ import asyncio
 import json
 import traceback
 from abc import ABC, abstractmethod
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
+from larik_jupyter.config.rules import CallSubject
 from larik_jupyter.errors import LarikError, ToolError, exception_text
 
 if TYPE_CHECKING:
     from larik_jupyter.egress.tags import Tag
     from larik_jupyter.llm.messages import ImageBlock
+    from larik_jupyter.session.call_summary import CellPosition
     from larik_jupyter.session.variable_changes import VariableChange
     from larik_jupyter.tools.env import Env
 
@@ -98,7 +101,18 @@ class Tool(ABC):
     - `needs_kernel`: the tool works only in a Jupyter kernel (`Env.host`); an agent
       without one (CLI, server) does not offer it and a call of it is refused in one sentence.
     - `inline`: run on the caller's thread (the kernel's), not a worker thread.
-    - `preview(env, args)`: what an approval shows of the call.
+    - `kernel_tool`: offered to an outside agent over MCP (`larik-jupyter mcp`).
+    - `runs_user_code`: runs code in the user's kernel among their variables, so protect mode
+      checks what a call did to them after it ran; `kernel_code(args)`: that code when the
+      input holds it (protect mode reads it before the call, the views show it).
+    - `preview_is_call`: the approval preview is the call's own text (the command, the code),
+      so the views name a pending call by the tool alone and the text appears once.
+    - `path_input`, `rule_names`: what permission rules read of a call
+      (`rule_subject`): the input naming the one path a call acts on (left out: the working
+      directory), and other names a rule may call the tool by. One answer for the configured rules,
+      an "always allow" answer and scoping (`scoped_input`).
+    - `preview(env, args)`: what an approval shows of the call; `approval_question`: what the
+      approval asks, in the same words in every front end.
     """
 
     name: ClassVar[str]
@@ -109,6 +123,11 @@ class Tool(ABC):
     default_permission: ClassVar[Permission] = "ask"
     needs_kernel: ClassVar[bool] = False
     inline: ClassVar[bool] = False
+    kernel_tool: ClassVar[bool] = False
+    runs_user_code: ClassVar[bool] = False
+    preview_is_call: ClassVar[bool] = False
+    path_input: ClassVar[str | None] = None
+    rule_names: ClassVar[tuple[str, ...]] = ()
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -124,6 +143,43 @@ class Tool(ABC):
         """What an approval of this call shows the user; may raise (the caller says why
         there is no preview). By default the input as JSON."""
         return json.dumps(args, indent=2, ensure_ascii=False)
+
+    def approval_question(
+        self, args: Mapping[str, Any], preview: str, namespace: Mapping[str, Any] | None,
+        position: CellPosition | None,
+    ) -> tuple[str, str]:
+        """What an approval of this call asks, as a full question, and the detail shown under
+        it (`preview`, less a question it opens with); `namespace`: the kernel's variables,
+        `position`: where a cell stands in the open notebook."""
+        return f"Run the {self.name} tool with these arguments?", preview
+
+    def scoped_input(self, env: Env, args: Mapping[str, Any]) -> dict[str, Any]:
+        """The call's input as rules see it; a tool whose path, left out, means a particular
+        file (the kernel's own notebook) fills it in, so a rule names that file and no other."""
+        return dict(args)
+
+    def rule_subject(self, args: Mapping[str, Any]) -> CallSubject:
+        """What permission rules read of a call of this tool (on its `scoped_input`): by default
+        its names and the path it acts on, when it acts on one."""
+        return CallSubject((self.name, *self.rule_names), path=self.call_path(args))
+
+    def call_path(self, args: Mapping[str, Any]) -> str | None:
+        """The path a call acts on: its `path_input`, else the working directory (`.`); None
+        for a tool that acts on no one path."""
+        if self.path_input is None:
+            return None
+        path = args.get(self.path_input)
+        return path if isinstance(path, str) and path else "."
+
+    @classmethod
+    def kernel_code(cls, args: Mapping[str, Any]) -> str | None:
+        """The code a call runs in the user's kernel, when its input holds it; else None."""
+        return None
+
+    @classmethod
+    def doer(cls) -> str:
+        """Who made a file change the checkpoints did not capture, in words."""
+        return f"the tool `{cls.name}`"
 
     def unavailable(self, env: Env) -> str | None:
         """Why this tool cannot run in `env`, in one sentence; None when it can."""

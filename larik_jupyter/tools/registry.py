@@ -51,6 +51,11 @@ def default_tools(env: Env) -> dict[str, Tool]:
     return {tool.name: tool for tool in tools if tool.unavailable(env) is None}
 
 
+def kernel_tools() -> tuple[type[Tool], ...]:
+    """The tools an outside agent may call over MCP (their `kernel_tool` trait), in order."""
+    return tuple(cls for cls in BUILTIN_TOOLS if cls.kernel_tool)
+
+
 def builtin_tool(name: str) -> type[Tool] | None:
     """The built-in tool class called `name`, for its traits; None for any other name."""
     return next((cls for cls in BUILTIN_TOOLS if cls.name == name), None)

@@ -7,6 +7,7 @@ import html
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from larik_jupyter.nbjson.cells import cell_number
 from larik_jupyter.session.call_summary import short_cell_id
 
 
@@ -36,7 +37,7 @@ class CellRef:
 
     def _named(self, shown: str) -> str:
         edited = f", edited by the agent in prompt {self.edited_in}" if self.edited_in is not None else ""
-        return f"cell {self.index + 1} ({shown}{edited})"
+        return f"{cell_number(self.index)} ({shown}{edited})"
 
 
 @dataclass(frozen=True)

@@ -23,16 +23,17 @@ import json
 import re
 import threading
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from larik_jupyter.errors import LarikError, ToolError
 from larik_jupyter.nbjson.cells import source_text
 from larik_jupyter.paths import project_root
 from larik_jupyter.scratch.copy import make_copy
 from larik_jupyter.scratch.kernel import Confinement, ScratchKernel
-from larik_jupyter.tools.base import Tool, ToolResult
+from larik_jupyter.tools.base import ToolResult
 from larik_jupyter.tools.check.report import (
     CellRef,
     CheckReport,
@@ -48,9 +49,13 @@ from larik_jupyter.tools.kernel import differs, is_user_name, python_source, sho
 from larik_jupyter.tools.notebook import (
     NOTEBOOK_PATH,
     NotebookDocument,
+    NotebookTool,
     notebook_path,
     open_notebook,
 )
+
+if TYPE_CHECKING:
+    from larik_jupyter.session.call_summary import CellPosition
 
 DEFAULT_TIMEOUT = 600
 MAX_TIMEOUT = 7200
@@ -278,9 +283,10 @@ def _probe_result(stdout: str) -> dict[str, Any]:
     return {"names": [], "values": {"__error__": "no summary came back"}}
 
 
-class NotebookCheckTool(Tool):
+class NotebookCheckTool(NotebookTool):
     name = "notebook_check"
     needs_kernel = True
+    kernel_tool = True
     description = (
         "Check that this kernel's notebook (or the one at `path`) still runs top to bottom: it "
         "runs every code cell in a fresh scratch kernel of the same kind, in a scratch copy of "
@@ -305,6 +311,14 @@ class NotebookCheckTool(Tool):
             },
         },
     }
+
+    def approval_question(
+        self, args: Mapping[str, Any], preview: str, namespace: Mapping[str, Any] | None,
+        position: CellPosition | None,
+    ) -> tuple[str, str]:
+        checked = str(args.get("path") or "") or "this notebook"
+        return (f"Run {checked} top to bottom in a scratch kernel, on a copy (your kernel, the notebook "
+                "and your files stay as they are)?"), preview
 
     def execute(self, env: Env, args: dict[str, Any]) -> ToolResult:
         raw = notebook_path(env, args, self.name)

@@ -5,15 +5,20 @@ from __future__ import annotations
 import glob as globmod
 import os
 import shlex
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from larik_jupyter.config.rules import CallSubject
 from larik_jupyter.egress.tags import files_tag
 from larik_jupyter.errors import ToolError
 from larik_jupyter.tools.base import Tool, ToolResult
 from larik_jupyter.tools.env import Env
 from larik_jupyter.tools.files.process import MAX_OUTPUT, run_command
 from larik_jupyter.tools.files.snapshot import Snapshot, changes, take_snapshot
+
+if TYPE_CHECKING:
+    from larik_jupyter.session.call_summary import CellPosition
 
 DEFAULT_TIMEOUT = 120
 MAX_TIMEOUT = 600
@@ -23,6 +28,7 @@ MAX_NAMED = 200  # files a command's words may name, for its result's egress tag
 
 class BashTool(Tool):
     name = "bash"
+    preview_is_call = True
     description = (
         "Run a shell command (bash -c) in the working directory; stdout and stderr come back "
         f"together, cut to {MAX_OUTPUT} characters. The command and its children are killed "
@@ -49,6 +55,20 @@ class BashTool(Tool):
 
     def preview(self, env: Env, args: dict[str, Any]) -> str:
         return f"$ {args.get('command', '')}"
+
+    def rule_subject(self, args: Mapping[str, Any]) -> CallSubject:
+        """Rules match the command (`bash(git status:*)`), each command of a chain."""
+        return CallSubject((self.name, *self.rule_names), command=str(args.get("command", "")))
+
+    def approval_question(
+        self, args: Mapping[str, Any], preview: str, namespace: Mapping[str, Any] | None,
+        position: CellPosition | None,
+    ) -> tuple[str, str]:
+        return "Run this shell command?", preview
+
+    @classmethod
+    def doer(cls) -> str:
+        return "the shell"
 
     def execute(self, env: Env, args: dict[str, Any]) -> ToolResult:
         command: str = args["command"]

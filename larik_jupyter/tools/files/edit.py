@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from larik_jupyter.errors import ToolError
 from larik_jupyter.textdiff import unified_diff
 from larik_jupyter.tools.base import FILE_PATH, Tool, ToolResult
 from larik_jupyter.tools.env import Env
 from larik_jupyter.tools.files.textfile import read_text, write_text
+
+if TYPE_CHECKING:
+    from larik_jupyter.session.call_summary import CellPosition
 
 _EDIT_FIELDS: dict[str, Any] = {
     "old_string": {"type": "string", "description": "Exact text to replace, including whitespace."},
@@ -86,6 +90,7 @@ def _plural(count: int) -> str:
 class WriteTool(Tool):
     name = "write"
     writes = frozenset({"files"})
+    path_input = "path"
     description = (
         "Create a file or overwrite it with the given content. Read a file before overwriting it."
     )
@@ -108,10 +113,18 @@ class WriteTool(Tool):
     def preview(self, env: Env, args: dict[str, Any]) -> str:
         return _preview(env, args, None)
 
+    def approval_question(
+        self, args: Mapping[str, Any], preview: str, namespace: Mapping[str, Any] | None,
+        position: CellPosition | None,
+    ) -> tuple[str, str]:
+        creates = preview.startswith("--- /dev/null")
+        return f"{'Create' if creates else 'Overwrite'} {args.get('path') or ''} with this content?", preview
+
 
 class EditTool(Tool):
     name = "edit"
     writes = frozenset({"files"})
+    path_input = "path"
     description = (
         "Replace an exact string in a file. old_string must match exactly once "
         "(or pass replace_all=true); the edit is refused when it matches nothing or several places."
@@ -134,10 +147,18 @@ class EditTool(Tool):
     def preview(self, env: Env, args: dict[str, Any]) -> str:
         return _preview(env, args, [args])
 
+    def approval_question(
+        self, args: Mapping[str, Any], preview: str, namespace: Mapping[str, Any] | None,
+        position: CellPosition | None,
+    ) -> tuple[str, str]:
+        return _edits_question(args), preview
+
 
 class MultiEditTool(Tool):
     name = "multi_edit"
     writes = frozenset({"files"})
+    path_input = "path"
+    rule_names = ("multiedit",)
     description = (
         "Apply several exact-string edits to one file in order, each seeing the result of the "
         "previous ones. All or nothing: if any edit fails, the file is left unchanged."
@@ -180,3 +201,15 @@ class MultiEditTool(Tool):
 
     def preview(self, env: Env, args: dict[str, Any]) -> str:
         return _preview(env, args, list(args["edits"]))
+
+    def approval_question(
+        self, args: Mapping[str, Any], preview: str, namespace: Mapping[str, Any] | None,
+        position: CellPosition | None,
+    ) -> tuple[str, str]:
+        return _edits_question(args), preview
+
+
+def _edits_question(args: Mapping[str, Any]) -> str:
+    edits = args.get("edits")
+    many = f"these {len(edits)} edits" if isinstance(edits, list) and len(edits) > 1 else "this edit"
+    return f"Make {many} to {args.get('path') or ''}?"

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
 from larik_jupyter.egress.tags import file_tag
 from larik_jupyter.errors import ToolError
@@ -10,6 +11,9 @@ from larik_jupyter.textdiff import printable
 from larik_jupyter.tools.base import FILE_PATH, Tool, ToolResult
 from larik_jupyter.tools.env import Env
 from larik_jupyter.tools.files.textfile import read_text
+
+if TYPE_CHECKING:
+    from larik_jupyter.session.call_summary import CellPosition
 
 DEFAULT_LIMIT = 2000
 MAX_CHARS = 100_000
@@ -19,6 +23,7 @@ MAX_LINE = 2000
 class ReadTool(Tool):
     name = "read"
     writes = frozenset()
+    path_input = "path"
     description = (
         "Read a text file. Lines come back numbered (number, tab, text). "
         f"At most {DEFAULT_LIMIT} lines and {MAX_CHARS} characters per call; "
@@ -39,6 +44,12 @@ class ReadTool(Tool):
         },
         "required": ["path"],
     }
+
+    def approval_question(
+        self, args: Mapping[str, Any], preview: str, namespace: Mapping[str, Any] | None,
+        position: CellPosition | None,
+    ) -> tuple[str, str]:
+        return f"Read {args.get('path') or ''}?", preview
 
     def execute(self, env: Env, args: dict[str, Any]) -> ToolResult:
         path = env.resolve(args["path"])

@@ -63,6 +63,7 @@ def _shown(env: Env, full: Path) -> str:
 class GlobTool(Tool):
     name = "glob"
     writes = frozenset()
+    path_input = "path"
     description = (
         "Find files by name pattern, e.g. '**/*.py' or 'src/*.ts' ('**' spans directories). "
         "Git-ignored files and directories like .git and node_modules are skipped. "
@@ -107,6 +108,7 @@ class GlobTool(Tool):
 class GrepTool(Tool):
     name = "grep"
     writes = frozenset()
+    path_input = "path"
     description = (
         "Search file contents with a Python regular expression. Prints path:line: text for "
         f"each matching line (at most {MAX_GREP}). Git-ignored and binary files are skipped; "
@@ -189,6 +191,7 @@ def _matching_lines(path: Path, regex: re.Pattern[str]) -> list[tuple[int, str]]
 class LsTool(Tool):
     name = "ls"
     writes = frozenset()
+    path_input = "path"
     description = f"List a directory: subdirectories end with '/', files show their size. At most {MAX_LS} entries."
     input_schema = {
         "type": "object",

@@ -7,10 +7,12 @@ import contextlib
 import itertools
 import linecache
 import traceback
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import CodeType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from larik_jupyter.config.rules import CallSubject
 from larik_jupyter.egress.tags import files_tag, variable_tag
 from larik_jupyter.errors import ToolError, exception_text
 from larik_jupyter.tools.base import Tool, ToolResult
@@ -31,7 +33,7 @@ from larik_jupyter.tools.kernel.figures import (
     open_figures,
 )
 from larik_jupyter.tools.kernel.live_output import LiveOutput
-from larik_jupyter.tools.kernel.protect import changes_in
+from larik_jupyter.tools.kernel.protect import changes_in, effects_sentence
 from larik_jupyter.tools.kernel.reach import reach_of
 from larik_jupyter.tools.kernel.rng_state import GlobalStates, draws
 from larik_jupyter.tools.kernel.sources import files_named, variables_read
@@ -39,6 +41,9 @@ from larik_jupyter.tools.kernel.touched_names import names_it_may_change
 from larik_jupyter.tools.kernel.undo import call_snapshots
 from larik_jupyter.tools.kernel.value_copy import array_or_frame
 from larik_jupyter.tools.kernel.variable_watch import VariableWatch
+
+if TYPE_CHECKING:
+    from larik_jupyter.session.call_summary import CellPosition
 
 MAX_OUTPUT = 30_000
 MAX_TRACEBACK_FRAMES = 8
@@ -90,6 +95,9 @@ def _short_traceback(exc: BaseException, filename: str) -> str:
 class PythonTool(Tool):
     name = "python"
     needs_kernel = True
+    kernel_tool = True
+    preview_is_call = True
+    runs_user_code = True
     description = (
         "Run Python code in the user's live Jupyter kernel, sharing its variables. Returns "
         "stdout, stderr and the repr of the last expression (or a short traceback); rich "
@@ -120,6 +128,23 @@ class PythonTool(Tool):
 
     def preview(self, env: Env, args: dict[str, Any]) -> str:
         return str(args.get("code", ""))
+
+    @classmethod
+    def kernel_code(cls, args: Mapping[str, Any]) -> str | None:
+        code = args.get("code")
+        return code if isinstance(code, str) else None
+
+    def rule_subject(self, args: Mapping[str, Any]) -> CallSubject:
+        """Rules match the code (`python(PATTERN)`, a glob over it)."""
+        return CallSubject((self.name, *self.rule_names), code=str(args.get("code", "")))
+
+    def approval_question(
+        self, args: Mapping[str, Any], preview: str, namespace: Mapping[str, Any] | None,
+        position: CellPosition | None,
+    ) -> tuple[str, str]:
+        """What the code may do to which of the kernel's variables, as read from its text."""
+        code = str(args.get("code") or "")
+        return f"Run this Python in your kernel? {effects_sentence(code, namespace or {})}", preview
 
     def execute(self, env: Env, args: dict[str, Any]) -> ToolResult:
         if env.host is None:

@@ -14,6 +14,7 @@ if TYPE_CHECKING:
         NOTEBOOK_PATH,
         NotebookEditTool,
         NotebookReadTool,
+        NotebookTool,
         cell_tag,
         notebook_path,
     )
@@ -32,7 +33,7 @@ if TYPE_CHECKING:
     )
     from larik_jupyter.tools.notebook.run import CellRun, NotebookRunTool
 
-__all__ = ["CellRun", "JUPYTER_COLLABORATION", "SERVER_DOCUMENTS", "under_server_documents", "NOTEBOOK_PATH", "NotebookDocument", "NotebookEditTool", "NotebookReadTool", "NotebookRunTool", "cell_positions", "cell_restorer", "cell_tag", "cell_sources", "file_holder", "kernel_notebook", "notebook_path", "open_notebook"]
+__all__ = ["CellRun", "JUPYTER_COLLABORATION", "SERVER_DOCUMENTS", "under_server_documents", "NOTEBOOK_PATH", "NotebookDocument", "NotebookEditTool", "NotebookReadTool", "NotebookRunTool", "NotebookTool", "cell_positions", "cell_restorer", "cell_tag", "cell_sources", "file_holder", "kernel_notebook", "notebook_path", "open_notebook"]
 
 _LAZY = {
     "CellRun": "larik_jupyter.tools.notebook.run",
@@ -41,6 +42,7 @@ _LAZY = {
     "NotebookDocument": "larik_jupyter.tools.notebook.document",
     "NotebookEditTool": "larik_jupyter.tools.notebook.cells",
     "NotebookReadTool": "larik_jupyter.tools.notebook.cells",
+    "NotebookTool": "larik_jupyter.tools.notebook.cells",
     "NotebookRunTool": "larik_jupyter.tools.notebook.run",
     "cell_positions": "larik_jupyter.tools.notebook.page",
     "cell_restorer": "larik_jupyter.tools.notebook.open",

@@ -14,14 +14,22 @@ import ast
 import hashlib
 import itertools
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from larik_jupyter.bridge_protocol import Delete, Insert, Patch, Replace
 from larik_jupyter.egress.tags import Span, Tag, files_tag, tagged, variable_source, variable_tag
 from larik_jupyter.errors import ToolError
-from larik_jupyter.nbjson.cells import as_source, index_name, lines_form, named_index, source_text
-from larik_jupyter.session.call_summary import short_cell_id
+from larik_jupyter.nbjson.cells import (
+    as_source,
+    cell_number,
+    index_name,
+    lines_form,
+    named_index,
+    source_text,
+)
+from larik_jupyter.session.call_summary import CellPosition, short_cell_id
 from larik_jupyter.textdiff import unified_diff
 from larik_jupyter.tools.base import Tool, ToolResult
 from larik_jupyter.tools.env import Env
@@ -72,9 +80,22 @@ def notebook_path(env: Env, args: dict[str, Any], tool: str) -> str:
     return str(own)
 
 
-class NotebookReadTool(Tool):
+class NotebookTool(Tool):
+    """A tool that acts on one notebook: its `path`, else the kernel's own notebook, which
+    rules, "Always allow" and the approval then name."""
+
+    path_input = "path"
+
+    def scoped_input(self, env: Env, args: Mapping[str, Any]) -> dict[str, Any]:
+        if not args.get("path") and (own := kernel_notebook(env)) is not None:
+            return {**args, "path": str(own)}
+        return dict(args)
+
+
+class NotebookReadTool(NotebookTool):
     name = "notebook_read"
     writes = frozenset()
+    kernel_tool = True
     description = (
         "Read a Jupyter notebook's cells in order: id, type, execution count, source and "
         "outputs (text capped per cell, errors with a short traceback, images you can see). "
@@ -207,16 +228,16 @@ def _cell_text(
     """A cell's text, and its outputs' text within it ('' when none are shown)."""
     cell = nb.cells[index]
     if not isinstance(cell, dict):
-        return f"--- cell {index + 1} · not a cell (a JSON {type(cell).__name__}, not an object)", ""
+        return f"--- {cell_number(index)} · not a cell (a JSON {type(cell).__name__}, not an object)", ""
     kind = cell.get("cell_type", "?")
-    head = f"--- cell {index + 1} · id {nb.cell_id(index)} · {kind}"
+    head = f"--- {cell_number(index)} · id {nb.cell_id(index)} · {kind}"
     if kind == "code":
         count = cell.get("execution_count")
         head += f" · execution_count {count if count is not None else '-'}"
     rows = [head, _source_page(nb.cell_id(index), source_text(cell), offset)]
     shown = ""
     if outputs and kind == "code" and isinstance(cell.get("outputs"), list) and cell["outputs"]:
-        shown = outputs_text(cell["outputs"], images, f"cell {index}")
+        shown = outputs_text(cell["outputs"], images, cell_number(index))
         rows += ["--- outputs", shown]
     return "\n".join(rows), shown
 
@@ -256,8 +277,10 @@ class NotebookChange:
     question: str = ""  # what the approval asks, before the edit: "Replace the source of cell 3 …?"
 
 
-class NotebookEditTool(Tool):
+class NotebookEditTool(NotebookTool):
     name = "notebook_edit"
+    rule_names = ("notebookedit",)
+    kernel_tool = True
     writes = frozenset({"notebooks"})
     description = (
         "Edit one cell of a Jupyter notebook. edit_mode replace: new_source (the whole source) "
@@ -369,6 +392,16 @@ class NotebookEditTool(Tool):
         diff = change.diff.replace("\n\\ No newline at end of file", "")
         return change.question + "\n" + (diff or "(the source would not change)")
 
+    def approval_question(
+        self, args: Mapping[str, Any], preview: str, namespace: Mapping[str, Any] | None,
+        position: CellPosition | None,
+    ) -> tuple[str, str]:
+        """The question the preview opens with (it names the cell and what happens to it)."""
+        question, _, rest = preview.partition("\n")
+        if question.endswith("?") and rest.startswith("--- "):
+            return question, rest
+        return super().approval_question(args, preview, namespace, position)
+
     def execute(self, env: Env, args: dict[str, Any]) -> ToolResult:
         change = self.plan(env, args)
         with change.nb.editing(env):
@@ -416,7 +449,7 @@ def _cell_name(nb: NotebookDocument, cell_id: str, index: int) -> str:
     """`cell 3 (2363e7e8)`: where the cell stands now, counted from 1, and its id (a long one
     cut to `4f9a2c7d…`, as every view names a cell)."""
     position = nb.order.index(cell_id) if cell_id in nb.order else index
-    return f"cell {position + 1}" + ("" if named_index(cell_id) is not None else f" ({short_cell_id(cell_id)})")
+    return cell_number(position) + ("" if named_index(cell_id) is not None else f" ({short_cell_id(cell_id)})")
 
 
 def _new_cell(nb: NotebookDocument, kind: str, source: str, seed: str) -> dict[str, Any]:

@@ -20,7 +20,7 @@ import msgspec
 
 from larik_jupyter.bridge_protocol import CellChange, Delete, Insert, Patch, Replace, SetOutputs
 from larik_jupyter.errors import ToolError
-from larik_jupyter.nbjson.cells import index_name, source_text
+from larik_jupyter.nbjson.cells import cell_number, index_name, source_text
 from larik_jupyter.nbjson.layout import decode
 from larik_jupyter.nbjson.read import NotebookUnreadable, read_bytes, read_notebook
 from larik_jupyter.nbjson.splice import Spliced, splice
@@ -148,9 +148,9 @@ def check_shape(rel: str, data: dict[str, Any]) -> None:
         )
     for index, cell in enumerate(data["cells"]):
         if not isinstance(cell, dict):
-            problem = f"cell {index + 1} is {_json_kind(cell)}, not a cell object"
+            problem = f"{cell_number(index)} is {_json_kind(cell)}, not a cell object"
         elif not isinstance(cell.get("cell_type"), str):
-            problem = f"the cell_type of cell {index + 1} is {_shown(cell.get('cell_type'))}, not a name"
+            problem = f"the cell_type of {cell_number(index)} is {_shown(cell.get('cell_type'))}, not a name"
         else:
             continue
         raise ToolError(f"{rel} is not a valid notebook: {problem}; it was left unchanged.")

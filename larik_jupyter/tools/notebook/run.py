@@ -10,6 +10,7 @@ and undone as the python tool's are.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -17,8 +18,9 @@ from typing import Any
 from larik_jupyter.bridge_protocol import SetOutputs
 from larik_jupyter.egress.tags import variable_tag
 from larik_jupyter.errors import ToolError
-from larik_jupyter.nbjson.cells import source_text
-from larik_jupyter.tools.base import Tool, ToolResult
+from larik_jupyter.nbjson.cells import cell_number, source_text
+from larik_jupyter.session.call_summary import CellPosition, cell_label
+from larik_jupyter.tools.base import ToolResult
 from larik_jupyter.tools.env import Env
 from larik_jupyter.tools.envelope import wrap
 from larik_jupyter.tools.images import ImageCollector
@@ -28,11 +30,12 @@ from larik_jupyter.tools.kernel import (
     call_snapshots,
     cell_code,
     cell_names,
+    effects_sentence,
     reach_of,
     timeout_of,
     variables_read,
 )
-from larik_jupyter.tools.notebook.cells import NOTEBOOK_PATH, notebook_path
+from larik_jupyter.tools.notebook.cells import NOTEBOOK_PATH, NotebookTool, notebook_path
 from larik_jupyter.tools.notebook.document import kernel_notebook, with_provenance
 from larik_jupyter.tools.notebook.file import REWRITTEN_NOTE
 from larik_jupyter.tools.notebook.open import open_notebook
@@ -50,9 +53,11 @@ class CellRun:
     cancelled: bool = False  # the turn was cancelled (Stop) while the cell ran
 
 
-class NotebookRunTool(Tool):
+class NotebookRunTool(NotebookTool):
     name = "notebook_run"
     needs_kernel = True
+    kernel_tool = True
+    runs_user_code = True
     description = (
         "Run a code cell of this kernel's own notebook in the live kernel (sharing its "
         "variables), like the user pressing Shift+Enter: its outputs go into the cell and come "
@@ -73,6 +78,19 @@ class NotebookRunTool(Tool):
     def preview(self, env: Env, args: dict[str, Any]) -> str:
         nb = open_notebook(env, notebook_path(env, args, self.name))
         return source_text(nb.cells[nb.find(str(args.get("cell_id", "")))])
+
+    def approval_question(
+        self, args: Mapping[str, Any], preview: str, namespace: Mapping[str, Any] | None,
+        position: CellPosition | None,
+    ) -> tuple[str, str]:
+        """`Run cell 3 of a.ipynb in your kernel?` and what its code may do to which of the
+        kernel's variables, as read from its text (the preview)."""
+        path = str(args.get("path") or "")
+        cell_id = str(args.get("cell_id") or "")
+        cell = cell_label(cell_id, path or None, position) if cell_id else "this cell"
+        of = f" of {path.rsplit('/', 1)[-1]}" if path else ""
+        said = "" if preview.startswith("(no preview") else f" {effects_sentence(preview, namespace or {})}"
+        return f"Run {cell}{of} in your kernel?{said}", preview
 
     def execute(self, env: Env, args: dict[str, Any]) -> ToolResult:
         raise ToolError("notebook_run runs cells only during a turn in a Jupyter kernel.")
@@ -134,7 +152,7 @@ class NotebookRunTool(Tool):
             )
         elif run.interrupted:
             head += "; it was interrupted"
-        body = outputs_text(run.outputs, images, f"cell {cell_id}") if run.outputs else "(no output)"
+        body = outputs_text(run.outputs, images, cell_number(nb.find(cell_id))) if run.outputs else "(no output)"
         note = f"\n{REWRITTEN_NOTE}" if landed.rewritten else ""
         if watched := watch.note():
             note += f"\n{watched}"

@@ -1,0 +1,117 @@
+"""No tool is known by name outside its own module: whatever decides how a call is treated (its
+permission rules, "always allow", its approval, the MCP list, protect mode, the views) asks the
+tool (`tools/base.py` `Tool`), never compares the call's name with a string.
+
+The scan reads every string literal of the package's source (`ast`) that equals a built-in
+tool's name (and `skill`'s, `task`'s). The same word used for something else, data that names tools, and what is still to
+move are listed below, each with why; a literal anywhere else fails the test, naming its line."""
+
+from __future__ import annotations
+
+import ast
+import inspect
+from collections import Counter
+from pathlib import Path
+
+import larik_jupyter
+from larik_jupyter.agent.subagents import TaskTool
+from larik_jupyter.tools.registry import BUILTIN_TOOLS
+from larik_jupyter.tools.skill import SkillTool
+
+PACKAGE = Path(larik_jupyter.__file__).parent
+
+# (module, word) → why that word is there; the count is how many literals the reason covers, so
+# a new use of the word in the same module is still found.
+ALLOWED: dict[tuple[str, str], tuple[int, str]] = {
+    # The same word, not a tool.
+    ("lsp/servers.py", "python"): (4, "the language id of .py files for language servers"),
+    ("scratch/kernel.py", "python"): (1, "a kernel spec's language"),
+    ("notebook/render.py", "python"): (1, "a Markdown code fence's language"),
+    ("tools/files/process.py", "bash"): (1, "the shell program run by `bash -c`"),
+    ("scratch/guard.py", "write"): (1, "the kind of file access the audit hook refuses"),
+    ("tools/files/write.py", "write"): (1, "the tag in a temporary file's name"),
+    ("cli/sessions.py", "ls"): (1, "the `larik-jupyter ls` command"),
+    ("lsp/client.py", "diagnostics"): (1, "the LSP field `publishDiagnostics` carries"),
+    ("egress/door.py", "answer"): (1, "the kind of a ledger line for an answer to an outside agent"),
+    ("egress/report.py", "answer"): (1, "that ledger line kind, read back"),
+    ("mcp_server/link.py", "answer"): (2, "the user expression the kernel's reply carries"),
+    # Data: the offline demo model's own script names the calls it makes, as a model does.
+    ("llm/scripted.py", "write"): (3, "the scripted demo's calls and its words for them"),
+    ("llm/scripted.py", "edit"): (3, "the scripted demo's calls and its words for them"),
+    ("llm/scripted.py", "bash"): (1, "the scripted demo's calls"),
+    # NOT data, still to move (issue 54 point 3, left open): the one-line summaries of stored calls
+    # (`session/call_summary.py`, with `session/tool_names.py`) sit below the tools' layer and are
+    # imported by the server's views, which this change had to leave alone; a branch's steps and
+    # replay (`analysis/`) read stored calls by their tool's name.
+    ("session/call_summary.py", "notebook_read"): (1, "pending: a notebook_read call's summary"),
+    ("session/call_summary.py", "notebook_run"): (1, "pending: a notebook_run call's summary"),
+    ("session/call_summary.py", "notebook_edit"): (1, "pending: a notebook_edit call's summary"),
+    ("session/call_summary.py", "python"): (1, "pending: a python call's summary"),
+    ("session/tool_names.py", "todo_write"): (1, "pending: the names summaries and the views read"),
+    ("session/tool_names.py", "answer"): (1, "pending: the names summaries and the views read"),
+    ("session/tool_names.py", "skill"): (1, "pending: the names summaries and the views read"),
+    ("analysis/steps.py", "skill"): (1, "pending: calls a branch's steps skip"),
+    ("analysis/steps.py", "read"): (1, "pending: calls a branch's steps skip"),
+    ("analysis/steps.py", "glob"): (1, "pending: calls a branch's steps skip"),
+    ("analysis/steps.py", "grep"): (1, "pending: calls a branch's steps skip"),
+    ("analysis/steps.py", "ls"): (1, "pending: calls a branch's steps skip"),
+    ("analysis/steps.py", "inspect_variables"): (1, "pending: calls a branch's steps skip"),
+    ("analysis/steps.py", "diagnostics"): (1, "pending: calls a branch's steps skip"),
+    ("analysis/steps.py", "todo_write"): (1, "pending: calls a branch's steps skip"),
+    ("analysis/steps.py", "notebook_read"): (1, "pending: calls a branch's steps skip"),
+    ("analysis/steps.py", "edit"): (1, "pending: a branch's file edits"),
+    ("analysis/steps.py", "multi_edit"): (2, "pending: a branch's file edits"),
+    ("analysis/steps.py", "python"): (5, "pending: a branch's code steps"),
+    ("analysis/steps.py", "notebook_run"): (5, "pending: a branch's code steps"),
+    ("analysis/steps.py", "write"): (6, "pending: a branch's file writes"),
+    ("analysis/steps.py", "bash"): (2, "pending: a branch's shell steps"),
+    ("analysis/as_notebook.py", "python"): (3, "pending: a branch's code cells"),
+    ("analysis/as_notebook.py", "notebook_run"): (1, "pending: a branch's code cells"),
+    ("analysis/as_notebook.py", "write"): (2, "pending: a branch's file writes"),
+    ("analysis/branch_diff.py", "python"): (2, "pending: two branches' code steps compared"),
+    ("analysis/branch_diff.py", "notebook_run"): (2, "pending: two branches' code steps compared"),
+    ("analysis/replay.py", "write"): (4, "pending: replay's file writes"),
+    ("analysis/replay.py", "python"): (1, "pending: replay's code steps"),
+    ("analysis/replay.py", "notebook_run"): (1, "pending: replay's code steps"),
+}
+
+
+def tool_names_outside_their_modules(package: Path) -> list[tuple[str, int, str]]:
+    """Each string literal equal to a built-in tool's name outside that tool's module:
+    (module path under the package, line, name)."""
+    home = {cls.name: Path(inspect.getfile(cls)).resolve() for cls in (*BUILTIN_TOOLS, SkillTool, TaskTool)}
+    found = []
+    for path in sorted(package.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Constant) and isinstance(node.value, str):
+                if node.value in home and home[node.value] != path.resolve():
+                    found.append((path.relative_to(package).as_posix(), node.lineno, node.value))
+    return found
+
+
+def _unexplained(found: list[tuple[str, int, str]]) -> list[str]:
+    counts = Counter((module, name) for module, _, name in found)
+    return [
+        f"{module}:{line}: the tool name {name!r}; ask the tool (a trait or method of `Tool`) instead"
+        for module, line, name in found
+        if counts[module, name] > ALLOWED.get((module, name), (0, ""))[0]
+    ]
+
+
+def test_no_tool_name_in_the_core_outside_its_own_module() -> None:
+    assert _unexplained(tool_names_outside_their_modules(PACKAGE)) == []
+
+
+def test_every_allowance_is_still_needed() -> None:
+    counts = Counter((module, name) for module, _, name in tool_names_outside_their_modules(PACKAGE))
+    assert {key: counts[key] for key in ALLOWED if counts[key] != ALLOWED[key][0]} == {}
+
+
+def test_a_tool_name_compared_in_the_core_is_found(tmp_path: Path) -> None:
+    """The made-false twin: a module that switches on a tool's name, as `approval_question` did."""
+    package = tmp_path / "larik_jupyter"
+    (package / "agent").mkdir(parents=True)
+    (package / "agent" / "gate.py").write_text('def ask(name: str) -> bool:\n    return name == "notebook_run"\n')
+    assert _unexplained(tool_names_outside_their_modules(package)) == [
+        "agent/gate.py:2: the tool name 'notebook_run'; ask the tool (a trait or method of `Tool`) instead"
+    ]
