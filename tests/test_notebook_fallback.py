@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 import nbformat
+from jupyter_client.manager import start_new_kernel
 from nbclient import NotebookClient
 
 from larik_jupyter.session.catalog import list_sessions
@@ -92,3 +93,42 @@ def test_undo_in_a_cell_of_its_own_restores_the_closed_notebooks_bytes(tmp_path:
     undo_text = json.dumps(driver.cells[3].outputs)
     assert "Undid prompt 1" in undo_text and "work.ipynb" in undo_text
     assert (tmp_path / "work.ipynb").read_bytes() == before
+
+
+def test_cells_the_agent_runs_take_counts_of_their_own(tmp_path: Path) -> None:
+    """The %larik cell (the count the kernel's reply gives it, which JupyterLab shows), each cell
+    notebook_run ran inside its turn and the person's next cell all have counts of their own, and
+    In[n] is the input of the cell shown as [n]."""
+    work = nbformat.v4.new_notebook()
+    work.cells = [nbformat.v4.new_code_cell("y = 1", id="calc"), nbformat.v4.new_code_cell("z = 2", id="more")]
+    nbformat.write(work, tmp_path / "work.ipynb")
+    (tmp_path / "script.json").write_text(json.dumps({"responses": [
+        {"content": [
+            {"type": "tool_use", "name": "notebook_run", "input": {"path": "work.ipynb", "cell_id": "calc"}},
+            {"type": "tool_use", "name": "notebook_run", "input": {"path": "work.ipynb", "cell_id": "more"}},
+        ]},
+        {"content": [{"type": "text", "text": "Done."}]},
+    ]}))
+    larik = "%larik --yes --model scripted:script.json run both"
+    check = "import json; print(json.dumps({n: In[n] for n in range(len(In))}))"
+    printed: list[str] = []
+
+    def hook(msg: dict) -> None:
+        if msg["msg_type"] == "stream":
+            printed.append(msg["content"]["text"])
+
+    manager, client = start_new_kernel(kernel_name="python3", cwd=str(tmp_path))
+    try:
+        counts = [client.execute_interactive(code, timeout=120, output_hook=hook)["content"]["execution_count"]
+                  for code in ("%load_ext larik_jupyter", larik, check)]
+    finally:
+        client.stop_channels()
+        manager.shutdown_kernel(now=True)
+    ran = [cell.execution_count for cell in nbformat.read(tmp_path / "work.ipynb", 4).cells]
+    assert ran == [3, 4]
+    assert counts[1] not in ran and counts[1] == 5
+    assert counts[2] == counts[1] + 1
+    inputs = {int(n): source for n, source in json.loads(printed[-1]).items()}
+    assert inputs[3] == "y = 1" and inputs[4] == "z = 2"
+    assert inputs[counts[1]] == inputs[2] and "run both" in inputs[2]  # the %larik cell's input, as IPython parsed it
+    assert inputs[counts[2]] == check

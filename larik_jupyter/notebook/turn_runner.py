@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 from IPython.core.error import UsageError
 
 from larik_jupyter.errors import LarikError
+from larik_jupyter.notebook.counts import HeldCount
 from larik_jupyter.notebook.interrupt import sigint_stops
 from larik_jupyter.notebook.kernel import KernelSession
 from larik_jupyter.notebook.output_binding import OutputBinder
@@ -158,24 +159,30 @@ class TurnRunner:
                     "is None (ask it to hand one back, e.g. \"… and hand back the table\")."
                 ))
 
-    def _end_turn(self, ui: TurnUI | TerminalTurnUI) -> None:
+    def _end_turn(self, ui: TurnUI | TerminalTurnUI, held: HeldCount | None) -> None:
         self.pump.drain()
         ui.finish()
+        if held is not None:
+            held.release(self.shell)
+        # Cells run inside the turn were the agent's: the next prompt's cells start after them.
+        self._cells_recorded = max(self._cells_recorded, (getattr(self.shell, "execution_count", 1) or 1) - 1)
 
     def run(self, parsed: Prompt, *, interactive: bool) -> None:
         """The synchronous path: nobody can click while the cell's thread waits, so asks are
         answered by rules and `--yes` only (a cell holding just `%larik` runs asynchronously)."""
+        held = HeldCount.of(self.shell)
         agent, ui, turn = self._start_turn(parsed, interactive=interactive)
         try:
             with sigint_stops(agent.stop, reading_input=lambda: ui.reading_input):
                 outcome = self.pump.run(turn(self.pump.on_main_thread), on_interrupt=agent.stop)
             self._bind(parsed, agent, outcome)
         finally:
-            self._end_turn(ui)
+            self._end_turn(ui, held)
 
     async def arun(self, parsed: Prompt, *, interactive: bool | None) -> None:
         """The asynchronous path: the turn runs on the kernel's loop, which keeps handling
         widget messages (approvals, Stop) while the cell awaits it."""
+        held = HeldCount.of(self.shell)
         agent, ui, turn = self._start_turn(parsed, interactive=interactive)
         try:
             with sigint_stops(agent.stop, reading_input=lambda: ui.reading_input):
@@ -188,5 +195,5 @@ class TurnRunner:
             if task is not None:
                 task.uncancel()
         finally:
-            self._end_turn(ui)
+            self._end_turn(ui, held)
 
