@@ -19,7 +19,10 @@ BIN = Path(sys.executable).parent
 # user has it) in a kernel, which tells the console apart by its is_complete requests.
 FRONT_ENDS = {
     "ipython": [str(BIN / "ipython"), "--simple-prompt", "--no-banner", "--colors=NoColor"],
-    "jupyter console": [str(BIN / "jupyter"), "console", "--ZMQTerminalInteractiveShell.banner=", "--colors=NoColor"],
+    # The console waits for its kernel as long as the test waits for its prompt (60 s by default
+    # ran out once on a loaded machine).
+    "jupyter console": [str(BIN / "jupyter"), "console", "--ZMQTerminalInteractiveShell.banner=", "--colors=NoColor",
+                        "--ZMQTerminalInteractiveShell.kernel_timeout=180"],
 }
 PROMPT = r"In \[\d+\]: "
 QUESTION = r"\[y\]es once / \[a\]lways / \[n\]o, reason: "
