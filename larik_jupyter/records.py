@@ -7,8 +7,9 @@ from pathlib import Path
 from typing import Any
 
 from larik_jupyter.llm.messages import Usage
-from larik_jupyter.session.call_summary import positions_in_files, summarize_call
+from larik_jupyter.session.call_summary import positions_in_files
 from larik_jupyter.session.state import State
+from larik_jupyter.tools.calls import summarize_call
 from larik_jupyter.tools.registry import builtin_writes
 
 

@@ -108,7 +108,7 @@ def test_every_approval_asks_a_full_question(tmp_path: Path) -> None:
         if cls.default_permission != "ask":
             continue
         args = calls[cls.name]  # every asking tool is in the table
-        preview = preview_change(env, cls(), args)
+        preview = preview_change(env, cls(), args).text
         asked[cls.name], _ = cls().approval_question(args, preview, namespace, None)
     assert asked == {
         "write": "Create new.py with this content?",
@@ -122,7 +122,7 @@ def test_every_approval_asks_a_full_question(tmp_path: Path) -> None:
                           "and your files stay as they are)?",
     }
     overwrite, _ = WriteTool().approval_question(
-        {"path": "app.py"}, preview_change(env, WriteTool(), {"path": "app.py", "content": "x = 2\n"}), {}, None
+        {"path": "app.py"}, preview_change(env, WriteTool(), {"path": "app.py", "content": "x = 2\n"}).text, {}, None
     )
     assert overwrite == "Overwrite app.py with this content?"
     # The python question follows the kernel: with df gone, the code would create it.

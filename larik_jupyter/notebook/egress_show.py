@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 from larik_jupyter.egress.accounting import RESULT_OF_CALL
 from larik_jupyter.egress.ledger import ledger_path, read_ledger
 from larik_jupyter.errors import LarikError
-from larik_jupyter.session.call_summary import numbered_calls
+from larik_jupyter.tools.calls import numbered_calls
 
 if TYPE_CHECKING:
     from larik_jupyter.api import Agent

@@ -15,17 +15,13 @@ from larik_jupyter.server.schema import EgressTurn, SessionList, SessionOut, Tra
 from larik_jupyter.server.tokens import DeleteTokens
 from larik_jupyter.server.turn_diffs import checkpoints
 from larik_jupyter.session.branch import fork_tree
-from larik_jupyter.session.call_summary import (
-    CellPosition,
-    cell_ids_hint,
-    positions_in_files,
-    summarize_call,
-)
+from larik_jupyter.session.call_summary import CellPosition, positions_in_files
 from larik_jupyter.session.catalog import list_sessions
 from larik_jupyter.session.export import render_markdown
 from larik_jupyter.session.page_index import page_entries
 from larik_jupyter.session.reader import load_entries
 from larik_jupyter.textdiff import diff_html, looks_like_diff
+from larik_jupyter.tools.calls import cells_named, summarize_call
 
 __all__ = ["checkpoints", "export_bytes", "session_list", "transcript_page"]
 
@@ -67,7 +63,7 @@ def _summarized(entry: dict[str, Any], position: CellPosition) -> dict[str, Any]
         if block.get("type") == "tool_use":
             tool_input = block.get("input") or {}
             block["summary"] = summarize_call(block["name"], tool_input, position)
-            if (hint := cell_ids_hint(block["name"], tool_input)) is not None:
+            if (hint := cells_named(block["name"], tool_input)) is not None:
                 block["hint"] = hint
         elif block.get("type") == "tool_result" and looks_like_diff(text := _result_text(block.get("content"))):
             block["diff_html"] = diff_html(text)
