@@ -146,3 +146,21 @@ def test_a_notebook_file_that_cannot_be_read_has_no_positions_and_never_blocks(t
     reader.start()
     reader.join(10)
     assert found == [None, None, 1]
+
+
+def test_a_stored_call_is_said_by_its_own_tool_with_no_agent_at_hand() -> None:
+    """Each tool says its calls from their input alone (`Tool.summary`, a class method); a call
+    of a tool larik does not know (an MCP server's) by its input. A read's `start` counts cells
+    from 1, as the tool reads it."""
+    from larik_jupyter.tools.calls import summarize_call
+
+    assert summarize_call("notebook_read", {"path": "nb/a.ipynb", "start": 5, "limit": 10}) == (
+        "notebook_read: cells 5–14 of a.ipynb"
+    )
+    assert summarize_call("notebook_read", {}) == "notebook_read: cells 1–50 of this notebook"
+    plan = {"todos": [{"content": "load", "status": "completed"}, {"content": "plot", "status": "pending"}]}
+    assert summarize_call("todo_write", plan) == "todo_write: 1/2 done"
+    assert summarize_call("python", {"code": "total = df.revenue.sum()\nprint(total)"}) == (
+        "python: total = df.revenue.sum()…"
+    )
+    assert summarize_call("mcp__db__query", {"sql": "select 1"}) == 'mcp__db__query: {"sql": "select 1"}'

@@ -31,7 +31,4 @@ def replanned_note(planned: Planned[Change] | None, fresh: Planned[Change], what
     `what` (`the cell`, `a.py`) changed after the approval, and came out different; else ""."""
     if planned is None or planned.preview == fresh.preview:
         return ""
-    return (
-        f"{what[:1].upper() + what[1:]} changed after the approval, so the change was worked out "
-        "again from it and differs from the one approved; it is shown below.\n"
-    )
+    return f"Worked out again since {what} changed after the approval: this change differs from the one approved.\n"
