@@ -114,7 +114,9 @@ class Tool(ABC):
       directory), and other names a rule may call the tool by. One answer for the configured rules,
       an "always allow" answer and scoping (`scoped_input`).
     - `preview(env, args)`: what an approval shows of the call; `approval_question`: what the
-      approval asks, in the same words in every front end.
+      approval asks, in the same words in every front end; `plan(env, args)`: the change a call
+      would make, worked out once for the approval and made by the run as approved, worked out
+      again only when what it was worked out from changed (`tools/planned.py`).
     - `summary(args, position)`: the call in one line for every view of a session, from its
       input alone (a stored call's too, with no agent at hand: a class method); `cells_named`:
       the ids of the cells it names (the summary's hover); `plan_set`, `skill_loaded`: what a

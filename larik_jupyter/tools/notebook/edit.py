@@ -52,6 +52,7 @@ RELOAD_NOTE = (
     "save overwrites this edit."
 )
 
+
 @dataclass
 class NotebookChange:
     """An edit worked out but not made: the change, the cell's diff and a summary."""
@@ -218,7 +219,8 @@ class NotebookEditTool(NotebookTool):
                 planned = self.plan(env, args)
                 change = planned.change
                 landed = change.nb.apply(env, change.op)
-        text = replanned_note(approved, planned, what) + change.summary + landed.said + "\n" + (change.diff or "(the source did not change)")
+        text = replanned_note(approved, planned, what) + change.summary + landed.said
+        text += "\n" + (change.diff or "(the source did not change)")
         if landed.rewritten:
             text += "\n" + REWRITTEN_NOTE
         notices = []
