@@ -99,7 +99,7 @@ export interface TranscriptPage {
   total: number;
   offset: number;
   limit: number;
-  entries: JsonObject[];
+  entries: PageEntry[];
   unfound: UnfoundInBlock[];
   unfound_counts: UnfoundCount[];
   egress: EgressTurn[];
@@ -147,6 +147,137 @@ export interface UnfoundNumber {
   start: number;
   end: number;
   text: string;
+}
+
+/** An image's source, as the providers' messages carry it: base64 `data`, or a `url`. */
+export interface ImageSource {
+  type: string;
+  media_type?: string;
+  data?: string;
+  url?: string;
+}
+
+/** The first entry's payload: where and with what model the session runs, and its fork origin. */
+export interface Meta {
+  cwd: string;
+  provider?: string;
+  model?: string;
+  fork_of?: string;
+  fork_at?: number;
+}
+
+/** One entry of the session file, as a transcript page sends it (empty fields left out). */
+export interface PageEntry {
+  id: string;
+  parent_id?: string;
+  type: "meta" | "message" | "compaction" | "usage";
+  time: string;
+  message?: ShownMessage;
+  usage?: Usage;
+  summary?: string;
+  model?: string;
+  meta?: Meta;
+  hooks?: string[];
+  note?: string;
+  undone?: number[];
+}
+
+export interface RedactedThinkingBlock {
+  type: "redacted_thinking";
+  data: string;
+}
+
+/**
+ * A tool call, with its one-line summary (cells named by position, as the notebook words
+ * it) and the ids of the cells it names (`hint`).
+ */
+export interface ShownCall {
+  type: "tool_use";
+  id: string;
+  name: string;
+  input: JsonObject;
+  summary: string;
+  hint?: string;
+}
+
+/** An image block. */
+export interface ShownImage {
+  type: "image";
+  source: ImageSource;
+}
+
+/** A message, its blocks as shown. */
+export interface ShownMessage {
+  role: "user" | "assistant";
+  content: (TextBlock | ThinkingBlock | RedactedThinkingBlock | ShownCall | ShownResult | ShownImage)[];
+  interrupted?: boolean;
+  refused?: boolean;
+  hooks?: string[];
+  attachments?: JsonObject[];
+  cells?: JsonObject[];
+}
+
+/**
+ * A tool's answer (its content's blocks shown too), with its text as the one diff HTML when
+ * it is a diff (`diff_html`) and what a kernel call did to the user's variables.
+ */
+export interface ShownResult {
+  type: "tool_result";
+  tool_use_id: string;
+  content: string | (TextBlock | ThinkingBlock | RedactedThinkingBlock | ShownCall | ShownResult | ShownImage)[];
+  is_error?: boolean;
+  diff?: string;
+  duration?: number;
+  subagent?: JsonObject;
+  hooks?: string[];
+  source?: string;
+  answer?: string;
+  variables?: VariableChange[];
+  diff_html?: string;
+}
+
+export interface TextBlock {
+  type: "text";
+  text: string;
+}
+
+export interface ThinkingBlock {
+  type: "thinking";
+  thinking: string;
+  signature?: string;
+}
+
+/**
+ * Token counts of one or more model calls. `estimated`: some counts are our estimate
+ * (`llm/tokens.py`), because the server reported none; its price is then unknown.
+ */
+export interface Usage {
+  input_tokens: number;
+  output_tokens: number;
+  cache_read_tokens: number;
+  cache_write_tokens: number;
+  estimated?: boolean;
+}
+
+/**
+ * One variable a call touched: `before` and `after` are its type and shape
+ * (`DataFrame 1000×5`), absent where it did not exist; `note` says why a change is unknown,
+ * or how a generator changed (`state advanced`, `consumed`; else it is `changed in place`);
+ * `route` how code that does not name it changed it (`f()`, `globals()`, `the alias d`);
+ * `rolled_back` true when protect mode put it back as it was before the call;
+ * `restricted_from` the restricted sources the call's code read, which make the variable
+ * restricted by `policy` too (lineage, `egress/lineage.py`).
+ */
+export interface VariableChange {
+  name: string;
+  change: "created" | "rebound" | "changed" | "deleted" | "unknown";
+  before?: string;
+  after?: string;
+  note?: string;
+  route?: string;
+  rolled_back?: boolean;
+  restricted_from?: string[];
+  policy?: string;
 }
 
 /** `POST /larik/api/sessions/<id>/delete`: the token from the listing confirms the deletion. */
