@@ -3,25 +3,17 @@
 
 import { JsonObject } from './json';
 
-/** One file a turn changed: whether it existed before, and the turn's diff for it. */
-export interface CheckpointFile {
-  path: string;
-  existed: boolean;
-  diff: string;
-  name: string;
-  diff_html: string;
-}
-
 /**
  * A turn of the session's undo list (`agent.undo_list`, the one every view renders): its
- * files and cells (`PATH#ID`, named for people in `name`) with diffs, its kernel variables,
- * its `state` (`undoable`, `files only`, `not undoable`) and the `note` saying why not all.
+ * files and cells (`ListedTurn.changes`, the one record of them every view shows) with diffs,
+ * its kernel variables, its `state` (`undoable`, `files only`, `not undoable`) and the `note`
+ * saying why not all.
  */
 export interface CheckpointTurn {
   turn: number;
   prompt: number | null;
   label: string;
-  files: CheckpointFile[];
+  files: TurnChange[];
   variables: string[];
   state: string;
   note: string | null;
@@ -122,6 +114,23 @@ export interface TreeNode {
   compactions: number[];
   error: string | null;
   children: TreeNode[];
+}
+
+/**
+ * One file or cell a listed turn changed, as every view shows it: `path` (a cell's
+ * `PATH#ID`), its name for people (the path, or `analysis.ipynb cell 3 (4f9a2c7d…)`), whether
+ * it existed before the turn, what the turn did to it (`change`: a file `created` or
+ * `changed`, a cell `inserted`, `edited`, `deleted` or `outputs`) and its `diff` (for a file
+ * whose diff cannot be made, `error` in parentheses; `error` says why).
+ */
+export interface TurnChange {
+  path: string;
+  name: string;
+  existed: boolean;
+  change: string;
+  diff: string;
+  error: string | null;
+  diff_html: string;
 }
 
 /** A turn's count line, shown after its last message (`entry`, an index in the transcript). */

@@ -8,12 +8,12 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, computed_field, field_serializer
+from pydantic import BaseModel, ConfigDict, field_serializer
 from pydantic.json_schema import models_json_schema
 
+from larik_jupyter.agent.undo_list import TurnChange
 from larik_jupyter.server.page_entries import PageEntry
 from larik_jupyter.session.branch import TreeNode
-from larik_jupyter.textdiff import diff_html
 from larik_jupyter.typescript import declarations, module
 
 
@@ -99,30 +99,16 @@ class TranscriptPage(BaseModel):
         return [entry.to_json() for entry in entries]
 
 
-class CheckpointFile(BaseModel):
-    """One file a turn changed: whether it existed before, and the turn's diff for it."""
-
-    path: str
-    existed: bool
-    diff: str
-    name: str = ""  # as people read it: the path, or `analysis.ipynb cell 3 (4f9a2c7d…)`
-
-    @computed_field  # type: ignore[prop-decorator]
-    @property
-    def diff_html(self) -> str:
-        """`diff` as the one diff HTML every front end shows (`textdiff.diff_html`)."""
-        return diff_html(self.diff or "(no change)")
-
-
 class CheckpointTurn(BaseModel):
     """A turn of the session's undo list (`agent.undo_list`, the one every view renders): its
-    files and cells (`PATH#ID`, named for people in `name`) with diffs, its kernel variables,
-    its `state` (`undoable`, `files only`, `not undoable`) and the `note` saying why not all."""
+    files and cells (`ListedTurn.changes`, the one record of them every view shows) with diffs,
+    its kernel variables, its `state` (`undoable`, `files only`, `not undoable`) and the `note`
+    saying why not all."""
 
     turn: int
     prompt: int | None = None  # the prompt that began it: what the sidebar shows
     label: str = ""
-    files: list[CheckpointFile]
+    files: list[TurnChange]
     variables: list[str] = []
     state: str = "undoable"
     note: str | None = None
