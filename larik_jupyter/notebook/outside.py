@@ -50,9 +50,9 @@ if TYPE_CHECKING:
     from larik_jupyter.tools.host import OpenNotebooks
 
 # The larik tools an outside agent may call (`Tool.kernel_tool`); each runs as a turn, exactly
-# as in a `%larik` turn.
+# as in a `%larik` turn. What it may read of its own session (no turn), and `undo`, are
+# `mcp_link.VIEWS`.
 CALLS = tuple(cls.name for cls in kernel_tools())
-# What it may read of its own session (no turn), and `undo`: `mcp_link.VIEWS`.
 
 _results: dict[str, str] = {}
 # The undo note each connection's own `undo` left: it read the report, so it is not told again.
