@@ -409,10 +409,10 @@ def _received(result: types.CallToolResult) -> dict[str, Any]:
 
 def _answers(project: Path) -> list[dict[str, Any]]:
     """The ledger lines of the client's session for its answers."""
-    from larik_jupyter.egress.ledger import ledger_path, read_ledger
+    from tests.session_helpers import ledger_lines
 
     [info] = [i for i in list_sessions(project) if (i.first_prompt or "").startswith(f"{CLIENT}: ")]
-    return [r for r in read_ledger(ledger_path(Path(info.path))) if r.get("kind") == "answer"]
+    return [r for r in ledger_lines(Path(info.path)) if r.get("kind") == "answer"]
 
 
 def test_restricted_data_does_not_reach_the_client_and_every_answer_is_in_the_ledger(
