@@ -207,7 +207,7 @@ def test_the_egress_command(project: Path, tmp_path: Path) -> None:
     assert "The repository's config allows no more than `schema`, so that holds." in text
     assert "Files `data/*.csv`: policy `sample 3 mask email` from the next request on." in text
     assert "Local models only: restricted data goes in full" in text
-    assert "**Last turn (prompt 1)**: 1 request(s)" in text and "| system prompt |" in text
+    assert "**Last turn (prompt 1)**: 1 request" in text and "| system prompt |" in text
     assert "Nothing was withheld in that turn." in text
     with pytest.raises(UsageError, match="say what may leave of df: never, schema, stats"):
         larik(shell, "/egress df")
@@ -229,12 +229,12 @@ def test_the_cli_and_the_sidebar_view_show_the_ledger(
     assert main(["egress", str(agent.session_path)]) == 0
     out = capsys.readouterr().out
     assert "cust: never (set in the notebook" in out
-    assert "prompt 1: 2 request(s)" in out and "withheld cust (never) ×1" in out
+    assert "prompt 1: 2 requests" in out and "withheld cust (never) ×1" in out
     assert "| result of call" in out and "| framing |" in out
     page = transcript_page(agent.session_id, agent.session_path, 0, 50, project)
     (turn,) = page.egress
     assert turn.prompt == 1 and turn.requests == 2 and turn.withheld == ["cust (never) ×1"]
-    assert turn.text.startswith("Sent 2 request(s), ") and turn.text.endswith("· withheld cust (never) ×1")
+    assert turn.text.startswith("Sent 2 requests, ") and turn.text.endswith("· withheld cust (never) ×1")
     # Made false: a session whose requests withheld nothing says nothing was withheld.
     clean = Agent(project, model=scripted(tmp_path, done("hi")), yes=True)
     try:

@@ -243,7 +243,7 @@ def test_the_cli_lists_and_undoes_a_cell_only_turn(tmp_path: Path) -> None:
     agent.close()
     cli = [sys.executable, "-m", "larik_jupyter"]
     listing = subprocess.run([*cli, "checkpoints", session_id], capture_output=True, text=True, check=True)
-    assert "0 file(s), 3 notebook cell(s)" in listing.stdout and "changed  nb.ipynb cell 2 (calc)" in listing.stdout
+    assert "0 files, 3 notebook cells" in listing.stdout and "changed  nb.ipynb cell 2 (calc)" in listing.stdout
     undone = subprocess.run([*cli, "undo", session_id], capture_output=True, text=True, check=True)
     assert "- restored 3 cells of nb.ipynb in the file" in undone.stdout
     assert (tmp_path / "nb.ipynb").read_bytes() == before

@@ -125,7 +125,7 @@ def test_a_bad_click_reports_one_sentence_and_changes_nothing(project: Path, tmp
     widget = ForkTreeWidget(magics.kernel)
     sent = sent_messages(widget)
     click(widget, type="rewind", session=source, prompt=9)
-    assert "has 3 prompt(s)" in widget.error
+    assert "has 3 prompts" in widget.error
     assert sent == [{"type": "error", "message": widget.error}]
     assert len(list_sessions(project)) == 1
     click(widget, type="resume", session="20200101-000000-abcdef")

@@ -10,6 +10,7 @@ from typing import Any
 from larik_jupyter.egress.accounting import RESULT_OF_CALL
 from larik_jupyter.egress.ledger import ANSWER, LedgerRecord, RequestRecord
 from larik_jupyter.egress.policy import PolicySet, is_variable_target, stricter
+from larik_jupyter.plural import counted
 
 
 @dataclass
@@ -33,7 +34,7 @@ class TurnEgress:
         self.withheld[name] = self.withheld.get(name, 0) + count
 
     def sent(self) -> str:
-        """`2 request(s)`, `1 answer(s) to an outside agent`, or both."""
+        """`2 requests`, `1 answer to an outside agent`, or both."""
         return _counted(self.requests - self.answers, self.answers)
 
     def to_json(self) -> dict[str, Any]:
@@ -79,8 +80,8 @@ def withheld_line(turn: TurnEgress) -> str | None:
 
 
 def _counted(requests: int, answers: int) -> str:
-    said = [f"{requests} request(s)"] if requests or not answers else []
-    return " and ".join([*said, *([f"{answers} answer(s) to an outside agent"] if answers else [])])
+    said = [counted(requests, "request")] if requests or not answers else []
+    return " and ".join([*said, *([f"{counted(answers, 'answer')} to an outside agent"] if answers else [])])
 
 
 def _size(n: int) -> str:
@@ -123,14 +124,14 @@ def render(records: Iterable[LedgerRecord], rules: list[str] | None = None, call
 
 
 def totals(turns: list[TurnEgress]) -> str:
-    """`3 request(s) in 2 turn(s), 1,234 B sent.`, then what was withheld in all, if anything."""
+    """`3 requests in 2 turns, 1,234 B sent.`, then what was withheld in all, if anything."""
     withheld: dict[str, int] = {}
     for turn in turns:
         for name, n in turn.withheld.items():
             withheld[name] = withheld.get(name, 0) + n
     said = (
         f"{_counted(sum(t.requests - t.answers for t in turns), sum(t.answers for t in turns))} "
-        f"in {len(turns)} turn(s), {_size(sum(t.bytes for t in turns))} sent."
+        f"in {counted(len(turns), 'turn')}, {_size(sum(t.bytes for t in turns))} sent."
     )
     if withheld:
         said += "\nWithheld: " + ", ".join(f"{name} ×{n}" for name, n in withheld.items()) + "."

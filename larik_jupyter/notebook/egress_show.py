@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 from larik_jupyter.egress.accounting import RESULT_OF_CALL
 from larik_jupyter.egress.ledger import RequestRecord, ledger_path, read_ledger
 from larik_jupyter.errors import LarikError
+from larik_jupyter.plural import counted
 from larik_jupyter.session.call_summary import numbered_calls
 
 if TYPE_CHECKING:
@@ -44,7 +45,7 @@ def show_call(agent: Agent, number: int) -> str:
     lines = [f"**{name[0].upper()}{name[1:]}**", ""]
     if held:
         which = ", ".join(f"{source} ({policy})" for source, policy in held)
-        lines.append(f"Withheld from the model: {which}, in {max(held.values())} request(s). Its result as "
+        lines.append(f"Withheld from the model: {which}, in {counted(max(held.values()), 'request')}. Its result as "
                      "stored on this machine (the model was sent markers and the views the policies allow):")
     else:
         lines.append("Nothing of its result was withheld from the model. Its result as stored:")
