@@ -13,6 +13,7 @@ import traitlets
 from larik_jupyter.errors import LarikError
 from larik_jupyter.llm.pricing import cost_label
 from larik_jupyter.notebook.widgets import esm
+from larik_jupyter.notebook.widgets.actions import Action, Ping, Resume
 from larik_jupyter.notebook.widgets.session_widget import SessionWidget, escape, refresh_all
 from larik_jupyter.session import branch, catalog
 
@@ -50,13 +51,34 @@ def _branch_text(row: dict[str, Any]) -> str:
     return branch.fork_label(row["fork_of"], row["fork_prompt"], name_source=True) or ""
 
 
+class Fork(Action, tag="fork"):
+    """Branch `session` at its end and continue there."""
+
+    session: str
+
+
+class Export(Action, tag="export"):
+    """Write `session` as Markdown."""
+
+    session: str
+
+
+class Delete(Action, tag="delete"):
+    """Remove `session`: only with `confirm`, sent after the user confirmed."""
+
+    session: str
+    confirm: bool = False
+
+
 class SessionsBrowser(SessionWidget):
     """This working directory's sessions, with resume, fork, export and a confirmed delete.
 
-    Parameters: `kernel` (the kernel's `KernelSession`). The front end sends `resume`, `fork`,
-    `export` and `delete` (the last only with `"confirm": true`, after asking the user).
+    Parameters: `kernel` (the kernel's `KernelSession`). The front end sends `Resume`, `Fork`,
+    `Export` and `Delete` (the last only with `confirm`, after asking the user).
     """
 
+    ACTIONS = Resume | Fork | Export | Delete | Ping
+    NAME = "sessions browser"
     COMMAND = "/sessions"
 
     _esm = esm("sessions")
@@ -64,13 +86,17 @@ class SessionsBrowser(SessionWidget):
 
     sessions = traitlets.Dict(help="the table as computed by `sessions_data`").tag(sync=True)
 
-    def actions(self) -> dict[str, Any]:
-        return {
-            "resume": lambda m: self.resume(str(m["session"])),
-            "fork": lambda m: self.fork(str(m["session"])),
-            "export": lambda m: self.export(str(m["session"])),
-            "delete": lambda m: self._confirmed_delete(m),
-        }
+    def act(self, action: Action) -> None:
+        if isinstance(action, Resume):
+            self.resume(action.session)
+        elif isinstance(action, Fork):
+            self.fork(action.session)
+        elif isinstance(action, Export):
+            self.export(action.session)
+        elif isinstance(action, Delete):
+            if not action.confirm:
+                raise LarikError("Deleting a session needs confirmation; click Delete, then confirm.")
+            self.delete(action.session)
 
     def refresh(self, memo: dict[tuple[Any, ...], Any] | None = None) -> None:
         self.sessions = self.directory_data(memo, sessions_data)
@@ -124,8 +150,3 @@ class SessionsBrowser(SessionWidget):
         self.status = f"Deleted {session_id} with its checkpoints."
         refresh_all()
         return path
-
-    def _confirmed_delete(self, message: dict[str, Any]) -> None:
-        if message.get("confirm") is not True:
-            raise LarikError("Deleting a session needs confirmation; click Delete, then confirm.")
-        self.delete(str(message["session"]))

@@ -20,7 +20,19 @@ from larik_jupyter.checkpoint.store import CheckpointStore, TurnInfo
 from larik_jupyter.errors import LarikError
 from larik_jupyter.llm.pricing import cost_label
 from larik_jupyter.notebook.widgets import esm
+from larik_jupyter.notebook.widgets.actions import Action, Ping, Resume, note_data
 from larik_jupyter.notebook.widgets.session_widget import SessionWidget, escape, refresh_all
+from larik_jupyter.notebook.widgets.tree_actions import (
+    AsNotebook,
+    CancelRewind,
+    Compare,
+    ForkAt,
+    InsertCell,
+    NoCells,
+    OpenFile,
+    PlanRewind,
+    Rewind,
+)
 from larik_jupyter.records import SessionRecords
 from larik_jupyter.session.branch import TreeNode, fork_label, fork_tree
 from larik_jupyter.session.catalog import resolve
@@ -201,17 +213,19 @@ def _static_text(data: dict[str, Any]) -> str:
 class ForkTreeWidget(SessionWidget):
     """The fork tree of the working directory's sessions, with rewind, fork and resume.
 
-    Parameters: `kernel` (the kernel's `KernelSession`). The front end sends `rewind`,
-    `fork` and `resume` messages; the same actions are the methods below. After a rewind the
-    prompt's `%%larik` cell goes to the front end as `{"type": "insert_cell", "code": ...}`.
-    "Rewind here with files" first sends `plan_rewind` and shows `confirm` (the files and
-    variables it would restore); confirming sends `rewind` with `files` and the `turns` shown.
+    Parameters: `kernel` (the kernel's `KernelSession`). The front end sends `Rewind`,
+    `ForkAt` and `Resume`; the same actions are the methods below. After a rewind the
+    prompt's `%%larik` cell goes to the front end (`InsertCell`).
+    "Rewind here with files" first sends `PlanRewind` and shows `confirm` (the files and
+    variables it would restore); confirming sends `Rewind` with `files` and the `turns` shown.
     When files changed since their turn, `confirm` comes back with them as `changed`, and
-    the user's answer is sent as `rewind` again with `force` or `skip_changed`.
-    "Open as notebook" sends `notebook` (a session, and a prompt to stop after); "Compare
-    with…" sends `compare` (`session` and `other`) and the result shows as `comparison`.
+    the user's answer is sent as `Rewind` again with `force` or `skip_changed`.
+    "Open as notebook" sends `AsNotebook` (the page then opens `OpenFile`); "Compare with…"
+    sends `Compare` and the result shows as `comparison`.
     """
 
+    ACTIONS = Rewind | PlanRewind | CancelRewind | ForkAt | Resume | AsNotebook | Compare | NoCells | Ping
+    NAME = "fork tree"
     COMMAND = "/tree"
 
     _esm = esm("tree")
@@ -225,26 +239,29 @@ class ForkTreeWidget(SessionWidget):
         help="the last \"compare with…\" result, as `larik-jupyter diff` prints it"
     ).tag(sync=True)
 
-    off_main_thread_actions = frozenset({"rewind"})
+    off_main_thread_actions = (Rewind,)
 
-    def actions(self) -> dict[str, Any]:
-        return {
-            "rewind": lambda m: self.rewind_here(
-                str(m["session"]), int(m["prompt"]), files=bool(m.get("files")),
-                turns=m.get("turns"), force=bool(m.get("force")), skip_changed=bool(m.get("skip_changed")),
-            ),
-            "plan_rewind": lambda m: self.plan_rewind(str(m["session"]), int(m["prompt"])),
-            "cancel_rewind": lambda m: setattr(self, "confirm", {}),
-            "fork": lambda m: self.fork_here(
-                str(m["session"]), None if m.get("prompt") is None else int(m["prompt"])
-            ),
-            "resume": lambda m: self.resume(str(m["session"])),
-            "notebook": lambda m: self.open_as_notebook(
-                str(m["session"]), None if m.get("prompt") is None else int(m["prompt"])
-            ),
-            "compare": lambda m: self.compare(str(m["session"]), str(m["other"])),
-            "no_cells": lambda m: self.explain_no_cells(str(m["session"]), int(m["prompt"])),
-        }
+    def act(self, action: Action) -> None:
+        match action:
+            case Rewind():
+                self.rewind_here(
+                    action.session, action.prompt, files=action.files, turns=action.turns,
+                    force=action.force, skip_changed=action.skip_changed,
+                )
+            case PlanRewind():
+                self.plan_rewind(action.session, action.prompt)
+            case CancelRewind():
+                self.confirm = {}
+            case ForkAt():
+                self.fork_here(action.session, action.prompt)
+            case Resume():
+                self.resume(action.session)
+            case AsNotebook():
+                self.open_as_notebook(action.session, action.prompt)
+            case Compare():
+                self.compare(action.session, action.other)
+            case NoCells():
+                self.explain_no_cells(action.session, action.prompt)
 
     def refresh(self, memo: dict[tuple[Any, ...], Any] | None = None) -> None:
         self.tree = self.directory_data(memo, tree_data)
@@ -292,7 +309,7 @@ class ForkTreeWidget(SessionWidget):
         return plan
 
     def rewind_here(
-        self, session_id: str, prompt_number: int, *, files: bool = False, turns: Any = None,
+        self, session_id: str, prompt_number: int, *, files: bool = False, turns: list[int] | None = None,
         force: bool = False, skip_changed: bool = False,
     ) -> str:
         """Branch `session_id` before its prompt `prompt_number` (1-based, as `/rewind N`),
@@ -322,7 +339,7 @@ class ForkTreeWidget(SessionWidget):
             return ""
         how = " and restored its files" if files else ""
         self.status = f"Rewound {session_id} to before prompt {prompt_number}{how}; now on {self.current}."
-        self.send({"type": "insert_cell", "code": code})
+        self.send(note_data(InsertCell(code=code)))
         refresh_all()
         return code
 
@@ -337,10 +354,10 @@ class ForkTreeWidget(SessionWidget):
 
     def open_as_notebook(self, session_id: str, prompt_number: int | None = None) -> Path:
         """Write `session_id` (up to prompt `prompt_number`, default: all of it) as a new notebook,
-        as `/notebook` does, and ask the page to open it (`{"type": "open_notebook", "path"}`)."""
+        as `/notebook` does, and ask the page to open it (`OpenFile`)."""
         path = self.kernel.to_notebook(session_id, prompt_number=prompt_number)
         self.status = f"Wrote {path}."
-        self.send({"type": "open_notebook", "path": str(path)})
+        self.send(note_data(OpenFile(path=str(path))))
         return path
 
     def compare(self, session_id: str, other: str) -> str:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import pathlib
 from typing import TYPE_CHECKING, Any
 
+import msgspec
 import traitlets
 
 from larik_jupyter.agent.undo import UndoReport
@@ -16,6 +17,7 @@ from larik_jupyter.checkpoint.diffs import cell_diffs
 from larik_jupyter.checkpoint.store import UndoResult
 from larik_jupyter.errors import LarikError
 from larik_jupyter.notebook.widgets import esm
+from larik_jupyter.notebook.widgets.actions import Action, Ping
 from larik_jupyter.notebook.widgets.session_widget import SessionWidget, escape, refresh_all
 from larik_jupyter.textdiff import diff_html
 from larik_jupyter.tools.kernel import DID_NOT_EXIST, kernel_snapshots
@@ -26,6 +28,33 @@ if TYPE_CHECKING:
 _HERE = pathlib.Path(__file__).parent
 # A diff longer than this is cut: the panel shows what changed, not whole generated files.
 MAX_DIFF_CHARS = 100_000
+
+
+class Undo(Action, tag="undo"):
+    """Undo the newest turn; with `force` or `skip_changed`, the answer about files the user
+    changed since (as `/undo --force`, `--skip-changed`)."""
+
+    force: bool = False
+    skip_changed: bool = False
+
+
+class UndoTo(Action, tag="undo_to"):
+    """Undo every turn down to prompt `prompt` (`force`, `skip_changed`: as `Undo`'s)."""
+
+    prompt: int
+    force: bool = False
+    skip_changed: bool = False
+
+
+class Reload(Action, tag="reload"):
+    """Show the session as it is now (the panel's Refresh)."""
+
+
+def _undo_action(prompt: int | None) -> dict[str, Any]:
+    """The action a button sends to undo down to prompt `prompt` (None: the newest turn)."""
+    action = Undo() if prompt is None else UndoTo(prompt=prompt)
+    data: dict[str, Any] = msgspec.to_builtins(action)
+    return data
 
 
 def _variables(
@@ -112,7 +141,7 @@ def undo_data(agent: Agent | None) -> dict[str, Any]:
             "why": None if gone or not newer else (
                 f"Undo goes newest first: undo {newer[-1]['label']} before this one."
             ),
-            "undo": {"type": "undo"} if not newer else {"type": "undo_to", "prompt": info.prompt},
+            "undo": _undo_action(None if not newer else info.prompt),
         }
         if not gone:
             newer.append(turn)
@@ -184,11 +213,13 @@ class UndoPanel(SessionWidget):
     """The file-changing turns of the kernel's current session, with one-click undo.
 
     Parameters: `kernel` (the kernel's `KernelSession`) and `report` (an undo just made, to
-    show what it did). The front end sends `undo` and `undo_to` (with `prompt`), either with
-    `force` or `skip_changed` to repeat one that stopped at files the user changed since
-    (`retry` is that action); `undo()` and `undo_to()` are the same actions.
+    show what it did). The front end sends `Undo` and `UndoTo`, either with `force` or
+    `skip_changed` to repeat one that stopped at files the user changed since (`retry` is that
+    action), and `Reload`; `undo()`, `undo_to()` and `reload()` are the same actions.
     """
 
+    ACTIONS = Undo | UndoTo | Reload | Ping
+    NAME = "undo panel"
     COMMAND = "/checkpoints"
 
     _esm = esm("undo")
@@ -234,20 +265,19 @@ class UndoPanel(SessionWidget):
             raise LarikError(f"Session {self._session} is no longer open in this kernel; nothing here can undo it.")
         return agent
 
-    off_main_thread_actions = frozenset({"undo", "undo_to"})
+    off_main_thread_actions = (Undo, UndoTo)
 
-    def actions(self) -> dict[str, Any]:
-        return {
-            "undo": lambda m: self.undo(force=bool(m.get("force")), skip_changed=bool(m.get("skip_changed"))),
-            "undo_to": lambda m: self.undo_to(
-                int(m["prompt"]), force=bool(m.get("force")), skip_changed=bool(m.get("skip_changed"))
-            ),
-            "reload": lambda m: self.reload(),
-        }
+    def act(self, action: Action) -> None:
+        if isinstance(action, UndoTo):
+            self.undo_to(action.prompt, force=action.force, skip_changed=action.skip_changed)
+        elif isinstance(action, Undo):
+            self.undo(force=action.force, skip_changed=action.skip_changed)
+        elif isinstance(action, Reload):
+            self.reload()
 
     def _show(self, report: UndoReport) -> None:
         self._report = report
-        self.retry = {"type": "undo"} if report.prompt_number is None else {"type": "undo_to", "prompt": report.prompt_number}
+        self.retry = _undo_action(report.prompt_number)
         self.results = [result_data(r) for r in report]
         self.result = self.results[-1] if self.results else {}
         self.outcome = report.html(buttons=True)
