@@ -265,7 +265,7 @@ def test_the_sidebar_and_the_rewind_confirmation_list_the_cells(tmp_path: Path) 
     rows = {f.path: f for f in turn.files}
     assert "+y = 20\n" in rows["nb.ipynb#calc"].diff and rows["nb.ipynb#calc"].existed
     # The inserted cell, then calc, then ran: the order the turn first changed them.
-    assert rewind_plan(agent.checkpoints(), 1)["cells"] == [row.name for row in rows.values()]
+    assert rewind_plan(agent.checkpoints(), 1).cells == [row.name for row in rows.values()]
     assert list(rows)[1:] == ["nb.ipynb#calc", "nb.ipynb#ran"]
 
 

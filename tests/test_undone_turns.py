@@ -20,6 +20,7 @@ from larik_jupyter import Agent, KernelHost
 from larik_jupyter.config.secrets import redactor_for
 from larik_jupyter.notebook.render import parts_from_entries, render_parts
 from larik_jupyter.notebook.widgets.tree import tree_data
+from larik_jupyter.notebook.widgets.tree_model import PromptItem
 from larik_jupyter.notebook.widgets.undo import undo_data
 from larik_jupyter.server.turn_diffs import checkpoints
 from larik_jupyter.session.export import export_markdown
@@ -64,8 +65,8 @@ def test_the_session_records_the_undone_prompt_and_every_view_says_so(
     assert ("Prompt 2 was undone" in history) is undo
     exported = export_markdown(agent.session_path, "out.md", cwd=project, redactor=redactor_for(project)).read_text()
     assert ("## 2. User (undone)" in exported and "*Prompt 2 was undone" in exported) is undo
-    (root,) = tree_data(project, agent.session_id)["roots"]
-    assert [item.get("undone") for item in root["items"]] == [False, undo, False]
+    (root,) = tree_data(project, agent.session_id).roots
+    assert [item.undone for item in root.items if isinstance(item, PromptItem)] == [False, undo, False]
     sidebar = checkpoints(agent.session_id, project, str(project), agent.session_path)
     assert sidebar.undone == ([2] if undo else [])
     panel = undo_data(agent)
