@@ -9,6 +9,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import nbformat
 import pytest
 
@@ -205,7 +206,7 @@ def test_a_symlinked_notebook_is_not_followed_on_restore(tmp_path: Path) -> None
 
 def test_the_undo_panel_shows_the_turns_cell_diffs(tmp_path: Path) -> None:
     agent, _, _ = agent_on_page(tmp_path)
-    (turn,) = undo_data(agent)["turns"]
+    (turn,) = msgspec.to_builtins(undo_data(agent))["turns"]
     changes = {c["id"]: c for c in turn["cells"]}
     assert [changes[i]["change"] for i in ("calc", "ran")] == ["edited", "deleted"]
     assert "-y = 2\n" in changes["calc"]["diff"] and "+y = 20\n" in changes["calc"]["diff"] and "a/nb.ipynb cell 2 (calc)" in changes["calc"]["diff"]
@@ -285,7 +286,7 @@ def test_undo_puts_back_the_outputs_notebook_run_replaced(tmp_path: Path) -> Non
     agent.run("run it")
     ran = next(c for c in page.cells if c["id"] == "ran")
     assert ran["outputs"][0]["text"] == "again\n" and ran["execution_count"] == 9
-    (turn,) = undo_data(agent)["turns"]
+    (turn,) = msgspec.to_builtins(undo_data(agent))["turns"]
     assert [c["change"] for c in turn["cells"]] == ["outputs"]
     assert in_worker(agent.undo).ok
     assert page.cells == [_plain(c) for c in original(tmp_path).cells]

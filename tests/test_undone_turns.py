@@ -70,7 +70,7 @@ def test_the_session_records_the_undone_prompt_and_every_view_says_so(
     sidebar = checkpoints(agent.session_id, project, str(project), agent.session_path)
     assert sidebar.undone == ([2] if undo else [])
     panel = undo_data(agent)
-    assert panel["undone"] == ([2] if undo else []) and ("Undone: prompt 2" in panel["undone_text"]) is undo
+    assert panel.undone == ([2] if undo else []) and ("Undone: prompt 2" in panel.undone_text) is undo
     agent.close()
 
 
@@ -82,7 +82,7 @@ def test_a_branch_before_the_undo_keeps_the_undone_prompt_undone(
     if undo:  # after prompt 3, which changed nothing: the undo puts prompt 2 back
         assert [r.prompt for r in agent.undo()] == [2]
     agent.rewind(3)  # the branch copies prompts 1 and 2; the undo's entry came after prompt 3
-    assert undo_data(agent)["undone"] == ([2] if undo else [])
+    assert undo_data(agent).undone == ([2] if undo else [])
     code = [c.source for c in nbformat.read(agent.to_notebook("b.ipynb"), as_version=4).cells if c.cell_type == "code"]
     assert code == ([LOAD] if undo else [LOAD, DROP])
     agent.close()
