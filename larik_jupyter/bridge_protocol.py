@@ -1,5 +1,6 @@
 """The messages of `larik.bridge`, declared once: the kernel's requests to the page that shows a
-notebook (each a discriminated `op`), the page's `hello` and replies, and the error either side
+notebook (each a discriminated `op`, each an `Op[R]` declaring the reply `R` it gets), the
+page's `hello` and replies (`read`, `changed`, `shown`, or `refused`), and the error either side
 sends back for a message it cannot read, with the codes of a refusal (`RefusalCode`). The
 page's TypeScript types and its check of incoming requests (`labextension/src/protocol.ts`) are
 generated from these models (`python -m larik_jupyter.bridge_protocol >
