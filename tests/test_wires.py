@@ -24,12 +24,8 @@ from larik_jupyter.egress.ledger import (
 
 PACKAGE = Path(larik_jupyter.__file__).parent
 
-# The front ends: every module of these folders (the bridge and the widgets are checked apart).
+# The front ends: every module of these folders, the bridge and the widgets included.
 FRONT_ENDS = ("notebook", "cli", "server", "mcp_server")
-NOT_YET: dict[str, str] = {
-    "notebook/bridge.py": "cleaned in its own change (issue 54, point 2: the bridge)",
-    "notebook/widgets": "cleaned in its own change (issue 54, point 2: widget actions)",
-}
 # `.get("KEY")` reads in the front ends that are not on wire data, by module, receiver and key.
 NOT_WIRE: dict[tuple[str, str, str], str] = {
     ("notebook/magics.py", "sys.modules", "larik_jupyter.notebook.widgets.session_widget"): "Python's module table",
@@ -60,8 +56,7 @@ GET = re.compile(r"""([\w.]+|\)|\])\.get\(\s*["']([^"']*)["']""")
 
 
 def _front_end_modules() -> list[Path]:
-    paths = [p for folder in FRONT_ENDS for p in sorted((PACKAGE / folder).rglob("*.py"))]
-    return [p for p in paths if not any(p.relative_to(PACKAGE).as_posix().startswith(skip) for skip in NOT_YET)]
+    return [p for folder in FRONT_ENDS for p in sorted((PACKAGE / folder).rglob("*.py"))]
 
 
 def _reads() -> list[tuple[str, str, str]]:
