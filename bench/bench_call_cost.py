@@ -7,7 +7,8 @@
    of a turn (nothing cached) and as a later call of the turn. For the record, a call that
    changes one float of `df` (what must still be hashed to see it).
 2. The fingerprint's cost per GB for each kind of value: numpy, pandas float64, pandas Arrow
-   strings, polars, pyarrow (a value without a digest on this branch says so).
+   strings, polars, pyarrow, a DuckDB connection's table (a value without a digest on this
+   branch says so).
 
 Run it once or twice, never in the test suite (it holds ~4 GB, ~6 GB while building):
 
@@ -24,6 +25,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+import duckdb
 import numpy as np
 import pandas as pd
 import polars as pl
@@ -141,6 +143,12 @@ def main() -> None:
     per_gb("polars, float64 and string columns", pl_df, int(pl_df.estimated_size()))
     table = pl_df.to_arrow()
     per_gb("pyarrow Table", table, int(table.nbytes))
+    numbers = table.drop_columns(["s"])
+    con = duckdb.connect()
+    con.register("numbers", numbers)
+    con.execute("create table t as select * from numbers")
+    con.unregister("numbers")
+    per_gb("DuckDB connection, a table of float64 columns", con, int(numbers.nbytes))
 
 
 if __name__ == "__main__":

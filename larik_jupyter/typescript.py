@@ -34,15 +34,17 @@ def ts_type(schema: dict[str, Any]) -> str:
     """The TypeScript type of a value `schema` describes."""
     if "$ref" in schema:
         return str(schema["$ref"]).rsplit("/", 1)[-1]
-    if "anyOf" in schema:
-        return " | ".join(ts_type(s) for s in schema["anyOf"])
+    for union in ("anyOf", "oneOf"):
+        if union in schema:
+            return " | ".join(ts_type(s) for s in schema[union])
     if "const" in schema:
         return json.dumps(schema["const"])
     if "enum" in schema:
         return " | ".join(json.dumps(v) for v in schema["enum"])
     kind = schema.get("type")
     if kind == "array":
-        return f"{ts_type(schema.get('items', {}))}[]"
+        items = ts_type(schema.get("items", {}))
+        return f"({items})[]" if " | " in items else f"{items}[]"
     if kind == "object":
         values = schema.get("additionalProperties")
         return f"{{ [key: string]: {ts_type(values)} }}" if isinstance(values, dict) and values else "JsonObject"
@@ -51,10 +53,13 @@ def ts_type(schema: dict[str, Any]) -> str:
 
 
 def declarations(
-    components: dict[str, Any], enums: dict[str, type[enum.Enum]], *, all_required: bool = False
+    components: dict[str, Any], enums: dict[str, type[enum.Enum]], *, all_required: bool = False,
+    omit_none: bool = False,
 ) -> list[str]:
     """An interface (or, for a Python enum, an `enum`) for each named schema in `components`;
-    with `all_required`, every field is required (a pydantic model dumps each of its fields)."""
+    with `all_required`, every field is required (a pydantic model dumps each of its fields);
+    with `omit_none`, a field that may be None is left out instead (`exclude_none`), so it is
+    optional and never null, and every other field is required."""
     out: list[str] = []
     for name, schema in components.items():
         out += ["", *_comment(schema.get("description"))]
@@ -66,6 +71,11 @@ def declarations(
         out.append(f"export interface {name} {{")
         required = set(schema.get("required", []))
         for field, inner in schema.get("properties", {}).items():
+            if omit_none:
+                kinds = [k for k in inner.get("anyOf", [inner]) if k.get("type") != "null"]
+                nullable = len(kinds) < len(inner.get("anyOf", [inner]))
+                out.append(f"  {field}{'?' if nullable else ''}: {ts_type({'anyOf': kinds})};")
+                continue
             optional = "" if all_required or field in required else "?"
             out.append(f"  {field}{optional}: {ts_type(inner)};")
         out.append("}")

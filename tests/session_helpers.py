@@ -78,3 +78,13 @@ def tree_state(root: Path) -> dict[str, str]:
             else:
                 state[str(path)] = f"mode {stat.S_IFMT(st.st_mode):o}"
     return state
+
+
+def ledger_lines(transcript: Path) -> list[dict[str, object]]:
+    """The egress ledger of the session at `transcript`, read back by its reader, each record as
+    the JSON its line holds."""
+    import msgspec
+
+    from larik_jupyter.egress.ledger import ledger_path, read_ledger
+
+    return [msgspec.to_builtins(record) for record in read_ledger(ledger_path(transcript))]

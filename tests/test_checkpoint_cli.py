@@ -101,7 +101,7 @@ def test_undo_from_a_terminal_says_kernel_variables_stay_with_the_kernel(tmp_pat
     store.begin_turn(2)
     store.note_variables([("df", True), ("x", False)])
     listing = cli("checkpoints", SID)
-    assert listing.returncode == 0 and "0 file(s), 2 kernel variable(s)" in listing.stdout
+    assert listing.returncode == 0 and "0 files, 2 kernel variables" in listing.stdout
     undo = cli("undo", SID)
     assert undo.returncode == 0, undo.stderr
     assert "variables gone with the kernel" in undo.stdout and "df, x" in undo.stdout

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import msgspec
 import pytest
 
 from larik_jupyter import Agent
@@ -12,6 +13,7 @@ from larik_jupyter.checkpoint.diffs import read_current
 from larik_jupyter.errors import LarikError
 from larik_jupyter.notebook.kernel import KernelSession
 from larik_jupyter.notebook.widgets.undo import undo_data
+from larik_jupyter.notebook.widgets.undo_model import UndoList
 from larik_jupyter.server.turn_diffs import checkpoints
 from tests.agent_helpers import done, scripted, tool
 
@@ -26,7 +28,7 @@ def test_an_older_turn_shows_its_own_change_in_both_views(project: Path, tmp_pat
     agent = Agent(project, model=model, yes=True)
     agent.run("first")
     agent.run("second")
-    newest, older = undo_data(agent)["turns"]
+    newest, older = msgspec.to_builtins(undo_data(agent))["turns"]
     assert "-one\n+two\n" in older["files"][0]["diff"] and "three" not in older["files"][0]["diff"]
     assert "-two\n+three\n" in newest["files"][0]["diff"]
     sidebar = checkpoints(agent.session_id, project, str(project))
@@ -50,6 +52,6 @@ def test_read_current_never_follows_a_symlink_or_reads_a_fifo(tmp_path: Path) ->
 
 def test_kernel_session_undo_data_without_an_agent(project: Path) -> None:
     # The panel says why it lists nothing (issue 39's undo panels), instead of an empty list.
-    assert undo_data(KernelSession(project).agent) == {
-        "session": None, "turns": [], "empty": "No session is open in this kernel."
-    }
+    assert undo_data(KernelSession(project).agent) == UndoList(
+        session=None, turns=[], empty="No session is open in this kernel."
+    )

@@ -66,7 +66,7 @@ def test_fork_rewind_tree_and_rm(tmp_path: Path, capsys: pytest.CaptureFixture[s
     code, out, err = run(capsys, "fork", str(src), "--at-message", "2")
     assert code == 2 and "nearest valid boundaries are 0 or 4" in err
     code, out, err = run(capsys, "fork", str(src), "--at", "3")
-    assert code == 2 and "has 2 prompt(s); choose a prompt number from 1 to 2" in err
+    assert code == 2 and "has 2 prompts; choose a prompt number from 1 to 2" in err
     with pytest.raises(SystemExit) as stop:
         run(capsys, "fork", str(src), "--at", "1", "--at-message", "4")
     assert stop.value.code == 2 and "--at-message: not allowed with argument --at" in capsys.readouterr().err

@@ -385,7 +385,7 @@ def test_a_switch_to_a_smaller_window_compacts_with_a_request_that_fits_it(
     # The history (about 75k tokens) is over the small model's window: its long tool results
     # were cut to fit, and both the user and the summary say so.
     notices = [e.text for e in seen if isinstance(e, ae.Notice)]
-    assert any("3 long tool result(s) were cut to their first 2,000 characters" in n for n in notices)
+    assert any("3 long tool results were cut to their first 2,000 characters" in n for n in notices)
     assert "more characters left out" in json.dumps(summary_request) and "tools" not in summary_request
     summary = agent.loop.session.state.summary
     assert summary is not None and "were cut to their first 2,000 characters" in summary.text()
@@ -490,7 +490,7 @@ def test_the_newest_images_go_only_when_alone_over_the_limit_and_the_user_is_tol
     assert outcome.status == "done", outcome.error
     assert last.count('"type": "image"') == 100 and last.count("image omitted") == 4
     notices = [e.text for e in seen if isinstance(e, ae.Notice)]
-    assert any(n.startswith("4 image(s) of the latest prompt or tool results were left out") for n in notices)
+    assert any(n.startswith("4 images of the latest prompt or tool results were left out") for n in notices)
     accepted(server)
 
 

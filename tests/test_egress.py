@@ -17,7 +17,6 @@ from larik_jupyter import Agent
 from larik_jupyter.agent.events import Notice
 from larik_jupyter.agent.loop import PromptExtras
 from larik_jupyter.config.layers import load_config
-from larik_jupyter.egress.ledger import ledger_path, read_ledger
 from larik_jupyter.egress.policy import PolicyError, parse_policy
 from larik_jupyter.egress.values import ValueIndex, number_forms, value_forms
 from larik_jupyter.errors import LarikError
@@ -25,6 +24,7 @@ from larik_jupyter.llm.messages import TextBlock
 from larik_jupyter.testing import ScriptedHTTPServer
 from larik_jupyter.tools.host import KernelHost
 from tests.agent_helpers import Hostile, done, personal, scripted, tool
+from tests.session_helpers import ledger_lines
 from tests.widget_helpers import larik, shell_with_magics
 
 KEY = "sk-egress"
@@ -134,7 +134,7 @@ def test_mcp_results_and_the_notebook_context_are_searched(project: Path, monkey
     assert outcome.status == "done"
     assert EMAIL not in sent and "123456.78" not in sent
     assert "[withheld: cust.email — policy never" in sent and "[withheld: cust.salary — policy never" in sent
-    records = [r for r in read_ledger(ledger_path(agent.session_path)) if r["type"] == "request"]
+    records = [r for r in ledger_lines(agent.session_path) if r["type"] == "request"]
     wheres = {w["where"] for r in records for w in r["withheld"]}
     assert {"notebook context", "prompts"} <= wheres and any("mcp__tiny__echo" in w for w in wheres)
 
@@ -207,7 +207,7 @@ def test_the_egress_command(project: Path, tmp_path: Path) -> None:
     assert "The repository's config allows no more than `schema`, so that holds." in text
     assert "Files `data/*.csv`: policy `sample 3 mask email` from the next request on." in text
     assert "Local models only: restricted data goes in full" in text
-    assert "**Last turn (prompt 1)**: 1 request(s)" in text and "| system prompt |" in text
+    assert "**Last turn (prompt 1)**: 1 request" in text and "| system prompt |" in text
     assert "Nothing was withheld in that turn." in text
     with pytest.raises(UsageError, match="say what may leave of df: never, schema, stats"):
         larik(shell, "/egress df")
@@ -229,12 +229,12 @@ def test_the_cli_and_the_sidebar_view_show_the_ledger(
     assert main(["egress", str(agent.session_path)]) == 0
     out = capsys.readouterr().out
     assert "cust: never (set in the notebook" in out
-    assert "prompt 1: 2 request(s)" in out and "withheld cust (never) ×1" in out
+    assert "prompt 1: 2 requests" in out and "withheld cust (never) ×1" in out
     assert "| result of call" in out and "| framing |" in out
     page = transcript_page(agent.session_id, agent.session_path, 0, 50, project)
     (turn,) = page.egress
     assert turn.prompt == 1 and turn.requests == 2 and turn.withheld == ["cust (never) ×1"]
-    assert turn.text.startswith("Sent 2 request(s), ") and turn.text.endswith("· withheld cust (never) ×1")
+    assert turn.text.startswith("Sent 2 requests, ") and turn.text.endswith("· withheld cust (never) ×1")
     # Made false: a session whose requests withheld nothing says nothing was withheld.
     clean = Agent(project, model=scripted(tmp_path, done("hi")), yes=True)
     try:
@@ -247,8 +247,8 @@ def test_the_cli_and_the_sidebar_view_show_the_ledger(
     capsys.readouterr()
     assert main(["egress", "--json", str(agent.session_path)]) == 0
     lines = capsys.readouterr().out.splitlines()
-    assert [json.loads(line) for line in lines] == read_ledger(ledger_path(agent.session_path))
-    assert lines[0].startswith('{"type": "policy"') and any('"withheld": [{"source": "cust"' in line for line in lines)
+    assert [json.loads(line) for line in lines] == ledger_lines(agent.session_path)
+    assert lines[0].startswith('{"type":"policy"') and any('"withheld":[{"source":"cust"' in line for line in lines)
     # Made false: the clean session's lines withhold nothing.
     assert main(["egress", "--json", str(clean.session_path)]) == 0
     clean_lines = capsys.readouterr().out.splitlines()
@@ -331,7 +331,7 @@ def test_compaction_requests_and_summaries_pass_the_door(project: Path, tmp_path
     assert EMAIL not in json.dumps(compaction) and "[withheld: cust.email" in json.dumps(compaction, ensure_ascii=False)
     # The model wrote the value into its summary; the next request carries the summary without it.
     assert EMAIL not in json.dumps(after) and "SUMMARY: the user asked about [withheld: cust.email" in json.dumps(after, ensure_ascii=False)
-    records = [r for r in read_ledger(ledger_path(agent.session_path)) if r["type"] == "request"]
+    records = [r for r in ledger_lines(agent.session_path) if r["type"] == "request"]
     assert len(records) == len(requests)
 
 
@@ -347,7 +347,7 @@ def test_an_earlier_replys_thinking_with_a_restricted_value_is_left_out(project:
         agent.close()
     second = json.dumps(agent.loop.provider.requests[-1])  # type: ignore[attr-defined]
     assert EMAIL not in second and "looks odd" not in second and "Odd row." in second
-    records = [r for r in read_ledger(ledger_path(agent.session_path)) if r["type"] == "request"]
+    records = [r for r in ledger_lines(agent.session_path) if r["type"] == "request"]
     assert records[-1]["withheld"] == [{"source": "cust.email", "policy": "never", "where": "the model's thinking", "count": 1}]
     assert sum(p["bytes"] for p in records[-1]["parts"]) == records[-1]["bytes"]
 

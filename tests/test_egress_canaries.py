@@ -16,10 +16,10 @@ import nbformat
 import pytest
 
 from larik_jupyter.config.layers import user_config_path
-from larik_jupyter.egress.ledger import ledger_path, read_ledger
 from larik_jupyter.notebook.capture import KernelCapture
 from larik_jupyter.testing import ScriptedHTTPServer
 from tests.agent_helpers import done, tool, wire_model
+from tests.session_helpers import ledger_lines
 from tests.widget_helpers import larik, shell_with_magics
 
 KEY = "sk-egress-test"
@@ -151,7 +151,7 @@ def test_no_restricted_canary_leaves_and_the_ledger_accounts_for_every_byte(
     # The system prompt tells the model the rules.
     assert "- variable nev: never" in bodies[0] and "- files data/*.csv: never" in bodies[0]
 
-    records = [r for r in read_ledger(ledger_path(session)) if r["type"] == "request"]
+    records = [r for r in ledger_lines(session) if r["type"] == "request"]
     assert len(records) == len(requests)
     for record, request in zip(records, requests, strict=True):
         assert record["bytes"] == request.size
@@ -159,7 +159,7 @@ def test_no_restricted_canary_leaves_and_the_ledger_accounts_for_every_byte(
         assert all(p["bytes"] >= 0 for p in record["parts"])
     withheld = {w["source"] for r in records for w in r["withheld"]}
     assert {"nev", "sch", "sta", "sam", "data/secret.csv", "nev.email"} <= withheld
-    policies = [r for r in read_ledger(ledger_path(session)) if r["type"] == "policy"]
+    policies = [r for r in ledger_lines(session) if r["type"] == "policy"]
     assert [p["target"] for p in policies] == ["nev", "sta", "data/*.csv"]
 
 
@@ -170,7 +170,7 @@ def test_with_the_policy_off_the_canaries_do_leave(project: Path, monkeypatch: p
         assert canary in everything, canary
     assert sum(i in everything for i in SAMPLE_IDS) == 6
     assert "[withheld:" not in everything
-    records = [r for r in read_ledger(ledger_path(session)) if r["type"] == "request"]
+    records = [r for r in ledger_lines(session) if r["type"] == "request"]
     assert [r["bytes"] for r in records] == [r.size for r in requests]
     assert not any(r["withheld"] for r in records)
 

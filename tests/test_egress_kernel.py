@@ -11,10 +11,10 @@ import nbformat
 import pytest
 from nbclient import NotebookClient
 
-from larik_jupyter.egress.ledger import ledger_path, read_ledger
 from larik_jupyter.session.catalog import list_sessions
 from larik_jupyter.testing import ScriptedHTTPServer
 from tests.agent_helpers import done, tool, wire_model
+from tests.session_helpers import ledger_lines
 
 KEY = "sk-egress-kernel"
 CANARY = "kern.canary.9931@ex.com"
@@ -47,6 +47,6 @@ def test_notebook_run_of_a_restricted_frame_sends_its_marker_not_its_rows(
     assert len(sizes) == 2 and CANARY not in sent
     assert "[withheld: secret — policy never" in sent
     (info,) = list_sessions(tmp_path)
-    records = [r for r in read_ledger(ledger_path(Path(info.path))) if r["type"] == "request"]
+    records = [r for r in ledger_lines(Path(info.path)) if r["type"] == "request"]
     assert [r["bytes"] for r in records] == sizes
     assert any(w["source"] == "secret" and "(notebook_run)" in w["where"] for w in records[-1]["withheld"])

@@ -11,9 +11,9 @@ import pandas as pd
 import pytest
 from IPython.utils.capture import capture_output
 
-from larik_jupyter.egress.ledger import ledger_path, read_ledger
 from larik_jupyter.testing import ScriptedHTTPServer
 from tests.agent_helpers import done, tool, wire_model
+from tests.session_helpers import ledger_lines
 from tests.widget_helpers import larik, shell_with_magics, turn_sent
 
 KEY = "sk-egress-sessions"
@@ -55,4 +55,4 @@ def test_a_rule_holds_for_every_session_of_the_kernel_until_the_person_changes_i
     assert CANARY in lifted and "[withheld: cust" not in lifted
     # Each session records the rule it applied, so resuming it after a restart brings it back.
     for path in sessions.values():
-        assert any(r.get("target") == "cust" for r in read_ledger(ledger_path(path))), path
+        assert any(r.get("target") == "cust" for r in ledger_lines(path)), path

@@ -61,7 +61,7 @@ def test_each_figure_shows_once_under_its_call_and_is_stored_with_it(project: Pa
     results = [b for e in load_entries(session.path).entries if e.message for b in e.message.tool_results()]
     assert [len(_images(r.content)) for r in results] == [1, 1, 1, 1, 0]
     texts = [r.content if isinstance(r.content, str) else r.content[0].text for r in results]  # type: ignore[union-attr]
-    assert texts[0].startswith("shown\n[1 image(s) attached")
+    assert texts[0].startswith("shown\n[1 image attached")
     assert "Oslo" in texts[4] and "table" in texts[4]
 
     exported = tmp_path / "export.md"
@@ -168,6 +168,6 @@ def test_an_animation_keeps_its_last_frame_and_other_displays_pass(project: Path
         configure_inline_support(shell, "agg")
         shell.display_pub = saved
     assert not result.is_error, result.content
-    assert len(result.images) == 1 and result.content.startswith("animated\n[1 image(s) attached")
+    assert len(result.images) == 1 and result.content.startswith("animated\n[1 image attached")
     reached = [(o["data"].get("text/plain"), o.get("update", False)) for o in cell.outputs]
     assert reached == [("'shown before the call'", False), ("'updated from the call'", True), ("progress", False)]

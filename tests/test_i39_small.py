@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import msgspec
 import pytest
 
 from larik_jupyter import Agent
@@ -67,9 +68,9 @@ def test_every_view_says_the_same_cost(
     project: Path, capsys: pytest.CaptureFixture[str], model: str, label: str
 ) -> None:
     path = _priced_session(project, model, 1_000_000)  # $3 a million input tokens, when known
-    (root,) = tree_data(project)["roots"]
+    (root,) = msgspec.to_builtins(tree_data(project))["roots"]
     assert root["cost_label"] == root["items"][0]["cost_label"] == label
-    assert sessions_data(project)["rows"][0]["cost_label"] == label
+    assert sessions_data(project).rows[0].cost_label == label
     assert session_list(str(project), project, DeleteTokens()).sessions[0].cost_label == label
     assert f"- Cost: {label}\n" in render_markdown(path, load_entries(path).entries, redactor=redactor_for(project))
     assert main(["ls", "--cwd", str(project)]) == 0
@@ -94,7 +95,7 @@ def test_search_sees_every_line_of_a_prompt(project: Path) -> None:
     tree = session_list(str(project), project, DeleteTokens()).tree
     assert "revenue by region" in tree[0].prompts[0].text
     # The /tree widget's data, likewise.
-    (item,) = tree_data(project)["roots"][0]["items"]
+    (item,) = msgspec.to_builtins(tree_data(project))["roots"][0]["items"]
     assert item["text"] == "load the sales data" and "revenue by region" in item["prompt_text"]
 
 
@@ -103,7 +104,7 @@ def test_a_rewind_before_prompt_1_of_a_branch_hangs_beside_it(project: Path) -> 
     branch, _ = rewind(source, 3)  # shares prompts 1 and 2: under prompt 2 of the source
     start, _ = rewind(branch, 1)  # shares nothing: an alternative to the source's prompt 1
     after_one = fork(branch, 4)  # shares prompt 1: under the source's prompt 1
-    (root,) = tree_data(project)["roots"]
+    (root,) = msgspec.to_builtins(tree_data(project))["roots"]
     first, second, _third = root["items"]
     assert [c["id"] for c in second["children"]] == [branch.stem]
     assert [c["id"] for c in first["children"]] == [after_one.stem]

@@ -294,3 +294,22 @@ def test_no_module_is_over_500_lines() -> None:
     # A module that grows past this holds more than one job: split it by what it holds.
     long = sorted((name, n) for name, path in MODULES.items() if (n := len(path.read_text().splitlines())) > 500)
     assert not long, f"modules over 500 lines: {long}"
+
+
+def test_the_mcp_links_kernel_end_is_a_module_the_server_may_reach() -> None:
+    # The MCP server process imports no notebook module: the line it sends the kernel names
+    # `mcp_link.KERNEL_END`, an import this graph cannot see. So that module must exist, define
+    # what the line calls, read the link's messages from `mcp_link` as the server does, and lie
+    # in a layer the server may reach.
+    from larik_jupyter import mcp_link
+
+    end = mcp_link.KERNEL_END.removeprefix("larik_jupyter.")
+    assert end in MODULES, f"mcp_link.KERNEL_END names no module: {mcp_link.KERNEL_END}"
+    tree = ast.parse(MODULES[end].read_text(encoding="utf-8"))
+    defined = {node.name for node in tree.body if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))}
+    assert set(mcp_link.KERNEL_FUNCTIONS) <= defined, set(mcp_link.KERNEL_FUNCTIONS) - defined
+    assert "mcp_link" in GRAPH[end] and "mcp_link" in GRAPH["mcp_server.link"]
+    where = _layer_of()
+    assert where[end] <= where["mcp_server.link"]
+    server = set().union(*(GRAPH[m] for m in MODULES if m.startswith("mcp_server")))
+    assert not [m for m in server if m.startswith("notebook")], "the MCP server process imports the notebook layer"

@@ -41,7 +41,8 @@ def test_the_card_names_the_client_and_leaves_the_cell_when_the_call_ends(
     _, magics = shell_with_magics(project, scripted(tmp_path, []))
     cells = [{"id": "c1", "cell_type": "code", "source": "x = 1", "metadata": {}, "outputs": [OUTPUT], "execution_count": 1}]
     bridge = Bridge()
-    page = {"ok": True, "notebook": {"metadata": {}, "nbformat": 4, "nbformat_minor": 5, "cells": cells}}
+    notebook = {"metadata": {}, "nbformat": 4, "nbformat_minor": 5, "cells": cells}
+    page = {"type": "read", "notebook": notebook, "hashes": {}, "order": ["c1"], "order_hash": ""}
     panel = connect(bridge, project, "nb.ipynb", lambda r: page if r["op"] == "get" else None)
     magics.bridge = bridge
     approver = PageApprover(magics.kernel, project / "nb.ipynb", "claude-code")

@@ -409,10 +409,10 @@ def _received(result: types.CallToolResult) -> dict[str, Any]:
 
 def _answers(project: Path) -> list[dict[str, Any]]:
     """The ledger lines of the client's session for its answers."""
-    from larik_jupyter.egress.ledger import ledger_path, read_ledger
+    from tests.session_helpers import ledger_lines
 
     [info] = [i for i in list_sessions(project) if (i.first_prompt or "").startswith(f"{CLIENT}: ")]
-    return [r for r in read_ledger(ledger_path(Path(info.path))) if r.get("kind") == "answer"]
+    return [r for r in ledger_lines(Path(info.path)) if r.get("kind") == "answer"]
 
 
 def test_restricted_data_does_not_reach_the_client_and_every_answer_is_in_the_ledger(
@@ -454,7 +454,7 @@ def test_restricted_data_does_not_reach_the_client_and_every_answer_is_in_the_le
     [info] = list_sessions(project)
     assert main(["egress", info.path]) == 0
     printed = capsys.readouterr().out
-    assert f"1 answer(s) to an outside agent, {answers[0]['bytes']:,} bytes to mcp:{CLIENT}" in printed
+    assert f"1 answer to an outside agent, {answers[0]['bytes']:,} bytes to mcp:{CLIENT}" in printed
     assert "secret (never)" in printed
 
 
@@ -495,7 +495,7 @@ def test_without_a_policy_the_client_gets_the_data_and_the_notebooks_rules_then_
     # The transcript withholds what the earlier answers, made before the rules, held.
     assert SECRET not in said[5] and PERSON not in said[5]
     # `/egress` in the notebook shows what the client was sent.
-    assert f"**Outside agent `mcp:{CLIENT}`**" in report[0] and "6 answer(s) to an outside agent in 4 turn(s)" in report[0]
+    assert f"**Outside agent `mcp:{CLIENT}`**" in report[0] and "6 answers to an outside agent in 4 turns" in report[0]
     assert "people (never) ×" in report[0]
 
 

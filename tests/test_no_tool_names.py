@@ -33,9 +33,8 @@ ALLOWED: dict[tuple[str, str], tuple[int, str]] = {
     ("tools/files/write.py", "write"): (1, "the tag in a temporary file's name"),
     ("cli/sessions.py", "ls"): (1, "the `larik-jupyter ls` command"),
     ("lsp/client.py", "diagnostics"): (1, "the LSP field `publishDiagnostics` carries"),
-    ("egress/door.py", "answer"): (1, "the kind of a ledger line for an answer to an outside agent"),
-    ("egress/report.py", "answer"): (1, "that ledger line kind, read back"),
-    ("mcp_server/link.py", "answer"): (2, "the user expression the kernel's reply carries"),
+    ("egress/ledger.py", "answer"): (1, "the kind of a ledger line for an answer to an outside agent"),
+    ("mcp_server/link.py", "answer"): (1, "the user expression the kernel's reply carries"),
     # Data: the offline demo model's own script names the calls it makes, as a model does.
     ("llm/scripted.py", "write"): (3, "the scripted demo's calls and its words for them"),
     ("llm/scripted.py", "edit"): (3, "the scripted demo's calls and its words for them"),

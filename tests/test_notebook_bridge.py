@@ -21,11 +21,12 @@ from IPython.core.interactiveshell import InteractiveShell
 
 from larik_jupyter.agent import events as ae
 from larik_jupyter.bridge_protocol import (
+    Answer,
     Delete,
     ErrorReply,
+    Focus,
     Get,
     Patch,
-    Reply,
     read_request,
 )
 from larik_jupyter.notebook.bridge import Bridge, NotLanded
@@ -43,7 +44,7 @@ class Panel:
     """A comm whose other end is a panel: it answers each request with `answer(request)`,
     speaking the declared protocol (`bridge_protocol`) as the labextension does: each request
     is read with `read_request` (a malformed one gets its typed error, as the page sends it),
-    handed on as the protocol's JSON of it, and each answer is checked as a `Reply`."""
+    handed on as the protocol's JSON of it, and each answer is checked as one of the replies (`Answer`)."""
 
     counter = 0
 
@@ -71,7 +72,7 @@ class Panel:
         else:
             self.sent.append(msgspec.to_builtins(request))
             reply = self.answer(self.sent[-1])
-            answer = None if reply is None else msgspec.to_builtins(msgspec.convert({"id": request.id, **reply}, Reply))
+            answer = None if reply is None else msgspec.to_builtins(msgspec.convert({"id": request.id, **reply}, Answer))
         if answer is not None and request.id and self._handler is not None:
             # The labextension answers on the kernel's main thread's comm dispatch.
             self.later(answer)
@@ -99,6 +100,11 @@ def connect(
     return panel
 
 
+def shown(cell_id: str) -> Callable[[dict[str, Any]], dict[str, Any]]:
+    """A page's answer to a `focus`: the cell it showed."""
+    return lambda _request: {"type": "shown", "cell_ids": [cell_id]}
+
+
 def in_worker(fn: Callable[[], Any]) -> Any:
     """Requests wait from a worker thread, as tools do during a turn."""
     with ThreadPoolExecutor(1) as pool:
@@ -107,23 +113,23 @@ def in_worker(fn: Callable[[], Any]) -> Any:
 
 def test_requests_go_to_the_panel_showing_the_notebook_and_return_its_cell_ids(tmp_path: Path) -> None:
     bridge = Bridge()
-    other = connect(bridge, tmp_path, "other.ipynb", lambda r: {"ok": True, "cell_ids": ["o"]})
-    mine = connect(bridge, tmp_path, "sub/nb.ipynb", lambda r: {"ok": True, "cell_ids": ["c1"]})
+    other = connect(bridge, tmp_path, "other.ipynb", shown("o"))
+    mine = connect(bridge, tmp_path, "sub/nb.ipynb", shown("c1"))
     assert bridge.notebook_path == (tmp_path / "other.ipynb").resolve()
-    reply = in_worker(lambda: bridge.request(tmp_path / "sub" / "nb.ipynb", Delete(cell_id="x")))
+    reply = in_worker(lambda: bridge.request(tmp_path / "sub" / "nb.ipynb", Focus(cell_id="x")))
     assert reply is not None and reply.cell_ids == ["c1"]
     assert mine.sent[0]["path"] == "sub/nb.ipynb" and not other.sent
 
 
 def test_a_reloaded_page_replaces_its_stale_comm_and_a_later_page_does_not_take_over(tmp_path: Path) -> None:
     bridge = Bridge()
-    first = connect(bridge, tmp_path, "nb.ipynb", lambda r: {"ok": True, "cell_ids": ["a"]}, page="tab-1")
-    second = connect(bridge, tmp_path, "nb.ipynb", lambda r: {"ok": True, "cell_ids": ["b"]}, page="tab-2")
-    assert in_worker(lambda: bridge.request(tmp_path / "nb.ipynb", Get())).cell_ids == ["a"]
+    first = connect(bridge, tmp_path, "nb.ipynb", shown("a"), page="tab-1")
+    second = connect(bridge, tmp_path, "nb.ipynb", shown("b"), page="tab-2")
+    assert in_worker(lambda: bridge.request(tmp_path / "nb.ipynb", Focus(cell_id="c"))).cell_ids == ["a"]
     assert first.sent[0]["to"] == "tab-1" and not second.sent  # one page applies it
     # The first tab reloads: its new comm says hello with the page id the tab kept.
-    connect(bridge, tmp_path, "nb.ipynb", lambda r: {"ok": True, "cell_ids": ["c"]}, page="tab-1")
-    assert in_worker(lambda: bridge.request(tmp_path / "nb.ipynb", Get())).cell_ids == ["c"]
+    connect(bridge, tmp_path, "nb.ipynb", shown("c"), page="tab-1")
+    assert in_worker(lambda: bridge.request(tmp_path / "nb.ipynb", Focus(cell_id="c"))).cell_ids == ["c"]
     assert len(first.sent) == 1 and not second.sent
     assert list(bridge.panels) == ["tab-1", "tab-2"]
 
@@ -131,12 +137,12 @@ def test_a_reloaded_page_replaces_its_stale_comm_and_a_later_page_does_not_take_
 def test_the_page_that_ran_the_larik_cell_applies_the_requests(tmp_path: Path) -> None:
     bridge = Bridge()
     bridge.lead("connection-of-runner")  # %load_ext ran in a page that has not said hello yet
-    other = connect(bridge, tmp_path, "nb.ipynb", lambda r: {"ok": True, "cell_ids": ["o"]}, page="other")
-    runner = connect(bridge, tmp_path, "nb.ipynb", lambda r: {"ok": True, "cell_ids": ["r"]}, page="runner")
-    assert in_worker(lambda: bridge.request(tmp_path / "nb.ipynb", Get())).cell_ids == ["r"]
+    other = connect(bridge, tmp_path, "nb.ipynb", shown("o"), page="other")
+    runner = connect(bridge, tmp_path, "nb.ipynb", shown("r"), page="runner")
+    assert in_worker(lambda: bridge.request(tmp_path / "nb.ipynb", Focus(cell_id="c"))).cell_ids == ["r"]
     # A `%larik` cell runs in the other page: it applies the requests from now on.
     bridge.lead("connection-of-other")
-    assert in_worker(lambda: bridge.request(tmp_path / "nb.ipynb", Get())).cell_ids == ["o"]
+    assert in_worker(lambda: bridge.request(tmp_path / "nb.ipynb", Focus(cell_id="c"))).cell_ids == ["o"]
     assert len(other.sent) == 1 and len(runner.sent) == 1
 
 
@@ -146,17 +152,17 @@ def test_a_page_that_says_bye_or_stops_answering_hands_the_notebook_to_the_next(
     monkeypatch.setattr("larik_jupyter.notebook.bridge.HANDOVER", 0.3)
     bridge = Bridge()
     silent = connect(bridge, tmp_path, "nb.ipynb", lambda r: None, page="closed-tab")
-    leaving = connect(bridge, tmp_path, "nb.ipynb", lambda r: {"ok": True, "cell_ids": ["l"]}, page="leaving")
-    connect(bridge, tmp_path, "nb.ipynb", lambda r: {"ok": True, "cell_ids": ["s"]}, page="staying")
+    leaving = connect(bridge, tmp_path, "nb.ipynb", shown("l"), page="leaving")
+    connect(bridge, tmp_path, "nb.ipynb", shown("s"), page="staying")
     # The first page's tab closed without a word: the request goes on, with its id, to the next.
-    reply = in_worker(lambda: bridge.request(tmp_path / "nb.ipynb", Delete(cell_id="x")))
+    reply = in_worker(lambda: bridge.request(tmp_path / "nb.ipynb", Focus(cell_id="x")))
     assert reply is not None and reply.cell_ids == ["l"]
     assert silent.sent[0]["id"] == leaving.sent[0]["id"] and leaving.sent[0]["to"] == "leaving"
     assert list(bridge.panels) == ["leaving", "staying", "closed-tab"]  # the silent one goes last
     # The leading page closes its notebook: it says bye on the comm every page shares.
     leaving.later({"type": "bye", "page": "leaving"})
     wait_until(lambda: "leaving" not in bridge.panels, "the bye to reach the kernel")
-    reply = in_worker(lambda: bridge.request(tmp_path / "nb.ipynb", Delete(cell_id="y")))
+    reply = in_worker(lambda: bridge.request(tmp_path / "nb.ipynb", Focus(cell_id="y")))
     assert reply is not None and reply.cell_ids == ["s"] and len(leaving.sent) == 1
     assert len(silent.sent) == 1  # the next request did not wait on the silent page again
 
@@ -164,14 +170,14 @@ def test_a_page_that_says_bye_or_stops_answering_hands_the_notebook_to_the_next(
 def test_a_refused_edit_is_not_landed_with_the_browsers_reason(tmp_path: Path) -> None:
     bridge = Bridge()
     connect(bridge, tmp_path, "nb.ipynb",
-            lambda r: {"ok": False, "code": "missing_cell", "error": "the notebook has no cell \"x\""})
+            lambda r: {"type": "refused", "code": "missing_cell", "error": "the notebook has no cell \"x\""})
     with pytest.raises(NotLanded, match=r"Not landed: editing of cell x failed in the open notebook: the notebook has no cell \"x\""):
         in_worker(lambda: bridge.request(tmp_path / "nb.ipynb", Patch(cell_id="x", old_string="a", new_string="b")))
 
 
 def test_a_closed_notebook_or_a_path_outside_the_root_falls_back_to_the_file(tmp_path: Path) -> None:
     bridge = Bridge()
-    connect(bridge, tmp_path / "root", "nb.ipynb", lambda r: {"ok": False, "code": "not_open", "error": "closed"})
+    connect(bridge, tmp_path / "root", "nb.ipynb", lambda r: {"type": "refused", "code": "not_open", "error": "closed"})
     assert in_worker(lambda: bridge.request(tmp_path / "root" / "gone.ipynb", Get())) is None
     assert in_worker(lambda: bridge.request(tmp_path / "elsewhere.ipynb", Get())) is None
     assert Bridge().request(tmp_path / "nb.ipynb", Get()) is None  # nobody connected
@@ -235,11 +241,10 @@ def test_an_ended_turns_cell_is_not_sent_after_the_grace_period(tmp_path: Path) 
 
 class Document:
     """A notebook as a page holds it, answering `get` and `replace` the way the labextension
-    does: cells with fingerprints (unless `fingerprints` is off, like a page from before them),
-    and an edit sent with `expect` refused as `stale` when its cell is no longer that."""
+    does: cells with fingerprints, and an edit sent with `expect` refused as `stale` when its
+    cell is no longer that."""
 
-    def __init__(self, fingerprints: bool = True) -> None:
-        self.fingerprints = fingerprints
+    def __init__(self) -> None:
         self.cells = [
             {"id": f"c{i}", "cell_type": "code", "source": f"x = {i}", "metadata": {}, "outputs": [], "execution_count": None}
             for i in range(3)
@@ -247,29 +252,26 @@ class Document:
 
     def state(self, cells: list[dict[str, Any]]) -> dict[str, Any]:
         order = [c["id"] for c in self.cells]
-        out: dict[str, Any] = {"cells": cells, "order": order}
-        if self.fingerprints:
-            out["hashes"] = {c["id"]: json.dumps(c, sort_keys=True) for c in cells}
-            out["order_hash"] = json.dumps(order)
-        return out
+        hashes = {c["id"]: json.dumps(c, sort_keys=True) for c in cells}
+        return {"cells": cells, "order": order, "hashes": hashes, "order_hash": json.dumps(order)}
 
     def answer(self, request: dict[str, Any]) -> dict[str, Any]:
         if request["op"] == "get":
             wanted = request.get("cell_ids")
             state = self.state([c for c in self.cells if wanted is None or c["id"] in wanted])
-            return {"ok": True, "notebook": {"metadata": {}, "nbformat": 4, "nbformat_minor": 5, "cells": state.pop("cells")}, **state}
+            return {"type": "read", "notebook": {"metadata": {}, "nbformat": 4, "nbformat_minor": 5, "cells": state.pop("cells")}, **state}
         if request["op"] == "insert":
             index = [c["id"] for c in self.cells].index(request["after"]) + 1 if request["after"] else 0
             self.cells.insert(index, request["cell"])
-            return {"ok": True, "cell_ids": [request["cell"]["id"]], **self.state([request["cell"]])}
+            return {"type": "changed", "cell_ids": [request["cell"]["id"]], **self.state([request["cell"]])}
         assert request["op"] == "replace"
         index = [c["id"] for c in self.cells].index(request["cell_id"])
         expect = request.get("expect")
         order = json.dumps([c["id"] for c in self.cells])
         if expect and (expect["hash"] != json.dumps(self.cells[index], sort_keys=True) or expect["order"] != order):
-            return {"ok": False, "code": "stale", "error": "cell changed", **self.state([self.cells[index]])}
+            return {"type": "refused", "code": "stale", "error": "cell changed", **self.state([self.cells[index]])}
         self.cells[index] = {**request["cell"], "id": request["cell_id"]}
-        return {"ok": True, "cell_ids": [request["cell_id"]], **self.state([self.cells[index]])}
+        return {"type": "changed", "cell_ids": [request["cell_id"]], **self.state([self.cells[index]])}
 
 
 def live_env(tmp_path: Path, bridge: Bridge) -> Env:
@@ -323,15 +325,7 @@ def test_the_model_reads_open_notebook_for_a_notebook_a_page_shows_and_nothing_o
     assert "open notebook" not in read + edited and "y = 2" in (tmp_path / "nb.ipynb").read_text()
 
 
-def test_a_page_without_fingerprints_or_after_a_reload_is_read_before_each_edit(tmp_path: Path) -> None:
-    bridge, document = Bridge(), Document(fingerprints=False)
-    panel = connect(bridge, tmp_path, "nb.ipynb", document.answer)
-    env = live_env(tmp_path, bridge)
-    in_worker(lambda: NotebookReadTool().run(env, {"path": "nb.ipynb"}))
-    read = len(panel.sent)
-    edit_cell(env, "c1", "y = 1")
-    assert [(r["op"], r.get("expect") is not None) for r in panel.sent[read:]] == [("get", False), ("replace", False)]
-
+def test_a_page_after_a_reload_is_read_before_each_edit(tmp_path: Path) -> None:
     bridge, document = Bridge(), Document()
     panel = connect(bridge, tmp_path, "nb.ipynb", document.answer)
     env = live_env(tmp_path, bridge)

@@ -9,6 +9,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import nbformat
 import pytest
 
@@ -30,45 +31,52 @@ class Page:
         self.open = True
         self.restores = 0
 
+    def changed(self, cell_ids: list[str]) -> dict[str, Any]:
+        """A change's reply: the cells it left (without fingerprints: the kernel holds none of
+        them) and the order."""
+        cells = [copy.deepcopy(c) for c in self.cells if c["id"] in cell_ids]
+        return {"type": "changed", "cell_ids": cell_ids, "cells": cells, "hashes": {},
+                "order": [c["id"] for c in self.cells], "order_hash": ""}
+
     def answer(self, request: dict[str, Any]) -> dict[str, Any]:
         if not self.open:
-            return {"ok": False, "code": "not_open", "error": "nb.ipynb is not open in this browser"}
+            return {"type": "refused", "code": "not_open", "error": "nb.ipynb is not open in this browser"}
         op = request["op"]
         ids = [c["id"] for c in self.cells]
         if op == "get":
             wanted = request.get("cell_ids")
             cells = [c for c in self.cells if wanted is None or c["id"] in wanted]
             head = {"metadata": {}, "nbformat": 4, "nbformat_minor": 5}
-            return {"ok": True, "notebook": {**head, "cells": copy.deepcopy(cells)}, "order": ids}
+            return {"type": "read", "notebook": {**head, "cells": copy.deepcopy(cells)}, "hashes": {}, "order": ids, "order_hash": ""}
         if op == "insert":
             cell = {**request["cell"], "source": _text(request["cell"]["source"])}
             self.cells.insert(ids.index(request["after"]) + 1 if request["after"] else 0, cell)
-            return {"ok": True, "cell_ids": [cell["id"]]}
+            return self.changed([cell["id"]])
         if request.get("cell_id") and request["cell_id"] not in ids:
-            return {"ok": False, "code": "missing_cell", "error": "no such cell"}
+            return {"type": "refused", "code": "missing_cell", "error": "no such cell"}
         if op == "delete":
             del self.cells[ids.index(request["cell_id"])]
-            return {"ok": True, "cell_ids": []}
+            return self.changed([])
         if op == "set_outputs":
             cell = self.cells[ids.index(request["cell_id"])]
             cell["outputs"] = request["outputs"]
             if "execution_count" in request:
                 cell["execution_count"] = request["execution_count"]
-            return {"ok": True, "cell_ids": [cell["id"]]}
+            return self.changed([cell["id"]])
         if op == "patch":
             cell = self.cells[ids.index(request["cell_id"])]
             cell["source"] = cell["source"].replace(request["old_string"], request["new_string"], 1)
             cell["metadata"] = {**cell["metadata"], "larik": request["metadata"]["larik"]}
             cell["outputs"], cell["execution_count"] = [], None
-            return {"ok": True, "cell_ids": [cell["id"]]}
+            return self.changed([cell["id"]])
         if op == "restore":
             self.restores += 1
             # As the page does: no placement rule of its own, the cells end in `order`.
             back = {c["id"]: c for c in request["cells"]}
             kept = {c["id"]: c for c in self.cells if c["id"] not in set(request["delete"]) | set(back)}
             self.cells = [kept.get(i) or back[i] for i in request["order"]]
-            return {"ok": True, "cell_ids": list(back)}
-        return {"ok": False, "code": "refused", "error": f"unknown request {op}"}
+            return self.changed(list(back))
+        return {"type": "refused", "code": "refused", "error": f"unknown request {op}"}
 
 
 def _text(source: Any) -> str:
@@ -151,7 +159,7 @@ class RacingPage(Page):
     def answer(self, request: dict[str, Any]) -> dict[str, Any]:
         if request["op"] == "restore" and not any(c["id"] == "mine" for c in self.cells):
             self.cells.append({"id": "mine", "cell_type": "markdown", "source": "my note", "metadata": {}})
-            return {"ok": False, "code": "stale", "error": "cells were added, removed or moved in the open notebook since the kernel read it"}
+            return {"type": "refused", "code": "stale", "error": "cells were added, removed or moved in the open notebook since the kernel read it"}
         return super().answer(request)
 
 
@@ -198,7 +206,7 @@ def test_a_symlinked_notebook_is_not_followed_on_restore(tmp_path: Path) -> None
 
 def test_the_undo_panel_shows_the_turns_cell_diffs(tmp_path: Path) -> None:
     agent, _, _ = agent_on_page(tmp_path)
-    (turn,) = undo_data(agent)["turns"]
+    (turn,) = msgspec.to_builtins(undo_data(agent))["turns"]
     changes = {c["id"]: c for c in turn["cells"]}
     assert [changes[i]["change"] for i in ("calc", "ran")] == ["edited", "deleted"]
     assert "-y = 2\n" in changes["calc"]["diff"] and "+y = 20\n" in changes["calc"]["diff"] and "a/nb.ipynb cell 2 (calc)" in changes["calc"]["diff"]
@@ -243,7 +251,7 @@ def test_the_cli_lists_and_undoes_a_cell_only_turn(tmp_path: Path) -> None:
     agent.close()
     cli = [sys.executable, "-m", "larik_jupyter"]
     listing = subprocess.run([*cli, "checkpoints", session_id], capture_output=True, text=True, check=True)
-    assert "0 file(s), 3 notebook cell(s)" in listing.stdout and "changed  nb.ipynb cell 2 (calc)" in listing.stdout
+    assert "0 files, 3 notebook cells" in listing.stdout and "changed  nb.ipynb cell 2 (calc)" in listing.stdout
     undone = subprocess.run([*cli, "undo", session_id], capture_output=True, text=True, check=True)
     assert "- restored 3 cells of nb.ipynb in the file" in undone.stdout
     assert (tmp_path / "nb.ipynb").read_bytes() == before
@@ -258,7 +266,7 @@ def test_the_sidebar_and_the_rewind_confirmation_list_the_cells(tmp_path: Path) 
     rows = {f.path: f for f in turn.files}
     assert "+y = 20\n" in rows["nb.ipynb#calc"].diff and rows["nb.ipynb#calc"].existed
     # The inserted cell, then calc, then ran: the order the turn first changed them.
-    assert rewind_plan(agent.checkpoints(), 1)["cells"] == [row.name for row in rows.values()]
+    assert rewind_plan(agent.checkpoints(), 1).cells == [row.name for row in rows.values()]
     assert list(rows)[1:] == ["nb.ipynb#calc", "nb.ipynb#ran"]
 
 
@@ -278,7 +286,7 @@ def test_undo_puts_back_the_outputs_notebook_run_replaced(tmp_path: Path) -> Non
     agent.run("run it")
     ran = next(c for c in page.cells if c["id"] == "ran")
     assert ran["outputs"][0]["text"] == "again\n" and ran["execution_count"] == 9
-    (turn,) = undo_data(agent)["turns"]
+    (turn,) = msgspec.to_builtins(undo_data(agent))["turns"]
     assert [c["change"] for c in turn["cells"]] == ["outputs"]
     assert in_worker(agent.undo).ok
     assert page.cells == [_plain(c) for c in original(tmp_path).cells]

@@ -12,6 +12,7 @@ import zlib
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import pytest
 from agent_helpers import done, scripted, tool
 from test_tools_kernel import kernel_env, run_python
@@ -83,7 +84,7 @@ def test_the_undo_panel_says_created_alike_for_a_module_and_a_value(project: Pat
     agent = Agent(project, model=scripted(tmp_path, [tool("python", code="import math as m\nx = 1")], done()),
                   yes=True, host=KernelHost({}))
     agent.run("make two names")
-    (turn,) = undo_data(agent)["turns"]
+    (turn,) = msgspec.to_builtins(undo_data(agent))["turns"]
     agent.close()
     texts = sorted(v["text"] for v in turn["variables"])
     assert texts == ["m: created module", "x: created int"]

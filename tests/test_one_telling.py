@@ -12,6 +12,7 @@ import nbformat
 from larik_jupyter.config.secrets import redactor_for
 from larik_jupyter.notebook.render import ToolPart, parts_from_entries
 from larik_jupyter.notebook.view import TranscriptView
+from larik_jupyter.server.page_entries import ShownCall
 from larik_jupyter.server.views import transcript_page
 from larik_jupyter.session.call_summary import cell_label
 from larik_jupyter.session.export import render_markdown
@@ -51,8 +52,7 @@ def test_every_view_names_each_call_the_same_way(tmp_path: Path) -> None:
     history = [p.summary for p in parts_from_entries(agent.entries, position=agent.cell_position())
                if isinstance(p, ToolPart)]
     page = transcript_page(agent.session_id, agent.session_path, 0, 1000, root)
-    server = [b["summary"] for e in page.entries for b in (e.get("message") or {}).get("content") or []
-              if b.get("type") == "tool_use"]
+    server = [b.summary for e in page.entries if e.message for b in e.message.content if isinstance(b, ShownCall)]
     exported = render_markdown(agent.session_path, agent.entries, redactor=redactor_for(None))
     export = re.findall(r"\*\*Tool call\*\* `([^`]*)`", exported)
     records = [c.summary for c in agent.records.tool_calls]
@@ -65,9 +65,8 @@ def test_every_view_names_each_call_the_same_way(tmp_path: Path) -> None:
     moved.cells.insert(0, nbformat.v4.new_markdown_cell("# Intro", id="intro"))
     nbformat.write(moved, root / "work.ipynb")
     again = transcript_page(agent.session_id, agent.session_path, 0, 1000, root)
-    first = next(b for e in again.entries for b in (e.get("message") or {}).get("content") or []
-                 if b.get("type") == "tool_use")
-    assert first["summary"] == 'notebook_edit: replace cell 3 of work.ipynb ("total = 2")'
+    first = next(b for e in again.entries if e.message for b in e.message.content if isinstance(b, ShownCall))
+    assert first.summary == 'notebook_edit: replace cell 3 of work.ipynb ("total = 2")'
 
 
 def test_a_cell_no_view_can_place_is_named_by_its_whole_id_when_short() -> None:

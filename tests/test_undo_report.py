@@ -162,7 +162,7 @@ def test_nothing_left_to_undo_is_one_sentence_in_every_front_end(tmp_path: Path)
     with pytest.raises(NothingToUndoError) as raised:
         agent.undo()
     assert str(raised.value) == said
-    assert undo_data(agent)["empty"] == said  # the undo panel, when it lists no turn
+    assert undo_data(agent).empty == said  # the undo panel, when it lists no turn
     assert checkpoints(agent.session_id, project, str(project)).empty == said  # the sidebar's
     with pytest.raises(NothingToUndoError) as raised:
         agent.undo(prompt_number=1)

@@ -20,6 +20,7 @@ from larik_jupyter import Agent, KernelHost
 from larik_jupyter.config.secrets import redactor_for
 from larik_jupyter.notebook.render import parts_from_entries, render_parts
 from larik_jupyter.notebook.widgets.tree import tree_data
+from larik_jupyter.notebook.widgets.tree_model import PromptItem
 from larik_jupyter.notebook.widgets.undo import undo_data
 from larik_jupyter.server.turn_diffs import checkpoints
 from larik_jupyter.session.export import export_markdown
@@ -64,12 +65,12 @@ def test_the_session_records_the_undone_prompt_and_every_view_says_so(
     assert ("Prompt 2 was undone" in history) is undo
     exported = export_markdown(agent.session_path, "out.md", cwd=project, redactor=redactor_for(project)).read_text()
     assert ("## 2. User (undone)" in exported and "*Prompt 2 was undone" in exported) is undo
-    (root,) = tree_data(project, agent.session_id)["roots"]
-    assert [item.get("undone") for item in root["items"]] == [False, undo, False]
+    (root,) = tree_data(project, agent.session_id).roots
+    assert [item.undone for item in root.items if isinstance(item, PromptItem)] == [False, undo, False]
     sidebar = checkpoints(agent.session_id, project, str(project), agent.session_path)
     assert sidebar.undone == ([2] if undo else [])
     panel = undo_data(agent)
-    assert panel["undone"] == ([2] if undo else []) and ("Undone: prompt 2" in panel["undone_text"]) is undo
+    assert panel.undone == ([2] if undo else []) and ("Undone: prompt 2" in panel.undone_text) is undo
     agent.close()
 
 
@@ -81,7 +82,7 @@ def test_a_branch_before_the_undo_keeps_the_undone_prompt_undone(
     if undo:  # after prompt 3, which changed nothing: the undo puts prompt 2 back
         assert [r.prompt for r in agent.undo()] == [2]
     agent.rewind(3)  # the branch copies prompts 1 and 2; the undo's entry came after prompt 3
-    assert undo_data(agent)["undone"] == ([2] if undo else [])
+    assert undo_data(agent).undone == ([2] if undo else [])
     code = [c.source for c in nbformat.read(agent.to_notebook("b.ipynb"), as_version=4).cells if c.cell_type == "code"]
     assert code == ([LOAD] if undo else [LOAD, DROP])
     agent.close()

@@ -40,11 +40,11 @@ def test_table_rows_carry_time_prompt_messages_tokens_cost_and_fork(project: Pat
         session.append_message(user_text("count the tokens"))
         session.append_message(Message(role="assistant", content=[TextBlock(text="ok")]))
         session.append(Entry(type="usage", usage=Usage(input_tokens=1000, output_tokens=200, cache_read_tokens=50)))
-    (row,) = sessions_data(project)["rows"]
-    assert row["first_prompt"] == "count the tokens" and row["messages"] == 2
-    assert (row["input_tokens"], row["output_tokens"]) == (1050, 200)
-    assert row["cost"] == pytest.approx((1000 * 3 + 200 * 15 + 50 * 0.3) / 1e6)
-    assert row["time"] and row["fork_of"] is None
+    (row,) = sessions_data(project).rows
+    assert row.first_prompt == "count the tokens" and row.messages == 2
+    assert (row.input_tokens, row.output_tokens) == (1050, 200)
+    assert row.cost == pytest.approx((1000 * 3 + 200 * 15 + 50 * 0.3) / 1e6)
+    assert row.time and row.fork_of is None
 
 
 def test_resume_and_fork_match_the_magics(project: Path, tmp_path: Path) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import pytest
 
 from larik_jupyter.llm.messages import Message, TextBlock, Usage, user_text
@@ -125,7 +126,7 @@ def test_a_bad_click_reports_one_sentence_and_changes_nothing(project: Path, tmp
     widget = ForkTreeWidget(magics.kernel)
     sent = sent_messages(widget)
     click(widget, type="rewind", session=source, prompt=9)
-    assert "has 3 prompt(s)" in widget.error
+    assert "has 3 prompts" in widget.error
     assert sent == [{"type": "error", "message": widget.error}]
     assert len(list_sessions(project)) == 1
     click(widget, type="resume", session="20200101-000000-abcdef")
@@ -143,7 +144,7 @@ def test_prompt_nodes_carry_time_cost_interruptions_and_compactions(project: Pat
         session.append_message(user_text("third"))
         session.append(Entry(type="usage", model="mystery-model", usage=Usage(output_tokens=5)))
         sid = session.id
-    data = tree_data(project, sid)
+    data = msgspec.to_builtins(tree_data(project, sid))
     (root,) = data["roots"]
     kinds = [(i["kind"], i.get("text")) for i in root["items"]]
     assert kinds == [("prompt", "first"), ("compaction", None), ("prompt", "second"), ("prompt", "third")]
@@ -160,7 +161,7 @@ def test_a_damaged_session_is_marked_not_hidden(project: Path, tmp_path: Path) -
     path = Path(list_sessions(project)[0].path)
     lines = path.read_bytes().split(b"\n")
     path.write_bytes(b"\n".join(lines[:3] + [b"{broken"] + lines[3:]))
-    data = tree_data(project)
+    data = msgspec.to_builtins(tree_data(project))
     (root,) = data["roots"]
     assert ".jsonl:4: bad JSON" in root["error"] and [p["text"] for p in root["items"]] == ["write the parser"]
 
@@ -169,7 +170,7 @@ def test_refresh_all_computes_each_tree_once(project: Path, tmp_path: Path) -> N
     shell, magics, source = three_prompts(project, tmp_path)
     one, two = ForkTreeWidget(magics.kernel), ForkTreeWidget(magics.kernel)
     larik(shell, "another")
-    assert one.tree is two.tree  # the same computed data, shared
+    assert one.data is two.data  # the same computed data, shared
     refresh_all()
     assert one.tree["roots"][0]["items"][-1]["text"] == "another"
 

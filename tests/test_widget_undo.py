@@ -12,6 +12,7 @@ from larik_jupyter import paths
 from larik_jupyter.notebook.widgets.session_widget import shown_widgets
 from larik_jupyter.notebook.widgets.tree import ForkTreeWidget
 from larik_jupyter.notebook.widgets.undo import UndoPanel, undo_data
+from larik_jupyter.notebook.widgets.undo_model import UndoList
 from tests.agent_helpers import scripted, text, tool
 from tests.widget_helpers import click, larik, shell_with_magics
 
@@ -102,7 +103,7 @@ def test_checkpoints_shows_the_panel_and_nothing_to_undo_is_one_sentence(tmp_pat
     assert panel.panel == {"session": session, "turns": [], "empty": f"Nothing left to undo in session {session}: no turn of it has changes to files, cells or kernel variables that are not undone already.", "undone": [], "undone_text": ""}
     click(panel, type="undo")
     assert panel.error.startswith(f"Nothing left to undo in session {session}: no turn of it has changes")
-    assert undo_data(None) == {"session": None, "turns": [], "empty": "No session is open in this kernel."}
+    assert undo_data(None) == UndoList(session=None, turns=[], empty="No session is open in this kernel.")
 
 
 def test_panel_lists_variable_changes_and_undoes_them(tmp_path: Path) -> None:

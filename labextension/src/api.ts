@@ -10,69 +10,32 @@ import {
   NotebookRequest,
   NotebookWritten,
   SessionList,
+  ShownMessage,
   TranscriptPage
 } from './rest';
 
 // The endpoints' answers, generated from their Python models (larik_jupyter/server/schema.py).
 export type {
-  CheckpointFile,
   CheckpointTurn,
   Checkpoints,
   EgressTurn,
+  PageEntry,
   PromptInfo,
   SessionList,
   SessionOut,
+  ShownCall,
+  ShownImage,
+  ShownResult,
   TreeNode,
+  TurnChange,
   UnfoundCount,
   UnfoundInBlock,
-  UnfoundNumber
+  UnfoundNumber,
+  VariableChange
 } from './rest';
 
-export interface IContentBlock {
-  type: string;
-  id?: string;
-  tool_use_id?: string;
-  text?: string;
-  thinking?: string;
-  name?: string;
-  input?: unknown;
-  /** A tool call's one-line summary, cells named by position (the server's, as the notebook words it). */
-  summary?: string;
-  /** The ids of the cells a notebook call names, shown on hover. */
-  hint?: string;
-  content?: string | IContentBlock[];
-  is_error?: boolean;
-  /** A result that is a diff, as the one diff HTML every front end shows (the server's). */
-  diff_html?: string;
-  source?: { type: string; media_type?: string; data?: string; url?: string };
-  /** What a kernel call did to the user's variables (docs/format.md, Variable changes). */
-  variables?: IVariableChange[];
-}
-
-export interface IVariableChange {
-  name: string;
-  change: 'created' | 'rebound' | 'changed' | 'deleted' | 'unknown';
-  before?: string;
-  after?: string;
-  note?: string;
-}
-
-export interface IEntry {
-  id: string;
-  type: 'meta' | 'message' | 'compaction' | 'usage';
-  time: string;
-  message?: { role: 'user' | 'assistant'; content: IContentBlock[]; interrupted?: boolean };
-  summary?: string;
-  meta?: { cwd: string; model?: string; fork_of?: string; fork_at?: number };
-}
-
-/**
- * A transcript page whose entries are read as the session file's entries (docs/format.md): the
- * server sends them as the file holds them, plus each tool call's `summary` and `hint`.
- */
-export interface ITranscriptPage extends Omit<TranscriptPage, 'entries'> {
-  entries: IEntry[];
-}
+/** A block of a shown message (`ShownMessage.content`). */
+export type ShownBlock = ShownMessage['content'][number];
 
 /** An error answered by the server, carrying its one-sentence message. */
 export class LarikApiError extends Error {
@@ -119,7 +82,7 @@ export async function transcriptPage(
   id: string,
   offset: number,
   limit: number
-): Promise<ITranscriptPage> {
+): Promise<TranscriptPage> {
   return (await request(`sessions/${id}`, { cwd, offset, limit })).json();
 }
 

@@ -13,19 +13,34 @@ import { Kernel, KernelMessage } from '@jupyterlab/services';
 
 import { IProvenance, provenanceOf } from './provenance';
 import { Json, JsonObject } from './json';
-import { Bye, ErrorReply, FIELDS, Hello, RefusalCode, Reply, Request } from './protocol';
+import {
+  Bye,
+  ChangedReply,
+  ErrorReply,
+  FIELDS,
+  Hello,
+  PageMessage,
+  RefusalCode,
+  RefusedReply,
+  Replies,
+  REPLY_TYPES,
+  Request
+} from './protocol';
 
 export const TARGET = 'larik.bridge';
 
-/** What a handler answers: a reply without the envelope (`type`, `id`, `ok`) the bridge adds. */
-type Answer = Omit<Reply, 'type' | 'id' | 'ok'>;
+/** What the handler of `Op` answers: its declared reply without the envelope the bridge adds. */
+type Answer<Op extends Request['op']> = Omit<Replies[Op], 'type' | 'id'>;
+
+/** What a change answers (`ChangedReply` without its envelope). */
+type Changed = Omit<ChangedReply, 'type' | 'id'>;
 
 /** A request the document cannot take; `code` tells the kernel why (`NOT_OPEN`: use the file). */
 class Refusal extends Error {
   constructor(
     message: string,
     readonly code: RefusalCode = RefusalCode.REFUSED,
-    readonly data: Answer = {}
+    readonly data: Omit<RefusedReply, 'type' | 'id' | 'code' | 'error'> = {}
   ) {
     super(message);
   }
@@ -319,14 +334,14 @@ export class NotebookBridge {
         this.handled.delete(this.handled.values().next().value as string);
       }
     }
-    let reply: Reply;
+    let reply: PageMessage;
     const id = request.id ?? 0;
     try {
-      reply = { type: 'reply', id, ok: true, ...this.apply(request) };
+      reply = { ...this.apply(request), type: REPLY_TYPES[request.op], id } as Replies[Request['op']];
     } catch (error) {
       const refusal = error instanceof Refusal ? error : null;
       const code = refusal?.code ?? RefusalCode.ERROR;
-      reply = { type: 'reply', id, ok: false, code, error: (error as Error).message, ...refusal?.data };
+      reply = { type: 'refused', id, code, error: (error as Error).message, ...refusal?.data };
     }
     if (id && mine && !comm.isDisposed) {
       void comm.send(asJson(reply));
@@ -344,7 +359,7 @@ export class NotebookBridge {
     return !!panel && !panel.context.model.collaborative && CHANGES.has(request.op);
   }
 
-  private apply(request: Request): Answer {
+  private apply(request: Request): Answer<Request['op']> {
     const panel = this.find(p => p.context.path === request.path);
     const model = panel?.content.model?.sharedModel;
     if (!panel || !model) {
@@ -355,7 +370,7 @@ export class NotebookBridge {
     try {
       // Each op's handler; `Request` is a union discriminated by `op`, so `FIELDS` and the
       // declared models (larik_jupyter/bridge_protocol.py) decide which one runs.
-      return (HANDLERS[request.op] as (doc: OpenDocument, request: Request) => Answer)(doc, request);
+      return (HANDLERS[request.op] as (doc: OpenDocument, request: Request) => Answer<Request['op']>)(doc, request);
     } finally {
       this.applying = false;
     }
@@ -397,11 +412,11 @@ class OpenDocument {
   }
 
   /** What the request changed, as the document holds it now (the kernel's copy follows it). */
-  after(ids: string[]): Answer {
+  after(ids: string[]): Changed {
     return { cell_ids: ids, ...stateOf(this.model.cells.filter(cell => ids.includes(cell.getId()))), ...this.order() };
   }
 
-  landed(id: string, metadata: JsonObject | null | undefined): Answer {
+  landed(id: string, metadata: JsonObject | null | undefined): Changed {
     const larik = provenanceOf(metadata?.larik);
     if (larik) {
       this.bridge.markEdited(this.panel, id, larik);
@@ -461,10 +476,14 @@ class OpenDocument {
   }
 }
 
-type Handlers = { [Op in Request['op']]: (doc: OpenDocument, request: Extract<Request, { op: Op }>) => Answer };
+/**
+ * Each op's handler, answering the reply its request declares (`Replies`); each states its
+ * return type, so tsc rejects a field its reply does not declare.
+ */
+type Handlers = { [Op in Request['op']]: (doc: OpenDocument, request: Extract<Request, { op: Op }>) => Answer<Op> };
 
 const HANDLERS: Handlers = {
-  get: (doc, request) => {
+  get: (doc, request): Answer<'get'> => {
     // With `cell_ids`, only those cells (an edit needs one, not the whole document).
     const wanted = request.cell_ids;
     const model = doc.model;
@@ -474,7 +493,7 @@ const HANDLERS: Handlers = {
     return { notebook: { ...head, cells }, hashes, ...doc.order() };
   },
 
-  insert: (doc, request) => {
+  insert: (doc, request): Answer<'insert'> => {
     const id = request.cell.id;
     if (typeof id === 'string' && doc.has(id)) {
       return doc.landed(id, metadataOf(request.cell)); // inserted already: the request came twice
@@ -485,7 +504,7 @@ const HANDLERS: Handlers = {
     return doc.landed(cell.getId(), metadataOf(request.cell));
   },
 
-  delete: (doc, request) => {
+  delete: (doc, request): Answer<'delete'> => {
     if (!doc.has(request.cell_id)) {
       return doc.after([]); // gone already (the request came twice, or a collaborator deleted it)
     }
@@ -493,7 +512,7 @@ const HANDLERS: Handlers = {
     return doc.after([]);
   },
 
-  replace: (doc, request) => {
+  replace: (doc, request): Answer<'replace'> => {
     const model = doc.model;
     const cell = request.cell;
     const current = model.cells[doc.indexOf(request.cell_id)];
@@ -527,7 +546,7 @@ const HANDLERS: Handlers = {
     return doc.landed(old.getId(), metadataOf(cell));
   },
 
-  patch: (doc, request) => {
+  patch: (doc, request): Answer<'patch'> => {
     const index = doc.checked(doc.indexOf(request.cell_id));
     const cell = doc.model.cells[index];
     const source = cell.getSource();
@@ -552,7 +571,7 @@ const HANDLERS: Handlers = {
     return doc.landed(cell.getId(), request.metadata);
   },
 
-  set_outputs: (doc, request) => {
+  set_outputs: (doc, request): Answer<'set_outputs'> => {
     const cell = doc.model.cells[doc.indexOf(request.cell_id)];
     if (!isCode(cell)) {
       throw new Refusal(`cell ${request.cell_id} is not a code cell`);
@@ -589,7 +608,7 @@ const HANDLERS: Handlers = {
     return request.metadata ? doc.landed(cell.getId(), request.metadata) : doc.after([cell.getId()]);
   },
 
-  show_outputs: (doc, request) => {
+  show_outputs: (doc, request): Answer<'show_outputs'> => {
     // A turn still running in this cell, shown again after this page (re)connected. The
     // cell's output model is changed, not the document's: the document's output changes reach
     // the output area as appends, which would reorder the outputs. Outputs that did not change
@@ -616,7 +635,7 @@ const HANDLERS: Handlers = {
     return { cell_ids: [widget.model.id] };
   },
 
-  focus: (doc, request) => {
+  focus: (doc, request): Answer<'focus'> => {
     // A cell the kernel points the user at (a /check problem): select it, show it.
     const index = doc.indexOf(request.cell_id);
     doc.panel.content.activeCellIndex = index;
@@ -624,13 +643,13 @@ const HANDLERS: Handlers = {
     return { cell_ids: [doc.model.cells[index].getId()] };
   },
 
-  set_metadata: (doc, request) => {
+  set_metadata: (doc, request): Answer<'set_metadata'> => {
     const cell = doc.model.cells[doc.indexOf(request.cell_id)];
     cell.setMetadata(request.metadata ?? {});
     return doc.after([cell.getId()]);
   },
 
-  restore: (doc, request) => {
+  restore: (doc, request): Answer<'restore'> => {
     // Put cells back as they were before a turn: the cells it created (`delete`) go and the
     // changed ones come back so that the cells stand in `order`, which the kernel worked out
     // (larik_jupyter/checkpoint/cells.py `placed_order`, the one placement rule) from the order

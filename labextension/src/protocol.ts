@@ -151,34 +151,14 @@ export interface Bye {
   page: string;
 }
 
-/**
- * The page's answer to request `id`: what it changed, or why not (`code`). With the cells
- * it sends (`notebook` for a `get`, else `cells`) come their fingerprints (`hashes`, by id),
- * and with the order of all cell ids its fingerprint (`order_hash`).
- */
-export interface Reply {
-  type: "reply";
+/** A `get`'s answer: the document (with the request's `cell_ids`, only those cells). */
+export interface ReadReply {
+  type: "read";
+  notebook: PageNotebook;
+  hashes: { [key: string]: string };
+  order: string[];
+  order_hash: string;
   id: number;
-  ok: boolean;
-  code?: RefusalCode | null;
-  error?: string | null;
-  cell_ids?: string[] | null;
-  notebook?: PageNotebook | null;
-  cells?: JsonObject[] | null;
-  hashes?: { [key: string]: string } | null;
-  order?: string[] | null;
-  order_hash?: string | null;
-}
-
-/** Why the page did not apply a request (a reply's `code`), or could not read a message. */
-export enum RefusalCode {
-  NOT_OPEN = "not_open",
-  MISSING_CELL = "missing_cell",
-  STALE = "stale",
-  NO_MATCH = "no_match",
-  REFUSED = "refused",
-  ERROR = "error",
-  MALFORMED = "malformed",
 }
 
 /**
@@ -192,6 +172,56 @@ export interface PageNotebook {
   nbformat_minor: number;
 }
 
+/**
+ * A change's answer: the cells it changed or created (`cell_ids`), as the document holds
+ * them now, and the cell order after it.
+ */
+export interface ChangedReply {
+  type: "changed";
+  cell_ids: string[];
+  cells: JsonObject[];
+  hashes: { [key: string]: string };
+  order: string[];
+  order_hash: string;
+  id: number;
+}
+
+/**
+ * The answer to a request that changes the view, not the document (`show_outputs`,
+ * `focus`): the cell it showed.
+ */
+export interface ShownReply {
+  type: "shown";
+  cell_ids: string[];
+  id: number;
+}
+
+/**
+ * A request the page did not apply: why (`code`, `error`), and what it holds now of the
+ * cells the request named (`missing_cell`: the order; `stale`: the cell and the order).
+ */
+export interface RefusedReply {
+  type: "refused";
+  code: RefusalCode;
+  error: string;
+  cells?: JsonObject[];
+  hashes?: { [key: string]: string };
+  order?: string[] | null;
+  order_hash?: string | null;
+  id: number;
+}
+
+/** Why the page did not apply a request (a reply's `code`), or could not read a message. */
+export enum RefusalCode {
+  NOT_OPEN = "not_open",
+  MISSING_CELL = "missing_cell",
+  STALE = "stale",
+  NO_MATCH = "no_match",
+  REFUSED = "refused",
+  ERROR = "error",
+  MALFORMED = "malformed",
+}
+
 /** The answer to a message its receiver cannot read (`code` "malformed"). */
 export interface ErrorReply {
   type: "error";
@@ -201,7 +231,35 @@ export interface ErrorReply {
 }
 
 export type Request = Get | Insert | Replace | Patch | Delete | SetOutputs | ShowOutputs | SetMetadata | Focus | Restore;
-export type PageMessage = Hello | Bye | Reply | ErrorReply;
+export type PageMessage = Hello | Bye | ReadReply | ChangedReply | ShownReply | RefusedReply | ErrorReply;
+
+/** The reply each request gets when the page applies it (else a `RefusedReply`). */
+export interface Replies {
+  get: ReadReply;
+  insert: ChangedReply;
+  replace: ChangedReply;
+  patch: ChangedReply;
+  delete: ChangedReply;
+  set_outputs: ChangedReply;
+  show_outputs: ShownReply;
+  set_metadata: ChangedReply;
+  focus: ShownReply;
+  restore: ChangedReply;
+}
+
+/** The `type` of the reply each request gets. */
+export const REPLY_TYPES: { [Op in keyof Replies]: Replies[Op]['type'] } = {
+  get: "read",
+  insert: "changed",
+  replace: "changed",
+  patch: "changed",
+  delete: "changed",
+  set_outputs: "changed",
+  show_outputs: "shown",
+  set_metadata: "changed",
+  focus: "shown",
+  restore: "changed",
+};
 
 /** Each request's fields: the JSON types each may have, and whether it must be there. */
 export const FIELDS: { [op: string]: { [field: string]: [string[], boolean] } } = {

@@ -3,25 +3,17 @@
 
 import { JsonObject } from './json';
 
-/** One file a turn changed: whether it existed before, and the turn's diff for it. */
-export interface CheckpointFile {
-  path: string;
-  existed: boolean;
-  diff: string;
-  name: string;
-  diff_html: string;
-}
-
 /**
  * A turn of the session's undo list (`agent.undo_list`, the one every view renders): its
- * files and cells (`PATH#ID`, named for people in `name`) with diffs, its kernel variables,
- * its `state` (`undoable`, `files only`, `not undoable`) and the `note` saying why not all.
+ * files and cells (`ListedTurn.changes`, the one record of them every view shows) with diffs,
+ * its kernel variables, its `state` (`undoable`, `files only`, `not undoable`) and the `note`
+ * saying why not all.
  */
 export interface CheckpointTurn {
   turn: number;
   prompt: number | null;
   label: string;
-  files: CheckpointFile[];
+  files: TurnChange[];
   variables: string[];
   state: string;
   note: string | null;
@@ -99,7 +91,7 @@ export interface TranscriptPage {
   total: number;
   offset: number;
   limit: number;
-  entries: JsonObject[];
+  entries: PageEntry[];
   unfound: UnfoundInBlock[];
   unfound_counts: UnfoundCount[];
   egress: EgressTurn[];
@@ -122,6 +114,23 @@ export interface TreeNode {
   compactions: number[];
   error: string | null;
   children: TreeNode[];
+}
+
+/**
+ * One file or cell a listed turn changed, as every view shows it: `path` (a cell's
+ * `PATH#ID`), its name for people (the path, or `analysis.ipynb cell 3 (4f9a2c7d…)`), whether
+ * it existed before the turn, what the turn did to it (`change`: a file `created` or
+ * `changed`, a cell `inserted`, `edited`, `deleted` or `outputs`) and its `diff` (for a file
+ * whose diff cannot be made, `error` in parentheses; `error` says why).
+ */
+export interface TurnChange {
+  path: string;
+  name: string;
+  existed: boolean;
+  change: string;
+  diff: string;
+  error: string | null;
+  diff_html: string;
 }
 
 /** A turn's count line, shown after its last message (`entry`, an index in the transcript). */
@@ -147,6 +156,137 @@ export interface UnfoundNumber {
   start: number;
   end: number;
   text: string;
+}
+
+/** An image's source, as the providers' messages carry it: base64 `data`, or a `url`. */
+export interface ImageSource {
+  type: string;
+  media_type?: string;
+  data?: string;
+  url?: string;
+}
+
+/** The first entry's payload: where and with what model the session runs, and its fork origin. */
+export interface Meta {
+  cwd: string;
+  provider?: string;
+  model?: string;
+  fork_of?: string;
+  fork_at?: number;
+}
+
+/** One entry of the session file, as a transcript page sends it (empty fields left out). */
+export interface PageEntry {
+  id: string;
+  parent_id?: string;
+  type: "meta" | "message" | "compaction" | "usage";
+  time: string;
+  message?: ShownMessage;
+  usage?: Usage;
+  summary?: string;
+  model?: string;
+  meta?: Meta;
+  hooks?: string[];
+  note?: string;
+  undone?: number[];
+}
+
+export interface RedactedThinkingBlock {
+  type: "redacted_thinking";
+  data: string;
+}
+
+/**
+ * A tool call, with its one-line summary (cells named by position, as the notebook words
+ * it) and the ids of the cells it names (`hint`).
+ */
+export interface ShownCall {
+  type: "tool_use";
+  id: string;
+  name: string;
+  input: JsonObject;
+  summary: string;
+  hint?: string;
+}
+
+/** An image block. */
+export interface ShownImage {
+  type: "image";
+  source: ImageSource;
+}
+
+/** A message, its blocks as shown. */
+export interface ShownMessage {
+  role: "user" | "assistant";
+  content: (TextBlock | ThinkingBlock | RedactedThinkingBlock | ShownCall | ShownResult | ShownImage)[];
+  interrupted?: boolean;
+  refused?: boolean;
+  hooks?: string[];
+  attachments?: JsonObject[];
+  cells?: JsonObject[];
+}
+
+/**
+ * A tool's answer (its content's blocks shown too), with its text as the one diff HTML when
+ * it is a diff (`diff_html`) and what a kernel call did to the user's variables.
+ */
+export interface ShownResult {
+  type: "tool_result";
+  tool_use_id: string;
+  content: string | (TextBlock | ThinkingBlock | RedactedThinkingBlock | ShownCall | ShownResult | ShownImage)[];
+  is_error?: boolean;
+  diff?: string;
+  duration?: number;
+  subagent?: JsonObject;
+  hooks?: string[];
+  source?: string;
+  answer?: string;
+  variables?: VariableChange[];
+  diff_html?: string;
+}
+
+export interface TextBlock {
+  type: "text";
+  text: string;
+}
+
+export interface ThinkingBlock {
+  type: "thinking";
+  thinking: string;
+  signature?: string;
+}
+
+/**
+ * Token counts of one or more model calls. `estimated`: some counts are our estimate
+ * (`llm/tokens.py`), because the server reported none; its price is then unknown.
+ */
+export interface Usage {
+  input_tokens: number;
+  output_tokens: number;
+  cache_read_tokens: number;
+  cache_write_tokens: number;
+  estimated?: boolean;
+}
+
+/**
+ * One variable a call touched: `before` and `after` are its type and shape
+ * (`DataFrame 1000×5`), absent where it did not exist; `note` says why a change is unknown,
+ * or how a generator changed (`state advanced`, `consumed`; else it is `changed in place`);
+ * `route` how code that does not name it changed it (`f()`, `globals()`, `the alias d`);
+ * `rolled_back` true when protect mode put it back as it was before the call;
+ * `restricted_from` the restricted sources the call's code read, which make the variable
+ * restricted by `policy` too (lineage, `egress/lineage.py`).
+ */
+export interface VariableChange {
+  name: string;
+  change: "created" | "rebound" | "changed" | "deleted" | "unknown";
+  before?: string;
+  after?: string;
+  note?: string;
+  route?: string;
+  rolled_back?: boolean;
+  restricted_from?: string[];
+  policy?: string;
 }
 
 /** `POST /larik/api/sessions/<id>/delete`: the token from the listing confirms the deletion. */

@@ -3,7 +3,7 @@
  */
 import { IRenderMimeRegistry } from '@jupyterlab/rendermime';
 
-import { IContentBlock, IEntry, IVariableChange, UnfoundNumber } from './api';
+import { PageEntry, ShownBlock, ShownCall, ShownImage, ShownResult, UnfoundNumber, VariableChange } from './api';
 
 /** A new `tag` element with `className` and, when given, `text`. */
 export function element<K extends keyof HTMLElementTagNameMap>(
@@ -37,19 +37,16 @@ function collapsed(summary: string, body: HTMLElement, className: string): HTMLE
   return details;
 }
 
-function resultText(content: string | IContentBlock[] | undefined): string {
-  if (content === undefined) {
-    return '';
-  }
+function resultText(content: ShownResult['content']): string {
   if (typeof content === 'string') {
     return content;
   }
-  return content.map(block => block.text ?? `[${block.type}]`).join('\n');
+  return content.map(block => (block.type === 'text' ? block.text : `[${block.type}]`)).join('\n');
 }
 
 /** An `image` block as an <img> (base64 data becomes a data URL). */
-function image(block: IContentBlock): HTMLElement {
-  const source = block.source ?? { type: '' };
+function image(block: ShownImage): HTMLElement {
+  const source = block.source;
   const img = document.createElement('img');
   img.className = 'jp-larik-image';
   img.alt = source.media_type ?? 'image';
@@ -58,6 +55,10 @@ function image(block: IContentBlock): HTMLElement {
       ? `data:${source.media_type ?? 'image/png'};base64,${source.data ?? ''}`
       : source.url ?? '';
   return img;
+}
+
+function isImage(block: ShownBlock): block is ShownImage {
+  return block.type === 'image';
 }
 
 /** What the front end added to a prompt for the model: the notebook context, attachments, an undo's note. */
@@ -123,7 +124,7 @@ export function renderPlan(todos: ITodo[]): HTMLElement {
  * One variable change as the notebook's views say it (`VariableChange.text` in
  * larik_jupyter/session/variable_changes.py): `df: DataFrame 1000×5 → 1000×4, changed in place`.
  */
-export function changeText(change: IVariableChange): string {
+export function changeText(change: VariableChange): string {
   const { name, before = '', after = '' } = change;
   if (change.change === 'created') {
     return `${name}: created ${after}`.trimEnd();
@@ -175,7 +176,7 @@ export class TranscriptRenderer {
   constructor(private readonly rendermime: IRenderMimeRegistry) {}
 
   // Tool calls by id, so a result can be shown as what its call was (a plan, a skill load).
-  private readonly calls = new Map<string, IContentBlock>();
+  private readonly calls = new Map<string, ShownCall>();
   // Prompts rendered so far: entries come in file order, so this is the next one's number - 1.
   private prompts = 0;
 
@@ -185,8 +186,8 @@ export class TranscriptRenderer {
     this.prompts = 0;
   }
 
-  private special(block: IContentBlock): HTMLElement | null {
-    const call = block.tool_use_id ? this.calls.get(block.tool_use_id) : undefined;
+  private special(block: ShownResult): HTMLElement | null {
+    const call = this.calls.get(block.tool_use_id);
     if (!call || block.is_error) {
       return null;
     }
@@ -194,7 +195,7 @@ export class TranscriptRenderer {
       const todos = planOf(call.input);
       return todos ? renderPlan(todos) : null;
     }
-    const name = (call.input as { name?: unknown } | undefined)?.name;
+    const name = call.input.name;
     if (call.name === 'skill' && typeof name === 'string') {
       return collapsed(`loaded skill ${name}`, diffOrText(resultText(block.content), block.diff_html), 'jp-larik-skill');
     }
@@ -208,25 +209,22 @@ export class TranscriptRenderer {
     return renderer.node;
   }
 
-  private async block(block: IContentBlock, unfound?: UnfoundNumber[]): Promise<HTMLElement | null> {
+  private async block(block: ShownBlock, unfound?: UnfoundNumber[]): Promise<HTMLElement | null> {
     switch (block.type) {
       case 'text':
-        if (isContext(block.text ?? '')) {
-          const [label, body] = contextView(block.text ?? '');
+        if (isContext(block.text)) {
+          const [label, body] = contextView(block.text);
           return collapsed(label, element('pre', 'jp-larik-pre', body), 'jp-larik-context');
         }
-        return this.markdown(unfound ? markUnfound(block.text ?? '', unfound) : block.text ?? '');
+        return this.markdown(unfound ? markUnfound(block.text, unfound) : block.text);
       case 'thinking':
-        return collapsed('Thinking', element('pre', 'jp-larik-pre', block.thinking ?? ''), 'jp-larik-thinking');
-      case 'tool_use':
-        if (block.id) {
-          this.calls.set(block.id, block);
-        }
-      {
+        return collapsed('Thinking', element('pre', 'jp-larik-pre', block.thinking), 'jp-larik-thinking');
+      case 'tool_use': {
+        this.calls.set(block.id, block);
         // The server's one-line summary (larik_jupyter/session/call_summary.py), the one the notebook shows.
         const call = collapsed(
-          block.summary ?? block.name ?? 'tool',
-          element('pre', 'jp-larik-pre', JSON.stringify(block.input ?? {}, null, 2)),
+          block.summary || block.name,
+          element('pre', 'jp-larik-pre', JSON.stringify(block.input, null, 2)),
           'jp-larik-tool'
         );
         if (block.hint) {
@@ -246,13 +244,13 @@ export class TranscriptRenderer {
           both.appendChild(element('div', 'jp-larik-variables', 'Variables · ' + block.variables.map(changeText).join(' · ')));
           node = both;
         }
-        const images = typeof block.content === 'string' ? [] : (block.content ?? []);
-        if (!images.some(inner => inner.type === 'image')) {
+        const images = typeof block.content === 'string' ? [] : block.content.filter(isImage);
+        if (!images.length) {
           return node;
         }
         const wrapper = element('div', 'jp-larik-tool-images');
         wrapper.appendChild(node);
-        images.filter(inner => inner.type === 'image').forEach(inner => wrapper.appendChild(image(inner)));
+        images.forEach(inner => wrapper.appendChild(image(inner)));
         return wrapper;
       }
       case 'image':
@@ -266,7 +264,7 @@ export class TranscriptRenderer {
    * One entry as a node, or null for entries with nothing to show (usage, meta); `unfound`
    * holds the numbers to mark in its text blocks, by block index.
    */
-  async entry(entry: IEntry, unfound?: Map<number, UnfoundNumber[]>): Promise<HTMLElement | null> {
+  async entry(entry: PageEntry, unfound?: Map<number, UnfoundNumber[]>): Promise<HTMLElement | null> {
     if (entry.type === 'compaction') {
       const node = element('div', 'jp-larik-entry jp-larik-compaction');
       node.appendChild(collapsed('Context compacted', element('pre', 'jp-larik-pre', entry.summary ?? ''), ''));

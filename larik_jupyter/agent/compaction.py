@@ -23,6 +23,7 @@ from larik_jupyter.llm.messages import Message, TextBlock, ToolResultBlock, Tool
 from larik_jupyter.llm.models import ModelInfo
 from larik_jupyter.llm.provider import Provider, ProviderError, ToolSchema
 from larik_jupyter.llm.tokens import CHARS_PER_TOKEN, context_tokens, estimate_tokens, has_tokens
+from larik_jupyter.plural import counted
 from larik_jupyter.session.entry import Entry
 from larik_jupyter.session.store import Session
 
@@ -168,7 +169,7 @@ async def _flat(
         request = _text_request("\n".join(lines) + f"\n\n{ask}")
         if estimate_tokens(request, system) <= fits:
             note = (
-                f"{shortened} long tool result(s) were cut to their first {SHORT_RESULT:,} "
+                f"{counted(shortened, 'long tool result')} {'was' if shortened == 1 else 'were'} cut to their first {SHORT_RESULT:,} "
                 "characters to fit the model's window"
                 if shortened
                 else ""
@@ -185,7 +186,7 @@ async def _flat(
         request = _text_request(text[-(fits - overhead) * CHARS_PER_TOKEN :])
         summary = await _summary(provider, system, request, [], False) or summary
     cut = (
-        f", after {shortened} long tool result(s) were cut to their first {SHORT_RESULT:,} characters"
+        f", after {counted(shortened, 'long tool result')} {'was' if shortened == 1 else 'were'} cut to their first {SHORT_RESULT:,} characters"
         if shortened
         else ""
     )

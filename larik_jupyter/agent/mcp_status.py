@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from larik_jupyter import paths
+from larik_jupyter.plural import counted
 
 State = Literal["not started", "starting", "running", "failed", "awaiting approval", "stopped"]
 
@@ -62,7 +63,7 @@ def started_notice(status: ServerStatus) -> str:
     """One line on a server just started: running with its tools, or why it failed."""
     if status.state == "running":
         left = f"; {len(status.left_out)} left out, see `/mcp`" if status.left_out else ""
-        return f"MCP server `{status.name}` is running with {len(status.tools)} tool(s){left}."
+        return f"MCP server `{status.name}` is running with {counted(len(status.tools), 'tool')}{left}."
     return f"MCP server `{status.name}` failed to start ({status.reason}); see {status.log}."
 
 

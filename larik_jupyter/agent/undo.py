@@ -27,6 +27,7 @@ from larik_jupyter.checkpoint.errors import CheckpointError, NothingToUndoError
 from larik_jupyter.checkpoint.store import CheckpointStore, UndoResult
 from larik_jupyter.errors import LarikError
 from larik_jupyter.llm.messages import Usage
+from larik_jupyter.plural import counted
 from larik_jupyter.session.branch import check_prompt
 from larik_jupyter.session.entry import Entry
 from larik_jupyter.session.store import Session
@@ -311,7 +312,7 @@ def _note_sentences(result: UndoResult) -> list[str]:
     if result.restored_cells:
         sentences.append(
             f"The user reverted the notebook cells {result.label} changed; "
-            + "; ".join(f"{path}: {n} cell(s), in {where}" for path, n, where in result.restored_cells)
+            + "; ".join(f"{path}: {counted(n, 'cell')}, in {where}" for path, n, where in result.restored_cells)
             + ". Read those notebooks again before editing their cells."
         )
     if result.skipped:

@@ -14,10 +14,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from larik_jupyter.checkpoint.diffs import cell_name
+from pydantic import BaseModel, computed_field
+
+from larik_jupyter.checkpoint.diffs import FileDiff, cell_diffs, cell_name
 from larik_jupyter.checkpoint.holder import running, this_process
 from larik_jupyter.checkpoint.store import CheckpointStore
 from larik_jupyter.checkpoint.turns import TurnInfo
+from larik_jupyter.textdiff import diff_html
 from larik_jupyter.tools.kernel import kernel_snapshots
 
 TurnState = Literal["undoable", "files only", "not undoable"]
@@ -50,6 +53,27 @@ def variables_held(session_id: str, info: TurnInfo) -> bool:
 def cell_names(info: TurnInfo) -> dict[tuple[str, str], str]:
     """The name (`cell_name`) of each cell `info` changed, by notebook path and cell id."""
     return {(nb.path, cell.id): cell_name(nb.path, cell) for nb in info.notebooks for cell in nb.cells}
+
+
+class TurnChange(BaseModel):
+    """One file or cell a listed turn changed, as every view shows it: `path` (a cell's
+    `PATH#ID`), its name for people (the path, or `analysis.ipynb cell 3 (4f9a2c7d…)`), whether
+    it existed before the turn, what the turn did to it (`change`: a file `created` or
+    `changed`, a cell `inserted`, `edited`, `deleted` or `outputs`) and its `diff` (for a file
+    whose diff cannot be made, `error` in parentheses; `error` says why)."""
+
+    path: str
+    name: str
+    existed: bool
+    change: str
+    diff: str
+    error: str | None = None
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def diff_html(self) -> str:
+        """`diff` as the one diff HTML every front end shows (`textdiff.diff_html`)."""
+        return diff_html(self.diff or "(no change)")
 
 
 @dataclass(frozen=True)
@@ -88,6 +112,20 @@ class ListedTurn:
             return (f"files only: undo puts back its files and cells; its variables ({names}) went "
                     "with the kernel that ran it (it restarted since)")
         return None
+
+    def changes(self, files: list[FileDiff], *, limit: int) -> list[TurnChange]:
+        """What it did to each of its files (`files`, its `checkpoint.diffs.turn_diffs`) and
+        cells, diffs cut at `limit` characters."""
+        names = cell_names(self.info)
+        return [
+            TurnChange(path=f.path, name=f.path, existed=f.existed, change="changed" if f.existed else "created",
+                       diff=f.diff or f"({f.error})\n", error=f.error)
+            for f in files
+        ] + [
+            TurnChange(path=f"{c.path}#{c.cell_id}", name=names[c.path, c.cell_id], existed=c.change != "inserted",
+                       change=c.change, diff=c.diff)
+            for c in cell_diffs(self.info, limit=limit)
+        ]
 
     def line(self) -> str:
         """`prompt 3: data.csv, variable df` with the note, when there is one."""

@@ -14,6 +14,7 @@ from pathlib import Path
 from larik_jupyter.analysis.compare import block_bytes, image_diff, text_diff
 from larik_jupyter.analysis.steps import Step, read_branch
 from larik_jupyter.config.secrets import redactor_for
+from larik_jupyter.plural import counted
 from larik_jupyter.redaction import Redactor
 from larik_jupyter.session import catalog
 from larik_jupyter.session.reader import load_entries
@@ -93,7 +94,7 @@ def _block(step: Step | None, redactor: Redactor) -> list[str]:
     head = f"[prompt {step.prompt}] {step.summary or step.kind}"
     body = redactor.text(step.recorded) or "(no output)"
     if step.images:
-        body += f"\n[{len(step.images)} image(s)]"
+        body += f"\n[{counted(len(step.images), 'image')}]"
     out = [head]
     for line in body.splitlines()[:12]:
         out += textwrap.wrap(line, COLUMN) or [""]

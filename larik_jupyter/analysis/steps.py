@@ -35,9 +35,10 @@ from larik_jupyter.tools.files import TextTool
 
 StepKind = Literal["user", "prompt", "reply", "code", "file", "shell", "note"]
 
-# Lines a tool appends about images and rich display: not output of the code.
+# Lines a tool appends about images and rich display: not output of the code (sessions stored
+# before the counted wording say `1 image(s) attached`).
 _NOTE_LINE = re.compile(
-    r"^\[(\d+ image\(s\) attached to this result|shown to the user as rich output|image .*"
+    r"^\[([\d,]+ image(s|\(s\))? attached to this result|shown to the user as rich output|image .*"
     r"(not sent|omitted).*|the value renders only as SVG.*)\]$"
 )
 _RUN_HEAD = re.compile(r"^Ran cell \S+ of .+ as In \[\d*\]; its outputs are in .*$")

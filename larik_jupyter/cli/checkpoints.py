@@ -7,6 +7,7 @@ import argparse
 from larik_jupyter import paths
 from larik_jupyter.checkpoint.store import CheckpointStore
 from larik_jupyter.cli import CliError
+from larik_jupyter.plural import counted
 from larik_jupyter.session.catalog import resolve, session_cwd
 from larik_jupyter.session.corrupt import session_id_of
 from larik_jupyter.session.store import SessionLockedError
@@ -46,10 +47,10 @@ def _list(args: argparse.Namespace) -> int:
     for entry in reversed(listed.turns):
         turn = entry.info
         when = turn.time.astimezone().strftime("%Y-%m-%d %H:%M:%S")
-        variables = f", {len(turn.variables)} kernel variable(s)" if turn.variables else ""
+        variables = f", {counted(len(turn.variables), 'kernel variable')}" if turn.variables else ""
         cells = sum(len(nb.cells) for nb in turn.notebooks)
-        variables += f", {cells} notebook cell(s)" if cells else ""
-        print(f"{turn.label}  {when}  {len(turn.files)} file(s){variables}")
+        variables += f", {counted(cells, 'notebook cell')}" if cells else ""
+        print(f"{turn.label}  {when}  {counted(len(turn.files), 'file')}{variables}")
         if entry.note:
             print(f"  {entry.note}")
         for info in turn.files:

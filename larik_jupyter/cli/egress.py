@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 
-from larik_jupyter.egress.ledger import ledger_path, read_ledger
+from larik_jupyter.egress.ledger import PolicyRecord, encode, ledger_path, read_ledger
 from larik_jupyter.egress.report import by_turn, render
 from larik_jupyter.session import catalog
 from larik_jupyter.session.reader import load_entries
@@ -20,10 +19,10 @@ def _cmd_egress(args: argparse.Namespace) -> int:
     records = read_ledger(ledger_path(path))
     if args.json:
         # JSON lines, as the ledger holds them: one record a line, oldest first.
-        sys.stdout.writelines(json.dumps(record, ensure_ascii=False) + "\n" for record in records)
+        sys.stdout.writelines(encode(record).decode() + "\n" for record in records)
         return 0
     turns = by_turn(records)
-    rules = [f"{r['target']}: {r['policy']} (set in the notebook {r['time']})" for r in records if r.get("type") == "policy"]
+    rules = [f"{r.target}: {r.policy} (set in the notebook {r.time})" for r in records if isinstance(r, PolicyRecord)]
     if rules:
         print("Rules the notebook set:", *rules, sep="\n  ")
     for turn in turns:

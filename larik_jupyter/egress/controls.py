@@ -5,10 +5,9 @@ local-models-only, read its ledger back (`Agent.set_egress`, `set_local_only`, `
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
 
 from larik_jupyter.egress.door import EgressDoor
-from larik_jupyter.egress.ledger import read_ledger
+from larik_jupyter.egress.ledger import LedgerRecord, read_ledger
 from larik_jupyter.egress.policy import PolicyError, check_target, is_variable_target, parse_policy
 from larik_jupyter.egress.report import by_turn, render, rule_lines, totals
 from larik_jupyter.errors import LarikError
@@ -44,7 +43,7 @@ def set_local_only(door: EgressDoor, on: bool) -> str:
     return "Local models only is off: restricted data goes as its policy allows to any model."
 
 
-def _records(door: EgressDoor) -> list[dict[str, Any]]:
+def _records(door: EgressDoor) -> list[LedgerRecord]:
     return read_ledger(door.ledger.path) if door.ledger is not None else []
 
 

@@ -16,8 +16,9 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
+import msgspec
 import orjson
 
 from larik_jupyter.egress.accounting import (
@@ -31,8 +32,12 @@ from larik_jupyter.egress.accounting import (
 from larik_jupyter.egress.decisions import BlockDecisions, Outcome, text_of
 from larik_jupyter.egress.kernel_rules import KERNEL_ORIGIN, KernelRules, recorded_origin
 from larik_jupyter.egress.ledger import (
+    ANSWER,
     Ledger,
+    LedgerRecord,
+    LocalOnlyRecord,
     Part,
+    PolicyRecord,
     RequestRecord,
     Withheld,
     ledger_path,
@@ -47,9 +52,10 @@ from larik_jupyter.egress.values import ValueIndex
 from larik_jupyter.llm.messages import ContentBlock, Message, ThinkingBlock, ToolResultBlock
 from larik_jupyter.llm.provider import Destination
 
+# What `pass_answer` builds: the MCP link's answer, or an ask's words (anything sent as JSON).
+Built = TypeVar("Built")
+
 Build = Callable[[str, list[Message]], dict[str, Any]]
-# The kind of a ledger line for an answer to an outside agent (a request's has none).
-ANSWER = "answer"
 
 
 @dataclass
@@ -131,16 +137,13 @@ class EgressDoor:
                 continue  # recorded with the call that made the variable, not in the ledger
             if self._recorded.get(target) != str(resolved.policy):
                 self._recorded[target] = str(resolved.policy)
-                self._record({
-                    "type": "policy", "time": now(), "target": target, "policy": str(resolved.policy),
-                    "origin": "notebook",
-                })
+                self._record(PolicyRecord(time=now(), target=target, policy=str(resolved.policy)))
         if shared.local_only is not None and policies.notebook_local_only != shared.local_only:
             policies.notebook_local_only = shared.local_only
             policies.version += 1
         if shared.local_only is not None and self._recorded_local != shared.local_only:
             self._recorded_local = shared.local_only
-            self._record({"type": "local_only", "time": now(), "value": shared.local_only})
+            self._record(LocalOnlyRecord(time=now(), value=shared.local_only))
         self._synced = (id(shared), shared.version, policies.version)
         # The index of what the rules now restrict starts building (in the background) now,
         # not at the next request (`egress/builder.py`).
@@ -152,22 +155,22 @@ class EgressDoor:
         self.policies = policies
         self.sync()
 
-    def replay(self, records: list[dict[str, Any]], origin: str, own: bool) -> None:
+    def replay(self, records: list[LedgerRecord], origin: str, own: bool) -> None:
         """Apply the notebook's rules a ledger recorded, oldest first (`origin`: where they are
         said to come from; `own`: this session's ledger, which need not record them again)."""
         for record in records:
-            try:
-                if record.get("type") == "policy":
-                    target, policy = str(record["target"]), parse_policy(str(record["policy"]))
-                    self.shared.set(target, policy, origin)
-                    if own:
-                        self._recorded[target] = str(policy)
-                elif record.get("type") == "local_only":
-                    self.shared.set_local_only(bool(record["value"]))
-                    if own:
-                        self._recorded_local = bool(record["value"])
-            except (KeyError, ValueError):
-                continue  # a line a newer version wrote, or a hand edit: the config still applies
+            if isinstance(record, PolicyRecord):
+                try:
+                    policy = parse_policy(record.policy)
+                except ValueError:
+                    continue  # a policy a newer version wrote, or a hand edit: the config still applies
+                self.shared.set(record.target, policy, origin)
+                if own:
+                    self._recorded[record.target] = str(policy)
+            elif isinstance(record, LocalOnlyRecord):
+                self.shared.set_local_only(record.value)
+                if own:
+                    self._recorded_local = record.value
 
     def withheld_line(self, turn: int | None) -> str | None:
         """The one line saying what the requests of `turn` (this process's) withheld, or None. A
@@ -185,7 +188,7 @@ class EgressDoor:
         }
         return withheld_line(said)
 
-    def _record(self, record: dict[str, Any]) -> None:
+    def _record(self, record: LedgerRecord) -> None:
         if self.ledger is not None:
             self.ledger.append(record)
 
@@ -341,14 +344,14 @@ class EgressDoor:
         self,
         destination: Destination,
         pieces: Sequence[tuple[str, ContentBlock]],
-        build: Callable[[list[ContentBlock]], dict[str, Any]],
+        build: Callable[[list[ContentBlock]], Built],
         withheld: Sequence[Withheld] = (),
-    ) -> dict[str, Any]:
+    ) -> Built:
         """What goes back to an outside agent (an MCP client, `destination` `mcp:<client>`):
         each piece (the ledger's name for it, its block: a tool result as stored, with its tag,
         or a text) decided as a request's block is, the answer built with `build(blocks)`,
-        measured and recorded (kind `answer`); `withheld` is what was kept out of a piece
-        before it was made (`filter_messages`). Returns the answer."""
+        measured as the JSON it is sent as and recorded (kind `answer`); `withheld` is what was
+        kept out of a piece before it was made (`filter_messages`). Returns the answer."""
         self._changed_by(block for _, block in pieces)
         self.refresh()
         parts: list[Part] = []
@@ -360,7 +363,7 @@ class EgressDoor:
             parts += outcome.parts
             held += outcome.withheld
         body = build(blocks)
-        self._account(destination, body, parts, held, kind=ANSWER)
+        self._account(destination, msgspec.to_builtins(body), parts, held, kind=ANSWER)
         return body
 
     def filter_messages(self, destination: Destination, messages: Sequence[Message]) -> tuple[list[Message], list[Withheld]]:
@@ -399,7 +402,7 @@ class EgressDoor:
             self.records = []
         self.records.append(line)
         if self.ledger is not None:
-            self.ledger.append(line.to_json())
+            self.ledger.append(line)
 
 
 def open_door(

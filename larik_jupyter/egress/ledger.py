@@ -2,22 +2,22 @@
 withheld, appended beside the session transcript (`<id>.egress/ledger.jsonl`, as the debug
 trace is `<id>.trace/events.jsonl`) and never rewritten.
 
-Lines: `{"type": "request", …}` (see `RequestRecord`; with `"kind": "answer"`, an answer to
-an outside agent over MCP) and `{"type": "policy", "target",
-"policy", "origin", "time"}` / `{"type": "local_only", "value", "time"}` for each change the
-notebook made, which a resumed session applies again.
+Each line is one `LedgerRecord`, written and read back as that type: `RequestRecord`
+(`"type": "request"`; with `"kind": "answer"`, an answer to an outside agent over MCP),
+`PolicyRecord` (`"policy"`) and `LocalOnlyRecord` (`"local_only"`) for each change the notebook
+made, which a resumed session applies again.
 """
 
 from __future__ import annotations
 
 import datetime as dt
-import json
 import os
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
-import orjson
+import msgspec
+
+# A ledger line's `kind` for an answer to an outside agent (the MCP tool result), not a request.
+ANSWER = "answer"
 
 
 def ledger_path(transcript: str | os.PathLike[str]) -> Path:
@@ -30,8 +30,7 @@ def now() -> str:
     return dt.datetime.now(dt.UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
-@dataclass
-class Part:
+class Part(msgspec.Struct):
     """Bytes of one request that came from one source (`prompt 1`, `result of call X`,
     `summary of df`, `image of call W`, `framing`)."""
 
@@ -39,8 +38,7 @@ class Part:
     bytes: int
 
 
-@dataclass
-class Withheld:
+class Withheld(msgspec.Struct):
     """What the door kept out of one request: `source` (`df.email`, `data/x.csv`) under
     `policy`, in the part `where`, `count` times."""
 
@@ -50,8 +48,7 @@ class Withheld:
     count: int = 1
 
 
-@dataclass
-class RequestRecord:
+class RequestRecord(msgspec.Struct, tag="request", tag_field="type", omit_defaults=True, kw_only=True):
     """One request as it left: `bytes` is the size of its body (the JSON the SDK sends), and
     the `parts` add up to it (`framing` is the JSON around the content). With `kind`
     `answer`, the answer to an outside agent's call (the MCP tool result) instead."""
@@ -60,18 +57,32 @@ class RequestRecord:
     destination: str
     local: bool
     bytes: int
-    parts: list[Part] = field(default_factory=list)
-    withheld: list[Withheld] = field(default_factory=list)
+    parts: list[Part]
+    withheld: list[Withheld]
     turn: int | None = None
     prompt: int | None = None
     kind: str | None = None  # `answer`: a tool result sent back to an outside agent (MCP)
-    type: str = "request"
 
-    def to_json(self) -> dict[str, Any]:
-        # orjson writes the nested dataclasses directly (`asdict` deep-copies: a per-request cost
-        # that grew with the context's sources).
-        data: dict[str, Any] = orjson.loads(orjson.dumps(self))
-        return {k: v for k, v in data.items() if v is not None}
+
+class PolicyRecord(msgspec.Struct, tag="policy", tag_field="type", kw_only=True):
+    """The notebook set `target`'s policy (`origin`: where it was set)."""
+
+    time: str
+    target: str
+    policy: str
+    origin: str = "notebook"
+
+
+class LocalOnlyRecord(msgspec.Struct, tag="local_only", tag_field="type", kw_only=True):
+    """The notebook marked the session local-models-only (`value`), or unmarked it."""
+
+    time: str
+    value: bool
+
+
+LedgerRecord = RequestRecord | PolicyRecord | LocalOnlyRecord
+_encoder = msgspec.json.Encoder()
+_decoder = msgspec.json.Decoder(LedgerRecord)
 
 
 class Ledger:
@@ -80,8 +91,8 @@ class Ledger:
     def __init__(self, path: Path) -> None:
         self.path = path
 
-    def append(self, record: dict[str, Any]) -> None:
-        line = orjson.dumps(record) + b"\n"
+    def append(self, record: LedgerRecord) -> None:
+        line = _encoder.encode(record) + b"\n"
         self.path.parent.mkdir(mode=0o700, exist_ok=True)
         # O_APPEND without following a link: the file lies beside the transcript in the data dir.
         fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW, 0o600)
@@ -91,18 +102,22 @@ class Ledger:
             os.close(fd)
 
 
-def read_ledger(path: Path) -> list[dict[str, Any]]:
-    """The ledger's records, oldest first; a torn last line is left out."""
+def read_ledger(path: Path) -> list[LedgerRecord]:
+    """The ledger's records, oldest first; a torn last line, and a line this version cannot
+    read (a newer version's, a hand edit), are left out."""
     try:
-        text = path.read_text(encoding="utf-8")
+        data = path.read_bytes()
     except FileNotFoundError:
         return []
     out = []
-    for line in text.splitlines():
+    for line in data.splitlines():
         try:
-            record = json.loads(line)
-        except json.JSONDecodeError:
+            out.append(_decoder.decode(line))
+        except msgspec.DecodeError:
             continue
-        if isinstance(record, dict):
-            out.append(record)
     return out
+
+
+def encode(record: LedgerRecord) -> bytes:
+    """`record` as its ledger line's JSON (without the newline)."""
+    return _encoder.encode(record)

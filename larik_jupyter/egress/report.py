@@ -3,12 +3,14 @@ line a turn that withheld something ends with (`/egress`, `larik-jupyter egress`
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from larik_jupyter.egress.accounting import RESULT_OF_CALL
+from larik_jupyter.egress.ledger import ANSWER, LedgerRecord, RequestRecord
 from larik_jupyter.egress.policy import PolicySet, is_variable_target, stricter
+from larik_jupyter.plural import counted
 
 
 @dataclass
@@ -32,7 +34,7 @@ class TurnEgress:
         self.withheld[name] = self.withheld.get(name, 0) + count
 
     def sent(self) -> str:
-        """`2 request(s)`, `1 answer(s) to an outside agent`, or both."""
+        """`2 requests`, `1 answer to an outside agent`, or both."""
         return _counted(self.requests - self.answers, self.answers)
 
     def to_json(self) -> dict[str, Any]:
@@ -42,32 +44,31 @@ class TurnEgress:
         }
 
 
-def by_turn(records: list[dict[str, Any]]) -> list[TurnEgress]:
+def by_turn(records: Iterable[LedgerRecord]) -> list[TurnEgress]:
     """The ledger's request lines grouped by turn, oldest first. What a turn withheld counts
     once, on that turn: a call's result withheld again when later requests send it as history
     is not counted again."""
-    turns: dict[Any, TurnEgress] = {}
-    held: dict[tuple[str, str], Any] = {}  # (where, source) of a call's result: the turn that withheld it
+    turns: dict[int | None, TurnEgress] = {}
+    held: dict[tuple[str, str], int | None] = {}  # (where, source) of a call's result: the turn that withheld it
     for record in records:
-        if record.get("type") != "request":
+        if not isinstance(record, RequestRecord):
             continue
-        key = record.get("turn")
+        key = record.turn
         turn = turns.get(key)
         if turn is None:
-            turn = turns[key] = TurnEgress(key, record.get("prompt"))
+            turn = turns[key] = TurnEgress(key, record.prompt)
         turn.requests += 1
-        if record.get("kind") == "answer":
+        if record.kind == ANSWER:
             turn.answers += 1
-        turn.bytes += int(record.get("bytes", 0))
-        for part in record.get("parts", []):
-            turn.parts[part["source"]] = turn.parts.get(part["source"], 0) + int(part["bytes"])
-        for item in record.get("withheld", []):
-            where = str(item.get("where", ""))
-            if where.startswith(RESULT_OF_CALL) and held.setdefault((where, item["source"]), key) != key:
+        turn.bytes += record.bytes
+        for part in record.parts:
+            turn.parts[part.source] = turn.parts.get(part.source, 0) + part.bytes
+        for item in record.withheld:
+            if item.where.startswith(RESULT_OF_CALL) and held.setdefault((item.where, item.source), key) != key:
                 continue
-            turn.hold(item["source"], item["policy"], int(item.get("count", 1)))
-        if record.get("destination") not in turn.destinations:
-            turn.destinations.append(str(record.get("destination")))
+            turn.hold(item.source, item.policy, item.count)
+        if record.destination not in turn.destinations:
+            turn.destinations.append(record.destination)
     return list(turns.values())
 
 
@@ -79,8 +80,8 @@ def withheld_line(turn: TurnEgress) -> str | None:
 
 
 def _counted(requests: int, answers: int) -> str:
-    said = [f"{requests} request(s)"] if requests or not answers else []
-    return " and ".join([*said, *([f"{answers} answer(s) to an outside agent"] if answers else [])])
+    said = [counted(requests, "request")] if requests or not answers else []
+    return " and ".join([*said, *([f"{counted(answers, 'answer')} to an outside agent"] if answers else [])])
 
 
 def _size(n: int) -> str:
@@ -97,7 +98,7 @@ def named(source: str, calls: Mapping[str, str]) -> str:
     return source
 
 
-def render(records: list[dict[str, Any]], rules: list[str] | None = None, calls: Mapping[str, str] | None = None) -> str:
+def render(records: Iterable[LedgerRecord], rules: list[str] | None = None, calls: Mapping[str, str] | None = None) -> str:
     """The last turn's requests by source and the session's totals, as Markdown; `calls` names
     the session's calls by id (`tools.calls.numbered_calls`)."""
     turns = by_turn(records)
@@ -123,14 +124,14 @@ def render(records: list[dict[str, Any]], rules: list[str] | None = None, calls:
 
 
 def totals(turns: list[TurnEgress]) -> str:
-    """`3 request(s) in 2 turn(s), 1,234 B sent.`, then what was withheld in all, if anything."""
+    """`3 requests in 2 turns, 1,234 B sent.`, then what was withheld in all, if anything."""
     withheld: dict[str, int] = {}
     for turn in turns:
         for name, n in turn.withheld.items():
             withheld[name] = withheld.get(name, 0) + n
     said = (
         f"{_counted(sum(t.requests - t.answers for t in turns), sum(t.answers for t in turns))} "
-        f"in {len(turns)} turn(s), {_size(sum(t.bytes for t in turns))} sent."
+        f"in {counted(len(turns), 'turn')}, {_size(sum(t.bytes for t in turns))} sent."
     )
     if withheld:
         said += "\nWithheld: " + ", ".join(f"{name} ×{n}" for name, n in withheld.items()) + "."

@@ -27,6 +27,7 @@ from larik_jupyter.llm.provider import (
 from larik_jupyter.llm.retry import RetryPolicy, with_retries
 from larik_jupyter.llm.sdk_import import import_sdk
 from larik_jupyter.llm.sdk_stream import ChunkDecoder, run_attempt
+from larik_jupyter.plural import counted
 
 # Local servers ignore the key, but the SDKs refuse to run without one.
 NO_KEY = "not-needed"
@@ -114,7 +115,7 @@ class SdkProvider:
         sdk = import_sdk(self.sdk_module)
         if lost := newest_images_omitted(messages, self.info, self.refused_images):
             yield ContextNotice(
-                f"{lost} image(s) of the latest prompt or tool results were left out of the "
+                f"{counted(lost, 'image')} of the latest prompt or tool results {'was' if lost == 1 else 'were'} left out of the "
                 f"request to {self.name}: with them it is over the model's image limits "
                 f"({self.info.max_images} images, {self.info.max_image_bytes:,} characters of "
                 "image data); the model was told where each came from."

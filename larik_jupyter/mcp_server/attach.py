@@ -11,7 +11,8 @@ import urllib.parse
 import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+
+import msgspec
 
 from larik_jupyter.errors import LarikError
 
@@ -49,13 +50,42 @@ def from_connection_file(name: str) -> Target:
     return Target(path)
 
 
-def servers(url: str | None, token: str | None) -> list[dict[str, Any]]:
+class JupyterServer(msgspec.Struct):
+    """What larik reads of a running Jupyter server's runtime file (`jupyter server list`)."""
+
+    url: str
+    token: str = ""
+    root_dir: str | None = None
+    notebook_dir: str | None = None  # the older servers' name for `root_dir`
+
+
+class _Named(msgspec.Struct):
+    path: str | None = None
+    id: str = ""
+
+
+class JupyterSession(msgspec.Struct):
+    """What larik reads of one of `/api/sessions`' sessions: its path and kernel (older servers
+    put the path under `notebook`)."""
+
+    path: str | None = None
+    notebook: _Named | None = None
+    kernel: _Named | None = None
+
+
+def servers(url: str | None, token: str | None) -> list[JupyterServer]:
     """The Jupyter servers to look in: the one given, else every running one."""
     if url:
-        return [{"url": url.rstrip("/") + "/", "token": token or "", "root_dir": None}]
+        return [JupyterServer(url=url.rstrip("/") + "/", token=token or "")]
     from jupyter_server.serverapp import list_running_servers
 
-    return list(list_running_servers())
+    found = []
+    for info in list_running_servers():
+        try:
+            found.append(msgspec.convert(info, JupyterServer))
+        except msgspec.ValidationError:
+            continue  # a runtime file larik cannot read: not a server to look in
+    return found
 
 
 def from_notebook(notebook: str, *, url: str | None = None, token: str | None = None) -> Target:
@@ -70,44 +100,47 @@ def from_notebook(notebook: str, *, url: str | None = None, token: str | None = 
     for server in found:
         for session in _sessions(server):
             path = _session_notebook(server, session)
-            if path != wanted and session.get("path") != notebook:
+            if path != wanted and session.path != notebook:
                 continue
-            kernel_id = str((session.get("kernel") or {}).get("id", ""))
+            kernel_id = session.kernel.id if session.kernel is not None else ""
             return Target(_kernel_file(kernel_id, server), path or wanted)
-    where = ", ".join(str(s.get("url")) for s in found)
+    where = ", ".join(s.url for s in found)
     raise LarikError(
         f"The notebook {notebook} is not open with a kernel in the Jupyter server at {where}; "
         "open it in JupyterLab (or start its kernel), then start this server again."
     )
 
 
-def _sessions(server: dict[str, Any]) -> list[dict[str, Any]]:
-    url = f"{server['url']}api/sessions"
-    request = urllib.request.Request(url, headers={"Authorization": f"token {server.get('token') or ''}"})
+def _sessions(server: JupyterServer) -> list[JupyterSession]:
+    url = f"{server.url}api/sessions"
+    request = urllib.request.Request(url, headers={"Authorization": f"token {server.token}"})
     try:
         with urllib.request.urlopen(request, timeout=10) as response:
-            data = json.loads(response.read())
-    except (OSError, ValueError, urllib.error.URLError) as exc:
-        raise LarikError(f"The Jupyter server at {server['url']} did not list its sessions ({exc}); check its URL and token.") from None
-    return [s for s in data if isinstance(s, dict)] if isinstance(data, list) else []
+            data = response.read()
+    except (OSError, urllib.error.URLError) as exc:
+        raise LarikError(f"The Jupyter server at {server.url} did not list its sessions ({exc}); check its URL and token.") from None
+    try:
+        return msgspec.json.decode(data, type=list[JupyterSession])
+    except msgspec.DecodeError as exc:
+        raise LarikError(f"The Jupyter server at {server.url} answered /api/sessions with something else ({exc}); check its URL.") from None
 
 
-def _session_notebook(server: dict[str, Any], session: dict[str, Any]) -> Path | None:
+def _session_notebook(server: JupyterServer, session: JupyterSession) -> Path | None:
     """Where the session's notebook is on this machine (the server's root joined with its path)."""
-    path = session.get("path") or (session.get("notebook") or {}).get("path")
-    root = server.get("root_dir") or server.get("notebook_dir")
-    if not isinstance(path, str) or not root:
+    path = session.path or (session.notebook.path if session.notebook is not None else None)
+    root = server.root_dir or server.notebook_dir
+    if not path or not root:
         return None
     return Path(os.path.realpath(Path(os.path.expanduser(root)) / path))
 
 
-def _kernel_file(kernel_id: str, server: dict[str, Any]) -> Path:
+def _kernel_file(kernel_id: str, server: JupyterServer) -> Path:
     from jupyter_core.paths import jupyter_runtime_dir
 
     path = Path(jupyter_runtime_dir()) / f"kernel-{kernel_id}.json"
     if not path.is_file():
         raise LarikError(
-            f"The kernel {kernel_id} of the server at {server['url']} left no connection file in "
+            f"The kernel {kernel_id} of the server at {server.url} left no connection file in "
             f"{path.parent} (a server on another machine or with another runtime folder); pass its "
             "connection file with --connection-file."
         )

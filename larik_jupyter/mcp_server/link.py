@@ -1,26 +1,39 @@
 """The MCP server's line to the kernel: each call a silent execute request that awaits larik's
 `notebook/outside.call` in the kernel, its answer read back with a user expression. Silent: the
-call is not in the notebook's history, its execution count or what the kernel saw run."""
+call is not in the notebook's history, its execution count or what the kernel saw run. What
+crosses is `mcp_link`'s messages; what Jupyter's messaging protocol answers is read through the
+few fields declared here (`_ExecuteReply`, `_Published`)."""
 
 from __future__ import annotations
 
 import ast
 import asyncio
-import json
 import secrets
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, TypeVar
+
+import msgspec
 
 from larik_jupyter.errors import LarikError
+from larik_jupyter.mcp_link import (
+    ANSWER_TARGET,
+    ASK_TYPE,
+    Answer,
+    Ask,
+    AskAnswer,
+    Call,
+    End,
+    answer_expression,
+    call_code,
+    decode,
+    end_code,
+)
 
-OUTSIDE = "__import__('larik_jupyter.notebook.outside', fromlist=['call'])"
-# Kept equal to `notebook/outside.py`'s (this process never imports the notebook layer).
-ASK_TYPE = "application/vnd.larik.ask+json"
-ANSWER_TARGET = "larik.outside.answer"
-# What asks the client's user, given the kernel's ask ({"question", "detail", "ask"}): the
-# decision ("allow" or "deny") and the user's reason.
-Asker = Callable[[dict[str, Any]], Awaitable[tuple[str, str]]]
+# What asks the client's user, given the kernel's ask: the decision ("allow" or "deny") and
+# the user's reason.
+Asker = Callable[[Ask], Awaitable[tuple[Literal["allow", "deny"], str]]]
+_T = TypeVar("_T")
 # How long a stopped call may take to end in the kernel before the server gives up on it.
 STOP_GRACE_SECONDS = 10.0
 # How often a long call checks that the kernel is still alive (its heartbeat).
@@ -54,29 +67,32 @@ class KernelLink:
             raise LarikError(f"The kernel did not answer ({exc}); is it still running? Start the server again once it is.") from None
         self._watch = asyncio.create_task(self._watch_iopub())
 
-    async def call(self, request: dict[str, Any], *, asker: Asker | None = None,
-                   timeout: float | None = None) -> dict[str, Any]:
-        """Run one outside call in the kernel and return its answer (`content`, `isError`: an MCP tool result);
+    async def call(self, key: str, client: str, tool: str, arguments: dict[str, Any], notebook: str | None, *,
+                   asker: Asker | None = None, timeout: float | None = None) -> Answer:
+        """Run one outside call in the kernel and return its answer (an MCP tool result);
         `asker` answers what the call asks where no page can (`elicit` is sent with it).
         Cancelled (the client went away), the call is stopped in the kernel first."""
-        token = secrets.token_hex(8)
-        code = f"await {OUTSIDE}.call({json.dumps({**request, 'token': token, 'elicit': asker is not None})!r})"
-        reply = await self._execute(code, {"answer": f"{OUTSIDE}.take({token!r})"}, asker=asker, timeout=timeout)
-        content = reply["content"]
-        if content.get("status") != "ok":
-            raise LarikError(_kernel_error(content))
-        answer = content.get("user_expressions", {}).get("answer", {})
-        if answer.get("status") != "ok":
+        call = Call(token=secrets.token_hex(8), key=key, client=client, tool=tool, arguments=arguments,
+                    notebook=notebook, elicit=asker is not None)
+        expressions = {"answer": answer_expression(call.token)}
+        read = _read(await self._execute(call_code(call), expressions, asker=asker, timeout=timeout), _ExecuteReply)
+        reply = read.content if read is not None else None
+        if reply is None or reply.status != "ok":
+            raise LarikError(_kernel_error(reply))
+        answer = reply.user_expressions.answer if reply.user_expressions is not None else None
+        if answer is None or answer.status != "ok":
             raise LarikError(_kernel_error(answer))
-        text = ast.literal_eval(answer["data"]["text/plain"])
+        text = ast.literal_eval(answer.data["text/plain"]) if "text/plain" in answer.data else ""
         if not text:
             raise LarikError("The kernel ran the call but kept no answer (was it restarted meanwhile?); call again.")
-        result: dict[str, Any] = json.loads(text)
-        return result
+        try:
+            return decode(text, Answer)
+        except ValueError as exc:
+            raise LarikError(f"{exc} Is the kernel's larik_jupyter the server's version?") from None
 
     async def end(self, key: str) -> None:
         """Tell the kernel that connection `key` ended (its session closes); bounded."""
-        code = f"{OUTSIDE}.end({key!r})"
+        code = end_code(End(key))
         try:
             await self._execute(code, {}, timeout=STOP_GRACE_SECONDS)
         except (LarikError, TimeoutError):
@@ -124,7 +140,7 @@ class KernelLink:
                         "the call's session keeps what was stored. Restart the server once the kernel runs."
                     ) from None
                 continue
-            parent = reply["parent_header"].get("msg_id")
+            parent = _parent(reply)
             if parent in self._sent:
                 self._replies[parent] = reply
 
@@ -148,27 +164,30 @@ class KernelLink:
         asks: set[asyncio.Task[None]] = set()
         while True:
             msg = await self.client.get_iopub_msg()
-            parent = msg["parent_header"].get("msg_id", "")
+            parent = _parent(msg)
             if parent not in self._sent:
                 continue
-            content = msg["content"]
-            if content.get("execution_state") == "busy":
+            published = _read(msg, _Published)
+            if published is None:
+                continue
+            if published.content.execution_state == "busy":
                 self._started.add(parent)
-            ask = (content.get("data") or {}).get(ASK_TYPE) if msg["msg_type"] == "display_data" else None
+            ask = _ask(published)
             asker = self._askers.get(parent)
-            if isinstance(ask, dict) and asker is not None:
+            if ask is not None and asker is not None:
                 task = asyncio.create_task(self._answer(asker, ask))
                 asks.add(task)  # held until done: the loop keeps only weak references
                 task.add_done_callback(asks.discard)
 
-    async def _answer(self, asker: Asker, ask: dict[str, Any]) -> None:
+    async def _answer(self, asker: Asker, ask: Ask) -> None:
         """Put the kernel's ask to the client's user; the answer goes back as a comm the kernel
         reads while the call awaits it (nobody answering, or failing: denied)."""
+        decision: Literal["allow", "deny"]
         try:
             decision, message = await asker(ask)
         except Exception as exc:  # noqa: BLE001 - the client could not ask: that is a denial
             decision, message = "deny", f"the client could not ask ({exc})"
-        data = {"id": ask.get("id"), "decision": decision, "message": message}
+        data = msgspec.to_builtins(AskAnswer(id=ask.id, decision=decision, message=message))
         self.client.shell_channel.send(self.client.session.msg(
             "comm_open", {"comm_id": secrets.token_hex(16), "target_name": ANSWER_TARGET, "data": data}))
 
@@ -178,9 +197,82 @@ class KernelLink:
         self.client.stop_channels()
 
 
-def _kernel_error(content: dict[str, Any]) -> str:
+class _Failure(msgspec.Struct):
+    """How the kernel says something failed (Jupyter's `status`, `ename`, `evalue`)."""
+
+    status: str = ""
+    ename: str = "Error"
+    evalue: str = ""
+
+
+class _Expression(_Failure):
+    """A user expression's value: its MIME bundle (ours is `text/plain`, a `str`'s repr)."""
+
+    data: dict[str, Any] = {}
+
+
+class _Expressions(msgspec.Struct):
+    answer: _Expression | None = None
+
+
+class _ExecuteContent(_Failure):
+    user_expressions: _Expressions | None = None
+
+
+class _ExecuteReply(msgspec.Struct):
+    """What larik reads of an `execute_reply`."""
+
+    content: _ExecuteContent
+
+
+class _PublishedContent(msgspec.Struct):
+    execution_state: str = ""  # `status` messages
+    data: dict[str, Any] = {}  # `display_data` messages
+
+
+class _Published(msgspec.Struct):
+    """What larik reads of an iopub message about one of its requests."""
+
+    msg_type: str
+    content: _PublishedContent
+
+
+class _Header(msgspec.Struct):
+    msg_id: str = ""
+
+
+class _Parent(msgspec.Struct):
+    parent_header: _Header
+
+
+def _read(msg: dict[str, Any], kind: type[_T]) -> _T | None:
+    """The fields `kind` declares of a message jupyter_client handed over; None when it has not them."""
+    try:
+        return msgspec.convert(msg, kind)
+    except msgspec.ValidationError:
+        return None
+
+
+def _parent(msg: dict[str, Any]) -> str:
+    """The id of the request `msg` answers ("" when none)."""
+    parent = _read(msg, _Parent)
+    return parent.parent_header.msg_id if parent is not None else ""
+
+
+def _ask(published: _Published) -> Ask | None:
+    """The kernel's ask, where `published` is one."""
+    if published.msg_type != "display_data" or ASK_TYPE not in published.content.data:
+        return None
+    try:
+        return msgspec.convert(published.content.data[ASK_TYPE], Ask)
+    except msgspec.ValidationError:
+        return None
+
+
+def _kernel_error(failure: _Failure | None) -> str:
     """What went wrong in the kernel, in one sentence."""
-    name, value = content.get("ename", "Error"), content.get("evalue", "")
+    failure = failure or _Failure()
+    name, value = failure.ename, failure.evalue
     if name == "ModuleNotFoundError" and "larik_jupyter" in value:
         return ("larik_jupyter is not installed in the kernel's environment; install it there "
                 "(`pip install larik_jupyter` with that kernel's Python), then call again.")

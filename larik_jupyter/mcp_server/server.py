@@ -8,14 +8,16 @@ call is a turn of it (see docs/architecture.md, "Outside agents").
 from __future__ import annotations
 
 import secrets
-from typing import Any
+from typing import Any, Literal
 
 import mcp_types as types
+import msgspec
 from mcp.server import Server, ServerRequestContext
 from mcp.server.stdio import stdio_server
 
 from larik_jupyter import __version__
 from larik_jupyter.errors import LarikError
+from larik_jupyter.mcp_link import VIEWS, Ask, Image, Text, input_schema
 from larik_jupyter.mcp_server.attach import Target
 from larik_jupyter.mcp_server.link import Asker, KernelLink
 
@@ -28,36 +30,31 @@ INSTRUCTIONS = (
     "Data the person may not send to a model comes back as `[withheld: NAME — policy P; …]` with "
     "what its policy allows (a schema, statistics, a sample): work with that or ask the person."
 )
-# The views of the session (no turn) and `undo`: their input schemas here, the tools' from larik.
-VIEW_TOOLS: dict[str, tuple[str, dict[str, Any], bool]] = {
+# The views of the session (no turn) and `undo`: their descriptions here, their arguments in
+# `mcp_link.VIEWS` (what the kernel reads them as); the tools' from larik.
+VIEW_TOOLS: dict[str, tuple[str, bool]] = {
     "variable_report": (
         "What your calls did to the kernel's variables: each call's created, changed, rebound and "
         "deleted variables with their shapes. `call`: only that call (1-based), else all.",
-        {"type": "object", "properties": {"call": {"type": "integer", "minimum": 1}}},
         True,
     ),
     "undo_list": (
         "Your calls that changed files, notebook cells or kernel variables, oldest first: what `undo` can revert.",
-        {"type": "object", "properties": {}},
         True,
     ),
     "transcript": (
         "Your session's transcript as Markdown: every call with its result, as the person sees it.",
-        {"type": "object", "properties": {}},
         True,
     ),
     "undo": (
         "Revert your newest call that changed files, cells or kernel variables (with `to`: every call "
         "from the newest down to call `to`). A file or cell the person changed since is left as it is "
         "unless `force` (their change is lost) or `skip_changed` (keep it, undo the rest).",
-        {"type": "object", "properties": {
-            "to": {"type": "integer", "minimum": 1},
-            "force": {"type": "boolean"},
-            "skip_changed": {"type": "boolean"},
-        }},
         False,
     ),
 }
+
+
 def tool_list() -> list[types.Tool]:
     """The tools offered: larik's kernel tools with their own descriptions and schemas, then the views."""
     from larik_jupyter.tools.registry import kernel_tools
@@ -68,8 +65,8 @@ def tool_list() -> list[types.Tool]:
             name=cls.name, description=cls.description, input_schema=cls.input_schema,
             annotations=types.ToolAnnotations(read_only_hint=cls.read_only()),
         ))
-    for name, (description, schema, read_only) in VIEW_TOOLS.items():
-        tools.append(types.Tool(name=name, description=description, input_schema=schema,
+    for name, (description, read_only) in VIEW_TOOLS.items():
+        tools.append(types.Tool(name=name, description=description, input_schema=input_schema(VIEWS[name]),
                                 annotations=types.ToolAnnotations(read_only_hint=read_only)))
     return tools
 
@@ -94,19 +91,14 @@ class OutsideServer:
 
     async def _call_tool(self, ctx: ServerRequestContext[Any], params: types.CallToolRequestParams) -> types.CallToolResult:
         assert self.link is not None
-        request = {
-            "key": self.key,
-            "client": _client_name(ctx),
-            "tool": params.name,
-            "arguments": params.arguments or {},
-            "notebook": str(self.target.notebook) if self.target.notebook else None,
-        }
+        notebook = str(self.target.notebook) if self.target.notebook else None
         asker = _elicitation(ctx) if _can_elicit(ctx) else None
         try:
-            answer = await self.link.call(request, asker=asker)
+            answer = await self.link.call(self.key, _client_name(ctx), params.name, params.arguments or {}, notebook,
+                                          asker=asker)
         except (LarikError, TimeoutError) as exc:
             return types.CallToolResult(content=[types.TextContent(type="text", text=str(exc))], is_error=True)
-        return types.CallToolResult(content=[_content(c) for c in answer["content"]], is_error=bool(answer["isError"]))
+        return types.CallToolResult(content=[_content(c) for c in answer.content], is_error=answer.is_error)
 
     async def run(self) -> None:
         """Serve stdio until the client goes; then the kernel closes this connection's session."""
@@ -136,24 +128,34 @@ def _can_elicit(ctx: ServerRequestContext[Any]) -> bool:
 def _elicitation(ctx: ServerRequestContext[Any]) -> Asker:
     """Asks the client's user through MCP elicitation (a form: allow or deny, and a reason)."""
 
-    async def ask(kernel_ask: dict[str, Any]) -> tuple[str, str]:
-        keep = kernel_ask.get("ask") == "keep"
+    async def ask(kernel_ask: Ask) -> tuple[Literal["allow", "deny"], str]:
+        keep = kernel_ask.ask == "keep"
         choices = ["keep", "roll back"] if keep else ["allow", "deny"]
         schema: dict[str, Any] = {"type": "object", "properties": {
             "decision": {"type": "string", "enum": choices, "title": "Your answer"},
             "reason": {"type": "string", "title": "Reason (told to the agent)"},
         }, "required": ["decision"]}
-        message = f"{kernel_ask.get('question', '')}\n\n{kernel_ask.get('detail', '')}".strip()
+        message = f"{kernel_ask.question}\n\n{kernel_ask.detail}".strip()
         result = await ctx.session.elicit_form(message, schema, related_request_id=ctx.request_id)
         if result.action != "accept" or not result.content:
             return "deny", ""
-        allowed = result.content.get("decision") in ("allow", "keep")
-        return ("allow" if allowed else "deny"), str(result.content.get("reason") or "")
+        try:
+            said = msgspec.convert(result.content, _Elicited)
+        except msgspec.ValidationError:
+            return "deny", ""
+        return ("allow" if said.decision in ("allow", "keep") else "deny"), said.reason or ""
 
     return ask
 
 
-def _content(block: dict[str, Any]) -> types.TextContent | types.ImageContent:
-    if block.get("type") == "image":
-        return types.ImageContent(type="image", data=block["data"], mime_type=block["mimeType"])
-    return types.TextContent(type="text", text=str(block.get("text", "")))
+class _Elicited(msgspec.Struct):
+    """The form the client's user filled in (`_elicitation`'s schema)."""
+
+    decision: str
+    reason: str | None = None
+
+
+def _content(block: Text | Image) -> types.TextContent | types.ImageContent:
+    if isinstance(block, Image):
+        return types.ImageContent(type="image", data=block.data, mime_type=block.mime_type)
+    return types.TextContent(type="text", text=block.text)

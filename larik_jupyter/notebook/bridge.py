@@ -30,13 +30,18 @@ from typing import Any
 import msgspec
 
 from larik_jupyter.bridge_protocol import (
+    Answer,
     Bye,
     ErrorReply,
     Hello,
+    Op,
+    R,
     RefusalCode,
-    Reply,
+    RefusedReply,
     Request,
+    Unreadable,
     read_page_message,
+    reply_type,
     request_data,
 )
 from larik_jupyter.tools.page_cells import CachedCells, CellChanged, NotLanded, PageCells, Refused
@@ -91,7 +96,8 @@ class Bridge:
         self.panels: dict[str, Panel] = {}  # by page (its id, else its comm's), oldest first
         self.cells = PageCells()
         self.requests = 0  # how many requests the browser answered (tests and the bench count them)
-        self._pending: dict[int, concurrent.futures.Future[Reply]] = {}
+        # Each request waiting for its reply: the reply it declares, and where the reply goes.
+        self._pending: dict[int, tuple[type, concurrent.futures.Future[Answer]]] = {}
         self._ids = itertools.count(1)
         self._lock = threading.Lock()
         self._main = threading.main_thread().ident
@@ -140,18 +146,33 @@ class Bridge:
             self.cells.forget(panel.real)
 
     def _on_msg(self, comm: Any, msg: dict[str, Any]) -> None:
-        data = (msg.get("content") or {}).get("data") if isinstance(msg, dict) else None
-        message = read_page_message(data)
-        if isinstance(message, Hello) and message.path is not None:
-            self._hello(comm.comm_id, message)
+        message = read_page_message(_comm_data(msg))
+        if isinstance(message, Hello):
+            if message.path is not None:
+                self._hello(comm.comm_id, message)
         elif isinstance(message, Bye):
             self._drop(message.page)
-        elif isinstance(message, Reply):
+        elif isinstance(message, Unreadable):
+            self._malformed(comm, message.reply)
+        elif isinstance(message, ErrorReply):  # the page could not read a request
+            self._answered(RefusedReply(id=message.id, code=message.code, error=message.error))
+        elif not isinstance(message, (RefusedReply, self._expected(message.id))):
+            tag = message.__struct_config__.tag
+            wrong = f"malformed message: a {tag} reply to a request that gets another"
+            self._malformed(comm, ErrorReply(error=wrong, id=message.id))
+        else:
             self._answered(message)
-        elif isinstance(message, ErrorReply):
-            if not (isinstance(data, dict) and data.get("type") == "error"):
-                comm.send(msgspec.to_builtins(message))  # the page's message was malformed
-            self._answered(Reply(id=message.id, ok=False, code=message.code, error=message.error))
+
+    def _malformed(self, comm: Any, error: ErrorReply) -> None:
+        """Tell the page its message was malformed; the request it answered fails."""
+        comm.send(msgspec.to_builtins(error))
+        self._answered(RefusedReply(id=error.id, code=error.code, error=error.error))
+
+    def _expected(self, request_id: int) -> type:
+        """The reply request `request_id` declares (any reply, when none waits under that id)."""
+        with self._lock:
+            pending = self._pending.get(request_id)
+        return pending[0] if pending is not None else object
 
     def _hello(self, comm_id: str, hello: Hello) -> None:
         """A page says which notebook it shows: a page known already (a rename, a reload of
@@ -185,11 +206,11 @@ class Bridge:
         panel = self.panels.get(key)
         return f"{key}@{panel.comm_id if panel is not None else ''}"
 
-    def _answered(self, reply: Reply) -> None:
+    def _answered(self, reply: Answer) -> None:
         with self._lock:
-            future = self._pending.pop(reply.id, None)
-        if future is not None and not future.done():
-            future.set_result(reply)
+            pending = self._pending.pop(reply.id, None)
+        if pending is not None and not pending[1].done():
+            pending[1].set_result(reply)
 
     @property
     def notebook_path(self) -> Path | None:
@@ -231,9 +252,9 @@ class Bridge:
 
     # -- requests --------------------------------------------------------------------------
 
-    def request(self, path: Path, op: Request, timeout: float = REPLY_TIMEOUT) -> Reply | None:
+    def request(self, path: Path, op: Op[R], timeout: float = REPLY_TIMEOUT) -> R | None:
         """Send `op` for the notebook at `path` and wait for the browser's reply (from a worker
-        thread), typed as declared. None when no browser shows it (`not_open`): the caller uses
+        thread), the reply `op` declares. None when no browser shows it (`not_open`): the caller uses
         the file. Raises `NotLanded` when the browser did not apply it."""
         what = _describe(op)
         if threading.get_ident() == self._main or self.blocked():
@@ -247,10 +268,10 @@ class Bridge:
         routes = self._routes(path)
         if not routes:
             return None
-        future: concurrent.futures.Future[Reply] = concurrent.futures.Future()
+        future: concurrent.futures.Future[Answer] = concurrent.futures.Future()
         request_id = next(self._ids)
         with self._lock:
-            self._pending[request_id] = future
+            self._pending[request_id] = (reply_type(op), future)
         try:
             reply = self._ask(routes, op, request_id, future, timeout)
         finally:
@@ -263,12 +284,16 @@ class Bridge:
             )
         self.requests += 1
         self.cells.absorb(path, reply)
-        return _checked(reply, what)
+        if not isinstance(reply, RefusedReply):
+            answer: R = reply  # type: ignore[assignment]  # `_on_msg` checked it is `op`'s
+            return answer
+        _refused(reply, what)
+        return None
 
     def _ask(
-        self, routes: list[_Route], op: Request, request_id: int,
-        future: concurrent.futures.Future[Reply], timeout: float,
-    ) -> Reply | None:
+        self, routes: list[_Route], op: Op[Any], request_id: int,
+        future: concurrent.futures.Future[Answer], timeout: float,
+    ) -> Answer | None:
         """Request `request_id` sent to each page in turn until one answers; None if none did."""
         for index, route in enumerate(routes):
             last = index == len(routes) - 1
@@ -296,7 +321,13 @@ class Bridge:
             route.comm.send(request_data(op, 0, route.name, route.page))
 
 
-def _describe(op: Request) -> str:
+def _comm_data(msg: Any) -> Any:
+    """The `data` of a comm message (None when it has none)."""
+    content = msg["content"] if isinstance(msg, dict) and "content" in msg else None
+    return content["data"] if isinstance(content, dict) and "data" in content else None
+
+
+def _describe(op: Op[Any]) -> str:
     cell_id = getattr(op, "cell_id", "")
     cell = f" of cell {cell_id}" if cell_id else ""
     name = str(op.__struct_config__.tag)
@@ -313,11 +344,11 @@ def _describe(op: Request) -> str:
     }.get(name, name)
 
 
-def _checked(reply: Reply, what: str) -> Reply | None:
-    if reply.ok:
-        return reply
+def _refused(reply: RefusedReply, what: str) -> None:
+    """Raises why the page did not apply a request, unless it does not show the notebook (the
+    caller then uses the file)."""
     if reply.code is RefusalCode.NOT_OPEN:
-        return None
+        return
     if reply.code is RefusalCode.STALE:
         raise CellChanged(f"Not landed: {what} was refused: {reply.error}; read the cell again.")
-    raise Refused(f"Not landed: {what} failed in the open notebook: {reply.error or 'no reason given'}.")
+    raise Refused(f"Not landed: {what} failed in the open notebook: {reply.error}.")

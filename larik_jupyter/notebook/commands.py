@@ -32,6 +32,7 @@ from larik_jupyter.notebook.command_registry import (
     split_words,
 )
 from larik_jupyter.notebook.kernel import KernelSession
+from larik_jupyter.plural import counted
 
 __all__ = [
     "COMMANDS", "HELP_WIDTH", "PROMPT_USAGE", "Command", "HelpTable", "MagicUsageError", "Output",
@@ -432,7 +433,7 @@ def _agents(kernel: KernelSession, out: Output, *, action: str | None, name: str
     if action == "clean":
         removed = clean_worktrees(root)
         names = ", ".join(f"`{i.name}`" for i in removed) or "none"
-        out.markdown(f"Removed {len(removed)} merged worktree(s): {names}.")
+        out.markdown(f"Removed {counted(len(removed), 'merged worktree')}: {names}.")
     rows = ["| worktree | branch | merged | changes |", "|---|---|---|---|"]
     rows += [
         f"| `{i.path}` | `{i.branch}` | {'yes' if i.merged else 'no'} | {_cell(i.changes)} |"

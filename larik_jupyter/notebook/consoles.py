@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from larik_jupyter.notebook.running_request import running_request
+from larik_jupyter.notebook.running_request import KernelRequest, read_request, running_request
 
 
 class ConsoleClients:
@@ -23,14 +23,14 @@ class ConsoleClients:
             return
 
         async def noting(stream: Any, ident: Any, parent: dict[str, Any]) -> Any:
-            self.sessions.add(str(parent.get("header", {}).get("session", "")))
+            self.sessions.add(read_request(parent).header.session)
             return await answer(stream, ident, parent)
 
         kernel.shell_handlers["is_complete_request"] = noting
 
-    def sent(self, request: dict[str, Any]) -> bool:
+    def sent(self, request: KernelRequest) -> bool:
         """Whether `request` came from a console."""
-        return str(request.get("header", {}).get("session", "")) in self.sessions
+        return request.header.session in self.sessions
 
 
 _consoles: ConsoleClients | None = None

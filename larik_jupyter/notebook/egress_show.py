@@ -8,8 +8,9 @@ import re
 from typing import TYPE_CHECKING
 
 from larik_jupyter.egress.accounting import RESULT_OF_CALL
-from larik_jupyter.egress.ledger import ledger_path, read_ledger
+from larik_jupyter.egress.ledger import RequestRecord, ledger_path, read_ledger
 from larik_jupyter.errors import LarikError
+from larik_jupyter.plural import counted
 from larik_jupyter.tools.calls import numbered_calls
 
 if TYPE_CHECKING:
@@ -35,16 +36,16 @@ def show_call(agent: Agent, number: int) -> str:
     use = calls[number - 1]
     name = numbered_calls(messages, agent.cell_position())[use.id]
     held: dict[tuple[str, str], int] = {}
-    for record in read_ledger(ledger_path(agent.session_path)):
-        for item in record.get("withheld", []):
-            if str(item.get("where", "")).startswith(f"{RESULT_OF_CALL}{use.id}"):
-                key = (str(item["source"]), str(item["policy"]))
-                held[key] = held.get(key, 0) + 1
+    requests = (r for r in read_ledger(ledger_path(agent.session_path)) if isinstance(r, RequestRecord))
+    for record in requests:
+        for item in record.withheld:
+            if item.where.startswith(f"{RESULT_OF_CALL}{use.id}"):
+                held[item.source, item.policy] = held.get((item.source, item.policy), 0) + 1
     result = next((b for m in messages for b in m.tool_results() if b.tool_use_id == use.id), None)
     lines = [f"**{name[0].upper()}{name[1:]}**", ""]
     if held:
         which = ", ".join(f"{source} ({policy})" for source, policy in held)
-        lines.append(f"Withheld from the model: {which}, in {max(held.values())} request(s). Its result as "
+        lines.append(f"Withheld from the model: {which}, in {counted(max(held.values()), 'request')}. Its result as "
                      "stored on this machine (the model was sent markers and the views the policies allow):")
     else:
         lines.append("Nothing of its result was withheld from the model. Its result as stored:")

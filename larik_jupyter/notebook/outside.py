@@ -1,28 +1,45 @@
 """The kernel's end of `larik-jupyter mcp`: an outside agent's (an MCP client's) calls, run in
 this kernel by the same larik the `%larik` magics load, each a turn of a session of its own.
 
-The MCP server sends each call as a small silent execute request, `await call(request)`, and
+The MCP server sends each call as a small silent execute request, `await call(raw)`, and
 reads the answer back with a user expression, `take(token)` (the JSON `call` left there): the
 kernel runs it between the user's cells, as it runs a `%larik` cell, and its code never
-appears in the notebook's history or in what the kernel saw run.
+appears in the notebook's history or in what the kernel saw run. Every message is one of
+`mcp_link`'s, the declaration both ends import.
 """
 
 from __future__ import annotations
 
 import asyncio
 import dataclasses
-import json
 import threading
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import msgspec
+
 from larik_jupyter.agent.permissions import PermissionAnswer, PermissionRequest
-from larik_jupyter.bridge_protocol import Get, ShowOutputs
+from larik_jupyter.bridge_protocol import Get, Reply, ShowOutputs
 from larik_jupyter.errors import LarikError
 from larik_jupyter.llm.messages import ContentBlock, ImageBlock, TextBlock, ToolResultBlock
 from larik_jupyter.llm.outside import PREFIX as OUTSIDE_PREFIX
 from larik_jupyter.llm.provider import Destination
+from larik_jupyter.mcp_link import (
+    ANSWER_TARGET,
+    ASK_TYPE,
+    VIEWS,
+    Answer,
+    Ask,
+    AskAnswer,
+    Call,
+    End,
+    Image,
+    Text,
+    UndoArguments,
+    VariableReportArguments,
+    decode,
+)
 from larik_jupyter.notebook.interrupt import sigint_stops
 from larik_jupyter.notebook.kernel import KernelSession
 from larik_jupyter.tools.registry import kernel_tools
@@ -33,15 +50,9 @@ if TYPE_CHECKING:
     from larik_jupyter.tools.host import OpenNotebooks
 
 # The larik tools an outside agent may call (`Tool.kernel_tool`); each runs as a turn, exactly
-# as in a `%larik` turn.
+# as in a `%larik` turn. What it may read of its own session (no turn), and `undo`, are
+# `mcp_link.VIEWS`.
 CALLS = tuple(cls.name for cls in kernel_tools())
-# What it may read of its own session (no turn), and `undo`.
-VIEWS = ("variable_report", "undo_list", "transcript", "undo")
-
-# An ask the server puts to the client (MCP elicitation): published under this type, answered
-# by the server opening a comm to this target with `{"id", "decision", "message"}`.
-ASK_TYPE = "application/vnd.larik.ask+json"
-ANSWER_TARGET = "larik.outside.answer"
 
 _results: dict[str, str] = {}
 # The undo note each connection's own `undo` left: it read the report, so it is not told again.
@@ -80,20 +91,18 @@ async def _kernel(page: bool) -> KernelSession:
     return kernel
 
 
-async def call(request: str) -> None:
-    """Run one call of an outside agent: `request` is JSON with `token`, `key` (the connection),
-    `client` (its name), `tool`, `arguments` and `notebook` (the notebook it works in, or
-    null). The answer, an MCP tool result `{"content": [...], "isError": bool}`, waits for
-    `take(token)`."""
-    data = json.loads(request)
+async def call(raw: bytes) -> None:
+    """Run one call of an outside agent (`raw`: a `Call`). Its `Answer`, an MCP tool result,
+    waits for `take(token)`."""
+    data = decode(raw, Call)
     try:
-        kernel = await _kernel(bool(data.get("notebook")))
+        kernel = await _kernel(bool(data.notebook))
     except LarikError as exc:
-        answer = {"content": [{"type": "text", "text": str(exc)}], "isError": True}
+        answer = Answer([Text(str(exc))], True)
     else:
-        agent = kernel.open_outside(str(data["key"]), str(data["client"]))
+        agent = kernel.open_outside(data.key, data.client)
         # Where answers go: the client, whatever model the person may switch its session to.
-        client = Destination(f"{OUTSIDE_PREFIX}:{data['client']}", None)
+        client = Destination(f"{OUTSIDE_PREFIX}:{data.client}", None)
         try:
             answer = await _answer(kernel, agent, client, data)
         except LarikError as exc:
@@ -101,21 +110,22 @@ async def call(request: str) -> None:
         except Exception as exc:  # a fault of larik's: said in one sentence, still through the door
             said = f"larik failed in the kernel ({type(exc).__name__}: {exc}); the kernel is still usable, call again."
             answer = to_client(agent, client, [("error message", TextBlock(text=said))], True)
-    _results[data["token"]] = json.dumps(answer)
+    _results[data.token] = msgspec.json.encode(answer).decode()
 
 
-def end(key: str) -> None:
-    """The outside agent `key` disconnected: its session closes."""
+def end(raw: bytes) -> None:
+    """The outside agent of an `End` (`raw`) disconnected: its session closes."""
     from larik_jupyter.notebook import extension
 
+    key = decode(raw, End).key
     kernel = extension.kernel_session()
     _own_undo.pop(key, None)
     if kernel is not None:
         kernel.close_outside(key)
 
 
-async def _answer(kernel: KernelSession, agent: Agent, client: Destination, data: dict[str, Any]) -> dict[str, Any]:
-    tool, arguments = str(data["tool"]), dict(data.get("arguments") or {})
+async def _answer(kernel: KernelSession, agent: Agent, client: Destination, data: Call) -> Answer:
+    tool, arguments = data.tool, data.arguments
     if agent.running:
         raise LarikError("Another call of this session is still running; wait for its result, then call again.")
     # What the person set since the client's last call holds from this call on: protect mode,
@@ -124,18 +134,20 @@ async def _answer(kernel: KernelSession, agent: Agent, client: Destination, data
     agent.protect = kernel.protect
     agent.follow_config()
     if tool in VIEWS:
-        said, withheld = _view(agent, client, tool, arguments)
+        try:
+            view_arguments = msgspec.convert(arguments, VIEWS[tool], strict=False)
+        except msgspec.ValidationError as exc:
+            raise LarikError(f"`{tool}` takes {', '.join(VIEWS[tool].__struct_fields__) or 'no arguments'}; {exc}.") from None
+        said, withheld = _view(agent, client, tool, view_arguments)
         if tool == "undo":
-            _own_undo[str(data["key"])] = agent.pending_note
+            _own_undo[data.key] = agent.pending_note
         return to_client(agent, client, [(tool, TextBlock(text=said))], False, withheld)
     if tool not in CALLS:
-        raise LarikError(f"Unknown tool `{tool}`; available: {', '.join(CALLS + VIEWS)}.")
-    notebook = Path(data["notebook"]) if data.get("notebook") else kernel.own_notebook().path
+        raise LarikError(f"Unknown tool `{tool}`; available: {', '.join((*CALLS, *VIEWS))}.")
+    notebook = Path(data.notebook) if data.notebook else kernel.own_notebook().path
     # What the person undid since (not the client's own undo): told with this result.
-    note = agent.pending_note if agent.pending_note != _own_undo.pop(str(data["key"]), None) else None
-    approver = PageApprover(
-        kernel, notebook, str(data["client"]), client=(agent, client) if data.get("elicit") else None
-    )
+    note = agent.pending_note if agent.pending_note != _own_undo.pop(data.key, None) else None
+    approver = PageApprover(kernel, notebook, data.client, client=(agent, client) if data.elicit else None)
     # Jupyter's interrupt (the page's stop button, or the server when its client went away)
     # stops this call as it stops a `%larik` turn.
     with sigint_stops(agent.stop, reading_input=lambda: False):
@@ -150,47 +162,46 @@ async def _answer(kernel: KernelSession, agent: Agent, client: Destination, data
 def to_client(
     agent: Agent, client: Destination, pieces: list[tuple[str, ContentBlock]], is_error: bool,
     withheld: Sequence[Withheld] = (),
-) -> dict[str, Any]:
+) -> Answer:
     """Every answer an outside agent gets passes here, the one door out of this kernel to an
     MCP client: the session's egress door (`EgressDoor.pass_answer`) withholds what the policy
     keeps from the client (`mcp:<client>`, a model provider that is not local) and appends the
     answer's ledger line. `pieces`: the ledger's name of each part and its block (a tool result
     as stored, with its tag, or a text); `withheld`: what was kept out of a piece before."""
 
-    def build(blocks: list[ContentBlock]) -> dict[str, Any]:
-        content = [item for block in blocks for item in _content(block)]
-        return {"content": content, "isError": is_error}
+    def build(blocks: list[ContentBlock]) -> Answer:
+        return Answer([item for block in blocks for item in _content(block)], is_error)
 
     return agent.egress_door.pass_answer(client, pieces, build, withheld)
 
 
-def _content(block: ContentBlock) -> list[dict[str, Any]]:
+def _content(block: ContentBlock) -> list[Text | Image]:
     """A block as MCP content: text, and images as base64 with their type (a tool result: its own)."""
     if isinstance(block, ToolResultBlock):
         if isinstance(block.content, str):
-            return [{"type": "text", "text": block.content}]
+            return [Text(block.content)]
         return [item for inner in block.content for item in _content(inner)]
     if isinstance(block, TextBlock):
-        return [{"type": "text", "text": block.text}]
+        return [Text(block.text)]
     if isinstance(block, ImageBlock):
         source = block.source
-        return [{"type": "image", "data": source.get("data", ""), "mimeType": source.get("media_type", "image/png")}]
+        return [Image(str(source.get("data", "")), str(source.get("media_type", "image/png")))]
     return []
 
 
-def _view(agent: Agent, client: Destination, tool: str, arguments: dict[str, Any]) -> tuple[str, list[Withheld]]:
-    """The read-only views of the outside agent's own session, and `undo`; with what the
-    door kept out of what the view was made from (the transcript's stored results)."""
-    if tool == "undo":
-        report = agent.undo(
-            prompt_number=arguments.get("to"), force=bool(arguments.get("force")),
-            skip_changed=bool(arguments.get("skip_changed")),
-        )
+def _view(agent: Agent, client: Destination, tool: str, arguments: msgspec.Struct) -> tuple[str, list[Withheld]]:
+    """The read-only views of the outside agent's own session, and `undo`, with their
+    arguments (`mcp_link.VIEWS`); with what the door kept out of what the view was made from
+    (the transcript's stored results)."""
+    if isinstance(arguments, UndoArguments):
+        to = arguments.to if arguments.to is not msgspec.UNSET else None
+        report = agent.undo(prompt_number=to, force=arguments.force, skip_changed=arguments.skip_changed)
         return report.plain(), []
     if tool == "undo_list":
         return agent.undo_list().plain(), []  # the list every view renders
-    if tool == "variable_report":
-        prompts = [int(arguments["call"])] if arguments.get("call") else range(1, len(agent.records.turns) + 1)
+    if isinstance(arguments, VariableReportArguments):
+        call = arguments.call
+        prompts = [call] if call is not msgspec.UNSET else range(1, len(agent.records.turns) + 1)
         lines = []
         for number in prompts:
             changes = agent.variable_changes(number)
@@ -260,8 +271,7 @@ class PageApprover:
             reply = await asyncio.to_thread(bridge.request, self.notebook, Get())
         except LarikError:
             return None
-        cells = reply.notebook.cells if reply is not None and reply.notebook is not None else []
-        cell = _cell_for(cells, request.input.get("cell_id"))
+        cell = _cell_for(_cells(reply), request.input.get("cell_id"))
         if cell is None:
             return None
         loop = asyncio.get_running_loop()
@@ -275,7 +285,7 @@ class PageApprover:
             loop.call_soon_threadsafe(resolve)
 
         card = ApprovalWidget(request, answered)
-        notebook, cell_id, before = self.notebook, str(cell["id"]), list(cell.get("outputs", []))
+        notebook, cell_id, before = self.notebook, cell.id, cell.outputs
 
         def ended(_future: object) -> None:
             # Answered, denied, timed out or the client gone: the card's lines leave the cell.
@@ -299,10 +309,9 @@ def _take_down(bridge: OpenNotebooks, notebook: Path, cell_id: str, before: list
         reply = bridge.request(notebook, Get())
     except Exception:  # the page did not answer (closed, reloaded): the outputs it had
         reply = None
-    cells = reply.notebook.cells if reply is not None and reply.notebook is not None else []
-    now = next((c for c in cells if c.get("id") == cell_id), None)
+    now = next((c for c in _cells(reply) if c.id == cell_id), None)
     if now is not None:
-        outputs = list(now.get("outputs", []))
+        outputs = now.outputs
     bridge.post(notebook, ShowOutputs(cell_id=cell_id, outputs=outputs))
     card.close()
 
@@ -340,8 +349,8 @@ async def _elicit(request: PermissionRequest) -> PermissionAnswer | None:
     ask_id = secrets.token_hex(8)
     future: asyncio.Future[PermissionAnswer | None] = asyncio.get_running_loop().create_future()
     _asks[ask_id] = future
-    publish_display_data({ASK_TYPE: {"id": ask_id, "question": request.question, "detail": request.detail,
-                                     "ask": request.ask}})
+    ask = Ask(id=ask_id, question=request.question, detail=request.detail, ask=request.ask)
+    publish_display_data({ASK_TYPE: msgspec.to_builtins(ask)})
     try:
         return await future
     finally:
@@ -349,20 +358,39 @@ async def _elicit(request: PermissionRequest) -> PermissionAnswer | None:
 
 
 def _answered(channel: Any, msg: dict[str, Any]) -> None:
-    """The server's answer to an ask (a comm it opens and that ends here)."""
-    data = msg.get("content", {}).get("data") or {}
-    future = _asks.get(str(data.get("id")))
-    if future is not None and not future.done():
-        decision = data.get("decision")
-        answer = PermissionAnswer(decision=decision, message=str(data.get("message") or "")) if decision in (
-            "allow", "deny") else None
+    """The server's `AskAnswer` (the data of a comm it opens and that ends here)."""
+    try:
+        said = msgspec.convert(msg["content"]["data"], AskAnswer)
+    except (KeyError, TypeError, msgspec.ValidationError):
+        said = None  # not an answer of ours: nothing waits for it
+    future = _asks.get(said.id) if said is not None else None
+    if said is not None and future is not None and not future.done():
+        answer = PermissionAnswer(decision=said.decision, message=said.message) if said.decision else None
         future.set_result(answer)
     channel.close()
 
 
-def _cell_for(cells: list[dict[str, Any]], cell_id: Any) -> dict[str, Any] | None:
+class _Cell(msgspec.Struct):
+    """What the card reads of a cell the page sent (nbformat's fields)."""
+
+    cell_type: str = ""
+    id: str = ""
+    outputs: list[Any] = []
+
+
+def _cells(reply: Reply | None) -> list[_Cell]:
+    """The cells of the page's reply to `Get` (none when it did not answer)."""
+    if reply is None or reply.notebook is None:
+        return []
+    try:
+        return msgspec.convert(reply.notebook.cells, list[_Cell])
+    except msgspec.ValidationError:
+        return []  # not nbformat cells: no card
+
+
+def _cell_for(cells: list[_Cell], cell_id: object) -> _Cell | None:
     """The code cell a call names, else the notebook's last code cell."""
-    code = [c for c in cells if isinstance(c, dict) and c.get("cell_type") == "code" and c.get("id")]
-    named = [c for c in code if c.get("id") == cell_id]
+    code = [c for c in cells if c.cell_type == "code" and c.id]
+    named = [c for c in code if c.id == cell_id]
     chosen = named or code[-1:]
     return chosen[0] if chosen else None

@@ -25,8 +25,7 @@ ENDED_GRACE_SECONDS = 30.0
 
 def running_cell_id(shell: Any) -> str | None:
     """The id of the notebook cell whose execution runs now, as the front end sent it."""
-    cell_id = running_request(shell).get("metadata", {}).get("cellId")
-    return cell_id if isinstance(cell_id, str) and cell_id else None
+    return running_request(shell).metadata.cellId or None
 
 
 class MirroredCell:

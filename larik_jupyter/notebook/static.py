@@ -20,9 +20,7 @@ WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 def headless(shell: Any) -> bool:
     """Whether the cell now running came from a client that cannot take input or show widgets."""
     request = running_request(shell)
-    if request.get("header", {}).get("msg_type") != "execute_request":
-        return False
-    return request.get("content", {}).get("allow_stdin") is False
+    return request.header.msg_type == "execute_request" and request.content.allow_stdin is False
 
 
 def static_bundle(value: object) -> tuple[dict[str, Any], dict[str, Any]] | None:

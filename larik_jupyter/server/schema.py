@@ -8,11 +8,12 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, computed_field
+from pydantic import BaseModel, ConfigDict, field_serializer
 from pydantic.json_schema import models_json_schema
 
+from larik_jupyter.agent.undo_list import TurnChange
+from larik_jupyter.server.page_entries import PageEntry
 from larik_jupyter.session.branch import TreeNode
-from larik_jupyter.textdiff import diff_html
 from larik_jupyter.typescript import declarations, module
 
 
@@ -87,36 +88,27 @@ class TranscriptPage(BaseModel):
     total: int
     offset: int
     limit: int
-    entries: list[dict[str, Any]]
+    entries: list[PageEntry]
     unfound: list[UnfoundInBlock] = []
     unfound_counts: list[UnfoundCount] = []
     egress: list[EgressTurn] = []  # every turn of the session with a ledger line, by prompt
 
-
-class CheckpointFile(BaseModel):
-    """One file a turn changed: whether it existed before, and the turn's diff for it."""
-
-    path: str
-    existed: bool
-    diff: str
-    name: str = ""  # as people read it: the path, or `analysis.ipynb cell 3 (4f9a2c7d…)`
-
-    @computed_field  # type: ignore[prop-decorator]
-    @property
-    def diff_html(self) -> str:
-        """`diff` as the one diff HTML every front end shows (`textdiff.diff_html`)."""
-        return diff_html(self.diff or "(no change)")
+    @field_serializer("entries", when_used="json")
+    def _as_in_the_file(self, entries: list[PageEntry]):  # noqa: ANN202 - unannotated: the schema stays `PageEntry`'s
+        # Empty fields left out, as the session file holds them.
+        return [entry.to_json() for entry in entries]
 
 
 class CheckpointTurn(BaseModel):
     """A turn of the session's undo list (`agent.undo_list`, the one every view renders): its
-    files and cells (`PATH#ID`, named for people in `name`) with diffs, its kernel variables,
-    its `state` (`undoable`, `files only`, `not undoable`) and the `note` saying why not all."""
+    files and cells (`ListedTurn.changes`, the one record of them every view shows) with diffs,
+    its kernel variables, its `state` (`undoable`, `files only`, `not undoable`) and the `note`
+    saying why not all."""
 
     turn: int
     prompt: int | None = None  # the prompt that began it: what the sidebar shows
     label: str = ""
-    files: list[CheckpointFile]
+    files: list[TurnChange]
     variables: list[str] = []
     state: str = "undoable"
     note: str | None = None
@@ -164,8 +156,36 @@ def typescript() -> str:
     """`labextension/src/rest.ts`: an interface per answer and request body, and per model in them."""
     _, answers = models_json_schema([(m, "serialization") for m in ANSWERS], ref_template="#/$defs/{model}")
     _, accepts = models_json_schema([(m, "validation") for m in ACCEPTS], ref_template="#/$defs/{model}")
-    body = declarations(answers["$defs"], {}, all_required=True) + declarations(accepts["$defs"], {})
+    # A page's entries are sent as the session file holds them, empty fields left out.
+    entries = _reached(answers["$defs"], PageEntry.__name__)
+    rest = {name: schema for name, schema in answers["$defs"].items() if name not in entries}
+    body = (
+        declarations(rest, {}, all_required=True)
+        + declarations({name: answers["$defs"][name] for name in sorted(entries)}, {}, omit_none=True)
+        + declarations(accepts["$defs"], {})
+    )
     return module("python -m larik_jupyter.server.schema", "larik_jupyter/server/schema.py", body)
+
+
+def _reached(components: dict[str, Any], name: str) -> set[str]:
+    """`name` and every component its schema refers to, at any depth."""
+    found: set[str] = set()
+    todo = [name]
+    while todo:
+        current = todo.pop()
+        if current not in found:
+            found.add(current)
+            todo += [ref.rsplit("/", 1)[-1] for ref in _refs(components[current])]
+    return found
+
+
+def _refs(schema: object) -> list[str]:
+    if isinstance(schema, dict):
+        own = [str(schema["$ref"])] if "$ref" in schema else []
+        return own + [ref for value in schema.values() for ref in _refs(value)]
+    if isinstance(schema, list):
+        return [ref for value in schema for ref in _refs(value)]
+    return []
 
 
 if __name__ == "__main__":

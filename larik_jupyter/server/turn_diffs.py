@@ -6,12 +6,12 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from larik_jupyter.agent.undo_list import cell_names, undo_list
-from larik_jupyter.checkpoint.diffs import cell_diffs, read_current, turn_diffs
+from larik_jupyter.agent.undo_list import undo_list
+from larik_jupyter.checkpoint.diffs import read_current, turn_diffs
 from larik_jupyter.checkpoint.store import CheckpointStore
 from larik_jupyter.errors import LarikError
 from larik_jupyter.paths import project_root
-from larik_jupyter.server.schema import CheckpointFile, Checkpoints, CheckpointTurn
+from larik_jupyter.server.schema import Checkpoints, CheckpointTurn
 
 _MAX_DIFF_CHARS = 200_000
 
@@ -34,19 +34,12 @@ def checkpoints(session_id: str, cwd: Path, server_root: str, session_path: Path
         info.turn: files
         for info, files in turn_diffs(store, lambda path: _current(project, root, path), limit=_MAX_DIFF_CHARS)
     }
-    turns = []
-    for entry in listed.turns:
-        names = cell_names(entry.info)
-        files = [
-            CheckpointFile(path=f.path, name=f.path, existed=f.existed, diff=f.diff or f"({f.error})\n")
-            for f in diffs.get(entry.turn, [])
-        ] + [
-            CheckpointFile(path=f"{c.path}#{c.cell_id}", name=names[c.path, c.cell_id],
-                           existed=c.change != "inserted", diff=c.diff)
-            for c in cell_diffs(entry.info, limit=_MAX_DIFF_CHARS)
-        ]
-        turns.append(CheckpointTurn(
-            turn=entry.turn, prompt=entry.prompt, label=entry.label, files=files,
+    turns = [
+        CheckpointTurn(
+            turn=entry.turn, prompt=entry.prompt, label=entry.label,
+            files=entry.changes(diffs.get(entry.turn, []), limit=_MAX_DIFF_CHARS),
             variables=[name for name, _ in entry.info.variables], state=entry.state, note=entry.note,
-        ))
+        )
+        for entry in listed.turns
+    ]
     return Checkpoints(id=session_id, turns=turns, empty=listed.nothing_left(), undone=list(listed.undone))

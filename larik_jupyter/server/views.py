@@ -3,25 +3,23 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 from larik_jupyter.config.secrets import redactor_for
 from larik_jupyter.egress.ledger import ledger_path, read_ledger
 from larik_jupyter.egress.report import by_turn
 from larik_jupyter.llm.pricing import cost_label
 from larik_jupyter.server.confine import relative_to_root
+from larik_jupyter.server.page_entries import page_entry
 from larik_jupyter.server.page_numbers import page_numbers
 from larik_jupyter.server.schema import EgressTurn, SessionList, SessionOut, TranscriptPage
 from larik_jupyter.server.tokens import DeleteTokens
 from larik_jupyter.server.turn_diffs import checkpoints
 from larik_jupyter.session.branch import fork_tree
-from larik_jupyter.session.call_summary import CellPosition, positions_in_files
+from larik_jupyter.session.call_summary import positions_in_files
 from larik_jupyter.session.catalog import list_sessions
 from larik_jupyter.session.export import render_markdown
 from larik_jupyter.session.page_index import page_entries
 from larik_jupyter.session.reader import load_entries
-from larik_jupyter.textdiff import diff_html, looks_like_diff
-from larik_jupyter.tools.calls import cells_named, summarize_call
 
 __all__ = ["checkpoints", "export_bytes", "session_list", "transcript_page"]
 
@@ -54,29 +52,6 @@ def session_list(root_dir: str, cwd: Path, tokens: DeleteTokens) -> SessionList:
     )
 
 
-def _summarized(entry: dict[str, Any], position: CellPosition) -> dict[str, Any]:
-    """`entry` with each tool call's one-line summary (`summary`) and the ids of the cells it
-    names (`hint`, for the hover), and each result that is a diff rendered as the one diff HTML
-    every front end shows (`diff_html`): the notebook's own words and colours, not re-done by
-    the sidebar."""
-    for block in (entry.get("message") or {}).get("content") or []:
-        if block.get("type") == "tool_use":
-            tool_input = block.get("input") or {}
-            block["summary"] = summarize_call(block["name"], tool_input, position)
-            if (hint := cells_named(block["name"], tool_input)) is not None:
-                block["hint"] = hint
-        elif block.get("type") == "tool_result" and looks_like_diff(text := _result_text(block.get("content"))):
-            block["diff_html"] = diff_html(text)
-    return entry
-
-
-def _result_text(content: Any) -> str:
-    """A tool result's text as the sidebar shows it (its text blocks, one per line)."""
-    if isinstance(content, str):
-        return content
-    return "\n".join(b.get("text", "") for b in content or [] if isinstance(b, dict) and b.get("type") == "text")
-
-
 def transcript_page(session_id: str, path: Path, offset: int, limit: int, cwd: Path) -> TranscriptPage:
     """Entries `offset … offset+limit` of the canonical transcript at `path` (an offset index
     kept per file identity reads only the page), with the numbers of its replies that no output
@@ -90,7 +65,7 @@ def transcript_page(session_id: str, path: Path, offset: int, limit: int, cwd: P
         total=total,
         offset=offset,
         limit=limit,
-        entries=[_summarized(entry.to_json(), position) for entry in entries],
+        entries=[page_entry(entry, position) for entry in entries],
         unfound=unfound,
         unfound_counts=counts,
         egress=egress_turns(path),

@@ -11,6 +11,7 @@ from pydantic import BaseModel, Field
 from larik_jupyter import paths
 from larik_jupyter.errors import LarikError
 from larik_jupyter.llm.messages import Message, ToolResultBlock, Usage
+from larik_jupyter.plural import counted
 from larik_jupyter.session.corrupt import CorruptSessionError, session_id_of
 from larik_jupyter.session.entry import Entry, Meta
 from larik_jupyter.session.outline import (
@@ -147,7 +148,7 @@ def check_prompt(session_id: str, prompt_number: int, prompts: int) -> None:
     """Refuse a `prompt_number` that is not one of the session's `prompts` (1-based)."""
     if not 1 <= prompt_number <= prompts:
         raise BranchError(
-            f"Session {session_id} has {prompts} prompt(s); choose a prompt number from 1 to {prompts}."
+            f"Session {session_id} has {counted(prompts, 'prompt')}; choose a prompt number from 1 to {prompts}."
         )
 
 

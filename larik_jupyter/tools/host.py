@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from larik_jupyter.bridge_protocol import Reply, Request
+from larik_jupyter.bridge_protocol import Op, R, Request
 from larik_jupyter.tools.fingerprint_cache import FingerprintCache
 from larik_jupyter.tools.page_cells import CachedCells, PageCells
 
@@ -25,8 +25,9 @@ class OpenNotebooks(Protocol):
     def notebook_path(self) -> Path | None:
         """The notebook a browser shows this kernel in, when one said so."""
 
-    def request(self, path: Path, op: Request, timeout: float = ...) -> Reply | None:
-        """Apply `op` to the open notebook at `path` and return the browser's reply; None when
+    def request(self, path: Path, op: Op[R], timeout: float = ...) -> R | None:
+        """Apply `op` to the open notebook at `path` and return the browser's reply (the one
+        `op` declares); None when
         no browser shows it (use the file). Raises `ToolError` when it did not land."""
 
     def post(self, path: Path, op: Request) -> None:

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from larik_jupyter.bridge_protocol import Reply
+from larik_jupyter.bridge_protocol import Answer, ReadReply, ShownReply
 from larik_jupyter.errors import ToolError
 
 
@@ -73,24 +73,24 @@ class PageCells:
         two edits from one kernel (subagents) cannot interleave between record and landing."""
         return self._document(path).editing
 
-    def absorb(self, path: Path, reply: Reply) -> None:
+    def absorb(self, path: Path, reply: Answer) -> None:
         """Take in what a reply says of the document: cells with fingerprints, the cell order."""
-        cells = reply.notebook.cells if reply.notebook is not None else reply.cells
-        if cells is None and reply.order is None:
+        if isinstance(reply, ShownReply):
             return
-        hashes = reply.hashes or {}
+        cells = reply.notebook.cells if isinstance(reply, ReadReply) else reply.cells
+        if not cells and reply.order is None:
+            return
         document = self._document(path)
         with self._lock:
-            if reply.notebook is not None:
+            if isinstance(reply, ReadReply):
                 document.head = reply.notebook.head()
-            for cell in cells or []:
+            for cell in cells:
                 cell_id = cell.get("id")
                 if not isinstance(cell_id, str):
                     continue
-                if cell_id in hashes:
-                    document.cells[cell_id] = (cell, hashes[cell_id])
-                else:
-                    # A reply without fingerprints (an older page): nothing of it can be checked.
+                if cell_id in reply.hashes:
+                    document.cells[cell_id] = (cell, reply.hashes[cell_id])
+                else:  # no fingerprint: nothing of the cell can be checked
                     document.cells.pop(cell_id, None)
             if reply.order is not None:
                 document.order = list(reply.order)

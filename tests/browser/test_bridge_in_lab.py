@@ -331,7 +331,7 @@ ops = [Insert(after="target", cell=code("dup", "d = 1")), Insert(after="target",
        Delete(cell_id="gone"), Delete(cell_id="gone")]
 for op in ops:
     reply = await asyncio.to_thread(bridge.request, bridge.notebook_path, op)
-    print(op.__struct_config__.tag, reply.ok, reply.cell_ids)"""
+    print(op.__struct_config__.tag, reply.__struct_config__.tag, reply.cell_ids)"""
 
 
 def test_a_request_that_reaches_the_notebook_twice_changes_it_once(lab_page: Page, lab_server: LabServer) -> None:
@@ -345,8 +345,8 @@ def test_a_request_that_reaches_the_notebook_twice_changes_it_once(lab_page: Pag
     wait_idle_count(lab_page, "prompt")
     (output,) = lab_page.evaluate(CELL, "prompt")["outputs"]
     assert "".join(output["text"]).splitlines() == [
-        "insert True ['dup']", "insert True ['dup']", "insert True ['other']",
-        "replace True ['target']", "replace True ['target']", "delete True []", "delete True []",
+        "insert changed ['dup']", "insert changed ['dup']", "insert changed ['other']",
+        "replace changed ['target']", "replace changed ['target']", "delete changed []", "delete changed []",
     ]
     assert lab_page.evaluate(SOURCES)[:4] == ["load|%load_ext larik_jupyter", "target|x = 9", "other|d = 1", "dup|d = 1"]
     assert lab_page.evaluate(SOURCES)[4].startswith("prompt|")

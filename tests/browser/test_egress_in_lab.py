@@ -53,7 +53,7 @@ def test_the_sidebar_says_what_a_prompts_requests_sent_and_withheld(
     page.click(f'.jp-larik-node[data-session-id="{held.session_id}"] > .jp-larik-row')
     line = page.locator(".jp-larik-transcript .jp-larik-egress")
     expect(line).to_have_count(1)
-    expect(line).to_have_text(f"Sent 2 request(s), {_sent_bytes(held):,} bytes · withheld cust (never) ×1")
+    expect(line).to_have_text(f"Sent 2 requests, {_sent_bytes(held):,} bytes · withheld cust (never) ×1")
     expect(line).to_be_visible()
     # Under its prompt; what was withheld marked as a warning: dark on light orange.
     assert line.evaluate("node => node.parentElement.dataset.prompt") == "1"
@@ -66,5 +66,5 @@ def test_the_sidebar_says_what_a_prompts_requests_sent_and_withheld(
 
     page.click(f'.jp-larik-node[data-session-id="{clean.session_id}"] > .jp-larik-row')
     line = page.locator(".jp-larik-transcript .jp-larik-egress")
-    expect(line).to_have_text(f"Sent 2 request(s), {_sent_bytes(clean):,} bytes")
+    expect(line).to_have_text(f"Sent 2 requests, {_sent_bytes(clean):,} bytes")
     expect(line.locator(".jp-larik-egress-withheld")).to_have_count(0)

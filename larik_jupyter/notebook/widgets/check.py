@@ -12,6 +12,7 @@ import traitlets
 
 from larik_jupyter.bridge_protocol import Focus
 from larik_jupyter.notebook.widgets import esm
+from larik_jupyter.notebook.widgets.actions import Action, Ping
 from larik_jupyter.notebook.widgets.session_widget import SessionWidget
 from larik_jupyter.tools.check import CheckReport
 
@@ -21,10 +22,19 @@ if TYPE_CHECKING:
 _HERE = pathlib.Path(__file__).parent
 
 
+class FocusCell(Action, tag="focus"):
+    """Show cell `cell_id` in the open notebook (a problem the user clicked)."""
+
+    cell_id: str
+
+
 class CheckWidget(SessionWidget):
     """One check's report. Parameters: `kernel`, `report`.
 
-    The front end sends `focus` (with `cell_id`) to show a cell; `focus()` does the same."""
+    The front end sends `focus` (`FocusCell`) to show a cell; `focus()` does the same."""
+
+    ACTIONS = FocusCell | Ping
+    NAME = "check report"
 
     _esm = esm("check")
     _css = _HERE / "widgets.css"
@@ -40,8 +50,9 @@ class CheckWidget(SessionWidget):
         self.report = report
         super().__init__(kernel, **kwargs)
 
-    def actions(self) -> dict[str, Any]:
-        return {"focus": lambda m: self.focus(str(m["cell_id"]))}
+    def act(self, action: Action) -> None:
+        if isinstance(action, FocusCell):
+            self.focus(action.cell_id)
 
     def refresh(self, memo: dict[tuple[Any, ...], Any] | None = None) -> None:
         self.opening = self.report.opening

@@ -9,7 +9,13 @@ from typing import Any
 import anywidget
 import traitlets
 
+from larik_jupyter.errors import LarikError
 from larik_jupyter.notebook.widgets import SilentWhenStatic
+from larik_jupyter.notebook.widgets.actions import Action, read_action
+
+
+class Stop(Action, tag="stop"):
+    """The Stop button was clicked."""
 
 
 class TurnControls(SilentWhenStatic, anywidget.AnyWidget):
@@ -29,8 +35,11 @@ class TurnControls(SilentWhenStatic, anywidget.AnyWidget):
         self.on_msg(self._on_custom_msg)
 
     def _on_custom_msg(self, _widget: Any, content: Any, _buffers: Any) -> None:
-        if isinstance(content, dict) and content.get("type") == "stop":
-            self.stop()
+        try:
+            read_action(content, Stop, "Stop button")
+        except LarikError:
+            return  # logged; the button has nowhere to show an error
+        self.stop()
 
     def stop(self) -> None:
         """What the Stop button does: interrupt the running turn."""

@@ -1,4 +1,5 @@
-"""What the session widgets share: the registry of shown widgets, message dispatch, fallbacks.
+"""What the session widgets share: the registry of shown widgets, their actions read and
+dispatched (`actions.py`), fallbacks.
 
 A widget keeps no truth of its own: `refresh()` recomputes its one JSON trait from the
 files. The magics call `refresh_all()` after every turn and command, so a tree or panel
@@ -12,13 +13,21 @@ import html
 import weakref
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 import anywidget
 import traitlets
 
 from larik_jupyter.errors import LarikError
 from larik_jupyter.notebook.widgets import with_fallback
+from larik_jupyter.notebook.widgets.actions import (
+    Action,
+    Ping,
+    ShowError,
+    Unreadable,
+    note_data,
+    read_action,
+)
 
 if TYPE_CHECKING:
     from larik_jupyter.notebook.kernel import KernelSession
@@ -52,14 +61,19 @@ class SessionWidget(anywidget.AnyWidget):
     """Base of the tree, undo panel and sessions browser.
 
     Parameters: `kernel` (the kernel's `KernelSession`: its working directory and agent).
-    Front-end messages `{"type": NAME, ...}` call the action registered for NAME; a
-    LarikError becomes the `error` trait (one sentence), success clears it.
+    Each message from the page is read as one of the widget's `ACTIONS` and handed to `act`;
+    a LarikError (an unreadable message too) becomes the `error` trait (one sentence), success
+    clears it.
     """
 
+    # What the page sends: a union of `Action`s, each widget's own and `Ping`.
+    ACTIONS: ClassVar[Any] = Ping
+    # What the widget is called in the sentence refusing a message it cannot read.
+    NAME: ClassVar[str] = "widget"
     # Actions that may wait for the browser (undo restores cells of open notebooks through the
     # bridge): in a kernel they run on a worker thread, since the thread handling this click
     # is the one that delivers the browser's replies.
-    off_main_thread_actions: frozenset[str] = frozenset()
+    off_main_thread_actions: ClassVar[tuple[type[Action], ...]] = ()
 
     # The command that shows the widget, offered again when its kernel has ended.
     COMMAND = ""
@@ -79,9 +93,9 @@ class SessionWidget(anywidget.AnyWidget):
 
     # -- for subclasses --------------------------------------------------------------------
 
-    def actions(self) -> dict[str, Callable[[dict[str, Any]], object]]:
-        """Front-end message type -> handler taking the message."""
-        return {}
+    def act(self, action: Action) -> object:
+        """Do what `action` (one of `ACTIONS`, not `Ping`) asks."""
+        raise NotImplementedError
 
     def refresh(self, memo: dict[tuple[Any, ...], Any] | None = None) -> None:
         """Recompute the widget's data from the files (`memo` shares work between widgets)."""
@@ -116,31 +130,35 @@ class SessionWidget(anywidget.AnyWidget):
         return agent.session_id if agent is not None else None
 
     def _on_custom_msg(self, _widget: Any, content: Any, _buffers: Any) -> None:
-        if not isinstance(content, dict):
+        try:
+            action = read_action(content, self.ACTIONS, self.NAME)
+        except Unreadable as exc:
+            self._failed(exc)
             return
-        kind = str(content.get("type"))
-        handler = self.actions().get(kind)
-        if handler is None:
+        if isinstance(action, Ping):
             return
-        if kind in self.off_main_thread_actions:
+        if isinstance(action, self.off_main_thread_actions):
             try:
                 loop = asyncio.get_running_loop()
             except RuntimeError:
                 pass  # no kernel loop (a test's click): nothing to keep free
             else:
-                self._tasks.add(task := loop.create_task(asyncio.to_thread(self._act, handler, content)))
+                self._tasks.add(task := loop.create_task(asyncio.to_thread(self._act, action)))
                 task.add_done_callback(self._tasks.discard)
                 return
-        self._act(handler, content)
+        self._act(action)
 
-    def _act(self, handler: Callable[[dict[str, Any]], object], content: dict[str, Any]) -> None:
+    def _act(self, action: Action) -> None:
         try:
-            handler(content)
+            self.act(action)
         except LarikError as exc:
-            self.error = str(exc)
-            self.send({"type": "error", "message": str(exc)})
+            self._failed(exc)
         else:
             self.error = ""
+
+    def _failed(self, exc: LarikError) -> None:
+        self.error = str(exc)
+        self.send(note_data(ShowError(message=str(exc))))
 
     def _repr_mimebundle_(self, **kwargs: Any) -> Any:
         return with_fallback(

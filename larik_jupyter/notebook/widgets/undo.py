@@ -7,6 +7,7 @@ from __future__ import annotations
 import pathlib
 from typing import TYPE_CHECKING, Any
 
+import msgspec
 import traitlets
 
 from larik_jupyter.agent.undo import UndoReport
@@ -16,7 +17,18 @@ from larik_jupyter.checkpoint.diffs import cell_diffs
 from larik_jupyter.checkpoint.store import UndoResult
 from larik_jupyter.errors import LarikError
 from larik_jupyter.notebook.widgets import esm
+from larik_jupyter.notebook.widgets.actions import Action, Ping
 from larik_jupyter.notebook.widgets.session_widget import SessionWidget, escape, refresh_all
+from larik_jupyter.notebook.widgets.undo_model import (
+    CellRow,
+    FileRow,
+    Reload,
+    TurnRow,
+    Undo,
+    UndoList,
+    UndoTo,
+    VariableRow,
+)
 from larik_jupyter.textdiff import diff_html
 from larik_jupyter.tools.kernel import DID_NOT_EXIST, kernel_snapshots
 
@@ -28,47 +40,53 @@ _HERE = pathlib.Path(__file__).parent
 MAX_DIFF_CHARS = 100_000
 
 
+def _undo_action(prompt: int | None) -> Undo | UndoTo:
+    """The action a button sends to undo down to prompt `prompt` (None: the newest turn)."""
+    return Undo() if prompt is None else UndoTo(prompt=prompt)
+
+
 def _variables(
     session_id: str, turn: int, recorded: list[tuple[str, bool]], changes: dict[str, str]
-) -> list[dict[str, Any]]:
+) -> list[VariableRow]:
     """A turn's variable changes: name, type and shape `before` → `after` (now), and whether
     undo can put it back; without this kernel's snapshot every one is `gone`. `change` is
     what the transcript says the turn did to it (the line shown under its calls), when it
     says."""
     rows = kernel_snapshots(session_id).changes(turn)
     if rows is not None:
-        found = [{**row, "gone": False, "change": changes.get(row["name"])} for row in rows]
+        found = [msgspec.convert(row, VariableRow) for row in rows]
     else:
         found = [
-            {"name": name, "before": "", "after": "", "restorable": False, "gone": True, "same": False,
-             "reason": "gone with the kernel (it restarted since that turn)", "change": changes.get(name)}
+            VariableRow(name=name, before="", after="", restorable=False, gone=True, same=False,
+                        reason="gone with the kernel (it restarted since that turn)")
             for name, _existed in recorded
         ]
-    return [{**row, "text": _variable_text(row)} for row in found]
+    said = [msgspec.structs.replace(row, change=changes.get(row.name)) for row in found]
+    return [msgspec.structs.replace(row, text=_variable_text(row)) for row in said]
 
 
-def _variable_text(row: dict[str, Any]) -> str:
+def _variable_text(row: VariableRow) -> str:
     """The panel's line for one variable: the transcript's line for it (as shown under the
     calls), else its type and shape before → now; never `x → x` for a value whose type and
     shape stayed while its content changed, nor a change for one that is back as it was."""
-    name, before, after = row["name"], row["before"], row["after"]
-    if row["gone"]:
-        return f"{row['change'] or name}: {row['reason']}"
-    if row["same"]:
+    name, before, after = row.name, row.before, row.after
+    if row.gone:
+        return f"{row.change or name}: {row.reason}"
+    if row.same:
         return f"{name}: {before}, as it was before this turn (changed back since), nothing to undo"
-    if row["change"]:
-        text = row["change"]
+    if row.change:
+        text = row.change
     elif before == DID_NOT_EXIST:  # as every other view says it: `x: created int`
         text = f"{name}: created {after}"
     elif before == after:
         text = f"{name}: {before}, its content changed (same type and shape)"
     else:
         text = f"{name}: {before} → {after}"
-    return text + ("" if row["restorable"] else f" (cannot be restored: {row['reason']})")
+    return text + ("" if row.restorable else f" (cannot be restored: {row.reason})")
 
 
-def undo_data(agent: Agent | None) -> dict[str, Any]:
-    """The JSON the undo panel renders: the session's undo list (`Agent.undo_list`, the one
+def undo_data(agent: Agent | None) -> UndoList:
+    """What the undo panel renders: the session's undo list (`Agent.undo_list`, the one
     every view reads), newest first, each turn with its state (`undoable`, `files only`, `not
     undoable`) and the note saying why.
 
@@ -77,11 +95,11 @@ def undo_data(agent: Agent | None) -> dict[str, Any]:
     shape before the turn and now.
     """
     if agent is None:
-        return {"session": None, "turns": [], "empty": "No session is open in this kernel."}
+        return UndoList(session=None, turns=[], empty="No session is open in this kernel.")
     listed = agent.undo_list()
     diffs = {info.turn: files for info, files in agent.turn_diffs(limit=MAX_DIFF_CHARS)}
     turns = []
-    newer: list[dict[str, Any]] = []  # the turns above, newest first, that undo acts on first
+    newer: list[TurnRow] = []  # the turns above, newest first, that undo acts on first
     for entry in listed.turns:
         info, files = entry.info, diffs.get(entry.turn, [])
         variables = _variables(agent.session_id, info.turn, info.variables, {
@@ -89,39 +107,37 @@ def undo_data(agent: Agent | None) -> dict[str, Any]:
         })
         names = cell_names(info)
         cells = [
-            {"path": c.path, "id": c.cell_id, "name": names[c.path, c.cell_id], "change": c.change, "diff": c.diff,
-             "diff_html": diff_html(c.diff) if c.diff else ""}
+            CellRow(path=c.path, id=c.cell_id, name=names[c.path, c.cell_id], change=c.change, diff=c.diff,
+                    diff_html=diff_html(c.diff) if c.diff else "")
             for c in cell_diffs(info, limit=MAX_DIFF_CHARS)
         ]
         gone = entry.state == "not undoable"
-        turn: dict[str, Any] = {
-            "turn": info.turn,
-            "prompt": info.prompt,
-            "label": info.label,
-            "time": info.time.isoformat(),
-            "files": [
-                {"path": f.path, "diff": f.diff, "diff_html": diff_html(f.diff) if f.diff else "", "error": f.error}
+        turn = TurnRow(
+            turn=info.turn,
+            prompt=info.prompt,
+            label=info.label,
+            time=info.time.isoformat(),
+            files=[
+                FileRow(path=f.path, diff=f.diff, diff_html=diff_html(f.diff) if f.diff else "", error=f.error)
                 for f in files
             ],
-            "variables": variables,
-            "cells": cells,
-            "state": entry.state,
-            "gone": gone,
-            "note": entry.note,
-            "undoable": not gone and not newer,
-            "why": None if gone or not newer else (
-                f"Undo goes newest first: undo {newer[-1]['label']} before this one."
-            ),
-            "undo": {"type": "undo"} if not newer else {"type": "undo_to", "prompt": info.prompt},
-        }
+            variables=variables,
+            cells=cells,
+            state=entry.state,
+            gone=gone,
+            note=entry.note,
+            undoable=not gone and not newer,
+            why=None if gone or not newer else f"Undo goes newest first: undo {newer[-1].label} before this one.",
+            undo=_undo_action(None if not newer else info.prompt),
+        )
         if not gone:
             newer.append(turn)
         turns.append(turn)
     # Said when no turn is listed: every change undone, or none made (the panel follows the
     # kernel's current session, which a /fork or /rewind changes: naming it keeps an old
     # output from reading as a lie).
-    return {"session": agent.session_id, "turns": turns, "empty": listed.nothing_left(),
-            "undone": list(listed.undone), "undone_text": undone_text(list(listed.undone))}
+    return UndoList(session=agent.session_id, turns=turns, empty=listed.nothing_left(),
+                    undone=list(listed.undone), undone_text=undone_text(list(listed.undone)))
 
 
 def undone_text(undone: list[int]) -> str:
@@ -133,17 +149,12 @@ def undone_text(undone: list[int]) -> str:
             "/notebook and replay leave them out).")
 
 
-def _listed(data: dict[str, Any]) -> tuple[Any, list[int]]:
-    """What a panel shows, as far as its buttons are concerned: the session and its turns."""
-    return data.get("session"), [t["turn"] for t in data.get("turns", [])]
-
-
-def stale_text(shown: dict[str, Any], now: dict[str, Any]) -> str:
+def stale_text(shown: UndoList, now: UndoList) -> str:
     """Why a panel showing `shown` is out of date, the session being as `now` says."""
-    if shown.get("session") != now.get("session"):
-        current = f"session {now['session']}" if now.get("session") else "no session"
-        return f"Out of date: this list shows session {shown.get('session')}, and the kernel is now on {current}."
-    before, after = set(_listed(shown)[1]), set(_listed(now)[1])
+    if shown.session != now.session:
+        current = f"session {now.session}" if now.session else "no session"
+        return f"Out of date: this list shows session {shown.session}, and the kernel is now on {current}."
+    before, after = set(shown.listed()[1]), set(now.listed()[1])
     changes = [
         f"{count} turn{'' if count == 1 else 's'} {what}"
         for count, what in ((len(after - before), "added"), (len(before - after), "undone"))
@@ -184,17 +195,19 @@ class UndoPanel(SessionWidget):
     """The file-changing turns of the kernel's current session, with one-click undo.
 
     Parameters: `kernel` (the kernel's `KernelSession`) and `report` (an undo just made, to
-    show what it did). The front end sends `undo` and `undo_to` (with `prompt`), either with
-    `force` or `skip_changed` to repeat one that stopped at files the user changed since
-    (`retry` is that action); `undo()` and `undo_to()` are the same actions.
+    show what it did). The front end sends `Undo` and `UndoTo`, either with `force` or
+    `skip_changed` to repeat one that stopped at files the user changed since (`retry` is that
+    action), and `Reload`; `undo()`, `undo_to()` and `reload()` are the same actions.
     """
 
+    ACTIONS = Undo | UndoTo | Reload | Ping
+    NAME = "undo panel"
     COMMAND = "/checkpoints"
 
     _esm = esm("undo")
     _css = _HERE / "widgets.css"
 
-    panel = traitlets.Dict(help="the turns as computed by `undo_data`").tag(sync=True)
+    panel = traitlets.Dict(help="the turns (`UndoList`, as `undo_data` computes them) as JSON").tag(sync=True)
     result = traitlets.Dict(help="the last undo's outcome (`result_data`), or empty").tag(sync=True)
     results: traitlets.List[dict[str, Any]] = traitlets.List(
         help="every turn the last action undid (`result_data`), newest first"
@@ -215,6 +228,7 @@ class UndoPanel(SessionWidget):
         self, kernel: KernelSession, report: UndoReport | None = None, *, session: str | None = None, **kwargs: Any
     ) -> None:
         self._session = session  # an outside agent's session this kernel holds (None: the kernel's own)
+        self.listed: UndoList | None = None  # what `panel` shows
         super().__init__(kernel, **kwargs)
         self._show(report or UndoReport())
 
@@ -234,20 +248,19 @@ class UndoPanel(SessionWidget):
             raise LarikError(f"Session {self._session} is no longer open in this kernel; nothing here can undo it.")
         return agent
 
-    off_main_thread_actions = frozenset({"undo", "undo_to"})
+    off_main_thread_actions = (Undo, UndoTo)
 
-    def actions(self) -> dict[str, Any]:
-        return {
-            "undo": lambda m: self.undo(force=bool(m.get("force")), skip_changed=bool(m.get("skip_changed"))),
-            "undo_to": lambda m: self.undo_to(
-                int(m["prompt"]), force=bool(m.get("force")), skip_changed=bool(m.get("skip_changed"))
-            ),
-            "reload": lambda m: self.reload(),
-        }
+    def act(self, action: Action) -> None:
+        if isinstance(action, UndoTo):
+            self.undo_to(action.prompt, force=action.force, skip_changed=action.skip_changed)
+        elif isinstance(action, Undo):
+            self.undo(force=action.force, skip_changed=action.skip_changed)
+        elif isinstance(action, Reload):
+            self.reload()
 
     def _show(self, report: UndoReport) -> None:
         self._report = report
-        self.retry = {"type": "undo"} if report.prompt_number is None else {"type": "undo_to", "prompt": report.prompt_number}
+        self.retry = msgspec.to_builtins(_undo_action(report.prompt_number))
         self.results = [result_data(r) for r in report]
         self.result = self.results[-1] if self.results else {}
         self.outcome = report.html(buttons=True)
@@ -259,52 +272,60 @@ class UndoPanel(SessionWidget):
         now); once turns were added or undone elsewhere, keep what it showed and say it is out
         of date (its buttons would act on turns it does not show)."""
         now = undo_data(self._agent())
-        if not self.panel or _listed(now) == _listed(self.panel):
-            self.panel, self.stale = now, ""
+        if self.listed is None or now.listed() == self.listed.listed():
+            self._list(now)
         else:
-            self.stale = stale_text(self.panel, now)
+            self.stale = stale_text(self.listed, now)
 
     def reload(self) -> None:
         """Show the session as it is now (the panel's Refresh)."""
-        self.panel, self.stale = undo_data(self._agent()), ""
+        self._list(undo_data(self._agent()))
+
+    def _list(self, listed: UndoList) -> None:
+        self.listed = listed
+        self.panel, self.stale = msgspec.to_builtins(listed), ""
+
+    @property
+    def _shown(self) -> UndoList:
+        return self.listed if self.listed is not None else UndoList(session=None, turns=[], empty="")
 
     def static_html(self) -> str:
         stale = f"<p class='larik-stale'>{escape(self.stale)}</p>" if self.stale else ""
-        undone = self.panel.get("undone_text")
+        undone = self._shown.undone_text
         done = f"<p class='larik-undone'>{escape(undone)}</p>" if undone else ""
         return self._report.html() + stale + done + self._turns_html()
 
     def _turns_html(self) -> str:
-        turns = self.panel.get("turns", [])
+        turns = self._shown.turns
         if not turns:
-            return f"<p>{escape(self.panel.get('empty', ''))}</p>"
+            return f"<p>{escape(self._shown.empty)}</p>"
         rows = [
-            f"<li>{escape(t['label']).capitalize()}: " + ", ".join(
-                [f"<code>{escape(f['path'])}</code>" for f in t["files"]]
-                + [f"variable <code>{escape(v['name'])}</code>" for v in t["variables"]]
-                + [f"<code>{escape(c['name'])}</code>" for c in t["cells"]]
+            f"<li>{escape(t.label).capitalize()}: " + ", ".join(
+                [f"<code>{escape(f.path)}</code>" for f in t.files]
+                + [f"variable <code>{escape(v.name)}</code>" for v in t.variables]
+                + [f"<code>{escape(c.name)}</code>" for c in t.cells]
             )
-            + (f" <i>{escape(t['note'])}</i>" if t["note"] else "")
-            + "".join(f"<br>{escape(v['text'])}" for v in t["variables"])
+            + (f" <i>{escape(t.note)}</i>" if t.note else "")
+            + "".join(f"<br>{escape(v.text)}" for v in t.variables)
             + "</li>"
             for t in turns
         ]
         return f"<ul class='larik-undo-static'>{''.join(rows)}</ul>"
 
     def static_text(self) -> str:
-        turns = self.panel.get("turns", [])
+        shown = self._shown
         lines = self._report.plain().splitlines()
         if self.stale:
             lines.append(self.stale)
-        if undone := self.panel.get("undone_text"):
-            lines.append(undone)
-        if not turns:
-            lines.append(self.panel.get("empty", ""))
-        for t in turns:
-            named = [f["path"] for f in t["files"]] + [c["name"] for c in t["cells"]]
-            named += [f"variable {v['name']}" for v in t["variables"]]
-            lines.append(f"{t['label'].capitalize()}: " + "; ".join(filter(None, [", ".join(named), t["note"]])))
-            lines += [f"  {v['text']}" for v in t["variables"]]
+        if shown.undone_text:
+            lines.append(shown.undone_text)
+        if not shown.turns:
+            lines.append(shown.empty)
+        for t in shown.turns:
+            named = [f.path for f in t.files] + [c.name for c in t.cells]
+            named += [f"variable {v.name}" for v in t.variables]
+            lines.append(f"{t.label.capitalize()}: " + "; ".join(filter(None, [", ".join(named), t.note])))
+            lines += [f"  {v.text}" for v in t.variables]
         return "\n".join(lines)
 
     def undo(self, *, force: bool = False, skip_changed: bool = False) -> UndoReport:

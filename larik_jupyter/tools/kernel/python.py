@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 from larik_jupyter.config.rules import CallSubject
 from larik_jupyter.egress.tags import files_tag, variable_tag
 from larik_jupyter.errors import ToolError, exception_text
+from larik_jupyter.plural import counted
 from larik_jupyter.tools.base import Tool, ToolResult
 from larik_jupyter.tools.env import Env
 from larik_jupyter.tools.host import Displayed
@@ -324,7 +325,7 @@ def _images(displayed: list[Displayed], figures_before: list[object], value: obj
         elif len(collected.notes) == notes and has_svg_only(value):
             collected.notes.append("[the value renders only as SVG; SVG images are not sent]")
     if collected.images:
-        collected.notes.insert(0, f"[{len(collected.images)} image(s) attached to this result]")
+        collected.notes.insert(0, f"[{counted(len(collected.images), 'image')} attached to this result]")
     return collected
 
 

@@ -26,9 +26,8 @@ from larik_jupyter.bridge_protocol import (
     Get,
     Insert,
     Patch,
+    ReadReply,
     Replace,
-    Reply,
-    Request,
     SetOutputs,
 )
 from larik_jupyter.checkpoint.cells import CellsNotRestored, restore_op
@@ -96,7 +95,7 @@ class OpenNotebook(NotebookDocument):
             self._forget(env, captured, exc)
             raise
         env.checkpoints.note_cells(self.path, self._left(change))
-        ids = reply.cell_ids or []
+        ids = reply.cell_ids
         said = (
             f" It landed in the open notebook (cells: {', '.join(ids) or 'none'});"
             " the file changes when the user saves."
@@ -138,7 +137,7 @@ class OpenNotebook(NotebookDocument):
         except Exception as exc:
             raise ToolError(f"{why} Undo may also put back the cells' earlier state: {exc}") from exc
 
-    def _expecting(self, change: CellChange) -> Request:
+    def _expecting(self, change: CellChange) -> CellChange:
         """`change` carrying what the changed cell and the cell order were when this was read,
         for the browser to check: what was checkpointed is then what the change changes."""
         if not isinstance(change, Insert | Replace | Patch | Delete):
@@ -180,20 +179,17 @@ def open_document(
         reply = bridge.request(path, Get(cell_ids=cell_ids))
         if reply is None:
             return None
-        held = _read(env, path, reply)
+        held = _read(reply)
     return OpenNotebook(
         path, env.rel(path), {**held.head, "cells": held.cells}, order=held.order,
         bridge=bridge, hashes=held.hashes, order_hash=held.order_hash,
     )
 
 
-def _read(env: Env, path: Path, reply: Reply) -> CachedCells:
-    """What a `get` reply holds (a page from before fingerprints sends none)."""
+def _read(reply: ReadReply) -> CachedCells:
+    """What a `get` reply holds."""
     notebook = reply.notebook
-    if notebook is None:
-        raise ToolError(f"{env.rel(path)}: the open notebook sent no list of cells; read it again.")
-    order = reply.order if reply.order is not None else [str(c.get("id")) for c in notebook.cells]
-    return CachedCells(notebook.head(), notebook.cells, order, reply.hashes or {}, reply.order_hash or "")
+    return CachedCells(notebook.head(), notebook.cells, reply.order, reply.hashes, reply.order_hash)
 
 
 def restore_open(env: Env, path: Path, record: NotebookRecord) -> bool:
@@ -209,7 +205,7 @@ def restore_open(env: Env, path: Path, record: NotebookRecord) -> bool:
             if now is None:
                 return False
             try:
-                done = bridge.request(path, restore_op(record, now.order or [], now.order_hash))
+                done = bridge.request(path, restore_op(record, now.order, now.order_hash))
             except CellChanged:
                 continue  # the cells moved since the read: work it out again
             return done is not None
