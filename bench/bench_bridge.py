@@ -55,7 +55,8 @@ from larik_jupyter.tools.host import KernelHost
 from larik_jupyter.bridge_protocol import Delete, Replace
 from larik_jupyter.notebook import extension
 from larik_jupyter.tools.env import Env
-from larik_jupyter.tools.notebook.cells import NotebookEditTool, NotebookReadTool
+from larik_jupyter.tools.notebook.cells import NotebookReadTool
+from larik_jupyter.tools.notebook.edit import NotebookEditTool
 bridge = extension._magics.bridge
 path = bridge.notebook_path
 async def timed(op, n):

@@ -45,15 +45,17 @@ from larik_jupyter.lsp.manager import ServerState
 from larik_jupyter.records import SessionRecords
 from larik_jupyter.run_sync import run_sync
 from larik_jupyter.session import branch
-from larik_jupyter.session.call_summary import CellPosition, numbered_calls, summarize_call
+from larik_jupyter.session.call_summary import CellPosition
 from larik_jupyter.session.catalog import latest, resolve
 from larik_jupyter.session.entry_list import EntryList
-from larik_jupyter.session.plan import Todo, current_plan
+from larik_jupyter.session.plan import Todo
 from larik_jupyter.session.variable_changes import VariableChange, made_by_prompt, turn_changes
 from larik_jupyter.tools.base import Tool
+from larik_jupyter.tools.calls import numbered_calls, summarize_call
 from larik_jupyter.tools.check import CheckReport
 from larik_jupyter.tools.env import Env, InlineRunner
 from larik_jupyter.tools.host import KernelHost
+from larik_jupyter.tools.plan import current_plan
 
 if TYPE_CHECKING:
     from larik_jupyter.analysis.branch_diff import BranchDiff

@@ -2,19 +2,25 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 from larik_jupyter.llm.messages import Usage
-from larik_jupyter.session.call_summary import positions_in_files, summarize_call
+from larik_jupyter.session.call_summary import positions_in_files
 from larik_jupyter.session.state import State
-from larik_jupyter.tools.registry import builtin_writes
+from larik_jupyter.tools.calls import summarize_call, tool_class
 
 
-def _writes_its_path(tool: str) -> bool:
-    """Whether a call of `tool` changes the file or notebook its `path` names (its traits)."""
-    return bool(builtin_writes(tool) & {"files", "notebooks"})
+def _written_path(name: str, tool_input: Mapping[str, Any]) -> str | None:
+    """The file or notebook a call changes, as its input names it: the one its tool acts on
+    (`path_input`, what rules read too) when the tool writes files or notebooks; else None."""
+    cls = tool_class(name)
+    if cls is None or cls.path_input is None or not cls.writes & {"files", "notebooks"}:
+        return None
+    path = tool_input.get(cls.path_input)
+    return path if isinstance(path, str) and path else None
 
 
 @dataclass(frozen=True)
@@ -80,10 +86,9 @@ class SessionRecords:
                 calls.append(
                     ToolCallRecord(current.prompt_number, use.name, summarize_call(use.name, use.input, position), failed)
                 )
-                path = use.input.get("path")
-                if _writes_its_path(use.name) and isinstance(path, str) and not failed:
-                    if path not in current.files_changed:
-                        current.files_changed.append(path)
+                path = _written_path(use.name, use.input)
+                if path is not None and not failed and path not in current.files_changed:
+                    current.files_changed.append(path)
         return cls(session_id, turns, calls, state.usage, state.cost)
 
     def to_dataframe(self, what: str = "turns") -> Any:

@@ -258,4 +258,4 @@ def test_an_edit_preview_of_a_missing_file_says_it_does_not_exist(project: Path,
     agent = Agent(project, model=spec, approver=approver)
     agent.run("edit")
     agent.close()
-    assert asked[0].detail == "(no preview: gone.py does not exist, so there is nothing to edit)"
+    assert asked[0].detail == "(no preview: gone.py does not exist, so there is nothing to edit; check the path with ls or glob.)"

@@ -3,8 +3,8 @@ permission rules, "always allow", its approval, the MCP list, protect mode, the 
 tool (`tools/base.py` `Tool`), never compares the call's name with a string.
 
 The scan reads every string literal of the package's source (`ast`) that equals a built-in
-tool's name (and `skill`'s, `task`'s). The same word used for something else, data that names tools, and what is still to
-move are listed below, each with why; a literal anywhere else fails the test, naming its line."""
+tool's name (and `skill`'s, `task`'s). The same word used for something else and data that names
+tools are listed below, each with why; a literal anywhere else fails the test, naming its line."""
 
 from __future__ import annotations
 
@@ -27,51 +27,20 @@ ALLOWED: dict[tuple[str, str], tuple[int, str]] = {
     ("lsp/servers.py", "python"): (4, "the language id of .py files for language servers"),
     ("scratch/kernel.py", "python"): (1, "a kernel spec's language"),
     ("notebook/render.py", "python"): (1, "a Markdown code fence's language"),
+    ("analysis/as_notebook.py", "python"): (2, "a new notebook's kernel spec and language"),
+    ("bridge_protocol.py", "read"): (1, "the tag of the page's reply to a `get`: the cells read"),
     ("tools/files/process.py", "bash"): (1, "the shell program run by `bash -c`"),
     ("scratch/guard.py", "write"): (1, "the kind of file access the audit hook refuses"),
     ("tools/files/write.py", "write"): (1, "the tag in a temporary file's name"),
     ("cli/sessions.py", "ls"): (1, "the `larik-jupyter ls` command"),
     ("lsp/client.py", "diagnostics"): (1, "the LSP field `publishDiagnostics` carries"),
     ("egress/ledger.py", "answer"): (1, "the kind of a ledger line for an answer to an outside agent"),
+    ("egress/report.py", "answer"): (1, "those answers, counted in words"),
     ("mcp_server/link.py", "answer"): (1, "the user expression the kernel's reply carries"),
     # Data: the offline demo model's own script names the calls it makes, as a model does.
     ("llm/scripted.py", "write"): (3, "the scripted demo's calls and its words for them"),
     ("llm/scripted.py", "edit"): (3, "the scripted demo's calls and its words for them"),
     ("llm/scripted.py", "bash"): (1, "the scripted demo's calls"),
-    # NOT data, still to move (issue 54 point 3, left open): the one-line summaries of stored calls
-    # (`session/call_summary.py`, with `session/tool_names.py`) sit below the tools' layer and are
-    # imported by the server's views, which this change had to leave alone; a branch's steps and
-    # replay (`analysis/`) read stored calls by their tool's name.
-    ("session/call_summary.py", "notebook_read"): (1, "pending: a notebook_read call's summary"),
-    ("session/call_summary.py", "notebook_run"): (1, "pending: a notebook_run call's summary"),
-    ("session/call_summary.py", "notebook_edit"): (1, "pending: a notebook_edit call's summary"),
-    ("session/call_summary.py", "python"): (1, "pending: a python call's summary"),
-    ("session/tool_names.py", "todo_write"): (1, "pending: the names summaries and the views read"),
-    ("session/tool_names.py", "answer"): (1, "pending: the names summaries and the views read"),
-    ("session/tool_names.py", "skill"): (1, "pending: the names summaries and the views read"),
-    ("analysis/steps.py", "skill"): (1, "pending: calls a branch's steps skip"),
-    ("analysis/steps.py", "read"): (1, "pending: calls a branch's steps skip"),
-    ("analysis/steps.py", "glob"): (1, "pending: calls a branch's steps skip"),
-    ("analysis/steps.py", "grep"): (1, "pending: calls a branch's steps skip"),
-    ("analysis/steps.py", "ls"): (1, "pending: calls a branch's steps skip"),
-    ("analysis/steps.py", "inspect_variables"): (1, "pending: calls a branch's steps skip"),
-    ("analysis/steps.py", "diagnostics"): (1, "pending: calls a branch's steps skip"),
-    ("analysis/steps.py", "todo_write"): (1, "pending: calls a branch's steps skip"),
-    ("analysis/steps.py", "notebook_read"): (1, "pending: calls a branch's steps skip"),
-    ("analysis/steps.py", "edit"): (1, "pending: a branch's file edits"),
-    ("analysis/steps.py", "multi_edit"): (2, "pending: a branch's file edits"),
-    ("analysis/steps.py", "python"): (5, "pending: a branch's code steps"),
-    ("analysis/steps.py", "notebook_run"): (5, "pending: a branch's code steps"),
-    ("analysis/steps.py", "write"): (6, "pending: a branch's file writes"),
-    ("analysis/steps.py", "bash"): (2, "pending: a branch's shell steps"),
-    ("analysis/as_notebook.py", "python"): (3, "pending: a branch's code cells"),
-    ("analysis/as_notebook.py", "notebook_run"): (1, "pending: a branch's code cells"),
-    ("analysis/as_notebook.py", "write"): (2, "pending: a branch's file writes"),
-    ("analysis/branch_diff.py", "python"): (2, "pending: two branches' code steps compared"),
-    ("analysis/branch_diff.py", "notebook_run"): (2, "pending: two branches' code steps compared"),
-    ("analysis/replay.py", "write"): (4, "pending: replay's file writes"),
-    ("analysis/replay.py", "python"): (1, "pending: replay's code steps"),
-    ("analysis/replay.py", "notebook_run"): (1, "pending: replay's code steps"),
 }
 
 

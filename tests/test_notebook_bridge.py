@@ -35,7 +35,8 @@ from larik_jupyter.notebook.reattach import MirroredCell
 from larik_jupyter.notebook.turn_ui import TurnUI
 from larik_jupyter.tools.env import Env
 from larik_jupyter.tools.host import KernelHost
-from larik_jupyter.tools.notebook.cells import NotebookEditTool, NotebookReadTool
+from larik_jupyter.tools.notebook.cells import NotebookReadTool
+from larik_jupyter.tools.notebook.edit import NotebookEditTool
 from tests.process_helpers import wait_until
 
 

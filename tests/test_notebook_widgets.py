@@ -108,7 +108,7 @@ def test_a_python_approval_shows_its_code_once(tmp_path) -> None:  # type: ignor
     from larik_jupyter.agent import events as ae
     from larik_jupyter.agent.preview import preview_change
     from larik_jupyter.notebook.view import TranscriptView
-    from larik_jupyter.session.call_summary import summarize_call
+    from larik_jupyter.tools.calls import summarize_call
     from larik_jupyter.tools.kernel.python import PythonTool
     from tests.agent_helpers import make_env
 
@@ -118,7 +118,7 @@ def test_a_python_approval_shows_its_code_once(tmp_path) -> None:  # type: ignor
     view = TranscriptView()
     view.handle(ae.ToolRequested("t1", "python", call, summary))
     view.handle(ae.PermissionAsked("t1", "python", summary))
-    detail = preview_change(make_env(tmp_path), PythonTool(), call)
+    detail = preview_change(make_env(tmp_path), PythonTool(), call).text
     question, detail = PythonTool().approval_question(call, detail, {"sales": object()}, None)
     card = ApprovalWidget(PermissionRequest("t1", "python", call, summary, detail, question), lambda a: None)
     shown = view.markdown() + card.header.value
@@ -134,7 +134,7 @@ def test_a_python_approval_shows_its_code_once(tmp_path) -> None:  # type: ignor
 def test_the_decision_sits_on_its_calls_row_and_python_code_is_one_click_away() -> None:
     from larik_jupyter.agent import events as ae
     from larik_jupyter.notebook.view import TranscriptView
-    from larik_jupyter.session.call_summary import summarize_call
+    from larik_jupyter.tools.calls import summarize_call
 
     code = "import pandas as pd\nsales = pd.read_csv('sales.csv')\nsales.describe()"
     view = TranscriptView()

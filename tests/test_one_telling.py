@@ -107,7 +107,7 @@ def test_every_approval_asks_a_full_question(tmp_path: Path) -> None:
         if cls.default_permission != "ask":
             continue
         args = calls[cls.name]  # every asking tool is in the table
-        preview = preview_change(env, cls(), args)
+        preview = preview_change(env, cls(), args).text
         asked[cls.name], _ = cls().approval_question(args, preview, namespace, None)
     assert asked == {
         "write": "Create new.py with this content?",
@@ -121,7 +121,7 @@ def test_every_approval_asks_a_full_question(tmp_path: Path) -> None:
                           "and your files stay as they are)?",
     }
     overwrite, _ = WriteTool().approval_question(
-        {"path": "app.py"}, preview_change(env, WriteTool(), {"path": "app.py", "content": "x = 2\n"}), {}, None
+        {"path": "app.py"}, preview_change(env, WriteTool(), {"path": "app.py", "content": "x = 2\n"}).text, {}, None
     )
     assert overwrite == "Overwrite app.py with this content?"
     # The python question follows the kernel: with df gone, the code would create it.
@@ -145,3 +145,21 @@ def test_a_notebook_file_that_cannot_be_read_has_no_positions_and_never_blocks(t
     reader.start()
     reader.join(10)
     assert found == [None, None, 1]
+
+
+def test_a_stored_call_is_said_by_its_own_tool_with_no_agent_at_hand() -> None:
+    """Each tool says its calls from their input alone (`Tool.summary`, a class method); a call
+    of a tool larik does not know (an MCP server's) by its input. A read's `start` counts cells
+    from 1, as the tool reads it."""
+    from larik_jupyter.tools.calls import summarize_call
+
+    assert summarize_call("notebook_read", {"path": "nb/a.ipynb", "start": 5, "limit": 10}) == (
+        "notebook_read: cells 5–14 of a.ipynb"
+    )
+    assert summarize_call("notebook_read", {}) == "notebook_read: cells 1–50 of this notebook"
+    plan = {"todos": [{"content": "load", "status": "completed"}, {"content": "plot", "status": "pending"}]}
+    assert summarize_call("todo_write", plan) == "todo_write: 1/2 done"
+    assert summarize_call("python", {"code": "total = df.revenue.sum()\nprint(total)"}) == (
+        "python: total = df.revenue.sum()…"
+    )
+    assert summarize_call("mcp__db__query", {"sql": "select 1"}) == 'mcp__db__query: {"sql": "select 1"}'

@@ -17,7 +17,8 @@ from larik_jupyter.checkpoint.store import CheckpointStore
 from larik_jupyter.tools import Env
 from larik_jupyter.tools.env import CallContext
 from larik_jupyter.tools.images import MAX_PER_RESULT, MAX_SIDE
-from larik_jupyter.tools.notebook.cells import NotebookEditTool, NotebookReadTool
+from larik_jupyter.tools.notebook.cells import NotebookReadTool
+from larik_jupyter.tools.notebook.edit import NotebookEditTool
 from tests.agent_helpers import call, make_env
 from tests.rule_calls import subject
 
@@ -297,10 +298,10 @@ def test_approval_preview_shows_the_cell_diff_without_writing(root: Path) -> Non
     path = sample(root)
     original = path.read_bytes()
     env = make_env(root)
-    detail = preview_change(env, NotebookEditTool(), {"path": "a.ipynb", "cell_id": "boom", "new_source": "2/1"})
+    detail = preview_change(env, NotebookEditTool(), {"path": "a.ipynb", "cell_id": "boom", "new_source": "2/1"}).text
     assert detail.startswith("Replace the source of cell 2 (boom) of a.ipynb and clear its outputs?\n--- a/a.ipynb cell 2 (boom)")
     assert "+2/1" in detail and "No newline" not in detail
-    bad = preview_change(env, NotebookEditTool(), {"path": "a.ipynb", "cell_id": "zz", "new_source": "x"})
+    bad = preview_change(env, NotebookEditTool(), {"path": "a.ipynb", "cell_id": "zz", "new_source": "x"}).text
     assert bad.startswith("(no preview: ") and "no cell 'zz'" in bad
     assert path.read_bytes() == original
 
@@ -323,7 +324,7 @@ def test_the_insert_preview_names_the_id_the_cell_then_gets(root: Path) -> None:
     sample(root)
     env = make_env(root)
     call = {"path": "a.ipynb", "edit_mode": "insert", "cell_id": "boom", "new_source": "print(2)"}
-    question = preview_change(env, NotebookEditTool(), call).split("\n", 1)[0]
+    question = preview_change(env, NotebookEditTool(), call).text.split("\n", 1)[0]
     assert question.startswith("Insert a new code cell (") and question.endswith(") after cell 2 (boom) of a.ipynb?")
     NotebookEditTool().execute(env, call)
     ids = [cell.id for cell in nbformat.read(root / "a.ipynb", 4).cells]

@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 from pathlib import Path
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from larik_jupyter.agent import events as ae
 from larik_jupyter.agent.permissions import (
@@ -17,7 +17,7 @@ from larik_jupyter.agent.permissions import (
     always_rule,
 )
 from larik_jupyter.agent.preview import preview_change
-from larik_jupyter.agent.tool_calls import Gate
+from larik_jupyter.agent.tool_calls import Admission, Gate
 from larik_jupyter.agent.turn import Turn
 from larik_jupyter.config.decide import allowed_by, decide
 from larik_jupyter.config.layers import LoadedConfig
@@ -27,6 +27,7 @@ from larik_jupyter.session.call_summary import CellPosition
 from larik_jupyter.tools.base import Tool
 from larik_jupyter.tools.env import Env
 from larik_jupyter.tools.kernel import protect_text
+from larik_jupyter.tools.planned import Planned
 
 
 class Verdict(NamedTuple):
@@ -35,6 +36,7 @@ class Verdict(NamedTuple):
 
     denial: str | None
     saved_rule: bool = False
+    planned: Planned[Any] | None = None
 
 
 async def check_call(
@@ -60,7 +62,7 @@ async def check_call(
         emit(ae.PermissionAnswered(call.id, "allow", "--yes"))
         return Verdict(None)
     # In a thread: a notebook preview may ask the browser, whose reply this loop delivers.
-    preview = await asyncio.to_thread(preview_change, env, tool, call.input)
+    preview, planned = await asyncio.to_thread(preview_change, env, tool, call.input)
     namespace = env.host.namespace if env.host is not None else None
     question, detail = tool.approval_question(call.input, preview, namespace, position)
     request = PermissionRequest(
@@ -102,7 +104,7 @@ async def check_call(
     if answer.decision == "deny":
         reason = f" The user said: {answer.message}" if answer.message else ""
         return Verdict(f"The user denied permission for {summary}.{reason}", saved)
-    return Verdict(None, saved)
+    return Verdict(None, saved, planned)
 
 
 def turn_gate(
@@ -114,13 +116,14 @@ def turn_gate(
 
     async def gate(
         call: ToolUseBlock, tool: Tool, summary: str, protected: dict[str, list[str]], position: CellPosition,
-    ) -> str | None:
+        env: Env,
+    ) -> Admission:
         verdict = await check_call(
-            call, tool, summary, protected, position, loaded=loaded(), env=turn.env, cwd=cwd,
+            call, tool, summary, protected, position, loaded=loaded(), env=env, cwd=cwd,
             approver=turn.approver, yes=turn.yes, emit=emit, unanswered=turn.unanswered,
         )
         if verdict.saved_rule:
             reread()
-        return verdict.denial
+        return Admission(verdict.denial, verdict.planned)
 
     return gate

@@ -1,5 +1,5 @@
 """How the live views name a pending call and who changed a file, as the call's tool says (the
-summaries themselves are in session/call_summary.py, the approval's question is the tool's
+summaries themselves are each tool's `summary`, through tools/calls.py; the approval's question is the tool's
 `approval_question`)."""
 
 from __future__ import annotations

@@ -8,6 +8,7 @@ import asyncio
 import dataclasses
 import time
 from collections.abc import Awaitable, Callable, Mapping
+from typing import Any, NamedTuple
 
 from larik_jupyter.agent import events as ae
 from larik_jupyter.agent.hooks import HookRunner
@@ -25,16 +26,29 @@ from larik_jupyter.llm.messages import (
     ToolUseBlock,
 )
 from larik_jupyter.llm.valid_text import valid_text
-from larik_jupyter.session.call_summary import CellPosition, summarize_call
+from larik_jupyter.session.call_summary import CellPosition
 from larik_jupyter.session.variable_changes import VariableChange
 from larik_jupyter.tools.base import Tool, ToolResult, failure_result, input_problem
+from larik_jupyter.tools.calls import summarize_call
+from larik_jupyter.tools.env import Env
+from larik_jupyter.tools.planned import Planned
 from larik_jupyter.tools.registry import unavailable_reason
 
 INTERRUPTED_RESULT = "Interrupted by the user before this tool call finished."
 
-# Decides whether a call may run: (call, tool, summary, protected variables, cell position) to
-# None, or the denial the model sees.
-Gate = Callable[[ToolUseBlock, Tool, str, dict[str, list[str]], CellPosition], Awaitable[str | None]]
+
+
+class Admission(NamedTuple):
+    """Whether a call may run: `denial`, None when it may, else the text the model sees;
+    `planned`: the change its approval showed, which the run makes (`tools/planned.py`)."""
+
+    denial: str | None
+    planned: Planned[Any] | None = None
+
+
+# Decides whether a call may run: (call, tool, summary, protected variables, cell position, the
+# call's own env) to its `Admission`.
+Gate = Callable[[ToolUseBlock, Tool, str, dict[str, list[str]], CellPosition, Env], Awaitable[Admission]]
 
 
 @dataclasses.dataclass
@@ -92,14 +106,16 @@ class ToolCalls:
         if before.refusal is not None:
             return self.error_result(call, before.refusal, before.notices)
         asked = protected(call, tool, env) if self.protecting else {}
-        denial = await self.gate(call, tool, summary, asked, position)
-        if denial is not None:
-            return self.error_result(call, denial, before.notices)
-        self.emit(ae.ToolStarted(call.id, call.name, summary))
-        # The call's own context: concurrent calls of one batch each mark and stream their own.
+        # The call's own context: concurrent calls of one batch each mark and stream their own
+        # (its approval's plan marks the cells it makes as this call's).
         own = dataclasses.replace(
             env.call, tool_use_id=call.id, on_output=lambda text: self.emit(ae.ToolOutput(call.id, text))
         )
+        admission = await self.gate(call, tool, summary, asked, position, dataclasses.replace(env, call=own))
+        if admission.denial is not None:
+            return self.error_result(call, admission.denial, before.notices)
+        self.emit(ae.ToolStarted(call.id, call.name, summary))
+        own = dataclasses.replace(own, planned=admission.planned)
         checked = self.protecting and guarded(tool, env)
         started = time.monotonic()
         try:

@@ -50,7 +50,7 @@ def _markdown_quote(text: str) -> str:
 
 def _undone_source(step: Step) -> str:
     """A step of an undone prompt as Markdown: its code shown, never run."""
-    code = f"%%writefile {shlex.quote(step.path or '')}\n{step.text}" if step.kind == "write" else step.text
+    code = f"%%writefile {shlex.quote(step.path or '')}\n{step.text}" if step.kind == "file" else step.text
     fence = "`" * max([3, *(len(run) + 1 for run in re.findall("`+", code))])
     return f"*Undone (not run):*\n\n{fence}python\n{code}\n{fence}"
 
@@ -79,9 +79,9 @@ def cells_of(branch: Branch, *, include_shell: bool = False) -> list[Any]:
         elif step.kind == "user":
             larik["user_cell"] = True  # the user's own cell, run before the prompt: not the agent's
             cells.append(v4.new_code_cell(step.text, metadata=_expecting(meta, step)))
-        elif step.kind in ("python", "notebook_run"):
+        elif step.kind == "code":
             cells.append(v4.new_code_cell(step.text, metadata=_expecting(meta, step), outputs=_outputs(step)))
-        elif step.kind == "write":
+        elif step.kind == "file":
             assert step.path is not None
             cells.append(v4.new_code_cell(f"%%writefile {shlex.quote(step.path)}\n{step.text}", metadata=meta))
         elif include_shell:

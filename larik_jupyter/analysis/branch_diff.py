@@ -129,8 +129,8 @@ def diff_branches(a: str | os.PathLike[str], b: str | os.PathLike[str], *, cwd: 
                         undone={"A": branch_a.undone, "B": branch_b.undone})
     result.a_prompts = [first_line(s.text) for s in branch_a.steps if s.kind == "prompt" and s.prompt > fork]
     result.b_prompts = [first_line(s.text) for s in branch_b.steps if s.kind == "prompt" and s.prompt > fork]
-    outputs_a = [s for s in branch_a.steps if s.kind in ("python", "notebook_run") and s.prompt > fork]
-    outputs_b = [s for s in branch_b.steps if s.kind in ("python", "notebook_run") and s.prompt > fork]
+    outputs_a = [s for s in branch_a.steps if s.kind == "code" and s.prompt > fork]
+    outputs_b = [s for s in branch_b.steps if s.kind == "code" and s.prompt > fork]
     for x, y in zip_longest(outputs_a, outputs_b):
         differs = x is None or y is None or bool(
             text_diff(x.recorded, y.recorded, rtol)

@@ -104,7 +104,7 @@ def _label(step: Step) -> str:
     """A row's call as every view names it: its one-line summary (`python: total = …`)."""
     if step.kind == "user":
         return f"user cell: {first_line(step.text, 60)}"
-    if step.kind == "write":  # the content the prompt's run of writes and edits left
+    if step.kind == "file":  # the content the prompt's run of writes and edits left
         return f"write: {step.path}"
     if step.summary:
         return step.summary
@@ -145,7 +145,7 @@ def without_shell(source: str) -> tuple[str, list[str]]:
 
 def _row(step: Step, run: CellOutcome, timeout: float, rtol: float, places: Sequence[str]) -> tuple[Status, list[str]]:
     """How a step's run compares with what was recorded."""
-    if run.refused and step.kind == "write" and not run.died:
+    if run.refused and step.kind == "file" and not run.died:
         return "skipped", run.refused
     if run.stopped == "timeout" and not run.died:
         return "failed", [*run.refused, f"timed out after {timeout:g} s and was interrupted"]
@@ -157,7 +157,7 @@ def _row(step: Step, run: CellOutcome, timeout: float, rtol: float, places: Sequ
         return "failed", [*run.refused, run.error]
     if run.refused:
         return "failed", run.refused
-    if step.kind in ("write", "user"):
+    if step.kind in ("file", "user"):
         return "same", []
     return _compare(step, run, rtol, places)
 
@@ -227,7 +227,7 @@ def replay_branch(
                 row = ReplayRow(step.prompt, _label(step), "skipped", tool_use_id=step.tool_use_id)
                 source = sources[id(step)]
                 taken: list[str] = []
-                if step.kind in ("user", "python", "notebook_run") and not include_shell:
+                if step.kind in ("user", "code") and not include_shell:
                     source, taken = without_shell(source)
                 if step.kind == "note":
                     row.detail = [step.text.strip("*")]
@@ -235,7 +235,7 @@ def replay_branch(
                     row.detail = [f"shell commands are not replayed (--include-shell runs them): {first_line(step.text, 60)}"]
                 elif ended:
                     row.detail = [ended]
-                elif step.kind == "write" and _outside(step) and not in_place:
+                elif step.kind == "file" and _outside(step) and not in_place:
                     row.detail = ["the file lies outside the project, so the scratch copy cannot hold it"]
                 elif not source.strip():
                     row.detail = [f"shell commands are not replayed (--include-shell runs them): {line}" for line in taken]

@@ -22,17 +22,18 @@ from larik_jupyter.nbjson.cells import source_text
 from larik_jupyter.nbjson.read import NotebookUnreadable, cell_list, read_notebook
 from larik_jupyter.paths import project_root
 from larik_jupyter.session import catalog
-from larik_jupyter.session.call_summary import positions_in_files, summarize_call
+from larik_jupyter.session.call_summary import positions_in_files
 from larik_jupyter.session.context_view import without_envelopes
 from larik_jupyter.session.corrupt import session_id_of
 from larik_jupyter.session.entry import Entry
 from larik_jupyter.session.reader import load_entries
 from larik_jupyter.session.state import INTERRUPTED_TOOL_RESULT, replay
 from larik_jupyter.session.summary import first_line, summary
+from larik_jupyter.tools.calls import summarize_call, tool_class
 from larik_jupyter.tools.check import names_of_cell
-from larik_jupyter.tools.files import apply_edit
+from larik_jupyter.tools.files import TextTool
 
-StepKind = Literal["user", "prompt", "reply", "python", "notebook_run", "write", "shell", "note"]
+StepKind = Literal["user", "prompt", "reply", "code", "file", "shell", "note"]
 
 # Lines a tool appends about images and rich display: not output of the code (sessions stored
 # before the counted wording say `1 image(s) attached`).
@@ -41,9 +42,6 @@ _NOTE_LINE = re.compile(
     r"(not sent|omitted).*|the value renders only as SVG.*)\]$"
 )
 _RUN_HEAD = re.compile(r"^Ran cell \S+ of .+ as In \[\d*\]; its outputs are in .*$")
-# Tools that only look: they leave nothing a notebook needs.
-_READ_ONLY = {"read", "glob", "grep", "ls", "inspect_variables", "diagnostics", "todo_write", "skill", "notebook_read"}
-_EDITS = {"edit", "multi_edit"}
 # The last line of a traceback: what the code raised.
 _RAISED = re.compile(r"^[A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt|Warning|Iteration)\b(?::.*)?$")
 
@@ -132,8 +130,9 @@ def _raised(result: ToolResultBlock | None) -> str | None:
 
 
 def _call_label(call: ToolUseBlock, files: _Files) -> str:
-    if call.name == "bash":
-        return f"shell command `{first_line(str(call.input.get('command', '')))}`"
+    cls = tool_class(call.name)
+    if cls is not None and (command := cls.shell_command(call.input)) is not None:
+        return f"shell command `{first_line(command)}`"
     return f"call `{summarize_call(call.name, call.input, files.position)}`"
 
 
@@ -171,28 +170,18 @@ class _Files:
                 return "" if data is None else data.decode("utf-8", "replace")
         return None
 
-    def apply(self, call: ToolUseBlock, prompt_number: int) -> tuple[str, str | None]:
-        """The file's key and the content `call` left (None: unknown)."""
+    def apply(self, call: ToolUseBlock, tool: type[TextTool], prompt_number: int) -> tuple[str, str | None]:
+        """The file's key and the content `call` left (None: unknown), by its tool's `new_text`."""
         key = self.key(str(call.input.get("path", "")))
-        if call.name == "write":
-            self.content[key] = str(call.input.get("content", ""))
-            return key, self.content[key]
         text = self.content.get(key)
         if text is None:
             text = self.before_turn(key, prompt_number)
-        if text is None:
-            return key, None
-        edits = call.input.get("edits") if call.name == "multi_edit" else [call.input]
         try:
-            for edit in edits if isinstance(edits, list) else []:
-                text, _ = apply_edit(
-                    text, str(edit.get("old_string", "")), str(edit.get("new_string", "")),
-                    bool(edit.get("replace_all")), key,
-                )
+            new = tool.new_text(text, call.input, key)
         except ToolError:
             return key, None
-        self.content[key] = text
-        return key, text
+        self.content[key] = new
+        return key, new
 
 
 def _checkpoint_sources(path: Path) -> list[tuple[CheckpointStore, int]]:
@@ -267,34 +256,34 @@ def _tool_steps(
 def _call_steps(
     call: ToolUseBlock, result: ToolResultBlock | None, prompt_number: int, files: _Files
 ) -> list[Step]:
-    name = call.name
-    if name in _READ_ONLY:
+    tool = tool_class(call.name)
+    if tool is not None and tool.read_only():  # it only looked: it leaves nothing a notebook needs
         return []
     why = _outcome(result)
-    raised = _raised(result) if why == "failed" and name in ("python", "notebook_run") else None
+    runs_code = tool is not None and tool.runs_user_code
+    raised = _raised(result) if why == "failed" and runs_code else None
     if why is not None and raised is None:
         detail = f": {first_line(result.text())}" if result is not None and why == "failed" else ""
         return [Step("note", prompt_number, f"*The {_call_label(call, files)} {why}{detail}.*", call.id)]
     assert result is not None
-    if name == "python":
-        return [Step("python", prompt_number, str(call.input.get("code", "")), call.id,
+    if tool is not None and runs_code and (code := tool.kernel_code(call.input)) is not None:
+        return [Step("code", prompt_number, code, call.id,
                      recorded=output_text(result), images=_images(result), error=raised)]
-    if name == "notebook_run":
+    if tool is not None and runs_code:  # a notebook cell it ran
         source = _run_source(call, result, files.cwd)
         if source is None:
             return [Step("note", prompt_number, f"*The {_call_label(call, files)} ran a notebook cell whose source "
                          "is no longer known; it is left out.*", call.id)]
-        return [Step("notebook_run", prompt_number, source, call.id, recorded=_run_output(result),
+        return [Step("code", prompt_number, source, call.id, recorded=_run_output(result),
                      images=_images(result), error=raised)]
-    if name == "write" or name in _EDITS:
-        key, content = files.apply(call, prompt_number)
+    if tool is not None and issubclass(tool, TextTool):
+        key, content = files.apply(call, tool, prompt_number)
         if content is None:
             return [Step("note", prompt_number, f"*The {_call_label(call, files)} is not recreated: the file's "
                          "content before it is in neither the transcript nor the checkpoints.*", call.id)]
-        return [Step("write", prompt_number, content, call.id, path=key)]
-    if name == "bash":
-        return [Step("shell", prompt_number, str(call.input.get("command", "")), call.id,
-                     recorded=output_text(result))]
+        return [Step("file", prompt_number, content, call.id, path=key)]
+    if tool is not None and (command := tool.shell_command(call.input)) is not None:
+        return [Step("shell", prompt_number, command, call.id, recorded=output_text(result))]
     return [Step("note", prompt_number, f"*The agent called {_call_label(call, files)}; it is not part of the "
                  "analysis.*", call.id)]
 
@@ -343,7 +332,7 @@ def read_branch(id_or_path: str | os.PathLike[str], *, prompt_number: int | None
             for step in _tool_steps(call, results.get(call.id), number, files):
                 step.undone = undone
                 last = steps[-1]
-                if step.kind == "write" and last.kind == "write" and (last.path, last.prompt) == (step.path, number):
+                if step.kind == "file" and last.kind == "file" and (last.path, last.prompt) == (step.path, number):
                     steps[-1] = step  # one cell with the content the turn's run of writes left
                 else:
                     steps.append(step)
@@ -371,7 +360,7 @@ def _relied_on(steps: list[Step]) -> list[Step]:
     needed: set[str] = set()
     kept: list[Step] = []
     for step in reversed(steps):
-        if step.kind in ("python", "notebook_run", "user") and not step.undone:
+        if step.kind in ("code", "user") and not step.undone:
             defines, uses = names_of_cell(step.text)
             if step.kind == "user" and not defines & needed:
                 continue

@@ -8,8 +8,8 @@ import sys
 from larik_jupyter.egress.ledger import PolicyRecord, encode, ledger_path, read_ledger
 from larik_jupyter.egress.report import by_turn, render
 from larik_jupyter.session import catalog
-from larik_jupyter.session.call_summary import numbered_calls
 from larik_jupyter.session.reader import load_entries
+from larik_jupyter.tools.calls import numbered_calls
 
 _ID_HELP = "a session id (this directory's sessions are searched first) or the path of a session file"
 

@@ -100,7 +100,7 @@ def named(source: str, calls: Mapping[str, str]) -> str:
 
 def render(records: Iterable[LedgerRecord], rules: list[str] | None = None, calls: Mapping[str, str] | None = None) -> str:
     """The last turn's requests by source and the session's totals, as Markdown; `calls` names
-    the session's calls by id (`session.call_summary.numbered_calls`)."""
+    the session's calls by id (`tools.calls.numbered_calls`)."""
     turns = by_turn(records)
     lines: list[str] = []
     if rules:

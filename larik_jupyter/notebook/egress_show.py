@@ -11,7 +11,7 @@ from larik_jupyter.egress.accounting import RESULT_OF_CALL
 from larik_jupyter.egress.ledger import RequestRecord, ledger_path, read_ledger
 from larik_jupyter.errors import LarikError
 from larik_jupyter.plural import counted
-from larik_jupyter.session.call_summary import numbered_calls
+from larik_jupyter.tools.calls import numbered_calls
 
 if TYPE_CHECKING:
     from larik_jupyter.api import Agent

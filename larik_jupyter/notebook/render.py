@@ -18,16 +18,16 @@ from larik_jupyter.llm.messages import (
     is_context_text,
 )
 from larik_jupyter.lsp.diagnostic import HEADING as DIAGNOSTICS_HEADING
-from larik_jupyter.session.call_summary import CellPosition, cell_ids_hint, summarize_call
+from larik_jupyter.session.call_summary import CellPosition
 from larik_jupyter.session.context_view import context_view
 from larik_jupyter.session.entry import Entry
 from larik_jupyter.session.export import code_fence, image_markdown
 from larik_jupyter.session.numbers import Claim, footer, mark, trace_entries
-from larik_jupyter.session.plan import Todo, checklist, plan_of, progress
+from larik_jupyter.session.plan import Todo, checklist, progress
 from larik_jupyter.session.state import undone_notice
-from larik_jupyter.session.tool_names import SKILL_TOOL, TODO_WRITE
 from larik_jupyter.session.variable_changes import VariableChange, changes_of, changes_text
 from larik_jupyter.textdiff import diff_html
+from larik_jupyter.tools.calls import cells_named, plan_set, skill_loaded, summarize_call
 from larik_jupyter.tools.registry import builtin_tool
 
 _OUTPUT_CAP = 4000
@@ -351,13 +351,11 @@ class _Rebuild:
 def tool_part(call_id: str, name: str, tool_input: dict[str, Any], position: CellPosition | None = None) -> ToolPart:
     """The row of a tool call; a plan update or a skill load carries what it shows when done."""
     part = ToolPart(
-        id=call_id, summary=summarize_call(name, tool_input, position), name=name, hint=cell_ids_hint(name, tool_input)
+        id=call_id, summary=summarize_call(name, tool_input, position), name=name, hint=cells_named(name, tool_input)
     )
-    if name == TODO_WRITE:
-        part.plan = plan_of(tool_input)
-    elif name == SKILL_TOOL and isinstance(tool_input.get("name"), str):
-        part.skill = tool_input["name"]
-    elif (cls := builtin_tool(name)) is not None and (code := cls.kernel_code(tool_input)) is not None:
+    part.plan = plan_set(name, tool_input)
+    part.skill = skill_loaded(name, tool_input)
+    if (cls := builtin_tool(name)) is not None and (code := cls.kernel_code(tool_input)) is not None:
         part.code = code
     return part
 

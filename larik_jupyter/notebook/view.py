@@ -24,8 +24,8 @@ from larik_jupyter.notebook.render import (
     tool_part,
 )
 from larik_jupyter.session.numbers import TurnNumbers, footer, spread
-from larik_jupyter.session.plan import Todo, plan_of
-from larik_jupyter.session.tool_names import TODO_WRITE
+from larik_jupyter.session.plan import Todo
+from larik_jupyter.tools.calls import plan_set
 
 # At most this many display updates per second while text streams.
 MAX_UPDATES_PER_SECOND = 20
@@ -133,7 +133,7 @@ class TranscriptView:
                 f"(attempt {event.attempt}/{event.max_attempts})"
             )
         elif isinstance(event, ae.ToolRequested):
-            todos = plan_of(event.input) if event.name == TODO_WRITE else None
+            todos = plan_set(event.name, event.input)
             if todos is not None:
                 self._plan_calls[event.id] = todos
                 return

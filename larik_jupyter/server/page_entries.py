@@ -19,10 +19,11 @@ from larik_jupyter.llm.messages import (
     ToolResultBlock,
     ToolUseBlock,
 )
-from larik_jupyter.session.call_summary import CellPosition, cell_ids_hint, summarize_call
+from larik_jupyter.session.call_summary import CellPosition
 from larik_jupyter.session.entry import Entry
 from larik_jupyter.session.variable_changes import VariableChange
 from larik_jupyter.textdiff import diff_html, looks_like_diff
+from larik_jupyter.tools.calls import cells_named, summarize_call
 
 
 class ImageSource(BaseModel):
@@ -88,7 +89,7 @@ def page_entry(entry: Entry, position: CellPosition) -> PageEntry:
     for block in shown.message.content if shown.message is not None else []:
         if isinstance(block, ShownCall):
             block.summary = summarize_call(block.name, block.input, position)
-            block.hint = cell_ids_hint(block.name, block.input)
+            block.hint = cells_named(block.name, block.input)
         elif isinstance(block, ShownResult) and looks_like_diff(text := block.text()):
             block.diff_html = diff_html(text)
     return shown

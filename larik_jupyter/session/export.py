@@ -22,23 +22,18 @@ from larik_jupyter.llm.messages import (
 )
 from larik_jupyter.llm.pricing import cost_label
 from larik_jupyter.redaction import Redactor
-from larik_jupyter.session.call_summary import (
-    CellPosition,
-    cell_ids_hint,
-    positions_in_files,
-    summarize_call,
-)
+from larik_jupyter.session.call_summary import CellPosition, positions_in_files
 from larik_jupyter.session.context_view import context_view
 from larik_jupyter.session.corrupt import session_id_of
 from larik_jupyter.session.entry_list import EntryList
 from larik_jupyter.session.new_file import write_new, write_numbered
 from larik_jupyter.session.numbers import Claim, footer, mark, trace_entries
-from larik_jupyter.session.plan import checklist, plan_of, progress
+from larik_jupyter.session.plan import checklist, progress
 from larik_jupyter.session.reader import load_entries
 from larik_jupyter.session.state import replay, undone_notice
 from larik_jupyter.session.summary import prompts_before
-from larik_jupyter.session.tool_names import SKILL_TOOL, TODO_WRITE
 from larik_jupyter.session.variable_changes import changes_of, changes_text
+from larik_jupyter.tools.calls import cells_named, plan_set, skill_loaded, summarize_call
 
 
 class ExportExistsError(LarikError):
@@ -56,11 +51,9 @@ def _render_result(block: ToolResultBlock, call: ToolUseBlock | None) -> str:
     """A tool result; a plan update shows its checklist and a skill load says so."""
     body = code_fence(block.text(image="[image]"))
     if call is not None and not block.is_error:
-        if call.name == TODO_WRITE:
-            todos = plan_of(call.input)
-            if todos is not None:
-                return f"**Plan updated** for `{block.tool_use_id}` · {progress(todos)}\n\n{checklist(todos)}"
-        elif call.name == SKILL_TOOL and isinstance(name := call.input.get("name"), str):
+        if (todos := plan_set(call.name, call.input)) is not None:
+            return f"**Plan updated** for `{block.tool_use_id}` · {progress(todos)}\n\n{checklist(todos)}"
+        if (name := skill_loaded(call.name, call.input)) is not None:
             return f"**Tool result** for `{block.tool_use_id}`: loaded skill {name}\n\n{body}"
     label = "**Tool error**" if block.is_error else "**Tool result**"
     return f"{label} for `{block.tool_use_id}`\n\n{body}"
@@ -112,7 +105,7 @@ def _render_message(
             calls[block.id] = block
             payload = json.dumps(block.input, indent=2, ensure_ascii=False)
             said = _code_span(summarize_call(block.name, block.input, position))
-            ids = ", ".join(filter(None, [f"`{block.id}`", cell_ids_hint(block.name, block.input)]))
+            ids = ", ".join(filter(None, [f"`{block.id}`", cells_named(block.name, block.input)]))
             out.append(f"**Tool call** {said} ({ids})\n\n{code_fence(payload, 'json')}")
         elif isinstance(block, ToolResultBlock):
             out.append(_render_result(block, calls.get(block.tool_use_id)))

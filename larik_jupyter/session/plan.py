@@ -1,19 +1,13 @@
-"""Plans: the checklist a `todo_write` call sets, and a transcript's current plan.
-
-A plan lives only in the transcript: each successful `todo_write` call replaces it, so the
-plan of any session, fork or rewind is the input of its last such call.
-"""
+"""Plans: the checklist a `todo_write` call sets (`tools/plan.py` reads a transcript's current one)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from larik_jupyter.errors import LarikError, first_problem
-from larik_jupyter.llm.messages import Message
-from larik_jupyter.session.tool_names import TODO_WRITE
 
 Status = Literal["pending", "in_progress", "completed"]
 
@@ -83,21 +77,3 @@ def progress(todos: list[Todo]) -> str:
     """`2/5 done`."""
     done = sum(t.status == "completed" for t in todos)
     return f"{done}/{len(todos)} done"
-
-
-def current_plan(messages: Iterable[Message]) -> list[Todo] | None:
-    """The plan of a transcript: the input of its last `todo_write` call that succeeded, or
-    None when it has none."""
-    calls: dict[str, Mapping[str, Any]] = {}
-    plan: list[Todo] | None = None
-    for message in messages:
-        for use in message.tool_uses():
-            if use.name == TODO_WRITE:
-                calls[use.id] = use.input
-        for result in message.tool_results():
-            given = calls.pop(result.tool_use_id, None)
-            # An invalid input that still succeeded (another writer's file) changes nothing.
-            todos = plan_of(given) if given is not None and not result.is_error else None
-            if todos is not None:
-                plan = todos
-    return plan

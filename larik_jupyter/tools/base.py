@@ -22,11 +22,13 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from larik_jupyter.config.rules import CallSubject
 from larik_jupyter.errors import LarikError, ToolError, exception_text
+from larik_jupyter.session.call_summary import MAX_SUMMARY, CellPosition, first_line, input_summary
+from larik_jupyter.tools.planned import Planned
 
 if TYPE_CHECKING:
     from larik_jupyter.egress.tags import Tag
     from larik_jupyter.llm.messages import ImageBlock
-    from larik_jupyter.session.call_summary import CellPosition
+    from larik_jupyter.session.plan import Todo
     from larik_jupyter.session.variable_changes import VariableChange
     from larik_jupyter.tools.env import Env
 
@@ -112,7 +114,15 @@ class Tool(ABC):
       directory), and other names a rule may call the tool by. One answer for the configured rules,
       an "always allow" answer and scoping (`scoped_input`).
     - `preview(env, args)`: what an approval shows of the call; `approval_question`: what the
-      approval asks, in the same words in every front end.
+      approval asks, in the same words in every front end; `plan(env, args)`: the change a call
+      would make, worked out once for the approval and made by the run as approved, worked out
+      again only when what it was worked out from changed (`tools/planned.py`).
+    - `summary(args, position)`: the call in one line for every view of a session, from its
+      input alone (a stored call's too, with no agent at hand: a class method); `cells_named`:
+      the ids of the cells it names (the summary's hover); `plan_set`, `skill_loaded`: what a
+      view shows of a done call in place of its output (the checklist, the skill's name).
+    - `shell_command(args)`: the shell command a call runs (a branch's steps and replay read it;
+      a tool that writes one file's text says what it leaves there, `files.TextTool.new_text`).
     """
 
     name: ClassVar[str]
@@ -139,10 +149,17 @@ class Tool(ABC):
         """Whether a call changes nothing (it may still read outside what it was given)."""
         return not cls.writes
 
+    def plan(self, env: Env, args: dict[str, Any]) -> Planned[Any] | None:
+        """The change a call would make, worked out without making it: what its approval shows,
+        carried to the run (`env.call.planned`), which makes it unless what it was worked out
+        from changed; None for a tool that works out no change ahead. May raise, as the call would."""
+        return None
+
     def preview(self, env: Env, args: dict[str, Any]) -> str:
         """What an approval of this call shows the user; may raise (the caller says why
-        there is no preview). By default the input as JSON."""
-        return json.dumps(args, indent=2, ensure_ascii=False)
+        there is no preview). By default the planned change's, else the input as JSON."""
+        planned = self.plan(env, args)
+        return planned.preview if planned is not None else json.dumps(args, indent=2, ensure_ascii=False)
 
     def approval_question(
         self, args: Mapping[str, Any], preview: str, namespace: Mapping[str, Any] | None,
@@ -174,6 +191,37 @@ class Tool(ABC):
     @classmethod
     def kernel_code(cls, args: Mapping[str, Any]) -> str | None:
         """The code a call runs in the user's kernel, when its input holds it; else None."""
+        return None
+
+    @classmethod
+    def summary(cls, args: Mapping[str, Any], position: CellPosition | None = None) -> str:
+        """The call in one line (`python: df.describe()…`, `bash: pytest -q`): by default the
+        first line of the code it runs in the kernel, else `input_summary`; `position` numbers
+        notebook cells as they stand in the open notebook."""
+        code = cls.kernel_code(args)
+        if code is not None and code.strip():
+            return f"{cls.name}: {first_line(code, MAX_SUMMARY)}"
+        return input_summary(cls.name, args)
+
+    @classmethod
+    def cells_named(cls, args: Mapping[str, Any]) -> str | None:
+        """The ids of the cells a call names (`cell id calc`), for its summary's hover: a
+        summary names cells by position, which moves; the id does not. None: it names none."""
+        return None
+
+    @classmethod
+    def plan_set(cls, args: Mapping[str, Any]) -> list[Todo] | None:
+        """The plan a call sets, shown as a checklist once it is done; None: it sets none."""
+        return None
+
+    @classmethod
+    def skill_loaded(cls, args: Mapping[str, Any]) -> str | None:
+        """The name of the skill a call loads, shown once it is done; None: it loads none."""
+        return None
+
+    @classmethod
+    def shell_command(cls, args: Mapping[str, Any]) -> str | None:
+        """The shell command a call runs, when it runs one; else None."""
         return None
 
     @classmethod

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from larik_jupyter.egress.policy import PolicySet
 from larik_jupyter.errors import ToolError
 from larik_jupyter.tools.envelope import new_nonce
+from larik_jupyter.tools.planned import Planned
 
 if TYPE_CHECKING:
     from larik_jupyter.tools.host import KernelHost
@@ -87,7 +88,9 @@ class CallContext:
     `stop_event` interrupts the running tool. Per turn (`Agent.arun`'s options): `notebook_path`
     is the notebook the kernel belongs to, when the front end said; `run_inline`, when set, is
     where kernel tools run (the kernel's main thread, when the loop runs on another one);
-    `on_output`, when set, gets what the running call prints as it comes (any thread)."""
+    `on_output`, when set, gets what the running call prints as it comes (any thread);
+    `planned`: the change the call's approval showed, which the run makes while what it was
+    worked out from is unchanged (`tools/planned.py`)."""
 
     session_id: str = ""
     prompt_number: int = 0
@@ -97,6 +100,7 @@ class CallContext:
     notebook_path: Path | None = None
     run_inline: InlineRunner | None = None
     on_output: Callable[[str], None] | None = None
+    planned: Planned[Any] | None = None
 
 
 @dataclass

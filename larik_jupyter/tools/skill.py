@@ -3,19 +3,19 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
 from larik_jupyter.config.skills import Skill, read_skill
 from larik_jupyter.errors import ToolError
-from larik_jupyter.session.tool_names import SKILL_TOOL
+from larik_jupyter.session.call_summary import CellPosition, clip
 from larik_jupyter.tools.base import Tool, ToolResult
 from larik_jupyter.tools.env import Env
 
 
 class SkillTool(Tool):
-    name = SKILL_TOOL
+    name = "skill"
     writes = frozenset()
     description = (
         "Load a skill listed in the system prompt by its name: returns its instructions and the "
@@ -27,6 +27,16 @@ class SkillTool(Tool):
         "properties": {"name": {"type": "string", "description": "The skill's name."}},
         "required": ["name"],
     }
+
+    @classmethod
+    def summary(cls, args: Mapping[str, Any], position: CellPosition | None = None) -> str:
+        """`skill: pandas-style`."""
+        skill = cls.skill_loaded(args)
+        return f"{cls.name}: {clip(skill)}" if skill is not None else super().summary(args, position)
+
+    @classmethod
+    def skill_loaded(cls, args: Mapping[str, Any]) -> str | None:
+        return name if isinstance(name := args.get("name"), str) else None
 
     def __init__(self, skills: Callable[[], list[Skill]]) -> None:
         self._skills = skills

@@ -70,6 +70,10 @@ class BashTool(Tool):
     def doer(cls) -> str:
         return "the shell"
 
+    @classmethod
+    def shell_command(cls, args: Mapping[str, Any]) -> str | None:
+        return str(args.get("command", ""))
+
     def execute(self, env: Env, args: dict[str, Any]) -> ToolResult:
         command: str = args["command"]
         if not command.strip():

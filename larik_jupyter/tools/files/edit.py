@@ -1,19 +1,20 @@
-"""The tools that change a file's text: write, edit and multi_edit."""
+"""The tools that change a file's text: write, edit and multi_edit. Each works its change out
+from the file's text as it is (`changed`), shows it as a diff for the approval, and makes it as
+planned while the file's text is unchanged (`tools/planned.py`)."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, ClassVar
 
 from larik_jupyter.errors import ToolError
+from larik_jupyter.session.call_summary import CellPosition
 from larik_jupyter.textdiff import unified_diff
-from larik_jupyter.tools.base import FILE_PATH, Tool, ToolResult
+from larik_jupyter.tools.base import FILE_PATH, Tool, ToolResult, Writes
 from larik_jupyter.tools.env import Env
-from larik_jupyter.tools.files.textfile import read_text, write_text
-
-if TYPE_CHECKING:
-    from larik_jupyter.session.call_summary import CellPosition
+from larik_jupyter.tools.files.textfile import read_text, text_bytes, write_text
+from larik_jupyter.tools.planned import Planned, replanned_note, still_planned
 
 _EDIT_FIELDS: dict[str, Any] = {
     "old_string": {"type": "string", "description": "Exact text to replace, including whitespace."},
@@ -60,24 +61,6 @@ def apply_edit(text: str, old: str, new: str, replace_all: bool, where: str) -> 
     return text.replace(old, new), count
 
 
-def _preview(env: Env, args: dict[str, Any], edits: list[dict[str, Any]] | None) -> str:
-    """The diff a write (`edits` None) or edits of `args["path"]` would make; nothing written."""
-    path = env.resolve(str(args["path"]))
-    rel = env.rel(path)
-    old = path.read_text(encoding="utf-8") if path.is_file() else None
-    if edits is None:
-        new = str(args["content"])
-    elif old is None:
-        return f"(no preview: {rel} does not exist, so there is nothing to edit)"
-    else:
-        new = old
-        for edit in edits:
-            new, _ = apply_edit(
-                new, edit["old_string"], edit["new_string"], bool(edit.get("replace_all")), rel
-            )
-    return unified_diff(rel, old, new) or "(no change)"
-
-
 def _lines(text: str) -> str:
     count = len(text.splitlines())
     return f"{count} line" + ("" if count == 1 else "s")
@@ -87,10 +70,59 @@ def _plural(count: int) -> str:
     return f"{count} occurrence" + ("" if count == 1 else "s")
 
 
-class WriteTool(Tool):
-    name = "write"
-    writes = frozenset({"files"})
+class TextTool(Tool):
+    """A tool that writes one file's text: the change worked out from the file's text (`changed`:
+    the new text and the result's summary), its diff the approval's preview."""
+
+    writes: ClassVar[frozenset[Writes]] = frozenset({"files"})
     path_input = "path"
+
+    @classmethod
+    def changed(cls, old: str | None, args: Mapping[str, Any], where: str) -> tuple[str, str]:
+        """The file's new text and what the result says of it, from its text `old` (None: no
+        such file); raises `ToolError` naming `where` when the call cannot apply."""
+        raise NotImplementedError
+
+    @classmethod
+    def new_text(cls, old: str | None, args: Mapping[str, Any], where: str) -> str:
+        """The text a call leaves in its file (a branch's steps and replay recreate it)."""
+        return cls.changed(old, args, where)[0]
+
+    def plan(self, env: Env, args: dict[str, Any]) -> Planned[tuple[str, str]]:
+        path = env.resolve(str(args["path"]))
+        return self._worked_out(env, path, _text(env, path), args)
+
+    def _worked_out(self, env: Env, path: Path, old: str | None, args: Mapping[str, Any]) -> Planned[tuple[str, str]]:
+        rel = env.rel(path)
+        new, summary = self.changed(old, args, rel)
+        text_bytes(rel, new)  # refused here, before its diff is shown or made
+        return Planned(unified_diff(rel, old, new) or "(no change)", old, (new, summary))
+
+    def execute(self, env: Env, args: dict[str, Any]) -> ToolResult:
+        path = env.resolve(str(args["path"]))
+        old = _text(env, path)
+        planned = still_planned(env.call.planned, old)
+        note = ""
+        if planned is None:
+            planned = self._worked_out(env, path, old, args)
+            note = replanned_note(env.call.planned, planned, env.rel(path))
+        new, summary = planned.change
+        return _commit(env, path, old, new, note + summary)
+
+
+def _text(env: Env, path: Path) -> str | None:
+    """The file's text, None when there is no such file."""
+    return read_text(env, path) if path.exists() else None
+
+
+def _existing(old: str | None, where: str) -> str:
+    if old is None:
+        raise ToolError(f"{where} does not exist, so there is nothing to edit; check the path with ls or glob.")
+    return old
+
+
+class WriteTool(TextTool):
+    name = "write"
     description = (
         "Create a file or overwrite it with the given content. Read a file before overwriting it."
     )
@@ -103,15 +135,10 @@ class WriteTool(Tool):
         "required": ["path", "content"],
     }
 
-    def execute(self, env: Env, args: dict[str, Any]) -> ToolResult:
-        path = env.resolve(args["path"])
-        old = read_text(env, path) if path.exists() else None
-        content: str = args["content"]
-        verb = "Created" if old is None else "Overwrote"
-        return _commit(env, path, old, content, f"{verb} {env.rel(path)} ({_lines(content)}).")
-
-    def preview(self, env: Env, args: dict[str, Any]) -> str:
-        return _preview(env, args, None)
+    @classmethod
+    def changed(cls, old: str | None, args: Mapping[str, Any], where: str) -> tuple[str, str]:
+        content = str(args.get("content", ""))
+        return content, f"{'Created' if old is None else 'Overwrote'} {where} ({_lines(content)})."
 
     def approval_question(
         self, args: Mapping[str, Any], preview: str, namespace: Mapping[str, Any] | None,
@@ -121,10 +148,8 @@ class WriteTool(Tool):
         return f"{'Create' if creates else 'Overwrite'} {args.get('path') or ''} with this content?", preview
 
 
-class EditTool(Tool):
+class EditTool(TextTool):
     name = "edit"
-    writes = frozenset({"files"})
-    path_input = "path"
     description = (
         "Replace an exact string in a file. old_string must match exactly once "
         "(or pass replace_all=true); the edit is refused when it matches nothing or several places."
@@ -135,17 +160,13 @@ class EditTool(Tool):
         "required": ["path", "old_string", "new_string"],
     }
 
-    def execute(self, env: Env, args: dict[str, Any]) -> ToolResult:
-        path = env.resolve(args["path"])
-        rel = env.rel(path)
-        old = read_text(env, path)
+    @classmethod
+    def changed(cls, old: str | None, args: Mapping[str, Any], where: str) -> tuple[str, str]:
         new, count = apply_edit(
-            old, args["old_string"], args["new_string"], bool(args.get("replace_all")), rel
+            _existing(old, where), str(args.get("old_string", "")), str(args.get("new_string", "")),
+            bool(args.get("replace_all")), where,
         )
-        return _commit(env, path, old, new, f"Edited {rel}: replaced {_plural(count)}.")
-
-    def preview(self, env: Env, args: dict[str, Any]) -> str:
-        return _preview(env, args, [args])
+        return new, f"Edited {where}: replaced {_plural(count)}."
 
     def approval_question(
         self, args: Mapping[str, Any], preview: str, namespace: Mapping[str, Any] | None,
@@ -154,10 +175,8 @@ class EditTool(Tool):
         return _edits_question(args), preview
 
 
-class MultiEditTool(Tool):
+class MultiEditTool(TextTool):
     name = "multi_edit"
-    writes = frozenset({"files"})
-    path_input = "path"
     rule_names = ("multiedit",)
     description = (
         "Apply several exact-string edits to one file in order, each seeing the result of the "
@@ -180,27 +199,20 @@ class MultiEditTool(Tool):
         "required": ["path", "edits"],
     }
 
-    def execute(self, env: Env, args: dict[str, Any]) -> ToolResult:
-        path = env.resolve(args["path"])
-        rel = env.rel(path)
-        edits: list[dict[str, Any]] = args["edits"]
-        if not edits:
-            raise ToolError(f"multi_edit of {rel} got no edits; pass at least one.")
-        old = read_text(env, path)
-        new = old
+    @classmethod
+    def changed(cls, old: str | None, args: Mapping[str, Any], where: str) -> tuple[str, str]:
+        edits = args.get("edits")
+        if not isinstance(edits, list) or not edits:
+            raise ToolError(f"multi_edit of {where} got no edits; pass at least one.")
+        new = _existing(old, where)
         total = 0
         for i, edit in enumerate(edits, 1):
-            where = f"{rel}, edit {i} of {len(edits)} (no edit was applied)"
             new, count = apply_edit(
-                new, edit["old_string"], edit["new_string"], bool(edit.get("replace_all")), where
+                new, str(edit.get("old_string", "")), str(edit.get("new_string", "")),
+                bool(edit.get("replace_all")), f"{where}, edit {i} of {len(edits)} (no edit was applied)",
             )
             total += count
-        return _commit(
-            env, path, old, new, f"Edited {rel}: {len(edits)} edits, replaced {_plural(total)}."
-        )
-
-    def preview(self, env: Env, args: dict[str, Any]) -> str:
-        return _preview(env, args, list(args["edits"]))
+        return new, f"Edited {where}: {len(edits)} edits, replaced {_plural(total)}."
 
     def approval_question(
         self, args: Mapping[str, Any], preview: str, namespace: Mapping[str, Any] | None,

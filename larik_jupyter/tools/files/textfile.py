@@ -59,16 +59,22 @@ def read_regular(path: Path, limit: int, shown: str) -> bytes:
         return f.read()
 
 
+def text_bytes(rel: str, text: str) -> bytes:
+    """`text` as the bytes of the file `rel` (undecodable bytes read as surrogates written back
+    as they were); refused when UTF-8 cannot hold it (a lone surrogate from a bad JSON escape)."""
+    try:
+        return text.encode("utf-8", errors="surrogateescape")
+    except UnicodeEncodeError as exc:
+        raise ToolError(
+            f"The new text for {rel} has a character UTF-8 cannot hold "
+            f"({exc.reason} at position {exc.start}); the file was left unchanged."
+        ) from exc
+
+
 def write_text(env: Env, path: Path, text: str) -> None:
     """Write `text` to `path` after the checkpoint store has captured it."""
     if path.is_dir():
         raise ToolError(f"{env.rel(path)} is a directory; pass a file path.")
-    try:
-        data = text.encode("utf-8", errors="surrogateescape")
-    except UnicodeEncodeError as exc:
-        raise ToolError(
-            f"The new text for {env.rel(path)} has a character UTF-8 cannot hold "
-            f"({exc.reason} at position {exc.start}); the file was left unchanged."
-        ) from exc
+    data = text_bytes(env.rel(path), text)
     env.capture_before_write(path)
     write_file(env.root, path, data)

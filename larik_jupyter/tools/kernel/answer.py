@@ -2,17 +2,18 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from larik_jupyter.errors import ToolError
-from larik_jupyter.session.tool_names import ANSWER_TOOL
+from larik_jupyter.session.call_summary import CellPosition, clip
 from larik_jupyter.tools.base import Answer, Tool, ToolResult
 from larik_jupyter.tools.env import Env
 from larik_jupyter.tools.kernel.variables import describe
 
 
 class AnswerTool(Tool):
-    name = ANSWER_TOOL
+    name = "answer"
     writes = frozenset()
     needs_kernel = True
     description = (
@@ -29,6 +30,13 @@ class AnswerTool(Tool):
         "required": ["name"],
     }
     inline = True
+
+    @classmethod
+    def summary(cls, args: Mapping[str, Any], position: CellPosition | None = None) -> str:
+        """`answer: hand back summary as the turn's value`."""
+        if isinstance(handed := args.get("name"), str) and handed:
+            return f"{cls.name}: hand back {clip(handed)} as the turn's value"
+        return super().summary(args, position)
 
     def execute(self, env: Env, args: dict[str, Any]) -> ToolResult:
         if env.host is None:

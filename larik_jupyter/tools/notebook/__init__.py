@@ -12,13 +12,13 @@ from larik_jupyter.lazy import lazy_names
 if TYPE_CHECKING:
     from larik_jupyter.tools.notebook.cells import (
         NOTEBOOK_PATH,
-        NotebookEditTool,
         NotebookReadTool,
         NotebookTool,
         cell_tag,
         notebook_path,
     )
     from larik_jupyter.tools.notebook.document import NotebookDocument, kernel_notebook
+    from larik_jupyter.tools.notebook.edit import NotebookEditTool
     from larik_jupyter.tools.notebook.open import (
         cell_restorer,
         cell_sources,
@@ -40,7 +40,7 @@ _LAZY = {
     "NOTEBOOK_PATH": "larik_jupyter.tools.notebook.cells",
     "cell_tag": "larik_jupyter.tools.notebook.cells",
     "NotebookDocument": "larik_jupyter.tools.notebook.document",
-    "NotebookEditTool": "larik_jupyter.tools.notebook.cells",
+    "NotebookEditTool": "larik_jupyter.tools.notebook.edit",
     "NotebookReadTool": "larik_jupyter.tools.notebook.cells",
     "NotebookTool": "larik_jupyter.tools.notebook.cells",
     "NotebookRunTool": "larik_jupyter.tools.notebook.run",

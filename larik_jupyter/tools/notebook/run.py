@@ -40,6 +40,7 @@ from larik_jupyter.tools.notebook.document import kernel_notebook, with_provenan
 from larik_jupyter.tools.notebook.file import REWRITTEN_NOTE
 from larik_jupyter.tools.notebook.open import open_notebook
 from larik_jupyter.tools.notebook.outputs import outputs_text
+from larik_jupyter.tools.notebook.summaries import run_summary
 
 
 @dataclass
@@ -91,6 +92,10 @@ class NotebookRunTool(NotebookTool):
         of = f" of {path.rsplit('/', 1)[-1]}" if path else ""
         said = "" if preview.startswith("(no preview") else f" {effects_sentence(preview, namespace or {})}"
         return f"Run {cell}{of} in your kernel?{said}", preview
+
+    @classmethod
+    def summary(cls, args: Mapping[str, Any], position: CellPosition | None = None) -> str:
+        return run_summary(cls.name, args, position)
 
     def execute(self, env: Env, args: dict[str, Any]) -> ToolResult:
         raise ToolError("notebook_run runs cells only during a turn in a Jupyter kernel.")
