@@ -42,7 +42,7 @@ def test_rewind_returns_the_prompt_and_switches_session(tmp_path: Path) -> None:
     assert agent.rewind(2) == "second"
     assert agent.session_id != source
     assert len(agent.records.turns) == 1
-    with pytest.raises(BranchError, match="has 1 prompt\\(s\\); choose a prompt number from 1 to 1"):
+    with pytest.raises(BranchError, match="has 1 prompt; choose a prompt number from 1 to 1"):
         agent.rewind(5)
     agent.close()
 

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 
 from larik_jupyter.agent.permissions import PermissionAnswer, PermissionRequest
-from larik_jupyter.bridge_protocol import Get, Reply, ShowOutputs
+from larik_jupyter.bridge_protocol import Get, ReadReply, ShowOutputs
 from larik_jupyter.errors import LarikError
 from larik_jupyter.llm.messages import ContentBlock, ImageBlock, TextBlock, ToolResultBlock
 from larik_jupyter.llm.outside import PREFIX as OUTSIDE_PREFIX
@@ -378,9 +378,9 @@ class _Cell(msgspec.Struct):
     outputs: list[Any] = []
 
 
-def _cells(reply: Reply | None) -> list[_Cell]:
+def _cells(reply: ReadReply | None) -> list[_Cell]:
     """The cells of the page's reply to `Get` (none when it did not answer)."""
-    if reply is None or reply.notebook is None:
+    if reply is None:
         return []
     try:
         return msgspec.convert(reply.notebook.cells, list[_Cell])
