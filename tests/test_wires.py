@@ -31,7 +31,6 @@ NOT_WIRE: dict[tuple[str, str, str], str] = {
     ("notebook/magics.py", "sys.modules", "larik_jupyter.notebook.widgets.session_widget"): "Python's module table",
     ("notebook/render.py", "data", "text/html"): "a MIME bundle IPython's formatters made in this process",
     ("notebook/render.py", "data", "text/plain"): "a MIME bundle IPython's formatters made in this process",
-    ("notebook/render.py", "tool_input", "name"): "a stored call's input, which its tool's schema declares",
     ("notebook/outside.py", "request.input", "cell_id"): "a call's input, which its tool's schema declares",
     ("notebook/outside.py", "source", "data"): "a stored image block's source (`llm.messages.ImageBlock`)",
     ("notebook/outside.py", "source", "media_type"): "a stored image block's source (`llm.messages.ImageBlock`)",
