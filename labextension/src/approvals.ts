@@ -88,8 +88,11 @@ async function follow(panel: NotebookPanel): Promise<boolean> {
     let pending: api.PageApprovals;
     try {
       pending = await api.pageApprovals(panel.context.localPath);
-    } catch {
-      pending = { live: true, approvals: [] }; // the server is restarting: ask again
+    } catch (failure) {
+      // A server without larik's extension has no such endpoint; another failure (the
+      // server restarting) is asked again.
+      const missing = failure instanceof api.LarikApiError && failure.status === 404;
+      pending = { live: !missing, approvals: [] };
     }
     if (!pending.live) {
       area.remove();

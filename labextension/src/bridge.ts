@@ -547,6 +547,19 @@ const HANDLERS: Handlers = {
   },
 
   patch: (doc, request): Answer<'patch'> => {
+    const larik = request.metadata?.larik;
+    const call = larik && typeof larik === 'object' && !Array.isArray(larik) ? larik.tool_use_id : undefined;
+    const current = doc.model.cells[doc.indexOf(request.cell_id)];
+    if (
+      typeof call === 'string' &&
+      canonical(current.getMetadata('larik') ?? null) === canonical(larik ?? null) &&
+      current.getSource().includes(request.new_string)
+    ) {
+      // The cell carries this very call's mark and its new text: the patch landed already
+      // (the request came twice). A patch is not a whole source to compare, so its call's id,
+      // which only the call's own edit writes, tells.
+      return doc.landed(current.getId(), request.metadata);
+    }
     const index = doc.checked(doc.indexOf(request.cell_id));
     const cell = doc.model.cells[index];
     const source = cell.getSource();
