@@ -159,6 +159,11 @@ ACTIVATE = """path => {
 ORDER = ["load", "target", "gone", "keep", "hand", "turn1", "undo", "turn2", "undo_to"]
 
 
+# The ids of the cells that show "edited by Larik" in the page's panel of a notebook.
+MARKED = """path => Array.from(window.jupyterapp.shell.widgets('main')).find(w => w.context?.path === path)
+  .content.widgets.filter(w => w.node.querySelector(':scope > .jp-larik-marker')).map(w => w.model.id)"""
+
+
 @pytest.mark.own_lab(collaboration=True)
 def test_two_collaborators_see_each_edit_once_and_a_leaving_page_hands_the_notebook_on(
     lab_page: Page, lab_server: LabServer, lab_browser: Browser
@@ -198,6 +203,8 @@ def test_two_collaborators_see_each_edit_once_and_a_leaving_page_hands_the_noteb
             assert text(cell["target"]["outputs"]) == "x is 2\n"  # once, not once per page
             assert cell["hand"]["source"] == "Notes: typed by page 2"
             assert cell["keep"] == kept
+            # Page 2 applied none of the edits: their markers came with the shared document.
+            wait_until(lambda p=page, i=ids: set(p.evaluate(MARKED, NAME)) == {"target", i[2]}, "the markers", 30)
         *_, other, closed = result_texts(root)
         assert other.startswith(
             "Not landed: other.ipynb is open in a real-time collaboration room of jupyter-collaboration,"
