@@ -9,9 +9,11 @@ import asyncio
 import os
 from pathlib import Path
 
+from pydantic import ValidationError
+
 from larik_jupyter.agent.permissions import PermissionAnswer, PermissionRequest
 from larik_jupyter.approval_wire import LONGEST_WAIT, ApprovalPosted, ApprovalState
-from larik_jupyter.server_link import TIMEOUT, JupyterServer, call, started_by
+from larik_jupyter.server_link import JupyterServer, call, started_by
 from larik_jupyter.textdiff import detail_html
 
 
@@ -41,24 +43,28 @@ class PageApprover:
             detail_html=detail_html(request.detail), ask=request.ask, kernel=self.kernel,
         )
         body = posted.model_dump_json().encode()
-        if await asyncio.to_thread(call, self.server, "approvals", method="POST", body=body) is None:
-            return None
         endpoint = f"approvals/{request.id}"
-        settled = False
+        state = ApprovalState(pending=True)
         try:
-            while True:
-                answer = await asyncio.to_thread(
-                    call, self.server, endpoint, {"wait": str(LONGEST_WAIT)}, timeout=3 * LONGEST_WAIT
-                )
-                state = ApprovalState.model_validate(answer) if answer is not None else ApprovalState(pending=False)
-                if state.answer is not None or not state.pending:
-                    settled = True
-                    return PermissionAnswer(state.answer.decision, state.answer.message) if state.answer else None
-        finally:
-            if not settled:  # the turn ended before an answer: the page's card goes
-                # On a worker thread, which finishes the request even if this task is
-                # cancelled again meanwhile.
-                await asyncio.to_thread(call, self.server, endpoint, method="DELETE", timeout=TIMEOUT)
+            if await asyncio.to_thread(call, self.server, "approvals", method="POST", body=body) is None:
+                return None
+            while state.pending:
+                state = await asyncio.to_thread(self._wait, endpoint)
+        except BaseException:
+            # The turn ended before an answer (Stop, an interrupt): the page's card goes. On a
+            # worker thread, which finishes the request even if this task is cancelled again.
+            await asyncio.to_thread(call, self.server, endpoint, method="DELETE")
+            raise
+        answer = state.answer
+        return PermissionAnswer(answer.decision, answer.message) if answer is not None else None
+
+    def _wait(self, endpoint: str) -> ApprovalState:
+        """One wait for the answer; a server that stops answering (or not as larik's) ends it."""
+        reply = call(self.server, endpoint, {"wait": str(LONGEST_WAIT)}, timeout=3 * LONGEST_WAIT)
+        try:
+            return ApprovalState.model_validate(reply)
+        except ValidationError:
+            return ApprovalState(pending=False)
 
 
 def page_approver() -> PageApprover | None:
