@@ -170,6 +170,8 @@ def test_under_server_documents_the_open_notebook_is_never_written_behind_its_ro
     lab_page.evaluate("() => window.jupyterapp.shell.currentWidget.sessionContext.session.kernel.interrupt()")
     card.wait_for(state="detached", timeout=60_000)
     wait_idle_count(lab_page, "ask3")
+    body_has(lab_page, '("o = 6"): cancelled, the turn ended before an answer')
     assert source_of(root, "other.ipynb") == "o = 5"
     assert lab_server.api(f"larik/api/approvals?path={NAME}") == {"live": True, "approvals": []}
+    lab_page.evaluate("() => window.jupyterapp.shell.currentWidget.content.widgets[8].node.scrollIntoView()")
     shot(lab_page, "jsd_after_stop")
