@@ -14,19 +14,20 @@ import secrets
 import urllib.error
 import urllib.parse
 import urllib.request
-from dataclasses import dataclass
 from pathlib import Path
+
+import msgspec
 
 TIMEOUT = 10.0
 
 
-@dataclass(frozen=True)
-class JupyterServer:
-    """A running Jupyter server: where it answers, its token ('' without one), its root."""
+class JupyterServer(msgspec.Struct, frozen=True):
+    """A running Jupyter server, as its runtime file says: where it answers, its token ('' without
+    one), its root."""
 
     url: str
-    token: str
     root_dir: str
+    token: str = ""
 
 
 def started_by() -> JupyterServer | None:
@@ -35,12 +36,9 @@ def started_by() -> JupyterServer | None:
 
     info = Path(jupyter_runtime_dir()) / f"jpserver-{os.getppid()}.json"
     try:
-        data = json.loads(info.read_text())
-    except (OSError, ValueError):
+        return msgspec.json.decode(info.read_bytes(), type=JupyterServer)
+    except (OSError, msgspec.ValidationError, msgspec.DecodeError):
         return None
-    if not isinstance(data, dict) or not all(isinstance(data.get(k), str) for k in ("url", "root_dir")):
-        return None
-    return JupyterServer(data["url"], str(data.get("token") or ""), data["root_dir"])
 
 
 def call(

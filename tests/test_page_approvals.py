@@ -32,7 +32,7 @@ def jp_server_config() -> dict[str, Any]:
 @pytest.fixture
 def approver(jp_serverapp: Any, jp_http_port: int, jp_base_url: str) -> PageApprover:
     """The kernel's approver, reaching the test server as a kernel reaches its own."""
-    server = JupyterServer(f"http://localhost:{jp_http_port}{jp_base_url}", jp_serverapp.identity_provider.token, "")
+    server = JupyterServer(url=f"http://localhost:{jp_http_port}{jp_base_url}", root_dir="", token=jp_serverapp.identity_provider.token)
     return PageApprover(server, kernel="k1")
 
 

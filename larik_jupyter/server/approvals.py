@@ -13,6 +13,9 @@ from __future__ import annotations
 import asyncio
 import time
 from dataclasses import dataclass, field
+from typing import Any
+
+import msgspec
 
 from larik_jupyter.approval_wire import (
     LONGEST_WAIT,
@@ -25,6 +28,23 @@ from larik_jupyter.errors import LarikError
 
 # An ask whose kernel has not asked for its answer for this long is gone (the kernel died).
 FORGOTTEN_AFTER = 6 * LONGEST_WAIT
+
+
+class _Kernel(msgspec.Struct):
+    id: str
+
+
+class _Session(msgspec.Struct):
+    """What is read of one of the server's sessions: the notebook and its kernel."""
+
+    path: str = ""
+    kernel: _Kernel | None = None
+
+
+def kernels_of(sessions: list[dict[str, Any]], path: str) -> set[str]:
+    """The ids of the kernels that `sessions` (the session manager's list) run for `path`."""
+    read = msgspec.convert(sessions, list[_Session])
+    return {s.kernel.id for s in read if s.path == path and s.kernel is not None}
 
 
 class UnknownApprovalError(LarikError):

@@ -20,7 +20,7 @@ from larik_jupyter.approval_wire import ApprovalAnswer, ApprovalPosted, PageAppr
 from larik_jupyter.errors import LarikError
 from larik_jupyter.paths import is_session_id, sessions_dir
 from larik_jupyter.server import rooms, views
-from larik_jupyter.server.approvals import PendingApprovals, UnknownApprovalError
+from larik_jupyter.server.approvals import PendingApprovals, UnknownApprovalError, kernels_of
 from larik_jupyter.server.confine import (
     MissingDirectoryError,
     OutsideRootError,
@@ -240,8 +240,7 @@ class ApprovalsHandler(_LarikHandler):
     async def get(self) -> None:
         path = self.get_argument("path", "")
         live = rooms.backend_room(self.serverapp).backend == rooms.SERVER_DOCUMENTS
-        sessions = await self.session_manager.list_sessions() if live else []
-        kernels = {str(s["kernel"]["id"]) for s in sessions if s.get("path") == path and s.get("kernel")}
+        kernels = kernels_of(await self.session_manager.list_sessions(), path) if live else set()
         self.write_model(PageApprovals(live=live, approvals=self.approvals.of(kernels)))
 
     @_endpoint

@@ -11,8 +11,8 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, field_serializer
 from pydantic.json_schema import models_json_schema
 
-from larik_jupyter.approval_wire import ApprovalAnswer, PageApprovals
 from larik_jupyter.agent.undo_list import TurnChange
+from larik_jupyter.approval_wire import ApprovalAnswer, PageApprovals
 from larik_jupyter.server.page_entries import PageEntry
 from larik_jupyter.session.branch import TreeNode
 from larik_jupyter.typescript import declarations, module
