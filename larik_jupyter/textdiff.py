@@ -94,3 +94,11 @@ def diff_html(diff: str) -> str:
         style = f' style="{_DIFF_STYLES[cls]}"' if cls else ""
         spans.append(f'<span class="{cls}"{style}>{html.escape(line)}</span>' if cls else html.escape(line))
     return f'<pre class="larik-diff" style="{_DIFF_PRE}">' + "\n".join(spans) + "</pre>"
+
+
+def detail_html(detail: str) -> str:
+    """What an approval card shows under its question: a diff as `diff_html`, other text as it
+    is (scrolled past 20 lines), in the in-cell card and the page's card alike."""
+    if detail.startswith("--- "):
+        return diff_html(detail)
+    return f"<pre style='max-height:20em;overflow:auto'>{html.escape(detail)}</pre>"

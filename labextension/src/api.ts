@@ -5,10 +5,12 @@ import { URLExt } from '@jupyterlab/coreutils';
 import { ServerConnection } from '@jupyterlab/services';
 
 import {
+  ApprovalAnswer,
   Checkpoints,
   DeleteRequest,
   NotebookRequest,
   NotebookWritten,
+  PageApprovals,
   SessionList,
   ShownMessage,
   TranscriptPage
@@ -19,6 +21,8 @@ export type {
   CheckpointTurn,
   Checkpoints,
   EgressTurn,
+  PageApproval,
+  PageApprovals,
   PageEntry,
   PromptInfo,
   SessionList,
@@ -108,4 +112,14 @@ export async function writeNotebook(cwd: string, id: string, at: number | null):
 export async function deleteSession(cwd: string, id: string, token: string): Promise<void> {
   const body: DeleteRequest = { token };
   await request(`sessions/${id}/delete`, { cwd }, { method: 'POST', body: JSON.stringify(body) });
+}
+
+/** The approvals the kernels running notebook `path` wait for (jupyter-server-documents). */
+export async function pageApprovals(path: string): Promise<PageApprovals> {
+  return (await request('approvals', { path })).json();
+}
+
+/** Answer approval `id` as its card's buttons do. */
+export async function answerApproval(id: string, answer: ApprovalAnswer): Promise<void> {
+  await request(`approvals/${encodeURIComponent(id)}`, {}, { method: 'POST', body: JSON.stringify(answer) });
 }

@@ -11,7 +11,7 @@ import type { ICell, IOutput } from '@jupyterlab/nbformat';
 import { INotebookTracker, NotebookActions, NotebookPanel } from '@jupyterlab/notebook';
 import { Kernel, KernelMessage } from '@jupyterlab/services';
 
-import { IProvenance, provenanceOf } from './provenance';
+import { IProvenance, followMarks, provenanceOf } from './provenance';
 import { Json, JsonObject } from './json';
 import {
   Bye,
@@ -204,15 +204,10 @@ export class NotebookBridge {
       }
     });
     panel.context.pathChanged.connect(() => this.sayHello(panel));
-    // The markers come back with the page: from the `larik` metadata the cells were saved with.
-    void panel.context.ready.then(() => {
-      for (const widget of panel.content.widgets) {
-        const target = provenanceOf(widget.model.getMetadata('larik'));
-        if (target) {
-          this.markEdited(panel, widget.model.id, target);
-        }
-      }
-    });
+    // The markers come back with the page (from the `larik` metadata the cells were saved
+    // with) and follow the edits another page applied (their metadata comes through the
+    // shared document).
+    followMarks(panel, (id, target) => this.markEdited(panel, id, target));
     panel.disposed.connect(() => {
       // Closing the notebook tells the kernel, whose edits of it then go to another page
       // showing it, or to the file.
@@ -547,6 +542,19 @@ const HANDLERS: Handlers = {
   },
 
   patch: (doc, request): Answer<'patch'> => {
+    const larik = request.metadata?.larik;
+    const call = larik && typeof larik === 'object' && !Array.isArray(larik) ? larik.tool_use_id : undefined;
+    const current = doc.model.cells[doc.indexOf(request.cell_id)];
+    if (
+      typeof call === 'string' &&
+      canonical(current.getMetadata('larik') ?? null) === canonical(larik ?? null) &&
+      current.getSource().includes(request.new_string)
+    ) {
+      // The cell carries this very call's mark and its new text: the patch landed already
+      // (the request came twice). A patch is not a whole source to compare, so its call's id,
+      // which only the call's own edit writes, tells.
+      return doc.landed(current.getId(), request.metadata);
+    }
     const index = doc.checked(doc.indexOf(request.cell_id));
     const cell = doc.model.cells[index];
     const source = cell.getSource();

@@ -11,6 +11,7 @@ import { IStatusBar } from '@jupyterlab/statusbar';
 import { listIcon } from '@jupyterlab/ui-components';
 
 import * as api from './api';
+import { answerApprovalsInPage } from './approvals';
 import { NotebookBridge } from './bridge';
 import { CommandIDs } from './commands';
 import { addFixButton } from './fix';
@@ -198,6 +199,7 @@ const plugin: JupyterFrontEndPlugin<void> = {
     });
     runAgainBelow(tracker);
     interruptOnStop(tracker);
+    answerApprovalsInPage(tracker);
     plainPromptCells(tracker);
     if (statusBar) {
       addTurnStatus(tracker, statusBar);

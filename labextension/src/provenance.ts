@@ -3,6 +3,7 @@
  * in its metadata; from such a cell to its prompt, and from a prompt to the cells it changed in
  * the open notebooks (found in each document model, so saved cells count as well as live edits).
  */
+import { ICellModel } from '@jupyterlab/cells';
 import { INotebookTracker, Notebook, NotebookPanel } from '@jupyterlab/notebook';
 
 /** Which prompt of which session created or last changed a cell. */
@@ -19,6 +20,41 @@ export interface ITouched {
 
 /** The event an open fork tree listens to, to select the prompt "Open prompt" names. */
 export const SHOW_PROMPT_EVENT = 'larik-jupyter:show-prompt';
+
+/**
+ * Call `marked` for each cell of `panel` whose `larik` metadata names a prompt: once the
+ * notebook is ready, and whenever a cell's changes to one or a cell comes with one (an edit
+ * another page applied, arriving through the shared document). Called once the change is
+ * through: the same change's new source would otherwise take the new marker off as a hand edit.
+ */
+export function followMarks(panel: NotebookPanel, marked: (id: string, target: IProvenance) => void): void {
+  const follow = (cell: ICellModel) => {
+    const target = provenanceOf(cell.getMetadata('larik'));
+    if (target) {
+      marked(cell.id, target);
+    }
+    cell.metadataChanged.connect((_, change) => {
+      const now = change.key === 'larik' ? provenanceOf(change.newValue) : null;
+      if (now) {
+        queueMicrotask(() => marked(cell.id, now));
+      }
+    });
+  };
+  void panel.context.ready.then(() => {
+    const model = panel.content.model;
+    if (!model) {
+      return;
+    }
+    for (const cell of model.cells) {
+      follow(cell);
+    }
+    model.cells.changed.connect((_, change) => {
+      if (change.type === 'add') {
+        change.newValues.forEach(follow);
+      }
+    });
+  });
+}
 
 /** The prompt named by `value` (a cell's `larik` metadata or command arguments), if it names one. */
 export function provenanceOf(value: unknown): IProvenance | null {

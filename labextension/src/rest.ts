@@ -46,6 +46,29 @@ export interface NotebookWritten {
 }
 
 /**
+ * An approval a turn waits for where no comm reaches its kernel (jupyter-server-documents),
+ * as the page's card shows it: the in-cell card's question and detail (`textdiff.detail_html`),
+ * and its kind (`keep`: the call already ran; Keep or Roll back, no "always").
+ */
+export interface PageApproval {
+  id: string;
+  summary: string;
+  question: string;
+  detail_html: string;
+  ask: "run" | "keep";
+}
+
+/**
+ * `GET /larik/api/approvals?path=`: the pending approvals of the kernels running that
+ * notebook; `live` is false where no turn asks the page (no jupyter-server-documents): the
+ * page stops asking.
+ */
+export interface PageApprovals {
+  live: boolean;
+  approvals: PageApproval[];
+}
+
+/**
  * One prompt of a session: its message position, first line, whole text (what a search
  * matches), time, and whether an undo put its turn back (`undone`).
  */
@@ -287,6 +310,15 @@ export interface VariableChange {
   rolled_back?: boolean;
   restricted_from?: string[];
   policy?: string;
+}
+
+/**
+ * `POST /larik/api/approvals/<id>`: the page's answer, as the in-cell card's buttons give it
+ * (`allow` once, `always`, `deny` with an optional reason for the model).
+ */
+export interface ApprovalAnswer {
+  decision: "allow" | "always" | "deny";
+  message?: string;
 }
 
 /** `POST /larik/api/sessions/<id>/delete`: the token from the listing confirms the deletion. */

@@ -125,8 +125,13 @@ class TurnRunner:
             # What the prompt carries besides its text, folded, as /history shows it.
             sent = Message(role="user", content=[*extras.before, TextBlock(text=text), *extras.after])
             ui.view.parts += [p for p in parts_from_messages([sent]) if isinstance(p, ContextPart)]
-        if isinstance(ui, TurnUI):  # the server runs the cell there, so it counts as headless
-            ui.view.redraw = under_server_documents()
+        if isinstance(ui, TurnUI) and under_server_documents():
+            # The server runs the cell there, so it counts as headless: the transcript is
+            # redrawn as one output, and approvals are answered in the page through the server.
+            from larik_jupyter.notebook.page_approvals import page_approver
+
+            ui.view.redraw = True
+            ui.page = page_approver()
         ui.show()
         if isinstance(ui, TurnUI) and self.bridge is not None:
             cell_id = running_cell_id(self.shell)

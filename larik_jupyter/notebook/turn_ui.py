@@ -13,7 +13,7 @@ from IPython.core.formatters import format_display_data
 from IPython.display import DisplayHandle, display
 
 from larik_jupyter.agent import events as ae
-from larik_jupyter.agent.permissions import PermissionAnswer, PermissionRequest
+from larik_jupyter.agent.permissions import Approver, PermissionAnswer, PermissionRequest
 from larik_jupyter.notebook.pump import MainThreadPump
 from larik_jupyter.notebook.view import TranscriptView
 from larik_jupyter.notebook.widgets import SilentWhenStatic
@@ -50,6 +50,9 @@ class TurnUI:
         self.interactive = False if headless else interactive
         self.approvals: list[ApprovalWidget] = []
         self.mirror: MirroredCell | None = None
+        # Where no widget can render but the notebook's pages answer through the server
+        # (jupyter-server-documents, `page_approvals.py`): asks go there instead of a card.
+        self.page: Approver | None = None
         self._handles: list[DisplayHandle] = []
         self._gone: set[widgets.Widget] = set()  # taken out of the cell when the turn ended
 
@@ -105,6 +108,8 @@ class TurnUI:
 
     async def approver(self, request: PermissionRequest) -> PermissionAnswer | None:
         """Show an approval card and wait for a click; None when no browser is watching."""
+        if self.page is not None:
+            return await self.page(request)
         if not await self._someone_watching():
             return None
         loop = asyncio.get_running_loop()

@@ -13,12 +13,14 @@ import msgspec
 from jupyter_server.auth.decorator import authorized
 from jupyter_server.base.handlers import APIHandler
 from jupyter_server.utils import url_path_join
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 from tornado import web
 
+from larik_jupyter.approval_wire import ApprovalAnswer, ApprovalPosted, PageApprovals
 from larik_jupyter.errors import LarikError
 from larik_jupyter.paths import is_session_id, sessions_dir
 from larik_jupyter.server import rooms, views
+from larik_jupyter.server.approvals import PendingApprovals, UnknownApprovalError, kernels_of
 from larik_jupyter.server.confine import (
     MissingDirectoryError,
     OutsideRootError,
@@ -33,6 +35,7 @@ from larik_jupyter.session.regular import UnreadableFileError
 from larik_jupyter.session.store import SessionLockedError
 
 T = TypeVar("T")
+M = TypeVar("M", bound=BaseModel)
 _ID = r"([^/]+)"
 _MAX_LIMIT = 1000
 _DEFAULT_LIMIT = 200
@@ -51,6 +54,7 @@ _STATUS: tuple[tuple[type[LarikError], int], ...] = (
     (OutsideRootError, 403),
     (MissingDirectoryError, 404),
     (UnknownSessionError, 404),
+    (UnknownApprovalError, 404),
     (StaleTokenError, 409),
     (SessionLockedError, 409),
     (CorruptSessionError, 422),
@@ -90,9 +94,10 @@ def _endpoint(method: Callable[..., Awaitable[None]]) -> Callable[..., Any]:
 class _LarikHandler(APIHandler):
     auth_resource = "larik"
 
-    def initialize(self, root_dir: str, tokens: DeleteTokens) -> None:
+    def initialize(self, root_dir: str, tokens: DeleteTokens, approvals: PendingApprovals) -> None:
         self.root_dir = root_dir
         self.tokens = tokens
+        self.approvals = approvals
 
     def cwd(self) -> Path:
         """The working directory the client asks about (`?cwd=`, default the server root)."""
@@ -123,6 +128,14 @@ class _LarikHandler(APIHandler):
                 f"Parameter {name}={raw!r} must be an integer from {low} to {high}."
             )
         return value
+
+    def body_as(self, model: type[M], what: str, usage: str) -> M:
+        """The request's JSON body as `model`; the error names the request (`what`) and the
+        body it takes (`usage`)."""
+        try:
+            return model.model_validate_json(self.request.body or b"{}")
+        except ValidationError as exc:
+            raise BadRequestError(f"The {what} takes a JSON body {usage}.") from exc
 
     def write_model(self, model: Any) -> None:
         self.finish(model.model_dump_json())
@@ -219,6 +232,48 @@ class RoomHandler(_LarikHandler):
         self.finish(msgspec.json.encode(room))
 
 
+class ApprovalsHandler(_LarikHandler):
+    """`GET ?path=<notebook>`: the approvals the kernels running that notebook wait for (the
+    page's cards, under jupyter-server-documents); `POST`: a kernel publishes one it waits for."""
+
+    @_endpoint
+    async def get(self) -> None:
+        path = self.get_argument("path", "")
+        live = rooms.backend_room(self.serverapp).backend == rooms.SERVER_DOCUMENTS
+        kernels = kernels_of(await self.session_manager.list_sessions(), path) if live else set()
+        self.write_model(PageApprovals(live=live, approvals=self.approvals.of(kernels)))
+
+    @_endpoint
+    async def post(self) -> None:
+        posted = self.body_as(ApprovalPosted, "approval a kernel publishes", "describing the approval (larik's kernel sends it)")
+        self.approvals.publish(posted)
+        self.set_status(204)
+        self.finish()
+
+
+class ApprovalHandler(_LarikHandler):
+    """One approval: `POST` the page's answer; `GET ?wait=S` the kernel waits up to S seconds
+    for it; `DELETE` the kernel withdraws it (its turn ended)."""
+
+    @_endpoint
+    async def post(self, approval_id: str) -> None:
+        answer = self.body_as(ApprovalAnswer, "answer to an approval", '{"decision": "allow" | "always" | "deny", "message": "…"}')
+        self.approvals.answer(approval_id, answer)
+        self.set_status(204)
+        self.finish()
+
+    @_endpoint
+    async def get(self, approval_id: str) -> None:
+        seconds = self.int_argument("wait", 0, 0, 60)
+        self.write_model(await self.approvals.wait(approval_id, seconds))
+
+    @_endpoint
+    async def delete(self, approval_id: str) -> None:
+        self.approvals.withdraw(approval_id)
+        self.set_status(204)
+        self.finish()
+
+
 class NotebookHandler(_LarikHandler):
     """`POST /larik/api/sessions/<id>/notebook` with `{"at": N}`: the branch as a new notebook
     in the requested directory (`<id>.ipynb`, `<id>-2.ipynb`, …), its path in the answer."""
@@ -227,10 +282,7 @@ class NotebookHandler(_LarikHandler):
     async def post(self, session_id: str) -> None:
         from larik_jupyter.analysis.as_notebook import write_notebook
 
-        try:
-            request = NotebookRequest.model_validate_json(self.request.body or b"{}")
-        except ValidationError as exc:
-            raise BadRequestError('The notebook request takes a JSON body {"at": N} (N a prompt number, or null).') from exc
+        request = self.body_as(NotebookRequest, "notebook request", '{"at": N} (N a prompt number, or null)')
 
         def answer() -> NotebookWritten:
             cwd = self.cwd()
@@ -243,7 +295,8 @@ class NotebookHandler(_LarikHandler):
 def setup_handlers(web_app: Any, root_dir: str) -> None:
     """Register the `/larik/api/` routes on the server's tornado application."""
     base = url_path_join(web_app.settings["base_url"], "larik", "api", "sessions")
-    init = {"root_dir": root_dir, "tokens": DeleteTokens()}
+    init = {"root_dir": root_dir, "tokens": DeleteTokens(), "approvals": PendingApprovals()}
+    api = url_path_join(web_app.settings["base_url"], "larik", "api")
     web_app.add_handlers(
         ".*$",
         [
@@ -253,6 +306,8 @@ def setup_handlers(web_app: Any, root_dir: str) -> None:
             (url_path_join(base, _ID, "checkpoints"), CheckpointsHandler, init),
             (url_path_join(base, _ID, "export"), ExportHandler, init),
             (url_path_join(base, _ID, "notebook"), NotebookHandler, init),
-            (url_path_join(web_app.settings["base_url"], "larik", "api", "room"), RoomHandler, init),
+            (url_path_join(api, "room"), RoomHandler, init),
+            (url_path_join(api, "approvals"), ApprovalsHandler, init),
+            (url_path_join(api, "approvals", _ID), ApprovalHandler, init),
         ],
     )

@@ -12,6 +12,7 @@ from pydantic import BaseModel, ConfigDict, field_serializer
 from pydantic.json_schema import models_json_schema
 
 from larik_jupyter.agent.undo_list import TurnChange
+from larik_jupyter.approval_wire import ApprovalAnswer, PageApprovals
 from larik_jupyter.server.page_entries import PageEntry
 from larik_jupyter.session.branch import TreeNode
 from larik_jupyter.typescript import declarations, module
@@ -148,8 +149,8 @@ class DeleteRequest(BaseModel):
 
 
 # What the endpoints answer (every field is sent) and what they accept.
-ANSWERS: tuple[type[BaseModel], ...] = (SessionList, TranscriptPage, Checkpoints, NotebookWritten)
-ACCEPTS: tuple[type[BaseModel], ...] = (NotebookRequest, DeleteRequest)
+ANSWERS: tuple[type[BaseModel], ...] = (SessionList, TranscriptPage, Checkpoints, NotebookWritten, PageApprovals)
+ACCEPTS: tuple[type[BaseModel], ...] = (NotebookRequest, DeleteRequest, ApprovalAnswer)
 
 
 def typescript() -> str:

@@ -321,14 +321,18 @@ def test_a_malformed_request_gets_the_pages_typed_error(lab_page: Page, lab_serv
 
 TWICE = """import asyncio
 from larik_jupyter.notebook import extension
-from larik_jupyter.bridge_protocol import Delete, Insert, Replace
+from larik_jupyter.bridge_protocol import Delete, Insert, Patch, Replace
 bridge = extension._magics.bridge
 def code(cell_id, source):
     return {"id": cell_id, "cell_type": "code", "source": source, "metadata": {}, "outputs": [], "execution_count": None}
+def patch(old, new, call):
+    mark = {"larik": {"session": "20260101-000000-aaaaaa", "prompt": 1, "tool_use_id": call}}
+    return Patch(cell_id="other", old_string=old, new_string=new, metadata=mark)
 ops = [Insert(after="target", cell=code("dup", "d = 1")), Insert(after="target", cell=code("dup", "d = 1")),
        Insert(after="target", cell=code("other", "d = 1")),
        Replace(cell_id="target", cell=code("target", "x = 9")), Replace(cell_id="target", cell=code("target", "x = 9")),
-       Delete(cell_id="gone"), Delete(cell_id="gone")]
+       Delete(cell_id="gone"), Delete(cell_id="gone"),
+       patch("d = 1", "d = 1 + 1", "call1"), patch("d = 1", "d = 1 + 1", "call1"), patch("1 + 1", "2", "call2")]
 for op in ops:
     reply = await asyncio.to_thread(bridge.request, bridge.notebook_path, op)
     print(op.__struct_config__.tag, reply.__struct_config__.tag, reply.cell_ids)"""
@@ -336,7 +340,8 @@ for op in ops:
 
 def test_a_request_that_reaches_the_notebook_twice_changes_it_once(lab_page: Page, lab_server: LabServer) -> None:
     # A request may be sent again (to another page, when the first did not answer): each op
-    # checks the document first. The made-false twin: an insert of another id is a new cell.
+    # checks the document first. The made-false twins: an insert of another id is a new cell,
+    # a patch of another call changes the cell again.
     notebook(lab_server.root, "twice.ipynb", TWICE)
     open_notebook(lab_page, lab_server, "twice.ipynb")
     run_cell(lab_page, 0)
@@ -347,6 +352,8 @@ def test_a_request_that_reaches_the_notebook_twice_changes_it_once(lab_page: Pag
     assert "".join(output["text"]).splitlines() == [
         "insert changed ['dup']", "insert changed ['dup']", "insert changed ['other']",
         "replace changed ['target']", "replace changed ['target']", "delete changed []", "delete changed []",
+        "patch changed ['other']", "patch changed ['other']", "patch changed ['other']",
     ]
-    assert lab_page.evaluate(SOURCES)[:4] == ["load|%load_ext larik_jupyter", "target|x = 9", "other|d = 1", "dup|d = 1"]
+    # A patch that came twice leaves `d = 1 + 1` (not `d = 1 + 1 + 1`); another call's patch lands.
+    assert lab_page.evaluate(SOURCES)[:4] == ["load|%load_ext larik_jupyter", "target|x = 9", "other|d = 2", "dup|d = 1"]
     assert lab_page.evaluate(SOURCES)[4].startswith("prompt|")

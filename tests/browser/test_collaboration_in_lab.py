@@ -45,6 +45,10 @@ HAND_EDIT = """([path, id, text]) => {
   cell.setSource(cell.getSource() + text);
 }"""
 
+REVERT = """async path => {
+  const panel = Array.from(window.jupyterapp.shell.widgets('main')).find(w => w.context?.path === path);
+  await panel.context.revert();
+}"""
 SAVE = """async path => {
   const panel = Array.from(window.jupyterapp.shell.widgets('main')).find(w => w.context?.path === path);
   await panel.context.save();
@@ -159,6 +163,11 @@ ACTIVATE = """path => {
 ORDER = ["load", "target", "gone", "keep", "hand", "turn1", "undo", "turn2", "undo_to"]
 
 
+# The ids of the cells that show "edited by Larik" in the page's panel of a notebook.
+MARKED = """path => Array.from(window.jupyterapp.shell.widgets('main')).find(w => w.context?.path === path)
+  .content.widgets.filter(w => w.node.querySelector(':scope > .jp-larik-marker')).map(w => w.model.id)"""
+
+
 @pytest.mark.own_lab(collaboration=True)
 def test_two_collaborators_see_each_edit_once_and_a_leaving_page_hands_the_notebook_on(
     lab_page: Page, lab_server: LabServer, lab_browser: Browser
@@ -198,6 +207,8 @@ def test_two_collaborators_see_each_edit_once_and_a_leaving_page_hands_the_noteb
             assert text(cell["target"]["outputs"]) == "x is 2\n"  # once, not once per page
             assert cell["hand"]["source"] == "Notes: typed by page 2"
             assert cell["keep"] == kept
+            # Page 2 applied none of the edits: their markers came with the shared document.
+            wait_until(lambda p=page, i=ids: set(p.evaluate(MARKED, NAME)) == {"target", i[2]}, "the markers", 30)
         *_, other, closed = result_texts(root)
         assert other.startswith(
             "Not landed: other.ipynb is open in a real-time collaboration room of jupyter-collaboration,"
@@ -261,16 +272,20 @@ def test_without_collaboration_each_page_keeps_its_own_copy_exact(
 ) -> None:
     """The default (no collaboration backend): two pages on one notebook each hold their own
     copy; the page that ran the turn answers, the other follows the edits silently, and each
-    holds every change once."""
+    holds every change once. A page that opened the notebook after `%load_ext` shows the edits,
+    with their markers, once it reloads the notebook from the saved file."""
     root = lab_server.root
     collab_notebook(root)
     scripts(root)
     name = lab_server.path(NAME)
     open_notebook(lab_page, lab_server, NAME)
-    with another_page(lab_browser, lab_server, "page2") as page2:
+    with ExitStack() as stack:
+        page2 = stack.enter_context(another_page(lab_browser, lab_server, "page2"))
         open_in(page2, lab_server, name)
         run_cell(lab_page, 0)
         wait_idle_count(lab_page, "load")
+        page3 = stack.enter_context(another_page(lab_browser, lab_server, "page3"))
+        open_in(page3, lab_server, name)
         run_cell(lab_page, 5)
         body_has(lab_page, "Edits done.")
         wait_idle_count(lab_page, "turn1")
@@ -281,5 +296,14 @@ def test_without_collaboration_each_page_keeps_its_own_copy_exact(
             assert by_id(cells)["target"]["source"] == "x = 2\nprint('x is', x)"
             assert text(by_id(cells)["target"]["outputs"]) == "x is 2\n"
         shot(page2, "own_copies_page2")
+        lab_page.evaluate(SAVE, name)
+        wait_until(lambda: "x is 2" in (root / NAME).read_text(), f"the saved {NAME}", 60)
+        page3.evaluate(REVERT, name)
+        page3.wait_for_function(
+            f"path => ({CELLS})(path).some(c => c.id === 'target' && c.source.startsWith('x = 2'))", arg=name
+        )
+        inserted = ids_once(lab_page.evaluate(CELLS, name))[2]
+        wait_until(lambda: set(page3.evaluate(MARKED, name)) == {"target", inserted}, "page 3's markers", 30)
+        shot(page3, "own_copies_page3_reloaded")
         assert page2.evaluate("path => Array.from(window.jupyterapp.shell.widgets('main'))"
                               ".find(w => w.context?.path === path).context.model.collaborative", name) is False

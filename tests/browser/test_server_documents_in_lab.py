@@ -5,9 +5,11 @@ naming the backend: the room's document, the running cell's output and the earli
 counts stay) and a notebook no room holds (written); `/undo` puts that file back without
 `--force`; once the page opens it too, the next `/undo` of it is refused with one sentence and
 the file is left as the room has it (never written behind the room, with or without `--force`).
-A call that needs an approval is denied in one sentence: no card can be answered there. The
-streamed transcript is one output of the `%larik` cell, also when the cell held outputs from an
-earlier run."""
+No widget renders there, so a call that needs an approval is asked through larik's server
+extension: the page shows the card over the notebook, Deny leaves the file with the reason told
+to the model, Allow lets the write happen, and interrupting the kernel (Stop) while a card waits
+ends the turn and takes the card away. The streamed transcript is one output of the `%larik`
+cell, also when the cell held outputs from an earlier run."""
 
 from __future__ import annotations
 
@@ -53,6 +55,8 @@ def jsd_notebook(root: Path) -> None:
         nbformat.v4.new_code_cell("%larik --yes --model scripted:turn2.json once more", id="turn2"),
         nbformat.v4.new_code_cell("%larik /undo", id="undo2"),
         nbformat.v4.new_code_cell("%larik --model scripted:turn3.json ask first", id="ask"),
+        nbformat.v4.new_code_cell("%larik --model scripted:turn4.json ask again", id="ask2"),
+        nbformat.v4.new_code_cell("%larik --model scripted:turn5.json ask, then stop", id="ask3"),
     ])  # fmt: skip
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
     nbformat.write(nb, root / NAME)
@@ -71,10 +75,11 @@ def jsd_notebook(root: Path) -> None:
         {"content": [edit(path="closed.ipynb", cell_id="o1", new_source="o = 3")]},
         {"content": [{"type": "text", "text": "Edited again."}]},
     ]}))  # fmt: skip
-    (root / "turn3.json").write_text(json.dumps({"responses": [
-        {"content": [edit(path="other.ipynb", cell_id="o1", new_source="o = 4")]},
-        {"content": [{"type": "text", "text": "Asked."}]},
-    ]}))  # fmt: skip
+    for turn, source, said in (("turn3", "o = 4", "Asked."), ("turn4", "o = 5", "Asked again."), ("turn5", "o = 6", "Not reached.")):
+        (root / f"{turn}.json").write_text(json.dumps({"responses": [
+            {"content": [edit(path="other.ipynb", cell_id="o1", new_source=source)]},
+            {"content": [{"type": "text", "text": said}]},
+        ]}))  # fmt: skip
 
 
 def source_of(root: Path, name: str) -> str:
@@ -134,9 +139,39 @@ def test_under_server_documents_the_open_notebook_is_never_written_behind_its_ro
     lab_page.evaluate("() => window.jupyterapp.shell.currentWidget.content.widgets[5].node.scrollIntoView()")
     shot(lab_page, "jsd_after_undo_refused")
 
-    # No comm connects and the server runs the cell without input, so no approval card can be
-    # answered: a call that needs one is denied in one sentence, the file left as it is.
-    run_and_wait(lab_page, 6, "ask", "Asked.")
+    # No widget renders there: the ask comes to the page through the server, as a card over
+    # the notebook; Deny leaves the file and tells the model the reason.
+    lab_page.evaluate(ACTIVATE, NAME)
+    run_cell(lab_page, 6)
+    card = lab_page.locator(".larik-page-approval")
+    card.wait_for(timeout=60_000)
+    assert "other.ipynb" in card.inner_text() and "o = 4" in card.inner_text(), card.inner_text()
+    shot(lab_page, "jsd_approval_card")
+    card.locator("input").fill("not that one")
+    card.get_by_role("button", name="Deny").click()
+    body_has(lab_page, "Asked.")
+    wait_idle_count(lab_page, "ask")
     denied = result_texts(root)[-1]
-    assert denied.startswith("Permission denied for ") and "nobody can answer an approval in this run" in denied
+    assert denied.startswith("The user denied permission for ") and "not that one" in denied, denied
     assert source_of(root, "other.ipynb") == "o = 1"
+    assert lab_page.locator(".larik-page-approval").count() == 0
+
+    # Allow once lets the write happen.
+    run_cell(lab_page, 7)
+    card.wait_for(timeout=60_000)
+    card.get_by_role("button", name="Allow once").click()
+    body_has(lab_page, "Asked again.")
+    wait_idle_count(lab_page, "ask2")
+    assert source_of(root, "other.ipynb") == "o = 5"
+
+    # Stop (the kernel interrupted) while a card waits: the turn ends, and the card goes with it.
+    run_cell(lab_page, 8)
+    card.wait_for(timeout=60_000)
+    lab_page.evaluate("() => window.jupyterapp.shell.currentWidget.sessionContext.session.kernel.interrupt()")
+    card.wait_for(state="detached", timeout=60_000)
+    wait_idle_count(lab_page, "ask3")
+    body_has(lab_page, '("o = 6"): cancelled, the turn ended before an answer')
+    assert source_of(root, "other.ipynb") == "o = 5"
+    assert lab_server.api(f"larik/api/approvals?path={NAME}") == {"live": True, "approvals": []}
+    lab_page.evaluate("() => window.jupyterapp.shell.currentWidget.content.widgets[8].node.scrollIntoView()")
+    shot(lab_page, "jsd_after_stop")

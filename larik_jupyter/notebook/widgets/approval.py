@@ -11,7 +11,7 @@ import ipywidgets as widgets
 
 from larik_jupyter.agent.permissions import PermissionAnswer, PermissionRequest
 from larik_jupyter.notebook.widgets import with_fallback
-from larik_jupyter.textdiff import diff_html
+from larik_jupyter.textdiff import detail_html
 
 
 class ApprovalWidget(widgets.VBox):
@@ -29,12 +29,7 @@ class ApprovalWidget(widgets.VBox):
         self.cancelled = False
         self._on_answer = on_answer
         keep = request.ask == "keep"
-        detail = (
-            diff_html(request.detail)
-            if request.detail.startswith("--- ")
-            else f"<pre style='max-height:20em;overflow:auto'>{html.escape(request.detail)}</pre>"
-        )
-        self.header = widgets.HTML(f"<b>{html.escape(request.question)}</b>{detail}")
+        self.header = widgets.HTML(f"<b>{html.escape(request.question)}</b>{detail_html(request.detail)}")
         self.allow_button = widgets.Button(description="Keep" if keep else "Allow once", button_style="success")
         self.always_button = widgets.Button(description="Always allow", button_style="info")
         self.deny_button = widgets.Button(description="Roll back" if keep else "Deny", button_style="danger")
