@@ -19,10 +19,12 @@ BIN = Path(sys.executable).parent
 # user has it) in a kernel, which tells the console apart by its is_complete requests.
 FRONT_ENDS = {
     "ipython": [str(BIN / "ipython"), "--simple-prompt", "--no-banner", "--colors=NoColor"],
-    # The console waits for its kernel as long as the test waits for its prompt (60 s by default
-    # ran out once on a loaded machine).
+    # On a loaded machine the console must wait longer for its kernel than its defaults: 60 s
+    # for the first answer, and 1 s for an is_complete answer, after which it never asks again,
+    # and the kernel (which tells a console by those requests) takes it for a notebook.
     "jupyter console": [str(BIN / "jupyter"), "console", "--ZMQTerminalInteractiveShell.banner=", "--colors=NoColor",
-                        "--ZMQTerminalInteractiveShell.kernel_timeout=180"],
+                        "--ZMQTerminalInteractiveShell.kernel_timeout=180",
+                        "--ZMQTerminalInteractiveShell.kernel_is_complete_timeout=30"],
 }
 PROMPT = r"In \[\d+\]: "
 QUESTION = r"\[y\]es once / \[a\]lways / \[n\]o, reason: "
