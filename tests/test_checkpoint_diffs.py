@@ -5,14 +5,13 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-import msgspec
 import pytest
 
 from larik_jupyter import Agent
 from larik_jupyter.checkpoint.diffs import read_current
 from larik_jupyter.errors import LarikError
 from larik_jupyter.notebook.kernel import KernelSession
-from larik_jupyter.notebook.widgets.undo import undo_data
+from larik_jupyter.notebook.widgets.undo import page_data, undo_data
 from larik_jupyter.notebook.widgets.undo_model import UndoList
 from larik_jupyter.server.turn_diffs import checkpoints
 from tests.agent_helpers import done, scripted, tool
@@ -28,12 +27,12 @@ def test_an_older_turn_shows_its_own_change_in_both_views(project: Path, tmp_pat
     agent = Agent(project, model=model, yes=True)
     agent.run("first")
     agent.run("second")
-    newest, older = msgspec.to_builtins(undo_data(agent))["turns"]
-    assert "-one\n+two\n" in older["files"][0]["diff"] and "three" not in older["files"][0]["diff"]
-    assert "-two\n+three\n" in newest["files"][0]["diff"]
+    newest, older = page_data(undo_data(agent))["turns"]
+    assert "-one\n+two\n" in older["changes"][0]["diff"] and "three" not in older["changes"][0]["diff"]
+    assert "-two\n+three\n" in newest["changes"][0]["diff"]
     sidebar = checkpoints(agent.session_id, project, str(project))
     assert [f.diff for t in sidebar.turns for f in t.files] == [
-        newest["files"][0]["diff"], older["files"][0]["diff"]
+        newest["changes"][0]["diff"], older["changes"][0]["diff"]
     ]
     agent.close()
 

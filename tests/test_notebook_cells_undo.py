@@ -9,7 +9,6 @@ import json
 from pathlib import Path
 from typing import Any
 
-import msgspec
 import nbformat
 import pytest
 
@@ -17,7 +16,7 @@ from larik_jupyter import Agent, KernelHost
 from larik_jupyter.checkpoint.cells import placed
 from larik_jupyter.checkpoint.manifest import read_manifest
 from larik_jupyter.notebook.bridge import Bridge
-from larik_jupyter.notebook.widgets.undo import undo_data
+from larik_jupyter.notebook.widgets.undo import page_data, undo_data
 from larik_jupyter.paths import checkpoints_dir
 from tests.agent_helpers import done, scripted, tool
 from tests.test_notebook_bridge import connect, in_worker
@@ -206,13 +205,13 @@ def test_a_symlinked_notebook_is_not_followed_on_restore(tmp_path: Path) -> None
 
 def test_the_undo_panel_shows_the_turns_cell_diffs(tmp_path: Path) -> None:
     agent, _, _ = agent_on_page(tmp_path)
-    (turn,) = msgspec.to_builtins(undo_data(agent))["turns"]
-    changes = {c["id"]: c for c in turn["cells"]}
+    (turn,) = page_data(undo_data(agent))["turns"]
+    changes = {c["path"].partition("#")[2]: c for c in turn["changes"]}
     assert [changes[i]["change"] for i in ("calc", "ran")] == ["edited", "deleted"]
     assert "-y = 2\n" in changes["calc"]["diff"] and "+y = 20\n" in changes["calc"]["diff"] and "a/nb.ipynb cell 2 (calc)" in changes["calc"]["diff"]
     assert changes["calc"]["name"] == "nb.ipynb cell 2 (calc)"  # one name for the cell, in the diff and the list
     assert "-print('ran')" in changes["ran"]["diff"]
-    (inserted,) = [c for c in turn["cells"] if c["change"] == "inserted"]
+    (inserted,) = [c for c in turn["changes"] if c["change"] == "inserted"]
     assert "+import os" in inserted["diff"]
 
 
@@ -286,8 +285,8 @@ def test_undo_puts_back_the_outputs_notebook_run_replaced(tmp_path: Path) -> Non
     agent.run("run it")
     ran = next(c for c in page.cells if c["id"] == "ran")
     assert ran["outputs"][0]["text"] == "again\n" and ran["execution_count"] == 9
-    (turn,) = msgspec.to_builtins(undo_data(agent))["turns"]
-    assert [c["change"] for c in turn["cells"]] == ["outputs"]
+    (turn,) = page_data(undo_data(agent))["turns"]
+    assert [c["change"] for c in turn["changes"]] == ["outputs"]
     assert in_worker(agent.undo).ok
     assert page.cells == [_plain(c) for c in original(tmp_path).cells]
 

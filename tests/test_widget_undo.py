@@ -40,8 +40,8 @@ def test_panel_lists_turns_newest_first_with_diffs_and_one_undo_button(tmp_path:
     panel = UndoPanel(magics.kernel)
     newest, older = panel.panel["turns"]
     assert (newest["turn"], older["turn"]) == (2, 1)
-    assert [f["path"] for f in newest["files"]] == ["notes.txt", "new.py"]
-    notes, new = newest["files"]
+    assert [f["path"] for f in newest["changes"]] == ["notes.txt", "new.py"]
+    notes, new = newest["changes"]
     assert "-alpha\n" in notes["diff"] and "+ALPHA\n" in notes["diff"] and "BETA" in notes["diff"]
     assert new["diff"].startswith("--- /dev/null\n+++ b/new.py\n")
     assert newest["undoable"] and newest["why"] is None

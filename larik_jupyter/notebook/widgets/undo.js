@@ -75,8 +75,9 @@ function render({ model, el: host }) {
       if (turn.undoable) box.open = true;
       const head = el("summary", "larik-turn-head");
       head.appendChild(el("b", "", capitalized(turn.label)));
-      const cells = turn.cells || [];
-      const names = turn.files.map((f) => f.path).concat((turn.variables || []).map((v) => `variable ${v.name}`), cells.map((c) => c.name));
+      const changes = turn.changes || [];
+      const names = changes.filter((c) => !(c.change in CHANGES)).map((c) => c.name)
+        .concat((turn.variables || []).map((v) => `variable ${v.name}`), changes.filter((c) => c.change in CHANGES).map((c) => c.name));
       head.appendChild(el("span", "larik-meta", names.join(", ")));
       if (turn.gone) {
         head.appendChild(el("span", "larik-why", turn.note));
@@ -104,14 +105,15 @@ function render({ model, el: host }) {
         }
         box.appendChild(ul);
       }
-      for (const file of turn.files) {
-        box.appendChild(el("div", "larik-file", file.path));
+      // Each file, then each cell (a cell's change is one of CHANGES), as the undo list names it.
+      for (const file of changes.filter((c) => !(c.change in CHANGES))) {
+        box.appendChild(el("div", "larik-file", file.name));
         if (file.error) box.appendChild(el("div", "larik-error", file.error));
         else if (file.diff) box.appendChild(diffView(file.diff_html));
         else box.appendChild(el("div", "larik-meta", "no difference from before this turn"));
       }
-      for (const cell of cells) {
-        box.appendChild(el("div", "larik-file larik-cell", `${cell.name} · ${CHANGES[cell.change] || cell.change}`));
+      for (const cell of changes.filter((c) => c.change in CHANGES)) {
+        box.appendChild(el("div", "larik-file larik-cell", `${cell.name} · ${CHANGES[cell.change]}`));
         if (cell.diff) box.appendChild(diffView(cell.diff_html));
       }
       list.appendChild(box);

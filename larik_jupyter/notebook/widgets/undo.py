@@ -9,19 +9,16 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 import traitlets
+from pydantic import BaseModel
 
 from larik_jupyter.agent.undo import UndoReport
-from larik_jupyter.agent.undo_list import cell_names
 from larik_jupyter.api import Agent
-from larik_jupyter.checkpoint.diffs import cell_diffs
 from larik_jupyter.checkpoint.store import UndoResult
 from larik_jupyter.errors import LarikError
 from larik_jupyter.notebook.widgets import esm
 from larik_jupyter.notebook.widgets.actions import Action, Ping
 from larik_jupyter.notebook.widgets.session_widget import SessionWidget, escape, refresh_all
 from larik_jupyter.notebook.widgets.undo_model import (
-    CellRow,
-    FileRow,
     Reload,
     TurnRow,
     Undo,
@@ -29,7 +26,6 @@ from larik_jupyter.notebook.widgets.undo_model import (
     UndoTo,
     VariableRow,
 )
-from larik_jupyter.textdiff import diff_html
 from larik_jupyter.tools.kernel import DID_NOT_EXIST, kernel_snapshots
 
 if TYPE_CHECKING:
@@ -85,6 +81,19 @@ def _variable_text(row: VariableRow) -> str:
     return text + ("" if row.restorable else f" (cannot be restored: {row.reason})")
 
 
+def _json_of(value: object) -> object:
+    """The page's JSON of a pydantic record the panel holds (`TurnChange`, with its `diff_html`)."""
+    if isinstance(value, BaseModel):
+        return value.model_dump(mode="json")
+    raise NotImplementedError(f"{type(value).__name__} has no JSON form")
+
+
+def page_data(listed: UndoList) -> dict[str, Any]:
+    """The panel's list as its page reads it (`undo.js`)."""
+    data: dict[str, Any] = msgspec.to_builtins(listed, enc_hook=_json_of)
+    return data
+
+
 def undo_data(agent: Agent | None) -> UndoList:
     """What the undo panel renders: the session's undo list (`Agent.undo_list`, the one
     every view reads), newest first, each turn with its state (`undoable`, `files only`, `not
@@ -105,24 +114,14 @@ def undo_data(agent: Agent | None) -> UndoList:
         variables = _variables(agent.session_id, info.turn, info.variables, {
             c.name: c.text() for c in (agent.variable_changes(info.prompt) if info.prompt else [])
         })
-        names = cell_names(info)
-        cells = [
-            CellRow(path=c.path, id=c.cell_id, name=names[c.path, c.cell_id], change=c.change, diff=c.diff,
-                    diff_html=diff_html(c.diff) if c.diff else "")
-            for c in cell_diffs(info, limit=MAX_DIFF_CHARS)
-        ]
         gone = entry.state == "not undoable"
         turn = TurnRow(
             turn=info.turn,
             prompt=info.prompt,
             label=info.label,
             time=info.time.isoformat(),
-            files=[
-                FileRow(path=f.path, diff=f.diff, diff_html=diff_html(f.diff) if f.diff else "", error=f.error)
-                for f in files
-            ],
+            changes=entry.changes(files, limit=MAX_DIFF_CHARS),
             variables=variables,
-            cells=cells,
             state=entry.state,
             gone=gone,
             note=entry.note,
@@ -283,7 +282,7 @@ class UndoPanel(SessionWidget):
 
     def _list(self, listed: UndoList) -> None:
         self.listed = listed
-        self.panel, self.stale = msgspec.to_builtins(listed), ""
+        self.panel, self.stale = page_data(listed), ""
 
     @property
     def _shown(self) -> UndoList:
@@ -301,9 +300,8 @@ class UndoPanel(SessionWidget):
             return f"<p>{escape(self._shown.empty)}</p>"
         rows = [
             f"<li>{escape(t.label).capitalize()}: " + ", ".join(
-                [f"<code>{escape(f.path)}</code>" for f in t.files]
+                [f"<code>{escape(c.name)}</code>" for c in t.changes]
                 + [f"variable <code>{escape(v.name)}</code>" for v in t.variables]
-                + [f"<code>{escape(c.name)}</code>" for c in t.cells]
             )
             + (f" <i>{escape(t.note)}</i>" if t.note else "")
             + "".join(f"<br>{escape(v.text)}" for v in t.variables)
@@ -322,8 +320,7 @@ class UndoPanel(SessionWidget):
         if not shown.turns:
             lines.append(shown.empty)
         for t in shown.turns:
-            named = [f.path for f in t.files] + [c.name for c in t.cells]
-            named += [f"variable {v.name}" for v in t.variables]
+            named = [c.name for c in t.changes] + [f"variable {v.name}" for v in t.variables]
             lines.append(f"{t.label.capitalize()}: " + "; ".join(filter(None, [", ".join(named), t.note])))
             lines += [f"  {v.text}" for v in t.variables]
         return "\n".join(lines)

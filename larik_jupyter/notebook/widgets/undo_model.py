@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import msgspec
 
+from larik_jupyter.agent.undo_list import TurnChange
 from larik_jupyter.notebook.widgets.actions import Action
 
 
@@ -45,28 +46,9 @@ class VariableRow(msgspec.Struct, kw_only=True):
     text: str = ""
 
 
-class FileRow(msgspec.Struct, kw_only=True):
-    """A file a turn changed: its `diff` (and `diff_html`), or why there is none (`error`)."""
-
-    path: str
-    diff: str
-    diff_html: str
-    error: str | None
-
-
-class CellRow(msgspec.Struct, kw_only=True):
-    """A notebook cell a turn changed, named as every undo view names it."""
-
-    path: str
-    id: str
-    name: str
-    change: str
-    diff: str
-    diff_html: str
-
-
 class TurnRow(msgspec.Struct, kw_only=True):
-    """A turn of the undo list: what it changed, its `state` (`undoable`, `files only`, `not
+    """A turn of the undo list: what it did to each file and cell (`changes`, the undo list's
+    one record of them, as REST sends it), to each variable, its `state` (`undoable`, `files only`, `not
     undoable`) and `note`, whether its Undo button shows (`undoable`; else `why` not), and the
     action that button sends (`undo`)."""
 
@@ -74,9 +56,8 @@ class TurnRow(msgspec.Struct, kw_only=True):
     prompt: int | None
     label: str
     time: str
-    files: list[FileRow]
+    changes: list[TurnChange]
     variables: list[VariableRow]
-    cells: list[CellRow]
     state: str
     gone: bool
     note: str | None
