@@ -255,7 +255,7 @@ FRONT_END_AGENT_IMPORTS: dict[str, str] = {
     "agent.events": "the typed events a front end subscribes to",
     "agent.permissions": "the approver's request and answer (`PermissionRequest`, `PermissionAnswer`)",
     "agent.outcome": "how a turn ended (`TurnOutcome`)",
-    "agent.undo": "the one undo report every front end renders (`UndoReport`)",
+    "agent.undo_report": "the one undo report every front end renders (`UndoReport`)",
     "agent.undo_list": "the one list of what can be undone every view renders (`undo_list`, `cell_names`)",
     "agent.textlog": "the plain-text view of the events (`larik-jupyter run`, terminal IPython)",
     "agent.summary": "how the views name a pending call and who changed a file, from its tool",

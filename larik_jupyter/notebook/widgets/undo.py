@@ -10,8 +10,8 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 import traitlets
 
-from larik_jupyter.agent.undo import UndoReport
 from larik_jupyter.agent.undo_list import cell_names
+from larik_jupyter.agent.undo_report import UndoReport
 from larik_jupyter.api import Agent
 from larik_jupyter.checkpoint.diffs import cell_diffs
 from larik_jupyter.checkpoint.store import UndoResult
