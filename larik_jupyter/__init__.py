@@ -28,7 +28,7 @@ __all__ = [
 if TYPE_CHECKING:
     from larik_jupyter.agent.outcome import TurnOutcome
     from larik_jupyter.agent.permissions import PermissionAnswer, PermissionRequest
-    from larik_jupyter.agent.undo import UndoReport
+    from larik_jupyter.agent.undo_report import UndoReport
     from larik_jupyter.api import Agent
     from larik_jupyter.checkpoint.store import UndoResult
     from larik_jupyter.errors import LarikError
@@ -45,7 +45,7 @@ _LAZY = {
     "PermissionRequest": "larik_jupyter.agent.permissions",
     "SessionRecords": "larik_jupyter.records",
     "TurnOutcome": "larik_jupyter.agent.outcome",
-    "UndoReport": "larik_jupyter.agent.undo",
+    "UndoReport": "larik_jupyter.agent.undo_report",
     "UndoResult": "larik_jupyter.checkpoint.store",
     "current": "larik_jupyter.notebook.extension",
 }

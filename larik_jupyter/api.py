@@ -23,14 +23,9 @@ from larik_jupyter.agent.mcp_status import ServerStatus, awaiting_notice
 from larik_jupyter.agent.outcome import TurnOutcome
 from larik_jupyter.agent.permissions import Approver
 from larik_jupyter.agent.turn import PromptExtras, TurnOptions
-from larik_jupyter.agent.undo import (
-    RewindStopped,
-    UndoReport,
-    bind_variable,
-    record_undone,
-    undo_turns,
-)
+from larik_jupyter.agent.undo import RewindStopped, bind_variable, record_undone, undo_turns
 from larik_jupyter.agent.undo_list import UndoList, undo_list
+from larik_jupyter.agent.undo_report import UndoReport
 from larik_jupyter.checkpoint.diffs import FileDiff, read_current, turn_diffs
 from larik_jupyter.checkpoint.store import TurnInfo
 from larik_jupyter.config.layers import PendingApproval

@@ -1,7 +1,7 @@
 """Requests the real APIs accept, over long scripted sessions through the real SDKs.
 
 Each session runs the agent against `ScriptedHTTPServer`, which refuses (400) what the real
-Anthropic and OpenAI APIs refuse (`larik_jupyter/testing/api_rules.py`); the tests then check
+Anthropic and OpenAI APIs refuse (`larik_jupyter/testing/anthropic_rules.py`, `openai_rules.py`); the tests then check
 the captured request bodies against the published rule each names in a comment.
 """
 
@@ -19,8 +19,9 @@ import pytest
 from larik_jupyter import Agent
 from larik_jupyter.llm.messages import ImageBlock, TextBlock
 from larik_jupyter.testing import ScriptedHTTPServer
-from larik_jupyter.testing.api_rules import MAX_BREAKPOINTS, anthropic_problem, openai_problem
+from larik_jupyter.testing.anthropic_rules import MAX_BREAKPOINTS, anthropic_problem
 from larik_jupyter.testing.api_rules import without_breakpoints as uncached
+from larik_jupyter.testing.openai_rules import openai_problem
 from tests.agent_helpers import personal, text, tool, wire_model
 
 KEY = "sk-conformance-0123456789"

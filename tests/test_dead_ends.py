@@ -23,12 +23,8 @@ from larik_jupyter.api import PromptExtras
 from larik_jupyter.config.layers import user_config_path
 from larik_jupyter.llm.messages import ImageBlock
 from larik_jupyter.testing import ScriptedHTTPServer
-from larik_jupyter.testing.api_rules import (
-    anthropic_problem,
-    anthropic_too_long,
-    openai_problem,
-    openai_too_long,
-)
+from larik_jupyter.testing.anthropic_rules import anthropic_problem, anthropic_too_long
+from larik_jupyter.testing.openai_rules import openai_problem, openai_too_long
 from tests.agent_helpers import personal, results_of, text, tool
 
 KEY = "sk-dead-ends-0123456789"

@@ -29,12 +29,8 @@ from hypothesis import strategies as st
 from larik_jupyter import Agent
 from larik_jupyter.agent import events as ae
 from larik_jupyter.testing import ScriptedHTTPServer
-from larik_jupyter.testing.api_rules import (
-    anthropic_problem,
-    anthropic_too_long,
-    openai_problem,
-    openai_too_long,
-)
+from larik_jupyter.testing.anthropic_rules import anthropic_problem, anthropic_too_long
+from larik_jupyter.testing.openai_rules import openai_problem, openai_too_long
 from tests.agent_helpers import personal, text, tool
 from tests.process_helpers import wait_until
 from tests.test_dead_ends import KEY, noise_png

@@ -18,7 +18,8 @@ from larik_jupyter.agent.events import Notice
 from larik_jupyter.agent.loop import PromptExtras
 from larik_jupyter.config.layers import load_config
 from larik_jupyter.egress.policy import PolicyError, parse_policy
-from larik_jupyter.egress.values import ValueIndex, number_forms, value_forms
+from larik_jupyter.egress.value_forms import number_forms, value_forms
+from larik_jupyter.egress.values import ValueIndex
 from larik_jupyter.errors import LarikError
 from larik_jupyter.llm.messages import TextBlock
 from larik_jupyter.testing import ScriptedHTTPServer

@@ -79,7 +79,7 @@ def test_a_pandas_frame_with_a_repeated_column_name_is_still_indexed_and_viewed(
     import pandas as pd
 
     from larik_jupyter.egress.policy import parse_policy
-    from larik_jupyter.egress.values import value_forms
+    from larik_jupyter.egress.value_forms import value_forms
     from larik_jupyter.egress.views import value_view
 
     df = pd.DataFrame([["dup.canary@ex.com", "ab12345"]], columns=["a", "a"])

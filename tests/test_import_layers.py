@@ -255,7 +255,7 @@ FRONT_END_AGENT_IMPORTS: dict[str, str] = {
     "agent.events": "the typed events a front end subscribes to",
     "agent.permissions": "the approver's request and answer (`PermissionRequest`, `PermissionAnswer`)",
     "agent.outcome": "how a turn ended (`TurnOutcome`)",
-    "agent.undo": "the one undo report every front end renders (`UndoReport`)",
+    "agent.undo_report": "the one undo report every front end renders (`UndoReport`)",
     "agent.undo_list": "the one list of what can be undone every view renders (`undo_list`, `cell_names`)",
     "agent.textlog": "the plain-text view of the events (`larik-jupyter run`, terminal IPython)",
     "agent.summary": "how the views name a pending call and who changed a file, from its tool",
@@ -290,10 +290,29 @@ def test_every_front_end_allowance_is_still_needed() -> None:
     assert "api" in GRAPH["cli.run"]
 
 
-def test_no_module_is_over_500_lines() -> None:
+MAX_LINES = 400
+
+# Modules still over `MAX_LINES`, each with why (temporary: an entry goes when its module is split).
+OVER_MAX_LINES: dict[str, str] = {
+    "api": "being split by another change of issue 54",
+    "agent.loop": "being split by another change of issue 54",
+}
+
+
+def _lines(name: str) -> int:
+    return len(MODULES[name].read_text(encoding="utf-8").splitlines())
+
+
+def test_no_module_is_over_400_lines() -> None:
     # A module that grows past this holds more than one job: split it by what it holds.
-    long = sorted((name, n) for name, path in MODULES.items() if (n := len(path.read_text().splitlines())) > 500)
-    assert not long, f"modules over 500 lines: {long}"
+    long = sorted((name, n) for name in MODULES if name not in OVER_MAX_LINES and (n := _lines(name)) > MAX_LINES)
+    assert not long, f"modules over {MAX_LINES} lines: {long}"
+
+
+def test_every_module_over_400_lines_is_still_over() -> None:
+    # An exception whose module was split would let it grow back unseen.
+    split = sorted(name for name in OVER_MAX_LINES if _lines(name) <= MAX_LINES)
+    assert not split, f"modules no longer over {MAX_LINES} lines (drop their exception): {split}"
 
 
 def test_the_mcp_links_kernel_end_is_a_module_the_server_may_reach() -> None:

@@ -5,8 +5,9 @@ loops (a fresh one per turn in the notebook, `asyncio.run` elsewhere). So an `Mc
 owns one background thread with its own event loop that holds every server's session;
 tool calls are handed to it with `run_coroutine_threadsafe` and awaited through
 `wrap_future`. Every call has a timeout, and a server that crashes fails its calls with an
-error result instead of hanging the turn. Each server's stderr goes to
-`logs/mcp-<name>.log` in the data dir. The SDK is imported on first use.
+error result instead of hanging the turn. Each server's connection (transport, session, tool
+listing, status) is `mcp_connection.py`'s; here are the manager, its calls and the tools it
+offers. The SDK is imported on first use.
 
 A manager outlives one session: the kernel hands it from session to session (new, fork,
 rewind, resume) and `sync` reconciles it with the config then in effect, so unchanged
@@ -21,21 +22,19 @@ import contextlib
 import importlib
 import threading
 from collections.abc import Coroutine, Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar, TypeVar
 
+from larik_jupyter.agent.mcp_connection import Connection, McpError, failure_reason, serve
 from larik_jupyter.agent.mcp_status import (
     RemoteTool,
     ServerStatus,
     awaiting_notice,
-    log_path,
     started_notice,
     tool_name,
 )
 from larik_jupyter.config.layers import LoadedConfig, PendingApproval
 from larik_jupyter.config.model import McpServer
-from larik_jupyter.errors import first_problem
 from larik_jupyter.session.call_summary import CellPosition
 from larik_jupyter.tools.base import Tool, ToolResult
 from larik_jupyter.tools.env import Env
@@ -47,21 +46,6 @@ STARTUP_TIMEOUT = 30.0
 CALL_TIMEOUT = 120.0
 PING_TIMEOUT = 3.0
 MAX_LISTED = 50
-
-
-@dataclass
-class _Connection:
-    name: str
-    spec: McpServer
-    status: ServerStatus
-    session: Any = None
-    ready: threading.Event = field(default_factory=threading.Event)
-    closing: asyncio.Event | None = None
-    future: concurrent.futures.Future[None] | None = None
-
-
-class McpError(Exception):
-    """An MCP call that failed; its text is the error result the model reads."""
 
 
 class McpManager:
@@ -79,7 +63,7 @@ class McpManager:
         self.cwd = cwd
         self.startup_timeout = startup_timeout
         self.call_timeout = call_timeout
-        self._connections = {name: _connection(name, spec) for name, spec in servers.items()}
+        self._connections = {name: Connection.of(name, spec) for name, spec in servers.items()}
         self.awaiting = _awaiting(servers, pending or [])
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
@@ -97,7 +81,7 @@ class McpManager:
             return
         self._launch(list(self._connections.values()))
 
-    def _launch(self, conns: list[_Connection]) -> None:
+    def _launch(self, conns: list[Connection]) -> None:
         loop = self._loop
         if loop is None:
             # The SDK validates structured results with jsonschema, whose first import takes
@@ -108,7 +92,7 @@ class McpManager:
             self._thread.start()
         for conn in conns:
             conn.status.state = "starting"
-            conn.future = asyncio.run_coroutine_threadsafe(self._serve(conn), loop)
+            conn.future = asyncio.run_coroutine_threadsafe(serve(conn, self.cwd, self.startup_timeout), loop)
         for conn in conns:
             if not conn.ready.wait(self.startup_timeout + 5):
                 conn.status.state, conn.status.reason = "failed", "did not start in time"
@@ -125,7 +109,7 @@ class McpManager:
         for conn in stale:
             self._stop(conn)
             del self._connections[conn.name]
-        fresh = [_connection(n, spec) for n, spec in servers.items() if n not in self._connections]
+        fresh = [Connection.of(n, spec) for n, spec in servers.items() if n not in self._connections]
         self._connections.update((c.name, c) for c in fresh)
         if fresh:
             self._launch(fresh)
@@ -144,7 +128,7 @@ class McpManager:
             loop.close()
         self._loop = self._thread = None
 
-    def _stop(self, conn: _Connection) -> None:
+    def _stop(self, conn: Connection) -> None:
         if self._loop is None or conn.closing is None:
             return
         self._loop.call_soon_threadsafe(conn.closing.set)
@@ -152,53 +136,6 @@ class McpManager:
             with contextlib.suppress(Exception):
                 conn.future.result(timeout=10)
 
-    async def _serve(self, conn: _Connection) -> None:
-        conn.closing = asyncio.Event()
-        status = conn.status
-        try:
-            from mcp import ClientSession
-
-            log = status.log
-            assert log is not None
-            log.parent.mkdir(parents=True, exist_ok=True)
-            with open(log, "a", encoding="utf-8") as errlog:
-                async with contextlib.AsyncExitStack() as stack:
-                    streams = await stack.enter_async_context(self._transport(conn.spec, errlog))
-                    session = await stack.enter_async_context(ClientSession(streams[0], streams[1]))
-                    await asyncio.wait_for(session.initialize(), self.startup_timeout)
-                    listed = await asyncio.wait_for(_list_tools(session, status), self.startup_timeout)
-                    status.tools = [
-                        RemoteTool(t.name, t.description or "", dict(t.input_schema or {}))
-                        for t in listed
-                    ]
-                    conn.session = session
-                    status.state = "running"
-                    conn.ready.set()
-                    await conn.closing.wait()
-                    conn.session = None
-                    if status.state == "running":
-                        status.state = "stopped"
-        except BaseException as exc:  # noqa: BLE001 - any failure is the server's status
-            conn.session = None
-            if status.state != "failed":
-                status.state = "failed"
-                status.reason = _reason(exc, "could not start")
-        finally:
-            conn.ready.set()
-
-    def _transport(self, spec: McpServer, errlog: Any) -> contextlib.AbstractAsyncContextManager[Any]:
-        if spec.url:
-            from mcp.client.streamable_http import streamable_http_client
-
-            return streamable_http_client(spec.url)
-        if not spec.command:
-            raise McpError("it has neither `command` nor `url`")
-        from mcp import StdioServerParameters, stdio_client
-
-        params = StdioServerParameters(
-            command=spec.command, args=list(spec.args), env=dict(spec.env) or None, cwd=self.cwd
-        )
-        return stdio_client(params, errlog=errlog)
 
     # -- what it offers -------------------------------------------------------------------
 
@@ -215,10 +152,10 @@ class McpManager:
                 self._submit(self._ping_all(running)).result(PING_TIMEOUT + 5)
         return self.statuses()
 
-    async def _ping_all(self, conns: list[_Connection]) -> None:
+    async def _ping_all(self, conns: list[Connection]) -> None:
         await asyncio.gather(*(self._ping(conn) for conn in conns))
 
-    async def _ping(self, conn: _Connection) -> None:
+    async def _ping(self, conn: Connection) -> None:
         session = conn.session
         if session is None:
             return
@@ -227,7 +164,7 @@ class McpManager:
         except TimeoutError:
             return
         except Exception as exc:  # noqa: BLE001 - the SDK raises many kinds
-            self._lost(conn, f"exited while idle ({_reason(exc, 'no answer')})")
+            conn.lose(f"exited while idle ({failure_reason(exc, 'no answer')})")
 
     def tools(self) -> dict[str, Tool]:
         """The tools of every server that started, by their `mcp__<server>__<tool>` names."""
@@ -280,64 +217,15 @@ class McpManager:
                 "the call was abandoned."
             ) from None
         except Exception as exc:  # noqa: BLE001 - the SDK raises many kinds
-            reason = _reason(exc, "the call failed")
+            reason = failure_reason(exc, "the call failed")
             if "closed" in reason.lower():
-                self._lost(conn, f"crashed ({reason})")
+                conn.lose(f"crashed ({reason})")
                 raise McpError(
                     f"MCP server {server!r} crashed during {tool} ({reason}); its log is "
                     f"{conn.status.log}."
                 ) from None
             raise McpError(f"MCP tool {tool} on {server!r} failed: {reason}.") from None
         return ToolResult(_result_text(result), is_error=bool(result.is_error))
-
-    def _lost(self, conn: _Connection, reason: str) -> None:
-        """Mark a server whose connection ended as failed and let its task reap the process."""
-        conn.session = None
-        conn.status.state, conn.status.reason = "failed", reason
-        if conn.closing is not None:
-            conn.closing.set()
-
-
-async def _list_tools(session: Any, status: ServerStatus) -> list[Any]:
-    """The server's tools. The SDK refuses a whole listing when one tool's input schema breaks
-    the MCP schema (a root `type` other than "object", or none), which would take the server
-    down; then the listing is read again as sent and each tool checked on its own: a schema
-    with object keywords but no `type` gets `"type": "object"`, and a tool that still does not
-    pass is left out and named in `status.left_out` (shown by `/mcp`)."""
-    from mcp import types
-    from pydantic import ValidationError
-
-    status.left_out = []
-    try:
-        return list((await session.list_tools()).tools)
-    except ValidationError:
-        pass
-    # The raw listing: the SDK has no public way to read a result it would refuse.
-    raw = await session._dispatcher.send_raw_request("tools/list", None, {})
-    tools = []
-    for item in raw.get("tools") or []:
-        if not isinstance(item, dict):
-            continue
-        schema = item.get("inputSchema")
-        if isinstance(schema, dict) and "type" not in schema:
-            schema = item["inputSchema"] = {"type": "object", **schema}
-        if not isinstance(schema, dict) or schema.get("type") != "object":
-            kind = schema.get("type") if isinstance(schema, dict) else type(schema).__name__
-            status.left_out.append(f"`{item.get('name')}`: its input is a {kind}, not an object")
-            continue
-        try:
-            tools.append(types.Tool.model_validate(item, by_name=False))
-        except ValidationError as exc:
-            where, what = first_problem(exc, "the tool")
-            status.left_out.append(f"`{item.get('name')}`: {where}: {what}")
-    # So calls find the tools' output schemas without listing (and failing) again.
-    session._absorb_tool_listing(types.ListToolsResult(tools=tools), complete=True)
-    return tools
-
-
-def _connection(name: str, spec: McpServer) -> _Connection:
-    return _Connection(name, spec, ServerStatus(name, "not started", log=log_path(name)))
-
 
 def _awaiting(servers: dict[str, McpServer], pending: list[PendingApproval]) -> list[ServerStatus]:
     return [
@@ -376,13 +264,6 @@ def open_servers(
 def _preload_validator() -> None:
     with contextlib.suppress(ImportError):
         importlib.import_module("jsonschema")
-
-
-def _reason(exc: BaseException, fallback: str) -> str:
-    if isinstance(exc, BaseExceptionGroup):
-        return "; ".join(_reason(e, fallback) for e in exc.exceptions)
-    text = str(exc).strip()
-    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__ or fallback
 
 
 def _result_text(result: Any) -> str:

@@ -3,7 +3,8 @@
 Order (later wins for scalars; permission rules and `checkpoint_paths` accumulate):
 `<config>/config.json` (personal, trusted), `<project>/.mcp.json` (shared, untrusted),
 `<project>/.larik/settings.json` (shared, untrusted), `<config>/projects/<project-id>.json`
-(personal, trusted). `.larik/settings.local.json` is never loaded.
+(personal, trusted). `.larik/settings.local.json` is never loaded. Each file is read by
+`layer_file.py`.
 """
 
 from __future__ import annotations
@@ -20,7 +21,8 @@ from pydantic import ValidationError
 
 from larik_jupyter import paths
 from larik_jupyter.config.instructions import display_path, load_instructions
-from larik_jupyter.config.model import Config, HookSpec, LspServer, McpServer, flatten_hooks
+from larik_jupyter.config.layer_file import read_layer
+from larik_jupyter.config.model import Config, HookSpec, LspServer, McpServer
 from larik_jupyter.config.skills import Skill, load_skills
 from larik_jupyter.egress.policy import PolicyError, parse_policy, stricter
 
@@ -38,7 +40,6 @@ _NAMED: dict[str, tuple[ApprovalKind, type[McpServer] | type[LspServer]]] = {
     "lspServers": ("lsp", LspServer),
 }
 _ACCUMULATING = ("checkpoint_paths",)
-_MAX_FIX_PASSES = 50
 
 
 @dataclass(frozen=True)
@@ -142,99 +143,6 @@ def definition_hash(definition: Any) -> str:
     """SHA-256 (hex) of the canonical JSON of a definition: sorted keys, no spaces, UTF-8."""
     canonical = json.dumps(definition, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
-
-
-class NotAnObject(ValueError):
-    """A JSON file whose top level is not an object."""
-
-
-def read_json_object(path: Path) -> dict[str, Any]:
-    """The JSON object in `path`; {} when the file is missing or blank.
-
-    Raises `json.JSONDecodeError` for bad JSON, `NotAnObject` for any other top level, and
-    `OSError` / `UnicodeDecodeError` when the file cannot be read; each caller words these.
-    """
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        return {}
-    if not text.strip():
-        return {}
-    data = json.loads(text)
-    if not isinstance(data, dict):
-        raise NotAnObject(path)
-    return data
-
-
-def _read_layer(layer: Layer, errors: list[str]) -> dict[str, Any]:
-    """The layer's valid keys; each problem is reported and only the bad part is dropped."""
-    try:
-        data = read_json_object(layer.path)
-    except (OSError, UnicodeDecodeError) as exc:
-        errors.append(f"{layer.label}: could not be read ({exc}); fix or remove the file.")
-        return {}
-    except json.JSONDecodeError as exc:
-        errors.append(
-            f"{layer.label}: not valid JSON ({exc.msg} at line {exc.lineno} column {exc.colno}); "
-            "the file was ignored until it is fixed."
-        )
-        return {}
-    except NotAnObject:
-        errors.append(f"{layer.label}: expected a JSON object at the top level; the file was ignored.")
-        return {}
-    if "hooks" in data:
-        data["hooks"] = flatten_hooks(data["hooks"])
-    return _drop_invalid(data, layer.label, errors)
-
-
-def _drop_path(loc: tuple[int | str, ...]) -> tuple[int | str, ...]:
-    """How much to drop for an error at `loc`: one hook or rule, else one entry of the key."""
-    return loc[: 3 if loc[0] in ("hooks", "permissions") else 2]
-
-
-def _describe(error: Any) -> str:
-    msg = str(error["msg"]).removeprefix("Value error, ").rstrip(".")
-    if error["type"] == "missing":
-        return "expected this required key"
-    if error["type"] == "value_error":
-        return msg[:1].lower() + msg[1:]
-    msg = "expected " + msg.removeprefix("Input should be ")
-    got = json.dumps(error["input"], default=str)
-    return f"{msg}, got {got if len(got) <= 60 else got[:57] + '...'}"
-
-
-def _drop_invalid(data: dict[str, Any], label: str, errors: list[str]) -> dict[str, Any]:
-    for _ in range(_MAX_FIX_PASSES):
-        try:
-            Config.model_validate(data)
-            return data
-        except ValidationError as exc:
-            drops: set[tuple[int | str, ...]] = set()
-            for error in exc.errors():
-                loc = tuple(error["loc"])
-                dotted = ".".join(str(part) for part in loc)
-                errors.append(f"{label}: `{dotted}`: {_describe(error)}; that value was ignored.")
-                drops.add(_drop_path(loc))
-            # Deepest and highest list indices first so earlier deletions do not shift later ones.
-            ordered = sorted(drops, key=lambda p: (len(p), p[-1] if isinstance(p[-1], int) else 0), reverse=True)
-            if not [path for path in ordered if _delete(data, path)]:
-                break
-    errors.append(f"{label}: its invalid values could not be separated from the rest; the file was ignored.")
-    return {}
-
-
-def _delete(data: Any, path: tuple[int | str, ...]) -> bool:
-    """Remove the value at `path`; False when there was nothing to remove."""
-    for part in path[:-1]:
-        try:
-            data = data[part]
-        except (KeyError, IndexError, TypeError):
-            return False
-    try:
-        del data[path[-1]]
-    except (KeyError, IndexError, TypeError):
-        return False
-    return True
 
 
 @dataclass
@@ -395,7 +303,7 @@ def load_config(cwd: str | os.PathLike[str]) -> LoadedConfig:
     layers = config_layers(root)
     stamp = layers_stamp(layers)  # before reading: a change made meanwhile is seen next time
     errors: list[str] = []
-    raws = [_read_layer(layer, errors) for layer in layers]
+    raws = [read_layer(layer.path, layer.label, errors) for layer in layers]
     merge = _Merge(_approvals(layers, raws))
     for layer, raw in zip(layers, raws, strict=True):
         merge.add(layer, raw)

@@ -10,7 +10,8 @@ from pathlib import Path
 from typing import Any
 
 from larik_jupyter import paths
-from larik_jupyter.config.layers import config_layers, read_json_object, user_config_path
+from larik_jupyter.config.layer_file import read_json_object
+from larik_jupyter.config.layers import config_layers, user_config_path
 from larik_jupyter.redaction import MIN_SECRET, SECRET_NAME, Redactor, environment_secrets
 
 

@@ -13,13 +13,12 @@ from filelock import FileLock
 from pydantic import ValidationError
 
 from larik_jupyter import paths
+from larik_jupyter.config.layer_file import NotAnObject, read_json_object
 from larik_jupyter.config.layers import (
     LoadedConfig,
-    NotAnObject,
     PendingApproval,
     load_config,
     private_settings_path,
-    read_json_object,
     user_config_path,
 )
 from larik_jupyter.config.model import Config

@@ -19,13 +19,8 @@ from pathlib import Path
 
 from larik_jupyter.egress.builder import IndexBuilder
 from larik_jupyter.egress.policy import PolicySet
-from larik_jupyter.egress.values import (
-    MIN_ROWS,
-    VALUES_PER_SOURCE,
-    ValueIndex,
-    file_forms,
-    value_forms,
-)
+from larik_jupyter.egress.value_forms import MIN_ROWS, VALUES_PER_SOURCE, file_forms, value_forms
+from larik_jupyter.egress.values import ValueIndex
 from larik_jupyter.frames import frame_of
 from larik_jupyter.frames.schema import shape
 

@@ -12,7 +12,13 @@ from types import TracebackType
 from typing import Any
 
 from larik_jupyter.llm.script import Script, ScriptFailure, ScriptReply, parse_script
-from larik_jupyter.testing import anthropic_wire, api_rules, openai_wire
+from larik_jupyter.testing import (
+    anthropic_rules,
+    anthropic_wire,
+    api_rules,
+    openai_rules,
+    openai_wire,
+)
 from larik_jupyter.testing.wire import Chunk
 
 
@@ -50,8 +56,8 @@ _ANTHROPIC = _Protocol(
     # The SDK sends the key as `x-api-key` or, in newer versions, as a bearer token.
     lambda h: h.get("x-api-key") or _bearer(h),
     lambda key: "invalid x-api-key",
-    api_rules.anthropic_problem,
-    api_rules.anthropic_too_long,
+    anthropic_rules.anthropic_problem,
+    anthropic_rules.anthropic_too_long,
 )
 # Like the real service, the OpenAI flavour echoes the rejected key, so tests can check
 # that it never reaches the user.
@@ -63,8 +69,8 @@ _OPENAI = _Protocol(
     lambda key: (
         f"Incorrect API key provided: {key}. You can find your API key in your account settings."
     ),
-    api_rules.openai_problem,
-    api_rules.openai_too_long,
+    openai_rules.openai_problem,
+    openai_rules.openai_too_long,
 )
 _ROUTES = {
     "/v1/messages": _ANTHROPIC,

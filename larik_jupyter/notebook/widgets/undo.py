@@ -11,7 +11,7 @@ import msgspec
 import traitlets
 from pydantic import BaseModel
 
-from larik_jupyter.agent.undo import UndoReport
+from larik_jupyter.agent.undo_report import UndoReport
 from larik_jupyter.api import Agent
 from larik_jupyter.checkpoint.store import UndoResult
 from larik_jupyter.errors import LarikError

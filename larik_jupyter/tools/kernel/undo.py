@@ -4,7 +4,8 @@ The copies live in this process's memory only, never on disk (unpickling a file 
 data directory would be code execution). The checkpoint manifest records just the names, so
 an undo after a kernel restart can say that the values went with the kernel. Each session
 has one `KernelSnapshots` per process (`kernel_snapshots`), so a session resumed, rewound or
-switched back to in the same kernel still undoes its variables.
+switched back to in the same kernel still undoes its variables. Each variable's copy, within
+the turn's budget, is `saved_value.py`'s.
 """
 
 from __future__ import annotations
@@ -17,40 +18,22 @@ from typing import Any
 from larik_jupyter.errors import exception_text
 from larik_jupyter.session.variable_changes import VariableChange
 from larik_jupyter.tools.env import Env
-from larik_jupyter.tools.fingerprint_cache import IMMUTABLE, Fingerprint
+from larik_jupyter.tools.fingerprint_cache import Fingerprint
 from larik_jupyter.tools.kernel.fingerprint import fingerprint
-from larik_jupyter.tools.kernel.value_copy import (
-    NotCopyable,
-    copy_value,
-    human_size,
-    kind_of_shared,
-    put_back,
-    value_size,
+from larik_jupyter.tools.kernel.saved_value import (
+    MISSING,
+    Budget,
+    SavedValue,
+    as_before,
+    intact,
+    kept_whole,
+    save,
+    value_text,
 )
+from larik_jupyter.tools.kernel.value_copy import copy_value, put_back
 from larik_jupyter.tools.kernel.variable_watch import VariableWatch, is_user_name
-from larik_jupyter.tools.kernel.variables import describe
 
 DEFAULT_BUDGET_MB = 512
-
-
-@dataclass
-class SavedValue:
-    """One variable as it was before the turn.
-
-    `existed` False: the turn created it (undo deletes it). Otherwise `copy` is the value to
-    put back (`by_reference`: the original object itself, which code rebound and left as it
-    was), or `reason` says why there is none; for a module, function or class `shared` is the
-    original object, so undo can tell whether the name was rebound at all. `print`: the
-    value's fingerprint when it was saved."""
-
-    name: str
-    existed: bool
-    copy: object = None
-    shared: object = None
-    reason: str | None = None
-    before: str = ""
-    print: Fingerprint | None = None
-    by_reference: bool = False
 
 
 @dataclass
@@ -66,8 +49,7 @@ class VariablesUndone:
 @dataclass
 class _Turn:
     namespace: dict[str, Any]
-    budget_mb: int
-    used: int = 0
+    budget: Budget
     saved: dict[str, SavedValue] = field(default_factory=dict)
     changed: set[str] = field(default_factory=set)  # names a call of the turn changed or created
 
@@ -80,13 +62,6 @@ class _Call:
     own: set[str]
     copies: dict[str, SavedValue] = field(default_factory=dict)
     changes: list[VariableChange] = field(default_factory=list)
-
-
-def _describe(value: object) -> str:
-    try:
-        return describe(value, preview=False)
-    except Exception:
-        return type(value).__name__
 
 
 NOT_SCANNED = "not covered: the code that changed it could not be scanned for the variables it changes"
@@ -153,7 +128,7 @@ class KernelSnapshots:
     def _open(self, namespace: dict[str, Any]) -> _Turn:
         turn = self._turns.get(self._turn)
         if turn is None:
-            turn = self._turns[self._turn] = _Turn(namespace, self._budget_mb)
+            turn = self._turns[self._turn] = _Turn(namespace, Budget(self._budget_mb))
         return turn
 
     def before_run(self, namespace: dict[str, Any], names: Iterable[str] | None, watch: VariableWatch) -> None:
@@ -177,9 +152,9 @@ class KernelSnapshots:
             found = watch.before.get(name)
             saved = turn.saved.get(name)
             if saved is None:
-                turn.saved[name] = self._save(turn, name, namespace[name], found)
+                turn.saved[name] = save(turn.budget, name, namespace[name], found)
             elif self.protect and saved.existed and found is not None and found.digest is not None and saved.print != found:
-                self._call.copies[name] = self._save(turn, name, namespace[name], found)
+                self._call.copies[name] = save(turn.budget, name, namespace[name], found)
 
     def after_run(self, namespace: dict[str, Any], changes: Iterable[VariableChange]) -> None:
         """Record what the call changed (see the class)."""
@@ -210,16 +185,16 @@ class KernelSnapshots:
                 continue
             old, before = watch.bound[name], watch.before[name]
             if not self._scanned:
-                turn.saved[name] = SavedValue(name, True, reason=NOT_SCANNED, before=_describe(old))
+                turn.saved[name] = SavedValue(name, True, reason=NOT_SCANNED, before=value_text(old))
             elif change.change == "changed":
-                turn.saved[name] = SavedValue(name, True, reason=_no_copy(change.route), before=_describe(old))
-            elif (held := self._held(turn, old)) is not None:
-                turn.saved[name] = SavedValue(name, True, reason=held, before=_describe(old))
-            elif _intact(old, before):
-                turn.saved[name] = SavedValue(name, True, copy=old, before=_describe(old), print=before, by_reference=True)
+                turn.saved[name] = SavedValue(name, True, reason=_no_copy(change.route), before=value_text(old))
+            elif (held := kept_whole(turn.budget, old)) is not None:
+                turn.saved[name] = SavedValue(name, True, reason=held, before=value_text(old))
+            elif intact(old, before):
+                turn.saved[name] = SavedValue(name, True, copy=old, before=value_text(old), print=before, by_reference=True)
             else:
                 reason = "rebound after its object was changed in place, which undo had no copy of"
-                turn.saved[name] = SavedValue(name, True, reason=reason, before=_describe(old))
+                turn.saved[name] = SavedValue(name, True, reason=reason, before=value_text(old))
 
     def roll_back(self, namespace: dict[str, Any], names: Iterable[str]) -> tuple[list[str], list[tuple[str, str]]]:
         """Put `names` back as they were before the last call (protect mode); returns those put
@@ -239,7 +214,7 @@ class KernelSnapshots:
                 except Exception as exc:
                     failed.append((name, f"its copy could not be copied again: {exception_text(exc)}"))
                     continue
-            elif namespace.get(name, _MISSING) is not old and _intact(old, before):
+            elif namespace.get(name, MISSING) is not old and intact(old, before):
                 namespace[name] = old
             else:
                 why = saved.reason if saved is not None and saved.reason else "no copy of it was taken before the call"
@@ -254,12 +229,12 @@ class KernelSnapshots:
         it is kept, not copied) or deletes `name`."""
         turn = self._turns.get(self._turn)
         if turn is None:
-            turn = self._turns[self._turn] = _Turn(namespace, self._budget_mb)
+            turn = self._turns[self._turn] = _Turn(namespace, Budget(self._budget_mb))
         if name not in turn.saved:
-            old = namespace.get(name, _MISSING)
+            old = namespace.get(name, MISSING)
             turn.saved[name] = (
-                SavedValue(name, False) if old is _MISSING
-                else SavedValue(name, True, copy=old, before=_describe(old), by_reference=True)
+                SavedValue(name, False) if old is MISSING
+                else SavedValue(name, True, copy=old, before=value_text(old), by_reference=True)
             )
         turn.changed.add(name)
         namespace[name] = value
@@ -279,14 +254,14 @@ class KernelSnapshots:
         for s in saved.saved.values():
             if s.name not in saved.changed:
                 continue
-            now = saved.namespace.get(s.name, _MISSING)
+            now = saved.namespace.get(s.name, MISSING)
             rows.append({
                 "name": s.name,
                 "before": s.before if s.existed else DID_NOT_EXIST,
-                "after": "(deleted)" if now is _MISSING else _describe(now),
+                "after": "(deleted)" if now is MISSING else value_text(now),
                 "restorable": s.reason is None,
                 "reason": s.reason,
-                "same": _as_before(s, now),
+                "same": as_before(s, now),
             })
         return rows
 
@@ -304,13 +279,13 @@ class KernelSnapshots:
             if s.name not in saved.changed:
                 continue
             if not s.existed:
-                if ns.pop(s.name, _MISSING) is not _MISSING:
+                if ns.pop(s.name, MISSING) is not MISSING:
                     done.removed.append(s.name)
             elif s.reason is None:
                 ns[s.name] = put_back(copy_value(s.copy) if keep and not s.by_reference else s.copy)
                 done.restored.append(s.name)
             elif s.shared is not None:  # a module, function or class: put back the object itself
-                if ns.get(s.name, _MISSING) is not s.shared:
+                if ns.get(s.name, MISSING) is not s.shared:
                     ns[s.name] = s.shared
                     done.restored.append(s.name)
             else:
@@ -319,69 +294,6 @@ class KernelSnapshots:
         if not keep:
             del self._turns[turn]
         return done
-
-    @staticmethod
-    def _held(turn: _Turn, value: object) -> str | None:
-        """None when undo may keep `value` (an object the code unbound) within the turn's
-        budget, else why not."""
-        try:
-            size = 0 if kind_of_shared(value) else value_size(value)
-        except Exception as exc:
-            return f"its size cannot be measured ({exception_text(exc)})"
-        if size > (turn.budget_mb << 20) - turn.used:
-            return f"{human_size(size)}, over what is left of the {turn.budget_mb} MB budget"
-        turn.used += size
-        return None
-
-    def _save(self, turn: _Turn, name: str, value: object, found: Fingerprint | None) -> SavedValue:
-        before = _describe(value)
-        try:
-            saved = self._copy(turn, name, value, before)
-        except Exception as exc:  # a value whose type, size or copy raises: noted, never fatal
-            return SavedValue(name, True, reason=f"it cannot be copied: {exception_text(exc)}", before=before)
-        saved.print = found
-        return saved
-
-    def _copy(self, turn: _Turn, name: str, value: object, before: str) -> SavedValue:
-        shared = kind_of_shared(value)
-        if shared is not None:
-            return SavedValue(name, True, shared=value, reason=shared, before=before)
-        try:
-            size = value_size(value)
-        except Exception as exc:  # a value whose size itself fails is one undo cannot bound
-            return SavedValue(name, True, reason=f"its size cannot be measured ({exc!r})", before=before)
-        budget = turn.budget_mb << 20
-        if size > budget - turn.used:
-            where = "the" if size > budget else "what is left of the"
-            reason = f"{human_size(size)}, over {where} {turn.budget_mb} MB budget"
-            return SavedValue(name, True, reason=reason, before=before)
-        try:
-            copied = copy_value(value)
-        except NotCopyable as exc:
-            return SavedValue(name, True, reason=str(exc), before=before)
-        turn.used += size
-        return SavedValue(name, True, copy=copied, before=before)
-
-
-def _as_before(saved: SavedValue, now: object) -> bool:
-    """Whether the variable is now as it was before the turn (changed back since, or never
-    really changed): a created one gone again, the very object put back unchanged, or a value
-    equal by content to the copy undo holds. False where nothing can tell."""
-    if not saved.existed:
-        return now is _MISSING
-    if now is _MISSING or saved.reason is not None:
-        return False
-    if saved.by_reference:
-        return now is saved.copy and saved.print is not None and _intact(now, saved.print)
-    now_print, copy_print = fingerprint(now), fingerprint(saved.copy)
-    return now_print.digest is not None and now_print == copy_print
-
-
-def _intact(old: object, before: Fingerprint) -> bool:
-    """Whether an object a name no longer holds is still as it was before the call (one
-    without a digest is taken as it is: nothing can tell)."""
-    return before.digest is None or before.digest == IMMUTABLE or fingerprint(old, identity=True) == before
-
 
 def _history(name: object) -> bool:
     """IPython's output history names (`_i9`, `_9`, `_ii`) that a nested `run_cell` adds."""
@@ -393,7 +305,6 @@ def _dunder(name: object) -> bool:
     return not isinstance(name, str) or (name.startswith("__") and name.endswith("__"))
 
 
-_MISSING = object()
 # A variable's `before` in `changes` when the turn created it.
 DID_NOT_EXIST = "(did not exist)"
 _BY_SESSION: dict[str, KernelSnapshots] = {}
