@@ -31,12 +31,9 @@ import pandas as pd
 import polars as pl
 import pyarrow as pa
 
-from bench.paired import alternate, banner, span, timed
-from larik_jupyter.tools.env import Env
-from larik_jupyter.tools.host import KernelHost
+from bench.paired import banner, span, timed
+from bench.python_calls import python_call_times, report
 from larik_jupyter.tools.kernel.fingerprint import fingerprint
-from larik_jupyter.tools.kernel.python import PythonTool
-from larik_jupyter.tools.kernel.undo import kernel_snapshots
 
 ROUNDS = 5
 CALLS = 5
@@ -69,46 +66,6 @@ def held(ns: dict[str, Any]) -> str:
     return f"pandas {pandas_bytes / GB:.2f} GB + polars {polars_bytes / GB:.2f} GB"
 
 
-def call_against_plain(ns: dict[str, Any], code: str, root: Path) -> dict[str, list[float]]:
-    env = Env(cwd=root, root=root, host=KernelHost(ns))
-    env.keeps_variables = True
-    snapshots = kernel_snapshots(env.call.session_id)
-    tool = PythonTool()
-    compiled = compile(code, "<plain>", "exec")
-    turn = iter(range(1, 1 << 30))
-
-    def plain() -> float:
-        return timed(lambda: [exec(compiled, ns) for _ in range(CALLS)])
-
-    def first_of_turn() -> float:
-        total = 0.0
-        for _ in range(CALLS):
-            snapshots.open_turn(next(turn))
-            env.host.fingerprints.clear()  # type: ignore[union-attr]
-            total += timed(lambda: tool.run(env, {"code": code}))
-        return total
-
-    def later_in_turn() -> float:
-        snapshots.open_turn(next(turn))
-        env.host.fingerprints.clear()  # type: ignore[union-attr]
-        tool.run(env, {"code": code})
-        return timed(lambda: [tool.run(env, {"code": code}) for _ in range(CALLS)])
-
-    results = alternate({"plain": plain, "first": first_of_turn, "later": later_in_turn}, ROUNDS)
-    return {name: [t / CALLS for t in values] for name, values in results.items()}
-
-
-def report(label: str, per_call: dict[str, list[float]], target: str) -> None:
-    added = {
-        name: [s - p for s, p in zip(per_call[name], per_call["plain"], strict=True)] for name in ("first", "later")
-    }
-    print(label)
-    print(f"  plain run:                    {span(per_call['plain'], 1e3, digits=3, unit=' ms')}")
-    for name, words in (("first", "first of a turn"), ("later", "later in a turn")):
-        print(f"  python call, {words}: {span(per_call[name], 1e3, digits=1, unit=' ms')}  "
-              f"added {span(added[name], 1e3, digits=1, unit=' ms')} ({target})")
-
-
 def per_gb(label: str, value: object, size: int) -> None:
     """The fingerprint of `value` (by identity, as a call takes it), in ms per GB held."""
     found = fingerprint(value, budget=8 * GB, identity=True)
@@ -129,10 +86,10 @@ def main() -> None:
     ns = frames()
     print(f"held: {held(ns)}")
     with tempfile.TemporaryDirectory() as tmp:
-        report("df.head(); pl_df.head():", call_against_plain(ns, "df.head()\npl_df.head()", Path(tmp)),
+        report("df.head(); pl_df.head():", python_call_times(ns, "df.head()\npl_df.head()", Path(tmp), calls=CALLS, rounds=ROUNDS),
                "target <= 30 ms")
         report("df.loc[0, 'x0'] = 0.5 (the frame must be hashed to see it; for the record):",
-               call_against_plain(ns, "df.loc[0, 'x0'] = 0.5", Path(tmp)), "for the record")
+               python_call_times(ns, "df.loc[0, 'x0'] = 0.5", Path(tmp), calls=CALLS, rounds=ROUNDS), "for the record")
     print("fingerprint cost per GB (by identity, as a call takes it; median of 3):")
     df, pl_df = ns["df"], ns["pl_df"]
     floats = df[[c for c in df.columns if c != "s"]]

@@ -33,11 +33,8 @@ import numpy as np
 import pandas as pd
 
 from bench.paired import alternate, banner, ratios, span, timed
-from larik_jupyter.tools.env import Env
-from larik_jupyter.tools.host import KernelHost
+from bench.python_calls import python_call_times, report
 from larik_jupyter.tools.kernel.fingerprint import fingerprint
-from larik_jupyter.tools.kernel.python import PythonTool
-from larik_jupyter.tools.kernel.undo import kernel_snapshots
 
 ROUNDS = 9
 CALLS = 200
@@ -89,68 +86,24 @@ def compare(label: str, frame: pd.DataFrame) -> None:
           f"ratio {span(ratios(results, 'by identity', 'hash_pandas_object'), digits=2)}")
 
 
-def call_against_plain(label: str, ns: dict[str, Any], code: str, root: Path, calls: int, target: str) -> None:
-    """`code` through the python tool (first call of a turn, later call of a turn) against
-    `eval`/`exec` of it in the same namespace, alternating; per call, the difference."""
-    env = Env(cwd=root, root=root, host=KernelHost(ns))
-    env.keeps_variables = True
-    snapshots = kernel_snapshots(env.call.session_id)
-    tool = PythonTool()
-    compiled = compile(code, "<plain>", "exec")
-    turn = iter(range(1, 1 << 30))
-
-    def plain() -> None:
-        for _ in range(calls):
-            exec(compiled, ns)
-
-    def first_of_turn(protect: bool = False) -> float:
-        total = 0.0
-        for _ in range(calls):
-            snapshots.open_turn(next(turn), protect=protect)
-            env.host.fingerprints.clear()  # type: ignore[union-attr]
-            total += timed(lambda: tool.run(env, {"code": code}))
-        return total
-
-    def later_in_turn() -> float:
-        snapshots.open_turn(next(turn))
-        env.host.fingerprints.clear()  # type: ignore[union-attr]
-        tool.run(env, {"code": code})
-        return timed(lambda: [tool.run(env, {"code": code}) for _ in range(calls)])
-
-    results = alternate({
-        "plain": case(plain), "first": first_of_turn, "later": later_in_turn,
-        "protect": lambda: first_of_turn(protect=True),
-    }, ROUNDS)
-    per_call = {name: [t / calls for t in values] for name, values in results.items()}
-    added = {
-        name: [s - p for s, p in zip(per_call[name], per_call["plain"], strict=True)]
-        for name in ("first", "later", "protect")
-    }
-    print(label)
-    print(f"  plain run:                    {span(per_call['plain'], 1e3, digits=3, unit=' ms')}")
-    print(f"  python call, first of a turn: {span(per_call['first'], 1e3, digits=1, unit=' ms')}  "
-          f"added {span(added['first'], 1e3, digits=1, unit=' ms')} ({target})")
-    print(f"  python call, later in a turn: {span(per_call['later'], 1e3, digits=1, unit=' ms')}  "
-          f"added {span(added['later'], 1e3, digits=1, unit=' ms')} ({target})")
-    print(f"  first of a turn, protect mode (every variable copied): {span(per_call['protect'], 1e3, digits=1, unit=' ms')}  "
-          f"added {span(added['protect'], 1e3, digits=1, unit=' ms')} (for the record)")
-
-
 def main() -> None:
     banner()
     print(f"python {sys.version.split()[0]}, pandas {pd.__version__}, numpy {np.__version__}, cores {os.cpu_count()}")
     compare("numeric frame, 10 float64 columns", numeric_100mb())
     compare("mixed frame, 8 float64 columns and a string column", mixed_100mb())
     with tempfile.TemporaryDirectory() as tmp:
-        call_against_plain(
+        report(
             "df.head() with a 6,000,000-row frame (float, int and string columns):",
-            {"df": rows_6m()}, "df.head()", Path(tmp), 1, "target <= 300 ms",
+            python_call_times({"df": rows_6m()}, "df.head()", Path(tmp), calls=1, rounds=ROUNDS, protect=True),
+            "target <= 300 ms",
         )
         small: dict[str, Any] = {f"v{i}": list(range(10)) for i in range(200)}
         small.update(df=numeric_100mb(), data=[1, 2, 3], cfg={"k": 0}, total=0)
-        call_against_plain(
+        report(
             "small python call (namespace with an untouched 100 MB frame and 200 other variables):",
-            small, SMALL_CODE.replace("data.append(1)", "data[0] = 1"), Path(tmp), 20, "for the record",
+            python_call_times(small, SMALL_CODE.replace("data.append(1)", "data[0] = 1"), Path(tmp),
+                              calls=20, rounds=ROUNDS, protect=True),
+            "for the record",
         )
 
 
