@@ -22,12 +22,19 @@ TIMEOUT = 10.0
 
 
 class JupyterServer(msgspec.Struct, frozen=True):
-    """A running Jupyter server, as its runtime file says: where it answers, its token ('' without
-    one), its root."""
+    """A running Jupyter server, as its runtime file (`jupyter server list`) says: where it
+    answers, its token ('' without one), its root (`root_dir`; older servers' `notebook_dir`)."""
 
     url: str
-    root_dir: str
     token: str = ""
+    root_dir: str | None = None
+    notebook_dir: str | None = None
+
+    @property
+    def root(self) -> Path | None:
+        """The folder it serves, on this machine (None when its runtime file does not say)."""
+        root = self.root_dir or self.notebook_dir
+        return Path(os.path.realpath(os.path.expanduser(root))) if root else None
 
 
 def started_by() -> JupyterServer | None:

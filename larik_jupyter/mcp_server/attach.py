@@ -15,6 +15,7 @@ from pathlib import Path
 import msgspec
 
 from larik_jupyter.errors import LarikError
+from larik_jupyter.server_link import JupyterServer
 
 CONNECTION_KEYS = ("shell_port", "iopub_port", "control_port", "ip", "key")
 
@@ -48,15 +49,6 @@ def from_connection_file(name: str) -> Target:
             f"{path} is not a kernel connection file (it has no {', '.join(missing)}); pass the file a running kernel wrote."
         )
     return Target(path)
-
-
-class JupyterServer(msgspec.Struct):
-    """What larik reads of a running Jupyter server's runtime file (`jupyter server list`)."""
-
-    url: str
-    token: str = ""
-    root_dir: str | None = None
-    notebook_dir: str | None = None  # the older servers' name for `root_dir`
 
 
 class _Named(msgspec.Struct):
@@ -128,10 +120,10 @@ def _sessions(server: JupyterServer) -> list[JupyterSession]:
 def _session_notebook(server: JupyterServer, session: JupyterSession) -> Path | None:
     """Where the session's notebook is on this machine (the server's root joined with its path)."""
     path = session.path or (session.notebook.path if session.notebook is not None else None)
-    root = server.root_dir or server.notebook_dir
-    if not path or not root:
+    root = server.root
+    if not path or root is None:
         return None
-    return Path(os.path.realpath(Path(os.path.expanduser(root)) / path))
+    return Path(os.path.realpath(root / path))
 
 
 def _kernel_file(kernel_id: str, server: JupyterServer) -> Path:

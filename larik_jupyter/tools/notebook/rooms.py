@@ -25,10 +25,9 @@ def room_backend(path: Path) -> str | None:
     """The collaboration backend whose room holds the notebook at `path` now, or None (no
     server, no backend, no room, or a server without larik's extension)."""
     server = started_by()
-    if server is None:
-        return None
-    real, root = Path(os.path.realpath(path)), Path(os.path.realpath(os.path.expanduser(server.root_dir)))
-    if not real.is_relative_to(root):
+    root = server.root if server is not None else None
+    real = Path(os.path.realpath(path))
+    if server is None or root is None or not real.is_relative_to(root):
         return None
     answer = call(server, "room", {"path": real.relative_to(root).as_posix()})
     backend = answer.get("backend") if answer else None
