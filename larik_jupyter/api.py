@@ -85,7 +85,6 @@ class Agent:
     ) -> None:
         if options is not None and (keywords or cwd is not None):
             raise TypeError("Agent takes either `options` or `cwd` and the options as keywords, not both.")
-        self.options = options or agent_options(cwd, **keywords)
         self.notices: list[str] = []
         # The id of the held session the open one branched from (resume of a session another
         # kernel holds continues on a new branch of it), else None.
@@ -93,7 +92,12 @@ class Agent:
         # What the latest undo, undo(prompt_number=...) or rewind(prompt_number, files=True) undid.
         self.last_undo = UndoReport()
         self._listeners: list[Listener] = []
-        self.loop: AgentLoop = self._open(session=session, continue_latest=continue_latest)
+        self.loop: AgentLoop = self._open(options or agent_options(cwd, **keywords), session, continue_latest)
+
+    @property
+    def options(self) -> AgentOptions:
+        """What this agent is configured with (the loop's own, so what runs is what shows)."""
+        return self.loop.options
 
     @property
     def cwd(self) -> Path:
@@ -103,8 +107,8 @@ class Agent:
     def host(self) -> KernelHost | None:
         return self.options.host
 
-    def _open(self, *, session: str | None = None, continue_latest: bool = False) -> AgentLoop:
-        opened = open_agent(self.options, session=session, continue_latest=continue_latest)
+    def _open(self, options: AgentOptions, session: str | None, continue_latest: bool) -> AgentLoop:
+        opened = open_agent(options, session=session, continue_latest=continue_latest)
         self.notices = opened.notices
         self.branched_from = opened.branched_from
         for listener in self._listeners:
@@ -114,8 +118,7 @@ class Agent:
     def _switch(self, *, model: str | None, session: str | None = None, continue_latest: bool = False) -> None:
         """Open another session on the same options, then close the current one; the MCP
         servers carry over. `model` None lets a resumed session keep the model it was recorded with."""
-        self.options = dataclasses.replace(self.options, model=model, mcp=self.loop.mcp)
-        new = self._open(session=session, continue_latest=continue_latest)
+        new = self._open(dataclasses.replace(self.options, model=model, mcp=self.loop.mcp), session, continue_latest)
         self.loop.close(keep_mcp=True)
         self.loop = new
 
@@ -244,7 +247,7 @@ class Agent:
 
     @protect.setter
     def protect(self, on: bool) -> None:
-        self.options = self.loop.options = dataclasses.replace(self.options, protect=on)
+        self.loop.options = dataclasses.replace(self.options, protect=on)
 
     @property
     def protecting(self) -> bool:
