@@ -40,7 +40,7 @@ from larik_jupyter.agent.undo import record_note
 from larik_jupyter.checkpoint.store import CheckpointStore
 from larik_jupyter.config.layers import LoadedConfig, load_config
 from larik_jupyter.config.skills import in_personal_skill, skills_prompt
-from larik_jupyter.egress.door import EgressDoor, open_door
+from larik_jupyter.egress.door import EgressDoor, TurnMark, open_door
 from larik_jupyter.egress.lineage import messages_lineage
 from larik_jupyter.errors import LarikError
 from larik_jupyter.llm import events as ev
@@ -82,21 +82,23 @@ class AgentLoop(ae.EventSource):
         self.cwd = Path(session.cwd)
         self.loaded = loaded or load_config(self.cwd)
         self.root = self.loaded.root
+        # A subagent gets its parent's store (or a disabled one) and never opens turns in it.
+        self._owns_turns = checkpoints is None
+        self.checkpoints = checkpoints or CheckpointStore(session.id, self.root)
+        self.turn: Turn | None = None  # the running turn
         # The one egress door of the session; a subagent's requests pass its parent's.
         self.door: EgressDoor = parent.door if parent is not None else open_door(
             self.loaded.config.egress.policy_set(), self.root, Path(session.path),
             (lambda: user_variables(host.namespace or {})) if host is not None else None,
             ancestors(Path(session.path)),
             (lambda name, value: content_key(host.fingerprints, name, value)) if host is not None else None,
+            self.turn_mark,
         )
         if parent is None:
             # The variables earlier calls made from restricted sources stay restricted.
             self.door.derive(messages_lineage(session.state.all), resumed=True)
             self.door.hold(options.egress_rules)
         self.provider = provider
-        # A subagent gets its parent's store (or a disabled one) and never opens turns in it.
-        self._owns_turns = checkpoints is None
-        self.checkpoints = checkpoints or CheckpointStore(session.id, self.root)
         self._stop = threading.Event()
         # The kernel variables kept for undo: this session's, in the one process-wide place.
         self.variables = kernel_snapshots(session.id) if host is not None and self._owns_turns else None
@@ -136,7 +138,6 @@ class AgentLoop(ae.EventSource):
         self._http_trace: Callable[[], Any] | None = None
         self._task: asyncio.Task[Any] | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
-        self.turn: Turn | None = None  # the running turn
 
     @property
     def provider(self) -> Provider:
@@ -147,6 +148,15 @@ class AgentLoop(ae.EventSource):
     def provider(self, provider: Provider) -> None:
         provider.door = self.door
         self._provider = provider
+
+    def turn_mark(self) -> TurnMark:
+        """The turn the egress ledger's lines belong to: the running one, else the session's last
+        (an answer to an outside agent after its call's turn, a `/compact` between turns)."""
+        turn = self.turn
+        if turn is not None:
+            return TurnMark(turn.outcome.turn, turn.env.call.prompt_number)
+        prompts = len(self.session.state.prompt_positions)
+        return TurnMark(self.checkpoints.last_turn or None, prompts or None)
 
     @property
     def session_path(self) -> Path:
@@ -305,7 +315,7 @@ class AgentLoop(ae.EventSource):
         self._task = asyncio.current_task()
         prompt_number = len(self.session.state.prompt_positions) + 1
         number = open_turn(
-            prompt_number, checkpoints=self.checkpoints, door=self.door, owns_turns=self._owns_turns, host=self.options.host,
+            prompt_number, checkpoints=self.checkpoints, owns_turns=self._owns_turns, host=self.options.host,
             variables=self.variables, budget_mb=self.loaded.config.kernel_snapshot_budget_mb, protect=self.protecting,
         )
         call = dataclasses.replace(
@@ -319,6 +329,8 @@ class AgentLoop(ae.EventSource):
             env=dataclasses.replace(self.env, call=call),
             outcome=outcome,
         )
+        if self._owns_turns:
+            self.door.sync()  # the notebook's rules as they are now (another session of the kernel may have set one)
         self.emit(ae.TurnStarted(turn=number, prompt=prompt, model=self.provider.name))
         return turn
 
