@@ -40,7 +40,7 @@ import orjson
 import pandas as pd
 from paired import alternate, banner, span
 
-from larik_jupyter.egress.door import EgressDoor
+from larik_jupyter.egress.door import EgressDoor, TurnMark
 from larik_jupyter.egress.policy import Policy, PolicySet
 from larik_jupyter.llm.anthropic_provider import request_messages
 from larik_jupyter.llm.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock
@@ -117,8 +117,10 @@ def main() -> None:
     # What a frame holds is looked at once a turn, through the kernel's fingerprints, as the
     # agent's door does (`agent/loop.py`).
     prints = FingerprintCache()
+    turns = [0]  # the running turn's number, as the agent's loop says it (`AgentLoop.turn_mark`)
     door = EgressDoor(
-        policies, Path("."), None, lambda: frames.items(), lambda name, value: content_key(prints, name, value)
+        policies, Path("."), None, lambda: frames.items(), lambda name, value: content_key(prints, name, value),
+        lambda: TurnMark(turns[0] or None, None),
     )
     start = time.perf_counter()
     door.refresh()  # the index is built in the background (`egress/builder.py`), compiled there
@@ -159,7 +161,7 @@ def main() -> None:
     policy = iter([Policy("stats"), Policy("schema")] * (rounds + 1))
 
     def new_turn() -> None:
-        door.turn = (door.turn or 0) + 1  # the person may have run cells since
+        turns[0] += 1  # the person may have run cells since
         prints.clear()
 
     def changed_frame() -> None:

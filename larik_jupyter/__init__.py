@@ -13,6 +13,7 @@ from larik_jupyter.lazy import lazy_names
 __version__ = "0.1.0"
 __all__ = [
     "Agent",
+    "AgentOptions",
     "KernelHost",
     "LarikError",
     "PermissionAnswer",
@@ -26,6 +27,7 @@ __all__ = [
 ]
 
 if TYPE_CHECKING:
+    from larik_jupyter.agent.options import AgentOptions
     from larik_jupyter.agent.outcome import TurnOutcome
     from larik_jupyter.agent.permissions import PermissionAnswer, PermissionRequest
     from larik_jupyter.agent.undo_report import UndoReport
@@ -39,6 +41,7 @@ if TYPE_CHECKING:
 # Where each public name lives; imported on first access so `import larik_jupyter` stays cheap.
 _LAZY = {
     "Agent": "larik_jupyter.api",
+    "AgentOptions": "larik_jupyter.agent.options",
     "KernelHost": "larik_jupyter.tools.host",
     "LarikError": "larik_jupyter.errors",
     "PermissionAnswer": "larik_jupyter.agent.permissions",

@@ -9,17 +9,17 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import threading
-from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Unpack
 
 from larik_jupyter.agent.events import Listener
 from larik_jupyter.agent.factory import open_agent
 from larik_jupyter.agent.loop import AgentLoop
-from larik_jupyter.agent.mcp import McpManager
 from larik_jupyter.agent.mcp_status import ServerStatus, awaiting_notice
+from larik_jupyter.agent.options import AgentOptions, OptionKeywords, agent_options
 from larik_jupyter.agent.outcome import TurnOutcome
 from larik_jupyter.agent.permissions import Approver
 from larik_jupyter.agent.turn import PromptExtras, TurnOptions
@@ -32,7 +32,6 @@ from larik_jupyter.config.layers import PendingApproval
 from larik_jupyter.config.update import approve as approve_pending
 from larik_jupyter.egress.controls import ledger_report, ledger_totals, set_local_only, set_rule
 from larik_jupyter.egress.door import EgressDoor
-from larik_jupyter.egress.kernel_rules import KernelRules
 from larik_jupyter.errors import LarikError
 from larik_jupyter.llm.messages import ToolResultBlock, ToolUseBlock
 from larik_jupyter.llm.script import new_tool_id
@@ -45,7 +44,6 @@ from larik_jupyter.session.catalog import latest, resolve
 from larik_jupyter.session.entry_list import EntryList
 from larik_jupyter.session.plan import Todo
 from larik_jupyter.session.variable_changes import VariableChange, made_by_prompt, turn_changes
-from larik_jupyter.tools.base import Tool
 from larik_jupyter.tools.calls import numbered_calls, summarize_call
 from larik_jupyter.tools.check import CheckReport
 from larik_jupyter.tools.env import Env, InlineRunner
@@ -56,39 +54,32 @@ if TYPE_CHECKING:
     from larik_jupyter.analysis.branch_diff import BranchDiff
     from larik_jupyter.analysis.replay import ReplayReport
 
-__all__ = ["Agent", "PromptExtras", "RewindStopped", "TurnOptions", "TurnOutcome", "UndoReport", "run_sync"]
+__all__ = ["Agent", "AgentOptions", "PromptExtras", "RewindStopped", "TurnOptions", "TurnOutcome", "UndoReport", "run_sync"]
 
 class Agent:
     """A coding agent working in `cwd` (default: the current directory) on one session at a time.
 
-    `session`: an id or file path to resume; `continue_latest`: resume the directory's latest;
-    `model`: `provider:model`; `yes`: allow calls that would ask; `approver`: async callback
-    answering asks; `host`: what a Jupyter kernel offers (namespace, display, open notebooks,
-    cell runner: `tools/host.py`; without one the kernel-only tools say they need a kernel);
-    `protect`: python code that changes an existing kernel variable always asks first; `tools`:
-    `Tool` subclasses of your own, their traits saying how calls are treated; `mcp`: the MCP
-    servers of an agent this one replaces in the same directory, reused (close the old one with
-    `keep_mcp=True`); `for_turns` False: open `session` only to act on it (`larik-jupyter undo`):
-    refused with `SessionLockedError` when another process holds it, where a turn-running agent
-    goes on on a branch of it; no MCP server starts, a model that cannot be set up fails a turn.
-    `egress_rules`: the notebook's egress rules this agent's sessions share (a kernel's, held by
-    all its agents); default: its own, kept across its sessions.
+    `session`: an id or file path to resume; `continue_latest`: resume the directory's latest.
+    What it is configured with is one `AgentOptions` (`agent/options.py`): `options`, or its
+    fields as keywords: `model`: `provider:model`; `yes`: allow calls that would ask; `approver`:
+    async callback answering asks; `host`: what a Jupyter kernel offers (namespace, display, open
+    notebooks, cell runner: `tools/host.py`; without one the kernel-only tools say they need a
+    kernel); `protect`: python code that changes an existing kernel variable always asks first;
+    `tools`: `Tool` subclasses of your own, their traits saying how calls are treated; `mcp`: the
+    MCP servers of an agent this one replaces in the same directory, reused (close the old one
+    with `keep_mcp=True`); `for_turns` False: open `session` only to act on it (`larik-jupyter
+    undo`): refused with `SessionLockedError` when another process holds it, where a
+    turn-running agent goes on on a branch of it; no MCP server starts, a model that cannot be
+    set up fails a turn. `egress_rules`: the notebook's egress rules this agent's sessions share
+    (a kernel's, held by all its agents); default: its own, kept across its sessions.
     """
 
     def __init__(
         self, cwd: str | os.PathLike[str] | None = None, *, session: str | None = None,
-        continue_latest: bool = False, model: str | None = None, yes: bool = False,
-        approver: Approver | None = None, host: KernelHost | None = None, mcp: McpManager | None = None,
-        protect: bool = False, tools: Iterable[Tool] = (), for_turns: bool = True,
-        egress_rules: KernelRules | None = None,
+        continue_latest: bool = False, options: AgentOptions | None = None, **keywords: Unpack[OptionKeywords],
     ) -> None:
-        self.cwd = Path(os.path.abspath(os.fspath(cwd or os.getcwd())))
-        self.egress_rules = egress_rules if egress_rules is not None else KernelRules()
-        self.yes = yes
-        self._protect = protect
-        self.approver = approver
-        self.host = host
-        self.extra_tools = list(tools)
+        if options is not None and (keywords or cwd is not None):
+            raise TypeError("Agent takes either `options` or `cwd` and the options as keywords, not both.")
         self.notices: list[str] = []
         # The id of the held session the open one branched from (resume of a session another
         # kernel holds continues on a new branch of it), else None.
@@ -96,27 +87,33 @@ class Agent:
         # What the latest undo, undo(prompt_number=...) or rewind(prompt_number, files=True) undid.
         self.last_undo = UndoReport()
         self._listeners: list[Listener] = []
-        self._for_turns = for_turns
-        self.loop: AgentLoop = self._open(session=session, continue_latest=continue_latest, model=model, mcp=mcp)
+        self.loop: AgentLoop = self._open(options or agent_options(cwd, **keywords), session, continue_latest)
 
-    def _open(self, *, session: str | None = None, continue_latest: bool = False,
-              model: str | None = None, mcp: McpManager | None = None) -> AgentLoop:
-        opened = open_agent(
-            self.cwd, session=session, continue_latest=continue_latest, model=model, approver=self.approver,
-            yes=self.yes, host=self.host, mcp=mcp, protect=self._protect, tools=self.extra_tools,
-            for_turns=self._for_turns,
-        )
-        opened.loop.door.hold(self.egress_rules)
+    @property
+    def options(self) -> AgentOptions:
+        """What this agent is configured with (the loop's own, so what runs is what shows)."""
+        return self.loop.options
+
+    @property
+    def cwd(self) -> Path:
+        return self.options.cwd
+
+    @property
+    def host(self) -> KernelHost | None:
+        return self.options.host
+
+    def _open(self, options: AgentOptions, session: str | None, continue_latest: bool) -> AgentLoop:
+        opened = open_agent(options, session=session, continue_latest=continue_latest)
         self.notices = opened.notices
         self.branched_from = opened.branched_from
         for listener in self._listeners:
             opened.loop.subscribe(listener)
         return opened.loop
 
-    def _switch(self, *, model: str | None, **kwargs: Any) -> None:
-        """Open another session, then close the current one; the MCP servers carry over. `model`
-        None lets a resumed session keep the model it was recorded with."""
-        new = self._open(model=model, mcp=self.loop.mcp, **kwargs)
+    def _switch(self, *, model: str | None, session: str | None = None, continue_latest: bool = False) -> None:
+        """Open another session on the same options, then close the current one; the MCP
+        servers carry over. `model` None lets a resumed session keep the model it was recorded with."""
+        new = self._open(dataclasses.replace(self.options, model=model, mcp=self.loop.mcp), session, continue_latest)
         self.loop.close(keep_mcp=True)
         self.loop = new
 
@@ -211,8 +208,8 @@ class Agent:
         self, path: str | None = None, *, timeout: int = 600, stop: threading.Event | None = None,
         notebook: Path | None = None, network: bool = False,
     ) -> CheckReport:
-        """Run the notebook at `path` (default: this kernel's own, `notebook` when the caller knows
-        it, else the last turn's) top to bottom in a scratch kernel and report what does not hold
+        """Run the notebook at `path` (default: this kernel's own: `notebook` when the caller knows
+        it, else the one a browser shows it in) top to bottom in a scratch kernel and report what does not hold
         up (`tools/check/tool.py`); `network` lets its cells connect to other machines. Setting
         `stop`, or an interrupt of the calling thread, ends it; the scratch kernel is shut down
         either way."""
@@ -241,11 +238,11 @@ class Agent:
     @property
     def protect(self) -> bool:
         """Protect mode asked for by this front end (the personal config can also turn it on)."""
-        return self._protect
+        return self.options.protect
 
     @protect.setter
     def protect(self, on: bool) -> None:
-        self._protect = self.loop.protect = on
+        self.loop.options = dataclasses.replace(self.options, protect=on)
 
     @property
     def protecting(self) -> bool:

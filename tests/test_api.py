@@ -57,3 +57,18 @@ def test_resume_keeps_the_model_the_session_was_recorded_with(tmp_path: Path) ->
     first.resume(recorded)
     assert first.session_id == recorded and first.model == "scripted:demo"
     first.close()
+
+
+def test_one_options_object_configures_the_agent_and_outlives_a_session_switch(tmp_path: Path) -> None:
+    from larik_jupyter import AgentOptions
+
+    options = AgentOptions(cwd=tmp_path, model="scripted:demo", yes=True, protect=True)
+    agent = Agent(options=options)
+    agent.run("hello")
+    agent.fork()
+    assert agent.options.yes and agent.options.protect and agent.options.egress_rules is options.egress_rules
+    agent.protect = False
+    assert not agent.protecting and not agent.options.protect and options.protect
+    with pytest.raises(TypeError, match="either `options` or"):
+        Agent(options=options, yes=False)
+    agent.close()

@@ -253,6 +253,7 @@ def _outside_imports(path: Path) -> set[str]:
 FRONT_ENDS = ("notebook", "cli", "server")
 FRONT_END_AGENT_IMPORTS: dict[str, str] = {
     "agent.events": "the typed events a front end subscribes to",
+    "agent.options": "what an agent is configured with once (`AgentOptions`), built by the front end for `Agent`",
     "agent.permissions": "the approver's request and answer (`PermissionRequest`, `PermissionAnswer`)",
     "agent.outcome": "how a turn ended (`TurnOutcome`)",
     "agent.undo_report": "the one undo report every front end renders (`UndoReport`)",

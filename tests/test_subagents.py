@@ -13,6 +13,7 @@ import pytest
 
 from larik_jupyter.agent import events as ae
 from larik_jupyter.agent.loop import AgentLoop
+from larik_jupyter.agent.options import AgentOptions
 from larik_jupyter.agent.undo import undo_turn
 from larik_jupyter.agent.worktree import clean_worktrees, list_worktrees, remove_worktree
 from larik_jupyter.config.layers import load_config
@@ -64,7 +65,7 @@ def repo(tmp_path: Path) -> Path:
 def open_loop(repo: Path, provider: ScriptedProvider, **config: Any) -> AgentLoop:
     loaded = load_config(repo)
     loaded.config = loaded.config.model_copy(update=config)
-    return AgentLoop(Session.create(repo), provider, loaded=loaded, yes=True)
+    return AgentLoop(Session.create(repo), provider, AgentOptions(cwd=repo, yes=True), loaded=loaded)
 
 
 PARENT = [
@@ -187,7 +188,7 @@ def test_interrupting_the_parent_interrupts_its_subagents(repo: Path) -> None:
 def test_the_task_itself_needs_no_approval_but_the_subagents_calls_do(repo: Path) -> None:
     parent = [[tool("task", description="a", prompt="JOB-A: go")], [text("ok")]]
     loaded = load_config(repo)
-    loop = AgentLoop(Session.create(repo), routed({"PARENT": parent, **JOBS}), loaded=loaded)
+    loop = AgentLoop(Session.create(repo), routed({"PARENT": parent, **JOBS}), AgentOptions(cwd=repo), loaded=loaded)
     asyncio.run(loop.run_turn("PARENT"))
     loop.close()
     (result,) = [b for m in loop.session.state.all for b in m.tool_results()]

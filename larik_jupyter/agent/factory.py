@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-import os
-from collections.abc import AsyncIterator, Callable, Iterable
+import dataclasses
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from larik_jupyter.agent.loop import AgentLoop
-from larik_jupyter.agent.mcp import McpManager, open_servers
-from larik_jupyter.agent.permissions import Approver
+from larik_jupyter.agent.mcp import open_servers
+from larik_jupyter.agent.options import AgentOptions
 from larik_jupyter.agent.trace import start_trace
 from larik_jupyter.config.layers import load_config
 from larik_jupyter.llm import events as ev
@@ -24,8 +24,6 @@ from larik_jupyter.session.catalog import latest, resolve
 from larik_jupyter.session.corrupt import session_id_of
 from larik_jupyter.session.store import Session, SessionLockedError
 from larik_jupyter.session.summary import current_model
-from larik_jupyter.tools.base import Tool
-from larik_jupyter.tools.host import KernelHost
 
 
 @dataclass
@@ -38,29 +36,16 @@ class Opened:
     branched_from: str | None = None
 
 
-def open_agent(
-    cwd: str | os.PathLike[str],
-    *,
-    session: str | None = None,
-    continue_latest: bool = False,
-    model: str | None = None,
-    approver: Approver | None = None,
-    yes: bool = False,
-    host: KernelHost | None = None,
-    mcp: McpManager | None = None,
-    protect: bool = False,
-    tools: Iterable[Tool] = (),
-    for_turns: bool = True,
-) -> Opened:
-    """Open an agent in `cwd` on a new session, a given one (id or path) or the latest one.
+def open_agent(options: AgentOptions, *, session: str | None = None, continue_latest: bool = False) -> Opened:
+    """Open an agent configured by `options` on a new session, a given one (id or path) or the
+    latest one of its directory.
 
-    `mcp`: the MCP servers a previous session of the same kernel ran; they are reused (and
-    brought in line with the config) instead of restarted. `host`: what the kernel offers
-    (None: no kernel, so the kernel-only tools are not offered). `for_turns` False opens the
-    session to act on it (undo, rewind) rather than to run turns: a session another process
+    `options.mcp`: the MCP servers a previous session of the same kernel ran; they are reused
+    (and brought in line with the config) instead of restarted. `options.for_turns` False opens
+    the session to act on it (undo, rewind) rather than to run turns: a session another process
     holds is refused (`SessionLockedError`) instead of branched, no MCP server or debug trace
     starts, and a model that cannot be set up (no API key) says so only when a turn runs."""
-    cwd_path = Path(os.path.abspath(os.fspath(cwd)))
+    cwd_path, model, for_turns, mcp = options.cwd, options.model, options.for_turns, options.mcp
     loaded = load_config(cwd_path)
     notices = [*loaded.errors, *loaded.notices]
     path: Path | None = None
@@ -93,17 +78,7 @@ def open_agent(
         notices.append(f"The last turn of this session was interrupted: {opened.state.interrupted}")
     if for_turns:
         mcp = open_servers(loaded, notices, reuse=mcp)
-    loop = AgentLoop(
-        opened,
-        provider,
-        loaded=loaded,
-        approver=approver,
-        yes=yes,
-        host=host,
-        mcp=mcp,
-        protect=protect,
-        tools=tools,
-    )
+    loop = AgentLoop(opened, provider, dataclasses.replace(options, mcp=mcp), loaded=loaded)
     if loaded.config.debug and for_turns:
         start_trace(loop)
     return Opened(loop=loop, notices=notices, branched_from=branched_from)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import threading
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +21,7 @@ from larik_jupyter.agent.hooks import HookRunner
 from larik_jupyter.agent.mcp import McpManager, McpTool
 from larik_jupyter.agent.mcp_status import started_notice
 from larik_jupyter.agent.model_call import call_model
+from larik_jupyter.agent.options import AgentOptions
 from larik_jupyter.agent.outcome import TurnOutcome
 from larik_jupyter.agent.permissions import Approver
 from larik_jupyter.agent.prompt import egress_rules, system_prompt
@@ -39,7 +40,7 @@ from larik_jupyter.agent.undo import record_note
 from larik_jupyter.checkpoint.store import CheckpointStore
 from larik_jupyter.config.layers import LoadedConfig, load_config
 from larik_jupyter.config.skills import in_personal_skill, skills_prompt
-from larik_jupyter.egress.door import EgressDoor, open_door
+from larik_jupyter.egress.door import EgressDoor, TurnMark, open_door
 from larik_jupyter.egress.lineage import messages_lineage
 from larik_jupyter.errors import LarikError
 from larik_jupyter.llm import events as ev
@@ -55,7 +56,6 @@ from larik_jupyter.session.store import Session
 from larik_jupyter.tools.base import Tool
 from larik_jupyter.tools.env import CallContext, Env, InlineRunner
 from larik_jupyter.tools.envelope import new_nonce
-from larik_jupyter.tools.host import KernelHost
 from larik_jupyter.tools.kernel import content_key, kernel_snapshots, user_variables
 from larik_jupyter.tools.notebook import cell_positions
 from larik_jupyter.tools.registry import tool_schemas
@@ -66,41 +66,40 @@ CLEARED_SUMMARY = "The user cleared the conversation context (/clear); earlier m
 
 class AgentLoop(ae.EventSource):
     """The turn loop bound to one open session; `api.Agent` drives it and front ends subscribe
-    to its events. `approver` and `yes` are the defaults a turn's own arguments override,
-    `protect` turns protect mode on (see `protecting`), `tools` are offered after the built-in
-    ones."""
+    to its events. `options`: its configuration (`agent/options.py`): its `approver` and `yes`
+    are the defaults a turn's own arguments override, `protect` turns protect mode on (see
+    `protecting`), its `tools` are offered after the built-in ones."""
 
     def __init__(
-        self, session: Session, provider: Provider, *, loaded: LoadedConfig | None = None,
-        approver: Approver | None = None, yes: bool = False, host: KernelHost | None = None,
+        self, session: Session, provider: Provider, options: AgentOptions, *, loaded: LoadedConfig | None = None,
         checkpoints: CheckpointStore | None = None, parent: AgentLoop | None = None,
-        mcp: McpManager | None = None, protect: bool = False, tools: Iterable[Tool] = (),
     ) -> None:
         super().__init__()
         self.session = session
+        self.options = options
+        host = options.host
         self.parent = parent
         self.cwd = Path(session.cwd)
         self.loaded = loaded or load_config(self.cwd)
         self.root = self.loaded.root
+        # A subagent gets its parent's store (or a disabled one) and never opens turns in it.
+        self._owns_turns = checkpoints is None
+        self.checkpoints = checkpoints or CheckpointStore(session.id, self.root)
+        self.turn: Turn | None = None  # the running turn
         # The one egress door of the session; a subagent's requests pass its parent's.
         self.door: EgressDoor = parent.door if parent is not None else open_door(
             self.loaded.config.egress.policy_set(), self.root, Path(session.path),
             (lambda: user_variables(host.namespace or {})) if host is not None else None,
             ancestors(Path(session.path)),
             (lambda name, value: content_key(host.fingerprints, name, value)) if host is not None else None,
+            self.turn_mark,
         )
         if parent is None:
             # The variables earlier calls made from restricted sources stay restricted.
             self.door.derive(messages_lineage(session.state.all), resumed=True)
+            self.door.hold(options.egress_rules)
         self.provider = provider
-        self.approver = approver
-        self.yes = yes
-        self.protect = protect
-        # A subagent gets its parent's store (or a disabled one) and never opens turns in it.
-        self._owns_turns = checkpoints is None
-        self.checkpoints = checkpoints or CheckpointStore(session.id, self.root)
         self._stop = threading.Event()
-        self.host = host
         # The kernel variables kept for undo: this session's, in the one process-wide place.
         self.variables = kernel_snapshots(session.id) if host is not None and self._owns_turns else None
         if self.variables is not None and host is not None:  # what the record says the agent made
@@ -122,8 +121,8 @@ class AgentLoop(ae.EventSource):
         self.tools: dict[str, Tool] = agent_tools(
             self.env, self.loaded, tasks_for=self if parent is None else None, skills=lambda: self.loaded.skills
         )
-        self.tools |= {tool.name: tool for tool in tools}
-        self.mcp: McpManager | None = parent.mcp if parent is not None else mcp
+        self.tools |= {tool.name: tool for tool in options.tools}
+        self.mcp: McpManager | None = parent.mcp if parent is not None else options.mcp
         self._set_mcp_tools()
         self.hooks = HookRunner(
             self.loaded.config.hooks,
@@ -139,7 +138,6 @@ class AgentLoop(ae.EventSource):
         self._http_trace: Callable[[], Any] | None = None
         self._task: asyncio.Task[Any] | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
-        self.turn: Turn | None = None  # the running turn
 
     @property
     def provider(self) -> Provider:
@@ -151,6 +149,15 @@ class AgentLoop(ae.EventSource):
         provider.door = self.door
         self._provider = provider
 
+    def turn_mark(self) -> TurnMark:
+        """The turn the egress ledger's lines belong to: the running one, else the session's last
+        (an answer to an outside agent after its call's turn, a `/compact` between turns)."""
+        turn = self.turn
+        if turn is not None:
+            return TurnMark(turn.outcome.turn, turn.env.call.prompt_number)
+        prompts = len(self.session.state.prompt_positions)
+        return TurnMark(self.checkpoints.last_turn or None, prompts or None)
+
     @property
     def session_path(self) -> Path:
         return Path(self.session.path)
@@ -158,11 +165,11 @@ class AgentLoop(ae.EventSource):
     def child(self, session: Session, loaded: LoadedConfig, checkpoints: CheckpointStore) -> Child:
         """A subagent's loop on `session`, answering asks as this loop's running turn does."""
         turn = self.turn
-        return AgentLoop(
-            session, self.provider, loaded=loaded, checkpoints=checkpoints, parent=self,
-            approver=turn.approver if turn is not None else self.approver,
-            yes=turn.yes if turn is not None else self.yes,
+        options = AgentOptions(
+            cwd=Path(session.cwd), approver=turn.approver if turn is not None else self.options.approver,
+            yes=turn.yes if turn is not None else self.options.yes,
         )
+        return AgentLoop(session, self.provider, options, loaded=loaded, checkpoints=checkpoints, parent=self)
 
     # -- control --------------------------------------------------------------------------
 
@@ -233,8 +240,8 @@ class AgentLoop(ae.EventSource):
         extras = extras or PromptExtras()
         prompt = valid_text(prompt)
         turn = self._begin_turn(
-            prompt, extras.nonce, approver=self.approver if approver is None else approver,
-            yes=self.yes if yes is None else yes, notebook=notebook, inline_runner=inline_runner,
+            prompt, extras.nonce, approver=self.options.approver if approver is None else approver,
+            yes=self.options.yes if yes is None else yes, notebook=notebook, inline_runner=inline_runner,
         )
         outcome = turn.outcome
         try:
@@ -308,13 +315,12 @@ class AgentLoop(ae.EventSource):
         self._task = asyncio.current_task()
         prompt_number = len(self.session.state.prompt_positions) + 1
         number = open_turn(
-            prompt_number, checkpoints=self.checkpoints, door=self.door, owns_turns=self._owns_turns, host=self.host,
+            prompt_number, checkpoints=self.checkpoints, owns_turns=self._owns_turns, host=self.options.host,
             variables=self.variables, budget_mb=self.loaded.config.kernel_snapshot_budget_mb, protect=self.protecting,
         )
-        # The kernel's notebook is kept after the turn (cell positions, `/check` read it).
-        self.env = dataclasses.replace(self.env, call=dataclasses.replace(self.env.call, notebook_path=notebook))
         call = dataclasses.replace(
-            self.env.call, prompt_number=prompt_number, nonce=nonce or new_nonce(), run_inline=inline_runner
+            self.env.call, prompt_number=prompt_number, nonce=nonce or new_nonce(), notebook_path=notebook,
+            run_inline=inline_runner,
         )
         outcome = TurnOutcome(turn=number, status="done", session_id=self.session.id, prompt=prompt)
         turn = self.turn = Turn(
@@ -323,6 +329,8 @@ class AgentLoop(ae.EventSource):
             env=dataclasses.replace(self.env, call=call),
             outcome=outcome,
         )
+        if self._owns_turns:
+            self.door.sync()  # the notebook's rules as they are now (another session of the kernel may have set one)
         self.emit(ae.TurnStarted(turn=number, prompt=prompt, model=self.provider.name))
         return turn
 
@@ -339,7 +347,7 @@ class AgentLoop(ae.EventSource):
         self._answer_unanswered(INTERRUPTED_RESULT)
         end_turn(
             outcome, stop_notices, session=self.session, model=self.provider.name, checkpoints=self.checkpoints,
-            door=self.door, owns_turns=self._owns_turns, host=self.host, variables=self.variables, emit=self.emit,
+            door=self.door, owns_turns=self._owns_turns, host=self.options.host, variables=self.variables, emit=self.emit,
         )
         # Not held past the turn: its `answer` value is the user's, and its runner the cell's.
         self._task = self.turn = None
@@ -369,9 +377,9 @@ class AgentLoop(ae.EventSource):
             self.cwd,
             self.root,
             self.loaded.instructions,
-            in_kernel=self.host is not None,
+            in_kernel=self.options.host is not None,
             skills=skills_prompt(self.loaded.skills),
-            protected=self.protecting and self.host is not None,
+            protected=self.protecting and self.options.host is not None,
             egress=egress_rules(self.door.policies),
         )
 
@@ -407,11 +415,12 @@ class AgentLoop(ae.EventSource):
     @property
     def protecting(self) -> bool:
         """Protect mode: on from the front end (`protect`) or the personal config."""
-        return self.protect or self.loaded.config.protect_variables
+        return self.options.protect or self.loaded.config.protect_variables
 
     def cell_position(self, env: Env | None = None) -> CellPosition:
         """Where a cell a notebook call names stands now (0-based, None when unknown): in the
-        open notebook, else in the notebook file; every view names cells by it."""
+        open notebook (`env`: the running turn's, which knows the kernel's notebook), else in
+        the notebook file; every view names cells by it."""
         return first_known(cell_positions(env or self.env), positions_in_files(self.cwd))
 
     async def _call_model(self, step: int, outcome: TurnOutcome) -> ev.MessageEnd:

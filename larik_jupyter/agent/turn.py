@@ -67,12 +67,12 @@ class Turn:
 
 
 def open_turn(
-    prompt_number: int, *, checkpoints: CheckpointStore, door: EgressDoor, owns_turns: bool,
+    prompt_number: int, *, checkpoints: CheckpointStore, owns_turns: bool,
     host: KernelHost | None, variables: KernelSnapshots | None, budget_mb: int, protect: bool,
 ) -> int:
-    """Open the turn of prompt `prompt_number`: its checkpoint turn, the kernel's variable
-    snapshots and the door's turn (`owns_turns`: not a subagent's, whose turn is 1); its
-    checkpoint turn number."""
+    """Open the turn of prompt `prompt_number`: its checkpoint turn and the kernel's variable
+    snapshots (`owns_turns`: not a subagent's, whose turn is 1); its checkpoint turn number,
+    which with the prompt number is the turn the egress ledger's lines name while it runs."""
     if not owns_turns:
         return 1
     number = checkpoints.begin_turn(prompt_number)
@@ -80,8 +80,6 @@ def open_turn(
         variables.open_turn(number, budget_mb, protect=protect)
     if host is not None:
         host.fingerprints.clear()  # the user may have run cells since the last turn
-    door.turn, door.prompt = number, prompt_number
-    door.sync()  # the notebook's rules as they are now (another session of the kernel may have set one)
     return number
 
 

@@ -87,6 +87,11 @@ class CheckpointStore:
                 if fd is not None:
                     clean_session(self.directory)
 
+    @property
+    def last_turn(self) -> int:
+        """The number of the newest turn opened (0: none yet)."""
+        return self._last
+
     def begin_turn(self, prompt_number: int | None = None) -> int:
         """Open the next turn (at each user prompt, `prompt_number` being its 1-based number in
         the session) and return the turn's number."""

@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, NamedTuple, TypeVar
 
 import msgspec
 import orjson
@@ -57,6 +57,16 @@ Built = TypeVar("Built")
 Build = Callable[[str, list[Message]], dict[str, Any]]
 
 
+class TurnMark(NamedTuple):
+    """The turn a ledger line belongs to: its checkpoint turn and its prompt number (None: none)."""
+
+    turn: int | None
+    prompt: int | None
+
+
+NO_TURN = TurnMark(None, None)
+
+
 @dataclass
 class _Sent:
     """A message as it went in a request under `key` (the rules', the index's and the
@@ -73,7 +83,8 @@ class _Sent:
 class EgressDoor(DoorRules):
     """The egress policy applied to every request of one session (and its subagents), and
     the ledger it writes. `variables` lists the kernel's user variables (None: no kernel);
-    `root` is the project root file targets are relative to."""
+    `root` is the project root file targets are relative to; `turn_of` says which turn a line
+    belongs to now (the session's running turn, else its last: the door holds no turn of its own)."""
 
     def __init__(
         self,
@@ -82,10 +93,10 @@ class EgressDoor(DoorRules):
         ledger: Ledger | None = None,
         variables: Callable[[], Iterable[tuple[str, object]]] | None = None,
         content_key: Callable[[str, object], object] | None = None,
+        turn_of: Callable[[], TurnMark] = lambda: NO_TURN,
     ) -> None:
         super().__init__(policies, ledger)
-        self.turn: int | None = None
-        self.prompt: int | None = None
+        self.turn_of = turn_of
         self.records: list[RequestRecord] = []  # the running turn's
         # The calls' results whose withholding a turn's line said already (`withheld_line`).
         self._said: set[tuple[str, str]] = set()
@@ -98,7 +109,7 @@ class EgressDoor(DoorRules):
         """The one line saying what the requests of `turn` (this process's) withheld, or None. A
         call's result an earlier turn withheld already, sent again as history, is not said again:
         the line appears only on the turn that withheld."""
-        said = TurnEgress(turn, self.prompt)
+        said = TurnEgress(turn, self.turn_of().prompt)
         for record in self.records:
             if record.turn == turn:
                 for item in record.withheld:
@@ -113,7 +124,7 @@ class EgressDoor(DoorRules):
     def _rules_changed(self) -> None:
         # The index of what the rules now restrict starts building (in the background) now,
         # not at the next request (`egress/builder.py`).
-        self.values.refresh(self.policies, self.turn)
+        self.values.refresh(self.policies, self.turn_of().turn)
 
     # -- the value index -----------------------------------------------------------------
 
@@ -126,7 +137,7 @@ class EgressDoor(DoorRules):
         """Take the notebook's rules changed since last, and index the values of the restricted
         variables and files that changed since last."""
         self.sync()
-        self.values.refresh(self.policies, self.turn)
+        self.values.refresh(self.policies, self.turn_of().turn)
 
     def _changed_by(self, blocks: Iterable[ContentBlock]) -> None:
         """The variables the calls whose new results are among `blocks` say they changed (a
@@ -291,9 +302,10 @@ class EgressDoor(DoorRules):
         kind: str | None = None,
     ) -> None:
         """Measure `body` and append its ledger line."""
-        line = ledger_line(destination, body, parts, withheld, self.turn, self.prompt, kind)
+        mark = self.turn_of()
+        line = ledger_line(destination, body, parts, withheld, mark.turn, mark.prompt, kind)
         # This process's records of the running turn (its one-line notice reads them).
-        if self.records and self.records[-1].turn != self.turn:
+        if self.records and self.records[-1].turn != mark.turn:
             self.records = []
         self.records.append(line)
         if self.ledger is not None:
@@ -307,11 +319,12 @@ def open_door(
     variables: Callable[[], Iterable[tuple[str, object]]] | None,
     inherited: Sequence[Path] = (),
     content_key: Callable[[str, object], object] | None = None,
+    turn_of: Callable[[], TurnMark] = lambda: NO_TURN,
 ) -> EgressDoor:
     """The door of the session whose transcript is `transcript`: its ledger beside it, and
     the rules the notebook set in it before (recorded in the ledger) applied again, after
     those of the sessions it was forked from (`inherited`, oldest first): a branch keeps them."""
-    door = EgressDoor(policies, root, Ledger(ledger_path(transcript)), variables, content_key)
+    door = EgressDoor(policies, root, Ledger(ledger_path(transcript)), variables, content_key, turn_of)
     for path in [*inherited, transcript]:
         origin = recorded_origin(path.name.removesuffix(".jsonl"))
         door.replay(read_ledger(ledger_path(path)), origin, own=path == transcript)

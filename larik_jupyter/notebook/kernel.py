@@ -7,7 +7,7 @@ import os
 import threading
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Unpack
 
 from larik_jupyter.egress.kernel_rules import KernelRules
 from larik_jupyter.errors import LarikError
@@ -16,6 +16,7 @@ from larik_jupyter.notebook.markdown_text import MarkdownText
 # The magics import this module at `%load_ext`: the agent and the session store load when a
 # session first opens.
 if TYPE_CHECKING:
+    from larik_jupyter.agent.options import AgentOptions, OptionKeywords
     from larik_jupyter.analysis.branch_diff import BranchDiff
     from larik_jupyter.api import Agent
     from larik_jupyter.config.layers import PendingApproval
@@ -114,6 +115,13 @@ class KernelSession:
 
     # -- opening ---------------------------------------------------------------------------
 
+    def options(self, **keywords: Unpack[OptionKeywords]) -> AgentOptions:
+        """The options of an agent this kernel opens: in its directory, on its host, and `keywords`."""
+        from larik_jupyter.agent.options import agent_options
+
+        keywords.setdefault("host", self.host)
+        return agent_options(self.cwd, **keywords)
+
     def ensure(self, *, model: str | None = None, new: bool = False) -> Agent:
         """The agent for the next prompt: opened on a new session at first use (or with `new`),
         switched to `model` when one is given."""
@@ -143,15 +151,9 @@ class KernelSession:
         if self.agent is None:
             from larik_jupyter.api import Agent
 
-            self.agent = Agent(
-                self.cwd,
-                model=model or self.model,
-                yes=self.yes,
-                host=self.host,
-                session=resume,
-                continue_latest=latest,
-                egress_rules=self.egress_rules,
-            )
+            self.agent = Agent(session=resume, continue_latest=latest, options=self.options(
+                model=model or self.model, yes=self.yes, egress_rules=self.egress_rules
+            ))
         elif resuming:
             self.agent.resume(resume, last=latest)
         else:
@@ -205,7 +207,7 @@ class KernelSession:
         from larik_jupyter.session.store import SessionLockedError
 
         try:
-            return Agent(self.cwd, session=str(path), for_turns=False, host=self.host)
+            return Agent(session=str(path), options=self.options(for_turns=False))
         except SessionLockedError:
             raise LarikError(
                 f"Session {path.stem} is open in another process (a kernel or `larik-jupyter run`); "
@@ -219,9 +221,9 @@ class KernelSession:
         if agent is None:
             from larik_jupyter.api import Agent
 
-            agent = Agent(
-                self.cwd, model=f"mcp:{client}", host=self.host, protect=self.protect, egress_rules=self.egress_rules
-            )
+            agent = Agent(options=self.options(
+                model=f"mcp:{client}", protect=self.protect, egress_rules=self.egress_rules
+            ))
             self.outside[key] = agent
         return agent
 

@@ -368,7 +368,7 @@ def check_notebook(
     network: bool = False, made: dict[str, int] | None = None,
 ) -> CheckReport:
     """`check_on_thread` on `path`, else the kernel's own notebook: `notebook` when the caller
-    knows it, else the one `env`'s last turn was given (`made`: see `run_check`)."""
+    knows it, else the one `env` names (`made`: see `run_check`)."""
     if notebook is not None:
         env = dataclasses.replace(env, call=dataclasses.replace(env.call, notebook_path=notebook))
     return check_on_thread(env, check_path(env, path), timeout=timeout, stop=stop, network=network, made=made)
