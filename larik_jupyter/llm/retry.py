@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 from larik_jupyter.llm.events import Retrying, StreamEvent
 from larik_jupyter.llm.provider import ProviderError
+from larik_jupyter.plural import counted
 
 
 @dataclass(frozen=True)
@@ -88,9 +89,8 @@ async def with_retries(
             return
         except TransientError as failure:
             if number == policy.attempts:
-                tries = "attempt" if number == 1 else "attempts"
                 raise ProviderError(
-                    f"{label} failed after {number} {tries} ({failure.reason}); {failure.advice}.",
+                    f"{label} failed after {counted(number, 'attempt')} ({failure.reason}); {failure.advice}.",
                     status=failure.status,
                 ) from None
             wait = policy.wait(number, failure.retry_after)

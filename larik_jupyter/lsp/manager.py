@@ -17,6 +17,7 @@ from larik_jupyter.lsp.client import LspClient
 from larik_jupyter.lsp.diagnostic import format_block, format_notice
 from larik_jupyter.lsp.servers import effective_servers, language_of, serves
 from larik_jupyter.lsp.tracelog import TraceLog, log_path
+from larik_jupyter.plural import counted
 
 START_TIMEOUT = 10.0
 WAIT_TIMEOUT = 3.0
@@ -192,8 +193,7 @@ class LspManager:
 
     def _failed(self, slot: _Slot, client: LspClient, when: str) -> str:
         left = max(0, self.max_restarts + 1 - slot.starts)
-        plural = "" if left == 1 else "s"
-        return f"the server {_cause(client)} {when} ({left} restart{plural} left)" + _SUFFIX.format(
+        return f"the server {_cause(client)} {when} ({counted(left, 'restart')} left)" + _SUFFIX.format(
             log=log_path(slot.name)
         )
 

@@ -12,6 +12,7 @@ from typing import Any
 from larik_jupyter.errors import LarikError
 from larik_jupyter.notebook.command_registry import Output, arg, command
 from larik_jupyter.notebook.kernel import KernelSession
+from larik_jupyter.plural import counted
 
 
 @command("/new [--model M]", "start a new session in this directory", arg("--model"))
@@ -50,7 +51,7 @@ def _resume(kernel: KernelSession, out: Output, *, id: str | None, last: bool) -
         ) from None
     if not agent.branched_from:  # else its opening notice said which branch it continues on
         turns = len(agent.records.turns)
-        out.markdown(f"Resumed session `{agent.session_id}` ({turns} turn{'' if turns == 1 else 's'}, `{agent.model}`).")
+        out.markdown(f"Resumed session `{agent.session_id}` ({counted(turns, 'turn')}, `{agent.model}`).")
     _history(kernel, out)
 
 

@@ -26,6 +26,7 @@ from larik_jupyter.notebook.widgets.undo_model import (
     UndoTo,
     VariableRow,
 )
+from larik_jupyter.plural import counted
 from larik_jupyter.tools.kernel import DID_NOT_EXIST, kernel_snapshots
 
 if TYPE_CHECKING:
@@ -155,7 +156,7 @@ def stale_text(shown: UndoList, now: UndoList) -> str:
         return f"Out of date: this list shows session {shown.session}, and the kernel is now on {current}."
     before, after = set(shown.listed()[1]), set(now.listed()[1])
     changes = [
-        f"{count} turn{'' if count == 1 else 's'} {what}"
+        f"{counted(count, 'turn')} {what}"
         for count, what in ((len(after - before), "added"), (len(before - after), "undone"))
         if count
     ]

@@ -8,12 +8,8 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from larik_jupyter.nbjson.cells import cell_number
+from larik_jupyter.plural import counted
 from larik_jupyter.session.call_summary import short_cell_id
-
-
-def _count(n: int, noun: str) -> str:
-    """`1 cell`, `3 cells`."""
-    return f"{n} {noun}{'' if n == 1 else 's'}"
 
 
 @dataclass(frozen=True)
@@ -158,12 +154,12 @@ class CheckReport:
         return out
 
     def headline(self) -> str:
-        parts = [f"Checked {self.notebook} top to bottom in a scratch {self.kernel} kernel: {_count(self.ran, 'cell')} run"]
+        parts = [f"Checked {self.notebook} top to bottom in a scratch {self.kernel} kernel: {counted(self.ran, 'cell')} run"]
         if self.skipped:
             parts.append(f"{len(self.skipped)} skipped")
         head = ", ".join(parts) + f" ({self.seconds:.1f} s)."
         if self.stopped:
-            rest = f"; {_count(len(self.not_run), 'cell')} after it not run" if self.not_run else ""
+            rest = f"; {counted(len(self.not_run), 'cell')} after it not run" if self.not_run else ""
             head += f" The run ended early ({self.stopped}{rest})."
         if not self.problems:
             checked = ["no cell failed", "no hidden state", "no out-of-order run", "no differing value", "nothing refused"]
@@ -171,7 +167,7 @@ class CheckReport:
                 checked = [c for c in checked if c not in ("no hidden state", "no differing value")]
             head += f" No problems found: {', '.join(checked)}."
         else:
-            head += f" {_count(self.problems, 'problem')} found."
+            head += f" {counted(self.problems, 'problem')} found."
         if self.values_note:
             head += f" {self.values_note}"
         return head

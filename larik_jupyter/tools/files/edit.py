@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from larik_jupyter.errors import ToolError
+from larik_jupyter.plural import counted
 from larik_jupyter.session.call_summary import CellPosition
 from larik_jupyter.textdiff import unified_diff
 from larik_jupyter.tools.base import FILE_PATH, Tool, ToolResult, Writes
@@ -59,15 +60,6 @@ def apply_edit(text: str, old: str, new: str, replace_all: bool, where: str) -> 
             "or pass replace_all=true."
         )
     return text.replace(old, new), count
-
-
-def _lines(text: str) -> str:
-    count = len(text.splitlines())
-    return f"{count} line" + ("" if count == 1 else "s")
-
-
-def _plural(count: int) -> str:
-    return f"{count} occurrence" + ("" if count == 1 else "s")
 
 
 class TextTool(Tool):
@@ -138,7 +130,7 @@ class WriteTool(TextTool):
     @classmethod
     def changed(cls, old: str | None, args: Mapping[str, Any], where: str) -> tuple[str, str]:
         content = str(args.get("content", ""))
-        return content, f"{'Created' if old is None else 'Overwrote'} {where} ({_lines(content)})."
+        return content, f"{'Created' if old is None else 'Overwrote'} {where} ({counted(len(content.splitlines()), 'line')})."
 
     def approval_question(
         self, args: Mapping[str, Any], preview: str, namespace: Mapping[str, Any] | None,
@@ -166,7 +158,7 @@ class EditTool(TextTool):
             _existing(old, where), str(args.get("old_string", "")), str(args.get("new_string", "")),
             bool(args.get("replace_all")), where,
         )
-        return new, f"Edited {where}: replaced {_plural(count)}."
+        return new, f"Edited {where}: replaced {counted(count, 'occurrence')}."
 
     def approval_question(
         self, args: Mapping[str, Any], preview: str, namespace: Mapping[str, Any] | None,
@@ -212,7 +204,7 @@ class MultiEditTool(TextTool):
                 bool(edit.get("replace_all")), f"{where}, edit {i} of {len(edits)} (no edit was applied)",
             )
             total += count
-        return new, f"Edited {where}: {len(edits)} edits, replaced {_plural(total)}."
+        return new, f"Edited {where}: {len(edits)} edits, replaced {counted(total, 'occurrence')}."
 
     def approval_question(
         self, args: Mapping[str, Any], preview: str, namespace: Mapping[str, Any] | None,
