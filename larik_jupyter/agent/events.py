@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 # The provider's retry announcement reaches front ends as it is.
+from larik_jupyter.frames.receipt import Receipt
 from larik_jupyter.llm.events import Retrying as Retrying
 from larik_jupyter.llm.messages import ImageBlock, Message, Usage
 from larik_jupyter.session.numbers import TurnNumbers
@@ -106,6 +107,8 @@ class ToolFinished:
     # What the call's code displayed that is not an image (mime bundles): shown with the call.
     displays: list[dict[str, Any]] = field(default_factory=list)
     variables: list[VariableChange] = field(default_factory=list)
+    # What each join, filter, group or concat of a kernel call did to the rows.
+    receipts: list[Receipt] = field(default_factory=list)
 
 
 @dataclass(frozen=True)

@@ -28,6 +28,12 @@ notebook_check runs the kernel's notebook top to bottom in a scratch kernel (fai
 hidden state, out-of-order runs, values that differ): use it to verify your notebook edits.
 When the user asks for a result (a table, a model, a number), build it in a kernel variable
 and hand it back with answer (its name), so the user gets the object itself.
+A receipt is a line in a python or notebook_run result saying what one join, filter, dropna,
+drop_duplicates, groupby aggregation or concat of your code did to the rows: rows in and out,
+keys repeated on a side (a join that fans out: `+312: 41 customer_id values twice in
+customers`), rows that matched nothing, rows with a missing group key, columns that gained
+missing values. Read them: a join that fans out or a filter that drops every row is usually a
+bug in your code, so fix it before you build on the result.
 """
 
 

@@ -18,6 +18,7 @@ from larik_jupyter.agent.turn import Turn
 from larik_jupyter.egress.lineage import derive, restricted_read
 from larik_jupyter.egress.policy import PolicySet
 from larik_jupyter.egress.tags import Tag, tagged
+from larik_jupyter.frames.receipt import to_builtins
 from larik_jupyter.llm.messages import (
     ContentBlock,
     Message,
@@ -153,6 +154,7 @@ class ToolCalls:
                 display=result.display,
                 displays=list(result.displays),
                 variables=list(result.variables),
+                receipts=list(result.receipts),
             )
         )
         content: str | list[ContentBlock] = result.content
@@ -170,6 +172,7 @@ class ToolCalls:
             source=result.source,
             answer=result.answer.name if result.answer is not None else None,
             variables=[c.model_dump(exclude_none=True) for c in result.variables] or None,
+            receipts=to_builtins(result.receipts) or None,
         ), result.egress)
 
     def error_result(self, call: ToolUseBlock, text: str, hooks: list[str] | None = None) -> ToolResultBlock:

@@ -50,8 +50,9 @@ class ImageBlock(_Model):
 class ToolResultBlock(_Model):
     """A tool's answer. `diff`, `duration`, `subagent`, `hooks` (the notices of the call's
     PreToolUse/PostToolUse hooks), `source` (the cell source a `notebook_run` call ran),
-    `answer` (the kernel variable the `answer` tool handed back) and `variables` (what a kernel
-    call did to the user's variables, see `session/variable_changes.py`) are ours: stored for
+    `answer` (the kernel variable the `answer` tool handed back), `variables` (what a kernel
+    call did to the user's variables, see `session/variable_changes.py`) and `receipts` (what
+    each join, filter, group or concat of its code did to the rows, `frames/receipt.py`) are ours: stored for
     the transcript views (undo panel, history, export, a branch as a notebook) and never sent
     to a provider."""
 
@@ -66,6 +67,7 @@ class ToolResultBlock(_Model):
     source: str | None = None
     answer: str | None = None
     variables: list[dict[str, Any]] | None = None
+    receipts: list[dict[str, Any]] | None = None
 
     def text(self, image: str | None = None) -> str:
         """The result's text: the blocks of a list content joined by lines, an image as the

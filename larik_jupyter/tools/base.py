@@ -27,6 +27,7 @@ from larik_jupyter.tools.planned import Planned
 
 if TYPE_CHECKING:
     from larik_jupyter.egress.tags import Tag
+    from larik_jupyter.frames.receipt import Receipt
     from larik_jupyter.llm.messages import ImageBlock
     from larik_jupyter.session.plan import Todo
     from larik_jupyter.session.variable_changes import VariableChange
@@ -78,6 +79,7 @@ class ToolResult:
     source: str | None = None
     answer: Answer | None = None
     variables: list[VariableChange] = field(default_factory=list)
+    receipts: list[Receipt] = field(default_factory=list)
     egress: Tag | None = None
 
 

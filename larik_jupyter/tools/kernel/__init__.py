@@ -1,4 +1,4 @@
-"""The kernel's Python tool: code run in the live namespace, what it did to the user's variables (watch, fingerprints, protect mode), and their copies for undo.
+"""The kernel's Python tool: code run in the live namespace, what it did to the user's variables (watch, fingerprints, protect mode) and to the rows (receipts), and their copies for undo.
 
 The rest of the package imports this module only; its names load on first access.
 """
@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from larik_jupyter.tools.kernel.protect import effects_sentence, protect_text, protected_changes
     from larik_jupyter.tools.kernel.python import PythonTool
     from larik_jupyter.tools.kernel.reach import reach_of
+    from larik_jupyter.tools.kernel.receipts import receipts_found, watch_receipts
     from larik_jupyter.tools.kernel.sources import files_named, variables_read
     from larik_jupyter.tools.kernel.undo import (
         DID_NOT_EXIST,
@@ -34,7 +35,7 @@ if TYPE_CHECKING:
     )
     from larik_jupyter.tools.kernel.variables import InspectVariablesTool, describe, user_variables
 
-__all__ = ["DID_NOT_EXIST", "AnswerTool", "CodeStop", "InspectVariablesTool", "KernelSnapshots", "PythonTool", "TIMEOUT_INPUT", "VariableWatch", "call_snapshots", "cell_code", "cell_names", "content_key", "describe", "differs", "effects_sentence", "image_of", "is_figure", "is_user_name", "kernel_snapshots", "protect_text", "protected_changes", "python_source", "reach_of", "shown", "stoppable", "summaries", "timeout_of", "user_variables", "files_named", "variables_read"]
+__all__ = ["DID_NOT_EXIST", "AnswerTool", "CodeStop", "InspectVariablesTool", "KernelSnapshots", "PythonTool", "TIMEOUT_INPUT", "VariableWatch", "call_snapshots", "cell_code", "cell_names", "content_key", "describe", "differs", "effects_sentence", "image_of", "is_figure", "is_user_name", "kernel_snapshots", "protect_text", "protected_changes", "python_source", "reach_of", "receipts_found", "shown", "stoppable", "summaries", "timeout_of", "user_variables", "watch_receipts", "files_named", "variables_read"]
 
 _LAZY = {
     "AnswerTool": "larik_jupyter.tools.kernel.answer",
@@ -60,6 +61,8 @@ _LAZY = {
     "protected_changes": "larik_jupyter.tools.kernel.protect",
     "python_source": "larik_jupyter.tools.kernel.variable_watch",
     "reach_of": "larik_jupyter.tools.kernel.reach",
+    "receipts_found": "larik_jupyter.tools.kernel.receipts",
+    "watch_receipts": "larik_jupyter.tools.kernel.receipts",
     "shown": "larik_jupyter.tools.kernel.value_summary",
     "stoppable": "larik_jupyter.tools.kernel.code_stop",
     "summaries": "larik_jupyter.tools.kernel.value_summary",

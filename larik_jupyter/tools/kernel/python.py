@@ -36,6 +36,7 @@ from larik_jupyter.tools.kernel.figures import (
 from larik_jupyter.tools.kernel.live_output import LiveOutput
 from larik_jupyter.tools.kernel.protect import changes_in, effects_sentence
 from larik_jupyter.tools.kernel.reach import reach_of
+from larik_jupyter.tools.kernel.receipts import receipts_found, watch_receipts
 from larik_jupyter.tools.kernel.rng_state import GlobalStates, draws
 from larik_jupyter.tools.kernel.sources import files_named, variables_read
 from larik_jupyter.tools.kernel.touched_names import names_it_may_change
@@ -189,6 +190,7 @@ class PythonTool(Tool):
             host.displays() if host.displays is not None else contextlib.nullcontext([]) as displayed,
             live,
             stoppable(timeout, env.call.stop_event) as stop,
+            watch_receipts(host.namespace) as counting,
             contextlib.redirect_stdout(live.stdout),
             contextlib.redirect_stderr(live.stderr),
         ):
@@ -229,6 +231,9 @@ class PythonTool(Tool):
                 parts.append(f"[not shown to the user as rich output: {broken}]")
         if snapshots is not None and names is None:
             parts.append(UNSCANNED_NOTE)
+        receipts, note = receipts_found(counting, host.namespace)
+        if note:
+            parts.append(note)
         if note := watch.note():
             parts.append(note)
         if note := seeded.note():
@@ -242,6 +247,7 @@ class PythonTool(Tool):
             displays=images.displays,
             images=images.images,
             variables=variables,
+            receipts=receipts,
             egress=tag,
         )
 

@@ -32,8 +32,10 @@ from larik_jupyter.tools.kernel import (
     cell_names,
     effects_sentence,
     reach_of,
+    receipts_found,
     timeout_of,
     variables_read,
+    watch_receipts,
 )
 from larik_jupyter.tools.notebook.cells import NOTEBOOK_PATH, NotebookTool, notebook_path
 from larik_jupyter.tools.notebook.document import kernel_notebook, with_provenance
@@ -136,7 +138,8 @@ class NotebookRunTool(NotebookTool):
         if snapshots is not None:
             snapshots.before_run(host.namespace, [n for n in names if n in reach], watch)
         try:
-            run: CellRun = await host.run_cell(source, timeout=timeout, stop=env.call.stop_event, changed=sink)
+            with watch_receipts(host.namespace, this_thread=False) as counting:
+                run: CellRun = await host.run_cell(source, timeout=timeout, stop=env.call.stop_event, changed=sink)
         finally:
             variables = watch.changes(host.namespace)
             if snapshots is not None:
@@ -159,6 +162,9 @@ class NotebookRunTool(NotebookTool):
             head += "; it was interrupted"
         body = outputs_text(run.outputs, images, cell_number(nb.find(cell_id))) if run.outputs else "(no output)"
         note = f"\n{REWRITTEN_NOTE}" if landed.rewritten else ""
+        receipts, counted_note = receipts_found(counting, host.namespace)
+        if counted_note:
+            note += f"\n{counted_note}"
         if watched := watch.note():
             note += f"\n{watched}"
         text = images.text(f"{head}.\n{wrap(env.call.nonce, f'cell {cell_id} outputs', body)}{note}")
@@ -168,5 +174,6 @@ class NotebookRunTool(NotebookTool):
             images=images.images,
             source=source,
             variables=variables,
+            receipts=receipts,
             egress=variable_tag(env.egress, variables_read(module, host.namespace)) if module is not None else None,
         )

@@ -1,0 +1,166 @@
+"""Each watched operation's receipt, from the arguments it was called with and what it returned:
+which columns were the keys, how many rows went in and came out (`receipt_watch.py` calls these
+after the operation ran; none of them computes anything the operation did not)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Hashable
+from typing import Any
+
+from larik_jupyter.frames.join_counts import JoinSides, join_receipt
+from larik_jupyter.frames.receipt import Kind, Receipt
+
+# An operand's variable name, found by identity in the kernel's namespace ("" for none).
+Namer = Callable[[object], str]
+
+
+def _listed(value: Any) -> list[Any]:
+    if value is None:
+        return []
+    return list(value) if isinstance(value, (list, tuple)) else [value]
+
+
+def _pandas_keys(frame: Any, labels: list[Any], index: bool) -> list[Any]:
+    if index:
+        return [frame.index.get_level_values(i) for i in range(frame.index.nlevels)]
+    return [frame[label] if isinstance(label, Hashable) and label in frame.columns else label for label in labels]
+
+
+def _key_names(left: list[Any], right: list[Any], left_index: bool, right_index: bool) -> list[str]:
+    def name(label: Any, index: bool) -> str:
+        return "index" if index else str(label) if isinstance(label, Hashable) else "an array"
+
+    pairs = [(name(a, left_index), name(b, right_index)) for a, b in zip(left or [None], right or [None], strict=False)]
+    return [a if a == b else f"{a} = {b}" for a, b in pairs]
+
+
+def pandas_merge(named: Namer, result: Any, left: Any, right: Any, how: str = "inner", on: Any = None,
+                 left_on: Any = None, right_on: Any = None, left_index: bool = False, right_index: bool = False,
+                 **_: Any) -> Receipt:
+    """`pd.merge(left, right, …)` and `left.merge(right, …)`."""
+    import pandas as pd
+
+    names = [named(left), named(right)]
+    if isinstance(right, pd.Series):
+        right = right.to_frame()
+    if on is None and left_on is None and right_on is None and not left_index and not right_index:
+        on = [c for c in left.columns if c in right.columns]
+    lefts, rights = _listed(left_on if left_on is not None else on), _listed(right_on if right_on is not None else on)
+    sides = JoinSides(
+        "pandas", (left, right), (_pandas_keys(left, lefts, left_index), _pandas_keys(right, rights, right_index)),
+        _key_names(lefts, rights, left_index, right_index), str(how), True, names,
+    )
+    return join_receipt(sides, result, len(result), (len(left), len(right)))
+
+
+def pandas_join(named: Namer, result: Any, left: Any, other: Any, on: Any = None, how: str = "left",
+                **_: Any) -> Receipt | None:
+    """`left.join(other, on=…)`: `on` of the left against the other's index."""
+    import pandas as pd
+
+    if isinstance(other, (list, tuple)):
+        return None
+    names = [named(left), named(other)]
+    if isinstance(other, pd.Series):
+        other = other.to_frame()
+    lefts = _listed(on)
+    sides = JoinSides(
+        "pandas", (left, other), (_pandas_keys(left, lefts, not lefts), _pandas_keys(other, [], True)),
+        _key_names(lefts, ["index"], not lefts, True), str(how), True, names,
+    )
+    return join_receipt(sides, result, len(result), (len(left), len(other)))
+
+
+def polars_join(named: Namer, result: Any, left: Any, other: Any, on: Any = None, how: str = "inner", *,
+                left_on: Any = None, right_on: Any = None, nulls_equal: bool = False, **_: Any) -> Receipt:
+    """`left.join(other, on=…, how=…)` of polars (keys given as column names; expressions are
+    not counted)."""
+    lefts, rights = _listed(left_on if left_on is not None else on), _listed(right_on if right_on is not None else on)
+    named_keys = all(isinstance(k, str) for k in lefts + rights)
+    sides = JoinSides(
+        "polars", (left, other),
+        ([left.get_column(k) for k in lefts], [other.get_column(k) for k in rights]) if named_keys else ([], []),
+        _key_names(lefts, rights, False, False) if named_keys else [], str(how), bool(nulls_equal),
+        [named(left), named(other)],
+    )
+    return join_receipt(sides, result, result.height, (left.height, other.height))
+
+
+def rows_receipt(kind: Kind, library: str, named: Namer, frame: Any, rows_in: int, result: Any) -> Receipt | None:
+    """A filter's, `dropna`'s or a de-duplication's receipt: rows in and out (an operation done
+    in place returns None: its rows out are the frame's after it)."""
+    kept = frame if result is None else result
+    if not hasattr(kept, "shape") or len(kept.shape) != 2:
+        return None
+    return Receipt(kind=kind, library=library, inputs=[named(frame)], rows_in=[rows_in],
+                   rows_out=kept.shape[0])
+
+
+def is_mask(key: Any) -> bool:
+    """Whether an indexing key selects rows by a boolean mask (a Series or array of booleans)."""
+    dtype = getattr(key, "dtype", None)
+    return getattr(key, "ndim", 0) == 1 and dtype is not None and str(dtype) in ("bool", "boolean")
+
+
+def pandas_groupby(named: Namer, grouped: Any, result: Any) -> Receipt | None:
+    """An aggregation of `frame.groupby(keys)`: groups, and rows whose key was missing (left out
+    unless `dropna=False`)."""
+    frame = grouped.obj
+    if not hasattr(result, "shape") or not hasattr(frame, "columns"):
+        return None
+    missing: int | None = 0
+    labels = _listed(grouped.keys)
+    for label in labels:
+        column = frame[label] if isinstance(label, Hashable) and label in frame.columns else label
+        if not hasattr(column, "isna"):
+            missing = None  # a function or Grouper: its keys are not at hand
+            break
+    if missing is not None and labels:
+        columns = [frame[k] if isinstance(k, Hashable) and k in frame.columns else k for k in labels]
+        nulls = columns[0].isna().to_numpy()
+        for column in columns[1:]:
+            nulls = nulls | column.isna().to_numpy()
+        missing = int(nulls.sum())
+    return Receipt(
+        kind="groupby", library="pandas", inputs=[named(frame)], rows_in=[len(frame)], rows_out=len(result),
+        keys=[str(k) if isinstance(k, Hashable) else "an array" for k in labels], groups=len(result),
+        missing_keys=missing, missing_dropped=bool(getattr(grouped, "dropna", True)) and bool(missing),
+    )
+
+
+def polars_groupby(named: Namer, grouped: Any, result: Any) -> Receipt | None:
+    """An aggregation of `frame.group_by(keys)`: groups, and rows whose key was missing (one
+    group of their own in polars)."""
+    frame = grouped.df
+    labels = [k for k in _flat(grouped.by)]
+    missing = None
+    if labels and all(isinstance(k, str) for k in labels) and not grouped.named_by:
+        import polars as pl
+
+        missing = int(frame.select(pl.any_horizontal([pl.col(k).is_null() for k in labels])).to_series().sum())
+    return Receipt(
+        kind="groupby", library="polars", inputs=[named(frame)], rows_in=[frame.height], rows_out=result.height,
+        keys=[str(k) for k in labels], groups=result.height, missing_keys=missing,
+    )
+
+
+def _flat(by: Any) -> list[Any]:
+    out: list[Any] = []
+    for item in by:
+        out.extend(item if isinstance(item, (list, tuple)) else [item])
+    return out
+
+
+def concat_receipt(library: str, named: Namer, items: Any, result: Any) -> Receipt | None:
+    """A concat of frames along their rows: rows from each, and the columns not in all of them."""
+    frames = list(items.values()) if isinstance(items, dict) else list(items)
+    if not frames or not all(hasattr(f, "columns") and hasattr(f, "shape") for f in frames):
+        return None
+    if not hasattr(result, "shape") or result.shape[0] != sum(f.shape[0] for f in frames):
+        return None  # not a concat along the rows
+    every = set(frames[0].columns).intersection(*(set(f.columns) for f in frames[1:]))
+    seen = dict.fromkeys(c for f in frames for c in f.columns)
+    return Receipt(
+        kind="concat", library=library, inputs=[named(f) for f in frames], rows_in=[f.shape[0] for f in frames],
+        rows_out=result.shape[0], unaligned=[str(c) for c in seen if c not in every],
+    )

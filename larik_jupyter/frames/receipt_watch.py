@@ -1,0 +1,214 @@
+"""Receipts for the operations the agent's own code runs: while a `ReceiptWatch` is entered,
+the entry points of pandas and polars that join, filter, de-duplicate, group and concat
+(`_PATCHES`, of the libraries already loaded) are wrapped, and put back as they were when it
+exits, so the user's own cells never run through them.
+
+A wrapped call by the watched thread, not nested in another watched call (pandas' `join` calls
+its `merge`; the receipts' own counting calls `concat`), runs the operation untouched, then
+counts (`receipt_ops.py`); a count that fails is a receipt missing, never the operation's
+error. Calls from other threads are not watched."""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import sys
+import threading
+import weakref
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from larik_jupyter.frames import receipt_ops as ops
+from larik_jupyter.frames.receipt import Kind, Receipt
+
+# The most receipts one call keeps: those bound to a variable, fanning out or dropping every row
+# first, then the others in order; the rest are counted (`ReceiptWatch.left_out`).
+MAX_RECEIPTS = 20
+# The reductions of a grouped frame, each an aggregation (pandas' live on its base class).
+_PANDAS_REDUCTIONS = (
+    "agg", "aggregate", "sum", "mean", "median", "min", "max", "count", "size", "nunique", "first", "last",
+    "prod", "std", "var",
+)
+_POLARS_REDUCTIONS = ("agg", "all", "len", "first", "last", "max", "mean", "median", "min", "n_unique", "sum")
+
+_active: ReceiptWatch | None = None
+
+
+def _rows(frame: Any) -> int:
+    shape = getattr(frame, "shape", None)
+    return int(shape[0]) if isinstance(shape, tuple) and shape else 0
+
+
+def _bound(original: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[str, Any]:
+    """The call's arguments by name (`self` as `left`), keyword catch-alls flattened."""
+    arguments = dict(inspect.signature(original).bind(*args, **kwargs).arguments)
+    if "self" in arguments:
+        arguments["left"] = arguments.pop("self")
+    arguments.update(arguments.pop("kwargs", None) or {})
+    return arguments
+
+
+def _join(handler: Callable[..., Receipt | None]) -> Callable[..., Receipt | None]:
+    def after(watch: ReceiptWatch, original: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any],
+              rows: int, result: Any) -> Receipt | None:
+        return handler(watch.named, result, **_bound(original, args, kwargs))
+
+    return after
+
+
+def _rows_op(kind: Kind, library: str, masked: bool = False) -> Callable[..., Receipt | None]:
+    def after(watch: ReceiptWatch, original: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any],
+              rows: int, result: Any) -> Receipt | None:
+        frame = args[0]
+        if masked:  # `df[mask]`, `df.loc[mask]`, `df.loc[mask, cols]`
+            key = args[1] if len(args) > 1 else None
+            frame = getattr(frame, "obj", frame)
+            if not hasattr(frame, "columns") or not ops.is_mask(key[0] if isinstance(key, tuple) else key):
+                return None
+        return ops.rows_receipt(kind, library, watch.named, frame, rows, result)
+
+    return after
+
+
+def _grouped(handler: Callable[..., Receipt | None]) -> Callable[..., Receipt | None]:
+    def after(watch: ReceiptWatch, original: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any],
+              rows: int, result: Any) -> Receipt | None:
+        return handler(watch.named, args[0], result)
+
+    return after
+
+
+def _concat(library: str) -> Callable[..., Receipt | None]:
+    def after(watch: ReceiptWatch, original: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any],
+              rows: int, result: Any) -> Receipt | None:
+        items = args[0] if args else kwargs.get("objs", kwargs.get("items"))
+        if kwargs.get("axis") not in (None, 0, "index"):
+            return None
+        return ops.concat_receipt(library, watch.named, items, result)
+
+    return after
+
+
+# (module, class or "" for the module itself, attribute, what to count after the call)
+_PATCHES: list[tuple[str, str, str, Callable[..., Receipt | None]]] = [
+    ("pandas", "", "merge", _join(ops.pandas_merge)),
+    ("pandas", "DataFrame", "merge", _join(ops.pandas_merge)),
+    ("pandas", "DataFrame", "join", _join(ops.pandas_join)),
+    ("pandas", "DataFrame", "__getitem__", _rows_op("filter", "pandas", masked=True)),
+    ("pandas.core.indexing", "_LocIndexer", "__getitem__", _rows_op("filter", "pandas", masked=True)),
+    ("pandas", "DataFrame", "query", _rows_op("filter", "pandas")),
+    ("pandas", "DataFrame", "dropna", _rows_op("dropna", "pandas")),
+    ("pandas", "DataFrame", "drop_duplicates", _rows_op("drop_duplicates", "pandas")),
+    ("pandas", "", "concat", _concat("pandas")),
+    *[("pandas.core.groupby.generic", "DataFrameGroupBy", name, _grouped(ops.pandas_groupby))
+      for name in _PANDAS_REDUCTIONS],
+    ("polars", "DataFrame", "join", _join(ops.polars_join)),
+    ("polars", "DataFrame", "filter", _rows_op("filter", "polars")),
+    ("polars", "DataFrame", "unique", _rows_op("drop_duplicates", "polars")),
+    ("polars", "DataFrame", "drop_nulls", _rows_op("dropna", "polars")),
+    ("polars", "", "concat", _concat("polars")),
+    *[("polars.dataframe.group_by", "GroupBy", name, _grouped(ops.polars_groupby)) for name in _POLARS_REDUCTIONS],
+]
+_MISSING = object()
+
+
+@dataclass
+class _Seen:
+    receipt: Receipt
+    result: weakref.ref[Any] | None
+
+
+@dataclass
+class ReceiptWatch:
+    """Receipts of the operations one call's code runs (`with ReceiptWatch(named): exec(…)`).
+
+    `named`: an operand's variable name by identity ("" for none); `thread`: the one thread
+    watched (None: whichever runs the code, for a cell the kernel runs itself)."""
+
+    named: ops.Namer
+    thread: int | None = None
+    seen: list[_Seen] = field(default_factory=list)
+    left_out: int = 0
+    depth: int = 0
+    _undo: list[tuple[object, str, object]] = field(default_factory=list)
+
+    def __enter__(self) -> ReceiptWatch:
+        global _active
+        if _active is not None:  # a call inside a watched call: the outer one counts
+            return self
+        _active = self
+        for module_name, owner_name, attribute, after in _PATCHES:
+            module = sys.modules.get(module_name)
+            owner = module if not owner_name else getattr(module, owner_name, None)
+            original = getattr(owner, attribute, None) if owner is not None else None
+            if original is None:
+                continue
+            self._undo.append((owner, attribute, vars(owner).get(attribute, _MISSING)))
+            setattr(owner, attribute, _wrapped(original, after))
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        global _active
+        for owner, attribute, before in reversed(self._undo):
+            if before is _MISSING:
+                delattr(owner, attribute)
+            else:
+                setattr(owner, attribute, before)
+        self._undo.clear()
+        if _active is self:
+            _active = None
+
+    def watching(self) -> bool:
+        return self.depth == 0 and (self.thread is None or threading.get_ident() == self.thread)
+
+    def add(self, receipt: Receipt, result: Any) -> None:
+        try:
+            ref = weakref.ref(result) if result is not None else None
+        except TypeError:
+            ref = None
+        self.seen.append(_Seen(receipt, ref))
+
+    def receipts(self, bound: Callable[[object], str | None]) -> list[Receipt]:
+        """The call's receipts, each with the variable its result was bound to (`bound`, by
+        identity), at most `MAX_RECEIPTS` of them (see there)."""
+        named = []
+        for seen in self.seen:
+            result = seen.result() if seen.result is not None else None
+            variable = bound(result) if result is not None else None
+            named.append(seen.receipt if variable is None else _with_variable(seen.receipt, variable))
+        first = [r for r in named if r.variable or r.fans_out or r.drops_every_row][:MAX_RECEIPTS]
+        kept = {id(r) for r in first}
+        rest = [r for r in named if id(r) not in kept][: MAX_RECEIPTS - len(first)]
+        kept |= {id(r) for r in rest}
+        self.left_out = len(named) - len(kept)
+        return [r for r in named if id(r) in kept]
+
+
+def _with_variable(receipt: Receipt, variable: str) -> Receipt:
+    import msgspec
+
+    return msgspec.structs.replace(receipt, variable=variable)
+
+
+def _wrapped(original: Any, after: Callable[..., Receipt | None]) -> Callable[..., Any]:
+    @functools.wraps(original)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        watch = _active
+        if watch is None or not watch.watching():
+            return original(*args, **kwargs)
+        rows = _rows(getattr(args[0], "obj", args[0])) if args else 0
+        watch.depth += 1
+        try:
+            result = original(*args, **kwargs)
+            try:
+                receipt = after(watch, original, args, kwargs, rows, result)
+            except Exception:  # a count that fails leaves this operation without a receipt
+                receipt = None
+        finally:
+            watch.depth -= 1
+        if receipt is not None:
+            watch.add(receipt, result)
+        return result
+
+    return wrapper

@@ -1,0 +1,119 @@
+"""A receipt in words, one line each, the same under the call in every view and in the tool
+result the model reads: `orders ⋈ customers on customer_id: 10,000 → 10,312 rows (+312: 41
+customer_id values twice in customers); 88 orders matched no customer`. What a receipt holds is
+`frames/receipt.py`."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+from larik_jupyter.frames.receipt import Keys, Receipt, receipts_of
+from larik_jupyter.llm.messages import Message
+from larik_jupyter.plural import counted
+
+__all__ = ["Receipt", "receipt_text", "receipts_lines", "receipts_of", "session_receipts", "warning_of"]
+
+
+def _name(name: str) -> str:
+    return name or "a frame"
+
+
+def _rows_of(count: int, name: str) -> str:
+    """`88 orders` (a plural name counts its own rows), `1 row of df`, `3 rows of df`."""
+    if name.endswith("s") and len(name) > 1:
+        return counted(count, name[:-1], name)
+    return counted(count, f"row of {_name(name)}", f"rows of {_name(name)}")
+
+
+def _one_of(name: str) -> str:
+    """`customer` (one row of `customers`), `row of df`."""
+    return name[:-1] if name.endswith("s") and len(name) > 1 else f"row of {_name(name)}"
+
+
+def _keys_words(keys: Keys, key: str, where: str) -> str:
+    times = "twice" if keys.most == 2 else f"up to {keys.most:,} times"
+    examples = f", e.g. {', '.join(keys.examples)}" if keys.examples else ""
+    return f"{counted(keys.count, f'{key} value')} {times} in {where}{examples}"
+
+
+def receipt_text(receipt: Receipt) -> str:
+    """The receipt's line (see the module's docstring); `joined = ` before it when its result
+    was bound to a variable."""
+    bound = f"{receipt.variable} = " if receipt.variable else ""
+    return bound + {
+        "join": _join, "groupby": _group, "concat": _concat,
+    }.get(receipt.kind, _rows)(receipt)
+
+
+def _join(r: Receipt) -> str:
+    left, right = r.inputs if len(r.inputs) == 2 else ("", "")
+    key = ", ".join(r.keys) or "no key"
+    how = "" if r.how in ("left", None) else f" ({r.how} join)"
+    base, other = r.base, 1 - r.base
+    names = (left, right)
+    head = f"{_name(left)} ⋈ {_name(right)} on {key}{how}: {r.rows_in[base]:,} → {counted(r.rows_out, 'row')}"
+    responsible = r.fan_out_keys or (r.duplicated[other] if len(r.duplicated) == 2 else None)
+    if r.fan_out and responsible is not None:
+        head += f" (+{r.fan_out:,}: {_keys_words(responsible, key, _name(names[other]))})"
+    elif r.fan_out:
+        head += f" (+{r.fan_out:,} from keys repeated in {_name(names[other])})"
+    parts = [head]
+    for side in (base, other):
+        missed = r.unmatched[side] if len(r.unmatched) == 2 else None
+        if missed:
+            parts.append(f"{_rows_of(missed, names[side])} matched no {_one_of(names[1 - side])}")
+    parts += [f"{column} gained {counted(n, 'missing value')}" for column, n in r.gained_missing.items()]
+    if r.not_counted:
+        parts.append(f"some counts left out ({r.not_counted})")
+    return "; ".join(parts)
+
+
+def _rows(r: Receipt) -> str:
+    word = {"filter": "filtered", "dropna": "dropna()", "drop_duplicates": "drop_duplicates()"}[r.kind]
+    dropped = r.rows_in[0] - r.rows_out
+    how = "every row dropped" if r.drops_every_row else f"{dropped:,} dropped"
+    return f"{_name(r.inputs[0])} {word}: {r.rows_in[0]:,} → {counted(r.rows_out, 'row')} ({how})"
+
+
+def _group(r: Receipt) -> str:
+    key = ", ".join(r.keys) or "a key"
+    text = f"{_name(r.inputs[0])} grouped by {key}: {counted(r.rows_in[0], 'row')} → {counted(r.groups or 0, 'group')}"
+    if r.missing_keys:
+        fate = "left out" if r.missing_dropped else "kept as a group of their own"
+        text += f"; {counted(r.missing_keys, 'row')} with a missing {key} {fate}"
+    return text
+
+
+def _concat(r: Receipt) -> str:
+    names = ", ".join(_name(n) for n in r.inputs)
+    text = f"concat of {names}: {' + '.join(f'{n:,}' for n in r.rows_in)} → {counted(r.rows_out, 'row')}"
+    if r.unaligned:
+        text += f"; not in every input, so missing in the rest: {', '.join(r.unaligned)}"
+    return text
+
+
+def receipts_lines(stored: list[dict[str, Any]] | None) -> list[str]:
+    """The lines of the receipts a `tool_result` holds."""
+    return [receipt_text(r) for r in receipts_of(stored)]
+
+
+def warning_of(receipt: Receipt) -> str | None:
+    """What protect mode warns of: a join that fanned out, a filter that dropped every row."""
+    if receipt.fans_out:
+        return f"this join fanned out: {receipt_text(receipt)}"
+    if receipt.drops_every_row:
+        return f"this filter dropped every row: {receipt_text(receipt)}"
+    return None
+
+
+def session_receipts(messages: Iterable[Message]) -> Iterator[tuple[int, Receipt]]:
+    """Every receipt of the session's calls with its prompt number (1-based), oldest first."""
+    number = 0
+    for message in messages:
+        if message.is_prompt():
+            number += 1
+            continue
+        for block in message.tool_results():
+            for receipt in receipts_of(block.receipts):
+                yield number, receipt

@@ -1,0 +1,199 @@
+"""Receipts of joins, filters, groups and concats run as the agent's code: every count checked
+against the true one, computed here from the keys in plain Python; each check has a made-false
+twin (the same check given a receipt with one count wrong must fail), so a counter that breaks
+cannot pass."""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import msgspec
+import pandas as pd
+import polars as pl
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
+
+from larik_jupyter.frames.receipt import Receipt
+from larik_jupyter.frames.receipt_watch import ReceiptWatch
+from larik_jupyter.session.receipts import receipt_text
+from tests.test_tools_kernel import kernel_env, run_python
+
+MISSING = "<missing>"
+
+
+def _key(value: Any) -> Any:
+    return MISSING if value is None or (isinstance(value, float) and math.isnan(value)) else value
+
+
+def truth(left: list[Any], right: list[Any], how: str, nulls_match: bool) -> dict[str, Any]:
+    """The counts a receipt must give, from the keys alone."""
+    lk, rk = [_key(v) for v in left], [_key(v) for v in right]
+    usable = [[k for k in side if nulls_match or k != MISSING] for side in (lk, rk)]
+    counts = [Counter(side) for side in usable]
+    unmatched = [sum(1 for k in keys if k == MISSING and not nulls_match or counts[1 - s][k] == 0)
+                 for s, keys in enumerate((lk, rk))]
+    base = 1 if how == "right" else 0 if how == "left" or len(left) >= len(right) else 1
+    other = counts[1 - base]
+    fan_out = sum(other[k] - 1 for k in usable[base] if other[k] > 1)
+    rows = {
+        "left": sum(max(1, counts[1][k]) if k in counts[1] else 1 for k in lk),
+        "inner": sum(counts[1][k] for k in usable[0]),
+    }
+    rows["right"] = sum(max(1, counts[0][k]) if k in counts[0] else 1 for k in rk)
+    rows["outer"] = rows["inner"] + unmatched[0] + unmatched[1]
+    return {
+        "rows_out": rows[how], "unmatched": unmatched, "fan_out": fan_out,
+        "duplicated": [sum(1 for n in c.values() if n > 1) for c in counts],
+    }
+
+
+def problems(receipt: Receipt, true: dict[str, Any]) -> list[str]:
+    """Where a receipt differs from the truth (empty: it tells the truth)."""
+    found = []
+    if receipt.rows_out != true["rows_out"]:
+        found.append(f"rows out {receipt.rows_out} != {true['rows_out']}")
+    if receipt.unmatched != true["unmatched"]:
+        found.append(f"unmatched {receipt.unmatched} != {true['unmatched']}")
+    if receipt.fan_out != true["fan_out"] or receipt.fans_out != (true["fan_out"] > 0):
+        found.append(f"fan-out {receipt.fan_out} != {true['fan_out']}")
+    if [d.count if d else None for d in receipt.duplicated] != true["duplicated"]:
+        found.append(f"duplicated {receipt.duplicated} != {true['duplicated']}")
+    return found
+
+
+def falsified(receipt: Receipt) -> list[Receipt]:
+    """The receipt with each count made false in turn, as a broken counter would give it."""
+    return [
+        msgspec.structs.replace(receipt, rows_out=receipt.rows_out + 1),
+        msgspec.structs.replace(receipt, unmatched=[receipt.unmatched[0] + 1, receipt.unmatched[1]]),
+        msgspec.structs.replace(receipt, unmatched=[receipt.unmatched[0], receipt.unmatched[1] + 1]),
+        msgspec.structs.replace(receipt, fan_out=0 if receipt.fan_out else 1),
+        msgspec.structs.replace(receipt, duplicated=[None, receipt.duplicated[1]]),
+    ]
+
+
+def watched(namespace: dict[str, Any], code: str) -> list[Receipt]:
+    """`code` run in `namespace` as the agent's code, and the receipts it left."""
+    with ReceiptWatch(lambda v: next((n for n, x in namespace.items() if x is v), "")) as watch:
+        exec(code, namespace)
+    return watch.receipts(lambda v: next((n for n, x in namespace.items() if x is v), None))
+
+
+KEY = st.one_of(st.integers(0, 6), st.just(float("nan")), st.none())
+SIDES = st.lists(KEY, max_size=25)
+HOWS = st.sampled_from(["left", "inner", "outer", "right"])
+
+
+@settings(max_examples=150, deadline=None)
+@given(SIDES, SIDES, HOWS)
+@example([1, 2, 3], [1, 2, 3], "left")  # unique on both sides
+@example([1, 1, 2, 2], [1, 2, 3], "left")  # duplicated on the left
+@example([1, 2, 3], [1, 1, 2, 2, 2], "left")  # duplicated on the right: fans out
+@example([1, 1, 2], [1, 1, 2, 2], "inner")  # duplicated on both sides
+@example([1, None, 3], [1, 3, None], "left")  # missing keys (None)
+@example([1.0, float("nan")], [float("nan"), float("nan")], "outer")  # NaN keys, matched by pandas
+def test_a_pandas_merge_receipt_counts_what_truly_happened(left: list[Any], right: list[Any], how: str) -> None:
+    ns: dict[str, Any] = {
+        "orders": pd.DataFrame({"k": pd.Series(left, dtype="float64"), "a": range(len(left))}),
+        "customers": pd.DataFrame({"k": pd.Series(right, dtype="float64"), "b": range(len(right))}),
+        "how": how,
+    }
+    [receipt] = watched(ns, "joined = orders.merge(customers, on='k', how=how)")
+    true = truth(left, right, how, nulls_match=True)
+    assert len(ns["joined"]) == true["rows_out"]  # the truth agrees with pandas itself
+    assert problems(receipt, true) == [], receipt
+    assert receipt.inputs == ["orders", "customers"] and receipt.variable == "joined"
+    for wrong in falsified(receipt):  # the made-false twins
+        assert problems(wrong, true)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.one_of(st.integers(0, 6), st.none()), max_size=25),
+       st.lists(st.one_of(st.integers(0, 6), st.none()), max_size=25), st.sampled_from(["left", "inner", "full", "right"]))
+@example([1, 2, 3], [1, 1, 2], "left")
+@example([None, 1], [None, 1], "inner")  # polars never matches missing keys
+def test_a_polars_join_receipt_counts_what_truly_happened(left: list[Any], right: list[Any], how: str) -> None:
+    ns: dict[str, Any] = {
+        "orders": pl.DataFrame({"k": left, "a": range(len(left))}, schema={"k": pl.Int64, "a": pl.Int64}),
+        "customers": pl.DataFrame({"k": right, "b": range(len(right))}, schema={"k": pl.Int64, "b": pl.Int64}),
+        "how": how,
+    }
+    [receipt] = watched(ns, "joined = orders.join(customers, on='k', how=how)")
+    true = truth(left, right, "outer" if how == "full" else how, nulls_match=False)
+    assert ns["joined"].height == true["rows_out"]
+    assert problems(receipt, true) == [], receipt
+    for wrong in falsified(receipt):
+        assert problems(wrong, true)
+
+
+def test_a_join_that_fans_out_says_so_in_the_issues_words() -> None:
+    ns: dict[str, Any] = {
+        "orders": pd.DataFrame({"customer_id": [1, 2, 3, 4, 9], "total": [5, 6, 7, 8, 9]}),
+        "customers": pd.DataFrame({"customer_id": [1, 2, 2, 3, 4, 4], "name": list("abcdef")}),
+    }
+    [receipt] = watched(ns, "joined = orders.merge(customers, on='customer_id', how='left')")
+    assert receipt_text(receipt) == (
+        "joined = orders ⋈ customers on customer_id: 5 → 7 rows (+2: 2 customer_id values twice in customers, "
+        "e.g. 2, 4); 1 order matched no customer; name gained 1 missing value"
+    )
+    assert receipt.fans_out and not msgspec.structs.replace(receipt, fan_out=0).fans_out
+
+
+def test_large_frames_get_the_cheap_counts_and_say_which_were_left_out() -> None:
+    n = 1_200_000
+    ns: dict[str, Any] = {
+        "orders": pd.DataFrame({"k": [i % 1000 for i in range(n)], "a": 1.0}),
+        "customers": pd.DataFrame({"k": [*range(990), 5, 6], "b": 2.0}),
+    }
+    [receipt] = watched(ns, "joined = orders.merge(customers, on='k', how='left')")
+    true = truth(list(ns["orders"].k), list(ns["customers"].k), "left", nulls_match=True)
+    assert receipt.rows_out == true["rows_out"] and receipt.fan_out == true["fan_out"] == 2400
+    assert receipt.unmatched == [true["unmatched"][0], None] and receipt.duplicated[0] is None
+    assert receipt.duplicated[1] == msgspec.convert({"count": 2, "rows": 4, "most": 2, "examples": ["5", "6"]},
+                                                    type(receipt.duplicated[1]))
+    assert "some counts left out" in receipt_text(receipt)
+
+
+def test_filters_groups_dedup_and_concat_count_their_rows() -> None:
+    ns: dict[str, Any] = {"df": pd.DataFrame({"g": [1, 1, 2, None, None], "v": [1, 2, 2, 4, 4]})}
+    code = (
+        "kept = df[df.v > 1]\nnone = df.loc[df.v > 99]\nq = df.query('v == 4')\nclean = df.dropna()\n"
+        "dedup = df.drop_duplicates()\nsums = df.groupby('g').agg(total=('v', 'sum'))\nboth = pd.concat([df, kept.rename(columns={'v': 'w'})])"
+    )
+    ns["pd"] = pd
+    receipts = {r.variable: r for r in watched(ns, code)}
+    assert {k: (r.rows_in, r.rows_out) for k, r in receipts.items()} == {
+        "kept": ([5], 4), "none": ([5], 0), "q": ([5], 2), "clean": ([5], 3), "dedup": ([5], 4),
+        "sums": ([5], 2), "both": ([5, 4], 9),
+    }
+    assert receipts["none"].drops_every_row and not receipts["kept"].drops_every_row
+    assert receipts["sums"].missing_keys == 2 and receipts["sums"].missing_dropped
+    assert receipt_text(receipts["sums"]) == "sums = df grouped by g: 5 rows → 2 groups; 2 rows with a missing g left out"
+    assert receipts["both"].unaligned == ["v", "w"]
+
+
+def test_polars_filters_groups_and_dedup_count_their_rows() -> None:
+    ns: dict[str, Any] = {"pl": pl, "df": pl.DataFrame({"g": [1, 1, 2, None], "v": [1, 2, 2, 2]})}
+    receipts = {r.variable: r for r in watched(
+        ns, "f = df.filter(pl.col('v') > 1)\nu = df.unique()\nn = df.drop_nulls()\ns = df.group_by('g').agg(pl.len())"
+    )}
+    assert {k: (r.kind, r.rows_out) for k, r in receipts.items()} == {
+        "f": ("filter", 3), "u": ("drop_duplicates", 4), "n": ("dropna", 3), "s": ("groupby", 3),
+    }
+    assert receipts["s"].missing_keys == 1 and not receipts["s"].missing_dropped
+
+
+def test_the_patches_hold_only_while_the_agents_code_runs(tmp_path: Path) -> None:
+    merge = pd.DataFrame.merge
+    ns: dict[str, Any] = {"pd": pd, "a": pd.DataFrame({"k": [1, 2]}), "b": pd.DataFrame({"k": [1, 1]})}
+    result = run_python(kernel_env(tmp_path, ns), "c = a.merge(b, on='k')")
+    assert "c = a ⋈ b on k (inner join): 2 → 2 rows (+1: 1 k value twice in b, e.g. 1)" in result.content
+    assert [r.variable for r in result.receipts] == ["c"]
+    assert pd.DataFrame.merge is merge and "merge" not in vars(pd.core.groupby.generic.DataFrameGroupBy)
+    with ReceiptWatch(lambda v: "") as watch:
+        pass
+    ns["a"].merge(ns["b"], on="k")  # the user's own code, after: not watched
+    assert watch.receipts(lambda v: None) == []
