@@ -197,3 +197,19 @@ def test_the_patches_hold_only_while_the_agents_code_runs(tmp_path: Path) -> Non
         pass
     ns["a"].merge(ns["b"], on="k")  # the user's own code, after: not watched
     assert watch.receipts(lambda v: None) == []
+
+
+def test_a_changed_frame_says_which_columns_gained_missing_values_and_changed_dtype(tmp_path: Path) -> None:
+    ns: dict[str, Any] = {
+        "df": pd.DataFrame({"k": [1, 2, 3], "x": [1, 2, 3]}),
+        "names": pd.DataFrame({"k": [1, 2], "name": ["a", "b"]}),
+    }
+    env = kernel_env(tmp_path, ns)
+    result = run_python(env, "df['x'] = df['x'].where(df['x'] > 1)")
+    [change] = result.variables
+    assert change.gained_missing == {"x": 1} and change.dtypes == {"x": "int64 → float64"}
+    assert change.text() == "df: DataFrame 3×2, changed in place, x gained 1 missing value, x int64 → float64"
+    [change] = run_python(env, "df = df.merge(names, on='k', how='left')").variables
+    assert change.gained_missing is None  # `name` is a new column: the join's receipt says what it gained
+    [change] = run_python(env, "names = names.assign(k=names.k.astype(float))").variables
+    assert change.dtypes == {"k": "int64 → float64"} and change.gained_missing is None

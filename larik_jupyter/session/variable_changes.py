@@ -10,6 +10,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from larik_jupyter.llm.messages import Message
+from larik_jupyter.plural import counted
 
 Change = Literal["created", "rebound", "changed", "deleted", "unknown"]
 
@@ -21,7 +22,9 @@ class VariableChange(BaseModel):
     `route` how code that does not name it changed it (`f()`, `globals()`, `the alias d`);
     `rolled_back` true when protect mode put it back as it was before the call;
     `restricted_from` the restricted sources the call's code read, which make the variable
-    restricted by `policy` too (lineage, `egress/lineage.py`)."""
+    restricted by `policy` too (lineage, `egress/lineage.py`); for a frame, `gained_missing`
+    (column → how many more missing values) and `dtypes` (column → `int64 → float64`), the
+    columns the call changed so (`frames/column_profile.py`)."""
 
     model_config = ConfigDict(extra="allow", frozen=True)
 
@@ -34,6 +37,8 @@ class VariableChange(BaseModel):
     rolled_back: bool | None = None
     restricted_from: list[str] | None = None
     policy: str | None = None
+    gained_missing: dict[str, int] | None = None
+    dtypes: dict[str, str] | None = None
 
     def text(self) -> str:
         """`df: DataFrame 1000×5 → 1000×4, changed in place`, `x: created int`, `y: deleted`,
@@ -41,7 +46,9 @@ class VariableChange(BaseModel):
         `df: DataFrame 1000×5, changed in place through f(), rolled back`."""
         how = f" through {self.route}" if self.route else ""
         derived = f", restricted (from {', '.join(self.restricted_from)}, {self.policy})" if self.restricted_from else ""
-        return self._what(how) + (", rolled back" if self.rolled_back else "") + derived
+        columns = "".join(f", {c} gained {counted(n, 'missing value')}" for c, n in (self.gained_missing or {}).items())
+        columns += "".join(f", {c} {change}" for c, change in (self.dtypes or {}).items())
+        return self._what(how) + (", rolled back" if self.rolled_back else "") + columns + derived
 
     def _what(self, how: str) -> str:
         if self.change == "created":
@@ -126,7 +133,15 @@ def _merge(first: VariableChange | None, then: VariableChange) -> VariableChange
     return VariableChange(
         name=then.name, change=kind, before=first.before, after=then.after, note=then.note or first.note,
         route=then.route or first.route, rolled_back=then.rolled_back,
+        gained_missing=_summed(first.gained_missing, then.gained_missing), dtypes={**(first.dtypes or {}), **(then.dtypes or {})} or None,
     )
+
+
+def _summed(first: dict[str, int] | None, then: dict[str, int] | None) -> dict[str, int] | None:
+    both = dict(first or {})
+    for column, count in (then or {}).items():
+        both[column] = both.get(column, 0) + count
+    return both or None
 
 
 def made_by_prompt(messages: Iterable[Message], undone: Iterable[int] = ()) -> dict[str, int]:

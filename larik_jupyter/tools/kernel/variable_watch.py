@@ -19,6 +19,7 @@ import types
 from collections.abc import Iterable
 from typing import Any
 
+from larik_jupyter.frames.column_profile import column_changes, profile
 from larik_jupyter.session.variable_changes import VariableChange
 from larik_jupyter.tools.fingerprint_cache import IMMUTABLE, Fingerprint, FingerprintCache
 from larik_jupyter.tools.kernel.change_routes import route_of
@@ -138,6 +139,8 @@ class VariableWatch:
                 left -= found.hashed
             self.before[name] = found
         self.not_compared: list[str] = []
+        # The columns of the frames the code names, to say which gained missing values.
+        self.profiles = {n: p for n in self.named if n in self.bound and (p := profile(self.bound[n])) is not None}
 
     def changes(self, namespace: dict[str, Any]) -> list[VariableChange]:
         """What the call did, named variables first in the code's order, then the others, then
@@ -180,7 +183,18 @@ class VariableWatch:
                 left -= found.hashed
                 after[name] = (value, found)
         self.cache.prints = after
-        return out
+        return [self._columns(namespace, change) for change in out]
+
+    def _columns(self, namespace: dict[str, Any], change: VariableChange) -> VariableChange:
+        """`change` with the columns of a frame that gained missing values or changed dtype."""
+        before = self.profiles.get(change.name)
+        now = profile(namespace[change.name]) if before is not None and change.name in namespace else None
+        if before is None or now is None:
+            return change
+        columns = column_changes(before, now)
+        return change.model_copy(update={
+            "gained_missing": columns.gained_missing or None, "dtypes": columns.dtypes or None,
+        })
 
     def note(self) -> str:
         """The result's line naming the variables not compared (each once a turn), or ""."""

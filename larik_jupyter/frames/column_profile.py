@@ -1,0 +1,56 @@
+"""Each column's dtype and missing values of an eager pandas or polars frame, before and after a
+call, so a receipt can say which columns gained missing values and whose dtype changed. A lazy
+frame is never computed; a frame over `PROFILE_CELLS` cells is not profiled (its missing values
+would cost more to count than the call is worth waiting for)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from larik_jupyter.frames.kinds import frame_of
+
+PROFILE_CELLS = 200_000_000
+
+
+@dataclass(frozen=True)
+class Profile:
+    """`dtypes` and `missing` per column (by the column's name as text)."""
+
+    dtypes: dict[str, str]
+    missing: dict[str, int]
+
+
+@dataclass(frozen=True)
+class ColumnChanges:
+    """What a call did to a frame's columns: `gained_missing` (column → how many more missing
+    values) and `dtypes` (column → `int64 → float64`)."""
+
+    gained_missing: dict[str, int] = field(default_factory=dict)
+    dtypes: dict[str, str] = field(default_factory=dict)
+
+
+def profile(value: Any) -> Profile | None:
+    """The frame's columns, or None for anything but an eager pandas or polars DataFrame within
+    `PROFILE_CELLS`."""
+    frame = frame_of(value)
+    if frame is None or frame.lazy or frame.series or frame.library not in ("pandas", "polars"):
+        return None
+    rows, columns = value.shape
+    if rows * columns > PROFILE_CELLS:
+        return None
+    if frame.library == "polars":
+        return Profile({c: str(t) for c, t in value.schema.items()},
+                       {c: int(value.get_column(c).null_count()) for c in value.columns})
+    if not value.columns.is_unique:
+        return None
+    counts = value.isna().sum()
+    return Profile({str(c): str(t) for c, t in value.dtypes.items()},
+                   {str(c): int(counts[c]) for c in value.columns})
+
+
+def column_changes(before: Profile, after: Profile) -> ColumnChanges:
+    """The columns both profiles have that gained missing values or changed dtype."""
+    gained = {c: after.missing[c] - n for c, n in before.missing.items() if after.missing.get(c, n) > n}
+    dtypes = {c: f"{t} → {after.dtypes[c]}" for c, t in before.dtypes.items() if after.dtypes.get(c, t) != t}
+    return ColumnChanges(gained, dtypes)
