@@ -98,13 +98,20 @@ HOWS = st.sampled_from(["left", "inner", "outer", "right"])
 def test_a_pandas_merge_receipt_counts_what_truly_happened(left: list[Any], right: list[Any], how: str) -> None:
     ns: dict[str, Any] = {
         "orders": pd.DataFrame({"k": pd.Series(left, dtype="float64"), "a": range(len(left))}),
-        "customers": pd.DataFrame({"k": pd.Series(right, dtype="float64"), "b": range(len(right))}),
+        "customers": pd.DataFrame({"k": pd.Series(right, dtype="float64"), "b": range(len(right)),
+                                   "c": [None if i % 3 else 1.0 for i in range(len(right))]}),
         "how": how,
     }
     [receipt] = watched(ns, "joined = orders.merge(customers, on='k', how=how)")
     true = truth(left, right, how, nulls_match=True)
-    assert len(ns["joined"]) == true["rows_out"]  # the truth agrees with pandas itself
+    joined = ns["joined"]
+    assert len(joined) == true["rows_out"]  # the truth agrees with pandas itself
     assert problems(receipt, true) == [], receipt
+    # The columns of the side a join fills in where a row of the other side matched nothing.
+    filled = {"left": "bc", "right": "a", "outer": "abc", "inner": ""}[how]
+    sources = {c: ns["orders"] if c == "a" else ns["customers"] for c in filled}
+    gained = {c: int(joined[c].isna().sum() - f[c].isna().sum()) for c, f in sources.items()}
+    assert receipt.gained_missing == {c: n for c, n in gained.items() if n > 0}
     assert receipt.inputs == ["orders", "customers"] and receipt.variable == "joined"
     for wrong in falsified(receipt):  # the made-false twins
         assert problems(wrong, true)
@@ -213,3 +220,12 @@ def test_a_changed_frame_says_which_columns_gained_missing_values_and_changed_dt
     assert change.gained_missing is None  # `name` is a new column: the join's receipt says what it gained
     [change] = run_python(env, "names = names.assign(k=names.k.astype(float))").variables
     assert change.dtypes == {"k": "int64 → float64"} and change.gained_missing is None
+
+
+def test_missing_values_of_pandas_own_dtypes_are_counted() -> None:
+    ns: dict[str, Any] = {
+        "a": pd.DataFrame({"k": [1, 2, 3]}),
+        "b": pd.DataFrame({"k": [1], "n": pd.array([5], dtype="Int64"), "s": pd.array(["x"], dtype="string")}),
+    }
+    [receipt] = watched(ns, "c = a.merge(b, on='k', how='left')")
+    assert receipt.gained_missing == {"n": 2, "s": 2}

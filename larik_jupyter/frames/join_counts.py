@@ -12,7 +12,7 @@ pandas matches missing keys with each other; polars leaves them unmatched unless
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -33,6 +33,8 @@ class JoinSides:
     how: str
     nulls_match: bool
     inputs: list[str]
+    # Per side, each result column's missing values in the result and in that side (`missing`).
+    found: dict[int, dict[str, tuple[int, int]]] = field(default_factory=dict)
 
 
 @dataclass
@@ -163,13 +165,29 @@ def gained_missing(sides: JoinSides, result: Any, base: int) -> dict[str, int]:
     if sides.how in ("inner", "semi", "anti", "cross") or result is None:
         return {}
     sources = [1 - base] if sides.how in ("left", "right") else [0, 1]
-    gained = {}
-    for side in sources:
-        for column, source in _columns_from(sides, result, side).items():
-            more = _nulls(sides.library, result, column) - _nulls(sides.library, sides.frames[side], source)
-            if more > 0:
-                gained[column] = more
-    return gained
+    return {c: now - was for side in sources for c, (now, was) in missing(sides, result, side).items() if now > was}
+
+
+def missing(sides: JoinSides, result: Any, side: int) -> dict[str, tuple[int, int]]:
+    """Each result column from `side`: its missing values in the result and in `side`, each
+    counted once. Every column that had none in `side` has the same number in the result (the
+    rows of the other side that matched nothing, missing in all of them), so only the first of
+    them is counted in the result."""
+    found = sides.found.get(side)
+    if found is not None:
+        return found
+    found = sides.found[side] = {}
+    filled: int | None = None
+    for column, source in _columns_from(sides, result, side).items():
+        was = _nulls(sides.library, sides.frames[side], source)
+        if was:
+            now = _nulls(sides.library, result, column)
+        elif filled is None:
+            now = filled = _nulls(sides.library, result, column)
+        else:
+            now = filled
+        found[column] = (now, was)
+    return found
 
 
 def _columns_from(sides: JoinSides, result: Any, side: int) -> dict[str, Any]:
@@ -188,8 +206,14 @@ def _columns_from(sides: JoinSides, result: Any, side: int) -> dict[str, Any]:
 
 def _nulls(library: str, frame: Any, column: Any) -> int:
     if library == "polars":
-        return int(frame.get_column(column).null_count())
-    return int(frame[column].isna().sum())
+        return int(frame.get_column(column).null_count())  # kept by polars: no work
+    values = frame[column]
+    kind = values.dtype.kind if isinstance(values.dtype, np.dtype) else ""  # pandas' own dtypes hold NA
+    if kind == "f":  # numpy floats: half the time of `isna`
+        return int(np.count_nonzero(np.isnan(values.to_numpy(copy=False))))
+    if kind in ("i", "u", "b"):
+        return 0  # numpy integers and booleans hold no missing value
+    return int(values.isna().sum())
 
 
 def cheap_counts(sides: JoinSides, result: Any, rows_out: int, rows: tuple[int, int], base: int) -> dict[str, Any]:
@@ -206,9 +230,7 @@ def cheap_counts(sides: JoinSides, result: Any, rows_out: int, rows: tuple[int, 
         fan_out = 0
     out["gained_missing"] = gained_missing(sides, result, base) if one_sided else {}
     if fan_out is not None and one_sided:
-        filled = _filled_column(sides, result, lookup)
-        if filled is not None:
-            unmatched[base] = _nulls(sides.library, result, filled)
+        unmatched[base] = _filled_column(sides, result, lookup)
     elif fan_out == 0 and sides.how == "inner":
         unmatched[base] = rows[base] - rows_out
     elif fan_out == 0 and sides.how in ("outer", "full"):
@@ -217,13 +239,10 @@ def cheap_counts(sides: JoinSides, result: Any, rows_out: int, rows: tuple[int, 
     return out
 
 
-def _filled_column(sides: JoinSides, result: Any, side: int) -> Any:
-    """A result column from `side` that had no missing values there: missing in the result
-    exactly on the rows of the other side that matched nothing."""
-    for column, source in _columns_from(sides, result, side).items():
-        if _nulls(sides.library, sides.frames[side], source) == 0:
-            return column
-    return None
+def _filled_column(sides: JoinSides, result: Any, side: int) -> int | None:
+    """The missing values of a result column from `side` that had none there: exactly the rows
+    of the other side that matched nothing."""
+    return next((now for now, was in missing(sides, result, side).values() if was == 0), None)
 
 
 def _duplicated(sides: JoinSides, side: int) -> Keys | None:

@@ -137,7 +137,10 @@ def polars_groupby(named: Namer, grouped: Any, result: Any) -> Receipt | None:
     if labels and all(isinstance(k, str) for k in labels) and not grouped.named_by:
         import polars as pl
 
-        missing = int(frame.select(pl.any_horizontal([pl.col(k).is_null() for k in labels])).to_series().sum())
+        nulls = [frame.get_column(k).null_count() for k in labels]  # kept by polars: no work
+        missing = nulls[0] if len(labels) == 1 or not any(nulls) else int(
+            frame.select(pl.any_horizontal([pl.col(k).is_null() for k in labels])).to_series().sum()
+        )
     return Receipt(
         kind="groupby", library="polars", inputs=[named(frame)], rows_in=[frame.height], rows_out=result.height,
         keys=[str(k) for k in labels], groups=result.height, missing_keys=missing,

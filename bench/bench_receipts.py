@@ -1,0 +1,100 @@
+"""What a receipt costs against the bare operation (issue 55: at most 2%), pandas and polars, in
+one run: a left merge of ROWS × ROWS/10 frames (keys 5% unmatched, the right side unique, as a
+lookup is), a filter of ROWS rows and a group-by aggregation of ROWS rows into ROWS/10 groups.
+
+Each round runs the operation bare and then inside a `ReceiptWatch` (the agent's code as the
+`python` tool runs it), alternately; the figure is the median of the per-round ratios, with the
+receipt's counting alone (the same counts made on the same operands and result, timed apart)
+as a share of the bare operation, which is less exposed to the machine's noise than the
+difference of two runs.
+
+    .venv/bin/python bench/bench_receipts.py [ROWS] [ROUNDS]
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import polars as pl
+from paired import alternate, banner, ratios, span
+
+from larik_jupyter.frames import receipt_ops as ops
+from larik_jupyter.frames.receipt_watch import ReceiptWatch
+
+
+def _frames(rows: int) -> dict[str, Any]:
+    rng = np.random.default_rng(0)
+    lookup = rows // 10
+    left = pd.DataFrame({
+        "k": rng.integers(0, int(lookup * 1.05), rows), "a": rng.random(rows),
+        "b": rng.integers(0, 100, rows), "c": rng.random(rows),
+    })
+    right = pd.DataFrame({"k": np.arange(lookup), "x": rng.random(lookup), "y": rng.integers(0, 9, lookup)})
+    return {"pd": pd, "pl": pl, "left": left, "right": right,
+            "pleft": pl.from_pandas(left), "pright": pl.from_pandas(right)}
+
+
+CASES = {
+    "pandas merge": ("left.merge(right, on='k', how='left')",
+                     lambda ns, out: ops.pandas_merge(_no_name, out, ns["left"], ns["right"], on="k", how="left")),
+    "pandas filter": ("left[left['a'] > 0.5]",
+                      lambda ns, out: ops.rows_receipt("filter", "pandas", _no_name, ns["left"], len(ns["left"]), out)),
+    "pandas groupby": ("left.groupby('k').agg(total=('a', 'sum'))",
+                       lambda ns, out: ops.pandas_groupby(_no_name, ns["left"].groupby("k"), out)),
+    "polars join": ("pleft.join(pright, on='k', how='left')",
+                    lambda ns, out: ops.polars_join(_no_name, out, ns["pleft"], ns["pright"], on="k", how="left")),
+    "polars filter": ("pleft.filter(pl.col('a') > 0.5)",
+                      lambda ns, out: ops.rows_receipt("filter", "polars", _no_name, ns["pleft"], ns["pleft"].height, out)),
+    "polars group_by": ("pleft.group_by('k').agg(pl.col('a').sum())",
+                        lambda ns, out: ops.polars_groupby(_no_name, ns["pleft"].group_by("k"), out)),
+}
+
+
+def _no_name(value: object) -> str:
+    return ""
+
+
+def _run(ns: dict[str, Any], code: str, watched: bool) -> float:
+    compiled = compile(code, "<bench>", "eval")
+    started = time.perf_counter()
+    if watched:
+        with ReceiptWatch(_no_name) as watch:
+            eval(compiled, ns)
+        assert watch.seen, f"no receipt for {code}"
+    else:
+        eval(compiled, ns)
+    return time.perf_counter() - started
+
+
+def _counting(ns: dict[str, Any], code: str, count: Callable[[dict[str, Any], Any], object]) -> float:
+    result = eval(code, ns)
+    started = time.perf_counter()
+    count(ns, result)
+    return time.perf_counter() - started
+
+
+def main(rows: int, rounds: int) -> None:
+    banner()
+    ns = _frames(rows)
+    print(f"frames: {rows:,} rows × 4 columns, lookup {rows // 10:,} × 3; {rounds} rounds")
+    for name, (code, count) in CASES.items():
+        results = alternate({
+            "bare": lambda code=code: _run(ns, code, False),
+            "receipt": lambda code=code: _run(ns, code, True),
+            "counting": lambda code=code, count=count: _counting(ns, code, count),
+        }, rounds)
+        share = [c / b for c, b in zip(results["counting"], results["bare"], strict=True)]
+        print(
+            f"{name:16} bare {span(results['bare'], 1000, 1, ' ms')}; with receipt "
+            f"{span(ratios(results, 'receipt', 'bare'), 1, 3, 'x')}; counting alone "
+            f"{span(share, 100, 2, '%')} of the bare operation"
+        )
+
+
+if __name__ == "__main__":
+    main(int(sys.argv[1]) if len(sys.argv) > 1 else 10_000_000, int(sys.argv[2]) if len(sys.argv) > 2 else 5)
