@@ -106,11 +106,11 @@ def pandas_groupby(named: Namer, grouped: Any, result: Any) -> Receipt | None:
     """An aggregation of `frame.groupby(keys)`: groups, and rows whose key was missing (left out
     unless `dropna=False`)."""
     frame = grouped.obj
-    if not hasattr(result, "shape") or not hasattr(frame, "columns"):
+    if not hasattr(result, "shape"):
         return None
-    missing: int | None = 0
+    missing: int | None = 0 if hasattr(frame, "columns") else None  # a column's groups: its frame is gone
     labels = _listed(grouped.keys)
-    for label in labels:
+    for label in labels if missing is not None else ():
         column = frame[label] if isinstance(label, Hashable) and label in frame.columns else label
         if not hasattr(column, "isna"):
             missing = None  # a function or Grouper: its keys are not at hand

@@ -101,8 +101,8 @@ _PATCHES: list[tuple[str, str, str, Callable[..., Receipt | None]]] = [
     ("pandas", "DataFrame", "dropna", _rows_op("dropna", "pandas")),
     ("pandas", "DataFrame", "drop_duplicates", _rows_op("drop_duplicates", "pandas")),
     ("pandas", "", "concat", _concat("pandas")),
-    *[("pandas.core.groupby.generic", "DataFrameGroupBy", name, _grouped(ops.pandas_groupby))
-      for name in _PANDAS_REDUCTIONS],
+    *[("pandas.core.groupby.generic", owner, name, _grouped(ops.pandas_groupby))
+      for owner in ("DataFrameGroupBy", "SeriesGroupBy") for name in _PANDAS_REDUCTIONS],
     ("polars", "DataFrame", "join", _join(ops.polars_join)),
     ("polars", "DataFrame", "filter", _rows_op("filter", "polars")),
     ("polars", "DataFrame", "unique", _rows_op("drop_duplicates", "polars")),
