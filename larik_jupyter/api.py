@@ -43,6 +43,7 @@ from larik_jupyter.session.call_summary import CellPosition
 from larik_jupyter.session.catalog import latest, resolve
 from larik_jupyter.session.entry_list import EntryList
 from larik_jupyter.session.plan import Todo
+from larik_jupyter.session.receipts import Receipt, session_receipts
 from larik_jupyter.session.variable_changes import VariableChange, made_by_prompt, turn_changes
 from larik_jupyter.tools.calls import numbered_calls, summarize_call
 from larik_jupyter.tools.check import CheckReport
@@ -223,6 +224,10 @@ class Agent:
     def variable_changes(self, prompt_number: int) -> list[VariableChange]:
         """What prompt `prompt_number`'s turn did to kernel variables, as its calls' results recorded it."""
         return turn_changes(self.loop.session.state.all, prompt_number)
+
+    def receipts(self) -> list[tuple[int, Receipt]]:
+        """The receipts of the session's kernel calls with their prompt numbers, newest first."""
+        return list(reversed(list(session_receipts(self.loop.session.state.all))))
 
     @property
     def plan(self) -> list[Todo] | None:

@@ -9,6 +9,7 @@ from larik_jupyter.agent import events as ae
 from larik_jupyter.agent.summary import changed_by
 from larik_jupyter.llm.pricing import cost_label
 from larik_jupyter.session.numbers import footer
+from larik_jupyter.session.receipts import receipt_text
 from larik_jupyter.session.variable_changes import changes_text
 
 
@@ -68,6 +69,8 @@ class TextLog:
                 self.line(f"  ! {path} {change} by {changed_by(event.name)}, not undoable")
             if event.variables:
                 self.line(f"  variables: {changes_text(event.variables)}")
+            for receipt in event.receipts:
+                self.line(f"  receipt: {receipt_text(receipt)}")
         elif isinstance(event, ae.Notice):
             self.line(f"! {event.text}")
         elif isinstance(event, ae.NumbersUnfound):

@@ -15,6 +15,7 @@ from larik_jupyter.config.secrets import redactor_for
 from larik_jupyter.errors import LarikError
 from larik_jupyter.redaction import Redactor
 from larik_jupyter.session.new_file import write_new, write_numbered
+from larik_jupyter.session.receipts import receipt_text
 
 
 class NotebookExistsError(LarikError):
@@ -80,7 +81,8 @@ def cells_of(branch: Branch, *, include_shell: bool = False) -> list[Any]:
             larik["user_cell"] = True  # the user's own cell, run before the prompt: not the agent's
             cells.append(v4.new_code_cell(step.text, metadata=_expecting(meta, step)))
         elif step.kind == "code":
-            cells.append(v4.new_code_cell(step.text, metadata=_expecting(meta, step), outputs=_outputs(step)))
+            said = "".join(f"# receipt: {receipt_text(r)}\n" for r in step.receipts)  # as recorded
+            cells.append(v4.new_code_cell(said + step.text, metadata=_expecting(meta, step), outputs=_outputs(step)))
         elif step.kind == "file":
             assert step.path is not None
             cells.append(v4.new_code_cell(f"%%writefile {shlex.quote(step.path)}\n{step.text}", metadata=meta))

@@ -17,6 +17,7 @@ from typing import Any, Literal
 from larik_jupyter.checkpoint.errors import CheckpointError
 from larik_jupyter.checkpoint.store import CheckpointStore
 from larik_jupyter.errors import LarikError, ToolError
+from larik_jupyter.frames.receipt import Receipt, receipts_of
 from larik_jupyter.llm.messages import ImageBlock, TextBlock, ToolResultBlock, ToolUseBlock
 from larik_jupyter.nbjson.cells import source_text
 from larik_jupyter.nbjson.read import NotebookUnreadable, cell_list, read_notebook
@@ -59,7 +60,8 @@ class Step:
     exception a call (or user cell) raised when recorded, expected again; `path` the file a
     write left; `tool` the name of the tool called and `summary` its one-line summary (as every
     view names a call: `python: total = df.revenue.sum()`); `undone` marks a step of a prompt an undo
-    put back, kept only when asked (`include_undone`)."""
+    put back, kept only when asked (`include_undone`); `receipts` what the code's joins,
+    filters, groups and concats did to the rows when recorded (`frames/receipt.py`)."""
 
     kind: StepKind
     prompt: int
@@ -72,6 +74,7 @@ class Step:
     error: str | None = None
     undone: bool = False
     summary: str = ""
+    receipts: list[Receipt] = field(default_factory=list)
 
 
 @dataclass
@@ -267,15 +270,15 @@ def _call_steps(
         return [Step("note", prompt_number, f"*The {_call_label(call, files)} {why}{detail}.*", call.id)]
     assert result is not None
     if tool is not None and runs_code and (code := tool.kernel_code(call.input)) is not None:
-        return [Step("code", prompt_number, code, call.id,
-                     recorded=output_text(result), images=_images(result), error=raised)]
+        return [Step("code", prompt_number, code, call.id, recorded=output_text(result), images=_images(result),
+                     error=raised, receipts=receipts_of(result.receipts))]
     if tool is not None and runs_code:  # a notebook cell it ran
         source = _run_source(call, result, files.cwd)
         if source is None:
             return [Step("note", prompt_number, f"*The {_call_label(call, files)} ran a notebook cell whose source "
                          "is no longer known; it is left out.*", call.id)]
         return [Step("code", prompt_number, source, call.id, recorded=_run_output(result),
-                     images=_images(result), error=raised)]
+                     images=_images(result), error=raised, receipts=receipts_of(result.receipts))]
     if tool is not None and issubclass(tool, TextTool):
         key, content = files.apply(call, tool, prompt_number)
         if content is None:

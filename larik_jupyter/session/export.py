@@ -30,6 +30,7 @@ from larik_jupyter.session.new_file import write_new, write_numbered
 from larik_jupyter.session.numbers import Claim, footer, mark, trace_entries
 from larik_jupyter.session.plan import checklist, progress
 from larik_jupyter.session.reader import load_entries
+from larik_jupyter.session.receipts import receipts_lines
 from larik_jupyter.session.state import replay, undone_notice
 from larik_jupyter.session.summary import prompts_before
 from larik_jupyter.session.variable_changes import changes_of, changes_text
@@ -114,6 +115,7 @@ def _render_message(
             out += [_hook_notice(notice) for notice in block.hooks or []]
             if changes := changes_of(block.variables):
                 out.append(f"*Variables:* {changes_text(changes)}")
+            out += [f"*Receipt:* {line}" for line in receipts_lines(block.receipts)]
         elif isinstance(block, ImageBlock):
             out.append(image_markdown(block))
     for item in message.attachments or []:

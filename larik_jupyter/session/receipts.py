@@ -37,11 +37,11 @@ def _keys_words(keys: Keys, key: str, where: str) -> str:
     return f"{counted(keys.count, f'{key} value')} {times} in {where}{examples}"
 
 
-def receipt_text(receipt: Receipt) -> str:
+def receipt_text(receipt: Receipt, *, bound: bool = True) -> str:
     """The receipt's line (see the module's docstring); `joined = ` before it when its result
-    was bound to a variable."""
-    bound = f"{receipt.variable} = " if receipt.variable else ""
-    return bound + {
+    was bound to a variable (unless `bound` is False: a table naming the variable apart)."""
+    bound_to = f"{receipt.variable} = " if receipt.variable and bound else ""
+    return bound_to + {
         "join": _join, "groupby": _group, "concat": _concat,
     }.get(receipt.kind, _rows)(receipt)
 
