@@ -277,6 +277,23 @@ def _plan(kernel: KernelSession, out: Output) -> None:
     out.markdown(f"Plan of session `{agent.session_id}`:\n\n{render_plan(plan)}")
 
 
+@command("/receipts", "what the agent's joins, filters and groups did to the rows, newest first")
+def _receipts(kernel: KernelSession, out: Output) -> None:
+    from larik_jupyter.session.receipts import receipt_text
+
+    agent = kernel.require()
+    found = agent.receipts()
+    if not found:
+        out.markdown(f"Session `{agent.session_id}` has no receipts yet: the agent's `python` and `notebook_run` "
+                     "calls leave one for each join, filter, group or concat they run on a frame.")
+        return
+    rows = ["| prompt | variable | receipt |", "|---|---|---|"]
+    for number, receipt in found:  # each line whole: it is what the person came to read
+        said = receipt_text(receipt, bound=False).replace("|", "\\|")
+        rows.append(f"| {number} | {_cell(receipt.variable or '')} | {said} |")
+    out.markdown("\n".join(rows))
+
+
 @command("/skills", "the skills found, personal and from the repository")
 def _skills(kernel: KernelSession, out: Output) -> None:
     from larik_jupyter import paths

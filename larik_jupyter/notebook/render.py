@@ -24,6 +24,7 @@ from larik_jupyter.session.entry import Entry
 from larik_jupyter.session.export import code_fence, image_markdown
 from larik_jupyter.session.numbers import Claim, footer, mark, trace_entries
 from larik_jupyter.session.plan import Todo, checklist, progress
+from larik_jupyter.session.receipts import receipts_lines
 from larik_jupyter.session.state import undone_notice
 from larik_jupyter.session.variable_changes import VariableChange, changes_of, changes_text
 from larik_jupyter.textdiff import diff_html
@@ -72,6 +73,8 @@ class ToolPart:
     decision: str | None = None
     # What a kernel call did to the user's variables, shown under its row.
     variables: list[VariableChange] = field(default_factory=list)
+    # What each join, filter, group or concat of its code did to the rows, one line each.
+    receipts: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -195,6 +198,7 @@ def render_tool(part: ToolPart) -> str:
         lines.append(f"> **!** `{path}` {change} by {changed_by(part.name)} — **not undoable**")
     if part.variables:
         lines.append(render_variables(part.variables))
+    lines += [f'<span class="larik-receipt">**Receipt** · {_escape(line)}</span>' for line in part.receipts]
     lines += [render_notice(notice) for notice in part.hooks]
     return "\n\n".join(lines)
 
@@ -374,3 +378,4 @@ def _apply_result(part: ToolPart | None, block: ToolResultBlock) -> None:
     part.seconds = block.duration
     part.hooks = list(block.hooks or [])
     part.variables = changes_of(block.variables)
+    part.receipts = receipts_lines(block.receipts)

@@ -25,6 +25,7 @@ from larik_jupyter.notebook.render import (
 )
 from larik_jupyter.session.numbers import TurnNumbers, footer, spread
 from larik_jupyter.session.plan import Todo
+from larik_jupyter.session.receipts import receipt_text
 from larik_jupyter.tools.calls import plan_set
 
 # At most this many display updates per second while text streams.
@@ -171,6 +172,7 @@ class TranscriptView:
                 part.rich = rich_html(event.displays, event.display)
                 part.live = ""
                 part.variables = list(event.variables)
+                part.receipts = [receipt_text(r) for r in event.receipts]
         elif isinstance(event, ae.Notice):
             self.parts.append(NoticePart(event.text))
         elif isinstance(event, ae.NumbersUnfound):
