@@ -13,6 +13,7 @@ import nbformat
 import pandas as pd
 from IPython.utils.capture import capture_output
 
+from larik_jupyter import Agent, KernelHost, PermissionAnswer, PermissionRequest
 from larik_jupyter.agent.textlog import TextLog
 from larik_jupyter.config.secrets import redactor_for
 from larik_jupyter.session.export import render_markdown
@@ -65,3 +66,39 @@ def test_every_view_shows_the_receipt_under_its_call(project: Path, tmp_path: Pa
     [cell] = [c for c in notebook.cells if c.cell_type == "code" and JOIN in c.source]
     assert cell.source == f"# receipt: {LINE}\n{JOIN}"
     agent.close()
+
+
+def _join_agent(project: Path, tmp_path: Path, **options: Any) -> tuple[Agent, dict[str, Any]]:
+    ns: dict[str, Any] = {
+        "orders": pd.DataFrame({"customer_id": [1, 2, 3, 9], "total": [10, 200, 30, 400]}),
+        "customers": pd.DataFrame({"customer_id": [1, 2, 2, 3], "name": list("abcd")}),
+    }
+    model = scripted(tmp_path, [tool("python", code=JOIN)], done("Joined."))
+    return Agent(project, model=model, host=KernelHost(ns), protect=True, **options), ns
+
+
+def test_protect_mode_asks_before_keeping_a_join_that_fans_out(project: Path, tmp_path: Path) -> None:
+    asked: list[PermissionRequest] = []
+
+    async def approver(request: PermissionRequest) -> PermissionAnswer:
+        asked.append(request)
+        return PermissionAnswer("deny")
+
+    agent, ns = _join_agent(project, tmp_path, approver=approver, yes=True)
+    outcome = agent.run("join them")
+    result = agent.loop.session.state.all[-2].tool_results()[0]
+    agent.close()
+    [request] = asked
+    assert request.ask == "keep" and request.question.startswith("Keep joined? This join fanned out")
+    assert "joined" not in ns and result.is_error and "did not keep joined" in result.text()
+    assert outcome.error is None and outcome.text == "Joined."
+
+
+def test_headless_protect_mode_keeps_the_result_and_ends_the_turn_with_the_receipt(project: Path, tmp_path: Path) -> None:
+    agent, ns = _join_agent(project, tmp_path, yes=True)
+    outcome = agent.run("join them")
+    messages = agent.loop.session.state.all
+    agent.close()
+    assert len(ns["joined"]) == 5  # kept
+    assert outcome.error == f"Protect mode: this join fanned out: {LINE}. The result is kept; check it before building on it."
+    assert messages[-1].tool_results() and outcome.text != "Joined."  # the model was not called again

@@ -406,6 +406,9 @@ class AgentLoop(ae.EventSource):
                 results.append(runner.error_result(cut, cut_call_result(cut.name)))
             # Written and flushed at once (tool completion); fsynced with the next boundary.
             self._append(Message(role="user", content=list(results)))
+            if turn.warning is not None:  # protect mode: nothing is built on it unseen
+                outcome.error = turn.warning
+                return
         outcome.status = "max_steps"
         self.emit(ae.Notice(max_steps_notice(max_steps), level="warning"))
 

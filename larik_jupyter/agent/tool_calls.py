@@ -13,6 +13,7 @@ from typing import Any, NamedTuple
 from larik_jupyter.agent import events as ae
 from larik_jupyter.agent.hooks import HookRunner
 from larik_jupyter.agent.protect import guarded, keep_or_roll_back, protected, roll_back_stopped
+from larik_jupyter.agent.receipt_check import check_receipts
 from larik_jupyter.agent.toolset import concurrent_batches
 from larik_jupyter.agent.turn import Turn
 from larik_jupyter.egress.lineage import derive, restricted_read
@@ -129,6 +130,8 @@ class ToolCalls:
             raise
         if result.variables and checked:
             await keep_or_roll_back(call, result, set(asked), env, self.turn.approver, self.emit)
+        if result.receipts and checked:
+            self.turn.warning = await check_receipts(call, result, env, self.turn.approver, self.emit) or self.turn.warning
         if result.variables:
             result.variables = derived(env.egress, result.egress, result.variables)
         # Rounded once, as stored: the live view and the transcript read from disk say the same.

@@ -64,6 +64,8 @@ class Turn:
     answered: Answer | None = None
     # What the denial of a call nobody could answer says the person can do.
     unanswered: str = "use --yes or add an allow rule to permit it"
+    # Protect mode's warning of a receipt nobody could answer about: the turn ends after its call.
+    warning: str | None = None
 
 
 def open_turn(
