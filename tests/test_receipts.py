@@ -229,3 +229,18 @@ def test_missing_values_of_pandas_own_dtypes_are_counted() -> None:
     }
     [receipt] = watched(ns, "c = a.merge(b, on='k', how='left')")
     assert receipt.gained_missing == {"n": 2, "s": 2}
+
+
+def test_a_library_the_code_imports_is_watched_from_its_import_and_put_back_after(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\nfrom larik_jupyter.frames.receipt_watch import ReceiptWatch\nassert 'polars' not in sys.modules\n"
+        "ns = {}\nwith ReceiptWatch(lambda v: '') as watch:\n"
+        "    exec(\"import polars as pl\\nd = pl.DataFrame({'a': [1, 2]}).filter(pl.col('a') > 1)\", ns)\n"
+        "import polars\nprint(len(watch.seen), polars.DataFrame.filter.__code__.co_filename.endswith('receipt_watch.py'),"
+        " any('Imported' in type(f).__name__ for f in sys.meta_path))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    assert done.stdout.split() == ["1", "False", "False"], done.stderr

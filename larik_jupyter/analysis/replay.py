@@ -25,12 +25,14 @@ from larik_jupyter.analysis.compare import (
     image_diff,
     text_diff,
 )
+from larik_jupyter.analysis.replay_receipts import last_receipts, watch_receipts
 from larik_jupyter.analysis.steps import Step, read_branch
 from larik_jupyter.config.secrets import redactor_for
 from larik_jupyter.errors import LarikError
 from larik_jupyter.paths import project_root
 from larik_jupyter.scratch.copy import ScratchFolder, make_copy, scratch_folder
 from larik_jupyter.scratch.kernel import CellOutcome, Confinement, ScratchKernel
+from larik_jupyter.session.receipts import receipt_changes
 from larik_jupyter.session.summary import first_line
 
 Status = Literal["same", "changed", "failed", "skipped"]
@@ -221,6 +223,7 @@ def replay_branch(
         with ScratchKernel(where, confinement, store_history=True) as kernel:
             report.opening = kernel.held.opening(confinement.inside)
             report.closing = kernel.held.closing("The replay", confinement.place, confinement.inside)
+            watch_receipts(kernel, timeout)
             for step in branch.steps:
                 if step.kind in ("prompt", "reply"):
                     continue
@@ -242,6 +245,10 @@ def replay_branch(
                 else:
                     run = kernel.run(source, timeout=timeout)
                     row.status, row.detail = _row(step, run, timeout, rtol, place_list)
+                    if step.kind == "code" and not run.died and (now := last_receipts(kernel, timeout)) is not None:
+                        if changed := receipt_changes(step.receipts, now):  # the rows differ: a `changed` row
+                            row.status = "changed" if row.status == "same" else row.status
+                            row.detail += changed
                     row.detail += [f"shell line not replayed (--include-shell runs it): {line}" for line in taken]
                     if run.died:
                         ended = f"not run: the kernel died at call #{len(report.rows) + 1}"

@@ -28,6 +28,7 @@ from larik_jupyter.session.context_view import without_envelopes
 from larik_jupyter.session.corrupt import session_id_of
 from larik_jupyter.session.entry import Entry
 from larik_jupyter.session.reader import load_entries
+from larik_jupyter.session.receipts import without_receipts
 from larik_jupyter.session.state import INTERRUPTED_TOOL_RESULT, replay
 from larik_jupyter.session.summary import first_line, summary
 from larik_jupyter.tools.calls import summarize_call, tool_class
@@ -102,7 +103,7 @@ def undone_note(prompt_number: int, text: str, *, kept: bool) -> str:
 
 def output_text(result: ToolResultBlock) -> str:
     """A call's output as the code printed it: the result's text without the tool's notes."""
-    lines = [line for line in result.text().split("\n") if not _NOTE_LINE.match(line)]
+    lines = [line for line in without_receipts(result.text()).split("\n") if not _NOTE_LINE.match(line)]
     text = "\n".join(lines).rstrip("\n")
     return "" if text == "(no output)" else text
 

@@ -11,9 +11,12 @@ error. Calls from other threads are not watched."""
 from __future__ import annotations
 
 import functools
+import importlib.abc
+import importlib.machinery
 import inspect
 import sys
 import threading
+import types
 import weakref
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -33,6 +36,37 @@ _PANDAS_REDUCTIONS = (
 _POLARS_REDUCTIONS = ("agg", "all", "len", "first", "last", "max", "mean", "median", "min", "n_unique", "sum")
 
 _active: ReceiptWatch | None = None
+# The libraries watched: one the code imports while watched is wrapped once its import ends.
+_LIBRARIES = ("pandas", "polars")
+
+
+class _Imported(importlib.abc.MetaPathFinder):
+    """Calls `then` once pandas or polars, imported by the watched code, finished loading."""
+
+    def __init__(self, then: Callable[[], None]) -> None:
+        self.then = then
+
+    def find_spec(self, name: str, path: Any, target: Any = None) -> importlib.machinery.ModuleSpec | None:
+        if name not in _LIBRARIES:
+            return None
+        others = [f for f in sys.meta_path if f is not self]
+        spec = next((s for f in others if (s := _spec(f, name, path, target)) is not None), None)
+        loader = spec.loader if spec is not None else None
+        if loader is None or not hasattr(loader, "exec_module"):
+            return spec
+        run = loader.exec_module
+
+        def exec_module(module: types.ModuleType) -> None:
+            run(module)
+            self.then()
+
+        loader.exec_module = exec_module  # type: ignore[method-assign]
+        return spec
+
+
+def _spec(finder: object, name: str, path: Any, target: Any) -> importlib.machinery.ModuleSpec | None:
+    find = getattr(finder, "find_spec", None)
+    return find(name, path, target) if find is not None else None
 
 
 def _rows(frame: Any) -> int:
@@ -132,24 +166,36 @@ class ReceiptWatch:
     left_out: int = 0
     depth: int = 0
     _undo: list[tuple[object, str, object]] = field(default_factory=list)
+    _finder: _Imported | None = None
 
     def __enter__(self) -> ReceiptWatch:
         global _active
         if _active is not None:  # a call inside a watched call: the outer one counts
             return self
         _active = self
+        self._patch()
+        if not all(library in sys.modules for library in _LIBRARIES):  # the code may import one
+            self._finder = _Imported(self._patch)
+            sys.meta_path.insert(0, self._finder)
+        return self
+
+    def _patch(self) -> None:
+        """Wrap the entry points of the libraries loaded now (each once)."""
+        done = {(id(owner), attribute) for owner, attribute, _ in self._undo}
         for module_name, owner_name, attribute, after in _PATCHES:
             module = sys.modules.get(module_name)
             owner = module if not owner_name else getattr(module, owner_name, None)
             original = getattr(owner, attribute, None) if owner is not None else None
-            if original is None:
+            if original is None or (id(owner), attribute) in done:
                 continue
             self._undo.append((owner, attribute, vars(owner).get(attribute, _MISSING)))
             setattr(owner, attribute, _wrapped(original, after))
-        return self
 
     def __exit__(self, *exc: object) -> None:
         global _active
+        if self._finder is not None and self._finder in sys.meta_path:
+            sys.meta_path.remove(self._finder)
+        self._finder = None
         for owner, attribute, before in reversed(self._undo):
             if before is _MISSING:
                 delattr(owner, attribute)

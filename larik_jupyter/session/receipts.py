@@ -8,11 +8,29 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from typing import Any
 
+import msgspec
+
 from larik_jupyter.frames.receipt import Keys, Receipt, receipts_of
 from larik_jupyter.llm.messages import Message
 from larik_jupyter.plural import counted
 
-__all__ = ["Receipt", "receipt_text", "receipts_lines", "receipts_of", "session_receipts", "warning_of"]
+__all__ = [
+    "RECEIPTS_HEAD", "Receipt", "without_receipts", "receipt_changes", "receipt_text", "receipts_lines", "receipts_of", "session_receipts", "warning_of",
+]
+
+
+# The line that opens a call result's receipts (each then on a line of its own, indented).
+RECEIPTS_HEAD = "[receipts: what each operation did to the rows]"
+
+
+def without_receipts(text: str) -> str:
+    """A call result's text without its receipts (what the code itself printed, for replay)."""
+    kept, inside = [], False
+    for line in text.split("\n"):
+        inside = line == RECEIPTS_HEAD or inside and line.startswith("  ")
+        if not inside:
+            kept.append(line)
+    return "\n".join(kept)
 
 
 def _name(name: str) -> str:
@@ -117,3 +135,36 @@ def session_receipts(messages: Iterable[Message]) -> Iterator[tuple[int, Receipt
         for block in message.tool_results():
             for receipt in receipts_of(block.receipts):
                 yield number, receipt
+
+
+def _counts(r: Receipt) -> list[tuple[str, int | None, str]]:
+    """A receipt's counts a replay compares: (what, count, how it is said)."""
+    names = [_name(n) for n in r.inputs]
+    found: list[tuple[str, int | None, str]] = [("rows out", r.rows_out, f"{r.rows_out:,}")]
+    if r.kind == "join":
+        found.append(("fan-out", r.fan_out, f"+{r.fan_out or 0:,}"))
+        for side, missed in enumerate(r.unmatched):
+            found.append((f"unmatched rows of {names[side]}", missed, f"{missed or 0:,}"))
+    if r.kind == "groupby":
+        found += [("groups", r.groups, f"{r.groups or 0:,}"),
+                  ("rows with a missing key", r.missing_keys, f"{r.missing_keys or 0:,}")]
+    return found
+
+
+def receipt_changes(recorded: list[Receipt], now: list[Receipt]) -> list[str]:
+    """How a replayed call's receipts differ from the recorded ones, one line each
+    (`orders ⋈ customers on customer_id: fan-out was +312, now +1,906`); empty when the same.
+    A count not counted on either side is not compared."""
+    if [r.kind for r in recorded] != [r.kind for r in now]:
+        return [f"receipts were {', '.join(r.kind for r in recorded) or 'none'}, now {', '.join(r.kind for r in now) or 'none'}"]
+    lines = []
+    for was, then in zip(recorded, now, strict=True):
+        head = receipt_text(msgspec.structs.replace(was, variable=None)).split(":", 1)[0]
+        changed = [
+            f"{what} was {said}, now {said_now}"
+            for (what, count, said), (_, count_now, said_now) in zip(_counts(was), _counts(then), strict=True)
+            if count is not None and count_now is not None and count != count_now
+        ]
+        if changed:
+            lines.append(f"{head}: {'; '.join(changed)}")
+    return lines

@@ -9,7 +9,7 @@ from typing import Any
 from larik_jupyter.frames.receipt import Receipt
 from larik_jupyter.frames.receipt_watch import ReceiptWatch
 from larik_jupyter.plural import counted
-from larik_jupyter.session.receipts import receipt_text
+from larik_jupyter.session.receipts import RECEIPTS_HEAD, receipt_text
 from larik_jupyter.tools.kernel.variable_watch import is_user_name
 
 
@@ -33,4 +33,4 @@ def receipts_found(watch: ReceiptWatch, namespace: dict[str, Any]) -> tuple[list
     lines = [f"  {receipt_text(r)}" for r in receipts]
     if watch.left_out:
         lines.append(f"  [{counted(watch.left_out, 'more operation')} not listed]")
-    return receipts, "[receipts: what each operation did to the rows]\n" + "\n".join(lines)
+    return receipts, RECEIPTS_HEAD + "\n" + "\n".join(lines)
