@@ -43,7 +43,7 @@ from larik_jupyter.session.call_summary import CellPosition
 from larik_jupyter.session.catalog import latest, resolve
 from larik_jupyter.session.entry_list import EntryList
 from larik_jupyter.session.plan import Todo
-from larik_jupyter.session.receipts import Receipt, session_receipts
+from larik_jupyter.session.receipts import Receipt, cell_receipts, session_receipts
 from larik_jupyter.session.variable_changes import VariableChange, made_by_prompt, turn_changes
 from larik_jupyter.tools.calls import numbered_calls, summarize_call
 from larik_jupyter.tools.check import CheckReport
@@ -219,7 +219,7 @@ class Agent:
         state = self.loop.session.state
         made = made_by_prompt(state.all, state.undone)
         return check_notebook(self.loop.env, path, timeout=timeout, stop=stop or threading.Event(), notebook=notebook,
-                              network=network, made=made)
+                              network=network, made=made, receipts=cell_receipts(state.all, state.undone))
 
     def variable_changes(self, prompt_number: int) -> list[VariableChange]:
         """What prompt `prompt_number`'s turn did to kernel variables, as its calls' results recorded it."""

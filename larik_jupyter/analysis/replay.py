@@ -25,13 +25,13 @@ from larik_jupyter.analysis.compare import (
     image_diff,
     text_diff,
 )
-from larik_jupyter.analysis.replay_receipts import last_receipts, watch_receipts
 from larik_jupyter.analysis.steps import Step, read_branch
 from larik_jupyter.config.secrets import redactor_for
 from larik_jupyter.errors import LarikError
 from larik_jupyter.paths import project_root
 from larik_jupyter.scratch.copy import ScratchFolder, make_copy, scratch_folder
 from larik_jupyter.scratch.kernel import CellOutcome, Confinement, ScratchKernel
+from larik_jupyter.scratch.receipts import last_receipts, watch_receipts
 from larik_jupyter.session.receipts import receipt_changes
 from larik_jupyter.session.summary import first_line
 

@@ -15,7 +15,7 @@ from larik_jupyter.llm.messages import Message
 from larik_jupyter.plural import counted
 
 __all__ = [
-    "RECEIPTS_HEAD", "Receipt", "without_receipts", "receipt_changes", "receipt_text", "receipts_lines", "receipts_of", "session_receipts", "warning_of",
+    "RECEIPTS_HEAD", "Receipt", "cell_receipts", "without_receipts", "receipt_changes", "receipt_text", "receipts_lines", "receipts_of", "session_receipts", "warning_of",
 ]
 
 
@@ -168,3 +168,22 @@ def receipt_changes(recorded: list[Receipt], now: list[Receipt]) -> list[str]:
         if changed:
             lines.append(f"{head}: {'; '.join(changed)}")
     return lines
+
+
+def cell_receipts(messages: Iterable[Message], undone: Iterable[int] = ()) -> dict[str, list[Receipt]]:
+    """The receipts of each notebook cell the session's `notebook_run` calls ran, by the cell id
+    the call named (its last run; prompts an undo put back left out): what `/check` compares."""
+    skipped, number = set(undone), 0
+    ran: dict[str, str] = {}
+    out: dict[str, list[Receipt]] = {}
+    for message in messages:
+        if message.is_prompt():
+            number += 1
+            continue
+        if number in skipped:
+            continue
+        ran |= {call.id: str(call.input.get("cell_id")) for call in message.tool_uses() if call.name == "notebook_run"}
+        for block in message.tool_results():
+            if block.tool_use_id in ran and not block.is_error:
+                out[ran[block.tool_use_id]] = receipts_of(block.receipts)
+    return out

@@ -80,6 +80,15 @@ class Refusal:
 
 
 @dataclass(frozen=True)
+class ChangedReceipt:
+    """A receipt of a cell that differs from the one its last `notebook_run` in the session
+    recorded (`fan-out was +312, now +1,906`)."""
+
+    cell: CellRef
+    change: str
+
+
+@dataclass(frozen=True)
 class Skipped:
     cell: CellRef
     why: str
@@ -100,6 +109,7 @@ class CheckReport:
     differing: list[Difference] = field(default_factory=list)
     skipped: list[Skipped] = field(default_factory=list)
     refused: list[Refusal] = field(default_factory=list)
+    receipts: list[ChangedReceipt] = field(default_factory=list)
     not_run: list[CellRef] = field(default_factory=list)
     copy_of: str = ""  # the project folder the cells ran a scratch copy of
     opening: str = ""  # the first line: what did not hold ("Not confined by the operating system: …")
@@ -110,7 +120,8 @@ class CheckReport:
 
     @property
     def problems(self) -> int:
-        return len(self.failures) + len(self.hidden) + len(self.out_of_order) + len(self.differing) + len(self.refused)
+        return (len(self.failures) + len(self.hidden) + len(self.out_of_order) + len(self.differing) + len(self.refused)
+                + len(self.receipts))
 
     def as_json(self) -> dict[str, Any]:
         data = asdict(self)
@@ -144,6 +155,10 @@ class CheckReport:
         if self.differing:
             out.append(("Values that differ between the live and the scratch kernel", [
                 (f"{d.name}: live {d.kernel}, scratch {d.scratch}", None) for d in self.differing
+            ]))
+        if self.receipts:
+            out.append(("Receipts that changed since the live run", [
+                (f"{n(r.cell)}: {r.change}", r.cell) for r in self.receipts
             ]))
         if self.refused:
             out.append(("Refused: changes outside the scratch copy, shell commands and connections", [

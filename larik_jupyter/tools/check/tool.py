@@ -33,9 +33,12 @@ from larik_jupyter.nbjson.cells import source_text
 from larik_jupyter.paths import project_root
 from larik_jupyter.scratch.copy import make_copy
 from larik_jupyter.scratch.kernel import Confinement, ScratchKernel
+from larik_jupyter.scratch.receipts import last_receipts, watch_receipts
+from larik_jupyter.session.receipts import Receipt, receipt_changes
 from larik_jupyter.tools.base import ToolResult
 from larik_jupyter.tools.check.report import (
     CellRef,
+    ChangedReceipt,
     CheckReport,
     Difference,
     Failure,
@@ -185,12 +188,12 @@ def _kernel_name(nb: NotebookDocument) -> str:
 
 def run_check(
     env: Env, raw_path: str, *, timeout: int = DEFAULT_TIMEOUT, stop: threading.Event | None = None,
-    network: bool = False, made: dict[str, int] | None = None,
+    network: bool = False, made: dict[str, int] | None = None, receipts: dict[str, list[Receipt]] | None = None,
 ) -> CheckReport:
     """Check the notebook at `raw_path` (see the module docstring); `stop` ends the run early;
     `network` lets the cells connect to other machines; `made` names the variables the agent
     made with the prompt that made them (from the session's record), which hidden state is
-    attributed to."""
+    attributed to; `receipts` the receipts the session recorded per cell id, compared."""
     if not 1 <= timeout <= MAX_TIMEOUT:
         raise ToolError(f"notebook_check: timeout must be between 1 and {MAX_TIMEOUT} seconds, not {timeout}.")
     stop = stop or env.call.stop_event
@@ -215,8 +218,12 @@ def run_check(
             report.closing = kernel.held.closing("the cells", confinement.place, confinement.inside)
             report.confined = kernel.held.os_confined
             to_run = [c for c in cells if not c.skip]
+            if receipts:
+                watch_receipts(kernel, 60)
             for position, cell in enumerate(to_run):
                 outcome = kernel.run(cell.source, timeout=min(CELL_TIMEOUT, timeout), deadline=deadline)
+                if receipts and cell.ref.id in receipts and (now := last_receipts(kernel, 60)) is not None:
+                    report.receipts += [ChangedReceipt(cell.ref, c) for c in receipt_changes(receipts[cell.ref.id], now)]
                 report.refused += [Refusal(cell.ref, message) for message in outcome.refused]
                 if outcome.died and not outcome.stopped:
                     report.stopped = f"the kernel died at {cell.ref.label}"
@@ -328,7 +335,7 @@ class NotebookCheckTool(NotebookTool):
 
 def check_on_thread(
     env: Env, raw_path: str, *, timeout: int, stop: threading.Event, network: bool = False,
-    made: dict[str, int] | None = None,
+    made: dict[str, int] | None = None, receipts: dict[str, list[Receipt]] | None = None,
 ) -> CheckReport:
     """`run_check` on a thread of its own, so that setting `stop`, or an interrupt of the
     calling thread (Jupyter's, in a `/check` cell), ends it; the scratch kernel is shut down
@@ -337,7 +344,8 @@ def check_on_thread(
 
     def work() -> None:
         try:
-            result["report"] = run_check(env, raw_path, timeout=timeout, stop=stop, network=network, made=made)
+            result["report"] = run_check(env, raw_path, timeout=timeout, stop=stop, network=network, made=made,
+                                         receipts=receipts)
         except BaseException as exc:  # noqa: BLE001 - re-raised on the calling thread
             result["error"] = exc
 
@@ -365,10 +373,11 @@ def check_path(env: Env, path: str | None) -> str:
 
 def check_notebook(
     env: Env, path: str | None, *, timeout: int, stop: threading.Event, notebook: Path | None = None,
-    network: bool = False, made: dict[str, int] | None = None,
+    network: bool = False, made: dict[str, int] | None = None, receipts: dict[str, list[Receipt]] | None = None,
 ) -> CheckReport:
     """`check_on_thread` on `path`, else the kernel's own notebook: `notebook` when the caller
-    knows it, else the one `env` names (`made`: see `run_check`)."""
+    knows it, else the one `env` names (`made`, `receipts`: see `run_check`)."""
     if notebook is not None:
         env = dataclasses.replace(env, call=dataclasses.replace(env.call, notebook_path=notebook))
-    return check_on_thread(env, check_path(env, path), timeout=timeout, stop=stop, network=network, made=made)
+    return check_on_thread(env, check_path(env, path), timeout=timeout, stop=stop, network=network, made=made,
+                           receipts=receipts)
