@@ -244,3 +244,36 @@ def test_a_library_the_code_imports_is_watched_from_its_import_and_put_back_afte
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd=tmp_path)
     assert done.stdout.split() == ["1", "False", "False"], done.stderr
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.lists(st.one_of(st.integers(0, 4), st.none()), max_size=30), st.booleans(), st.integers(0, 5))
+@example([None, None], True, 0)  # every key missing: every row left out
+@example([1, 2, 3], False, 9)  # a filter that drops every row
+def test_group_filter_and_concat_receipts_count_what_truly_happened(keys: list[Any], dropna: bool, cut: int) -> None:
+    ns: dict[str, Any] = {"pd": pd, "pl": pl, "df": pd.DataFrame({"g": pd.Series(keys, dtype="float64"),
+                                                                 "v": range(len(keys))}), "dropna": dropna, "cut": cut}
+    ns["pdf"] = pl.from_pandas(ns["df"])
+    got = {r.variable: r for r in watched(ns, (
+        "sums = df.groupby('g', dropna=dropna).agg(n=('v', 'count'))\nkept = df[df.v >= cut]\n"
+        "both = pd.concat([df, kept])\npsums = pdf.group_by('g').agg(pl.len())\npkept = pdf.filter(pl.col('v') >= cut)"
+    ))}
+    missing = sum(1 for k in keys if k is None)
+    groups = len({k for k in keys if k is not None})
+    kept = sum(1 for i in range(len(keys)) if i >= cut)
+    true = {
+        "sums": ([len(keys)], groups + (missing > 0 and not dropna), groups + (missing > 0 and not dropna), missing,
+                 dropna and missing > 0, False),
+        "psums": ([len(keys)], groups + (missing > 0), groups + (missing > 0), missing, False, False),
+        "kept": ([len(keys)], kept, None, None, False, kept == 0 and len(keys) > 0),
+        "pkept": ([len(keys)], kept, None, None, False, kept == 0 and len(keys) > 0),
+        "both": ([len(keys), kept], len(keys) + kept, None, None, False, False),
+    }
+
+    def counts(r: Receipt) -> tuple[Any, ...]:
+        return r.rows_in, r.rows_out, r.groups, r.missing_keys, r.missing_dropped, r.drops_every_row
+
+    for name, expected in true.items():
+        assert counts(got[name]) == expected, (name, got[name])
+        # The made-false twin: one row more out is told apart.
+        assert counts(msgspec.structs.replace(got[name], rows_out=got[name].rows_out + 1)) != expected

@@ -88,10 +88,11 @@ def _join(r: Receipt) -> str:
 
 
 def _rows(r: Receipt) -> str:
-    word = {"filter": "filtered", "dropna": "dropna()", "drop_duplicates": "drop_duplicates()"}[r.kind]
+    name = r.inputs[0]
+    what = f"{_name(name)} filtered" if r.kind == "filter" else f"{name}.{r.kind}()" if name else f"{r.kind}() of a frame"
     dropped = r.rows_in[0] - r.rows_out
     how = "every row dropped" if r.drops_every_row else f"{dropped:,} dropped"
-    return f"{_name(r.inputs[0])} {word}: {r.rows_in[0]:,} → {counted(r.rows_out, 'row')} ({how})"
+    return f"{what}: {r.rows_in[0]:,} → {counted(r.rows_out, 'row')} ({how})"
 
 
 def _group(r: Receipt) -> str:
