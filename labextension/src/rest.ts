@@ -251,7 +251,8 @@ export interface ShownMessage {
 
 /**
  * A tool's answer (its content's blocks shown too), with its text as the one diff HTML when
- * it is a diff (`diff_html`) and what a kernel call did to the user's variables.
+ * it is a diff (`diff_html`), what a kernel call did to the user's variables, and its
+ * receipts in words (`receipt_lines`, one line each, as every view says them).
  */
 export interface ShownResult {
   type: "tool_result";
@@ -265,7 +266,9 @@ export interface ShownResult {
   source?: string;
   answer?: string;
   variables?: VariableChange[];
+  receipts?: JsonObject[];
   diff_html?: string;
+  receipt_lines?: string[];
 }
 
 export interface TextBlock {
@@ -298,7 +301,9 @@ export interface Usage {
  * `route` how code that does not name it changed it (`f()`, `globals()`, `the alias d`);
  * `rolled_back` true when protect mode put it back as it was before the call;
  * `restricted_from` the restricted sources the call's code read, which make the variable
- * restricted by `policy` too (lineage, `egress/lineage.py`).
+ * restricted by `policy` too (lineage, `egress/lineage.py`); for a frame, `gained_missing`
+ * (column → how many more missing values) and `dtypes` (column → `int64 → float64`), the
+ * columns the call changed so (`frames/column_profile.py`).
  */
 export interface VariableChange {
   name: string;
@@ -310,6 +315,8 @@ export interface VariableChange {
   rolled_back?: boolean;
   restricted_from?: string[];
   policy?: string;
+  gained_missing?: { [key: string]: number };
+  dtypes?: { [key: string]: string };
 }
 
 /**

@@ -244,6 +244,13 @@ export class TranscriptRenderer {
           both.appendChild(element('div', 'jp-larik-variables', 'Variables · ' + block.variables.map(changeText).join(' · ')));
           node = both;
         }
+        if (block.receipt_lines?.length) {
+          // One line per receipt, in the words every view uses (the server says them).
+          const both = element('div', 'jp-larik-tool-receipts');
+          both.appendChild(node);
+          block.receipt_lines.forEach(line => both.appendChild(element('div', 'jp-larik-receipt', 'Receipt · ' + line)));
+          node = both;
+        }
         const images = typeof block.content === 'string' ? [] : block.content.filter(isImage);
         if (!images.length) {
           return node;

@@ -21,6 +21,7 @@ from larik_jupyter.llm.messages import (
 )
 from larik_jupyter.session.call_summary import CellPosition
 from larik_jupyter.session.entry import Entry
+from larik_jupyter.session.receipts import receipts_lines
 from larik_jupyter.session.variable_changes import VariableChange
 from larik_jupyter.textdiff import diff_html, looks_like_diff
 from larik_jupyter.tools.calls import cells_named, summarize_call
@@ -53,11 +54,13 @@ class ShownCall(ToolUseBlock):
 
 class ShownResult(ToolResultBlock):
     """A tool's answer (its content's blocks shown too), with its text as the one diff HTML when
-    it is a diff (`diff_html`) and what a kernel call did to the user's variables."""
+    it is a diff (`diff_html`), what a kernel call did to the user's variables, and its
+    receipts in words (`receipt_lines`, one line each, as every view says them)."""
 
     content: str | list[ShownBlock] = ""  # type: ignore[assignment]  # the stored blocks, shown
     variables: list[VariableChange] | None = None  # type: ignore[assignment]  # read as what they are
     diff_html: str | None = None
+    receipt_lines: list[str] | None = None
 
 
 ShownBlock = Annotated[
@@ -90,6 +93,8 @@ def page_entry(entry: Entry, position: CellPosition) -> PageEntry:
         if isinstance(block, ShownCall):
             block.summary = summarize_call(block.name, block.input, position)
             block.hint = cells_named(block.name, block.input)
-        elif isinstance(block, ShownResult) and looks_like_diff(text := block.text()):
-            block.diff_html = diff_html(text)
+        elif isinstance(block, ShownResult):
+            block.receipt_lines = receipts_lines(block.receipts) or None
+            if looks_like_diff(text := block.text()):
+                block.diff_html = diff_html(text)
     return shown

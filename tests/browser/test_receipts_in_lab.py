@@ -1,15 +1,21 @@
 """A receipt line under its call, in a real JupyterLab against a local Anthropic-protocol server,
-light then dark: the join's line reads in words under the python call's row. Screenshots:
-artifacts/receipts_<theme>.png."""
+light then dark: the join's line reads in words under the python call's row, in the notebook and
+in the sessions sidebar. Screenshots: artifacts/receipts_<theme>.png, receipts_sidebar_<theme>.png."""
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import nbformat
-from playwright.sync_api import Page
+from playwright.sync_api import Page, expect
 
+from larik_jupyter import Agent
 from larik_jupyter.testing import ScriptedHTTPServer
+from larik_jupyter.tools.host import KernelHost
+from tests.agent_helpers import done, scripted, tool
+from tests.browser.conftest import ARTIFACTS
 from tests.browser.test_bridge_in_lab import open_notebook, run_cell, wait_idle_count
 from tests.browser.test_notebook_live import body_has, shot
 from tests.browser.test_turn_view import theme
@@ -67,4 +73,28 @@ def test_the_receipt_line_reads_under_its_call_light_and_dark(lab_page: Page, la
     theme(lab_page, "JupyterLab Dark")
     assert receipt.is_visible()
     shot(lab_page, "receipts_dark")
+    theme(lab_page, "JupyterLab Light")
+
+
+def test_the_sidebar_shows_the_receipt_under_its_call(lab_server: LabServer, lab_page: Page, tmp_path: Path) -> None:
+    root = Path(os.path.realpath(lab_server.root))
+    ns: dict[str, object] = {}
+    exec(FRAMES, ns)
+    agent = Agent(root, model=scripted(tmp_path, [tool("python", code=JOIN)], done("Joined.")), yes=True,
+                  host=KernelHost({k: v for k, v in ns.items() if k in ("orders", "customers")}))
+    try:
+        agent.run("join orders to customers")
+    finally:
+        agent.close()
+    lab_page.click('li[data-id="larik-sessions"]')
+    lab_page.click(f'.jp-larik-node[data-session-id="{agent.session_id}"] > .jp-larik-row')
+    line = lab_page.locator(".jp-larik-transcript .jp-larik-receipt")
+    expect(line).to_have_count(1)
+    expect(line).to_have_text(LINE)
+    expect(line).to_be_visible()
+    ARTIFACTS.mkdir(exist_ok=True)
+    lab_page.locator("#larik-sessions").screenshot(path=str(ARTIFACTS / "receipts_sidebar_light.png"))
+    theme(lab_page, "JupyterLab Dark")
+    expect(line).to_be_visible()
+    lab_page.locator("#larik-sessions").screenshot(path=str(ARTIFACTS / "receipts_sidebar_dark.png"))
     theme(lab_page, "JupyterLab Light")
