@@ -28,6 +28,8 @@ from larik_jupyter.session.export import export_markdown
 CSV = "value\n" + "\n".join(str(n) for n in range(1, 21)) + "\n"
 LOAD = 'import pandas as pd\ndf = pd.read_csv("data.csv")\nprint(df.shape)'
 DROP = "df = df[df.value > 5]\nprint(df.shape)"
+# DROP's cell in a branch notebook: its filter's receipt, as recorded, above its code (issue 55).
+DROP_CELL = "# receipt: df = df filtered: 20 → 15 rows (5 dropped)\n" + DROP
 TOTAL = 'print("total", df["value"].sum())'
 
 
@@ -84,7 +86,7 @@ def test_a_branch_before_the_undo_keeps_the_undone_prompt_undone(
     agent.rewind(3)  # the branch copies prompts 1 and 2; the undo's entry came after prompt 3
     assert undo_data(agent).undone == ([2] if undo else [])
     code = [c.source for c in nbformat.read(agent.to_notebook("b.ipynb"), as_version=4).cells if c.cell_type == "code"]
-    assert code == ([LOAD] if undo else [LOAD, DROP])
+    assert code == ([LOAD] if undo else [LOAD, DROP_CELL])
     agent.close()
 
 
@@ -95,7 +97,7 @@ def test_the_branch_notebook_leaves_the_undone_prompt_out_and_runs_to_the_kept_r
     agent = _session(project, tmp_path, monkeypatch, undo=undo)
     nb = nbformat.read(agent.to_notebook("out.ipynb"), as_version=4)
     code = [c.source for c in nb.cells if c.cell_type == "code"]
-    assert code == ([LOAD, TOTAL] if undo else [LOAD, DROP, TOTAL])
+    assert code == ([LOAD, TOTAL] if undo else [LOAD, DROP_CELL, TOTAL])
     notes = [c.source for c in nb.cells if c.cell_type == "markdown" and "was undone" in c.source]
     assert len(notes) == (1 if undo else 0)
     if undo:
