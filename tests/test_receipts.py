@@ -277,3 +277,15 @@ def test_group_filter_and_concat_receipts_count_what_truly_happened(keys: list[A
         assert counts(got[name]) == expected, (name, got[name])
         # The made-false twin: one row more out is told apart.
         assert counts(msgspec.structs.replace(got[name], rows_out=got[name].rows_out + 1)) != expected
+
+
+def test_a_loop_of_operations_is_counted_up_to_a_bound_and_the_rest_said() -> None:
+    from larik_jupyter.frames.receipt_watch import MAX_COUNTED, MAX_RECEIPTS
+
+    ns: dict[str, Any] = {"df": pd.DataFrame({"a": range(10)})}
+    receipts = watched(ns, f"for i in range({MAX_COUNTED + 5}):\n    df[df.a > i % 5]\nempty = df[df.a > 99]")
+    assert len(receipts) == MAX_RECEIPTS and all(r.kind == "filter" for r in receipts)
+    assert [r.variable for r in receipts if r.drops_every_row] == ["empty"]  # past the bound, still kept
+    with ReceiptWatch(lambda v: "") as watch:
+        exec(f"for i in range({MAX_COUNTED + 5}):\n    df[df.a > 1]", ns)
+    assert len(watch.receipts(lambda v: None)) == MAX_RECEIPTS and watch.left_out == MAX_COUNTED + 5 - MAX_RECEIPTS

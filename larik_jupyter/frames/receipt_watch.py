@@ -28,6 +28,10 @@ from larik_jupyter.frames.receipt import Kind, Receipt
 # The most receipts one call keeps: those bound to a variable, fanning out or dropping every row
 # first, then the others in order; the rest are counted (`ReceiptWatch.left_out`).
 MAX_RECEIPTS = 20
+# The most receipts one call keeps until it ends: past them (a loop of filters) a receipt only
+# adds to `ReceiptWatch.left_out` (one that fans out or drops every row is still kept), and no
+# operand's name is looked for, so memory and naming stay bounded.
+MAX_COUNTED = 500
 # The reductions of a grouped frame, each an aggregation (pandas' live on its base class).
 _PANDAS_REDUCTIONS = (
     "agg", "aggregate", "sum", "mean", "median", "min", "max", "count", "size", "nunique", "first", "last",
@@ -69,6 +73,12 @@ def _spec(finder: object, name: str, path: Any, target: Any) -> importlib.machin
     return find(name, path, target) if find is not None else None
 
 
+def _operand(value: Any) -> Any:
+    """The frame of `.loc` (its indexer's `obj`), else `value` (a frame's own attributes are not
+    asked: pandas would look for a column of that name)."""
+    return value.obj if type(value).__name__ == "_LocIndexer" else value
+
+
 def _rows(frame: Any) -> int:
     shape = getattr(frame, "shape", None)
     return int(shape[0]) if isinstance(shape, tuple) and shape else 0
@@ -86,7 +96,7 @@ def _bound(original: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str
 def _join(handler: Callable[..., Receipt | None]) -> Callable[..., Receipt | None]:
     def after(watch: ReceiptWatch, original: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any],
               rows: int, result: Any) -> Receipt | None:
-        return handler(watch.named, result, **_bound(original, args, kwargs))
+        return handler(watch.name, result, **_bound(original, args, kwargs))
 
     return after
 
@@ -97,10 +107,10 @@ def _rows_op(kind: Kind, library: str, masked: bool = False) -> Callable[..., Re
         frame = args[0]
         if masked:  # `df[mask]`, `df.loc[mask]`, `df.loc[mask, cols]`
             key = args[1] if len(args) > 1 else None
-            frame = getattr(frame, "obj", frame)
+            frame = _operand(frame)
             if not hasattr(frame, "columns") or not ops.is_mask(key[0] if isinstance(key, tuple) else key):
                 return None
-        return ops.rows_receipt(kind, library, watch.named, frame, rows, result)
+        return ops.rows_receipt(kind, library, watch.name, frame, rows, result)
 
     return after
 
@@ -108,7 +118,7 @@ def _rows_op(kind: Kind, library: str, masked: bool = False) -> Callable[..., Re
 def _grouped(handler: Callable[..., Receipt | None]) -> Callable[..., Receipt | None]:
     def after(watch: ReceiptWatch, original: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any],
               rows: int, result: Any) -> Receipt | None:
-        return handler(watch.named, args[0], result)
+        return handler(watch.name, args[0], result)
 
     return after
 
@@ -119,7 +129,7 @@ def _concat(library: str) -> Callable[..., Receipt | None]:
         items = args[0] if args else kwargs.get("objs", kwargs.get("items"))
         if kwargs.get("axis") not in (None, 0, "index"):
             return None
-        return ops.concat_receipt(library, watch.named, items, result)
+        return ops.concat_receipt(library, watch.name, items, result)
 
     return after
 
@@ -164,6 +174,7 @@ class ReceiptWatch:
     thread: int | None = None
     seen: list[_Seen] = field(default_factory=list)
     left_out: int = 0
+    uncounted: int = 0
     depth: int = 0
     _undo: list[tuple[object, str, object]] = field(default_factory=list)
     _finder: _Imported | None = None
@@ -205,6 +216,15 @@ class ReceiptWatch:
         if _active is self:
             _active = None
 
+    @property
+    def full(self) -> bool:
+        """Whether the call counted `MAX_COUNTED` operations: the rest are only counted."""
+        return len(self.seen) >= MAX_COUNTED
+
+    def name(self, value: object) -> str:
+        """An operand's variable name (none looked for once the call is `full`)."""
+        return "" if self.full else self.named(value)
+
     def watching(self) -> bool:
         return self.depth == 0 and (self.thread is None or threading.get_ident() == self.thread)
 
@@ -227,7 +247,7 @@ class ReceiptWatch:
         kept = {id(r) for r in first}
         rest = [r for r in named if id(r) not in kept][: MAX_RECEIPTS - len(first)]
         kept |= {id(r) for r in rest}
-        self.left_out = len(named) - len(kept)
+        self.left_out = len(named) - len(kept) + self.uncounted
         return [r for r in named if id(r) in kept]
 
 
@@ -243,7 +263,7 @@ def _wrapped(original: Any, after: Callable[..., Receipt | None]) -> Callable[..
         watch = _active
         if watch is None or not watch.watching():
             return original(*args, **kwargs)
-        rows = _rows(getattr(args[0], "obj", args[0])) if args else 0
+        rows = _rows(_operand(args[0])) if args else 0
         watch.depth += 1
         try:
             result = original(*args, **kwargs)
@@ -253,7 +273,9 @@ def _wrapped(original: Any, after: Callable[..., Receipt | None]) -> Callable[..
                 receipt = None
         finally:
             watch.depth -= 1
-        if receipt is not None:
+        if receipt is not None and watch.full and not (receipt.fans_out or receipt.drops_every_row):
+            watch.uncounted += 1
+        elif receipt is not None:
             watch.add(receipt, result)
         return result
 
