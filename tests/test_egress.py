@@ -217,8 +217,8 @@ def test_the_egress_command(project: Path, tmp_path: Path) -> None:
 def test_the_cli_and_the_sidebar_view_show_the_ledger(
     project: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from larik_jupyter.cli import main
-    from larik_jupyter.server.views import transcript_page
+    from larik_jupyter.frontends.cli import main
+    from larik_jupyter.frontends.server.views import transcript_page
 
     model = scripted(tmp_path, [tool("python", code="print(cust)")], done("ok"))
     agent = Agent(project, model=model, yes=True, host=KernelHost({"cust": _frame()}))

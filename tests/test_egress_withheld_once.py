@@ -10,7 +10,7 @@ import pytest
 
 from larik_jupyter import Agent
 from larik_jupyter.agent.events import Notice
-from larik_jupyter.server.views import egress_turns
+from larik_jupyter.frontends.server.views import egress_turns
 from larik_jupyter.tools.host import KernelHost
 from tests.agent_helpers import done, scripted, tool
 from tests.test_egress import _frame

@@ -197,7 +197,7 @@ def test_every_allowance_is_still_needed() -> None:
 def test_kernel_session_builds_no_widget() -> None:
     # `KernelSession` is what commands and widgets work through; a widget it built would import
     # it back (the approval card is the magics' to show, handed in as `show_pending`).
-    widgets = sorted(m for m in GRAPH["notebook.kernel"] if m.startswith("notebook.widgets"))
+    widgets = sorted(m for m in GRAPH["frontends.notebook.kernel"] if m.startswith("frontends.notebook.widgets"))
     assert not widgets, f"notebook/kernel.py imports widgets: {widgets}"
 
 
@@ -230,7 +230,7 @@ def test_one_module_starts_kernels_through_jupyter_client() -> None:
     clients = sorted(name for name, path in MODULES.items() if any(
         target.startswith("jupyter_client") for target in _outside_imports(path)
     ))
-    assert clients == ["mcp_server.attach", "mcp_server.link", "scratch.kernel"], clients
+    assert clients == ["frontends.mcp.attach", "frontends.mcp.link", "scratch.kernel"], clients
 
 
 def _outside_imports(path: Path) -> set[str]:
@@ -250,7 +250,7 @@ def _outside_imports(path: Path) -> set[str]:
 # what it says. The turn loop and its steps (`loop`, `factory`, `turn`, `model_call`,
 # `tool_calls`, `gate`, `protect`, `toolset`, `compaction`, `hooks`, `subagents`, `trace`, ...)
 # are internal to `Agent`.
-FRONT_ENDS = ("notebook", "cli", "server")
+FRONT_ENDS = ("frontends",)
 FRONT_END_AGENT_IMPORTS: dict[str, str] = {
     "agent.events": "the typed events a front end subscribes to",
     "agent.options": "what an agent is configured with once (`AgentOptions`), built by the front end for `Agent`",
@@ -288,7 +288,7 @@ def test_every_front_end_allowance_is_still_needed() -> None:
     used = set().union(*_front_end_agent_imports().values())
     assert set(FRONT_END_AGENT_IMPORTS) <= used, set(FRONT_END_AGENT_IMPORTS) - used
     # The walk sees the front ends' real imports, so the check above cannot pass on nothing.
-    assert "api" in GRAPH["cli.run"]
+    assert "api" in GRAPH["frontends.cli.run"]
 
 
 MAX_LINES = 400
@@ -328,8 +328,10 @@ def test_the_mcp_links_kernel_end_is_a_module_the_server_may_reach() -> None:
     tree = ast.parse(MODULES[end].read_text(encoding="utf-8"))
     defined = {node.name for node in tree.body if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))}
     assert set(mcp_link.KERNEL_FUNCTIONS) <= defined, set(mcp_link.KERNEL_FUNCTIONS) - defined
-    assert "mcp_link" in GRAPH[end] and "mcp_link" in GRAPH["mcp_server.link"]
+    assert "mcp_link" in GRAPH[end] and "mcp_link" in GRAPH["frontends.mcp.link"]
     where = _layer_of()
-    assert where[end] <= where["mcp_server.link"]
-    server = set().union(*(GRAPH[m] for m in MODULES if m.startswith("mcp_server")))
-    assert not [m for m in server if m.startswith("notebook")], "the MCP server process imports the notebook layer"
+    assert where[end] <= where["frontends.mcp.link"]
+    server = set().union(*(GRAPH[m] for m in MODULES if m.startswith("frontends.mcp") and m != end))
+    assert not [m for m in server if m.startswith("frontends.notebook") or m == end], (
+        "the MCP server process imports the notebook front end or the kernel end"
+    )

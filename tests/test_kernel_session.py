@@ -11,11 +11,11 @@ from typing import Any
 
 import pytest
 
-import larik_jupyter.notebook as notebook_package
+import larik_jupyter.frontends.notebook as notebook_package
 from larik_jupyter.errors import LarikError
-from larik_jupyter.notebook import commands
-from larik_jupyter.notebook.kernel import KernelSession
-from larik_jupyter.notebook.widgets.undo import UndoPanel
+from larik_jupyter.frontends.notebook import commands
+from larik_jupyter.frontends.notebook.kernel import KernelSession
+from larik_jupyter.frontends.notebook.widgets.undo import UndoPanel
 from tests.agent_helpers import done, scripted, tool
 from tests.process_helpers import await_until
 

@@ -18,7 +18,7 @@ from traitlets.config import Config
 
 from larik_jupyter import Agent
 from larik_jupyter.config.layers import user_config_path
-from larik_jupyter.notebook.magics import LarikMagics
+from larik_jupyter.frontends.notebook.magics import LarikMagics
 from larik_jupyter.session.catalog import list_sessions
 from larik_jupyter.testing import ScriptedHTTPServer
 from tests.agent_helpers import done, personal, scripted, tool

@@ -15,8 +15,8 @@ import pytest
 from larik_jupyter import Agent, KernelHost
 from larik_jupyter.checkpoint.cells import placed
 from larik_jupyter.checkpoint.manifest import read_manifest
-from larik_jupyter.notebook.bridge import Bridge
-from larik_jupyter.notebook.widgets.undo import page_data, undo_data
+from larik_jupyter.frontends.notebook.bridge import Bridge
+from larik_jupyter.frontends.notebook.widgets.undo import page_data, undo_data
 from larik_jupyter.paths import checkpoints_dir
 from tests.agent_helpers import done, scripted, tool
 from tests.test_notebook_bridge import connect, in_worker
@@ -257,8 +257,8 @@ def test_the_cli_lists_and_undoes_a_cell_only_turn(tmp_path: Path) -> None:
 
 
 def test_the_sidebar_and_the_rewind_confirmation_list_the_cells(tmp_path: Path) -> None:
-    from larik_jupyter.notebook.widgets.tree import rewind_plan
-    from larik_jupyter.server.turn_diffs import checkpoints
+    from larik_jupyter.frontends.notebook.widgets.tree import rewind_plan
+    from larik_jupyter.frontends.server.turn_diffs import checkpoints
 
     agent, _, _ = agent_on_page(tmp_path)
     (turn,) = checkpoints(agent.session_id, tmp_path, str(tmp_path)).turns

@@ -10,10 +10,10 @@ from pathlib import Path
 import nbformat
 
 from larik_jupyter.config.secrets import redactor_for
-from larik_jupyter.notebook.render import ToolPart, parts_from_entries
-from larik_jupyter.notebook.view import TranscriptView
-from larik_jupyter.server.page_entries import ShownCall
-from larik_jupyter.server.views import transcript_page
+from larik_jupyter.frontends.notebook.render import ToolPart, parts_from_entries
+from larik_jupyter.frontends.notebook.view import TranscriptView
+from larik_jupyter.frontends.server.page_entries import ShownCall
+from larik_jupyter.frontends.server.views import transcript_page
 from larik_jupyter.session.call_summary import cell_label
 from larik_jupyter.session.export import render_markdown
 from tests.agent_helpers import done, scripted, tool

@@ -13,7 +13,7 @@ from nbclient import NotebookClient
 
 from larik_jupyter import Agent
 from larik_jupyter.config.secrets import redactor_for
-from larik_jupyter.notebook.view import TranscriptView
+from larik_jupyter.frontends.notebook.view import TranscriptView
 from larik_jupyter.session.export import export_markdown
 from tests.agent_helpers import done, results_of, scripted, tool
 from tests.process_helpers import wait_until

@@ -15,8 +15,8 @@ from nbclient import NotebookClient
 from session_helpers import add_turn, make_session
 
 from larik_jupyter import Agent, paths
-from larik_jupyter.notebook.kernel import KernelSession
-from larik_jupyter.notebook.widgets.sessions import SessionsBrowser
+from larik_jupyter.frontends.notebook.kernel import KernelSession
+from larik_jupyter.frontends.notebook.widgets.sessions import SessionsBrowser
 from larik_jupyter.session.catalog import latest, list_sessions
 from larik_jupyter.session.entry import now_rfc3339
 from larik_jupyter.session.reader import load_entries

@@ -13,7 +13,7 @@ import pytest
 
 from larik_jupyter import Agent
 from larik_jupyter.api import RewindStopped
-from larik_jupyter.notebook.widgets.undo import result_data
+from larik_jupyter.frontends.notebook.widgets.undo import result_data
 from tests.agent_helpers import done, scripted, tool
 from tests.test_notebook_bridge import in_worker
 from tests.test_notebook_cells_undo import _plain, agent_on_page, original
@@ -174,7 +174,7 @@ def test_undo_in_a_kernel_shows_the_changed_file_and_force_restores_it(project: 
 
 
 def test_the_undo_panel_asks_then_restores_anyway_or_skips(tmp_path: Path) -> None:
-    from larik_jupyter.notebook.widgets.undo import UndoPanel
+    from larik_jupyter.frontends.notebook.widgets.undo import UndoPanel
     from tests.test_widget_undo import two_turns
     from tests.widget_helpers import click
 
@@ -198,7 +198,7 @@ def test_the_undo_panel_asks_then_restores_anyway_or_skips(tmp_path: Path) -> No
 def test_the_fork_trees_rewind_with_files_asks_about_changed_files_then_skips_them(
     project: Path, tmp_path: Path
 ) -> None:
-    from larik_jupyter.notebook.widgets.tree import ForkTreeWidget
+    from larik_jupyter.frontends.notebook.widgets.tree import ForkTreeWidget
     from tests.widget_helpers import click, larik, shell_with_magics
 
     model = scripted(tmp_path, [tool("write", path="a.txt", content="one\n"),

@@ -18,11 +18,11 @@ from nbclient import NotebookClient
 
 from larik_jupyter import Agent, KernelHost
 from larik_jupyter.config.secrets import redactor_for
-from larik_jupyter.notebook.render import parts_from_entries, render_parts
-from larik_jupyter.notebook.widgets.tree import tree_data
-from larik_jupyter.notebook.widgets.tree_model import PromptItem
-from larik_jupyter.notebook.widgets.undo import undo_data
-from larik_jupyter.server.turn_diffs import checkpoints
+from larik_jupyter.frontends.notebook.render import parts_from_entries, render_parts
+from larik_jupyter.frontends.notebook.widgets.tree import tree_data
+from larik_jupyter.frontends.notebook.widgets.tree_model import PromptItem
+from larik_jupyter.frontends.notebook.widgets.undo import undo_data
+from larik_jupyter.frontends.server.turn_diffs import checkpoints
 from larik_jupyter.session.export import export_markdown
 
 CSV = "value\n" + "\n".join(str(n) for n in range(1, 21)) + "\n"

@@ -18,8 +18,8 @@ import pytest
 from larik_jupyter import Agent, KernelHost, PermissionAnswer, PermissionRequest
 from larik_jupyter.agent.textlog import TextLog
 from larik_jupyter.config.secrets import redactor_for
-from larik_jupyter.notebook.render import parts_from_messages, render_parts
-from larik_jupyter.notebook.view import TranscriptView
+from larik_jupyter.frontends.notebook.render import parts_from_messages, render_parts
+from larik_jupyter.frontends.notebook.view import TranscriptView
 from larik_jupyter.session.export import render_markdown
 from larik_jupyter.session.reader import load_entries
 from larik_jupyter.session.state import replay
