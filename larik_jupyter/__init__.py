@@ -31,7 +31,7 @@ if TYPE_CHECKING:
     from larik_jupyter.agent.outcome import TurnOutcome
     from larik_jupyter.agent.permissions import PermissionAnswer, PermissionRequest
     from larik_jupyter.agent.undo_report import UndoReport
-    from larik_jupyter.api import Agent
+    from larik_jupyter.api.agent import Agent
     from larik_jupyter.checkpoint.store import UndoResult
     from larik_jupyter.errors import LarikError
     from larik_jupyter.frontends.notebook.extension import current
@@ -40,7 +40,7 @@ if TYPE_CHECKING:
 
 # Where each public name lives; imported on first access so `import larik_jupyter` stays cheap.
 _LAZY = {
-    "Agent": "larik_jupyter.api",
+    "Agent": "larik_jupyter.api.agent",
     "AgentOptions": "larik_jupyter.agent.options",
     "KernelHost": "larik_jupyter.tools.host",
     "LarikError": "larik_jupyter.errors",

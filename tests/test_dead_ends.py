@@ -302,7 +302,7 @@ def test_mcp_tool_schemas_are_made_valid_and_a_hopeless_one_is_left_out_alone(
         agent = Agent(project, model=model, yes=True)
         try:
             outcome = agent.run("use the odd tools")
-            table = status_table(agent.mcp_status())
+            table = status_table(agent.servers.mcp())
         finally:
             agent.close()
         sent = bodies(server)

@@ -27,7 +27,7 @@ def test_the_withheld_line_is_said_on_the_turn_that_withheld_only(project: Path,
     said: list[list[str]] = []
     agent.subscribe(lambda e: said[-1].append(e.text) if isinstance(e, Notice) else None)
     try:
-        agent.set_egress("cust", "stats")
+        agent.egress.set("cust", "stats")
         for prompt in ("look", "again", "more"):
             said.append([])
             agent.run(prompt)

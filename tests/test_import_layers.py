@@ -295,7 +295,6 @@ MAX_LINES = 400
 
 # Modules still over `MAX_LINES`, each with why (temporary: an entry goes when its module is split).
 OVER_MAX_LINES: dict[str, str] = {
-    "api": "being split by another change of issue 54",
     "agent.loop": "being split by another change of issue 54",
 }
 

@@ -181,7 +181,7 @@ def test_approve_starts_applying_a_shared_allow_rule(project: Path, tmp_path: Pa
     agent.run("echo one")
     first = [b for m in agent.loop.session.state.all for b in m.tool_results()][-1]
     assert first.is_error and "Permission denied" in str(first.content)
-    notices = agent.approve("bash(echo:*)")
+    notices = agent.config.approve("bash(echo:*)")
     assert isinstance(notices, list)
     agent.run("echo two")
     second = [b for m in agent.loop.session.state.all for b in m.tool_results()][-1]

@@ -42,13 +42,13 @@ def test_undo_names_a_file_changed_since_and_restores_nothing_unasked(project: P
     assert result.changed == ["f.txt"] and not result.ok and result.restored == []
     assert (project / "f.txt").read_bytes() == b"v2\nmy own line\n"
     assert (project / "g.txt").read_bytes() == b"new\n"  # nothing of the turn was undone
-    assert agent.loop.pending_note is None and len(agent.checkpoints()) == 1
+    assert agent.loop.pending_note is None and len(agent.history.checkpoints()) == 1
     assert result_data(result)["changed"] == ["f.txt"]
 
     (forced,) = agent.undo(force=True)
     assert forced.ok and sorted(forced.restored) == ["f.txt", "g.txt"]
     assert (project / "f.txt").read_bytes() == b"v1\n" and not (project / "g.txt").exists()
-    assert agent.checkpoints() == []
+    assert agent.history.checkpoints() == []
     agent.close()
 
 
@@ -58,7 +58,7 @@ def test_undo_skipping_changed_files_keeps_them_and_tells_the_model(project: Pat
     (result,) = agent.undo(skip_changed=True)
     assert result.ok and result.skipped == ["f.txt"] and result.restored == ["g.txt"]
     assert (project / "f.txt").read_bytes() == b"mine\n" and not (project / "g.txt").exists()
-    assert agent.checkpoints() == []
+    assert agent.history.checkpoints() == []
     agent.run("go on")
     prompt = agent.loop.session.state.all[agent.loop.session.state.prompt_positions[-1]]
     note = prompt.content[0].text  # type: ignore[union-attr]

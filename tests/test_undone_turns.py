@@ -61,7 +61,7 @@ def test_the_session_records_the_undone_prompt_and_every_view_says_so(
     agent = _session(project, tmp_path, monkeypatch, undo=undo)
     lines = [orjson.loads(line) for line in agent.session_path.read_bytes().splitlines()]
     assert [e["undone"] for e in lines if "undone" in e] == ([[2]] if undo else [])
-    history = render_parts(parts_from_entries(agent.entries))
+    history = render_parts(parts_from_entries(agent.history.entries))
     assert ("Prompt 2 was undone" in history) is undo
     exported = export_markdown(agent.session_path, "out.md", cwd=project, redactor=redactor_for(project)).read_text()
     assert ("## 2. User (undone)" in exported and "*Prompt 2 was undone" in exported) is undo

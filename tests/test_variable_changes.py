@@ -270,7 +270,7 @@ def test_a_turns_changes_merge_over_its_calls(project: Path, tmp_path: Path) -> 
     )
     agent = Agent(project, model=model, yes=True, host=KernelHost(ns))
     agent.run("twice")
-    assert [c.text() for c in agent.variable_changes(1)] == [
+    assert [c.text() for c in agent.history.variable_changes(1)] == [
         "df: DataFrame 1000×5 → 10×4", "z: created list len 1"
     ]
     agent.close()

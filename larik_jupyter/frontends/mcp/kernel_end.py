@@ -100,7 +100,7 @@ async def call(raw: bytes) -> None:
     except LarikError as exc:
         answer = Answer([Text(str(exc))], True)
     else:
-        agent = kernel.open_outside(data.key, data.client)
+        agent = kernel.sessions.outside.open(data.key, data.client)
         # Where answers go: the client, whatever model the person may switch its session to.
         client = Destination(f"{OUTSIDE_PREFIX}:{data.client}", None)
         try:
@@ -121,7 +121,7 @@ def end(raw: bytes) -> None:
     kernel = extension.kernel_session()
     _own_undo.pop(key, None)
     if kernel is not None:
-        kernel.close_outside(key)
+        kernel.sessions.outside.close(key, unless=kernel.agent)
 
 
 async def _answer(kernel: KernelSession, agent: Agent, client: Destination, data: Call) -> Answer:
@@ -132,7 +132,7 @@ async def _answer(kernel: KernelSession, agent: Agent, client: Destination, data
     # allow and deny rules (the config's files), and the kernel's egress rules (shared with
     # this session, taken by its door before the answer leaves).
     agent.protect = kernel.protect
-    agent.follow_config()
+    agent.config.follow()
     if tool in VIEWS:
         try:
             view_arguments = msgspec.convert(arguments, VIEWS[tool], strict=False)
@@ -140,13 +140,13 @@ async def _answer(kernel: KernelSession, agent: Agent, client: Destination, data
             raise LarikError(f"`{tool}` takes {', '.join(VIEWS[tool].__struct_fields__) or 'no arguments'}; {exc}.") from None
         said, withheld = _view(agent, client, tool, view_arguments)
         if tool == "undo":
-            _own_undo[data.key] = agent.pending_note
+            _own_undo[data.key] = agent.history.pending_note
         return to_client(agent, client, [(tool, TextBlock(text=said))], False, withheld)
     if tool not in CALLS:
         raise LarikError(f"Unknown tool `{tool}`; available: {', '.join((*CALLS, *VIEWS))}.")
     notebook = Path(data.notebook) if data.notebook else kernel.own_notebook().path
     # What the person undid since (not the client's own undo): told with this result.
-    note = agent.pending_note if agent.pending_note != _own_undo.pop(data.key, None) else None
+    note = agent.history.pending_note if agent.history.pending_note != _own_undo.pop(data.key, None) else None
     approver = PageApprover(kernel, notebook, data.client, client=(agent, client) if data.elicit else None)
     # Jupyter's interrupt (the page's stop button, or the server when its client went away)
     # stops this call as it stops a `%larik` turn.
@@ -172,7 +172,7 @@ def to_client(
     def build(blocks: list[ContentBlock]) -> Answer:
         return Answer([item for block in blocks for item in _content(block)], is_error)
 
-    return agent.egress_door.pass_answer(client, pieces, build, withheld)
+    return agent.egress.door.pass_answer(client, pieces, build, withheld)
 
 
 def _content(block: ContentBlock) -> list[Text | Image]:
@@ -198,13 +198,13 @@ def _view(agent: Agent, client: Destination, tool: str, arguments: msgspec.Struc
         report = agent.undo(prompt_number=to, force=arguments.force, skip_changed=arguments.skip_changed)
         return report.plain(), []
     if tool == "undo_list":
-        return agent.undo_list().plain(), []  # the list every view renders
+        return agent.history.undo_list().plain(), []  # the list every view renders
     if isinstance(arguments, VariableReportArguments):
         call = arguments.call
         prompts = [call] if call is not msgspec.UNSET else range(1, len(agent.records.turns) + 1)
         lines = []
         for number in prompts:
-            changes = agent.variable_changes(number)
+            changes = agent.history.variable_changes(number)
             if changes:
                 lines.append(f"call {number}: " + " · ".join(c.text() for c in changes))
         return "\n".join(lines) or "No call of this session changed the kernel's variables.", []
@@ -219,16 +219,16 @@ def _transcript(agent: Agent, client: Destination) -> tuple[str, list[Withheld]]
     from larik_jupyter.session.export import render_markdown
 
     agent.sync()
-    entries = agent.entries
+    entries = agent.history.entries
     stored = [entry.message for entry in entries if entry.message is not None]
-    let_out, withheld = agent.egress_door.filter_messages(client, stored)
+    let_out, withheld = agent.egress.door.filter_messages(client, stored)
     sent = iter(let_out)
     shown = EntryList.of([
         entry if entry.message is None else entry.model_copy(update={"message": next(sent)}) for entry in entries
     ])
     for item in withheld:
         item.where = f"transcript: {item.where}"
-    return render_markdown(agent.session_path, shown, redactor=redactor_for(agent.cwd)), withheld
+    return render_markdown(agent.session_path, shown, redactor=redactor_for(agent.options.cwd)), withheld
 
 
 class PageApprover:
@@ -328,7 +328,7 @@ def _let_out(agent: Agent, client: Destination, request: PermissionRequest) -> P
         ("approval question", TextBlock(text=request.question)),
         ("approval detail", TextBlock(text=request.detail)),
     ]
-    said = agent.egress_door.pass_answer(client, pieces, build)
+    said = agent.egress.door.pass_answer(client, pieces, build)
     return dataclasses.replace(request, question=said["question"], detail=said["detail"])
 
 

@@ -127,20 +127,20 @@ def _egress(
 
         out.markdown(show_call(kernel.require(), show))
     elif target is not None and policy is not None:
-        out.markdown(kernel.ensure().set_egress(target, policy))
+        out.markdown(kernel.ensure().egress.set(target, policy))
     elif local_only is not None:
-        out.markdown(kernel.ensure().set_local_only(local_only))
+        out.markdown(kernel.ensure().egress.local_only(local_only))
     else:
         if kernel.agent is not None:
-            said = kernel.agent.egress_report()
+            said = kernel.agent.egress.report()
         else:
             from larik_jupyter.egress.report import render, rule_lines
 
             said = render([], rule_lines(kernel.egress_policies(), origins=True))
         # What outside agents working in this kernel (over MCP) were sent, each its own session.
-        for agent in kernel.outside.values():
+        for agent in kernel.sessions.outside:
             if agent is not kernel.agent:
-                said += f"\n\n**Outside agent `{agent.model}`** (session `{agent.session_id}`): {agent.egress_totals()}"
+                said += f"\n\n**Outside agent `{agent.model}`** (session `{agent.session_id}`): {agent.egress.totals()}"
         out.markdown(said)
 
 
@@ -172,7 +172,7 @@ def _lsp(kernel: KernelSession, out: Output) -> None:
     from larik_jupyter.lsp.manager import LspManager
 
     if kernel.agent is not None:
-        states = kernel.agent.lsp_status()
+        states = kernel.agent.servers.lsp()
     else:
         loaded = load_config(kernel.cwd)
         states = LspManager.from_config(loaded.config, loaded.root).states()
@@ -210,7 +210,7 @@ def _mcp(kernel: KernelSession, out: Output) -> None:
 
     loaded = load_config(kernel.cwd)
     if kernel.agent is not None:
-        statuses = kernel.agent.mcp_status()
+        statuses = kernel.agent.servers.mcp()
     else:  # nothing started: show what the config declares and what awaits approval
         statuses = McpManager.from_config(loaded).statuses()
     out.markdown(status_table(statuses))
@@ -270,7 +270,7 @@ def _plan(kernel: KernelSession, out: Output) -> None:
     from larik_jupyter.frontends.notebook.render import render_plan
 
     agent = kernel.require()
-    plan = agent.plan
+    plan = agent.history.plan
     if plan is None:
         out.markdown(f"Session `{agent.session_id}` has no plan yet; the agent makes one with `todo_write`.")
         return

@@ -24,7 +24,7 @@ def show_call(agent: Agent, number: int) -> str:
     """Call `number` (1-based, in the session's order) as Markdown: its name, what the ledger
     says its result had withheld (each source with its policy), and the result itself."""
     agent.sync()
-    messages = [entry.message for entry in agent.entries if entry.message is not None]
+    messages = [entry.message for entry in agent.history.entries if entry.message is not None]
     calls = [use for message in messages for use in message.tool_uses()]
     if not calls:
         raise LarikError(f"Session {agent.session_id} has no call yet, so nothing was withheld from one.")
@@ -34,7 +34,7 @@ def show_call(agent: Agent, number: int) -> str:
             f"--show 1 to {len(calls)} (`%larik /egress` names them)."
         )
     use = calls[number - 1]
-    name = numbered_calls(messages, agent.cell_position())[use.id]
+    name = numbered_calls(messages, agent.history.cell_position())[use.id]
     held: dict[tuple[str, str], int] = {}
     requests = (r for r in read_ledger(ledger_path(agent.session_path)) if isinstance(r, RequestRecord))
     for record in requests:

@@ -1,5 +1,6 @@
-"""The kernel's one agent: `KernelSession` owns it, switches its session and guards every command
-and widget action that changes it, so front ends (magics, widgets) hold no agent of their own."""
+"""The kernel's front end of its one agent: `KernelSession` holds the kernel's `Agent` (opened at
+the first prompt; `Agent` itself switches sessions and holds the outside agents') with what the
+kernel offers it (host, display, the next cell), so magics and widgets hold no agent of their own."""
 
 from __future__ import annotations
 
@@ -17,7 +18,6 @@ from larik_jupyter.frontends.notebook.markdown_text import MarkdownText
 # session first opens.
 if TYPE_CHECKING:
     from larik_jupyter.agent.options import AgentOptions, OptionKeywords
-    from larik_jupyter.analysis.branch_diff import BranchDiff
     from larik_jupyter.api import Agent
     from larik_jupyter.config.layers import PendingApproval
     from larik_jupyter.egress.policy import PolicySet
@@ -61,13 +61,29 @@ class KernelSession:
         self.show: Show = show or (lambda _value: None)
         self.set_next_cell: Callable[[str], bool | None] = set_next_cell or (lambda _code: False)
         self.show_pending = show_pending
-        self.agent: Agent | None = None
-        # The sessions of outside agents (MCP clients) working in this kernel, by connection.
-        self.outside: dict[str, Agent] = {}
+        # The kernel's one agent, made at first need and opened on a session only when one is.
+        self._agent: Agent | None = None
         # The notebook's egress rules (`/egress`): the kernel's, held by every agent it opens.
         self.egress_rules = KernelRules()
         # Set by Jupyter's interrupt while a command runs on a worker thread (a /check).
         self.command_stop = threading.Event()
+
+    @property
+    def agent(self) -> Agent | None:
+        """The kernel's agent when a session is open on it, else None."""
+        return self._agent if self._agent is not None and self._agent.opened else None
+
+    @property
+    def sessions(self) -> Agent:
+        """The kernel's agent whether or not a session is open on it: what switches sessions
+        and acts on stored ones (a new session is opened only when one is needed)."""
+        if self._agent is None:
+            from larik_jupyter.api import Agent
+
+            self._agent = Agent(lazy=True, options=self.options(
+                model=self.model, yes=self.yes, protect=self.protect, egress_rules=self.egress_rules
+            ))
+        return self._agent
 
     # -- guards ----------------------------------------------------------------------------
 
@@ -102,7 +118,7 @@ class KernelSession:
     def egress_policies(self) -> PolicySet:
         """The egress rules in force: the open session's, else the config's."""
         if self.agent is not None:
-            return self.agent.egress_door.policies
+            return self.agent.egress.door.policies
         from larik_jupyter.config.layers import load_config
 
         return load_config(self.cwd).config.egress.policy_set()
@@ -110,8 +126,8 @@ class KernelSession:
     def require_idle(self) -> None:
         """Refuse while a turn runs (`Agent.require_idle`): switching or changing the session
         mid-turn would tear it."""
-        if self.agent is not None:
-            self.agent.require_idle()
+        if self._agent is not None:
+            self._agent.require_idle()
 
     # -- opening ---------------------------------------------------------------------------
 
@@ -131,50 +147,32 @@ class KernelSession:
             self.agent.switch_model(model)
         return self.agent
 
-    def open(
-        self, *, model: str | None = None, resume: str | None = None, latest: bool = False
-    ) -> Agent:
+    def open(self, *, model: str | None = None, resume: str | None = None, latest: bool = False) -> Agent:
         """Open the agent on a new session, or continue the session `resume` names (an id or a
-        path) or, with `latest`, the latest one; the first time a new `Agent`, after that the
-        current one switches."""
-        resuming = resume is not None or latest
-        held = self._outside_holding(resume) if resume is not None else None
-        if held is not None:
-            # An outside agent's session stays that agent's: the notebook keeps its own (a
-            # prompt there would have no model to answer it), and undoes the client's calls by id.
-            client = held.model.partition(":")[2] or held.model
-            raise LarikError(
-                f"Session {held.session_id} is the live session of the outside agent `{client}` "
-                "(over MCP), so this notebook keeps its own session. Undo its calls "
-                f"with `%larik /undo --session {held.session_id}` (the sidebar lists them)."
-            )
-        if self.agent is None:
-            from larik_jupyter.api import Agent
-
-            self.agent = Agent(session=resume, continue_latest=latest, options=self.options(
-                model=model or self.model, yes=self.yes, egress_rules=self.egress_rules
-            ))
-        elif resuming:
-            self.agent.resume(resume, last=latest)
+        path) or, with `latest`, the latest one, and show the session's notices."""
+        agent = self.sessions
+        if resume is not None or latest:
+            agent.resume(resume, last=latest)
         else:
-            self.agent.new(model=model or self.model)
-        self._show_opened(self.agent)
-        return self.agent
+            agent.new(model=model or self.model)
+        self._show_opened(agent)
+        return agent
 
-    def _outside_holding(self, session: str) -> Agent | None:
-        """The outside agent whose session `session` (an id or a path) names, if this kernel holds it."""
-        try:
-            path = self._resolve(session)
-        except LarikError:
-            return None
-        return next((a for a in self.outside.values() if a.session_path == path), None)
+    def is_current(self, session: str) -> bool:
+        """Whether `session` (an id or a path) names the session open in this kernel."""
+        from larik_jupyter.session.catalog import resolve
+
+        return self.agent is not None and self.agent.session_path == resolve(session, self.cwd)
 
     def held_agent(self, session: str) -> Agent:
         """The agent this kernel holds on `session` (an id or a path): its own, or an outside
         agent's; a `LarikError` saying where else to look when it holds none."""
-        if self.agent is not None and self._is_current(session):
+        from larik_jupyter.session.catalog import resolve
+
+        if self.is_current(session):
+            assert self.agent is not None
             return self.agent
-        held = self._outside_holding(session)
+        held = self.sessions.outside.holding(resolve(session, self.cwd))
         if held is None:
             raise LarikError(
                 f"Session {session} is not open in this kernel (neither its own nor a connected outside "
@@ -182,176 +180,28 @@ class KernelSession:
             )
         return held
 
-    def undo_in(self, session: str, prompt_number: int | None = None, **how: bool) -> str | None:
-        """Undo in `session` (an id or a path; an outside agent's, say) as `Agent.undo`, the
-        notebook staying on its own session; the report as Markdown. None when `session` is the
-        notebook's own (undo it as usual). The agent is the outside agent's that holds it, else
-        one opened on it for this undo."""
-        path = self._resolve(session)
-        if self.agent is not None and self.agent.session_path == path:
-            return None
-        agent, opened = self._outside_holding(session), False
-        if agent is None:
-            agent, opened = self._opened_on(path), True
-        try:
-            report = agent.undo(prompt_number, **how)
-        finally:
-            if opened:
-                agent.close()
-        again = f"%larik /undo --session {agent.session_id}" + (f" --to {prompt_number}" if prompt_number else "")
-        return f"In session `{agent.session_id}` (this notebook stays on its own):\n\n" + report.markdown(again)
-
-    def _opened_on(self, path: Path) -> Agent:
-        """An agent on the stored session at `path`, to act on it (no turns)."""
-        from larik_jupyter.api import Agent
-        from larik_jupyter.session.store import SessionLockedError
-
-        try:
-            return Agent(session=str(path), options=self.options(for_turns=False))
-        except SessionLockedError:
-            raise LarikError(
-                f"Session {path.stem} is open in another process (a kernel or `larik-jupyter run`); "
-                "undo it there, or close it and run this again."
-            ) from None
-
-    def open_outside(self, key: str, client: str) -> Agent:
-        """The session of the outside agent connected as `key` (an MCP connection), opened on
-        its first call: a session of its own, named after the client, on this kernel's host."""
-        agent = self.outside.get(key)
-        if agent is None:
-            from larik_jupyter.api import Agent
-
-            agent = Agent(options=self.options(
-                model=f"mcp:{client}", protect=self.protect, egress_rules=self.egress_rules
-            ))
-            self.outside[key] = agent
-        return agent
-
-    def close_outside(self, key: str) -> None:
-        """The outside agent `key` disconnected: its session closes, unless the user opened it here."""
-        agent = self.outside.pop(key, None)
-        if agent is not None and agent is not self.agent:
-            agent.close()
-
     def _show_opened(self, agent: Agent) -> None:
         """The notices of a freshly opened session, and (through `show_pending`) what the
         project's shared config declares awaiting approval, which replaces those notices."""
-        pending = agent.pending_approvals() if self.show_pending is not None else []
-        skip = set(agent.awaiting_notices()) if pending else set()
+        pending = agent.config.pending() if self.show_pending is not None else []
+        skip = set(agent.config.awaiting_notices()) if pending else set()
         for notice in agent.notices:
             if notice not in skip:
                 self.show(MarkdownText(f"> {notice}"))
         if pending and self.show_pending is not None:
             self.show_pending(pending)
 
-    # -- what commands and widgets do ------------------------------------------------------
-
-    def new(self, model: str | None = None) -> Agent:
-        self.require_idle()
-        return self.open(model=model)
-
-    def resume(self, session: str | None, *, last: bool = False) -> Agent:
-        """Continue `session` (or the latest with `last`), opening the agent if needed."""
-        self.require_idle()
-        return self.open(resume=session, latest=last)
-
-    def fork(self, *, session_id: str | None = None, prompt_number: int | None = None) -> Path:
-        """Branch `session_id` (default: the current session) after the turn of its prompt
-        `prompt_number` (default: at its end) and continue there: `/fork` at the last prompt, else exactly what
-        `/rewind N+1` makes."""
-        self.require_idle()
-        if session_id and not self._is_current(session_id):
-            # Another session is branched from its file alone: it may be held elsewhere.
-            from larik_jupyter.session import branch
-
-            path = branch.fork_after(self._resolve(session_id), prompt_number)
-            self.open(resume=str(path))
-            return path
-        return self.require().fork(prompt_number)
-
-    def rewind(
-        self, prompt_number: int, *, session_id: str | None = None, files: bool = False, force: bool = False,
-        skip_changed: bool = False,
-    ) -> str:
-        """Branch before prompt `prompt_number` of `session_id` (default: the current session)
-        and continue there (with `files`, also undo the source's turns from the newest down to
-        that prompt, `force` and `skip_changed` as for `undo`); returns that prompt as a
-        `%%larik` cell to edit."""
-        self.require_idle()
-        if session_id and not files and not self._is_current(session_id):
-            # Another session is branched from its file alone: it may be held elsewhere.
-            from larik_jupyter.session import branch
-
-            path, text = branch.rewind(self._resolve(session_id), prompt_number)
-            self.open(resume=str(path))
-            return "%%larik\n" + text
-        agent = self.resume(session_id) if session_id else self.require()
-        return "%%larik\n" + agent.rewind(prompt_number, files=files, force=force, skip_changed=skip_changed)
-
-    def _resolve(self, session_id: str) -> Path:
-        from larik_jupyter.session import catalog
-
-        return catalog.resolve(session_id, self.cwd)
-
-    def _is_current(self, session_id: str) -> bool:
-        """Whether `session_id` (an id or a path) names the session this kernel has open."""
-        return self.agent is not None and self._resolve(session_id) == self.agent.session_path
-
-    def export(self, session_id: str | None = None, path: str | None = None) -> Path:
-        """Write a session (default: the current one) as Markdown, to `path` or under
-        `<cwd>/.larik/exports/`."""
-        from larik_jupyter.config.secrets import redactor_for
-        from larik_jupyter.session.export import export_markdown
-
-        source = self._resolve(session_id) if session_id else self.require().session_path
-        if self.agent is not None and self.agent.session_path == source:
-            self.agent.sync()
-        return export_markdown(source, path, cwd=self.cwd, redactor=redactor_for(self.cwd))
-
-    def to_notebook(self, session_id: str | None = None, path: str | None = None, *,
-                    prompt_number: int | None = None, include_shell: bool = False,
-                    include_undone: bool = False) -> Path:
-        """Write a session (default: the current one) up to prompt `prompt_number` as a new
-        notebook, to `path` or as `<id>.ipynb` in the session's directory."""
-        if self.agent is None and session_id:  # a stored session, none open in this kernel yet
-            from larik_jupyter.analysis.as_notebook import write_notebook
-
-            return write_notebook(self._resolve(session_id), path, prompt_number=prompt_number,
-                                  include_shell=include_shell, cwd=self.cwd, include_undone=include_undone)
-        return self.require().to_notebook(path, session=session_id, prompt_number=prompt_number,
-                                          include_shell=include_shell, include_undone=include_undone)
-
-    def diff(self, session_id: str, other: str) -> BranchDiff:
-        """Compare two sessions of this directory: common prefix, prompts, code outputs."""
-        from larik_jupyter.analysis.branch_diff import diff_branches
-
-        if self.agent is not None:
-            self.agent.sync()
-        return diff_branches(session_id, other, cwd=self.cwd)
-
-    def delete(self, session_id: str) -> Path:
-        """Remove a session with its agents, trace and checkpoints (the same validated delete
-        as the CLI and the server); never the open one."""
-        from larik_jupyter.session import catalog
-
-        agent = self.agent
-        if agent is not None and session_id in (agent.session_id, str(agent.session_path)):
-            raise LarikError("That is the open session; `%larik /new` first, then delete it.")
-        return catalog.delete(session_id, self.cwd)
-
     def approve(self, key: str) -> list[str]:
         """Approve a pending MCP server, hook, rule or LSP server for this project and apply it
         to the open agent now; returns what happened, one line each."""
-        from larik_jupyter.config.update import approve
-
         if self.agent is None:
+            from larik_jupyter.config.update import approve
+
             approve(self.cwd, key)
             return [f"Approved {key}; it takes effect when the agent opens (your next prompt)."]
-        return [f"Approved {key}.", *self.agent.approve(key)]
+        return [f"Approved {key}.", *self.agent.config.approve(key)]
 
     def close(self) -> None:
-        for key in list(self.outside):
-            self.close_outside(key)
-        if self.agent is not None:
-            self.agent.close()
-            self.agent = None
+        if self._agent is not None:
+            self._agent.close()
+            self._agent = None

@@ -17,7 +17,7 @@ from larik_jupyter.plural import counted
 
 @command("/new [--model M]", "start a new session in this directory", arg("--model"))
 def _new(kernel: KernelSession, out: Output, *, model: str | None) -> None:
-    agent = kernel.new(model=model)
+    agent = kernel.open(model=model)
     out.markdown(f"New session `{agent.session_id}` with `{agent.model}`.")
 
 
@@ -43,7 +43,7 @@ def _resume(kernel: KernelSession, out: Output, *, id: str | None, last: bool) -
     from larik_jupyter.session.catalog import UnknownSessionError
 
     try:
-        agent = kernel.resume(id, last=last or id is None)
+        agent = kernel.open(resume=id, latest=last or id is None)
     except UnknownSessionError:
         raise LarikError(
             f"No session {id!r} here; list this directory's sessions with `%larik /sessions` "
@@ -58,7 +58,7 @@ def _resume(kernel: KernelSession, out: Output, *, id: str | None, last: bool) -
 @command("/fork", "branch the current session at its end and continue there")
 def _fork(kernel: KernelSession, out: Output) -> None:
     source = kernel.require().session_id
-    path = kernel.fork()
+    path = kernel.require().fork()
     out.markdown(f"Forked `{source}` at its end; now on branch `{Path(path).stem}`.")
 
 
@@ -90,7 +90,7 @@ def _rewind(
 ) -> None:
     agent = kernel.require()
     source = agent.session_id
-    code = kernel.rewind(prompt_number, files=files, force=force, skip_changed=skip_changed)
+    code = "%%larik\n" + agent.rewind(prompt_number, files=files, force=force, skip_changed=skip_changed)
     placed = kernel.set_next_cell(code) is not False
     where = "in a new cell below" if placed else "below (no front end here to add a cell); copy it into a cell"
     lines = [
@@ -122,8 +122,10 @@ def _undo(kernel: KernelSession, out: Output, *, prompt_number: int | None, forc
     from larik_jupyter.frontends.notebook.widgets.session_widget import refresh_all
     from larik_jupyter.frontends.notebook.widgets.undo import UndoPanel
 
-    if session is not None and (done := kernel.undo_in(session, prompt_number, force=force, skip_changed=skip_changed)):
-        out.markdown(done)
+    if session is not None and not kernel.is_current(session):
+        done = kernel.sessions.undo(prompt_number, session=session, force=force, skip_changed=skip_changed)
+        again = f"%larik /undo --session {session}" + (f" --to {prompt_number}" if prompt_number else "")
+        out.markdown(f"In session `{session}` (this notebook stays on its own):\n\n" + done.markdown(again))
         refresh_all()  # the sidebar and panels of the sessions it changed
         return
     report = kernel.require().undo(prompt_number, force=force, skip_changed=skip_changed)
@@ -155,7 +157,7 @@ def _history(kernel: KernelSession, out: Output) -> None:
 
     agent = kernel.require()
     # Cells named by where they stand now: in the open notebook, else in the file.
-    parts = parts_from_entries(agent.entries, position=agent.cell_position())
+    parts = parts_from_entries(agent.history.entries, position=agent.history.cell_position())
     out.markdown(render_parts(parts) or "This session has no messages yet.")
 
 
@@ -176,7 +178,7 @@ def _check(kernel: KernelSession, out: Output, *, path: str | None, timeout: int
 
 @command("/export [PATH]", "export the transcript as Markdown", arg("path", nargs="?"))
 def _export(kernel: KernelSession, out: Output, *, path: str | None) -> None:
-    out.markdown(f"Exported to `{kernel.export(None, path)}`.")
+    out.markdown(f"Exported to `{kernel.require().export(path)}`.")
 
 
 @command(
@@ -192,13 +194,13 @@ def _notebook(
     kernel: KernelSession, out: Output, *, path: str | None, prompt_number: int | None, include_shell: bool,
     include_undone: bool,
 ) -> None:
-    written = kernel.to_notebook(
-        None, path, prompt_number=prompt_number, include_shell=include_shell, include_undone=include_undone
+    written = kernel.require().to_notebook(
+        path, prompt_number=prompt_number, include_shell=include_shell, include_undone=include_undone
     )
     out.markdown(f"Wrote the branch as the notebook `{written}`; open it to read or re-run the analysis.")
 
 
 @command("/delete ID", "delete a session with its checkpoints", arg("id"))
 def _delete(kernel: KernelSession, out: Output, *, id: str) -> None:
-    path = kernel.delete(id)
+    path = kernel.sessions.delete(id)
     out.markdown(f"Deleted session `{path.stem}` with its checkpoints.")

@@ -81,7 +81,7 @@ class TurnRunner:
         notebook = self.kernel.own_notebook()
         before = []
         if parsed.context and self.context():
-            env = self.kernel.require().tool_env  # its egress rules tag the last error's part
+            env = self.kernel.require().egress.env  # its egress rules tag the last error's part
             before.append(context_block(
                 self.capture, notebook, since=self._context_since, nonce=nonce, cwd=self.kernel.cwd, env=env
             ))

@@ -163,26 +163,26 @@ class SessionsBrowser(SessionWidget):
 
     def resume(self, session_id: str) -> None:
         """Continue `session_id` in this kernel, as `%larik /resume ID`."""
-        self.kernel.resume(session_id)
+        self.kernel.open(resume=session_id)
         self.status = f"Resumed {session_id}."
         refresh_all()
 
     def fork(self, session_id: str) -> Path:
         """Branch `session_id` at its end and continue there, as `/resume ID` then `/fork`."""
-        path = self.kernel.fork(session_id=session_id)
+        path = self.kernel.sessions.fork(session=session_id)
         self.status = f"Forked {session_id}; now on {path.stem}."
         refresh_all()
         return path
 
     def export(self, session_id: str) -> Path:
         """Write `session_id` as Markdown under `.larik/exports/`; returns the file."""
-        out = self.kernel.export(session_id)
+        out = self.kernel.sessions.export(session=session_id)
         self.status = f"Exported {session_id} to {out}."
         return out
 
     def delete(self, session_id: str) -> Path:
         """Remove `session_id` with its agents, trace and checkpoints, as `%larik /delete ID`."""
-        path = self.kernel.delete(session_id)
+        path = self.kernel.sessions.delete(session_id)
         self.status = f"Deleted {session_id} with its checkpoints."
         refresh_all()
         return path

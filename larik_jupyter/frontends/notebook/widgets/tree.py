@@ -282,7 +282,7 @@ class ForkTreeWidget(SessionWidget):
         """The saved (undoable) turns of `session_id`, from the kernel's agent when it holds it."""
         agent = self.kernel.agent
         if agent is not None and agent.session_path == resolve(session_id, self.kernel.cwd):
-            return agent.checkpoints()
+            return agent.history.checkpoints()
         return CheckpointStore(session_id).turns()
 
     def _plan(self, session_id: str, prompt_number: int, changed: list[str] | None = None) -> Confirm:
@@ -334,8 +334,8 @@ class ForkTreeWidget(SessionWidget):
                 "to see the current list."
             )
         try:
-            code = self.kernel.rewind(
-                prompt_number, session_id=session_id, files=files, force=force, skip_changed=skip_changed
+            code = "%%larik\n" + self.kernel.sessions.rewind(
+                prompt_number, session=session_id, files=files, force=force, skip_changed=skip_changed
             )
         except RewindStopped as exc:
             if not exc.results[-1].changed:
@@ -352,7 +352,7 @@ class ForkTreeWidget(SessionWidget):
     def fork_here(self, session_id: str, prompt_number: int | None = None) -> Path:
         """Branch `session_id` after the turn of prompt `prompt_number` (default: its end) and
         continue on the branch; returns the branch's file."""
-        path = self.kernel.fork(session_id=session_id, prompt_number=prompt_number)
+        path = self.kernel.sessions.fork(prompt_number, session=session_id)
         where = "its end" if prompt_number is None else f"prompt {prompt_number}"
         self.status = f"Forked {session_id} after {where}; now on {self.current}."
         refresh_all()
@@ -361,7 +361,7 @@ class ForkTreeWidget(SessionWidget):
     def open_as_notebook(self, session_id: str, prompt_number: int | None = None) -> Path:
         """Write `session_id` (up to prompt `prompt_number`, default: all of it) as a new notebook,
         as `/notebook` does, and ask the page to open it (`OpenFile`)."""
-        path = self.kernel.to_notebook(session_id, prompt_number=prompt_number)
+        path = self.kernel.sessions.to_notebook(session=session_id, prompt_number=prompt_number)
         self.status = f"Wrote {path}."
         self.send(note_data(OpenFile(path=str(path))))
         return path
@@ -370,12 +370,12 @@ class ForkTreeWidget(SessionWidget):
         """Compare two branches as `larik-jupyter diff` does; the text goes to `comparison`."""
         if session_id == other:
             raise LarikError("Pick two different sessions to compare.")
-        self.comparison = self.kernel.diff(session_id, other).render()
+        self.comparison = self.kernel.sessions.diff(other, session=session_id).render()
         self.status = f"Compared {session_id} with {other}."
         return self.comparison
 
     def resume(self, session_id: str) -> None:
         """Continue `session_id` in this kernel, as `%larik /resume ID`."""
-        self.kernel.resume(session_id)
+        self.kernel.open(resume=session_id)
         self.status = f"Resumed {session_id}."
         refresh_all()

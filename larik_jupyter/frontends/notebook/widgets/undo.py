@@ -110,14 +110,14 @@ def undo_data(agent: Agent | None) -> UndoList:
     """
     if agent is None:
         return UndoList(session=None, turns=[], empty="No session is open in this kernel.")
-    listed = agent.undo_list()
-    diffs = {info.turn: files for info, files in agent.turn_diffs(limit=MAX_DIFF_CHARS)}
+    listed = agent.history.undo_list()
+    diffs = {info.turn: files for info, files in agent.history.turn_diffs(limit=MAX_DIFF_CHARS)}
     turns = []
     newer: list[TurnRow] = []  # the turns above, newest first, that undo acts on first
     for entry in listed.turns:
         info, files = entry.info, diffs.get(entry.turn, [])
         variables = _variables(agent.session_id, info.turn, info.variables, {
-            c.name: c.text() for c in (agent.variable_changes(info.prompt) if info.prompt else [])
+            c.name: c.text() for c in (agent.history.variable_changes(info.prompt) if info.prompt else [])
         })
         gone = entry.state == "not undoable"
         turn = TurnRow(
