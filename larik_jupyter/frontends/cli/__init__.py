@@ -11,7 +11,7 @@ import importlib
 import sys
 from typing import NoReturn
 
-from larik_jupyter.errors import LarikError
+from larik_jupyter.api import LarikError
 
 # Modules that contribute subcommands, in help order.
 _COMMAND_MODULES = ("sessions", "checkpoints", "config", "run", "analysis", "mcp", "egress")

@@ -17,7 +17,7 @@ def _positive_float(text: str) -> float:
 
 
 def _cmd_notebook(args: argparse.Namespace) -> int:
-    from larik_jupyter.analysis.as_notebook import write_notebook
+    from larik_jupyter.api import write_notebook
 
     print(write_notebook(
         args.id, args.path, prompt_number=args.prompt_number, include_shell=args.include_shell, cwd=os.getcwd(),
@@ -27,7 +27,7 @@ def _cmd_notebook(args: argparse.Namespace) -> int:
 
 
 def _cmd_replay(args: argparse.Namespace) -> int:
-    from larik_jupyter.analysis.replay import replay_branch
+    from larik_jupyter.api import replay_branch
 
     report = replay_branch(
         args.id, prompt_number=args.prompt_number, cwd=args.cwd, timeout=args.timeout,
@@ -39,7 +39,7 @@ def _cmd_replay(args: argparse.Namespace) -> int:
 
 
 def _cmd_diff(args: argparse.Namespace) -> int:
-    from larik_jupyter.analysis.branch_diff import diff_branches
+    from larik_jupyter.api import diff_branches
 
     result = diff_branches(args.id_a, args.id_b, cwd=os.getcwd(), rtol=args.rtol)
     print(result.render())

@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import argparse
 
-from larik_jupyter import paths
-from larik_jupyter.checkpoint.store import CheckpointStore
+from larik_jupyter.api import (
+    CheckpointStore,
+    SessionLockedError,
+    counted,
+    project_root,
+    session_cwd,
+    session_id_of,
+)
+from larik_jupyter.api import resolve_session as resolve
 from larik_jupyter.frontends.cli import CliError
-from larik_jupyter.plural import counted
-from larik_jupyter.session.catalog import resolve, session_cwd
-from larik_jupyter.session.corrupt import session_id_of
-from larik_jupyter.session.store import SessionLockedError
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -36,8 +39,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 def _list(args: argparse.Namespace) -> int:
     # The session's undo list, as every view reads it (agent.undo_list), oldest first.
-    from larik_jupyter.agent.undo_list import undo_list
-    from larik_jupyter.checkpoint.diffs import cell_name
+    from larik_jupyter.api import cell_name, undo_list
 
     session_file = resolve(args.session)
     store = _open_store(args.session)
@@ -82,11 +84,11 @@ def _undo(args: argparse.Namespace) -> int:
         report = agent.undo(force=args.force, skip_changed=args.skip_changed)
     finally:
         agent.close()
-    print(f"Session {session_id} in {paths.project_root(session_cwd(session_file))}:")
+    print(f"Session {session_id} in {project_root(session_cwd(session_file))}:")
     print(report.plain(f"larik-jupyter undo {session_id}"))
     return 0 if report.ok else 1
 
 
 def _open_store(id_or_path: str) -> CheckpointStore:
     session_file = resolve(id_or_path)
-    return CheckpointStore(session_id_of(session_file), paths.project_root(session_cwd(session_file)))
+    return CheckpointStore(session_id_of(session_file), project_root(session_cwd(session_file)))

@@ -7,9 +7,9 @@ import json
 import os
 import sys
 
-from larik_jupyter.config.layers import load_config
-from larik_jupyter.config.report import render
-from larik_jupyter.config.update import approve, find_pending
+from larik_jupyter.api import approve_pending as approve
+from larik_jupyter.api import find_pending, load_config
+from larik_jupyter.api import render_config as render
 from larik_jupyter.frontends.cli import CliError
 
 

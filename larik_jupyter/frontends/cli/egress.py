@@ -5,17 +5,23 @@ from __future__ import annotations
 import argparse
 import sys
 
-from larik_jupyter.egress.ledger import PolicyRecord, encode, ledger_path, read_ledger
-from larik_jupyter.egress.report import by_turn, render
-from larik_jupyter.session import catalog
-from larik_jupyter.session.reader import load_entries
-from larik_jupyter.tools.calls import numbered_calls
+from larik_jupyter.api import (
+    PolicyRecord,
+    by_turn,
+    ledger_path,
+    load_entries,
+    numbered_calls,
+    read_ledger,
+    resolve_session,
+)
+from larik_jupyter.api import encode_ledger_record as encode
+from larik_jupyter.api import render_ledger as render
 
 _ID_HELP = "a session id (this directory's sessions are searched first) or the path of a session file"
 
 
 def _cmd_egress(args: argparse.Namespace) -> int:
-    path = catalog.resolve(args.id)
+    path = resolve_session(args.id)
     records = read_ledger(ledger_path(path))
     if args.json:
         # JSON lines, as the ledger holds them: one record a line, oldest first.

@@ -9,9 +9,7 @@ import signal
 import sys
 import threading
 
-from larik_jupyter.agent.outcome import TurnOutcome
-from larik_jupyter.agent.textlog import TextLog
-from larik_jupyter.api import Agent
+from larik_jupyter.api import Agent, TextLog, TurnOutcome
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

@@ -9,14 +9,28 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from larik_jupyter import paths
-from larik_jupyter.config.secrets import redactor_for
-from larik_jupyter.errors import LarikError
-from larik_jupyter.llm.pricing import cost_label
-from larik_jupyter.session import branch, catalog
-from larik_jupyter.session.export import export_markdown, render_markdown
-from larik_jupyter.session.reader import load_entries
-from larik_jupyter.session.state import replay
+from larik_jupyter.api import (
+    LarikError,
+    TreeNode,
+    UnknownSessionError,
+    all_session_files,
+    cost_label,
+    delete_session,
+    export_markdown,
+    fork_after,
+    fork_label,
+    fork_session,
+    fork_tree,
+    list_sessions,
+    load_entries,
+    redactor_for,
+    render_markdown,
+    resolve_session,
+    rewind_session,
+    session_info,
+    sessions_dir,
+)
+from larik_jupyter.api import replay_state as replay
 
 _ID_HELP = "a session id (YYYYMMDD-HHMMSS-xxxxxx; this directory's sessions are searched first) or the path of a session file"
 
@@ -27,7 +41,7 @@ def _print_json(data: Any) -> None:
 
 
 def _cmd_ls(args: argparse.Namespace) -> int:
-    items = catalog.list_sessions(args.cwd or os.getcwd())
+    items = list_sessions(args.cwd or os.getcwd())
     if args.json:
         _print_json([i.model_dump(mode="json") for i in items])
         return 0
@@ -36,7 +50,7 @@ def _cmd_ls(args: argparse.Namespace) -> int:
         return 0
     ids = {i.id for i in items}
     for i in items:
-        label = branch.fork_label(i.fork_of, i.fork_prompt, i.fork_of not in ids, name_source=True)
+        label = fork_label(i.fork_of, i.fork_prompt, i.fork_of not in ids, name_source=True)
         fork = f"  {label}" if label else ""
         damage = "  DAMAGED (run `larik-jupyter check`)" if i.error else ""
         cost = f"  {cost_label(i.cost)}"
@@ -45,13 +59,13 @@ def _cmd_ls(args: argparse.Namespace) -> int:
 
 
 def _cmd_show(args: argparse.Namespace) -> int:
-    path = catalog.resolve(args.id)
+    path = resolve_session(args.id)
     result = load_entries(path)
     if args.json:
         state = replay(result.entries)
         _print_json(
             {
-                "session": catalog.info(path).model_dump(mode="json"),
+                "session": session_info(path).model_dump(mode="json"),
                 "prompt_positions": state.prompt_positions,
                 "entries": [result.entries.raw(i) for i in range(len(result.entries))],
             }
@@ -62,20 +76,20 @@ def _cmd_show(args: argparse.Namespace) -> int:
 
 
 def _cmd_export(args: argparse.Namespace) -> int:
-    target = export_markdown(catalog.resolve(args.id), args.path, cwd=os.getcwd(), redactor=redactor_for(os.getcwd()))
+    target = export_markdown(resolve_session(args.id), args.path, cwd=os.getcwd(), redactor=redactor_for(os.getcwd()))
     print(target)
     return 0
 
 
 def _cmd_check(args: argparse.Namespace) -> int:
     if args.id is not None and args.all:
-        raise catalog.UnknownSessionError("Give either a session id or --all, not both.")
+        raise UnknownSessionError("Give either a session id or --all, not both.")
     if args.id is not None:
-        files = [catalog.resolve(args.id)]
+        files = [resolve_session(args.id)]
     elif args.all:
-        files = catalog.all_session_files()
+        files = all_session_files()
     else:
-        files = sorted(paths.sessions_dir(os.getcwd()).glob("*.jsonl"))
+        files = sorted(sessions_dir(os.getcwd()).glob("*.jsonl"))
     bad = 0
     for path in files:
         try:
@@ -95,31 +109,31 @@ def _cmd_check(args: argparse.Namespace) -> int:
 
 
 def _cmd_fork(args: argparse.Namespace) -> int:
-    src = catalog.resolve(args.id)
+    src = resolve_session(args.id)
     if args.at_message is not None:
-        new = branch.fork(src, args.at_message)
+        new = fork_session(src, args.at_message)
     else:
-        new = branch.fork_after(src, args.prompt_number)
+        new = fork_after(src, args.prompt_number)
     print(f"{new.name.removesuffix('.jsonl')}\n{new}")
     return 0
 
 
 def _cmd_rewind(args: argparse.Namespace) -> int:
-    new, prompt = branch.rewind(catalog.resolve(args.id), args.prompt_number)
+    new, prompt = rewind_session(resolve_session(args.id), args.prompt_number)
     print(f"{new.name.removesuffix('.jsonl')}\n{new}\nPrompt {args.prompt_number} was:\n{prompt}")
     return 0
 
 
 def _cmd_rm(args: argparse.Namespace) -> int:
-    path = catalog.delete(args.id)
+    path = delete_session(args.id)
     print(f"Deleted {path.name.removesuffix('.jsonl')} ({path})")
     return 0
 
 
-def _print_tree(nodes: list[branch.TreeNode], indent: str = "", parent: str | None = None) -> None:
+def _print_tree(nodes: list[TreeNode], indent: str = "", parent: str | None = None) -> None:
     for node in nodes:
         # A branch listed beside its source (made inside the prompts its source copied) names it.
-        label = branch.fork_label(node.fork_of, node.fork_prompt, node.parent_deleted, name_source=node.fork_of != parent)
+        label = fork_label(node.fork_of, node.fork_prompt, node.parent_deleted, name_source=node.fork_of != parent)
         shared = node.fork_prompt or 0  # the copied prompts are listed once, under the source
         flags = "".join(
             [
@@ -136,14 +150,14 @@ def _print_tree(nodes: list[branch.TreeNode], indent: str = "", parent: str | No
         _print_tree(node.children, indent + "    ", node.id)
 
 
-def _node_json(node: branch.TreeNode) -> dict[str, Any]:
+def _node_json(node: TreeNode) -> dict[str, Any]:
     """A node as `tree --json` prints it: with its session file's path, which the REST API leaves out."""
     return {**node.model_dump(mode="json", exclude={"children"}), "path": node.path,
             "children": [_node_json(child) for child in node.children]}
 
 
 def _cmd_tree(args: argparse.Namespace) -> int:
-    roots = branch.fork_tree(args.cwd or os.getcwd())
+    roots = fork_tree(args.cwd or os.getcwd())
     if args.json:
         _print_json([_node_json(n) for n in roots])
     elif not roots:

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import msgspec
 
-from larik_jupyter.errors import LarikError
+from larik_jupyter.api import LarikError
 from larik_jupyter.server_link import JupyterServer
 
 CONNECTION_KEYS = ("shell_port", "iopub_port", "control_port", "ip", "key")

@@ -19,14 +19,21 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
-from larik_jupyter.agent.permissions import PermissionAnswer, PermissionRequest
+from larik_jupyter.api import (
+    OUTSIDE_PREFIX,
+    ContentBlock,
+    Destination,
+    ImageBlock,
+    LarikError,
+    PermissionAnswer,
+    PermissionRequest,
+    TextBlock,
+    ToolResultBlock,
+    kernel_tools,
+)
 from larik_jupyter.bridge_protocol import Get, ReadReply, ShowOutputs
-from larik_jupyter.errors import LarikError
 from larik_jupyter.frontends.notebook.interrupt import sigint_stops
 from larik_jupyter.frontends.notebook.kernel import KernelSession
-from larik_jupyter.llm.messages import ContentBlock, ImageBlock, TextBlock, ToolResultBlock
-from larik_jupyter.llm.outside import PREFIX as OUTSIDE_PREFIX
-from larik_jupyter.llm.provider import Destination
 from larik_jupyter.mcp_link import (
     ANSWER_TARGET,
     ASK_TYPE,
@@ -42,12 +49,9 @@ from larik_jupyter.mcp_link import (
     VariableReportArguments,
     decode,
 )
-from larik_jupyter.tools.registry import kernel_tools
 
 if TYPE_CHECKING:
-    from larik_jupyter.api import Agent
-    from larik_jupyter.egress.ledger import Withheld
-    from larik_jupyter.tools.host import OpenNotebooks
+    from larik_jupyter.api import Agent, OpenNotebooks, Withheld
 
 # The larik tools an outside agent may call (`Tool.kernel_tool`); each runs as a turn, exactly
 # as in a `%larik` turn. What it may read of its own session (no turn), and `undo`, are
@@ -214,9 +218,7 @@ def _view(agent: Agent, client: Destination, tool: str, arguments: msgspec.Struc
 def _transcript(agent: Agent, client: Destination) -> tuple[str, list[Withheld]]:
     """The session as Markdown, made from its messages as the door lets them out to the client
     (a stored result made from a restricted source is its marker here too)."""
-    from larik_jupyter.config.secrets import redactor_for
-    from larik_jupyter.session.entry_list import EntryList
-    from larik_jupyter.session.export import render_markdown
+    from larik_jupyter.api import EntryList, redactor_for, render_markdown
 
     agent.sync()
     entries = agent.history.entries

@@ -15,7 +15,7 @@ from typing import Any, Literal, TypeVar
 
 import msgspec
 
-from larik_jupyter.errors import LarikError
+from larik_jupyter.api import LarikError
 from larik_jupyter.mcp_link import (
     ANSWER_TARGET,
     ASK_TYPE,

@@ -16,7 +16,7 @@ from mcp.server import Server, ServerRequestContext
 from mcp.server.stdio import stdio_server
 
 from larik_jupyter import __version__
-from larik_jupyter.errors import LarikError
+from larik_jupyter.api import LarikError
 from larik_jupyter.frontends.mcp.attach import Target
 from larik_jupyter.frontends.mcp.link import Asker, KernelLink
 from larik_jupyter.mcp_link import VIEWS, Ask, Image, Text, input_schema
@@ -57,7 +57,7 @@ VIEW_TOOLS: dict[str, tuple[str, bool]] = {
 
 def tool_list() -> list[types.Tool]:
     """The tools offered: larik's kernel tools with their own descriptions and schemas, then the views."""
-    from larik_jupyter.tools.registry import kernel_tools
+    from larik_jupyter.api import kernel_tools
 
     tools = []
     for cls in kernel_tools():

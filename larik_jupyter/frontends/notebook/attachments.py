@@ -15,17 +15,27 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from larik_jupyter.egress.policy import PolicySet
-from larik_jupyter.egress.tags import file_tag, tagged, variable_tag
-from larik_jupyter.errors import LarikError, exception_text
-from larik_jupyter.frames import frame_of
-from larik_jupyter.frames.reading import sample_lines
-from larik_jupyter.llm.messages import ContentBlock, TextBlock
-from larik_jupyter.paths import file_kind, project_root
-from larik_jupyter.tools.envelope import wrap
-from larik_jupyter.tools.files import is_binary
-from larik_jupyter.tools.images import InvalidImage, image_block
-from larik_jupyter.tools.kernel import describe, image_of, is_figure
+from larik_jupyter.api import (
+    ContentBlock,
+    InvalidImage,
+    LarikError,
+    PolicySet,
+    TextBlock,
+    exception_text,
+    file_kind,
+    file_tag,
+    frame_of,
+    image_block,
+    image_of,
+    is_binary,
+    is_figure,
+    project_root,
+    sample_lines,
+    tagged,
+    variable_tag,
+)
+from larik_jupyter.api import describe_value as describe
+from larik_jupyter.api import wrap_in_envelope as wrap
 
 FILE_LINES = 40
 MAX_FILE_READ = 5 * 1024 * 1024

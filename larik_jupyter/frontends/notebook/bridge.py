@@ -29,6 +29,7 @@ from typing import Any
 
 import msgspec
 
+from larik_jupyter.api import CachedCells, CellChanged, NotLanded, PageCells, Refused
 from larik_jupyter.bridge_protocol import (
     Answer,
     Bye,
@@ -44,7 +45,6 @@ from larik_jupyter.bridge_protocol import (
     reply_type,
     request_data,
 )
-from larik_jupyter.tools.page_cells import CachedCells, CellChanged, NotLanded, PageCells, Refused
 
 TARGET = "larik.bridge"
 REPLY_TIMEOUT = 10.0

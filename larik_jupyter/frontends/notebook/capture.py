@@ -16,7 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from larik_jupyter.tools.output_text import IMAGE_TYPES, strip_ansi
+from larik_jupyter.api import IMAGE_TYPES, strip_ansi
 
 MAX_CELLS = 50
 MAX_BYTES = 20 * 1024 * 1024

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, NoReturn
 
-from larik_jupyter.errors import LarikError
+from larik_jupyter.api import LarikError
 from larik_jupyter.frontends.notebook.kernel import KernelSession, Show
 from larik_jupyter.frontends.notebook.markdown_text import MarkdownText, Preformatted
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from larik_jupyter.api import counted
 from larik_jupyter.frontends.notebook import session_commands  # noqa: F401 - registers the session commands (first in `/help`)
 from larik_jupyter.frontends.notebook.command_registry import (
     COMMANDS,
@@ -34,7 +35,6 @@ from larik_jupyter.frontends.notebook.command_registry import (
     split_words,
 )
 from larik_jupyter.frontends.notebook.kernel import KernelSession
-from larik_jupyter.plural import counted
 
 __all__ = [
     "COMMANDS", "HELP_WIDTH", "PROMPT_USAGE", "Command", "HelpTable", "MagicUsageError", "Output",
@@ -76,7 +76,7 @@ def _model(kernel: KernelSession, out: Output, *, model: str | None) -> None:
 
 @command("/usage", "tokens and cost of this session")
 def _usage(kernel: KernelSession, out: Output) -> None:
-    from larik_jupyter.llm.pricing import cost_label
+    from larik_jupyter.api import cost_label
 
     records = kernel.require().records
     u = records.usage
@@ -134,7 +134,8 @@ def _egress(
         if kernel.agent is not None:
             said = kernel.agent.egress.report()
         else:
-            from larik_jupyter.egress.report import render, rule_lines
+            from larik_jupyter.api import render_ledger as render
+            from larik_jupyter.api import rule_lines
 
             said = render([], rule_lines(kernel.egress_policies(), origins=True))
         # What outside agents working in this kernel (over MCP) were sent, each its own session.
@@ -151,9 +152,8 @@ def _key_value(rest: str) -> dict[str, object]:
 
 @command("/config [KEY [VALUE]]", "show the merged config, or set a personal value", parse=_key_value)
 def _config(kernel: KernelSession, out: Output, *, key: str | None, value: str | None) -> None:
-    from larik_jupyter.config.layers import load_config
-    from larik_jupyter.config.report import render
-    from larik_jupyter.config.update import parse_setting_value, set_user_setting
+    from larik_jupyter.api import load_config, parse_setting_value, set_user_setting
+    from larik_jupyter.api import render_config as render
 
     if key and value is not None:
         parsed = parse_setting_value(value)
@@ -168,8 +168,7 @@ def _config(kernel: KernelSession, out: Output, *, key: str | None, value: str |
 
 @command("/lsp", "list the language servers with their state")
 def _lsp(kernel: KernelSession, out: Output) -> None:
-    from larik_jupyter.config.layers import load_config
-    from larik_jupyter.lsp.manager import LspManager
+    from larik_jupyter.api import LspManager, load_config
 
     if kernel.agent is not None:
         states = kernel.agent.servers.lsp()
@@ -203,9 +202,7 @@ def _stop(kernel: KernelSession, out: Output) -> None:
 
 @command("/mcp", "MCP servers with their status and tools")
 def _mcp(kernel: KernelSession, out: Output) -> None:
-    from larik_jupyter.agent.mcp import McpManager
-    from larik_jupyter.agent.mcp_status import status_table
-    from larik_jupyter.config.layers import load_config
+    from larik_jupyter.api import McpManager, load_config, status_table
     from larik_jupyter.frontends.notebook.widgets.trust import TrustWidget
 
     loaded = load_config(kernel.cwd)
@@ -232,10 +229,14 @@ def _discard_needs_a_name(args: dict[str, Any]) -> str | None:
     check=_discard_needs_a_name,
 )
 def _agents(kernel: KernelSession, out: Output, *, action: str | None, name: str | None) -> None:
-    from larik_jupyter import paths
-    from larik_jupyter.agent.worktree import clean_worktrees, list_worktrees, remove_worktree
+    from larik_jupyter.api import (
+        clean_worktrees,
+        list_worktrees,
+        project_root,
+        remove_worktree,
+    )
 
-    root = paths.project_root(kernel.cwd)
+    root = project_root(kernel.cwd)
     if action == "discard":
         info = remove_worktree(root, str(name))
         out.markdown(f"Discarded worktree `{info.name}` and its branch `{info.branch}`.")
@@ -279,13 +280,11 @@ def _plan(kernel: KernelSession, out: Output) -> None:
 
 @command("/skills", "the skills found, personal and from the repository")
 def _skills(kernel: KernelSession, out: Output) -> None:
-    from larik_jupyter import paths
-    from larik_jupyter.config.instructions import display_path
-    from larik_jupyter.config.skills import load_skills
+    from larik_jupyter.api import config_dir, display_path, load_skills, project_root
 
-    skills = load_skills(paths.project_root(kernel.cwd))
+    skills = load_skills(project_root(kernel.cwd))
     if not skills:
-        personal = display_path(paths.config_dir() / "skills")
+        personal = display_path(config_dir() / "skills")
         out.markdown(
             f"No skills found: put a folder with a `SKILL.md` in `{personal}/` "
             "(personal) or `.larik/skills/` in the project (repository)."

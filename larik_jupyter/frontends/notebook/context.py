@@ -13,12 +13,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from larik_jupyter.egress.tags import Tag, tagged
+from larik_jupyter.api import Env, Tag, TextBlock, cell_tag, tagged
+from larik_jupyter.api import wrap_in_envelope as wrap
 from larik_jupyter.frontends.notebook.capture import CapturedCell, KernelCapture
-from larik_jupyter.llm.messages import TextBlock
-from larik_jupyter.tools.env import Env
-from larik_jupyter.tools.envelope import wrap
-from larik_jupyter.tools.notebook import cell_tag
 
 RECENT_CELLS = 5
 FIRST_LINES = 2

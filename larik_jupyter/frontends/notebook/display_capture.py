@@ -15,8 +15,7 @@ from typing import Any
 
 from IPython.core.displaypub import CapturingDisplayPublisher
 
-from larik_jupyter.tools.host import Displayed
-from larik_jupyter.tools.kernel import is_figure
+from larik_jupyter.api import Displayed, is_figure
 
 WIDGET = "application/vnd.jupyter.widget-view+json"
 

@@ -7,11 +7,15 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
-from larik_jupyter.egress.accounting import RESULT_OF_CALL
-from larik_jupyter.egress.ledger import RequestRecord, ledger_path, read_ledger
-from larik_jupyter.errors import LarikError
-from larik_jupyter.plural import counted
-from larik_jupyter.tools.calls import numbered_calls
+from larik_jupyter.api import (
+    RESULT_OF_CALL,
+    LarikError,
+    RequestRecord,
+    counted,
+    ledger_path,
+    numbered_calls,
+    read_ledger,
+)
 
 if TYPE_CHECKING:
     from larik_jupyter.api import Agent

@@ -10,20 +10,22 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Unpack
 
-from larik_jupyter.egress.kernel_rules import KernelRules
-from larik_jupyter.errors import LarikError
+from larik_jupyter.api import KernelRules, LarikError
 from larik_jupyter.frontends.notebook.markdown_text import MarkdownText
 
 # The magics import this module at `%load_ext`: the agent and the session store load when a
 # session first opens.
 if TYPE_CHECKING:
-    from larik_jupyter.agent.options import AgentOptions, OptionKeywords
-    from larik_jupyter.api import Agent
-    from larik_jupyter.config.layers import PendingApproval
-    from larik_jupyter.egress.policy import PolicySet
+    from larik_jupyter.api import (
+        Agent,
+        AgentOptions,
+        CheckReport,
+        KernelHost,
+        OptionKeywords,
+        PendingApproval,
+        PolicySet,
+    )
     from larik_jupyter.frontends.notebook.context import KernelNotebook
-    from larik_jupyter.tools.check import CheckReport
-    from larik_jupyter.tools.host import KernelHost
 
 Show = Callable[[Any], None]
 
@@ -119,7 +121,7 @@ class KernelSession:
         """The egress rules in force: the open session's, else the config's."""
         if self.agent is not None:
             return self.agent.egress.door.policies
-        from larik_jupyter.config.layers import load_config
+        from larik_jupyter.api import load_config
 
         return load_config(self.cwd).config.egress.policy_set()
 
@@ -133,7 +135,7 @@ class KernelSession:
 
     def options(self, **keywords: Unpack[OptionKeywords]) -> AgentOptions:
         """The options of an agent this kernel opens: in its directory, on its host, and `keywords`."""
-        from larik_jupyter.agent.options import agent_options
+        from larik_jupyter.api import agent_options
 
         keywords.setdefault("host", self.host)
         return agent_options(self.cwd, **keywords)
@@ -160,14 +162,14 @@ class KernelSession:
 
     def is_current(self, session: str) -> bool:
         """Whether `session` (an id or a path) names the session open in this kernel."""
-        from larik_jupyter.session.catalog import resolve
+        from larik_jupyter.api import resolve_session as resolve
 
         return self.agent is not None and self.agent.session_path == resolve(session, self.cwd)
 
     def held_agent(self, session: str) -> Agent:
         """The agent this kernel holds on `session` (an id or a path): its own, or an outside
         agent's; a `LarikError` saying where else to look when it holds none."""
-        from larik_jupyter.session.catalog import resolve
+        from larik_jupyter.api import resolve_session as resolve
 
         if self.is_current(session):
             assert self.agent is not None
@@ -195,7 +197,7 @@ class KernelSession:
         """Approve a pending MCP server, hook, rule or LSP server for this project and apply it
         to the open agent now; returns what happened, one line each."""
         if self.agent is None:
-            from larik_jupyter.config.update import approve
+            from larik_jupyter.api import approve_pending as approve
 
             approve(self.cwd, key)
             return [f"Approved {key}; it takes effect when the agent opens (your next prompt)."]

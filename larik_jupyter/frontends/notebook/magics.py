@@ -18,7 +18,7 @@ from IPython.core.magic import Magics, line_cell_magic, magics_class, no_var_exp
 from IPython.display import display
 from traitlets import Bool, Unicode, observe
 
-from larik_jupyter.errors import LarikError
+from larik_jupyter.api import KernelHost, LarikError
 from larik_jupyter.frontends.notebook import commands
 from larik_jupyter.frontends.notebook.display_capture import captured_displays
 from larik_jupyter.frontends.notebook.kernel import KernelSession
@@ -29,12 +29,10 @@ from larik_jupyter.frontends.notebook.running_request import running_client
 from larik_jupyter.frontends.notebook.static import headless, static_bundle
 from larik_jupyter.frontends.notebook.turn_runner import TurnRunner
 from larik_jupyter.frontends.notebook.warmup import Warmup
-from larik_jupyter.tools.host import KernelHost
 
 # `%load_ext` imports this module: the agent, the views and the widgets load at the first use.
 if TYPE_CHECKING:
-    from larik_jupyter.api import Agent
-    from larik_jupyter.config.layers import PendingApproval
+    from larik_jupyter.api import Agent, PendingApproval
     from larik_jupyter.frontends.notebook.bridge import Bridge
     from larik_jupyter.frontends.notebook.capture import KernelCapture
 

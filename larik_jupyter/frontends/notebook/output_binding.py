@@ -15,13 +15,11 @@ import weakref
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
-from larik_jupyter.errors import LarikError
-from larik_jupyter.tools.kernel import describe
+from larik_jupyter.api import LarikError
+from larik_jupyter.api import describe_value as describe
 
 if TYPE_CHECKING:
-    from larik_jupyter.agent.outcome import TurnOutcome
-    from larik_jupyter.agent.permissions import PermissionAnswer, PermissionRequest
-    from larik_jupyter.api import Agent
+    from larik_jupyter.api import Agent, PermissionAnswer, PermissionRequest, TurnOutcome
 
 # The names IPython keeps in every namespace: its shell, input and output history, exit.
 IPYTHON_NAMES = frozenset({
@@ -93,7 +91,7 @@ class OutputBinder:
         user's variable `name`; raise `OutputRefused` when denied or nobody can answer."""
         if not agent.protecting or not self.replaces(name):
             return
-        from larik_jupyter.agent.permissions import PermissionRequest
+        from larik_jupyter.api import PermissionRequest
 
         what = self._describe(name)
         request = PermissionRequest(

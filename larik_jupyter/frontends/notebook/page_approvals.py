@@ -11,10 +11,9 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from larik_jupyter.agent.permissions import PermissionAnswer, PermissionRequest
+from larik_jupyter.api import PermissionAnswer, PermissionRequest, detail_html
 from larik_jupyter.approval_wire import LONGEST_WAIT, ApprovalPosted, ApprovalState
 from larik_jupyter.server_link import JupyterServer, call, started_by
-from larik_jupyter.textdiff import detail_html
 
 
 def _kernel_id() -> str | None:

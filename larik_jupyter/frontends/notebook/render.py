@@ -7,28 +7,40 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from larik_jupyter.agent.summary import asked_label, changed_by
-from larik_jupyter.llm.messages import (
+from larik_jupyter.api import (
+    DIAGNOSTICS_HEADING,
+    CellPosition,
+    Claim,
+    Entry,
     ImageBlock,
     Message,
     TextBlock,
     ThinkingBlock,
+    Todo,
     ToolResultBlock,
     ToolUseBlock,
+    VariableChange,
+    asked_label,
+    builtin_tool,
+    cells_named,
+    changed_by,
+    changes_of,
+    changes_text,
+    checklist,
+    code_fence,
+    context_view,
+    diff_html,
+    image_markdown,
     is_context_text,
+    plan_set,
+    progress,
+    skill_loaded,
+    summarize_call,
+    trace_entries,
+    undone_notice,
 )
-from larik_jupyter.lsp.diagnostic import HEADING as DIAGNOSTICS_HEADING
-from larik_jupyter.session.call_summary import CellPosition
-from larik_jupyter.session.context_view import context_view
-from larik_jupyter.session.entry import Entry
-from larik_jupyter.session.export import code_fence, image_markdown
-from larik_jupyter.session.numbers import Claim, footer, mark, trace_entries
-from larik_jupyter.session.plan import Todo, checklist, progress
-from larik_jupyter.session.state import undone_notice
-from larik_jupyter.session.variable_changes import VariableChange, changes_of, changes_text
-from larik_jupyter.textdiff import diff_html
-from larik_jupyter.tools.calls import cells_named, plan_set, skill_loaded, summarize_call
-from larik_jupyter.tools.registry import builtin_tool
+from larik_jupyter.api import mark_numbers as mark
+from larik_jupyter.api import numbers_footer as footer
 
 _OUTPUT_CAP = 4000
 # The captions that part an expanded `python` call's code from its output.

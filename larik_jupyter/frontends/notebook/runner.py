@@ -23,10 +23,7 @@ from typing import Any
 from IPython.core.displayhook import CapturingDisplayHook
 from IPython.core.displaypub import CapturingDisplayPublisher
 
-from larik_jupyter.errors import ToolError
-from larik_jupyter.tools.base import STOP_GRACE_SECONDS
-from larik_jupyter.tools.kernel import CodeStop, stoppable
-from larik_jupyter.tools.notebook import CellRun
+from larik_jupyter.api import STOP_GRACE_SECONDS, CellRun, CodeStop, ToolError, stoppable
 
 STREAM_EVERY = 0.25  # seconds between streamed output updates
 # What a stopped cell's code raises where it stops (IPython records it as the cell's error).

@@ -9,10 +9,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from larik_jupyter.errors import LarikError
+from larik_jupyter.api import LarikError, counted
 from larik_jupyter.frontends.notebook.command_registry import Output, arg, command
 from larik_jupyter.frontends.notebook.kernel import KernelSession
-from larik_jupyter.plural import counted
 
 
 @command("/new [--model M]", "start a new session in this directory", arg("--model"))
@@ -40,7 +39,7 @@ def _one_of_id_or_last(args: dict[str, Any]) -> str | None:
     check=_one_of_id_or_last,
 )
 def _resume(kernel: KernelSession, out: Output, *, id: str | None, last: bool) -> None:
-    from larik_jupyter.session.catalog import UnknownSessionError
+    from larik_jupyter.api import UnknownSessionError
 
     try:
         agent = kernel.open(resume=id, latest=last or id is None)

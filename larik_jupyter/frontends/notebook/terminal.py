@@ -7,8 +7,7 @@ import sys
 from typing import Any
 
 from larik_jupyter.agent import events as ae
-from larik_jupyter.agent.permissions import PermissionAnswer, PermissionRequest
-from larik_jupyter.agent.textlog import TextLog
+from larik_jupyter.api import PermissionAnswer, PermissionRequest, TextLog
 from larik_jupyter.frontends.notebook.consoles import console_asking
 from larik_jupyter.frontends.notebook.pump import MainThreadPump
 

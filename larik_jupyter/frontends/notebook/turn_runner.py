@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from IPython.core.error import UsageError
 
-from larik_jupyter.errors import LarikError
+from larik_jupyter.api import LarikError
 from larik_jupyter.frontends.notebook.counts import HeldCount
 from larik_jupyter.frontends.notebook.interrupt import sigint_stops
 from larik_jupyter.frontends.notebook.kernel import KernelSession
@@ -22,13 +22,11 @@ from larik_jupyter.frontends.notebook.pump import MainThreadPump
 
 # The magics build a runner at `%load_ext`: what a turn needs loads with the first turn.
 if TYPE_CHECKING:
-    from larik_jupyter.agent.outcome import TurnOutcome
-    from larik_jupyter.api import Agent, PromptExtras
+    from larik_jupyter.api import Agent, InlineRunner, PromptExtras, TurnOutcome
     from larik_jupyter.frontends.notebook.bridge import Bridge
     from larik_jupyter.frontends.notebook.capture import KernelCapture
     from larik_jupyter.frontends.notebook.terminal import TerminalTurnUI
     from larik_jupyter.frontends.notebook.turn_ui import TurnUI
-    from larik_jupyter.tools.env import InlineRunner
 
 
 DEMO_MODEL = "scripted:demo"
@@ -66,11 +64,9 @@ class TurnRunner:
     def _extras(self, parsed: Prompt) -> tuple[PromptExtras, Path | None]:
         """The notebook context and the `--with` attachments of a prompt, under a new nonce,
         and the kernel's own notebook, when known."""
-        from larik_jupyter.api import PromptExtras
-        from larik_jupyter.config.secrets import redactor_for
+        from larik_jupyter.api import PromptExtras, new_nonce, redactor_for
         from larik_jupyter.frontends.notebook.attachments import attach
         from larik_jupyter.frontends.notebook.context import cells_ran, context_block
-        from larik_jupyter.tools.envelope import new_nonce
 
         nonce = new_nonce()
         namespace = self.shell.user_ns if self.shell is not None else {}
@@ -99,13 +95,12 @@ class TurnRunner:
     ) -> tuple[Agent, TurnUI | TerminalTurnUI, Callable[[InlineRunner | None], Any]]:
         """Open the turn's view; the agent, the view, and the turn's coroutine given where
         kernel tools run."""
+        from larik_jupyter.api import Message, TextBlock, under_server_documents
         from larik_jupyter.frontends.notebook.reattach import MirroredCell, running_cell_id
         from larik_jupyter.frontends.notebook.render import ContextPart, parts_from_messages
         from larik_jupyter.frontends.notebook.static import headless
         from larik_jupyter.frontends.notebook.terminal import TerminalTurnUI, is_terminal
         from larik_jupyter.frontends.notebook.turn_ui import TurnUI
-        from larik_jupyter.llm.messages import Message, TextBlock
-        from larik_jupyter.tools.notebook import under_server_documents
 
         if parsed.output is not None and self.outputs is not None:
             self.outputs.check(parsed.output, replace=parsed.replace)

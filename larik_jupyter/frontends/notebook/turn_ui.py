@@ -13,7 +13,7 @@ from IPython.core.formatters import format_display_data
 from IPython.display import DisplayHandle, display
 
 from larik_jupyter.agent import events as ae
-from larik_jupyter.agent.permissions import Approver, PermissionAnswer, PermissionRequest
+from larik_jupyter.api import Approver, PermissionAnswer, PermissionRequest
 from larik_jupyter.frontends.notebook.pump import MainThreadPump
 from larik_jupyter.frontends.notebook.view import TranscriptView
 from larik_jupyter.frontends.notebook.widgets import SilentWhenStatic

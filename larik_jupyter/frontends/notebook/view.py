@@ -10,6 +10,9 @@ from typing import Any
 from IPython.display import clear_output, display
 
 from larik_jupyter.agent import events as ae
+from larik_jupyter.api import Todo, TurnNumbers, cost_label, plan_set
+from larik_jupyter.api import numbers_footer as footer
+from larik_jupyter.api import spread_numbers as spread
 from larik_jupyter.frontends.notebook.render import (
     NoticePart,
     NumbersPart,
@@ -22,10 +25,6 @@ from larik_jupyter.frontends.notebook.render import (
     rich_html,
     tool_part,
 )
-from larik_jupyter.llm.pricing import cost_label
-from larik_jupyter.session.numbers import TurnNumbers, footer, spread
-from larik_jupyter.session.plan import Todo
-from larik_jupyter.tools.calls import plan_set
 
 # At most this many display updates per second while text streams.
 MAX_UPDATES_PER_SECOND = 20

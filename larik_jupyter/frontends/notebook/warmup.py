@@ -20,10 +20,10 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from larik_jupyter.errors import LarikError
+from larik_jupyter.api import LarikError
 
 if TYPE_CHECKING:
-    from larik_jupyter.llm.sdk_provider import SdkProvider
+    from larik_jupyter.api import SdkProvider
 
 # What the first turn imports besides the SDK: the agent stack, the turn's views and widgets
 # (anywidget among them), and the notebook context it gathers.
@@ -82,8 +82,8 @@ class Warmup:
         return taken
 
     def _run(self, model: str | None) -> None:
-        from larik_jupyter.checkpoint.prune import prune
-        from larik_jupyter.config.layers import load_config
+        from larik_jupyter.api import load_config
+        from larik_jupyter.api import prune_checkpoints as prune
 
         with _collector_paused():
             # First, and quick (0.3 s): the SDK's import below is what a turn waits for, so
@@ -137,7 +137,7 @@ def warm_notebooks() -> None:
     modules): nbformat's schema compiled for validation (not nbformat itself: its import takes
     seconds, and only a notebook that does not validate needs it), and Pillow's image formats,
     which read the images of outputs (one tiny PNG written and read back)."""
-    from larik_jupyter.nbjson.validate import warm
+    from larik_jupyter.api import warm_validation as warm
 
     warm()
     try:
@@ -153,9 +153,7 @@ def warm_sdk(model: str | None, config: Any) -> str | None:
     """Import the SDK the provider chosen for `model` (and `config`) will call, and only that
     one, with the modules its first call loads; returns the SDK's module name, or None when
     the choice needs no SDK or cannot be made."""
-    from larik_jupyter.llm.sdk_import import import_sdk
-    from larik_jupyter.llm.sdk_provider import SdkProvider
-    from larik_jupyter.llm.select import choose_spec, make_provider
+    from larik_jupyter.api import SdkProvider, choose_spec, import_sdk, make_provider
 
     spec, _ = choose_spec(model, config)
     try:

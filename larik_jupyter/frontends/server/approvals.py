@@ -17,6 +17,7 @@ from typing import Any
 
 import msgspec
 
+from larik_jupyter.api import LarikError
 from larik_jupyter.approval_wire import (
     LONGEST_WAIT,
     ApprovalAnswer,
@@ -24,7 +25,6 @@ from larik_jupyter.approval_wire import (
     ApprovalState,
     PageApproval,
 )
-from larik_jupyter.errors import LarikError
 
 # An ask whose kernel has not asked for its answer for this long is gone (the kernel died).
 FORGOTTEN_AFTER = 6 * LONGEST_WAIT

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from larik_jupyter.errors import LarikError
+from larik_jupyter.api import LarikError
 
 
 class OutsideRootError(LarikError):

@@ -16,8 +16,23 @@ from jupyter_server.utils import url_path_join
 from pydantic import BaseModel, ValidationError
 from tornado import web
 
+from larik_jupyter.api import (
+    CorruptSessionError,
+    DeleteRefusedError,
+    LarikError,
+    SessionLockedError,
+    UnknownSessionError,
+    UnreadableFileError,
+    is_session_id,
+    sessions_dir,
+)
+from larik_jupyter.api import (
+    delete_session as delete,
+)
+from larik_jupyter.api import (
+    resolve_session as resolve,
+)
 from larik_jupyter.approval_wire import ApprovalAnswer, ApprovalPosted, PageApprovals
-from larik_jupyter.errors import LarikError
 from larik_jupyter.frontends.server import rooms, views
 from larik_jupyter.frontends.server.approvals import (
     PendingApprovals,
@@ -32,11 +47,6 @@ from larik_jupyter.frontends.server.confine import (
 )
 from larik_jupyter.frontends.server.schema import DeleteRequest, NotebookRequest, NotebookWritten
 from larik_jupyter.frontends.server.tokens import DeleteTokens
-from larik_jupyter.paths import is_session_id, sessions_dir
-from larik_jupyter.session.catalog import DeleteRefusedError, UnknownSessionError, delete, resolve
-from larik_jupyter.session.corrupt import CorruptSessionError
-from larik_jupyter.session.regular import UnreadableFileError
-from larik_jupyter.session.store import SessionLockedError
 
 T = TypeVar("T")
 M = TypeVar("M", bound=BaseModel)
@@ -284,7 +294,7 @@ class NotebookHandler(_LarikHandler):
 
     @_endpoint
     async def post(self, session_id: str) -> None:
-        from larik_jupyter.analysis.as_notebook import write_notebook
+        from larik_jupyter.api import write_notebook
 
         request = self.body_as(NotebookRequest, "notebook request", '{"at": N} (N a prompt number, or null)')
 

@@ -10,7 +10,9 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from larik_jupyter.llm.messages import (
+from larik_jupyter.api import (
+    CellPosition,
+    Entry,
     ImageBlock,
     Message,
     RedactedThinkingBlock,
@@ -18,12 +20,12 @@ from larik_jupyter.llm.messages import (
     ThinkingBlock,
     ToolResultBlock,
     ToolUseBlock,
+    VariableChange,
+    cells_named,
+    diff_html,
+    looks_like_diff,
+    summarize_call,
 )
-from larik_jupyter.session.call_summary import CellPosition
-from larik_jupyter.session.entry import Entry
-from larik_jupyter.session.variable_changes import VariableChange
-from larik_jupyter.textdiff import diff_html, looks_like_diff
-from larik_jupyter.tools.calls import cells_named, summarize_call
 
 
 class ImageSource(BaseModel):

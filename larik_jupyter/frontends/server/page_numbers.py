@@ -8,11 +8,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 from pathlib import Path
 
+from larik_jupyter.api import Claim, Entry, Message, TextBlock, page_entries, trace_entries
+from larik_jupyter.api import numbers_footer as footer
 from larik_jupyter.frontends.server.schema import UnfoundCount, UnfoundInBlock, UnfoundNumber
-from larik_jupyter.llm.messages import Message, TextBlock
-from larik_jupyter.session.entry import Entry
-from larik_jupyter.session.numbers import Claim, footer, trace_entries
-from larik_jupyter.session.page_index import page_entries
 
 # Entries read at a time when a turn reaches past the page's edge (and, doubling up to
 # `_MOST`, when a number is looked for in the context before the page's turns).

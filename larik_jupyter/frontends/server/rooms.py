@@ -14,7 +14,7 @@ from typing import Any
 
 import msgspec
 
-from larik_jupyter.tools.notebook import JUPYTER_COLLABORATION, SERVER_DOCUMENTS
+from larik_jupyter.api import JUPYTER_COLLABORATION, SERVER_DOCUMENTS
 
 _EXTENSIONS = {JUPYTER_COLLABORATION: "jupyter_server_ydoc", SERVER_DOCUMENTS: "jupyter_server_documents"}
 

@@ -11,11 +11,11 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, field_serializer
 from pydantic.json_schema import models_json_schema
 
-from larik_jupyter.agent.undo_list import TurnChange
+from larik_jupyter.api import TreeNode, TurnChange
+from larik_jupyter.api import typescript_declarations as declarations
+from larik_jupyter.api import typescript_module as module
 from larik_jupyter.approval_wire import ApprovalAnswer, PageApprovals
 from larik_jupyter.frontends.server.page_entries import PageEntry
-from larik_jupyter.session.branch import TreeNode
-from larik_jupyter.typescript import declarations, module
 
 
 class SessionOut(BaseModel):

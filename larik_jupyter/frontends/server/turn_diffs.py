@@ -6,12 +6,15 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from larik_jupyter.agent.undo_list import undo_list
-from larik_jupyter.checkpoint.diffs import read_current, turn_diffs
-from larik_jupyter.checkpoint.store import CheckpointStore
-from larik_jupyter.errors import LarikError
+from larik_jupyter.api import (
+    CheckpointStore,
+    LarikError,
+    project_root,
+    read_current,
+    turn_diffs,
+    undo_list,
+)
 from larik_jupyter.frontends.server.schema import Checkpoints, CheckpointTurn
-from larik_jupyter.paths import project_root
 
 _MAX_DIFF_CHARS = 200_000
 

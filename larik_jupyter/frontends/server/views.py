@@ -4,9 +4,19 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from larik_jupyter.config.secrets import redactor_for
-from larik_jupyter.egress.ledger import ledger_path, read_ledger
-from larik_jupyter.egress.report import by_turn
+from larik_jupyter.api import (
+    by_turn,
+    cost_label,
+    fork_tree,
+    ledger_path,
+    list_sessions,
+    load_entries,
+    page_entries,
+    positions_in_files,
+    read_ledger,
+    redactor_for,
+    render_markdown,
+)
 from larik_jupyter.frontends.server.confine import relative_to_root
 from larik_jupyter.frontends.server.page_entries import page_entry
 from larik_jupyter.frontends.server.page_numbers import page_numbers
@@ -18,13 +28,6 @@ from larik_jupyter.frontends.server.schema import (
 )
 from larik_jupyter.frontends.server.tokens import DeleteTokens
 from larik_jupyter.frontends.server.turn_diffs import checkpoints
-from larik_jupyter.llm.pricing import cost_label
-from larik_jupyter.session.branch import fork_tree
-from larik_jupyter.session.call_summary import positions_in_files
-from larik_jupyter.session.catalog import list_sessions
-from larik_jupyter.session.export import render_markdown
-from larik_jupyter.session.page_index import page_entries
-from larik_jupyter.session.reader import load_entries
 
 __all__ = ["checkpoints", "export_bytes", "session_list", "transcript_page"]
 

@@ -11,7 +11,7 @@ from typing import Any
 
 import msgspec
 
-from larik_jupyter.errors import LarikError
+from larik_jupyter.api import LarikError
 
 _log = logging.getLogger(__name__)
 

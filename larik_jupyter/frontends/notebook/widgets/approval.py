@@ -9,9 +9,8 @@ from typing import Any
 
 import ipywidgets as widgets
 
-from larik_jupyter.agent.permissions import PermissionAnswer, PermissionRequest
+from larik_jupyter.api import PermissionAnswer, PermissionRequest, detail_html
 from larik_jupyter.frontends.notebook.widgets import with_fallback
-from larik_jupyter.textdiff import detail_html
 
 
 class ApprovalWidget(widgets.VBox):

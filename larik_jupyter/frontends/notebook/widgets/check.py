@@ -10,11 +10,11 @@ from typing import TYPE_CHECKING, Any
 
 import traitlets
 
+from larik_jupyter.api import CheckReport
 from larik_jupyter.bridge_protocol import Focus
 from larik_jupyter.frontends.notebook.widgets import esm
 from larik_jupyter.frontends.notebook.widgets.actions import Action, Ping
 from larik_jupyter.frontends.notebook.widgets.session_widget import SessionWidget
-from larik_jupyter.tools.check import CheckReport
 
 if TYPE_CHECKING:
     from larik_jupyter.frontends.notebook.kernel import KernelSession

@@ -9,7 +9,7 @@ from typing import Any
 import anywidget
 import traitlets
 
-from larik_jupyter.errors import LarikError
+from larik_jupyter.api import LarikError
 from larik_jupyter.frontends.notebook.widgets import SilentWhenStatic
 from larik_jupyter.frontends.notebook.widgets.actions import Action, read_action
 

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 import anywidget
 import traitlets
 
-from larik_jupyter.errors import LarikError
+from larik_jupyter.api import LarikError
 from larik_jupyter.frontends.notebook.widgets import with_fallback
 from larik_jupyter.frontends.notebook.widgets.actions import (
     Action,

@@ -11,7 +11,7 @@ from typing import Any
 import msgspec
 import traitlets
 
-from larik_jupyter.errors import LarikError
+from larik_jupyter.api import LarikError, cost_label, fork_label, list_sessions
 from larik_jupyter.frontends.notebook.widgets import esm
 from larik_jupyter.frontends.notebook.widgets.actions import Action, Ping, Resume
 from larik_jupyter.frontends.notebook.widgets.session_widget import (
@@ -19,8 +19,6 @@ from larik_jupyter.frontends.notebook.widgets.session_widget import (
     escape,
     refresh_all,
 )
-from larik_jupyter.llm.pricing import cost_label
-from larik_jupyter.session import branch, catalog
 
 _HERE = pathlib.Path(__file__).parent
 
@@ -47,7 +45,7 @@ class SessionRow(msgspec.Struct, kw_only=True):
 
     def branch_text(self) -> str:
         """`branched after prompt N of ID`, as the tree says it; empty for a root."""
-        return branch.fork_label(self.fork_of, self.fork_prompt, name_source=True) or ""
+        return fork_label(self.fork_of, self.fork_prompt, name_source=True) or ""
 
 
 class SessionsTable(msgspec.Struct, kw_only=True):
@@ -62,7 +60,7 @@ class SessionsTable(msgspec.Struct, kw_only=True):
 def sessions_data(cwd: str | os.PathLike[str], current: str | None = None) -> SessionsTable:
     """The table of `cwd`'s sessions, `current` the kernel's."""
     rows = []
-    for info in catalog.list_sessions(cwd):
+    for info in list_sessions(cwd):
         u = info.usage
         rows.append(SessionRow(
             id=info.id,

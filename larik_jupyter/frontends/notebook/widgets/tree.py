@@ -15,10 +15,22 @@ from typing import Any
 import msgspec
 import traitlets
 
-from larik_jupyter.api import RewindStopped
-from larik_jupyter.checkpoint.diffs import cell_name
-from larik_jupyter.checkpoint.store import CheckpointStore, TurnInfo
-from larik_jupyter.errors import LarikError
+from larik_jupyter.api import (
+    CheckpointStore,
+    LarikError,
+    RewindStopped,
+    TreeNode,
+    TurnInfo,
+    builtin_writes,
+    cell_name,
+    cost_label,
+    fork_label,
+    fork_tree,
+    load_entries,
+)
+from larik_jupyter.api import replay_state as replay
+from larik_jupyter.api import resolve_session as resolve
+from larik_jupyter.api import session_summary as summary
 from larik_jupyter.frontends.notebook.widgets import esm
 from larik_jupyter.frontends.notebook.widgets.actions import Action, Ping, Resume, note_data
 from larik_jupyter.frontends.notebook.widgets.session_widget import (
@@ -45,14 +57,7 @@ from larik_jupyter.frontends.notebook.widgets.tree_model import (
     TreeData,
     TreeSession,
 )
-from larik_jupyter.llm.pricing import cost_label
 from larik_jupyter.records import SessionRecords
-from larik_jupyter.session.branch import TreeNode, fork_label, fork_tree
-from larik_jupyter.session.catalog import resolve
-from larik_jupyter.session.reader import load_entries
-from larik_jupyter.session.state import replay
-from larik_jupyter.session.summary import summary
-from larik_jupyter.tools.registry import builtin_writes
 
 _HERE = pathlib.Path(__file__).parent
 

@@ -9,9 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 import ipywidgets as widgets
 
-from larik_jupyter.config.layers import PendingApproval, load_config
-from larik_jupyter.config.update import find_pending
-from larik_jupyter.errors import LarikError
+from larik_jupyter.api import LarikError, PendingApproval, find_pending, load_config
 from larik_jupyter.frontends.notebook.widgets import with_fallback
 
 if TYPE_CHECKING:

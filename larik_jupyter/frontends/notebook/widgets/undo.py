@@ -11,10 +11,15 @@ import msgspec
 import traitlets
 from pydantic import BaseModel
 
-from larik_jupyter.agent.undo_report import UndoReport
-from larik_jupyter.api import Agent
-from larik_jupyter.checkpoint.store import UndoResult
-from larik_jupyter.errors import LarikError
+from larik_jupyter.api import (
+    DID_NOT_EXIST,
+    Agent,
+    LarikError,
+    UndoReport,
+    UndoResult,
+    counted,
+    kernel_snapshots,
+)
 from larik_jupyter.frontends.notebook.widgets import esm
 from larik_jupyter.frontends.notebook.widgets.actions import Action, Ping
 from larik_jupyter.frontends.notebook.widgets.session_widget import (
@@ -30,8 +35,6 @@ from larik_jupyter.frontends.notebook.widgets.undo_model import (
     UndoTo,
     VariableRow,
 )
-from larik_jupyter.plural import counted
-from larik_jupyter.tools.kernel import DID_NOT_EXIST, kernel_snapshots
 
 if TYPE_CHECKING:
     from larik_jupyter.frontends.notebook.kernel import KernelSession

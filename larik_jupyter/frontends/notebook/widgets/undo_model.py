@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import msgspec
 
-from larik_jupyter.agent.undo_list import TurnChange
+from larik_jupyter.api import TurnChange
 from larik_jupyter.frontends.notebook.widgets.actions import Action
 
 
