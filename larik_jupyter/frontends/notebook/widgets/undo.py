@@ -103,7 +103,7 @@ def page_data(listed: UndoList) -> dict[str, Any]:
 
 
 def undo_data(agent: Agent | None) -> UndoList:
-    """What the undo panel renders: the session's undo list (`Agent.undo_list`, the one
+    """What the undo panel renders: the session's undo list (`Agent.history.undo_list`, the one
     every view reads), newest first, each turn with its state (`undoable`, `files only`, `not
     undoable`) and the note saying why.
 
