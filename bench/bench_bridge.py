@@ -53,7 +53,7 @@ MEASURE = r'''
 import asyncio, json, statistics, time
 from larik_jupyter.tools.host import KernelHost
 from larik_jupyter.bridge_protocol import Delete, Replace
-from larik_jupyter.notebook import extension
+from larik_jupyter.frontends.notebook import extension
 from larik_jupyter.tools.env import Env
 from larik_jupyter.tools.notebook.cells import NotebookReadTool
 from larik_jupyter.tools.notebook.edit import NotebookEditTool

@@ -113,7 +113,7 @@ def run_session(kind: str, work: Path) -> list[dict[str, Any]]:
         prompts = iter(turns)
         agent.run(next(prompts))
         agent.run(next(prompts))
-        agent.approve("bash(ls:*)")  # reloads the config mid-session
+        agent.config.approve("bash(ls:*)")  # reloads the config mid-session
         agent.run(next(prompts))
         agent.fork()
         agent.run(next(prompts))

@@ -44,7 +44,7 @@ def _per_cell(run: Callable[[], None], n: int) -> float:
 def bench_capture_in_process() -> tuple[list[float], list[float], int, int]:
     from IPython.core.interactiveshell import InteractiveShell
 
-    from larik_jupyter.notebook.capture import KernelCapture
+    from larik_jupyter.frontends.notebook.capture import KernelCapture
 
     shell = InteractiveShell.instance()
     capture = KernelCapture(shell)
@@ -78,7 +78,7 @@ def bench_hooks_alone() -> float:
 
     from IPython.core.interactiveshell import InteractiveShell
 
-    from larik_jupyter.notebook.capture import KernelCapture
+    from larik_jupyter.frontends.notebook.capture import KernelCapture
 
     capture = KernelCapture(InteractiveShell.instance())
     info = SimpleNamespace(raw_cell=CELL, cell_id="abc")

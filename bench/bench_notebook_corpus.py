@@ -83,7 +83,7 @@ def bench_read(rounds: int) -> list[tuple[str, float, float]]:
 
 
 # What a turn waits for before its first model request: the warm-up's SDK import.
-JOIN_WARMUP = "from larik_jupyter.notebook import extension as _x\n_x._warmup.thread.join()"
+JOIN_WARMUP = "from larik_jupyter.frontends.notebook import extension as _x\n_x._warmup.thread.join()"
 
 
 def first_call(work: Path, load: bool, settled: bool = False) -> tuple[float, float]:

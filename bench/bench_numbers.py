@@ -67,7 +67,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         os.environ["LARIK_DATA_DIR"] = os.path.join(tmp, "data")
         os.environ["LARIK_CONFIG_DIR"] = os.path.join(tmp, "config")
-        from larik_jupyter.server import views
+        from larik_jupyter.frontends.server import views
 
         big = Path(tmp) / "20260101-000000-000001.jsonl"
         big.write_bytes(b"".join(numbered_lines(ENTRIES, CONTEXT)))

@@ -46,9 +46,9 @@ def main() -> None:
         os.environ["LARIK_DATA_DIR"] = os.path.join(tmp, "data")
         os.environ["LARIK_CONFIG_DIR"] = os.path.join(tmp, "config")
         from larik_jupyter import paths
-        from larik_jupyter.notebook.widgets.tree import tree_data
-        from larik_jupyter.server import views
-        from larik_jupyter.server.tokens import DeleteTokens
+        from larik_jupyter.frontends.notebook.widgets.tree import tree_data
+        from larik_jupyter.frontends.server import views
+        from larik_jupyter.frontends.server.tokens import DeleteTokens
 
         big = Path(tmp) / "20260101-000000-000001.jsonl"
         big.write_bytes(b"".join(session_lines(ENTRIES)))

@@ -23,8 +23,8 @@ from paired import banner, span
 CELL = r'''
 import asyncio, json, time
 from larik_jupyter.agent import events as ae
-from larik_jupyter.notebook.pump import MainThreadPump
-from larik_jupyter.notebook.turn_ui import TurnUI
+from larik_jupyter.frontends.notebook.pump import MainThreadPump
+from larik_jupyter.frontends.notebook.turn_ui import TurnUI
 
 N, RATE = 10_000, 2_000
 

@@ -149,8 +149,8 @@ def main() -> None:
         os.environ["LARIK_DATA_DIR"] = str(Path(tmp) / "data")
         cwd = str(Path(tmp) / "project")
         from larik_jupyter import paths
-        from larik_jupyter.notebook.widgets import esm as widget_esm
-        from larik_jupyter.notebook.widgets.tree import tree_data
+        from larik_jupyter.frontends.notebook.widgets import esm as widget_esm
+        from larik_jupyter.frontends.notebook.widgets.tree import tree_data
 
         generate(cwd)
         files = list(paths.sessions_dir(cwd).glob("*.jsonl"))

@@ -31,16 +31,16 @@ if TYPE_CHECKING:
     from larik_jupyter.agent.outcome import TurnOutcome
     from larik_jupyter.agent.permissions import PermissionAnswer, PermissionRequest
     from larik_jupyter.agent.undo_report import UndoReport
-    from larik_jupyter.api import Agent
+    from larik_jupyter.api.agent import Agent
     from larik_jupyter.checkpoint.store import UndoResult
     from larik_jupyter.errors import LarikError
-    from larik_jupyter.notebook.extension import current
+    from larik_jupyter.frontends.notebook.extension import current
     from larik_jupyter.records import SessionRecords
     from larik_jupyter.tools.host import KernelHost
 
 # Where each public name lives; imported on first access so `import larik_jupyter` stays cheap.
 _LAZY = {
-    "Agent": "larik_jupyter.api",
+    "Agent": "larik_jupyter.api.agent",
     "AgentOptions": "larik_jupyter.agent.options",
     "KernelHost": "larik_jupyter.tools.host",
     "LarikError": "larik_jupyter.errors",
@@ -50,7 +50,7 @@ _LAZY = {
     "TurnOutcome": "larik_jupyter.agent.outcome",
     "UndoReport": "larik_jupyter.agent.undo_report",
     "UndoResult": "larik_jupyter.checkpoint.store",
-    "current": "larik_jupyter.notebook.extension",
+    "current": "larik_jupyter.frontends.notebook.extension",
 }
 
 
@@ -59,7 +59,7 @@ __getattr__ = lazy_names(__name__, _LAZY)
 
 def load_ipython_extension(ipython: Any) -> None:
     """`%load_ext larik_jupyter`: register the magics; everything else waits for first use."""
-    from larik_jupyter.notebook.extension import load
+    from larik_jupyter.frontends.notebook.extension import load
 
     load(ipython)
 

@@ -1,3 +1,3 @@
-from larik_jupyter.cli import main
+from larik_jupyter.frontends.cli import main
 
 raise SystemExit(main())

@@ -1,4 +1,4 @@
-"""The MCP link between `larik-jupyter mcp` (the server process, `mcp_server/link.py`) and the
+"""The MCP link between `larik-jupyter mcp` (the server process, `frontends/mcp/link.py`) and the
 kernel (`notebook/outside.py`), declared once: each message that crosses it a msgspec struct
 both ends encode and decode, and the one line of code that carries a message into the kernel.
 
@@ -21,7 +21,7 @@ from typing import Annotated, Any, Literal, TypeVar
 import msgspec
 
 # The module each message is run through in the kernel, and its functions.
-KERNEL_END = "larik_jupyter.notebook.outside"
+KERNEL_END = "larik_jupyter.frontends.mcp.kernel_end"
 KERNEL_FUNCTIONS = ("call", "take", "end")
 # The MIME type of an ask in the kernel's display data, and the comm target its answer opens.
 ASK_TYPE = "application/vnd.larik.ask+json"

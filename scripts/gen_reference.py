@@ -75,9 +75,9 @@ def _arg_rows(arguments: list[tuple[tuple[str, ...], dict[str, Any]]]) -> list[t
 
 def commands_page() -> str:
     # The registry as `%load_ext` leaves it: the magics import every module that declares commands.
-    import larik_jupyter.notebook.magics  # noqa: F401
-    from larik_jupyter.notebook.commands import COMMANDS, PROMPT_USAGE
-    from larik_jupyter.notebook.parser import prompt_options
+    import larik_jupyter.frontends.notebook.magics  # noqa: F401
+    from larik_jupyter.frontends.notebook.commands import COMMANDS, PROMPT_USAGE
+    from larik_jupyter.frontends.notebook.parser import prompt_options
 
     out = [HEADER, "# `%larik` commands\n\n"]
     out.append(
@@ -162,7 +162,7 @@ def _nested_rows(name: str, annotation: Any) -> Iterator[tuple[str, str, str, st
 def config_page() -> str:
     from larik_jupyter.config.layers import PERSONAL_ONLY
     from larik_jupyter.config.model import Config
-    from larik_jupyter.notebook.magics import LarikMagics
+    from larik_jupyter.frontends.notebook.magics import LarikMagics
 
     assert set(APPROVAL_GATED) <= set(Config.model_fields), "APPROVAL_GATED names a key the config no longer has"
     rows = []
@@ -254,7 +254,7 @@ def models_page() -> str:
 
 
 def cli_page() -> str:
-    from larik_jupyter.cli import build_parser
+    from larik_jupyter.frontends.cli import build_parser
 
     parser = build_parser()
     (sub,) = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]

@@ -11,7 +11,7 @@ import pytest
 from agent_helpers import done, scripted, tool
 from IPython.core.error import UsageError
 
-from larik_jupyter.notebook.widgets.tree import ForkTreeWidget
+from larik_jupyter.frontends.notebook.widgets.tree import ForkTreeWidget
 from tests.widget_helpers import click, larik, shell_with_magics
 
 

@@ -47,11 +47,11 @@ def test_transcript_checkpoints_status_and_tracing(project: Path, tmp_path: Path
     directory = agent.trace(True)
     assert directory is not None and agent.tracing == directory
     agent.run("write a")
-    assert [e.type for e in agent.entries][0] == "meta"
-    assert any(e.message is not None and e.message.is_prompt() for e in agent.entries)
-    (turn,) = agent.checkpoints()
+    assert [e.type for e in agent.history.entries][0] == "meta"
+    assert any(e.message is not None and e.message.is_prompt() for e in agent.history.entries)
+    (turn,) = agent.history.checkpoints()
     assert [f.path for f in turn.files] == ["a.txt"] and turn.files[0].existed is False
-    assert agent.mcp_status() == [] and agent.lsp_status() == []
+    assert agent.servers.mcp() == [] and agent.servers.lsp() == []
     assert agent.trace(False) == directory and agent.tracing is None
     assert (directory / "events.jsonl").stat().st_size > 0
     agent.close()

@@ -24,7 +24,7 @@ from larik_jupyter.bridge_protocol import (
     request_data,
     typescript,
 )
-from larik_jupyter.notebook.bridge import Bridge, NotLanded
+from larik_jupyter.frontends.notebook.bridge import Bridge, NotLanded
 from tests.test_notebook_bridge import connect, in_worker
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -10,10 +10,10 @@ import pytest
 from larik_jupyter import Agent
 from larik_jupyter.checkpoint.diffs import read_current
 from larik_jupyter.errors import LarikError
-from larik_jupyter.notebook.kernel import KernelSession
-from larik_jupyter.notebook.widgets.undo import page_data, undo_data
-from larik_jupyter.notebook.widgets.undo_model import UndoList
-from larik_jupyter.server.turn_diffs import checkpoints
+from larik_jupyter.frontends.notebook.kernel import KernelSession
+from larik_jupyter.frontends.notebook.widgets.undo import page_data, undo_data
+from larik_jupyter.frontends.notebook.widgets.undo_model import UndoList
+from larik_jupyter.frontends.server.turn_diffs import checkpoints
 from tests.agent_helpers import done, scripted, tool
 
 

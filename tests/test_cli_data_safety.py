@@ -15,7 +15,7 @@ from session_helpers import digest, make_session, tree_state
 
 from larik_jupyter import paths
 from larik_jupyter.checkpoint.store import CheckpointStore
-from larik_jupyter.cli import main
+from larik_jupyter.frontends.cli import main
 from larik_jupyter.session.reader import load_entries
 from larik_jupyter.session.state import INTERRUPTED_TOOL_RESULT, replay
 from tests.process_helpers import wait_until

@@ -18,7 +18,7 @@ from session_helpers import make_session, tree_state
 
 from larik_jupyter import paths
 from larik_jupyter.checkpoint.store import CheckpointStore
-from larik_jupyter.cli import main
+from larik_jupyter.frontends.cli import main
 
 # Every command taking an ID or PATH, as argv for a given value (`--` keeps a value that
 # starts with `-` an argument).

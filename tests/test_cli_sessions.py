@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from session_helpers import add_turn, digest, make_session
 
-from larik_jupyter.cli import main
+from larik_jupyter.frontends.cli import main
 from larik_jupyter.session.reader import load_entries
 from larik_jupyter.session.state import replay
 from larik_jupyter.session.store import Session

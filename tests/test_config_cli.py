@@ -5,8 +5,8 @@ from pathlib import Path
 
 import pytest
 
-from larik_jupyter.cli import main
 from larik_jupyter.config.layers import load_config, private_settings_path
+from larik_jupyter.frontends.cli import main
 
 
 @pytest.fixture

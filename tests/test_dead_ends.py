@@ -302,7 +302,7 @@ def test_mcp_tool_schemas_are_made_valid_and_a_hopeless_one_is_left_out_alone(
         agent = Agent(project, model=model, yes=True)
         try:
             outcome = agent.run("use the odd tools")
-            table = status_table(agent.mcp_status())
+            table = status_table(agent.servers.mcp())
         finally:
             agent.close()
         sent = bodies(server)
@@ -423,8 +423,8 @@ def test_a_history_too_long_even_shortened_is_summarised_in_parts_oldest_first(
 def test_a_server_without_usage_still_compacts_and_usage_says_it_estimated(
     project: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from larik_jupyter.notebook import commands
-    from larik_jupyter.notebook.kernel import KernelSession
+    from larik_jupyter.frontends.notebook import commands
+    from larik_jupyter.frontends.notebook.kernel import KernelSession
 
     window = 32_000
     with ScriptedHTTPServer([{"content": [text("ok")]}] * 30, api_key=KEY, context_window=window, send_usage=False) as server:

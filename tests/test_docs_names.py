@@ -16,12 +16,12 @@ from typing import Any
 import pytest
 
 from larik_jupyter.agent.subagents import TaskTool
-from larik_jupyter.cli import build_parser
 from larik_jupyter.config.model import Config
-from larik_jupyter.mcp_server.server import VIEW_TOOLS
-from larik_jupyter.notebook.commands import COMMANDS
-from larik_jupyter.notebook.magics import LarikMagics
-from larik_jupyter.notebook.parser import prompt_options
+from larik_jupyter.frontends.cli import build_parser
+from larik_jupyter.frontends.mcp.server import VIEW_TOOLS
+from larik_jupyter.frontends.notebook.commands import COMMANDS
+from larik_jupyter.frontends.notebook.magics import LarikMagics
+from larik_jupyter.frontends.notebook.parser import prompt_options
 from larik_jupyter.tools.base import Tool
 from larik_jupyter.tools.registry import BUILTIN_TOOLS
 from larik_jupyter.tools.skill import SkillTool

@@ -47,9 +47,9 @@ def test_the_pages_do_not_depend_on_the_terminal_or_the_directory(monkeypatch: p
 
 
 def test_the_pages_hold_every_command_key_tool_and_subcommand() -> None:
-    from larik_jupyter.cli import build_parser
     from larik_jupyter.config.model import Config
-    from larik_jupyter.notebook.commands import COMMANDS
+    from larik_jupyter.frontends.cli import build_parser
+    from larik_jupyter.frontends.notebook.commands import COMMANDS
     from larik_jupyter.tools.registry import BUILTIN_TOOLS
 
     pages = gen.pages()

@@ -165,9 +165,9 @@ def test_notebook_rules_are_recorded_kept_on_resume_and_told(project: Path, tmp_
     notices: list[str] = []
     agent.subscribe(lambda e: notices.append(e.text) if isinstance(e, Notice) else None)
     try:
-        assert "policy `stats`" in agent.set_egress("cust", "stats")
+        assert "policy `stats`" in agent.egress.set("cust", "stats")
         with pytest.raises(LarikError, match="Unknown egress policy"):
-            agent.set_egress("cust", "sometimes")
+            agent.egress.set("cust", "sometimes")
         agent.run("look")
         session = agent.session_id
     finally:
@@ -175,7 +175,7 @@ def test_notebook_rules_are_recorded_kept_on_resume_and_told(project: Path, tmp_
     assert "Withheld from the model this turn: cust (stats) (`%larik /egress` shows the ledger)." in notices
     requests = agent.loop.provider.requests  # type: ignore[attr-defined]
     assert EMAIL not in json.dumps(requests) and "count 2, missing 0" in json.dumps(requests)
-    report = agent.egress_report()
+    report = agent.egress.report()
     assert "variable cust: stats (set with /egress in this kernel)" in report and "cust (stats)" in report
     resumed = Agent(project, session=session, model=model, yes=True, host=host)
     try:
@@ -217,13 +217,13 @@ def test_the_egress_command(project: Path, tmp_path: Path) -> None:
 def test_the_cli_and_the_sidebar_view_show_the_ledger(
     project: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from larik_jupyter.cli import main
-    from larik_jupyter.server.views import transcript_page
+    from larik_jupyter.frontends.cli import main
+    from larik_jupyter.frontends.server.views import transcript_page
 
     model = scripted(tmp_path, [tool("python", code="print(cust)")], done("ok"))
     agent = Agent(project, model=model, yes=True, host=KernelHost({"cust": _frame()}))
     try:
-        agent.set_egress("cust", "never")
+        agent.egress.set("cust", "never")
         agent.run("look")
     finally:
         agent.close()
@@ -321,7 +321,7 @@ def test_compaction_requests_and_summaries_pass_the_door(project: Path, tmp_path
     )
     agent = Agent(project, model=model, yes=True, host=KernelHost({"cust": _frame()}))
     try:
-        agent.set_egress("cust", "never")
+        agent.egress.set("cust", "never")
         agent.run("look")
         agent.compact()
         agent.run("and now")
@@ -341,7 +341,7 @@ def test_an_earlier_replys_thinking_with_a_restricted_value_is_left_out(project:
     model = scripted(tmp_path, [thought, {"type": "text", "text": "Odd row."}], done("second"))
     agent = Agent(project, model=model, yes=True, host=KernelHost({"cust": _frame()}))
     try:
-        agent.set_egress("cust", "never")
+        agent.egress.set("cust", "never")
         agent.run("first")
         agent.run("second")
     finally:
@@ -416,7 +416,7 @@ def test_a_restricted_frame_changed_in_place_is_looked_at_again(project: Path, t
     )
     agent = Agent(project, model=model, yes=True, host=KernelHost({"cust": frame}))
     try:
-        agent.set_egress("cust", "never")
+        agent.egress.set("cust", "never")
         agent.run("look")
         frame.loc[0, "email"] = by_person  # the person's cell, between the turns
         agent.run(f"why is {by_person} odd?")

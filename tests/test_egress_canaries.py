@@ -16,7 +16,7 @@ import nbformat
 import pytest
 
 from larik_jupyter.config.layers import user_config_path
-from larik_jupyter.notebook.capture import KernelCapture
+from larik_jupyter.frontends.notebook.capture import KernelCapture
 from larik_jupyter.testing import ScriptedHTTPServer
 from tests.agent_helpers import done, tool, wire_model
 from tests.session_helpers import ledger_lines

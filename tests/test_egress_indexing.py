@@ -46,7 +46,7 @@ def test_a_request_while_the_index_is_built_withholds_and_does_not_wait(
     builder.gate = gate  # the build waits on it: unfinished for as long as the test holds it
     try:
         if restricted:
-            agent.set_egress("big", "schema")
+            agent.egress.set("big", "schema")
         agent.run("look")
         first = json.dumps(agent.loop.provider.requests, ensure_ascii=False)  # type: ignore[attr-defined]
         # The turn ended with the build still held: no request waited for it.
@@ -124,7 +124,7 @@ def test_a_source_whose_index_cannot_be_built_is_held_back_and_said_once(
     )
     agent = Agent(project, model=model, yes=True, host=KernelHost({}))
     try:
-        agent.set_egress("data/wide.csv", "schema")
+        agent.egress.set("data/wide.csv", "schema")
         assert agent.loop.door.values.settle(120), "the background index of data/wide.csv was not built within 120 s"
         first = agent.run("one")
         second = agent.run("two")

@@ -58,7 +58,7 @@ def test_a_frame_made_from_a_restricted_one_is_withheld_plots_included(
             resumed = Agent(project, session=session, model=scripted(tmp_path, done("ok")), yes=True,
                             host=KernelHost({"cust": _frame(), "top": _frame()}))
             try:
-                report = resumed.egress_report()
+                report = resumed.egress.report()
             finally:
                 resumed.close()
             # Made false: the person lifts it; the same call sends the plot.

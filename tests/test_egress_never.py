@@ -92,7 +92,7 @@ def test_the_search_finds_a_value_rendered_otherwise(project: Path, tmp_path: Pa
     agent = Agent(project, model=model, yes=True, host=KernelHost({"cust": frame}))
     try:
         if restricted:
-            agent.set_egress("cust", "schema")
+            agent.egress.set("cust", "schema")
         agent.run("print them")
         sent = json.dumps(agent.loop.provider.requests[-1], ensure_ascii=False)  # type: ignore[attr-defined]
     finally:

@@ -40,7 +40,7 @@ def test_an_answer_to_an_outside_agent_names_its_calls_turn(tmp_path: Path) -> N
             def build(blocks: list[ContentBlock]) -> dict[str, object]:
                 return {"content": [block.to_json() for block in blocks]}
 
-            agent.egress_door.pass_answer(Destination("mcp:client", None), [("result", result)], build)
+            agent.egress.door.pass_answer(Destination("mcp:client", None), [("result", result)], build)
     finally:
         agent.close()
     assert _marks(agent) == [(1, 1, "answer"), (2, 2, "answer")]

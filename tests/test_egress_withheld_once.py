@@ -10,7 +10,7 @@ import pytest
 
 from larik_jupyter import Agent
 from larik_jupyter.agent.events import Notice
-from larik_jupyter.server.views import egress_turns
+from larik_jupyter.frontends.server.views import egress_turns
 from larik_jupyter.tools.host import KernelHost
 from tests.agent_helpers import done, scripted, tool
 from tests.test_egress import _frame
@@ -27,7 +27,7 @@ def test_the_withheld_line_is_said_on_the_turn_that_withheld_only(project: Path,
     said: list[list[str]] = []
     agent.subscribe(lambda e: said[-1].append(e.text) if isinstance(e, Notice) else None)
     try:
-        agent.set_egress("cust", "stats")
+        agent.egress.set("cust", "stats")
         for prompt in ("look", "again", "more"):
             said.append([])
             agent.run(prompt)

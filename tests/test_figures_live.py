@@ -91,7 +91,7 @@ def shell() -> InteractiveShell:
 
 def test_a_loop_shows_its_lines_in_its_row_before_the_call_ends(project: Path, tmp_path: Path, shell: InteractiveShell) -> None:
     from larik_jupyter import Agent, KernelHost
-    from larik_jupyter.notebook.view import TranscriptView
+    from larik_jupyter.frontends.notebook.view import TranscriptView
 
     loop = "import time\nfor i in range(6):\n    print('tick', i)\n    time.sleep(0.3)"
     model = scripted(tmp_path, [tool("python", code=loop)], done("Counted."))
@@ -143,7 +143,7 @@ def test_an_animation_keeps_its_last_frame_and_other_displays_pass(project: Path
     from IPython.core.displaypub import CapturingDisplayPublisher
     from IPython.display import display
 
-    from larik_jupyter.notebook.display_capture import captured_displays
+    from larik_jupyter.frontends.notebook.display_capture import captured_displays
     from larik_jupyter.tools import Env, default_tools
     from larik_jupyter.tools.host import KernelHost
 

@@ -7,8 +7,8 @@ from pathlib import Path
 
 from larik_jupyter import Agent
 from larik_jupyter.config.secrets import redactor_for
-from larik_jupyter.notebook.render import parts_from_messages, render_parts
-from larik_jupyter.notebook.view import TranscriptView
+from larik_jupyter.frontends.notebook.render import parts_from_messages, render_parts
+from larik_jupyter.frontends.notebook.view import TranscriptView
 from larik_jupyter.session.reader import load_entries
 from larik_jupyter.session.state import replay
 from tests.agent_helpers import as_stored
@@ -41,7 +41,7 @@ def test_history_from_disk_matches_the_live_transcript(tmp_path: Path) -> None:
 
 
 def test_status_marks_render_without_an_emoji_font() -> None:
-    from larik_jupyter.notebook.render import ThinkingPart, ToolPart, render_parts
+    from larik_jupyter.frontends.notebook.render import ThinkingPart, ToolPart, render_parts
 
     statuses = ["requested", "asking", "running", "done", "error", "denied", "interrupted"]
     parts = [ToolPart(id=s, summary=f"bash: {s}", status=s) for s in statuses]
@@ -54,8 +54,8 @@ def test_status_marks_render_without_an_emoji_font() -> None:
 
 
 def test_the_undo_note_and_an_attachment_are_labelled_in_history_and_export(tmp_path: Path) -> None:
-    from larik_jupyter.notebook import commands
-    from larik_jupyter.notebook.kernel import KernelSession
+    from larik_jupyter.frontends.notebook import commands
+    from larik_jupyter.frontends.notebook.kernel import KernelSession
     from larik_jupyter.session.export import render_markdown
     from larik_jupyter.tools.envelope import wrap
     from tests.agent_helpers import done, scripted, tool
@@ -86,8 +86,8 @@ def test_the_undo_note_and_an_attachment_are_labelled_in_history_and_export(tmp_
 def test_history_and_the_export_name_cells_by_their_position_with_the_id_on_hover(tmp_path: Path) -> None:
     import nbformat
 
-    from larik_jupyter.notebook import commands
-    from larik_jupyter.notebook.kernel import KernelSession
+    from larik_jupyter.frontends.notebook import commands
+    from larik_jupyter.frontends.notebook.kernel import KernelSession
     from larik_jupyter.session.export import render_markdown
     from tests.agent_helpers import done, scripted, tool
 

@@ -10,10 +10,14 @@ from IPython.utils.capture import capture_output
 
 from larik_jupyter import Agent
 from larik_jupyter.config.secrets import redactor_for
+from larik_jupyter.frontends.notebook.render import (
+    parts_from_entries,
+    parts_from_messages,
+    render_parts,
+)
+from larik_jupyter.frontends.notebook.view import TranscriptView
 from larik_jupyter.llm.anthropic_provider import request_messages as anthropic_messages
 from larik_jupyter.llm.openai_provider import request_messages as openai_messages
-from larik_jupyter.notebook.render import parts_from_entries, parts_from_messages, render_parts
-from larik_jupyter.notebook.view import TranscriptView
 from larik_jupyter.session.export import export_markdown
 from larik_jupyter.session.reader import load_entries
 from larik_jupyter.session.state import replay

@@ -12,19 +12,24 @@ import pytest
 
 from larik_jupyter import Agent
 from larik_jupyter.agent import events as ae
-from larik_jupyter.cli import main
 from larik_jupyter.config.decide import allowed_by
 from larik_jupyter.config.layers import load_config
 from larik_jupyter.config.secrets import redactor_for
+from larik_jupyter.frontends.cli import main
+from larik_jupyter.frontends.notebook.commands import HELP_WIDTH, HelpTable, help_text
+from larik_jupyter.frontends.notebook.render import (
+    CODE_CAPTION,
+    OUTPUT_CAPTION,
+    ToolPart,
+    render_tool,
+)
+from larik_jupyter.frontends.notebook.view import TranscriptView
+from larik_jupyter.frontends.notebook.widgets.sessions import sessions_data
+from larik_jupyter.frontends.notebook.widgets.tree import _static_text, tree_data
+from larik_jupyter.frontends.server.tokens import DeleteTokens
+from larik_jupyter.frontends.server.views import session_list
 from larik_jupyter.llm.messages import Message, TextBlock, Usage, user_text
 from larik_jupyter.llm.pricing import cost_label
-from larik_jupyter.notebook.commands import HELP_WIDTH, HelpTable, help_text
-from larik_jupyter.notebook.render import CODE_CAPTION, OUTPUT_CAPTION, ToolPart, render_tool
-from larik_jupyter.notebook.view import TranscriptView
-from larik_jupyter.notebook.widgets.sessions import sessions_data
-from larik_jupyter.notebook.widgets.tree import _static_text, tree_data
-from larik_jupyter.server.tokens import DeleteTokens
-from larik_jupyter.server.views import session_list
 from larik_jupyter.session.branch import fork, fork_tree, rewind
 from larik_jupyter.session.entry import Entry
 from larik_jupyter.session.export import render_markdown

@@ -142,8 +142,8 @@ def test_a_model_without_vision_gets_a_text_note(project: Path, vision: bool | N
 
 def test_live_view_shows_the_figure_as_history_does(project: Path) -> None:
     from larik_jupyter import Agent, KernelHost
-    from larik_jupyter.notebook.render import parts_from_messages, render_parts
-    from larik_jupyter.notebook.view import TranscriptView
+    from larik_jupyter.frontends.notebook.render import parts_from_messages, render_parts
+    from larik_jupyter.frontends.notebook.view import TranscriptView
     from larik_jupyter.session.state import replay
     from tests.agent_helpers import done, scripted, tool
 

@@ -164,7 +164,7 @@ def test_interrupt_while_waiting_for_an_approval_cancels_the_card(
     assert_interrupted_call(project)
     cards = kernel.run(
         "from ipywidgets.widgets.widget import _instances\n"
-        "from larik_jupyter.notebook.widgets.approval import ApprovalWidget\n"
+        "from larik_jupyter.frontends.notebook.widgets.approval import ApprovalWidget\n"
         "for w in list(_instances.values()):\n"
         "    if isinstance(w, ApprovalWidget):\n"
         "        print(w.cancelled, w.allow_button.disabled, w.always_button.disabled, w.deny_button.disabled)\n"

@@ -11,11 +11,11 @@ from typing import Any
 
 import pytest
 
-import larik_jupyter.notebook as notebook_package
+import larik_jupyter.frontends.notebook as notebook_package
 from larik_jupyter.errors import LarikError
-from larik_jupyter.notebook import commands
-from larik_jupyter.notebook.kernel import KernelSession
-from larik_jupyter.notebook.widgets.undo import UndoPanel
+from larik_jupyter.frontends.notebook import commands
+from larik_jupyter.frontends.notebook.kernel import KernelSession
+from larik_jupyter.frontends.notebook.widgets.undo import UndoPanel
 from tests.agent_helpers import done, scripted, tool
 from tests.process_helpers import await_until
 
@@ -67,8 +67,8 @@ def test_every_session_switch_is_refused_while_a_turn_runs(project: Path, tmp_pa
         task = asyncio.create_task(agent.arun("slow"))
         await await_until(lambda: agent.running, "the slow turn to start")
         refused = []
-        for action in (lambda: session.resume(first), lambda: session.new(), lambda: session.fork(),
-                       lambda: session.rewind(1), lambda: session.require().undo(),
+        for action in (lambda: session.open(resume=first), lambda: session.open(), lambda: agent.fork(),
+                       lambda: agent.rewind(1), lambda: session.require().undo(),
                        lambda: UndoPanel(session).undo()):
             with pytest.raises(LarikError, match="A turn is running") as info:
                 action()

@@ -15,7 +15,7 @@ from tests.test_checkpoint_prune import saved_turn
 
 HEAVY = ("anthropic", "openai", "pydantic", "ipywidgets", "anywidget", "mcp")
 LOADED = f"import sys\nprint('loaded:', sorted(m for m in {HEAVY!r} if m in sys.modules))"
-EAGER = "import larik_jupyter.api, larik_jupyter.notebook.view, larik_jupyter.notebook.widgets.session_widget"
+EAGER = "import larik_jupyter.api, larik_jupyter.frontends.notebook.view, larik_jupyter.frontends.notebook.widgets.session_widget"
 # Polls what a user could check by hand: the old snapshot directory disappears on its own.
 GONE = (
     "import os, time\n"
@@ -97,7 +97,7 @@ def test_a_failed_prune_is_shown_by_the_next_prompt(
     monkeypatch.setenv("LARIK_MODEL", scripted(tmp_path, [text("Hi.")]))
     larik_dirs["data"].mkdir(parents=True, exist_ok=True)
     (larik_dirs["data"] / "checkpoints").write_text("not a directory")
-    finished = "import larik_jupyter.notebook.extension as ext\next._warmup.thread.join(60)"
+    finished = "import larik_jupyter.frontends.notebook.extension as ext\next._warmup.thread.join(60)"
     outputs = run(["%load_ext larik_jupyter", finished, "%larik hello"], project)
     notes = [body for _, body in shown(outputs[2])]
     assert any("Could not prune old checkpoints" in body and "checkpoints" in body for body in notes)

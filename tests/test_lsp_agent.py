@@ -13,10 +13,10 @@ from IPython.display import display
 from IPython.utils.capture import capture_output
 
 from larik_jupyter import Agent
-from larik_jupyter.notebook import commands
-from larik_jupyter.notebook.magics import LarikMagics
-from larik_jupyter.notebook.parser import Command, parse_magic
-from larik_jupyter.notebook.render import ToolPart, render_tool
+from larik_jupyter.frontends.notebook import commands
+from larik_jupyter.frontends.notebook.magics import LarikMagics
+from larik_jupyter.frontends.notebook.parser import Command, parse_magic
+from larik_jupyter.frontends.notebook.render import ToolPart, render_tool
 from tests.agent_helpers import results_of, scripted, tool
 
 PYLSP = str(Path(sys.executable).parent / "pylsp")

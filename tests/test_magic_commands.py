@@ -18,7 +18,7 @@ from traitlets.config import Config
 
 from larik_jupyter import Agent
 from larik_jupyter.config.layers import user_config_path
-from larik_jupyter.notebook.magics import LarikMagics
+from larik_jupyter.frontends.notebook.magics import LarikMagics
 from larik_jupyter.session.catalog import list_sessions
 from larik_jupyter.testing import ScriptedHTTPServer
 from tests.agent_helpers import done, personal, scripted, tool
@@ -181,7 +181,7 @@ def test_approve_starts_applying_a_shared_allow_rule(project: Path, tmp_path: Pa
     agent.run("echo one")
     first = [b for m in agent.loop.session.state.all for b in m.tool_results()][-1]
     assert first.is_error and "Permission denied" in str(first.content)
-    notices = agent.approve("bash(echo:*)")
+    notices = agent.config.approve("bash(echo:*)")
     assert isinstance(notices, list)
     agent.run("echo two")
     second = [b for m in agent.loop.session.state.all for b in m.tool_results()][-1]

@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 from IPython.core.interactiveshell import InteractiveShell
 
-from larik_jupyter.notebook.async_cells import install_transformers
-from larik_jupyter.notebook.magics import LarikMagics
+from larik_jupyter.frontends.notebook.async_cells import install_transformers
+from larik_jupyter.frontends.notebook.magics import LarikMagics
 from tests.widget_helpers import shell_with_magics, talkative
 
 

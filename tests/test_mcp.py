@@ -224,7 +224,7 @@ def test_long_names_stay_distinct_and_the_tools_keep_one_order(
             assert added.content == "42" and not added.is_error
             # The transcript records the name the model saw.
             assert agent.loop.session.state.all[1].tool_uses()[0].name == add
-            agent.approve("tiny")
+            agent.config.approve("tiny")
             assert agent.run("again").status == "done"
         finally:
             agent.close()

@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 
 from larik_jupyter.agent.permissions import PermissionRequest
-from larik_jupyter.notebook.bridge import Bridge
-from larik_jupyter.notebook.outside import PageApprover
+from larik_jupyter.frontends.mcp.kernel_end import PageApprover
+from larik_jupyter.frontends.notebook.bridge import Bridge
 from tests.agent_helpers import scripted
 from tests.process_helpers import await_until
 from tests.test_notebook_bridge import connect

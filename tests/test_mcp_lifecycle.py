@@ -14,7 +14,7 @@ from IPython.utils.capture import capture_output
 from larik_jupyter import Agent, paths
 from larik_jupyter.agent.mcp import PING_TIMEOUT, McpManager
 from larik_jupyter.config.model import McpServer
-from larik_jupyter.notebook.render import ToolPart, render_tool
+from larik_jupyter.frontends.notebook.render import ToolPart, render_tool
 from tests.agent_helpers import personal, scripted, text, tool
 from tests.process_helpers import wait_until
 from tests.widget_helpers import larik, shell_with_magics

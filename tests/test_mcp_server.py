@@ -322,7 +322,7 @@ def test_waiters_on_the_kernel_each_get_their_own_reply(kernel: Kernel) -> None:
     """A call being stopped and the connection's end wait on the kernel at once (as when the
     client goes mid-call): each gets its own reply, none is read away by the other (before,
     the server could wait forever for a reply the other waiter had read and dropped)."""
-    from larik_jupyter.mcp_server.link import KernelLink
+    from larik_jupyter.frontends.mcp.link import KernelLink
 
     async def later(code: str, link: KernelLink, delay: float) -> str:
         await asyncio.sleep(delay)
@@ -348,7 +348,7 @@ def test_cli_says_in_one_sentence_what_it_could_not_attach_to(
     import http.server
     import threading
 
-    from larik_jupyter.cli import main
+    from larik_jupyter.frontends.cli import main
 
     def error(*argv: str) -> str:
         assert main(["mcp", *argv]) == 2
@@ -420,7 +420,7 @@ def test_restricted_data_does_not_reach_the_client_and_every_answer_is_in_the_le
 ) -> None:
     import orjson
 
-    from larik_jupyter.cli import main
+    from larik_jupyter.frontends.cli import main
 
     personal({**ALLOW, "egress": {"policies": {"secret": "never", "people": "schema"}}})
     _plant(kernel, project)

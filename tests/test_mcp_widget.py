@@ -9,7 +9,7 @@ from pathlib import Path
 from IPython.utils.capture import capture_output
 
 from larik_jupyter.config.layers import load_config
-from larik_jupyter.notebook.widgets.trust import TrustWidget
+from larik_jupyter.frontends.notebook.widgets.trust import TrustWidget
 from tests.agent_helpers import done, scripted, tool
 from tests.widget_helpers import larik, shell_with_magics
 

@@ -29,10 +29,10 @@ from larik_jupyter.bridge_protocol import (
     Patch,
     read_request,
 )
-from larik_jupyter.notebook.bridge import Bridge, NotLanded
-from larik_jupyter.notebook.pump import MainThreadPump
-from larik_jupyter.notebook.reattach import MirroredCell
-from larik_jupyter.notebook.turn_ui import TurnUI
+from larik_jupyter.frontends.notebook.bridge import Bridge, NotLanded
+from larik_jupyter.frontends.notebook.pump import MainThreadPump
+from larik_jupyter.frontends.notebook.reattach import MirroredCell
+from larik_jupyter.frontends.notebook.turn_ui import TurnUI
 from larik_jupyter.tools.env import Env
 from larik_jupyter.tools.host import KernelHost
 from larik_jupyter.tools.notebook.cells import NotebookReadTool
@@ -149,7 +149,7 @@ def test_the_page_that_ran_the_larik_cell_applies_the_requests(tmp_path: Path) -
 def test_a_page_that_says_bye_or_stops_answering_hands_the_notebook_to_the_next(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr("larik_jupyter.notebook.bridge.HANDOVER", 0.3)
+    monkeypatch.setattr("larik_jupyter.frontends.notebook.bridge.HANDOVER", 0.3)
     bridge = Bridge()
     silent = connect(bridge, tmp_path, "nb.ipynb", lambda r: None, page="closed-tab")
     leaving = connect(bridge, tmp_path, "nb.ipynb", shown("l"), page="leaving")

@@ -13,8 +13,13 @@ import pytest
 from IPython.core.error import UsageError
 from IPython.core.interactiveshell import InteractiveShell
 
-from larik_jupyter.notebook.capture import IMAGE_CELLS, MAX_BYTES, MAX_CELLS, KernelCapture
-from larik_jupyter.notebook.context import notebook_context, notebook_from_hints
+from larik_jupyter.frontends.notebook.capture import (
+    IMAGE_CELLS,
+    MAX_BYTES,
+    MAX_CELLS,
+    KernelCapture,
+)
+from larik_jupyter.frontends.notebook.context import notebook_context, notebook_from_hints
 from larik_jupyter.session.reader import load_entries
 from larik_jupyter.session.state import replay
 from tests.agent_helpers import done, scripted

@@ -15,8 +15,8 @@ import pytest
 from larik_jupyter import Agent, KernelHost
 from larik_jupyter.checkpoint.cells import placed
 from larik_jupyter.checkpoint.manifest import read_manifest
-from larik_jupyter.notebook.bridge import Bridge
-from larik_jupyter.notebook.widgets.undo import page_data, undo_data
+from larik_jupyter.frontends.notebook.bridge import Bridge
+from larik_jupyter.frontends.notebook.widgets.undo import page_data, undo_data
 from larik_jupyter.paths import checkpoints_dir
 from tests.agent_helpers import done, scripted, tool
 from tests.test_notebook_bridge import connect, in_worker
@@ -126,7 +126,7 @@ def test_the_checkpoint_records_each_changed_cell_before_the_turn(tmp_path: Path
     agent, page, before = agent_on_page(tmp_path)
     assert [c["id"] for c in page.cells][1:] == ["title", "calc", "tail"]
     assert (tmp_path / "nb.ipynb").read_bytes() == before  # live edits never touch the file
-    (turn,) = agent.checkpoints()  # a turn that changed only cells is undoable
+    (turn,) = agent.history.checkpoints()  # a turn that changed only cells is undoable
     assert turn.files == [] and turn.prompt == 1
     manifest = read_manifest(checkpoints_dir(agent.session_id) / str(turn.turn))
     (record,) = manifest.notebooks or []
@@ -146,7 +146,7 @@ def test_undo_puts_the_open_document_back_through_the_bridge(tmp_path: Path) -> 
     (result,) = in_worker(agent.undo)
     assert result.ok and result.restored_cells == [("nb.ipynb", 3, "the open notebook")]
     assert page.cells == want
-    assert agent.checkpoints() == []
+    assert agent.history.checkpoints() == []
     assert "reverted the notebook cells prompt 1 changed" in (agent.loop.pending_note or "")
 
 
@@ -174,7 +174,7 @@ def test_undo_from_the_kernels_main_thread_keeps_the_turn_to_retry(tmp_path: Pat
     (result,) = agent.undo()  # the thread that would deliver the browser's reply: never waited on
     assert not result.ok and result.refused[0][0] == "nb.ipynb"
     assert "its cells were not restored in the open notebook" in result.refused[0][1]
-    assert page.restores == 0 and len(agent.checkpoints()) == 1
+    assert page.restores == 0 and len(agent.history.checkpoints()) == 1
     assert in_worker(agent.undo).ok and page.cells == [_plain(c) for c in original(tmp_path).cells]
 
 
@@ -257,15 +257,15 @@ def test_the_cli_lists_and_undoes_a_cell_only_turn(tmp_path: Path) -> None:
 
 
 def test_the_sidebar_and_the_rewind_confirmation_list_the_cells(tmp_path: Path) -> None:
-    from larik_jupyter.notebook.widgets.tree import rewind_plan
-    from larik_jupyter.server.turn_diffs import checkpoints
+    from larik_jupyter.frontends.notebook.widgets.tree import rewind_plan
+    from larik_jupyter.frontends.server.turn_diffs import checkpoints
 
     agent, _, _ = agent_on_page(tmp_path)
     (turn,) = checkpoints(agent.session_id, tmp_path, str(tmp_path)).turns
     rows = {f.path: f for f in turn.files}
     assert "+y = 20\n" in rows["nb.ipynb#calc"].diff and rows["nb.ipynb#calc"].existed
     # The inserted cell, then calc, then ran: the order the turn first changed them.
-    assert rewind_plan(agent.checkpoints(), 1).cells == [row.name for row in rows.values()]
+    assert rewind_plan(agent.history.checkpoints(), 1).cells == [row.name for row in rows.values()]
     assert list(rows)[1:] == ["nb.ipynb#calc", "nb.ipynb#ran"]
 
 

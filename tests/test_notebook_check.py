@@ -146,8 +146,8 @@ def test_the_agent_can_call_notebook_check(project: Path, tmp_path: Path) -> Non
 
 
 def test_the_check_widget_links_problems_to_cells(project: Path, tmp_path: Path) -> None:
-    from larik_jupyter.notebook.widgets.check import CheckWidget
-    from larik_jupyter.notebook.widgets.session_widget import shown_widgets
+    from larik_jupyter.frontends.notebook.widgets.check import CheckWidget
+    from larik_jupyter.frontends.notebook.widgets.session_widget import shown_widgets
     from tests.widget_helpers import click, larik, shell_with_magics
 
     write_notebook(project / "bad.ipynb", [("a = 1", 1, []), ("b = a + missing", 2, [])])

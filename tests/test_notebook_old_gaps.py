@@ -79,7 +79,7 @@ def test_undo_puts_back_a_module_a_call_rebound(project: Path, tmp_path: Path, r
 
 
 def test_the_undo_panel_says_created_alike_for_a_module_and_a_value(project: Path, tmp_path: Path) -> None:
-    from larik_jupyter.notebook.widgets.undo import undo_data
+    from larik_jupyter.frontends.notebook.widgets.undo import undo_data
 
     agent = Agent(project, model=scripted(tmp_path, [tool("python", code="import math as m\nx = 1")], done()),
                   yes=True, host=KernelHost({}))

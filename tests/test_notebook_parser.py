@@ -4,8 +4,8 @@ import re
 
 import pytest
 
-from larik_jupyter.notebook.commands import COMMANDS, help_text
-from larik_jupyter.notebook.parser import Command, MagicUsageError, Prompt, parse_magic
+from larik_jupyter.frontends.notebook.commands import COMMANDS, help_text
+from larik_jupyter.frontends.notebook.parser import Command, MagicUsageError, Prompt, parse_magic
 
 
 def test_plain_text_is_a_prompt_kept_verbatim() -> None:

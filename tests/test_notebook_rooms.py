@@ -148,7 +148,7 @@ def test_a_redrawn_transcript_is_one_output_where_display_updates_are_appended(r
     from IPython.utils.capture import capture_output
 
     from larik_jupyter.agent import events as ae
-    from larik_jupyter.notebook.view import TranscriptView
+    from larik_jupyter.frontends.notebook.view import TranscriptView
 
     InteractiveShell.instance()
     view = TranscriptView()

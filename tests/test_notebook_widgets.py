@@ -1,8 +1,8 @@
 from __future__ import annotations
 
 from larik_jupyter.agent.permissions import PermissionAnswer, PermissionRequest
-from larik_jupyter.notebook.widgets.approval import ApprovalWidget
-from larik_jupyter.notebook.widgets.controls import TurnControls
+from larik_jupyter.frontends.notebook.widgets.approval import ApprovalWidget
+from larik_jupyter.frontends.notebook.widgets.controls import TurnControls
 
 
 def _request() -> PermissionRequest:
@@ -65,7 +65,7 @@ def test_stop_control_calls_back_only_while_running() -> None:
 
 
 def test_turn_widgets_stay_silent_in_static_renderers() -> None:
-    from larik_jupyter.notebook.turn_ui import ApprovalArea
+    from larik_jupyter.frontends.notebook.turn_ui import ApprovalArea
 
     for widget in (TurnControls(on_stop=lambda: None), ApprovalArea()):
         bundle = widget._repr_mimebundle_()
@@ -76,8 +76,8 @@ def test_turn_widgets_stay_silent_in_static_renderers() -> None:
 
 def test_the_footer_reads_as_turn_then_session() -> None:
     from larik_jupyter.agent import events as ae
+    from larik_jupyter.frontends.notebook.view import TranscriptView
     from larik_jupyter.llm.messages import Usage
-    from larik_jupyter.notebook.view import TranscriptView
 
     view = TranscriptView()
     usage = Usage(input_tokens=12, output_tokens=30)
@@ -93,7 +93,7 @@ def test_the_footer_reads_as_turn_then_session() -> None:
 
 
 def test_one_coloured_diff_rendering_in_approvals_and_the_transcript() -> None:
-    from larik_jupyter.notebook.render import ToolPart, diff_html, render_tool
+    from larik_jupyter.frontends.notebook.render import ToolPart, diff_html, render_tool
 
     diff = "--- a/x.py\n+++ b/x.py\n@@ -1 +1 @@\n-x = 1\n+x = 2\n"
     card = ApprovalWidget(PermissionRequest("1", "edit", {}, "edit: x.py", diff, "Make this edit to x.py?"), lambda a: None)
@@ -107,7 +107,7 @@ def test_one_coloured_diff_rendering_in_approvals_and_the_transcript() -> None:
 def test_a_python_approval_shows_its_code_once(tmp_path) -> None:  # type: ignore[no-untyped-def]
     from larik_jupyter.agent import events as ae
     from larik_jupyter.agent.preview import preview_change
-    from larik_jupyter.notebook.view import TranscriptView
+    from larik_jupyter.frontends.notebook.view import TranscriptView
     from larik_jupyter.tools.calls import summarize_call
     from larik_jupyter.tools.kernel.python import PythonTool
     from tests.agent_helpers import make_env
@@ -133,7 +133,7 @@ def test_a_python_approval_shows_its_code_once(tmp_path) -> None:  # type: ignor
 
 def test_the_decision_sits_on_its_calls_row_and_python_code_is_one_click_away() -> None:
     from larik_jupyter.agent import events as ae
-    from larik_jupyter.notebook.view import TranscriptView
+    from larik_jupyter.frontends.notebook.view import TranscriptView
     from larik_jupyter.tools.calls import summarize_call
 
     code = "import pandas as pd\nsales = pd.read_csv('sales.csv')\nsales.describe()"

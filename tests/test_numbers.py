@@ -16,9 +16,9 @@ from larik_jupyter import Agent, KernelHost
 from larik_jupyter.agent.events import Listener
 from larik_jupyter.agent.textlog import TextLog
 from larik_jupyter.config.secrets import redactor_for
+from larik_jupyter.frontends.notebook.render import parts_from_entries, render_parts
+from larik_jupyter.frontends.notebook.view import TranscriptView
 from larik_jupyter.llm.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock, user_text
-from larik_jupyter.notebook.render import parts_from_entries, render_parts
-from larik_jupyter.notebook.view import TranscriptView
 from larik_jupyter.session.entry import Entry
 from larik_jupyter.session.export import render_markdown
 from larik_jupyter.session.numbers import HINT, claims, spread, trace, trace_entries

@@ -10,10 +10,10 @@ from pathlib import Path
 import nbformat
 
 from larik_jupyter.config.secrets import redactor_for
-from larik_jupyter.notebook.render import ToolPart, parts_from_entries
-from larik_jupyter.notebook.view import TranscriptView
-from larik_jupyter.server.page_entries import ShownCall
-from larik_jupyter.server.views import transcript_page
+from larik_jupyter.frontends.notebook.render import ToolPart, parts_from_entries
+from larik_jupyter.frontends.notebook.view import TranscriptView
+from larik_jupyter.frontends.server.page_entries import ShownCall
+from larik_jupyter.frontends.server.views import transcript_page
 from larik_jupyter.session.call_summary import cell_label
 from larik_jupyter.session.export import render_markdown
 from tests.agent_helpers import done, scripted, tool
@@ -49,11 +49,11 @@ def test_every_view_names_each_call_the_same_way(tmp_path: Path) -> None:
         "notebook_read: cells 1, 2 of work.ipynb",
     ]
     live = [p.summary for p in view.parts if isinstance(p, ToolPart)]
-    history = [p.summary for p in parts_from_entries(agent.entries, position=agent.cell_position())
+    history = [p.summary for p in parts_from_entries(agent.history.entries, position=agent.history.cell_position())
                if isinstance(p, ToolPart)]
     page = transcript_page(agent.session_id, agent.session_path, 0, 1000, root)
     server = [b.summary for e in page.entries if e.message for b in e.message.content if isinstance(b, ShownCall)]
-    exported = render_markdown(agent.session_path, agent.entries, redactor=redactor_for(None))
+    exported = render_markdown(agent.session_path, agent.history.entries, redactor=redactor_for(None))
     export = re.findall(r"\*\*Tool call\*\* `([^`]*)`", exported)
     records = [c.summary for c in agent.records.tool_calls]
     assert live == history == server == export == records == expected

@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 
 from larik_jupyter import Agent, KernelHost
-from larik_jupyter.notebook.parser import MagicUsageError, Prompt, parse_magic
+from larik_jupyter.frontends.notebook.parser import MagicUsageError, Prompt, parse_magic
 from tests.agent_helpers import done, scripted, text, tool
 from tests.test_notebook_kernel_undo import client, run_cells
 

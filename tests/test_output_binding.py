@@ -16,7 +16,7 @@ from nbformat.v4 import new_code_cell, new_notebook
 from test_notebooks import outputs_text
 from widget_helpers import shell_with_magics
 
-from larik_jupyter.notebook.parser import MagicUsageError, Prompt, parse_magic
+from larik_jupyter.frontends.notebook.parser import MagicUsageError, Prompt, parse_magic
 from larik_jupyter.session.reader import load_entries
 from larik_jupyter.session.state import replay
 from tests.process_helpers import await_until
@@ -115,7 +115,7 @@ def test_in_a_kernel_o_never_replaces_unasked_and_undo_puts_the_binding_back(pro
 def _cards() -> list[Any]:
     from ipywidgets.widgets.widget import _instances
 
-    from larik_jupyter.notebook.widgets.approval import ApprovalWidget
+    from larik_jupyter.frontends.notebook.widgets.approval import ApprovalWidget
 
     return [w for w in list(_instances.values()) if isinstance(w, ApprovalWidget) and w.answer is None and not w.cancelled]
 

@@ -13,7 +13,7 @@ import pytest
 from tornado.httpclient import HTTPClientError
 
 from larik_jupyter.agent.permissions import PermissionAnswer, PermissionRequest
-from larik_jupyter.notebook.page_approvals import PageApprover
+from larik_jupyter.frontends.notebook.page_approvals import PageApprover
 from larik_jupyter.server_link import JupyterServer
 
 pytest_plugins = ["pytest_jupyter.jupyter_server"]
@@ -26,7 +26,7 @@ REQUEST = PermissionRequest(
 
 @pytest.fixture
 def jp_server_config() -> dict[str, Any]:
-    return {"ServerApp": {"jpserver_extensions": {"larik_jupyter.server": True}}}
+    return {"ServerApp": {"jpserver_extensions": {"larik_jupyter.frontends.server": True}}}
 
 
 @pytest.fixture

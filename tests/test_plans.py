@@ -13,7 +13,7 @@ from nbclient import NotebookClient
 
 from larik_jupyter import Agent
 from larik_jupyter.config.secrets import redactor_for
-from larik_jupyter.notebook.view import TranscriptView
+from larik_jupyter.frontends.notebook.view import TranscriptView
 from larik_jupyter.session.export import export_markdown
 from tests.agent_helpers import done, results_of, scripted, tool
 from tests.process_helpers import wait_until
@@ -65,7 +65,7 @@ def test_three_updates_render_as_one_checklist_that_changes_in_place(project: Pa
         larik(shell, "/plan")
     assert "- [x] Run the tests" in markdown_of(plan.outputs) and "3/3 done" in markdown_of(plan.outputs)
     assert magics.agent is not None
-    assert [(t.content, t.status) for t in magics.agent.plan or []] == [(t["content"], t["status"]) for t in THIRD]
+    assert [(t.content, t.status) for t in magics.agent.history.plan or []] == [(t["content"], t["status"]) for t in THIRD]
     magics.agent.close()
 
 
@@ -84,12 +84,12 @@ def test_todo_write_needs_no_approval_and_refuses_two_items_in_progress(project:
     assert not ok.is_error and "Plan updated (0/3 done)" in ok.content
     assert two.is_error and "at most one item may be in_progress" in two.content
     assert status.is_error and "todos.0.status" in status.content
+    agent.close()
     shell, magics = shell_with_magics(project, model)
-    magics.kernel.agent = agent
+    larik(shell, f"/resume {agent.session_id}")
     with capture_output() as plan:
         larik(shell, "/plan")
     assert "**Read the code** _(in progress)_" in markdown_of(plan.outputs)  # the refused plans changed nothing
-    agent.close()
 
 
 def test_history_and_export_render_every_update_as_a_checklist(project: Path, tmp_path: Path) -> None:
@@ -162,10 +162,10 @@ def test_after_a_kernel_restart_resume_and_plan_show_the_last_plan(project: Path
 def test_an_empty_list_clears_the_plan(project: Path, tmp_path: Path) -> None:
     agent = Agent(project, model=scripted(tmp_path, plan_reply(FIRST), plan_reply([]), done()))
     agent.run("plan, then drop it")
-    assert agent.plan == []
+    assert agent.history.plan == []
+    agent.close()
     shell, magics = shell_with_magics(project, "scripted:demo")
-    magics.kernel.agent = agent
+    larik(shell, f"/resume {agent.session_id}")
     with capture_output() as plan:
         larik(shell, "/plan")
     assert "0/0 done\n\n_(the plan is empty)_" in markdown_of(plan.outputs)
-    agent.close()

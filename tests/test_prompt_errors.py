@@ -10,8 +10,8 @@ import pytest
 from IPython.core.interactiveshell import InteractiveShell
 from nbclient import NotebookClient
 
-from larik_jupyter.notebook.async_cells import install_transformers
-from larik_jupyter.notebook.magics import LarikMagics
+from larik_jupyter.frontends.notebook.async_cells import install_transformers
+from larik_jupyter.frontends.notebook.magics import LarikMagics
 from larik_jupyter.testing.server import ScriptedHTTPServer
 from tests.agent_helpers import done
 

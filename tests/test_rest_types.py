@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from larik_jupyter.server.schema import typescript
+from larik_jupyter.frontends.server.schema import typescript
 from larik_jupyter.session.branch import TreeNode
 
 REST_TS = Path(__file__).resolve().parent.parent / "labextension" / "src" / "rest.ts"
@@ -14,7 +14,7 @@ REST_TS = Path(__file__).resolve().parent.parent / "labextension" / "src" / "res
 
 def test_the_sidebars_rest_types_are_generated_from_the_server_models() -> None:
     assert REST_TS.read_text(encoding="utf-8") == typescript(), (
-        "run: python -m larik_jupyter.server.schema > labextension/src/rest.ts"
+        "run: python -m larik_jupyter.frontends.server.schema > labextension/src/rest.ts"
     )
 
 

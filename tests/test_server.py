@@ -30,7 +30,7 @@ API = ("larik", "api", "sessions")
 
 @pytest.fixture
 def jp_server_config() -> dict[str, Any]:
-    return {"ServerApp": {"jpserver_extensions": {"larik_jupyter.server": True}}}
+    return {"ServerApp": {"jpserver_extensions": {"larik_jupyter.frontends.server": True}}}
 
 
 @pytest.fixture
@@ -435,9 +435,9 @@ async def test_pages_send_a_result_that_is_a_diff_as_the_one_diff_html(jp_fetch:
 @pytest.mark.parametrize(
     ("jp_server_config", "backend"),
     [
-        ({"ServerApp": {"jpserver_extensions": {"larik_jupyter.server": True}}}, None),
+        ({"ServerApp": {"jpserver_extensions": {"larik_jupyter.frontends.server": True}}}, None),
         (
-            {"ServerApp": {"jpserver_extensions": {"larik_jupyter.server": True, "jupyter_server_ydoc": True}}},
+            {"ServerApp": {"jpserver_extensions": {"larik_jupyter.frontends.server": True, "jupyter_server_ydoc": True}}},
             "jupyter-collaboration",
         ),
     ],

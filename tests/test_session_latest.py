@@ -15,8 +15,8 @@ from nbclient import NotebookClient
 from session_helpers import add_turn, make_session
 
 from larik_jupyter import Agent, paths
-from larik_jupyter.notebook.kernel import KernelSession
-from larik_jupyter.notebook.widgets.sessions import SessionsBrowser
+from larik_jupyter.frontends.notebook.kernel import KernelSession
+from larik_jupyter.frontends.notebook.widgets.sessions import SessionsBrowser
 from larik_jupyter.session.catalog import latest, list_sessions
 from larik_jupyter.session.entry import now_rfc3339
 from larik_jupyter.session.reader import load_entries
@@ -100,12 +100,12 @@ def test_fork_and_rewind_of_a_held_session_from_the_widgets(project: Path, tmp_p
     before = source.read_bytes()
     kernel = KernelSession(project, model=scripted(tmp_path, done("ok")), yes=True, set_next_cell=lambda _: None)
     with Session.open(source):
-        branch = kernel.fork(session_id=source.stem, prompt_number=2)  # the tree's "Fork here" after prompt 2
+        branch = kernel.sessions.fork(2, session=source.stem)  # the tree's "Fork here" after prompt 2
         assert kernel.require().session_id == branch.stem and kernel.require().branched_from is None
         assert prompts_of(branch) == ["prompt 1\nsecond line", "prompt 2\nsecond line"]
-        end = kernel.fork(session_id=source.stem)  # the sessions browser's Fork: at its end
+        end = kernel.sessions.fork(session=source.stem)  # the sessions browser's Fork: at its end
         assert len(prompts_of(end)) == 3
-        code = kernel.rewind(2, session_id=source.stem)  # the tree's "Rewind here"
+        code = "%%larik\n" + kernel.sessions.rewind(2, session=source.stem)  # the tree's "Rewind here"
         assert code == "%%larik\nprompt 2\nsecond line"
         assert prompts_of(kernel.require().session_path) == ["prompt 1\nsecond line"]
         browser = SessionsBrowser(kernel)

@@ -12,7 +12,7 @@ import pytest
 from IPython.core.interactiveshell import InteractiveShell
 from IPython.utils.capture import capture_output
 
-from larik_jupyter.notebook.magics import LarikMagics
+from larik_jupyter.frontends.notebook.magics import LarikMagics
 from larik_jupyter.testing import ScriptedHTTPServer
 from tests.agent_helpers import done, personal, scripted, tool
 from tests.widget_helpers import larik, shell_with_magics

@@ -200,7 +200,7 @@ def test_the_task_itself_needs_no_approval_but_the_subagents_calls_do(repo: Path
 
 
 def test_the_commands_parse() -> None:
-    from larik_jupyter.notebook.parser import MagicUsageError, parse_magic
+    from larik_jupyter.frontends.notebook.parser import MagicUsageError, parse_magic
 
     assert parse_magic("/agents discard task-1a2b3c").args == {"action": "discard", "name": "task-1a2b3c"}  # type: ignore[union-attr]
     assert parse_magic("/agents").args == {"action": None, "name": None}  # type: ignore[union-attr]

@@ -12,7 +12,7 @@ from pathlib import Path
 import pexpect
 import pytest
 
-from larik_jupyter.notebook.terminal import parse_answer
+from larik_jupyter.frontends.notebook.terminal import parse_answer
 
 BIN = Path(sys.executable).parent
 # Terminal IPython runs the agent in its own process; `jupyter console` (prompt_toolkit, as a

@@ -64,7 +64,7 @@ class Chart:
 
 def test_rich_results_are_shown_to_the_user_once_with_their_call(tmp_path: Path) -> None:
     from larik_jupyter.agent import events as ae
-    from larik_jupyter.notebook.view import TranscriptView
+    from larik_jupyter.frontends.notebook.view import TranscriptView
 
     shown: list[object] = []
     env = kernel_env(tmp_path, {"Chart": Chart}, shown)

@@ -13,7 +13,7 @@ import pytest
 
 from larik_jupyter import Agent
 from larik_jupyter.api import RewindStopped
-from larik_jupyter.notebook.widgets.undo import result_data
+from larik_jupyter.frontends.notebook.widgets.undo import result_data
 from tests.agent_helpers import done, scripted, tool
 from tests.test_notebook_bridge import in_worker
 from tests.test_notebook_cells_undo import _plain, agent_on_page, original
@@ -42,13 +42,13 @@ def test_undo_names_a_file_changed_since_and_restores_nothing_unasked(project: P
     assert result.changed == ["f.txt"] and not result.ok and result.restored == []
     assert (project / "f.txt").read_bytes() == b"v2\nmy own line\n"
     assert (project / "g.txt").read_bytes() == b"new\n"  # nothing of the turn was undone
-    assert agent.loop.pending_note is None and len(agent.checkpoints()) == 1
+    assert agent.loop.pending_note is None and len(agent.history.checkpoints()) == 1
     assert result_data(result)["changed"] == ["f.txt"]
 
     (forced,) = agent.undo(force=True)
     assert forced.ok and sorted(forced.restored) == ["f.txt", "g.txt"]
     assert (project / "f.txt").read_bytes() == b"v1\n" and not (project / "g.txt").exists()
-    assert agent.checkpoints() == []
+    assert agent.history.checkpoints() == []
     agent.close()
 
 
@@ -58,7 +58,7 @@ def test_undo_skipping_changed_files_keeps_them_and_tells_the_model(project: Pat
     (result,) = agent.undo(skip_changed=True)
     assert result.ok and result.skipped == ["f.txt"] and result.restored == ["g.txt"]
     assert (project / "f.txt").read_bytes() == b"mine\n" and not (project / "g.txt").exists()
-    assert agent.checkpoints() == []
+    assert agent.history.checkpoints() == []
     agent.run("go on")
     prompt = agent.loop.session.state.all[agent.loop.session.state.prompt_positions[-1]]
     note = prompt.content[0].text  # type: ignore[union-attr]
@@ -174,7 +174,7 @@ def test_undo_in_a_kernel_shows_the_changed_file_and_force_restores_it(project: 
 
 
 def test_the_undo_panel_asks_then_restores_anyway_or_skips(tmp_path: Path) -> None:
-    from larik_jupyter.notebook.widgets.undo import UndoPanel
+    from larik_jupyter.frontends.notebook.widgets.undo import UndoPanel
     from tests.test_widget_undo import two_turns
     from tests.widget_helpers import click
 
@@ -198,7 +198,7 @@ def test_the_undo_panel_asks_then_restores_anyway_or_skips(tmp_path: Path) -> No
 def test_the_fork_trees_rewind_with_files_asks_about_changed_files_then_skips_them(
     project: Path, tmp_path: Path
 ) -> None:
-    from larik_jupyter.notebook.widgets.tree import ForkTreeWidget
+    from larik_jupyter.frontends.notebook.widgets.tree import ForkTreeWidget
     from tests.widget_helpers import click, larik, shell_with_magics
 
     model = scripted(tmp_path, [tool("write", path="a.txt", content="one\n"),

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from larik_jupyter.notebook.widgets.undo import UndoPanel
+from larik_jupyter.frontends.notebook.widgets.undo import UndoPanel
 from tests.agent_helpers import scripted, text, tool
 from tests.widget_helpers import click, larik, shell_with_magics
 

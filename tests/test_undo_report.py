@@ -14,8 +14,8 @@ from bs4 import BeautifulSoup
 from IPython.utils.capture import capture_output
 
 from larik_jupyter import Agent, UndoReport
-from larik_jupyter.notebook.widgets.session_widget import shown_widgets
-from larik_jupyter.notebook.widgets.undo import UndoPanel
+from larik_jupyter.frontends.notebook.widgets.session_widget import shown_widgets
+from larik_jupyter.frontends.notebook.widgets.undo import UndoPanel
 from larik_jupyter.session.catalog import list_sessions
 from larik_jupyter.testing import ScriptedHTTPServer
 from tests.agent_helpers import done, scripted, tool
@@ -150,8 +150,8 @@ def test_the_clis_undo_reaches_the_next_prompt_of_the_session_as_a_system_note(
 
 def test_nothing_left_to_undo_is_one_sentence_in_every_front_end(tmp_path: Path) -> None:
     from larik_jupyter.checkpoint.errors import NothingToUndoError
-    from larik_jupyter.notebook.widgets.undo import undo_data
-    from larik_jupyter.server.turn_diffs import checkpoints
+    from larik_jupyter.frontends.notebook.widgets.undo import undo_data
+    from larik_jupyter.frontends.server.turn_diffs import checkpoints
 
     project, model = a_turn(tmp_path, "p")
     agent = Agent(project, model=model, yes=True)

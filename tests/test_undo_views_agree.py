@@ -18,7 +18,7 @@ from nbclient import NotebookClient
 from nbformat.v4 import new_code_cell, new_notebook
 
 from larik_jupyter.agent.undo_list import WENT_WITH_THE_KERNEL
-from larik_jupyter.server.views import checkpoints
+from larik_jupyter.frontends.server.views import checkpoints
 from larik_jupyter.session.catalog import list_sessions
 from tests.agent_helpers import done, personal, scripted, tool
 from tests.process_helpers import wait_until

@@ -18,11 +18,11 @@ from nbclient import NotebookClient
 
 from larik_jupyter import Agent, KernelHost
 from larik_jupyter.config.secrets import redactor_for
-from larik_jupyter.notebook.render import parts_from_entries, render_parts
-from larik_jupyter.notebook.widgets.tree import tree_data
-from larik_jupyter.notebook.widgets.tree_model import PromptItem
-from larik_jupyter.notebook.widgets.undo import undo_data
-from larik_jupyter.server.turn_diffs import checkpoints
+from larik_jupyter.frontends.notebook.render import parts_from_entries, render_parts
+from larik_jupyter.frontends.notebook.widgets.tree import tree_data
+from larik_jupyter.frontends.notebook.widgets.tree_model import PromptItem
+from larik_jupyter.frontends.notebook.widgets.undo import undo_data
+from larik_jupyter.frontends.server.turn_diffs import checkpoints
 from larik_jupyter.session.export import export_markdown
 
 CSV = "value\n" + "\n".join(str(n) for n in range(1, 21)) + "\n"
@@ -63,7 +63,7 @@ def test_the_session_records_the_undone_prompt_and_every_view_says_so(
     agent = _session(project, tmp_path, monkeypatch, undo=undo)
     lines = [orjson.loads(line) for line in agent.session_path.read_bytes().splitlines()]
     assert [e["undone"] for e in lines if "undone" in e] == ([[2]] if undo else [])
-    history = render_parts(parts_from_entries(agent.entries))
+    history = render_parts(parts_from_entries(agent.history.entries))
     assert ("Prompt 2 was undone" in history) is undo
     exported = export_markdown(agent.session_path, "out.md", cwd=project, redactor=redactor_for(project)).read_text()
     assert ("## 2. User (undone)" in exported and "*Prompt 2 was undone" in exported) is undo

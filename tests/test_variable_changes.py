@@ -18,8 +18,8 @@ import pytest
 from larik_jupyter import Agent, KernelHost, PermissionAnswer, PermissionRequest
 from larik_jupyter.agent.textlog import TextLog
 from larik_jupyter.config.secrets import redactor_for
-from larik_jupyter.notebook.render import parts_from_messages, render_parts
-from larik_jupyter.notebook.view import TranscriptView
+from larik_jupyter.frontends.notebook.render import parts_from_messages, render_parts
+from larik_jupyter.frontends.notebook.view import TranscriptView
 from larik_jupyter.session.export import render_markdown
 from larik_jupyter.session.reader import load_entries
 from larik_jupyter.session.state import replay
@@ -270,7 +270,7 @@ def test_a_turns_changes_merge_over_its_calls(project: Path, tmp_path: Path) -> 
     )
     agent = Agent(project, model=model, yes=True, host=KernelHost(ns))
     agent.run("twice")
-    assert [c.text() for c in agent.variable_changes(1)] == [
+    assert [c.text() for c in agent.history.variable_changes(1)] == [
         "df: DataFrame 1000×5 → 10×4", "z: created list len 1"
     ]
     agent.close()

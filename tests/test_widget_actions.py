@@ -11,13 +11,13 @@ from typing import Any, get_args
 import msgspec
 import pytest
 
-from larik_jupyter.notebook.widgets import actions
-from larik_jupyter.notebook.widgets.actions import Action, Ping, Resume, read_action
-from larik_jupyter.notebook.widgets.check import CheckWidget, FocusCell
-from larik_jupyter.notebook.widgets.controls import Stop, TurnControls
-from larik_jupyter.notebook.widgets.sessions import Delete, Export, Fork, SessionsBrowser
-from larik_jupyter.notebook.widgets.tree import ForkTreeWidget
-from larik_jupyter.notebook.widgets.tree_actions import (
+from larik_jupyter.frontends.notebook.widgets import actions
+from larik_jupyter.frontends.notebook.widgets.actions import Action, Ping, Resume, read_action
+from larik_jupyter.frontends.notebook.widgets.check import CheckWidget, FocusCell
+from larik_jupyter.frontends.notebook.widgets.controls import Stop, TurnControls
+from larik_jupyter.frontends.notebook.widgets.sessions import Delete, Export, Fork, SessionsBrowser
+from larik_jupyter.frontends.notebook.widgets.tree import ForkTreeWidget
+from larik_jupyter.frontends.notebook.widgets.tree_actions import (
     AsNotebook,
     CancelRewind,
     Compare,
@@ -26,7 +26,7 @@ from larik_jupyter.notebook.widgets.tree_actions import (
     PlanRewind,
     Rewind,
 )
-from larik_jupyter.notebook.widgets.undo import Reload, Undo, UndoPanel, UndoTo
+from larik_jupyter.frontends.notebook.widgets.undo import Reload, Undo, UndoPanel, UndoTo
 from tests.widget_helpers import click, shell_with_magics, talkative
 
 WIDGETS = Path(actions.__file__).parent

@@ -11,9 +11,9 @@ from IPython.core.error import UsageError
 from session_helpers import tree_state
 
 from larik_jupyter import paths
+from larik_jupyter.frontends.notebook.widgets.session_widget import shown_widgets
+from larik_jupyter.frontends.notebook.widgets.sessions import SessionsBrowser, sessions_data
 from larik_jupyter.llm.messages import Message, TextBlock, Usage, user_text
-from larik_jupyter.notebook.widgets.session_widget import shown_widgets
-from larik_jupyter.notebook.widgets.sessions import SessionsBrowser, sessions_data
 from larik_jupyter.session.entry import Entry
 from larik_jupyter.session.store import Session
 from tests.widget_helpers import click, larik, shape, shell_with_magics, talkative

@@ -8,9 +8,9 @@ from typing import Any
 import msgspec
 import pytest
 
+from larik_jupyter.frontends.notebook.widgets.session_widget import refresh_all, shown_widgets
+from larik_jupyter.frontends.notebook.widgets.tree import ForkTreeWidget, tree_data
 from larik_jupyter.llm.messages import Message, TextBlock, Usage, user_text
-from larik_jupyter.notebook.widgets.session_widget import refresh_all, shown_widgets
-from larik_jupyter.notebook.widgets.tree import ForkTreeWidget, tree_data
 from larik_jupyter.session.catalog import delete, list_sessions
 from larik_jupyter.session.entry import Entry
 from larik_jupyter.session.store import Session

@@ -9,10 +9,10 @@ from typing import Any
 from IPython.utils.capture import capture_output
 
 from larik_jupyter import paths
-from larik_jupyter.notebook.widgets.session_widget import shown_widgets
-from larik_jupyter.notebook.widgets.tree import ForkTreeWidget
-from larik_jupyter.notebook.widgets.undo import UndoPanel, undo_data
-from larik_jupyter.notebook.widgets.undo_model import UndoList
+from larik_jupyter.frontends.notebook.widgets.session_widget import shown_widgets
+from larik_jupyter.frontends.notebook.widgets.tree import ForkTreeWidget
+from larik_jupyter.frontends.notebook.widgets.undo import UndoPanel, undo_data
+from larik_jupyter.frontends.notebook.widgets.undo_model import UndoList
 from tests.agent_helpers import scripted, text, tool
 from tests.widget_helpers import click, larik, shell_with_magics
 

@@ -25,31 +25,31 @@ from larik_jupyter.egress.ledger import (
 PACKAGE = Path(larik_jupyter.__file__).parent
 
 # The front ends: every module of these folders, the bridge and the widgets included.
-FRONT_ENDS = ("notebook", "cli", "server", "mcp_server")
+FRONT_ENDS = ("frontends",)
 # `.get("KEY")` reads in the front ends that are not on wire data, by module, receiver and key.
 NOT_WIRE: dict[tuple[str, str, str], str] = {
-    ("notebook/magics.py", "sys.modules", "larik_jupyter.notebook.widgets.session_widget"): "Python's module table",
-    ("notebook/render.py", "data", "text/html"): "a MIME bundle IPython's formatters made in this process",
-    ("notebook/render.py", "data", "text/plain"): "a MIME bundle IPython's formatters made in this process",
-    ("notebook/outside.py", "request.input", "cell_id"): "a call's input, which its tool's schema declares",
-    ("notebook/outside.py", "source", "data"): "a stored image block's source (`llm.messages.ImageBlock`)",
-    ("notebook/outside.py", "source", "media_type"): "a stored image block's source (`llm.messages.ImageBlock`)",
-    ("notebook/display_capture.py", ")", "display_id"): "IPython's `transient` argument to a display publisher",
-    ("notebook/runner.py", ")", "display_id"): "IPython's `transient` argument to a display publisher",
-    ("notebook/runner.py", "last", "output_type"): "an output this module built",
-    ("notebook/runner.py", "o", "ename"): "an output this module built",
-    ("notebook/runner.py", "old", "_display_id"): "an output this module built",
-    ("notebook/capture.py", "data", "text/plain"): "a MIME bundle the kernel's display hook got in this process",
-    ("notebook/consoles.py", "kernel.shell_handlers", "is_complete_request"): "ipykernel's table of handlers",
-    ("notebook/session_commands.py", "args", "prompt_number"): "a command's arguments, parsed by its `@command` syntax",
-    ("notebook/session_commands.py", "args", "force"): "a command's arguments, parsed by its `@command` syntax",
-    ("notebook/session_commands.py", "args", "skip_changed"): "a command's arguments, parsed by its `@command` syntax",
-    ("notebook/context.py", "namespace", "__vsc_ipynb_file__"): "the user's namespace",
-    ("notebook/context.py", "namespace", "__session__"): "the user's namespace",
-    ("notebook/context.py", "os.environ", "JPY_SESSION_NAME"): "the environment",
-    ("cli/mcp.py", "os.environ", "JUPYTER_TOKEN"): "the environment",
-    ("server/rooms.py", "serverapp.web_app.settings", "yroom_manager"): "the Jupyter server's settings in this process",
-    ("server/rooms.py", "serverapp.web_app.settings", "file_id_manager"): "the Jupyter server's settings in this process",
+    ("frontends/notebook/magics.py", "sys.modules", "larik_jupyter.frontends.notebook.widgets.session_widget"): "Python's module table",
+    ("frontends/notebook/render.py", "data", "text/html"): "a MIME bundle IPython's formatters made in this process",
+    ("frontends/notebook/render.py", "data", "text/plain"): "a MIME bundle IPython's formatters made in this process",
+    ("frontends/mcp/kernel_end.py", "request.input", "cell_id"): "a call's input, which its tool's schema declares",
+    ("frontends/mcp/kernel_end.py", "source", "data"): "a stored image block's source (`llm.messages.ImageBlock`)",
+    ("frontends/mcp/kernel_end.py", "source", "media_type"): "a stored image block's source (`llm.messages.ImageBlock`)",
+    ("frontends/notebook/display_capture.py", ")", "display_id"): "IPython's `transient` argument to a display publisher",
+    ("frontends/notebook/runner.py", ")", "display_id"): "IPython's `transient` argument to a display publisher",
+    ("frontends/notebook/runner.py", "last", "output_type"): "an output this module built",
+    ("frontends/notebook/runner.py", "o", "ename"): "an output this module built",
+    ("frontends/notebook/runner.py", "old", "_display_id"): "an output this module built",
+    ("frontends/notebook/capture.py", "data", "text/plain"): "a MIME bundle the kernel's display hook got in this process",
+    ("frontends/notebook/consoles.py", "kernel.shell_handlers", "is_complete_request"): "ipykernel's table of handlers",
+    ("frontends/notebook/session_commands.py", "args", "prompt_number"): "a command's arguments, parsed by its `@command` syntax",
+    ("frontends/notebook/session_commands.py", "args", "force"): "a command's arguments, parsed by its `@command` syntax",
+    ("frontends/notebook/session_commands.py", "args", "skip_changed"): "a command's arguments, parsed by its `@command` syntax",
+    ("frontends/notebook/context.py", "namespace", "__vsc_ipynb_file__"): "the user's namespace",
+    ("frontends/notebook/context.py", "namespace", "__session__"): "the user's namespace",
+    ("frontends/notebook/context.py", "os.environ", "JPY_SESSION_NAME"): "the environment",
+    ("frontends/cli/mcp.py", "os.environ", "JUPYTER_TOKEN"): "the environment",
+    ("frontends/server/rooms.py", "serverapp.web_app.settings", "yroom_manager"): "the Jupyter server's settings in this process",
+    ("frontends/server/rooms.py", "serverapp.web_app.settings", "file_id_manager"): "the Jupyter server's settings in this process",
 }
 GET = re.compile(r"""([\w.]+|\)|\])\.get\(\s*["']([^"']*)["']""")
 
@@ -72,7 +72,7 @@ def test_no_front_end_reads_wire_data_with_get() -> None:
 
 
 def test_every_not_wire_reason_is_still_needed() -> None:
-    assert _front_end_modules() and "mcp_server/link.py" in [p.relative_to(PACKAGE).as_posix() for p in _front_end_modules()]
+    assert _front_end_modules() and "frontends/mcp/link.py" in [p.relative_to(PACKAGE).as_posix() for p in _front_end_modules()]
     stale = set(NOT_WIRE) - set(_reads())
     assert not stale, f"reasons for reads that are gone: {stale}"
 
@@ -111,7 +111,7 @@ def test_an_answer_reads_back_as_the_mcp_result_it_is() -> None:
 
 
 def test_the_views_offered_are_the_views_the_kernel_reads() -> None:
-    from larik_jupyter.mcp_server.server import VIEW_TOOLS, tool_list
+    from larik_jupyter.frontends.mcp.server import VIEW_TOOLS, tool_list
 
     assert set(VIEW_TOOLS) == set(mcp_link.VIEWS)
     schemas = {tool.name: tool.input_schema for tool in tool_list()}

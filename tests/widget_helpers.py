@@ -8,8 +8,8 @@ from typing import Any
 
 from IPython.core.interactiveshell import InteractiveShell
 
-from larik_jupyter.notebook.magics import LarikMagics
-from larik_jupyter.notebook.widgets.session_widget import SessionWidget
+from larik_jupyter.frontends.notebook.magics import LarikMagics
+from larik_jupyter.frontends.notebook.widgets.session_widget import SessionWidget
 from larik_jupyter.session.reader import load_entries
 from larik_jupyter.testing import ScriptedHTTPServer
 from tests.agent_helpers import scripted, text

@@ -16,7 +16,7 @@ import {
   TranscriptPage
 } from './rest';
 
-// The endpoints' answers, generated from their Python models (larik_jupyter/server/schema.py).
+// The endpoints' answers, generated from their Python models (larik_jupyter/frontends/server/schema.py).
 export type {
   CheckpointTurn,
   Checkpoints,

@@ -2,7 +2,7 @@
  * The notebook bridge: one `larik.bridge` comm between each open notebook panel and its kernel
  * (when the kernel has larik_jupyter loaded). The kernel's requests are applied to the panel's
  * live document model, never to the file, and each gets a reply with the resulting cell ids or
- * a precise error. See larik_jupyter/notebook/bridge.py for the kernel's end.
+ * a precise error. See larik_jupyter/frontends/notebook/bridge.py for the kernel's end.
  */
 import type { ISharedCell, ISharedCodeCell } from '@jupyter/ydoc';
 import { Cell, ICodeCellModel } from '@jupyterlab/cells';

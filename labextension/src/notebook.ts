@@ -66,7 +66,7 @@ export async function openInNotebook(
 
 /**
  * A session widget of an ended kernel asks to run its command again (`larik-run-again`, from
- * larik_jupyter/notebook/widgets/shared.js): a cell with that command goes below the widget's
+ * larik_jupyter/frontends/notebook/widgets/shared.js): a cell with that command goes below the widget's
  * cell, in the kernel the notebook has now, and runs.
  */
 export function runAgainBelow(tracker: INotebookTracker): void {

@@ -2,8 +2,8 @@
 
 Internal to the agent: front ends drive `api.Agent`, which holds one `AgentLoop`. A tool call's
 way through hooks, permissions and protect mode is `tool_calls.py` (`gate.py`, `protect.py`),
-summarising the context `compaction.py`, the turn's own arguments and state, its opening and
-end `turn.py`."""
+what the model is sent and how that context is kept `model_context.py` (summarising it
+`compaction.py`), the turn's own arguments and state, its opening and end `turn.py`."""
 
 from __future__ import annotations
 
@@ -15,16 +15,14 @@ from pathlib import Path
 from typing import Any
 
 from larik_jupyter.agent import events as ae
-from larik_jupyter.agent.compaction import compact_session, compaction_due, request_tokens
 from larik_jupyter.agent.gate import turn_gate
 from larik_jupyter.agent.hooks import HookRunner
 from larik_jupyter.agent.mcp import McpManager, McpTool
 from larik_jupyter.agent.mcp_status import started_notice
-from larik_jupyter.agent.model_call import call_model
+from larik_jupyter.agent.model_context import ModelContext
 from larik_jupyter.agent.options import AgentOptions
 from larik_jupyter.agent.outcome import TurnOutcome
 from larik_jupyter.agent.permissions import Approver
-from larik_jupyter.agent.prompt import egress_rules, system_prompt
 from larik_jupyter.agent.protect import agent_variables
 from larik_jupyter.agent.stop_reasons import (
     cut_call_result,
@@ -33,38 +31,33 @@ from larik_jupyter.agent.stop_reasons import (
     refused_error,
 )
 from larik_jupyter.agent.subagents import Child
-from larik_jupyter.agent.tool_calls import INTERRUPTED_RESULT, ToolCalls, unanswered
+from larik_jupyter.agent.tool_calls import INTERRUPTED_RESULT, ToolCalls
 from larik_jupyter.agent.toolset import agent_tools
 from larik_jupyter.agent.turn import PromptExtras, Turn, end_turn, open_turn, prompt_message
 from larik_jupyter.agent.undo import record_note
 from larik_jupyter.checkpoint.store import CheckpointStore
 from larik_jupyter.config.layers import LoadedConfig, load_config
-from larik_jupyter.config.skills import in_personal_skill, skills_prompt
+from larik_jupyter.config.skills import in_personal_skill
 from larik_jupyter.egress.door import EgressDoor, TurnMark, open_door
 from larik_jupyter.egress.lineage import messages_lineage
 from larik_jupyter.errors import LarikError
-from larik_jupyter.llm import events as ev
 from larik_jupyter.llm.messages import Message, ToolResultBlock, ToolUseBlock, Usage
-from larik_jupyter.llm.pricing import cost as price_usage
 from larik_jupyter.llm.provider import Provider, ProviderError
 from larik_jupyter.llm.valid_text import valid_text
 from larik_jupyter.lsp.manager import LspManager
 from larik_jupyter.session.branch import ancestors
 from larik_jupyter.session.call_summary import CellPosition, first_known, positions_in_files
-from larik_jupyter.session.entry import Entry
 from larik_jupyter.session.store import Session
 from larik_jupyter.tools.base import Tool
 from larik_jupyter.tools.env import CallContext, Env, InlineRunner
 from larik_jupyter.tools.envelope import new_nonce
 from larik_jupyter.tools.kernel import content_key, kernel_snapshots, user_variables
 from larik_jupyter.tools.notebook import cell_positions
-from larik_jupyter.tools.registry import tool_schemas
 
 DEFAULT_MAX_STEPS = 40
-CLEARED_SUMMARY = "The user cleared the conversation context (/clear); earlier messages are not part of it."
 
 
-class AgentLoop(ae.EventSource):
+class AgentLoop(ModelContext):
     """The turn loop bound to one open session; `api.Agent` drives it and front ends subscribe
     to its events. `options`: its configuration (`agent/options.py`): its `approver` and `yes`
     are the defaults a turn's own arguments override, `protect` turns protect mode on (see
@@ -138,16 +131,6 @@ class AgentLoop(ae.EventSource):
         self._http_trace: Callable[[], Any] | None = None
         self._task: asyncio.Task[Any] | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
-
-    @property
-    def provider(self) -> Provider:
-        """The model provider; every request it sends passes the session's egress door."""
-        return self._provider
-
-    @provider.setter
-    def provider(self, provider: Provider) -> None:
-        provider.door = self.door
-        self._provider = provider
 
     def turn_mark(self) -> TurnMark:
         """The turn the egress ledger's lines belong to: the running one, else the session's last
@@ -365,24 +348,6 @@ class AgentLoop(ae.EventSource):
         note, self.pending_note = self.pending_note, None
         return prompt_message(prompt, note, hooks, extras)
 
-    def _append(self, message: Message, *, sync: bool = False) -> Message:
-        """Store `message` and add it to the model context as stored (its text valid UTF-8)."""
-        stored = self.session.append(Entry(type="message", message=message), sync=sync).message
-        assert stored is not None
-        self.context.append(stored)
-        return stored
-
-    def _system(self) -> str:
-        return system_prompt(
-            self.cwd,
-            self.root,
-            self.loaded.instructions,
-            in_kernel=self.options.host is not None,
-            skills=skills_prompt(self.loaded.skills),
-            protected=self.protecting and self.options.host is not None,
-            egress=egress_rules(self.door.policies),
-        )
-
     async def _steps(self, turn: Turn) -> None:
         outcome = turn.outcome
         max_steps = self.loaded.config.max_steps or DEFAULT_MAX_STEPS
@@ -425,70 +390,3 @@ class AgentLoop(ae.EventSource):
         open notebook (`env`: the running turn's, which knows the kernel's notebook), else in
         the notebook file; every view names cells by it."""
         return first_known(cell_positions(env or self.env), positions_in_files(self.cwd))
-
-    async def _call_model(self, step: int, outcome: TurnOutcome) -> ev.MessageEnd:
-        """One model call; its end event carries the message as stored."""
-        self.emit(ae.ModelCall(step=step))
-        end, usage = await call_model(
-            self.provider, self._system(), self.context, tool_schemas(self.tools), emit=self.emit,
-            store=lambda message, sync: self._append(message, sync=sync), tools=self.tools,
-        )
-        outcome.usage = outcome.usage + usage
-        outcome.cost = price_usage(self.provider.name, outcome.usage)
-        self.last_call_usage, self._usage_at = usage, len(self.context)
-        self.emit(ae.AssistantMessage(end.message))
-        if end.error:
-            outcome.status, outcome.error = "interrupted", end.error
-        return end
-
-    def _answer_unanswered(self, text: str) -> None:
-        """Keep the transcript valid: every tool_use gets a tool_result before the next prompt."""
-        if (answers := unanswered(self.context, text)) is not None:
-            self._append(answers, sync=True)
-
-    # -- context management ---------------------------------------------------------------
-
-    def next_request_tokens(self) -> int:
-        """About how many tokens the next request takes (see `compaction.request_tokens`)."""
-        return request_tokens(
-            self.context, self.last_call_usage, self._usage_at, lambda: (self._system(), tool_schemas(self.tools))
-        )
-
-    async def _maybe_compact(self, *, only_if_over: bool = False) -> None:
-        """Compact when `compaction.compaction_due` says so (before a prompt, and between the
-        steps of a turn; `only_if_over`: right after the prompt)."""
-        config = self.loaded.config
-        if not self.context or not config.compaction.enabled:
-            return
-        if compaction_due(self.context, self.next_request_tokens(), config, self.provider.info, only_if_over=only_if_over):
-            self.emit(ae.Notice("The conversation is nearing the model's window; compacting it."))
-            await self.compact()
-
-    async def compact(self, instructions: str = "") -> str:
-        """Summarise the model context into a compaction entry; `All` keeps every message."""
-        summary = await compact_session(
-            self.session, self.provider, self._system(), self.context, tool_schemas(self.tools), instructions, self.emit
-        )
-        self.context = self.session.state.context_for_model()
-        self.last_call_usage = None
-        return summary
-
-    def clear(self) -> None:
-        """Start a fresh model context, recorded as a compaction entry so a resume keeps it
-        cleared; `All` (and the session file) keep every message."""
-        self.session.append(Entry(type="compaction", summary=CLEARED_SUMMARY, model=self.provider.name), sync=True)
-        self.context = self.session.state.context_for_model()
-        self.last_call_usage = None
-
-    def switch_provider(self, provider: Provider) -> None:
-        """Use `provider` from the next call on, recorded in the session (a usage entry with no
-        tokens) so a resume picks it up; a running HTTP trace follows it."""
-        self.provider = provider
-        self.trace_http(self._http_trace)
-        self.session.append(Entry(type="usage", usage=Usage(), model=provider.name), sync=True)
-
-    def trace_http(self, factory: Callable[[], Any] | None) -> None:
-        """Record provider HTTP bodies through `factory`'s clients (None stops), for this
-        provider and any later one; providers without HTTP (scripted) ignore it."""
-        self._http_trace = factory
-        self.provider.http_client_factory = factory

@@ -1,6 +1,6 @@
 """What a person does with a session's door, in one sentence each: set a rule, mark the session
-local-models-only, read its ledger back (`Agent.set_egress`, `set_local_only`, `egress_report`,
-`egress_totals`)."""
+local-models-only, read its ledger back (`Agent.egress`: `set`, `local_only`, `report`,
+`totals`)."""
 
 from __future__ import annotations
 

@@ -154,7 +154,7 @@ def write_server_config(config: Path, collaboration: bool | str = False) -> None
     (both are installed by the test extra, and jupyter-server-documents enables itself)."""
     config.mkdir()
     documents = collaboration == SERVER_DOCUMENTS
-    extensions = {"larik_jupyter.server": True, "jupyter_server_documents": documents, "jupyter_server_ydoc": not documents}
+    extensions = {"larik_jupyter.frontends.server": True, "jupyter_server_documents": documents, "jupyter_server_ydoc": not documents}
     server_config: dict[str, Any] = {"ServerApp": {"jpserver_extensions": extensions}}
     if collaboration is not True:
         server_config["YDocExtension"] = {"disable_rtc": True}

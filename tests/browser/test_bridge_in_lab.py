@@ -293,7 +293,7 @@ def test_fix_with_larik_button_inserts_and_runs_a_fix_prompt(lab_page: Page, lab
 
 
 MALFORMED = """import asyncio
-from larik_jupyter.notebook import extension
+from larik_jupyter.frontends.notebook import extension
 from larik_jupyter.bridge_protocol import Delete
 bridge = extension._magics.bridge
 try:
@@ -320,7 +320,7 @@ def test_a_malformed_request_gets_the_pages_typed_error(lab_page: Page, lab_serv
 
 
 TWICE = """import asyncio
-from larik_jupyter.notebook import extension
+from larik_jupyter.frontends.notebook import extension
 from larik_jupyter.bridge_protocol import Delete, Insert, Patch, Replace
 bridge = extension._magics.bridge
 def code(cell_id, source):

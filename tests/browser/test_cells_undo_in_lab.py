@@ -167,7 +167,7 @@ def test_an_edit_of_a_cell_already_read_is_one_request_and_a_cell_changed_since_
         done = {"content": [{"type": "text", "text": f"Turn {name} done."}]}
         (root / f"{name}.json").write_text(json.dumps({"responses": [{"content": content}, done]}))
     work_notebook(root)
-    trips = "from larik_jupyter.notebook import extension\nprint(extension._magics.bridge.requests)"
+    trips = "from larik_jupyter.frontends.notebook import extension\nprint(extension._magics.bridge.requests)"
     nb = nbformat.v4.new_notebook()
     nb.cells = [nbformat.v4.new_code_cell("%load_ext larik_jupyter", id="load")]
     for name in turns:

@@ -27,7 +27,7 @@ def _run(root: Path, model: str, prompt: str, never: bool) -> Agent:
     agent = Agent(root, model=model, yes=True, host=KernelHost({"cust": pd.DataFrame({"email": [EMAIL, "b.other9@ex.com"]})}))
     try:
         if never:
-            agent.set_egress("cust", "never")
+            agent.egress.set("cust", "never")
         agent.run(prompt)
     finally:
         agent.close()

@@ -61,7 +61,7 @@ def test_notebook7_a_turn_reads_and_edits_cells_of_the_open_page_one_request_per
         {"content": [{"type": "text", "text": "Edited in Notebook 7."}]},
     ]}
     (root / "script.json").write_text(json.dumps(script))
-    trips = "from larik_jupyter.notebook import extension\nprint(extension._magics.bridge.requests)"
+    trips = "from larik_jupyter.frontends.notebook import extension\nprint(extension._magics.bridge.requests)"
     original = notebook(root, "edit.ipynb", "%larik --yes --model scripted:script.json edit cells",
                         [nbformat.v4.new_code_cell(trips, id="trips")])
     context = lab_browser.new_context(viewport={"width": 1400, "height": 900})
