@@ -289,3 +289,28 @@ def test_a_loop_of_operations_is_counted_up_to_a_bound_and_the_rest_said() -> No
     with ReceiptWatch(lambda v: "") as watch:
         exec(f"for i in range({MAX_COUNTED + 5}):\n    df[df.a > 1]", ns)
     assert len(watch.receipts(lambda v: None)) == MAX_RECEIPTS and watch.left_out == MAX_COUNTED + 5 - MAX_RECEIPTS
+
+
+@settings(max_examples=150, deadline=None)
+@given(SIDES, SIDES, HOWS)
+@example([1, 2, 3], [1, 1, 2, 2, 2], "left")  # fans out
+@example([1, 2, 3], [1, 2, 5], "outer")  # unique lookup: every count made
+def test_the_cheap_counts_of_large_frames_are_true_where_made(left: list[Any], right: list[Any], how: str) -> None:
+    from larik_jupyter.frames.join_counts import JoinSides, base_side, cheap_counts
+
+    orders = pd.DataFrame({"k": pd.Series(left, dtype="float64"), "a": range(len(left))})
+    customers = pd.DataFrame({"k": pd.Series(right, dtype="float64"), "b": range(len(right))})
+    result = orders.merge(customers, on="k", how=how)
+    rows = (len(orders), len(customers))
+    base = base_side(how, rows)
+    sides = JoinSides("pandas", (orders, customers), ([orders["k"]], [customers["k"]]), ["k"], how, True,
+                      ["orders", "customers"])
+    counted = cheap_counts(sides, result, len(result), rows, base)
+    true = truth(left, right, how, nulls_match=True)
+    for side, missed in enumerate(counted["unmatched"]):
+        assert missed is None or missed == true["unmatched"][side], (side, counted)
+    assert counted["fan_out"] is None or counted["fan_out"] == true["fan_out"], counted
+    if how in ("left", "right"):  # a one-sided join's fan-out and unmatched rows are always made
+        assert counted["fan_out"] == true["fan_out"] and counted["unmatched"][base] == true["unmatched"][base]
+    for side, keys in enumerate(counted["duplicated"]):
+        assert keys is None or keys.count == true["duplicated"][side]
