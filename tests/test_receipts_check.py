@@ -14,6 +14,7 @@ from test_notebook_check import write_notebook
 from larik_jupyter.frames.receipt import to_builtins
 from larik_jupyter.llm.messages import Message, ToolResultBlock, ToolUseBlock, user_text
 from larik_jupyter.session.receipts import cell_receipts
+from larik_jupyter.tools.calls import cell_run
 from larik_jupyter.tools.check.tool import run_check
 from larik_jupyter.tools.host import KernelHost
 from tests.agent_helpers import make_env
@@ -52,6 +53,6 @@ def test_the_receipts_check_compares_are_each_cells_last_run_outside_undone_prom
                 Message(role="user", content=[ToolResultBlock(tool_use_id=call_id, receipts=to_builtins(receipt))])]
 
     messages = [user_text("one"), *run("t1", "c1", 3), *run("t2", "c1", 5), user_text("two"), *run("t3", "c1", 9)]
-    assert [r.rows_in for r in cell_receipts(messages)["c1"]] == [[9]]
-    assert [r.rows_in for r in cell_receipts(messages, undone=[2])["c1"]] == [[5]]
-    assert msgspec.json.encode(cell_receipts(messages[:1])) == b"{}"
+    assert [r.rows_in for r in cell_receipts(messages, cell_run)["c1"]] == [[9]]
+    assert [r.rows_in for r in cell_receipts(messages, cell_run, undone=[2])["c1"]] == [[5]]
+    assert msgspec.json.encode(cell_receipts(messages[:1], cell_run)) == b"{}"

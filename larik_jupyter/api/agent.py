@@ -37,7 +37,7 @@ from larik_jupyter.records import SessionRecords
 from larik_jupyter.run_sync import run_sync
 from larik_jupyter.session.receipts import cell_receipts
 from larik_jupyter.session.variable_changes import made_by_prompt
-from larik_jupyter.tools.calls import summarize_call
+from larik_jupyter.tools.calls import cell_run, summarize_call
 from larik_jupyter.tools.check import CheckReport
 from larik_jupyter.tools.env import InlineRunner
 
@@ -196,7 +196,7 @@ class Agent(Switching):
         state = self.loop.session.state
         made = made_by_prompt(state.all, state.undone)
         return check_notebook(self.loop.env, path, timeout=timeout, stop=stop or threading.Event(), notebook=notebook,
-                              network=network, made=made, receipts=cell_receipts(state.all, state.undone))
+                              network=network, made=made, receipts=cell_receipts(state.all, cell_run, state.undone))
 
     def subscribe(self, listener: Listener) -> None:
         self._listeners.append(listener)

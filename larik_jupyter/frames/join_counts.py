@@ -12,6 +12,7 @@ pandas matches missing keys with each other; polars leaves them unmatched unless
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -204,13 +205,30 @@ def _columns_from(sides: JoinSides, result: Any, side: int) -> dict[str, Any]:
     return found
 
 
+# A large frame's float column is counted in two halves on two threads (numpy lets go of the GIL
+# while it compares): the count is memory-bound, and a second core reads the other half.
+_halves = ThreadPoolExecutor(max_workers=2, thread_name_prefix="larik-receipt")
+
+
+def _nans(values: np.ndarray) -> int:
+    return int(np.count_nonzero(values != values))
+
+
+def _float_nans(values: np.ndarray) -> int:
+    """How many NaNs a float array holds."""
+    if len(values) <= FULL_COUNT_ROWS:
+        return _nans(values)
+    middle = len(values) // 2
+    return sum(_halves.map(_nans, (values[:middle], values[middle:])))
+
+
 def _nulls(library: str, frame: Any, column: Any) -> int:
     if library == "polars":
         return int(frame.get_column(column).null_count())  # kept by polars: no work
     values = frame[column]
     kind = values.dtype.kind if isinstance(values.dtype, np.dtype) else ""  # pandas' own dtypes hold NA
-    if kind == "f":  # numpy floats: half the time of `isna`
-        return int(np.count_nonzero(np.isnan(values.to_numpy(copy=False))))
+    if kind == "f":  # numpy floats: NaN is the one value unequal to itself, a third of `isna`'s time
+        return _float_nans(values.to_numpy(copy=False))
     if kind in ("i", "u", "b"):
         return 0  # numpy integers and booleans hold no missing value
     return int(values.isna().sum())

@@ -5,7 +5,7 @@ customer_id values twice in customers); 88 orders matched no customer`. What a r
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
 import msgspec
@@ -171,9 +171,12 @@ def receipt_changes(recorded: list[Receipt], now: list[Receipt]) -> list[str]:
     return lines
 
 
-def cell_receipts(messages: Iterable[Message], undone: Iterable[int] = ()) -> dict[str, list[Receipt]]:
-    """The receipts of each notebook cell the session's `notebook_run` calls ran, by the cell id
-    the call named (its last run; prompts an undo put back left out): what `/check` compares."""
+def cell_receipts(
+    messages: Iterable[Message], cell_run: Callable[[str, Mapping[str, Any]], str | None], undone: Iterable[int] = (),
+) -> dict[str, list[Receipt]]:
+    """The receipts of each notebook cell the session's calls ran (`cell_run`: the cell a call
+    runs, as its tool says), by the cell's id (its last run; prompts an undo put back left out):
+    what `/check` compares."""
     skipped, number = set(undone), 0
     ran: dict[str, str] = {}
     out: dict[str, list[Receipt]] = {}
@@ -183,7 +186,7 @@ def cell_receipts(messages: Iterable[Message], undone: Iterable[int] = ()) -> di
             continue
         if number in skipped:
             continue
-        ran |= {call.id: str(call.input.get("cell_id")) for call in message.tool_uses() if call.name == "notebook_run"}
+        ran |= {call.id: cell for call in message.tool_uses() if (cell := cell_run(call.name, call.input)) is not None}
         for block in message.tool_results():
             if block.tool_use_id in ran and not block.is_error:
                 out[ran[block.tool_use_id]] = receipts_of(block.receipts)

@@ -212,6 +212,12 @@ class Tool(ABC):
         return None
 
     @classmethod
+    def cell_run(cls, args: Mapping[str, Any]) -> str | None:
+        """The id of the notebook cell a call runs in the kernel (what `/check` compares its
+        receipts on); None: it runs none."""
+        return None
+
+    @classmethod
     def plan_set(cls, args: Mapping[str, Any]) -> list[Todo] | None:
         """The plan a call sets, shown as a checklist once it is done; None: it sets none."""
         return None

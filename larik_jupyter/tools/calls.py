@@ -35,6 +35,12 @@ def cells_named(name: str, tool_input: Mapping[str, Any]) -> str | None:
     return cls.cells_named(tool_input) if cls is not None else None
 
 
+def cell_run(name: str, tool_input: Mapping[str, Any]) -> str | None:
+    """The id of the notebook cell a call runs, as its tool says (`Tool.cell_run`)."""
+    cls = tool_class(name)
+    return cls.cell_run(tool_input) if cls is not None else None
+
+
 def plan_set(name: str, tool_input: Mapping[str, Any]) -> list[Todo] | None:
     """The plan a call sets (a view shows its checklist once it is done); None: none."""
     cls = tool_class(name)

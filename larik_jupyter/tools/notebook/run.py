@@ -82,6 +82,10 @@ class NotebookRunTool(NotebookTool):
         nb = open_notebook(env, notebook_path(env, args, self.name))
         return source_text(nb.cells[nb.find(str(args.get("cell_id", "")))])
 
+    @classmethod
+    def cell_run(cls, args: Mapping[str, Any]) -> str | None:
+        return str(args.get("cell_id") or "") or None
+
     def approval_question(
         self, args: Mapping[str, Any], preview: str, namespace: Mapping[str, Any] | None,
         position: CellPosition | None,
