@@ -12,6 +12,7 @@ pandas matches missing keys with each other; polars leaves them unmatched unless
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
@@ -41,11 +42,21 @@ class JoinSides:
 @dataclass
 class Codes:
     """Each row's key as one integer shared by both sides (-1: a missing key that matches
-    nothing), and one example row per code for showing the key."""
+    nothing), and each code's first row among both sides' (left rows first), where its key is
+    read when it is shown: only the few shown are read."""
 
     left: np.ndarray
     right: np.ndarray
-    shown: list[str]
+    first: np.ndarray
+    sides: JoinSides
+
+    def shown(self, code: int) -> str:
+        """The key of `code` as text, from its first row."""
+        row = int(self.first[code])
+        left_rows = len(self.left)
+        side, at = (0, row) if row < left_rows else (1, row - left_rows)
+        values = [_value(column, at) for column in self.sides.key_columns[side]]
+        return values[0] if len(values) == 1 else "(" + ", ".join(values) + ")"
 
 
 def base_side(how: str, rows: tuple[int, int]) -> int:
@@ -82,14 +93,14 @@ def numbered(sides: JoinSides) -> Codes:
     left_rows = len(sides.key_columns[0][0])
     total = np.zeros(left_rows + len(sides.key_columns[1][0]), dtype=np.int64)
     missing = np.zeros(len(total), dtype=bool)
-    for left, right in zip(*sides.key_columns, strict=True):
-        codes, nulls = _column_codes(sides.library, left, right)
-        total = _renumber(total * (int(codes.max(initial=0)) + 1) + codes)
+    for number, (left, right) in enumerate(zip(*sides.key_columns, strict=True)):
+        codes, nulls = _column_codes(sides.library, left, right)  # dense: 0 … distinct keys - 1
+        # A second key column's codes combined with the first's, numbered densely again.
+        total = codes if number == 0 else _renumber(total * (int(codes.max(initial=0)) + 1) + codes)
         missing |= nulls
     if not sides.nulls_match:
         total[missing] = -1
-    shown = _examples(sides, total, left_rows)
-    return Codes(total[:left_rows], total[left_rows:], shown)
+    return Codes(total[:left_rows], total[left_rows:], _first_rows(total), sides)
 
 
 def _column_codes(library: str, left: Any, right: Any) -> tuple[np.ndarray, np.ndarray]:
@@ -98,7 +109,8 @@ def _column_codes(library: str, left: Any, right: Any) -> tuple[np.ndarray, np.n
 
         joint = pl.concat([left.to_frame("k"), right.to_frame("k")], how="vertical_relaxed").to_series()
         nulls = joint.is_null().to_numpy()
-        return _renumber(joint.hash().to_numpy().astype(np.int64, copy=False)), nulls
+        # Dense ranks from 1, a missing key 0: one code per distinct key, all missing keys one.
+        return joint.rank("dense").fill_null(0).to_numpy().astype(np.int64, copy=False), nulls
     import pandas as pd
 
     joint = pd.concat([pd.Series(left, copy=False).reset_index(drop=True),
@@ -112,21 +124,13 @@ def _renumber(values: np.ndarray) -> np.ndarray:
     return inverse.astype(np.int64, copy=False)
 
 
-def _examples(sides: JoinSides, codes: np.ndarray, left_rows: int) -> list[str]:
-    """One text per code: the key's value(s) at the code's first row."""
-    seen = np.full(int(codes.max(initial=-1)) + 1, -1, dtype=np.int64)
+def _first_rows(codes: np.ndarray) -> np.ndarray:
+    """Each code's first row (-1 for none: a missing key that matches nothing has no code)."""
+    first = np.full(int(codes.max(initial=-1)) + 1, -1, dtype=np.int64)
     rows = np.arange(len(codes))[::-1]
     kept = codes[::-1] >= 0
-    seen[codes[::-1][kept]] = rows[kept]
-    out = []
-    for row in seen.tolist():
-        if row < 0:  # the code of a missing key that matches nothing: never shown
-            out.append("")
-            continue
-        side, at = (0, row) if row < left_rows else (1, row - left_rows)
-        values = [_value(column, at) for column in sides.key_columns[side]]
-        out.append(values[0] if len(values) == 1 else "(" + ", ".join(values) + ")")
-    return out
+    first[codes[::-1][kept]] = rows[kept]
+    return first
 
 
 def _value(column: Any, row: int) -> str:
@@ -152,11 +156,11 @@ def exact_counts(codes: Codes, base: int) -> dict[str, Any]:
     )
 
 
-def keys_of(chosen: np.ndarray, count: np.ndarray, shown: list[str]) -> Keys:
+def keys_of(chosen: np.ndarray, count: np.ndarray, shown: Callable[[int], str]) -> Keys:
     """The keys `chosen` (a mask over codes) with their rows on one side and examples."""
     picked = np.flatnonzero(chosen)
     most = int(count[picked].max(initial=0))
-    examples = [shown[i] for i in picked[np.argsort(-count[picked], kind="stable")][:EXAMPLES].tolist()]
+    examples = [shown(i) for i in picked[np.argsort(-count[picked], kind="stable")][:EXAMPLES].tolist()]
     return Keys(count=len(picked), rows=int(count[picked].sum()), most=most, examples=examples)
 
 

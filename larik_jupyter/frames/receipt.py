@@ -14,7 +14,7 @@ import msgspec
 
 Kind = Literal["join", "filter", "dropna", "drop_duplicates", "groupby", "concat"]
 # Rows beyond which a count that needs hashing the larger side is left out of a receipt.
-FULL_COUNT_ROWS = 1_000_000
+FULL_COUNT_ROWS = 100_000
 # Example keys kept of each side's duplicated keys and of the keys that fanned out.
 EXAMPLES = 3
 
