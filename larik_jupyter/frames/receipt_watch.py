@@ -1,7 +1,9 @@
 """Receipts for the operations the agent's own code runs: while a `ReceiptWatch` is entered,
 the entry points of pandas and polars that join, filter, de-duplicate, group and concat
 (`_PATCHES`, of the libraries already loaded) are wrapped, and put back as they were when it
-exits, so the user's own cells never run through them.
+exits, so the user's own cells never run through them. Each function itself is wrapped
+(`code_swap.py`), not the attribute it is reached by, so an alias bound before the call
+(`from pandas import merge`, `m = pd.merge`, `f = df.merge`) runs through the wrapper too.
 
 A wrapped call by the watched thread, not nested in another watched call (pandas' `join` calls
 its `merge`; the receipts' own counting calls `concat`), runs the operation untouched, then
@@ -22,6 +24,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from larik_jupyter.frames import code_swap
 from larik_jupyter.frames import receipt_ops as ops
 from larik_jupyter.frames.receipt import Kind, Receipt
 
@@ -154,7 +157,6 @@ _PATCHES: list[tuple[str, str, str, Callable[..., Receipt | None]]] = [
     ("polars", "", "concat", _concat("polars")),
     *[("polars.dataframe.group_by", "GroupBy", name, _grouped(ops.polars_groupby)) for name in _POLARS_REDUCTIONS],
 ]
-_MISSING = object()
 
 
 @dataclass
@@ -176,7 +178,7 @@ class ReceiptWatch:
     left_out: int = 0
     uncounted: int = 0
     depth: int = 0
-    _undo: list[tuple[object, str, object]] = field(default_factory=list)
+    _undo: list[code_swap.Swapped] = field(default_factory=list)
     _finder: _Imported | None = None
 
     def __enter__(self) -> ReceiptWatch:
@@ -191,27 +193,27 @@ class ReceiptWatch:
         return self
 
     def _patch(self) -> None:
-        """Wrap the entry points of the libraries loaded now (each once)."""
-        done = {(id(owner), attribute) for owner, attribute, _ in self._undo}
+        """Wrap the entry points of the libraries loaded now (each function once: pandas'
+        grouped frames share theirs)."""
+        done = {id(swapped.function) for swapped in self._undo}
         for module_name, owner_name, attribute, after in _PATCHES:
             module = sys.modules.get(module_name)
             owner = module if not owner_name else getattr(module, owner_name, None)
             original = getattr(owner, attribute, None) if owner is not None else None
-            if original is None or (id(owner), attribute) in done:
+            if original is None or id(original) in done:
                 continue
-            self._undo.append((owner, attribute, vars(owner).get(attribute, _MISSING)))
-            setattr(owner, attribute, _wrapped(original, after))
+            swapped = code_swap.swap(original, functools.partial(_wrapped, after=after))
+            if swapped is not None:
+                self._undo.append(swapped)
+                done.add(id(original))
 
     def __exit__(self, *exc: object) -> None:
         global _active
         if self._finder is not None and self._finder in sys.meta_path:
             sys.meta_path.remove(self._finder)
         self._finder = None
-        for owner, attribute, before in reversed(self._undo):
-            if before is _MISSING:
-                delattr(owner, attribute)
-            else:
-                setattr(owner, attribute, before)
+        for swapped in reversed(self._undo):
+            code_swap.restore(swapped)
         self._undo.clear()
         if _active is self:
             _active = None
