@@ -49,7 +49,7 @@ def _trampoline(cells: int) -> types.CodeType:
         lines.append(f"        if kwargs is None: ({', '.join(names)},)")
     lines += [f"        wrapper = {_WRAPPER!r}", "        return wrapper(*args, **kwargs)", "    return trampoline"]
     space: dict[str, Any] = {}
-    exec(compile("\n".join(lines), __file__, "exec"), space)
+    exec(compile("\n".join(lines), f"<{__name__}: trampoline>", "exec"), space)
     code: types.CodeType = space["outer"]().__code__
     return code
 

@@ -26,6 +26,7 @@ from typing import Any
 
 from larik_jupyter.frames import code_swap
 from larik_jupyter.frames import receipt_ops as ops
+from larik_jupyter.frames.lazy_receipts import dask_last, lazy_receipts, polars_last
 from larik_jupyter.frames.receipt import Kind, Receipt
 
 # The most receipts one call keeps: those bound to a variable, fanning out or dropping every row
@@ -42,9 +43,13 @@ _PANDAS_REDUCTIONS = (
 )
 _POLARS_REDUCTIONS = ("agg", "all", "len", "first", "last", "max", "mean", "median", "min", "n_unique", "sum")
 
+# What a wrapped call counts after it ran: its receipt, none, or (a call computing several
+# frames) each receipt with the result it is of.
+After = Callable[..., "Receipt | list[tuple[Receipt, Any]] | None"]
+
 _active: ReceiptWatch | None = None
 # The libraries watched: one the code imports while watched is wrapped once its import ends.
-_LIBRARIES = ("pandas", "polars")
+_LIBRARIES = ("pandas", "polars", "dask")
 
 
 class _Imported(importlib.abc.MetaPathFinder):
@@ -83,8 +88,9 @@ def _operand(value: Any) -> Any:
 
 
 def _rows(frame: Any) -> int:
+    """A frame's rows as it knows them (a Dask frame's are not known: asking would compute them)."""
     shape = getattr(frame, "shape", None)
-    return int(shape[0]) if isinstance(shape, tuple) and shape else 0
+    return shape[0] if isinstance(shape, tuple) and shape and isinstance(shape[0], int) else 0
 
 
 def _bound(original: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[str, Any]:
@@ -96,7 +102,7 @@ def _bound(original: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str
     return arguments
 
 
-def _join(handler: Callable[..., Receipt | None]) -> Callable[..., Receipt | None]:
+def _join(handler: Callable[..., Receipt | None]) -> After:
     def after(watch: ReceiptWatch, original: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any],
               rows: int, result: Any) -> Receipt | None:
         return handler(watch.name, result, **_bound(original, args, kwargs))
@@ -104,7 +110,7 @@ def _join(handler: Callable[..., Receipt | None]) -> Callable[..., Receipt | Non
     return after
 
 
-def _rows_op(kind: Kind, library: str, masked: bool = False) -> Callable[..., Receipt | None]:
+def _rows_op(kind: Kind, library: str, masked: bool = False) -> After:
     def after(watch: ReceiptWatch, original: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any],
               rows: int, result: Any) -> Receipt | None:
         frame = args[0]
@@ -118,7 +124,7 @@ def _rows_op(kind: Kind, library: str, masked: bool = False) -> Callable[..., Re
     return after
 
 
-def _grouped(handler: Callable[..., Receipt | None]) -> Callable[..., Receipt | None]:
+def _grouped(handler: Callable[..., Receipt | None]) -> After:
     def after(watch: ReceiptWatch, original: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any],
               rows: int, result: Any) -> Receipt | None:
         return handler(watch.name, args[0], result)
@@ -126,7 +132,7 @@ def _grouped(handler: Callable[..., Receipt | None]) -> Callable[..., Receipt | 
     return after
 
 
-def _concat(library: str) -> Callable[..., Receipt | None]:
+def _concat(library: str) -> After:
     def after(watch: ReceiptWatch, original: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any],
               rows: int, result: Any) -> Receipt | None:
         items = args[0] if args else kwargs.get("objs", kwargs.get("items"))
@@ -137,8 +143,24 @@ def _concat(library: str) -> Callable[..., Receipt | None]:
     return after
 
 
+def _computed(library: str, last: Callable[[Any], Kind | None],
+              operands: Callable[[tuple[Any, ...], dict[str, Any]], Any] | None = None) -> After:
+    """A lazy frame computed (`self`), or each of `operands` computed into the list or tuple
+    the call returned."""
+    def after(watch: ReceiptWatch, original: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any],
+              rows: int, result: Any) -> list[tuple[Receipt, Any]]:
+        if operands is None:
+            return lazy_receipts(library, watch.name, [(args[0], result)], last)
+        frames = operands(args, kwargs)
+        if not isinstance(frames, (list, tuple)) or not isinstance(result, (list, tuple)):
+            return []  # an iterator the call used up, or a result not computed (`lazy=True`)
+        return lazy_receipts(library, watch.name, zip(frames, result, strict=False), last)
+
+    return after
+
+
 # (module, class or "" for the module itself, attribute, what to count after the call)
-_PATCHES: list[tuple[str, str, str, Callable[..., Receipt | None]]] = [
+_PATCHES: list[tuple[str, str, str, After]] = [
     ("pandas", "", "merge", _join(ops.pandas_merge)),
     ("pandas", "DataFrame", "merge", _join(ops.pandas_merge)),
     ("pandas", "DataFrame", "join", _join(ops.pandas_join)),
@@ -156,6 +178,10 @@ _PATCHES: list[tuple[str, str, str, Callable[..., Receipt | None]]] = [
     ("polars", "DataFrame", "drop_nulls", _rows_op("dropna", "polars")),
     ("polars", "", "concat", _concat("polars")),
     *[("polars.dataframe.group_by", "GroupBy", name, _grouped(ops.polars_groupby)) for name in _POLARS_REDUCTIONS],
+    ("polars", "LazyFrame", "collect", _computed("polars", polars_last)),
+    ("polars", "", "collect_all", _computed("polars", polars_last, lambda a, k: a[0] if a else k.get("lazy_frames"))),
+    ("dask.base", "DaskMethodsMixin", "compute", _computed("dask", dask_last)),
+    ("dask.base", "", "compute", _computed("dask", dask_last, lambda a, k: a)),
 ]
 
 
@@ -259,7 +285,7 @@ def _with_variable(receipt: Receipt, variable: str) -> Receipt:
     return msgspec.structs.replace(receipt, variable=variable)
 
 
-def _wrapped(original: Any, after: Callable[..., Receipt | None]) -> Callable[..., Any]:
+def _wrapped(original: Any, after: After) -> Callable[..., Any]:
     @functools.wraps(original)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         watch = _active
@@ -270,15 +296,16 @@ def _wrapped(original: Any, after: Callable[..., Receipt | None]) -> Callable[..
         try:
             result = original(*args, **kwargs)
             try:
-                receipt = after(watch, original, args, kwargs, rows, result)
+                found = after(watch, original, args, kwargs, rows, result)
             except Exception:  # a count that fails leaves this operation without a receipt
-                receipt = None
+                found = None
         finally:
             watch.depth -= 1
-        if receipt is not None and watch.full and not (receipt.fans_out or receipt.drops_every_row):
-            watch.uncounted += 1
-        elif receipt is not None:
-            watch.add(receipt, result)
+        for receipt, of in found if isinstance(found, list) else [(found, result)] if found is not None else []:
+            if watch.full and not (receipt.fans_out or receipt.drops_every_row):
+                watch.uncounted += 1
+            else:
+                watch.add(receipt, of)
         return result
 
     return wrapper
