@@ -4,6 +4,7 @@ library's own attribute, and the user's names are left as they were."""
 
 from __future__ import annotations
 
+import inspect
 from pathlib import Path
 from typing import Any
 
@@ -53,6 +54,9 @@ def test_aliases_bound_before_the_call_get_the_same_receipt_as_the_library_attri
     # The user's names still hold what they held, and no call reported them as changed.
     assert all(ns[name] is value for name, value in aliases.items())
     assert {v.name for v in routed.variables} == {"j1", "j2", "j3", "c1", "p1", "p2"}
-    assert pd.merge.__code__.co_filename.endswith("merge.py")
+    assert pd.merge.__code__.co_filename.endswith("merge.py") and not hasattr(pd.merge, "__wrapped__")
+    # While the code runs, what it asks of a function is still the function's own.
+    asked = run_python(env, "import inspect\nstr(inspect.signature(merge)), str(inspect.signature(p.concat))")
+    assert asked.content == repr((str(inspect.signature(pd.merge)), str(inspect.signature(pl.concat))))
     assert run_python(env, "x = 1").receipts == []
 

@@ -16,8 +16,8 @@ change the user's variables under the variable watch, which would then report th
 wrapping the libraries' internals (pandas' `_MergeOperation`) relies on private names that change
 between versions and has nothing to wrap for polars' `concat`, whose work is in Rust.
 
-While swapped, `inspect.signature` of the function says `(*args, **kwargs)` unless the
-function is a decorator's wrapper (`__wrapped__`)."""
+While swapped, a function that was not already a decorator's wrapper holds the copy as its
+`__wrapped__`, so `inspect.signature`, `help` and `inspect.getsource` still say its own."""
 
 from __future__ import annotations
 
@@ -37,6 +37,7 @@ class Swapped:
 
     function: types.FunctionType
     code: types.CodeType
+    wrapped: bool  # whether `__wrapped__` was set by the swap (and is deleted by `restore`)
 
 
 @functools.cache
@@ -71,14 +72,19 @@ def swap(function: object, wrap: Callable[[Callable[..., Any]], Callable[..., An
     is not a Python function (nothing changed)."""
     if not isinstance(function, types.FunctionType):
         return None
-    wrapper = wrap(_copy(function))
+    copy = _copy(function)
+    wrapper = wrap(copy)
     template = _trampoline(len(function.__closure__ or ()))
     consts = tuple(wrapper if isinstance(c, str) and c == _WRAPPER else c for c in template.co_consts)
-    swapped = Swapped(function, function.__code__)
+    swapped = Swapped(function, function.__code__, "__wrapped__" not in vars(function))
     function.__code__ = template.replace(co_consts=consts)
+    if swapped.wrapped:
+        function.__wrapped__ = copy  # type: ignore[attr-defined]
     return swapped
 
 
 def restore(swapped: Swapped) -> None:
     """Put the function's own code back."""
     swapped.function.__code__ = swapped.code
+    if swapped.wrapped:
+        vars(swapped.function).pop("__wrapped__", None)
