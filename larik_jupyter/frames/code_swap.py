@@ -29,6 +29,8 @@ from typing import Any
 
 # The placeholder constant of the trampoline's code that the wrapper replaces.
 _WRAPPER = "larik_jupyter: the wrapper"
+# The file name of the trampoline's code (tracebacks show it with no source line).
+FILENAME = f"<{__name__}: trampoline>"
 
 
 @dataclass(frozen=True)
@@ -50,7 +52,7 @@ def _trampoline(cells: int) -> types.CodeType:
         lines.append(f"        if kwargs is None: ({', '.join(names)},)")
     lines += [f"        wrapper = {_WRAPPER!r}", "        return wrapper(*args, **kwargs)", "    return trampoline"]
     space: dict[str, Any] = {}
-    exec(compile("\n".join(lines), f"<{__name__}: trampoline>", "exec"), space)
+    exec(compile("\n".join(lines), FILENAME, "exec"), space)
     code: types.CodeType = space["outer"]().__code__
     return code
 

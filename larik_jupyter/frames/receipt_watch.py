@@ -6,7 +6,8 @@ exits, so the user's own cells never run through them. Each function itself is w
 (`from pandas import merge`, `m = pd.merge`, `f = df.merge`) runs through the wrapper too.
 
 A wrapped call by the watched thread, not nested in another watched call (pandas' `join` calls
-its `merge`; the receipts' own counting calls `concat`), runs the operation untouched, then
+its `merge`; the receipts' own counting calls `concat`) nor made by Dask's own code (building a
+frame, it runs pandas on made-up rows), runs the operation untouched, then
 counts (`receipt_ops.py`); a count that fails is a receipt missing, never the operation's
 error. Calls from other threads are not watched."""
 
@@ -285,11 +286,24 @@ def _with_variable(receipt: Receipt, variable: str) -> Receipt:
     return msgspec.structs.replace(receipt, variable=variable)
 
 
+# Modules whose calls are a library's own work, not the code's: Dask building a frame runs pandas
+# on its empty or made-up rows to learn the result's columns.
+_LIBRARY_CALLERS = ("dask.",)
+
+
+def _library_call() -> bool:
+    """Whether the wrapped call was made by a library's own code (`_LIBRARY_CALLERS`)."""
+    frame: types.FrameType | None = sys._getframe(2)  # past this function and the wrapper
+    while frame is not None and frame.f_code.co_filename == code_swap.FILENAME:
+        frame = frame.f_back
+    return frame is not None and str(frame.f_globals.get("__name__", "")).startswith(_LIBRARY_CALLERS)
+
+
 def _wrapped(original: Any, after: After) -> Callable[..., Any]:
     @functools.wraps(original)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         watch = _active
-        if watch is None or not watch.watching():
+        if watch is None or not watch.watching() or _library_call():
             return original(*args, **kwargs)
         rows = _rows(_operand(args[0])) if args else 0
         watch.depth += 1
