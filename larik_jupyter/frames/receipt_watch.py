@@ -1,6 +1,7 @@
 """Receipts for the operations the agent's own code runs: while a `ReceiptWatch` is entered,
-the entry points of pandas and polars that join, filter, de-duplicate, group and concat
-(`_PATCHES`, of the libraries already loaded) are wrapped, and put back as they were when it
+the entry points of pandas and polars that join, filter, de-duplicate, group and concat, and
+those of polars and Dask that compute a lazy frame (`lazy_receipts.py`) (`_PATCHES`, of the
+libraries already loaded) are wrapped, and put back as they were when it
 exits, so the user's own cells never run through them. Each function itself is wrapped
 (`code_swap.py`), not the attribute it is reached by, so an alias bound before the call
 (`from pandas import merge`, `m = pd.merge`, `f = df.merge`) runs through the wrapper too.
