@@ -1,16 +1,16 @@
 """Receipts for the operations the agent's own code runs: while a `ReceiptWatch` is entered,
 the entry points of pandas and polars that join, filter, de-duplicate, group and concat, and
-those of polars and Dask that compute a lazy frame (`lazy_receipts.py`) (`_PATCHES`, of the
-libraries already loaded) are wrapped, and put back as they were when it
-exits, so the user's own cells never run through them. Each function itself is wrapped
-(`code_swap.py`), not the attribute it is reached by, so an alias bound before the call
-(`from pandas import merge`, `m = pd.merge`, `f = df.merge`) runs through the wrapper too.
+those of polars and Dask that compute a lazy frame (`lazy_receipts.py`), are wrapped
+(`_PATCHES`, of the libraries already loaded) and put back as they were when it exits, so the
+user's own cells never run through them. Each function itself is wrapped (`code_swap.py`), not
+the attribute it is reached by, so an alias bound before the call (`from pandas import merge`,
+`m = pd.merge`, `f = df.merge`) runs through the wrapper too.
 
 A wrapped call by the watched thread, not nested in another watched call (pandas' `join` calls
 its `merge`; the receipts' own counting calls `concat`) nor made by Dask's own code (building a
-frame, it runs pandas on made-up rows), runs the operation untouched, then
-counts (`receipt_ops.py`); a count that fails is a receipt missing, never the operation's
-error. Calls from other threads are not watched."""
+frame, it runs pandas on made-up rows), runs the operation untouched, then counts
+(`receipt_ops.py`); a count that fails is a receipt missing, never the operation's error.
+Calls from other threads are not watched."""
 
 from __future__ import annotations
 
