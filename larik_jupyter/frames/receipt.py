@@ -12,7 +12,7 @@ from typing import Literal
 
 import msgspec
 
-Kind = Literal["join", "filter", "dropna", "drop_duplicates", "groupby", "concat"]
+Kind = Literal["join", "filter", "dropna", "drop_duplicates", "groupby", "concat", "collect"]
 # Rows beyond which a count that needs hashing the larger side is left out of a receipt.
 FULL_COUNT_ROWS = 100_000
 # Example keys kept of each side's duplicated keys and of the keys that fanned out.
@@ -41,6 +41,8 @@ class Receipt(msgspec.Struct, frozen=True, omit_defaults=True):
     Groups: `groups`, `missing_keys` (rows whose key was missing) and `missing_dropped`
     (whether they were left out, as pandas does by default).
     Concat: `unaligned` (columns not in every input, filled with missing values).
+    Collect (a lazy frame the code computed, `lazy_receipts.py`): `last_operation` (the kind of
+    its plan's last operation), `rows_in` empty: only the rows out are counted.
     Any kind: `gained_missing` (columns of the result with more missing values than the inputs
     had: column → how many more), `not_counted` (why a count was left out)."""
 
@@ -61,6 +63,7 @@ class Receipt(msgspec.Struct, frozen=True, omit_defaults=True):
     missing_keys: int | None = None
     missing_dropped: bool = False
     unaligned: list[str] = []
+    last_operation: Kind | None = None
     gained_missing: dict[str, int] = {}
     not_counted: str | None = None
 

@@ -157,7 +157,8 @@ def _flat(by: Any) -> list[Any]:
 def concat_receipt(library: str, named: Namer, items: Any, result: Any) -> Receipt | None:
     """A concat of frames along their rows: rows from each, and the columns not in all of them."""
     frames = list(items.values()) if isinstance(items, dict) else list(items)
-    if not frames or not all(hasattr(f, "columns") and hasattr(f, "shape") for f in frames):
+    # `shape` first: a lazy frame has none, and asking one for its `columns` resolves its plan.
+    if not frames or not all(hasattr(f, "shape") and hasattr(f, "columns") for f in frames):
         return None
     if not hasattr(result, "shape") or result.shape[0] != sum(f.shape[0] for f in frames):
         return None  # not a concat along the rows

@@ -1,12 +1,16 @@
 """Receipts for the operations the agent's own code runs: while a `ReceiptWatch` is entered,
-the entry points of pandas and polars that join, filter, de-duplicate, group and concat
-(`_PATCHES`, of the libraries already loaded) are wrapped, and put back as they were when it
-exits, so the user's own cells never run through them.
+the entry points of pandas and polars that join, filter, de-duplicate, group and concat, and
+those of polars and Dask that compute a lazy frame (`lazy_receipts.py`), are wrapped
+(`_PATCHES`, of the libraries already loaded) and put back as they were when it exits, so the
+user's own cells never run through them. Each function itself is wrapped (`code_swap.py`), not
+the attribute it is reached by, so an alias bound before the call (`from pandas import merge`,
+`m = pd.merge`, `f = df.merge`) runs through the wrapper too.
 
 A wrapped call by the watched thread, not nested in another watched call (pandas' `join` calls
-its `merge`; the receipts' own counting calls `concat`), runs the operation untouched, then
-counts (`receipt_ops.py`); a count that fails is a receipt missing, never the operation's
-error. Calls from other threads are not watched."""
+its `merge`; the receipts' own counting calls `concat`) nor made by Dask's own code (building a
+frame, it runs pandas on made-up rows), runs the operation untouched, then counts
+(`receipt_ops.py`); a count that fails is a receipt missing, never the operation's error.
+Calls from other threads are not watched."""
 
 from __future__ import annotations
 
@@ -22,7 +26,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from larik_jupyter.frames import code_swap
 from larik_jupyter.frames import receipt_ops as ops
+from larik_jupyter.frames.lazy_receipts import dask_last, lazy_receipts, polars_last
 from larik_jupyter.frames.receipt import Kind, Receipt
 
 # The most receipts one call keeps: those bound to a variable, fanning out or dropping every row
@@ -39,9 +45,13 @@ _PANDAS_REDUCTIONS = (
 )
 _POLARS_REDUCTIONS = ("agg", "all", "len", "first", "last", "max", "mean", "median", "min", "n_unique", "sum")
 
+# What a wrapped call counts after it ran: its receipt, none, or (a call computing several
+# frames) each receipt with the result it is of.
+After = Callable[..., "Receipt | list[tuple[Receipt, Any]] | None"]
+
 _active: ReceiptWatch | None = None
 # The libraries watched: one the code imports while watched is wrapped once its import ends.
-_LIBRARIES = ("pandas", "polars")
+_LIBRARIES = ("pandas", "polars", "dask")
 
 
 class _Imported(importlib.abc.MetaPathFinder):
@@ -80,8 +90,9 @@ def _operand(value: Any) -> Any:
 
 
 def _rows(frame: Any) -> int:
+    """A frame's rows as it knows them (a Dask frame's are not known: asking would compute them)."""
     shape = getattr(frame, "shape", None)
-    return int(shape[0]) if isinstance(shape, tuple) and shape else 0
+    return shape[0] if isinstance(shape, tuple) and shape and isinstance(shape[0], int) else 0
 
 
 def _bound(original: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[str, Any]:
@@ -93,7 +104,7 @@ def _bound(original: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str
     return arguments
 
 
-def _join(handler: Callable[..., Receipt | None]) -> Callable[..., Receipt | None]:
+def _join(handler: Callable[..., Receipt | None]) -> After:
     def after(watch: ReceiptWatch, original: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any],
               rows: int, result: Any) -> Receipt | None:
         return handler(watch.name, result, **_bound(original, args, kwargs))
@@ -101,7 +112,7 @@ def _join(handler: Callable[..., Receipt | None]) -> Callable[..., Receipt | Non
     return after
 
 
-def _rows_op(kind: Kind, library: str, masked: bool = False) -> Callable[..., Receipt | None]:
+def _rows_op(kind: Kind, library: str, masked: bool = False) -> After:
     def after(watch: ReceiptWatch, original: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any],
               rows: int, result: Any) -> Receipt | None:
         frame = args[0]
@@ -115,7 +126,7 @@ def _rows_op(kind: Kind, library: str, masked: bool = False) -> Callable[..., Re
     return after
 
 
-def _grouped(handler: Callable[..., Receipt | None]) -> Callable[..., Receipt | None]:
+def _grouped(handler: Callable[..., Receipt | None]) -> After:
     def after(watch: ReceiptWatch, original: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any],
               rows: int, result: Any) -> Receipt | None:
         return handler(watch.name, args[0], result)
@@ -123,7 +134,7 @@ def _grouped(handler: Callable[..., Receipt | None]) -> Callable[..., Receipt | 
     return after
 
 
-def _concat(library: str) -> Callable[..., Receipt | None]:
+def _concat(library: str) -> After:
     def after(watch: ReceiptWatch, original: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any],
               rows: int, result: Any) -> Receipt | None:
         items = args[0] if args else kwargs.get("objs", kwargs.get("items"))
@@ -134,8 +145,24 @@ def _concat(library: str) -> Callable[..., Receipt | None]:
     return after
 
 
+def _computed(library: str, last: Callable[[Any], Kind | None],
+              operands: Callable[[tuple[Any, ...], dict[str, Any]], Any] | None = None) -> After:
+    """A lazy frame computed (`self`), or each of `operands` computed into the list or tuple
+    the call returned."""
+    def after(watch: ReceiptWatch, original: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any],
+              rows: int, result: Any) -> list[tuple[Receipt, Any]]:
+        if operands is None:
+            return lazy_receipts(library, watch.name, [(args[0], result)], last)
+        frames = operands(args, kwargs)
+        if not isinstance(frames, (list, tuple)) or not isinstance(result, (list, tuple)):
+            return []  # an iterator the call used up, or a result not computed (`lazy=True`)
+        return lazy_receipts(library, watch.name, zip(frames, result, strict=False), last)
+
+    return after
+
+
 # (module, class or "" for the module itself, attribute, what to count after the call)
-_PATCHES: list[tuple[str, str, str, Callable[..., Receipt | None]]] = [
+_PATCHES: list[tuple[str, str, str, After]] = [
     ("pandas", "", "merge", _join(ops.pandas_merge)),
     ("pandas", "DataFrame", "merge", _join(ops.pandas_merge)),
     ("pandas", "DataFrame", "join", _join(ops.pandas_join)),
@@ -153,8 +180,11 @@ _PATCHES: list[tuple[str, str, str, Callable[..., Receipt | None]]] = [
     ("polars", "DataFrame", "drop_nulls", _rows_op("dropna", "polars")),
     ("polars", "", "concat", _concat("polars")),
     *[("polars.dataframe.group_by", "GroupBy", name, _grouped(ops.polars_groupby)) for name in _POLARS_REDUCTIONS],
+    ("polars", "LazyFrame", "collect", _computed("polars", polars_last)),
+    ("polars", "", "collect_all", _computed("polars", polars_last, lambda a, k: a[0] if a else k.get("lazy_frames"))),
+    ("dask.base", "DaskMethodsMixin", "compute", _computed("dask", dask_last)),
+    ("dask.base", "", "compute", _computed("dask", dask_last, lambda a, k: a)),
 ]
-_MISSING = object()
 
 
 @dataclass
@@ -176,7 +206,7 @@ class ReceiptWatch:
     left_out: int = 0
     uncounted: int = 0
     depth: int = 0
-    _undo: list[tuple[object, str, object]] = field(default_factory=list)
+    _undo: list[code_swap.Swapped] = field(default_factory=list)
     _finder: _Imported | None = None
 
     def __enter__(self) -> ReceiptWatch:
@@ -191,27 +221,27 @@ class ReceiptWatch:
         return self
 
     def _patch(self) -> None:
-        """Wrap the entry points of the libraries loaded now (each once)."""
-        done = {(id(owner), attribute) for owner, attribute, _ in self._undo}
+        """Wrap the entry points of the libraries loaded now (each function once: pandas'
+        grouped frames share theirs)."""
+        done = {id(swapped.function) for swapped in self._undo}
         for module_name, owner_name, attribute, after in _PATCHES:
             module = sys.modules.get(module_name)
             owner = module if not owner_name else getattr(module, owner_name, None)
             original = getattr(owner, attribute, None) if owner is not None else None
-            if original is None or (id(owner), attribute) in done:
+            if original is None or id(original) in done:
                 continue
-            self._undo.append((owner, attribute, vars(owner).get(attribute, _MISSING)))
-            setattr(owner, attribute, _wrapped(original, after))
+            swapped = code_swap.swap(original, functools.partial(_wrapped, after=after))
+            if swapped is not None:
+                self._undo.append(swapped)
+                done.add(id(original))
 
     def __exit__(self, *exc: object) -> None:
         global _active
         if self._finder is not None and self._finder in sys.meta_path:
             sys.meta_path.remove(self._finder)
         self._finder = None
-        for owner, attribute, before in reversed(self._undo):
-            if before is _MISSING:
-                delattr(owner, attribute)
-            else:
-                setattr(owner, attribute, before)
+        for swapped in reversed(self._undo):
+            code_swap.restore(swapped)
         self._undo.clear()
         if _active is self:
             _active = None
@@ -257,26 +287,40 @@ def _with_variable(receipt: Receipt, variable: str) -> Receipt:
     return msgspec.structs.replace(receipt, variable=variable)
 
 
-def _wrapped(original: Any, after: Callable[..., Receipt | None]) -> Callable[..., Any]:
+# Modules whose calls are a library's own work, not the code's: Dask building a frame runs pandas
+# on its empty or made-up rows to learn the result's columns.
+_LIBRARY_CALLERS = ("dask.",)
+
+
+def _library_call() -> bool:
+    """Whether the wrapped call was made by a library's own code (`_LIBRARY_CALLERS`)."""
+    frame: types.FrameType | None = sys._getframe(2)  # past this function and the wrapper
+    while frame is not None and frame.f_code.co_filename == code_swap.FILENAME:
+        frame = frame.f_back
+    return frame is not None and str(frame.f_globals.get("__name__", "")).startswith(_LIBRARY_CALLERS)
+
+
+def _wrapped(original: Any, after: After) -> Callable[..., Any]:
     @functools.wraps(original)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         watch = _active
-        if watch is None or not watch.watching():
+        if watch is None or not watch.watching() or _library_call():
             return original(*args, **kwargs)
         rows = _rows(_operand(args[0])) if args else 0
         watch.depth += 1
         try:
             result = original(*args, **kwargs)
             try:
-                receipt = after(watch, original, args, kwargs, rows, result)
+                found = after(watch, original, args, kwargs, rows, result)
             except Exception:  # a count that fails leaves this operation without a receipt
-                receipt = None
+                found = None
         finally:
             watch.depth -= 1
-        if receipt is not None and watch.full and not (receipt.fans_out or receipt.drops_every_row):
-            watch.uncounted += 1
-        elif receipt is not None:
-            watch.add(receipt, result)
+        for receipt, of in found if isinstance(found, list) else [(found, result)] if found is not None else []:
+            if watch.full and not (receipt.fans_out or receipt.drops_every_row):
+                watch.uncounted += 1
+            else:
+                watch.add(receipt, of)
         return result
 
     return wrapper

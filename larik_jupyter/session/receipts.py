@@ -60,7 +60,7 @@ def receipt_text(receipt: Receipt, *, bound: bool = True) -> str:
     was bound to a variable (unless `bound` is False: a table naming the variable apart)."""
     bound_to = f"{receipt.variable} = " if receipt.variable and bound else ""
     return bound_to + {
-        "join": _join, "groupby": _group, "concat": _concat,
+        "join": _join, "groupby": _group, "concat": _concat, "collect": _collect,
     }.get(receipt.kind, _rows)(receipt)
 
 
@@ -110,6 +110,17 @@ def _concat(r: Receipt) -> str:
     if r.unaligned:
         text += f"; not in every input, so missing in the rest: {', '.join(r.unaligned)}"
     return text
+
+
+# A lazy plan's last operation, as its receipt says it.
+_STEPS = {"join": "a join", "filter": "a filter", "groupby": "a group aggregation", "concat": "a concat",
+          "drop_duplicates": "a de-duplication", "dropna": "a dropna"}
+
+
+def _collect(r: Receipt) -> str:
+    step = _STEPS.get(r.last_operation or "", "")
+    text = f"{_name(r.inputs[0])} computed (lazy, its last step {step}): {counted(r.rows_out, 'row')}"
+    return text + (f"; not counted: {r.not_counted}" if r.not_counted else "")
 
 
 def receipts_lines(stored: list[dict[str, Any]] | None) -> list[str]:
