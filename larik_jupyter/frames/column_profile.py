@@ -32,14 +32,22 @@ class ColumnChanges:
 
 def profile(value: Any) -> Profile | None:
     """The frame's columns, or None for anything but an eager pandas or polars DataFrame within
-    `PROFILE_CELLS`."""
+    `PROFILE_CELLS`, and for a frame that cannot say them (a subclass whose `shape`, `columns`
+    or `isna` raises or answers oddly is read as hostile, never trusted)."""
     frame = frame_of(value)
     if frame is None or frame.lazy or frame.series or frame.library not in ("pandas", "polars"):
         return None
+    try:
+        return _profile(value, frame.library)
+    except Exception:
+        return None
+
+
+def _profile(value: Any, library: str) -> Profile | None:
     rows, columns = value.shape
     if rows * columns > PROFILE_CELLS:
         return None
-    if frame.library == "polars":
+    if library == "polars":
         return Profile({c: str(t) for c, t in value.schema.items()},
                        {c: int(value.get_column(c).null_count()) for c in value.columns})
     if not value.columns.is_unique:
