@@ -164,6 +164,24 @@ def test_large_frames_get_the_cheap_counts_and_say_which_were_left_out() -> None
     assert "some counts left out" in receipt_text(receipt)
 
 
+def test_a_long_lookup_join_counts_its_unmatched_rows_in_two_halves() -> None:
+    # Over SPLIT_ROWS rows the missing values of the looked-up column are counted on two threads,
+    # half each; the count is the true number of orders whose key no customer has.
+    import numpy as np
+
+    from larik_jupyter.frames.join_counts import SPLIT_ROWS
+
+    rng = np.random.default_rng(7)
+    keys = rng.integers(0, 1100, SPLIT_ROWS + 500_001)
+    ns: dict[str, Any] = {
+        "orders": pd.DataFrame({"k": keys}),
+        "customers": pd.DataFrame({"k": np.arange(1000), "b": 2.0}),
+    }
+    [receipt] = watched(ns, "joined = orders.merge(customers, on='k', how='left')")
+    assert receipt.unmatched[0] == int((keys >= 1000).sum()) > 0
+    assert receipt.rows_out == len(keys) and receipt.fan_out == 0
+
+
 def test_filters_groups_dedup_and_concat_count_their_rows() -> None:
     ns: dict[str, Any] = {"df": pd.DataFrame({"g": [1, 1, 2, None, None], "v": [1, 2, 2, 4, 4]})}
     code = (
