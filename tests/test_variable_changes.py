@@ -20,6 +20,7 @@ from larik_jupyter.agent.textlog import TextLog
 from larik_jupyter.config.secrets import redactor_for
 from larik_jupyter.frontends.notebook.render import parts_from_messages, render_parts
 from larik_jupyter.frontends.notebook.view import TranscriptView
+from larik_jupyter.frontends.server.page_entries import ShownResult, page_entry
 from larik_jupyter.session.export import render_markdown
 from larik_jupyter.session.reader import load_entries
 from larik_jupyter.session.state import replay
@@ -68,8 +69,12 @@ def test_every_view_shows_the_changes_and_the_transcript_stores_them(project: Pa
     stored = replay(load_entries(path).entries).all
     assert render_parts(parts_from_messages(list(stored), include_prompts=False)) == as_stored(live)
     exported = render_markdown(path, load_entries(path).entries, redactor=redactor_for(None))
+    # The sidebar's transcript page carries the same words (the server says them, not the page).
+    shown = [page_entry(e, lambda _notebook, _cell: None) for e in load_entries(path).entries]
+    sidebar = " · ".join(line for e in shown if e.message for b in e.message.content
+                         if isinstance(b, ShownResult) for line in b.variable_lines or [])
     for line in LINES:
-        assert line in live and line in out.getvalue() and line in exported
+        assert line in live and line in out.getvalue() and line in exported and line in sidebar
     assert stored_results(path)[0]["variables"] == [
         {"name": "df", "change": "changed", "before": "DataFrame 1000×5", "after": "DataFrame 1000×4"},
         {"name": "data", "change": "changed", "before": "list len 3", "after": "list len 4"},

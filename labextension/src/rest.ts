@@ -251,8 +251,9 @@ export interface ShownMessage {
 
 /**
  * A tool's answer (its content's blocks shown too), with its text as the one diff HTML when
- * it is a diff (`diff_html`), what a kernel call did to the user's variables, and its
- * receipts in words (`receipt_lines`, one line each, as every view says them).
+ * it is a diff (`diff_html`), what a kernel call did to the user's variables (and in words,
+ * `variable_lines`, each as every view says it: `VariableChange.text`), and its receipts in
+ * words (`receipt_lines`, one line each, as every view says them).
  */
 export interface ShownResult {
   type: "tool_result";
@@ -268,6 +269,7 @@ export interface ShownResult {
   variables?: VariableChange[];
   receipts?: JsonObject[];
   diff_html?: string;
+  variable_lines?: string[];
   receipt_lines?: string[];
 }
 

@@ -3,7 +3,7 @@
  */
 import { IRenderMimeRegistry } from '@jupyterlab/rendermime';
 
-import { PageEntry, ShownBlock, ShownCall, ShownImage, ShownResult, UnfoundNumber, VariableChange } from './api';
+import { PageEntry, ShownBlock, ShownCall, ShownImage, ShownResult, UnfoundNumber } from './api';
 
 /** A new `tag` element with `className` and, when given, `text`. */
 export function element<K extends keyof HTMLElementTagNameMap>(
@@ -120,33 +120,6 @@ export function renderPlan(todos: ITodo[]): HTMLElement {
   return node;
 }
 
-/**
- * One variable change as the notebook's views say it (`VariableChange.text` in
- * larik_jupyter/session/variable_changes.py): `df: DataFrame 1000×5 → 1000×4, changed in place`.
- */
-export function changeText(change: VariableChange): string {
-  const { name, before = '', after = '' } = change;
-  if (change.change === 'created') {
-    return `${name}: created ${after}`.trimEnd();
-  }
-  if (change.change === 'deleted') {
-    return `${name}: deleted`;
-  }
-  if (change.change === 'unknown') {
-    return `${name}: ${before}, may have changed (${change.note || 'not compared'})`;
-  }
-  let shown = before;
-  if (after !== before) {
-    const [kind, ...rest] = after.split(' ');
-    const shape = rest.join(' ');
-    shown = `${before} → ${before.split(' ')[0] === kind && shape ? shape : after}`;
-  }
-  if (change.change === 'changed') {
-    return `${name}: ${shown}, changed in place`;
-  }
-  return `${name}: ${shown}` + (after === before ? ', rebound' : '');
-}
-
 /** The hint on a number no output of its turn shows (larik_jupyter/session/numbers.py `HINT`). */
 export const UNFOUND_HINT = 'not found in any output of this turn';
 
@@ -238,10 +211,11 @@ export class TranscriptRenderer {
           diffOrText(resultText(block.content), block.diff_html),
           'jp-larik-tool-result'
         );
-        if (block.variables?.length) {
+        if (block.variable_lines?.length) {
+          // What the call did to the user's variables, in the words every view uses (the server says them).
           const both = element('div', 'jp-larik-tool-variables');
           both.appendChild(node);
-          both.appendChild(element('div', 'jp-larik-variables', 'Variables · ' + block.variables.map(changeText).join(' · ')));
+          both.appendChild(element('div', 'jp-larik-variables', 'Variables · ' + block.variable_lines.join(' · ')));
           node = both;
         }
         if (block.receipt_lines?.length) {

@@ -56,12 +56,14 @@ class ShownCall(ToolUseBlock):
 
 class ShownResult(ToolResultBlock):
     """A tool's answer (its content's blocks shown too), with its text as the one diff HTML when
-    it is a diff (`diff_html`), what a kernel call did to the user's variables, and its
-    receipts in words (`receipt_lines`, one line each, as every view says them)."""
+    it is a diff (`diff_html`), what a kernel call did to the user's variables (and in words,
+    `variable_lines`, each as every view says it: `VariableChange.text`), and its receipts in
+    words (`receipt_lines`, one line each, as every view says them)."""
 
     content: str | list[ShownBlock] = ""  # type: ignore[assignment]  # the stored blocks, shown
     variables: list[VariableChange] | None = None  # type: ignore[assignment]  # read as what they are
     diff_html: str | None = None
+    variable_lines: list[str] | None = None
     receipt_lines: list[str] | None = None
 
 
@@ -96,6 +98,7 @@ def page_entry(entry: Entry, position: CellPosition) -> PageEntry:
             block.summary = summarize_call(block.name, block.input, position)
             block.hint = cells_named(block.name, block.input)
         elif isinstance(block, ShownResult):
+            block.variable_lines = [change.text() for change in block.variables or []] or None
             block.receipt_lines = receipts_lines(block.receipts) or None
             if looks_like_diff(text := block.text()):
                 block.diff_html = diff_html(text)
