@@ -169,7 +169,7 @@ def test_a_long_lookup_join_counts_its_unmatched_rows_in_two_halves() -> None:
     # half each; the count is the true number of orders whose key no customer has.
     import numpy as np
 
-    from larik_jupyter.frames.join_counts import SPLIT_ROWS
+    from larik_jupyter.frames.nulls import SPLIT_ROWS
 
     rng = np.random.default_rng(7)
     keys = rng.integers(0, 1100, SPLIT_ROWS + 500_001)

@@ -313,6 +313,6 @@ class Agent(Switching):
     def close(self, *, keep_mcp: bool = False) -> None:
         """Close the session and the outside agents' sessions; `keep_mcp` leaves the MCP servers
         to the agent handed them."""
-        self.outside.close_all(unless=self)
+        self.outside.close_all()
         if self._loop is not None:
             self._loop.close(keep_mcp=keep_mcp)

@@ -38,17 +38,16 @@ class OutsideSessions(Generic[A]):
             agent = self._held[key] = self._make(client)
         return agent
 
-    def close(self, key: str, *, unless: object = None) -> None:
-        """The outside agent `key` disconnected: its session closes, unless it is `unless` (the
-        kernel's own agent, which the user opened on it)."""
+    def close(self, key: str) -> None:
+        """The outside agent `key` disconnected: its session closes."""
         agent = self._held.pop(key, None)
-        if agent is not None and agent is not unless:
+        if agent is not None:
             agent.close()
 
     def holding(self, path: Path) -> A | None:
         """The outside agent whose session is the file at `path`, if one is connected."""
         return next((a for a in self._held.values() if a.session_path == path), None)
 
-    def close_all(self, *, unless: object = None) -> None:
+    def close_all(self) -> None:
         for key in list(self._held):
-            self.close(key, unless=unless)
+            self.close(key)

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from larik_jupyter.frames.kinds import frame_of
+from larik_jupyter.frames.nulls import missing_count
 
 PROFILE_CELLS = 200_000_000
 
@@ -49,12 +50,11 @@ def _profile(value: Any, library: str) -> Profile | None:
         return None
     if library == "polars":
         return Profile({c: str(t) for c, t in value.schema.items()},
-                       {c: int(value.get_column(c).null_count()) for c in value.columns})
+                       {c: missing_count(library, value, c) for c in value.columns})
     if not value.columns.is_unique:
         return None
-    counts = value.isna().sum()
     return Profile({str(c): str(t) for c, t in value.dtypes.items()},
-                   {str(c): int(counts[c]) for c in value.columns})
+                   {str(c): missing_count(library, value, c) for c in value.columns})
 
 
 def column_changes(before: Profile, after: Profile) -> ColumnChanges:

@@ -13,12 +13,12 @@ pandas matches missing keys with each other; polars leaves them unmatched unless
 from __future__ import annotations
 
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
+from larik_jupyter.frames.nulls import missing_count
 from larik_jupyter.frames.receipt import EXAMPLES, FULL_COUNT_ROWS, Keys, Receipt
 
 
@@ -184,11 +184,11 @@ def missing(sides: JoinSides, result: Any, side: int) -> dict[str, tuple[int, in
     found = sides.found[side] = {}
     filled: int | None = None
     for column, source in _columns_from(sides, result, side).items():
-        was = _nulls(sides.library, sides.frames[side], source)
+        was = missing_count(sides.library, sides.frames[side], source)
         if was:
-            now = _nulls(sides.library, result, column)
+            now = missing_count(sides.library, result, column)
         elif filled is None:
-            now = filled = _nulls(sides.library, result, column)
+            now = filled = missing_count(sides.library, result, column)
         else:
             now = filled
         found[column] = (now, was)
@@ -207,37 +207,6 @@ def _columns_from(sides: JoinSides, result: Any, side: int) -> dict[str, Any]:
         if column in result.columns:
             found[column] = column
     return found
-
-
-# A float column longer than this is counted in two halves on two threads (numpy lets go of the
-# GIL while it compares): the count is memory-bound, and a second core reads the other half;
-# shorter, the threads' hand-over costs more than the half it saves.
-SPLIT_ROWS = 2_000_000
-_halves = ThreadPoolExecutor(max_workers=2, thread_name_prefix="larik-receipt")
-
-
-def _nans(values: np.ndarray) -> int:
-    return int(np.count_nonzero(values != values))
-
-
-def _float_nans(values: np.ndarray) -> int:
-    """How many NaNs a float array holds."""
-    if len(values) <= SPLIT_ROWS:
-        return _nans(values)
-    middle = len(values) // 2
-    return sum(_halves.map(_nans, (values[:middle], values[middle:])))
-
-
-def _nulls(library: str, frame: Any, column: Any) -> int:
-    if library == "polars":
-        return int(frame.get_column(column).null_count())  # kept by polars: no work
-    values = frame[column]
-    kind = values.dtype.kind if isinstance(values.dtype, np.dtype) else ""  # pandas' own dtypes hold NA
-    if kind == "f":  # numpy floats: NaN is the one value unequal to itself, a third of `isna`'s time
-        return _float_nans(values.to_numpy(copy=False))
-    if kind in ("i", "u", "b"):
-        return 0  # numpy integers and booleans hold no missing value
-    return int(values.isna().sum())
 
 
 def cheap_counts(sides: JoinSides, result: Any, rows_out: int, rows: tuple[int, int], base: int) -> dict[str, Any]:

@@ -125,7 +125,7 @@ def end(raw: bytes) -> None:
     kernel = extension.kernel_session()
     _own_undo.pop(key, None)
     if kernel is not None:
-        kernel.sessions.outside.close(key, unless=kernel.agent)
+        kernel.sessions.outside.close(key)
 
 
 async def _answer(kernel: KernelSession, agent: Agent, client: Destination, data: Call) -> Answer:

@@ -140,8 +140,7 @@ def _egress(
             said = render([], rule_lines(kernel.egress_policies(), origins=True))
         # What outside agents working in this kernel (over MCP) were sent, each its own session.
         for agent in kernel.sessions.outside:
-            if agent is not kernel.agent:
-                said += f"\n\n**Outside agent `{agent.model}`** (session `{agent.session_id}`): {agent.egress.totals()}"
+            said += f"\n\n**Outside agent `{agent.model}`** (session `{agent.session_id}`): {agent.egress.totals()}"
         out.markdown(said)
 
 

@@ -171,10 +171,10 @@ class KernelSession:
         agent's; a `LarikError` saying where else to look when it holds none."""
         from larik_jupyter.api import resolve_session as resolve
 
-        if self.is_current(session):
-            assert self.agent is not None
+        path = resolve(session, self.cwd)
+        if self.agent is not None and self.agent.session_path == path:
             return self.agent
-        held = self.sessions.outside.holding(resolve(session, self.cwd))
+        held = self.sessions.outside.holding(path)
         if held is None:
             raise LarikError(
                 f"Session {session} is not open in this kernel (neither its own nor a connected outside "
