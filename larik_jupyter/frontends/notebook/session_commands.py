@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from larik_jupyter.api import LarikError, counted
+from larik_jupyter.api import LarikError, counted, resolve_session
 from larik_jupyter.frontends.notebook.command_registry import Output, arg, command
 from larik_jupyter.frontends.notebook.kernel import KernelSession
 
@@ -123,8 +123,9 @@ def _undo(kernel: KernelSession, out: Output, *, prompt_number: int | None, forc
 
     if session is not None and not kernel.is_current(session):
         done = kernel.sessions.undo(prompt_number, session=session, force=force, skip_changed=skip_changed)
-        again = f"%larik /undo --session {session}" + (f" --to {prompt_number}" if prompt_number else "")
-        out.markdown(f"In session `{session}` (this notebook stays on its own):\n\n" + done.markdown(again))
+        named = resolve_session(session, kernel.cwd).stem  # its id, also when a path named it
+        again = f"%larik /undo --session {named}" + (f" --to {prompt_number}" if prompt_number else "")
+        out.markdown(f"In session `{named}` (this notebook stays on its own):\n\n" + done.markdown(again))
         refresh_all()  # the sidebar and panels of the sessions it changed
         return
     report = kernel.require().undo(prompt_number, force=force, skip_changed=skip_changed)
