@@ -1,5 +1,6 @@
-"""Receipts in a scratch kernel (replay, `/check`): every cell it runs is watched as the agent's
-code is in the live kernel (`frames/receipt_watch.py`, entered before the cell and left after it
+"""Receipts in a scratch kernel (replay, `/check`): every cell it runs is watched, and its
+operands and results named, as the agent's code is in the live kernel (`tools/kernel/receipts.py`'s
+`watch_receipts` and `receipts_found`, the watch entered before the cell and left after it
 through IPython's `pre_run_cell` and `post_run_cell` events), and the last cell's receipts are
 read back as JSON. A scratch kernel whose Python has no larik_jupyter gives none, and nothing is
 compared."""
@@ -18,23 +19,20 @@ SETUP = """
 def __larik_watch():
     try:
         import msgspec
-        from larik_jupyter.frames.receipt_watch import ReceiptWatch
+        from larik_jupyter.tools.kernel import receipts_found, watch_receipts
     except ImportError:
         return
     shell = get_ipython()
     ns, held = shell.user_ns, {}
 
-    def name(value):
-        return next((n for n, v in list(ns.items()) if v is value and isinstance(n, str) and not n.startswith("_")), "")
-
     def before(*_):
-        held["watch"] = ReceiptWatch(name).__enter__()
+        held["watch"] = watch_receipts(ns, this_thread=False).__enter__()
 
     def after(*_):
         watch = held.pop("watch", None)
         if watch is not None:
             watch.__exit__(None, None, None)
-            ns["__larik_receipts__"] = msgspec.json.encode(watch.receipts(lambda v: name(v) or None)).decode()
+            ns["__larik_receipts__"] = msgspec.json.encode(receipts_found(watch, ns)[0]).decode()
 
     shell.events.register("pre_run_cell", before)
     shell.events.register("post_run_cell", after)
