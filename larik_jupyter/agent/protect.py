@@ -79,6 +79,23 @@ def roll_back_stopped(env: Env, asked: set[str]) -> None:
     snapshots.roll_back(env.host.namespace, [c.name for c in unasked])
 
 
+async def ask_keep(
+    call: ToolUseBlock, approver: Approver, summary: str, detail: str, question: str,
+    emit: Callable[[ae.AgentEvent], None], undo: Callable[[], object],
+) -> PermissionAnswer | None:
+    """Ask the user whether to keep what `call` did (`summary`, said in full in `detail`); a
+    stop while asking means nobody said keep, so `undo` puts it back before the stop goes on."""
+    emit(ae.PermissionAsked(call.id, call.name, summary))
+    try:
+        return await approver(PermissionRequest(
+            id=call.id, tool=call.name, input=dict(call.input), summary=summary, detail=detail,
+            question=question, ask="keep",
+        ))
+    except asyncio.CancelledError:
+        undo()
+        raise
+
+
 async def keep_or_roll_back(
     call: ToolUseBlock, result: ToolResult, asked: set[str], env: Env, approver: Approver | None,
     emit: Callable[[ae.AgentEvent], None],
@@ -96,18 +113,14 @@ async def keep_or_roll_back(
     summary = f"the code changed {what}"
     answer: PermissionAnswer | None = None
     if approver is not None:
-        emit(ae.PermissionAsked(call.id, call.name, summary))
         detail = "# Protect mode: this call changed your existing variables:\n" + "\n".join(
             f"#   {c.text()}" for c in found
         )
-        try:
-            answer = await approver(PermissionRequest(
-                id=call.id, tool=call.name, input=dict(call.input), summary=summary, detail=detail,
-                question=f"{summary[:1].upper()}{summary[1:]}: keep or roll back?", ask="keep",
-            ))
-        except asyncio.CancelledError:  # stopped while asking: nobody said keep
-            snapshots.roll_back(env.host.namespace, [c.name for c in found])
-            raise
+        namespace = env.host.namespace
+        answer = await ask_keep(
+            call, approver, summary, detail, f"{summary[:1].upper()}{summary[1:]}: keep or roll back?", emit,
+            lambda: snapshots.roll_back(namespace, [c.name for c in found]),
+        )
     if answer is not None and answer.decision != "deny":
         emit(ae.Notice(f"Kept: {summary}."))
         return

@@ -6,11 +6,11 @@ nothing is built on it unseen."""
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Callable
 
 from larik_jupyter.agent import events as ae
-from larik_jupyter.agent.permissions import Approver, PermissionAnswer, PermissionRequest
+from larik_jupyter.agent.permissions import Approver
+from larik_jupyter.agent.protect import ask_keep
 from larik_jupyter.llm.messages import ToolUseBlock
 from larik_jupyter.session.receipts import warning_of
 from larik_jupyter.tools.base import ToolResult
@@ -33,16 +33,10 @@ async def check_receipts(
         warning = f"Protect mode: {summary}. The result is kept; check it before building on it."
         emit(ae.Notice(warning, level="warning"))
         return warning
-    emit(ae.PermissionAsked(call.id, call.name, summary))
-    try:
-        answer: PermissionAnswer | None = await approver(PermissionRequest(
-            id=call.id, tool=call.name, input=dict(call.input), summary=summary,
-            detail="# Protect mode: receipts of this call\n" + "\n".join(f"#   {w}" for _, w in warned),
-            question=f"Keep {', '.join(names)}? {summary[:1].upper()}{summary[1:]}", ask="keep",
-        ))
-    except asyncio.CancelledError:  # stopped while asking: nobody said keep
-        _unbind(env, result, names)
-        raise
+    answer = await ask_keep(
+        call, approver, summary, "# Protect mode: receipts of this call\n" + "\n".join(f"#   {w}" for _, w in warned),
+        f"Keep {', '.join(names)}? {summary[:1].upper()}{summary[1:]}", emit, lambda: _unbind(env, result, names),
+    )
     if answer is not None and answer.decision != "deny":
         emit(ae.Notice(f"Kept: {', '.join(names)}."))
         return None
