@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from larik_jupyter.api import LarikError, counted, resolve_session
+from larik_jupyter.api import LarikError, counted
 from larik_jupyter.frontends.notebook.command_registry import Output, arg, command
 from larik_jupyter.frontends.notebook.kernel import KernelSession
 
@@ -118,6 +118,7 @@ def _rewind(
 )
 def _undo(kernel: KernelSession, out: Output, *, prompt_number: int | None, force: bool, skip_changed: bool,
           session: str | None) -> None:
+    from larik_jupyter.api import resolve_session  # the store loads at first use, not at `%load_ext`
     from larik_jupyter.frontends.notebook.widgets.session_widget import refresh_all
     from larik_jupyter.frontends.notebook.widgets.undo import UndoPanel
 
