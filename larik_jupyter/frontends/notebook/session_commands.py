@@ -118,7 +118,9 @@ def _rewind(
 )
 def _undo(kernel: KernelSession, out: Output, *, prompt_number: int | None, force: bool, skip_changed: bool,
           session: str | None) -> None:
-    from larik_jupyter.api import resolve_session  # the store loads at first use, not at `%load_ext`
+    from larik_jupyter.api import (
+        resolve_session,  # the store loads at first use, not at `%load_ext`
+    )
     from larik_jupyter.frontends.notebook.widgets.session_widget import refresh_all
     from larik_jupyter.frontends.notebook.widgets.undo import UndoPanel
 
