@@ -4,6 +4,7 @@ and what each did to files and kernel variables, the receipts of its calls, its 
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 from larik_jupyter.agent.undo_list import UndoList, undo_list
@@ -12,7 +13,7 @@ from larik_jupyter.checkpoint.store import TurnInfo
 from larik_jupyter.session.call_summary import CellPosition
 from larik_jupyter.session.entry_list import EntryList
 from larik_jupyter.session.plan import Todo
-from larik_jupyter.session.receipts import Receipt, session_receipts
+from larik_jupyter.session.receipts import Receipt, receipt_text, session_receipts
 from larik_jupyter.session.variable_changes import VariableChange, turn_changes
 from larik_jupyter.tools.plan import current_plan
 
@@ -51,6 +52,21 @@ class SessionHistory:
     def receipts(self) -> list[tuple[int, Receipt]]:
         """The receipts of the session's kernel calls with their prompt numbers, newest first (`/receipts`)."""
         return list(reversed(list(session_receipts(self._loop.session.state.all))))
+
+    def variable_report(self, prompt_numbers: Iterable[int]) -> str:
+        """What the calls of each prompt did to kernel variables, a line each, with their receipts
+        under them (an outside agent's `variable_report`, one call a prompt)."""
+        receipts: dict[int, list[str]] = {}
+        for number, receipt in reversed(self.receipts()):
+            receipts.setdefault(number, []).append(receipt_text(receipt))
+        lines = []
+        for number in prompt_numbers:
+            changes = self.variable_changes(number)
+            if changes:
+                lines.append(f"call {number}: " + " · ".join(c.text() for c in changes))
+            if number in receipts:
+                lines += [f"call {number}, what its operations did to the rows:", *(f"  {r}" for r in receipts[number])]
+        return "\n".join(lines) or "No call of this session changed the kernel's variables."
 
     @property
     def plan(self) -> list[Todo] | None:

@@ -74,7 +74,7 @@ def join_receipt(sides: JoinSides, result: Any, rows_out: int, rows: tuple[int, 
     base = base_side(sides.how, rows)
     common = dict(
         kind="join", library=sides.library, inputs=sides.inputs, rows_in=list(rows), rows_out=rows_out,
-        how=sides.how, keys=sides.keys, base=base,
+        how=sides.how, keys=sides.keys, base=base, dtypes=changed_dtypes(sides, result),
     )
     if sides.how == "cross" or not sides.keys:
         return Receipt(**common)  # type: ignore[arg-type]
@@ -193,6 +193,32 @@ def missing(sides: JoinSides, result: Any, side: int) -> dict[str, tuple[int, in
             now = filled
         found[column] = (now, was)
     return found
+
+
+def changed_dtypes(sides: JoinSides, result: Any) -> dict[str, str]:
+    """Result columns whose dtype is not the one they had in the side they came from (`int64 →
+    float64`: a lookup's integers where rows matched nothing), read from the frames' schemas."""
+    if result is None:
+        return {}
+    now = dtypes_of(sides.library, result)
+    found = {}
+    for side in (0, 1):
+        was = dtypes_of(sides.library, sides.frames[side])
+        for column, source in _columns_from(sides, result, side).items():
+            before, after = was.get(source), now.get(column)
+            if before is not None and after is not None and before != after:
+                found[str(column)] = f"{before} → {after}"
+    return found
+
+
+def dtypes_of(library: str, frame: Any) -> dict[Any, Any]:
+    """Each column's dtype by its label (pandas columns that share a label are left out: which
+    is which cannot be told)."""
+    if library == "polars":
+        return dict(frame.schema)
+    labels = frame.columns.tolist()
+    dtypes = dict(zip(labels, frame.dtypes.tolist(), strict=True))
+    return dtypes if len(dtypes) == len(labels) else {c: t for c, t in dtypes.items() if labels.count(c) == 1}
 
 
 def _columns_from(sides: JoinSides, result: Any, side: int) -> dict[str, Any]:

@@ -4,6 +4,7 @@ changed frame (`column_profile.py`) both count."""
 
 from __future__ import annotations
 
+import threading
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -13,11 +14,25 @@ import numpy as np
 # GIL while it compares): the count is memory-bound, and a second core reads the other half;
 # shorter, the threads' hand-over costs more than the half it saves.
 SPLIT_ROWS = 2_000_000
+# Values compared at a time, into a buffer each thread keeps: the comparison's booleans stay in
+# the cache, where one array as long as the column would be written out to memory and read back
+# (a fifth of a 10,000,000-row count).
+CHUNK = 1 << 18
 _halves = ThreadPoolExecutor(max_workers=2, thread_name_prefix="larik-receipt")
+_buffers = threading.local()
 
 
 def _nans(values: np.ndarray) -> int:
-    return int(np.count_nonzero(values != values))
+    buffer = getattr(_buffers, "chunk", None)
+    if buffer is None:
+        buffer = _buffers.chunk = np.empty(CHUNK, dtype=bool)
+    count = 0
+    for start in range(0, len(values), CHUNK):
+        part = values[start:start + CHUNK]
+        unequal = buffer[:len(part)]
+        np.not_equal(part, part, out=unequal)  # NaN is the one value unequal to itself
+        count += int(np.count_nonzero(unequal))
+    return count
 
 
 def _float_nans(values: np.ndarray) -> int:
@@ -34,7 +49,7 @@ def missing_count(library: str, frame: Any, column: Any) -> int:
         return int(frame.get_column(column).null_count())  # kept by polars: no work
     values = frame[column]
     kind = values.dtype.kind if isinstance(values.dtype, np.dtype) else ""  # pandas' own dtypes hold NA
-    if kind == "f":  # numpy floats: NaN is the one value unequal to itself, a third of `isna`'s time
+    if kind == "f":  # numpy floats: a third of `isna`'s time
         return _float_nans(values.to_numpy(copy=False))
     if kind in ("i", "u", "b"):
         return 0  # numpy integers and booleans hold no missing value

@@ -44,7 +44,9 @@ class Receipt(msgspec.Struct, frozen=True, omit_defaults=True):
     Collect (a lazy frame the code computed, `lazy_receipts.py`): `last_operation` (the kind of
     its plan's last operation), `rows_in` empty: only the rows out are counted.
     Any kind: `gained_missing` (columns of the result with more missing values than the inputs
-    had: column → how many more), `not_counted` (why a count was left out)."""
+    had: column → how many more), `dtypes` (columns of a join's or concat's result whose dtype is
+    not the one they had in the inputs: column → `int64 → float64`), `not_counted` (why a count
+    was left out)."""
 
     kind: Kind
     library: str
@@ -65,6 +67,7 @@ class Receipt(msgspec.Struct, frozen=True, omit_defaults=True):
     unaligned: list[str] = []
     last_operation: Kind | None = None
     gained_missing: dict[str, int] = {}
+    dtypes: dict[str, str] = {}
     not_counted: str | None = None
 
     @property

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable, Hashable
 from typing import Any
 
-from larik_jupyter.frames.join_counts import JoinSides, join_receipt
+from larik_jupyter.frames.join_counts import JoinSides, dtypes_of, join_receipt
 from larik_jupyter.frames.receipt import Kind, Receipt
 
 # An operand's variable name, found by identity in the kernel's namespace ("" for none).
@@ -102,30 +102,42 @@ def is_mask(key: Any) -> bool:
     return getattr(key, "ndim", 0) == 1 and dtype is not None and str(dtype) in ("bool", "boolean")
 
 
-def pandas_groupby(named: Namer, grouped: Any, result: Any) -> Receipt | None:
-    """An aggregation of `frame.groupby(keys)`: groups, and rows whose key was missing (left out
-    unless `dropna=False`)."""
-    frame = grouped.obj
+def pandas_groupby(named: Namer, grouped: Any, result: Any, selected_from: Any = None) -> Receipt | None:
+    """An aggregation of `frame.groupby(keys)` (or of a column of it, `selected_from` that
+    frame): groups, and rows whose key was missing (left out unless `dropna=False`)."""
+    frame = grouped.obj if selected_from is None else selected_from
     if not hasattr(result, "shape"):
         return None
-    missing: int | None = 0 if hasattr(frame, "columns") else None  # a column's groups: its frame is gone
     labels = _listed(grouped.keys)
-    for label in labels if missing is not None else ():
-        column = frame[label] if isinstance(label, Hashable) and label in frame.columns else label
-        if not hasattr(column, "isna"):
-            missing = None  # a function or Grouper: its keys are not at hand
-            break
-    if missing is not None and labels:
-        columns = [frame[k] if isinstance(k, Hashable) and k in frame.columns else k for k in labels]
+    named_columns = hasattr(frame, "columns")
+    columns = [frame[k] if named_columns and isinstance(k, Hashable) and k in frame.columns else k for k in labels]
+    missing = None  # a function or Grouper: its keys are not at hand
+    if labels and all(hasattr(c, "isna") and len(c) == len(frame) for c in columns):
         nulls = columns[0].isna().to_numpy()
         for column in columns[1:]:
             nulls = nulls | column.isna().to_numpy()
         missing = int(nulls.sum())
     return Receipt(
         kind="groupby", library="pandas", inputs=[named(frame)], rows_in=[len(frame)], rows_out=len(result),
-        keys=[str(k) if isinstance(k, Hashable) else "an array" for k in labels], groups=len(result),
+        keys=[_key_label(k) for k in labels], groups=len(result),
         missing_keys=missing, missing_dropped=bool(getattr(grouped, "dropna", True)) and bool(missing),
     )
+
+
+def _key_label(key: Any) -> str:
+    """A group key as a receipt names it: a column's label, a Series' name, a Grouper's column,
+    a function's name, else `an array`."""
+    import pandas as pd
+
+    if isinstance(key, pd.Grouper):
+        return key.key if isinstance(key.key, str) else "a Grouper"
+    if callable(key):
+        name = getattr(key, "__name__", "")
+        return f"{name}()" if name.isidentifier() else "a function"
+    if isinstance(key, Hashable):
+        return str(key)
+    name = getattr(key, "name", None)
+    return str(name) if isinstance(name, str) else "an array"
 
 
 def polars_groupby(named: Namer, grouped: Any, result: Any) -> Receipt | None:
@@ -155,16 +167,32 @@ def _flat(by: Any) -> list[Any]:
 
 
 def concat_receipt(library: str, named: Namer, items: Any, result: Any) -> Receipt | None:
-    """A concat of frames along their rows: rows from each, and the columns not in all of them."""
+    """A concat of frames along their rows: rows from each, the columns not in all of them, and
+    those whose dtype in the result is not the one they had (`int64 → float64`; `int64 / str →
+    object` where the inputs disagreed)."""
     frames = list(items.values()) if isinstance(items, dict) else list(items)
     # `shape` first: a lazy frame has none, and asking one for its `columns` resolves its plan.
     if not frames or not all(hasattr(f, "shape") and hasattr(f, "columns") for f in frames):
         return None
     if not hasattr(result, "shape") or result.shape[0] != sum(f.shape[0] for f in frames):
         return None  # not a concat along the rows
-    every = set(frames[0].columns).intersection(*(set(f.columns) for f in frames[1:]))
-    seen = dict.fromkeys(c for f in frames for c in f.columns)
+    # Each distinct schema once: a concat of many frames is mostly of frames alike.
+    inputs = list({tuple(schema.items()): schema for schema in (dtypes_of(library, f) for f in frames)}.values())
+    every = set(inputs[0]).intersection(*inputs[1:])
+    seen = dict.fromkeys(c for schema in inputs for c in schema)
     return Receipt(
         kind="concat", library=library, inputs=[named(f) for f in frames], rows_in=[f.shape[0] for f in frames],
         rows_out=result.shape[0], unaligned=[str(c) for c in seen if c not in every],
+        dtypes=_concat_dtypes(library, inputs, result),
     )
+
+
+def _concat_dtypes(library: str, inputs: list[dict[Any, Any]], result: Any) -> dict[str, str]:
+    """Columns of the result whose dtype is not the one every input had (`inputs`: each one's
+    dtypes by column)."""
+    found = {}
+    for column, now in dtypes_of(library, result).items():
+        was = list(dict.fromkeys(d[column] for d in inputs if column in d))
+        if was and was != [now]:
+            found[str(column)] = f"{' / '.join(map(str, was))} → {now}"
+    return found

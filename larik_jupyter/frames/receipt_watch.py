@@ -129,9 +129,23 @@ def _rows_op(kind: Kind, library: str, masked: bool = False) -> After:
 def _grouped(handler: Callable[..., Receipt | None]) -> After:
     def after(watch: ReceiptWatch, original: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any],
               rows: int, result: Any) -> Receipt | None:
-        return handler(watch.name, args[0], result)
+        selected_from = watch.selected.get(args[0])
+        return handler(watch.name, args[0], result, *([selected_from] if selected_from is not None else []))
 
     return after
+
+
+def _selected(watch: ReceiptWatch, original: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any],
+              rows: int, result: Any) -> None:
+    """`df.groupby(k)['a']` (or `.a`): the frame the grouped column was taken from, kept so the
+    aggregation's receipt names `df` and counts its rows with a missing key."""
+    frame = getattr(args[0], "obj", None)
+    if frame is not None and hasattr(frame, "columns"):
+        try:
+            watch.selected[result] = frame
+        except TypeError:  # not weakly referable: the receipt says "a frame"
+            pass
+    return None
 
 
 def _concat(library: str) -> After:
@@ -172,6 +186,7 @@ _PATCHES: list[tuple[str, str, str, After]] = [
     ("pandas", "DataFrame", "dropna", _rows_op("dropna", "pandas")),
     ("pandas", "DataFrame", "drop_duplicates", _rows_op("drop_duplicates", "pandas")),
     ("pandas", "", "concat", _concat("pandas")),
+    ("pandas.core.groupby.generic", "DataFrameGroupBy", "__getitem__", _selected),
     *[("pandas.core.groupby.generic", owner, name, _grouped(ops.pandas_groupby))
       for owner in ("DataFrameGroupBy", "SeriesGroupBy") for name in _PANDAS_REDUCTIONS],
     ("polars", "DataFrame", "join", _join(ops.polars_join)),
@@ -205,6 +220,8 @@ class ReceiptWatch:
     seen: list[_Seen] = field(default_factory=list)
     left_out: int = 0
     uncounted: int = 0
+    # A grouped column → the frame it was taken from (`_selected`).
+    selected: weakref.WeakKeyDictionary[Any, Any] = field(default_factory=weakref.WeakKeyDictionary)
     depth: int = 0
     _undo: list[code_swap.Swapped] = field(default_factory=list)
     _finder: _Imported | None = None

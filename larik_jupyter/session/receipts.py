@@ -82,6 +82,7 @@ def _join(r: Receipt) -> str:
         if missed:
             parts.append(f"{_rows_of(missed, names[side])} matched no {_one_of(names[1 - side])}")
     parts += [f"{column} gained {counted(n, 'missing value')}" for column, n in r.gained_missing.items()]
+    parts += _dtype_words(r)
     if r.not_counted:
         parts.append(f"some counts left out ({r.not_counted})")
     return "; ".join(parts)
@@ -109,7 +110,12 @@ def _concat(r: Receipt) -> str:
     text = f"concat of {names}: {' + '.join(f'{n:,}' for n in r.rows_in)} → {counted(r.rows_out, 'row')}"
     if r.unaligned:
         text += f"; not in every input, so missing in the rest: {', '.join(r.unaligned)}"
-    return text
+    return "; ".join([text, *_dtype_words(r)])
+
+
+def _dtype_words(r: Receipt) -> list[str]:
+    """`y int64 → float64`, as the variable report says a changed column."""
+    return [f"{column} {change}" for column, change in r.dtypes.items()]
 
 
 # A lazy plan's last operation, as its receipt says it.

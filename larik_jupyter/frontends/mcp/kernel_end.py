@@ -206,12 +206,7 @@ def _view(agent: Agent, client: Destination, tool: str, arguments: msgspec.Struc
     if isinstance(arguments, VariableReportArguments):
         call = arguments.call
         prompts = [call] if call is not msgspec.UNSET else range(1, len(agent.records.turns) + 1)
-        lines = []
-        for number in prompts:
-            changes = agent.history.variable_changes(number)
-            if changes:
-                lines.append(f"call {number}: " + " · ".join(c.text() for c in changes))
-        return "\n".join(lines) or "No call of this session changed the kernel's variables.", []
+        return agent.history.variable_report(prompts), []
     return _transcript(agent, client)
 
 

@@ -35,7 +35,9 @@ INSTRUCTIONS = (
 VIEW_TOOLS: dict[str, tuple[str, bool]] = {
     "variable_report": (
         "What your calls did to the kernel's variables: each call's created, changed, rebound and "
-        "deleted variables with their shapes. `call`: only that call (1-based), else all.",
+        "deleted variables with their shapes, and the receipts of its joins, filters, groups and "
+        "concats (rows in and out, keys that fanned out or matched nothing). `call`: only that call "
+        "(1-based), else all.",
         True,
     ),
     "undo_list": (
