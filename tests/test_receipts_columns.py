@@ -88,3 +88,27 @@ def test_an_aggregated_column_is_named_by_its_frame_and_counts_its_missing_keys(
         )
     # A column grouped by another column taken apart: no frame to name, its key still counted.
     assert receipt_text(receipts["c"]) == "c = a frame grouped by region: 4 rows → 2 groups; 1 row with a missing region left out"
+
+
+def test_a_large_lookups_unmatched_rows_are_counted_on_its_cheapest_column_and_true() -> None:
+    # Over 100,000 rows one lookup column that had no missing value is counted in the result
+    # (an Arrow-backed string column: its null count is kept); the rest are checked here apart.
+    import numpy as np
+
+    rng = np.random.default_rng(3)
+    keys = rng.integers(0, 1200, 150_000)
+    score = rng.random(1000)
+    score[:7] = np.nan  # missing in the lookup already: counted on its own
+    ns: dict[str, Any] = {
+        "orders": pd.DataFrame({"k": keys}),
+        "customers": pd.DataFrame({"k": np.arange(1000), "score": score, "name": [f"c{i}" for i in range(1000)],
+                                   "age": np.arange(1000) % 90}),
+    }
+    assert str(ns["customers"]["name"].dtype) == "str"
+    [receipt] = watched(ns, "joined = orders.merge(customers, on='k', how='left')")
+    joined = ns["joined"]
+    unmatched = int((keys >= 1000).sum())
+    assert receipt.unmatched[0] == unmatched > 0
+    assert receipt.gained_missing == {
+        c: int(joined[c].isna().sum()) - int(ns["customers"][c].isna().sum()) for c in ("score", "name", "age")
+    } == {"score": int(np.isnan(score[keys[keys < 1000]]).sum() + unmatched) - 7, "name": unmatched, "age": unmatched}

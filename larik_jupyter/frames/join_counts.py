@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from larik_jupyter.frames.nulls import missing_count
+from larik_jupyter.frames.nulls import count_cost, missing_count
 from larik_jupyter.frames.receipt import EXAMPLES, FULL_COUNT_ROWS, Keys, Receipt
 
 
@@ -176,22 +176,19 @@ def gained_missing(sides: JoinSides, result: Any, base: int) -> dict[str, int]:
 def missing(sides: JoinSides, result: Any, side: int) -> dict[str, tuple[int, int]]:
     """Each result column from `side`: its missing values in the result and in `side`, each
     counted once. Every column that had none in `side` has the same number in the result (the
-    rows of the other side that matched nothing, missing in all of them), so only the first of
-    them is counted in the result."""
+    rows of the other side that matched nothing, missing in all of them), so only the one of
+    them cheapest to count (`count_cost`) is counted in the result."""
     found = sides.found.get(side)
     if found is not None:
         return found
-    found = sides.found[side] = {}
-    filled: int | None = None
-    for column, source in _columns_from(sides, result, side).items():
-        was = missing_count(sides.library, sides.frames[side], source)
-        if was:
-            now = missing_count(sides.library, result, column)
-        elif filled is None:
-            now = filled = missing_count(sides.library, result, column)
-        else:
-            now = filled
-        found[column] = (now, was)
+    columns = _columns_from(sides, result, side)
+    had = {column: missing_count(sides.library, sides.frames[side], source) for column, source in columns.items()}
+    clean = [column for column, was in had.items() if not was]
+    filled = missing_count(sides.library, result, min(clean, key=lambda c: count_cost(sides.library, result, c))) \
+        if clean else 0
+    found = sides.found[side] = {
+        column: (missing_count(sides.library, result, column) if was else filled, was) for column, was in had.items()
+    }
     return found
 
 

@@ -53,4 +53,23 @@ def missing_count(library: str, frame: Any, column: Any) -> int:
         return _float_nans(values.to_numpy(copy=False))
     if kind in ("i", "u", "b"):
         return 0  # numpy integers and booleans hold no missing value
+    if _arrow_backed(values):  # pandas 3's strings: Arrow keeps the count of its nulls
+        return int(values.array.__arrow_array__().null_count)
     return int(values.isna().sum())
+
+
+def count_cost(library: str, frame: Any, column: Any) -> int:
+    """About how many bytes a row `missing_count` reads for `column` (0: none, the count is
+    kept or known), to count the cheapest of columns known to hold the same number."""
+    if library == "polars":
+        return 0
+    values = frame[column]
+    if isinstance(values.dtype, np.dtype):
+        return values.dtype.itemsize if values.dtype.kind == "f" else 0 if values.dtype.kind in "iub" else 64
+    return 0 if _arrow_backed(values) else 8
+
+
+def _arrow_backed(values: Any) -> bool:
+    import pandas as pd
+
+    return isinstance(values.array, pd.arrays.ArrowExtensionArray)
