@@ -88,7 +88,7 @@ def test_the_notebook_reruns_the_analysis_and_recreates_its_files(analysis: Agen
     assert ("markdown", "Means per group above.") in kinds
     sources = [c.source for c in nb.cells if c.cell_type == "code"]
     # The receipts of a call's groups, joins and filters, as recorded, above its code (issue 55).
-    said = "# receipt: a frame grouped by group: 4 rows → 2 groups\n"
+    said = "# receipt: df grouped by group: 4 rows → 2 groups\n"
     assert sources == [LOAD, "%%writefile groupstats.py\n" + HELPER.replace("mean()", "mean().round(3)"),
                        said + SUMMARY, said + PLOT]
     denied = [(c.cell_type, c.source) for c in nb.cells if "rm data.csv" in c.source]
