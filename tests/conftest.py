@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import os
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import settings
@@ -34,3 +37,27 @@ def project(tmp_path: Path) -> Path:
     root.mkdir()
     (root / ".git").mkdir()
     return root
+
+
+JAVA = Path("/usr/lib/jvm/java-17-openjdk-amd64")
+
+
+@pytest.fixture(scope="session")
+def spark() -> Iterator[Any]:
+    """One local SparkSession for every Spark test of the run (it takes seconds to start)."""
+    pytest.importorskip("pyspark", reason="pyspark is a test extra: pip install -e '.[test]'")
+    if "JAVA_HOME" not in os.environ and JAVA.is_dir():
+        os.environ["JAVA_HOME"] = str(JAVA)
+    from pyspark.sql import SparkSession
+
+    try:
+        session = (
+            SparkSession.builder.master("local[1]").appName("larik-frames")
+            .config("spark.ui.enabled", "false").config("spark.sql.shuffle.partitions", "1")
+            .getOrCreate()
+        )
+    except Exception as exc:  # no Java runtime: Spark cannot run here
+        pytest.skip(f"a local Spark session cannot start: {exc}")
+    session.sparkContext.setLogLevel("ERROR")
+    yield session
+    session.stop()

@@ -1,12 +1,10 @@
 """Spark frames under the egress policy and never computed by larik (issue 52), on one local
-SparkSession for the whole module (it takes seconds to start): the egress scenario of
+SparkSession (`conftest.spark`: it takes seconds to start): the egress scenario of
 `frames_helpers` through both wire fakes and its made-false twin, and Spark's status tracker
 counting no job across turns under every policy that do not compute the frame."""
 
 from __future__ import annotations
 
-import os
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -19,26 +17,6 @@ from tests.widget_helpers import larik, shell_with_magics
 
 pytest.importorskip("pyspark", reason="pyspark is a test extra: pip install -e '.[test]'")
 KEY = "sk-spark-test"
-JAVA = Path("/usr/lib/jvm/java-17-openjdk-amd64")
-
-
-@pytest.fixture(scope="module")
-def spark() -> Iterator[Any]:
-    if "JAVA_HOME" not in os.environ and JAVA.is_dir():
-        os.environ["JAVA_HOME"] = str(JAVA)
-    from pyspark.sql import SparkSession
-
-    try:
-        session = (
-            SparkSession.builder.master("local[1]").appName("larik-frames")
-            .config("spark.ui.enabled", "false").config("spark.sql.shuffle.partitions", "1")
-            .getOrCreate()
-        )
-    except Exception as exc:  # no Java runtime: Spark cannot run here
-        pytest.skip(f"a local Spark session cannot start: {exc}")
-    session.sparkContext.setLogLevel("ERROR")
-    yield session
-    session.stop()
 
 
 def _jobs(spark: Any) -> int:

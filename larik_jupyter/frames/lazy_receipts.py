@@ -1,7 +1,9 @@
 """Receipts of lazy frames the agent's own code computes (polars `LazyFrame.collect` and
-`collect_all`, Dask's `compute`), from what that computation itself gives: the rows of the
-frame it returned, and the plan's last operation, read from the plan as written without
-running or optimising it (polars' unoptimised `explain`, the class of Dask's expression). A
+`collect_all`, Dask's `compute`, a DuckDB relation's `df`, `pl`, `fetchall`, …, a Spark
+DataFrame's `collect`, `toPandas` and `toArrow`), from what that computation itself gives: the
+rows of the frame (or list of rows) it returned, and the plan's last operation, read from the
+plan as written without running or optimising it (polars' unoptimised `explain`, the class of
+Dask's expression, `query_plans.py` for DuckDB and Spark). A
 lazy frame the code builds but never computes gets nothing, and nothing here computes one:
 the rows that went in, keys duplicated or unmatched and missing values gained would each need
 the inputs computed, so they are left out and `not_counted` says so.
@@ -64,12 +66,25 @@ def lazy_receipts(library: str, named: Namer, pairs: Iterable[tuple[Any, Any]],
     and a plan whose last operation is of a receipt's kind."""
     found = []
     for lazy, result in pairs:
-        shape = getattr(result, "shape", None)
-        kind = last(lazy) if isinstance(shape, tuple) and shape else None
-        if isinstance(shape, tuple) and kind is not None:
+        rows = _rows_out(result)
+        kind = last(lazy) if rows is not None else None
+        if rows is not None and kind is not None:
             left_out = _LEFT_OUT.get(kind, "rows in")
             found.append((Receipt(
-                kind="collect", library=library, inputs=[named(lazy)], rows_in=[], rows_out=int(shape[0]),
+                kind="collect", library=library, inputs=[named(lazy)], rows_in=[], rows_out=rows,
                 last_operation=kind, not_counted=f"{left_out} (counting them would compute the lazy inputs)",
             ), result))
     return found
+
+
+def _rows_out(result: Any) -> int | None:
+    """The rows of a computed frame, a list of rows (`fetchall`, Spark's `collect`) or a dict of
+    columns (`fetchnumpy`); None for anything else (a stream, a lazy frame: rows not known)."""
+    shape = getattr(result, "shape", None)
+    if isinstance(shape, tuple) and shape:
+        return int(shape[0])
+    if isinstance(result, list):
+        return len(result)
+    if isinstance(result, dict):
+        return len(next(iter(result.values()), ()))
+    return None

@@ -1,6 +1,6 @@
 """Receipts for the operations the agent's own code runs: while a `ReceiptWatch` is entered,
 the entry points of pandas and polars that join, filter, de-duplicate, group and concat, and
-those of polars and Dask that compute a lazy frame (`lazy_receipts.py`), are wrapped
+those of polars, Dask, DuckDB and Spark that compute a lazy frame (`lazy_receipts.py`), are wrapped
 (`_PATCHES`, of the libraries already loaded) and put back as they were when it exits, so the
 user's own cells never run through them. Each function itself is wrapped (`code_swap.py`), not
 the attribute it is reached by, so an alias bound before the call (`from pandas import merge`,
@@ -29,6 +29,7 @@ from typing import Any
 from larik_jupyter.frames import code_swap
 from larik_jupyter.frames import receipt_ops as ops
 from larik_jupyter.frames.lazy_receipts import dask_last, lazy_receipts, polars_last
+from larik_jupyter.frames.query_plans import duckdb_last, spark_last
 from larik_jupyter.frames.receipt import Kind, Receipt
 
 # The most receipts one call keeps: those bound to a variable, fanning out or dropping every row
@@ -51,7 +52,7 @@ After = Callable[..., "Receipt | list[tuple[Receipt, Any]] | None"]
 
 _active: ReceiptWatch | None = None
 # The libraries watched: one the code imports while watched is wrapped once its import ends.
-_LIBRARIES = ("pandas", "polars", "dask")
+_LIBRARIES = ("pandas", "polars", "dask", "duckdb", "pyspark.sql.classic.dataframe")
 
 
 class _Imported(importlib.abc.MetaPathFinder):
@@ -90,7 +91,10 @@ def _operand(value: Any) -> Any:
 
 
 def _rows(frame: Any) -> int:
-    """A frame's rows as it knows them (a Dask frame's are not known: asking would compute them)."""
+    """A pandas or polars frame's rows (no other's shape is asked: a DuckDB relation's runs a
+    count of the query, a Dask frame's is not known without computing it)."""
+    if not type(frame).__module__.startswith(("pandas", "polars")):
+        return 0
     shape = getattr(frame, "shape", None)
     return shape[0] if isinstance(shape, tuple) and shape and isinstance(shape[0], int) else 0
 
@@ -199,6 +203,11 @@ _PATCHES: list[tuple[str, str, str, After]] = [
     ("polars", "", "collect_all", _computed("polars", polars_last, lambda a, k: a[0] if a else k.get("lazy_frames"))),
     ("dask.base", "DaskMethodsMixin", "compute", _computed("dask", dask_last)),
     ("dask.base", "", "compute", _computed("dask", dask_last, lambda a, k: a)),
+    *[("duckdb", "DuckDBPyRelation", name, _computed("duckdb", duckdb_last))  # each a wrapper of its own
+      for name in ("df", "fetchdf", "to_df", "pl", "to_arrow_table", "fetch_arrow_table", "fetchall", "fetchnumpy",
+                   "to_dicts")],
+    *[("pyspark.sql.classic.dataframe", "DataFrame", name, _computed("spark", spark_last))
+      for name in ("collect", "toPandas", "toArrow")],
 ]
 
 
@@ -305,8 +314,9 @@ def _with_variable(receipt: Receipt, variable: str) -> Receipt:
 
 
 # Modules whose calls are a library's own work, not the code's: Dask building a frame runs pandas
-# on its empty or made-up rows to learn the result's columns.
-_LIBRARY_CALLERS = ("dask.",)
+# on its empty or made-up rows to learn the result's columns; DuckDB's `len(relation)` fetches a
+# count, Spark's `take` collects a limit.
+_LIBRARY_CALLERS = ("dask.", "duckdb.", "pyspark.")
 
 
 def _library_call() -> bool:
