@@ -8,7 +8,8 @@ rows are the missing values of a column of the other side that had none, and the
 is checked for duplicated keys only when the rows say it fanned out (or, for an inner or full
 join, always, since it is the smaller side); the rest is None, said in `not_counted`.
 
-pandas matches missing keys with each other; polars leaves them unmatched unless `nulls_equal`."""
+pandas matches missing keys with each other; polars leaves them unmatched unless `nulls_equal`,
+and pyarrow always (its own counts: `arrow_counts.py`)."""
 
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from larik_jupyter.frames import arrow_counts
 from larik_jupyter.frames.nulls import count_cost, missing_count
 from larik_jupyter.frames.receipt import EXAMPLES, FULL_COUNT_ROWS, Keys, Receipt
 
@@ -104,6 +106,8 @@ def numbered(sides: JoinSides) -> Codes:
 
 
 def _column_codes(library: str, left: Any, right: Any) -> tuple[np.ndarray, np.ndarray]:
+    if library == "pyarrow":
+        return arrow_counts.column_codes(left, right)
     if library == "polars":
         import polars as pl
 
@@ -135,6 +139,7 @@ def _first_rows(codes: np.ndarray) -> np.ndarray:
 
 def _value(column: Any, row: int) -> str:
     value = column[row] if not hasattr(column, "iloc") else column.iloc[row]
+    value = value.as_py() if hasattr(value, "as_py") else value  # a pyarrow scalar
     return repr(value) if isinstance(value, str) else str(value)
 
 
@@ -211,6 +216,8 @@ def changed_dtypes(sides: JoinSides, result: Any) -> dict[str, str]:
 def dtypes_of(library: str, frame: Any) -> dict[Any, Any]:
     """Each column's dtype by its label (pandas columns that share a label are left out: which
     is which cannot be told)."""
+    if library == "pyarrow":
+        return arrow_counts.dtypes(frame)
     if library == "polars":
         return dict(frame.schema)
     labels = frame.columns.tolist()
@@ -221,13 +228,14 @@ def dtypes_of(library: str, frame: Any) -> dict[Any, Any]:
 def _columns_from(sides: JoinSides, result: Any, side: int) -> dict[str, Any]:
     """Result column → the column of `side` it came from (the keys and clashes left out)."""
     frame, other = sides.frames[side], sides.frames[1 - side]
+    names = arrow_counts.column_names if sides.library == "pyarrow" else lambda f: f.columns
     found = {}
-    for column in list(frame.columns):
+    for column in list(names(frame)):
         if column in sides.keys:
             continue
-        if column in other.columns:
+        if column in names(other):
             continue  # suffixed in the result; which suffix is the library's affair
-        if column in result.columns:
+        if column in names(result):
             found[column] = column
     return found
 
@@ -264,6 +272,8 @@ def _filled_column(sides: JoinSides, result: Any, side: int) -> int | None:
 def _duplicated(sides: JoinSides, side: int) -> Keys | None:
     """The duplicated keys of one side, counted on that side alone."""
     columns = sides.key_columns[side]
+    if sides.library == "pyarrow":
+        return arrow_counts.duplicated(columns)
     if sides.library == "polars":
         import polars as pl
 

@@ -44,9 +44,12 @@ def _float_nans(values: np.ndarray) -> int:
 
 
 def missing_count(library: str, frame: Any, column: Any) -> int:
-    """The missing values of `frame`'s column `column` (`library`: `pandas` or `polars`)."""
+    """The missing values of `frame`'s column `column` (`library`: `pandas`, `polars` or
+    `pyarrow`; Arrow's are its nulls, a NaN is a value)."""
     if library == "polars":
         return int(frame.get_column(column).null_count())  # kept by polars: no work
+    if library == "pyarrow":
+        return int(frame.column(column).null_count)  # kept by Arrow, as polars does
     values = frame[column]
     kind = values.dtype.kind if isinstance(values.dtype, np.dtype) else ""  # pandas' own dtypes hold NA
     if kind == "f":  # numpy floats: a third of `isna`'s time
@@ -61,7 +64,7 @@ def missing_count(library: str, frame: Any, column: Any) -> int:
 def count_cost(library: str, frame: Any, column: Any) -> int:
     """About how many bytes a row `missing_count` reads for `column` (0: none, the count is
     kept or known), to count the cheapest of columns known to hold the same number."""
-    if library == "polars":
+    if library in ("polars", "pyarrow"):  # both keep their null counts
         return 0
     values = frame[column]
     if isinstance(values.dtype, np.dtype):

@@ -1,16 +1,16 @@
 """Receipts for the operations the agent's own code runs: while a `ReceiptWatch` is entered,
-the entry points of pandas and polars that join, filter, de-duplicate, group and concat, and
-those of polars, Dask, DuckDB and Spark that compute a lazy frame (`lazy_receipts.py`), are wrapped
-(`_PATCHES`, of the libraries already loaded) and put back as they were when it exits, so the
-user's own cells never run through them. Each function itself is wrapped (`code_swap.py`), not
-the attribute it is reached by, so an alias bound before the call (`from pandas import merge`,
-`m = pd.merge`, `f = df.merge`) runs through the wrapper too.
+the entry points of pandas, polars and pyarrow (`arrow_receipts.py`) that join, filter,
+de-duplicate, group and concat, and those of polars, Dask, DuckDB and Spark that compute a lazy
+frame (`lazy_receipts.py`), are wrapped (`_PATCHES`, of the libraries already loaded) and put
+back as they were when it exits, so the user's own cells never run through them. Each function
+itself is wrapped (`code_swap.py`), not the attribute it is reached by, so an alias bound before
+the call (`from pandas import merge`, `m = pd.merge`, `f = df.merge`) runs through the wrapper too.
 
 A wrapped call by the watched thread, not nested in another watched call (pandas' `join` calls
-its `merge`; the receipts' own counting calls `concat`) nor made by Dask's own code (building a
-frame, it runs pandas on made-up rows), runs the operation untouched, then counts
-(`receipt_ops.py`); a count that fails is a receipt missing, never the operation's error.
-Calls from other threads are not watched."""
+its `merge`; the receipts' own counting calls `concat`) nor made by a library's own code (Dask,
+building a frame, runs pandas on made-up rows; pandas runs pyarrow on its Arrow-backed columns),
+runs the operation untouched, then counts (`receipt_ops.py`); a count that fails is a receipt
+missing, never the operation's error. Calls from other threads are not watched."""
 
 from __future__ import annotations
 
@@ -26,6 +26,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from larik_jupyter.frames import arrow_receipts as arrow
 from larik_jupyter.frames import code_swap
 from larik_jupyter.frames import receipt_ops as ops
 from larik_jupyter.frames.lazy_receipts import dask_last, lazy_receipts, polars_last
@@ -51,8 +52,9 @@ _POLARS_REDUCTIONS = ("agg", "all", "len", "first", "last", "max", "mean", "medi
 After = Callable[..., "Receipt | list[tuple[Receipt, Any]] | None"]
 
 _active: ReceiptWatch | None = None
-# The libraries watched: one the code imports while watched is wrapped once its import ends.
-_LIBRARIES = ("pandas", "polars", "dask", "duckdb", "pyspark.sql.classic.dataframe")
+# The libraries watched: one the code imports while watched is wrapped once its import ends
+# (pyarrow's modules of the `_PATCHES`: `Table.join` imports acero on its first call).
+_LIBRARIES = ("pandas", "polars", "dask", "duckdb", "pyspark.sql.classic.dataframe", "pyarrow.acero", "pyarrow.compute")
 
 
 class _Imported(importlib.abc.MetaPathFinder):
@@ -91,9 +93,9 @@ def _operand(value: Any) -> Any:
 
 
 def _rows(frame: Any) -> int:
-    """A pandas or polars frame's rows (no other's shape is asked: a DuckDB relation's runs a
-    count of the query, a Dask frame's is not known without computing it)."""
-    if not type(frame).__module__.startswith(("pandas", "polars")):
+    """A pandas or polars frame's or an Arrow table's rows (no other's shape is asked: a DuckDB
+    relation's runs a count of the query, a Dask frame's is not known without computing it)."""
+    if not type(frame).__module__.startswith(("pandas", "polars", "pyarrow")):
         return 0
     shape = getattr(frame, "shape", None)
     return shape[0] if isinstance(shape, tuple) and shape and isinstance(shape[0], int) else 0
@@ -208,6 +210,12 @@ _PATCHES: list[tuple[str, str, str, After]] = [
                    "to_dicts")],
     *[("pyspark.sql.classic.dataframe", "DataFrame", name, _computed("spark", spark_last))
       for name in ("collect", "toPandas", "toArrow")],
+    # What pyarrow Tables' compiled methods call (`arrow_receipts.py`); `pa.concat_tables` calls none.
+    ("pyarrow.acero", "", "_perform_join", _join(arrow.arrow_join)),
+    ("pyarrow.acero", "", "_filter_table", _rows_op("filter", "pyarrow")),
+    ("pyarrow.compute", "", "filter", _rows_op("filter", "pyarrow")),
+    ("pyarrow.compute", "", "drop_null", _rows_op("dropna", "pyarrow")),
+    ("pyarrow.acero", "", "_group_by", _join(arrow.arrow_group_by)),  # by its arguments' names, as a join
 ]
 
 
@@ -317,21 +325,26 @@ def _with_variable(receipt: Receipt, variable: str) -> Receipt:
 # on its empty or made-up rows to learn the result's columns; DuckDB's `len(relation)` fetches a
 # count, Spark's `take` collects a limit.
 _LIBRARY_CALLERS = ("dask.", "duckdb.", "pyspark.")
+# And those whose calls of pyarrow are: pandas' (its str dtype is Arrow's: a groupby of it groups
+# a Table), polars' and pyarrow's own.
+_ARROW_CALLERS = (*_LIBRARY_CALLERS, "pandas.", "polars.", "pyarrow.")
 
 
-def _library_call() -> bool:
-    """Whether the wrapped call was made by a library's own code (`_LIBRARY_CALLERS`)."""
+def _library_call(called: str) -> bool:
+    """Whether the wrapped call (of a function of the module `called`) was made by a library's
+    own code (`_LIBRARY_CALLERS`, `_ARROW_CALLERS`)."""
+    callers = _ARROW_CALLERS if called.startswith("pyarrow.") else _LIBRARY_CALLERS
     frame: types.FrameType | None = sys._getframe(2)  # past this function and the wrapper
     while frame is not None and frame.f_code.co_filename == code_swap.FILENAME:
         frame = frame.f_back
-    return frame is not None and str(frame.f_globals.get("__name__", "")).startswith(_LIBRARY_CALLERS)
+    return frame is not None and str(frame.f_globals.get("__name__", "")).startswith(callers)
 
 
 def _wrapped(original: Any, after: After) -> Callable[..., Any]:
     @functools.wraps(original)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         watch = _active
-        if watch is None or not watch.watching() or _library_call():
+        if watch is None or not watch.watching() or _library_call(original.__module__):
             return original(*args, **kwargs)
         rows = _rows(_operand(args[0])) if args else 0
         watch.depth += 1
