@@ -22,7 +22,7 @@ from typing import Any
 
 from larik_jupyter.frames.join_counts import JoinSides, base_side, join_receipt
 from larik_jupyter.frames.receipt import Receipt
-from larik_jupyter.frames.receipt_ops import Namer, _key_names, _listed
+from larik_jupyter.frames.receipt_ops import Namer, key_names, listed
 
 # Arrow's join types in the receipts' words (`join_counts.JoinSides.how`).
 _HOWS = {"left outer": "left", "right outer": "right", "inner": "inner", "full outer": "full", "left semi": "semi",
@@ -38,7 +38,7 @@ def arrow_join(named: Namer, result: Any, join_type: str, left_operand: Any, lef
 
     if not isinstance(left_operand, pa.Table) or not isinstance(right_operand, pa.Table):
         return None
-    operands, keys = (left_operand, right_operand), (_listed(left_keys), _listed(right_keys))
+    operands, keys = (left_operand, right_operand), (listed(left_keys), listed(right_keys))
     how = _HOWS.get(join_type)
     if join_type in _SWAPPED:
         how, operands, keys = _SWAPPED[join_type], operands[::-1], keys[::-1]
@@ -46,7 +46,7 @@ def arrow_join(named: Namer, result: Any, join_type: str, left_operand: Any, lef
         return None  # keys given by their columns' places: not counted
     left, right = operands
     rows = (left.num_rows, right.num_rows)
-    names = _key_names(keys[0], keys[1], False, False)
+    names = key_names(keys[0], keys[1], False, False)
     inputs = [named(left), named(right)]
     if filter_expression is not None:  # matched keys the filter then dropped: the keys alone miscount
         return Receipt(kind="join", library="pyarrow", inputs=inputs, rows_in=list(rows), rows_out=result.num_rows,
@@ -63,7 +63,7 @@ def arrow_group_by(named: Namer, result: Any, table: Any, keys: Any, **_: Any) -
     their own); none without keys (one row of totals, not groups)."""
     import pyarrow.compute as pc
 
-    labels = _listed(keys)
+    labels = listed(keys)
     if not labels:
         return None
     columns = [table.column(k) for k in labels]

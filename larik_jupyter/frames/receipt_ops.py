@@ -14,7 +14,7 @@ from larik_jupyter.frames.receipt import Kind, Receipt
 Namer = Callable[[object], str]
 
 
-def _listed(value: Any) -> list[Any]:
+def listed(value: Any) -> list[Any]:
     if value is None:
         return []
     return list(value) if isinstance(value, (list, tuple)) else [value]
@@ -26,7 +26,7 @@ def _pandas_keys(frame: Any, labels: list[Any], index: bool) -> list[Any]:
     return [frame[label] if isinstance(label, Hashable) and label in frame.columns else label for label in labels]
 
 
-def _key_names(left: list[Any], right: list[Any], left_index: bool, right_index: bool) -> list[str]:
+def key_names(left: list[Any], right: list[Any], left_index: bool, right_index: bool) -> list[str]:
     def name(label: Any, index: bool) -> str:
         return "index" if index else str(label) if isinstance(label, Hashable) else "an array"
 
@@ -45,10 +45,10 @@ def pandas_merge(named: Namer, result: Any, left: Any, right: Any, how: str = "i
         right = right.to_frame()
     if on is None and left_on is None and right_on is None and not left_index and not right_index:
         on = [c for c in left.columns if c in right.columns]
-    lefts, rights = _listed(left_on if left_on is not None else on), _listed(right_on if right_on is not None else on)
+    lefts, rights = listed(left_on if left_on is not None else on), listed(right_on if right_on is not None else on)
     sides = JoinSides(
         "pandas", (left, right), (_pandas_keys(left, lefts, left_index), _pandas_keys(right, rights, right_index)),
-        _key_names(lefts, rights, left_index, right_index), str(how), True, names,
+        key_names(lefts, rights, left_index, right_index), str(how), True, names,
     )
     return join_receipt(sides, result, len(result), (len(left), len(right)))
 
@@ -63,10 +63,10 @@ def pandas_join(named: Namer, result: Any, left: Any, other: Any, on: Any = None
     names = [named(left), named(other)]
     if isinstance(other, pd.Series):
         other = other.to_frame()
-    lefts = _listed(on)
+    lefts = listed(on)
     sides = JoinSides(
         "pandas", (left, other), (_pandas_keys(left, lefts, not lefts), _pandas_keys(other, [], True)),
-        _key_names(lefts, ["index"], not lefts, True), str(how), True, names,
+        key_names(lefts, ["index"], not lefts, True), str(how), True, names,
     )
     return join_receipt(sides, result, len(result), (len(left), len(other)))
 
@@ -75,12 +75,12 @@ def polars_join(named: Namer, result: Any, left: Any, other: Any, on: Any = None
                 left_on: Any = None, right_on: Any = None, nulls_equal: bool = False, **_: Any) -> Receipt:
     """`left.join(other, on=…, how=…)` of polars (keys given as column names; expressions are
     not counted)."""
-    lefts, rights = _listed(left_on if left_on is not None else on), _listed(right_on if right_on is not None else on)
+    lefts, rights = listed(left_on if left_on is not None else on), listed(right_on if right_on is not None else on)
     named_keys = all(isinstance(k, str) for k in lefts + rights)
     sides = JoinSides(
         "polars", (left, other),
         ([left.get_column(k) for k in lefts], [other.get_column(k) for k in rights]) if named_keys else ([], []),
-        _key_names(lefts, rights, False, False) if named_keys else [], str(how), bool(nulls_equal),
+        key_names(lefts, rights, False, False) if named_keys else [], str(how), bool(nulls_equal),
         [named(left), named(other)],
     )
     return join_receipt(sides, result, result.height, (left.height, other.height))
@@ -108,7 +108,7 @@ def pandas_groupby(named: Namer, grouped: Any, result: Any, selected_from: Any =
     frame = grouped.obj if selected_from is None else selected_from
     if not hasattr(result, "shape"):
         return None
-    labels = _listed(grouped.keys)
+    labels = listed(grouped.keys)
     named_columns = hasattr(frame, "columns")
     columns = [frame[k] if named_columns and isinstance(k, Hashable) and k in frame.columns else k for k in labels]
     missing = None  # a function or Grouper: its keys are not at hand
