@@ -1,5 +1,5 @@
-"""What a receipt costs against the bare operation (issue 55: at most 2%), pandas and polars, in
-one run: a left merge of ROWS × ROWS/10 frames (keys 5% unmatched, the right side unique, as a
+"""What a receipt costs against the bare operation (issue 55: at most 2%), pandas, polars and
+pyarrow, in one run: a left merge of ROWS × ROWS/10 frames (keys 5% unmatched, the right side unique, as a
 lookup is), a filter of ROWS rows and a group-by aggregation of ROWS rows into ROWS/10 groups.
 
 Each round runs the operation bare and then inside a `ReceiptWatch` (the agent's code as the
@@ -21,8 +21,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 import polars as pl
+import pyarrow as pa
 from paired import alternate, banner, ratios, span
 
+from larik_jupyter.frames import arrow_receipts as arrow
 from larik_jupyter.frames import receipt_ops as ops
 from larik_jupyter.frames.receipt_watch import ReceiptWatch
 
@@ -35,8 +37,10 @@ def _frames(rows: int) -> dict[str, Any]:
         "b": rng.integers(0, 100, rows), "c": rng.random(rows),
     })
     right = pd.DataFrame({"k": np.arange(lookup), "x": rng.random(lookup), "y": rng.integers(0, 9, lookup)})
-    return {"pd": pd, "pl": pl, "left": left, "right": right,
-            "pleft": pl.from_pandas(left), "pright": pl.from_pandas(right)}
+    return {"pd": pd, "pl": pl, "pa": pa, "left": left, "right": right,
+            "pleft": pl.from_pandas(left), "pright": pl.from_pandas(right),
+            "aleft": pa.Table.from_pandas(left, preserve_index=False),
+            "aright": pa.Table.from_pandas(right, preserve_index=False)}
 
 
 CASES = {
@@ -52,6 +56,13 @@ CASES = {
                       lambda ns, out: ops.rows_receipt("filter", "polars", _no_name, ns["pleft"], ns["pleft"].height, out)),
     "polars group_by": ("pleft.group_by('k').agg(pl.col('a').sum())",
                         lambda ns, out: ops.polars_groupby(_no_name, ns["pleft"].group_by("k"), out)),
+    "pyarrow join": ("aleft.join(aright, 'k', join_type='left outer')",
+                     lambda ns, out: arrow.arrow_join(_no_name, out, "left outer", ns["aleft"], "k", ns["aright"], "k")),
+    "pyarrow filter": ("aleft.filter(pa.compute.greater(aleft['a'], 0.5))",
+                       lambda ns, out: ops.rows_receipt("filter", "pyarrow", _no_name, ns["aleft"],
+                                                        ns["aleft"].num_rows, out)),
+    "pyarrow group_by": ("aleft.group_by('k').aggregate([('a', 'sum')])",
+                         lambda ns, out: arrow.arrow_group_by(_no_name, out, ns["aleft"], "k")),
 }
 
 
