@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from larik_jupyter.frames import arrow_counts
-from larik_jupyter.frames.nulls import count_cost, missing_count
+from larik_jupyter.frames.nulls import count_cost, missing_count, missing_counts
 from larik_jupyter.frames.receipt import EXAMPLES, FULL_COUNT_ROWS, Keys, Receipt
 
 
@@ -181,18 +181,25 @@ def gained_missing(sides: JoinSides, result: Any, base: int) -> dict[str, int]:
 def missing(sides: JoinSides, result: Any, side: int) -> dict[str, tuple[int, int]]:
     """Each result column from `side`: its missing values in the result and in `side`, each
     counted once. Every column that had none in `side` has the same number in the result (the
-    rows of the other side that matched nothing, missing in all of them), so only the one of
-    them cheapest to count (`count_cost`) is counted in the result."""
+    rows of the other side that matched nothing, missing in all of them), so only one of them is
+    counted in the result: the cheapest (`count_cost`), counted beside the side's own columns
+    (`missing_counts`), and another only where it turns out to have had some."""
     found = sides.found.get(side)
     if found is not None:
         return found
-    columns = _columns_from(sides, result, side)
-    had = {column: missing_count(sides.library, sides.frames[side], source) for column, source in columns.items()}
+    library, columns = sides.library, _columns_from(sides, result, side)
+    if not columns:
+        sides.found[side] = {}
+        return {}
+    cheapest = min(columns, key=lambda c: count_cost(library, result, c))
+    counted = missing_counts(library, [(result, cheapest)] + [(sides.frames[side], s) for s in columns.values()])
+    had = dict(zip(columns, counted[1:], strict=True))
     clean = [column for column, was in had.items() if not was]
-    filled = missing_count(sides.library, result, min(clean, key=lambda c: count_cost(sides.library, result, c))) \
-        if clean else 0
+    filled = counted[0] if not had[cheapest] else missing_count(
+        library, result, min(clean, key=lambda c: count_cost(library, result, c))) if clean else 0
     found = sides.found[side] = {
-        column: (missing_count(sides.library, result, column) if was else filled, was) for column, was in had.items()
+        column: (counted[0] if column == cheapest else missing_count(library, result, column), was) if was
+        else (filled, was) for column, was in had.items()
     }
     return found
 
@@ -227,17 +234,10 @@ def dtypes_of(library: str, frame: Any) -> dict[Any, Any]:
 
 def _columns_from(sides: JoinSides, result: Any, side: int) -> dict[str, Any]:
     """Result column → the column of `side` it came from (the keys and clashes left out)."""
-    frame, other = sides.frames[side], sides.frames[1 - side]
-    names = arrow_counts.column_names if sides.library == "pyarrow" else lambda f: f.columns
-    found = {}
-    for column in list(names(frame)):
-        if column in sides.keys:
-            continue
-        if column in names(other):
-            continue  # suffixed in the result; which suffix is the library's affair
-        if column in names(result):
-            found[column] = column
-    return found
+    names = arrow_counts.column_names if sides.library == "pyarrow" else lambda f: f.columns.tolist()
+    mine = names(sides.frames[side])
+    other, out = set(names(sides.frames[1 - side])), set(names(result))
+    return {column: column for column in mine if column not in sides.keys and column not in other and column in out}
 
 
 def cheap_counts(sides: JoinSides, result: Any, rows_out: int, rows: tuple[int, int], base: int) -> dict[str, Any]:

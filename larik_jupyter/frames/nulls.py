@@ -5,7 +5,7 @@ changed frame (`column_profile.py`) both count."""
 from __future__ import annotations
 
 import threading
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
 import numpy as np
@@ -41,6 +41,29 @@ def _float_nans(values: np.ndarray) -> int:
         return _nans(values)
     middle = len(values) // 2
     return sum(_halves.map(_nans, (values[:middle], values[middle:])))
+
+
+def missing_counts(library: str, columns: list[tuple[Any, Any]]) -> list[int]:
+    """The missing values of several columns (each a frame and a column's label), the halves of
+    the long float ones counted on the two threads while this one counts the rest (a lookup's
+    short columns, held in the cache, beside a result's long one)."""
+    counts = [0] * len(columns)
+    halves: list[tuple[int, Future[int]]] = []
+    rest = []
+    for number, (frame, column) in enumerate(columns):
+        values = frame[column] if library == "pandas" else None
+        if values is not None and isinstance(values.dtype, np.dtype) and values.dtype.kind == "f" \
+                and len(values) > SPLIT_ROWS:
+            floats = values.to_numpy(copy=False)
+            middle = len(floats) // 2
+            halves += [(number, _halves.submit(_nans, floats[:middle])), (number, _halves.submit(_nans, floats[middle:]))]
+        else:
+            rest.append(number)
+    for number in rest:
+        counts[number] = missing_count(library, *columns[number])
+    for number, half in halves:
+        counts[number] += half.result()
+    return counts
 
 
 def missing_count(library: str, frame: Any, column: Any) -> int:
