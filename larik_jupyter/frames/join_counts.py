@@ -234,7 +234,8 @@ def dtypes_of(library: str, frame: Any) -> dict[Any, Any]:
 
 def _columns_from(sides: JoinSides, result: Any, side: int) -> dict[str, Any]:
     """Result column → the column of `side` it came from (the keys and clashes left out)."""
-    names = arrow_counts.column_names if sides.library == "pyarrow" else lambda f: f.columns.tolist()
+    names = {"pyarrow": arrow_counts.column_names, "polars": lambda f: f.columns}.get(
+        sides.library, lambda f: f.columns.tolist())
     mine = names(sides.frames[side])
     other, out = set(names(sides.frames[1 - side])), set(names(result))
     return {column: column for column in mine if column not in sides.keys and column not in other and column in out}
