@@ -27,11 +27,12 @@ KEY = "sk-ant-receipts"
 USAGE = {"input_tokens": 100, "output_tokens": 10}
 FRAMES = (
     "import pandas as pd\norders = pd.DataFrame({'customer_id': [1, 2, 3, 9], 'total': [10, 200, 30, 400]})\n"
-    "customers = pd.DataFrame({'customer_id': [1, 2, 2, 3], 'name': list('abcd')})"
+    "customers = pd.DataFrame({'customer_id': [1, 2, 2, 3], 'name': list('abcd'), 'age': [30, 41, 41, 52]})"
 )
 JOIN = "joined = orders.merge(customers, on='customer_id', how='left')"
 LINE = ("Receipt · joined = orders ⋈ customers on customer_id: 4 → 5 rows (+1: 1 customer_id value twice in "
-        "customers, e.g. 2); 1 order matched no customer; name gained 1 missing value")
+        "customers, e.g. 2); 1 order matched no customer; name gained 1 missing value; age gained 1 missing value; "
+        "age int64 → float64")
 
 
 def test_the_receipt_line_reads_under_its_call_light_and_dark(lab_page: Page, lab_server: LabServer) -> None:
