@@ -29,9 +29,9 @@ def _nans(values: np.ndarray) -> int:
     count = 0
     for start in range(0, len(values), CHUNK):
         part = values[start:start + CHUNK]
-        unequal = buffer[:len(part)]
-        np.not_equal(part, part, out=unequal)  # NaN is the one value unequal to itself
-        count += int(np.count_nonzero(unequal))
+        nan = buffer[:len(part)]
+        np.isnan(part, out=nan)
+        count += int(np.count_nonzero(nan))
     return count
 
 
