@@ -39,6 +39,15 @@ class JoinSides:
     inputs: list[str]
     # Per side, each result column's missing values in the result and in that side (`missing`).
     found: dict[int, dict[str, tuple[int, int]]] = field(default_factory=dict)
+    # Each frame's dtypes by column (`dtypes_of`), read once: 0 and 1 the sides, 2 the result.
+    schemas: dict[int, dict[Any, Any]] = field(default_factory=dict)
+
+    def schema(self, which: int, result: Any) -> dict[Any, Any]:
+        """The dtypes of side `which` (0, 1) or of the result (2) by column."""
+        found = self.schemas.get(which)
+        if found is None:
+            found = self.schemas[which] = dtypes_of(self.library, result if which == 2 else self.frames[which])
+        return found
 
 
 @dataclass
@@ -209,14 +218,13 @@ def changed_dtypes(sides: JoinSides, result: Any) -> dict[str, str]:
     float64`: a lookup's integers where rows matched nothing), read from the frames' schemas."""
     if result is None:
         return {}
-    now = dtypes_of(sides.library, result)
+    now = sides.schema(2, result)
     found = {}
     for side in (0, 1):
-        was = dtypes_of(sides.library, sides.frames[side])
-        for column, source in _columns_from(sides, result, side).items():
-            before, after = was.get(source), now.get(column)
-            if before is not None and after is not None and before != after:
-                found[str(column)] = f"{before} → {after}"
+        was = sides.schema(side, result)
+        for column in _columns_from(sides, result, side):
+            if was[column] != now[column]:
+                found[str(column)] = f"{was[column]} → {now[column]}"
     return found
 
 
@@ -232,13 +240,10 @@ def dtypes_of(library: str, frame: Any) -> dict[Any, Any]:
     return dtypes if len(dtypes) == len(labels) else {c: t for c, t in dtypes.items() if labels.count(c) == 1}
 
 
-def _columns_from(sides: JoinSides, result: Any, side: int) -> dict[str, Any]:
+def _columns_from(sides: JoinSides, result: Any, side: int) -> dict[Any, Any]:
     """Result column → the column of `side` it came from (the keys and clashes left out)."""
-    names = {"pyarrow": arrow_counts.column_names, "polars": lambda f: f.columns}.get(
-        sides.library, lambda f: f.columns.tolist())
-    mine = names(sides.frames[side])
-    other, out = set(names(sides.frames[1 - side])), set(names(result))
-    return {column: column for column in mine if column not in sides.keys and column not in other and column in out}
+    other, out = sides.schema(1 - side, result), sides.schema(2, result)
+    return {c: c for c in sides.schema(side, result) if c not in sides.keys and c not in other and c in out}
 
 
 def cheap_counts(sides: JoinSides, result: Any, rows_out: int, rows: tuple[int, int], base: int) -> dict[str, Any]:
