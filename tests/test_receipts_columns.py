@@ -112,3 +112,35 @@ def test_a_large_lookups_unmatched_rows_are_counted_on_its_cheapest_column_and_t
     assert receipt.gained_missing == {
         c: int(joined[c].isna().sum()) - int(ns["customers"][c].isna().sum()) for c in ("score", "name", "age")
     } == {"score": int(np.isnan(score[keys[keys < 1000]]).sum() + unmatched) - 7, "name": unmatched, "age": unmatched}
+
+
+@pytest.mark.parametrize("library", ["polars", "pyarrow"])
+def test_a_changed_polars_or_arrow_frame_says_which_columns_gained_missing_values_and_changed_dtype(
+    tmp_path: Any, library: str,
+) -> None:
+    # The same facts pandas frames get: a column rebound with a null in it, and one cast.
+    from tests.test_tools_kernel import kernel_env, run_python
+
+    if library == "polars":
+        ns: dict[str, Any] = {"pl": pl, "t": pl.DataFrame({"k": [1, 2, 3], "x": [1, 2, 3]})}
+        blank = "t = t.with_columns(pl.when(pl.col('x') > 1).then(pl.col('x')).alias('x'))"
+        cast = "t = t.with_columns(pl.col('k').cast(pl.Float64))"
+        same = "t = t.with_columns(pl.col('k') + 0)"
+        ints, floats = "Int64", "Float64"
+    else:
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        ns = {"pa": pa, "pc": pc, "t": pa.table({"k": [1, 2, 3], "x": [1, 2, 3]})}
+        blank = "t = t.set_column(1, 'x', pc.if_else(pc.greater(t['x'], 1), t['x'], None))"
+        cast = "t = t.set_column(0, 'k', t['k'].cast('double'))"
+        same = "t = t.set_column(0, 'k', pc.add(t['k'], 0))"
+        ints, floats = "int64", "double"
+    env = kernel_env(tmp_path, ns)
+    [change] = run_python(env, blank).variables
+    assert change.gained_missing == {"x": 1} and not change.dtypes, change
+    [change] = run_python(env, cast).variables
+    assert change.dtypes == {"k": f"{ints} → {floats}"} and not change.gained_missing, change
+    # Made false: a rebinding that changes no column's dtype nor missing values says neither.
+    [change] = run_python(env, same).variables
+    assert not change.dtypes and not change.gained_missing, change

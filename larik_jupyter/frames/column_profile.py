@@ -1,5 +1,5 @@
-"""Each column's dtype and missing values of an eager pandas or polars frame, before and after a
-call, so a receipt can say which columns gained missing values and whose dtype changed. A lazy
+"""Each column's dtype and missing values of an eager pandas, polars or Arrow frame, before and
+after a call, so a receipt can say which columns gained missing values and whose dtype changed. A lazy
 frame is never computed; a frame over `PROFILE_CELLS` cells is not profiled (its missing values
 would cost more to count than the call is worth waiting for)."""
 
@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from larik_jupyter.frames.kinds import frame_of
-from larik_jupyter.frames.nulls import missing_count
+from larik_jupyter.frames.nulls import missing_count, missing_counts
 
 PROFILE_CELLS = 200_000_000
 
@@ -32,11 +32,12 @@ class ColumnChanges:
 
 
 def profile(value: Any) -> Profile | None:
-    """The frame's columns, or None for anything but an eager pandas or polars DataFrame within
+    """The frame's columns, or None for anything but an eager pandas or polars DataFrame or an
+    Arrow Table within
     `PROFILE_CELLS`, and for a frame that cannot say them (a subclass whose `shape`, `columns`
     or `isna` raises or answers oddly is read as hostile, never trusted)."""
     frame = frame_of(value)
-    if frame is None or frame.lazy or frame.series or frame.library not in ("pandas", "polars"):
+    if frame is None or frame.lazy or frame.series or frame.library not in ("pandas", "polars", "pyarrow"):
         return None
     try:
         return _profile(value, frame.library)
@@ -48,13 +49,19 @@ def _profile(value: Any, library: str) -> Profile | None:
     rows, columns = value.shape
     if rows * columns > PROFILE_CELLS:
         return None
-    if library == "polars":
-        return Profile({c: str(t) for c, t in value.schema.items()},
-                       {c: missing_count(library, value, c) for c in value.columns})
+    if library in ("polars", "pyarrow"):  # both keep each column's null count
+        names = list(value.schema.names) if library == "pyarrow" else list(value.columns)
+        if len(set(names)) < len(names):
+            return None
+        return Profile({str(c): str(t) for c, t in zip(names, value.schema.types if library == "pyarrow"
+                                                         else value.schema.dtypes(), strict=True)},
+                       {str(c): missing_count(library, value, c) for c in names})
     if not value.columns.is_unique:
         return None
-    return Profile({str(c): str(t) for c, t in value.dtypes.items()},
-                   {str(c): missing_count(library, value, c) for c in value.columns})
+    labels = value.columns.tolist()
+    counted = missing_counts(library, [(value, c) for c in labels])
+    return Profile({str(c): str(t) for c, t in zip(labels, value.dtypes.tolist(), strict=True)},
+                   {str(c): n for c, n in zip(labels, counted, strict=True)})
 
 
 def column_changes(before: Profile, after: Profile) -> ColumnChanges:
