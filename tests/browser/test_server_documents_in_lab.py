@@ -83,7 +83,20 @@ def jsd_notebook(root: Path) -> None:
 
 
 def source_of(root: Path, name: str) -> str:
-    return str(nbformat.read(root / name, 4).cells[0].source)
+    """The first cell's source of the file as it is on disk, once it is whole: a room that holds
+    the notebook saves it by truncating and writing, so a read may find it empty for a moment
+    (its content is still what is asserted: an empty file is waited past, never a pass)."""
+    found: list[str] = []
+
+    def whole() -> bool:
+        try:
+            found.append(str(nbformat.read(root / name, 4).cells[0].source))
+        except nbformat.reader.NotJSONError:
+            return False
+        return True
+
+    wait_until(whole, f"{name} to be whole JSON", 10)
+    return found[-1]
 
 
 def run_and_wait(page: Page, index: int, cell_id: str, text: str) -> None:
