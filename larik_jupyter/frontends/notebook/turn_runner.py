@@ -173,8 +173,9 @@ class TurnRunner:
         held = HeldCount.of(self.shell)
         agent, ui, turn = self._start_turn(parsed, interactive=interactive)
         try:
-            with sigint_stops(agent.stop, reading_input=lambda: ui.reading_input):
+            with sigint_stops(agent.stop, reading_input=lambda: ui.reading_input) as interrupts:
                 outcome = self.pump.run(turn(self.pump.on_main_thread), on_interrupt=agent.stop)
+                interrupts.stopped |= outcome.status == "interrupted"
             self._bind(parsed, agent, outcome)
         finally:
             self._end_turn(ui, held)
@@ -185,8 +186,9 @@ class TurnRunner:
         held = HeldCount.of(self.shell)
         agent, ui, turn = self._start_turn(parsed, interactive=interactive)
         try:
-            with sigint_stops(agent.stop, reading_input=lambda: ui.reading_input):
+            with sigint_stops(agent.stop, reading_input=lambda: ui.reading_input) as interrupts:
                 outcome = await turn(None)
+                interrupts.stopped |= outcome.status == "interrupted"  # the Stop button's comm, say
             self._bind(parsed, agent, outcome)
         except asyncio.CancelledError:
             # Something else cancelled the cell (ipykernel's own interrupt handling, when it
