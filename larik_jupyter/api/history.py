@@ -57,7 +57,7 @@ class SessionHistory:
         """What the calls of each prompt did to kernel variables, a line each, with their receipts
         under them (an outside agent's `variable_report`, one call a prompt)."""
         receipts: dict[int, list[str]] = {}
-        for number, receipt in reversed(self.receipts()):
+        for number, receipt in session_receipts(self._loop.session.state.all):
             receipts.setdefault(number, []).append(receipt_text(receipt))
         lines = []
         for number in prompt_numbers:

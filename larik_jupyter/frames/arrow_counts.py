@@ -1,6 +1,5 @@
 """A join's counts of pyarrow Tables, where `join_counts.py` branches by library: both sides'
-keys numbered together, the keys one side repeats, and a Table's column names (its `columns`
-are the columns themselves) and types.
+keys numbered together and the keys one side repeats.
 
 Arrow's joins never match a null key, and match NaN with NaN (Acero hashes every NaN as one
 value): here too a NaN is a key like any other and only a null is missing."""
@@ -17,18 +16,6 @@ from larik_jupyter.frames.receipt import EXAMPLES, Keys
 # `numpy.bincount` (5 ms for 1,000,000 keys), not hashed by a group (100 ms: a quarter of a
 # 10,000,000 × 1,000,000 inner join, where a receipt may cost 2%).
 SPAN_PER_ROW = 4
-
-
-def column_names(table: Any) -> list[str]:
-    """A Table's column names."""
-    names: list[str] = table.column_names
-    return names
-
-
-def dtypes(table: Any) -> dict[str, Any]:
-    """Each column's type by its name (columns that share a name left out, as pandas' are)."""
-    names = column_names(table)
-    return {name: kind for name, kind in zip(names, table.schema.types, strict=True) if names.count(name) == 1}
 
 
 def column_codes(left: Any, right: Any) -> tuple[np.ndarray, np.ndarray]:

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from larik_jupyter.frames.kinds import frame_of
-from larik_jupyter.frames.nulls import missing_count, missing_counts
+from larik_jupyter.frames.nulls import missing_counts
 
 PROFILE_CELLS = 200_000_000
 
@@ -49,19 +49,23 @@ def _profile(value: Any, library: str) -> Profile | None:
     rows, columns = value.shape
     if rows * columns > PROFILE_CELLS:
         return None
-    if library in ("polars", "pyarrow"):  # both keep each column's null count
-        names = list(value.schema.names) if library == "pyarrow" else list(value.columns)
-        if len(set(names)) < len(names):
-            return None
-        return Profile({str(c): str(t) for c, t in zip(names, value.schema.types if library == "pyarrow"
-                                                         else value.schema.dtypes(), strict=True)},
-                       {str(c): missing_count(library, value, c) for c in names})
-    if not value.columns.is_unique:
+    dtypes = dtypes_of(library, value)
+    if len(dtypes) < columns:  # columns that share a label: which is which cannot be told
         return None
-    labels = value.columns.tolist()
-    counted = missing_counts(library, [(value, c) for c in labels])
-    return Profile({str(c): str(t) for c, t in zip(labels, value.dtypes.tolist(), strict=True)},
-                   {str(c): n for c, n in zip(labels, counted, strict=True)})
+    counted = missing_counts(library, [(value, c) for c in dtypes])
+    return Profile({str(c): str(t) for c, t in dtypes.items()},
+                   {str(c): n for c, n in zip(dtypes, counted, strict=True)})
+
+
+def dtypes_of(library: str, frame: Any) -> dict[Any, Any]:
+    """Each column's dtype by its label, of an eager pandas, polars or Arrow frame (columns that
+    share a label are left out: which is which cannot be told)."""
+    if library == "polars":
+        return dict(frame.schema)  # polars' names are unique
+    labels, types = (frame.column_names, frame.schema.types) if library == "pyarrow" else (
+        frame.columns.tolist(), frame.dtypes.tolist())
+    dtypes = dict(zip(labels, types, strict=True))
+    return dtypes if len(dtypes) == len(labels) else {c: t for c, t in dtypes.items() if labels.count(c) == 1}
 
 
 def column_changes(before: Profile, after: Profile) -> ColumnChanges:

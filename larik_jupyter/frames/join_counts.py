@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from larik_jupyter.frames import arrow_counts
+from larik_jupyter.frames.column_profile import dtypes_of
 from larik_jupyter.frames.nulls import count_cost, missing_count, missing_counts
 from larik_jupyter.frames.receipt import EXAMPLES, FULL_COUNT_ROWS, Keys, Receipt
 
@@ -200,16 +201,20 @@ def missing(sides: JoinSides, result: Any, side: int) -> dict[str, tuple[int, in
     if not columns:
         sides.found[side] = {}
         return {}
-    cheapest = min(columns, key=lambda c: count_cost(library, result, c))
+    costs = {column: count_cost(library, result, column) for column in columns}
+    cheapest = min(columns, key=costs.__getitem__)
     counted = missing_counts(library, [(result, cheapest)] + [(sides.frames[side], s) for s in columns.values()])
-    had = dict(zip(columns, counted[1:], strict=True))
+    now, had = counted[0], dict(zip(columns, counted[1:], strict=True))
     clean = [column for column, was in had.items() if not was]
-    filled = counted[0] if not had[cheapest] else missing_count(
-        library, result, min(clean, key=lambda c: count_cost(library, result, c))) if clean else 0
-    found = sides.found[side] = {
-        column: (counted[0] if column == cheapest else missing_count(library, result, column), was) if was
-        else (filled, was) for column, was in had.items()
-    }
+    filled = now  # what every column that had none holds in the result
+    if had[cheapest] and clean:  # the one counted had some of its own: count a clean one
+        filled = missing_count(library, result, min(clean, key=costs.__getitem__))
+    found = sides.found[side] = {}
+    for column, was in had.items():
+        if not was:
+            found[column] = (filled, was)
+        else:
+            found[column] = (now if column == cheapest else missing_count(library, result, column), was)
     return found
 
 
@@ -226,18 +231,6 @@ def changed_dtypes(sides: JoinSides, result: Any) -> dict[str, str]:
             if was[column] != now[column]:
                 found[str(column)] = f"{was[column]} → {now[column]}"
     return found
-
-
-def dtypes_of(library: str, frame: Any) -> dict[Any, Any]:
-    """Each column's dtype by its label (pandas columns that share a label are left out: which
-    is which cannot be told)."""
-    if library == "pyarrow":
-        return arrow_counts.dtypes(frame)
-    if library == "polars":
-        return dict(frame.schema)
-    labels = frame.columns.tolist()
-    dtypes = dict(zip(labels, frame.dtypes.tolist(), strict=True))
-    return dtypes if len(dtypes) == len(labels) else {c: t for c, t in dtypes.items() if labels.count(c) == 1}
 
 
 def _columns_from(sides: JoinSides, result: Any, side: int) -> dict[Any, Any]:

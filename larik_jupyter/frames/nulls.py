@@ -1,5 +1,5 @@
-"""How many missing values one column of an eager pandas or polars frame holds, counted the
-cheapest way its type allows: what receipts (`join_counts.py`) and the column profile of a
+"""How many missing values one column of an eager pandas or polars frame or an Arrow table holds,
+counted the cheapest way its type allows: what receipts (`join_counts.py`) and the column profile of a
 changed frame (`column_profile.py`) both count."""
 
 from __future__ import annotations
@@ -39,8 +39,23 @@ def _float_nans(values: np.ndarray) -> int:
     """How many NaNs a float array holds."""
     if len(values) <= SPLIT_ROWS:
         return _nans(values)
-    middle = len(values) // 2
-    return sum(_halves.map(_nans, (values[:middle], values[middle:])))
+    return sum(half.result() for half in _in_halves(values))
+
+
+def _in_halves(floats: np.ndarray) -> list[Future[int]]:
+    """The NaNs of each half of a long float array, counted on the two threads."""
+    middle = len(floats) // 2
+    return [_halves.submit(_nans, floats[:middle]), _halves.submit(_nans, floats[middle:])]
+
+
+def _long_floats(library: str, frame: Any, column: Any) -> np.ndarray | None:
+    """A pandas column of numpy floats longer than `SPLIT_ROWS` (counted in halves), else None."""
+    if library != "pandas":
+        return None
+    values = frame[column]
+    if isinstance(values.dtype, np.dtype) and values.dtype.kind == "f" and len(values) > SPLIT_ROWS:
+        return values.to_numpy(copy=False)
+    return None
 
 
 def missing_counts(library: str, columns: list[tuple[Any, Any]]) -> list[int]:
@@ -51,14 +66,11 @@ def missing_counts(library: str, columns: list[tuple[Any, Any]]) -> list[int]:
     halves: list[tuple[int, Future[int]]] = []
     rest = []
     for number, (frame, column) in enumerate(columns):
-        values = frame[column] if library == "pandas" else None
-        if values is not None and isinstance(values.dtype, np.dtype) and values.dtype.kind == "f" \
-                and len(values) > SPLIT_ROWS:
-            floats = values.to_numpy(copy=False)
-            middle = len(floats) // 2
-            halves += [(number, _halves.submit(_nans, floats[:middle])), (number, _halves.submit(_nans, floats[middle:]))]
-        else:
+        floats = _long_floats(library, frame, column)
+        if floats is None:
             rest.append(number)
+        else:
+            halves += [(number, half) for half in _in_halves(floats)]
     for number in rest:
         counts[number] = missing_count(library, *columns[number])
     for number, half in halves:

@@ -7,7 +7,8 @@ from __future__ import annotations
 from collections.abc import Callable, Hashable
 from typing import Any
 
-from larik_jupyter.frames.join_counts import JoinSides, dtypes_of, join_receipt
+from larik_jupyter.frames.column_profile import dtypes_of
+from larik_jupyter.frames.join_counts import JoinSides, join_receipt
 from larik_jupyter.frames.receipt import Kind, Receipt
 
 # An operand's variable name, found by identity in the kernel's namespace ("" for none).
