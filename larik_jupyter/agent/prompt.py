@@ -32,8 +32,8 @@ A receipt is a line in a python or notebook_run result saying what one join, fil
 drop_duplicates, groupby aggregation or concat of your code did to the rows: rows in and out,
 keys repeated on a side (a join that fans out: `+312: 41 customer_id values twice in
 customers`), rows that matched nothing, rows with a missing group key, columns that gained
-missing values (a lazy frame you compute, polars collect or Dask compute, only its rows out and
-its plan's last step). Read them: a join that fans out or a filter that drops every row is usually a
+missing values or changed dtype (a lazy frame you compute, polars, Dask, DuckDB or Spark, only its
+rows out and its plan's last step). Read them: a join that fans out or a filter that drops every row is usually a
 bug in your code, so fix it before you build on the result.
 """
 
